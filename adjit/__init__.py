@@ -1,0 +1,7 @@
+"""adjit: source-transformation reverse-mode automatic differentiation, compiled with numba."""
+from .api import GradientFunction, grad, value_and_grad
+from .api_stop import stop_gradient
+from .errors import AdjitError
+
+__all__ = ["grad", "value_and_grad", "stop_gradient", "AdjitError", "GradientFunction"]
+__version__ = "0.1.0"

@@ -1,0 +1,50 @@
+"""Activity analysis: which variables carry derivatives.
+
+A variable is *varied* when it depends differentiably on an argument in argnums, and
+*useful* when the result depends differentiably on it. Only variables that are both, and
+hold floats, are active: they alone get adjoint variables and adjoint statements. The result
+of stop_gradient is neither varied nor anything its argument came from made useful through
+it, so a stopped expression produces no adjoint code at all.
+"""
+import ast
+
+from ..normalize import ir
+from .prims import classify
+from .types import is_float_kind
+
+
+def _edges(stmts, env):
+    """(target, source) pairs of differentiable data flow, arrays included."""
+    edges = []
+    for s in ir.walk_stmts(stmts):
+        if not isinstance(s, ast.Assign):
+            continue
+        if ir.is_store(s):
+            arr = s.targets[0].value.id
+            if isinstance(s.value, ast.Name):
+                edges.append((arr, s.value.id))
+            continue
+        prim = classify(s.value, env)
+        target = ir.target_name(s)
+        for _, atom in prim.diff_operands():
+            if isinstance(atom, ast.Name):
+                edges.append((target, atom.id))
+    return edges
+
+
+def active_variables(stmts, result, wrt, kinds, env):
+    """The set of active variable names."""
+    edges = _edges(stmts, env)
+    varied = {v for v in wrt if is_float_kind(kinds.get(v))}
+    useful = {result.id} if isinstance(result, ast.Name) else set()
+    changed = True
+    while changed:
+        changed = False
+        for target, source in edges:
+            if source in varied and target not in varied:
+                varied.add(target)
+                changed = True
+            if target in useful and source not in useful:
+                useful.add(source)
+                changed = True
+    return {v for v in varied & useful if is_float_kind(kinds.get(v))}

@@ -1,0 +1,62 @@
+"""Classify a normalized right-hand side into the primitive it performs.
+
+Activity analysis, type inference and the reverse pass all ask the same questions of a
+statement (which operands it reads, which it depends on differentiably, with which partial);
+this module answers them once.
+"""
+import ast
+
+from ..normalize import ir
+from ..rules.table import ALLOCATORS, BINOP_RULES, UNARY_RULES, rule_for_call
+from ..api_stop import stop_gradient
+
+
+class Prim:
+    """One primitive: `kind`, the operand atoms, and the rule (for kind 'op')."""
+
+    def __init__(self, kind, operands, rule=None, obj=None):
+        self.kind = kind
+        self.operands = operands
+        self.rule = rule
+        self.obj = obj
+
+    def diff_operands(self):
+        """(position, atom) of operands the result depends on differentiably."""
+        if self.kind in ("copy", "load", "copyarr"):
+            return [(0, self.operands[0])]
+        if self.kind == "op":
+            return [(k, a) for k, a in enumerate(self.operands)
+                    if self.rule.partials[k] is not None]
+        return []
+
+
+def classify(value, env):
+    """The Prim of a normalized right-hand side."""
+    if ir.is_atom(value):
+        return Prim("copy", [value])
+    if isinstance(value, ast.BinOp):
+        return Prim("op", [value.left, value.right], BINOP_RULES[type(value.op)])
+    if isinstance(value, ast.UnaryOp):
+        return Prim("op", [value.operand], UNARY_RULES[type(value.op)])
+    if isinstance(value, ast.Compare):
+        return Prim("compare", [value.left, value.comparators[0]])
+    if isinstance(value, ast.Subscript):
+        if isinstance(value.value, ast.Attribute):
+            return Prim("shape", ir.operands(value))
+        return Prim("load", ir.operands(value))
+    if isinstance(value, ast.Call):
+        func = value.func
+        if isinstance(func, ast.Attribute) and func.attr == "copy" and \
+                isinstance(func.value, ast.Name) and func.value.id not in ("math", "np"):
+            return Prim("copyarr", [func.value])
+        expr = ast.fix_missing_locations(ast.Expression(func))
+        obj = eval(compile(expr, "<rule>", "eval"), dict(env))  # noqa: S307
+        if obj is len:
+            return Prim("len", ir.operands(value))
+        if obj in ALLOCATORS:
+            return Prim("alloc", ir.operands(value), obj=obj)
+        rule = rule_for_call(obj)
+        if obj is stop_gradient:
+            return Prim("stop", list(value.args), rule, obj)
+        return Prim("op", list(value.args), rule, obj)
+    raise AssertionError(ast.dump(value))

@@ -1,0 +1,148 @@
+"""Kinds of values, inferred over the normalized program from the argument types.
+
+Kinds: FLOAT, INT, BOOL, OTHER, or an ArrayKind(ndim, is_float). Integers and booleans never
+carry derivatives; the kind also picks the tape (float or integer) a recorded value goes on.
+"""
+import ast
+
+from ..errors import error_at
+from ..normalize import ir
+from .prims import classify
+
+FLOAT, INT, BOOL, OTHER = "float", "int", "bool", "other"
+
+
+class ArrayKind:
+    def __init__(self, ndim, is_float=True):
+        self.ndim = ndim
+        self.is_float = is_float
+
+    def __eq__(self, other):
+        return isinstance(other, ArrayKind) and (self.ndim, self.is_float) == \
+            (other.ndim, other.is_float)
+
+    def __hash__(self):
+        return hash((self.ndim, self.is_float))
+
+    def __repr__(self):
+        return f"array{self.ndim}d" + ("" if self.is_float else "[int]")
+
+
+def is_array(kind):
+    return isinstance(kind, ArrayKind)
+
+
+def is_float_kind(kind):
+    return kind == FLOAT or (is_array(kind) and kind.is_float)
+
+
+def kind_of_numba_type(ty):
+    """The kind of a numba type (what numba.typeof gives for an argument)."""
+    from numba.core import types
+    if isinstance(ty, types.Boolean):
+        return BOOL
+    if isinstance(ty, types.Integer):
+        return INT
+    if isinstance(ty, types.Float):
+        return FLOAT
+    if isinstance(ty, types.Array):
+        return ArrayKind(ty.ndim, isinstance(ty.dtype, types.Float))
+    return OTHER
+
+
+def join(a, b, origin=None):
+    if a is None or a == b:
+        return b
+    if b is None:
+        return a
+    if is_array(a) or is_array(b):
+        raise error_at(origin, f"a variable holds both a {a} and a {b}",
+                       "Use separate variables for arrays and numbers.")
+    if OTHER in (a, b):
+        return OTHER
+    if FLOAT in (a, b):
+        return FLOAT
+    return INT
+
+
+def infer_kinds(stmts, arg_kinds, env):
+    """Map every variable of a normalized body to its kind (flow-insensitive fixpoint)."""
+    kinds = dict(arg_kinds)
+    for name, obj in env.items():
+        if hasattr(obj, "ndim") and hasattr(obj, "dtype"):
+            kinds[name] = ArrayKind(obj.ndim, obj.dtype.kind == "f")
+    changed = True
+    while changed:
+        changed = False
+        for s in ir.walk_stmts(stmts):
+            if isinstance(s, ast.For):
+                new = {s.target.id: INT}
+            elif isinstance(s, ast.Assign) and not ir.is_store(s):
+                new = {ir.target_name(s): _kind_of(s, kinds, env)}
+            else:
+                continue
+            for var, k in new.items():
+                if k is None:
+                    continue
+                joined = join(kinds.get(var), k, getattr(s, "_origin", None))
+                if joined != kinds.get(var):
+                    kinds[var] = joined
+                    changed = True
+    return kinds
+
+
+def _atom_kind(atom, kinds):
+    if isinstance(atom, ast.Constant):
+        v = atom.value
+        return BOOL if isinstance(v, bool) else INT if isinstance(v, int) else FLOAT
+    return kinds.get(atom.id)
+
+
+def _kind_of(stmt, kinds, env):
+    prim = classify(stmt.value, env)
+    ops = [_atom_kind(a, kinds) for a in prim.operands]
+    origin = getattr(stmt, "_origin", None)
+    if prim.kind in ("compare",):
+        return BOOL
+    if prim.kind in ("shape", "len"):
+        return INT
+    if prim.kind == "copy":
+        return ops[0]
+    if prim.kind == "copyarr":
+        return ops[0]
+    if prim.kind == "alloc":
+        shape = stmt.value.args[0]
+        if isinstance(shape, ast.Tuple):
+            return ArrayKind(len(shape.elts))
+        like = kinds.get(shape.id) if isinstance(shape, ast.Name) else INT
+        return ArrayKind(like.ndim) if is_array(like) else ArrayKind(1)
+    if prim.kind == "load":
+        arr = ops[0]
+        if arr is None:
+            return None
+        if not is_array(arr):
+            raise error_at(origin, f"indexing a {arr} value", "Index only numpy arrays.")
+        if len(prim.operands) - 1 != arr.ndim:
+            raise error_at(origin, f"indexing a {arr.ndim}-D array with "
+                           f"{len(prim.operands) - 1} index(es)",
+                           "Index every dimension: a[i] for 1-D, a[i, j] for 2-D arrays.")
+        return FLOAT if arr.is_float else INT
+    if any(is_array(k) for k in ops):
+        if prim.kind == "stop":
+            return ops[0]
+        raise error_at(origin, "arithmetic or math on whole arrays is not supported yet",
+                       "Write an explicit loop over the elements.")
+    if any(k is None for k in ops):
+        return None
+    if OTHER in ops:
+        raise error_at(origin, "an operation on a value adjit cannot type",
+                       "Use float or int scalars and float64 arrays.")
+    result = prim.rule.result
+    if result == "join":
+        out = None
+        for k in ops:
+            out = join(out, k)
+        if out == BOOL and not (isinstance(stmt.value, ast.Call)):
+            return INT
+        return out
+    return {"float": FLOAT, "int": INT, "bool": BOOL}[result]

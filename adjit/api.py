@@ -1,0 +1,121 @@
+"""The public API: grad, value_and_grad, and the callable gradient object they return."""
+import functools
+import inspect
+import threading
+
+import numba
+from numba.core import errors as numba_errors
+from numba.core import registry
+from numba.extending import overload, typeof_impl
+
+from .api_stop import stop_gradient
+from .errors import AdjitError
+from .transform import build, check_argnums
+
+
+class _Mode:
+    def __init__(self, name, with_value, single):
+        self.name = name
+        self.with_value = with_value
+        self.single = single
+
+
+class GradientFunction:
+    """A compiled gradient of a user function.
+
+    Call it like the original function. It compiles (once per argument types) on first use,
+    from Python or from inside another @numba.njit function. `.source` is the generated
+    adjoint for the most recent argument types.
+    """
+
+    def __init__(self, fn, argnums, with_value):
+        functools.update_wrapper(self, fn, updated=())
+        self.__adjit_function__ = getattr(fn, "py_func", fn)
+        self.fn = fn
+        self.argnums = check_argnums(fn, argnums)
+        kind = "value_and_grad" if with_value else "grad"
+        self.mode = _Mode(kind, with_value, isinstance(argnums, int))
+        self._specs = {}
+        self._last = None
+        self._lock = threading.RLock()
+        self._stub = _make_stub(self)
+
+    def specialize(self, arg_types):
+        """The Transformed specialization for these numba argument types."""
+        key = tuple(arg_types)
+        with self._lock:
+            spec = self._specs.get(key)
+            if spec is None:
+                spec = build(self.fn, self.argnums, key, self.mode)
+                self._specs[key] = spec
+            self._last = spec
+            return spec
+
+    def __call__(self, *args):
+        types = tuple(numba.typeof(a) for a in args)
+        spec = self.specialize(types)
+        try:
+            return spec.dispatcher(*args)
+        except numba_errors.TypingError as exc:
+            raise AdjitError(f"numba could not compile the gradient of "
+                             f"'{self.__adjit_function__.__qualname__}':\n{exc}\n"
+                             f"generated source:\n{spec.source}") from None
+
+    @property
+    def source(self):
+        """The generated adjoint as Python source text."""
+        if self._last is None:
+            raise AdjitError("the adjoint depends on the argument types: call the gradient "
+                             "once (or use .source_for(*args)) before reading .source")
+        return self._last.source
+
+    def source_for(self, *args):
+        """The generated adjoint for these example arguments, without running it."""
+        return self.specialize(tuple(numba.typeof(a) for a in args)).source
+
+    def __repr__(self):
+        return f"<adjit {self.mode.name} of {self.__adjit_function__.__qualname__} " \
+               f"argnums={self.argnums}>"
+
+
+def _make_stub(gf):
+    """A Python function with the user's signature whose numba overload is the gradient,
+    so that @njit code can call the GradientFunction like any jitted function."""
+    params = list(inspect.signature(gf.__adjit_function__).parameters)
+    ns = {}
+    exec(f"def stub({', '.join(params)}):\n    raise NotImplementedError\n", ns)  # noqa: S102
+    stub = ns["stub"]
+
+    def typer(*arg_types):
+        return gf.specialize(arg_types).pyfunc
+
+    typer.__signature__ = inspect.signature(stub)
+    overload(stub)(typer)
+    return stub
+
+
+@typeof_impl.register(GradientFunction)
+def _typeof_gradient(val, c):
+    return registry.cpu_target.typing_context.resolve_value_type(val._stub)
+
+
+def grad(fn=None, argnums=0):
+    """The gradient of `fn` with respect to the argument(s) in `argnums`.
+
+    Use as `@grad` or `grad(f, argnums=(0, 2))`. With an int argnums the result is the
+    gradient itself (a float for a float argument, an array of the argument's shape for an
+    array); with a tuple it is a tuple in argnums order. `fn` must return a float.
+    """
+    if fn is None:
+        return lambda f: grad(f, argnums=argnums)
+    return GradientFunction(fn, argnums, with_value=False)
+
+
+def value_and_grad(fn=None, argnums=0):
+    """Like grad, but the compiled function returns (value, gradient)."""
+    if fn is None:
+        return lambda f: value_and_grad(f, argnums=argnums)
+    return GradientFunction(fn, argnums, with_value=True)
+
+
+__all__ = ["grad", "value_and_grad", "stop_gradient", "AdjitError", "GradientFunction"]

@@ -1,0 +1,77 @@
+"""Unparse an adjoint program to readable source, exec it, and compile it with numba.
+
+The source is kept as `.source`: the forward sweep, then the backward sweep, with a comment
+naming the user's line above each group of statements generated from it.
+"""
+import ast
+import itertools
+import linecache
+import re
+
+import numba
+
+from ..runtime.tape import grow_tape
+
+_COMMENT = "__adjit_comment__"
+_serial = itertools.count(1)
+
+
+def _with_comments(stmts, comments, last=None):
+    """Insert a comment marker wherever the originating user line changes."""
+    out = []
+    for s in stmts:
+        origin = getattr(s, "_origin", None)
+        if origin is not None and origin[:2] != last:
+            last = origin[:2]
+            comments.append(_describe(origin))
+            out.append(ast.Expr(value=ast.Call(func=ast.Name(id=_COMMENT, ctx=ast.Load()),
+                                               args=[ast.Constant(len(comments) - 1)],
+                                               keywords=[])))
+        for field in ("body", "orelse"):
+            inner = getattr(s, field, None)
+            if isinstance(inner, list) and inner:
+                setattr(s, field, _with_comments(inner, comments, last))
+        out.append(s)
+    return out
+
+
+def _describe(origin):
+    filename, line, fname = origin
+    text = linecache.getline(filename, line).strip()
+    return f"{fname}, line {line}: {text}" if text else f"{fname}, line {line}"
+
+
+def section(text, comments):
+    comments.append(text)
+    return ast.Expr(value=ast.Call(func=ast.Name(id=_COMMENT, ctx=ast.Load()),
+                                   args=[ast.Constant(len(comments) - 1)], keywords=[]))
+
+
+def render(name, params, parts):
+    """Source text of a function whose body is `parts`: a list of (section title, stmts)."""
+    comments = []
+    body = []
+    for title, stmts in parts:
+        if not stmts:
+            continue
+        if title:
+            body.append(section(title, comments))
+        body += _with_comments(stmts, comments)
+    args = ast.arguments(posonlyargs=[], args=[ast.arg(arg=p) for p in params], vararg=None,
+                         kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[])
+    fn = ast.FunctionDef(name=name, args=args, body=body, decorator_list=[], returns=None,
+                         type_params=[], lineno=1)
+    text = ast.unparse(ast.fix_missing_locations(ast.Module(body=[fn], type_ignores=[])))
+    pattern = re.compile(rf"^(\s*){_COMMENT}\((\d+)\)$", re.M)
+    return pattern.sub(lambda m: f"{m.group(1)}# {comments[int(m.group(2))]}", text) + "\n"
+
+
+def compile_source(source, name, namespace):
+    """Exec generated source; returns (python function, numba dispatcher)."""
+    filename = f"<adjit-{next(_serial)}:{name}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    ns = dict(namespace)
+    ns["grow_tape"] = grow_tape
+    exec(compile(source, filename, "exec"), ns)  # noqa: S102
+    pyfunc = ns[name]
+    return pyfunc, numba.njit(error_model="numpy")(pyfunc)

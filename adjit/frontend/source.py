@@ -1,0 +1,117 @@
+"""Read a user function's source and resolve the names it refers to.
+
+adjit knows functions by identity, never by spelling: `from adjit import stop_gradient as sg`
+and `ad.stop_gradient` both resolve to the same object here, and every later pass asks this
+module what a name means.
+"""
+import ast
+import builtins
+import inspect
+import textwrap
+import types
+
+from ..errors import AdjitError, Location
+
+_MISSING = object()
+
+
+class FunctionSource:
+    """A parsed user function together with the namespace its names resolve in."""
+
+    def __init__(self, fn, tree, loc):
+        self.fn = fn
+        self.tree = tree
+        self.loc = loc
+        self.params = [a.arg for a in tree.args.args]
+        self.locals = _assigned_names(tree) | set(self.params)
+        self._closure = _closure_dict(fn)
+
+    def resolve_name(self, name):
+        """The object a non-local name refers to, or _MISSING."""
+        if name in self.locals:
+            return _MISSING
+        if name in self._closure:
+            return self._closure[name]
+        if name in self.fn.__globals__:
+            return self.fn.__globals__[name]
+        return getattr(builtins, name, _MISSING)
+
+    def resolve(self, node):
+        """Resolve a Name or dotted Attribute chain of non-locals (`np.exp`); _MISSING if not one."""
+        if isinstance(node, ast.Name):
+            return self.resolve_name(node.id)
+        if isinstance(node, ast.Attribute):
+            base = self.resolve(node.value)
+            if base is _MISSING or not isinstance(base, types.ModuleType):
+                return _MISSING
+            return getattr(base, node.attr, _MISSING)
+        return _MISSING
+
+
+def _closure_dict(fn):
+    cells = fn.__closure__ or ()
+    out = {}
+    for name, cell in zip(fn.__code__.co_freevars, cells):
+        try:
+            out[name] = cell.cell_contents
+        except ValueError:
+            pass
+    return out
+
+
+def _assigned_names(tree):
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+    return names
+
+
+def unwrap(fn):
+    """The plain Python function behind a numba dispatcher, an adjit gradient or a function."""
+    inner = getattr(fn, "__adjit_function__", None)
+    if inner is not None:
+        return inner
+    py_func = getattr(fn, "py_func", None)
+    if py_func is not None:
+        return py_func
+    return fn
+
+
+def read_function(fn):
+    """Parse `fn` (a plain function or numba dispatcher) into a FunctionSource."""
+    fn = unwrap(fn)
+    name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", repr(fn))
+    if not isinstance(fn, types.FunctionType):
+        raise AdjitError(
+            f"cannot differentiate {name!r}: it is a {type(fn).__name__}, not a Python function "
+            "adjit can read the source of. Pass a function defined with `def` (or an @njit "
+            "dispatcher of one); builtins and C functions need a derivative rule instead."
+        )
+    filename = fn.__code__.co_filename
+    firstlineno = fn.__code__.co_firstlineno
+    loc = Location(name, filename, firstlineno)
+    if fn.__name__ == "<lambda>":
+        raise loc.error(None, "a lambda cannot be differentiated",
+                        "Define the function with `def` so adjit can read its source.")
+    try:
+        text = textwrap.dedent(inspect.getsource(fn))
+    except (OSError, TypeError) as exc:
+        raise loc.error(None, f"its source cannot be read ({exc})",
+                        "Define the function in a file (or a notebook cell), not with exec "
+                        "or at the interactive prompt.") from None
+    try:
+        module = ast.parse(text)
+    except SyntaxError as exc:
+        raise loc.error(None, f"its source does not parse on its own ({exc.msg})",
+                        "Define the function with a plain `def` statement.") from None
+    tree = module.body[0] if module.body else None
+    if not isinstance(tree, ast.FunctionDef):
+        raise loc.error(None, "its source is not a plain `def` statement",
+                        "Define the function with `def` (not async def, lambda or class).")
+    ast.increment_lineno(tree, firstlineno - 1)
+    tree.decorator_list = []
+    return FunctionSource(fn, tree, loc)
+
+
+MISSING = _MISSING

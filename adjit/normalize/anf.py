@@ -1,0 +1,569 @@
+"""A-normal form: one primitive operation per assignment, calls to user functions inlined.
+
+The output is still valid, runnable Python (tests run it against the original). Returns,
+`break` and `continue` survive this pass as statements; `exits.lower_exits` turns them into
+flags afterwards.
+"""
+import ast
+import types
+
+import numpy as np
+
+from ..errors import AdjitError
+from ..frontend.source import MISSING, read_function, unwrap
+from ..rules.table import ALLOCATORS, ARRAY_QUERIES, rule_for_call
+from . import ir
+from .check import check_supported
+from .exits import lower_exits
+
+_RESERVED = {"math", "np", "stop_gradient"}
+
+
+class InlineContext:
+    """State shared by a function and every function inlined into it."""
+
+    def __init__(self, namegen, env):
+        self.namegen = namegen
+        self.env = env
+        self.stack = []
+        self.prefix_counts = {}
+
+    def prefix_for(self, fname):
+        k = self.prefix_counts.get(fname, 0) + 1
+        self.prefix_counts[fname] = k
+        return f"{fname}_" if k == 1 else f"{fname}{k}_"
+
+
+def normalize_function(src, ctx, prefix="", subst=None):
+    """Normalize `src`'s body. Returns (statements, result atom or None)."""
+    check_supported(src.tree, src.loc)
+    if src.fn in ctx.stack:
+        chain = " -> ".join(f.__name__ for f in ctx.stack + [src.fn])
+        raise src.loc.error(src.tree, f"recursion ({chain}) is not supported",
+                            "Rewrite the recursion as a loop.")
+    ctx.stack.append(src.fn)
+    try:
+        norm = _Normalizer(src, ctx, prefix, subst or {})
+        body = norm.block(src.tree.body)
+        return lower_exits(body, ctx.namegen, prefix, src.loc, src.tree)
+    finally:
+        ctx.stack.pop()
+
+
+class _Normalizer:
+    def __init__(self, src, ctx, prefix, subst):
+        self.src = src
+        self.loc = src.loc
+        self.ctx = ctx
+        self.prefix = prefix
+        self.subst = subst
+        self.origin = None
+        for local in sorted(src.locals):
+            if local not in subst:
+                ctx.namegen.reserve(self.local(local))
+
+    # names ---------------------------------------------------------------
+    def local(self, id_):
+        if id_ in self.subst:
+            return self.subst[id_]
+        out = self.prefix + id_
+        return out + "_" if out in _RESERVED else out
+
+    def fresh(self, stem="_t"):
+        return self.ctx.namegen.fresh(stem)
+
+    def emit_assign(self, out, target, value):
+        out.append(ir.assign(target, value, self.origin))
+
+    def to_atom(self, out, value, stem="_t"):
+        if ir.is_atom(value):
+            return value
+        t = self.fresh(stem)
+        self.emit_assign(out, t, value)
+        return ir.name(t)
+
+    def error(self, node, construct, advice):
+        return self.loc.error(node, construct, advice)
+
+    # statements ----------------------------------------------------------
+    def block(self, stmts):
+        out = []
+        for s in stmts:
+            self.origin = (self.loc.filename, getattr(s, "lineno", self.loc.firstlineno), self.loc.name)
+            self.stmt(s, out)
+        return out
+
+    def stmt(self, s, out):
+        if isinstance(s, ast.Assign):
+            value = self.rhs(s.value, out)
+            if len(s.targets) > 1 and not ir.is_atom(value):
+                value = self.to_atom(out, value)
+            for tgt in s.targets:
+                self.assign_to(tgt, value, out)
+        elif isinstance(s, ast.AnnAssign):
+            if s.value is None:
+                return
+            self.assign_to(s.target, self.rhs(s.value, out), out)
+        elif isinstance(s, ast.AugAssign):
+            self.aug_assign(s, out)
+        elif isinstance(s, ast.Expr):
+            if isinstance(s.value, ast.Call):
+                self.rhs(s.value, out)
+        elif isinstance(s, ast.If):
+            cond = self.atom(s.test, out)
+            body, orelse = self.block(s.body), self.block(s.orelse)
+            self.origin = (self.loc.filename, s.lineno, self.loc.name)
+            self.emit_if(out, cond, body, orelse)
+        elif isinstance(s, ast.For):
+            self.for_loop(s, out)
+        elif isinstance(s, ast.While):
+            self.while_loop(s, out)
+        elif isinstance(s, (ast.Break, ast.Continue)):
+            node = type(s)(lineno=s.lineno)
+            node._origin = self.origin
+            out.append(node)
+        elif isinstance(s, ast.Return):
+            if s.value is None:
+                raise self.error(s, "`return` without a value",
+                                 "Return a number: the function's result.")
+            node = ast.Return(value=self.atom(s.value, out), lineno=s.lineno)
+            node._origin = self.origin
+            out.append(node)
+        elif isinstance(s, ast.Pass):
+            return
+        else:
+            raise AssertionError(type(s))
+
+    def emit_if(self, out, cond, body, orelse):
+        """`if` on a fresh condition variable that nothing inside the branches reassigns."""
+        if not body and not orelse:
+            return
+        c = self.fresh("_c")
+        self.emit_assign(out, c, cond)
+        node = ast.If(test=ir.name(c), body=body or [ast.Pass()], orelse=orelse, lineno=0)
+        node._origin = self.origin
+        out.append(node)
+
+    def assign_to(self, tgt, value, out):
+        if isinstance(tgt, ast.Name):
+            if isinstance(value, (_Shape, _TupleValue)):
+                raise self.error(tgt, "a tuple assigned to a single name",
+                                 "Unpack it into names: n, m = a.shape.")
+            target = self.local(tgt.id)
+            if not isinstance(target, str):
+                raise self.error(tgt, f"assigning to parameter '{tgt.id}' of an inlined helper",
+                                 "Copy the parameter into a new local variable first.")
+            if target in ir.atom_names(ir.operands(value)) and not ir.is_atom(value):
+                value = self.to_atom(out, value)
+            self.emit_assign(out, target, value)
+        elif isinstance(tgt, ast.Subscript):
+            arr = self.array_name(tgt.value)
+            idx = self.indices(tgt, out)
+            atom = self.to_atom(out, value)
+            sub = ast.Subscript(value=ir.name(arr), slice=idx, ctx=ast.Store())
+            self.emit_assign(out, sub, atom)
+        elif isinstance(tgt, ast.Tuple):
+            self.unpack(tgt, value, out)
+        else:
+            raise self.error(tgt, f"assigning to {type(tgt).__name__}",
+                             "Assign to a variable name or an array element a[i].")
+
+    def unpack(self, tgt, value, out):
+        if isinstance(value, _Shape):
+            items = [ast.Subscript(value=ast.Attribute(value=ir.name(value.array), attr="shape",
+                                                       ctx=ast.Load()),
+                                   slice=ir.const(k), ctx=ast.Load())
+                     for k in range(len(tgt.elts))]
+        elif isinstance(value, _TupleValue):
+            items = value.items
+        else:
+            raise self.error(tgt, "unpacking a value that is not a tuple",
+                             "Unpack a tuple written out (a, b = x, y) or an array's shape.")
+        if len(items) != len(tgt.elts):
+            raise self.error(tgt, f"unpacking {len(items)} values into {len(tgt.elts)} names",
+                             "Use as many names as values.")
+        targets = _tuple_target_names(tgt, self)
+        held = []
+        for v in items:
+            v = self.to_atom(out, v)
+            if isinstance(v, ast.Name) and v.id in targets:
+                t = self.fresh()
+                self.emit_assign(out, t, v)
+                v = ir.name(t)
+            held.append(v)
+        for t, v in zip(tgt.elts, held):
+            if isinstance(t, ast.Tuple):
+                raise self.error(t, "nested tuple unpacking", "Unpack one level at a time.")
+            self.assign_to(t, v, out)
+
+    def aug_assign(self, s, out):
+        rhs = self.atom(s.value, out)
+        if isinstance(s.target, ast.Name):
+            cur = ir.name(self.local(s.target.id))
+            self.assign_to(s.target, self.binop(s.op, cur, rhs, s), out)
+        elif isinstance(s.target, ast.Subscript):
+            arr = self.array_name(s.target.value)
+            idx = self.indices(s.target, out)
+            cur = self.to_atom(out, ast.Subscript(value=ir.name(arr), slice=idx, ctx=ast.Load()))
+            new = self.to_atom(out, self.binop(s.op, cur, rhs, s))
+            sub = ast.Subscript(value=ir.name(arr), slice=_copy(idx), ctx=ast.Store())
+            self.emit_assign(out, sub, new)
+        else:
+            raise self.error(s, "augmented assignment to this target",
+                             "Use a variable name or an array element a[i].")
+
+    def bound(self, atom, loop, out, stem):
+        """A loop bound that keeps its value through the loop: a name the loop body assigns
+        is copied first, as Python evaluates range(...) once."""
+        if isinstance(atom, ast.Name) and atom.id in self.assigned_in(loop.body):
+            t = self.fresh(stem)
+            self.emit_assign(out, t, atom)
+            return ir.name(t)
+        return atom
+
+    def assigned_in(self, stmts):
+        return {self.local(n) for n in _assigned_user_names(stmts)
+                if isinstance(self.local(n), str)}
+
+    def for_loop(self, s, out):
+        it = s.iter
+        if not (isinstance(it, ast.Call) and self.src.resolve(it.func) is range):
+            raise self.error(s, "a for loop that is not over range(...)",
+                             "Loop over indices: `for i in range(len(x)):` and read x[i].")
+        if not isinstance(s.target, ast.Name):
+            raise self.error(s, "a for loop with a tuple target",
+                             "Loop over `range(...)` with a single index variable.")
+        if it.keywords or not 1 <= len(it.args) <= 3:
+            raise self.error(s, "range() with keywords or the wrong number of arguments",
+                             "Call range with 1 to 3 positional arguments.")
+        args = [self.atom(a, out) for a in it.args]
+        lo, hi, st = ([ir.const(0)] + args + [ir.const(1)])[:3] if len(args) == 1 else \
+            (args + [ir.const(1)])[:3]
+        lo = self.bound(lo, s, out, "_lo")
+        hi = self.bound(hi, s, out, "_hi")
+        st = self.bound(st, s, out, "_st")
+        target = self.local(s.target.id)
+        body = []
+        var = target
+        if s.target.id in _assigned_user_names(s.body):
+            var = self.fresh("_i")
+            self.emit_assign(body, target, ir.name(var))
+        body += self.block(s.body)
+        self.origin = (self.loc.filename, s.lineno, self.loc.name)
+        call = ast.Call(func=ir.name("range"), args=[lo, hi, st], keywords=[])
+        if isinstance(st, ast.Constant) and st.value == 1:
+            call.args = [hi] if isinstance(lo, ast.Constant) and lo.value == 0 else [lo, hi]
+        node = ast.For(target=ir.store(var), iter=call, body=body or [ast.Pass()], orelse=[],
+                       lineno=s.lineno)
+        node._origin = self.origin
+        node._bounds = (lo, hi, st)
+        out.append(node)
+
+    def while_loop(self, s, out):
+        body = []
+        self.origin = (self.loc.filename, s.lineno, self.loc.name)
+        cond = self.atom(s.test, body)
+        stop = self.fresh("_c")
+        self.emit_assign(body, stop, ast.UnaryOp(op=ast.Not(), operand=cond))
+        brk = ast.Break(lineno=s.lineno)
+        brk._origin = self.origin
+        node = ast.If(test=ir.name(stop), body=[brk], orelse=[], lineno=s.lineno)
+        node._origin = self.origin
+        body.append(node)
+        body += self.block(s.body)
+        loop = ast.While(test=ir.const(True), body=body, orelse=[], lineno=s.lineno)
+        loop._origin = (self.loc.filename, s.lineno, self.loc.name)
+        out.append(loop)
+
+    # expressions ---------------------------------------------------------
+    def atom(self, node, out):
+        value = self.rhs(node, out)
+        if isinstance(value, (_Shape, _TupleValue)):
+            raise self.error(node, "a tuple used as a value",
+                             "Use tuples only to unpack them into names (a, b = b, a).")
+        return self.to_atom(out, value)
+
+    def rhs(self, node, out):
+        """Normalize an expression into an atom or a single primitive operation."""
+        if isinstance(node, ast.Constant):
+            return ir.const(node.value)
+        if isinstance(node, ast.Name):
+            return self.load_name(node)
+        if isinstance(node, ast.BinOp):
+            return self.binop(node.op, self.atom(node.left, out), self.atom(node.right, out),
+                              node)
+        if isinstance(node, ast.UnaryOp):
+            operand = self.atom(node.operand, out)
+            if isinstance(node.op, ast.UAdd):
+                return operand
+            return ast.UnaryOp(op=node.op, operand=operand)
+        if isinstance(node, ast.Compare):
+            return self.compare(node, out)
+        if isinstance(node, ast.BoolOp):
+            return self.boolop(node, out)
+        if isinstance(node, ast.IfExp):
+            return self.ifexp(node, out)
+        if isinstance(node, ast.Call):
+            return self.call(node, out)
+        if isinstance(node, ast.Subscript):
+            return self.subscript(node, out)
+        if isinstance(node, ast.Attribute):
+            return self.attribute(node)
+        if isinstance(node, ast.Tuple):
+            return _TupleValue([self.atom(e, out) for e in node.elts])
+        raise AssertionError(type(node))
+
+    def load_name(self, node):
+        if node.id in self.src.locals:
+            target = self.local(node.id)
+            return _copy(target) if not isinstance(target, str) else ir.name(target)
+        obj = self.src.resolve_name(node.id)
+        if obj is MISSING:
+            raise self.error(node, f"the name '{node.id}' is not defined",
+                             "Define it at module level before calling the gradient.")
+        if isinstance(obj, (bool, int, float)) and not isinstance(obj, np.ndarray):
+            return ir.const(obj)
+        if isinstance(obj, np.ndarray):
+            return ir.name(self.ctx.env.spell(obj, node.id))
+        raise self.error(node, f"the global '{node.id}' ({type(obj).__name__}) used as a value",
+                         "Use numbers, numpy arrays, or call it as a function.")
+
+    def attribute(self, node):
+        if isinstance(node.value, ast.Name) and node.value.id in self.src.locals \
+                and node.attr == "shape":
+            return _Shape(self.array_name(node.value))
+        obj = self.src.resolve(node)
+        if obj is not MISSING and isinstance(obj, (int, float)):
+            return ir.const(float(obj) if isinstance(obj, float) else obj)
+        raise self.error(node, f"the attribute `.{node.attr}`",
+                         "Use elements a[i], a.shape[k], len(a), or constants like math.pi.")
+
+    def binop(self, op, left, right, node):
+        return ast.BinOp(left=left, op=op, right=right)
+
+    def compare(self, node, out):
+        left = self.atom(node.left, out)
+        if len(node.ops) == 1:
+            return ast.Compare(left=left, ops=node.ops,
+                               comparators=[self.atom(node.comparators[0], out)])
+        result = self.fresh()
+        pending = []
+        for op, comp in zip(node.ops, node.comparators):
+            pending.append((op, comp))
+        return self._chain(left, pending, result, out)
+
+    def _chain(self, left, pending, result, out):
+        op, comp = pending[0]
+        right = self.atom(comp, out)
+        self.emit_assign(out, result, ast.Compare(left=left, ops=[op], comparators=[right]))
+        if len(pending) > 1:
+            inner = []
+            self._chain(right, pending[1:], result, inner)
+            self.emit_if(out, ir.name(result), inner, [])
+        return ir.name(result)
+
+    def boolop(self, node, out):
+        result = self.fresh()
+        self.emit_assign(out, result, self.atom(node.values[0], out))
+        for value in node.values[1:]:
+            rest = []
+            self.emit_assign(rest, result, self.atom(value, rest))
+            if isinstance(node.op, ast.And):
+                self.emit_if(out, ir.name(result), rest, [])
+            else:
+                self.emit_if(out, ir.name(result), [], rest)
+        return ir.name(result)
+
+    def ifexp(self, node, out):
+        cond = self.atom(node.test, out)
+        result = self.fresh()
+        body, orelse = [], []
+        self.emit_assign(body, result, self.atom(node.body, body))
+        self.emit_assign(orelse, result, self.atom(node.orelse, orelse))
+        self.emit_if(out, cond, body, orelse)
+        return ir.name(result)
+
+    def array_name(self, node):
+        if isinstance(node, ast.Name) and node.id in self.src.locals:
+            target = self.local(node.id)
+            if isinstance(target, ast.Name):
+                return target.id
+            if isinstance(target, str):
+                return target
+        if isinstance(node, ast.Name):
+            obj = self.src.resolve_name(node.id)
+            if isinstance(obj, np.ndarray):
+                return self.ctx.env.spell(obj, node.id)
+        raise self.error(node, "indexing something that is not an array variable",
+                         "Index numpy arrays held in variables: a[i] or a[i, j].")
+
+    def indices(self, sub, out):
+        idx = sub.slice
+        elts = idx.elts if isinstance(idx, ast.Tuple) else [idx]
+        atoms = []
+        for e in elts:
+            if isinstance(e, ast.Slice):
+                raise self.error(e, "a slice (a[i:j]) is not supported",
+                                 "Index single elements in a loop (a[i]).")
+            atoms.append(self.atom(e, out))
+        return ast.Tuple(elts=atoms, ctx=ast.Load()) if len(atoms) > 1 else atoms[0]
+
+    def subscript(self, node, out):
+        if isinstance(node.value, ast.Attribute) and node.value.attr == "shape":
+            arr = self.attribute(node.value)
+            k = self.atom(node.slice, out)
+            return ast.Subscript(value=ast.Attribute(value=ir.name(arr.array), attr="shape",
+                                                     ctx=ast.Load()),
+                                 slice=k, ctx=ast.Load())
+        arr = self.array_name(node.value)
+        return ast.Subscript(value=ir.name(arr), slice=self.indices(node, out), ctx=ast.Load())
+
+    def call(self, node, out):
+        func = node.func
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) \
+                and func.value.id in self.src.locals:
+            if func.attr == "copy" and not node.args and not node.keywords:
+                arr = self.array_name(func.value)
+                return ast.Call(func=ast.Attribute(value=ir.name(arr), attr="copy",
+                                                   ctx=ast.Load()), args=[], keywords=[])
+            raise self.error(node, f"the method call `.{func.attr}(...)`",
+                             "Only a.copy() is supported on arrays; write loops for the rest.")
+        obj = self.src.resolve(func)
+        if obj is MISSING:
+            raise self.error(node, f"a call to `{ast.unparse(func)}`, which adjit cannot resolve",
+                             "Call module-level functions, math.*, or numpy allocation "
+                             "functions.")
+        if obj in ALLOCATORS:
+            return self.allocation(node, obj, out)
+        if node.keywords:
+            raise self.error(node, f"keyword arguments in a call to `{ast.unparse(func)}`",
+                             "Pass arguments by position.")
+        if obj in ARRAY_QUERIES:
+            if len(node.args) != 1:
+                raise self.error(node, "len() with other than one argument", "Use len(a).")
+            return ast.Call(func=ir.name("len"), args=[ir.name(self.array_name(node.args[0]))],
+                            keywords=[])
+        rule = rule_for_call(obj)
+        if rule is not None:
+            return self.primitive(node, obj, rule, out)
+        inner = unwrap(obj)
+        if isinstance(inner, types.FunctionType):
+            return self.inline(node, inner, out)
+        raise self.error(node, f"a call to `{ast.unparse(func)}`, which has no derivative rule",
+                         "Use math functions adjit knows (see docs), or write the helper as a "
+                         "Python/@njit function adjit can read.")
+
+    def primitive(self, node, obj, rule, out):
+        args = [self.atom(a, out) for a in node.args]
+        spelled = ast.parse(self.ctx.env.spell(obj, "f"), mode="eval").body
+        if obj in (min, max) and len(args) > 2:
+            acc = args[0]
+            for a in args[1:]:
+                acc = self.to_atom(out, ast.Call(func=spelled, args=[acc, a], keywords=[]))
+            return acc
+        if len(args) != len(rule.params):
+            raise self.error(node, f"`{ast.unparse(node.func)}` called with {len(args)} "
+                             f"argument(s); adjit's rule takes {len(rule.params)}",
+                             "Call it with the documented number of arguments "
+                             "(math.log(x) / math.log(b) for a log in base b).")
+        return ast.Call(func=spelled, args=args, keywords=[])
+
+    def allocation(self, node, obj, out):
+        kind = ALLOCATORS[obj]
+        for kw in node.keywords:
+            if kw.arg != "dtype" or self.src.resolve(kw.value) not in (np.float64, float):
+                raise self.error(node, f"`{ast.unparse(node.func)}` with "
+                                 f"`{kw.arg}=` argument",
+                                 "Allocate float64 arrays: np.zeros(n) or np.zeros((n, m)).")
+        if len(node.args) != 1:
+            raise self.error(node, f"`{ast.unparse(node.func)}` with {len(node.args)} arguments",
+                             "Pass one shape (n or (n, m)), or one array for the *_like forms.")
+        spelled = ast.parse(self.ctx.env.spell(obj, "alloc"), mode="eval").body
+        arg = node.args[0]
+        if kind == "like":
+            shape = ir.name(self.array_name(arg))
+        elif isinstance(arg, ast.Tuple):
+            shape = ast.Tuple(elts=[self.atom(e, out) for e in arg.elts], ctx=ast.Load())
+        else:
+            shape = self.atom(arg, out)
+        return ast.Call(func=spelled, args=[shape], keywords=[])
+
+    def inline(self, node, fn, out):
+        callee = read_function(fn)
+        params = callee.params
+        if callee.tree.args.vararg or callee.tree.args.kwarg or callee.tree.args.kwonlyargs:
+            raise callee.loc.error(callee.tree, "*args, **kwargs or keyword-only parameters",
+                                   "Use plain positional parameters.")
+        values = [self.rhs(a, out) for a in node.args]
+        values = [v if isinstance(v, _Shape) else self.to_atom(out, v) for v in values]
+        bound = dict(zip(params, values))
+        for kw in node.keywords:
+            if kw.arg not in params or kw.arg in bound:
+                raise self.error(node, f"the keyword argument `{kw.arg}`",
+                                 f"Pass the parameters of {fn.__name__} by position.")
+            bound[kw.arg] = self.atom(kw.value, out)
+        defaults = callee.fn.__defaults__ or ()
+        for p, d in zip(params[len(params) - len(defaults):], defaults):
+            if p not in bound:
+                if not isinstance(d, (bool, int, float)):
+                    raise self.error(node, f"the non-numeric default of `{p}`",
+                                     f"Pass `{p}` explicitly.")
+                bound[p] = ir.const(d)
+        missing = [p for p in params if p not in bound]
+        if missing or len(values) > len(params):
+            raise self.error(node, f"a call to {fn.__name__} with the wrong arguments",
+                             f"Pass {len(params)} argument(s): {', '.join(params)}.")
+        prefix = self.ctx.prefix_for(self.prefix + callee.fn.__name__)
+        reassigned = _assigned_user_names(callee.tree.body)
+        subst, copies = {}, []
+        for p in params:
+            v = bound[p]
+            if p in reassigned or isinstance(v, _Shape):
+                if isinstance(v, _Shape):
+                    raise self.error(node, "passing a shape tuple to a helper",
+                                     "Pass the numbers a.shape[0], a.shape[1] separately.")
+                copies.append(ir.assign(prefix + p, v, self.origin))
+            else:
+                subst[p] = v
+        out.extend(copies)
+        stmts, result = normalize_function(callee, self.ctx, prefix, subst)
+        out.extend(stmts)
+        if result is None:
+            return ir.const(0.0)
+        return result
+
+
+class _Shape:
+    """`a.shape`, which only tuple unpacking may consume."""
+
+    def __init__(self, array):
+        self.array = array
+
+
+class _TupleValue:
+    def __init__(self, items):
+        self.items = items
+
+
+def _copy(node):
+    return ast.Name(id=node.id, ctx=ast.Load()) if isinstance(node, ast.Name) else \
+        ast.Constant(value=node.value)
+
+
+def _tuple_target_names(tgt, norm):
+    names = set()
+    for t in tgt.elts:
+        if isinstance(t, ast.Name):
+            local = norm.local(t.id)
+            if isinstance(local, str):
+                names.add(local)
+    return names
+
+
+def _assigned_user_names(stmts):
+    names = set()
+    for s in stmts:
+        for node in ast.walk(s):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                names.add(node.id)
+    return names

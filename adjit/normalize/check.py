@@ -1,0 +1,117 @@
+"""Reject every construct adjit cannot differentiate, before any transformation.
+
+The check is a whitelist over Python's `ast` node classes: a node class that is not listed
+as supported raises an AdjitError naming the construct and what to write instead, so a node
+added by a new Python version cannot slip through as a raw traceback.
+"""
+import ast
+
+SUPPORTED_STMTS = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.If, ast.For,
+                   ast.While, ast.Break, ast.Continue, ast.Return, ast.Pass)
+SUPPORTED_EXPRS = (ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.Compare, ast.IfExp, ast.Call,
+                   ast.Name, ast.Constant, ast.Attribute, ast.Subscript, ast.Tuple,
+                   ast.keyword)
+SUPPORTED_OTHER = (ast.expr_context, ast.operator, ast.unaryop, ast.boolop, ast.cmpop,
+                   ast.arguments, ast.arg)
+SUPPORTED_OPERATORS = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow, ast.Mod, ast.FloorDiv,
+                       ast.USub, ast.UAdd, ast.Not, ast.And, ast.Or,
+                       ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.Eq, ast.NotEq)
+
+_LOOP = "write an explicit `for i in range(n):` loop instead"
+ADVICE = {
+    "Try": ("try/except", "Exceptions are not differentiable: move the try/except outside "
+                          "the differentiated function"),
+    "TryStar": ("try/except*", "Move the try/except* outside the differentiated function"),
+    "With": ("a `with` block", "Move the with block outside the differentiated function"),
+    "AsyncWith": ("`async with`", "Differentiate a plain synchronous function"),
+    "AsyncFor": ("`async for`", "Differentiate a plain synchronous function"),
+    "Await": ("`await`", "Differentiate a plain synchronous function"),
+    "Yield": ("`yield` (a generator)", "Return a float instead of yielding values"),
+    "YieldFrom": ("`yield from` (a generator)", "Return a float instead of yielding values"),
+    "ClassDef": ("a class definition", "Define classes outside the differentiated function"),
+    "FunctionDef": ("a nested function definition",
+                    "Define the helper at module level; adjit differentiates calls to it"),
+    "AsyncFunctionDef": ("a nested async function", "Define helpers at module level"),
+    "Lambda": ("a lambda", "Define the helper with `def` at module level and call it"),
+    "ListComp": ("a list comprehension", _LOOP),
+    "SetComp": ("a set comprehension", _LOOP),
+    "DictComp": ("a dict comprehension", _LOOP),
+    "GeneratorExp": ("a generator expression", _LOOP),
+    "Global": ("a `global` statement",
+               "Pass the value in as an argument and return results instead of writing globals"),
+    "Nonlocal": ("a `nonlocal` statement",
+                 "Pass the value in as an argument and return results instead"),
+    "Delete": ("a `del` statement", "Remove the del; locals end with the function"),
+    "Import": ("an import inside the function", "Import at module level"),
+    "ImportFrom": ("an import inside the function", "Import at module level"),
+    "Raise": ("a `raise` statement",
+              "Validate inputs before calling the gradient, outside the differentiated function"),
+    "Assert": ("an `assert` statement",
+               "Validate inputs before calling the gradient, outside the differentiated function"),
+    "Match": ("a `match` statement", "Use if/elif/else"),
+    "NamedExpr": ("an assignment expression (:=)", "Assign on a line of its own"),
+    "Starred": ("star-unpacking (*args)", "Unpack values explicitly, one name each"),
+    "List": ("a list literal", "Use a numpy array (np.zeros(n)) and fill it element by element"),
+    "Set": ("a set literal", "Use a numpy array"),
+    "Dict": ("a dict literal", "Use separate variables or a numpy array"),
+    "Slice": ("a slice (a[i:j])",
+              "Index single elements in a loop (a[i]); slicing is not supported yet"),
+    "JoinedStr": ("an f-string", "Compute only numbers in the differentiated function"),
+    "FormattedValue": ("an f-string", "Compute only numbers in the differentiated function"),
+    "TypeAlias": ("a `type` alias statement", "Define type aliases at module level"),
+    "Global_write": ("a global", "Pass values as arguments"),
+    "MatMult": ("the @ operator", "Write the matrix product as loops over elements"),
+    "BitAnd": ("the bitwise & operator", "Use `and` in conditions"),
+    "BitOr": ("the bitwise | operator", "Use `or` in conditions"),
+    "BitXor": ("the bitwise ^ operator", "Use arithmetic; ** is the power operator"),
+    "LShift": ("the << operator", "Use integer multiplication"),
+    "RShift": ("the >> operator", "Use integer floor division (//)"),
+    "Invert": ("the ~ operator", "Use `not` in conditions"),
+    "Is": ("an `is` comparison", "Compare numbers with == or !="),
+    "IsNot": ("an `is not` comparison", "Compare numbers with == or !="),
+    "In": ("an `in` test", "Compare elements one by one in a loop"),
+    "NotIn": ("a `not in` test", "Compare elements one by one in a loop"),
+}
+
+_SUPPORTED = SUPPORTED_STMTS + SUPPORTED_EXPRS + SUPPORTED_OTHER
+
+
+def is_supported_class(cls):
+    """True when adjit differentiates nodes of this ast class."""
+    if issubclass(cls, (ast.operator, ast.unaryop, ast.cmpop, ast.boolop)):
+        return issubclass(cls, SUPPORTED_OPERATORS)
+    return issubclass(cls, _SUPPORTED)
+
+
+def describe(cls):
+    """(construct, advice) for an unsupported ast class."""
+    name = cls.__name__
+    if name in ADVICE:
+        return ADVICE[name]
+    return (f"the Python construct `{name}`",
+            "Rewrite it with assignments, arithmetic, if/else and for-range loops")
+
+
+def check_supported(tree, loc):
+    """Raise AdjitError at the first unsupported construct in a function body."""
+    for stmt in tree.body:
+        for node in ast.walk(stmt):
+            if not is_supported_class(type(node)):
+                construct, advice = describe(type(node))
+                raise loc.error(node, f"{construct} is not supported", advice + ".")
+            if isinstance(node, (ast.For, ast.While)) and node.orelse:
+                raise loc.error(node, "a loop with an `else:` clause is not supported",
+                                "Use a flag variable set before `break` instead.")
+            if isinstance(node, ast.Constant) and not _numeric(node.value) and not (
+                    isinstance(node.value, str) and _is_docstring(tree, node)):
+                raise loc.error(node, f"the constant {node.value!r} is not supported",
+                                "Use only numbers and booleans in the differentiated function.")
+
+
+def _numeric(value):
+    return isinstance(value, (bool, int, float))
+
+
+def _is_docstring(tree, node):
+    first = tree.body[0] if tree.body else None
+    return isinstance(first, ast.Expr) and first.value is node

@@ -1,0 +1,74 @@
+"""Deterministic fresh names and the namespace generated code runs in."""
+import builtins
+import math
+import types
+
+import numpy as np
+
+from ..api_stop import stop_gradient
+
+
+class NameGen:
+    """Fresh temporaries `_t1, _t2, ...`, numbered in order, never colliding with user names."""
+
+    def __init__(self, taken=()):
+        self.taken = set(taken)
+        self.counts = {}
+
+    def fresh(self, stem="_t"):
+        while True:
+            k = self.counts.get(stem, 0) + 1
+            self.counts[stem] = k
+            name = f"{stem}{k}"
+            if name not in self.taken:
+                self.taken.add(name)
+                return name
+
+    def reserve(self, name):
+        self.taken.add(name)
+
+
+class Env:
+    """The globals of generated code: canonical, readable names for resolved objects.
+
+    `math.sin` is spelled `math.sin` and numpy functions `np.<name>` whatever the user's
+    import alias; any other object gets a unique `g_<name>` global.
+    """
+
+    def __init__(self):
+        self.ns = {"math": math, "np": np, "stop_gradient": stop_gradient}
+        self._by_id = {}
+
+    def spell(self, obj, hint):
+        """Source text that evaluates to `obj` in the generated namespace."""
+        if obj is math:
+            return "math"
+        if obj is np:
+            return "np"
+        if obj is stop_gradient:
+            return "stop_gradient"
+        for module, name in ((math, "math"), (np, "np")):
+            attr = getattr(obj, "__name__", None)
+            if attr and getattr(module, attr, None) is obj:
+                return f"{name}.{attr}"
+        attr = getattr(obj, "__name__", None)
+        if attr and getattr(builtins, attr, None) is obj:
+            return attr
+        key = id(obj)
+        if key in self._by_id:
+            return self._by_id[key]
+        base = "g_" + (attr if isinstance(attr, str) and attr.isidentifier() else hint)
+        name, k = base, 1
+        while name in self.ns:
+            k += 1
+            name = f"{base}{k}"
+        self.ns[name] = obj
+        self._by_id[key] = name
+        return name
+
+    def add(self, name, obj):
+        self.ns[name] = obj
+
+
+def is_module(obj):
+    return isinstance(obj, types.ModuleType)

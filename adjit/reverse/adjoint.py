@@ -1,0 +1,493 @@
+"""Statement-wise adjoint generation: a forward sweep and a backward sweep in one function.
+
+The forward sweep is the normalized primal plus tape pushes; the backward sweep visits the
+statements in reverse, with each statement's adjoint rule, the branch each `if` took (its
+condition variable) and each loop reversed (its bounds, or its recorded trip count).
+"""
+import ast
+
+from ..errors import error_at
+from ..normalize import ir
+from ..analysis.prims import classify
+from ..analysis.types import BOOL, FLOAT, INT, is_array
+from . import plan as planning
+from .naming import BarNames
+from .tape import Tape
+from .templates import accumulate, fold, instantiate, scale
+
+
+class _AssignMirror:
+    def __init__(self, stmt, adj):
+        self.stmt = stmt
+        self.adj = adj
+
+
+class _IfMirror:
+    def __init__(self, stmt, body, orelse):
+        self.stmt = stmt
+        self.body = body
+        self.orelse = orelse
+
+
+class _LoopMirror:
+    def __init__(self, stmt, body):
+        self.stmt = stmt
+        self.body = body
+
+
+class AdjointProgram:
+    """The pieces of a generated gradient function, ready for codegen to assemble."""
+
+    def __init__(self, init, forward, backward_init, backward, bars, active, tape):
+        self.init = init
+        self.forward = forward
+        self.backward_init = backward_init
+        self.backward = backward
+        self.bars = bars
+        self.active = active
+        self.tape = tape
+
+
+class ReverseBuilder:
+    def __init__(self, stmts, result, params, kinds, active, env, namegen):
+        self.stmts = stmts
+        self.result = result
+        self.params = params
+        self.kinds = kinds
+        self.active = active
+        self.env = env
+        self.namegen = namegen
+        self.layout = planning.Layout(stmts)
+        self.stored = ir.stored_arrays(stmts)
+        self.bar = BarNames(set(kinds) | set(namegen.taken))
+        self.tape = Tape(namegen)
+        self._prims = {}
+        self._check_arrays()
+        self.single_use = self._single_use_temps()
+
+    # helpers -------------------------------------------------------------
+    def prim(self, s):
+        if id(s) not in self._prims:
+            self._prims[id(s)] = classify(s.value, self.env)
+        return self._prims[id(s)]
+
+    def is_active(self, atom):
+        return isinstance(atom, ast.Name) and atom.id in self.active
+
+    def _check_arrays(self):
+        for var, sites in self.layout.sites.items():
+            if not is_array(self.kinds.get(var)):
+                continue
+            origin = getattr(sites[0], "_origin", None)
+            if var in self.params or len(sites) > 1:
+                raise error_at(origin, f"the array variable '{var}' is reassigned",
+                               "Assign each array variable once; copy values element by "
+                               "element (or with b = a.copy()) instead of rebinding names.")
+            s = sites[0]
+            if self.prim(s).kind == "copy":
+                raise error_at(origin, f"'{var}' = another array makes two names for one array",
+                               "Use a.copy() for a new array, or keep using the original name.")
+            loops = self.layout.loops[id(s)]
+            if loops and self.prim(s).kind == "alloc":
+                varying = set()
+                for loop_id in loops:
+                    loop = next(x for x in ir.walk_stmts(self.stmts) if id(x) == loop_id)
+                    varying |= ir.assigned(loop.body)
+                shape = [a.id for a in self.prim(s).operands if isinstance(a, ast.Name)]
+                if any(n in varying for n in shape):
+                    raise error_at(origin, f"the array '{var}' is allocated in a loop with a "
+                                   "shape that changes between iterations",
+                                   "Allocate it once before the loop, with its largest shape.")
+
+    def _single_use_temps(self):
+        """Active scalars whose one adjoint contribution comes from the next statements of
+        their own block: their adjoint is assigned, not accumulated, and never reset."""
+        contributions = {}
+        for s in ir.walk_stmts(self.stmts):
+            for atom in self._contributing_operands(s):
+                contributions.setdefault(atom.id, []).append(s)
+        out = set()
+        for var, users in contributions.items():
+            sites = self.layout.sites.get(var, [])
+            if len(users) != 1 or len(sites) != 1 or self.kinds.get(var) != FLOAT:
+                continue
+            if var in self.params or (isinstance(self.result, ast.Name) and
+                                      self.result.id == var):
+                continue
+            site, user = sites[0], users[0]
+            if isinstance(site, ast.Assign) and \
+                    self.layout.block_of[id(site)] == self.layout.block_of[id(user)] and \
+                    self.layout.pos[id(user)] > self.layout.pos[id(site)]:
+                out.add(var)
+        return out
+
+    def _contributing_operands(self, s):
+        if not isinstance(s, ast.Assign):
+            return []
+        if ir.is_store(s):
+            arr = s.targets[0].value.id
+            return [s.value] if arr in self.active and self.is_active(s.value) else []
+        target = ir.target_name(s)
+        if target not in self.active or is_array(self.kinds.get(target)):
+            return []
+        prim = self.prim(s)
+        if prim.kind == "load":
+            return []
+        return [a for _, a in prim.diff_operands() if self.is_active(a)]
+
+    # adjoint rules ---------------------------------------------------------
+    def adjoint_of(self, s):
+        """Adjoint statements of one simple assignment."""
+        origin = getattr(s, "_origin", None)
+        if ir.is_store(s):
+            sub = s.targets[0]
+            arr = sub.value.id
+            if arr not in self.active:
+                return []
+            slot = ast.Subscript(value=ir.name(self.bar(arr)), slice=_copy(sub.slice),
+                                 ctx=ast.Load())
+            out = []
+            if self.is_active(s.value):
+                out.append(accumulate(self.bar(s.value.id), slot, False,
+                                      s.value.id in self.single_use, origin))
+            zero = ast.Assign(targets=[_as_store(slot)], value=ir.const(0.0), lineno=0)
+            zero._origin = origin
+            return out + [zero]
+        target = ir.target_name(s)
+        if target not in self.active:
+            return []
+        prim = self.prim(s)
+        bar = self.bar(target)
+        if prim.kind == "load":
+            arr = prim.operands[0].id
+            if arr not in self.active:
+                return []
+            slot = ast.Subscript(value=ir.name(self.bar(arr)), slice=_copy(s.value.slice),
+                                 ctx=ast.Store())
+            out = [accumulate(slot, ir.name(bar), False, False, origin)]
+            return out + self._reset(target)
+        if prim.kind == "copyarr":
+            src = prim.operands[0].id
+            return [accumulate(self.bar(src), ir.name(bar), False, False, origin)] \
+                if src in self.active else []
+        if prim.kind == "alloc":
+            if not self.layout.loops[id(s)]:
+                return []
+            fill = ast.Expr(value=ast.Call(func=ast.Attribute(value=ir.name(bar), attr="fill",
+                                                               ctx=ast.Load()),
+                                           args=[ir.const(0.0)], keywords=[]))
+            fill._origin = origin
+            return [fill]
+        out = []
+        for k, atom in prim.diff_operands():
+            if not self.is_active(atom):
+                continue
+            if prim.kind == "copy":
+                partial = ir.const(1.0)
+            else:
+                partial = instantiate(prim.rule.partials[k], prim.rule.params, prim.operands,
+                                      target)
+            expr, negated = scale(bar, partial)
+            out.append(accumulate(self.bar(atom.id), expr, negated,
+                                  atom.id in self.single_use, origin))
+        return out + self._reset(target)
+
+    def _reset(self, var):
+        """`v_bar = 0.0` at the mirror of v's assignment, unless nothing reads v_bar again:
+        a single-use temporary, or a variable whose other assignments (the only readers of
+        v_bar after this mirror) all come later in the forward sweep and share no loop."""
+        if var in self.single_use:
+            return []
+        sites = self.layout.sites.get(var, [])
+        readers = [planning.NeedPoint(self.layout.pos[id(s)], self.layout.loops[id(s)])
+                   for s in sites]
+        if var not in self.params and not any(
+                planning.needs_push(self.layout, site, readers) for site in sites):
+            return []
+        node = ast.Assign(targets=[ir.store(self.bar(var))], value=ir.const(0.0), lineno=0)
+        node._origin = None
+        return [node]
+
+    # mirrors ---------------------------------------------------------------
+    def mirrors(self, stmts):
+        out = []
+        for s in reversed(stmts):
+            if isinstance(s, ast.Assign):
+                out.append(_AssignMirror(s, self.adjoint_of(s)))
+            elif isinstance(s, ast.If):
+                if getattr(s, "_forward_only", False):
+                    continue
+                out.append(_IfMirror(s, self.mirrors(s.body), self.mirrors(s.orelse)))
+            elif isinstance(s, (ast.For, ast.While)):
+                out.append(_LoopMirror(s, self.mirrors(s.body)))
+        return out
+
+    # planning --------------------------------------------------------------
+    def plan(self, top):
+        """Decide replays and tape pushes, iterating until the needs stop growing."""
+        layout = self.layout
+        replayable = planning.replayable(self.stmts, layout, self.prim, self.stored,
+                                         self.kinds)
+        self.pushed = set()
+        self.replays = {}
+        self.kept_loops = set()
+        while True:
+            points = {}
+            self.replays = {}
+            self._collect(top, self.stmts, points)
+            self._add_replays(replayable, points)
+            pushed = set()
+            for var, pts in points.items():
+                for site in layout.sites.get(var, []):
+                    if planning.needs_push(layout, site, pts):
+                        pushed.add(id(site))
+            kept = self._nonempty_loops(top, pushed)
+            if pushed == self.pushed and kept == self.kept_loops:
+                return
+            self.pushed, self.kept_loops = pushed, kept
+
+    def _need(self, points, names, pos, loops):
+        for n in names:
+            if n in self.kinds:
+                points.setdefault(n, []).append(planning.NeedPoint(pos, loops))
+
+    def _collect(self, mirrors, block, points):
+        layout = self.layout
+        for m in mirrors:
+            s = m.stmt
+            pos, loops = layout.pos[id(s)], layout.loops[id(s)]
+            if isinstance(m, _AssignMirror):
+                names = [n.id for a in m.adj for n in ast.walk(a) if isinstance(n, ast.Name)
+                         and isinstance(n.ctx, ast.Load)]
+                self._need(points, names, pos, loops)
+            elif isinstance(m, _IfMirror):
+                if self._has_content(m):
+                    self._need(points, [s.test.id], pos, loops)
+                self._collect(m.body, s.body, points)
+                self._collect(m.orelse, s.orelse, points)
+            else:
+                if id(s) in self.kept_loops:
+                    if isinstance(s, ast.For):
+                        self._need(points, ir.atom_names(s._bounds), pos, loops)
+                self._collect(m.body, s.body, points)
+
+    def _add_replays(self, replayable, points):
+        """Needed block-local values are replayed; their inputs become needed in turn."""
+        layout = self.layout
+        work = [v for v in points if v in replayable]
+        done = set()
+        while work:
+            v = work.pop()
+            if v in done:
+                continue
+            done.add(v)
+            s = replayable[v]
+            block_id = layout.block_of[id(s)]
+            block = layout.blocks[block_id]
+            self.replays.setdefault(block_id, set()).add(v)
+            end = layout.end_pos(block)
+            loops = layout.block_loops[block_id]
+            for a in self.prim(s).operands:
+                if isinstance(a, ast.Name) and a.id in self.kinds:
+                    if a.id in replayable and layout.block_of[id(replayable[a.id])] == block_id:
+                        work.append(a.id)
+                    else:
+                        points.setdefault(a.id, []).append(planning.NeedPoint(end, loops))
+        for v in done:
+            points.pop(v, None)
+
+    def _has_content(self, m):
+        if isinstance(m, _AssignMirror):
+            return bool(m.adj) or id(m.stmt) in self.pushed
+        if isinstance(m, _IfMirror):
+            return any(self._has_content(x) for x in m.body + m.orelse) or \
+                bool(self.replays.get(id(m.stmt.body)) or self.replays.get(id(m.stmt.orelse)))
+        return id(m.stmt) in self.kept_loops
+
+    def _nonempty_loops(self, mirrors, pushed):
+        kept = set()
+
+        def visit(ms):
+            any_content = False
+            for m in ms:
+                if isinstance(m, _AssignMirror):
+                    any_content |= bool(m.adj) or id(m.stmt) in pushed
+                elif isinstance(m, _IfMirror):
+                    a, b = visit(m.body), visit(m.orelse)
+                    any_content |= a or b
+                else:
+                    inner = visit(m.body) or bool(self.replays.get(id(m.stmt.body)))
+                    if inner or id(m.stmt) in pushed:
+                        kept.add(id(m.stmt))
+                        any_content = True
+            return any_content
+
+        visit(mirrors)
+        return kept
+
+    # assembly --------------------------------------------------------------
+    def build(self, wrt):
+        """Plan and assemble. Returns an AdjointProgram."""
+        top = self.mirrors(self.stmts)
+        self.plan(top)
+        self.taped_trips = {s._trip: s for s in ir.walk_stmts(self.stmts)
+                            if isinstance(s, (ast.For, ast.While)) and s._trip
+                            and id(s) in self.kept_loops and self.layout.loops[id(s)]}
+        backward = self._backward(top, self.stmts)
+        forward = self._forward(self.stmts)
+        init = []
+        for var in self._ordered({_target(s) for s in ir.walk_stmts(self.stmts)
+                                  if id(s) in self.pushed} - set(self.params)):
+            init.append(ir.assign(var, ir.const(_ZERO[self.kinds[var]])))
+        backward_init = []
+        for var in self._ordered(self.active):
+            if is_array(self.kinds[var]):
+                if var in self.params:
+                    backward_init += _parse(f"{self.bar(var)} = np.zeros_like({var})")
+            elif var not in self.single_use and not (isinstance(self.result, ast.Name)
+                                                     and var == self.result.id):
+                backward_init.append(ir.assign(self.bar(var), ir.const(0.0)))
+        if self.is_active(self.result):
+            backward_init.append(ir.assign(self.bar(self.result.id), ir.const(1.0)))
+        return AdjointProgram(init, forward, backward_init, backward, self.bar, self.active,
+                              self.tape)
+
+    def gradient_expr(self, var):
+        """The expression the generated function returns as d result / d var."""
+        if var in self.active:
+            return self.bar(var)
+        if is_array(self.kinds[var]):
+            return f"np.zeros_like({var})"
+        return "0.0"
+
+    def _ordered(self, names):
+        first = {}
+        for p in self.params:
+            first.setdefault(p, -1)
+        for var, sites in self.layout.sites.items():
+            first.setdefault(var, self.layout.pos[id(sites[0])])
+        return sorted(names, key=lambda v: (first.get(v, 10**9), v))
+
+    def _forward(self, stmts):
+        out = []
+        for s in stmts:
+            if isinstance(s, ast.Assign):
+                target = ir.target_name(s)
+                if id(s) in self.pushed:
+                    out += self.tape.push(target, self.kinds[target])
+                out.append(s)
+                if target in self.active and is_array(self.kinds[target]):
+                    out += _parse(f"{self.bar(target)} = np.zeros_like({target})")
+                if target in self.taped_trips:
+                    out += self.tape.push(target, INT)
+                continue
+            if isinstance(s, ast.If):
+                s.body = self._forward(s.body)
+                s.orelse = self._forward(s.orelse)
+            elif isinstance(s, (ast.For, ast.While)):
+                if isinstance(s, ast.For) and id(s) in self.pushed:
+                    out += self.tape.push(s.target.id, INT)
+                s.body = self._forward(s.body)
+            out.append(s)
+        return out
+
+    def _replay(self, block):
+        names = self.replays.get(id(block), ())
+        out = []
+        for s in block:
+            if isinstance(s, ast.Assign) and ir.target_name(s) in names:
+                node = ast.Assign(targets=[ir.store(ir.target_name(s))], value=s.value,
+                                  lineno=0)
+                node._origin = getattr(s, "_origin", None)
+                out.append(node)
+        return out
+
+    def _backward(self, mirrors, block):
+        return _merge_resets(self._backward_raw(mirrors, block))
+
+    def _backward_raw(self, mirrors, block):
+        out = self._replay(block)
+        for m in mirrors:
+            s = m.stmt
+            if isinstance(m, _AssignMirror):
+                out += m.adj
+                if id(s) in self.pushed:
+                    target = ir.target_name(s)
+                    out += self.tape.pop(target, self.kinds[target])
+            elif isinstance(m, _IfMirror):
+                body = self._backward(m.body, s.body)
+                orelse = self._backward(m.orelse, s.orelse)
+                if body or orelse:
+                    node = ast.If(test=ir.name(s.test.id), body=body or [ast.Pass()],
+                                  orelse=orelse, lineno=0)
+                    node._origin = getattr(s, "_origin", None)
+                    out.append(node)
+            else:
+                if id(s) in self.kept_loops:
+                    out += self._reverse_loop(m, s)
+                if isinstance(s, ast.For) and id(s) in self.pushed:
+                    out += self.tape.pop(s.target.id, INT)
+        return out
+
+    def _reverse_loop(self, m, s):
+        body = self._backward(m.body, s.body) or [ast.Pass()]
+        out = []
+        trip = s._trip
+        if trip and trip in self.taped_trips:
+            out += self.tape.pop(trip, INT)
+        if isinstance(s, ast.While):
+            k = self.namegen.fresh("_k")
+            header = f"for {k} in range({trip}):\n    pass\n"
+        else:
+            lo, hi, st = (ast.unparse(a) for a in s._bounds)
+            var = s.target.id
+            if isinstance(s._bounds[2], ast.Constant) and s._bounds[2].value == 1:
+                start = f"{lo} + {trip} - 1" if trip else f"{hi} - 1"
+                header = f"for {var} in range({start}, {lo} - 1, -1):\n    pass\n"
+            else:
+                k = self.namegen.fresh("_k")
+                count = trip or f"len(range({lo}, {hi}, {st}))"
+                header = f"for {k} in range({count} - 1, -1, -1):\n    pass\n"
+                body = _parse(f"{var} = {lo} + {k} * {st}") + body
+        loop = fold(_parse(header)[0])
+        loop.body = body
+        loop._origin = getattr(s, "_origin", None)
+        return out + [loop]
+
+
+_ZERO = {FLOAT: 0.0, INT: 0, BOOL: False}
+
+
+def _merge_resets(stmts):
+    """`v_bar = 0.0` directly followed by `v_bar += e` becomes `v_bar = e`."""
+    out = []
+    for s in stmts:
+        prev = out[-1] if out else None
+        if isinstance(s, ast.AugAssign) and isinstance(s.target, ast.Name) and \
+                isinstance(prev, ast.Assign) and isinstance(prev.targets[0], ast.Name) and \
+                prev.targets[0].id == s.target.id and isinstance(prev.value, ast.Constant) \
+                and prev.value.value == 0.0:
+            value = s.value if isinstance(s.op, ast.Add) else \
+                ast.UnaryOp(op=ast.USub(), operand=s.value)
+            merged = ast.Assign(targets=[prev.targets[0]], value=value, lineno=0)
+            merged._origin = getattr(s, "_origin", None)
+            out[-1] = merged
+            continue
+        out.append(s)
+    return out
+
+
+def _target(s):
+    return s.target.id if isinstance(s, ast.For) else ir.target_name(s)
+
+
+def _parse(text):
+    return ast.parse(text).body
+
+
+def _copy(node):
+    return ast.parse(ast.unparse(node), mode="eval").body
+
+
+def _as_store(sub):
+    return ast.Subscript(value=sub.value, slice=sub.slice, ctx=ast.Store())

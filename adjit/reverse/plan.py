@@ -1,0 +1,143 @@
+"""Where each statement sits, and what the backward sweep needs from the forward sweep.
+
+The backward sweep reads primal values: operands of nonlinear partials, branch conditions,
+loop bounds, array indices. Each such value is obtained in one of three ways, cheapest first:
+
+* kept: its variable is assigned once, outside any loop, so its value is still there;
+* replayed: it is a block-local value inside a loop (assigned once, at the top of the block,
+  used only later in that block) computed from values stable in the block, so the backward
+  sweep of the block recomputes it, as a person writing an adjoint by hand would;
+* recorded: anything else is pushed on a tape just before each assignment that overwrites a
+  value still needed (the to-be-recorded analysis) and popped back at the mirror point.
+
+Arrays are never recorded: the backward sweep reads array elements only through replayed
+loads of arrays that the function never writes.
+"""
+import ast
+
+from ..normalize import ir
+
+
+class Layout:
+    """Program-order positions, enclosing loops and blocks of every normalized statement."""
+
+    def __init__(self, stmts):
+        self.pos = {}
+        self.loops = {}
+        self.block_of = {}
+        self.blocks = {}
+        self.block_loops = {}
+        self.sites = {}
+        self.parent_block = {}
+        self._counter = 0
+        self._visit(stmts, (), None)
+
+    def _visit(self, stmts, loops, parent):
+        self.blocks[id(stmts)] = stmts
+        self.block_loops[id(stmts)] = loops
+        self.parent_block[id(stmts)] = parent
+        for s in stmts:
+            self._counter += 1
+            self.pos[id(s)] = self._counter
+            self.loops[id(s)] = loops
+            self.block_of[id(s)] = id(stmts)
+            if isinstance(s, ast.Assign) and not ir.is_store(s):
+                self.sites.setdefault(ir.target_name(s), []).append(s)
+            if isinstance(s, ast.If):
+                self._visit(s.body, loops, id(stmts))
+                self._visit(s.orelse, loops, id(stmts))
+            elif isinstance(s, ast.For):
+                self.sites.setdefault(s.target.id, []).append(s)
+                self._visit(s.body, loops + (id(s),), id(stmts))
+            elif isinstance(s, ast.While):
+                self._visit(s.body, loops + (id(s),), id(stmts))
+
+    def inside(self, stmt, block_id):
+        """Whether `stmt` is in the block, directly or nested."""
+        b = self.block_of[id(stmt)]
+        while b is not None:
+            if b == block_id:
+                return True
+            b = self.parent_block[b]
+        return False
+
+    def end_pos(self, stmts):
+        """The position of the last statement inside a block, nested ones included."""
+        last = stmts[-1]
+        while isinstance(last, (ast.If, ast.For, ast.While)):
+            inner = last.orelse or last.body if isinstance(last, ast.If) else last.body
+            if not inner:
+                break
+            last = inner[-1]
+        return self.pos[id(last)]
+
+
+class NeedPoint:
+    """A place in the backward sweep that reads a primal variable, by forward position."""
+
+    def __init__(self, pos, loops):
+        self.pos = pos
+        self.loops = set(loops)
+
+
+def replayable(stmts, layout, prims_of, stored, kinds):
+    """Block-local definitions the backward sweep can recompute, as {var: stmt}."""
+    reads = {}
+    for s in ir.walk_stmts(stmts):
+        for v in _forward_reads(s):
+            reads.setdefault(v, []).append(s)
+    out = {}
+    for block_id, block in layout.blocks.items():
+        if not layout.block_loops[block_id]:
+            continue
+        assigned_here = ir.assigned(block)
+        local = {}
+        for s in block:
+            if not isinstance(s, ast.Assign) or ir.is_store(s):
+                continue
+            v = ir.target_name(s)
+            if len(layout.sites.get(v, ())) != 1:
+                continue
+            users = reads.get(v, [])
+            if not all(layout.inside(u, block_id) and layout.pos[id(u)] > layout.pos[id(s)]
+                       for u in users):
+                continue
+            prim = prims_of(s)
+            if prim.kind not in ("copy", "op", "compare", "shape", "len", "load", "stop"):
+                continue
+            if prim.kind == "load" and prim.operands[0].id in stored:
+                continue
+            operands = prim.operands[1:] if prim.kind in ("load", "shape", "len") \
+                else prim.operands
+            if all(not isinstance(a, ast.Name) or a.id in local or a.id not in assigned_here
+                   for a in operands):
+                local[v] = s
+        out.update(local)
+    return out
+
+
+def _forward_reads(s):
+    if isinstance(s, ast.Assign):
+        return ir.reads(s)
+    if isinstance(s, ast.If):
+        return ir.atom_names([s.test])
+    if isinstance(s, ast.For):
+        return ir.atom_names(s.iter.args)
+    return []
+
+
+def needs_push(layout, site, points):
+    """The to-be-recorded test: must the value `site` overwrites be saved first?
+
+    Yes when some backward read of the variable happens at a forward position before the
+    site, or shares a loop with it (the next iteration overwrites). Reads inside a `for`
+    loop of its own index are served by the reversed loop itself and do not count.
+    """
+    pos = layout.pos[id(site)]
+    site_loops = set(layout.loops[id(site)])
+    for p in points:
+        if isinstance(site, ast.For) and id(site) in p.loops:
+            continue
+        if p.pos < pos or (p.loops & site_loops):
+            return True
+    return False

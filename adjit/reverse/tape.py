@@ -1,0 +1,54 @@
+"""The tape the generated code records overwritten values on.
+
+Two growable typed stacks, float64 and int64 (booleans go on the integer one), as plain
+numpy arrays and counters in the generated function: no Python objects, nothing numba cannot
+compile. A push grows the array by doubling when it is full; the initial capacity is sized
+so most gradients never grow. A bounded variant for CUDA device code would emit the same
+pushes into `cuda.local.array`s.
+"""
+import ast
+
+from ..analysis.types import BOOL, FLOAT
+
+INITIAL_CAPACITY = 1024
+
+
+class Tape:
+    def __init__(self, namegen):
+        self.used = {"f": False, "i": False}
+        self.names = {"f": ("_ftape", "_fn"), "i": ("_itape", "_in")}
+        for arr, top in self.names.values():
+            namegen.reserve(arr)
+            namegen.reserve(top)
+
+    def _which(self, kind):
+        return "f" if kind == FLOAT else "i"
+
+    def push(self, var, kind):
+        which = self._which(kind)
+        self.used[which] = True
+        arr, top = self.names[which]
+        value = f"int({var})" if kind == BOOL else var
+        return _parse(f"if {top} == {arr}.shape[0]:\n"
+                      f"    {arr} = grow_tape({arr})\n"
+                      f"{arr}[{top}] = {value}\n"
+                      f"{top} += 1\n")
+
+    def pop(self, var, kind):
+        which = self._which(kind)
+        self.used[which] = True
+        arr, top = self.names[which]
+        value = f"{arr}[{top}] != 0" if kind == BOOL else f"{arr}[{top}]"
+        return _parse(f"{top} -= 1\n{var} = {value}\n")
+
+    def allocations(self):
+        out = []
+        if self.used["f"]:
+            out += _parse(f"_ftape = np.empty({INITIAL_CAPACITY})\n_fn = 0\n")
+        if self.used["i"]:
+            out += _parse(f"_itape = np.empty({INITIAL_CAPACITY}, np.int64)\n_in = 0\n")
+        return out
+
+
+def _parse(text):
+    return ast.parse(text).body

@@ -1,0 +1,84 @@
+"""Instantiate rule templates and build small adjoint expressions, folding constants."""
+import ast
+import copy
+
+from ..normalize import ir
+
+
+class _Subst(ast.NodeTransformer):
+    def __init__(self, mapping):
+        self.mapping = mapping
+
+    def visit_Name(self, node):
+        if node.id in self.mapping:
+            return copy.deepcopy(self.mapping[node.id])
+        return node
+
+
+def instantiate(template, params, operands, out):
+    """The partial `template` with the rule's parameter names replaced by the operands."""
+    mapping = dict(zip(params, operands))
+    mapping["out"] = ir.name(out)
+    expr = _Subst(mapping).visit(copy.deepcopy(template))
+    return fold(expr)
+
+
+def _num(node):
+    return isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) \
+        and not isinstance(node.value, bool)
+
+
+def fold(node):
+    """Fold constant arithmetic and the identities x * 1, x ** 1, x + 0."""
+    for field, value in ast.iter_fields(node):
+        if isinstance(value, ast.AST):
+            setattr(node, field, fold(value))
+        elif isinstance(value, list):
+            setattr(node, field, [fold(v) if isinstance(v, ast.AST) else v for v in value])
+    if isinstance(node, ast.BinOp) and _num(node.left) and _num(node.right):
+        try:
+            expr = ast.fix_missing_locations(ast.Expression(node))
+            value = eval(compile(expr, "<fold>", "eval"))  # noqa: S307
+            return ast.Constant(value=value)
+        except ArithmeticError:
+            return node
+    if isinstance(node, ast.BinOp):
+        if isinstance(node.op, ast.Pow) and _num(node.right) and node.right.value == 1:
+            return node.left
+        if isinstance(node.op, ast.Mult) and _num(node.right) and node.right.value == 1:
+            return node.left
+        if isinstance(node.op, ast.Mult) and _num(node.left) and node.left.value == 1:
+            return node.right
+        if isinstance(node.op, (ast.Add, ast.Sub)) and _num(node.right) and node.right.value == 0:
+            return node.left
+        if isinstance(node.op, ast.Add) and _num(node.left) and node.left.value == 0:
+            return node.right
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and _num(node.operand):
+        return ast.Constant(value=-node.operand.value)
+    return node
+
+
+def scale(bar, partial):
+    """`bar * partial`, as (expression, negated): the sign is kept apart so the caller
+    writes `a_bar -= y_bar` rather than `a_bar += -y_bar`."""
+    negated = False
+    if isinstance(partial, ast.UnaryOp) and isinstance(partial.op, ast.USub):
+        partial, negated = partial.operand, True
+    if _num(partial) and partial.value < 0:
+        partial, negated = ast.Constant(value=-partial.value), True
+    if _num(partial) and partial.value == 1:
+        return ir.name(bar), negated
+    return ast.BinOp(left=ir.name(bar), op=ast.Mult(), right=partial), negated
+
+
+def accumulate(target, expr, negated, assign_only, origin):
+    """`target += expr` (or -=), or a plain assignment for a single-use temporary."""
+    tgt = target if isinstance(target, ast.AST) else ir.store(target)
+    if assign_only:
+        value = ast.UnaryOp(op=ast.USub(), operand=expr) if negated else expr
+        node = ast.Assign(targets=[tgt], value=value, lineno=0)
+    else:
+        op = ast.Sub() if negated else ast.Add()
+        node = ast.AugAssign(target=tgt, op=op, value=expr, lineno=0)
+    node._origin = origin
+    return node

@@ -1,0 +1,125 @@
+"""The derivative rules, as data.
+
+A rule lists, for each operand of a primitive, the partial derivative of the result with
+respect to that operand, written as a Python expression over the operand names and `out`
+(the result). The reverse pass turns a rule into `a_bar += out_bar * <partial>`; the same
+partials serve forward mode later. `None` marks an operand the result does not depend on
+differentiably (a floor, a comparison, an integer conversion).
+
+`result` is the result's kind for type inference: "float", "int", "bool", or "join" (the
+common kind of the operands, as `abs`, `min` and `max` keep integers integers).
+
+Adding a function is one entry here and one parameter in tests/test_rules.py.
+"""
+import ast
+import math
+
+import numpy as np
+
+from ..api_stop import stop_gradient
+
+
+class Rule:
+    """Partial derivatives of one primitive, as parsed expression templates."""
+
+    def __init__(self, params, partials, result="float"):
+        self.params = tuple(params)
+        self.partials = tuple(None if p is None else ast.parse(p, mode="eval").body
+                              for p in partials)
+        self.sources = tuple(partials)
+        self.result = result
+        assert len(self.params) == len(self.partials)
+
+    @property
+    def differentiable(self):
+        return any(p is not None for p in self.partials)
+
+
+def _unary(partial, result="float"):
+    return Rule(("x",), (partial,), result)
+
+
+_SIGN = "np.sign(x)"
+_POW = ("b * a ** (b - 1)", "out * math.log(a)")
+
+BINOP_RULES = {
+    ast.Add: Rule(("a", "b"), ("1.0", "1.0"), "join"),
+    ast.Sub: Rule(("a", "b"), ("1.0", "-1.0"), "join"),
+    ast.Mult: Rule(("a", "b"), ("b", "a"), "join"),
+    ast.Div: Rule(("a", "b"), ("1.0 / b", "-out / b"), "float"),
+    ast.Pow: Rule(("a", "b"), _POW, "join"),
+    ast.Mod: Rule(("a", "b"), ("1.0", "-math.floor(a / b)"), "join"),
+    ast.FloorDiv: Rule(("a", "b"), (None, None), "join"),
+}
+
+UNARY_RULES = {
+    ast.USub: Rule(("x",), ("-1.0",), "join"),
+    ast.UAdd: Rule(("x",), ("1.0",), "join"),
+    ast.Not: Rule(("x",), (None,), "bool"),
+}
+
+CALL_RULES = {
+    math.sin: _unary("math.cos(x)"),
+    math.cos: _unary("-math.sin(x)"),
+    math.tan: _unary("1.0 + out * out"),
+    math.asin: _unary("1.0 / math.sqrt(1.0 - x * x)"),
+    math.acos: _unary("-1.0 / math.sqrt(1.0 - x * x)"),
+    math.atan: _unary("1.0 / (1.0 + x * x)"),
+    math.sinh: _unary("math.cosh(x)"),
+    math.cosh: _unary("math.sinh(x)"),
+    math.tanh: _unary("1.0 - out * out"),
+    math.exp: _unary("out"),
+    math.expm1: _unary("out + 1.0"),
+    math.log: _unary("1.0 / x"),
+    math.log1p: _unary("1.0 / (1.0 + x)"),
+    math.log10: _unary("1.0 / (x * 2.302585092994046)"),
+    math.sqrt: _unary("0.5 / out"),
+    math.erf: _unary("1.1283791670955126 * math.exp(-x * x)"),
+    math.erfc: _unary("-1.1283791670955126 * math.exp(-x * x)"),
+    math.fabs: _unary(_SIGN),
+    math.floor: _unary(None, "int"),
+    math.ceil: _unary(None, "int"),
+    math.trunc: _unary(None, "int"),
+    math.pow: Rule(("a", "b"), _POW),
+    math.hypot: Rule(("a", "b"), ("a / out", "b / out")),
+    math.atan2: Rule(("a", "b"), ("b / (a * a + b * b)", "-a / (a * a + b * b)")),
+    abs: _unary(_SIGN, "join"),
+    min: Rule(("a", "b"), ("1.0 if a <= b else 0.0", "0.0 if a <= b else 1.0"), "join"),
+    max: Rule(("a", "b"), ("1.0 if a >= b else 0.0", "0.0 if a >= b else 1.0"), "join"),
+    float: _unary("1.0"),
+    int: _unary(None, "int"),
+    bool: _unary(None, "bool"),
+    round: _unary(None, "int"),
+    stop_gradient: _unary(None, "join"),
+}
+
+
+def rule_for_call(obj):
+    """The rule for calling `obj`, or None when adjit has none."""
+    try:
+        return CALL_RULES.get(obj)
+    except TypeError:
+        return None
+
+ALLOCATORS = {
+    np.zeros: "shape", np.ones: "shape", np.empty: "shape",
+    np.zeros_like: "like", np.ones_like: "like", np.empty_like: "like",
+}
+"""numpy functions that make a new float array: from a shape, or like another array."""
+
+ARRAY_QUERIES = {len: "int"}
+"""Functions that read an array's size, not its values."""
+
+
+class _Table(dict):
+    """A rule table whose lookups by unhashable objects (arrays) simply miss."""
+
+    def __contains__(self, obj):
+        try:
+            return dict.__contains__(self, obj)
+        except TypeError:
+            return False
+
+
+ALLOCATORS = _Table(ALLOCATORS)
+ARRAY_QUERIES = _Table(ARRAY_QUERIES)

@@ -1,0 +1,105 @@
+"""The pipeline, end to end: frontend -> normalize -> analysis -> reverse -> codegen."""
+import ast
+
+from .analysis.activity import active_variables
+from .analysis.types import FLOAT, infer_kinds, is_array, is_float_kind, kind_of_numba_type
+from .codegen.emit import compile_source, render
+from .errors import AdjitError
+from .frontend.source import read_function
+from .normalize.anf import InlineContext, normalize_function
+from .normalize.names import Env, NameGen
+from .reverse.adjoint import ReverseBuilder
+
+
+class Transformed:
+    """One specialization: generated source, its Python function and numba dispatcher."""
+
+    def __init__(self, source, pyfunc, dispatcher):
+        self.source = source
+        self.pyfunc = pyfunc
+        self.dispatcher = dispatcher
+
+
+def normalized(fn):
+    """(FunctionSource, statements, result atom, Env) of a function in A-normal form."""
+    src = read_function(fn)
+    namegen = NameGen(src.locals | set(src.params))
+    env = Env()
+    stmts, result = normalize_function(src, InlineContext(namegen, env))
+    if result is None:
+        raise src.loc.error(src.tree, "the function returns nothing",
+                            "Return the float to differentiate.")
+    return src, stmts, result, env, namegen
+
+
+def check_argnums(fn, argnums):
+    """Validate argnums against fn's parameters; returns a tuple of non-negative ints."""
+    src = read_function(fn)
+    n = len(src.params)
+    items = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    if not items or not all(isinstance(k, int) and not isinstance(k, bool) for k in items):
+        raise AdjitError(f"argnums for '{src.loc.name}' must be an int or a non-empty tuple of "
+                         f"ints, got {argnums!r}")
+    out = []
+    for k in items:
+        if not -n <= k < n:
+            raise AdjitError(f"argnums {k} is out of range for '{src.loc.name}' "
+                             f"({src.loc.filename}, line {src.loc.firstlineno}), which takes "
+                             f"{n} argument(s): {', '.join(src.params)}")
+        out.append(k % n)
+    if len(set(out)) != len(out):
+        raise AdjitError(f"argnums {argnums!r} for '{src.loc.name}' names an argument twice")
+    return tuple(out)
+
+
+def build(fn, argnums, arg_types, mode):
+    """Generate and compile the gradient of `fn` for arguments of these numba types.
+
+    mode is "grad" (return the gradient) or "value_and_grad" (return (value, gradient));
+    argnums is a tuple, and `single` gradients are returned bare when the user passed an int.
+    """
+    src, stmts, result, env, namegen = normalized(fn)
+    params = src.params
+    if len(arg_types) != len(params):
+        raise src.loc.error(src.tree, f"called with {len(arg_types)} argument(s)",
+                            f"'{src.loc.name}' takes {len(params)}: {', '.join(params)}.")
+    arg_kinds = {p: kind_of_numba_type(t) for p, t in zip(params, arg_types)}
+    wrt = [params[k] for k in argnums]
+    for p in wrt:
+        if not is_float_kind(arg_kinds[p]):
+            raise src.loc.error(src.tree, f"argument '{p}' in argnums is {arg_types[params.index(p)]}"
+                                ", which carries no derivative",
+                                "Pass a float (2.0, not 2) or a float64 array, or leave the "
+                                "argument out of argnums.")
+    kinds = infer_kinds(stmts, arg_kinds, env.ns)
+    result_kind = kinds.get(result.id) if isinstance(result, ast.Name) else \
+        kind_of_constant(result.value)
+    if result_kind != FLOAT:
+        what = "an array" if is_array(result_kind) else f"a {result_kind}"
+        raise src.loc.error(src.tree, f"the function returns {what}, not a float",
+                            "grad differentiates functions with a scalar float result; return "
+                            "a float (e.g. a sum), or use float(...).")
+    active = active_variables(stmts, result, wrt, kinds, env.ns)
+    builder = ReverseBuilder(stmts, result, params, kinds, active, env.ns, namegen)
+    prog = builder.build(wrt)
+    grads = [builder.gradient_expr(p) for p in wrt]
+    grad_text = grads[0] if mode.single else "(" + ", ".join(grads) + ",)"
+    value = ast.unparse(result)
+    if mode.with_value:
+        prog.backward_init.insert(0, ast.parse(f"_value = {value}").body[0])
+        ret = f"return _value, {grad_text}"
+    else:
+        ret = f"return {grad_text}"
+    name = f"{src.fn.__name__}_{mode.name}"
+    parts = [("forward sweep", prog.init + prog.tape.allocations() + prog.forward),
+             ("backward sweep", prog.backward_init + prog.backward),
+             (None, ast.parse(ret).body)]
+    source = render(name, params, parts)
+    pyfunc, dispatcher = compile_source(source, name, env.ns)
+    return Transformed(source, pyfunc, dispatcher)
+
+
+def kind_of_constant(value):
+    if isinstance(value, bool):
+        return "bool"
+    return "int" if isinstance(value, int) else FLOAT
