@@ -37,6 +37,7 @@ class GradientFunction:
         self.mode = _Mode(kind, with_value, isinstance(argnums, int))
         self._specs = {}
         self._last = None
+        self._last_pytypes = None
         self._lock = threading.RLock()
         self._stub = _make_stub(self)
 
@@ -52,8 +53,16 @@ class GradientFunction:
             return spec
 
     def __call__(self, *args):
+        last = self._last
+        if last is not None and tuple(map(type, args)) == self._last_pytypes:
+            try:
+                return last.dispatcher(*args)
+            except TypeError as exc:
+                if "No matching definition" not in str(exc):
+                    raise
         types = tuple(numba.typeof(a) for a in args)
         spec = self.specialize(types)
+        self._last_pytypes = tuple(map(type, args))
         try:
             return spec.dispatcher(*args)
         except numba_errors.TypingError as exc:

@@ -9,6 +9,7 @@ from .frontend.source import read_function
 from .normalize.anf import InlineContext, normalize_function
 from .normalize.names import Env, NameGen
 from .reverse.adjoint import ReverseBuilder
+from .reverse.dce import eliminate_dead, upward_exposed
 
 
 class Transformed:
@@ -91,11 +92,14 @@ def build(fn, argnums, arg_types, mode):
     else:
         ret = f"return {grad_text}"
     name = f"{src.fn.__name__}_{mode.name}"
-    parts = [("forward sweep", prog.init + prog.tape.allocations() + prog.forward),
+    tail = prog.backward_init + prog.backward + ast.parse(ret).body
+    roots = upward_exposed(tail) | prog.tape.reserved_names()
+    forward = eliminate_dead(prog.forward, roots, set(params))
+    parts = [("forward sweep", prog.init + prog.tape.allocations() + forward),
              ("backward sweep", prog.backward_init + prog.backward),
              (None, ast.parse(ret).body)]
     source = render(name, params, parts)
-    pyfunc, dispatcher = compile_source(source, name, env.ns)
+    pyfunc, dispatcher = compile_source(source, name, env.ns, arg_types)
     return Transformed(source, pyfunc, dispatcher)
 
 

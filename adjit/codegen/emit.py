@@ -10,7 +10,7 @@ import re
 
 import numba
 
-from ..runtime.tape import grow_tape
+from ..runtime.tape import grow_tape, reserve_tape
 
 _COMMENT = "__adjit_comment__"
 _serial = itertools.count(1)
@@ -66,12 +66,14 @@ def render(name, params, parts):
     return pattern.sub(lambda m: f"{m.group(1)}# {comments[int(m.group(2))]}", text) + "\n"
 
 
-def compile_source(source, name, namespace):
-    """Exec generated source; returns (python function, numba dispatcher)."""
+def compile_source(source, name, namespace, signature):
+    """Exec generated source; returns (python function, numba dispatcher compiled for
+    exactly these argument types)."""
     filename = f"<adjit-{next(_serial)}:{name}>"
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     ns = dict(namespace)
     ns["grow_tape"] = grow_tape
+    ns["reserve_tape"] = reserve_tape
     exec(compile(source, filename, "exec"), ns)  # noqa: S102
     pyfunc = ns[name]
-    return pyfunc, numba.njit(error_model="numpy")(pyfunc)
+    return pyfunc, numba.njit(tuple(signature), error_model="numpy")(pyfunc)

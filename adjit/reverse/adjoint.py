@@ -58,10 +58,11 @@ class ReverseBuilder:
         self.env = env
         self.namegen = namegen
         self.layout = planning.Layout(stmts)
-        self.stored = ir.stored_arrays(stmts)
         self.bar = BarNames(set(kinds) | set(namegen.taken))
         self.tape = Tape(namegen)
         self._prims = {}
+        self.loop_target = {id(s): s.target.id for s in ir.walk_stmts(stmts)
+                            if isinstance(s, ast.For)}
         self._check_arrays()
         self.single_use = self._single_use_temps()
 
@@ -226,8 +227,7 @@ class ReverseBuilder:
     def plan(self, top):
         """Decide replays and tape pushes, iterating until the needs stop growing."""
         layout = self.layout
-        replayable = planning.replayable(self.stmts, layout, self.prim, self.stored,
-                                         self.kinds)
+        replayable = planning.replayable(self.stmts, layout, self.prim, self.kinds)
         self.pushed = set()
         self.replays = {}
         self.kept_loops = set()
@@ -247,8 +247,10 @@ class ReverseBuilder:
             self.pushed, self.kept_loops = pushed, kept
 
     def _need(self, points, names, pos, loops):
+        """Record backward reads; a read of a for loop's own index inside that loop is
+        served by the reversed loop and needs nothing from the forward sweep."""
         for n in names:
-            if n in self.kinds:
+            if n in self.kinds and not any(self.loop_target.get(L) == n for L in loops):
                 points.setdefault(n, []).append(planning.NeedPoint(pos, loops))
 
     def _collect(self, mirrors, block, points):
@@ -292,7 +294,7 @@ class ReverseBuilder:
                     if a.id in replayable and layout.block_of[id(replayable[a.id])] == block_id:
                         work.append(a.id)
                     else:
-                        points.setdefault(a.id, []).append(planning.NeedPoint(end, loops))
+                        self._need(points, [a.id], end, loops)
         for v in done:
             points.pop(v, None)
 
@@ -338,7 +340,11 @@ class ReverseBuilder:
         init = []
         for var in self._ordered({_target(s) for s in ir.walk_stmts(self.stmts)
                                   if id(s) in self.pushed} - set(self.params)):
-            init.append(ir.assign(var, ir.const(_ZERO[self.kinds[var]])))
+            first = self.layout.sites[var][0]
+            defined_first = isinstance(first, ast.Assign) and id(first) not in self.pushed \
+                and any(first is s for s in self.stmts)
+            if not defined_first:
+                init.append(ir.assign(var, ir.const(_ZERO[self.kinds[var]])))
         backward_init = []
         for var in self._ordered(self.active):
             if is_array(self.kinds[var]):
@@ -368,27 +374,75 @@ class ReverseBuilder:
             first.setdefault(var, self.layout.pos[id(sites[0])])
         return sorted(names, key=lambda v: (first.get(v, 10**9), v))
 
-    def _forward(self, stmts):
+    def _forward(self, stmts, reserved=False):
+        """The primal statements with pushes. Inside a loop whose pushes were reserved in
+        advance (see _reserve) the pushes store without a capacity check."""
         out = []
         for s in stmts:
             if isinstance(s, ast.Assign):
                 target = ir.target_name(s)
                 if id(s) in self.pushed:
-                    out += self.tape.push(target, self.kinds[target])
+                    out += self.tape.push(target, self.kinds[target], checked=not reserved)
                 out.append(s)
                 if target in self.active and is_array(self.kinds[target]):
                     out += _parse(f"{self.bar(target)} = np.zeros_like({target})")
                 if target in self.taped_trips:
-                    out += self.tape.push(target, INT)
+                    out += self.tape.push(target, INT, checked=not reserved)
                 continue
             if isinstance(s, ast.If):
-                s.body = self._forward(s.body)
-                s.orelse = self._forward(s.orelse)
+                s.body = self._forward(s.body, reserved)
+                s.orelse = self._forward(s.orelse, reserved)
             elif isinstance(s, (ast.For, ast.While)):
                 if isinstance(s, ast.For) and id(s) in self.pushed:
-                    out += self.tape.push(s.target.id, INT)
-                s.body = self._forward(s.body)
+                    out += self.tape.push(s.target.id, INT, checked=not reserved)
+                counts = self._reservable(s)
+                if counts:
+                    out += self._reserve(s, counts)
+                s.body = self._forward(s.body, bool(counts))
             out.append(s)
+        return out
+
+    def _pushes_in(self, stmts):
+        """(float pushes, int pushes) the statements make, not counting nested loop bodies,
+        with both branches of an `if` counted (an upper bound); None if a nested loop body
+        pushes too."""
+        f = i = 0
+        for s in stmts:
+            if isinstance(s, ast.Assign):
+                target = ir.target_name(s)
+                if id(s) in self.pushed:
+                    f, i = (f + 1, i) if self.kinds[target] == FLOAT else (f, i + 1)
+                if target in self.taped_trips:
+                    i += 1
+            elif isinstance(s, ast.If):
+                inner = [self._pushes_in(s.body), self._pushes_in(s.orelse)]
+                if None in inner:
+                    return None
+                f += inner[0][0] + inner[1][0]
+                i += inner[0][1] + inner[1][1]
+            elif isinstance(s, (ast.For, ast.While)):
+                if id(s) in self.pushed:
+                    i += 1
+                nested = self._pushes_in(s.body)
+                if nested is None or nested != (0, 0):
+                    return None
+        return f, i
+
+    def _reservable(self, loop):
+        """Push counts per iteration of a for loop whose trip count is known on entry and
+        whose nested loops push nothing; None otherwise."""
+        if not isinstance(loop, ast.For) or loop._trip:
+            return None
+        counts = self._pushes_in(loop.body)
+        return counts if counts and counts != (0, 0) else None
+
+    def _reserve(self, loop, counts):
+        lo, hi, st = (ast.unparse(a) for a in loop._bounds)
+        trips = f"({hi} - {lo})" if st == "1" else f"len(range({lo}, {hi}, {st}))"
+        out = []
+        for kind, count in ((FLOAT, counts[0]), (INT, counts[1])):
+            if count:
+                out += self.tape.reserve(kind, f"{trips} * {count}" if count > 1 else trips)
         return out
 
     def _replay(self, block):

@@ -80,8 +80,28 @@ class NeedPoint:
         self.loops = set(loops)
 
 
-def replayable(stmts, layout, prims_of, stored, kinds):
+def final_loads(stmts, layout):
+    """Ids of array loads that read an element's final value: no store to that array comes
+    later in the program or shares a loop with the load. The backward sweep, which never
+    restores arrays, may read those elements again."""
+    stores = {}
+    for s in ir.walk_stmts(stmts):
+        if ir.is_store(s):
+            stores.setdefault(s.targets[0].value.id, []).append(s)
+    out = set()
+    for s in ir.walk_stmts(stmts):
+        if isinstance(s, ast.Assign) and not ir.is_store(s) and \
+                isinstance(s.value, ast.Subscript) and isinstance(s.value.value, ast.Name):
+            pos, loops = layout.pos[id(s)], set(layout.loops[id(s)])
+            if all(layout.pos[id(w)] < pos and not loops & set(layout.loops[id(w)])
+                   for w in stores.get(s.value.value.id, [])):
+                out.add(id(s))
+    return out
+
+
+def replayable(stmts, layout, prims_of, kinds):
     """Block-local definitions the backward sweep can recompute, as {var: stmt}."""
+    final = final_loads(stmts, layout)
     reads = {}
     for s in ir.walk_stmts(stmts):
         for v in _forward_reads(s):
@@ -105,7 +125,7 @@ def replayable(stmts, layout, prims_of, stored, kinds):
             prim = prims_of(s)
             if prim.kind not in ("copy", "op", "compare", "shape", "len", "load", "stop"):
                 continue
-            if prim.kind == "load" and prim.operands[0].id in stored:
+            if prim.kind == "load" and id(s) not in final:
                 continue
             operands = prim.operands[1:] if prim.kind in ("load", "shape", "len") \
                 else prim.operands

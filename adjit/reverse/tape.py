@@ -24,15 +24,23 @@ class Tape:
     def _which(self, kind):
         return "f" if kind == FLOAT else "i"
 
-    def push(self, var, kind):
+    def push(self, var, kind, checked=True):
+        """Statements pushing `var`; unchecked inside a loop whose pushes were reserved."""
         which = self._which(kind)
         self.used[which] = True
         arr, top = self.names[which]
         value = f"int({var})" if kind == BOOL else var
-        return _parse(f"if {top} == {arr}.shape[0]:\n"
-                      f"    {arr} = grow_tape({arr})\n"
-                      f"{arr}[{top}] = {value}\n"
-                      f"{top} += 1\n")
+        check = f"if {top} == {arr}.shape[0]:\n    {arr} = grow_tape({arr})\n" if checked \
+            else ""
+        return _parse(f"{check}{arr}[{top}] = {value}\n{top} += 1\n")
+
+    def reserve(self, kind, count):
+        """Make room for `count` more pushes before a loop, so its pushes need no check:
+        a capacity check inside a hot loop costs numba several times the push itself."""
+        which = self._which(kind)
+        self.used[which] = True
+        arr, top = self.names[which]
+        return _parse(f"{arr} = reserve_tape({arr}, {top} + max({count}, 0))\n")
 
     def pop(self, var, kind):
         which = self._which(kind)
@@ -40,6 +48,9 @@ class Tape:
         arr, top = self.names[which]
         value = f"{arr}[{top}] != 0" if kind == BOOL else f"{arr}[{top}]"
         return _parse(f"{top} -= 1\n{var} = {value}\n")
+
+    def reserved_names(self):
+        return {name for pair in self.names.values() for name in pair}
 
     def allocations(self):
         out = []

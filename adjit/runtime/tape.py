@@ -6,6 +6,17 @@ import numpy as np
 @numba.njit(cache=False)
 def grow_tape(tape):
     """A tape twice as long holding the same values (called only when a push finds it full)."""
-    bigger = np.empty(2 * tape.shape[0], tape.dtype)
+    return reserve_tape(tape, 2 * tape.shape[0])
+
+
+@numba.njit(cache=False)
+def reserve_tape(tape, need):
+    """`tape` if it holds `need` values, else a copy grown (by doubling) to hold them."""
+    if need <= tape.shape[0]:
+        return tape
+    size = tape.shape[0]
+    while size < need:
+        size *= 2
+    bigger = np.empty(size, tape.dtype)
     bigger[: tape.shape[0]] = tape
     return bigger

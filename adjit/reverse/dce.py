@@ -1,0 +1,108 @@
+"""Dead-code elimination for the forward sweep.
+
+The forward sweep recomputes the primal only for what the backward sweep reads (recorded
+values, trip counts, arrays it replays loads from) and, for value_and_grad, the value. In
+`grad` mode a loop whose values the backward sweep replays itself vanishes from the forward
+sweep entirely, which is what a hand-written adjoint does.
+"""
+import ast
+
+
+def reads_of(node):
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and
+            isinstance(n.ctx, ast.Load)}
+
+
+def _control_only(stmts):
+    return all(isinstance(s, ast.Pass) or (isinstance(s, ast.If) and
+               all(isinstance(b, ast.Break) for b in s.body)) for s in stmts)
+
+
+def _prune(stmts, live, keep_stores):
+    out = []
+    for s in stmts:
+        if isinstance(s, ast.Assign):
+            tgt = s.targets[0]
+            if isinstance(tgt, ast.Name):
+                if tgt.id in live:
+                    out.append(s)
+            elif tgt.value.id in live or tgt.value.id in keep_stores:
+                out.append(s)
+        elif isinstance(s, ast.AugAssign):
+            if s.target.id in live:
+                out.append(s)
+        elif isinstance(s, ast.If):
+            body = _prune(s.body, live, keep_stores)
+            orelse = _prune(s.orelse, live, keep_stores)
+            if any(isinstance(b, ast.Break) for b in body) or \
+                    not _control_only(body) or not _control_only(orelse):
+                out.append(_copy_with(s, body or [ast.Pass()], orelse))
+        elif isinstance(s, (ast.For, ast.While)):
+            body = _prune(s.body, live, keep_stores)
+            if not _control_only(body):
+                out.append(_copy_with(s, body, []))
+        else:
+            out.append(s)
+    return out
+
+
+def _copy_with(s, body, orelse):
+    node = type(s)(**{f: getattr(s, f) for f in s._fields})
+    node.body = body
+    node.orelse = orelse
+    for attr in ("_origin", "_forward_only"):
+        if hasattr(s, attr):
+            setattr(node, attr, getattr(s, attr))
+    return node
+
+
+def eliminate_dead(forward, roots, keep_stores):
+    """The forward statements that anything in `roots` (names read later) depends on.
+    Element stores into `keep_stores` (the caller's arrays) are always kept."""
+    live = set(roots)
+    while True:
+        kept = _prune(forward, live, keep_stores)
+        reads = set(live)
+        for s in kept:
+            reads |= reads_of(s)
+        if reads == live:
+            return kept
+        live = reads
+
+
+def upward_exposed(stmts, live_after=frozenset()):
+    """Names the statements may read before assigning them: what they need from earlier code.
+
+    Structured liveness over assignments, element stores, `if` and `for` (the shapes the
+    backward sweep is made of), so a value the backward sweep replays or pops itself is not
+    asked of the forward sweep.
+    """
+    live = set(live_after)
+    for s in reversed(stmts):
+        live = _live_before(s, live)
+    return live
+
+
+def _live_before(s, live):
+    if isinstance(s, ast.Assign) and isinstance(s.targets[0], ast.Name):
+        return (live - {s.targets[0].id}) | reads_of(s.value)
+    if isinstance(s, ast.If):
+        return reads_of(s.test) | upward_exposed(s.body, live) | upward_exposed(s.orelse, live)
+    if isinstance(s, ast.For):
+        var = s.target.id
+        entry = set(live)
+        while True:
+            body_in = upward_exposed(s.body, entry) - {var}
+            new_entry = set(live) | body_in
+            if new_entry == entry:
+                break
+            entry = new_entry
+        return reads_of(s.iter) | entry
+    if isinstance(s, ast.While):
+        entry = set(live)
+        while True:
+            new_entry = set(live) | upward_exposed(s.body, entry)
+            if new_entry == entry:
+                return entry
+            entry = new_entry
+    return live | reads_of(s)
