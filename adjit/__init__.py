@@ -2,6 +2,7 @@
 from .api import GradientFunction, grad, value_and_grad
 from .api_stop import stop_gradient
 from .errors import AdjitError
+from .show import show
 
-__all__ = ["grad", "value_and_grad", "stop_gradient", "AdjitError", "GradientFunction"]
+__all__ = ["grad", "value_and_grad", "stop_gradient", "AdjitError", "GradientFunction", "show"]
 __version__ = "0.1.0"

@@ -8,6 +8,7 @@ from .errors import AdjitError
 from .frontend.source import read_function
 from .normalize.anf import InlineContext, normalize_function
 from .normalize.names import Env, NameGen
+from .normalize.webs import split_webs
 from .reverse.adjoint import ReverseBuilder
 from .reverse.dce import eliminate_dead, upward_exposed
 
@@ -30,6 +31,7 @@ def normalized(fn):
     if result is None:
         raise src.loc.error(src.tree, "the function returns nothing",
                             "Return the float to differentiate.")
+    result = split_webs(stmts, src.params, result)
     return src, stmts, result, env, namegen
 
 

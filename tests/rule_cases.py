@@ -1,0 +1,118 @@
+"""One small function per derivative rule, with its domain and analytic derivative.
+
+tests/test_rules.py checks each against the analytic derivative and finite differences;
+a new rule in adjit/rules/table.py needs one entry here.
+"""
+import math
+
+import numpy as np
+
+
+def r_sin(x): return math.sin(x)  # noqa: E704
+def r_cos(x): return math.cos(x)  # noqa: E704
+def r_tan(x): return math.tan(x)  # noqa: E704
+def r_asin(x): return math.asin(x)  # noqa: E704
+def r_acos(x): return math.acos(x)  # noqa: E704
+def r_atan(x): return math.atan(x)  # noqa: E704
+def r_sinh(x): return math.sinh(x)  # noqa: E704
+def r_cosh(x): return math.cosh(x)  # noqa: E704
+def r_tanh(x): return math.tanh(x)  # noqa: E704
+def r_exp(x): return math.exp(x)  # noqa: E704
+def r_expm1(x): return math.expm1(x)  # noqa: E704
+def r_log(x): return math.log(x)  # noqa: E704
+def r_log1p(x): return math.log1p(x)  # noqa: E704
+def r_log10(x): return math.log10(x)  # noqa: E704
+def r_sqrt(x): return math.sqrt(x)  # noqa: E704
+def r_erf(x): return math.erf(x)  # noqa: E704
+def r_erfc(x): return math.erfc(x)  # noqa: E704
+def r_fabs(x): return math.fabs(x)  # noqa: E704
+def r_abs(x): return abs(x)  # noqa: E704
+def r_floor(x): return math.floor(x) * 1.0 + x * 0.0  # noqa: E704
+def r_ceil(x): return math.ceil(x) * 1.0 + x * 0.0  # noqa: E704
+def r_trunc(x): return math.trunc(x) * 1.0 + x * 0.0  # noqa: E704
+def r_int(x): return int(x) * 1.0 + x  # noqa: E704
+def r_round(x): return round(x) * 1.0 + x  # noqa: E704
+def r_bool(x): return float(bool(x > 0.0)) + x  # noqa: E704
+def r_float(x): return float(x) * x  # noqa: E704
+def r_neg(x): return -x  # noqa: E704
+def r_pos(x): return +x * x  # noqa: E704
+def r_square(x): return x ** 2  # noqa: E704
+def r_cube(x): return x ** 3  # noqa: E704
+def r_inv(x): return x ** -1  # noqa: E704
+def r_floordiv1(x): return x // 0.3 + x  # noqa: E704
+
+UNARY = [
+    (r_sin, (-3.0, 3.0), math.cos),
+    (r_cos, (-3.0, 3.0), lambda x: -math.sin(x)),
+    (r_tan, (-1.4, 1.4), lambda x: 1.0 / math.cos(x) ** 2),
+    (r_asin, (-0.95, 0.95), lambda x: 1.0 / math.sqrt(1 - x * x)),
+    (r_acos, (-0.95, 0.95), lambda x: -1.0 / math.sqrt(1 - x * x)),
+    (r_atan, (-5.0, 5.0), lambda x: 1.0 / (1 + x * x)),
+    (r_sinh, (-3.0, 3.0), math.cosh),
+    (r_cosh, (-3.0, 3.0), math.sinh),
+    (r_tanh, (-3.0, 3.0), lambda x: 1.0 / math.cosh(x) ** 2),
+    (r_exp, (-3.0, 3.0), math.exp),
+    (r_expm1, (-3.0, 3.0), math.exp),
+    (r_log, (0.05, 10.0), lambda x: 1.0 / x),
+    (r_log1p, (-0.9, 10.0), lambda x: 1.0 / (1.0 + x)),
+    (r_log10, (0.05, 10.0), lambda x: 1.0 / (x * math.log(10.0))),
+    (r_sqrt, (0.05, 10.0), lambda x: 0.5 / math.sqrt(x)),
+    (r_erf, (-3.0, 3.0), lambda x: 2.0 / math.sqrt(math.pi) * math.exp(-x * x)),
+    (r_erfc, (-3.0, 3.0), lambda x: -2.0 / math.sqrt(math.pi) * math.exp(-x * x)),
+    (r_fabs, (0.05, 3.0), lambda x: 1.0),
+    (r_abs, (-3.0, -0.05), lambda x: -1.0),
+    (r_floor, (0.05, 0.95), lambda x: 0.0),
+    (r_ceil, (0.05, 0.95), lambda x: 0.0),
+    (r_trunc, (0.05, 0.95), lambda x: 0.0),
+    (r_int, (0.05, 0.95), lambda x: 1.0),
+    (r_round, (0.05, 0.45), lambda x: 1.0),
+    (r_bool, (0.05, 0.95), lambda x: 1.0),
+    (r_float, (-3.0, 3.0), lambda x: 2.0 * x),
+    (r_neg, (-3.0, 3.0), lambda x: -1.0),
+    (r_pos, (-3.0, 3.0), lambda x: 2.0 * x),
+    (r_square, (-3.0, 3.0), lambda x: 2.0 * x),
+    (r_cube, (-3.0, 3.0), lambda x: 3.0 * x * x),
+    (r_inv, (0.1, 3.0), lambda x: -1.0 / (x * x)),
+    (r_floordiv1, (0.05, 0.25), lambda x: 1.0),
+]
+
+
+def b_add(a, b): return a + b  # noqa: E704
+def b_sub(a, b): return a - b  # noqa: E704
+def b_mul(a, b): return a * b  # noqa: E704
+def b_div(a, b): return a / b  # noqa: E704
+def b_pow(a, b): return a ** b  # noqa: E704
+def b_mod(a, b): return a % b  # noqa: E704
+def b_floordiv(a, b): return (a // b) * 1.0 + a * b  # noqa: E704
+def b_mpow(a, b): return math.pow(a, b)  # noqa: E704
+def b_hypot(a, b): return math.hypot(a, b)  # noqa: E704
+def b_atan2(a, b): return math.atan2(a, b)  # noqa: E704
+def b_min(a, b): return min(a, b)  # noqa: E704
+def b_max(a, b): return max(a, b)  # noqa: E704
+def b_min3(a, b): return min(a, b, 0.25)  # noqa: E704
+def b_max3(a, b): return max(a * b, b, 0.25)  # noqa: E704
+
+BINARY = [
+    (b_add, (-3, 3), (-3, 3), lambda a, b: (1.0, 1.0)),
+    (b_sub, (-3, 3), (-3, 3), lambda a, b: (1.0, -1.0)),
+    (b_mul, (-3, 3), (-3, 3), lambda a, b: (b, a)),
+    (b_div, (-3, 3), (0.2, 3), lambda a, b: (1 / b, -a / b ** 2)),
+    (b_pow, (0.2, 3), (-2, 2), lambda a, b: (b * a ** (b - 1), a ** b * math.log(a))),
+    (b_mod, (0.1, 0.9), (1.1, 2.0), lambda a, b: (1.0, 0.0)),
+    (b_floordiv, (0.1, 0.9), (1.1, 2.0), lambda a, b: (b, a)),
+    (b_mpow, (0.2, 3), (-2, 2), lambda a, b: (b * a ** (b - 1), a ** b * math.log(a))),
+    (b_hypot, (-3, 3), (0.5, 3), lambda a, b: (a / math.hypot(a, b), b / math.hypot(a, b))),
+    (b_atan2, (-3, 3), (0.5, 3), lambda a, b: (b / (a * a + b * b), -a / (a * a + b * b))),
+    (b_min, (-3, -0.1), (0.1, 3), lambda a, b: (1.0, 0.0)),
+    (b_max, (-3, -0.1), (0.1, 3), lambda a, b: (0.0, 1.0)),
+    (b_min3, (0.5, 3), (-3, 0.0), lambda a, b: (0.0, 1.0)),
+    (b_max3, (1.2, 2.0), (1.0, 3.0), lambda a, b: (b, a)),
+]
+
+RULES_COVERED = {
+    math.sin, math.cos, math.tan, math.asin, math.acos, math.atan, math.sinh, math.cosh,
+    math.tanh, math.exp, math.expm1, math.log, math.log1p, math.log10, math.sqrt, math.erf,
+    math.erfc, math.fabs, math.floor, math.ceil, math.trunc, math.pow, math.hypot,
+    math.atan2, abs, min, max, float, int, bool, round,
+}
+_ = np

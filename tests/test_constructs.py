@@ -1,0 +1,163 @@
+"""Every construct of the core language, differentiated and checked against finite
+differences; the normalized program of each is run against the original."""
+import math
+
+import numba
+import numpy as np
+import pytest
+
+import adjit
+from adjit.show import normalized_callable
+
+from fd import assert_grad_matches_fd
+import programs
+from programs import PROGRAMS
+
+_IDS = [f"{f.__name__}-{k}" for k, (f, _, _) in enumerate(PROGRAMS)]
+_GRADS = {}
+
+
+def gradient(f, argnums):
+    if (f, argnums) not in _GRADS:
+        _GRADS[(f, argnums)] = adjit.grad(f, argnums=argnums)
+    return _GRADS[(f, argnums)]
+
+
+def _copy_args(args):
+    return tuple(a.copy() if isinstance(a, np.ndarray) else a for a in args)
+
+
+def _fd_function(f):
+    """The primal, on copies of its arguments (some programs write their inputs)."""
+    return lambda *a: f(*_copy_args(a))
+
+
+@pytest.mark.parametrize("f, args, argnums", PROGRAMS, ids=_IDS)
+def test_gradient_matches_finite_differences(f, args, argnums):
+    assert_grad_matches_fd(gradient(f, argnums), _fd_function(f), _copy_args(args), argnums)
+
+
+@pytest.mark.parametrize("f, args, argnums", PROGRAMS, ids=_IDS)
+def test_normalized_program_computes_the_same(f, args, argnums):
+    assert normalized_callable(f)(*_copy_args(args)) == pytest.approx(f(*_copy_args(args)),
+                                                                      rel=1e-12)
+
+
+@pytest.mark.parametrize("f, args, argnums", PROGRAMS[:12], ids=_IDS[:12])
+def test_value_and_grad(f, args, argnums):
+    value, grads = adjit.value_and_grad(f, argnums=argnums)(*_copy_args(args))
+    assert value == pytest.approx(f(*_copy_args(args)), rel=1e-12)
+    expected = gradient(f, argnums)(*_copy_args(args))
+    for got, want in zip(np.atleast_1d(grads) if isinstance(argnums, int) else grads,
+                         np.atleast_1d(expected) if isinstance(argnums, int) else expected):
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def test_inputs_are_not_mutated():
+    x = np.random.default_rng(1).random(6)
+    before = x.copy()
+    for f in (programs.sum_of_sin, programs.inplace_square, programs.heat):
+        args = (x, 0.1, 3) if f is programs.heat else (x,)
+        gradient(f, 0)(*args)
+        np.testing.assert_array_equal(x, before)
+
+
+# "Never wrong": the cases where peers return silently wrong gradients, checked analytically.
+
+def test_running_product_with_runtime_trip_count():
+    x = np.array([0.5, 2.0, 3.0, -1.5, 0.25])
+    g = gradient(programs.running_product, 0)(x)
+    expected = np.array([np.prod(np.delete(x, i)) for i in range(len(x))])
+    np.testing.assert_allclose(g, expected, rtol=1e-14)
+
+
+def test_value_set_before_loop_used_after():
+    def analytic(x, n):
+        h = 1e-7
+        lo, hi = x.copy(), x.copy()
+        lo[0] -= h
+        hi[0] += h
+        return (programs.carried_through_loop(hi, n) - programs.carried_through_loop(lo, n)) \
+            / (2 * h)
+    x = np.array([0.3, 0.2, 0.1])
+    for n in (0, 1, 5, 17):
+        g = gradient(programs.carried_through_loop, 0)(x, n)
+        assert g[0] == pytest.approx(analytic(x, n), rel=1e-6, abs=1e-9)
+
+
+def newton_sqrt(a):
+    x = a
+    while abs(x * x - a) > 1e-12:
+        x = 0.5 * (x + a / x)
+    return x
+
+
+def test_while_loop_newton_iteration():
+    for a in (0.3, 2.0, 17.0):
+        assert adjit.grad(newton_sqrt)(a) == pytest.approx(0.5 / math.sqrt(a), rel=1e-9)
+
+
+def test_in_place_square_is_exact():
+    u = np.array([0.3, 1.2, -0.7, 2.0])
+    g = gradient(programs.inplace_square, 0)(u)
+    expected = np.array([4 * u[0] ** 3, 2 * 4 * u[1] ** 3, 4 * u[2] ** 3, 0.0])
+    np.testing.assert_allclose(g, expected, rtol=1e-14)
+
+
+def swap_nonlinear(u, steps):
+    a = u.copy()
+    b = np.zeros_like(u)
+    for t in range(steps):
+        for i in range(a.shape[0]):
+            b[i] = a[i] * a[i] * 0.5 + 0.1
+        for i in range(a.shape[0]):
+            a[i] = b[i]
+    return a[0] + a[1]
+
+
+def test_two_buffers_nonlinear_update():
+    u = np.array([0.4, 0.9, 0.3])
+    g = adjit.grad(swap_nonlinear)(u, 3)
+    # analytic: a_{t+1} = a_t^2 / 2 + 0.1, so da3/da0 = a2 * a1 * a0
+    expected = np.zeros(3)
+    for k in range(2):
+        a0 = u[k]
+        a1 = a0 * a0 / 2 + 0.1
+        a2 = a1 * a1 / 2 + 0.1
+        expected[k] = a2 * a1 * a0
+    np.testing.assert_allclose(g, expected, rtol=1e-14)
+
+
+def double_buffer_by_rebinding(u, steps):
+    a = u.copy()
+    b = np.zeros_like(u)
+    for t in range(steps):
+        for i in range(a.shape[0]):
+            b[i] = a[i] * a[i]
+        a, b = b, a
+    return a[0]
+
+
+def test_reference_swap_is_refused_not_wrong():
+    with pytest.raises(adjit.AdjitError, match="reassigned"):
+        adjit.grad(double_buffer_by_rebinding)(np.ones(3), 2)
+
+
+def unused_argument(x, y):
+    return x * 2.0
+
+
+def test_gradient_of_unused_argument_is_zero():
+    gx, gy = adjit.grad(unused_argument, argnums=(0, 1))(1.0, 5.0)
+    assert (gx, gy) == (2.0, 0.0)
+    ga = adjit.grad(programs.sum_of_sin, argnums=0)
+    assert ga(np.zeros(3)).tolist() == [0.0, 0.0, 0.0]
+
+
+def constant_result(x):
+    return 3.0
+
+
+def test_constant_function_has_zero_gradient():
+    assert adjit.grad(constant_result)(2.0) == 0.0
+    _ = numba

@@ -1,0 +1,139 @@
+"""stop_gradient: a constant for differentiation, recognized by identity under any alias,
+and dropped from the backward sweep by activity analysis."""
+import math
+
+import numba
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import adjit
+import adjit as ad
+from adjit import grad, stop_gradient
+from adjit import stop_gradient as sg
+
+import programs
+
+
+def tutorial(x, y):
+    return x * x + stop_gradient(y) * x
+
+
+def test_tutorial_example_is_seven_not_four():
+    dx, dy = grad(tutorial, argnums=(0, 1))(2.0, 3.0)
+    assert dx == 7.0  # 2x + y; the widely quoted 4.0 is wrong
+    assert dy == 0.0
+
+
+def aliased(x, y):
+    return sg(x * y) * y + ad.stop_gradient(x) * x + adjit.stop_gradient(y)
+
+
+def test_any_import_alias_is_recognized():
+    dx, dy = grad(aliased, argnums=(0, 1))(1.5, 2.0)
+    assert dx == pytest.approx(1.5)          # only the unstopped factor x of x * x counts
+    assert dy == pytest.approx(1.5 * 2.0)    # d/dy of c * y with c = x*y held constant
+
+
+class Renamed:
+    halt = staticmethod(stop_gradient)
+
+
+halt = Renamed.halt
+
+
+def renamed_global(x):
+    return halt(x) * x
+
+
+def test_recognized_by_identity_not_spelling():
+    assert grad(renamed_global)(3.0) == 3.0
+
+
+def test_stopped_in_loop_matches_constant_substitution():
+    x = np.array([0.3, -0.8, 1.1, 0.5])
+    g = grad(programs.stopped_in_loop)(x)
+    s_before = np.concatenate([[0.0], np.cumsum(
+        [x[i] * x[i] * x[i] + 0.0 for i in range(3)])])
+    # s_i = s_{i-1} + x_i^3 + s_{i-1} x_i: recompute exactly
+    s = 0.0
+    expected = np.zeros_like(x)
+    for i in range(4):
+        expected[i] = x[i] * x[i] + s
+        s = s + x[i] * x[i] * x[i] + s * x[i]
+    np.testing.assert_allclose(g, expected, rtol=1e-14)
+    _ = s_before
+
+
+def stopped_everything(x, y):
+    return stop_gradient(x * y + math.sin(x)) * 3.0
+
+
+def test_fully_stopped_output_gives_zeros_and_no_adjoint_code():
+    g = grad(stopped_everything, argnums=(0, 1))
+    assert g(1.0, 2.0) == (0.0, 0.0)
+    backward = g.source.split("# backward sweep")[-1]
+    assert "_bar +=" not in backward and "_bar -=" not in backward
+
+
+def softmax_xent(z, k):
+    m = z[0]
+    for i in range(z.shape[0]):
+        m = max(m, z[i])
+    m = stop_gradient(m)
+    total = 0.0
+    for i in range(z.shape[0]):
+        total += math.exp(z[i] - m)
+    return math.log(total) + m - z[k]
+
+
+def test_stable_softmax_with_stopped_max():
+    z = np.array([1000.0, 1001.0, 999.5, 1000.2])
+    g = grad(softmax_xent)(z, 1)
+    p = np.exp(z - z.max())
+    p /= p.sum()
+    expected = p.copy()
+    expected[1] -= 1.0
+    assert np.all(np.isfinite(g))
+    np.testing.assert_allclose(g, expected, rtol=1e-12, atol=1e-15)
+
+
+def test_stopped_max_leaves_no_adjoint_for_the_max():
+    src = grad(softmax_xent).source_for(np.ones(3), 0)
+    assert "m_bar" not in src
+
+
+@given(x=st.floats(-3, 3), y=st.floats(-3, 3))
+def test_stopped_term_contributes_exactly_zero(x, y):
+    g_with = grad(with_stopped_term, argnums=(0, 1))
+    g_without = grad(without_stopped_term, argnums=(0, 1))
+    assert g_with(x, y) == g_without(x, y)
+
+
+def with_stopped_term(x, y):
+    return x * math.sin(y) + stop_gradient(math.exp(x) * y * y)
+
+
+def without_stopped_term(x, y):
+    return x * math.sin(y)
+
+
+@numba.njit
+def njit_uses_stop(x):
+    return stop_gradient(x) * 2.0
+
+
+def test_stop_gradient_is_identity_in_python_and_njit():
+    arr = np.arange(3.0)
+    assert stop_gradient(2.5) == 2.5
+    assert stop_gradient(arr) is arr
+    assert njit_uses_stop(1.5) == 3.0
+
+
+def calls_njit_that_stops(x):
+    return njit_uses_stop(x) * x
+
+
+def test_stop_gradient_inside_called_njit_function():
+    assert grad(calls_njit_that_stops)(1.5) == 3.0
