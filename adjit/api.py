@@ -52,7 +52,9 @@ class GradientFunction:
             self._last = spec
             return spec
 
-    def __call__(self, *args):
+    def __call__(self, *args, **kwargs):
+        if kwargs:
+            args = self._positional(args, kwargs)
         last = self._last
         if last is not None and tuple(map(type, args)) == self._last_pytypes:
             try:
@@ -69,6 +71,16 @@ class GradientFunction:
             raise AdjitError(f"numba could not compile the gradient of "
                              f"'{self.__adjit_function__.__qualname__}':\n{exc}\n"
                              f"generated source:\n{spec.source}") from None
+
+    def _positional(self, args, kwargs):
+        try:
+            bound = inspect.signature(self.__adjit_function__).bind(*args, **kwargs)
+        except TypeError as exc:
+            raise AdjitError(f"calling the gradient of "
+                             f"'{self.__adjit_function__.__qualname__}': {exc}. Pass the "
+                             f"arguments the function takes.") from None
+        bound.apply_defaults()
+        return bound.args
 
     @property
     def source(self):

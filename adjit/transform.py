@@ -39,20 +39,28 @@ def check_argnums(fn, argnums):
     """Validate argnums against fn's parameters; returns a tuple of non-negative ints."""
     src = read_function(fn)
     n = len(src.params)
-    items = (argnums,) if isinstance(argnums, int) else tuple(argnums)
-    if not items or not all(isinstance(k, int) and not isinstance(k, bool) for k in items):
-        raise AdjitError(f"argnums for '{src.loc.name}' must be an int or a non-empty tuple of "
-                         f"ints, got {argnums!r}")
+    where = f"'{src.loc.name}' ({src.loc.filename}, line {src.loc.firstlineno})"
+    items = (argnums,) if _is_int(argnums) else \
+        tuple(argnums) if isinstance(argnums, (tuple, list)) else None
+    if not items or not all(_is_int(k) for k in items):
+        raise AdjitError(f"argnums={argnums!r} for {where} is not an int or a non-empty tuple "
+                         f"of ints. Pass argnums=0 or argnums=(0, 2): the positions of the "
+                         f"arguments to differentiate ({', '.join(src.params)}).")
     out = []
     for k in items:
         if not -n <= k < n:
-            raise AdjitError(f"argnums {k} is out of range for '{src.loc.name}' "
-                             f"({src.loc.filename}, line {src.loc.firstlineno}), which takes "
-                             f"{n} argument(s): {', '.join(src.params)}")
+            raise AdjitError(f"argnums {k} is out of range for {where}, which takes {n} "
+                             f"argument(s): {', '.join(src.params)}. Use positions 0 to "
+                             f"{n - 1} (or negative positions from the end).")
         out.append(k % n)
     if len(set(out)) != len(out):
-        raise AdjitError(f"argnums {argnums!r} for '{src.loc.name}' names an argument twice")
+        raise AdjitError(f"argnums={argnums!r} for {where} names an argument twice. List each "
+                         f"argument position once.")
     return tuple(out)
+
+
+def _is_int(k):
+    return isinstance(k, int) and not isinstance(k, bool)
 
 
 def build(fn, argnums, arg_types, mode):
@@ -78,7 +86,8 @@ def build(fn, argnums, arg_types, mode):
     result_kind = kinds.get(result.id) if isinstance(result, ast.Name) else \
         kind_of_constant(result.value)
     if result_kind != FLOAT:
-        what = "an array" if is_array(result_kind) else f"a {result_kind}"
+        what = "an array" if is_array(result_kind) else {"int": "an int", "bool": "a bool"}.get(
+            result_kind, f"a value of kind {result_kind}")
         raise src.loc.error(src.tree, f"the function returns {what}, not a float",
                             "grad differentiates functions with a scalar float result; return "
                             "a float (e.g. a sum), or use float(...).")

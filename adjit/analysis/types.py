@@ -76,6 +76,12 @@ def infer_kinds(stmts, arg_kinds, env):
         changed = False
         for s in ir.walk_stmts(stmts):
             if isinstance(s, ast.For):
+                for bound in s.iter.args:
+                    k = _atom_kind(bound, kinds)
+                    if k is not None and k not in (INT, BOOL):
+                        raise error_at(getattr(s, "_origin", None),
+                                       f"range() with a {k} bound",
+                                       "Pass integers to range(): int(n) or a.shape[0].")
                 new = {s.target.id: INT}
             elif isinstance(s, ast.Assign) and not ir.is_store(s):
                 new = {ir.target_name(s): _kind_of(s, kinds, env)}

@@ -17,7 +17,7 @@ SUPPORTED_OPERATORS = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow, ast.Mod, as
                        ast.USub, ast.UAdd, ast.Not, ast.And, ast.Or,
                        ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.Eq, ast.NotEq)
 
-_LOOP = "write an explicit `for i in range(n):` loop instead"
+_LOOP = "Write an explicit `for i in range(n):` loop instead"
 ADVICE = {
     "Try": ("try/except", "Exceptions are not differentiable: move the try/except outside "
                           "the differentiated function"),
@@ -92,13 +92,27 @@ def describe(cls):
             "Rewrite it with assignments, arithmetic, if/else and for-range loops")
 
 
+def _walk_with_lines(node, line):
+    """Every node below `node`, with the line of the nearest node that has one (operator
+    nodes have none)."""
+    line = getattr(node, "lineno", None) or line
+    yield node, line
+    for child in ast.iter_child_nodes(node):
+        yield from _walk_with_lines(child, line)
+
+
+class _At:
+    def __init__(self, lineno):
+        self.lineno = lineno
+
+
 def check_supported(tree, loc):
     """Raise AdjitError at the first unsupported construct in a function body."""
     for stmt in tree.body:
-        for node in ast.walk(stmt):
+        for node, line in _walk_with_lines(stmt, stmt.lineno):
             if not is_supported_class(type(node)):
                 construct, advice = describe(type(node))
-                raise loc.error(node, f"{construct} is not supported", advice + ".")
+                raise loc.error(_At(line), f"{construct} is not supported", advice + ".")
             if isinstance(node, (ast.For, ast.While)) and node.orelse:
                 raise loc.error(node, "a loop with an `else:` clause is not supported",
                                 "Use a flag variable set before `break` instead.")

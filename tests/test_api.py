@@ -1,0 +1,145 @@
+"""The public API: decorator forms, argnums, numba dispatchers in and out, .source."""
+import math
+import threading
+
+import numba
+import numpy as np
+import pytest
+
+import adjit
+from adjit import AdjitError, grad, value_and_grad
+
+import programs
+
+
+@grad
+def decorated(x):
+    return x * math.exp(x)
+
+
+@numba.njit
+def jitted(x, y):
+    return x * y + math.sin(x)
+
+
+def test_decorator_without_arguments():
+    assert decorated(0.5) == pytest.approx(math.exp(0.5) * 1.5, rel=1e-14)
+
+
+def test_decorator_with_arguments():
+    @grad(argnums=(1,))
+    def f(x, y):
+        return x * y * y
+    assert f(2.0, 3.0) == (12.0,)
+
+
+def test_numba_dispatcher_input():
+    dx, dy = grad(jitted, argnums=(0, 1))(0.3, 2.0)
+    assert dx == pytest.approx(2.0 + math.cos(0.3), rel=1e-14)
+    assert dy == pytest.approx(0.3, rel=1e-14)
+
+
+def test_argnums_int_gives_bare_gradient_and_tuple_gives_tuple():
+    x = np.array([0.1, 0.2])
+    bare = grad(programs.horner, argnums=0)(x, 0.5)
+    assert isinstance(bare, np.ndarray) and bare.shape == x.shape
+    tup = grad(programs.horner, argnums=(1, 0))(x, 0.5)
+    assert isinstance(tup, tuple) and isinstance(tup[0], float)
+    np.testing.assert_array_equal(tup[1], bare)
+
+
+def test_negative_argnums():
+    assert grad(jitted, argnums=-1)(0.3, 2.0) == pytest.approx(0.3)
+
+
+def test_value_and_grad_shapes():
+    value, g = value_and_grad(jitted)(0.3, 2.0)
+    assert value == pytest.approx(jitted(0.3, 2.0))
+    value, (gx, gy) = value_and_grad(jitted, argnums=(0, 1))(0.3, 2.0)
+    assert gy == pytest.approx(0.3)
+
+
+g_lj = grad(programs.lennard_jones)
+g_horner = value_and_grad(programs.horner, argnums=(0, 1))
+
+
+@numba.njit
+def descend(x, steps, lr):
+    for _ in range(steps):
+        x = x - lr * g_lj(x)
+    return x
+
+
+@numba.njit
+def horner_inside(c, t):
+    v, (gc, gt) = g_horner(c, t)
+    return v, gc.sum(), gt
+
+
+def test_gradient_callable_from_njit():
+    x0 = np.array([[0.0, 0, 0], [1.05, 0, 0], [0, 1.2, 0]])
+    x = descend(x0.copy(), 200, 1e-3)
+    assert programs.lennard_jones(x) < programs.lennard_jones(x0)
+    c = np.array([1.0, 2.0, 3.0])
+    v, gcsum, gt = horner_inside(c, 0.5)
+    assert v == pytest.approx(programs.horner(c, 0.5))
+    gc, gt2 = g_horner(c, 0.5)[1]
+    assert gcsum == pytest.approx(gc.sum()) and gt == pytest.approx(gt2)
+
+
+def test_source_is_readable_python_that_compiles():
+    g = grad(programs.sum_of_sin)
+    g(np.ones(3))
+    src = g.source
+    compile(src, "<adjit>", "exec")
+    assert "def sum_of_sin_grad(x):" in src
+    assert "# backward sweep" in src and "x_bar" in src
+    assert "sum_of_sin, line" in src
+
+
+def test_source_is_deterministic():
+    a = grad(programs.lennard_jones).source_for(np.ones((3, 3)))
+    b = grad(programs.lennard_jones).source_for(np.ones((3, 3)))
+    assert a == b
+
+
+def test_source_before_first_call_is_an_error():
+    with pytest.raises(AdjitError, match="call the gradient once"):
+        grad(programs.sum_of_sin).source
+
+
+def test_show_stages():
+    text = adjit.show(programs.horner, "normalized")
+    compile(text, "<n>", "exec")
+    assert "horner_normalized" in text
+    assert "def horner(c, t)" in adjit.show(programs.horner, "source")
+    assert adjit.show(programs.horner, "adjoint", np.ones(2), 0.5) == \
+        grad(programs.horner).source_for(np.ones(2), 0.5)
+    with pytest.raises(AdjitError):
+        adjit.show(programs.horner, "bogus")
+
+
+def test_specializations_per_argument_types():
+    g = grad(programs.sum_of_sin)
+    g1 = g(np.ones(3))
+    g2 = g(np.ones(3, dtype=np.float32))
+    np.testing.assert_allclose(g1, g2, rtol=1e-6)
+    assert g2.dtype == np.float32
+
+
+def test_many_threads_compile_once():
+    g = grad(programs.running_product)
+    x = np.array([1.0, 2.0, 3.0])
+    results = []
+
+    def work():
+        results.append(g(x))
+
+    threads = [threading.Thread(target=work) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(g._specs) == 1
+    for r in results:
+        np.testing.assert_array_equal(r, [6.0, 3.0, 2.0])

@@ -1,0 +1,797 @@
+"""Error messages: every failure at transformation time is an AdjitError that names the
+function, its file and line, the construct, and what to write instead.
+
+The user functions under test live at module level (adjit reads their source with inspect).
+A line that an error must point at carries a trailing marker comment `# @tag`; `line_of(tag)`
+finds it, so the expected line numbers survive edits to this file.
+"""
+import ast
+import math
+import os
+import re
+
+import numpy as np
+import pytest
+
+import adjit
+from adjit import AdjitError, grad, value_and_grad
+from adjit.normalize.check import describe, is_supported_class
+
+HERE = os.path.abspath(__file__)
+FILE = os.path.basename(HERE)
+with open(HERE, encoding="utf-8") as _fh:
+    _LINES = _fh.read().splitlines()
+
+G = 0.0                      # a module global that f_global tries to write
+A1 = np.linspace(0.5, 1.5, 3)
+A2 = np.ones((2, 2))
+I1 = np.arange(3)            # int64 array
+
+
+def line_of(tag):
+    """The line of this file carrying the marker comment `# @tag`."""
+    pattern = re.compile(r"# @" + re.escape(tag) + r"(\s|$)")
+    hits = [i + 1 for i, text in enumerate(_LINES) if pattern.search(text)]
+    assert len(hits) == 1, f"marker @{tag} found {len(hits)} times"
+    return hits[0]
+
+
+def error_of(fn, *args, argnums=0, transform=grad):
+    """The AdjitError message raised by building and calling the gradient of fn.
+
+    Anything other than an AdjitError (numba TypingError, TypeError, ...) propagates and
+    fails the test, as does no error at all."""
+    with pytest.raises(AdjitError) as info:
+        transform(fn, argnums=argnums)(*args)
+    return str(info.value)
+
+
+def reported_line(msg, filename=FILE):
+    m = re.search(re.escape(filename) + r", line (\d+)\b", msg)
+    assert m, f"no '{filename}, line N' in message: {msg}"
+    return int(m.group(1))
+
+
+def check(msg, name, lines, construct, advice):
+    """The message names `name`, this file, one of `lines` (tags or ints; None: any line), and
+    contains the phrases in `construct` and `advice` (case-insensitive)."""
+    assert name in msg, f"function name {name!r} missing: {msg}"
+    got = reported_line(msg)
+    if lines is not None:   # None: some line of this file, not checked further
+        lines = [lines] if isinstance(lines, (str, int)) else lines
+        expected = {line_of(t) if isinstance(t, str) else t for t in lines}
+        assert got in expected, f"line {got} reported, expected one of {sorted(expected)}: {msg}"
+    low = msg.lower()
+    for words in (construct, advice):
+        for w in ([words] if isinstance(words, str) else words):
+            assert w.lower() in low, f"{w!r} missing: {msg}"
+
+
+# ---------------------------------------------------------------------------------------------
+# Unsupported syntax (the whitelist in adjit/normalize/check.py)
+# ---------------------------------------------------------------------------------------------
+
+def f_try(x):
+    try:  # @try
+        y = x * 2.0
+    except ValueError:
+        y = 0.0
+    return y
+
+
+def f_with(x):
+    with np.errstate(all="ignore"):  # @with
+        y = x * 2.0
+    return y
+
+
+def f_yield(x):
+    yield x * 2.0  # @yield
+
+
+def f_class(x):
+    class Box:  # @class
+        pass
+    return x * 2.0
+
+
+def f_lambda_inside(x):
+    h = lambda t: t * 2.0  # @lambda_inside  # noqa: E731
+    return h(x)
+
+
+def f_listcomp(x):
+    s = sum([x * i for i in range(3)])  # @listcomp
+    return s
+
+
+def f_setcomp(x):
+    s = len({x * i for i in range(3)})  # @setcomp
+    return x * s
+
+
+def f_dictcomp(x):
+    d = {i: x * i for i in range(3)}  # @dictcomp
+    return d[1]
+
+
+def f_genexp(x):
+    s = sum(x * i for i in range(3))  # @genexp
+    return s
+
+
+def f_global(x):
+    global G  # @global
+    G = x
+    return x * 2.0
+
+
+def _make_nonlocal():
+    acc = 0.0
+
+    def f_nonlocal(x):
+        nonlocal acc  # @nonlocal
+        acc = x
+        return x * 2.0
+    return f_nonlocal
+
+
+f_nonlocal = _make_nonlocal()
+
+
+def f_del(x):
+    y = x * 2.0
+    del y  # @del
+    return x
+
+
+def f_import(x):
+    import cmath  # @import
+    return x * 2.0
+
+
+def f_import_from(x):
+    from math import sin  # @import_from
+    return sin(x)
+
+
+def f_raise(x):
+    if x < 0.0:
+        raise ValueError("negative")  # @raise
+    return x * 2.0
+
+
+def f_assert(x):
+    assert x > 0.0  # @assert
+    return x * 2.0
+
+
+def f_walrus(x):
+    if (y := x * 2.0) > 1.0:  # @walrus
+        return y
+    return x
+
+
+def f_fstring(x):
+    s = f"{x}"  # @fstring
+    return x * 2.0
+
+
+def f_slice(a):
+    b = a[1:3]  # @slice
+    return b[0]
+
+
+def f_list_literal(x):
+    v = [x, x]  # @list_literal
+    return v[0]
+
+
+def f_set_literal(x):
+    v = {x, 2.0 * x}  # @set_literal
+    return x
+
+
+def f_dict_literal(x):
+    v = {"a": x}  # @dict_literal
+    return x
+
+
+def f_match(x):
+    match 1:  # @match
+        case 1:
+            return x
+    return x * 2.0
+
+
+def f_starred(a):
+    return max(*a)  # @starred
+
+
+def f_string_constant(x):
+    s = "abc"  # @string_constant
+    return x
+
+
+SYNTAX_CASES = [
+    # (function, tag, construct words, advice words)
+    (f_try, "try", "try/except", "outside the differentiated function"),
+    (f_with, "with", "with", "outside the differentiated function"),
+    (f_yield, "yield", "yield", "return a float"),
+    (f_class, "class", "class definition", "outside the differentiated function"),
+    (f_lambda_inside, "lambda_inside", "lambda", "def"),
+    (f_listcomp, "listcomp", "list comprehension", "for i in range(n)"),
+    (f_setcomp, "setcomp", "set comprehension", "for i in range(n)"),
+    (f_dictcomp, "dictcomp", "dict comprehension", "for i in range(n)"),
+    (f_genexp, "genexp", "generator expression", "for i in range(n)"),
+    (f_global, "global", "global", "argument"),
+    (f_nonlocal, "nonlocal", "nonlocal", "argument"),
+    (f_del, "del", "del", "remove the del"),
+    (f_import, "import", "import", "module level"),
+    (f_import_from, "import_from", "import", "module level"),
+    (f_raise, "raise", "raise", "validate inputs"),
+    (f_assert, "assert", "assert", "validate inputs"),
+    (f_walrus, "walrus", ":=", "line of its own"),
+    (f_fstring, "fstring", "f-string", "numbers"),
+    (f_slice, "slice", "slice", "a[i]"),
+    (f_list_literal, "list_literal", "list literal", "np.zeros"),
+    (f_set_literal, "set_literal", "set literal", "numpy array"),
+    (f_dict_literal, "dict_literal", "dict literal", "numpy array"),
+    (f_match, "match", "match", "if/elif/else"),
+    (f_starred, "starred", "star-unpacking", "explicitly"),
+    (f_string_constant, "string_constant", "'abc'", "numbers"),
+]
+
+
+@pytest.mark.parametrize("fn, tag, construct, advice", SYNTAX_CASES,
+                         ids=[c[1] for c in SYNTAX_CASES])
+def test_unsupported_syntax(fn, tag, construct, advice):
+    arg = A1.copy() if tag in ("slice", "starred") else 1.5
+    msg = error_of(fn, arg)
+    check(msg, fn.__name__, tag, [construct, "not supported"], advice)
+
+
+def f_for_else(x):
+    s = 0.0
+    for i in range(3):  # @for_else
+        s = s + x
+    else:
+        s = s * 2.0
+    return s
+
+
+def f_while_else(x):
+    s = 0.0
+    while s < 3.0:  # @while_else
+        s = s + x
+    else:
+        s = s * 2.0
+    return s
+
+
+@pytest.mark.parametrize("fn, tag", [(f_for_else, "for_else"), (f_while_else, "while_else")])
+def test_loop_else(fn, tag):
+    check(error_of(fn, 1.5), fn.__name__, tag, "`else:` clause", "flag variable")
+
+
+def f_for_over_array(a):
+    s = 0.0
+    for v in a:  # @for_array
+        s = s + v
+    return s
+
+
+def test_for_over_array():
+    check(error_of(f_for_over_array, A1.copy()), "f_for_over_array", "for_array",
+          "not over range", "range(len(x))")
+
+
+# bitwise operators: rejected whatever the operand types
+def f_bitand(x, n):
+    k = n & 1  # @bitand
+    return x * k
+
+
+def f_bitor(x, n):
+    k = n | 1  # @bitor
+    return x * k
+
+
+def f_bitxor(x, n):
+    k = n ^ 1  # @bitxor
+    return x * k
+
+
+def f_lshift(x, n):
+    k = n << 1  # @lshift
+    return x * k
+
+
+def f_rshift(x, n):
+    k = n >> 1  # @rshift
+    return x * k
+
+
+def f_invert(x, n):
+    k = ~n  # @invert
+    return x * k
+
+
+def f_matmult(a, b):
+    c = a @ b  # @matmult
+    return c
+
+
+# Operator nodes (ast.BitAnd, ast.Is, ...) carry no line number of their own: the message
+# must still give the line of the expression that uses the operator.
+
+BITWISE_CASES = [
+    (f_bitand, "bitand", "&"), (f_bitor, "bitor", "|"), (f_bitxor, "bitxor", "^"),
+    (f_lshift, "lshift", "<<"), (f_rshift, "rshift", ">>"), (f_invert, "invert", "~"),
+]
+
+
+@pytest.mark.parametrize("fn, tag, construct", BITWISE_CASES, ids=[c[1] for c in BITWISE_CASES])
+def test_bitwise_operators(fn, tag, construct):
+    check(error_of(fn, 1.5, 3), fn.__name__, tag, [construct, "not supported"], "use")
+
+
+def test_matmult_operator():
+    check(error_of(f_matmult, A1.copy(), A1.copy()), "f_matmult", "matmult", "@",
+          "loops over elements")
+
+
+def f_is(x, y):
+    if x is y:  # @is
+        return x
+    return y
+
+
+def f_is_not(x, y):
+    if x is not y:  # @is_not
+        return x
+    return y
+
+
+def f_in(x, a):
+    if x in a:  # @in
+        return x
+    return 2.0 * x
+
+
+def f_not_in(x, a):
+    if x not in a:  # @not_in
+        return x
+    return 2.0 * x
+
+
+COMPARE_CASES = [
+    (f_is, "is", 2.0, "`is`", "=="),
+    (f_is_not, "is_not", 2.0, "`is not`", "=="),
+    (f_in, "in", A1, "`in`", "loop"),
+    (f_not_in, "not_in", A1, "`not in`", "loop"),
+]
+
+
+@pytest.mark.parametrize("fn, tag, second, construct, advice", COMPARE_CASES,
+                         ids=[c[1] for c in COMPARE_CASES])
+def test_is_and_in_comparisons(fn, tag, second, construct, advice):
+    check(error_of(fn, 1.5, second), fn.__name__, tag, construct, advice)
+
+
+def _helper_with_try(t):
+    try:  # @helper_try
+        return t * 2.0
+    except ZeroDivisionError:
+        return 0.0
+
+
+def f_calls_helper_with_try(x):
+    return _helper_with_try(x) + 1.0
+
+
+def test_unsupported_syntax_in_a_helper_names_the_helper():
+    msg = error_of(f_calls_helper_with_try, 1.5)
+    check(msg, "_helper_with_try", "helper_try", "try/except", "outside")
+
+
+# ---------------------------------------------------------------------------------------------
+# The ast whitelist covers every node class
+# ---------------------------------------------------------------------------------------------
+
+def _node_classes(*bases):
+    return sorted((c for c in vars(ast).values()
+                   if isinstance(c, type) and issubclass(c, bases) and c not in bases),
+                  key=lambda c: c.__name__)
+
+
+@pytest.mark.parametrize("cls", _node_classes(ast.stmt, ast.expr), ids=lambda c: c.__name__)
+def test_every_stmt_and_expr_class_is_supported_or_described(cls):
+    if is_supported_class(cls):
+        return
+    described = describe(cls)
+    assert isinstance(described, tuple) and len(described) == 2
+    construct, advice = described
+    assert isinstance(construct, str) and construct.strip()
+    assert isinstance(advice, str) and advice.strip()
+
+
+@pytest.mark.parametrize("cls", _node_classes(ast.operator, ast.unaryop, ast.cmpop, ast.boolop),
+                         ids=lambda c: c.__name__)
+def test_every_operator_class_is_supported_or_described(cls):
+    if is_supported_class(cls):
+        return
+    construct, advice = describe(cls)
+    assert construct.strip() and advice.strip()
+
+
+# ---------------------------------------------------------------------------------------------
+# Recursion
+# ---------------------------------------------------------------------------------------------
+
+def f_recursive(x, n):  # @rec_def
+    if n == 0:
+        return x
+    return f_recursive(x * 0.5, n - 1) + x  # @rec_call
+
+
+def _mutual_a(t, n):  # @mut_a_def
+    if n == 0:
+        return t
+    return _mutual_b(t * 0.5, n - 1)  # @mut_a_call
+
+
+def _mutual_b(t, n):
+    if n == 0:
+        return t
+    return _mutual_a(t + 1.0, n - 1)  # @mut_b_call
+
+
+def f_mutual(x, n):
+    return _mutual_a(x, n) * 2.0
+
+
+def test_direct_recursion():
+    msg = error_of(f_recursive, 1.5, 3)
+    check(msg, "f_recursive", ["rec_def", "rec_call"], "recursion", "loop")
+
+
+def test_mutual_recursion_through_helpers():
+    msg = error_of(f_mutual, 1.5, 3)
+    check(msg, "_mutual_a", ["mut_a_def", "mut_b_call"], "recursion", "loop")
+    assert "f_mutual" in msg and "_mutual_b" in msg  # the whole chain is shown
+
+
+# ---------------------------------------------------------------------------------------------
+# Calls adjit has no derivative rule for, and calls it cannot take
+# ---------------------------------------------------------------------------------------------
+
+def f_gamma(x):
+    return math.gamma(x)  # @gamma
+
+
+def f_print(x):
+    print(x)  # @print
+    return x * 2.0
+
+
+def f_np_sort(a):
+    b = np.sort(a)  # @np_sort
+    return b[0]
+
+
+def f_math_keyword(x):
+    return math.exp(x=x)  # @math_keyword
+
+
+def _helper_two(t, u):
+    return t * u
+
+
+def f_helper_wrong_arity(x):
+    return _helper_two(x)  # @helper_arity
+
+
+@pytest.mark.parametrize("fn, tag, arg, construct", [
+    (f_gamma, "gamma", 1.5, "math.gamma"),
+    (f_print, "print", 1.5, "print"),
+    (f_np_sort, "np_sort", A1, "np.sort"),
+])
+def test_call_without_derivative_rule(fn, tag, arg, construct):
+    check(error_of(fn, arg), fn.__name__, tag, [construct, "no derivative rule"],
+          "write the helper as a python/@njit function")
+
+
+def test_keyword_arguments_to_math_functions():
+    check(error_of(f_math_keyword, 1.5), "f_math_keyword", "math_keyword",
+          ["keyword arguments", "math.exp"], "by position")
+
+
+def test_helper_called_with_wrong_number_of_arguments():
+    check(error_of(f_helper_wrong_arity, 1.5), "f_helper_wrong_arity", "helper_arity",
+          ["_helper_two", "wrong arguments"], "pass 2 argument(s): t, u")
+
+
+# ---------------------------------------------------------------------------------------------
+# Results and arguments
+# ---------------------------------------------------------------------------------------------
+
+def f_returns_int(x, n):  # @ret_int_def
+    y = x * 2.0
+    return n  # @ret_int
+
+
+def f_returns_bool(x):  # @ret_bool_def
+    return x > 0.0  # @ret_bool
+
+
+def f_returns_array(a):  # @ret_array_def
+    return a  # @ret_array
+
+
+@pytest.mark.parametrize("fn, tag, args, what", [
+    (f_returns_int, "ret_int", (1.5, 3), "returns a"),
+    (f_returns_bool, "ret_bool", (1.5,), "bool"),
+    (f_returns_array, "ret_array", (A1,), "an array"),
+])
+@pytest.mark.parametrize("transform", [grad, value_and_grad], ids=["grad", "value_and_grad"])
+def test_non_float_result(fn, tag, args, what, transform):
+    msg = error_of(fn, *args, transform=transform)
+    check(msg, fn.__name__, [tag, tag + "_def"], [what, "not a float"], "return a float")
+
+
+def f_scale(x, y):  # @scale_def
+    return x * y
+
+
+def f_sum(a):  # @sum_def
+    s = 0.0
+    for i in range(len(a)):
+        s = s + a[i] * a[i]
+    return s
+
+
+@pytest.mark.parametrize("fn, args, argnums, param", [
+    (f_scale, (2, 1.5), 0, "x"),
+    (f_scale, (1.5, True), 1, "y"),
+    (f_scale, (1.5, np.int64(2)), (0, 1), "y"),
+    (f_sum, (I1,), 0, "a"),
+], ids=["python-int", "bool", "int64-scalar", "int64-array"])
+def test_integer_or_boolean_argument_in_argnums(fn, args, argnums, param):
+    msg = error_of(fn, *args, argnums=argnums)
+    tag = fn.__name__[2:] + "_def"
+    check(msg, fn.__name__, tag, [f"argument '{param}'", "carries no derivative"],
+          ["pass a float", "leave the argument out of argnums"])
+
+
+def test_integer_argument_outside_argnums_is_fine():
+    assert grad(f_scale, argnums=1)(2, 1.5) == 2.0
+
+
+@pytest.mark.parametrize("argnums", [2, -3, (0, 2)])
+def test_argnums_out_of_range(argnums):
+    with pytest.raises(AdjitError) as info:
+        grad(f_scale, argnums=argnums)
+    check(str(info.value), "f_scale", "scale_def", ["argnums", "out of range"], "x, y")
+
+
+@pytest.mark.parametrize("argnums", [
+    (0, 0),
+    (0, -2),
+])
+def test_argnums_duplicated(argnums):
+    with pytest.raises(AdjitError) as info:
+        grad(f_scale, argnums=argnums)
+    check(str(info.value), "f_scale", "scale_def", ["argnums", "twice"], "once")
+
+
+@pytest.mark.parametrize("argnums", [
+    1.5,
+    None,
+    "0",
+    (0, 1.0),
+    True,
+    (),
+], ids=["float", "None", "str", "tuple-with-float", "bool", "empty"])
+def test_argnums_not_an_int(argnums):
+    with pytest.raises(AdjitError) as info:
+        grad(f_scale, argnums=argnums)
+    check(str(info.value), "f_scale", "scale_def", "argnums", "int")
+
+
+@pytest.mark.parametrize("args", [(1.5,), (1.5, 2.0, 3.0)], ids=["too-few", "too-many"])
+def test_wrong_number_of_call_arguments(args):
+    msg = error_of(f_scale, *args)
+    check(msg, "f_scale", "scale_def", f"called with {len(args)} argument(s)", "takes 2: x, y")
+
+
+def test_call_with_keyword_arguments():
+    assert grad(f_scale)(1.5, y=2.0) == grad(f_scale)(1.5, 2.0)
+    with pytest.raises(AdjitError) as info:
+        grad(f_scale)(1.5, 2.0, z=2.0)
+    assert "f_scale" in str(info.value) and "z" in str(info.value)
+
+
+# ---------------------------------------------------------------------------------------------
+# Functions adjit cannot read
+# ---------------------------------------------------------------------------------------------
+
+f_lambda = lambda x: x * x  # @lambda_arg  # noqa: E731
+
+_exec_ns = {}
+exec("def f_exec(x):\n    return x * x\n", _exec_ns)  # noqa: S102
+f_exec = _exec_ns["f_exec"]
+
+
+def test_lambda_passed_to_grad():
+    msg = error_of(f_lambda, 1.5)
+    check(msg, "<lambda>", "lambda_arg", "lambda", "def")
+
+
+def test_function_made_with_exec():
+    msg = error_of(f_exec, 1.5)
+    assert "f_exec" in msg
+    assert reported_line(msg, "<string>") == 1
+    assert "source cannot be read" in msg and "define the function in a file" in msg.lower()
+
+
+@pytest.mark.parametrize("fn, name", [(math.sin, "sin"), (np.sin, "sin"), (print, "print"),
+                                      (abs, "abs")],
+                         ids=["math.sin", "np.sin", "print", "abs"])
+def test_builtin_passed_to_grad(fn, name):
+    # builtins have no file or line; the message names the object and says what to pass
+    with pytest.raises(AdjitError) as info:
+        grad(fn)(1.5)
+    msg = str(info.value)
+    assert repr(name) in msg and "not a Python function" in msg
+    assert "defined with `def`" in msg
+
+
+# ---------------------------------------------------------------------------------------------
+# Returns
+# ---------------------------------------------------------------------------------------------
+
+def f_falls_off(x):  # @falls_off_def
+    if x > 0.0:  # @falls_off_if
+        return x * 2.0  # @falls_off_return
+
+
+def f_no_return(x):  # @no_return_def
+    y = x * 2.0
+
+
+def f_bare_return(x):
+    y = x * 2.0
+    return  # @bare_return
+
+
+def test_path_falls_off_the_end():
+    msg = error_of(f_falls_off, 1.5)
+    check(msg, "f_falls_off", ["falls_off_def", "falls_off_if", "falls_off_return"],
+          "without `return`", "return a value on every path")
+
+
+def test_no_return_at_all():
+    check(error_of(f_no_return, 1.5), "f_no_return", "no_return_def", "returns nothing",
+          "return the float")
+
+
+def test_bare_return():
+    check(error_of(f_bare_return, 1.5), "f_bare_return", "bare_return",
+          "`return` without a value", "return a number")
+
+
+# ---------------------------------------------------------------------------------------------
+# Arrays
+# ---------------------------------------------------------------------------------------------
+
+def f_alias(a):
+    b = a  # @alias
+    return b[0]
+
+
+def f_reassign(a):
+    b = np.zeros(3)  # @reassign_first
+    if a[0] > 0.0:
+        b = np.ones(3)  # @reassign
+    b[0] = a[0]
+    return b[0] + b[1]
+
+
+def f_reassign_param(a):
+    if a[0] > 0.0:
+        a = np.zeros(3)  # @reassign_param
+    return a[0]
+
+
+def f_reassign_in_loop(a):
+    b = np.zeros(3)  # @reassign_loop_first
+    s = 0.0
+    for i in range(2):
+        b[0] = a[0] * b[0] + 1.0
+        s = s + b[0]
+        b = np.ones(3)  # @reassign_loop
+    return s
+
+
+def f_alias_in_branch(a):
+    b = np.zeros(3)  # @alias_branch_first
+    if a[0] > 0.0:
+        b = a  # @alias_branch
+    return b[0]
+
+
+_REASSIGNED = ("array variable '{}' is reassigned", "assign each array variable once")
+
+
+@pytest.mark.parametrize("fn, lines, construct, advice", [
+    (f_alias, "alias", "'b' = another array makes two names", "a.copy()"),
+    # a rebinding whose definitions reach a common use (branch, loop); the message may point
+    # at the first definition or at the rebinding
+    (f_reassign, ["reassign_first", "reassign"], _REASSIGNED[0].format("b"), _REASSIGNED[1]),
+    (f_reassign_param, "reassign_param", _REASSIGNED[0].format("a"), _REASSIGNED[1]),
+    (f_reassign_in_loop, ["reassign_loop_first", "reassign_loop"], _REASSIGNED[0].format("b"),
+     _REASSIGNED[1]),
+    (f_alias_in_branch, ["alias_branch_first", "alias_branch"], _REASSIGNED[0].format("b"),
+     _REASSIGNED[1]),
+], ids=["alias", "branch", "param-in-branch", "loop", "alias-in-branch"])
+def test_array_reassignment_and_aliasing(fn, lines, construct, advice):
+    check(error_of(fn, A1.copy()), fn.__name__, lines, construct, advice)
+
+
+def f_rebind_straight(a):
+    b = np.zeros(3)
+    b[0] = a[0]
+    b = np.ones(3)
+    return b[0] + a[1]
+
+
+def test_straight_line_rebinding_is_not_an_error():
+    """Rebinding whose definitions never meet is two variables that share a name."""
+    np.testing.assert_allclose(grad(f_rebind_straight)(A1.copy()), [0.0, 1.0, 0.0])
+
+
+def f_2d_one_index(m):
+    s = m[0]  # @one_index
+    return s * 2.0
+
+
+def f_1d_two_indices(a):
+    s = a[0, 0]  # @two_indices
+    return s * 2.0
+
+
+def test_2d_array_indexed_with_one_index():
+    check(error_of(f_2d_one_index, A2.copy()), "f_2d_one_index", "one_index",
+          "indexing a 2-D array with 1 index", "index every dimension")
+
+
+def test_1d_array_indexed_with_two_indices():
+    check(error_of(f_1d_two_indices, A1.copy()), "f_1d_two_indices", "two_indices",
+          "indexing a 1-D array with 2 index", "index every dimension")
+
+
+def f_whole_array_math(a):
+    b = a * 2.0  # @whole_array
+    return b[0]
+
+
+def test_whole_array_arithmetic():
+    check(error_of(f_whole_array_math, A1.copy()), "f_whole_array_math", "whole_array",
+          "whole arrays", "explicit loop")
+
+
+# ---------------------------------------------------------------------------------------------
+# Every error is an AdjitError, raised no later than the first call
+# ---------------------------------------------------------------------------------------------
+
+def test_adjit_error_is_an_exception_subclass():
+    assert issubclass(AdjitError, Exception)
+    assert adjit.AdjitError is AdjitError
+
+
+def test_error_is_raised_again_on_a_second_call():
+    g = grad(f_try)
+    for _ in range(2):
+        with pytest.raises(AdjitError, match="try/except"):
+            g(1.5)
