@@ -166,7 +166,7 @@ class ReverseBuilder:
             slot = ast.Subscript(value=ir.name(self.bar(arr)), slice=_copy(s.value.slice),
                                  ctx=ast.Store())
             out = [accumulate(slot, ir.name(bar), False, False, origin)]
-            return out + self._reset(target)
+            return out + self._reset(target, s)
         if prim.kind == "copyarr":
             src = prim.operands[0].id
             return [accumulate(self.bar(src), ir.name(bar), False, False, origin)] \
@@ -191,9 +191,9 @@ class ReverseBuilder:
             expr, negated = scale(bar, partial)
             out.append(accumulate(self.bar(atom.id), expr, negated,
                                   atom.id in self.single_use, origin))
-        return out + self._reset(target)
+        return out + self._reset(target, s)
 
-    def _reset(self, var):
+    def _reset(self, var, site):
         """`v_bar = 0.0` at the mirror of v's assignment, unless nothing reads v_bar again:
         a single-use temporary, or a variable whose other assignments (the only readers of
         v_bar after this mirror) all come later in the forward sweep and share no loop."""
@@ -202,8 +202,7 @@ class ReverseBuilder:
         sites = self.layout.sites.get(var, [])
         readers = [planning.NeedPoint(self.layout.pos[id(s)], self.layout.loops[id(s)])
                    for s in sites]
-        if var not in self.params and not any(
-                planning.needs_push(self.layout, site, readers) for site in sites):
+        if var not in self.params and not planning.needs_push(self.layout, site, readers):
             return []
         node = ast.Assign(targets=[ir.store(self.bar(var))], value=ir.const(0.0), lineno=0)
         node._origin = None
