@@ -101,25 +101,29 @@ class ReverseBuilder:
                                    "Allocate it once before the loop, with its largest shape.")
 
     def _single_use_temps(self):
-        """Active scalars whose one adjoint contribution comes from the next statements of
-        their own block: their adjoint is assigned, not accumulated, and never reset."""
+        """Active scalars assigned once whose adjoint contributions all come from later in
+        their own block, the last of them unconditionally: that one (the first the backward
+        sweep meets) assigns the adjoint instead of accumulating into a reset zero, so the
+        adjoint needs no initialization and no reset. Returns {var: id of that statement}."""
         contributions = {}
         for s in ir.walk_stmts(self.stmts):
             for atom in self._contributing_operands(s):
                 contributions.setdefault(atom.id, []).append(s)
-        out = set()
+        out = {}
         for var, users in contributions.items():
             sites = self.layout.sites.get(var, [])
-            if len(users) != 1 or len(sites) != 1 or self.kinds.get(var) != FLOAT:
+            if len(sites) != 1 or self.kinds.get(var) != FLOAT or var in self.params or \
+                    (isinstance(self.result, ast.Name) and self.result.id == var):
                 continue
-            if var in self.params or (isinstance(self.result, ast.Name) and
-                                      self.result.id == var):
+            site = sites[0]
+            if not isinstance(site, ast.Assign):
                 continue
-            site, user = sites[0], users[0]
-            if isinstance(site, ast.Assign) and \
-                    self.layout.block_of[id(site)] == self.layout.block_of[id(user)] and \
-                    self.layout.pos[id(user)] > self.layout.pos[id(site)]:
-                out.add(var)
+            block = self.layout.block_of[id(site)]
+            pos = self.layout.pos[id(site)]
+            last = max(users, key=lambda u: self.layout.pos[id(u)])
+            if all(self.layout.inside(u, block) and self.layout.pos[id(u)] > pos
+                   for u in users) and self.layout.block_of[id(last)] == block:
+                out[var] = id(last)
         return out
 
     def _contributing_operands(self, s):
@@ -150,7 +154,7 @@ class ReverseBuilder:
             out = []
             if self.is_active(s.value):
                 out.append(accumulate(self.bar(s.value.id), slot, False,
-                                      s.value.id in self.single_use, origin))
+                                      self.single_use.get(s.value.id) == id(s), origin))
             zero = ast.Assign(targets=[_as_store(slot)], value=ir.const(0.0), lineno=0)
             zero._origin = origin
             return out + [zero]
@@ -179,7 +183,7 @@ class ReverseBuilder:
                                            args=[ir.const(0.0)], keywords=[]))
             fill._origin = origin
             return [fill]
-        out = []
+        partials = {}
         for k, atom in prim.diff_operands():
             if not self.is_active(atom):
                 continue
@@ -188,9 +192,12 @@ class ReverseBuilder:
             else:
                 partial = instantiate(prim.rule.partials[k], prim.rule.params, prim.operands,
                                       target)
-            expr, negated = scale(bar, partial)
-            out.append(accumulate(self.bar(atom.id), expr, negated,
-                                  atom.id in self.single_use, origin))
+            partials.setdefault(atom.id, []).append(partial)
+        out = []
+        for var, terms in partials.items():
+            expr, negated = scale(bar, _combine(terms))
+            first = self.single_use.get(var) == id(s)
+            out.append(accumulate(self.bar(var), expr, negated, first, origin))
         return out + self._reset(target, s)
 
     def _reset(self, var, site):
@@ -528,6 +535,18 @@ def _merge_resets(stmts):
             continue
         out.append(s)
     return out
+
+
+def _combine(terms):
+    """One partial for an operand that appears several times (`a * a`): 2.0 * a, or a sum."""
+    if len(terms) == 1:
+        return terms[0]
+    if all(ast.dump(t) == ast.dump(terms[0]) for t in terms):
+        return fold(ast.BinOp(left=ir.const(float(len(terms))), op=ast.Mult(), right=terms[0]))
+    total = terms[0]
+    for t in terms[1:]:
+        total = ast.BinOp(left=total, op=ast.Add(), right=t)
+    return fold(total)
 
 
 def _target(s):
