@@ -58,6 +58,7 @@ class _Normalizer:
         self.prefix = prefix
         self.subst = subst
         self.origin = None
+        self.loads = {}
         for local in sorted(src.locals):
             if local not in subst:
                 ctx.namegen.reserve(self.local(local))
@@ -73,6 +74,11 @@ class _Normalizer:
         return self.ctx.namegen.fresh(stem)
 
     def emit_assign(self, out, target, value):
+        """Append an assignment; forget cached loads it may invalidate."""
+        if isinstance(target, str):
+            self.loads = {k: v for k, v in self.loads.items() if target not in v[2]}
+        else:
+            self.loads = {k: v for k, v in self.loads.items() if k[0] != target.value.id}
         out.append(ir.assign(target, value, self.origin))
 
     def to_atom(self, out, value, stem="_t"):
@@ -89,7 +95,9 @@ class _Normalizer:
     def block(self, stmts):
         out = []
         for s in stmts:
-            self.origin = (self.loc.filename, getattr(s, "lineno", self.loc.firstlineno), self.loc.name)
+            self.origin = (self.loc.filename, getattr(s, "lineno", self.loc.firstlineno),
+                           self.loc.name)
+            self.loads = {}
             self.stmt(s, out)
         return out
 
@@ -416,7 +424,15 @@ class _Normalizer:
                                                      ctx=ast.Load()),
                                  slice=k, ctx=ast.Load())
         arr = self.array_name(node.value)
-        return ast.Subscript(value=ir.name(arr), slice=self.indices(node, out), ctx=ast.Load())
+        idx = self.indices(node, out)
+        key = (arr, ast.unparse(idx))
+        cached = self.loads.get(key)
+        if cached is not None and cached[0] is out:
+            return ir.name(cached[1])
+        t = self.to_atom(out, ast.Subscript(value=ir.name(arr), slice=idx, ctx=ast.Load()))
+        self.loads[key] = (out, t.id, set(ir.atom_names(ir.index_atoms(
+            ast.Subscript(value=ir.name(arr), slice=idx)))))
+        return t
 
     def call(self, node, out):
         func = node.func
@@ -528,6 +544,7 @@ class _Normalizer:
         out.extend(copies)
         stmts, result = normalize_function(callee, self.ctx, prefix, subst)
         out.extend(stmts)
+        self.loads = {}
         if result is None:
             return ir.const(0.0)
         return result
