@@ -5,6 +5,7 @@ functions are compiled with numba.njit for the forward time, and with adjit for 
 """
 import math
 
+import numba
 import numpy as np
 
 
@@ -33,6 +34,25 @@ def lennard_jones(x):
             r2 = dx * dx + dy * dy + dz * dz
             inv6 = 1.0 / (r2 * r2 * r2)
             e += 4.0 * (inv6 * inv6 - inv6)
+    return e
+
+
+@numba.njit
+def pair_energy(r2):
+    inv6 = 1.0 / (r2 * r2 * r2)
+    return 4.0 * (inv6 * inv6 - inv6)
+
+
+def lennard_jones_helper(x):
+    """The same energy with the pair term in an @njit helper, which adjit inlines."""
+    n = x.shape[0]
+    e = 0.0
+    for i in range(n):
+        for j in range(i + 1, n):
+            dx = x[i, 0] - x[j, 0]
+            dy = x[i, 1] - x[j, 1]
+            dz = x[i, 2] - x[j, 2]
+            e += pair_energy(dx * dx + dy * dy + dz * dz)
     return e
 
 
@@ -67,6 +87,7 @@ def cases():
         ("sum-of-sin (1e5)", sum_of_sin, (rng.random(100_000),), 0),
         ("horner (1e5 coeffs)", horner, (rng.random(100_000) / 100_000, 0.999), (0, 1)),
         ("lennard-jones (200 atoms)", lennard_jones, (lattice(200, 1.2, 1),), 0),
+        ("lennard-jones, njit helper (200)", lennard_jones_helper, (lattice(200, 1.2, 1),), 0),
         ("heat d/du0 (256 x 2000)", heat, (rng.random(256), 0.25, 2000), 0),
         ("heat d/(u0, alpha) (256 x 2000)", heat, (rng.random(256), 0.25, 2000), (0, 1)),
     ]
