@@ -28,13 +28,14 @@ class GradientFunction:
     adjoint for the most recent argument types.
     """
 
-    def __init__(self, fn, argnums, with_value):
+    def __init__(self, fn, argnums, with_value, fastmath=False):
         functools.update_wrapper(self, fn, updated=())
         self.__adjit_function__ = getattr(fn, "py_func", fn)
         self.fn = fn
         self.argnums = check_argnums(fn, argnums)
         kind = "value_and_grad" if with_value else "grad"
         self.mode = _Mode(kind, with_value, isinstance(argnums, int))
+        self.fastmath = fastmath
         self._specs = {}
         self._last = None
         self._last_pytypes = None
@@ -47,7 +48,7 @@ class GradientFunction:
         with self._lock:
             spec = self._specs.get(key)
             if spec is None:
-                spec = build(self.fn, self.argnums, key, self.mode)
+                spec = build(self.fn, self.argnums, key, self.mode, self.fastmath)
                 self._specs[key] = spec
             self._last = spec
             return spec
@@ -120,23 +121,28 @@ def _typeof_gradient(val, c):
     return registry.cpu_target.typing_context.resolve_value_type(val._stub)
 
 
-def grad(fn=None, argnums=0):
+def grad(fn=None, argnums=0, *, fastmath=False):
     """The gradient of `fn` with respect to the argument(s) in `argnums`.
 
     Use as `@grad` or `grad(f, argnums=(0, 2))`. With an int argnums the result is the
     gradient itself (a float for a float argument, an array of the argument's shape for an
     array); with a tuple it is a tuple in argnums order. `fn` must return a float.
+
+    `fastmath` is passed to numba for the generated code (default False: IEEE arithmetic,
+    reproducible to the bit). A set such as {"contract", "arcp", "nsz"} lets LLVM fuse and
+    reorder the adjoint arithmetic while keeping NaN and inf semantics; it applies when the
+    gradient is called from Python (inside @njit callers the caller's flags apply).
     """
     if fn is None:
-        return lambda f: grad(f, argnums=argnums)
-    return GradientFunction(fn, argnums, with_value=False)
+        return lambda f: grad(f, argnums=argnums, fastmath=fastmath)
+    return GradientFunction(fn, argnums, with_value=False, fastmath=fastmath)
 
 
-def value_and_grad(fn=None, argnums=0):
+def value_and_grad(fn=None, argnums=0, *, fastmath=False):
     """Like grad, but the compiled function returns (value, gradient)."""
     if fn is None:
-        return lambda f: value_and_grad(f, argnums=argnums)
-    return GradientFunction(fn, argnums, with_value=True)
+        return lambda f: value_and_grad(f, argnums=argnums, fastmath=fastmath)
+    return GradientFunction(fn, argnums, with_value=True, fastmath=fastmath)
 
 
 __all__ = ["grad", "value_and_grad", "stop_gradient", "AdjitError", "GradientFunction"]

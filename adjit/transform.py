@@ -63,7 +63,7 @@ def _is_int(k):
     return isinstance(k, int) and not isinstance(k, bool)
 
 
-def build(fn, argnums, arg_types, mode):
+def build(fn, argnums, arg_types, mode, fastmath=False):
     """Generate and compile the gradient of `fn` for arguments of these numba types.
 
     mode is "grad" (return the gradient) or "value_and_grad" (return (value, gradient));
@@ -110,7 +110,7 @@ def build(fn, argnums, arg_types, mode):
              ("backward sweep", prog.backward_init + prog.backward),
              (None, ast.parse(ret).body)]
     source = render(name, params, parts)
-    pyfunc, dispatcher = compile_source(source, name, env.ns, arg_types)
+    pyfunc, dispatcher = compile_source(source, name, env.ns, arg_types, fastmath)
     return Transformed(source, pyfunc, dispatcher)
 
 

@@ -80,14 +80,21 @@ def lattice(n, spacing, seed):
     return pts * spacing + rng.uniform(-0.1, 0.1, pts.shape) * spacing
 
 
+FAST = {"contract", "arcp", "nsz"}
+"""The fast-math flags that keep NaN and inf semantics (no nnan, ninf or afn)."""
+
+
 def cases():
-    """(name, function, args, argnums) for every benchmark."""
+    """(name, function, args, argnums, grad options) for every benchmark."""
     rng = np.random.default_rng(0)
     return [
-        ("sum-of-sin (1e5)", sum_of_sin, (rng.random(100_000),), 0),
-        ("horner (1e5 coeffs)", horner, (rng.random(100_000) / 100_000, 0.999), (0, 1)),
-        ("lennard-jones (200 atoms)", lennard_jones, (lattice(200, 1.2, 1),), 0),
-        ("lennard-jones, njit helper (200)", lennard_jones_helper, (lattice(200, 1.2, 1),), 0),
-        ("heat d/du0 (256 x 2000)", heat, (rng.random(256), 0.25, 2000), 0),
-        ("heat d/(u0, alpha) (256 x 2000)", heat, (rng.random(256), 0.25, 2000), (0, 1)),
+        ("sum-of-sin (1e5)", sum_of_sin, (rng.random(100_000),), 0, {}),
+        ("horner (1e5 coeffs)", horner, (rng.random(100_000) / 100_000, 0.999), (0, 1), {}),
+        ("lennard-jones (200 atoms)", lennard_jones, (lattice(200, 1.2, 1),), 0, {}),
+        ("lennard-jones, fastmath=FAST", lennard_jones, (lattice(200, 1.2, 1),), 0,
+         {"fastmath": FAST}),
+        ("lennard-jones, njit helper (200)", lennard_jones_helper, (lattice(200, 1.2, 1),), 0,
+         {}),
+        ("heat d/du0 (256 x 2000)", heat, (rng.random(256), 0.25, 2000), 0, {}),
+        ("heat d/(u0, alpha) (256 x 2000)", heat, (rng.random(256), 0.25, 2000), (0, 1), {}),
     ]

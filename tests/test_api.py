@@ -143,3 +143,10 @@ def test_many_threads_compile_once():
     assert len(g._specs) == 1
     for r in results:
         np.testing.assert_array_equal(r, [6.0, 3.0, 2.0])
+
+
+def test_fastmath_option_gives_the_same_gradient_to_rounding():
+    x = np.array([[0.0, 0, 0], [1.05, 0, 0], [0, 1.2, 0], [0.9, 0.8, 1.1]])
+    exact = grad(programs.lennard_jones)(x)
+    fast = grad(programs.lennard_jones, fastmath={"contract", "arcp", "nsz"})(x)
+    np.testing.assert_allclose(fast, exact, rtol=1e-12)

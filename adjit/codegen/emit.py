@@ -66,7 +66,7 @@ def render(name, params, parts):
     return pattern.sub(lambda m: f"{m.group(1)}# {comments[int(m.group(2))]}", text) + "\n"
 
 
-def compile_source(source, name, namespace, signature):
+def compile_source(source, name, namespace, signature, fastmath=False):
     """Exec generated source; returns (python function, numba dispatcher compiled for
     exactly these argument types)."""
     filename = f"<adjit-{next(_serial)}:{name}>"
@@ -76,4 +76,5 @@ def compile_source(source, name, namespace, signature):
     ns["reserve_tape"] = reserve_tape
     exec(compile(source, filename, "exec"), ns)  # noqa: S102
     pyfunc = ns[name]
-    return pyfunc, numba.njit(tuple(signature), error_model="numpy")(pyfunc)
+    jit = numba.njit(tuple(signature), error_model="numpy", fastmath=fastmath)
+    return pyfunc, jit(pyfunc)
