@@ -10,20 +10,7 @@ import numba
 import numpy as np
 
 from adjit import stop_gradient
-
-
-def sum_of_sin(x):
-    s = 0.0
-    for i in range(x.shape[0]):
-        s += math.sin(x[i]) * x[i]
-    return s
-
-
-def horner(c, t):
-    p = 0.0
-    for k in range(c.shape[0]):
-        p = p * t + c[k]
-    return p
+from cases import heat, horner, lennard_jones, sum_of_sin  # noqa: F401  (benchmarks/cases.py)
 
 
 def running_product(x):
@@ -144,35 +131,6 @@ def swap_buffers_by_copy(u, steps):
     for i in range(a.shape[0]):
         s += a[i]
     return s
-
-
-def heat(u0, alpha, steps):
-    n = u0.shape[0]
-    u = u0.copy()
-    un = np.zeros(n)
-    for t in range(steps):
-        for i in range(1, n - 1):
-            un[i] = u[i] + alpha * (u[i - 1] - 2.0 * u[i] + u[i + 1])
-        for i in range(1, n - 1):
-            u[i] = un[i]
-    s = 0.0
-    for i in range(n):
-        s += u[i] * u[i]
-    return s
-
-
-def lennard_jones(x):
-    n = x.shape[0]
-    e = 0.0
-    for i in range(n):
-        for j in range(i + 1, n):
-            dx = x[i, 0] - x[j, 0]
-            dy = x[i, 1] - x[j, 1]
-            dz = x[i, 2] - x[j, 2]
-            r2 = dx * dx + dy * dy + dz * dz
-            inv6 = 1.0 / (r2 * r2 * r2)
-            e += 4.0 * (inv6 * inv6 - inv6)
-    return e
 
 
 @numba.njit
