@@ -106,12 +106,42 @@ def build(fn, argnums, arg_types, mode, fastmath=False):
     tail = prog.backward_init + prog.backward + ast.parse(ret).body
     roots = upward_exposed(tail) | prog.tape.reserved_names()
     forward = eliminate_dead(prog.forward, roots, set(params))
-    parts = [("forward sweep", prog.init + prog.tape.allocations() + forward),
+    defined = defined_up_front(forward + tail, kinds, prog.bars.values(), params)
+    parts = [("variables assigned in branches start defined (numba prunes constant branches)",
+              defined),
+             ("forward sweep", prog.init + prog.tape.allocations() + forward),
              ("backward sweep", prog.backward_init + prog.backward),
              (None, ast.parse(ret).body)]
     source = render(name, params, parts)
     pyfunc, dispatcher = compile_source(source, name, env.ns, arg_types, fastmath)
     return Transformed(source, pyfunc, dispatcher)
+
+
+def defined_up_front(stmts, kinds, bar_names, params):
+    """`a = b = 0.0`-style statements defining every scalar that an `if` branch assigns.
+
+    numba removes branches whose condition it can prove constant before it types the
+    function; a variable assigned only there would then be undefined where the other sweep
+    reads it. Defining it first keeps every path well-formed without changing any value a
+    taken path computes.
+    """
+    names = {}
+    for s in stmts:
+        for node in ast.walk(s):
+            if isinstance(node, ast.If):
+                for inner in ast.walk(node):
+                    if isinstance(inner, ast.Name) and isinstance(inner.ctx, ast.Store):
+                        names.setdefault(inner.id, None)
+    by_zero = {}
+    bars = set(bar_names)
+    for n in names:
+        if n in params:
+            continue
+        kind = FLOAT if n in bars else kinds.get(n)
+        zero = {FLOAT: "0.0", "int": "0", "bool": "False"}.get(kind)
+        if zero is not None:
+            by_zero.setdefault(zero, []).append(n)
+    return [ast.parse(" = ".join(group + [zero])).body[0] for zero, group in by_zero.items()]
 
 
 def kind_of_constant(value):

@@ -9,6 +9,9 @@ import linecache
 import re
 
 import numba
+import numba.core.errors
+
+from ..errors import AdjitError
 
 from ..runtime.tape import grow_tape, reserve_tape
 
@@ -77,4 +80,9 @@ def compile_source(source, name, namespace, signature, fastmath=False):
     exec(compile(source, filename, "exec"), ns)  # noqa: S102
     pyfunc = ns[name]
     jit = numba.njit(tuple(signature), error_model="numpy", fastmath=fastmath)
-    return pyfunc, jit(pyfunc)
+    try:
+        return pyfunc, jit(pyfunc)
+    except numba.core.errors.NumbaError as exc:
+        raise AdjitError(f"numba could not compile the generated {name} (an adjit bug: "
+                         f"please report it with this message):\n{exc}\n"
+                         f"generated source:\n{source}") from None

@@ -5,6 +5,7 @@ The output is still valid, runnable Python (tests run it against the original). 
 flags afterwards.
 """
 import ast
+import copy
 import types
 
 import numpy as np
@@ -143,7 +144,12 @@ class _Normalizer:
             raise AssertionError(type(s))
 
     def emit_if(self, out, cond, body, orelse):
-        """`if` on a fresh condition variable that nothing inside the branches reassigns."""
+        """`if` on a fresh condition variable that nothing inside the branches reassigns.
+        A constant condition keeps only its branch: numba would prune the other one and
+        leave variables the backward sweep reads undefined."""
+        if isinstance(cond, ast.Constant):
+            out.extend(body if cond.value else orelse)
+            return
         if not body and not orelse:
             return
         c = self.fresh("_c")
@@ -205,16 +211,19 @@ class _Normalizer:
             self.assign_to(t, v, out)
 
     def aug_assign(self, s, out):
-        rhs = self.atom(s.value, out)
+        """`t op= e`. Python loads an element target before it evaluates e (which may call a
+        helper that writes the array), so the load comes first here too."""
         if isinstance(s.target, ast.Name):
+            rhs = self.atom(s.value, out)
             cur = ir.name(self.local(s.target.id))
             self.assign_to(s.target, self.binop(s.op, cur, rhs, s), out)
         elif isinstance(s.target, ast.Subscript):
             arr = self.array_name(s.target.value)
             idx = self.indices(s.target, out)
             cur = self.to_atom(out, ast.Subscript(value=ir.name(arr), slice=idx, ctx=ast.Load()))
+            rhs = self.atom(s.value, out)
             new = self.to_atom(out, self.binop(s.op, cur, rhs, s))
-            sub = ast.Subscript(value=ir.name(arr), slice=_copy(idx), ctx=ast.Store())
+            sub = ast.Subscript(value=ir.name(arr), slice=copy.deepcopy(idx), ctx=ast.Store())
             self.emit_assign(out, sub, new)
         else:
             raise self.error(s, "augmented assignment to this target",
@@ -304,6 +313,8 @@ class _Normalizer:
             operand = self.atom(node.operand, out)
             if isinstance(node.op, ast.UAdd):
                 return operand
+            if isinstance(node.op, ast.Not) and isinstance(operand, ast.Constant):
+                return ir.const(not operand.value)
             return ast.UnaryOp(op=node.op, operand=operand)
         if isinstance(node, ast.Compare):
             return self.compare(node, out)
@@ -352,8 +363,10 @@ class _Normalizer:
     def compare(self, node, out):
         left = self.atom(node.left, out)
         if len(node.ops) == 1:
-            return ast.Compare(left=left, ops=node.ops,
-                               comparators=[self.atom(node.comparators[0], out)])
+            right = self.atom(node.comparators[0], out)
+            if isinstance(left, ast.Constant) and isinstance(right, ast.Constant):
+                return ir.const(_constant_compare(node.ops[0], left.value, right.value))
+            return ast.Compare(left=left, ops=node.ops, comparators=[right])
         result = self.fresh()
         pending = []
         for op, comp in zip(node.ops, node.comparators):
@@ -548,6 +561,11 @@ class _Normalizer:
         if result is None:
             return ir.const(0.0)
         return result
+
+
+def _constant_compare(op, a, b):
+    return {ast.Lt: a < b, ast.LtE: a <= b, ast.Gt: a > b, ast.GtE: a >= b,
+            ast.Eq: a == b, ast.NotEq: a != b}[type(op)]
 
 
 class _Shape:

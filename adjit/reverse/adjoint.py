@@ -171,18 +171,19 @@ class ReverseBuilder:
                                  ctx=ast.Store())
             out = [accumulate(slot, ir.name(bar), False, False, origin)]
             return out + self._reset(target, s)
-        if prim.kind == "copyarr":
-            src = prim.operands[0].id
-            return [accumulate(self.bar(src), ir.name(bar), False, False, origin)] \
-                if src in self.active else []
-        if prim.kind == "alloc":
-            if not self.layout.loops[id(s)]:
-                return []
-            fill = ast.Expr(value=ast.Call(func=ast.Attribute(value=ir.name(bar), attr="fill",
-                                                               ctx=ast.Load()),
-                                           args=[ir.const(0.0)], keywords=[]))
-            fill._origin = origin
-            return [fill]
+        if prim.kind in ("copyarr", "alloc"):
+            out = []
+            src = prim.operands[0].id if prim.kind == "copyarr" else None
+            if src in self.active:
+                out.append(accumulate(self.bar(src), ir.name(bar), False, False, origin))
+            if self.layout.loops[id(s)]:
+                # the array is new each iteration: the earlier iteration's starts with no adjoint
+                fill = ast.Expr(value=ast.Call(func=ast.Attribute(value=ir.name(bar),
+                                                                  attr="fill", ctx=ast.Load()),
+                                               args=[ir.const(0.0)], keywords=[]))
+                fill._origin = origin
+                out.append(fill)
+            return out
         partials = {}
         for k, atom in prim.diff_operands():
             if not self.is_active(atom):

@@ -39,8 +39,9 @@ def _prune(stmts, live, keep_stores):
                 out.append(_copy_with(s, body or [ast.Pass()], orelse))
         elif isinstance(s, (ast.For, ast.While)):
             body = _prune(s.body, live, keep_stores)
-            if not _control_only(body):
-                out.append(_copy_with(s, body, []))
+            index_read = isinstance(s, ast.For) and s.target.id in live
+            if not _control_only(body) or index_read:
+                out.append(_copy_with(s, body or [ast.Pass()], []))
         else:
             out.append(s)
     return out

@@ -16,10 +16,8 @@ INITIAL_CAPACITY = 1024
 class Tape:
     def __init__(self, namegen):
         self.used = {"f": False, "i": False}
-        self.names = {"f": ("_ftape", "_fn"), "i": ("_itape", "_in")}
-        for arr, top in self.names.values():
-            namegen.reserve(arr)
-            namegen.reserve(top)
+        self.names = {k: tuple(_unused(namegen, n) for n in names)
+                      for k, names in (("f", ("_ftape", "_fn")), ("i", ("_itape", "_in")))}
 
     def _which(self, kind):
         return "f" if kind == FLOAT else "i"
@@ -54,11 +52,19 @@ class Tape:
 
     def allocations(self):
         out = []
-        if self.used["f"]:
-            out += _parse(f"_ftape = np.empty({INITIAL_CAPACITY})\n_fn = 0\n")
-        if self.used["i"]:
-            out += _parse(f"_itape = np.empty({INITIAL_CAPACITY}, np.int64)\n_in = 0\n")
+        for which, dtype in (("f", ""), ("i", ", np.int64")):
+            if self.used[which]:
+                arr, top = self.names[which]
+                out += _parse(f"{arr} = np.empty({INITIAL_CAPACITY}{dtype})\n{top} = 0\n")
         return out
+
+
+def _unused(namegen, name):
+    """`name`, or `name_`, ... if the user's code already uses it."""
+    while name in namegen.taken:
+        name += "_"
+    namegen.reserve(name)
+    return name
 
 
 def _parse(text):

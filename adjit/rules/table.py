@@ -40,7 +40,7 @@ def _unary(partial, result="float"):
 
 
 _SIGN = "np.sign(x)"
-_POW = ("b * a ** (b - 1)", "out * math.log(a)")
+_POW = ("b * a ** (b - 1)", "out * math.log(a) if a != 0.0 else 0.0")
 
 BINOP_RULES = {
     ast.Add: Rule(("a", "b"), ("1.0", "1.0"), "join"),
