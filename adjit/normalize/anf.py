@@ -476,7 +476,7 @@ class _Normalizer:
         if rule is not None:
             return self.primitive(node, obj, rule, out)
         inner = unwrap(obj)
-        if isinstance(inner, types.FunctionType):
+        if isinstance(inner, types.FunctionType) and not _library_function(inner):
             return self.inline(node, inner, out)
         raise self.error(node, f"a call to `{ast.unparse(func)}`, which has no derivative rule",
                          "Use math functions adjit knows (see docs), or write the helper as a "
@@ -561,6 +561,14 @@ class _Normalizer:
         if result is None:
             return ir.const(0.0)
         return result
+
+
+_LIBRARIES = {"numpy", "scipy", "numba", "math", "builtins", "adjit"}
+
+
+def _library_function(fn):
+    """Functions of numpy & co. are primitives with rules (or none), never inlined."""
+    return getattr(fn, "__module__", "").split(".")[0] in _LIBRARIES
 
 
 def _constant_compare(op, a, b):
