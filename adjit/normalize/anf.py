@@ -10,7 +10,6 @@ import types
 
 import numpy as np
 
-from ..errors import AdjitError
 from ..frontend.source import MISSING, read_function, unwrap
 from ..rules.table import ALLOCATORS, ARRAY_QUERIES, rule_for_call
 from . import ir

@@ -110,7 +110,3 @@ def assigned(stmts):
             out.add(s.target.id)
     return out
 
-
-def stored_arrays(stmts):
-    """Arrays whose elements are written anywhere in a body."""
-    return {s.targets[0].value.id for s in walk_stmts(stmts) if is_store(s)}

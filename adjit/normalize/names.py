@@ -1,7 +1,6 @@
 """Deterministic fresh names and the namespace generated code runs in."""
 import builtins
 import math
-import types
 
 import numpy as np
 
@@ -66,9 +65,3 @@ class Env:
         self._by_id[key] = name
         return name
 
-    def add(self, name, obj):
-        self.ns[name] = obj
-
-
-def is_module(obj):
-    return isinstance(obj, types.ModuleType)

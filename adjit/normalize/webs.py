@@ -8,7 +8,6 @@ and the tape see each value separately.
 """
 import ast
 
-from . import ir
 
 _ENTRY = "entry"
 

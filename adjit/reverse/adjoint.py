@@ -38,13 +38,12 @@ class _LoopMirror:
 class AdjointProgram:
     """The pieces of a generated gradient function, ready for codegen to assemble."""
 
-    def __init__(self, init, forward, backward_init, backward, bars, active, tape):
+    def __init__(self, init, forward, backward_init, backward, bars, tape):
         self.init = init
         self.forward = forward
         self.backward_init = backward_init
         self.backward = backward
         self.bars = bars
-        self.active = active
         self.tape = tape
 
 
@@ -234,7 +233,7 @@ class ReverseBuilder:
     def plan(self, top):
         """Decide replays and tape pushes, iterating until the needs stop growing."""
         layout = self.layout
-        replayable = planning.replayable(self.stmts, layout, self.prim, self.kinds)
+        replayable = planning.replayable(self.stmts, layout, self.prim)
         self.pushed = set()
         self.replays = {}
         self.kept_loops = set()
@@ -362,8 +361,7 @@ class ReverseBuilder:
                 backward_init.append(ir.assign(self.bar(var), ir.const(0.0)))
         if self.is_active(self.result):
             backward_init.append(ir.assign(self.bar(self.result.id), ir.const(1.0)))
-        return AdjointProgram(init, forward, backward_init, backward, self.bar, self.active,
-                              self.tape)
+        return AdjointProgram(init, forward, backward_init, backward, self.bar, self.tape)
 
     def gradient_expr(self, var):
         """The expression the generated function returns as d result / d var."""

@@ -99,7 +99,7 @@ def final_loads(stmts, layout):
     return out
 
 
-def replayable(stmts, layout, prims_of, kinds):
+def replayable(stmts, layout, prims_of):
     """Block-local definitions the backward sweep can recompute, as {var: stmt}."""
     final = final_loads(stmts, layout)
     reads = {}

@@ -26,13 +26,8 @@ class Rule:
         self.params = tuple(params)
         self.partials = tuple(None if p is None else ast.parse(p, mode="eval").body
                               for p in partials)
-        self.sources = tuple(partials)
         self.result = result
         assert len(self.params) == len(self.partials)
-
-    @property
-    def differentiable(self):
-        return any(p is not None for p in self.partials)
 
 
 def _unary(partial, result="float"):
