@@ -66,8 +66,8 @@ def _is_int(k):
 def build(fn, argnums, arg_types, mode, fastmath=False):
     """Generate and compile the gradient of `fn` for arguments of these numba types.
 
-    mode is "grad" (return the gradient) or "value_and_grad" (return (value, gradient));
-    argnums is a tuple, and `single` gradients are returned bare when the user passed an int.
+    `mode.with_value` adds the value to the result ((value, gradient)); `mode.single` returns
+    the one gradient bare (the user passed an int argnums) rather than a tuple.
     """
     src, stmts, result, env, namegen = normalized(fn)
     params = src.params
@@ -98,8 +98,9 @@ def build(fn, argnums, arg_types, mode, fastmath=False):
     grad_text = grads[0] if mode.single else "(" + ", ".join(grads) + ",)"
     value = ast.unparse(result)
     if mode.with_value:
-        prog.backward_init.insert(0, ast.parse(f"_value = {value}").body[0])
-        ret = f"return _value, {grad_text}"
+        saved = "_value" if "_value" not in namegen.taken else namegen.fresh("_value")
+        prog.backward_init.insert(0, ast.parse(f"{saved} = {value}").body[0])
+        ret = f"return {saved}, {grad_text}"
     else:
         ret = f"return {grad_text}"
     name = f"{src.fn.__name__}_{mode.name}"
