@@ -11,6 +11,7 @@ from .normalize.names import Env, NameGen
 from .normalize.webs import split_webs
 from .reverse.adjoint import ReverseBuilder
 from .reverse.dce import eliminate_dead, upward_exposed
+from .reverse.peephole import propagate_copies
 
 
 class Transformed:
@@ -94,6 +95,7 @@ def build(fn, argnums, arg_types, mode, fastmath=False):
     active = active_variables(stmts, result, wrt, kinds, env.ns)
     builder = ReverseBuilder(stmts, result, params, kinds, active, env.ns, namegen)
     prog = builder.build(wrt)
+    propagate_copies(prog.backward, prog.bars.values())
     grads = [builder.gradient_expr(p) for p in wrt]
     grad_text = grads[0] if mode.single else "(" + ", ".join(grads) + ",)"
     value = ast.unparse(result)

@@ -1,0 +1,97 @@
+"""Copy propagation for adjoint temporaries, so the backward sweep reads like a hand-written
+adjoint: `_t6_bar = s_bar; _t5_bar = _t6_bar * x` becomes `_t5_bar = s_bar * x`.
+
+Only adjoint variables are touched, only a copy whose variable is read exactly once, later in
+the same block, with neither side reassigned in between.
+"""
+import ast
+
+
+def _reads(node):
+    return [n for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]
+
+
+def _writes(node):
+    out = set()
+    for n in ast.walk(node):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+            out.add(n.id)
+        elif isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name):
+            out.add(n.target.id)
+    return out
+
+
+def _count_reads(stmts):
+    counts = {}
+    for s in stmts:
+        for n in _reads(s):
+            counts[n.id] = counts.get(n.id, 0) + 1
+        if isinstance(s, ast.AugAssign) and isinstance(s.target, ast.Name):
+            counts[s.target.id] = counts.get(s.target.id, 0) + 1
+    return counts
+
+
+def propagate_copies(stmts, adjoints):
+    """Rewrite `stmts` (the backward sweep) in place and return it."""
+    counts = _count_reads(stmts)
+    _block(stmts, set(adjoints), counts)
+    return stmts
+
+
+def _block(stmts, adjoints, counts):
+    k = 0
+    while k < len(stmts):
+        s = stmts[k]
+        for field in ("body", "orelse"):
+            inner = getattr(s, field, None)
+            if isinstance(inner, list) and inner:
+                _block(inner, adjoints, counts)
+                if field == "body" and not inner:
+                    inner.append(ast.Pass())
+        if _try_propagate(stmts, k, adjoints, counts):
+            continue
+        k += 1
+
+
+def _is_copy(s, target, value):
+    return isinstance(s, ast.Assign) and isinstance(s.targets[0], ast.Name) and \
+        isinstance(s.value, ast.Name) and s.targets[0].id == target and s.value.id == value
+
+
+def _try_propagate(stmts, k, adjoints, counts):
+    """Replace every read of the adjoint copy `tmp = src` at stmts[k] by `src`, when all
+    reads are in later simple statements of this block and `src` keeps its value until the
+    last of them (a `src = tmp` copy back does not change it)."""
+    s = stmts[k]
+    if not (isinstance(s, ast.Assign) and isinstance(s.targets[0], ast.Name)
+            and isinstance(s.value, ast.Name)):
+        return False
+    tmp, src = s.targets[0].id, s.value.id
+    if tmp not in adjoints or tmp == src:
+        return False
+    remaining = counts.get(tmp, 0)
+    users = []
+    for j in range(k + 1, len(stmts)):
+        if remaining == 0:
+            break
+        use = stmts[j]
+        hits = [n for n in _reads(use) if n.id == tmp]
+        if hits and isinstance(use, (ast.If, ast.For, ast.While)):
+            return False
+        if hits:
+            users.append(use)
+            remaining -= len(hits)
+        if tmp in _writes(use) or (src in _writes(use) and not _is_copy(use, src, tmp)):
+            if remaining:
+                return False
+    if remaining:
+        return False
+    for use in users:
+        for n in _reads(use):
+            if n.id == tmp:
+                n.id = src
+    del stmts[k]
+    for use in users:
+        if _is_copy(use, src, src):
+            stmts.remove(use)
+    return True
