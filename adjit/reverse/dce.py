@@ -18,7 +18,7 @@ def _control_only(stmts):
                all(isinstance(b, ast.Break) for b in s.body)) for s in stmts)
 
 
-def _prune(stmts, live, keep_stores):
+def _prune(stmts, live, keep_stores, index_live):
     out = []
     for s in stmts:
         if isinstance(s, ast.Assign):
@@ -32,14 +32,14 @@ def _prune(stmts, live, keep_stores):
             if s.target.id in live:
                 out.append(s)
         elif isinstance(s, ast.If):
-            body = _prune(s.body, live, keep_stores)
-            orelse = _prune(s.orelse, live, keep_stores)
+            body = _prune(s.body, live, keep_stores, index_live)
+            orelse = _prune(s.orelse, live, keep_stores, index_live)
             if any(isinstance(b, ast.Break) for b in body) or \
                     not _control_only(body) or not _control_only(orelse):
                 out.append(_copy_with(s, body or [ast.Pass()], orelse))
         elif isinstance(s, (ast.For, ast.While)):
-            body = _prune(s.body, live, keep_stores)
-            index_read = isinstance(s, ast.For) and s.target.id in live
+            body = _prune(s.body, live, keep_stores, index_live)
+            index_read = isinstance(s, ast.For) and s.target.id in index_live
             if not _control_only(body) or index_read:
                 out.append(_copy_with(s, body or [ast.Pass()], []))
         else:
@@ -61,14 +61,33 @@ def eliminate_dead(forward, roots, keep_stores):
     """The forward statements that anything in `roots` (names read later) depends on.
     Element stores into `keep_stores` (the caller's arrays) are always kept."""
     live = set(roots)
+    index_live = set(roots)
     while True:
-        kept = _prune(forward, live, keep_stores)
+        kept = _prune(forward, live, keep_stores, index_live)
         reads = set(live)
         for s in kept:
             reads |= reads_of(s)
-        if reads == live:
+        unshadowed = set(roots) | _reads_outside_own_loops(kept, ())
+        if reads == live and unshadowed == index_live:
             return kept
-        live = reads
+        live, index_live = reads, unshadowed
+
+
+def _reads_outside_own_loops(stmts, loop_vars):
+    """Names read where no enclosing `for` rebinds them: a loop kept only for its final
+    index must be read after it, not inside another loop over the same name."""
+    out = set()
+    for s in stmts:
+        if isinstance(s, ast.For):
+            out |= reads_of(s.iter) - set(loop_vars)
+            out |= _reads_outside_own_loops(s.body, loop_vars + (s.target.id,))
+        elif isinstance(s, (ast.If, ast.While)):
+            out |= (reads_of(s.test) if isinstance(s, ast.If) else set()) - set(loop_vars)
+            out |= _reads_outside_own_loops(s.body, loop_vars)
+            out |= _reads_outside_own_loops(s.orelse, loop_vars)
+        else:
+            out |= reads_of(s) - set(loop_vars)
+    return out
 
 
 def upward_exposed(stmts, live_after=frozenset()):
