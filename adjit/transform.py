@@ -129,11 +129,16 @@ def defined_up_front(stmts, kinds, bar_names, params):
     taken path computes.
     """
     names = {}
+    assigned_before = set()
     for s in stmts:
+        if isinstance(s, ast.Assign) and isinstance(s.targets[0], ast.Name):
+            assigned_before.add(s.targets[0].id)
+            continue
         for node in ast.walk(s):
             if isinstance(node, ast.If):
                 for inner in ast.walk(node):
-                    if isinstance(inner, ast.Name) and isinstance(inner.ctx, ast.Store):
+                    if isinstance(inner, ast.Name) and isinstance(inner.ctx, ast.Store) \
+                            and inner.id not in assigned_before:
                         names.setdefault(inner.id, None)
     by_zero = {}
     bars = set(bar_names)
