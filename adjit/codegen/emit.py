@@ -26,10 +26,7 @@ def _with_comments(stmts, comments, last=None):
         origin = getattr(s, "_origin", None)
         if origin is not None and origin[:2] != last:
             last = origin[:2]
-            comments.append(_describe(origin))
-            out.append(ast.Expr(value=ast.Call(func=ast.Name(id=_COMMENT, ctx=ast.Load()),
-                                               args=[ast.Constant(len(comments) - 1)],
-                                               keywords=[])))
+            out.append(section(_describe(origin), comments))
         for field in ("body", "orelse"):
             inner = getattr(s, field, None)
             if isinstance(inner, list) and inner:
@@ -45,6 +42,7 @@ def _describe(origin):
 
 
 def section(text, comments):
+    """A placeholder statement that render() turns into the comment `# text`."""
     comments.append(text)
     return ast.Expr(value=ast.Call(func=ast.Name(id=_COMMENT, ctx=ast.Load()),
                                    args=[ast.Constant(len(comments) - 1)], keywords=[]))

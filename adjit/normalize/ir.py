@@ -27,6 +27,11 @@ def assign(target, value, origin=None):
     return node
 
 
+def load_names(node):
+    """Every Name node `node` reads (loads), nested ones included."""
+    return [n for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]
+
+
 def is_atom(node):
     return isinstance(node, (ast.Name, ast.Constant))
 

@@ -8,6 +8,8 @@ and the tape see each value separately.
 """
 import ast
 
+from . import ir
+
 
 _ENTRY = "entry"
 
@@ -43,14 +45,10 @@ def _merge(a, b):
     return out
 
 
-def _names(node):
-    return [n for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]
-
-
 def _flow(stmts, state, webs):
     for s in stmts:
         if isinstance(s, ast.Assign):
-            for n in _names(s.value):
+            for n in ir.load_names(s.value):
                 webs.use(n, state)
             tgt = s.targets[0]
             if isinstance(tgt, ast.Name):
@@ -59,13 +57,13 @@ def _flow(stmts, state, webs):
                 state = dict(state)
                 state[tgt.id] = frozenset([d])
             else:
-                for n in _names(tgt):
+                for n in ir.load_names(tgt):
                     webs.use(n, state)
         elif isinstance(s, ast.If):
             webs.use(s.test, state) if isinstance(s.test, ast.Name) else None
             state = _merge(_flow(s.body, state, webs), _flow(s.orelse, state, webs))
         elif isinstance(s, ast.For):
-            for n in _names(s.iter):
+            for n in ir.load_names(s.iter):
                 webs.use(n, state)
             state = _loop(s, state, webs, s.target)
         elif isinstance(s, ast.While):

@@ -5,6 +5,7 @@ statements in reverse, with each statement's adjoint rule, the branch each `if` 
 condition variable) and each loop reversed (its bounds, or its recorded trip count).
 """
 import ast
+import copy
 
 from ..errors import error_at
 from ..normalize import ir
@@ -148,7 +149,7 @@ class ReverseBuilder:
             arr = sub.value.id
             if arr not in self.active:
                 return []
-            slot = ast.Subscript(value=ir.name(self.bar(arr)), slice=_copy(sub.slice),
+            slot = ast.Subscript(value=ir.name(self.bar(arr)), slice=copy.deepcopy(sub.slice),
                                  ctx=ast.Load())
             out = []
             if self.is_active(s.value):
@@ -166,7 +167,7 @@ class ReverseBuilder:
             arr = prim.operands[0].id
             if arr not in self.active:
                 return []
-            slot = ast.Subscript(value=ir.name(self.bar(arr)), slice=_copy(s.value.slice),
+            slot = ast.Subscript(value=ir.name(self.bar(arr)), slice=copy.deepcopy(s.value.slice),
                                  ctx=ast.Store())
             out = [accumulate(slot, ir.name(bar), False, False, origin)]
             return out + self._reset(target, s)
@@ -554,10 +555,6 @@ def _target(s):
 
 def _parse(text):
     return ast.parse(text).body
-
-
-def _copy(node):
-    return ast.parse(ast.unparse(node), mode="eval").body
 
 
 def _as_store(sub):

@@ -7,10 +7,11 @@ sweep entirely, which is what a hand-written adjoint does.
 """
 import ast
 
+from ..normalize.ir import load_names
+
 
 def reads_of(node):
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and
-            isinstance(n.ctx, ast.Load)}
+    return {n.id for n in load_names(node)}
 
 
 def _control_only(stmts):

@@ -1,14 +1,12 @@
 """Copy propagation for adjoint temporaries, so the backward sweep reads like a hand-written
 adjoint: `_t6_bar = s_bar; _t5_bar = _t6_bar * x` becomes `_t5_bar = s_bar * x`.
 
-Only adjoint variables are touched, only a copy whose variable is read exactly once, later in
-the same block, with neither side reassigned in between.
+Only copies into adjoint variables are propagated, and only when every read of the copy is
+in a later simple statement of the same block and neither side changes before the last one.
 """
 import ast
 
-
-def _reads(node):
-    return [n for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]
+from ..normalize.ir import load_names
 
 
 def _writes(node):
@@ -21,10 +19,10 @@ def _writes(node):
     return out
 
 
-def _count_reads(stmts):
+def _countload_names(stmts):
     counts = {}
     for s in stmts:
-        for n in _reads(s):
+        for n in load_names(s):
             counts[n.id] = counts.get(n.id, 0) + 1
         if isinstance(s, ast.AugAssign) and isinstance(s.target, ast.Name):
             counts[s.target.id] = counts.get(s.target.id, 0) + 1
@@ -33,7 +31,7 @@ def _count_reads(stmts):
 
 def propagate_copies(stmts, adjoints):
     """Rewrite `stmts` (the backward sweep) in place and return it."""
-    counts = _count_reads(stmts)
+    counts = _countload_names(stmts)
     _block(stmts, set(adjoints), counts)
     return stmts
 
@@ -75,7 +73,7 @@ def _try_propagate(stmts, k, adjoints, counts):
         if remaining == 0:
             break
         use = stmts[j]
-        hits = [n for n in _reads(use) if n.id == tmp]
+        hits = [n for n in load_names(use) if n.id == tmp]
         if hits and isinstance(use, (ast.If, ast.For, ast.While)):
             return False
         if hits:
@@ -87,7 +85,7 @@ def _try_propagate(stmts, k, adjoints, counts):
     if remaining:
         return False
     for use in users:
-        for n in _reads(use):
+        for n in load_names(use):
             if n.id == tmp:
                 n.id = src
     del stmts[k]
