@@ -45,7 +45,7 @@ def normalize_function(src, ctx, prefix="", subst=None):
     try:
         norm = _Normalizer(src, ctx, prefix, subst or {})
         body = norm.block(src.tree.body)
-        return lower_exits(body, ctx.namegen, prefix, src.loc, src.tree)
+        return lower_exits(body, ctx.namegen, src.loc)
     finally:
         ctx.stack.pop()
 

@@ -120,7 +120,7 @@ def _always_returns(stmts):
     return False
 
 
-def lower_exits(body, namegen, prefix, loc, tree):
+def lower_exits(body, namegen, loc):
     """Lower exits in a normalized function body. Returns (statements, result atom or None)."""
     returns = [s for s in ir.walk_stmts(body) if isinstance(s, ast.Return)]
     if not returns:

@@ -305,31 +305,31 @@ class ReverseBuilder:
         for v in done:
             points.pop(v, None)
 
-    def _has_content(self, m):
+    def _has_content(self, m, pushed=None, kept=None):
+        """Whether a mirror emits anything: adjoint statements, pops, replays or a kept loop."""
+        pushed = self.pushed if pushed is None else pushed
+        kept = self.kept_loops if kept is None else kept
         if isinstance(m, _AssignMirror):
-            return bool(m.adj) or id(m.stmt) in self.pushed
+            return bool(m.adj) or id(m.stmt) in pushed
         if isinstance(m, _IfMirror):
-            return any(self._has_content(x) for x in m.body + m.orelse) or \
+            return any(self._has_content(x, pushed, kept) for x in m.body + m.orelse) or \
                 bool(self.replays.get(id(m.stmt.body)) or self.replays.get(id(m.stmt.orelse)))
-        return id(m.stmt) in self.kept_loops
+        return id(m.stmt) in kept
 
     def _nonempty_loops(self, mirrors, pushed):
+        """The loops whose backward sweep has content, decided innermost first."""
         kept = set()
 
         def visit(ms):
-            any_content = False
             for m in ms:
-                if isinstance(m, _AssignMirror):
-                    any_content |= bool(m.adj) or id(m.stmt) in pushed
-                elif isinstance(m, _IfMirror):
-                    a, b = visit(m.body), visit(m.orelse)
-                    any_content |= a or b
-                else:
-                    inner = visit(m.body) or bool(self.replays.get(id(m.stmt.body)))
-                    if inner or id(m.stmt) in pushed:
+                if isinstance(m, _IfMirror):
+                    visit(m.body)
+                    visit(m.orelse)
+                elif isinstance(m, _LoopMirror):
+                    visit(m.body)
+                    if any(self._has_content(x, pushed, kept) for x in m.body) or \
+                            self.replays.get(id(m.stmt.body)) or id(m.stmt) in pushed:
                         kept.add(id(m.stmt))
-                        any_content = True
-            return any_content
 
         visit(mirrors)
         return kept
