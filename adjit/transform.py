@@ -64,11 +64,13 @@ def _is_int(k):
     return isinstance(k, int) and not isinstance(k, bool)
 
 
-def build(fn, argnums, arg_types, mode, fastmath=False):
+def build(fn, argnums, arg_types, mode, fastmath=False, jit=True):
     """Generate and compile the gradient of `fn` for arguments of these numba types.
 
     `mode.with_value` adds the value to the result ((value, gradient)); `mode.single` returns
-    the one gradient bare (the user passed an int argnums) rather than a tuple.
+    the one gradient bare (the user passed an int argnums) rather than a tuple. With
+    jit=False nothing is compiled: the result's dispatcher is None and its pyfunc runs the
+    generated source in the Python interpreter.
     """
     src, stmts, result, env, namegen = normalized(fn)
     params = src.params
@@ -109,18 +111,18 @@ def build(fn, argnums, arg_types, mode, fastmath=False):
     tail = prog.backward_init + prog.backward + ast.parse(ret).body
     roots = upward_exposed(tail) | prog.tape.reserved_names()
     forward = eliminate_dead(prog.forward, roots, set(params))
-    defined = defined_up_front(forward + tail, kinds, prog.bars.values(), params)
+    defined = defined_up_front(forward + tail, kinds, prog.bars, params)
     parts = [("variables assigned in branches start defined (numba prunes constant branches)",
               defined),
              ("forward sweep", prog.init + prog.tape.allocations() + forward),
              ("backward sweep", prog.backward_init + prog.backward),
              (None, ast.parse(ret).body)]
     source = render(name, params, parts)
-    pyfunc, dispatcher = compile_source(source, name, env.ns, arg_types, fastmath)
+    pyfunc, dispatcher = compile_source(source, name, env.ns, arg_types, fastmath, jit)
     return Transformed(source, pyfunc, dispatcher)
 
 
-def defined_up_front(stmts, kinds, bar_names, params):
+def defined_up_front(stmts, kinds, bars, params):
     """`a = b = 0.0`-style statements defining every scalar that an `if` branch assigns.
 
     numba removes branches whose condition it can prove constant before it types the
@@ -141,11 +143,11 @@ def defined_up_front(stmts, kinds, bar_names, params):
                             and inner.id not in assigned_before:
                         names.setdefault(inner.id, None)
     by_zero = {}
-    bars = set(bar_names)
+    primal_of = {bar: var for var, bar in bars.names.items()}
     for n in names:
         if n in params:
             continue
-        kind = FLOAT if n in bars else kinds.get(n)
+        kind = kinds.get(primal_of.get(n, n))
         zero = {FLOAT: "0.0", "int": "0", "bool": "False"}.get(kind)
         if zero is not None:
             by_zero.setdefault(zero, []).append(n)

@@ -248,6 +248,31 @@ def loop_index_after_loop(x):
     return last * x[i]
 
 
+def copy_of_changing_array_in_loop(x, y):
+    """A fresh copy each iteration of an array the loop writes: the copy's elements differ
+    between iterations, so the backward sweep must not re-read the last one (fuzzer find)."""
+    b = x.copy()
+    for k in range(3):
+        a = b.copy()
+        b[k] = y * a[k] * a[k]
+        y = y + a[k + 1] * b[k] * a[k]
+    return y
+
+
+def fresh_buffer_in_loop(x, y):
+    """A buffer allocated, written and copied inside a loop, in a branch of a while loop."""
+    b = x.copy()
+    k = 0
+    while k < 3:
+        if b[k] > -1.0:
+            a = np.zeros(4)
+            a[0] = b[k]
+            c = a.copy()
+            b[k] = y * c[0] * c[0]
+        k += 1
+    return b[0] + b[1] * b[2]
+
+
 rng = np.random.default_rng(42)
 
 PROGRAMS = [
@@ -288,4 +313,6 @@ PROGRAMS = [
     (reassigned_argument, (0.7, 1.3), (0, 1)),
     (allocations, (rng.random(4),), 0),
     (loop_index_after_loop, (rng.random(4),), 0),
+    (copy_of_changing_array_in_loop, (rng.random(4), 0.7), (0, 1)),
+    (fresh_buffer_in_loop, (rng.random(4), 0.7), (0, 1)),
 ]

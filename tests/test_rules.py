@@ -13,7 +13,7 @@ from adjit.api_stop import stop_gradient
 from adjit.rules.table import CALL_RULES
 
 from fd import fd_grad
-from rule_cases import BINARY, RULES_COVERED, UNARY
+from rule_cases import BINARY, RULES_COVERED, UNARY, r_acos, r_asin, r_expm1, r_tanh
 
 
 def test_every_call_rule_has_a_test_case():
@@ -84,3 +84,24 @@ def test_nan_and_inf_propagate():
     assert math.isnan(g(float("nan")))
     assert math.isinf(_grad(UNARY[11][0], 0)(0.0)) or math.isnan(_grad(UNARY[11][0], 0)(0.0))
     _ = np
+
+
+TAILS = [
+    (r_tanh, 8.0, lambda x: 1.0 / math.cosh(x) ** 2),
+    (r_tanh, -15.0, lambda x: 1.0 / math.cosh(x) ** 2),
+    (r_tanh, 30.0, lambda x: 1.0 / math.cosh(x) ** 2),
+    (r_asin, 1.0 - 1e-9, lambda x: 1.0 / math.sqrt((1.0 - x) * (1.0 + x))),
+    (r_acos, -1.0 + 1e-10, lambda x: -1.0 / math.sqrt((1.0 - x) * (1.0 + x))),
+    (r_expm1, -25.0, math.exp),
+    (r_expm1, -40.0, math.exp),
+]
+
+
+@pytest.mark.parametrize("f, x, dfdx", TAILS, ids=[f"{c[0].__name__}({c[1]})" for c in TAILS])
+def test_rules_stay_accurate_in_the_tails(f, x, dfdx):
+    """Where a derivative is tiny or huge, it keeps its relative accuracy: 1 - tanh(x)**2 and
+    expm1(x) + 1 cancel to garbage (or to 0) in the tails, 1 - x*x loses digits near 1.
+    The program fuzzer found the tanh case (tests/regressions/)."""
+    got = _grad(f, 0)(x)
+    assert got == pytest.approx(dfdx(x), rel=1e-12, abs=0.0)
+    assert got != 0.0

@@ -67,9 +67,10 @@ def render(name, params, parts):
     return pattern.sub(lambda m: f"{m.group(1)}# {comments[int(m.group(2))]}", text) + "\n"
 
 
-def compile_source(source, name, namespace, signature, fastmath=False):
+def compile_source(source, name, namespace, signature, fastmath=False, jit=True):
     """Exec generated source; returns (python function, numba dispatcher compiled for
-    exactly these argument types)."""
+    exactly these argument types). With jit=False the dispatcher is None: the plain Python
+    function alone, which the program fuzzer runs to check many argnums choices cheaply."""
     filename = f"<adjit-{next(_serial)}:{name}>"
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     ns = dict(namespace)
@@ -77,6 +78,8 @@ def compile_source(source, name, namespace, signature, fastmath=False):
     ns["reserve_tape"] = reserve_tape
     exec(compile(source, filename, "exec"), ns)  # noqa: S102
     pyfunc = ns[name]
+    if not jit:
+        return pyfunc, None
     jit = numba.njit(tuple(signature), error_model="numpy", fastmath=fastmath)
     try:
         return pyfunc, jit(pyfunc)

@@ -567,7 +567,7 @@ _LIBRARIES = {"numpy", "scipy", "numba", "math", "builtins", "adjit"}
 
 def _library_function(fn):
     """Functions of numpy & co. are primitives with rules (or none), never inlined."""
-    return getattr(fn, "__module__", "").split(".")[0] in _LIBRARIES
+    return (getattr(fn, "__module__", None) or "").split(".")[0] in _LIBRARIES
 
 
 def _constant_compare(op, a, b):

@@ -81,7 +81,8 @@ class NeedPoint:
 
 
 def final_loads(stmts, layout):
-    """Ids of array loads that read an element's final value: no store to that array comes
+    """Ids of array loads that read an element's final value: no store to that array, and
+    no assignment of a new array to its name (an allocation or copy inside a loop), comes
     later in the program or shares a loop with the load. The backward sweep, which never
     restores arrays, may read those elements again."""
     stores = {}
@@ -93,8 +94,9 @@ def final_loads(stmts, layout):
         if isinstance(s, ast.Assign) and not ir.is_store(s) and \
                 isinstance(s.value, ast.Subscript) and isinstance(s.value.value, ast.Name):
             pos, loops = layout.pos[id(s)], set(layout.loops[id(s)])
+            arr = s.value.value.id
             if all(layout.pos[id(w)] < pos and not loops & set(layout.loops[id(w)])
-                   for w in stores.get(s.value.value.id, [])):
+                   for w in stores.get(arr, []) + layout.sites.get(arr, [])):
                 out.add(id(s))
     return out
 

@@ -35,6 +35,9 @@ def _unary(partial, result="float"):
 
 
 _SIGN = "np.sign(x)"
+# 1 - tanh(x)**2 cancels where |tanh(x)| is near 1 (relative error eps / (1 - out**2), all
+# digits gone past |x| = 19); 1 / cosh(x)**2 keeps them. The cheap form serves the middle.
+_TANH = "1.0 - out * out if abs(out) < 0.75 else 1.0 / math.cosh(x) ** 2"
 _POW = ("b * a ** (b - 1)", "out * math.log(a) if a != 0.0 else 0.0")
 
 BINOP_RULES = {
@@ -57,14 +60,14 @@ CALL_RULES = {
     math.sin: _unary("math.cos(x)"),
     math.cos: _unary("-math.sin(x)"),
     math.tan: _unary("1.0 + out * out"),
-    math.asin: _unary("1.0 / math.sqrt(1.0 - x * x)"),
-    math.acos: _unary("-1.0 / math.sqrt(1.0 - x * x)"),
+    math.asin: _unary("1.0 / math.sqrt((1.0 - x) * (1.0 + x))"),
+    math.acos: _unary("-1.0 / math.sqrt((1.0 - x) * (1.0 + x))"),
     math.atan: _unary("1.0 / (1.0 + x * x)"),
     math.sinh: _unary("math.cosh(x)"),
     math.cosh: _unary("math.sinh(x)"),
-    math.tanh: _unary("1.0 - out * out"),
+    math.tanh: _unary(_TANH),
     math.exp: _unary("out"),
-    math.expm1: _unary("out + 1.0"),
+    math.expm1: _unary("out + 1.0 if out > -0.5 else math.exp(x)"),
     math.log: _unary("1.0 / x"),
     math.log1p: _unary("1.0 / (1.0 + x)"),
     math.log10: _unary("1.0 / (x * 2.302585092994046)"),

@@ -1,0 +1,322 @@
+"""Check one generated program: adjit against the reference AD and finite differences.
+
+`check(program, jit)` returns an Outcome:
+- "discard": the program is not a fair test at its arguments (it raised, hit NaN/inf, or is
+  ill-conditioned: |value| > 1e6 or a gradient scale > 1e8). Decided from the program and its
+  seed alone, so the same program is always discarded.
+- "mismatch": adjit disagrees with the reference AD, refused a valid program, raised while
+  running its generated code, or mutated an argument; or the reference disagrees with finite
+  differences at a smooth point (a bug in the oracle or the fuzzer).
+- "ok".
+
+adjit runs for every non-empty argnums subset of the float parameters. Those runs execute the
+generated source in the Python interpreter (`transform.build(..., jit=False)`): the code numba
+would compile, at a fortieth of the cost. With `jit=True` the public API also compiles
+`value_and_grad` (all float parameters) and `grad` (one int argnums) with numba and checks
+those too.
+"""
+import ast
+import copy
+import hashlib
+import itertools
+import linecache
+import math
+import warnings
+
+import numba
+import numpy as np
+
+import adjit
+from adjit import AdjitError
+from adjit.api import _Mode
+from adjit.transform import build
+
+from . import refad
+
+GRAD_TOL = 1e-10      # |adjit - reference| <= GRAD_TOL * gabs, gabs the |partial| gradient
+VALUE_TOL = 1e-12     # relative, for the value
+MAX_VALUE = 1e6
+MAX_SCALE = 1e8
+FD_AGREE = 1e-5       # FD vs reference, relative to 1 + |gradient|, where FD is consistent
+
+REAL_NAMESPACE = {"math": math, "np": np, "stop_gradient": adjit.stop_gradient}
+_ALL_SUBSETS = "all"
+_PY_MODE = _Mode("value_and_grad", with_value=True, single=False)
+
+
+class Outcome:
+    def __init__(self, status, reason="", detail="", err=0.0, fd="none", argnums=None,
+                 numba=False):
+        self.status = status
+        self.argnums = argnums  # the failing run's argnums, and whether numba compiled it
+        self.numba = numba
+        self.reason = reason
+        self.detail = detail
+        self.err = err          # largest |adjit - reference| / gabs seen
+        self.fd = fd            # "checked", "skipped" (kinks, stop_gradient, inconsistent)
+
+    def __repr__(self):
+        return f"Outcome({self.status}, {self.reason!r})"
+
+
+def load(source, namespace):
+    """Exec program source as a module (readable by inspect); returns its function `f`."""
+    digest = hashlib.sha1(source.encode()).hexdigest()[:12]
+    filename = f"<fuzz-{digest}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    ns = dict(namespace)
+    exec(compile(source, filename, "exec"), ns)  # noqa: S102
+    return ns["f"]
+
+
+def _copy(args):
+    return [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+
+
+def _mutated(args, before):
+    for k, (a, b) in enumerate(zip(args, before)):
+        if isinstance(a, np.ndarray):
+            if not np.array_equal(a, b, equal_nan=True):
+                return k
+        elif a != b:
+            return k
+    return None
+
+
+def _finite(*values):
+    return all(v is None or np.all(np.isfinite(v)) for v in values)
+
+
+def check(program, jit=False, fd=True, subsets=_ALL_SUBSETS):
+    args = program.args()
+    source = program.source
+    header = f"program (seed {program.seed}):\n{source}"
+    f = load(source, REAL_NAMESPACE)
+    with np.errstate(all="ignore"):
+        try:
+            primal = f(*_copy(args))
+        except Exception as exc:   # noqa: BLE001 - any failure of the program itself
+            return Outcome("discard", f"program raised {type(exc).__name__}")
+    if not _finite(primal) or abs(primal) > MAX_VALUE:
+        return Outcome("discard", "value not finite or too large")
+    try:
+        ref = refad.value_and_grad(load(source, refad.NAMESPACE), _copy(args))
+    except (ValueError, ZeroDivisionError, OverflowError) as exc:
+        return Outcome("discard", f"reference raised {type(exc).__name__}")
+    if not _finite(ref.value, *ref.grads, *ref.gabs):
+        return Outcome("discard", "reference gradient not finite")
+    if max(float(np.max(g)) for g in ref.gabs if g is not None) > MAX_SCALE:
+        return Outcome("discard", "ill-conditioned (gradient scale > 1e8)")
+    if abs(ref.value - primal) > VALUE_TOL * (1.0 + abs(primal)):
+        return Outcome("mismatch", "reference value differs from the program's",
+                       f"{header}\nprogram {primal!r}, reference {ref.value!r}")
+
+    worst = 0.0
+    floats = program.float_params()
+    if subsets == _ALL_SUBSETS:
+        subsets = [c for r in range(1, len(floats) + 1)
+                   for c in itertools.combinations(floats, r)]
+    types = tuple(numba.typeof(a) for a in args)
+    runs = []
+    for argnums in subsets:
+        runs.append((f"argnums={argnums} (python)", argnums, False,
+                     lambda a=argnums: build(f, a, types, _PY_MODE, jit=False).pyfunc))
+    if jit:
+        runs.append((f"value_and_grad argnums={floats} (numba)", floats, True,
+                     lambda: adjit.value_and_grad(f, argnums=floats)))
+        one = floats[program.seed % len(floats)]
+        runs.append((f"grad argnums={one} (numba)", (one,), True,
+                     lambda: _single(adjit.grad(f, argnums=one))))
+    for label, argnums, numba_run, make in runs:
+        where = {"argnums": argnums, "numba": numba_run}
+        try:
+            g = make()
+        except AdjitError as exc:
+            return Outcome("mismatch", "adjit refused a valid program",
+                           f"{header}\n{label}: {exc}", **where)
+        except Exception as exc:   # noqa: BLE001 - a crash inside adjit is a finding
+            return Outcome("mismatch", f"adjit crashed ({type(exc).__name__})",
+                           f"{header}\n{label}: {type(exc).__name__}: {exc}", **where)
+        inputs = _copy(args)
+        with np.errstate(all="ignore"):
+            try:
+                value, grads = g(*inputs)
+            except Exception as exc:   # noqa: BLE001 - generated code must not raise
+                return Outcome("mismatch", "generated code raised",
+                               f"{header}\n{label}: {type(exc).__name__}: {exc}", **where)
+        k = _mutated(inputs, args)
+        if k is not None:
+            return Outcome("mismatch", "argument mutated",
+                           f"{header}\n{label}: argument {program.params[k][0]} changed", **where)
+        if value is not None and not abs(value - primal) <= VALUE_TOL * (1.0 + abs(primal)):
+            return Outcome("mismatch", "value differs",
+                           f"{header}\n{label}: adjit {value!r}, program {primal!r}", **where)
+        for p, gp in zip(argnums, grads):
+            want, scale = ref.grads[p], ref.gabs[p]
+            diff = np.abs(np.asarray(gp, dtype=float) - want)
+            if not np.all(diff <= GRAD_TOL * scale):
+                return Outcome("mismatch", "gradient differs",
+                               f"{header}\n{label}: d/d{program.params[p][0]}\n"
+                               f"adjit     {_fmt(gp)}\nreference {_fmt(want)}\n"
+                               f"scale     {_fmt(scale)}", **where)
+            with np.errstate(all="ignore"):
+                ratio = np.where(scale > 0, diff / np.where(scale > 0, scale, 1.0), 0.0)
+            worst = max(worst, float(np.max(ratio)))
+
+    fd_status = "skipped"
+    if fd and ref.kinks == 0 and "stop_gradient" not in source:
+        fd_status, bad = _fd_check(f, args, ref, floats)
+        if bad:
+            return Outcome("mismatch", "reference disagrees with finite differences",
+                           f"{header}\n{bad}", worst, fd_status)
+    return Outcome("ok", err=worst, fd=fd_status)
+
+
+def _fmt(v):
+    """Every digit of a float or array (repr of an array rounds to 8 digits)."""
+    return repr([float(t) for t in np.ravel(v)]) if np.ndim(v) else repr(float(v))
+
+
+def _single(g):
+    """Adapt grad(f, argnums=int) to the (value, grads) shape of the other runs; its value
+    is None (grad returns none to check)."""
+    return lambda *args: (None, (g(*args),))
+
+
+def _fd_check(f, args, ref, floats):
+    """Central differences at two steps; compared with the reference only where they agree
+    with each other (no branch flip or kink within the step)."""
+    def at(k, idx, delta):
+        a = _copy(args)
+        if isinstance(a[k], np.ndarray):
+            a[k][idx] += delta
+        else:
+            a[k] += delta
+        with np.errstate(all="ignore"):
+            return f(*a)
+
+    consistent = True
+    for k in floats:
+        shape = np.shape(args[k])
+        for idx in (np.ndindex(shape) if shape else [()]):
+            x0 = args[k][idx] if shape else args[k]
+            h = 1e-6 * (1.0 + abs(x0))
+            d1 = (at(k, idx, h) - at(k, idx, -h)) / (2 * h)
+            d2 = (at(k, idx, h / 2) - at(k, idx, -h / 2)) / h
+            if not abs(d1 - d2) <= 1e-6 * (1.0 + abs(d1)):
+                consistent = False
+                continue
+            want = ref.grads[k][idx] if shape else ref.grads[k]
+            if not abs(d1 - want) <= FD_AGREE * (1.0 + abs(want)):
+                return "checked", (f"d/d(argument {k})[{idx}]: finite differences {d1!r} "
+                                   f"(half step {d2!r}), reference {want!r}")
+    return ("checked" if consistent else "skipped"), None
+
+
+def reduce(program, jit, budget=3000):
+    """A smaller program that fails the same way: greedy deletion of statements, hoisting of
+    block bodies, and replacement of expressions by their operands or a constant, repeated
+    until no candidate fails. Only the failing run is repeated for each candidate."""
+    from .grammar import Program
+
+    first = check(program, jit)
+    assert first.status == "mismatch", first
+    focus = {"jit": first.numba, "fd": first.reason.startswith("reference"),
+             "subsets": [] if first.numba or first.argnums is None else [first.argnums]}
+
+    def fails(p):
+        try:
+            out = check(p, **focus)
+        except Exception:   # noqa: BLE001 - a candidate that breaks the checker is rejected
+            return False
+        return out.status == "mismatch" and out.reason == first.reason
+
+    tree = ast.parse(program.source)
+    tried = 0
+    k = 0
+    while tried < budget:
+        edits = _edits(tree)
+        if k >= len(edits):
+            break
+        cand = edits[k](tree)
+        tried += 1
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                src = ast.unparse(cand) + "\n"
+                compile(src, "<candidate>", "exec")
+        except (SyntaxError, ValueError):
+            k += 1
+            continue
+        p = Program(src, program.params, program.seed)
+        if len(src) < len(ast.unparse(tree)) + 1 and fails(p):
+            tree = cand          # the k-th edit of the smaller tree is a new one: keep k
+        else:
+            k += 1
+    return Program(ast.unparse(tree) + "\n", program.params, program.seed)
+
+
+def _edits(tree):
+    """Functions tree -> smaller copy, largest cuts first: drop a statement, replace a
+    compound statement by its body, replace an expression by an operand or 1.0."""
+    nodes = list(ast.walk(tree))
+    pos = {id(n): k for k, n in enumerate(nodes)}
+    edits = []
+    # every while loop must still terminate: keep its test and its counter's increment
+    frozen = {id(n) for w in nodes if isinstance(w, ast.While) for n in ast.walk(w.test)}
+    counters = {n.id for w in nodes if isinstance(w, ast.While) for n in ast.walk(w.test)
+                if isinstance(n, ast.Name)}
+
+    def at(copy_tree, k):
+        return list(ast.walk(copy_tree))[k]
+
+    def replace_stmt(k, field, i, body_of):
+        def edit(t):
+            t = copy.deepcopy(t)
+            seq = getattr(at(t, k), field)
+            inner = [] if body_of is None else \
+                [s for f in ("body", "orelse") for s in getattr(seq[i], f, None) or []]
+            new = seq[:i] + inner + seq[i + 1:]
+            setattr(at(t, k), field, new or [ast.Pass()])
+            return ast.fix_missing_locations(t)
+        return edit
+
+    def replace_expr(k, field, i, child):
+        def edit(t):
+            t = copy.deepcopy(t)
+            owner = at(t, k)
+            old = getattr(owner, field) if i is None else getattr(owner, field)[i]
+            new = ast.Constant(1.0) if child is None else \
+                [c for c in ast.iter_child_nodes(old) if isinstance(c, ast.expr)][child]
+            if i is None:
+                setattr(owner, field, new)
+            else:
+                getattr(owner, field)[i] = new
+            return ast.fix_missing_locations(t)
+        return edit
+
+    for node in nodes:
+        for field in ("body", "orelse"):
+            seq = getattr(node, field, None)
+            if isinstance(seq, list) and seq and isinstance(seq[0], ast.stmt):
+                for i, stmt in enumerate(seq):
+                    if isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name) \
+                            and stmt.target.id in counters:
+                        continue
+                    edits.append(replace_stmt(pos[id(node)], field, i, None))
+                    if getattr(stmt, "body", None):
+                        edits.append(replace_stmt(pos[id(node)], field, i, "body"))
+    for node in nodes:
+        if id(node) in frozen:
+            continue
+        for field, val in ast.iter_fields(node):
+            if field == "func" or isinstance(node, ast.While) and field == "test":
+                continue
+            items = [(None, val)] if isinstance(val, ast.expr) else \
+                list(enumerate(val)) if isinstance(val, list) else []
+            for i, item in items:
+                if isinstance(item, ast.expr) and not isinstance(item, (ast.Name, ast.Constant)):
+                    n_children = sum(isinstance(c, ast.expr) for c in ast.iter_child_nodes(item))
+                    for child in list(range(n_children)) + [None]:
+                        edits.append(replace_expr(pos[id(node)], field, i, child))
+    return edits
