@@ -3,7 +3,10 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 
-.PHONY: test bench examples clean
+N ?= 1000
+SEED ?= 0
+
+.PHONY: test bench examples fuzz clean
 
 $(VENV)/.base: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -16,6 +19,10 @@ $(VENV)/.test: $(VENV)/.base
 
 test: $(VENV)/.test
 	$(PY) -m pytest -q
+
+# make fuzz N=10000: N generated programs against the reference AD (tests/fuzz/campaign.py)
+fuzz: $(VENV)/.test
+	PYTHONPATH=tests $(PY) -m fuzz -n $(N) --seed $(SEED)
 
 bench: $(VENV)/.base
 	$(PY) benchmarks/run.py

@@ -9,7 +9,8 @@ from numba.core import registry
 from numba.extending import overload, typeof_impl
 
 from .api_stop import stop_gradient
-from .errors import AdjitError
+from .errors import AdjitError, error_at
+from .analysis.types import OTHER, kind_of_numba_type
 from .transform import build, check_argnums
 
 
@@ -32,13 +33,14 @@ class GradientFunction:
         functools.update_wrapper(self, fn, updated=())
         self.__adjit_function__ = getattr(fn, "py_func", fn)
         self.fn = fn
+        self._argnums_arg = argnums
         self.argnums = check_argnums(fn, argnums)
         kind = "value_and_grad" if with_value else "grad"
         self.mode = _Mode(kind, with_value, isinstance(argnums, int))
         self.fastmath = fastmath
         self._specs = {}
         self._last = None
-        self._last_pytypes = None
+        self._fast = None      # (Python types of the arguments, spec): one atomic read
         self._lock = threading.RLock()
         self._stub = _make_stub(self)
 
@@ -56,22 +58,49 @@ class GradientFunction:
     def __call__(self, *args, **kwargs):
         if kwargs:
             args = self._positional(args, kwargs)
-        last = self._last
-        if last is not None and tuple(map(type, args)) == self._last_pytypes:
+        pytypes = tuple(map(type, args))
+        fast = self._fast
+        if fast is not None and fast[0] == pytypes:
             try:
-                return last.dispatcher(*args)
+                return fast[1].dispatcher(*args)
             except TypeError as exc:
                 if "No matching definition" not in str(exc):
                     raise
-        types = tuple(numba.typeof(a) for a in args)
-        spec = self.specialize(types)
-        self._last_pytypes = tuple(map(type, args))
+        spec = self.specialize(self._numba_types(args))
+        self._fast = (pytypes, spec)
         try:
             return spec.dispatcher(*args)
         except numba_errors.TypingError as exc:
             raise AdjitError(f"numba could not compile the gradient of "
                              f"'{self.__adjit_function__.__qualname__}':\n{exc}\n"
                              f"generated source:\n{spec.source}") from None
+
+    def _numba_types(self, args):
+        """numba types of the arguments; an AdjitError for values compiled code cannot take."""
+        params = list(inspect.signature(self.__adjit_function__).parameters)
+        out = []
+        for k, a in enumerate(args):
+            try:
+                t = numba.typeof(a)
+            except (ValueError, TypeError):
+                t = None
+            if t is None or kind_of_numba_type(t) == OTHER:
+                fn = self.__adjit_function__
+                name = params[k] if k < len(params) else f"#{k}"
+                raise error_at((fn.__code__.co_filename, fn.__code__.co_firstlineno,
+                                fn.__qualname__),
+                               f"argument '{name}' is a {type(a).__name__} ({a!r:.60})",
+                               "adjit compiles for floats, ints, bools and numpy arrays: pass "
+                               "a float or np.array(...) instead (a tuple or list of numbers "
+                               "as np.array(...); other settings as globals or constants).")
+            out.append(t)
+        return tuple(out)
+
+    def __reduce__(self):
+        """Pickle as (function, argnums, mode): the unpickling process compiles afresh, so
+        gradients travel to multiprocessing and Dask workers. The function itself pickles
+        by reference (a module-level def or @njit function)."""
+        return (_rebuild, (self.fn, self._argnums_arg, self.mode.with_value, self.fastmath))
 
     def _positional(self, args, kwargs):
         try:
@@ -93,11 +122,15 @@ class GradientFunction:
 
     def source_for(self, *args):
         """The generated adjoint for these example arguments, without running it."""
-        return self.specialize(tuple(numba.typeof(a) for a in args)).source
+        return self.specialize(self._numba_types(args)).source
 
     def __repr__(self):
         return f"<adjit {self.mode.name} of {self.__adjit_function__.__qualname__} " \
                f"argnums={self.argnums}>"
+
+
+def _rebuild(fn, argnums, with_value, fastmath):
+    return GradientFunction(fn, argnums, with_value, fastmath)
 
 
 def _make_stub(gf):

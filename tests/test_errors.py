@@ -564,6 +564,19 @@ def test_integer_or_boolean_argument_in_argnums(fn, args, argnums, param):
           ["pass a float", "leave the argument out of argnums"])
 
 
+@pytest.mark.parametrize("value, typename", [
+    ("text", "str"), ([1.0, 2.0], "list"), ((1.0, 2.0), "tuple"), (None, "NoneType"),
+    (1 + 2j, "complex"), ({"a": 1.0}, "dict"), (object(), "object"),
+], ids=["str", "list", "tuple", "None", "complex", "dict", "object"])
+@pytest.mark.parametrize("argnums", [0, 1], ids=["differentiated", "other"])
+def test_argument_compiled_code_cannot_take(value, typename, argnums):
+    """Anything but a float, int, bool or numpy array is refused before numba sees it,
+    whether or not it is differentiated."""
+    msg = error_of(f_scale, 1.5, value, argnums=argnums)
+    check(msg, "f_scale", "scale_def", [f"argument 'y' is a {typename}"],
+          ["pass a float or np.array(...)"])
+
+
 def test_integer_argument_outside_argnums_is_fine():
     assert grad(f_scale, argnums=1)(2, 1.5) == 2.0
 

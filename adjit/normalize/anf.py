@@ -166,6 +166,8 @@ class _Normalizer:
             if not isinstance(target, str):
                 raise self.error(tgt, f"assigning to parameter '{tgt.id}' of an inlined helper",
                                  "Copy the parameter into a new local variable first.")
+            if isinstance(value, ast.Name) and value.id == target:
+                return      # `z = z` does nothing (its adjoint would zero z_bar: fuzzer find)
             if target in ir.atom_names(ir.operands(value)) and not ir.is_atom(value):
                 value = self.to_atom(out, value)
             self.emit_assign(out, target, value)

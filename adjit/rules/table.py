@@ -82,8 +82,10 @@ CALL_RULES = {
     math.hypot: Rule(("a", "b"), ("a / out", "b / out")),
     math.atan2: Rule(("a", "b"), ("b / (a * a + b * b)", "-a / (a * a + b * b)")),
     abs: _unary(_SIGN, "join"),
-    min: Rule(("a", "b"), ("1.0 if a <= b else 0.0", "0.0 if a <= b else 1.0"), "join"),
-    max: Rule(("a", "b"), ("1.0 if a >= b else 0.0", "0.0 if a >= b else 1.0"), "join"),
+    # min(a, b) is b only when b < a (ties and a NaN b give a, a NaN a gives a): the
+    # adjoint follows the value
+    min: Rule(("a", "b"), ("0.0 if b < a else 1.0", "1.0 if b < a else 0.0"), "join"),
+    max: Rule(("a", "b"), ("0.0 if b > a else 1.0", "1.0 if b > a else 0.0"), "join"),
     float: _unary("1.0"),
     int: _unary(None, "int"),
     bool: _unary(None, "bool"),

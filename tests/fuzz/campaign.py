@@ -26,26 +26,39 @@ def numba_sampled(program, every):
     return int.from_bytes(digest[:4], "big") % every == 0
 
 
-def worker(n, seed, numba_every):
-    """Check n programs drawn by hypothesis from `seed`; returns a stats dict."""
+def _digest(program):
+    return int.from_bytes(hashlib.sha1(program.source.encode()).digest()[4:8], "big")
+
+
+def worker(n, seed, numba_every, part=0, parts=1):
+    """Check n distinct programs drawn by hypothesis from `seed`; returns a stats dict.
+
+    Hypothesis draws some programs more than once (a third of them, mostly small ones); a
+    repeat is counted and skipped, and drawing goes on until n distinct programs ran. Worker
+    `part` of `parts` takes only the programs whose hash falls in its part, so no two
+    workers check the same program."""
     from hypothesis import HealthCheck, Phase, given, settings
     from hypothesis import seed as hseed
 
     from .check import check
     from .grammar import programs
 
-    stats = {"tried": 0, "distinct": set(), "ok": 0, "discards": collections.Counter(),
+    stats = {"tried": 0, "repeats": 0, "ok": 0, "discards": collections.Counter(),
              "mismatches": [], "numba": 0, "fd_checked": 0, "worst": 0.0}
+    seen = set()
 
-    @settings(max_examples=n, database=None, deadline=None, phases=[Phase.generate],
-              suppress_health_check=list(HealthCheck))
-    @hseed(seed)
-    @given(programs())
-    def run(program):
+    def one(program):
+        if len(seen) >= n:
+            return
+        if program.source in seen:
+            stats["repeats"] += 1
+            return
+        if _digest(program) % parts != part:
+            return
+        seen.add(program.source)
         jit = numba_sampled(program, numba_every)
         out = check(program, jit=jit)
         stats["tried"] += 1
-        stats["distinct"].add(program.source)
         stats["numba"] += jit
         stats["fd_checked"] += out.fd == "checked"
         stats["worst"] = max(stats["worst"], out.err)
@@ -56,8 +69,14 @@ def worker(n, seed, numba_every):
         else:
             stats["mismatches"].append((out.reason, out.detail, program, jit))
 
-    run()
-    stats["distinct"] = {hashlib.sha1(s.encode()).hexdigest() for s in stats["distinct"]}
+    for round_ in range(20):
+        missing = n - len(seen)
+        if missing <= 0:
+            break
+        settings_ = settings(max_examples=(missing * 3 // 2 + 10) * parts, database=None, deadline=None,
+                             phases=[Phase.generate], suppress_health_check=list(HealthCheck))
+        settings_(hseed(seed * 100 + round_)(given(programs())(one)))()
+    stats["sources"] = {hashlib.sha1(s.encode()).hexdigest() for s in seen}
     return stats
 
 
@@ -92,7 +111,8 @@ def main(argv=None):
     start = time.perf_counter()
     workers = max(1, min(opts.workers, opts.n))
     shares = [opts.n // workers + (k < opts.n % workers) for k in range(workers)]
-    jobs = [(share, opts.seed * 1000 + k, opts.numba_every) for k, share in enumerate(shares)]
+    jobs = [(share, opts.seed * 1000 + k, opts.numba_every, k, workers)
+            for k, share in enumerate(shares)]
     if workers == 1:
         results = [worker(*jobs[0])]
     else:
@@ -101,11 +121,13 @@ def main(argv=None):
     elapsed = time.perf_counter() - start
 
     tried = sum(r["tried"] for r in results)
-    distinct = len(set().union(*(r["distinct"] for r in results)))
+    repeats = sum(r["repeats"] for r in results)
+    distinct = len(set().union(*(r["sources"] for r in results)))
     discards = sum((r["discards"] for r in results), collections.Counter())
     mismatches = [m for r in results for m in r["mismatches"]]
     n_discard = sum(discards.values())
-    print(f"programs tried:     {tried} ({distinct} distinct)")
+    print(f"programs tried:     {tried} ({distinct} distinct across workers; "
+          f"{repeats} repeated draws skipped)")
     print(f"discarded:          {n_discard} ({100.0 * n_discard / max(tried, 1):.1f}%)")
     for reason, count in discards.most_common():
         print(f"    {count:6d}  {reason}")

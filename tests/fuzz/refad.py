@@ -259,13 +259,13 @@ class _Math:
 def _max(a, b):
     if value(a) == value(b):
         _TAPE.kinks += 1
-    return a if value(a) >= value(b) else b
+    return b if value(b) > value(a) else a      # as Python's max: a on ties and NaN
 
 
 def _min(a, b):
     if value(a) == value(b):
         _TAPE.kinks += 1
-    return a if value(a) <= value(b) else b
+    return b if value(b) < value(a) else a
 
 
 def _abs(x):
