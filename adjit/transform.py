@@ -97,8 +97,8 @@ def build(fn, argnums, arg_types, mode, fastmath=False, jit=True):
     active = active_variables(stmts, result, wrt, kinds, env.ns)
     builder = ReverseBuilder(stmts, result, params, kinds, active, env.ns, namegen)
     prog = builder.build(wrt)
-    propagate_copies(prog.backward, prog.bars.values())
     grads = [builder.gradient_expr(p) for p in wrt]
+    propagate_copies(prog.backward, prog.bars.values(), live_out=grads)
     grad_text = grads[0] if mode.single else "(" + ", ".join(grads) + ",)"
     value = ast.unparse(result)
     if mode.with_value:

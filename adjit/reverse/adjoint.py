@@ -94,11 +94,27 @@ class ReverseBuilder:
                 for loop_id in loops:
                     loop = next(x for x in ir.walk_stmts(self.stmts) if id(x) == loop_id)
                     varying |= ir.assigned(loop.body)
-                shape = [a.id for a in self.prim(s).operands if isinstance(a, ast.Name)]
-                if any(n in varying for n in shape):
+                if self._shape_varies(s, varying, set(loops)):
                     raise error_at(origin, f"the array '{var}' is allocated in a loop with a "
                                    "shape that changes between iterations",
                                    "Allocate it once before the loop, with its largest shape.")
+
+    def _shape_varies(self, site, varying, loops):
+        """Whether the shape of the array an allocation or copy inside `loops` makes can
+        differ between iterations: a shape operand assigned in the loop, or an array operand
+        (np.zeros_like(a), a.copy()) made in the same loop with a shape that varies. An array
+        made outside the loop (or an argument) keeps its shape through it."""
+        for a in self.prim(site).operands:
+            if not isinstance(a, ast.Name):
+                continue
+            if is_array(self.kinds.get(a.id)):
+                sources = self.layout.sites.get(a.id, [])
+                if any(loops & set(self.layout.loops[id(src)]) and
+                       self._shape_varies(src, varying, loops) for src in sources):
+                    return True
+            elif a.id in varying:
+                return True
+        return False
 
     def _single_use_temps(self):
         """Active scalars assigned once whose adjoint contributions all come from later in
@@ -245,6 +261,11 @@ class ReverseBuilder:
             self._add_replays(replayable, points)
             pushed = set()
             for var, pts in points.items():
+                if is_array(self.kinds.get(var)):
+                    # an array's backward readers need its shape (the same every iteration,
+                    # see _check_arrays) or final contents (plan.final_loads), never a
+                    # recorded copy
+                    continue
                 for site in layout.sites.get(var, []):
                     if planning.needs_push(layout, site, pts):
                         pushed.add(id(site))

@@ -29,9 +29,13 @@ def _countload_names(stmts):
     return counts
 
 
-def propagate_copies(stmts, adjoints):
-    """Rewrite `stmts` (the backward sweep) in place and return it."""
+def propagate_copies(stmts, adjoints, live_out=()):
+    """Rewrite `stmts` (the backward sweep) in place and return it. `live_out` names the
+    variables read after it (the returned gradients): a copy into one of those is never a
+    dead store, even where nothing in the sweep reads it again."""
     counts = _countload_names(stmts)
+    for name in live_out:
+        counts[name] = counts.get(name, 0) + 1
     _block(stmts, set(adjoints), counts)
     return stmts
 

@@ -26,18 +26,18 @@ def numba_sampled(program, every):
     return int.from_bytes(digest[:4], "big") % every == 0
 
 
-def _digest(program):
-    return int.from_bytes(hashlib.sha1(program.source.encode()).digest()[4:8], "big")
+class _Done(BaseException):
+    """Ends a worker's hypothesis run early (a BaseException: not a test failure)."""
 
 
-def worker(n, seed, numba_every, part=0, parts=1):
+def worker(n, seed, numba_every, deadline=None):
     """Check n distinct programs drawn by hypothesis from `seed`; returns a stats dict.
 
     Hypothesis draws some programs more than once (a third of them, mostly small ones); a
-    repeat is counted and skipped, and drawing goes on until n distinct programs ran. Worker
-    `part` of `parts` takes only the programs whose hash falls in its part, so no two
-    workers check the same program."""
-    from hypothesis import HealthCheck, Phase, given, settings
+    repeat is counted and skipped, and drawing goes on until n distinct programs ran, or
+    until `deadline` (time.time()). Workers draw from different seeds; the few programs two
+    workers both draw are counted once in the summary's distinct count."""
+    from hypothesis import HealthCheck, Phase, Verbosity, given, settings
     from hypothesis import seed as hseed
 
     from .check import check
@@ -48,12 +48,10 @@ def worker(n, seed, numba_every, part=0, parts=1):
     seen = set()
 
     def one(program):
-        if len(seen) >= n:
-            return
+        if len(seen) >= n or (deadline is not None and time.time() > deadline):
+            raise _Done
         if program.source in seen:
             stats["repeats"] += 1
-            return
-        if _digest(program) % parts != part:
             return
         seen.add(program.source)
         jit = numba_sampled(program, numba_every)
@@ -71,11 +69,15 @@ def worker(n, seed, numba_every, part=0, parts=1):
 
     for round_ in range(20):
         missing = n - len(seen)
-        if missing <= 0:
+        if missing <= 0 or (deadline is not None and time.time() > deadline):
             break
-        settings_ = settings(max_examples=(missing * 3 // 2 + 10) * parts, database=None, deadline=None,
-                             phases=[Phase.generate], suppress_health_check=list(HealthCheck))
-        settings_(hseed(seed * 100 + round_)(given(programs())(one)))()
+        settings_ = settings(max_examples=missing * 3 // 2 + 10, database=None, deadline=None,
+                             phases=[Phase.generate], suppress_health_check=list(HealthCheck),
+                             verbosity=Verbosity.quiet)
+        try:
+            settings_(hseed(seed * 100 + round_)(given(programs())(one)))()
+        except _Done:
+            break
     stats["sources"] = {hashlib.sha1(s.encode()).hexdigest() for s in seen}
     return stats
 
@@ -104,6 +106,8 @@ def main(argv=None):
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--numba-every", type=int, default=5,
                         help="also compile 1 program in K with numba (default 5; 0: never)")
+    parser.add_argument("--time-limit", type=float, default=None,
+                        help="stop drawing programs after this many seconds")
     parser.add_argument("--no-save", action="store_true",
                         help="do not write reproducers to tests/regressions/")
     opts = parser.parse_args(argv)
@@ -111,7 +115,8 @@ def main(argv=None):
     start = time.perf_counter()
     workers = max(1, min(opts.workers, opts.n))
     shares = [opts.n // workers + (k < opts.n % workers) for k in range(workers)]
-    jobs = [(share, opts.seed * 1000 + k, opts.numba_every, k, workers)
+    deadline = None if opts.time_limit is None else time.time() + opts.time_limit
+    jobs = [(share, opts.seed * 1000 + k, opts.numba_every, deadline)
             for k, share in enumerate(shares)]
     if workers == 1:
         results = [worker(*jobs[0])]
@@ -137,7 +142,8 @@ def main(argv=None):
     print(f"finite differences: agreed on {sum(r['fd_checked'] for r in results)} programs "
           f"(skipped where stop_gradient, a tie or a branch flip makes them meaningless)")
     print(f"largest |adjit - reference| / scale: {max(r['worst'] for r in results):.2e}")
-    print(f"time:               {elapsed:.0f} s on {workers} worker(s)")
+    print(f"time:               {elapsed:.0f} s on {workers} worker(s)"
+          + (" (stopped at the time limit)" if tried < opts.n else ""))
 
     if mismatches:
         from .check import reduce
@@ -149,9 +155,11 @@ def main(argv=None):
             print(f"\n== {reason}\n{detail}")
             small = reduce(program, jit)
             print(f"-- reduced to:\n{small.source}")
-            if not opts.no_save:
-                from .check import check
-                out = check(small, jit)
+            from .check import check
+            out = check(small, jit)
+            if out.status != "mismatch":
+                print(f"-- not saved: it is now {out.status} ({out.reason})")
+            elif not opts.no_save:
                 print(f"-- saved {save(small, out.reason, out.detail)}")
         return 1
     return 0

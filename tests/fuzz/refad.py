@@ -28,6 +28,7 @@ class Tape:
     def __init__(self):
         self.nodes = []
         self.kinks = 0
+        self.singular = 0     # partials that came out inf or NaN (atan2 at (0, 0), ...)
 
 
 _TAPE = None
@@ -42,6 +43,8 @@ class Var:
         self.parents = parents          # ((Var, partial), ...)
         if parents:
             _TAPE.nodes.append(self)
+            if not all(math.isfinite(p) for _, p in parents):
+                _TAPE.singular += 1
 
     # arithmetic -------------------------------------------------------------------------
     def __add__(self, o):
@@ -314,7 +317,8 @@ NAMESPACE = {"math": _Math, "np": _Numpy, "abs": _abs, "max": _max, "min": _min,
 
 
 class Result:
-    def __init__(self, value, grads, gabs, kinks):
+    def __init__(self, value, grads, gabs, kinks, singular):
+        self.singular = singular    # how many partials were inf or NaN
         self.value = value
         self.grads = grads    # per argument: float, ndarray, or None (not differentiable)
         self.gabs = gabs      # the same with |partials|: the rounding-error scale
@@ -375,4 +379,4 @@ def _run(fn, args):
         else:
             grads.append(g.reshape(a.shape))
             gabs.append(ga.reshape(a.shape))
-    return Result(float(out.value), grads, gabs, _TAPE.kinks)
+    return Result(float(out.value), grads, gabs, _TAPE.kinks, _TAPE.singular)
