@@ -1,6 +1,7 @@
 """The public API: grad, value_and_grad, and the callable gradient object they return."""
 import functools
 import inspect
+import sys
 import threading
 
 import numba
@@ -10,7 +11,6 @@ from numba.extending import overload, typeof_impl
 
 from .api_stop import stop_gradient
 from .errors import AdjitError, error_at
-from .analysis.types import OTHER, kind_of_numba_type
 from .transform import build, check_argnums
 
 
@@ -76,7 +76,9 @@ class GradientFunction:
                              f"generated source:\n{spec.source}") from None
 
     def _numba_types(self, args):
-        """numba types of the arguments; an AdjitError for values compiled code cannot take."""
+        """numba types of the arguments; an AdjitError for values numba cannot type at all
+        (dicts, arbitrary objects). Values numba types but adjit cannot differentiate (a
+        tuple, None, a string) are fine outside argnums; in argnums, build() refuses them."""
         params = list(inspect.signature(self.__adjit_function__).parameters)
         out = []
         for k, a in enumerate(args):
@@ -84,7 +86,7 @@ class GradientFunction:
                 t = numba.typeof(a)
             except (ValueError, TypeError):
                 t = None
-            if t is None or kind_of_numba_type(t) == OTHER:
+            if t is None:
                 fn = self.__adjit_function__
                 name = params[k] if k < len(params) else f"#{k}"
                 raise error_at((fn.__code__.co_filename, fn.__code__.co_firstlineno,
@@ -99,7 +101,11 @@ class GradientFunction:
     def __reduce__(self):
         """Pickle as (function, argnums, mode): the unpickling process compiles afresh, so
         gradients travel to multiprocessing and Dask workers. The function itself pickles
-        by reference (a module-level def or @njit function)."""
+        by reference (a module-level def or @njit function); a module-level `@grad def f`
+        is itself what its module holds under that name, so it pickles as that name."""
+        module = sys.modules.get(getattr(self, "__module__", None) or "")
+        if getattr(module, self.__qualname__, None) is self:
+            return self.__qualname__
         return (_rebuild, (self.fn, self._argnums_arg, self.mode.with_value, self.fastmath))
 
     def _positional(self, args, kwargs):

@@ -78,29 +78,32 @@ def test_many_threads_compile_once_and_agree(monkeypatch):
 
 
 def test_threads_with_different_argument_types(monkeypatch):
-    """Two type signatures from many threads at once: two compilations, and no thread
-    ever runs the other signature's code (an int y converted to float, say)."""
+    """Two type signatures (float64 and float32 b) from 24 threads at once: one compilation
+    each, and every call returns what the same call returns single-threaded, to the bit."""
     calls = _count_builds(monkeypatch)
     g = value_and_grad(scalar, argnums=0)
     n = 24
+    args = [(0.3 + 0.01 * t, 0.1 * (t % 3) if t % 2 else np.float32(0.1 * (t % 3)))
+            for t in range(n)]
     start = threading.Barrier(n)
 
     def work(t):
         start.wait()
-        a = 0.3 + 0.01 * t
-        b = float(t % 3) if t % 2 else np.float32(t % 3)
-        out = []
-        for _ in range(20):
-            out.append(g(a, b))
-        return a, float(b), out
+        return [g(*args[t]) for _ in range(20)]
     with concurrent.futures.ThreadPoolExecutor(n) as pool:
         results = list(pool.map(work, range(n)))
     assert len(calls) == 2
-    for a, b, outs in results:
-        c = 1.0 + b * b
-        want = math.atan2(a, c) + a * c / (a * a + c * c)
-        for v, d in outs:
-            assert d == pytest.approx(want, rel=1e-6)
+    for t, outs in enumerate(results):
+        alone = g(*args[t])
+        assert all(out == alone for out in outs)
+        a, b = args[t]
+        c = 1.0 + float(b) * float(b)
+        assert alone[1] == pytest.approx(math.atan2(a, c) + a * c / (a * a + c * c), rel=1e-6)
+
+
+@grad
+def decorated(x, k):
+    return energy(x, k) * k
 
 
 # pickling ------------------------------------------------------------------------------------
@@ -114,6 +117,15 @@ def test_pickle_round_trip_in_process():
     assert after[0] == before[0]
     np.testing.assert_array_equal(after[1][0], before[1][0])
     assert after[1][1] == before[1][1]
+
+
+def test_pickle_a_module_level_decorated_gradient():
+    """`@grad def f` at module level: the module's name for it is the GradientFunction
+    itself, so it pickles by that name (and unpickles to it)."""
+    h = pickle.loads(pickle.dumps(decorated))
+    assert h is decorated
+    x = np.linspace(0.0, 1.0, 5)
+    np.testing.assert_allclose(h(x, 0.5), 0.5 * energy_grad_analytic(x, 0.5), rtol=1e-12)
 
 
 def test_pickle_keeps_int_argnums_and_njit_functions():

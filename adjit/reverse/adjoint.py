@@ -100,10 +100,10 @@ class ReverseBuilder:
                                    "Allocate it once before the loop, with its largest shape.")
 
     def _shape_varies(self, site, varying, loops):
-        """Whether the shape of the array an allocation or copy inside `loops` makes can
-        differ between iterations: a shape operand assigned in the loop, or an array operand
-        (np.zeros_like(a), a.copy()) made in the same loop with a shape that varies. An array
-        made outside the loop (or an argument) keeps its shape through it."""
+        """Whether the shape of the array an allocation inside `loops` makes can differ
+        between iterations: a shape operand assigned in the loop, or an array operand
+        (np.zeros_like(a)) made in the same loop by a copy (a = b.copy()) or allocation whose
+        shape varies. An array made outside the loop (or an argument) keeps its shape."""
         for a in self.prim(site).operands:
             if not isinstance(a, ast.Name):
                 continue

@@ -143,7 +143,7 @@ def main(argv=None):
           f"(skipped where stop_gradient, a tie or a branch flip makes them meaningless)")
     print(f"largest |adjit - reference| / scale: {max(r['worst'] for r in results):.2e}")
     print(f"time:               {elapsed:.0f} s on {workers} worker(s)"
-          + (" (stopped at the time limit)" if tried < opts.n else ""))
+          + (" (stopped at the time limit)" if opts.time_limit and tried < opts.n else ""))
 
     if mismatches:
         from .check import reduce

@@ -103,9 +103,10 @@ def check(program, jit=False, fd=True, subsets=_ALL_SUBSETS):
     source = program.source
     header = f"program (seed {program.seed}):\n{source}"
     f = load(source, REAL_NAMESPACE)
+    after = _copy(args)         # the arguments as the program itself leaves them
     with np.errstate(all="ignore"):
         try:
-            primal = f(*_copy(args))
+            primal = f(*after)
         except Exception as exc:   # noqa: BLE001 - any failure of the program itself
             return Outcome("discard", f"program raised {type(exc).__name__}")
     if not _finite(primal) or abs(primal) > MAX_VALUE:
@@ -159,15 +160,26 @@ def check(program, jit=False, fd=True, subsets=_ALL_SUBSETS):
             except Exception as exc:   # noqa: BLE001 - generated code must not raise
                 return Outcome("mismatch", "generated code raised",
                                f"{header}\n{label}: {type(exc).__name__}: {exc}", **where)
-        k = _mutated(inputs, args)
+        k = _mutated(inputs, after)
         if k is not None:
             return Outcome("mismatch", "argument mutated",
-                           f"{header}\n{label}: argument {program.params[k][0]} changed", **where)
+                           f"{header}\n{label}: argument {program.params[k][0]} differs "
+                           f"from what the program itself leaves in it", **where)
         if value is not None and not abs(value - primal) <= VALUE_TOL * (1.0 + abs(primal)):
             return Outcome("mismatch", "value differs",
                            f"{header}\n{label}: adjit {value!r}, program {primal!r}", **where)
+        if len(grads) != len(argnums):
+            return Outcome("mismatch", "wrong number of gradients",
+                           f"{header}\n{label}: {len(grads)} for argnums {argnums}", **where)
         for p, gp in zip(argnums, grads):
             want, scale = ref.grads[p], ref.gabs[p]
+            shape = np.shape(gp)
+            kind = getattr(gp, "dtype", np.dtype(type(gp))).kind
+            if shape != np.shape(want) or kind != "f":
+                return Outcome("mismatch", "gradient has the wrong shape or type",
+                               f"{header}\n{label}: d/d{program.params[p][0]} is "
+                               f"{type(gp).__name__} of shape {shape}, want {np.shape(want)}",
+                               **where)
             diff = np.abs(np.asarray(gp, dtype=float) - want)
             if not np.all(diff <= GRAD_TOL * scale):
                 return Outcome("mismatch", "gradient differs",

@@ -13,8 +13,10 @@ random places.
 
 Every choice is an integer drawn from hypothesis with the simplest option first, so
 hypothesis shrinks a failing program toward fewer statements and simpler expressions.
-Programs never write into their arguments and always terminate (every `while` increments its
-counter first); names defined inside a block are used only inside it, so every program runs.
+Some programs write into their array arguments (the gradient must repeat exactly those
+writes); helpers write only into local arrays. Programs always terminate (every `while`
+increments its counter first); names defined inside a block are used only inside it, so
+every program runs.
 """
 import dataclasses
 
@@ -444,6 +446,8 @@ class Writer:
                 scope.ints[name] = (N_PARAM, N_PARAM)
             else:
                 scope.arrays[name] = (N,) if kind == "array1" else SHAPE2
+                if self.chance(15):
+                    scope.writable.append(name)     # f writes into its argument
         self.stmt_budget = 14
         body = [self.new_array(scope)] if self.chance(40) else []
         body += self.block(scope, 0, 2, 6)
