@@ -26,7 +26,9 @@ class GradientFunction:
 
     Call it like the original function. It compiles (once per argument types) on first use,
     from Python or from inside another @numba.njit function. `.source` is the generated
-    adjoint for the most recent argument types.
+    adjoint for the most recent argument types. Threads may share one object (compilation
+    happens once, under a lock); pickling sends the function and options, and the receiving
+    process compiles afresh.
     """
 
     def __init__(self, fn, argnums, with_value, fastmath=False):
