@@ -81,7 +81,6 @@ class GradientFunction:
         """numba types of the arguments; an AdjitError for values numba cannot type at all
         (dicts, arbitrary objects). Values numba types but adjit cannot differentiate (a
         tuple, None, a string) are fine outside argnums; in argnums, build() refuses them."""
-        params = list(inspect.signature(self.__adjit_function__).parameters)
         out = []
         for k, a in enumerate(args):
             try:
@@ -90,6 +89,7 @@ class GradientFunction:
                 t = None
             if t is None:
                 fn = self.__adjit_function__
+                params = list(inspect.signature(fn).parameters)
                 name = params[k] if k < len(params) else f"#{k}"
                 raise error_at((fn.__code__.co_filename, fn.__code__.co_firstlineno,
                                 fn.__qualname__),

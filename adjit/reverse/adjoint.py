@@ -94,27 +94,14 @@ class ReverseBuilder:
                 for loop_id in loops:
                     loop = next(x for x in ir.walk_stmts(self.stmts) if id(x) == loop_id)
                     varying |= ir.assigned(loop.body)
-                if self._shape_varies(s, varying, set(loops)):
+                # an array operand (np.zeros_like(a)) lends its own shape, which this
+                # same check fixed where that array was allocated (or it is an argument)
+                shape = [a.id for a in self.prim(s).operands if isinstance(a, ast.Name)
+                         and not is_array(self.kinds.get(a.id))]
+                if any(n in varying for n in shape):
                     raise error_at(origin, f"the array '{var}' is allocated in a loop with a "
                                    "shape that changes between iterations",
                                    "Allocate it once before the loop, with its largest shape.")
-
-    def _shape_varies(self, site, varying, loops):
-        """Whether the shape of the array an allocation inside `loops` makes can differ
-        between iterations: a shape operand assigned in the loop, or an array operand
-        (np.zeros_like(a)) made in the same loop by a copy (a = b.copy()) or allocation whose
-        shape varies. An array made outside the loop (or an argument) keeps its shape."""
-        for a in self.prim(site).operands:
-            if not isinstance(a, ast.Name):
-                continue
-            if is_array(self.kinds.get(a.id)):
-                sources = self.layout.sites.get(a.id, [])
-                if any(loops & set(self.layout.loops[id(src)]) and
-                       self._shape_varies(src, varying, loops) for src in sources):
-                    return True
-            elif a.id in varying:
-                return True
-        return False
 
     def _single_use_temps(self):
         """Active scalars assigned once whose adjoint contributions all come from later in

@@ -43,12 +43,15 @@ def worker(n, seed, numba_every, deadline=None):
     from .check import check
     from .grammar import programs
 
-    stats = {"tried": 0, "repeats": 0, "ok": 0, "discards": collections.Counter(),
+    stats = {"tried": 0, "repeats": 0, "discards": collections.Counter(),
              "mismatches": [], "numba": 0, "fd_checked": 0, "worst": 0.0}
     seen = set()
 
+    def expired():
+        return deadline is not None and time.time() > deadline
+
     def one(program):
-        if len(seen) >= n or (deadline is not None and time.time() > deadline):
+        if len(seen) >= n or expired():
             raise _Done
         if program.source in seen:
             stats["repeats"] += 1
@@ -60,16 +63,14 @@ def worker(n, seed, numba_every, deadline=None):
         stats["numba"] += jit
         stats["fd_checked"] += out.fd == "checked"
         stats["worst"] = max(stats["worst"], out.err)
-        if out.status == "ok":
-            stats["ok"] += 1
-        elif out.status == "discard":
+        if out.status == "discard":
             stats["discards"][out.reason] += 1
-        else:
+        elif out.status == "mismatch":
             stats["mismatches"].append((out.reason, out.detail, program, jit))
 
     for round_ in range(20):
         missing = n - len(seen)
-        if missing <= 0 or (deadline is not None and time.time() > deadline):
+        if missing <= 0 or expired():
             break
         settings_ = settings(max_examples=missing * 3 // 2 + 10, database=None, deadline=None,
                              phases=[Phase.generate], suppress_health_check=list(HealthCheck),
@@ -87,8 +88,7 @@ def save(program, reason, detail):
     digest = hashlib.sha1(program.source.encode()).hexdigest()[:10]
     REGRESSIONS.mkdir(exist_ok=True)
     path = REGRESSIONS / f"fuzz_{digest}.py"
-    first = detail.splitlines()
-    where = "\n".join(line for line in first if "argnums" in line or "adjit" in line
+    where = "\n".join(line for line in detail.splitlines() if "argnums" in line or "adjit" in line
                       or "reference" in line)[:600]
     path.write_text(
         f'"""Found by the program fuzzer ({time.strftime("%Y-%m-%d")}): {reason}.\n\n'
