@@ -23,17 +23,66 @@ class Transformed:
         self.dispatcher = dispatcher
 
 
-def normalized(fn):
-    """(FunctionSource, statements, result atom, Env) of a function in A-normal form."""
+def normalized(fn, arg_kinds=None):
+    """(FunctionSource, statements, result atom, Env) of a function in A-normal form.
+
+    `arg_kinds` ({parameter: kind}) tells which arguments are arrays, so that vectorized
+    numpy code on them is lowered to loops (normalize/vectorize.py)."""
     src = read_function(fn)
     namegen = NameGen(src.locals | set(src.params))
     env = Env()
-    stmts, result = normalize_function(src, InlineContext(namegen, env))
+    arrays = {p: (k.ndim, k.is_float) for p, k in (arg_kinds or {}).items() if is_array(k)}
+    ctx = InlineContext(namegen, env, arrays)
+    stmts, result = normalize_function(src, ctx)
     if result is None:
         raise src.loc.error(src.tree, "the function returns nothing",
                             "Return the float to differentiate.")
     result = split_webs(stmts, src.params, result)
+    result = coalesce_temps(stmts, ctx.vec_temps, result)
     return src, stmts, result, env, namegen
+
+
+def coalesce_temps(stmts, temps, result):
+    """`y = _a` where `_a` is an array the vectorizer made for y's value: name it y.
+
+    Only when y is assigned nowhere else and neither name is read between _a's allocation
+    and the copy (so no reader of an earlier y can see the rename)."""
+    for block in _blocks(stmts):
+        for k, s in enumerate(block):
+            if not (isinstance(s, ast.Assign) and isinstance(s.targets[0], ast.Name) and
+                    isinstance(s.value, ast.Name) and s.value.id in temps):
+                continue
+            y, a = s.targets[0].id, s.value.id
+            start = next((j for j in range(k) if isinstance(block[j], ast.Assign) and
+                          isinstance(block[j].targets[0], ast.Name) and
+                          block[j].targets[0].id == a), None)
+            if start is None:
+                continue
+            between = [n for t in block[start:k] for n in ast.walk(t) if isinstance(n, ast.Name)]
+            if any(n.id == y for n in between):
+                continue
+            everywhere = [n for t in stmts for n in ast.walk(t) if isinstance(n, ast.Name)]
+            if sum(1 for n in everywhere if n.id == y and isinstance(n.ctx, ast.Store)) != 1 or \
+                    sum(1 for n in everywhere if n.id == a and isinstance(n.ctx, ast.Load)) != \
+                    sum(1 for n in between if n.id == a and isinstance(n.ctx, ast.Load)) + 1:
+                continue
+            for t in block[start:k]:
+                for n in ast.walk(t):
+                    if isinstance(n, ast.Name) and n.id == a:
+                        n.id = y
+            block[k] = ast.Pass()
+        block[:] = [s for s in block if not isinstance(s, ast.Pass)] or [ast.Pass()]
+    return result
+
+
+def _blocks(stmts):
+    yield stmts
+    for s in stmts:
+        for field in ("body", "orelse"):
+            inner = getattr(s, field, None)
+            if isinstance(inner, list) and inner and isinstance(s, (ast.If, ast.For,
+                                                                       ast.While)):
+                yield from _blocks(inner)
 
 
 def check_argnums(fn, argnums):
@@ -72,12 +121,13 @@ def build(fn, argnums, arg_types, mode, fastmath=False, jit=True):
     jit=False nothing is compiled: the result's dispatcher is None and its pyfunc runs the
     generated source in the Python interpreter.
     """
-    src, stmts, result, env, namegen = normalized(fn)
-    params = src.params
+    params = read_function(fn).params
     if len(arg_types) != len(params):
+        src = read_function(fn)
         raise src.loc.error(src.tree, f"called with {len(arg_types)} argument(s)",
                             f"'{src.loc.name}' takes {len(params)}: {', '.join(params)}.")
     arg_kinds = {p: kind_of_numba_type(t) for p, t in zip(params, arg_types)}
+    src, stmts, result, env, namegen = normalized(fn, arg_kinds)
     wrt = [params[k] for k in argnums]
     for p in wrt:
         if not is_float_kind(arg_kinds[p]):

@@ -28,6 +28,8 @@ def r_erfc(x): return math.erfc(x)  # noqa: E704
 def r_fabs(x): return math.fabs(x)  # noqa: E704
 def r_abs(x): return abs(x)  # noqa: E704
 def r_floor(x): return math.floor(x) * 1.0 + x * 0.0  # noqa: E704
+def r_np_floor(x): return np.floor(x) + x * x  # noqa: E704
+def r_np_sign(x): return np.sign(x) * 3.0 + x  # noqa: E704
 def r_ceil(x): return math.ceil(x) * 1.0 + x * 0.0  # noqa: E704
 def r_trunc(x): return math.trunc(x) * 1.0 + x * 0.0  # noqa: E704
 def r_int(x): return int(x) * 1.0 + x  # noqa: E704
@@ -62,6 +64,8 @@ UNARY = [
     (r_fabs, (0.05, 3.0), lambda x: 1.0),
     (r_abs, (-3.0, -0.05), lambda x: -1.0),
     (r_floor, (0.05, 0.95), lambda x: 0.0),
+    (r_np_floor, (0.05, 0.95), lambda x: 2.0 * x),
+    (r_np_sign, (-2.0, 2.0), lambda x: 1.0),
     (r_ceil, (0.05, 0.95), lambda x: 0.0),
     (r_trunc, (0.05, 0.95), lambda x: 0.0),
     (r_int, (0.05, 0.95), lambda x: 1.0),
@@ -113,6 +117,6 @@ RULES_COVERED = {
     math.sin, math.cos, math.tan, math.asin, math.acos, math.atan, math.sinh, math.cosh,
     math.tanh, math.exp, math.expm1, math.log, math.log1p, math.log10, math.sqrt, math.erf,
     math.erfc, math.fabs, math.floor, math.ceil, math.trunc, math.pow, math.hypot,
-    math.atan2, abs, min, max, float, int, bool, round,
+    math.atan2, abs, min, max, float, int, bool, round, np.floor, np.sign,
 }
 _ = np

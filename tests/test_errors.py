@@ -177,11 +177,6 @@ def f_fstring(x):
     return x * 2.0
 
 
-def f_slice(a):
-    b = a[1:3]  # @slice
-    return b[0]
-
-
 def f_list_literal(x):
     v = [x, x]  # @list_literal
     return v[0]
@@ -233,8 +228,7 @@ SYNTAX_CASES = [
     (f_assert, "assert", "assert", "validate inputs"),
     (f_walrus, "walrus", ":=", "line of its own"),
     (f_fstring, "fstring", "f-string", "numbers"),
-    (f_slice, "slice", "slice", "a[i]"),
-    (f_list_literal, "list_literal", "list literal", "np.zeros"),
+    (f_list_literal, "list_literal", "list literal", "np.array"),
     (f_set_literal, "set_literal", "set literal", "numpy array"),
     (f_dict_literal, "dict_literal", "dict literal", "numpy array"),
     (f_match, "match", "match", "if/elif/else"),
@@ -246,7 +240,7 @@ SYNTAX_CASES = [
 @pytest.mark.parametrize("fn, tag, construct, advice", SYNTAX_CASES,
                          ids=[c[1] for c in SYNTAX_CASES])
 def test_unsupported_syntax(fn, tag, construct, advice):
-    arg = A1.copy() if tag in ("slice", "starred") else 1.5
+    arg = A1.copy() if tag == "starred" else 1.5
     msg = error_of(fn, arg)
     check(msg, fn.__name__, tag, [construct, "not supported"], advice)
 
@@ -317,11 +311,6 @@ def f_invert(x, n):
     return x * k
 
 
-def f_matmult(a, b):
-    c = a @ b  # @matmult
-    return c
-
-
 # Operator nodes (ast.BitAnd, ast.Is, ...) carry no line number of their own: the message
 # must still give the line of the expression that uses the operator.
 
@@ -334,11 +323,6 @@ BITWISE_CASES = [
 @pytest.mark.parametrize("fn, tag, construct", BITWISE_CASES, ids=[c[1] for c in BITWISE_CASES])
 def test_bitwise_operators(fn, tag, construct):
     check(error_of(fn, 1.5, 3), fn.__name__, tag, [construct, "not supported"], "use")
-
-
-def test_matmult_operator():
-    check(error_of(f_matmult, A1.copy(), A1.copy()), "f_matmult", "matmult", "@",
-          "loops over elements")
 
 
 def f_is(x, y):
@@ -782,8 +766,8 @@ def test_straight_line_rebinding_is_not_an_error():
 
 
 def f_2d_one_index(m):
-    s = m[0]  # @one_index
-    return s * 2.0
+    s = m[0]
+    return np.sum(s * 2.0)
 
 
 def f_1d_two_indices(a):
@@ -791,24 +775,26 @@ def f_1d_two_indices(a):
     return s * 2.0
 
 
-def test_2d_array_indexed_with_one_index():
-    check(error_of(f_2d_one_index, A2.copy()), "f_2d_one_index", "one_index",
-          "indexing a 2-D array with 1 index", "index every dimension")
+def test_2d_array_indexed_with_one_index_is_a_row():
+    expected = np.zeros_like(A2)
+    expected[0] = 2.0
+    np.testing.assert_allclose(grad(f_2d_one_index)(A2.copy()), expected)
 
 
 def test_1d_array_indexed_with_two_indices():
     check(error_of(f_1d_two_indices, A1.copy()), "f_1d_two_indices", "two_indices",
-          "indexing a 1-D array with 2 index", "index every dimension")
+          "indexing a 1-D array with 2 indices", "at most one")
 
 
 def f_whole_array_math(a):
-    b = a * 2.0  # @whole_array
+    b = a * 2.0
     return b[0]
 
 
-def test_whole_array_arithmetic():
-    check(error_of(f_whole_array_math, A1.copy()), "f_whole_array_math", "whole_array",
-          "whole arrays", "explicit loop")
+def test_whole_array_arithmetic_is_elementwise():
+    expected = np.zeros_like(A1)
+    expected[0] = 2.0
+    np.testing.assert_allclose(grad(f_whole_array_math)(A1.copy()), expected)
 
 
 # ---------------------------------------------------------------------------------------------

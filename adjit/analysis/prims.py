@@ -7,7 +7,8 @@ this module answers them once.
 import ast
 
 from ..normalize import ir
-from ..rules.table import ALLOCATORS, BINOP_RULES, UNARY_RULES, rule_for_call
+from ..rules.table import (ALLOCATORS, ARRAY_OPS, BINOP_RULES, CONST_ARRAYS, UNARY_RULES,
+                           rule_for_call)
 from ..api_stop import stop_gradient
 
 
@@ -24,6 +25,9 @@ class Prim:
         """(position, atom) of operands the result depends on differentiably."""
         if self.kind in ("copy", "load", "copyarr"):
             return [(0, self.operands[0])]
+        if self.kind == "arrayop":
+            n = 2 if self.obj != "reshape" else 1
+            return list(enumerate(self.operands[:n]))
         if self.kind == "op":
             return [(k, a) for k, a in enumerate(self.operands)
                     if self.rule.partials[k] is not None]
@@ -47,14 +51,16 @@ def classify(value, env):
     if isinstance(value, ast.Call):
         func = value.func
         if isinstance(func, ast.Attribute) and func.attr == "copy" and \
-                isinstance(func.value, ast.Name) and func.value.id not in ("math", "np"):
+                isinstance(func.value, ast.Name) and func.value.id not in ("math", "np", "vec"):
             return Prim("copyarr", [func.value])
         expr = ast.fix_missing_locations(ast.Expression(func))
         obj = eval(compile(expr, "<rule>", "eval"), dict(env))  # noqa: S307
         if obj is len:
             return Prim("len", ir.operands(value))
-        if obj in ALLOCATORS:
+        if obj in ALLOCATORS or obj in CONST_ARRAYS:
             return Prim("alloc", ir.operands(value), obj=obj)
+        if obj in ARRAY_OPS:
+            return Prim("arrayop", ir.operands(value), obj=ARRAY_OPS[obj])
         rule = rule_for_call(obj)
         if obj is stop_gradient:
             return Prim("stop", list(value.args), rule, obj)

@@ -5,6 +5,8 @@ carry derivatives; the kind also picks the tape (float or integer) a recorded va
 """
 import ast
 
+import numpy as np
+
 from ..errors import error_at
 from ..normalize import ir
 from .prims import classify
@@ -116,6 +118,12 @@ def _kind_of(stmt, kinds, env):
         return ops[0]
     if prim.kind == "copyarr":
         return ops[0]
+    if prim.kind == "arrayop":
+        if prim.obj == "reshape":
+            return ArrayKind(len(stmt.value.args[1].elts))
+        return ArrayKind(2)
+    if prim.kind == "alloc" and prim.obj in (np.arange, np.linspace):
+        return ArrayKind(1, prim.obj is np.linspace or FLOAT in ops)
     if prim.kind == "alloc":
         shape = stmt.value.args[0]
         if isinstance(shape, ast.Tuple):

@@ -8,13 +8,18 @@ import ast
 import copy
 import types
 
+import math
+
 import numpy as np
 
 from ..frontend.source import MISSING, read_function, unwrap
-from ..rules.table import ALLOCATORS, ARRAY_QUERIES, rule_for_call
+from ..rules.table import ALLOCATORS, ARRAY_QUERIES, CONST_ARRAYS, rule_for_call
 from . import ir
 from .check import check_supported
 from .exits import lower_exits
+from .vectorize import (ELEMENTWISE, METHOD_REDUCTIONS, REDUCTIONS, Lazy, Op, Scalar, View,
+                        Vectorizing, _ARITY)
+from ..runtime import vec
 
 _RESERVED = {"math", "np", "stop_gradient"}
 
@@ -22,9 +27,11 @@ _RESERVED = {"math", "np", "stop_gradient"}
 class InlineContext:
     """State shared by a function and every function inlined into it."""
 
-    def __init__(self, namegen, env):
+    def __init__(self, namegen, env, arrays=None):
         self.namegen = namegen
         self.env = env
+        self.arrays = dict(arrays or {})    # array variables: name -> (ndim, is_float)
+        self.vec_temps = set()              # arrays the vectorizer allocated
         self.stack = []
         self.prefix_counts = {}
 
@@ -50,7 +57,7 @@ def normalize_function(src, ctx, prefix="", subst=None):
         ctx.stack.pop()
 
 
-class _Normalizer:
+class _Normalizer(Vectorizing):
     def __init__(self, src, ctx, prefix, subst):
         self.src = src
         self.loc = src.loc
@@ -59,6 +66,7 @@ class _Normalizer:
         self.subst = subst
         self.origin = None
         self.loads = {}
+        self.shape_cache = {}
         for local in sorted(src.locals):
             if local not in subst:
                 ctx.namegen.reserve(self.local(local))
@@ -77,11 +85,45 @@ class _Normalizer:
         """Append an assignment; forget cached loads it may invalidate."""
         if isinstance(target, str):
             self.loads = {k: v for k, v in self.loads.items() if target not in v[2]}
+            self.track_array(target, value)
         else:
             self.loads = {k: v for k, v in self.loads.items() if k[0] != target.value.id}
         out.append(ir.assign(target, value, self.origin))
 
+    def track_array(self, target, value):
+        """Record whether `target` now holds an array (and of what dimension)."""
+        info = None
+        if isinstance(value, ast.Name):
+            info = self.ctx.arrays.get(value.id)
+        elif isinstance(value, ast.Call):
+            func = value.func
+            if isinstance(func, ast.Attribute) and func.attr == "copy" and \
+                    isinstance(func.value, ast.Name):
+                info = self.ctx.arrays.get(func.value.id)
+            else:
+                obj = self.resolve_generated(func)
+                if obj in ALLOCATORS or obj in CONST_ARRAYS:
+                    info = (_alloc_ndim(value, obj, self.ctx.arrays), True)
+                elif obj in (vec.mm, vec.mm_tn, vec.mm_nt, vec.mm_tt):
+                    info = (2, True)
+                elif obj is vec.reshape:
+                    info = (len(value.args[1].elts), True)
+        if info is None:
+            self.ctx.arrays.pop(target, None)
+        else:
+            self.ctx.arrays[target] = info
+
+    def resolve_generated(self, func):
+        """The object a function expression of generated code names."""
+        try:
+            expr = ast.fix_missing_locations(ast.Expression(func))
+            return eval(compile(expr, "<gen>", "eval"), dict(self.ctx.env.ns))  # noqa: S307
+        except Exception:  # noqa: BLE001
+            return None
+
     def to_atom(self, out, value, stem="_t"):
+        if isinstance(value, Lazy):
+            return self.materialize(value, out)
         if ir.is_atom(value):
             return value
         t = self.fresh(stem)
@@ -98,6 +140,7 @@ class _Normalizer:
             self.origin = (self.loc.filename, getattr(s, "lineno", self.loc.firstlineno),
                            self.loc.name)
             self.loads = {}
+            self.shape_cache = {}
             self.stmt(s, out)
         return out
 
@@ -166,6 +209,8 @@ class _Normalizer:
             if not isinstance(target, str):
                 raise self.error(tgt, f"assigning to parameter '{tgt.id}' of an inlined helper",
                                  "Copy the parameter into a new local variable first.")
+            if isinstance(value, Lazy):
+                value = self.materialize(value, out, tgt)
             if isinstance(value, ast.Name) and value.id == target:
                 return      # `z = z` does nothing (its adjoint would zero z_bar: fuzzer find)
             if target in ir.atom_names(ir.operands(value)) and not ir.is_atom(value):
@@ -173,6 +218,10 @@ class _Normalizer:
             self.emit_assign(out, target, value)
         elif isinstance(tgt, ast.Subscript):
             arr = self.array_name(tgt.value)
+            view = self.subscript_view(arr, tgt.slice, out, tgt)
+            if view is not None:
+                self.store_view(view, value, None, out, tgt)
+                return
             idx = self.indices(tgt, out)
             atom = self.to_atom(out, value)
             sub = ast.Subscript(value=ir.name(arr), slice=idx, ctx=ast.Store())
@@ -214,12 +263,23 @@ class _Normalizer:
     def aug_assign(self, s, out):
         """`t op= e`. Python loads an element target before it evaluates e (which may call a
         helper that writes the array), so the load comes first here too."""
+        if isinstance(s.target, ast.Name) and s.target.id in self.src.locals:
+            local = self.local(s.target.id)
+            arr = local if isinstance(local, str) else getattr(local, "id", None)
+            if arr is not None and self.array_ndim(ir.name(arr)) is not None:
+                # `a += e` on an array updates it in place, as numpy does
+                self.store_view(self.view_of(arr, out), self.rhs(s.value, out), s.op, out, s)
+                return
         if isinstance(s.target, ast.Name):
             rhs = self.atom(s.value, out)
             cur = ir.name(self.local(s.target.id))
             self.assign_to(s.target, self.binop(s.op, cur, rhs, s), out)
         elif isinstance(s.target, ast.Subscript):
             arr = self.array_name(s.target.value)
+            view = self.subscript_view(arr, s.target.slice, out, s)
+            if view is not None:
+                self.store_view(view, self.rhs(s.value, out), s.op, out, s)
+                return
             idx = self.indices(s.target, out)
             cur = self.to_atom(out, ast.Subscript(value=ir.name(arr), slice=idx, ctx=ast.Load()))
             rhs = self.atom(s.value, out)
@@ -294,6 +354,24 @@ class _Normalizer:
         out.append(loop)
 
     # expressions ---------------------------------------------------------
+    def store_view(self, view, value, op, out, node):
+        """`view = value` or `view op= value` elementwise. A value that reads the target
+        array is computed into a new array first, as numpy computes the whole right-hand
+        side before it assigns."""
+        value = self.lazy_operand(value, out)
+        if isinstance(value, Lazy) and any(isinstance(leaf, View) and leaf.base == view.base
+                                           for leaf in _leaves(value)):
+            value = self.lazy_operand(self.materialize(value, out, node), out)
+        if op is not None:
+            cur = View(view.base, view.ndim, view.dims, view.fixed, view.shape)
+            value = Op(("bin", op), [cur, self.as_lazy(value)],
+                       self.broadcast([view.shape, self.as_lazy(value).shape], out, node))
+        self.store_elements(view, value, out, node)
+
+    def operand(self, node, out):
+        """An atom, or a Lazy array expression (fused into whatever consumes it)."""
+        return self.lazy_operand(self.rhs(node, out), out)
+
     def atom(self, node, out):
         value = self.rhs(node, out)
         if isinstance(value, (_Shape, _TupleValue)):
@@ -308,10 +386,21 @@ class _Normalizer:
         if isinstance(node, ast.Name):
             return self.load_name(node)
         if isinstance(node, ast.BinOp):
-            return self.binop(node.op, self.atom(node.left, out), self.atom(node.right, out),
-                              node)
+            left, right = self.operand(node.left, out), self.operand(node.right, out)
+            if isinstance(node.op, ast.MatMult):
+                return self.matmul(left, right, out, node)
+            if isinstance(left, Lazy) or isinstance(right, Lazy):
+                return self.elementwise(("bin", node.op), [left, right], out, node)
+            return self.binop(node.op, left, right, node)
         if isinstance(node, ast.UnaryOp):
-            operand = self.atom(node.operand, out)
+            operand = self.operand(node.operand, out)
+            if isinstance(operand, Lazy):
+                if isinstance(node.op, ast.UAdd):
+                    return operand
+                if not isinstance(node.op, ast.USub):
+                    raise self.error(node, "`not` / `~` on an array",
+                                     "Use np.where(cond, a, b) for elementwise choices.")
+                return self.elementwise(("unary", node.op), [operand], out, node)
             if isinstance(node.op, ast.UAdd):
                 return operand
             if isinstance(node.op, ast.Not) and isinstance(operand, ast.Constant):
@@ -328,9 +417,12 @@ class _Normalizer:
         if isinstance(node, ast.Subscript):
             return self.subscript(node, out)
         if isinstance(node, ast.Attribute):
-            return self.attribute(node)
+            return self.attribute(node, out)
         if isinstance(node, ast.Tuple):
             return _TupleValue([self.atom(e, out) for e in node.elts])
+        if isinstance(node, ast.List):
+            raise self.error(node, "a list literal (outside np.array) is not supported",
+                             "Use np.array([a, b, c]) for an array of numbers.")
         raise AssertionError(type(node))
 
     def load_name(self, node):
@@ -344,14 +436,24 @@ class _Normalizer:
         if isinstance(obj, (bool, int, float)) and not isinstance(obj, np.ndarray):
             return ir.const(obj)
         if isinstance(obj, np.ndarray):
-            return ir.name(self.ctx.env.spell(obj, node.id))
+            spelled = self.ctx.env.spell(obj, node.id)
+            self.ctx.arrays[spelled] = (obj.ndim, obj.dtype.kind == "f")
+            return ir.name(spelled)
         raise self.error(node, f"the global '{node.id}' ({type(obj).__name__}) used as a value",
                          "Use numbers, numpy arrays, or call it as a function.")
 
-    def attribute(self, node):
+    def attribute(self, node, out):
         if isinstance(node.value, ast.Name) and node.value.id in self.src.locals \
                 and node.attr == "shape":
             return _Shape(self.array_name(node.value))
+        if node.attr == "T":
+            return self.transpose(self.operand(node.value, out), out)
+        if node.attr in ("size", "ndim") and isinstance(node.value, ast.Name):
+            arr = self.array_name(node.value)
+            ndim = self.array_ndim(ir.name(arr))
+            if node.attr == "ndim":
+                return ir.const(ndim)
+            return ast.Attribute(value=ir.name(arr), attr="size", ctx=ast.Load())
         obj = self.src.resolve(node)
         if obj is not MISSING and isinstance(obj, (int, float)):
             return ir.const(float(obj) if isinstance(obj, float) else obj)
@@ -362,12 +464,17 @@ class _Normalizer:
         return ast.BinOp(left=left, op=op, right=right)
 
     def compare(self, node, out):
-        left = self.atom(node.left, out)
+        left = self.operand(node.left, out)
         if len(node.ops) == 1:
-            right = self.atom(node.comparators[0], out)
+            right = self.operand(node.comparators[0], out)
+            if isinstance(left, Lazy) or isinstance(right, Lazy):
+                return self.elementwise(("cmp", node.ops[0]), [left, right], out, node)
             if isinstance(left, ast.Constant) and isinstance(right, ast.Constant):
                 return ir.const(_constant_compare(node.ops[0], left.value, right.value))
             return ast.Compare(left=left, ops=node.ops, comparators=[right])
+        if isinstance(left, Lazy):
+            raise self.error(node, "a chained comparison of arrays",
+                             "Compare arrays one pair at a time inside np.where.")
         result = self.fresh()
         pending = []
         for op, comp in zip(node.ops, node.comparators):
@@ -432,12 +539,20 @@ class _Normalizer:
 
     def subscript(self, node, out):
         if isinstance(node.value, ast.Attribute) and node.value.attr == "shape":
-            arr = self.attribute(node.value)
+            arr = self.attribute(node.value, out)
             k = self.atom(node.slice, out)
             return ast.Subscript(value=ast.Attribute(value=ir.name(arr.array), attr="shape",
                                                      ctx=ast.Load()),
                                  slice=k, ctx=ast.Load())
+        if not isinstance(node.value, ast.Name):
+            base = self.operand(node.value, out)
+            if isinstance(base, Lazy):
+                node = ast.Subscript(value=self.materialize(base, out, node), slice=node.slice,
+                                     ctx=ast.Load())
         arr = self.array_name(node.value)
+        view = self.subscript_view(arr, node.slice, out, node)
+        if view is not None:
+            return view
         idx = self.indices(node, out)
         key = (arr, ast.unparse(idx))
         cached = self.loads.get(key)
@@ -450,14 +565,8 @@ class _Normalizer:
 
     def call(self, node, out):
         func = node.func
-        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) \
-                and func.value.id in self.src.locals:
-            if func.attr == "copy" and not node.args and not node.keywords:
-                arr = self.array_name(func.value)
-                return ast.Call(func=ast.Attribute(value=ir.name(arr), attr="copy",
-                                                   ctx=ast.Load()), args=[], keywords=[])
-            raise self.error(node, f"the method call `.{func.attr}(...)`",
-                             "Only a.copy() is supported on arrays; write loops for the rest.")
+        if isinstance(func, ast.Attribute) and self.src.resolve(func.value) is MISSING:
+            return self.method(node, out)
         obj = self.src.resolve(func)
         if obj is MISSING:
             raise self.error(node, f"a call to `{ast.unparse(func)}`, which adjit cannot resolve",
@@ -465,6 +574,9 @@ class _Normalizer:
                              "functions.")
         if obj in ALLOCATORS:
             return self.allocation(node, obj, out)
+        handled = self.numpy_call(node, obj, out)
+        if handled is not None:
+            return handled
         if node.keywords:
             raise self.error(node, f"keyword arguments in a call to `{ast.unparse(func)}`",
                              "Pass arguments by position.")
@@ -482,6 +594,146 @@ class _Normalizer:
         raise self.error(node, f"a call to `{ast.unparse(func)}`, which has no derivative rule",
                          "Use math functions adjit knows (see docs), or write the helper as a "
                          "Python/@njit function adjit can read.")
+
+    def method(self, node, out):
+        """`a.sum()`, `a.reshape(...)`, `a.copy()` and the other array methods."""
+        func = node.func
+        name = func.attr
+        if name == "copy" and not node.args and not node.keywords:
+            base = self.operand(func.value, out)
+            if isinstance(base, View) and base.is_identity():
+                return ast.Call(func=ast.Attribute(value=ir.name(base.base), attr="copy",
+                                                   ctx=ast.Load()), args=[], keywords=[])
+            if isinstance(base, Lazy):
+                return self.materialize(base, out, node)
+            arr = self.array_name(func.value)
+            return ast.Call(func=ast.Attribute(value=ir.name(arr), attr="copy", ctx=ast.Load()),
+                            args=[], keywords=[])
+        if name in METHOD_REDUCTIONS:
+            axis = self.axis_argument(node, node.args, 0)
+            return self.reduce(METHOD_REDUCTIONS[name], self.operand(func.value, out), axis,
+                               out, node)
+        if name == "reshape":
+            args = node.args[0].elts if len(node.args) == 1 and \
+                isinstance(node.args[0], ast.Tuple) else node.args
+            return self.reshape(self.operand(func.value, out), [self.atom(a, out) for a in args],
+                                out, node)
+        if name == "dot" and len(node.args) == 1:
+            return self.matmul(self.operand(func.value, out), self.operand(node.args[0], out),
+                               out, node)
+        if name == "transpose" and not node.args:
+            return self.transpose(self.operand(func.value, out), out)
+        raise self.error(node, f"the method call `.{name}(...)`",
+                         "Array methods adjit knows: copy, sum, mean, prod, max, min, reshape, "
+                         "dot, transpose; use the numpy functions or loops for the rest.")
+
+    def axis_argument(self, node, args, position):
+        """The constant `axis` of a reduction (positional or keyword), or None."""
+        value = args[position] if len(args) > position else None
+        for kw in node.keywords:
+            if kw.arg == "axis":
+                value = kw.value
+            else:
+                raise self.error(node, f"the keyword argument `{kw.arg}=`",
+                                 "adjit supports axis= (an int constant) on reductions.")
+        if value is None or (isinstance(value, ast.Constant) and value.value is None):
+            return None
+        if isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.USub) and \
+                isinstance(value.operand, ast.Constant):
+            value = ast.Constant(value=-value.operand.value)
+        if not (isinstance(value, ast.Constant) and isinstance(value.value, int)):
+            raise self.error(node, "an axis that is not an int constant",
+                             "Write the axis as a number: axis=0 or axis=-1.")
+        return value.value
+
+    def numpy_call(self, node, obj, out):
+        """Vectorized numpy functions; None when `obj` is not one of them."""
+        try:
+            known = obj in ELEMENTWISE or obj in REDUCTIONS or obj in _NP_OTHER
+        except TypeError:
+            return None
+        if not known:
+            return None
+        args = node.args
+        if obj in REDUCTIONS:
+            axis = self.axis_argument(node, args, 1)
+            return self.reduce(REDUCTIONS[obj], self.operand(args[0], out), axis, out, node)
+        if obj in ELEMENTWISE:
+            if node.keywords:
+                raise self.error(node, f"keyword arguments to `{ast.unparse(node.func)}`",
+                                 "Pass arguments by position.")
+            fn = ELEMENTWISE[obj]
+            arity = _ARITY.get(fn, 1)
+            if len(args) != arity:
+                raise self.error(node, f"`{ast.unparse(node.func)}` with {len(args)} "
+                                 f"argument(s)", f"Call it with {arity}.")
+            operands = [self.operand(a, out) for a in args]
+            lazy = self.elementwise(("call", fn), operands, out, node)
+            if lazy is not None:
+                return lazy
+            scalar = Op(("call", fn), [Scalar(a) for a in operands], [])
+            return self.scalar_op(scalar.fn, [a.atom for a in scalar.args], out)
+        what = _NP_OTHER[obj]
+        if what in ("dot", "matmul"):
+            return self.matmul(self.operand(args[0], out), self.operand(args[1], out), out, node)
+        if what == "outer":
+            return self.outer(args[0] and self.operand(args[0], out),
+                              self.operand(args[1], out), out, node)
+        if what == "transpose":
+            return self.transpose(self.operand(args[0], out), out)
+        if what == "reshape":
+            shape = args[1].elts if isinstance(args[1], ast.Tuple) else [args[1]]
+            return self.reshape(self.operand(args[0], out), [self.atom(a, out) for a in shape],
+                                out, node)
+        if what == "norm":
+            if len(args) != 1 or node.keywords:
+                raise self.error(node, "np.linalg.norm with ord= or axis=",
+                                 "adjit differentiates the 2-norm of a whole array: "
+                                 "np.linalg.norm(x).")
+            x = self.operand(args[0], out)
+            sq = self.elementwise(("call", "square"), [x], out, node)
+            total = self.reduce("sum", sq, None, out, node) if sq is not None else \
+                self.to_atom(out, ast.BinOp(left=x, op=ast.Mult(), right=x))
+            return self.scalar_op(("call", math.sqrt), [total], out)
+        if what == "array":
+            if len(args) != 1 or any(kw.arg != "dtype" for kw in node.keywords):
+                raise self.error(node, "np.array with other than one list argument",
+                                 "Write np.array([a, b, c]).")
+            return self.array_literal(args[0], out)
+        if what in ("concatenate", "stack"):
+            axis = self.axis_argument(node, args, 1) or 0
+            if not args or not isinstance(args[0], (ast.Tuple, ast.List)):
+                raise self.error(node, f"np.{what} of something other than a tuple of arrays",
+                                 f"Write np.{what}((a, b)).")
+            return self.concatenate(args[0].elts, axis, out, node, stack=what == "stack")
+        if what in ("full", "full_like"):
+            if len(args) != 2 or node.keywords:
+                raise self.error(node, f"np.{what} with other than (shape, value)",
+                                 f"Write np.{what}(shape, value).")
+            if what == "full_like":
+                like = self.array_name(args[0])
+                shape = [self.shape_atom(like, k, out)
+                         for k in range(self.array_ndim(ir.name(like)))]
+            else:
+                shape_node = args[0]
+                if isinstance(shape_node, ast.Attribute) and shape_node.attr == "shape":
+                    arr = self.array_name(shape_node.value)
+                    shape = [self.shape_atom(arr, k, out)
+                             for k in range(self.array_ndim(ir.name(arr)))]
+                else:
+                    elts = shape_node.elts if isinstance(shape_node, ast.Tuple) else [shape_node]
+                    shape = [self.atom(e, out) for e in elts]
+            name = self.new_array(shape, out)
+            self.store_elements(self.full_view(name, shape), self.operand(args[1], out), out,
+                                node)
+            return ir.name(name)
+        if what in ("linspace", "arange"):
+            if node.keywords:
+                raise self.error(node, f"keyword arguments to np.{what}",
+                                 "Pass arguments by position.")
+            spelled = ast.parse(self.ctx.env.spell(obj, what), mode="eval").body
+            return ast.Call(func=spelled, args=[self.atom(a, out) for a in args], keywords=[])
+        raise AssertionError(what)
 
     def primitive(self, node, obj, rule, out):
         args = [self.atom(a, out) for a in node.args]
@@ -510,6 +762,13 @@ class _Normalizer:
                              "Pass one shape (n or (n, m)), or one array for the *_like forms.")
         spelled = ast.parse(self.ctx.env.spell(obj, "alloc"), mode="eval").body
         arg = node.args[0]
+        if isinstance(arg, ast.Attribute) and arg.attr == "shape":
+            arr = self.array_name(arg.value)
+            arg = ast.Tuple(elts=[self.shape_atom(arr, k, out)
+                                  for k in range(self.array_ndim(ir.name(arr)))],
+                            ctx=ast.Load())
+            if len(arg.elts) == 1:
+                arg = arg.elts[0]
         if kind == "like":
             shape = ir.name(self.array_name(arg))
         elif isinstance(arg, ast.Tuple):
@@ -565,6 +824,30 @@ class _Normalizer:
 
 
 _LIBRARIES = {"numpy", "scipy", "numba", "math", "builtins", "adjit"}
+
+_NP_OTHER = {np.dot: "dot", np.matmul: "matmul", np.outer: "outer", np.transpose: "transpose",
+             np.reshape: "reshape", np.linalg.norm: "norm", np.array: "array",
+             np.asarray: "array", np.concatenate: "concatenate", np.stack: "stack",
+             np.full: "full", np.full_like: "full_like", np.linspace: "linspace",
+             np.arange: "arange"}
+
+
+
+def _leaves(v):
+    from .vectorize import leaves
+    return leaves(v)
+
+
+def _alloc_ndim(value, obj, arrays):
+    """The dimension of the array an allocation call makes."""
+    if obj in CONST_ARRAYS:
+        return 1
+    shape = value.args[0]
+    if isinstance(shape, ast.Tuple):
+        return len(shape.elts)
+    if isinstance(shape, ast.Name) and shape.id in arrays:
+        return arrays[shape.id][0]
+    return 1
 
 
 def _library_function(fn):

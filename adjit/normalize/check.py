@@ -10,10 +10,11 @@ SUPPORTED_STMTS = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.If, a
                    ast.While, ast.Break, ast.Continue, ast.Return, ast.Pass)
 SUPPORTED_EXPRS = (ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.Compare, ast.IfExp, ast.Call,
                    ast.Name, ast.Constant, ast.Attribute, ast.Subscript, ast.Tuple,
-                   ast.keyword)
+                   ast.keyword, ast.Slice, ast.List)
 SUPPORTED_OTHER = (ast.expr_context, ast.operator, ast.unaryop, ast.boolop, ast.cmpop,
                    ast.arguments, ast.arg)
 SUPPORTED_OPERATORS = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow, ast.Mod, ast.FloorDiv,
+                       ast.MatMult,
                        ast.USub, ast.UAdd, ast.Not, ast.And, ast.Or,
                        ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.Eq, ast.NotEq)
 
@@ -51,16 +52,12 @@ ADVICE = {
     "Match": ("a `match` statement", "Use if/elif/else"),
     "NamedExpr": ("an assignment expression (:=)", "Assign on a line of its own"),
     "Starred": ("star-unpacking (*args)", "Unpack values explicitly, one name each"),
-    "List": ("a list literal", "Use a numpy array (np.zeros(n)) and fill it element by element"),
     "Set": ("a set literal", "Use a numpy array"),
     "Dict": ("a dict literal", "Use separate variables or a numpy array"),
-    "Slice": ("a slice (a[i:j])",
-              "Index single elements in a loop (a[i]); slicing is not supported yet"),
     "JoinedStr": ("an f-string", "Compute only numbers in the differentiated function"),
     "FormattedValue": ("an f-string", "Compute only numbers in the differentiated function"),
     "TypeAlias": ("a `type` alias statement", "Define type aliases at module level"),
     "Global_write": ("a global", "Pass values as arguments"),
-    "MatMult": ("the @ operator", "Write the matrix product as loops over elements"),
     "BitAnd": ("the bitwise & operator", "Use `and` in conditions"),
     "BitOr": ("the bitwise | operator", "Use `or` in conditions"),
     "BitXor": ("the bitwise ^ operator", "Use arithmetic; ** is the power operator"),
@@ -123,7 +120,7 @@ def check_supported(tree, loc):
 
 
 def _numeric(value):
-    return isinstance(value, (bool, int, float))
+    return value is None or isinstance(value, (bool, int, float))
 
 
 def _is_docstring(tree, node):

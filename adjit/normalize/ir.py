@@ -72,7 +72,7 @@ def operands(value):
         for a in value.args:
             out.extend(a.elts if isinstance(a, ast.Tuple) else [a])
         if isinstance(value.func, ast.Attribute) and isinstance(value.func.value, ast.Name) \
-                and value.func.value.id not in ("math", "np"):
+                and value.func.value.id not in ("math", "np", "vec"):
             out.insert(0, value.func.value)
         return out
     if isinstance(value, ast.Subscript):

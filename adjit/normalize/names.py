@@ -5,6 +5,7 @@ import math
 import numpy as np
 
 from ..api_stop import stop_gradient
+from ..runtime import vec
 
 
 class NameGen:
@@ -35,7 +36,7 @@ class Env:
     """
 
     def __init__(self):
-        self.ns = {"math": math, "np": np, "stop_gradient": stop_gradient}
+        self.ns = {"math": math, "np": np, "stop_gradient": stop_gradient, "vec": vec}
         self._by_id = {}
 
     def spell(self, obj, hint):
@@ -46,7 +47,7 @@ class Env:
             return "np"
         if obj is stop_gradient:
             return "stop_gradient"
-        for module, name in ((math, "math"), (np, "np")):
+        for module, name in ((math, "math"), (np, "np"), (vec, "vec")):
             attr = getattr(obj, "__name__", None)
             if attr and getattr(module, attr, None) is obj:
                 return f"{name}.{attr}"

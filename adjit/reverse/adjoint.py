@@ -86,8 +86,12 @@ class ReverseBuilder:
                                "element (or with b = a.copy()) instead of rebinding names.")
             s = sites[0]
             if self.prim(s).kind == "copy":
-                raise error_at(origin, f"'{var}' = another array makes two names for one array",
-                               "Use a.copy() for a new array, or keep using the original name.")
+                raise error_at(origin, f"'{var}' = another array makes two names for one array"
+                               " (or rebinds an array name to a new value inside a loop)",
+                               "Use a.copy() for a new array, keep using the original name, or "
+                               "update the array in place (a[:] = ...).")
+            if self.prim(s).kind == "arrayop":
+                self._check_operands_kept(s)
             loops = self.layout.loops[id(s)]
             if loops and self.prim(s).kind == "alloc":
                 varying = set()
@@ -102,6 +106,22 @@ class ReverseBuilder:
                     raise error_at(origin, f"the array '{var}' is allocated in a loop with a "
                                    "shape that changes between iterations",
                                    "Allocate it once before the loop, with its largest shape.")
+
+    def _check_operands_kept(self, s):
+        """The adjoint of an array-level operation reads its operands' values in the
+        backward sweep: nothing may change them after the operation."""
+        pos, loops = self.layout.pos[id(s)], set(self.layout.loops[id(s)])
+        for a in self.prim(s).diff_operands():
+            arr = a[1].id
+            for w in ir.walk_stmts(self.stmts):
+                changes = (ir.is_store(w) and w.targets[0].value.id == arr) or \
+                    (isinstance(w, ast.Assign) and ir.target_name(w) == arr)
+                if changes and (self.layout.pos[id(w)] > pos or
+                                loops & set(self.layout.loops[id(w)])):
+                    raise error_at(getattr(s, "_origin", None),
+                                   f"the array '{arr}' is changed after a matrix product or "
+                                   "reshape reads it", "Finish changing the array before the "
+                                   "product, or multiply a copy (a.copy() @ b).")
 
     def _single_use_temps(self):
         """Active scalars assigned once whose adjoint contributions all come from later in
@@ -174,6 +194,8 @@ class ReverseBuilder:
                                  ctx=ast.Store())
             out = [accumulate(slot, ir.name(bar), False, False, origin)]
             return out + self._reset(target, s)
+        if prim.kind == "arrayop":
+            return self._array_adjoint(s, prim, target, bar, origin)
         if prim.kind in ("copyarr", "alloc"):
             out = []
             src = prim.operands[0].id if prim.kind == "copyarr" else None
@@ -203,6 +225,29 @@ class ReverseBuilder:
             first = self.single_use.get(var) == id(s)
             out.append(accumulate(self.bar(var), expr, negated, first, origin))
         return out + self._reset(target, s)
+
+    def _array_adjoint(self, s, prim, target, bar, origin):
+        """Adjoints of the array-level operations (matrix products, reshape)."""
+        a = prim.operands[0].id
+        b = prim.operands[1].id if prim.obj != "reshape" else None
+        # (operand, product giving its adjoint) for C = op(A, B), C_bar the cotangent
+        rules = {"mm": ((a, f"vec.mm_nt({bar}, {b})"), (b, f"vec.mm_tn({a}, {bar})")),
+                 "mm_tn": ((a, f"vec.mm_nt({b}, {bar})"), (b, f"vec.mm({a}, {bar})")),
+                 "mm_nt": ((a, f"vec.mm({bar}, {b})"), (b, f"vec.mm_tn({bar}, {a})")),
+                 "mm_tt": ((a, f"vec.mm_tt({b}, {bar})"), (b, f"vec.mm_tt({bar}, {a})"))}
+        out = []
+        if prim.obj == "reshape":
+            if a in self.active:
+                out += _parse(f"vec.add_reshaped({self.bar(a)}, {bar})")
+        else:
+            for var, expr in rules[prim.obj]:
+                if var in self.active:
+                    out += _parse(f"{self.bar(var)} += {expr}")
+        if self.layout.loops[id(s)]:
+            out += _parse(f"{bar}.fill(0.0)")
+        for node in out:
+            node._origin = origin
+        return out
 
     def _reset(self, var, site):
         """`v_bar = 0.0` at the mirror of v's assignment, unless nothing reads v_bar again:

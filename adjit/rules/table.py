@@ -17,6 +17,7 @@ import math
 import numpy as np
 
 from ..api_stop import stop_gradient
+from ..runtime import vec
 
 
 class Rule:
@@ -93,13 +94,34 @@ CALL_RULES = {
     bool: _unary(None, "bool"),
     round: _unary(None, "int"),
     stop_gradient: _unary(None, "join"),
+    np.sign: _unary(None),
+    np.floor: _unary(None),
 }
+
+HELPER_RULES = {
+    # integer helpers of vectorized code (sizes, strides, slice bounds) and the NaN-propagating
+    # max/min whose result only seeds np.max's tie split: no derivatives flow through them
+    vec.bcast: Rule(("n", "m"), (None, None), "int"),
+    vec.stride: Rule(("n", "m"), (None, None), "int"),
+    vec.index: Rule(("i", "n"), (None, None), "int"),
+    vec.slice_start: Rule("abcdef", (None,) * 6, "int"),
+    vec.slice_len: Rule("abcdef", (None,) * 6, "int"),
+    vec.nanmax: Rule(("a", "b"), (None, None)),
+    vec.nanmin: Rule(("a", "b"), (None, None)),
+}
+
+ARRAY_OPS = {vec.mm: "mm", vec.mm_tn: "mm_tn", vec.mm_nt: "mm_nt", vec.mm_tt: "mm_tt",
+             vec.reshape: "reshape"}
+"""Operations kept at array level, with adjoints written in adjit/reverse/adjoint.py."""
+
+CONST_ARRAYS = {np.linspace: "linspace", np.arange: "arange"}
+"""numpy functions making arrays of constants: nothing flows from their arguments."""
 
 
 def rule_for_call(obj):
     """The rule for calling `obj`, or None when adjit has none."""
     try:
-        return CALL_RULES.get(obj)
+        return CALL_RULES.get(obj) or HELPER_RULES.get(obj)
     except TypeError:
         return None
 
@@ -124,4 +146,6 @@ class _Table(dict):
 
 
 ALLOCATORS = _Table(ALLOCATORS)
+ARRAY_OPS = _Table(ARRAY_OPS)
+CONST_ARRAYS = _Table(CONST_ARRAYS)
 ARRAY_QUERIES = _Table(ARRAY_QUERIES)

@@ -1,0 +1,715 @@
+"""Vectorized numpy, lowered to fused loops over elements.
+
+An array expression (`np.exp(x - m) * w[1:]`, broadcasting, slices, `.T`) is first built as
+a lazy tree: leaves are *views* of array variables (an index map: slices, fixed indices,
+new axes, transposes) or scalars, inner nodes are elementwise operations. Nothing is
+computed until the tree is consumed: assigned to a name or a slice, reduced, or passed to
+something that needs an array. Then it becomes one loop nest whose body computes one element
+of the whole expression in scalar code, the form the reverse pass handles best: reductions
+fuse into the same loop, intermediate arrays do not exist, and each adjoint loop mirrors it.
+
+Matrix products of two matrices stay at array level (`vec.mm`, BLAS); reshape copies
+(`vec.reshape`). Everything else becomes element loads, scalar math and element stores.
+Broadcasting follows numpy: sizes are combined at run time by `vec.bcast` (which raises
+numpy's ValueError for incompatible shapes) and a dimension that may be broadcast indexes
+with `i * vec.stride(n, size)`.
+"""
+import ast
+import math
+
+import numpy as np
+
+from ..runtime import vec
+from . import ir
+
+ONE = None      # a dimension of static length 1 (a new axis, or a literal length 1)
+
+
+class Lazy:
+    """An array expression not yet computed; `shape` lists a size atom (or ONE) per dim."""
+
+
+class Scalar(Lazy):
+    def __init__(self, atom):
+        self.atom = atom
+        self.shape = []
+
+
+class View(Lazy):
+    """Elements of the array variable `base`: `dims[j]` is (base dim, start atom, step
+    atom) for result dim j, or None for a new axis; `fixed` maps base dims to index atoms."""
+
+    def __init__(self, base, ndim, dims, fixed, shape):
+        self.base = base
+        self.ndim = ndim
+        self.dims = dims
+        self.fixed = fixed
+        self.shape = shape
+
+    def is_identity(self):
+        return not self.fixed and len(self.dims) == self.ndim and all(
+            d is not None and d[0] == k and _is_const(d[1], 0) and _is_const(d[2], 1)
+            for k, d in enumerate(self.dims))
+
+    def is_transpose(self):
+        return self.ndim == 2 and not self.fixed and len(self.dims) == 2 and all(
+            d is not None and d[0] == 1 - k and _is_const(d[1], 0) and _is_const(d[2], 1)
+            for k, d in enumerate(self.dims))
+
+
+class Op(Lazy):
+    def __init__(self, fn, args, shape):
+        self.fn = fn
+        self.args = args
+        self.shape = shape
+
+
+def _is_const(atom, value):
+    return isinstance(atom, ast.Constant) and atom.value == value and \
+        not isinstance(atom.value, bool)
+
+
+def _key(atom):
+    return ("c", atom.value) if isinstance(atom, ast.Constant) else ("n", atom.id)
+
+
+def _same(a, b):
+    if a is ONE or b is ONE:
+        return a is b
+    return _key(a) == _key(b)
+
+
+def leaves(v):
+    if isinstance(v, Op):
+        for a in v.args:
+            yield from leaves(a)
+    else:
+        yield v
+
+
+# numpy elementwise functions: the scalar operation each element gets
+_MATH = {np.exp: math.exp, np.log: math.log, np.log1p: math.log1p, np.expm1: math.expm1,
+         np.sin: math.sin, np.cos: math.cos, np.tan: math.tan, np.tanh: math.tanh,
+         np.sinh: math.sinh, np.cosh: math.cosh, np.arcsin: math.asin, np.arccos: math.acos,
+         np.arctan: math.atan, np.sqrt: math.sqrt, np.log10: math.log10,
+         np.arctan2: math.atan2, np.abs: abs, np.absolute: abs, np.fabs: abs}
+ELEMENTWISE = dict(_MATH)
+ELEMENTWISE.update({np.power: "pow", np.square: "square", np.maximum: max, np.minimum: min,
+                    np.where: "where", np.clip: "clip", np.sign: np.sign, np.floor: np.floor,
+                    np.negative: "neg"})
+REDUCTIONS = {np.sum: "sum", np.mean: "mean", np.prod: "prod", np.max: "max", np.min: "min",
+              np.amax: "max", np.amin: "min"}
+METHOD_REDUCTIONS = {"sum": "sum", "mean": "mean", "prod": "prod", "max": "max", "min": "min"}
+_ARITY = {"where": 3, "clip": 3, "pow": 2, max: 2, min: 2, math.atan2: 2}
+
+
+class Vectorizing:
+    """Mixed into the A-normal-form pass: array expressions to loops."""
+
+    # kinds ------------------------------------------------------------------
+    def array_ndim(self, atom):
+        if isinstance(atom, ast.Name):
+            info = self.ctx.arrays.get(atom.id)
+            if info is not None:
+                return info[0]
+        return None
+
+    def note_array(self, name, ndim, is_float=True):
+        self.ctx.arrays[name] = (ndim, is_float)
+
+    def shape_atom(self, name, k, out):
+        key = (id(out), name, k)
+        cached = self.shape_cache.get(key)
+        if cached is not None:
+            return cached
+        sub = ast.Subscript(value=ast.Attribute(value=ir.name(name), attr="shape",
+                                                ctx=ast.Load()),
+                            slice=ir.const(k), ctx=ast.Load())
+        atom = self.to_atom(out, sub, "_n")
+        self.shape_cache[key] = atom
+        return atom
+
+    def view_of(self, name, out):
+        ndim = self.array_ndim(ir.name(name))
+        shape = [self.shape_atom(name, k, out) for k in range(ndim)]
+        return View(name, ndim, [(k, ir.const(0), ir.const(1)) for k in range(ndim)], {},
+                    shape)
+
+    def lazy_operand(self, value, out):
+        """An atom or Lazy, with array names turned into views."""
+        if isinstance(value, Lazy):
+            return value
+        atom = self.to_atom(out, value)
+        if self.array_ndim(atom) is not None:
+            return self.view_of(atom.id, out)
+        return atom
+
+    def as_lazy(self, v):
+        return v if isinstance(v, Lazy) else Scalar(v)
+
+    # building trees ---------------------------------------------------------
+    def broadcast(self, shapes, out, node):
+        d = max((len(s) for s in shapes), default=0)
+        result = []
+        for j in range(d):
+            sizes = []
+            for s in shapes:
+                k = j - (d - len(s))
+                if k >= 0 and s[k] is not ONE and not any(_same(s[k], u) for u in sizes):
+                    sizes.append(s[k])
+            consts = [s.value for s in sizes if isinstance(s, ast.Constant)]
+            if len(set(consts)) > 1:
+                raise self.error(node, f"operands of lengths {' and '.join(map(str, consts))} "
+                                 "cannot be broadcast together",
+                                 "Use arrays whose shapes broadcast (numpy's rules).")
+            if not sizes:
+                result.append(ONE)
+                continue
+            acc = sizes[0]
+            for u in sizes[1:]:
+                acc = self.to_atom(out, self.vcall(vec.bcast, [acc, u]), "_n")
+            result.append(acc)
+        return result
+
+    def vcall(self, fn, args):
+        spelled = ast.parse(self.ctx.env.spell(fn, "f"), mode="eval").body
+        return ast.Call(func=spelled, args=list(args), keywords=[])
+
+    def elementwise(self, fn, args, out, node):
+        args = [self.lazy_operand(a, out) for a in args]
+        if not any(isinstance(a, Lazy) for a in args):
+            return None
+        lz = [self.as_lazy(a) for a in args]
+        return Op(fn, lz, self.broadcast([a.shape for a in lz], out, node))
+
+    def transpose(self, v, out):
+        if isinstance(v, Scalar):
+            return v
+        if not isinstance(v, View):
+            v = self.view_of(self.materialize(v, out).id, out)
+        return View(v.base, v.ndim, list(reversed(v.dims)), v.fixed, list(reversed(v.shape)))
+
+    def subscript_view(self, arr, sl, out, node):
+        """The view `arr[sl]` for an index with slices, new axes or missing dimensions;
+        None when the index picks one element."""
+        elts = list(sl.elts) if isinstance(sl, ast.Tuple) else [sl]
+        ndim = self.array_ndim(ir.name(arr))
+        if ndim is None:
+            return None
+        if not any(isinstance(e, ast.Slice) or (isinstance(e, ast.Constant) and e.value is None)
+                   for e in elts) and len(elts) == ndim:
+            return None
+        picked = [e for e in elts if not (isinstance(e, ast.Constant) and e.value is None)]
+        if len(picked) > ndim:
+            raise self.error(node, f"indexing a {ndim}-D array with {len(picked)} indices",
+                             "Index at most one position or slice per dimension.")
+        elts = elts + [ast.Slice(lower=None, upper=None, step=None)] * (ndim - len(picked))
+        dims, fixed, shape = [], {}, []
+        b = 0
+        for e in elts:
+            if isinstance(e, ast.Constant) and e.value is None:
+                dims.append(None)
+                shape.append(ONE)
+                continue
+            n = self.shape_atom(arr, b, out)
+            if isinstance(e, ast.Slice):
+                start, length, step = self.slice_bounds(e, n, out)
+                dims.append((b, start, step))
+                shape.append(ONE if _is_const(length, 1) else length)
+            else:
+                i = self.atom(e, out)
+                if isinstance(i, ast.Constant) and isinstance(i.value, int) and i.value >= 0:
+                    fixed[b] = i
+                else:
+                    fixed[b] = self.to_atom(out, self.vcall(vec.index, [i, n]))
+            b += 1
+        return View(arr, ndim, dims, fixed, shape)
+
+    def slice_bounds(self, e, n, out):
+        """(start, length, step) atoms of slice `e` on a dimension of length atom n."""
+        step = self.atom(e.step, out) if e.step is not None else ir.const(1)
+        lo = self.atom(e.lower, out) if e.lower is not None else None
+        hi = self.atom(e.upper, out) if e.upper is not None else None
+        if _is_const(step, 1) and lo is None and hi is None:
+            return ir.const(0), n, step
+        args = [n, lo or ir.const(0), hi or ir.const(0), step,
+                ir.const(int(lo is not None)), ir.const(int(hi is not None))]
+        start = ir.const(0) if lo is None and isinstance(step, ast.Constant) and \
+            step.value > 0 else self.to_atom(out, self.vcall(vec.slice_start, args))
+        length = self.to_atom(out, self.vcall(vec.slice_len, args), "_n")
+        return start, length, step
+
+    # computing trees ----------------------------------------------------------
+    def materialize(self, v, out, node=None):
+        """The array name holding Lazy `v` (a new array unless `v` is a whole variable)."""
+        if isinstance(v, View) and v.is_identity():
+            return ir.name(v.base)
+        if isinstance(v, Scalar):
+            raise self.error(node or self.src.tree, "a scalar used where an array is needed",
+                             "Pass an array.")
+        if isinstance(v, Op) and v.fn[0] == "cmp":
+            raise self.error(node or self.src.tree, "an array of booleans (an array comparison "
+                             "outside np.where)",
+                             "Use comparisons of arrays only inside np.where(cond, a, b).")
+        shape = [ir.const(1) if s is ONE else s for s in v.shape]
+        name = self.fresh("_a")
+        shape_arg = ast.Tuple(elts=list(shape), ctx=ast.Load()) if len(shape) > 1 else shape[0]
+        self.emit_assign(out, name, self.vcall(np.empty, [shape_arg]))
+        self.note_array(name, len(shape))
+        target = View(name, len(shape), [(k, ir.const(0), ir.const(1))
+                                         for k in range(len(shape))], {}, list(v.shape))
+        self.store_elements(target, v, out, node)
+        self.ctx.vec_temps.add(name)
+        return ir.name(name)
+
+    def store_elements(self, target, value, out, node=None):
+        """target[...] = value elementwise, value broadcast to the target's shape."""
+        value = self.as_lazy(value)
+        if len(value.shape) > len(target.shape):
+            raise self.error(node or self.src.tree, "assigning a higher-dimensional array "
+                             "to a lower-dimensional slice",
+                             "Assign arrays whose shapes broadcast to the target's.")
+        shape = target.shape
+        env = self.loop_env(shape, [target, value], out)
+
+        def body(vars_, stmts):
+            val = self.scalar_at(value, vars_, env, stmts)
+            idx = self.leaf_index(target, vars_, env, stmts)
+            sub = ast.Subscript(value=ir.name(target.base), slice=_index_node(idx),
+                                ctx=ast.Store())
+            self.emit_assign(stmts, sub, self.to_atom(stmts, val))
+
+        self.nest(shape, list(range(len(shape))), out, body)
+
+    def loop_env(self, shape, trees, out):
+        """Stride flags (atoms, computed before the loops) for leaf dimensions whose length
+        may differ from the loop's: {(id(leaf), dim): flag}."""
+        flags = {}
+        d = len(shape)
+        for t in trees:
+            for leaf in leaves(t):
+                if not isinstance(leaf, View):
+                    continue
+                k = len(leaf.shape)
+                for j, size in enumerate(leaf.shape):
+                    full = shape[j + d - k]
+                    if size is ONE or _same(size, full):
+                        continue
+                    key = (id(leaf), j)
+                    if key not in flags:
+                        flags[key] = self.to_atom(out, self.vcall(
+                            vec.stride, [size, ir.const(1) if full is ONE else full]), "_f")
+        return {"shape": shape, "flags": flags, "loads": {}}
+
+    def nest(self, shape, order, out, body, pre=None, post=None):
+        """Loops over `shape` in `order` of dimensions (outermost first); pre/post run in the
+        body of the second-innermost loop around the innermost (for reductions)."""
+        vars_ = [ir.const(0)] * len(shape)
+        names = {}
+        for j in order:
+            if shape[j] is not ONE:
+                names[j] = self.fresh("_i")
+                vars_[j] = ir.name(names[j])
+        looping = [j for j in order if shape[j] is not ONE]
+
+        def build(level, stmts):
+            if level == len(order) - 1 and pre is not None:
+                pre(vars_, stmts)
+            if level == len(order):
+                body(vars_, stmts)
+                return
+            j = order[level]
+            if j not in names:
+                build(level + 1, stmts)
+            else:
+                inner = []
+                build(level + 1, inner)
+                stmts.append(self.for_range(names[j], shape[j], inner))
+            if level == len(order) - 1 and post is not None:
+                post(vars_, stmts)
+
+        if not order:
+            if pre is not None:
+                pre(vars_, out)
+            body(vars_, out)
+            if post is not None:
+                post(vars_, out)
+            return
+        del looping
+        build(0, out)
+
+    def for_range(self, var, n, body):
+        call = ast.Call(func=ir.name("range"), args=[n], keywords=[])
+        node = ast.For(target=ir.store(var), iter=call, body=body or [ast.Pass()], orelse=[],
+                       lineno=0)
+        node._origin = self.origin
+        node._bounds = (ir.const(0), n, ir.const(1))
+        return node
+
+    def leaf_index(self, view, vars_, env, stmts):
+        shape = env["shape"]
+        d, k = len(shape), len(view.shape)
+        per_dim = []
+        for j, size in enumerate(view.shape):
+            if size is ONE:
+                per_dim.append(ir.const(0))
+                continue
+            i = vars_[j + d - k]
+            flag = env["flags"].get((id(view), j))
+            if flag is not None:
+                i = self.to_atom(stmts, ast.BinOp(left=i, op=ast.Mult(), right=flag))
+            per_dim.append(i)
+        idx = [None] * view.ndim
+        for b, atom in view.fixed.items():
+            idx[b] = atom
+        for spec, i in zip(view.dims, per_dim):
+            if spec is None:
+                continue
+            b, start, step = spec
+            if not _is_const(step, 1):
+                i = ir.const(0) if _is_const(i, 0) else \
+                    self.to_atom(stmts, ast.BinOp(left=step, op=ast.Mult(), right=i))
+            if not _is_const(start, 0):
+                i = start if _is_const(i, 0) else \
+                    self.to_atom(stmts, ast.BinOp(left=start, op=ast.Add(), right=i))
+            idx[b] = i
+        return idx
+
+    def scalar_at(self, v, vars_, env, stmts):
+        """The atom holding v's element at the loop position (emitting its computation)."""
+        if isinstance(v, Scalar):
+            return v.atom
+        if isinstance(v, View):
+            idx = self.leaf_index(v, vars_, env, stmts)
+            key = (v.base, tuple(_key(a) for a in idx), id(stmts))
+            if key in env["loads"]:
+                return env["loads"][key]
+            atom = self.to_atom(stmts, ast.Subscript(value=ir.name(v.base),
+                                                     slice=_index_node(idx), ctx=ast.Load()))
+            env["loads"][key] = atom
+            return atom
+        args = [self.scalar_at(a, vars_, env, stmts) for a in v.args]
+        return self.scalar_op(v.fn, args, stmts)
+
+    def scalar_op(self, fn, args, stmts):
+        kind = fn[0]
+        if kind == "bin":
+            return self.to_atom(stmts, ast.BinOp(left=args[0], op=fn[1], right=args[1]))
+        if kind == "unary":
+            return self.to_atom(stmts, ast.UnaryOp(op=fn[1], operand=args[0]))
+        if kind == "cmp":
+            return self.to_atom(stmts, ast.Compare(left=args[0], ops=[fn[1]],
+                                                   comparators=[args[1]]))
+        what = fn[1]
+        if what == "square":
+            return self.to_atom(stmts, ast.BinOp(left=args[0], op=ast.Mult(), right=args[0]))
+        if what == "pow":
+            return self.to_atom(stmts, ast.BinOp(left=args[0], op=ast.Pow(), right=args[1]))
+        if what == "neg":
+            return self.to_atom(stmts, ast.UnaryOp(op=ast.USub(), operand=args[0]))
+        if what == "where":
+            r = self.fresh()
+            self.emit_if(stmts, args[0], [ir.assign(r, args[1], self.origin)],
+                         [ir.assign(r, args[2], self.origin)])
+            return ir.name(r)
+        if what == "clip":
+            lo = self.to_atom(stmts, self.vcall(max, [args[0], args[1]]))
+            return self.to_atom(stmts, self.vcall(min, [lo, args[2]]))
+        return self.to_atom(stmts, self.vcall(what, args))
+
+    # reductions ---------------------------------------------------------------
+    def reduce(self, how, v, axis, out, node):
+        """np.sum/mean/prod/max/min of v over all elements (axis None) or one axis."""
+        if not isinstance(v, Lazy):
+            return v if how != "mean" else v
+        if isinstance(v, Scalar):
+            return v.atom
+        ndim = len(v.shape)
+        if how in ("max", "min") and not isinstance(v, View):
+            v = self.view_of(self.materialize(v, out, node).id, out)
+        if axis is None:
+            order = list(range(ndim))
+            return self._reduce_into(how, v, order, None, out, node)
+        if not -ndim <= axis < ndim:
+            raise self.error(node, f"axis {axis} of a {ndim}-D array",
+                             f"Use an axis from {-ndim} to {ndim - 1}.")
+        axis %= ndim
+        rest = [j for j in range(ndim) if j != axis]
+        rshape = [v.shape[j] for j in rest]
+        if not rshape:
+            return self._reduce_into(how, v, [axis], None, out, node)
+        shape = [ir.const(1) if s is ONE else s for s in rshape]
+        name = self.fresh("_a")
+        shape_arg = ast.Tuple(elts=list(shape), ctx=ast.Load()) if len(shape) > 1 else shape[0]
+        self.emit_assign(out, name, self.vcall(np.empty, [shape_arg]))
+        self.note_array(name, len(shape))
+        self.ctx.vec_temps.add(name)
+        self._reduce_into(how, v, rest + [axis], (name, rest), out, node)
+        return ir.name(name)
+
+    def _reduce_into(self, how, v, order, dest, out, node):
+        """Reduce v over its last dimension in `order` (all of them when dest is None),
+        storing each result in dest[...] (dest = (array name, result dims))."""
+        env = self.loop_env(v.shape, [v], out)
+        full = dest is None
+        count = None
+        if how == "mean":
+            dims = [v.shape[j] for j in (order if full else order[-1:]) if v.shape[j] is not ONE]
+            count = dims[0] if dims else ir.const(1)
+            for d in dims[1:]:
+                count = self.to_atom(out, ast.BinOp(left=count, op=ast.Mult(), right=d))
+        where = out if full else None
+        inner_order = order
+        state = {}
+
+        def start(stmts):
+            init = {"sum": 0.0, "mean": 0.0, "prod": 1.0, "max": -math.inf,
+                    "min": math.inf}[how]
+            state["acc"] = self.fresh("_r")
+            self.emit_assign(stmts, state["acc"], ir.const(init))
+
+        def step(vars_, stmts):
+            e = self.scalar_at(v, vars_, env, stmts)
+            acc = state["acc"]
+            if how in ("sum", "mean", "prod"):
+                op = ast.Mult() if how == "prod" else ast.Add()
+                t = self.to_atom(stmts, ast.BinOp(left=ir.name(acc), op=op, right=e))
+            else:
+                t = self.to_atom(stmts, self.vcall(vec.nanmax if how == "max" else vec.nanmin,
+                                                   [ir.name(acc), e]))
+            self.emit_assign(stmts, acc, t)
+
+        def finish(vars_, stmts):
+            acc = ir.name(state["acc"])
+            if how in ("max", "min"):
+                acc = self._split_ties(v, vars_, env, state["acc"], order, full, stmts)
+            if how == "mean":
+                acc = self.to_atom(stmts, ast.BinOp(left=acc, op=ast.Div(), right=count))
+            state["result"] = acc
+            if not full:
+                name, rest = dest
+                idx = [vars_[j] for j in rest]
+                sub = ast.Subscript(value=ir.name(name), slice=_index_node(idx),
+                                    ctx=ast.Store())
+                self.emit_assign(stmts, sub, acc)
+
+        if full:
+            start(where)
+            self.nest(v.shape, inner_order, out, step)
+            finish([ir.const(0)] * len(v.shape), out)
+            return state["result"]
+
+        def pre(vars_, stmts):
+            start(stmts)
+
+        self.nest(v.shape, inner_order, out, step, pre=pre, post=finish)
+        return None
+
+    def _split_ties(self, v, vars_, env, m0, order, full, stmts):
+        """max/min with the derivative split equally among the entries equal to it:
+        m0 + (sum over ties of (e - m0)) / (number of ties), whose value is m0 and whose
+        partial is 1/ties for each tied entry. An infinite m0 is returned as is."""
+        cnt, acc = self.fresh("_cnt"), self.fresh("_r")
+        self.emit_assign(stmts, cnt, ir.const(0))
+        self.emit_assign(stmts, acc, ir.const(0.0))
+        loop_dims = order if full else order[-1:]
+
+        def body(inner_vars, body_stmts):
+            e = self.scalar_at(v, inner_vars, env, body_stmts)
+            tie = self.to_atom(body_stmts, ast.Compare(left=e, ops=[ast.Eq()],
+                                                       comparators=[ir.name(m0)]))
+            branch = []
+            c1 = self.to_atom(branch, ast.BinOp(left=ir.name(cnt), op=ast.Add(),
+                                                right=ir.const(1)))
+            self.emit_assign(branch, cnt, c1)
+            d = self.to_atom(branch, ast.BinOp(left=e, op=ast.Sub(), right=ir.name(m0)))
+            a1 = self.to_atom(branch, ast.BinOp(left=ir.name(acc), op=ast.Add(), right=d))
+            self.emit_assign(branch, acc, a1)
+            self.emit_if(body_stmts, tie, branch, [])
+
+        if full:
+            self.nest(v.shape, loop_dims, stmts, body)
+        else:
+            j = loop_dims[0]
+            shape = v.shape
+            if shape[j] is ONE:
+                body(vars_, stmts)
+            else:
+                var = self.fresh("_i")
+                inner_vars = list(vars_)
+                inner_vars[j] = ir.name(var)
+                inner = []
+                body(inner_vars, inner)
+                stmts.append(self.for_range(var, shape[j], inner))
+        finite = self.to_atom(stmts, ast.BinOp(left=ir.name(m0), op=ast.Sub(),
+                                               right=ir.name(m0)))
+        ok = self.to_atom(stmts, ast.Compare(left=finite, ops=[ast.Eq()],
+                                             comparators=[ir.const(0.0)]))
+        result = self.fresh("_m")
+        mean = []
+        q = self.to_atom(mean, ast.BinOp(left=ir.name(acc), op=ast.Div(), right=ir.name(cnt)))
+        self.emit_assign(mean, result, ast.BinOp(left=ir.name(m0), op=ast.Add(), right=q))
+        self.emit_if(stmts, ok, mean, [ir.assign(result, ir.name(m0), self.origin)])
+        return ir.name(result)
+
+    # linear algebra -----------------------------------------------------------
+    def matmul(self, a, b, out, node):
+        a, b = self.lazy_operand(a, out), self.lazy_operand(b, out)
+        if not isinstance(a, Lazy) or not isinstance(b, Lazy) or \
+                isinstance(a, Scalar) or isinstance(b, Scalar):
+            raise self.error(node, "a matrix product with a scalar operand",
+                             "Multiply scalars with *; use @ / np.dot for arrays.")
+        na, nb = len(a.shape), len(b.shape)
+        if na > 2 or nb > 2:
+            raise self.error(node, "a matrix product of arrays with more than 2 dimensions",
+                             "Use 1-D and 2-D arrays, or loops.")
+        if na == 1 and nb == 1:
+            return self.reduce("sum", Op(("bin", ast.Mult()), [a, b],
+                                         self.broadcast([a.shape, b.shape], out, node)),
+                               None, out, node)
+        if na == 2 and nb == 1:
+            prod = Op(("bin", ast.Mult()), [a, b], self.broadcast([a.shape, b.shape], out, node))
+            return self.reduce("sum", prod, 1, out, node)
+        if na == 1 and nb == 2:
+            if not isinstance(a, View):
+                a = self.view_of(self.materialize(a, out, node).id, out)
+            col = View(a.base, a.ndim, a.dims + [None], a.fixed, a.shape + [ONE])
+            prod = Op(("bin", ast.Mult()), [col, b], self.broadcast([col.shape, b.shape], out,
+                                                                    node))
+            return self.reduce("sum", prod, 0, out, node)
+        ta = isinstance(a, View) and a.is_transpose()
+        tb = isinstance(b, View) and b.is_transpose()
+        an = ir.name(a.base) if ta else self.materialize(a, out, node)
+        bn = ir.name(b.base) if tb else self.materialize(b, out, node)
+        fn = {(False, False): vec.mm, (True, False): vec.mm_tn, (False, True): vec.mm_nt,
+              (True, True): vec.mm_tt}[(ta, tb)]
+        name = self.fresh("_a")
+        self.emit_assign(out, name, self.vcall(fn, [an, bn]))
+        self.note_array(name, 2)
+        self.ctx.vec_temps.add(name)
+        return ir.name(name)
+
+    def outer(self, a, b, out, node):
+        a = self.lazy_operand(a, out)
+        b = self.lazy_operand(b, out)
+        views = []
+        for x in (a, b):
+            if not isinstance(x, Lazy) or len(x.shape) != 1:
+                raise self.error(node, "np.outer of arguments that are not 1-D arrays",
+                                 "Pass two 1-D arrays (or use broadcasting: a[:, None] * b).")
+            if not isinstance(x, View):
+                x = self.view_of(self.materialize(x, out, node).id, out)
+            views.append(x)
+        a, b = views
+        col = View(a.base, a.ndim, a.dims + [None], a.fixed, a.shape + [ONE])
+        row = View(b.base, b.ndim, [None] + b.dims, b.fixed, [ONE] + b.shape)
+        return Op(("bin", ast.Mult()), [col, row], self.broadcast([col.shape, row.shape], out,
+                                                                  node))
+
+    def reshape(self, v, shape_atoms, out, node):
+        v = self.lazy_operand(v, out)
+        if not isinstance(v, Lazy) or isinstance(v, Scalar):
+            raise self.error(node, "reshape of a scalar", "Reshape arrays.")
+        src = self.materialize(v, out, node)
+        name = self.fresh("_a")
+        shape = ast.Tuple(elts=list(shape_atoms), ctx=ast.Load())
+        self.emit_assign(out, name, self.vcall(vec.reshape, [src, shape]))
+        self.note_array(name, len(shape_atoms))
+        self.ctx.vec_temps.add(name)
+        return ir.name(name)
+
+    # construction ---------------------------------------------------------------
+    def new_array(self, shape, out):
+        shape = [ir.const(1) if s is ONE else s for s in shape]
+        name = self.fresh("_a")
+        arg = ast.Tuple(elts=list(shape), ctx=ast.Load()) if len(shape) > 1 else shape[0]
+        self.emit_assign(out, name, self.vcall(np.empty, [arg]))
+        self.note_array(name, len(shape))
+        self.ctx.vec_temps.add(name)
+        return name
+
+    def full_view(self, name, shape):
+        return View(name, len(shape), [(k, ir.const(0), ir.const(1)) for k in range(len(shape))],
+                    {}, [ONE if _is_const(s, 1) else s for s in shape])
+
+    def array_literal(self, node, out):
+        """np.array([...]) of scalars (nested lists for 2-D)."""
+        def shape_of(n):
+            if isinstance(n, (ast.List, ast.Tuple)):
+                inner = [shape_of(e) for e in n.elts]
+                if not inner or any(s != inner[0] for s in inner):
+                    raise self.error(node, "np.array of ragged or empty lists",
+                                     "Give every row the same number of numbers.")
+                return [len(n.elts)] + inner[0]
+            return []
+        shape = shape_of(node)
+        if not shape:
+            raise self.error(node, "np.array of something other than a list of numbers",
+                             "Write np.array([a, b, c]).")
+        name = self.new_array([ir.const(s) for s in shape], out)
+
+        def fill(n, prefix):
+            if isinstance(n, (ast.List, ast.Tuple)):
+                for k, e in enumerate(n.elts):
+                    fill(e, prefix + [ir.const(k)])
+                return
+            value = self.atom(n, out)
+            if self.array_ndim(value) is not None:
+                raise self.error(node, "np.array of a list holding arrays",
+                                 "Use np.stack or np.concatenate to combine arrays.")
+            sub = ast.Subscript(value=ir.name(name), slice=_index_node(prefix), ctx=ast.Store())
+            self.emit_assign(out, sub, value)
+
+        fill(node, [])
+        return ir.name(name)
+
+    def concatenate(self, items, axis, out, node, stack=False):
+        pieces = [self.lazy_operand(self.rhs(e, out), out) for e in items]
+        if not pieces or any(not isinstance(p, Lazy) or isinstance(p, Scalar) for p in pieces):
+            raise self.error(node, "joining something that is not an array",
+                             "Pass a tuple of arrays: np.concatenate((a, b)).")
+        ndim = len(pieces[0].shape)
+        if any(len(p.shape) != ndim for p in pieces):
+            raise self.error(node, "joining arrays of different dimensions",
+                             "Join arrays with the same number of dimensions.")
+        out_ndim = ndim + 1 if stack else ndim
+        if not -out_ndim <= axis < out_ndim:
+            raise self.error(node, f"axis {axis} for {out_ndim}-D result",
+                             f"Use an axis from {-out_ndim} to {out_ndim - 1}.")
+        axis %= out_ndim
+        if stack:
+            others = self.broadcast([p.shape for p in pieces], out, node)
+            shape = others[:axis] + [ir.const(len(pieces))] + others[axis:]
+        else:
+            rest = [[s for j, s in enumerate(p.shape) if j != axis] for p in pieces]
+            others = self.broadcast(rest, out, node)
+            sizes = [ir.const(1) if p.shape[axis] is ONE else p.shape[axis] for p in pieces]
+            total = sizes[0]
+            for s in sizes[1:]:
+                total = self.to_atom(out, ast.BinOp(left=total, op=ast.Add(), right=s), "_n")
+            shape = others[:axis] + [total] + others[axis:]
+        shape = [ir.const(1) if s is ONE else s for s in shape]
+        name = self.new_array(shape, out)
+        offset = ir.const(0)
+        for k, p in enumerate(pieces):
+            dims, fixed, vshape = [], {}, []
+            for j in range(out_ndim):
+                if j == axis and stack:
+                    fixed[j] = ir.const(k)
+                    continue
+                if j == axis:
+                    size = ir.const(1) if p.shape[axis] is ONE else p.shape[axis]
+                    dims.append((j, offset, ir.const(1)))
+                    vshape.append(ONE if _is_const(size, 1) else size)
+                    continue
+                dims.append((j, ir.const(0), ir.const(1)))
+                vshape.append(shape[j])
+            self.store_elements(View(name, out_ndim, dims, fixed, vshape), p, out, node)
+            if not stack:
+                offset = self.to_atom(out, ast.BinOp(left=offset, op=ast.Add(), right=size),
+                                      "_n") if not _is_const(offset, 0) else size
+        return ir.name(name)
+
+
+def _index_node(idx):
+    return ast.Tuple(elts=list(idx), ctx=ast.Load()) if len(idx) > 1 else idx[0]
