@@ -1,8 +1,8 @@
 """adjit: source-transformation reverse-mode automatic differentiation, compiled with numba."""
-from .api import GradientFunction, grad, value_and_grad
+from .api import GradientFunction, grad, jvp, value_and_grad, vjp
 from .api_stop import stop_gradient
 from .errors import AdjitError
 from .show import show
 
-__all__ = ["grad", "value_and_grad", "stop_gradient", "AdjitError", "GradientFunction", "show"]
+__all__ = ["grad", "value_and_grad", "vjp", "jvp", "stop_gradient", "AdjitError", "GradientFunction", "show"]
 __version__ = "0.1.0"

@@ -15,10 +15,15 @@ from .transform import build, check_argnums
 
 
 class _Mode:
-    def __init__(self, name, with_value, single):
+    def __init__(self, name, with_value, single, extra=None):
         self.name = name
         self.with_value = with_value
         self.single = single
+        self.extra = extra      # the trailing argument vjp/jvp take: "cotangent", "tangent"
+
+
+_KINDS = {"grad": (False, None), "value_and_grad": (True, None),
+          "vjp": (True, "cotangent"), "jvp": (True, "tangent")}
 
 
 class GradientFunction:
@@ -31,14 +36,15 @@ class GradientFunction:
     process compiles afresh.
     """
 
-    def __init__(self, fn, argnums, with_value, fastmath=False):
+    def __init__(self, fn, argnums, with_value, fastmath=False, kind=None):
         functools.update_wrapper(self, fn, updated=())
         self.__adjit_function__ = getattr(fn, "py_func", fn)
         self.fn = fn
         self._argnums_arg = argnums
         self.argnums = check_argnums(fn, argnums)
-        kind = "value_and_grad" if with_value else "grad"
-        self.mode = _Mode(kind, with_value, isinstance(argnums, int))
+        kind = kind or ("value_and_grad" if with_value else "grad")
+        with_value, extra = _KINDS[kind]
+        self.mode = _Mode(kind, with_value, isinstance(argnums, int), extra)
         self.fastmath = fastmath
         self._specs = {}
         self._last = None
@@ -89,7 +95,7 @@ class GradientFunction:
                 t = None
             if t is None:
                 fn = self.__adjit_function__
-                params = list(inspect.signature(fn).parameters)
+                params = list(inspect.signature(fn).parameters) + [self.mode.extra]
                 name = params[k] if k < len(params) else f"#{k}"
                 raise error_at((fn.__code__.co_filename, fn.__code__.co_firstlineno,
                                 fn.__qualname__),
@@ -108,11 +114,12 @@ class GradientFunction:
         module = sys.modules.get(getattr(self, "__module__", None) or "")
         if getattr(module, self.__qualname__, None) is self:
             return self.__qualname__
-        return (_rebuild, (self.fn, self._argnums_arg, self.mode.with_value, self.fastmath))
+        return (_rebuild, (self.fn, self._argnums_arg, self.mode.with_value, self.fastmath,
+                           self.mode.name))
 
     def _positional(self, args, kwargs):
         try:
-            bound = inspect.signature(self.__adjit_function__).bind(*args, **kwargs)
+            bound = _signature(self).bind(*args, **kwargs)
         except TypeError as exc:
             raise AdjitError(f"calling the gradient of "
                              f"'{self.__adjit_function__.__qualname__}': {exc}. Pass the "
@@ -137,14 +144,29 @@ class GradientFunction:
                f"argnums={self.argnums}>"
 
 
-def _rebuild(fn, argnums, with_value, fastmath):
-    return GradientFunction(fn, argnums, with_value, fastmath)
+def _rebuild(fn, argnums, with_value, fastmath, kind=None):
+    return GradientFunction(fn, argnums, with_value, fastmath, kind)
+
+
+def _signature(gf):
+    """The user function's signature, plus the cotangent/tangent parameter of vjp/jvp."""
+    sig = inspect.signature(gf.__adjit_function__)
+    if gf.mode.extra is None:
+        return sig
+    params = list(sig.parameters.values())
+    name = gf.mode.extra
+    while name in sig.parameters:
+        name = "_" + name
+    extra = inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    if params and params[-1].default is not inspect.Parameter.empty:
+        extra = extra.replace(default=None)
+    return sig.replace(parameters=params + [extra])
 
 
 def _make_stub(gf):
     """A Python function with the user's signature whose numba overload is the gradient,
     so that @njit code can call the GradientFunction like any jitted function."""
-    params = list(inspect.signature(gf.__adjit_function__).parameters)
+    params = list(_signature(gf).parameters)
     ns = {}
     exec(f"def stub({', '.join(params)}):\n    raise NotImplementedError\n", ns)  # noqa: S102
     stub = ns["stub"]
@@ -186,4 +208,30 @@ def value_and_grad(fn=None, argnums=0, *, fastmath=False):
     return GradientFunction(fn, argnums, with_value=True, fastmath=fastmath)
 
 
-__all__ = ["grad", "value_and_grad", "stop_gradient", "AdjitError", "GradientFunction"]
+def vjp(fn=None, argnums=0, *, fastmath=False):
+    """Vector-Jacobian product: `vjp(f)(*args, cotangent) -> (out, gradient)`.
+
+    `out` is f(*args), a float or a float array; `cotangent` has out's shape (a float for a
+    float result) and the gradient is cotangent^T J with respect to the argnums arguments:
+    the shape of the argument for an int argnums, a tuple for a tuple. With cotangent 1.0
+    for a scalar f it is value_and_grad. Compiled like grad, callable from @njit code.
+    """
+    if fn is None:
+        return lambda f: vjp(f, argnums=argnums, fastmath=fastmath)
+    return GradientFunction(fn, argnums, True, fastmath, kind="vjp")
+
+
+def jvp(fn=None, argnums=0, *, fastmath=False):
+    """Jacobian-vector product (forward mode): `jvp(f)(*args, tangent) -> (out, out_tangent)`.
+
+    `tangent` has the shape of the argument in argnums (a tuple of tangents, in argnums
+    order, for a tuple argnums); `out_tangent` = J tangent has the shape of f's result. The
+    tangent code runs alongside the primal in one compiled function, nothing is recorded.
+    """
+    if fn is None:
+        return lambda f: jvp(f, argnums=argnums, fastmath=fastmath)
+    return GradientFunction(fn, argnums, True, fastmath, kind="jvp")
+
+
+__all__ = ["grad", "value_and_grad", "vjp", "jvp", "stop_gradient", "AdjitError",
+           "GradientFunction"]

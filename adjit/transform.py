@@ -5,6 +5,8 @@ from .analysis.activity import active_variables
 from .analysis.types import FLOAT, infer_kinds, is_array, is_float_kind, kind_of_numba_type
 from .codegen.emit import compile_source, render
 from .errors import AdjitError
+from .forward.tangent import TangentBuilder
+from .normalize import ir
 from .frontend.source import read_function
 from .normalize.anf import InlineContext, normalize_function
 from .normalize.names import Env, NameGen
@@ -122,11 +124,15 @@ def build(fn, argnums, arg_types, mode, fastmath=False, jit=True):
     generated source in the Python interpreter.
     """
     params = read_function(fn).params
-    if len(arg_types) != len(params):
+    extra = getattr(mode, "extra", None)     # "cotangent" (vjp) or "tangent" (jvp)
+    user_types = arg_types[:-1] if extra else arg_types
+    if len(user_types) != len(params) or (extra and not arg_types):
         src = read_function(fn)
+        more = f" plus the {extra}" if extra else ""
         raise src.loc.error(src.tree, f"called with {len(arg_types)} argument(s)",
-                            f"'{src.loc.name}' takes {len(params)}: {', '.join(params)}.")
-    arg_kinds = {p: kind_of_numba_type(t) for p, t in zip(params, arg_types)}
+                            f"'{src.loc.name}' takes {len(params)}: {', '.join(params)}"
+                            f"{more}.")
+    arg_kinds = {p: kind_of_numba_type(t) for p, t in zip(params, user_types)}
     src, stmts, result, env, namegen = normalized(fn, arg_kinds)
     wrt = [params[k] for k in argnums]
     for p in wrt:
@@ -138,7 +144,13 @@ def build(fn, argnums, arg_types, mode, fastmath=False, jit=True):
     kinds = infer_kinds(stmts, arg_kinds, env.ns)
     result_kind = kinds.get(result.id) if isinstance(result, ast.Name) else \
         kind_of_constant(result.value)
-    if result_kind != FLOAT:
+    if extra and is_float_kind(result_kind):
+        extra_name = extra if extra not in namegen.taken else namegen.fresh(f"_{extra}")
+        namegen.reserve(extra_name)
+        if mode.name == "jvp":
+            return _build_jvp(src, stmts, result, env, namegen, kinds, wrt, mode, extra_name,
+                              arg_types, fastmath, jit)
+    elif result_kind != FLOAT:
         what = "an array" if is_array(result_kind) else {"int": "an int", "bool": "a bool"}.get(
             result_kind, f"a value of kind {result_kind}")
         raise src.loc.error(src.tree, f"the function returns {what}, not a float",
@@ -147,6 +159,9 @@ def build(fn, argnums, arg_types, mode, fastmath=False, jit=True):
     active = active_variables(stmts, result, wrt, kinds, env.ns)
     builder = ReverseBuilder(stmts, result, params, kinds, active, env.ns, namegen)
     prog = builder.build(wrt)
+    if extra:
+        _seed_cotangent(prog, builder, result, kinds, extra_name)
+        params = params + [extra_name]
     grads = [builder.gradient_expr(p) for p in wrt]
     propagate_copies(prog.backward, prog.bars.values(), live_out=grads)
     grad_text = grads[0] if mode.single else "(" + ", ".join(grads) + ",)"
@@ -170,6 +185,60 @@ def build(fn, argnums, arg_types, mode, fastmath=False, jit=True):
     source = render(name, params, parts)
     pyfunc, dispatcher = compile_source(source, name, env.ns, arg_types, fastmath, jit)
     return Transformed(source, pyfunc, dispatcher)
+
+
+def _seed_cotangent(prog, builder, result, kinds, cot):
+    """vjp: the result's adjoint starts as the cotangent (grad seeds it with 1.0)."""
+    if not builder.is_active(result):
+        return
+    bar = builder.bar(result.id)
+    prog.backward_init = [s for s in prog.backward_init
+                          if not (isinstance(s, ast.Assign) and isinstance(s.targets[0], ast.Name)
+                                  and s.targets[0].id == bar and
+                                  isinstance(s.value, ast.Constant))]
+    text = f"{bar} += {cot}" if is_array(kinds[result.id]) else f"{bar} = {cot}"
+    prog.backward_init += ast.parse(text).body
+
+
+def _build_jvp(src, stmts, result, env, namegen, kinds, wrt, mode, tan, arg_types, fastmath,
+               jit):
+    """Forward mode: the primal with tangent statements, returning (value, tangent)."""
+    params = src.params
+    builder = TangentBuilder(stmts, result, kinds, env.ns, namegen, wrt)
+    init_vars, body = builder.build()
+    written = {s.targets[0].value.id for s in ir.walk_stmts(stmts) if ir.is_store(s)}
+    seeds = []
+    for k, p in enumerate(wrt):
+        given = tan if mode.single else f"{tan}[{k}]"
+        if is_array(kinds[p]) and p in written:
+            given += ".copy()"
+        seeds.append(f"{builder.dot(p)} = {given}")
+    for p in params:
+        if p in builder.varied and p not in wrt and is_array(kinds[p]):
+            seeds.append(f"{builder.dot(p)} = np.zeros_like({p})")
+    init_vars = [s for s in init_vars if s.targets[0].id not in
+                 {builder.dot(p) for p in params}]
+    value = ast.unparse(result)
+    if isinstance(result, ast.Name) and result.id in builder.varied:
+        out_dot = builder.dot(result.id)
+    else:
+        out_dot = f"np.zeros_like({value})" if is_array(kinds.get(getattr(result, "id", None))) \
+            else "0.0"
+    ret = ast.parse(f"return {value}, {out_dot}").body
+    defined = defined_up_front(body, kinds, _NoBars(), params)
+    parts = [("variables assigned in branches start defined (numba prunes constant branches)",
+              defined),
+             ("tangents of the inputs", ast.parse("\n".join(seeds)).body + init_vars),
+             ("primal and tangent statements", body),
+             (None, ret)]
+    name = f"{src.fn.__name__}_{mode.name}"
+    source = render(name, params + [tan], parts)
+    pyfunc, dispatcher = compile_source(source, name, env.ns, arg_types, fastmath, jit)
+    return Transformed(source, pyfunc, dispatcher)
+
+
+class _NoBars:
+    names = {}
 
 
 def defined_up_front(stmts, kinds, bars, params):
