@@ -9,6 +9,7 @@ from .forward.tangent import TangentBuilder
 from .normalize import ir
 from .frontend.source import read_function
 from .normalize.anf import InlineContext, normalize_function
+from .normalize.hoist import hoist_invariants
 from .normalize.names import Env, NameGen
 from .normalize.webs import split_webs
 from .reverse.adjoint import ReverseBuilder
@@ -25,7 +26,7 @@ class Transformed:
         self.dispatcher = dispatcher
 
 
-def normalized(fn, arg_kinds=None):
+def normalized(fn, arg_kinds=None, temps=False):
     """(FunctionSource, statements, result atom, Env) of a function in A-normal form.
 
     `arg_kinds` ({parameter: kind}) tells which arguments are arrays, so that vectorized
@@ -41,6 +42,8 @@ def normalized(fn, arg_kinds=None):
                             "Return the float to differentiate.")
     result = split_webs(stmts, src.params, result)
     result = coalesce_temps(stmts, ctx.vec_temps, result)
+    if temps:
+        return src, stmts, result, env, namegen, ctx.vec_temps
     return src, stmts, result, env, namegen
 
 
@@ -133,7 +136,7 @@ def build(fn, argnums, arg_types, mode, fastmath=False, jit=True):
                             f"'{src.loc.name}' takes {len(params)}: {', '.join(params)}"
                             f"{more}.")
     arg_kinds = {p: kind_of_numba_type(t) for p, t in zip(params, user_types)}
-    src, stmts, result, env, namegen = normalized(fn, arg_kinds)
+    src, stmts, result, env, namegen, vec_temps = normalized(fn, arg_kinds, temps=True)
     wrt = [params[k] for k in argnums]
     for p in wrt:
         if not is_float_kind(arg_kinds[p]):
@@ -142,6 +145,7 @@ def build(fn, argnums, arg_types, mode, fastmath=False, jit=True):
                                 "Pass a float (2.0, not 2) or a float64 array, or leave the "
                                 "argument out of argnums.")
     kinds = infer_kinds(stmts, arg_kinds, env.ns)
+    hoist_invariants(stmts, kinds, env.ns, vec_temps)
     result_kind = kinds.get(result.id) if isinstance(result, ast.Name) else \
         kind_of_constant(result.value)
     if extra and is_float_kind(result_kind):

@@ -12,6 +12,7 @@ import math
 
 import numpy as np
 
+from ..api_stop import stop_gradient
 from ..frontend.source import MISSING, read_function, unwrap
 from ..rules.table import ALLOCATORS, ARRAY_QUERIES, CONST_ARRAYS, rule_for_call
 from . import ir
@@ -67,6 +68,7 @@ class _Normalizer(Vectorizing):
         self.origin = None
         self.loads = {}
         self.shape_cache = {}
+        self.stopped = 0
         for local in sorted(src.locals):
             if local not in subst:
                 ctx.namegen.reserve(self.local(local))
@@ -405,6 +407,9 @@ class _Normalizer(Vectorizing):
                 return operand
             if isinstance(node.op, ast.Not) and isinstance(operand, ast.Constant):
                 return ir.const(not operand.value)
+            if isinstance(node.op, ast.USub) and isinstance(operand, ast.Constant) and \
+                    isinstance(operand.value, int) and not isinstance(operand.value, bool):
+                return ir.const(-operand.value)     # a[1:-1]: the bound is a constant
             return ast.UnaryOp(op=node.op, operand=operand)
         if isinstance(node, ast.Compare):
             return self.compare(node, out)
@@ -736,7 +741,13 @@ class _Normalizer(Vectorizing):
         raise AssertionError(what)
 
     def primitive(self, node, obj, rule, out):
-        args = [self.atom(a, out) for a in node.args]
+        if obj is stop_gradient:
+            self.stopped += 1   # no derivative leaves: np.max needs no tie split
+        try:
+            args = [self.atom(a, out) for a in node.args]
+        finally:
+            if obj is stop_gradient:
+                self.stopped -= 1
         spelled = ast.parse(self.ctx.env.spell(obj, "f"), mode="eval").body
         if obj in (min, max) and len(args) > 2:
             acc = args[0]

@@ -234,9 +234,13 @@ class Vectorizing:
             return ir.const(0), n, step
         args = [n, lo or ir.const(0), hi or ir.const(0), step,
                 ir.const(int(lo is not None)), ir.const(int(hi is not None))]
+        key = (id(out), "slice") + tuple(_key(a) for a in args)
+        if key in self.shape_cache:
+            return self.shape_cache[key]
         start = ir.const(0) if lo is None and isinstance(step, ast.Constant) and \
             step.value > 0 else self.to_atom(out, self.vcall(vec.slice_start, args))
         length = self.to_atom(out, self.vcall(vec.slice_len, args), "_n")
+        self.shape_cache[key] = (start, length, step)
         return start, length, step
 
     # computing trees ----------------------------------------------------------
@@ -283,7 +287,7 @@ class Vectorizing:
 
     def loop_env(self, shape, trees, out):
         """Stride flags (atoms, computed before the loops) for leaf dimensions whose length
-        may differ from the loop's: {(id(leaf), dim): flag}."""
+        may differ from the loop's: {(leaf length, loop length): flag}."""
         flags = {}
         d = len(shape)
         for t in trees:
@@ -295,7 +299,7 @@ class Vectorizing:
                     full = shape[j + d - k]
                     if size is ONE or _same(size, full):
                         continue
-                    key = (id(leaf), j)
+                    key = (_key(size), _key(full) if full is not ONE else None)
                     if key not in flags:
                         flags[key] = self.to_atom(out, self.vcall(
                             vec.stride, [size, ir.const(1) if full is ONE else full]), "_f")
@@ -355,9 +359,10 @@ class Vectorizing:
                 per_dim.append(ir.const(0))
                 continue
             i = vars_[j + d - k]
-            flag = env["flags"].get((id(view), j))
+            full = shape[j + d - k]
+            flag = env["flags"].get((_key(size), _key(full) if full is not ONE else None))
             if flag is not None:
-                i = self.to_atom(stmts, ast.BinOp(left=i, op=ast.Mult(), right=flag))
+                i = self.int_op(i, ast.Mult(), flag, env, stmts)
             per_dim.append(i)
         idx = [None] * view.ndim
         for b, atom in view.fixed.items():
@@ -368,12 +373,18 @@ class Vectorizing:
             b, start, step = spec
             if not _is_const(step, 1):
                 i = ir.const(0) if _is_const(i, 0) else \
-                    self.to_atom(stmts, ast.BinOp(left=step, op=ast.Mult(), right=i))
+                    self.int_op(step, ast.Mult(), i, env, stmts)
             if not _is_const(start, 0):
-                i = start if _is_const(i, 0) else \
-                    self.to_atom(stmts, ast.BinOp(left=start, op=ast.Add(), right=i))
+                i = start if _is_const(i, 0) else self.int_op(start, ast.Add(), i, env, stmts)
             idx[b] = i
         return idx
+
+    def int_op(self, a, op, b, env, stmts):
+        """`a op b` on integer atoms, computed once per loop body."""
+        key = ("int", type(op).__name__, _key(a), _key(b), id(stmts))
+        if key not in env["loads"]:
+            env["loads"][key] = self.to_atom(stmts, ast.BinOp(left=a, op=op, right=b))
+        return env["loads"][key]
 
     def scalar_at(self, v, vars_, env, stmts):
         """The atom holding v's element at the loop position (emitting its computation)."""
@@ -481,7 +492,7 @@ class Vectorizing:
 
         def finish(vars_, stmts):
             acc = ir.name(state["acc"])
-            if how in ("max", "min"):
+            if how in ("max", "min") and not self.stopped:
                 acc = self._split_ties(v, vars_, env, state["acc"], order, full, stmts)
             if how == "mean":
                 acc = self.to_atom(stmts, ast.BinOp(left=acc, op=ast.Div(), right=count))

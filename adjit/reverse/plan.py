@@ -14,6 +14,7 @@ Arrays are never recorded: the backward sweep reads array elements only through 
 loads of arrays that the function never writes.
 """
 import ast
+import math
 
 from ..normalize import ir
 
@@ -101,6 +102,13 @@ def final_loads(stmts, layout):
     return out
 
 
+EXPENSIVE = {math.exp, math.expm1, math.log, math.log1p, math.log10, math.sin, math.cos,
+             math.tan, math.tanh, math.sinh, math.cosh, math.asin, math.acos, math.atan,
+             math.atan2, math.erf, math.erfc, math.pow, math.hypot}
+"""Functions that cost more to recompute (tens of cycles) than a tape push and pop: a value
+of theirs that the backward sweep reads is recorded, not replayed."""
+
+
 def replayable(stmts, layout, prims_of):
     """Block-local definitions the backward sweep can recompute, as {var: stmt}."""
     final = final_loads(stmts, layout)
@@ -126,6 +134,8 @@ def replayable(stmts, layout, prims_of):
                 continue
             prim = prims_of(s)
             if prim.kind not in ("copy", "op", "compare", "shape", "len", "load", "stop"):
+                continue
+            if prim.kind == "op" and prim.obj in EXPENSIVE:
                 continue
             if prim.kind == "load" and id(s) not in final:
                 continue

@@ -1,0 +1,74 @@
+"""Loop-invariant code motion for the integer bookkeeping of vectorized code.
+
+Vectorized statements inside a loop compute sizes, broadcast strides and slice bounds, and
+allocate their temporary arrays, on every iteration. When those depend only on values the
+loop does not change, they move in front of the loop: the sizes are computed once and each
+temporary array is allocated once per call, not once per iteration. (Every temporary the
+vectorizer allocates is completely written before it is read, so sharing it across
+iterations changes no value.)
+"""
+import ast
+
+from ..analysis.prims import classify
+from ..analysis.types import INT
+from . import ir
+
+
+def hoist_invariants(stmts, kinds, env, temps):
+    """Move invariant integer statements and temporary allocations out of loops, in place."""
+    sites = {}
+    for s in ir.walk_stmts(stmts):
+        if isinstance(s, ast.Assign) and not ir.is_store(s):
+            sites[ir.target_name(s)] = sites.get(ir.target_name(s), 0) + 1
+        elif isinstance(s, ast.For):
+            sites[s.target.id] = sites.get(s.target.id, 0) + 1
+    _visit(stmts, kinds, env, temps, sites)
+
+
+def _visit(block, kinds, env, temps, sites):
+    k = 0
+    while k < len(block):
+        s = block[k]
+        if isinstance(s, ast.If):
+            _visit(s.body, kinds, env, temps, sites)
+            _visit(s.orelse, kinds, env, temps, sites)
+        elif isinstance(s, (ast.For, ast.While)):
+            _visit(s.body, kinds, env, temps, sites)
+            moved = _hoist_from(s, kinds, env, temps, sites)
+            block[k:k] = moved
+            k += len(moved)
+        k += 1
+
+
+def _hoist_from(loop, kinds, env, temps, sites):
+    changing = ir.assigned(loop.body)
+    if isinstance(loop, ast.For):
+        changing.add(loop.target.id)
+    moved, kept = [], []
+    for s in loop.body:
+        if _movable(s, kinds, env, temps, sites) and \
+                not (set(ir.reads(s)) & changing):
+            moved.append(s)
+            changing.discard(ir.target_name(s))
+        else:
+            kept.append(s)
+    loop.body = kept or [ast.Pass()]
+    return moved
+
+
+def _movable(s, kinds, env, temps, sites):
+    if not isinstance(s, ast.Assign) or ir.is_store(s):
+        return False
+    target = ir.target_name(s)
+    if sites.get(target) != 1:
+        return False
+    prim = classify(s.value, env)
+    if target in temps and prim.kind == "alloc":
+        return True
+    if kinds.get(target) != INT:
+        return False
+    # integer arithmetic and the vec.* size helpers; // and % could raise for a zero
+    # divisor on a path the loop never takes
+    return prim.kind in ("shape", "len") or (
+        prim.kind == "op" and not isinstance(getattr(s.value, "op", None),
+                                             (ast.FloorDiv, ast.Mod, ast.Div, ast.Pow)))
