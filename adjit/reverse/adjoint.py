@@ -82,8 +82,9 @@ class ReverseBuilder:
             origin = getattr(sites[0], "_origin", None)
             if var in self.params or len(sites) > 1:
                 raise error_at(origin, f"the array variable '{var}' is reassigned",
-                               "Assign each array variable once; copy values element by "
-                               "element (or with b = a.copy()) instead of rebinding names.")
+                               "Assign each array variable once; update it in place "
+                               f"({var}[:] = ...) or copy values (b = a.copy()) instead of "
+                               "rebinding names.")
             s = sites[0]
             if self.prim(s).kind == "copy":
                 raise error_at(origin, f"'{var}' = another array makes two names for one array"
