@@ -229,6 +229,7 @@ def _build_jvp(src, stmts, result, env, namegen, kinds, wrt, mode, tan, arg_type
         out_dot = f"np.zeros_like({value})" if is_array(kinds.get(getattr(result, "id", None))) \
             else "0.0"
     ret = ast.parse(f"return {value}, {out_dot}").body
+    body = eliminate_dead(body, upward_exposed(ret), set(params))
     defined = defined_up_front(body, kinds, _NoBars(), params)
     parts = [("variables assigned in branches start defined (numba prunes constant branches)",
               defined),

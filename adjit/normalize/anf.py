@@ -605,7 +605,13 @@ class _Normalizer(Vectorizing):
         func = node.func
         name = func.attr
         if name == "copy" and not node.args and not node.keywords:
-            base = self.operand(func.value, out)
+            base = self.rhs(func.value, out)
+            if isinstance(base, ast.Name) and self.array_ndim(base) is not None:
+                base = ir.name(self.array_name(func.value)) if isinstance(func.value, ast.Name) \
+                    else base
+                return ast.Call(func=ast.Attribute(value=base, attr="copy", ctx=ast.Load()),
+                                args=[], keywords=[])
+            base = self.lazy_operand(base, out)
             if isinstance(base, View) and base.is_identity():
                 return ast.Call(func=ast.Attribute(value=ir.name(base.base), attr="copy",
                                                    ctx=ast.Load()), args=[], keywords=[])
