@@ -75,6 +75,16 @@ def coalesce_temps(stmts, temps, result):
                 for n in ast.walk(t):
                     if isinstance(n, ast.Name) and n.id == a:
                         n.id = y
+            write_once = getattr(temps, "write_once", set())
+            if a in write_once:
+                write_once.discard(a)
+                stores = [w for t in stmts for w in ir.walk_stmts([t]) if ir.is_store(w)
+                          and w.targets[0].value.id == y]
+                made = [w for w in ir.walk_stmts(block[start:k]) if ir.is_store(w)
+                        and w.targets[0].value.id == y]
+                if len(stores) == len(made):    # the user never writes y afterwards
+                    write_once.add(y)
+            temps.add(y)
             block[k] = ast.Pass()
         block[:] = [s for s in block if not isinstance(s, ast.Pass)] or [ast.Pass()]
     return result
@@ -161,7 +171,8 @@ def build(fn, argnums, arg_types, mode, fastmath=False, jit=True):
                             "grad differentiates functions with a scalar float result; return "
                             "a float (e.g. a sum), or use float(...).")
     active = active_variables(stmts, result, wrt, kinds, env.ns)
-    builder = ReverseBuilder(stmts, result, params, kinds, active, env.ns, namegen)
+    builder = ReverseBuilder(stmts, result, params, kinds, active, env.ns, namegen,
+                             vec_temps.write_once)
     prog = builder.build(wrt)
     if extra:
         _seed_cotangent(prog, builder, result, kinds, extra_name)

@@ -65,7 +65,7 @@ UNARY = [
     (r_abs, (-3.0, -0.05), lambda x: -1.0),
     (r_floor, (0.05, 0.95), lambda x: 0.0),
     (r_np_floor, (0.05, 0.95), lambda x: 2.0 * x),
-    (r_np_sign, (-2.0, 2.0), lambda x: 1.0),
+    (r_np_sign, (0.05, 2.0), lambda x: 1.0),
     (r_ceil, (0.05, 0.95), lambda x: 0.0),
     (r_trunc, (0.05, 0.95), lambda x: 0.0),
     (r_int, (0.05, 0.95), lambda x: 1.0),

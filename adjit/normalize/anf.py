@@ -32,7 +32,8 @@ class InlineContext:
         self.namegen = namegen
         self.env = env
         self.arrays = dict(arrays or {})    # array variables: name -> (ndim, is_float)
-        self.vec_temps = set()              # arrays the vectorizer allocated
+        self.vec_temps = _Temps()           # arrays the vectorizer allocated
+        self.loop_depth = 0                 # user loops around the statement being lowered
         self.stack = []
         self.prefix_counts = {}
 
@@ -325,10 +326,12 @@ class _Normalizer(Vectorizing):
         target = self.local(s.target.id)
         body = []
         var = target
+        self.ctx.loop_depth += 1
         if s.target.id in _assigned_user_names(s.body):
             var = self.fresh("_i")
             self.emit_assign(body, target, ir.name(var))
         body += self.block(s.body)
+        self.ctx.loop_depth -= 1
         self.origin = (self.loc.filename, s.lineno, self.loc.name)
         call = ast.Call(func=ir.name("range"), args=[lo, hi, st], keywords=[])
         if isinstance(st, ast.Constant) and st.value == 1:
@@ -350,7 +353,9 @@ class _Normalizer(Vectorizing):
         node = ast.If(test=ir.name(stop), body=[brk], orelse=[], lineno=s.lineno)
         node._origin = self.origin
         body.append(node)
+        self.ctx.loop_depth += 1
         body += self.block(s.body)
+        self.ctx.loop_depth -= 1
         loop = ast.While(test=ir.const(True), body=body, orelse=[], lineno=s.lineno)
         loop._origin = (self.loc.filename, s.lineno, self.loc.name)
         out.append(loop)
@@ -875,6 +880,15 @@ def _library_function(fn):
 def _constant_compare(op, a, b):
     return {ast.Lt: a < b, ast.LtE: a <= b, ast.Gt: a > b, ast.GtE: a >= b,
             ast.Eq: a == b, ast.NotEq: a != b}[type(op)]
+
+
+class _Temps(set):
+    """Names of the arrays the vectorizer allocated; `write_once` holds those made outside
+    every user loop, whose elements are each stored exactly once."""
+
+    def __init__(self):
+        super().__init__()
+        self.write_once = set()
 
 
 class _Shape:

@@ -117,6 +117,12 @@ class Vectorizing:
     def note_array(self, name, ndim, is_float=True):
         self.ctx.arrays[name] = (ndim, is_float)
 
+    def add_temp(self, name):
+        """Record an array the vectorizer allocates (and fills completely, once)."""
+        self.ctx.vec_temps.add(name)
+        if self.ctx.loop_depth == 0:
+            self.ctx.vec_temps.write_once.add(name)
+
     def shape_atom(self, name, k, out):
         key = (id(out), name, k)
         cached = self.shape_cache.get(key)
@@ -263,7 +269,7 @@ class Vectorizing:
         target = View(name, len(shape), [(k, ir.const(0), ir.const(1))
                                          for k in range(len(shape))], {}, list(v.shape))
         self.store_elements(target, v, out, node)
-        self.ctx.vec_temps.add(name)
+        self.add_temp(name)
         return ir.name(name)
 
     def store_elements(self, target, value, out, node=None):
@@ -454,7 +460,7 @@ class Vectorizing:
         shape_arg = ast.Tuple(elts=list(shape), ctx=ast.Load()) if len(shape) > 1 else shape[0]
         self.emit_assign(out, name, self.vcall(np.empty, [shape_arg]))
         self.note_array(name, len(shape))
-        self.ctx.vec_temps.add(name)
+        self.add_temp(name)
         self._reduce_into(how, v, rest + [axis], (name, rest), out, node)
         return ir.name(name)
 
@@ -636,7 +642,7 @@ class Vectorizing:
         arg = ast.Tuple(elts=list(shape), ctx=ast.Load()) if len(shape) > 1 else shape[0]
         self.emit_assign(out, name, self.vcall(np.empty, [arg]))
         self.note_array(name, len(shape))
-        self.ctx.vec_temps.add(name)
+        self.add_temp(name)
         return name
 
     def full_view(self, name, shape):

@@ -49,7 +49,7 @@ class AdjointProgram:
 
 
 class ReverseBuilder:
-    def __init__(self, stmts, result, params, kinds, active, env, namegen):
+    def __init__(self, stmts, result, params, kinds, active, env, namegen, temps=()):
         self.stmts = stmts
         self.result = result
         self.params = params
@@ -65,6 +65,7 @@ class ReverseBuilder:
                             if isinstance(s, ast.For)}
         self._check_arrays()
         self.single_use = self._single_use_temps()
+        self.write_once = self._write_once(temps)
 
     # helpers -------------------------------------------------------------
     def prim(self, s):
@@ -107,6 +108,13 @@ class ReverseBuilder:
                     raise error_at(origin, f"the array '{var}' is allocated in a loop with a "
                                    "shape that changes between iterations",
                                    "Allocate it once before the loop, with its largest shape.")
+
+    def _write_once(self, temps):
+        """Arrays the vectorizer made outside any user loop: each element is stored
+        exactly once (its own loop nest covers each index once). The adjoint of such a store
+        need not zero the element's adjoint afterwards: no earlier store to the element
+        exists to receive it."""
+        return {a for a in temps if len(self.layout.sites.get(a, ())) == 1}
 
     def _check_operands_kept(self, s):
         """The adjoint of an array-level operation reads its operands' values in the
@@ -179,6 +187,8 @@ class ReverseBuilder:
             if self.is_active(s.value):
                 out.append(accumulate(self.bar(s.value.id), slot, False,
                                       self.single_use.get(s.value.id) == id(s), origin))
+            if arr in self.write_once:
+                return out
             zero = ast.Assign(targets=[_as_store(slot)], value=ir.const(0.0), lineno=0)
             zero._origin = origin
             return out + [zero]
