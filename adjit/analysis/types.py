@@ -122,6 +122,8 @@ def _kind_of(stmt, kinds, env):
         if prim.obj == "reshape":
             return ArrayKind(len(stmt.value.args[1].elts))
         return ArrayKind(2)
+    if prim.kind == "alloc" and prim.obj in (np.eye, np.identity):
+        return ArrayKind(2)
     if prim.kind == "alloc" and prim.obj in (np.arange, np.linspace):
         return ArrayKind(1, prim.obj is np.linspace or FLOAT in ops)
     if prim.kind == "alloc":

@@ -70,6 +70,8 @@ class _Normalizer(Vectorizing):
         self.loads = {}
         self.shape_cache = {}
         self.stopped = 0
+        self.lazy = {}                      # name -> Lazy kept unevaluated (or its array)
+        self.lazy_ok = _lazy_candidates(src)
         for local in sorted(src.locals):
             if local not in subst:
                 ctx.namegen.reserve(self.local(local))
@@ -90,6 +92,8 @@ class _Normalizer(Vectorizing):
             self.loads = {k: v for k, v in self.loads.items() if target not in v[2]}
             self.track_array(target, value)
         else:
+            if self.lazy:
+                self.flush_lazy(out, target.value.id)
             self.loads = {k: v for k, v in self.loads.items() if k[0] != target.value.id}
         out.append(ir.assign(target, value, self.origin))
 
@@ -212,6 +216,10 @@ class _Normalizer(Vectorizing):
             if not isinstance(target, str):
                 raise self.error(tgt, f"assigning to parameter '{tgt.id}' of an inlined helper",
                                  "Copy the parameter into a new local variable first.")
+            if isinstance(value, Lazy) and tgt.id in self.lazy_ok and \
+                    not isinstance(value, Scalar) and isinstance(target, str):
+                self.bind_lazy(target, value)
+                return
             if isinstance(value, Lazy):
                 value = self.materialize(value, out, tgt)
             if isinstance(value, ast.Name) and value.id == target:
@@ -438,6 +446,8 @@ class _Normalizer(Vectorizing):
     def load_name(self, node):
         if node.id in self.src.locals:
             target = self.local(node.id)
+            if isinstance(target, str) and target in self.lazy:
+                return self.lazy[target]
             return _copy(target) if not isinstance(target, str) else ir.name(target)
         obj = self.src.resolve_name(node.id)
         if obj is MISSING:
@@ -807,6 +817,8 @@ class _Normalizer(Vectorizing):
                                    "Use plain positional parameters.")
         values = [self.rhs(a, out) for a in node.args]
         values = [v if isinstance(v, _Shape) else self.to_atom(out, v) for v in values]
+        if self.lazy:
+            self.flush_lazy(out)     # the helper may write any array it is given
         bound = dict(zip(params, values))
         for kw in node.keywords:
             if kw.arg not in params or kw.arg in bound:
@@ -851,8 +863,57 @@ _NP_OTHER = {np.dot: "dot", np.matmul: "matmul", np.outer: "outer", np.transpose
              np.reshape: "reshape", np.linalg.norm: "norm", np.array: "array",
              np.asarray: "array", np.concatenate: "concatenate", np.stack: "stack",
              np.full: "full", np.full_like: "full_like", np.linspace: "linspace",
-             np.arange: "arange"}
+             np.arange: "arange", np.eye: "linspace", np.identity: "linspace"}
 
+
+
+def _lazy_candidates(src):
+    """Locals assigned exactly once, by a plain `y = ...` statement, and read by exactly
+    one later simple statement of the same block (never written element-wise): an array
+    value of such a name can stay unevaluated and fuse into the loop of that statement."""
+    stores, loads, written = {}, {}, set()
+    for node in ast.walk(src.tree):
+        if isinstance(node, ast.Name):
+            if isinstance(node.ctx, ast.Store):
+                stores[node.id] = stores.get(node.id, 0) + 1
+            else:
+                loads[node.id] = loads.get(node.id, 0) + 1
+        elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+            stores[node.target.id] = stores.get(node.target.id, 0) + 2
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name):
+            written.add(node.value.id)      # indexed, sliced or written: a real array
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and \
+                node.attr in ("shape", "size", "ndim", "copy"):
+            written.add(node.value.id)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+                node.func.id == "len":
+            written.update(a.id for a in node.args if isinstance(a, ast.Name))
+    out = set()
+    simple = (ast.Assign, ast.AugAssign, ast.Return, ast.Expr, ast.AnnAssign)
+
+    def names_in(stmt):
+        return [n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and
+                isinstance(n.ctx, ast.Load)]
+
+    def visit(block):
+        for k, s in enumerate(block):
+            for field in ("body", "orelse"):
+                inner = getattr(s, field, None)
+                if isinstance(inner, list) and not isinstance(s, simple):
+                    visit(inner)
+            if not (isinstance(s, ast.Assign) and len(s.targets) == 1 and
+                    isinstance(s.targets[0], ast.Name)):
+                continue
+            y = s.targets[0].id
+            if stores.get(y) != 1 or y in src.params or y in written or not loads.get(y):
+                continue
+            users = [t for t in block[k + 1:] if y in names_in(t)]
+            if len(users) == 1 and isinstance(users[0], simple) and \
+                    names_in(users[0]).count(y) == loads[y]:
+                out.add(y)
+
+    visit(src.tree.body)
+    return out
 
 
 def _leaves(v):
@@ -863,7 +924,7 @@ def _leaves(v):
 def _alloc_ndim(value, obj, arrays):
     """The dimension of the array an allocation call makes."""
     if obj in CONST_ARRAYS:
-        return 1
+        return 2 if CONST_ARRAYS[obj] == "eye" else 1
     shape = value.args[0]
     if isinstance(shape, ast.Tuple):
         return len(shape.elts)

@@ -250,10 +250,36 @@ class Vectorizing:
         return start, length, step
 
     # computing trees ----------------------------------------------------------
+    def bind_lazy(self, name, v):
+        """Keep `name = v` unevaluated: its one later use fuses v into its own loop."""
+        v.binding = name
+        self.lazy[name] = v
+
+    def flush_lazy(self, out, base=None):
+        """Compute pending lazy arrays (those reading `base`, or all) before a write."""
+        for name, v in list(self.lazy.items()):
+            if isinstance(v, Lazy) and (base is None or any(
+                    isinstance(leaf, View) and leaf.base == base for leaf in leaves(v))):
+                self.materialize(v, out)
+
     def materialize(self, v, out, node=None):
         """The array name holding Lazy `v` (a new array unless `v` is a whole variable)."""
+        binding = getattr(v, "binding", None)
+        if binding is not None and self.lazy.get(binding) is v:
+            # a lazily bound name: computed now, under its own name, once
+            del self.lazy[binding]
+            self.lazy[binding] = ir.name(binding)
+            self.materialize_into(v, binding, out, node)
+            self.ctx.vec_temps.add(binding)
+            return ir.name(binding)
         if isinstance(v, View) and v.is_identity():
             return ir.name(v.base)
+        name = self.fresh("_a")
+        self.materialize_into(v, name, out, node)
+        self.add_temp(name)
+        return ir.name(name)
+
+    def materialize_into(self, v, name, out, node=None):
         if isinstance(v, Scalar):
             raise self.error(node or self.src.tree, "a scalar used where an array is needed",
                              "Pass an array.")
@@ -262,15 +288,12 @@ class Vectorizing:
                              "outside np.where)",
                              "Use comparisons of arrays only inside np.where(cond, a, b).")
         shape = [ir.const(1) if s is ONE else s for s in v.shape]
-        name = self.fresh("_a")
         shape_arg = ast.Tuple(elts=list(shape), ctx=ast.Load()) if len(shape) > 1 else shape[0]
         self.emit_assign(out, name, self.vcall(np.empty, [shape_arg]))
         self.note_array(name, len(shape))
         target = View(name, len(shape), [(k, ir.const(0), ir.const(1))
                                          for k in range(len(shape))], {}, list(v.shape))
         self.store_elements(target, v, out, node)
-        self.add_temp(name)
-        return ir.name(name)
 
     def store_elements(self, target, value, out, node=None):
         """target[...] = value elementwise, value broadcast to the target's shape."""
@@ -405,8 +428,11 @@ class Vectorizing:
                                                      slice=_index_node(idx), ctx=ast.Load()))
             env["loads"][key] = atom
             return atom
-        args = [self.scalar_at(a, vars_, env, stmts) for a in v.args]
-        return self.scalar_op(v.fn, args, stmts)
+        key = ("op", id(v), id(stmts))
+        if key not in env["loads"]:     # a subexpression used twice (r2 * r2) is computed once
+            args = [self.scalar_at(a, vars_, env, stmts) for a in v.args]
+            env["loads"][key] = self.scalar_op(v.fn, args, stmts)
+        return env["loads"][key]
 
     def scalar_op(self, fn, args, stmts):
         kind = fn[0]

@@ -366,6 +366,10 @@ class ReverseBuilder:
                         work.append(a.id)
                     else:
                         self._need(points, [a.id], end, loops)
+                        if a.id in replayable:
+                            # block-local in an enclosing block (its users are all inside
+                            # it): replayed there, before this inner block's sweep
+                            work.append(a.id)
         for v in done:
             points.pop(v, None)
 

@@ -114,7 +114,8 @@ ARRAY_OPS = {vec.mm: "mm", vec.mm_tn: "mm_tn", vec.mm_nt: "mm_nt", vec.mm_tt: "m
              vec.reshape: "reshape"}
 """Operations kept at array level, with adjoints written in adjit/reverse/adjoint.py."""
 
-CONST_ARRAYS = {np.linspace: "linspace", np.arange: "arange"}
+CONST_ARRAYS = {np.linspace: "linspace", np.arange: "arange", np.eye: "eye",
+                np.identity: "eye"}
 """numpy functions making arrays of constants: nothing flows from their arguments."""
 
 
