@@ -794,13 +794,11 @@ class _Normalizer(Vectorizing):
                              "Pass one shape (n or (n, m)), or one array for the *_like forms.")
         spelled = ast.parse(self.ctx.env.spell(obj, "alloc"), mode="eval").body
         arg = node.args[0]
-        if isinstance(arg, ast.Attribute) and arg.attr == "shape":
+        if isinstance(arg, ast.Attribute) and arg.attr == "shape" and kind != "like":
             arr = self.array_name(arg.value)
-            arg = ast.Tuple(elts=[self.shape_atom(arr, k, out)
-                                  for k in range(self.array_ndim(ir.name(arr)))],
-                            ctx=ast.Load())
-            if len(arg.elts) == 1:
-                arg = arg.elts[0]
+            elts = [self.shape_atom(arr, k, out) for k in range(self.array_ndim(ir.name(arr)))]
+            shape = ast.Tuple(elts=elts, ctx=ast.Load()) if len(elts) > 1 else elts[0]
+            return ast.Call(func=spelled, args=[shape], keywords=[])
         if kind == "like":
             shape = ir.name(self.array_name(arg))
         elif isinstance(arg, ast.Tuple):

@@ -39,22 +39,19 @@ class View(Lazy):
     """Elements of the array variable `base`: `dims[j]` is (base dim, start atom, step
     atom) for result dim j, or None for a new axis; `fixed` maps base dims to index atoms."""
 
-    def __init__(self, base, ndim, dims, fixed, shape):
+    def __init__(self, base, ndim, dims, fixed, shape, whole=None):
         self.base = base
         self.ndim = ndim
         self.dims = dims
         self.fixed = fixed
         self.shape = shape
+        self.whole = whole      # "identity" or "transpose" for the whole array, else None
 
     def is_identity(self):
-        return not self.fixed and len(self.dims) == self.ndim and all(
-            d is not None and d[0] == k and _is_const(d[1], 0) and _is_const(d[2], 1)
-            for k, d in enumerate(self.dims))
+        return self.whole == "identity"
 
     def is_transpose(self):
-        return self.ndim == 2 and not self.fixed and len(self.dims) == 2 and all(
-            d is not None and d[0] == 1 - k and _is_const(d[1], 0) and _is_const(d[2], 1)
-            for k, d in enumerate(self.dims))
+        return self.whole == "transpose"
 
 
 class Op(Lazy):
@@ -139,7 +136,7 @@ class Vectorizing:
         ndim = self.array_ndim(ir.name(name))
         shape = [self.shape_atom(name, k, out) for k in range(ndim)]
         return View(name, ndim, [(k, ir.const(0), ir.const(1)) for k in range(ndim)], {},
-                    shape)
+                    shape, "identity")
 
     def lazy_operand(self, value, out):
         """An atom or Lazy, with array names turned into views."""
@@ -193,7 +190,10 @@ class Vectorizing:
             return v
         if not isinstance(v, View):
             v = self.view_of(self.materialize(v, out).id, out)
-        return View(v.base, v.ndim, list(reversed(v.dims)), v.fixed, list(reversed(v.shape)))
+        whole = {"identity": "transpose" if v.ndim == 2 else None,
+                 "transpose": "identity"}.get(v.whole) if v.ndim > 1 else v.whole
+        return View(v.base, v.ndim, list(reversed(v.dims)), v.fixed, list(reversed(v.shape)),
+                    whole)
 
     def subscript_view(self, arr, sl, out, node):
         """The view `arr[sl]` for an index with slices, new axes or missing dimensions;
@@ -673,7 +673,7 @@ class Vectorizing:
 
     def full_view(self, name, shape):
         return View(name, len(shape), [(k, ir.const(0), ir.const(1)) for k in range(len(shape))],
-                    {}, [ONE if _is_const(s, 1) else s for s in shape])
+                    {}, [ONE if _is_const(s, 1) else s for s in shape], "identity")
 
     def array_literal(self, node, out):
         """np.array([...]) of scalars (nested lists for 2-D)."""
