@@ -71,7 +71,9 @@ class _Normalizer(Vectorizing):
         self.shape_cache = {}
         self.stopped = 0
         self.lazy = {}                      # name -> Lazy kept unevaluated (or its array)
-        self.lazy_ok = _lazy_candidates(src)
+        # names that may stay unevaluated; of those, the ones no helper receives (their
+        # elements are stored once, when they are computed)
+        self.lazy_ok, self.lazy_once = _lazy_candidates(src)
         for local in sorted(src.locals):
             if local not in subst:
                 ctx.namegen.reserve(self.local(local))
@@ -218,7 +220,7 @@ class _Normalizer(Vectorizing):
                                  "Copy the parameter into a new local variable first.")
             if isinstance(value, Lazy) and tgt.id in self.lazy_ok and \
                     not isinstance(value, Scalar) and isinstance(target, str):
-                self.bind_lazy(target, value)
+                self.bind_lazy(target, value, tgt.id)
                 return
             if isinstance(value, Lazy):
                 value = self.materialize(value, out, tgt)
@@ -867,9 +869,10 @@ _NP_OTHER = {np.dot: "dot", np.matmul: "matmul", np.outer: "outer", np.transpose
 
 def _lazy_candidates(src):
     """Locals assigned exactly once, by a plain `y = ...` statement, and read by exactly
-    one later simple statement of the same block (never written element-wise): an array
-    value of such a name can stay unevaluated and fuse into the loop of that statement."""
-    stores, loads, written = {}, {}, set()
+    one later simple statement of the same block (never indexed or written element-wise):
+    an array value of such a name can stay unevaluated and fuse into the loop of that
+    statement. Returns (those names, those of them never passed to a user function)."""
+    stores, loads, written, passed = {}, {}, set(), set()
     for node in ast.walk(src.tree):
         if isinstance(node, ast.Name):
             if isinstance(node.ctx, ast.Store):
@@ -886,6 +889,10 @@ def _lazy_candidates(src):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
                 node.func.id == "len":
             written.update(a.id for a in node.args if isinstance(a, ast.Name))
+        if isinstance(node, ast.Call):
+            fn = src.resolve(node.func)
+            if fn is MISSING or not _library_function(unwrap(fn)):
+                passed.update(a.id for a in node.args if isinstance(a, ast.Name))
     out = set()
     simple = (ast.Assign, ast.AugAssign, ast.Return, ast.Expr, ast.AnnAssign)
 
@@ -911,7 +918,7 @@ def _lazy_candidates(src):
                 out.add(y)
 
     visit(src.tree.body)
-    return out
+    return out, out - passed
 
 
 def _leaves(v):

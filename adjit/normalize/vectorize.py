@@ -250,9 +250,10 @@ class Vectorizing:
         return start, length, step
 
     # computing trees ----------------------------------------------------------
-    def bind_lazy(self, name, v):
+    def bind_lazy(self, name, v, user_name):
         """Keep `name = v` unevaluated: its one later use fuses v into its own loop."""
         v.binding = name
+        v.user_name = user_name
         self.lazy[name] = v
 
     def flush_lazy(self, out, base=None):
@@ -271,6 +272,8 @@ class Vectorizing:
             self.lazy[binding] = ir.name(binding)
             self.materialize_into(v, binding, out, node)
             self.ctx.vec_temps.add(binding)
+            if self.ctx.loop_depth == 0 and v.user_name in self.lazy_once:
+                self.ctx.vec_temps.write_once.add(binding)
             return ir.name(binding)
         if isinstance(v, View) and v.is_identity():
             return ir.name(v.base)
