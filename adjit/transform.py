@@ -9,7 +9,7 @@ from .forward.tangent import TangentBuilder
 from .normalize import ir
 from .frontend.source import read_function
 from .normalize.anf import InlineContext, normalize_function
-from .normalize.hoist import hoist_invariants
+from .normalize.hoist import hoist_invariants, keep_operands
 from .normalize.names import Env, NameGen
 from .normalize.webs import split_webs
 from .reverse.adjoint import ReverseBuilder
@@ -155,6 +155,7 @@ def build(fn, argnums, arg_types, mode, fastmath=False, jit=True):
                                 "Pass a float (2.0, not 2) or a float64 array, or leave the "
                                 "argument out of argnums.")
     kinds = infer_kinds(stmts, arg_kinds, env.ns)
+    keep_operands(stmts, kinds, env.ns, namegen)
     hoist_invariants(stmts, kinds, env.ns, vec_temps)
     result_kind = kinds.get(result.id) if isinstance(result, ast.Name) else \
         kind_of_constant(result.value)

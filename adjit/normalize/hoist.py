@@ -14,6 +14,39 @@ from ..analysis.types import INT
 from . import ir
 
 
+def keep_operands(stmts, kinds, env, namegen):
+    """A matrix product (or reshape) whose operand array changes later reads a copy taken at
+    the product: its adjoint needs the operand's value at that point."""
+    from ..reverse.plan import Layout
+    layout = Layout(stmts)
+    changes = {}
+    for s in ir.walk_stmts(stmts):
+        if ir.is_store(s):
+            changes.setdefault(s.targets[0].value.id, []).append(s)
+        elif isinstance(s, ast.Assign):
+            changes.setdefault(ir.target_name(s), []).append(s)
+    for s in list(ir.walk_stmts(stmts)):
+        if not isinstance(s, ast.Assign) or ir.is_store(s):
+            continue
+        prim = classify(s.value, env)
+        if prim.kind != "arrayop":
+            continue
+        pos, loops = layout.pos[id(s)], set(layout.loops[id(s)])
+        for k, atom in prim.diff_operands():
+            later = [w for w in changes.get(atom.id, []) if w is not s and (
+                layout.pos[id(w)] > pos or loops & set(layout.loops[id(w)]))]
+            if not later or loops:
+                continue        # in a loop a copy would change too: the adjoint refuses it
+            copy = namegen.fresh(f"{atom.id}_at")
+            block = layout.blocks[layout.block_of[id(s)]]
+            node = ir.assign(copy, ast.Call(func=ast.Attribute(value=ir.name(atom.id),
+                                                               attr="copy", ctx=ast.Load()),
+                                            args=[], keywords=[]), getattr(s, "_origin", None))
+            block.insert(block.index(s), node)
+            s.value.args[k] = ir.name(copy)
+            kinds[copy] = kinds[atom.id]
+
+
 def hoist_invariants(stmts, kinds, env, temps):
     """Move invariant integer statements and temporary allocations out of loops, in place."""
     sites = {}
