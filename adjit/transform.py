@@ -174,6 +174,7 @@ def build(fn, argnums, arg_types, mode, fastmath=False, jit=True):
     active = active_variables(stmts, result, wrt, kinds, env.ns)
     builder = ReverseBuilder(stmts, result, params, kinds, active, env.ns, namegen,
                              vec_temps.write_once)
+    builder.value_needed = mode.with_value
     prog = builder.build(wrt)
     if extra:
         _seed_cotangent(prog, builder, result, kinds, extra_name)

@@ -146,8 +146,9 @@ def _kind_of(stmt, kinds, env):
     if any(is_array(k) for k in ops):
         if prim.kind == "stop":
             return ops[0]
-        raise error_at(origin, "arithmetic or math on whole arrays is not supported yet",
-                       "Write an explicit loop over the elements.")
+        raise error_at(origin, "a scalar function (math.*, abs, min, max, float) applied to "
+                       "a whole array", "Use the numpy function (np.exp(x), np.abs(x), "
+                       "np.maximum(a, b)) or a loop over the elements.")
     if any(k is None for k in ops):
         return None
     if OTHER in ops:

@@ -566,12 +566,13 @@ class _Normalizer(Vectorizing):
             return ast.Subscript(value=ast.Attribute(value=ir.name(arr.array), attr="shape",
                                                      ctx=ast.Load()),
                                  slice=k, ctx=ast.Load())
+        arr = None
         if not isinstance(node.value, ast.Name):
             base = self.operand(node.value, out)
-            if isinstance(base, Lazy):
-                node = ast.Subscript(value=self.materialize(base, out, node), slice=node.slice,
-                                     ctx=ast.Load())
-        arr = self.array_name(node.value)
+            if isinstance(base, Lazy):      # (expression)[...]: computed into an array first
+                arr = self.materialize(base, out, node).id
+        if arr is None:
+            arr = self.array_name(node.value)
         view = self.subscript_view(arr, node.slice, out, node)
         if view is not None:
             return view
@@ -767,10 +768,14 @@ class _Normalizer(Vectorizing):
         if obj is stop_gradient:
             self.stopped += 1   # no derivative leaves: np.max needs no tie split
         try:
-            args = [self.atom(a, out) for a in node.args]
+            args = [self.operand(a, out) for a in node.args]
         finally:
             if obj is stop_gradient:
                 self.stopped -= 1
+        if obj is stop_gradient and len(args) == 1 and isinstance(args[0], Lazy):
+            # an array: every element stopped, fused like any elementwise operation
+            return Op(("call", stop_gradient), [args[0]], args[0].shape)
+        args = [self.to_atom(out, a) for a in args]
         spelled = ast.parse(self.ctx.env.spell(obj, "f"), mode="eval").body
         if obj in (min, max) and len(args) > 2:
             acc = args[0]

@@ -66,6 +66,7 @@ class ReverseBuilder:
         self._check_arrays()
         self.single_use = self._single_use_temps()
         self.write_once = self._write_once(temps)
+        self.value_needed = False     # value_and_grad / vjp also return the value
 
     # helpers -------------------------------------------------------------
     def prim(self, s):
@@ -294,6 +295,43 @@ class ReverseBuilder:
         """Decide replays and tape pushes, iterating until the needs stop growing."""
         layout = self.layout
         replayable = planning.replayable(self.stmts, layout, self.prim)
+        points = self._plan_with(top, replayable)
+        # A transcendental value the backward sweep reads is cheaper to record than to
+        # recompute, but only where the forward sweep computes it anyway: where it feeds a
+        # value the backward sweep reads from the forward sweep (or the result, when the
+        # value is returned too). Elsewhere recording would add a forward loop.
+        wanted = self._forward_needed(points)
+        costly = {v for v, s in replayable.items() if v in wanted
+                  and self.prim(s).kind == "op" and self.prim(s).obj in planning.EXPENSIVE}
+        if costly:
+            self._plan_with(top, {v: s for v, s in replayable.items() if v not in costly})
+
+    def _forward_needed(self, points):
+        """Variables the forward sweep must compute for the backward sweep (or the value)."""
+        need = {v for v in points if v in self.kinds}
+        if self.value_needed and isinstance(self.result, ast.Name):
+            need.add(self.result.id)
+        changed = True
+        while changed:
+            changed = False
+            for s in ir.walk_stmts(self.stmts):
+                if not isinstance(s, ast.Assign):
+                    continue
+                if ir.is_store(s):
+                    hit = s.targets[0].value.id in need
+                    reads = ir.atom_names([s.value])
+                else:
+                    hit = ir.target_name(s) in need
+                    reads = ir.atom_names(self.prim(s).operands)
+                if hit:
+                    for r in reads:
+                        if r not in need:
+                            need.add(r)
+                            changed = True
+        return need
+
+    def _plan_with(self, top, replayable):
+        layout = self.layout
         self.pushed = set()
         self.replays = {}
         self.kept_loops = set()
@@ -314,7 +352,7 @@ class ReverseBuilder:
                         pushed.add(id(site))
             kept = self._nonempty_loops(top, pushed)
             if pushed == self.pushed and kept == self.kept_loops:
-                return
+                return points
             self.pushed, self.kept_loops = pushed, kept
 
     def _need(self, points, names, pos, loops):

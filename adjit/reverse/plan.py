@@ -106,7 +106,8 @@ EXPENSIVE = {math.exp, math.expm1, math.log, math.log1p, math.log10, math.sin, m
              math.tan, math.tanh, math.sinh, math.cosh, math.asin, math.acos, math.atan,
              math.atan2, math.erf, math.erfc, math.pow, math.hypot}
 """Functions that cost more to recompute (tens of cycles) than a tape push and pop: a value
-of theirs that the backward sweep reads is recorded, not replayed."""
+of theirs that the backward sweep reads is recorded rather than replayed when the forward
+sweep computes it anyway (see ReverseBuilder.plan)."""
 
 
 def replayable(stmts, layout, prims_of):
@@ -134,8 +135,6 @@ def replayable(stmts, layout, prims_of):
                 continue
             prim = prims_of(s)
             if prim.kind not in ("copy", "op", "compare", "shape", "len", "load", "stop"):
-                continue
-            if prim.kind == "op" and prim.obj in EXPENSIVE:
                 continue
             if prim.kind == "load" and id(s) not in final:
                 continue
