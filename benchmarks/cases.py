@@ -1,4 +1,4 @@
-"""Benchmark cases: loop code written the way numba users write it.
+"""Benchmark cases: loop code written the way numba users write it, and vectorized numpy.
 
 Each case gives the function, its inputs, and the argnums to differentiate. The same
 functions are compiled with numba.njit for the forward time, and with adjit for the gradient.
@@ -7,6 +7,8 @@ import math
 
 import numba
 import numpy as np
+
+from adjit import stop_gradient
 
 
 def sum_of_sin(x):
@@ -71,6 +73,71 @@ def heat(u0, alpha, steps):
     return s
 
 
+# Vectorized numpy: the same kind of programs written with whole-array operations. The JAX
+# versions (benchmarks/jax_cases.py) mirror these line by line.
+
+def softmax_cross_entropy(z, y):
+    """Cross-entropy of the softmax of logits z against target probabilities y, with the
+    max shift stopped: the gradient is softmax(z) * sum(y) - y."""
+    m = stop_gradient(np.max(z))
+    lse = m + np.log(np.sum(np.exp(z - m)))
+    return -np.sum(y * (z - lse))
+
+
+def mlp_loss(W1, b1, W2, b2, X, Y):
+    """Mean softmax cross-entropy of a 2-layer tanh MLP over a batch (rows of X, one-hot Y).
+
+    The shift is the batch's largest logit, not each row's: numba has no np.max(z, axis=1)
+    for the forward time, and adjit does not yet take stop_gradient of an array."""
+    h = np.tanh(X @ W1 + b1)
+    z = h @ W2 + b2
+    m = stop_gradient(np.max(z))
+    lse = m + np.log(np.sum(np.exp(z - m), axis=1))
+    return np.mean(lse - np.sum(Y * z, axis=1))
+
+
+def lennard_jones_vec(x):
+    """The Lennard-Jones energy over all ordered pairs (half of it), pair distances by
+    broadcasting; the identity added to r2 masks the diagonal: r2 = 1 there, which adds
+    4 * (1 - 1) = 0."""
+    n = x.shape[0]
+    x0 = x[:, 0]
+    x1 = x[:, 1]
+    x2 = x[:, 2]
+    dx = x0[:, None] - x0[None, :]
+    dy = x1[:, None] - x1[None, :]
+    dz = x2[:, None] - x2[None, :]
+    r2 = dx * dx + dy * dy + dz * dz + np.eye(n)
+    inv6 = 1.0 / (r2 * r2 * r2)
+    return 2.0 * np.sum(inv6 * inv6 - inv6)
+
+
+def lennard_jones_vec_where(x):
+    """The same energy with the diagonal masked by np.where and r2 reassigned, as people
+    often write it; this row differs from the one above only in that."""
+    x0 = x[:, 0]
+    x1 = x[:, 1]
+    x2 = x[:, 2]
+    dx = x0[:, None] - x0[None, :]
+    dy = x1[:, None] - x1[None, :]
+    dz = x2[:, None] - x2[None, :]
+    r2 = dx * dx + dy * dy + dz * dz
+    r2 = np.where(r2 > 0.0, r2, 1.0)
+    inv6 = 1.0 / (r2 * r2 * r2)
+    return 2.0 * np.sum(inv6 * inv6 - inv6)
+
+
+def mlp_inputs(seed=0, batch=256, d_in=64, hidden=128, classes=10):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(batch, d_in))
+    W1 = rng.normal(size=(d_in, hidden)) / np.sqrt(d_in)
+    b1 = rng.normal(size=hidden) * 0.1
+    W2 = rng.normal(size=(hidden, classes)) / np.sqrt(hidden)
+    b2 = rng.normal(size=classes) * 0.1
+    Y = np.eye(classes)[rng.integers(0, classes, batch)]
+    return W1, b1, W2, b2, X, Y
+
+
 def lattice(n, spacing, seed):
     """n atoms on a jittered cubic lattice: no two closer than about 0.8 * spacing."""
     rng = np.random.default_rng(seed)
@@ -97,4 +164,10 @@ def cases():
          {}),
         ("heat d/du0 (256 x 2000)", heat, (rng.random(256), 0.25, 2000), 0, {}),
         ("heat d/(u0, alpha) (256 x 2000)", heat, (rng.random(256), 0.25, 2000), (0, 1), {}),
+        ("softmax-CE, vectorized (1e5)", softmax_cross_entropy,
+         (rng.normal(size=100_000) * 3.0, rng.dirichlet(np.ones(100_000))), 0, {}),
+        ("MLP 64-128-10, vectorized (256)", mlp_loss, mlp_inputs(), (0, 1, 2, 3), {}),
+        ("lennard-jones, vectorized (200)", lennard_jones_vec, (lattice(200, 1.2, 1),), 0, {}),
+        ("lennard-jones, vec. np.where (200)", lennard_jones_vec_where, (lattice(200, 1.2, 1),),
+         0, {}),
     ]

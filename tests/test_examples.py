@@ -2,6 +2,7 @@
 import importlib.util
 import pathlib
 
+import numpy as np
 import pytest
 
 EXAMPLES = pathlib.Path(__file__).resolve().parent.parent / "examples"
@@ -23,3 +24,27 @@ def test_example_runs(name, capsys):
 def test_relax_cluster_lowers_the_energy():
     e0, e1 = load("relax_cluster").main(n_side=2, steps=300)
     assert e1 < e0
+
+
+def test_stable_softmax_matches_the_analytic_jacobian(capsys):
+    r = load("stable_softmax").main()
+    assert capsys.readouterr().out
+    assert r["jacobian_error"] < 1e-14 and r["jvp_error"] < 1e-14
+    assert r["lse_grad_error"] < 1e-14
+    # logits around 1000: the stable versions are finite and exact, the naive ones are not
+    assert r["big_finite"] and r["naive_broken"]
+    assert r["big_vjp_error"] < 1e-14 and r["big_lse_grad_error"] < 1e-14
+    assert r["big_lse_error"] < 1e-12
+    # ties at the maximum
+    assert r["ties_identical"]
+    assert r["ties_error"] < 1e-14 and r["ties_unstopped_diff"] < 1e-14
+    assert np.array_equal(r["flat_gradient"], np.full(4, 0.25))
+
+
+def test_logistic_regression_recovers_the_weights(capsys):
+    r = load("logistic_regression").main()
+    assert capsys.readouterr().out
+    assert r["success"] and r["grad_norm"] < 1e-4
+    assert r["grad_fd_error"] < 1e-7
+    assert np.abs(r["w"] - r["w_true"]).max() < 0.35
+    assert r["accuracy"] >= r["bayes_accuracy"] - 0.01 and r["accuracy"] > 0.85
