@@ -290,10 +290,7 @@ class Vectorizing:
             raise self.error(node or self.src.tree, "an array of booleans (an array comparison "
                              "outside np.where)",
                              "Use comparisons of arrays only inside np.where(cond, a, b).")
-        shape = [ir.const(1) if s is ONE else s for s in v.shape]
-        shape_arg = ast.Tuple(elts=list(shape), ctx=ast.Load()) if len(shape) > 1 else shape[0]
-        self.emit_assign(out, name, self.vcall(np.empty, [shape_arg]))
-        self.note_array(name, len(shape))
+        shape = self.allocate(name, v.shape, out)
         target = View(name, len(shape), [(k, ir.const(0), ir.const(1))
                                          for k in range(len(shape))], {}, list(v.shape))
         self.store_elements(target, v, out, node)
@@ -346,7 +343,6 @@ class Vectorizing:
             if shape[j] is not ONE:
                 names[j] = self.fresh("_i")
                 vars_[j] = ir.name(names[j])
-        looping = [j for j in order if shape[j] is not ONE]
 
         def build(level, stmts):
             if level == len(order) - 1 and pre is not None:
@@ -371,7 +367,6 @@ class Vectorizing:
             if post is not None:
                 post(vars_, out)
             return
-        del looping
         build(0, out)
 
     def for_range(self, var, n, body):
@@ -484,12 +479,7 @@ class Vectorizing:
         rshape = [v.shape[j] for j in rest]
         if not rshape:
             return self._reduce_into(how, v, [axis], None, out, node)
-        shape = [ir.const(1) if s is ONE else s for s in rshape]
-        name = self.fresh("_a")
-        shape_arg = ast.Tuple(elts=list(shape), ctx=ast.Load()) if len(shape) > 1 else shape[0]
-        self.emit_assign(out, name, self.vcall(np.empty, [shape_arg]))
-        self.note_array(name, len(shape))
-        self.add_temp(name)
+        name = self.new_array(rshape, out)
         self._reduce_into(how, v, rest + [axis], (name, rest), out, node)
         return ir.name(name)
 
@@ -504,8 +494,6 @@ class Vectorizing:
             count = dims[0] if dims else ir.const(1)
             for d in dims[1:]:
                 count = self.to_atom(out, ast.BinOp(left=count, op=ast.Mult(), right=d))
-        where = out if full else None
-        inner_order = order
         state = {}
 
         def start(stmts):
@@ -540,15 +528,15 @@ class Vectorizing:
                 self.emit_assign(stmts, sub, acc)
 
         if full:
-            start(where)
-            self.nest(v.shape, inner_order, out, step)
+            start(out)
+            self.nest(v.shape, order, out, step)
             finish([ir.const(0)] * len(v.shape), out)
             return state["result"]
 
         def pre(vars_, stmts):
             start(stmts)
 
-        self.nest(v.shape, inner_order, out, step, pre=pre, post=finish)
+        self.nest(v.shape, order, out, step, pre=pre, post=finish)
         return None
 
     def _split_ties(self, v, vars_, env, m0, order, full, stmts):
@@ -665,12 +653,18 @@ class Vectorizing:
         return ir.name(name)
 
     # construction ---------------------------------------------------------------
-    def new_array(self, shape, out):
+    def allocate(self, name, shape, out):
+        """`name = np.empty(shape)`; returns the shape as atoms."""
         shape = [ir.const(1) if s is ONE else s for s in shape]
-        name = self.fresh("_a")
         arg = ast.Tuple(elts=list(shape), ctx=ast.Load()) if len(shape) > 1 else shape[0]
         self.emit_assign(out, name, self.vcall(np.empty, [arg]))
         self.note_array(name, len(shape))
+        return shape
+
+    def new_array(self, shape, out):
+        """A new temporary array of this shape, to be filled completely."""
+        name = self.fresh("_a")
+        self.allocate(name, shape, out)
         self.add_temp(name)
         return name
 
