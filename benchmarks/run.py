@@ -65,8 +65,11 @@ def measure_jax(repeats, out):
     script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "jax_cases.py")
     pin = os.environ.get("ADJIT_BENCH_JAX_PIN", "1") != "0" and hasattr(os, "sched_setaffinity")
     cpu = max(os.sched_getaffinity(0)) if pin else None
+    # JAX on the CPU, like adjit here (a machine with a GPU would otherwise compare against
+    # the GPU); ADJIT_BENCH_JAX_PLATFORM=gpu asks for that comparison
+    env = dict(os.environ, JAX_PLATFORMS=os.environ.get("ADJIT_BENCH_JAX_PLATFORM", "cpu"))
     proc = subprocess.run([sys.executable, script, out, str(repeats)], capture_output=True,
-                          text=True,
+                          text=True, env=env,
                           preexec_fn=(lambda: os.sched_setaffinity(0, {cpu})) if pin else None)
     if proc.returncode != 0:
         return None, "note: no JAX comparison, jax_cases.py failed:\n" + proc.stderr[-2000:]
