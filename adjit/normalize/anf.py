@@ -18,7 +18,7 @@ from ..rules.table import ALLOCATORS, ARRAY_QUERIES, CONST_ARRAYS, rule_for_call
 from . import ir
 from .check import check_supported
 from .exits import lower_exits
-from .vectorize import (ELEMENTWISE, METHOD_REDUCTIONS, REDUCTIONS, Lazy, Op, Scalar, View,
+from .vectorize import (ELEMENTWISE, METHOD_REDUCTIONS, ONE, REDUCTIONS, Lazy, Op, Scalar, View,
                         Vectorizing, _ARITY)
 from ..runtime import vec
 
@@ -656,6 +656,14 @@ class _Normalizer(Vectorizing):
                          "Array methods adjit knows: copy, sum, mean, prod, max, min, reshape, "
                          "dot, transpose; use the numpy functions or loops for the rest.")
 
+    def like_shape(self, arg, out, node, like=None):
+        """Size atoms of the array expression `arg` (for the *_like allocators)."""
+        like = self.operand(arg, out) if like is None else like
+        if not isinstance(like, Lazy) or isinstance(like, Scalar):
+            raise self.error(node, "a *_like allocation of something that is not an array",
+                             "Pass an array: np.zeros_like(x).")
+        return [ir.const(1) if s is ONE else s for s in like.shape]
+
     def axis_argument(self, node, args, position):
         """The constant `axis` of a reduction (positional or keyword), or None."""
         value = args[position] if len(args) > position else None
@@ -740,9 +748,7 @@ class _Normalizer(Vectorizing):
                 raise self.error(node, f"np.{what} with other than (shape, value)",
                                  f"Write np.{what}(shape, value).")
             if what == "full_like":
-                like = self.array_name(args[0])
-                shape = [self.shape_atom(like, k, out)
-                         for k in range(self.array_ndim(ir.name(like)))]
+                shape = self.like_shape(args[0], out, node)
             else:
                 shape_node = args[0]
                 if isinstance(shape_node, ast.Attribute) and shape_node.attr == "shape":
@@ -807,7 +813,16 @@ class _Normalizer(Vectorizing):
             shape = ast.Tuple(elts=elts, ctx=ast.Load()) if len(elts) > 1 else elts[0]
             return ast.Call(func=spelled, args=[shape], keywords=[])
         if kind == "like":
-            shape = ir.name(self.array_name(arg))
+            like = self.operand(arg, out)
+            if not (isinstance(like, View) and like.is_identity()):
+                # an expression or a name kept lazy: allocate by its shape
+                elts = self.like_shape(arg, out, node, like)
+                shape = ast.Tuple(elts=elts, ctx=ast.Load()) if len(elts) > 1 else elts[0]
+                base = {np.zeros_like: np.zeros, np.ones_like: np.ones,
+                        np.empty_like: np.empty}[obj]
+                spelled = ast.parse(self.ctx.env.spell(base, "alloc"), mode="eval").body
+                return ast.Call(func=spelled, args=[shape], keywords=[])
+            shape = ir.name(like.base)
         elif isinstance(arg, ast.Tuple):
             shape = ast.Tuple(elts=[self.atom(e, out) for e in arg.elts], ctx=ast.Load())
         else:
