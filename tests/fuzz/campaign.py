@@ -1,11 +1,15 @@
 """`make fuzz N=10000` (python -m fuzz): run N generated programs through adjit and the reference AD.
 
     PYTHONPATH=tests python -m fuzz -n 10000 [--workers 2] [--seed 0] [--numba-every 5]
+                                   [--all-constructs]
 
 Prints programs tried, discarded (and why), mismatches, and the time taken. Each mismatch is
 reduced to a small program that fails the same way and saved as
 tests/regressions/fuzz_<hash>.py, which `make test` runs from then on (write down the cause
 in its docstring when you fix it). Exit status 1 when anything mismatched.
+
+Known adjit bugs (grammar.AVOID) are steered around, or their programs discarded, so that a
+campaign reports new ones; --all-constructs draws and reports them too.
 """
 import argparse
 import collections
@@ -30,7 +34,7 @@ class _Done(BaseException):
     """Ends a worker's hypothesis run early (a BaseException: not a test failure)."""
 
 
-def worker(n, seed, numba_every, deadline=None):
+def worker(n, seed, numba_every, deadline=None, all_constructs=False):
     """Check n distinct programs drawn by hypothesis from `seed`; returns a stats dict.
 
     Hypothesis draws some programs more than once (a third of them, mostly small ones); a
@@ -40,8 +44,12 @@ def worker(n, seed, numba_every, deadline=None):
     from hypothesis import HealthCheck, Phase, Verbosity, given, settings
     from hypothesis import seed as hseed
 
+    from . import grammar
     from .check import check
     from .grammar import programs
+
+    if all_constructs:
+        grammar.AVOID.clear()
 
     stats = {"tried": 0, "repeats": 0, "discards": collections.Counter(),
              "mismatches": [], "numba": 0, "fd_checked": 0, "worst": 0.0}
@@ -110,14 +118,20 @@ def main(argv=None):
                         help="stop drawing programs after this many seconds")
     parser.add_argument("--no-save", action="store_true",
                         help="do not write reproducers to tests/regressions/")
+    parser.add_argument("--all-constructs", action="store_true",
+                        help="also draw the programs that meet known adjit bugs "
+                             "(grammar.AVOID) and report them")
     opts = parser.parse_args(argv)
 
     start = time.perf_counter()
     workers = max(1, min(opts.workers, opts.n))
     shares = [opts.n // workers + (k < opts.n % workers) for k in range(workers)]
     deadline = None if opts.time_limit is None else time.time() + opts.time_limit
-    jobs = [(share, opts.seed * 1000 + k, opts.numba_every, deadline)
+    jobs = [(share, opts.seed * 1000 + k, opts.numba_every, deadline, opts.all_constructs)
             for k, share in enumerate(shares)]
+    if opts.all_constructs:
+        from . import grammar
+        grammar.AVOID.clear()       # for the reductions below, in this process
     if workers == 1:
         results = [worker(*jobs[0])]
     else:

@@ -16,8 +16,17 @@ ties, abs and fabs have derivative 0 at 0, floor/ceil/trunc/round/int/// are con
 a % b has partials 1 and -floor(a/b), stop_gradient(v) is a constant with v's value. A run
 also counts `kinks`: ties, abs at 0 and comparisons between equal values, points where
 finite differences do not approximate this derivative.
+
+Arrays are `VArray`s: numpy object arrays of Vars, so numpy does the broadcasting, slicing,
+new axes, transposes, reshapes and joins, and every numpy function applies the scalar rules
+above element by element (np.maximum/np.minimum/np.clip as max/min: ties to the first
+argument). Reductions are left-to-right Var sums and products; `@` and np.dot are sums of
+Var products; np.max/np.min give every entry equal to the extreme an equal share of the
+adjoint (a kink when there are several). A slice read is a copy, as in adjit (numpy would
+give a view).
 """
 import math
+import operator
 
 import numpy as np
 
@@ -34,6 +43,16 @@ class Tape:
 _TAPE = None
 
 
+def _scalar_only(method):
+    """A binary Var method that leaves array operands to VArray's reflected method."""
+    def wrapped(self, o):
+        if isinstance(o, VArray):
+            return NotImplemented
+        return method(self, o)
+    wrapped.__name__ = method.__name__
+    return wrapped
+
+
 class Var:
     __slots__ = ("value", "parents")
 
@@ -47,33 +66,40 @@ class Var:
                 _TAPE.singular += 1
 
     # arithmetic -------------------------------------------------------------------------
+    @_scalar_only
     def __add__(self, o):
         o = lift(o)
         return Var(self.value + o.value, ((self, 1.0), (o, 1.0)))
 
     __radd__ = __add__
 
+    @_scalar_only
     def __sub__(self, o):
         o = lift(o)
         return Var(self.value - o.value, ((self, 1.0), (o, -1.0)))
 
+    @_scalar_only
     def __rsub__(self, o):
         return lift(o) - self
 
+    @_scalar_only
     def __mul__(self, o):
         o = lift(o)
         return Var(self.value * o.value, ((self, o.value), (o, self.value)))
 
     __rmul__ = __mul__
 
+    @_scalar_only
     def __truediv__(self, o):
         o = lift(o)
         q = self.value / o.value
         return Var(q, ((self, 1.0 / o.value), (o, -self.value / (o.value * o.value))))
 
+    @_scalar_only
     def __rtruediv__(self, o):
         return lift(o) / self
 
+    @_scalar_only
     def __pow__(self, o):
         o = lift(o)
         a, b = self.value, o.value
@@ -82,19 +108,24 @@ class Var:
         db = out * math.log(a) if a > 0.0 else 0.0
         return Var(out, ((self, da), (o, db)))
 
+    @_scalar_only
     def __rpow__(self, o):
         return lift(o) ** self
 
+    @_scalar_only
     def __mod__(self, o):
         o = lift(o)
         return Var(self.value % o.value, ((self, 1.0), (o, -math.floor(self.value / o.value))))
 
+    @_scalar_only
     def __rmod__(self, o):
         return lift(o) % self
 
+    @_scalar_only
     def __floordiv__(self, o):
         return Var(self.value // lift(o).value)
 
+    @_scalar_only
     def __rfloordiv__(self, o):
         return Var(lift(o).value // self.value)
 
@@ -117,21 +148,27 @@ class Var:
             _TAPE.kinks += 1
         return ov
 
+    @_scalar_only
     def __lt__(self, o):
         return self.value < self._cmp(o)
 
+    @_scalar_only
     def __le__(self, o):
         return self.value <= self._cmp(o)
 
+    @_scalar_only
     def __gt__(self, o):
         return self.value > self._cmp(o)
 
+    @_scalar_only
     def __ge__(self, o):
         return self.value >= self._cmp(o)
 
+    @_scalar_only
     def __eq__(self, o):
         return self.value == self._cmp(o)
 
+    @_scalar_only
     def __ne__(self, o):
         return self.value != self._cmp(o)
 
@@ -151,48 +188,305 @@ def value(v):
 
 
 class VArray:
-    """A numpy-like array of Vars: 1-D or 2-D, integer indexing with negative indices."""
+    """A numpy-like array of Vars: a numpy object array whose elements are Vars, so that
+    numpy itself does the broadcasting, slicing, new axes, transposes, reshapes and joins.
 
-    def __init__(self, shape, items):
-        self.shape = shape
-        self.items = items
-        self.ndim = len(shape)
+    Elementwise operations apply Var arithmetic to every element (`_elementwise`). Reading
+    anything but a single element (`a[1:]`, `a[:, None]`, `a.T`, `a.reshape(...)`) makes a
+    new array, never a numpy view: in adjit `b = x[1:]` is a copy, and writes into `b` must
+    not reach `x`. Writing (`a[i] = v`, `a[1:-1] = e`, `a += e`) stores into this array,
+    which other names never share (adjit refuses aliases). Comparisons give plain bool
+    arrays (only np.where reads them)."""
 
-    @classmethod
-    def full(cls, shape, fill):
-        shape = (shape,) if isinstance(shape, int) else tuple(shape)
-        return cls(shape, [Var(fill) for _ in range(math.prod(shape))])
+    __slots__ = ("a",)
+    __array_ufunc__ = None      # `ndarray op VArray` and `np.float64 op VArray` defer to us
+    __hash__ = None
 
-    def _flat(self, idx):
-        if not isinstance(idx, tuple):
-            idx = (idx,)
-        if len(idx) != self.ndim:
-            raise IndexError("wrong number of indices")
-        flat = 0
-        for i, n in zip(idx, self.shape):
-            if not isinstance(i, (int, np.integer)) or isinstance(i, bool):
-                raise IndexError(f"index {i!r} is not an int")
-            if not -n <= i < n:
-                raise IndexError("index out of range")
-            flat = flat * n + (i % n)
-        return flat
+    def __init__(self, a):
+        self.a = a
 
-    def __getitem__(self, idx):
-        return self.items[self._flat(idx)]
+    @property
+    def shape(self):
+        return self.a.shape
 
-    def __setitem__(self, idx, v):
-        self.items[self._flat(idx)] = lift(v)
-
-    def __len__(self):
-        return self.shape[0]
-
-    def copy(self):
-        return VArray(self.shape, list(self.items))
+    @property
+    def ndim(self):
+        return self.a.ndim
 
     @property
     def size(self):
-        return len(self.items)
+        return self.a.size
 
+    def __len__(self):
+        return len(self.a)
+
+    def __bool__(self):
+        if self.a.size != 1:
+            raise ValueError("the truth value of an array with more than one element is "
+                             "ambiguous")
+        return bool(self.a.ravel()[0])
+
+    def __getitem__(self, idx):
+        for i in (idx if isinstance(idx, tuple) else (idx,)):
+            if isinstance(i, (Var, float, bool, np.bool_)):
+                raise IndexError(f"index {i!r} is not an int")
+        out = self.a[idx]
+        return VArray(out.copy()) if isinstance(out, np.ndarray) else out
+
+    def __setitem__(self, idx, v):
+        current = self[idx]     # the same index checks as a read
+        if isinstance(v, VArray):
+            if not isinstance(current, VArray):
+                raise ValueError("setting an array element with a sequence")
+            self.a[idx] = v.a
+        else:
+            self.a[idx] = lift(v)
+
+    def copy(self):
+        return VArray(self.a.copy())
+
+    # arithmetic: elementwise over Vars with numpy broadcasting ---------------------------
+    def __add__(self, o):
+        return _elementwise(operator.add, self, o)
+
+    def __radd__(self, o):
+        return _elementwise(operator.add, o, self)
+
+    def __sub__(self, o):
+        return _elementwise(operator.sub, self, o)
+
+    def __rsub__(self, o):
+        return _elementwise(operator.sub, o, self)
+
+    def __mul__(self, o):
+        return _elementwise(operator.mul, self, o)
+
+    def __rmul__(self, o):
+        return _elementwise(operator.mul, o, self)
+
+    def __truediv__(self, o):
+        return _elementwise(operator.truediv, self, o)
+
+    def __rtruediv__(self, o):
+        return _elementwise(operator.truediv, o, self)
+
+    def __pow__(self, o):
+        return _elementwise(operator.pow, self, o)
+
+    def __rpow__(self, o):
+        return _elementwise(operator.pow, o, self)
+
+    def __neg__(self):
+        return _elementwise(operator.neg, self)
+
+    def __pos__(self):
+        return self.copy()
+
+    def __abs__(self):
+        return _elementwise(abs, self)
+
+    def _inplace(self, op, o):
+        self.a[...] = _elementwise(op, self, o).a    # raises if o would grow the shape
+        return self
+
+    def __iadd__(self, o):
+        return self._inplace(operator.add, o)
+
+    def __isub__(self, o):
+        return self._inplace(operator.sub, o)
+
+    def __imul__(self, o):
+        return self._inplace(operator.mul, o)
+
+    def __itruediv__(self, o):
+        return self._inplace(operator.truediv, o)
+
+    def __matmul__(self, o):
+        return _matmul(self, o)
+
+    def __rmatmul__(self, o):
+        return _matmul(o, self)
+
+    # comparisons: bool arrays, ties counted as kinks by Var's comparisons ---------------
+    def __lt__(self, o):
+        return _compare(operator.lt, self, o)
+
+    def __le__(self, o):
+        return _compare(operator.le, self, o)
+
+    def __gt__(self, o):
+        return _compare(operator.gt, self, o)
+
+    def __ge__(self, o):
+        return _compare(operator.ge, self, o)
+
+    def __eq__(self, o):
+        return _compare(operator.eq, self, o)
+
+    def __ne__(self, o):
+        return _compare(operator.ne, self, o)
+
+    # methods --------------------------------------------------------------------------------
+    @property
+    def T(self):    # noqa: N802 - numpy's name
+        return VArray(self.a.T.copy())
+
+    def transpose(self):
+        return self.T
+
+    def reshape(self, *shape):
+        shape = shape[0] if len(shape) == 1 else shape
+        return VArray(self.a.reshape(shape).copy())
+
+    def dot(self, o):
+        return _matmul(self, o)
+
+    def sum(self, axis=None):
+        return _reduce(self, axis, _sum)
+
+    def mean(self, axis=None):
+        return _reduce(self, axis, _mean)
+
+    def prod(self, axis=None):
+        return _reduce(self, axis, _prod)
+
+    def max(self, axis=None):
+        return _reduce(self, axis, _tied(max))
+
+    def min(self, axis=None):
+        return _reduce(self, axis, _tied(min))
+
+
+def _objects(v):
+    """v as a numpy object array of Vars (0-d for a scalar), for broadcasting."""
+    if isinstance(v, VArray):
+        return v.a
+    if isinstance(v, np.ndarray):
+        return _lift_all(v.astype(object)) if v.dtype != object else v
+    out = np.empty((), dtype=object)
+    out[()] = lift(v)
+    return out
+
+
+def _lift_all(a):
+    for idx in np.ndindex(a.shape):
+        a[idx] = lift(a[idx])
+    return a
+
+
+def _new(shape, fill):
+    """An object array of the given shape, every element the constant `fill`."""
+    out = np.empty(shape, dtype=object)
+    for idx in np.ndindex(out.shape):
+        out[idx] = Var(fill)
+    return VArray(out)
+
+
+def _elementwise(fn, *args):
+    """fn applied to every element of the broadcast arguments (Vars, numbers, VArrays); a
+    scalar result when no argument is an array."""
+    if not any(isinstance(a, VArray) for a in args):
+        return fn(*args)
+    arrays = np.broadcast_arrays(*[_objects(a) for a in args])
+    out = np.empty(arrays[0].shape, dtype=object)
+    for idx in np.ndindex(out.shape):
+        out[idx] = lift(fn(*[a[idx] for a in arrays]))
+    return VArray(out)
+
+
+def _compare(op, a, b):
+    arrays = np.broadcast_arrays(_objects(a), _objects(b))
+    out = np.empty(arrays[0].shape, dtype=bool)
+    for idx in np.ndindex(out.shape):
+        out[idx] = bool(op(arrays[0][idx], arrays[1][idx]))
+    return out
+
+
+def _sum(elems):
+    """Left to right, as a loop accumulating from 0.0 does."""
+    if not elems:
+        return Var(0.0)
+    acc = elems[0]
+    for e in elems[1:]:
+        acc = acc + e
+    return acc
+
+
+def _mean(elems):
+    return _sum(elems) / float(len(elems))
+
+
+def _prod(elems):
+    if not elems:
+        return Var(1.0)
+    acc = elems[0]
+    for e in elems[1:]:
+        acc = acc * e
+    return acc
+
+
+def _tied(pick):
+    """np.max (pick=max) / np.min over some Vars: the extreme value, with the adjoint split
+    equally among all entries equal to it (docs/semantics.md). A tie is a kink."""
+    def reduce_(elems):
+        if not elems:
+            raise ValueError("zero-size array to reduction operation")
+        values = [e.value for e in elems]
+        if any(math.isnan(v) for v in values):
+            return Var(math.nan)
+        m = pick(values)
+        tied = [e for e in elems if e.value == m]
+        if len(tied) > 1:
+            _TAPE.kinks += 1
+        return Var(m, tuple((e, 1.0 / len(tied)) for e in tied))
+    return reduce_
+
+
+def _reduce(x, axis, one):
+    """A reduction over all elements (axis None) or along one axis; `one` reduces a list."""
+    if not isinstance(x, VArray):
+        return one([lift(x)])
+    a = x.a
+    if axis is None:
+        return one(list(a.ravel()))
+    if not -a.ndim <= axis < a.ndim:
+        raise ValueError(f"axis {axis} is out of bounds")
+    moved = np.moveaxis(a, axis, -1)
+    out = np.empty(moved.shape[:-1], dtype=object)
+    for idx in np.ndindex(out.shape):
+        out[idx] = one(list(moved[idx]))
+    return VArray(out) if out.ndim else out[()]
+
+
+def _matmul(x, y):
+    """Matrix products of 1-D and 2-D arrays as sums of Var products."""
+    if not (isinstance(x, VArray) and isinstance(y, VArray)):
+        raise ValueError("matmul: a scalar operand")
+    a, b = x.a, y.a
+    if a.ndim > 2 or b.ndim > 2 or a.shape[-1] != b.shape[0]:
+        raise ValueError(f"matmul: shapes {a.shape} and {b.shape} do not match")
+    if a.ndim == 1 and b.ndim == 1:
+        return _sum([a[k] * b[k] for k in range(len(a))])
+    a2 = a if a.ndim == 2 else a[None, :]
+    b2 = b if b.ndim == 2 else b[:, None]
+    out = np.empty((a2.shape[0], b2.shape[1]), dtype=object)
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = _sum([a2[i, k] * b2[k, j] for k in range(a2.shape[1])])
+    if a.ndim == 1:
+        out = out[0]
+    elif b.ndim == 1:
+        out = out[:, 0]
+    return VArray(out)
+
+
+def _norm(x):
+    """The 2-norm of all elements: d/dx_i = x_i / norm."""
+    if not isinstance(x, VArray):
+        return abs(lift(x))
+    elems = list(x.a.ravel())
+    n = math.sqrt(sum(e.value * e.value for e in elems))
+    return Var(n, tuple((e, e.value / n) for e in elems))
 
 # the math module on Vars ---------------------------------------------------------------------
 def _unary(f, df):
@@ -288,27 +582,157 @@ def _round(x):
 
 
 def _stop_gradient(x):
+    if isinstance(x, VArray):
+        return _constants(np.vectorize(value, otypes=[float])(x.a))
     return Var(value(x)) if isinstance(x, Var) else x
 
 
+def _np_sign(x):
+    s = _sign(value(x))
+    return Var(s) if isinstance(x, Var) else s
+
+
+def _np_floor(x):
+    f = float(math.floor(value(x)))
+    return Var(f) if isinstance(x, Var) else f
+
+
+def _clip(a, lo, hi):
+    return _min(_max(a, lo), hi)        # numpy's minimum(maximum(a, lo), hi), ties as max/min
+
+
+def _ufunc(fn):
+    return staticmethod(lambda *args: _elementwise(fn, *args))
+
+
+def _shape(shape):
+    if isinstance(shape, (int, np.integer)):
+        return (int(shape),)
+    return tuple(int(n) for n in shape)
+
+
+def _arrays(seq):
+    if not all(isinstance(v, VArray) for v in seq):
+        raise ValueError("joining something that is not an array")
+    return [v.a for v in seq]
+
+
+def _literal(obj):
+    """np.array([...]) of numbers and Vars (nested lists for 2-D)."""
+    if isinstance(obj, VArray):
+        return obj.copy()
+    shape = []
+    probe = obj
+    while isinstance(probe, (list, tuple)):
+        shape.append(len(probe))
+        probe = probe[0] if probe else None
+    out = np.empty(tuple(shape), dtype=object)
+    for idx in np.ndindex(out.shape):
+        item = obj
+        for k, i in enumerate(idx):
+            if not isinstance(item, (list, tuple)) or len(item) != out.shape[k]:
+                raise ValueError("np.array of ragged lists")
+            item = item[i]
+        if isinstance(item, (list, tuple, VArray)):
+            raise ValueError("np.array of ragged lists or of arrays")
+        out[idx] = lift(item)
+    return VArray(out)
+
+
+class _Linalg:
+    norm = staticmethod(_norm)
+
+
 class _Numpy:
-    """Stands in for numpy inside programs run by the reference AD."""
+    """Stands in for numpy inside programs run by the reference AD: arrays are VArrays
+    (object arrays of Vars), and every function is applied to the Vars elementwise."""
+    pi = math.pi
+    e = math.e
+    linalg = _Linalg
+    float64 = float
+
+    # construction
+    zeros = staticmethod(lambda shape: _new(_shape(shape), 0.0))
+    ones = staticmethod(lambda shape: _new(_shape(shape), 1.0))
+    empty = staticmethod(lambda shape: _new(_shape(shape), 0.0))
+    zeros_like = staticmethod(lambda a: _new(a.shape, 0.0))
+    ones_like = staticmethod(lambda a: _new(a.shape, 1.0))
+    empty_like = staticmethod(lambda a: _new(a.shape, 0.0))
+    full = staticmethod(lambda shape, v: _full(_shape(shape), v))
+    full_like = staticmethod(lambda a, v: _full(a.shape, v))
+    array = staticmethod(lambda obj, dtype=None: _literal(obj))
+    asarray = array
+    linspace = staticmethod(lambda a, b, n: _constants(np.linspace(value(a), value(b), n)))
+    arange = staticmethod(lambda *args: _constants(np.arange(*[value(a) for a in args])))
+    concatenate = staticmethod(lambda seq, axis=0: VArray(np.concatenate(_arrays(seq), axis)))
+    stack = staticmethod(lambda seq, axis=0: VArray(np.stack(_arrays(seq), axis)))
+
+    # elementwise (numpy broadcasting)
+    exp = _ufunc(_Math.exp)
+    log = _ufunc(_Math.log)
+    log1p = _ufunc(_Math.log1p)
+    expm1 = _ufunc(_Math.expm1)
+    log10 = _ufunc(_Math.log10)
+    sin = _ufunc(_Math.sin)
+    cos = _ufunc(_Math.cos)
+    tan = _ufunc(_Math.tan)
+    tanh = _ufunc(_Math.tanh)
+    sinh = _ufunc(_Math.sinh)
+    cosh = _ufunc(_Math.cosh)
+    arcsin = _ufunc(_Math.asin)
+    arccos = _ufunc(_Math.acos)
+    arctan = _ufunc(_Math.atan)
+    arctan2 = _ufunc(_atan2)
+    sqrt = _ufunc(_Math.sqrt)
+    abs = _ufunc(abs)
+    absolute = abs
+    fabs = abs
+    power = _ufunc(operator.pow)
+    square = _ufunc(lambda a: a * a)
+    negative = _ufunc(operator.neg)
+    maximum = _ufunc(_max)
+    minimum = _ufunc(_min)
+    clip = _ufunc(_clip)
+    sign = _ufunc(_np_sign)
+    floor = _ufunc(_np_floor)
 
     @staticmethod
-    def zeros(shape):
-        return VArray.full(shape, 0.0)
+    def where(cond, a, b):
+        if not isinstance(cond, np.ndarray):
+            return lift(a) if cond else lift(b)
+        cond, a, b = np.broadcast_arrays(cond, _objects(a), _objects(b))
+        return VArray(np.where(cond, a, b))
 
-    @staticmethod
-    def ones(shape):
-        return VArray.full(shape, 1.0)
+    # reductions
+    sum = staticmethod(lambda x, axis=None: _reduce(x, axis, _sum))
+    mean = staticmethod(lambda x, axis=None: _reduce(x, axis, _mean))
+    prod = staticmethod(lambda x, axis=None: _reduce(x, axis, _prod))
+    max = staticmethod(lambda x, axis=None: _reduce(x, axis, _tied(max)))
+    min = staticmethod(lambda x, axis=None: _reduce(x, axis, _tied(min)))
+    amax = max
+    amin = min
 
-    @staticmethod
-    def zeros_like(a):
-        return VArray.full(a.shape, 0.0)
+    # linear algebra and shapes
+    dot = staticmethod(_matmul)
+    matmul = staticmethod(_matmul)
+    outer = staticmethod(lambda a, b: _elementwise(operator.mul, _literal(a)[:, None],
+                                                   _literal(b)[None, :]))
+    transpose = staticmethod(lambda a: a.T)
+    reshape = staticmethod(lambda a, shape: a.reshape(shape))
 
-    @staticmethod
-    def ones_like(a):
-        return VArray.full(a.shape, 1.0)
+
+def _full(shape, v):
+    out = np.empty(shape, dtype=object)
+    out.fill(lift(v))
+    return VArray(out)
+
+
+def _constants(values):
+    """An array of constants (np.linspace, np.arange: nothing flows from the arguments)."""
+    out = np.empty(values.shape, dtype=object)
+    for idx in np.ndindex(values.shape):
+        out[idx] = Var(float(values[idx]))
+    return VArray(out)
 
 
 NAMESPACE = {"math": _Math, "np": _Numpy, "abs": _abs, "max": _max, "min": _min,
@@ -347,8 +771,8 @@ def _run(fn, args):
             leaves.append([v])
             vargs.append(v)
         elif isinstance(a, np.ndarray) and a.dtype.kind == "f":
-            arr = VArray(a.shape, [Var(float(t)) for t in a.ravel()])
-            leaves.append(list(arr.items))
+            arr = _constants(a)         # fresh Vars: the leaves
+            leaves.append(list(arr.a.ravel()))
             vargs.append(arr)
         else:
             leaves.append(None)
