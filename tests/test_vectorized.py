@@ -939,7 +939,8 @@ def c_reshape_in_expr(x):
 
 
 def c_where_broadcast(x, y):
-    z = np.where(x[:, None] > y, x[:, None] * y, 0.5)
+    # continuous at the switch (x == y), so finite differences straddling it stay exact
+    z = np.where(x[:, None] > y, (x[:, None] - y) ** 2 + x[:, None] * y, x[:, None] * y)
     return np.sum(z * z) + np.sum(np.where(y > 0.0, y, -2.0 * y))
 
 

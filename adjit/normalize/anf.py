@@ -814,7 +814,7 @@ class _Normalizer(Vectorizing):
             return ast.Call(func=spelled, args=[shape], keywords=[])
         if kind == "like":
             like = self.operand(arg, out)
-            if not (isinstance(like, View) and like.is_identity()):
+            if isinstance(like, Lazy) and not (isinstance(like, View) and like.is_identity()):
                 # an expression or a name kept lazy: allocate by its shape
                 elts = self.like_shape(arg, out, node, like)
                 shape = ast.Tuple(elts=elts, ctx=ast.Load()) if len(elts) > 1 else elts[0]
@@ -822,7 +822,7 @@ class _Normalizer(Vectorizing):
                         np.empty_like: np.empty}[obj]
                 spelled = ast.parse(self.ctx.env.spell(base, "alloc"), mode="eval").body
                 return ast.Call(func=spelled, args=[shape], keywords=[])
-            shape = ir.name(like.base)
+            shape = ir.name(like.base if isinstance(like, View) else self.array_name(arg))
         elif isinstance(arg, ast.Tuple):
             shape = ast.Tuple(elts=[self.atom(e, out) for e in arg.elts], ctx=ast.Load())
         else:
