@@ -69,13 +69,10 @@ REDUCED_SHAPES = ((N,), (N,), SHAPE2, SHAPE2, (2,), (3,), (2, 2), (N, N), (3, 1)
 #   loop (inside an `if` or a conditional expression in the loop, in any `while` loop, sizes
 #   read from np.linspace/np.arange made in the loop), is refused: "allocated in a loop with
 #   a shape that changes between iterations".
-# - "like of computed array" (grammar): `np.full_like(a, v)` / `np.zeros_like(a)` of an array
-#   `a = x * 2.0` (computed by an elementwise expression) and otherwise unused crashes adjit
-#   (TypeError in np.full_like, NameError 'a' in the generated code for zeros/ones_like);
-#   the grammar takes the *_like shape only from arrays no vectorized expression made.
 # (Fixed since: "aug slice reads target", `a[1:] += a[:-1]` was a running update; "prefix
-# slice", `x[:3]` was taken for all of x where materialized.)
-AVOID = {"mm operand in loop", "alloc in loop", "like of computed array"}
+# slice", `x[:3]` was taken for all of x where materialized; "like of computed array",
+# `np.full_like(a, v)` of `a = -np.min(w, 0)` crashed.)
+AVOID = {"mm operand in loop", "alloc in loop"}
 # elementwise numpy on an array a, and operands b, c that broadcast to it; domains guarded
 ELEMENTWISE = (
     "({a} / (1.5 + np.tanh({b})))", "({a} / (1.0 + {b} * {b}))", "({a} / 1.5)",
@@ -218,7 +215,6 @@ class Writer:
         self.prefer = None      # an array whose views array leaves prefer (slice updates)
         self.no_alloc = 0       # > 0 inside a branch in a loop, or in a while loop (AVOID)
         self.vec_drawn = 0      # vectorized expressions drawn so far
-        self.computed = set()   # arrays made by vectorized expressions (see AVOID)
         self.vec_heavy = False  # draw mostly vectorized statements (half the programs)
 
     # choices -----------------------------------------------------------------------------
@@ -499,10 +495,6 @@ class Writer:
             if added:
                 self.no_freeze.discard(a)
 
-    def likeable(self, a):
-        """Whether np.zeros_like(a) / np.full_like(a, v) may be drawn (see AVOID)."""
-        return a not in self.computed or "like of computed array" not in AVOID
-
     def allocating(self):
         """Whether vectorized code (which may allocate arrays) may be drawn here."""
         return not (self.no_alloc and "alloc in loop" in AVOID)
@@ -576,7 +568,7 @@ class Writer:
         if cands and not self.chance(15):
             return self.spell(scope, *self.choice(cands))
         e = self.scalar(scope)
-        like = [n for n, s in sorted(scope.arrays.items()) if s == shape and self.likeable(n)]
+        like = [n for n, s in sorted(scope.arrays.items()) if s == shape]
         if like and self.chance(20):
             return f"np.full_like({self.choice(like)}, {e})"
         if len(shape) == 1:
@@ -767,7 +759,6 @@ class Writer:
         if writable:
             scope.writable.append(a)
         self.note_write(a)
-        self.computed.add(a)
         return f"{a} = {text}"
 
     def vec_update(self, scope):
@@ -805,8 +796,8 @@ class Writer:
         elif k == 2 and ones:
             b = self.choice(ones)
             line, shape = f"{a} = {b}.copy()", scope.arrays[b]
-        elif k == 3 and [b for b in ones if self.likeable(b)]:
-            b = self.choice([b for b in ones if self.likeable(b)])
+        elif k == 3 and ones:
+            b = self.choice(ones)
             line, shape = f"{a} = np.zeros_like({b})", scope.arrays[b]
         elif k == 4:
             line, shape = f"{a} = np.zeros({SHAPE2})", SHAPE2
