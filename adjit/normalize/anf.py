@@ -377,8 +377,10 @@ class _Normalizer(Vectorizing):
         side before it assigns."""
         value = self.lazy_operand(value, out)
         if isinstance(value, Lazy) and any(isinstance(leaf, View) and leaf.base == view.base
+                                           and not _same_elements(leaf, view)
                                            for leaf in _leaves(value)):
-            value = self.lazy_operand(self.materialize(value, out, node), out)
+            # x[::-1] = x, u[1:-1] = u[2:] + u[:-2]: read everything before writing
+            value = self.lazy_operand(self.materialize(value, out, node, copy=True), out)
         if op is not None:
             cur = View(view.base, view.ndim, view.dims, view.fixed, view.shape)
             value = Op(("bin", op), [cur, self.as_lazy(value)],
@@ -939,6 +941,23 @@ def _lazy_candidates(src):
 
     visit(src.tree.body)
     return out, out - passed
+
+
+def _same_elements(a, b):
+    """Views `a` and `b` of one array name the same element at every index (an elementwise
+    update `x[1:] = 2 * x[1:]` reads each element only where it writes it)."""
+    from .vectorize import _same
+    if a.ndim != b.ndim or len(a.shape) != len(b.shape) or \
+            any(not _same(p, q) for p, q in zip(a.shape, b.shape)):
+        return False
+    if set(a.fixed) != set(b.fixed) or any(not _same(a.fixed[k], b.fixed[k]) for k in a.fixed):
+        return False
+    for p, q in zip(a.dims, b.dims):
+        if (p is None) != (q is None):
+            return False
+        if p is not None and (p[0] != q[0] or not _same(p[1], q[1]) or not _same(p[2], q[2])):
+            return False
+    return True
 
 
 def _leaves(v):

@@ -263,8 +263,9 @@ class Vectorizing:
                     isinstance(leaf, View) and leaf.base == base for leaf in leaves(v))):
                 self.materialize(v, out)
 
-    def materialize(self, v, out, node=None):
-        """The array name holding Lazy `v` (a new array unless `v` is a whole variable)."""
+    def materialize(self, v, out, node=None, copy=False):
+        """The array name holding Lazy `v` (a new array unless `v` is a whole variable and
+        no `copy` is asked for)."""
         binding = getattr(v, "binding", None)
         if binding is not None and self.lazy.get(binding) is v:
             # a lazily bound name: computed now, under its own name, once
@@ -275,7 +276,7 @@ class Vectorizing:
             if self.ctx.loop_depth == 0 and v.user_name in self.lazy_once:
                 self.ctx.vec_temps.write_once.add(binding)
             return ir.name(binding)
-        if isinstance(v, View) and v.is_identity():
+        if isinstance(v, View) and v.is_identity() and not copy:
             return ir.name(v.base)
         name = self.fresh("_a")
         self.materialize_into(v, name, out, node)

@@ -71,24 +71,28 @@ REDUCED_SHAPES = ((N,), (N,), SHAPE2, SHAPE2, (2,), (3,), (2, 2), (N, N), (3, 1)
 #   a shape that changes between iterations".
 # (Fixed since: "aug slice reads target", `a[1:] += a[:-1]` was a running update; "prefix
 # slice", `x[:3]` was taken for all of x where materialized; "like of computed array",
-# `np.full_like(a, v)` of `a = -np.min(w, 0)` crashed.)
+# `np.full_like(a, v)` of `a = -np.min(w, 0)` crashed; "slice update from its own name",
+# `x[::-1] = x` was a running update leaving a palindrome.)
 AVOID = {"mm operand in loop", "alloc in loop"}
 # elementwise numpy on an array a, and operands b, c that broadcast to it; domains guarded
 ELEMENTWISE = (
-    "({a} / (1.5 + np.tanh({b})))", "({a} / (1.0 + {b} * {b}))", "({a} / 1.5)",
-    "(2.0 / (1.25 + np.sin({a})))", "np.sin({a})", "np.cos({a})", "np.tanh({a})",
-    "np.arctan({a})", "np.sinh(np.tanh({a}))", "np.cosh(np.tanh({a}))", "(-{a})",
-    "np.negative({a})", "np.exp(np.tanh({a}))", "np.exp(-({a} * {a}))",
-    "np.expm1(np.tanh({a}))", "np.log(1.0 + {a} * {a})", "np.log1p({a} * {a})",
-    "np.log10(2.0 + np.sin({a}))", "np.sqrt(1.0 + {a} * {a})", "np.sqrt(np.abs({a}) + 0.25)",
-    "np.tan(0.5 * np.tanh({a}))", "np.arcsin(0.9 * np.tanh({a}))",
-    "np.arccos(0.9 * np.tanh({a}))", "({a} ** 2)", "({a} ** 3)", "np.square({a})",
-    "((0.5 + np.abs({a})) ** 1.5)", "np.abs({a})", "np.power(1.5 + np.tanh({a}), np.tanh({b}))",
-    "(2.0 ** np.tanh({a}))", "np.power(np.abs({a}) + 0.5, 2.5)",
+    "({a} / (1.5 + np.tanh({b})))", "({a} / (1.0 + {b} * {b}))", "(2.0 / (1.25 + np.sin({a})))",
+    "np.sin({a})", "np.cos({a})", "np.tanh({a})", "np.arctan(np.negative({a}))",
+    "(np.sinh(np.tanh({a})) + np.cosh(np.tanh({b})))", "np.exp(np.tanh({a}))",
+    "np.exp(-({a} * {a}))", "np.expm1(np.tanh({a}))",
+    "(np.log(1.0 + {a} * {a}) - np.log1p({b} * {b}))", "np.log10(2.0 + np.sin({a}))",
+    "np.sqrt(1.0 + {a} * {a})", "np.sqrt(np.abs({a}) + 0.25)", "np.tan(0.5 * np.tanh({a}))",
+    "(np.arcsin(0.9 * np.tanh({a})) * np.arccos(0.9 * np.tanh({b})))", "({a} ** 2)",
+    "(np.square({a}) - {b} ** 3)", "((0.5 + np.abs({a})) ** 1.5)",
+    "np.power(1.5 + np.tanh({a}), np.tanh({b}))", "(2.0 ** np.tanh({a}))",
     "np.arctan2({a}, 1.0 + {b} * {b})", "np.arctan2({a}, {b})", "np.maximum({a}, {b})",
-    "np.minimum({b}, {a})", "np.clip({a}, -0.5, 0.7)", "np.clip({a}, 0.0, 1.0)",
-    "np.where({a} > 0.0, {b}, {c})", "np.where({b} < {a}, {a}, {c})", "(np.sign({a}) * {b})",
-    "(np.floor({a}) + {b})")
+    "np.minimum({b}, {a})", "np.clip({a}, -0.5, 0.7)", "np.where({a} > 0.0, {b}, {c})",
+    "np.where({b} < {a}, {a}, {c})", "(np.sign({a}) * {b} + np.floor({c}))",
+    "(stop_gradient({a}) * {b})")
+# reductions of a whole array a to a float
+REDUCTIONS = ("np.sum({a})", "{a}.sum()", "np.mean({a})", "{a}.mean()", "np.max({a})",
+              "{a}.max()", "np.amax({a})", "np.min({a})", "{a}.min()", "np.amin({a})",
+              "np.prod({a})", "{a}.prod()", "np.linalg.norm({a})", "np.sum({a})")
 # views of an array that right-hand sides read (#k: an index drawn for dimension k), and the
 # slices that are assigned to, by the array's number of dimensions
 VIEWS = {1: ("", "[1:]", "[:-1]", "[::2]", "[1::2]", "[::-1]", "[:, None]", "[1:, None]",
@@ -215,6 +219,7 @@ class Writer:
         self.prefer = None      # an array whose views array leaves prefer (slice updates)
         self.no_alloc = 0       # > 0 inside a branch in a loop, or in a while loop (AVOID)
         self.vec_drawn = 0      # vectorized expressions drawn so far
+        self.rotation = 0       # rotating() choices made so far
         self.vec_heavy = False  # draw mostly vectorized statements (half the programs)
 
     # choices -----------------------------------------------------------------------------
@@ -223,6 +228,13 @@ class Writer:
 
     def choice(self, options):
         return options[self.pick(len(options))]
+
+    def rotating(self, options):
+        """A choice from a long list, offset by how many were made before in this program:
+        hypothesis repeats runs of draws across the programs it generates, and the offset
+        spreads such repeats over the whole list (every numpy function shows up)."""
+        self.rotation += 1
+        return options[(self.pick(len(options)) + 7 * self.rotation) % len(options)]
 
     def chance(self, percent):
         return self.draw(st.integers(0, 99)) >= 100 - percent
@@ -547,7 +559,7 @@ class Writer:
         for k in range(len(shape)):
             if f"#{k}" in text:
                 text = text.replace(f"#{k}", self.index(scope, shape[k]))
-        if spec == ".T" and self.chance(30):
+        if spec == ".T" and self.chance(50):
             text = f"np.transpose({name})"
         return text
 
@@ -569,7 +581,7 @@ class Writer:
             return self.spell(scope, *self.choice(cands))
         e = self.scalar(scope)
         like = [n for n, s in sorted(scope.arrays.items()) if s == shape]
-        if like and self.chance(20):
+        if like and self.chance(30):
             return f"np.full_like({self.choice(like)}, {e})"
         if len(shape) == 1:
             n = shape[0]
@@ -611,22 +623,22 @@ class Writer:
         self.vec_drawn += 1
         if d >= 3 or self.chance(15 + 15 * d):
             return self.aleaf(scope, shape)
-        k = self.pick(10)
+        k = self.pick(11)
         if k <= 1:
             s1, s2 = self.operand_shapes(shape)
             a, b = self.aoperand(scope, s1, d + 1), self.aoperand(scope, s2, d + 1)
             return f"({a} {self.choice(('+', '-', '*'))} {b})"
         a = self.aexpr(scope, shape, d + 1)
-        if k <= 5:
-            template = self.choice(ELEMENTWISE)
+        if k <= 6:
+            template = self.rotating(ELEMENTWISE)
             b = self.aoperand(scope, self.sub_shape(shape), d + 1) if "{b}" in template else ""
             c = self.aoperand(scope, self.sub_shape(shape), d + 1) if "{c}" in template else ""
             return template.format(a=a, b=b, c=c)
-        if k == 6:
+        if k == 7:
             return self.matmul(scope, shape, d) or a
-        if k == 7 and len(shape) == 1:
+        if k == 8 and len(shape) == 1:
             return self.axis_reduction(scope, shape, d)
-        if k in (7, 8):
+        if k in (8, 9):
             return self.joined(scope, shape, d) or a
         if len(shape) == 2 and self.chance(50):
             r, c = shape
@@ -635,7 +647,7 @@ class Writer:
         # a reduction broadcast back (softmax-like: x - np.max(x), x / np.sum(x * x), ...)
         if len(shape) == 2 and self.chance(50):
             fn = self.choice(("mean", "max", "sum"))
-            return f"({a} - np.{fn}({a}, axis=0))"
+            return self.choice((f"({a} - np.{fn}({a}, axis=0))", f"({a} - np.{fn}({a}, 0))"))
         return self.choice((f"({a} - np.max({a}))", f"({a} - np.mean({a}))",
                             f"({a} / (1.0 + np.sum({a} * {a})))",
                             f"(np.exp({a} - np.max({a})) / np.sum(np.exp({a} - np.max({a}))))"))
@@ -657,7 +669,7 @@ class Writer:
         """An operand of a matrix product; a 2-D one is often a transpose."""
         if len(shape) == 2 and self.chance(30):
             a = self.aexpr(scope, shape[::-1], d)
-            return f"np.transpose({a})" if self.chance(30) else f"{a}.T"
+            return f"np.transpose({a})" if self.chance(50) else f"{a}.T"
         return self.aexpr(scope, shape, d)
 
     def axis_reduction(self, scope, shape, d):
@@ -668,7 +680,7 @@ class Writer:
         a = self.aexpr(scope, src, d + 1)
         fn = self.choice(("sum", "mean", "max", "min", "prod"))
         return self.choice((f"np.{fn}({a}, axis={axis})", f"{a}.{fn}(axis={axis})",
-                            f"np.{fn}({a}, {axis})"))
+                            f"np.{fn}({a}, {axis})", f"{a}.{fn}({axis})"))
 
     def joined(self, scope, shape, d):
         """np.concatenate / np.stack / reshape / np.array producing `shape`."""
@@ -679,9 +691,8 @@ class Writer:
                 m = 1 + self.pick(n - 1)
                 parts = (self.aexpr(scope, (m,), d + 1), self.aexpr(scope, (n - m,), d + 1))
                 return f"np.concatenate(({parts[0]}, {parts[1]}))"
-            if k == 2 and n in (4, 6):
-                return self.reshaped(scope, shape, self.choice(((2, n // 2), (n // 2, 2))), d)
-            return None
+            src = self.choice(((2, n // 2), (n // 2, 2))) if n % 2 == 0 else (n, 1)
+            return self.reshaped(scope, shape, src, d)
         r, c = shape
         if k == 0 and r <= 3:
             rows = _tuple([self.aexpr(scope, (c,), d + 1) for _ in range(r)])
@@ -733,12 +744,7 @@ class Writer:
             u, v = self.aexpr(scope, (n,), d), self.aexpr(scope, (n,), d)
             return self.choice((f"({u} @ {v})", f"np.dot({u}, {v})", f"{u}.dot({v})"))
         a = self.aexpr(scope, self.choice(REDUCED_SHAPES), d)
-        if k == 6:
-            return f"np.linalg.norm({a})"
-        fn = {2: "mean", 3: "max", 4: "min", 5: "prod"}.get(k, "sum")
-        if fn in ("max", "min") and self.chance(30):
-            return f"np.a{fn}({a})"
-        return f"np.{fn}({a})" if self.chance(60) else f"{a}.{fn}()"
+        return self.rotating(REDUCTIONS).format(a=a)
 
     def new_vec_array(self, scope):
         """A new array from a vectorized expression. A numpy view of another array (a
@@ -746,7 +752,7 @@ class Writer:
         neither it nor its base is written afterwards, so numpy agrees."""
         a = self.fresh("a")
         shape = self.choice(NEW_SHAPES)
-        text = self.aleaf(scope, shape) if self.chance(15) else self.aexpr(scope, shape, 0)
+        text = self.aleaf(scope, shape) if self.chance(25) else self.aexpr(scope, shape, 0)
         base = _view_base(text)
         writable = True
         if base is not None:
@@ -781,6 +787,8 @@ class Writer:
         rhs = self.protecting(a, lambda: self.aoperand(scope, self.sub_shape(region),
                                                        0 if self.chance(60) else 1))
         self.prefer = self.no_helper_write = None
+        if rhs == a and spec is not None and "slice update from its own name" in AVOID:
+            rhs = f"{a}.copy()"
         self.note_write(a)
         if spec is None:
             return f"{a} {op} {rhs}"
@@ -907,7 +915,7 @@ class Writer:
             params.append(("z", "float"))
         if self.chance(25):
             params.append(("w", "array2"))
-        if self.chance(25):
+        if self.chance(35):
             params.append(("n", "int"))
         scope = Scope()
         for name, kind in params:
