@@ -1,8 +1,9 @@
 """adjit: source-transformation reverse-mode automatic differentiation, compiled with numba."""
-from .api import GradientFunction, grad, jvp, value_and_grad, vjp
+from .api import GradientFunction, TapeReport, grad, jvp, value_and_grad, vjp
 from .api_stop import stop_gradient
 from .errors import AdjitError
 from .show import show
 
-__all__ = ["grad", "value_and_grad", "vjp", "jvp", "stop_gradient", "AdjitError", "GradientFunction", "show"]
+__all__ = ["grad", "value_and_grad", "vjp", "jvp", "stop_gradient", "AdjitError", "GradientFunction",
+           "TapeReport", "show"]
 __version__ = "0.1.0"

@@ -36,7 +36,8 @@ class GradientFunction:
     process compiles afresh.
     """
 
-    def __init__(self, fn, argnums, with_value, fastmath=False, kind=None):
+    def __init__(self, fn, argnums, with_value, fastmath=False, kind=None, checkpoint=None,
+                 tape_limit=None):
         functools.update_wrapper(self, fn, updated=())
         self.__adjit_function__ = getattr(fn, "py_func", fn)
         self.fn = fn
@@ -46,8 +47,11 @@ class GradientFunction:
         with_value, extra = _KINDS[kind]
         self.mode = _Mode(kind, with_value, isinstance(argnums, int), extra)
         self.fastmath = fastmath
+        self.checkpoint = _check_checkpoint(self, checkpoint)
+        self.tape_limit = _check_limit(self, tape_limit)
         self._specs = {}
         self._last = None
+        self._called = None     # the specialization the last call from Python ran
         self._fast = None      # (Python types of the arguments, spec): one atomic read
         self._lock = threading.RLock()
         self._stub = _make_stub(self)
@@ -58,7 +62,8 @@ class GradientFunction:
         with self._lock:
             spec = self._specs.get(key)
             if spec is None:
-                spec = build(self.fn, self.argnums, key, self.mode, self.fastmath)
+                spec = build(self.fn, self.argnums, key, self.mode, self.fastmath,
+                             checkpoint=self.checkpoint, tape_limit=self.tape_limit)
                 self._specs[key] = spec
             self._last = spec
             return spec
@@ -69,15 +74,23 @@ class GradientFunction:
         pytypes = tuple(map(type, args))
         fast = self._fast
         if fast is not None and fast[0] == pytypes:
+            self._called = fast[1]
             try:
-                return fast[1].dispatcher(*args)
+                return fast[1].call(*args)
             except TypeError as exc:
                 if "No matching definition" not in str(exc):
                     raise
+            except AdjitError as exc:
+                _explain_limit(exc, fast[1])
+                raise
         spec = self.specialize(self._numba_types(args))
         self._fast = (pytypes, spec)
+        self._called = spec
         try:
-            return spec.dispatcher(*args)
+            return spec.call(*args)
+        except AdjitError as exc:
+            _explain_limit(exc, spec)
+            raise
         except numba_errors.TypingError as exc:
             raise AdjitError(f"numba could not compile the gradient of "
                              f"'{self.__adjit_function__.__qualname__}':\n{exc}\n"
@@ -115,7 +128,7 @@ class GradientFunction:
         if getattr(module, self.__qualname__, None) is self:
             return self.__qualname__
         return (_rebuild, (self.fn, self._argnums_arg, self.mode.with_value, self.fastmath,
-                           self.mode.name))
+                           self.mode.name, self.checkpoint, self.tape_limit))
 
     def _positional(self, args, kwargs):
         try:
@@ -126,6 +139,16 @@ class GradientFunction:
                              f"arguments the function takes.") from None
         bound.apply_defaults()
         return bound.args
+
+    @property
+    def last_tape(self):
+        """A TapeReport of the most recent call from Python (None before the first call):
+        bytes of tape and checkpoint snapshots the gradient held, and with checkpointing
+        how many steps it ran again. Calls from inside @njit code are not recorded."""
+        spec = self._called
+        if spec is None or spec.stats is None:
+            return None
+        return TapeReport(*(int(v) for v in spec.stats))
 
     @property
     def source(self):
@@ -144,8 +167,74 @@ class GradientFunction:
                f"argnums={self.argnums}>"
 
 
-def _rebuild(fn, argnums, with_value, fastmath, kind=None):
-    return GradientFunction(fn, argnums, with_value, fastmath, kind)
+def _rebuild(fn, argnums, with_value, fastmath, kind=None, checkpoint=None, tape_limit=None):
+    return GradientFunction(fn, argnums, with_value, fastmath, kind, checkpoint, tape_limit)
+
+
+class TapeReport:
+    """What the tape of one gradient call took (GradientFunction.last_tape).
+
+    tape_bytes: bytes held by the tape's stacks (their capacity: what was allocated);
+    snapshot_bytes: bytes of checkpoint snapshots; total_bytes: both.
+    steps: steps of the checkpointed loops; advanced: steps run again without the tape;
+    taped: steps run with the tape (each once). recompute_factor: forward steps run per
+    step, (steps + advanced + taped) / steps: 1.0 without checkpointing (each step runs
+    once, recording), and 2 + advanced/steps with it."""
+
+    __slots__ = ("tape_bytes", "snapshot_bytes", "steps", "advanced", "taped")
+
+    def __init__(self, tape_bytes, snapshot_bytes, steps, advanced, taped):
+        self.tape_bytes = tape_bytes
+        self.snapshot_bytes = snapshot_bytes
+        self.steps = steps
+        self.advanced = advanced
+        self.taped = taped
+
+    @property
+    def total_bytes(self):
+        return self.tape_bytes + self.snapshot_bytes
+
+    @property
+    def recompute_factor(self):
+        if not self.steps:
+            return 1.0
+        return (self.steps + self.advanced + self.taped) / self.steps
+
+    def __repr__(self):
+        text = f"TapeReport(tape_bytes={self.tape_bytes}, snapshot_bytes={self.snapshot_bytes}"
+        if self.steps:
+            text += (f", steps={self.steps}, advanced={self.advanced}, taped={self.taped}, "
+                     f"recompute_factor={self.recompute_factor:.2f}")
+        return text + ")"
+
+
+def _explain_limit(exc, spec):
+    """A tape-limit error from the compiled code gets the function and what to do."""
+    from .runtime.tape import LIMIT_MESSAGE
+    text = str(exc)
+    if text.startswith(LIMIT_MESSAGE) and spec.limit_hint and spec.limit_hint not in text:
+        exc.args = (f"{text}. In {spec.limit_hint}",)
+
+
+def _check_checkpoint(gf, checkpoint):
+    if checkpoint is None:
+        return None
+    if checkpoint == "auto" or (isinstance(checkpoint, int) and not isinstance(checkpoint, bool)
+                                and checkpoint >= 1):
+        return checkpoint
+    raise AdjitError(f"checkpoint={checkpoint!r} for '{gf.__adjit_function__.__qualname__}' "
+                     "is not a number of snapshots. Pass checkpoint='auto', a positive int "
+                     "(snapshots of the loop state), or None (no checkpointing).")
+
+
+def _check_limit(gf, limit):
+    if limit is None:
+        return None
+    if isinstance(limit, (int, float)) and not isinstance(limit, bool) and limit > 0:
+        return int(limit)
+    raise AdjitError(f"tape_limit={limit!r} for '{gf.__adjit_function__.__qualname__}' is not "
+                     "a number of bytes. Pass a positive number (e.g. 2 * 2**30), or None for "
+                     "the default (half the machine's memory).")
 
 
 def _signature(gf):
@@ -184,7 +273,7 @@ def _typeof_gradient(val, c):
     return registry.cpu_target.typing_context.resolve_value_type(val._stub)
 
 
-def grad(fn=None, argnums=0, *, fastmath=False):
+def grad(fn=None, argnums=0, *, fastmath=False, checkpoint=None, tape_limit=None):
     """The gradient of `fn` with respect to the argument(s) in `argnums`.
 
     Use as `@grad` or `grad(f, argnums=(0, 2))`. With an int argnums the result is the
@@ -195,30 +284,46 @@ def grad(fn=None, argnums=0, *, fastmath=False):
     reproducible to the bit). A set such as {"contract", "arcp", "nsz"} lets LLVM fuse and
     reorder the adjoint arithmetic while keeping NaN and inf semantics; it applies when the
     gradient is called from Python (inside @njit callers the caller's flags apply).
+
+    `checkpoint` bounds the tape of time loops: "auto" (about sqrt(steps) snapshots) or a
+    number of snapshots makes every top-level `for ... in range(...)` loop that records on
+    the tape a checkpointed loop (binomial checkpointing, Revolve): its steps run without
+    recording, the loop state is saved at a few steps, and each step is recomputed from the
+    nearest snapshot when the backward sweep reaches it. Memory: the snapshots plus one
+    step's tape; the gradient is identical to the bit; the cost is recomputed steps (see
+    `.last_tape.recompute_factor`). `tape_limit` (bytes; default half the machine's
+    memory) turns a tape that would grow beyond it into an AdjitError saying what to do.
     """
     if fn is None:
-        return lambda f: grad(f, argnums=argnums, fastmath=fastmath)
-    return GradientFunction(fn, argnums, with_value=False, fastmath=fastmath)
+        return lambda f: grad(f, argnums=argnums, fastmath=fastmath, checkpoint=checkpoint,
+                              tape_limit=tape_limit)
+    return GradientFunction(fn, argnums, with_value=False, fastmath=fastmath,
+                            checkpoint=checkpoint, tape_limit=tape_limit)
 
 
-def value_and_grad(fn=None, argnums=0, *, fastmath=False):
-    """Like grad, but the compiled function returns (value, gradient)."""
+def value_and_grad(fn=None, argnums=0, *, fastmath=False, checkpoint=None, tape_limit=None):
+    """Like grad (same options), but the compiled function returns (value, gradient)."""
     if fn is None:
-        return lambda f: value_and_grad(f, argnums=argnums, fastmath=fastmath)
-    return GradientFunction(fn, argnums, with_value=True, fastmath=fastmath)
+        return lambda f: value_and_grad(f, argnums=argnums, fastmath=fastmath,
+                                        checkpoint=checkpoint, tape_limit=tape_limit)
+    return GradientFunction(fn, argnums, with_value=True, fastmath=fastmath,
+                            checkpoint=checkpoint, tape_limit=tape_limit)
 
 
-def vjp(fn=None, argnums=0, *, fastmath=False):
+def vjp(fn=None, argnums=0, *, fastmath=False, checkpoint=None, tape_limit=None):
     """Vector-Jacobian product: `vjp(f)(*args, cotangent) -> (out, gradient)`.
 
     `out` is f(*args), a float or a float array; `cotangent` has out's shape (a float for a
     float result) and the gradient is cotangent^T J with respect to the argnums arguments:
     the shape of the argument for an int argnums, a tuple for a tuple. With cotangent 1.0
-    for a scalar f it is value_and_grad. Compiled like grad, callable from @njit code.
+    for a scalar f it is value_and_grad. Compiled like grad (same options: checkpoint,
+    tape_limit), callable from @njit code.
     """
     if fn is None:
-        return lambda f: vjp(f, argnums=argnums, fastmath=fastmath)
-    return GradientFunction(fn, argnums, True, fastmath, kind="vjp")
+        return lambda f: vjp(f, argnums=argnums, fastmath=fastmath, checkpoint=checkpoint,
+                             tape_limit=tape_limit)
+    return GradientFunction(fn, argnums, True, fastmath, kind="vjp", checkpoint=checkpoint,
+                            tape_limit=tape_limit)
 
 
 def jvp(fn=None, argnums=0, *, fastmath=False):
@@ -234,4 +339,4 @@ def jvp(fn=None, argnums=0, *, fastmath=False):
 
 
 __all__ = ["grad", "value_and_grad", "vjp", "jvp", "stop_gradient", "AdjitError",
-           "GradientFunction"]
+           "GradientFunction", "TapeReport"]

@@ -1,6 +1,9 @@
 """The pipeline, end to end: frontend -> normalize -> analysis -> reverse -> codegen."""
 import ast
 
+import numba
+import numpy as np
+
 from .analysis.activity import active_variables
 from .analysis.types import FLOAT, infer_kinds, is_array, is_float_kind, kind_of_numba_type
 from .codegen.emit import compile_source, render
@@ -13,17 +16,31 @@ from .normalize.hoist import hoist_invariants, keep_operands
 from .normalize.names import Env, NameGen
 from .normalize.webs import split_webs
 from .reverse.adjoint import ReverseBuilder
+from .reverse.checkpoint import records
 from .reverse.dce import eliminate_dead, upward_exposed
 from .reverse.peephole import propagate_copies
+from .runtime.tape import DEFAULT_TAPE_LIMIT
 
 
 class Transformed:
-    """One specialization: generated source, its Python function and numba dispatcher."""
+    """One specialization: generated source, its Python function and numba dispatcher.
 
-    def __init__(self, source, pyfunc, dispatcher):
+    `pyfunc` takes the user's arguments (numba compiles it inline into @njit callers). For
+    reverse modes `dispatcher` is the compiled function that also takes the tape-statistics
+    array (`stats`, written by every call from Python: see TapeReport), and `limit_hint`
+    says what to do when the tape would exceed tape_limit."""
+
+    def __init__(self, source, pyfunc, dispatcher, stats=None, limit_hint=""):
         self.source = source
         self.pyfunc = pyfunc
         self.dispatcher = dispatcher
+        self.stats = stats
+        self.limit_hint = limit_hint
+
+    def call(self, *args):
+        if self.stats is None:
+            return self.dispatcher(*args)
+        return self.dispatcher(*args, self.stats)
 
 
 def normalized(fn, arg_kinds=None, temps=False):
@@ -128,13 +145,15 @@ def _is_int(k):
     return isinstance(k, int) and not isinstance(k, bool)
 
 
-def build(fn, argnums, arg_types, mode, fastmath=False, jit=True):
+def build(fn, argnums, arg_types, mode, fastmath=False, jit=True, checkpoint=None,
+          tape_limit=None):
     """Generate and compile the gradient of `fn` for arguments of these numba types.
 
     `mode.with_value` adds the value to the result ((value, gradient)); `mode.single` returns
     the one gradient bare (the user passed an int argnums) rather than a tuple. With
     jit=False nothing is compiled: the result's dispatcher is None and its pyfunc runs the
-    generated source in the Python interpreter.
+    generated source in the Python interpreter. `checkpoint` (snapshots, an int, or "auto")
+    checkpoints the top-level time loops (reverse/checkpoint.py).
     """
     params = read_function(fn).params
     extra = getattr(mode, "extra", None)     # "cotangent" (vjp) or "tangent" (jvp)
@@ -175,6 +194,8 @@ def build(fn, argnums, arg_types, mode, fastmath=False, jit=True):
     builder = ReverseBuilder(stmts, result, params, kinds, active, env.ns, namegen,
                              vec_temps.write_once)
     builder.value_needed = mode.with_value
+    builder.checkpoint = checkpoint
+    builder.vec_temps = set(vec_temps)
     prog = builder.build(wrt)
     if extra:
         _seed_cotangent(prog, builder, result, kinds, extra_name)
@@ -190,18 +211,64 @@ def build(fn, argnums, arg_types, mode, fastmath=False, jit=True):
     else:
         ret = f"return {grad_text}"
     name = f"{src.fn.__name__}_{mode.name}"
-    tail = prog.backward_init + prog.backward + ast.parse(ret).body
+    stats_name = namegen.fresh("_tape_stats")
+    stats = _stats_statements(stats_name, prog.tape, builder.checkpointed.values())
+    tail = prog.backward_init + prog.backward + stats + ast.parse(ret).body
     roots = upward_exposed(tail) | prog.tape.reserved_names()
     forward = eliminate_dead(prog.forward, roots, set(params))
     defined = defined_up_front(forward + tail, kinds, prog.bars, params)
+    limit = DEFAULT_TAPE_LIMIT if tape_limit is None else tape_limit
     parts = [("variables assigned in branches start defined (numba prunes constant branches)",
               defined),
-             ("forward sweep", prog.init + prog.tape.allocations() + forward),
+             ("forward sweep", prog.init + prog.tape.allocations(limit) + forward),
              ("backward sweep", prog.backward_init + prog.backward),
+             ("what the tape took (TapeReport)", stats),
              (None, ast.parse(ret).body)]
-    source = render(name, params, parts)
-    pyfunc, dispatcher = compile_source(source, name, env.ns, arg_types, fastmath, jit)
-    return Transformed(source, pyfunc, dispatcher)
+    inner = f"{name}_taped"
+    source = render(inner, params + [stats_name], parts)
+    source += "\n\n" + render(name, params, [(None, ast.parse(
+        f"return {inner}({', '.join(params)}, np.zeros({STATS_SIZE}, np.int64))").body)])
+    stats_type = numba.types.int64[::1]
+    pyfunc, dispatcher = compile_source(source, inner, env.ns, tuple(arg_types) +
+                                        (stats_type,), fastmath, jit, wrapper=name)
+    return Transformed(source, pyfunc, dispatcher, np.zeros(STATS_SIZE, np.int64),
+                       _limit_hint(src, stmts, builder, checkpoint, limit))
+
+
+STATS_SIZE = 5
+"""The tape statistics: tape bytes, snapshot bytes, checkpointed steps, steps advanced
+again without the tape, steps run with the tape (see api.TapeReport)."""
+
+
+def _stats_statements(stats, tape, checkpointed):
+    lines = [f"{stats}[:] = 0", f"{stats}[0] = {tape.bytes_expr()}"]
+    snaps = [cp.snapshot_bytes() for cp in checkpointed]
+    snaps = [b for b in snaps if b != "0"]
+    if snaps:
+        lines.append(f"{stats}[1] = {' + '.join(snaps)}")
+    for cp in checkpointed:
+        n = cp.names
+        lines.append(f"{stats}[2] += {n['steps']}")
+        lines.append(f"{stats}[3] += ckpt.recomputed({n['sched']})[0]")
+        lines.append(f"{stats}[4] += ckpt.recomputed({n['sched']})[1]")
+    return ast.parse("\n".join(lines)).body
+
+
+def _limit_hint(src, stmts, builder, checkpoint, limit):
+    """What the tape-limit error tells the user, beyond the sizes."""
+    where = f"the gradient of '{src.loc.name}' ({src.loc.filename}, line {src.loc.firstlineno})"
+    if checkpoint is not None:
+        return (f"{where}, checkpointed with checkpoint={checkpoint!r}: one step's tape or the "
+                f"snapshots do not fit in tape_limit={limit}. Pass fewer snapshots "
+                f"(checkpoint=<int>) or a larger tape_limit.")
+    loops = [s for s in stmts if isinstance(s, (ast.For, ast.While)) and
+             id(s) in builder.kept_loops and records(builder, s)]
+    lines = [str(getattr(s, "_origin", (None, "?"))[1]) for s in loops]
+    what = f"the loop(s) at line {', '.join(lines)} record every step" if lines else \
+        "the recorded values do not fit"
+    return (f"{where}: {what}. Pass checkpoint='auto' (or a number of snapshots) to grad / "
+            f"value_and_grad / vjp to keep the tape to one step plus snapshots of the loop "
+            f"state, or a larger tape_limit (now {limit} bytes).")
 
 
 def _seed_cotangent(prog, builder, result, kinds, cot):

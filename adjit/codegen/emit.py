@@ -13,7 +13,7 @@ import numba.core.errors
 
 from ..errors import AdjitError
 
-from ..runtime.tape import grow_tape, reserve_tape
+from ..runtime.tape import check_room, grow_tape, reserve_tape
 
 _COMMENT = "__adjit_comment__"
 _serial = itertools.count(1)
@@ -67,22 +67,28 @@ def render(name, params, parts):
     return pattern.sub(lambda m: f"{m.group(1)}# {comments[int(m.group(2))]}", text) + "\n"
 
 
-def compile_source(source, name, namespace, signature, fastmath=False, jit=True):
+def compile_source(source, name, namespace, signature, fastmath=False, jit=True, wrapper=None):
     """Exec generated source; returns (python function, numba dispatcher compiled for
     exactly these argument types). With jit=False the dispatcher is None: the plain Python
-    function alone, which the program fuzzer runs to check many argnums choices cheaply."""
+    function alone, which the program fuzzer runs to check many argnums choices cheaply.
+    With a `wrapper` (a second function of the source calling `name`), the python function
+    returned is the wrapper, and it calls the compiled `name`."""
     filename = f"<adjit-{next(_serial)}:{name}>"
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     ns = dict(namespace)
     ns["grow_tape"] = grow_tape
     ns["reserve_tape"] = reserve_tape
+    ns["check_room"] = check_room
     exec(compile(source, filename, "exec"), ns)  # noqa: S102
     pyfunc = ns[name]
+    outer = ns[wrapper] if wrapper else pyfunc
     if not jit:
-        return pyfunc, None
+        return outer, None
     jit = numba.njit(tuple(signature), error_model="numpy", fastmath=fastmath)
     try:
-        return pyfunc, jit(pyfunc)
+        dispatcher = jit(pyfunc)
+        ns[name] = dispatcher
+        return outer, dispatcher
     except numba.core.errors.NumbaError as exc:
         raise AdjitError(f"numba could not compile the generated {name} (an adjit bug: "
                          f"please report it with this message):\n{exc}\n"

@@ -17,6 +17,7 @@ from ..frontend.source import MISSING, read_function, unwrap
 from ..rules.table import ALLOCATORS, ARRAY_QUERIES, CONST_ARRAYS, rule_for_call
 from . import ir
 from .check import check_supported
+from . import swaps
 from .exits import lower_exits
 from .vectorize import (ELEMENTWISE, METHOD_REDUCTIONS, ONE, REDUCTIONS, Lazy, Op, Scalar, View,
                         Vectorizing, _ARITY)
@@ -87,6 +88,19 @@ class _Normalizer(Vectorizing):
 
     def fresh(self, stem="_t"):
         return self.ctx.namegen.fresh(stem)
+
+    def fresh_local(self, stem):
+        """A new name treated as a local variable of the user's function."""
+        name = self.fresh(stem)
+        self.src.locals.add(name)
+        return name
+
+    def is_array_local(self, name):
+        if name not in self.src.locals:
+            return False
+        target = self.local(name)
+        atom = ir.name(target) if isinstance(target, str) else target
+        return self.array_ndim(atom) is not None
 
     def emit_assign(self, out, target, value):
         """Append an assignment; forget cached loads it may invalidate."""
@@ -174,10 +188,15 @@ class _Normalizer(Vectorizing):
             body, orelse = self.block(s.body), self.block(s.orelse)
             self.origin = (self.loc.filename, s.lineno, self.loc.name)
             self.emit_if(out, cond, body, orelse)
-        elif isinstance(s, ast.For):
-            self.for_loop(s, out)
-        elif isinstance(s, ast.While):
-            self.while_loop(s, out)
+        elif isinstance(s, (ast.For, ast.While)):
+            unrolled = swaps.unroll(s, self.is_array_local, self.fresh_local, self.error)
+            if unrolled is not None:
+                for x in unrolled:
+                    self.stmt(x, out)
+            elif isinstance(s, ast.For):
+                self.for_loop(s, out)
+            else:
+                self.while_loop(s, out)
         elif isinstance(s, (ast.Break, ast.Continue)):
             node = type(s)(lineno=s.lineno)
             node._origin = self.origin

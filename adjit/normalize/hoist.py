@@ -86,6 +86,7 @@ def _hoist_from(loop, kinds, env, temps, sites):
         else:
             kept.append(s)
     loop.body = kept or [ast.Pass()]
+    loop._hoisted = getattr(loop, "_hoisted", set()) | {ir.target_name(s) for s in moved}
     return moved
 
 

@@ -5,6 +5,7 @@ import math
 import numpy as np
 
 from ..api_stop import stop_gradient
+from ..runtime import checkpoint as ckpt
 from ..runtime import vec
 
 
@@ -36,7 +37,8 @@ class Env:
     """
 
     def __init__(self):
-        self.ns = {"math": math, "np": np, "stop_gradient": stop_gradient, "vec": vec}
+        self.ns = {"math": math, "np": np, "stop_gradient": stop_gradient, "vec": vec,
+                   "ckpt": ckpt}
         self._by_id = {}
 
     def spell(self, obj, hint):

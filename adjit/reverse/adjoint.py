@@ -11,6 +11,7 @@ from ..errors import error_at
 from ..normalize import ir
 from ..analysis.prims import classify
 from ..analysis.types import BOOL, FLOAT, INT, is_array
+from . import checkpoint as checkpointing
 from . import plan as planning
 from .naming import BarNames
 from .tape import Tape
@@ -67,6 +68,9 @@ class ReverseBuilder:
         self.single_use = self._single_use_temps()
         self.write_once = self._write_once(temps)
         self.value_needed = False     # value_and_grad / vjp also return the value
+        self.checkpoint = None        # snapshots for top-level time loops: int or "auto"
+        self.vec_temps = set()        # arrays the vectorizer made (fully written before read)
+        self.checkpointed = {}        # id(loop) -> checkpointing.Checkpointed
 
     # helpers -------------------------------------------------------------
     def prim(self, s):
@@ -448,8 +452,19 @@ class ReverseBuilder:
         self.taped_trips = {s._trip: s for s in ir.walk_stmts(self.stmts)
                             if isinstance(s, (ast.For, ast.While)) and s._trip
                             and id(s) in self.kept_loops and self.layout.loops[id(s)]}
+        if self.checkpoint is not None:
+            for loop in checkpointing.select(self):
+                cp = checkpointing.Checkpointed(self, loop, copy.deepcopy(loop.body),
+                                                self.checkpoint)
+                cp.defined_before = set(self.params) | {
+                    ir.target_name(x) for x in ir.walk_stmts(self.stmts)
+                    if isinstance(x, ast.Assign) and not ir.is_store(x)
+                    and self.layout.pos[id(x)] < self.layout.pos[id(loop)]}
+                self.checkpointed[id(loop)] = cp
         backward = self._backward(top, self.stmts)
         forward = self._forward(self.stmts)
+        if self.checkpointed:
+            backward = self._expand_checkpoints(backward)
         init = []
         for var in self._ordered({_target(s) for s in ir.walk_stmts(self.stmts)
                                   if id(s) in self.pushed} - set(self.params)):
@@ -507,10 +522,40 @@ class ReverseBuilder:
             elif isinstance(s, (ast.For, ast.While)):
                 if isinstance(s, ast.For) and id(s) in self.pushed:
                     out += self.tape.push(s.target.id, INT, checked=not reserved)
+                if id(s) in self.checkpointed:
+                    out += self._checkpointed_forward(s)
+                    continue
                 counts = self._reservable(s)
                 if counts:
                     out += self._reserve(s, counts)
                 s.body = self._forward(s.body, bool(counts))
+            out.append(s)
+        return out
+
+    def _checkpointed_forward(self, s):
+        """A checkpointed loop: its taped body (one step's recording, run in the backward
+        sweep) is kept aside; the forward sweep runs the plain loop, saving snapshots."""
+        cp = self.checkpointed[id(s)]
+        counts = self._reservable(s)
+        reserve = []
+        if counts:
+            for kind, count in ((FLOAT, counts[0]), (INT, counts[1])):
+                if count:
+                    reserve += self.tape.reserve(kind, str(count))
+        cp.taped = reserve + self._forward(s.body, bool(counts))
+        return cp.forward(cp.defined_before)
+
+    def _expand_checkpoints(self, stmts):
+        out = []
+        for s in stmts:
+            key = getattr(s, "_checkpoint", None)
+            if key is not None:
+                out += self.checkpointed[key].backward()
+                continue
+            for field in ("body", "orelse"):
+                inner = getattr(s, field, None)
+                if isinstance(inner, list) and inner:
+                    setattr(s, field, self._expand_checkpoints(inner))
             out.append(s)
         return out
 
@@ -597,6 +642,11 @@ class ReverseBuilder:
 
     def _reverse_loop(self, m, s):
         body = self._backward(m.body, s.body) or [ast.Pass()]
+        if id(s) in self.checkpointed:
+            self.checkpointed[id(s)].reverse = body
+            marker = ast.Pass()
+            marker._checkpoint = id(s)
+            return [marker]
         out = []
         trip = s._trip
         if trip and trip in self.taped_trips:

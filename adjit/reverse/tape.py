@@ -16,6 +16,7 @@ INITIAL_CAPACITY = 1024
 class Tape:
     def __init__(self, namegen):
         self.used = {"f": False, "i": False}
+        self.room = _unused(namegen, "_tape_room")     # bytes the tape may still take
         self.names = {k: tuple(_unused(namegen, n) for n in names)
                       for k, names in (("f", ("_ftape", "_fn")), ("i", ("_itape", "_in")))}
 
@@ -28,8 +29,8 @@ class Tape:
         self.used[which] = True
         arr, top = self.names[which]
         value = f"int({var})" if kind == BOOL else var
-        check = f"if {top} == {arr}.shape[0]:\n    {arr} = grow_tape({arr})\n" if checked \
-            else ""
+        check = (f"if {top} == {arr}.shape[0]:\n    {arr} = grow_tape({arr}, {self.room})\n"
+                 if checked else "")
         return _parse(f"{check}{arr}[{top}] = {value}\n{top} += 1\n")
 
     def reserve(self, kind, count):
@@ -38,7 +39,7 @@ class Tape:
         which = self._which(kind)
         self.used[which] = True
         arr, top = self.names[which]
-        return _parse(f"{arr} = reserve_tape({arr}, {top} + max({count}, 0))\n")
+        return _parse(f"{arr} = reserve_tape({arr}, {top} + max({count}, 0), {self.room})\n")
 
     def pop(self, var, kind):
         which = self._which(kind)
@@ -48,10 +49,15 @@ class Tape:
         return _parse(f"{top} -= 1\n{var} = {value}\n")
 
     def reserved_names(self):
-        return {name for pair in self.names.values() for name in pair}
+        return {name for pair in self.names.values() for name in pair} | {self.room}
 
-    def allocations(self):
-        out = []
+    def bytes_expr(self):
+        """Source of the bytes the tape stacks hold at the end (their capacity)."""
+        parts = [f"{self.names[w][0]}.nbytes" for w in ("f", "i") if self.used[w]]
+        return " + ".join(parts) or "0"
+
+    def allocations(self, limit):
+        out = _parse(f"{self.room} = {int(limit)}\n")
         for which, dtype in (("f", ""), ("i", ", np.int64")):
             if self.used[which]:
                 arr, top = self.names[which]

@@ -1,24 +1,58 @@
 """Run-time helpers that generated code calls, compiled once per machine (on-disk cache)."""
+import os
+
 import numba
 import numpy as np
 
-_SIGNATURES = ["float64[::1](float64[::1], int64)", "int64[::1](int64[::1], int64)"]
+from ..errors import AdjitError
+
+_SIGNATURES = ["float64[::1](float64[::1], int64, int64)",
+               "int64[::1](int64[::1], int64, int64)"]
+
+
+def _physical_memory():
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return 16 << 30
+
+
+DEFAULT_TAPE_LIMIT = _physical_memory() // 2
+"""The tape_limit gradients get unless they pass their own: half the machine's memory."""
+
+LIMIT_MESSAGE = "adjit: the tape would exceed tape_limit"
+"""How a tape-limit error starts; the Python-side caller adds where and what to do."""
 
 
 @numba.njit(_SIGNATURES, cache=True)
-def reserve_tape(tape, need):
-    """`tape` if it holds `need` values, else a copy grown (by doubling) to hold them."""
+def reserve_tape(tape, need, room):
+    """`tape` if it holds `need` values, else a copy grown (by doubling, capped at `room`
+    bytes) to hold them. More than `room` bytes raises AdjitError."""
     if need <= tape.shape[0]:
         return tape
+    if need * 8 > room:
+        raise AdjitError(LIMIT_MESSAGE + ": it needs " + str(need * 8) + " bytes, " +
+                         str(room) + " are allowed")
     size = max(tape.shape[0], 1)
     while size < need:
         size *= 2
+    size = min(size, room // 8)
     bigger = np.empty(size, tape.dtype)
     bigger[: tape.shape[0]] = tape
     return bigger
 
 
-@numba.njit(["float64[::1](float64[::1])", "int64[::1](int64[::1])"], cache=True)
-def grow_tape(tape):
+@numba.njit(["float64[::1](float64[::1], int64)", "int64[::1](int64[::1], int64)"],
+            cache=True)
+def grow_tape(tape, room):
     """A tape twice as long holding the same values (called only when a push finds it full)."""
-    return reserve_tape(tape, 2 * tape.shape[0])
+    return reserve_tape(tape, tape.shape[0] + 1, room)
+
+
+@numba.njit(cache=True)
+def check_room(need, room):
+    """Raise AdjitError when storage of `need` bytes exceeds the `room` left."""
+    if need > room:
+        raise AdjitError(LIMIT_MESSAGE + ": checkpoint snapshots need " + str(need) +
+                         " bytes, " + str(room) + " are allowed")
+    return room - need

@@ -1,0 +1,168 @@
+"""Double buffering: loops whose body exchanges array names (`u, v = v, u`).
+
+A name swap rebinds which array each name refers to; an adjoint needs to know, at every
+statement, which array a name means. Inside a loop the binding cycles with a period k
+(k = 2 for a pair swap, 3 for a rotation `a, b, c = b, c, a`). The loop is rewritten, before
+it is normalized, into k renamed copies of its body chosen by the step's phase, so that no
+array name is ever rebound:
+
+    _phase = 1                          for t in range(steps):
+    for t in range(steps):                  (v = step of u)
+        _phase = _phase + 1                 u, v = v, u
+        if _phase == 2:
+            _phase = 0
+        if _phase == 0:
+            (v = step of u)
+        else:
+            (u = step of v)
+    if _phase == 0:                     # an odd number of steps: the result is in v
+        (u, v contents exchanged once)
+
+The swap itself costs nothing per step, as in the user's code; one content exchange after
+the loop (O(n), once) puts each name's final array where the code after the loop reads it.
+A swap inside an `if`, or in a loop left early (`break`, `continue`, `return`), is refused:
+the binding after it would depend on the path taken.
+"""
+import ast
+import copy
+
+from ..errors import AdjitError
+
+
+def find_swap(s, is_array):
+    """(targets, values) of `a, b = b, a`-style statement permuting array names, else None."""
+    if not (isinstance(s, ast.Assign) and len(s.targets) == 1 and
+            isinstance(s.targets[0], ast.Tuple) and isinstance(s.value, ast.Tuple)):
+        return None
+    t, v = s.targets[0].elts, s.value.elts
+    if not all(isinstance(e, ast.Name) for e in t + v) or len(t) != len(v) or len(t) < 2:
+        return None
+    t, v = [e.id for e in t], [e.id for e in v]
+    if len(set(t)) != len(t) or sorted(t) != sorted(v) or t == v:
+        return None
+    if not all(is_array(n) for n in t):
+        return None
+    return t, v
+
+
+def unroll(loop, is_array, fresh, error):
+    """Statements replacing `loop` if its body swaps array names, else None.
+
+    `fresh(stem)` makes a new local name; `error(node, construct, fix)` makes an AdjitError."""
+    swaps = [s for s in loop.body if find_swap(s, is_array)]
+    if not swaps:
+        _refuse_nested(loop.body, is_array, error)
+        return None
+    _refuse_nested([x for s in loop.body if not find_swap(s, is_array)
+                    for x in _children(s)], is_array, error)
+    for node in _walk_no_defs(loop.body):
+        if isinstance(node, (ast.Break, ast.Continue, ast.Return)):
+            raise error(node, f"`{type(node).__name__.lower()}` in a loop that swaps array "
+                        "names", "Run every step to the end (compute the number of steps "
+                        "first), or copy instead of swapping: u[:] = v.")
+    names = sorted({n for s in swaps for n in find_swap(s, is_array)[0]})
+    identity = {n: n for n in names}
+    # the binding after one pass of the body, and its period
+    after = _renamed_body(loop.body, identity, is_array)[1]
+    powers = [identity]
+    while True:
+        nxt = {n: after[powers[-1][n]] for n in names}
+        if nxt == identity:
+            break
+        powers.append(nxt)
+    k = len(powers)
+    if k == 1:
+        out = copy.copy(loop)
+        out.body = _renamed_body(loop.body, identity, is_array)[0]
+        return [out]
+    phase = fresh("_phase")
+    line = loop.lineno
+
+    def parse(text):
+        nodes = ast.parse(text).body
+        for n in ast.walk(ast.Module(body=nodes, type_ignores=[])):
+            if hasattr(n, "lineno"):
+                n.lineno = line
+                n.end_lineno = line
+        return nodes
+
+    head = parse(f"{phase} = {k - 1}")
+    body = parse(f"{phase} = {phase} + 1\nif {phase} == {k}:\n    {phase} = 0")
+    chain = None
+    for j in reversed(range(k)):
+        stmts = _renamed_body(loop.body, powers[j], is_array)[0] or [ast.Pass()]
+        if chain is None and j == k - 1 and k > 1:
+            chain = stmts
+            continue
+        node = parse(f"if {phase} == {j}:\n    pass")[0]
+        node.body = stmts
+        node.orelse = chain or []
+        chain = [node]
+    new_loop = copy.copy(loop)
+    new_loop.body = body + chain
+    tail = []
+    for j in range(1, k):        # after j steps (mod k) name n's array is powers[j][n]
+        keep = {n: fresh(f"_{n}_final") for n in names}
+        fix = parse(f"if {phase} == {j - 1}:\n    pass")[0]
+        fix.body = parse("\n".join([f"{keep[n]} = {powers[j][n]}.copy()" for n in names] +
+                                   [f"{n}[:] = {keep[n]}" for n in names]))
+        tail.append(fix)
+    return head + [new_loop] + tail
+
+
+def _renamed_body(stmts, binding, is_array):
+    """The statements with each array name replaced by the array it is bound to, swaps
+    dropped; and the binding after them."""
+    binding = dict(binding)
+    out = []
+    for s in stmts:
+        swap = find_swap(s, is_array)
+        if swap:
+            t, v = swap
+            new = {a: binding[b] for a, b in zip(t, v)}
+            binding.update(new)
+            continue
+        node = copy.deepcopy(s)
+        for n in ast.walk(node):
+            if isinstance(n, ast.Name) and n.id in binding:
+                n.id = binding[n.id]
+        out.append(node)
+    return out, binding
+
+
+def _children(s):
+    out = []
+    for field in ("body", "orelse"):
+        inner = getattr(s, field, None)
+        if isinstance(inner, list) and not isinstance(s, (ast.For, ast.While)):
+            out += inner
+    return out
+
+
+def _refuse_nested(stmts, is_array, error):
+    """A swap inside an `if` (outside any nested loop, which handles its own)."""
+    for s in stmts:
+        if isinstance(s, (ast.For, ast.While, ast.FunctionDef, ast.Lambda)):
+            continue
+        if find_swap(s, is_array):
+            raise error(s, "a swap of array names inside an `if`",
+                        "Swap unconditionally at the top level of the loop body, or copy "
+                        "instead: u[:] = v.")
+        _refuse_nested(_children(s), is_array, error)
+
+
+def _walk_no_defs(stmts):
+    """Statements of a loop body, entering nested `if`s; `break`/`continue` of nested
+    loops belong to those loops."""
+    for s in stmts:
+        yield s
+        if isinstance(s, ast.If):
+            yield from _walk_no_defs(s.body)
+            yield from _walk_no_defs(s.orelse)
+        elif isinstance(s, (ast.For, ast.While)):
+            for inner in ast.walk(s):
+                if isinstance(inner, ast.Return):
+                    yield inner
+
+
+__all__ = ["find_swap", "unroll", "AdjitError"]

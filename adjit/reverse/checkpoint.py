@@ -1,0 +1,243 @@
+"""Checkpointed time loops: bounded tape memory for long simulations.
+
+Without checkpointing, a loop's forward sweep records what its backward sweep needs for
+every step, so the tape grows with steps x state. A checkpointed loop instead runs its
+steps plainly (nothing recorded), saving snapshots of the loop state at the steps the
+binomial schedule picks (runtime/checkpoint.py), and reverses step j by restoring the nearest
+snapshot, advancing to step j, running step j with the tape and then step j's adjoint
+straight away. The tape holds one step; memory is the snapshots plus one step, and every
+step's adjoint executes the same operations on the same values as without checkpointing,
+so the gradient is identical to the bit.
+
+The loop state is what a step reads that an earlier step may have written: the scalars the
+loop assigns that its body (taped, adjoint or plain) reads before assigning, and the arrays
+it stores into that exist before the loop (temporaries the vectorizer hoisted out of the
+loop are completely rewritten by every step and are left out).
+"""
+import ast
+import copy
+
+from ..analysis.types import BOOL, FLOAT, INT, is_array
+from ..errors import error_at
+from ..normalize import ir
+from .dce import eliminate_dead, upward_exposed
+
+
+def select(builder):
+    """The top-level loops to checkpoint: `for` loops over a range whose steps record on
+    the tape. Raises AdjitError for a recording top-level loop that cannot be checkpointed."""
+    out = []
+    for s in builder.stmts:
+        if not isinstance(s, (ast.For, ast.While)) or id(s) not in builder.kept_loops:
+            continue
+        if not records(builder, s):
+            continue
+        origin = getattr(s, "_origin", None)
+        if isinstance(s, ast.While):
+            raise error_at(origin, "checkpointing a `while` loop",
+                           "Checkpointing applies to `for t in range(steps)` loops, whose "
+                           "number of steps is known when the loop starts: compute the "
+                           "number of steps first, or pass checkpoint=None.")
+        if s._trip:
+            raise error_at(origin, "checkpointing a loop left by `break` or `return`",
+                           "Checkpointing needs every step to run: compute the number of "
+                           "steps first and loop over range(steps), or pass "
+                           "checkpoint=None.")
+        out.append(s)
+    return out
+
+
+def records(builder, loop):
+    for s in ir.walk_stmts(loop.body):
+        if id(s) in builder.pushed:
+            return True
+        if isinstance(s, ast.Assign) and ir.target_name(s) in builder.taped_trips:
+            return True
+    return False
+
+
+class Checkpointed:
+    """The generated code of one checkpointed loop."""
+
+    def __init__(self, builder, loop, plain, snapshots):
+        self.b = builder
+        self.loop = loop
+        self.plain = plain              # the primal body, as normalized (no recording)
+        self.snapshots = snapshots      # an int, or "auto"
+        gen = builder.namegen
+        self.names = {k: gen.fresh(f"_c{k}") for k in
+                      ("steps", "slots", "pos", "next", "k", "sched", "act", "sf", "si")}
+        self.taped = None
+        self.reverse = None
+
+    # the state ---------------------------------------------------------------------------
+    def state(self):
+        """(scalars by kind, arrays) carried from step to step."""
+        if getattr(self, "_state", None) is None:
+            self._state = self._find_state()
+        return self._state
+
+    def _find_state(self):
+        b = self.b
+        primal_assigned = ir.assigned(self.plain) - {self.loop.target.id}
+        exposed = upward_exposed(self.taped + self.reverse) | upward_exposed(self.plain)
+        scalars = {FLOAT: [], INT: [], BOOL: []}
+        for v in b._ordered(primal_assigned & exposed):
+            kind = b.kinds.get(v)
+            if is_array(kind):
+                continue
+            if kind not in scalars:
+                raise error_at(getattr(self.loop, "_origin", None),
+                               f"checkpointing a loop that carries '{v}' ({kind}) from step "
+                               "to step", "Carry floats, ints, bools and arrays only.")
+            scalars[kind].append(v)
+        hoisted = getattr(self.loop, "_hoisted", set())
+        stored = {s.targets[0].value.id for s in ir.walk_stmts(self.plain) if ir.is_store(s)}
+        arrays = [a for a in b._ordered(stored - primal_assigned)
+                  if not (a in b.vec_temps and a in hoisted)]
+        return scalars, arrays
+
+    # code --------------------------------------------------------------------------------
+    def _step_index(self, k):
+        lo, _, st = self.loop._bounds
+        var = self.loop.target.id
+        lo_t, st_t = ast.unparse(lo), ast.unparse(st)
+        if _const(st, 1):
+            value = k if _const(lo, 0) else f"{lo_t} + {k}"
+        else:
+            value = f"{lo_t} + {k} * {st_t}"
+        return _parse(f"{var} = {value}")
+
+    def _trips(self):
+        lo, hi, st = (ast.unparse(a) for a in self.loop._bounds)
+        if _const(self.loop._bounds[2], 1):
+            return f"max({hi} - {lo}, 0)" if lo != "0" else f"max({hi}, 0)"
+        return f"len(range({lo}, {hi}, {st}))"
+
+    def _save(self, slot, scalars, arrays):
+        n = self.names
+        lines = []
+        for k, v in enumerate(scalars[FLOAT]):
+            lines.append(f"{n['sf']}[{slot}, {k}] = {v}")
+        for k, v in enumerate(scalars[INT] + scalars[BOOL]):
+            lines.append(f"{n['si']}[{slot}, {k}] = {v}" if v in scalars[INT] else
+                         f"{n['si']}[{slot}, {k}] = int({v})")
+        for a in arrays:
+            lines.append(f"{self._snap(a)}[{slot}] = {a}")
+        return _parse("\n".join(lines))
+
+    def _restore(self, slot, scalars, arrays):
+        n = self.names
+        lines = []
+        for k, v in enumerate(scalars[FLOAT]):
+            lines.append(f"{v} = {n['sf']}[{slot}, {k}]")
+        for k, v in enumerate(scalars[INT] + scalars[BOOL]):
+            lines.append(f"{v} = {n['si']}[{slot}, {k}]" if v in scalars[INT] else
+                         f"{v} = {n['si']}[{slot}, {k}] != 0")
+        for a in arrays:
+            lines.append(f"{a}[...] = {self._snap(a)}[{slot}]")
+        return _parse("\n".join(lines))
+
+    def _snap(self, a):
+        key = f"snap_{a}"
+        if key not in self.names:
+            self.names[key] = self.b.namegen.fresh(f"_c{a.lstrip('_')}")
+        return self.names[key]
+
+    def forward(self, defined_before):
+        """Allocations and the plain loop with its snapshots (replaces the forward loop)."""
+        n = self.names
+        scalars, arrays = self.state()
+        snaps = str(self.snapshots) if self.snapshots != "auto" else \
+            f"ckpt.auto_snapshots({n['steps']})"
+        lines = [f"{n['steps']} = {self._trips()}",
+                 f"{n['slots']} = ckpt.slots({n['steps']}, {snaps})",
+                 f"{n['pos']} = ckpt.descent({n['steps']}, {snaps})"]
+        if scalars[FLOAT]:
+            lines.append(f"{n['sf']} = np.empty(({n['slots']}, {len(scalars[FLOAT])}))")
+        ints = len(scalars[INT]) + len(scalars[BOOL])
+        if ints:
+            lines.append(f"{n['si']} = np.empty(({n['slots']}, {ints}), np.int64)")
+        for a in arrays:
+            lines.append(f"{self._snap(a)} = np.empty(({n['slots']},) + {a}.shape, "
+                         f"{a}.dtype)")
+        snap_bytes = self.snapshot_bytes()
+        if snap_bytes != "0":
+            room = self.b.tape.room
+            lines.append(f"{room} = check_room({snap_bytes}, {room})")
+        lines.append(f"{n['next']} = 0")
+        out = []
+        for kind, names in scalars.items():
+            for v in names:
+                if v not in defined_before:
+                    out += _parse(f"{v} = {_ZERO[kind]}")
+        out += _parse("\n".join(lines))
+        loop = _parse(f"for {n['k']} in range({n['steps']}):\n    pass")[0]
+        save = _parse(f"if {n['k']} == {n['pos']}[{n['next']}]:\n    pass")[0]
+        save.body = self._save(n["next"], scalars, arrays) + \
+            _parse(f"{n['next']} += 1")
+        loop.body = [save] + self._step_index(n["k"]) + copy.deepcopy(self.plain)
+        loop._origin = getattr(self.loop, "_origin", None)
+        return out + [loop]
+
+    def snapshot_bytes(self):
+        """Source of the bytes the snapshots take."""
+        scalars, arrays = self.state()
+        parts = [f"{self.names['sf']}.nbytes"] if scalars[FLOAT] else []
+        if scalars[INT] or scalars[BOOL]:
+            parts.append(f"{self.names['si']}.nbytes")
+        parts += [f"{self._snap(a)}.nbytes" for a in arrays]
+        return " + ".join(parts) or "0"
+
+    def backward(self):
+        """The schedule loop (replaces the reversed loop in the backward sweep)."""
+        n = self.names
+        scalars, arrays = self.state()
+        snaps = str(self.snapshots) if self.snapshots != "auto" else \
+            f"ckpt.auto_snapshots({n['steps']})"
+        roots = {v for names in scalars.values() for v in names}
+        advance_body = eliminate_dead(copy.deepcopy(self.plain), roots, set(arrays))
+        text = f"""\
+{n['sched']} = ckpt.start({n['steps']}, {snaps})
+while True:
+    {n['act']} = ckpt.next_action({n['sched']})
+    if {n['act']} == ckpt.STEP:
+        pass
+    elif {n['act']} == ckpt.ADVANCE:
+        for {n['k']} in range({n['sched']}[1], {n['sched']}[2]):
+            pass
+    elif {n['act']} == ckpt.RESTORE:
+        pass
+    elif {n['act']} == ckpt.SAVE:
+        pass
+    else:
+        break
+"""
+        head, loop = _parse(text)
+        step, advance, restore, save = _branches(loop.body[1])
+        step.body = self._step_index(f"{n['sched']}[1]") + self.taped + self.reverse
+        advance.body[0].body = self._step_index(n["k"]) + advance_body
+        restore.body = self._restore(f"{n['sched']}[1]", scalars, arrays) or [ast.Pass()]
+        save.body = self._save(f"{n['sched']}[1]", scalars, arrays) or [ast.Pass()]
+        for node in (head, loop):
+            node._origin = getattr(self.loop, "_origin", None)
+        return [head, loop]
+
+
+def _branches(node):
+    out = []
+    while isinstance(node, ast.If):
+        out.append(node)
+        node = node.orelse[0] if node.orelse and isinstance(node.orelse[0], ast.If) else None
+    return out
+
+
+_ZERO = {FLOAT: "0.0", INT: "0", BOOL: "False"}
+
+
+def _const(atom, value):
+    return isinstance(atom, ast.Constant) and atom.value == value
+
+
+def _parse(text):
+    return ast.parse(text).body

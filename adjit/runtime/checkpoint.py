@@ -1,0 +1,211 @@
+"""Binomial checkpointing ("Revolve", Griewank & Walther) for a checkpointed time loop.
+
+The generated gradient runs the loop's steps without recording anything, keeping snapshots
+of the loop state at a few steps (`descent`), and afterwards asks `next_action` what to do
+until every step has been reversed:
+
+    RESTORE s       copy snapshot slot s back into the state
+    ADVANCE a, b    run steps a .. b-1 without recording
+    SAVE s          copy the state into snapshot slot s
+    STEP j          run step j with the tape, then its adjoint (the state is at step j)
+    DONE
+
+Snapshots are used as a stack: slot k holds the state at the start of the k-th pending
+segment. Reversing a segment [a, b) whose start is in slot k with c = S - 1 - k free slots:
+
+* one step: STEP a (after RESTORE k unless the state is already there);
+* no free slot: for j = b-1 down to a, RESTORE k, ADVANCE a..j, STEP j;
+* else split at m = a + d: ADVANCE a..m, SAVE k+1, reverse [m, b) with slot k+1, then
+  reverse [a, m) with slot k again.
+
+With c free slots and each step advanced (recomputed without the tape) at most r times, at
+most L(c, r) = C(c + r + 1, c + 1) steps can be reversed (L(c, r) = L(c, r-1) + L(c-1, r)).
+The split takes the smallest such r for the segment (no step is recomputed more than r
+times) and, among the splits that keep that bound, leaves L(c-1, r-1) steps to the second
+part: this matches the fewest recomputed steps that an exhaustive search finds (checked in
+tests/test_checkpoint.py), as Revolve's schedule does. The state
+array `st` keeps the stack, a short queue of actions, and counters of the work done.
+"""
+import numba
+import numpy as np
+
+DONE, RESTORE, ADVANCE, SAVE, STEP = 0, 1, 2, 3, 4
+
+_ACTION, _ARG1, _ARG2, _CUR, _T, _S, _DEPTH, _QLEN, _QHEAD = 0, 1, 2, 3, 4, 5, 6, 7, 8
+_QUEUE = 9          # 3 actions of 3 ints
+_ADVANCED, _TAPED = 18, 19
+_FRAMES = 20        # frames of 4 ints: a, b, slot, (phase, j) packed below
+_FRAME = 5          # a, b, slot, phase, j
+
+
+@numba.njit(cache=True)
+def _binomial_at_least(c, r, cap):
+    """min(C(c + r, r), cap), computed without overflow."""
+    val = 1
+    for i in range(1, r + 1):
+        val = val * (c + i) // i
+        if val >= cap:
+            return cap
+    return val
+
+
+@numba.njit(cache=True)
+def split(length, free):
+    """Length of the first part of a segment of `length` steps with `free` snapshot slots."""
+    c = min(free, length)
+    r = 0
+    while _binomial_at_least(c + 1, r, length) < length:     # L(c, r) < length
+        r += 1
+    lo = max(1, length - _binomial_at_least(c, r, length))   # second part <= L(c-1, r)
+    hi = min(_binomial_at_least(c + 1, r - 1, length), length - 1)     # first <= L(c, r-1)
+    return max(lo, min(hi, length - _binomial_at_least(c, r - 1, length)))
+
+
+@numba.njit(cache=True)
+def slots(steps, snapshots):
+    """How many snapshot slots a loop of `steps` steps uses (at most `snapshots`)."""
+    return max(1, min(snapshots, steps))
+
+
+@numba.njit(cache=True)
+def descent(steps, snapshots):
+    """The steps before which the first (forward) pass saves snapshots 0, 1, ...: a
+    -1-terminated int array."""
+    s = slots(steps, snapshots)
+    out = np.full(s + 1, -1, np.int64)
+    if steps <= 0:
+        return out
+    a, k = 0, 0
+    out[0] = 0
+    while steps - a > 1 and s - 1 - k > 0:
+        a += split(steps - a, s - 1 - k)
+        k += 1
+        out[k] = a
+    return out
+
+
+@numba.njit(cache=True)
+def start(steps, snapshots):
+    """The schedule's state after the forward pass (which ran all steps, saving snapshots
+    where `descent` says): the segments still to reverse, one per snapshot."""
+    s = slots(steps, snapshots)
+    st = np.zeros(_FRAMES + _FRAME * (s + 2), np.int64)
+    st[_T] = steps
+    st[_S] = s
+    st[_CUR] = steps
+    if steps <= 0:
+        return st
+    pos = descent(steps, snapshots)
+    k = 0
+    while k + 1 <= s and pos[k + 1] >= 0:
+        _push(st, pos[k], steps, k, 1, pos[k + 1])     # waiting for its second part
+        k += 1
+    _push(st, pos[k], steps, k, 0, 0)
+    return st
+
+
+@numba.njit(cache=True)
+def _push(st, a, b, slot, phase, j):
+    f = _FRAMES + _FRAME * st[_DEPTH]
+    st[f] = a
+    st[f + 1] = b
+    st[f + 2] = slot
+    st[f + 3] = phase
+    st[f + 4] = j
+    st[_DEPTH] += 1
+
+
+@numba.njit(cache=True)
+def _queue(st, action, arg1, arg2):
+    q = _QUEUE + 3 * st[_QLEN]
+    st[q] = action
+    st[q + 1] = arg1
+    st[q + 2] = arg2
+    st[_QLEN] += 1
+
+
+@numba.njit(cache=True)
+def _restore_to(st, a, slot):
+    if st[_CUR] != a:
+        _queue(st, RESTORE, slot, 0)
+        st[_CUR] = a
+
+
+@numba.njit(cache=True)
+def _fill(st):
+    """Queue the next actions (at least one)."""
+    while st[_QLEN] == 0:
+        if st[_DEPTH] == 0:
+            _queue(st, DONE, 0, 0)
+            return
+        f = _FRAMES + _FRAME * (st[_DEPTH] - 1)
+        a, b, slot, phase, j = st[f], st[f + 1], st[f + 2], st[f + 3], st[f + 4]
+        if phase == 1:              # [j, b) is reversed: now [a, j) from the same slot
+            st[f + 1] = j
+            st[f + 3] = 0
+            continue
+        if phase == 2:              # no free slot: step j from the segment's start
+            if j < a:
+                st[_DEPTH] -= 1
+                continue
+            _restore_to(st, a, slot)
+            if j > a:
+                _queue(st, ADVANCE, a, j)
+                st[_ADVANCED] += j - a
+            _queue(st, STEP, j, 0)
+            st[_TAPED] += 1
+            st[_CUR] = j + 1
+            st[f + 4] = j - 1
+            continue
+        length = b - a
+        free = st[_S] - 1 - slot
+        if length == 1:
+            _restore_to(st, a, slot)
+            _queue(st, STEP, a, 0)
+            st[_TAPED] += 1
+            st[_CUR] = a + 1
+            st[_DEPTH] -= 1
+        elif free <= 0:
+            st[f + 3] = 2
+            st[f + 4] = b - 1
+        else:
+            m = a + split(length, free)
+            _restore_to(st, a, slot)
+            _queue(st, ADVANCE, a, m)
+            st[_ADVANCED] += m - a
+            _queue(st, SAVE, slot + 1, 0)
+            st[_CUR] = m
+            st[f + 3] = 1
+            st[f + 4] = m
+            _push(st, m, b, slot + 1, 0, 0)
+
+
+@numba.njit(cache=True)
+def next_action(st):
+    """The next action: st[0] is its kind, st[1] and st[2] its arguments."""
+    if st[_QLEN] == st[_QHEAD]:
+        st[_QLEN] = 0
+        st[_QHEAD] = 0
+        _fill(st)
+    q = _QUEUE + 3 * st[_QHEAD]
+    st[_ACTION] = st[q]
+    st[_ARG1] = st[q + 1]
+    st[_ARG2] = st[q + 2]
+    st[_QHEAD] += 1
+    return st[_ACTION]
+
+
+@numba.njit(cache=True)
+def recomputed(st):
+    """Steps run again after the first pass: advanced without the tape, and with it."""
+    return st[_ADVANCED], st[_TAPED]
+
+
+@numba.njit(cache=True)
+def auto_snapshots(steps):
+    """checkpoint="auto": about sqrt(steps) snapshots (at least 2), so that each step is
+    recomputed at most about twice."""
+    s = 2
+    while s * s < steps:
+        s += 1
+    return s

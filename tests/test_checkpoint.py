@@ -1,0 +1,340 @@
+"""Checkpointed time loops (grad(..., checkpoint=...)) and tape accounting / limits.
+
+* the binomial schedule reverses every step exactly once, in order, from states it really
+  reached, within its snapshot budget, recomputing as few steps as an exhaustive search;
+* checkpointed gradients equal the uncheckpointed ones bit for bit, for many loop shapes and
+  snapshot counts (in the interpreter for breadth, compiled for a few), and match central
+  finite differences;
+* the tape of a checkpointed loop does not grow with the number of steps; tape_limit
+  raises an AdjitError naming the function and what to do.
+"""
+import functools
+
+import numba
+import numpy as np
+import pytest
+
+import adjit
+from adjit import AdjitError
+from adjit.api import _Mode
+from adjit.runtime import checkpoint as ck
+from adjit.transform import build
+from fd import fd_grad
+
+
+# the schedule -----------------------------------------------------------------------------
+
+def _run_schedule(steps, snapshots):
+    """Simulate the schedule on 'states' that are step numbers; returns the advances."""
+    pos = ck.descent(steps, snapshots)
+    snaps, k = {}, 0
+    for j in range(steps):
+        if pos[k] == j:
+            snaps[k] = j
+            k += 1
+    cur, reversed_steps, slots = steps, [], set(snaps)
+    st = ck.start(steps, snapshots)
+    while True:
+        action = ck.next_action(st)
+        if action == ck.DONE:
+            break
+        a, b = st[1], st[2]
+        if action == ck.RESTORE:
+            cur = snaps[a]
+        elif action == ck.ADVANCE:
+            assert cur == a
+            cur = b
+        elif action == ck.SAVE:
+            snaps[a] = cur
+            slots.add(a)
+        else:
+            assert action == ck.STEP and cur == a
+            reversed_steps.append(a)
+            cur = a + 1
+    assert reversed_steps == list(range(steps - 1, -1, -1))
+    assert not slots or max(slots) < max(1, min(snapshots, steps))
+    advanced, taped = ck.recomputed(st)
+    assert taped == steps
+    return advanced + (max(p for p in pos if p >= 0) if steps else 0)
+
+
+@functools.lru_cache(None)
+def _fewest_advances(length, free):
+    """Exhaustive search: fewest steps advanced to reverse `length` steps whose start is
+    stored, with `free` more snapshot slots."""
+    if length <= 1:
+        return 0
+    if free == 0:
+        return length * (length - 1) // 2
+    return min(d + _fewest_advances(length - d, free - 1) + _fewest_advances(d, free)
+               for d in range(1, length))
+
+
+@pytest.mark.parametrize("snapshots", [1, 2, 3, 4, 6])
+def test_schedule_reverses_every_step_with_fewest_recomputations(snapshots):
+    for steps in range(0, 70):
+        advanced = _run_schedule(steps, snapshots)
+        if steps:
+            assert advanced == _fewest_advances(steps, min(snapshots, steps) - 1), steps
+
+
+def test_schedule_recomputation_bound():
+    """With s snapshots and r = the smallest repetition count with C(s + r, s) >= steps, no
+    step is advanced more than r times (Griewank & Walther): advanced <= r * steps."""
+    from math import comb
+    for steps, s in ((10_000, 64), (10_000, 10), (100_000, 20), (1000, 1000)):
+        r = 0
+        while comb(s + r, s) < steps:
+            r += 1
+        st = ck.start(steps, s)
+        while ck.next_action(st) != ck.DONE:
+            pass
+        advanced, taped = ck.recomputed(st)
+        assert taped == steps and advanced <= r * steps
+
+
+# programs ------------------------------------------------------------------------------
+
+def heat_loops(u0, alpha, steps):
+    n = u0.shape[0]
+    u = u0.copy()
+    un = np.zeros(n)
+    for t in range(steps):
+        for i in range(1, n - 1):
+            un[i] = u[i] + alpha * (u[i - 1] - 2.0 * u[i] + u[i + 1])
+        for i in range(1, n - 1):
+            u[i] = un[i]
+    s = 0.0
+    for i in range(n):
+        s += u[i] * u[i]
+    return s
+
+
+def reaction_vectorized(u0, alpha, steps):
+    u = u0.copy()
+    for t in range(steps):
+        u[1:-1] += alpha * (u[2:] - 2.0 * u[1:-1] + u[:-2]) + 0.1 * u[1:-1] * (1.0 - u[1:-1])
+        u[:] = np.tanh(u)
+    return np.sum(u * u)
+
+
+def _forces(x, f):
+    n = x.shape[0]
+    for i in range(n):
+        f[i] = 0.0
+    for i in range(n):
+        for j in range(i + 1, n):
+            d = x[i] - x[j]
+            g = -d / (1.0 + d * d) ** 2
+            f[i] += g
+            f[j] -= g
+
+
+def leapfrog_particles(x0, k, steps):
+    n = x0.shape[0]
+    x = x0.copy()
+    v = np.zeros(n)
+    f = np.zeros(n)
+    dt = 0.05
+    energy = 0.0
+    for t in range(steps):
+        _forces(x, f)
+        for i in range(n):
+            v[i] += dt * (f[i] - k * x[i])
+            x[i] += dt * v[i]
+        energy = 0.5 * np.sum(v * v) + 0.5 * k * np.sum(x * x)
+    return energy + np.sum(np.sin(x))
+
+
+def branches_and_scalars(x0, c, steps):
+    x = x0.copy()
+    acc = 0.0
+    flips = 0
+    last = 0.0
+    for t in range(2, 2 + 2 * steps, 2):
+        for i in range(x.shape[0]):
+            if x[i] > 0.3:
+                x[i] = x[i] * c - 0.1 * last
+                flips += 1
+            else:
+                x[i] = math_sin(x[i]) + c * x[i]
+        k = 0
+        while k < flips % 3:
+            acc += x[k] * x[k]
+            k += 1
+        last = acc * 0.01 + x[0]
+        acc = acc * 0.5 + np.sum(x) * t
+    return acc + last
+
+
+def math_sin(v):
+    return v - v * v * v / 6.0
+
+
+def two_loops(x0, c, steps):
+    x = x0.copy()
+    s = 0.0
+    for t in range(steps):
+        x[:] = np.sin(x) * c + 0.1
+    for t in range(steps - 1):
+        for i in range(x.shape[0]):
+            s += x[i] * x[i] * c
+            x[i] = s * 0.01 + x[i]
+    return s
+
+
+PROGRAMS = {
+    "heat_loops": (heat_loops, lambda r, T: (r.random(7), 0.21, T)),
+    "reaction_vectorized": (reaction_vectorized, lambda r, T: (r.random(6), 0.2, T)),
+    "leapfrog_particles": (leapfrog_particles, lambda r, T: (r.normal(size=5), 0.7, T)),
+    "branches_and_scalars": (branches_and_scalars, lambda r, T: (r.random(5), 0.9, T)),
+    "two_loops": (two_loops, lambda r, T: (r.random(4), 0.8, T)),
+}
+_GRAD = _Mode("value_and_grad", True, False)
+
+
+@functools.lru_cache(None)
+def _built(name, checkpoint, jit):
+    fn, make = PROGRAMS[name]
+    args = make(np.random.default_rng(0), 3)
+    types = tuple(numba.typeof(a) for a in args)
+    return build(fn, (0, 1), types, _GRAD, jit=jit, checkpoint=checkpoint)
+
+
+def _stats():
+    return np.zeros(5, np.int64)
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_checkpointed_equals_uncheckpointed_bitwise(name):
+    """Interpreter runs of the generated code (the exact source numba compiles): every
+    snapshot budget and step count, including 0 and 1 steps, gives the same bits."""
+    fn, make = PROGRAMS[name]
+    plain = _built(name, None, False)
+    for steps in (0, 1, 2, 5, 13):
+        args = make(np.random.default_rng(steps), steps)
+        value, (g0, g1) = plain.pyfunc(*args)
+        assert value == pytest.approx(fn(*args), rel=1e-12, abs=1e-12)  # np.sum: pairwise
+        for checkpoint in (1, 2, 3, "auto", 40):
+            v, (h0, h1) = _built(name, checkpoint, False).pyfunc(*args)
+            assert v == value and np.array_equal(h0, g0) and h1 == g1, (steps, checkpoint)
+
+
+@pytest.mark.parametrize("name", ["heat_loops", "leapfrog_particles", "branches_and_scalars"])
+def test_compiled_checkpointed_matches_bitwise_and_finite_differences(name):
+    fn, make = PROGRAMS[name]
+    args = make(np.random.default_rng(1), 30)
+    plain = adjit.value_and_grad(fn, argnums=(0, 1))
+    value, grads = plain(*args)
+    for checkpoint in (2, "auto"):
+        g = adjit.value_and_grad(fn, argnums=(0, 1), checkpoint=checkpoint)
+        v, h = g(*args)
+        assert v == value and np.array_equal(h[0], grads[0]) and h[1] == grads[1]
+        report = g.last_tape
+        assert report.steps == 30 and report.taped == 30 and report.recompute_factor > 2.0
+    fd0, fd1 = fd_grad(fn, args, 0), fd_grad(fn, args, 1)
+    scale = max(1.0, np.max(np.abs(grads[0])), abs(grads[1]))
+    assert np.max(np.abs(grads[0] - fd0)) < 1e-6 * scale
+    assert abs(grads[1] - fd1) < 1e-6 * scale
+
+
+def test_vjp_checkpointed():
+    g = adjit.vjp(heat_loops, argnums=0, checkpoint=3)
+    ref = adjit.vjp(heat_loops, argnums=0)
+    args = (np.random.default_rng(2).random(8), 0.2, 25)
+    a, b = g(*args, 0.5), ref(*args, 0.5)
+    assert a[0] == b[0] and np.array_equal(a[1], b[1])
+
+
+# memory -----------------------------------------------------------------------------------
+
+_HEAT = adjit.grad(heat_loops, argnums=(0, 1))
+_HEAT_CK = adjit.grad(heat_loops, argnums=(0, 1), checkpoint=8)
+
+
+def test_tape_grows_with_steps_without_checkpointing_and_not_with_it():
+    u0 = np.random.default_rng(3).random(50)
+    plain, ckpt = [], []
+    for steps in (100, 400, 1600):
+        _HEAT(u0, 0.2, steps)
+        plain.append(_HEAT.last_tape)
+        _HEAT_CK(u0, 0.2, steps)
+        ckpt.append(_HEAT_CK.last_tape)
+    # 48 recorded floats a step: the capacity doubles past 8 * 48 * steps
+    for report, steps in zip(plain, (100, 400, 1600)):
+        assert 8 * 48 * steps <= report.tape_bytes < 2 * 8 * 48 * steps
+        assert report.snapshot_bytes == 0 and report.recompute_factor == 1.0
+    # one step's tape (the initial 1024-float stack holds it), 8 snapshots of u, un, one float
+    for report, steps in zip(ckpt, (100, 400, 1600)):
+        assert report.steps == steps and report.taped == steps     # this call's, not a sum
+        assert report.tape_bytes == 8 * 1024
+        assert report.snapshot_bytes == 8 * (50 + 50 + 1) * 8
+    assert ckpt[0].recompute_factor < ckpt[-1].recompute_factor < 8
+
+
+def test_tape_limit_raises_an_adjit_error_naming_the_function_and_the_remedy():
+    g = adjit.grad(heat_loops, argnums=(0, 1), tape_limit=100_000)
+    u0 = np.random.default_rng(4).random(50)
+    g(u0, 0.2, 100)     # 38 KB of tape: fits
+    with pytest.raises(AdjitError) as info:
+        g(u0, 0.2, 1000)
+    text = str(info.value)
+    assert "tape_limit" in text and "heat_loops" in text and "test_checkpoint.py" in text
+    assert "line" in text and "checkpoint=" in text
+    assert "100000 are allowed" in text     # 48 floats a step: it crosses at step 261
+    g2 = adjit.grad(heat_loops, argnums=(0, 1), tape_limit=100_000, checkpoint=4)
+    assert np.array_equal(g2(u0, 0.2, 1000)[0], _HEAT(u0, 0.2, 1000)[0])
+
+
+def test_snapshots_over_the_limit_raise():
+    g = adjit.grad(heat_loops, argnums=(0, 1), tape_limit=20_000, checkpoint=100)
+    with pytest.raises(AdjitError, match="snapshots need"):
+        g(np.random.default_rng(5).random(50), 0.2, 1000)
+
+
+# options ----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("bad", [0, -2, "sometimes", True, 2.5])
+def test_checkpoint_option_is_checked(bad):
+    with pytest.raises(AdjitError, match="checkpoint="):
+        adjit.grad(heat_loops, checkpoint=bad)
+
+
+@pytest.mark.parametrize("bad", [0, -1, "big", True])
+def test_tape_limit_option_is_checked(bad):
+    with pytest.raises(AdjitError, match="tape_limit="):
+        adjit.grad(heat_loops, tape_limit=bad)
+
+
+def while_loop(x, steps):
+    s = 0.0
+    t = 0
+    while t < steps:
+        s = s * 0.5 + x * x * s + x
+        t += 1
+    return s
+
+
+def loop_with_break(x, steps):
+    s = 0.0
+    for t in range(steps):
+        s = s * x + 1.0
+        if s > 100.0:
+            break
+    return s
+
+
+@pytest.mark.parametrize("fn, what", [(while_loop, "`while` loop"),
+                                      (loop_with_break, "left by `break`")])
+def test_loops_that_cannot_be_checkpointed_are_named(fn, what):
+    g = adjit.grad(fn, checkpoint=4)
+    with pytest.raises(AdjitError, match=what) as info:
+        g.source_for(0.5, 10)
+    assert "line" in str(info.value) and "checkpoint=None" in str(info.value)
+
+
+def test_generated_source_reads_like_a_checkpointed_adjoint():
+    src = _HEAT_CK.source_for(np.ones(5), 0.2, 3)
+    for piece in ("ckpt.descent", "ckpt.start", "ckpt.next_action", "ckpt.STEP",
+                  "ckpt.ADVANCE", "ckpt.RESTORE", "ckpt.SAVE", "u[...] = ", "check_room"):
+        assert piece in src, piece
