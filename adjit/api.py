@@ -37,7 +37,7 @@ class GradientFunction:
     """
 
     def __init__(self, fn, argnums, with_value, fastmath=False, kind=None, checkpoint=None,
-                 tape_limit=None):
+                 tape_limit=None, cache=False):
         functools.update_wrapper(self, fn, updated=())
         self.__adjit_function__ = getattr(fn, "py_func", fn)
         self.fn = fn
@@ -49,6 +49,7 @@ class GradientFunction:
         self.fastmath = fastmath
         self.checkpoint = _check_checkpoint(self, checkpoint)
         self.tape_limit = _check_limit(self, tape_limit)
+        self.cache = bool(cache)
         self._specs = {}
         self._last = None
         self._called = None     # the specialization the last call from Python ran
@@ -63,7 +64,8 @@ class GradientFunction:
             spec = self._specs.get(key)
             if spec is None:
                 spec = build(self.fn, self.argnums, key, self.mode, self.fastmath,
-                             checkpoint=self.checkpoint, tape_limit=self.tape_limit)
+                             checkpoint=self.checkpoint, tape_limit=self.tape_limit,
+                             cache=self.cache)
                 self._specs[key] = spec
             self._last = spec
             return spec
@@ -128,7 +130,7 @@ class GradientFunction:
         if getattr(module, self.__qualname__, None) is self:
             return self.__qualname__
         return (_rebuild, (self.fn, self._argnums_arg, self.mode.with_value, self.fastmath,
-                           self.mode.name, self.checkpoint, self.tape_limit))
+                           self.mode.name, self.checkpoint, self.tape_limit, self.cache))
 
     def _positional(self, args, kwargs):
         try:
@@ -167,8 +169,10 @@ class GradientFunction:
                f"argnums={self.argnums}>"
 
 
-def _rebuild(fn, argnums, with_value, fastmath, kind=None, checkpoint=None, tape_limit=None):
-    return GradientFunction(fn, argnums, with_value, fastmath, kind, checkpoint, tape_limit)
+def _rebuild(fn, argnums, with_value, fastmath, kind=None, checkpoint=None, tape_limit=None,
+             cache=False):
+    return GradientFunction(fn, argnums, with_value, fastmath, kind, checkpoint, tape_limit,
+                            cache)
 
 
 class TapeReport:
@@ -273,7 +277,8 @@ def _typeof_gradient(val, c):
     return registry.cpu_target.typing_context.resolve_value_type(val._stub)
 
 
-def grad(fn=None, argnums=0, *, fastmath=False, checkpoint=None, tape_limit=None):
+def grad(fn=None, argnums=0, *, fastmath=False, checkpoint=None, tape_limit=None,
+         cache=False):
     """The gradient of `fn` with respect to the argument(s) in `argnums`.
 
     Use as `@grad` or `grad(f, argnums=(0, 2))`. With an int argnums the result is the
@@ -293,49 +298,55 @@ def grad(fn=None, argnums=0, *, fastmath=False, checkpoint=None, tape_limit=None
     step's tape; the gradient is identical to the bit; the cost is recomputed steps (see
     `.last_tape.recompute_factor`). `tape_limit` (bytes; default half the machine's
     memory) turns a tape that would grow beyond it into an AdjitError saying what to do.
+
+    `cache=True` keeps the compiled gradient on disk (numba's cache, beside the generated
+    source in $ADJIT_CACHE_DIR or ~/.cache/adjit): a later process with the same function
+    and argument types loads it instead of compiling.
     """
+    options = dict(fastmath=fastmath, checkpoint=checkpoint, tape_limit=tape_limit,
+                   cache=cache)
     if fn is None:
-        return lambda f: grad(f, argnums=argnums, fastmath=fastmath, checkpoint=checkpoint,
-                              tape_limit=tape_limit)
-    return GradientFunction(fn, argnums, with_value=False, fastmath=fastmath,
-                            checkpoint=checkpoint, tape_limit=tape_limit)
+        return lambda f: grad(f, argnums=argnums, **options)
+    return GradientFunction(fn, argnums, False, **options)
 
 
-def value_and_grad(fn=None, argnums=0, *, fastmath=False, checkpoint=None, tape_limit=None):
+def value_and_grad(fn=None, argnums=0, *, fastmath=False, checkpoint=None, tape_limit=None,
+                   cache=False):
     """Like grad (same options), but the compiled function returns (value, gradient)."""
+    options = dict(fastmath=fastmath, checkpoint=checkpoint, tape_limit=tape_limit,
+                   cache=cache)
     if fn is None:
-        return lambda f: value_and_grad(f, argnums=argnums, fastmath=fastmath,
-                                        checkpoint=checkpoint, tape_limit=tape_limit)
-    return GradientFunction(fn, argnums, with_value=True, fastmath=fastmath,
-                            checkpoint=checkpoint, tape_limit=tape_limit)
+        return lambda f: value_and_grad(f, argnums=argnums, **options)
+    return GradientFunction(fn, argnums, True, **options)
 
 
-def vjp(fn=None, argnums=0, *, fastmath=False, checkpoint=None, tape_limit=None):
+def vjp(fn=None, argnums=0, *, fastmath=False, checkpoint=None, tape_limit=None, cache=False):
     """Vector-Jacobian product: `vjp(f)(*args, cotangent) -> (out, gradient)`.
 
     `out` is f(*args), a float or a float array; `cotangent` has out's shape (a float for a
     float result) and the gradient is cotangent^T J with respect to the argnums arguments:
     the shape of the argument for an int argnums, a tuple for a tuple. With cotangent 1.0
     for a scalar f it is value_and_grad. Compiled like grad (same options: checkpoint,
-    tape_limit), callable from @njit code.
+    tape_limit, cache), callable from @njit code.
     """
+    options = dict(fastmath=fastmath, checkpoint=checkpoint, tape_limit=tape_limit,
+                   cache=cache)
     if fn is None:
-        return lambda f: vjp(f, argnums=argnums, fastmath=fastmath, checkpoint=checkpoint,
-                             tape_limit=tape_limit)
-    return GradientFunction(fn, argnums, True, fastmath, kind="vjp", checkpoint=checkpoint,
-                            tape_limit=tape_limit)
+        return lambda f: vjp(f, argnums=argnums, **options)
+    return GradientFunction(fn, argnums, True, kind="vjp", **options)
 
 
-def jvp(fn=None, argnums=0, *, fastmath=False):
+def jvp(fn=None, argnums=0, *, fastmath=False, cache=False):
     """Jacobian-vector product (forward mode): `jvp(f)(*args, tangent) -> (out, out_tangent)`.
 
     `tangent` has the shape of the argument in argnums (a tuple of tangents, in argnums
     order, for a tuple argnums); `out_tangent` = J tangent has the shape of f's result. The
     tangent code runs alongside the primal in one compiled function, nothing is recorded.
+    `cache=True` keeps the compiled code on disk as for grad.
     """
     if fn is None:
-        return lambda f: jvp(f, argnums=argnums, fastmath=fastmath)
-    return GradientFunction(fn, argnums, True, fastmath, kind="jvp")
+        return lambda f: jvp(f, argnums=argnums, fastmath=fastmath, cache=cache)
+    return GradientFunction(fn, argnums, True, fastmath=fastmath, kind="jvp", cache=cache)
 
 
 __all__ = ["grad", "value_and_grad", "vjp", "jvp", "stop_gradient", "AdjitError",

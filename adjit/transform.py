@@ -146,14 +146,15 @@ def _is_int(k):
 
 
 def build(fn, argnums, arg_types, mode, fastmath=False, jit=True, checkpoint=None,
-          tape_limit=None):
+          tape_limit=None, cache=False):
     """Generate and compile the gradient of `fn` for arguments of these numba types.
 
     `mode.with_value` adds the value to the result ((value, gradient)); `mode.single` returns
     the one gradient bare (the user passed an int argnums) rather than a tuple. With
     jit=False nothing is compiled: the result's dispatcher is None and its pyfunc runs the
     generated source in the Python interpreter. `checkpoint` (snapshots, an int, or "auto")
-    checkpoints the top-level time loops (reverse/checkpoint.py).
+    checkpoints the top-level time loops (reverse/checkpoint.py); `cache` keeps the compiled
+    code on disk for later processes (codegen/emit.py).
     """
     params = read_function(fn).params
     extra = getattr(mode, "extra", None)     # "cotangent" (vjp) or "tangent" (jvp)
@@ -183,7 +184,7 @@ def build(fn, argnums, arg_types, mode, fastmath=False, jit=True, checkpoint=Non
         namegen.reserve(extra_name)
         if mode.name == "jvp":
             return _build_jvp(src, stmts, result, env, namegen, kinds, wrt, mode, extra_name,
-                              arg_types, fastmath, jit)
+                              arg_types, fastmath, jit, cache)
     elif result_kind != FLOAT:
         what = "an array" if is_array(result_kind) else {"int": "an int", "bool": "a bool"}.get(
             result_kind, f"a value of kind {result_kind}")
@@ -230,7 +231,8 @@ def build(fn, argnums, arg_types, mode, fastmath=False, jit=True, checkpoint=Non
         f"return {inner}({', '.join(params)}, np.zeros({STATS_SIZE}, np.int64))").body)])
     stats_type = numba.types.int64[::1]
     pyfunc, dispatcher = compile_source(source, inner, env.ns, tuple(arg_types) +
-                                        (stats_type,), fastmath, jit, wrapper=name)
+                                        (stats_type,), fastmath, jit, wrapper=name,
+                                        cache=cache)
     return Transformed(source, pyfunc, dispatcher, np.zeros(STATS_SIZE, np.int64),
                        _limit_hint(src, stmts, builder, checkpoint, limit))
 
@@ -285,7 +287,7 @@ def _seed_cotangent(prog, builder, result, kinds, cot):
 
 
 def _build_jvp(src, stmts, result, env, namegen, kinds, wrt, mode, tan, arg_types, fastmath,
-               jit):
+               jit, cache=False):
     """Forward mode: the primal with tangent statements, returning (value, tangent)."""
     params = src.params
     builder = TangentBuilder(stmts, result, kinds, env.ns, namegen, wrt)
@@ -318,7 +320,8 @@ def _build_jvp(src, stmts, result, env, namegen, kinds, wrt, mode, tan, arg_type
              (None, ret)]
     name = f"{src.fn.__name__}_{mode.name}"
     source = render(name, params + [tan], parts)
-    pyfunc, dispatcher = compile_source(source, name, env.ns, arg_types, fastmath, jit)
+    pyfunc, dispatcher = compile_source(source, name, env.ns, arg_types, fastmath, jit,
+                                        cache=cache)
     return Transformed(source, pyfunc, dispatcher)
 
 

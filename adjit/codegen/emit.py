@@ -4,12 +4,17 @@ The source is kept as `.source`: the forward sweep, then the backward sweep, wit
 naming the user's line above each group of statements generated from it.
 """
 import ast
+import hashlib
 import itertools
 import linecache
+import os
 import re
+import sys
+import types
 
 import numba
 import numba.core.errors
+import numpy as np
 
 from ..errors import AdjitError
 
@@ -67,15 +72,28 @@ def render(name, params, parts):
     return pattern.sub(lambda m: f"{m.group(1)}# {comments[int(m.group(2))]}", text) + "\n"
 
 
-def compile_source(source, name, namespace, signature, fastmath=False, jit=True, wrapper=None):
+def compile_source(source, name, namespace, signature, fastmath=False, jit=True, wrapper=None,
+                   cache=False):
     """Exec generated source; returns (python function, numba dispatcher compiled for
     exactly these argument types). With jit=False the dispatcher is None: the plain Python
     function alone, which the program fuzzer runs to check many argnums choices cheaply.
     With a `wrapper` (a second function of the source calling `name`), the python function
-    returned is the wrapper, and it calls the compiled `name`."""
-    filename = f"<adjit-{next(_serial)}:{name}>"
-    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    returned is the wrapper, and it calls the compiled `name`. With `cache` the source is
+    written to a file named by its digest (cache_file) and numba keeps the machine code
+    beside it (njit(cache=True)): a later process finds it instead of compiling."""
+    if cache:
+        filename = cache_file(source, name, namespace, signature, fastmath)
+    else:
+        filename = f"<adjit-{next(_serial)}:{name}>"
+        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     ns = dict(namespace)
+    if cache:
+        # numba's cache rebuilds the function's globals by importing its module by name
+        module = types.ModuleType(os.path.splitext(os.path.basename(filename))[0])
+        module.__file__ = filename
+        sys.modules[module.__name__] = module
+        ns = module.__dict__
+        ns.update(namespace)
     ns["grow_tape"] = grow_tape
     ns["reserve_tape"] = reserve_tape
     ns["check_room"] = check_room
@@ -84,7 +102,7 @@ def compile_source(source, name, namespace, signature, fastmath=False, jit=True,
     outer = ns[wrapper] if wrapper else pyfunc
     if not jit:
         return outer, None
-    jit = numba.njit(tuple(signature), error_model="numpy", fastmath=fastmath)
+    jit = numba.njit(tuple(signature), error_model="numpy", fastmath=fastmath, cache=cache)
     try:
         dispatcher = jit(pyfunc)
         ns[name] = dispatcher
@@ -93,3 +111,47 @@ def compile_source(source, name, namespace, signature, fastmath=False, jit=True,
         raise AdjitError(f"numba could not compile the generated {name} (an adjit bug: "
                          f"please report it with this message):\n{exc}\n"
                          f"generated source:\n{source}") from None
+
+
+def cache_dir():
+    """Where cache=True keeps generated sources (numba's machine code goes beside them):
+    $ADJIT_CACHE_DIR, else ~/.cache/adjit."""
+    root = os.environ.get("ADJIT_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"),
+        "adjit")
+    os.makedirs(root, exist_ok=True)
+    return root
+
+
+def cache_file(source, name, namespace, signature, fastmath):
+    """The file holding this generated source, written once: its name is a digest of the
+    source, the argument types, numba's version and the values the code reads from its
+    namespace (global arrays by content, functions by their source), so that any change
+    gives a new file and numba's cache, keyed by the file, never serves stale code."""
+    h = hashlib.sha256()
+    for part in (source, repr(tuple(signature)), repr(fastmath), numba.__version__,
+                 sys.version):
+        h.update(part.encode())
+    for key in sorted(namespace):
+        h.update(key.encode())
+        h.update(_fingerprint(namespace[key]))
+    path = os.path.join(cache_dir(), f"_adjit_{name}_{h.hexdigest()[:20]}.py")
+    if not os.path.exists(path):
+        tmp = f"{path}.{os.getpid()}.tmp"
+        with open(tmp, "w") as fh:
+            fh.write(source)
+        os.replace(tmp, path)       # atomic: concurrent processes write the same text
+    return path
+
+
+def _fingerprint(obj):
+    if isinstance(obj, np.ndarray):
+        return obj.tobytes() + repr((obj.dtype, obj.shape)).encode()
+    if isinstance(obj, types.ModuleType):
+        return obj.__name__.encode()
+    fn = getattr(obj, "py_func", obj)
+    code = getattr(fn, "__code__", None)
+    if code is not None:
+        return code.co_code + repr(code.co_consts).encode() + \
+            getattr(fn, "__qualname__", "").encode()
+    return repr(obj).encode()

@@ -1,14 +1,11 @@
-"""Run-time helpers that generated code calls, compiled once per machine (on-disk cache)."""
+"""Run-time helpers that generated code calls, compiled once per machine (on-disk cache,
+lazily: importing adjit compiles nothing)."""
 import os
 
 import numba
 import numpy as np
 
 from ..errors import AdjitError
-
-_SIGNATURES = ["float64[::1](float64[::1], int64, int64)",
-               "int64[::1](int64[::1], int64, int64)"]
-
 
 def _physical_memory():
     try:
@@ -24,7 +21,7 @@ LIMIT_MESSAGE = "adjit: the tape would exceed tape_limit"
 """How a tape-limit error starts; the Python-side caller adds where and what to do."""
 
 
-@numba.njit(_SIGNATURES, cache=True)
+@numba.njit(cache=True)
 def reserve_tape(tape, need, room):
     """`tape` if it holds `need` values, else a copy grown (by doubling, capped at `room`
     bytes) to hold them. More than `room` bytes raises AdjitError."""
@@ -42,8 +39,7 @@ def reserve_tape(tape, need, room):
     return bigger
 
 
-@numba.njit(["float64[::1](float64[::1], int64)", "int64[::1](int64[::1], int64)"],
-            cache=True)
+@numba.njit(cache=True)
 def grow_tape(tape, room):
     """A tape twice as long holding the same values (called only when a push finds it full)."""
     return reserve_tape(tape, tape.shape[0] + 1, room)

@@ -1,0 +1,52 @@
+"""cache=True: a second process loads the compiled gradient from numba's on-disk cache
+(beside the generated source in $ADJIT_CACHE_DIR) instead of compiling it."""
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+SCRIPT = textwrap.dedent("""
+    import json, sys, time
+    import numpy as np
+    import adjit
+
+    def energy(x, k, steps):
+        v = np.zeros_like(x)
+        for t in range(steps):
+            v -= 0.01 * (k * x + np.sin(x))
+            for i in range(x.shape[0]):
+                x[i] += 0.01 * v[i]
+        return 0.5 * np.sum(v * v) + 0.5 * k * np.sum(x * x)
+
+    g = adjit.value_and_grad(energy, argnums=(0, 1), cache=True)
+    x = np.linspace(0.1, 1.0, 7)
+    t = time.perf_counter()
+    value, (gx, gk) = g(x.copy(), 1.5, 40)
+    first = time.perf_counter() - t
+    hits = sum(g._called.dispatcher.stats.cache_hits.values())
+    print(json.dumps({"value": value, "gx": gx.tolist(), "gk": gk, "hits": hits,
+                      "first": first}))
+""")
+
+
+def _run(tmp_path, env):
+    path = tmp_path / "script.py"
+    path.write_text(SCRIPT)
+    out = subprocess.run([sys.executable, str(path)], env=env, capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_second_process_loads_the_gradient_from_the_disk_cache(tmp_path):
+    env = dict(os.environ, ADJIT_CACHE_DIR=str(tmp_path / "cache"))
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
+    first = _run(tmp_path, env)
+    second = _run(tmp_path, env)
+    assert first["hits"] == 0 and second["hits"] == 1
+    assert second["value"] == first["value"] and second["gx"] == first["gx"] and \
+        second["gk"] == first["gk"]
+    sources = [p for p in os.listdir(tmp_path / "cache") if p.endswith(".py")]
+    assert len(sources) == 1 and sources[0].startswith("_adjit_energy_value_and_grad")
