@@ -125,3 +125,44 @@ def test_swaps_that_depend_on_the_path_are_refused(fn, what):
     with pytest.raises(AdjitError, match=what) as info:
         adjit.grad(fn).source_for(np.ones(3), 0.7, 2)
     assert "u[:] = v" in str(info.value) and "line" in str(info.value)
+
+
+def swap_arguments(u, v, steps):
+    for t in range(steps):
+        for i in range(u.shape[0]):
+            v[i] = 2.0 * u[i]
+        u, v = v, u
+    return np.sum(u)
+
+
+def test_swapping_argument_arrays_is_refused():
+    """The caller would see the contents exchanged after the loop."""
+    with pytest.raises(AdjitError, match="swap of the argument array 'u'") as info:
+        adjit.grad(swap_arguments).source_for(np.ones(2), np.zeros(2), 1)
+    assert "a = u.copy()" in str(info.value)
+
+
+def _double(w):
+    for i in range(w.shape[0]):
+        w[i] = 2.0 * w[i]
+
+
+def writes_through_a_slice(x):
+    u = x.copy()
+    _double(u[1:])
+    return np.sum(u * u)
+
+
+def writes_through_a_row(m):
+    u = m.copy()
+    _double(u[0])
+    return np.sum(u * u)
+
+
+@pytest.mark.parametrize("fn, arg", [(writes_through_a_slice, np.ones(3)),
+                                     (writes_through_a_row, np.ones((2, 2)))])
+def test_a_helper_writing_into_a_slice_is_refused(fn, arg):
+    """Slices are passed as copies: the helper's writes would be lost (was silently wrong)."""
+    with pytest.raises(AdjitError, match="writes into its parameter 'w'") as info:
+        adjit.grad(fn).source_for(arg)
+    assert "copy back" in str(info.value)

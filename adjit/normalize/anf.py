@@ -189,7 +189,8 @@ class _Normalizer(Vectorizing):
             self.origin = (self.loc.filename, s.lineno, self.loc.name)
             self.emit_if(out, cond, body, orelse)
         elif isinstance(s, (ast.For, ast.While)):
-            unrolled = swaps.unroll(s, self.is_array_local, self.fresh_local, self.error)
+            unrolled = swaps.unroll(s, self.is_array_local, self.fresh_local, self.error,
+                                    set(self.src.params))
             if unrolled is not None:
                 for x in unrolled:
                     self.stmt(x, out)
@@ -857,6 +858,16 @@ class _Normalizer(Vectorizing):
             raise callee.loc.error(callee.tree, "*args, **kwargs or keyword-only parameters",
                                    "Use plain positional parameters.")
         values = [self.rhs(a, out) for a in node.args]
+        written = _written_params(callee)
+        for p, a, v in zip(params, node.args, values):
+            if isinstance(v, Lazy) and p in written:
+                raise self.error(a, f"passing an array expression ({ast.unparse(a)}) to "
+                                 f"'{fn.__name__}', which writes into its parameter '{p}'",
+                                 "adjit passes array expressions and slices as copies, so the "
+                                 "writes would be lost: pass the whole array (and the index "
+                                 f"range as numbers), or copy back: tmp = {ast.unparse(a)}"
+                                 f".copy(); {fn.__name__}(..., tmp, ...); "
+                                 f"{ast.unparse(a)} = tmp.")
         values = [v if isinstance(v, _Shape) else self.to_atom(out, v) for v in values]
         if self.lazy:
             self.flush_lazy(out)     # the helper may write any array it is given
@@ -906,6 +917,24 @@ _NP_OTHER = {np.dot: "dot", np.matmul: "matmul", np.outer: "outer", np.transpose
              np.full: "full", np.full_like: "full_like", np.linspace: "linspace",
              np.arange: "arange", np.eye: "linspace", np.identity: "linspace"}
 
+
+
+def _written_params(callee):
+    """Parameters of a helper whose elements it writes (a[i] = .., a[1:] = .., a += ..)."""
+    out = set()
+    for node in ast.walk(callee.tree):
+        target = None
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for t in targets:
+                for sub in ast.walk(t):
+                    if isinstance(sub, ast.Subscript) and isinstance(sub.value, ast.Name):
+                        out.add(sub.value.id)
+            if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+                target = node.target.id
+        if target is not None:
+            out.add(target)
+    return out & set(callee.params)
 
 
 def _lazy_candidates(src):

@@ -45,14 +45,23 @@ def find_swap(s, is_array):
     return t, v
 
 
-def unroll(loop, is_array, fresh, error):
+def unroll(loop, is_array, fresh, error, params=()):
     """Statements replacing `loop` if its body swaps array names, else None.
 
-    `fresh(stem)` makes a new local name; `error(node, construct, fix)` makes an AdjitError."""
+    `fresh(stem)` makes a new local name; `error(node, construct, fix)` makes an AdjitError;
+    `params` are the function's parameters, which may not be swapped (the exchange of
+    contents after the loop would show in the caller's arrays)."""
     swaps = [s for s in loop.body if find_swap(s, is_array)]
     if not swaps:
         _refuse_nested(loop.body, is_array, error)
         return None
+    for s in swaps:
+        given = [n for n in find_swap(s, is_array)[0] if n in params]
+        if given:
+            raise error(s, f"a swap of the argument array '{given[0]}'",
+                        f"Swap copies: a = {given[0]}.copy() before the loop, then swap a "
+                        "(adjit keeps each name on one array and exchanges contents once after "
+                        "the loop, which the caller would see).")
     _refuse_nested([x for s in loop.body if not find_swap(s, is_array)
                     for x in _children(s)], is_array, error)
     for node in _walk_no_defs(loop.body):
