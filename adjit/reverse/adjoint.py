@@ -542,7 +542,8 @@ class ReverseBuilder:
             for kind, count in ((FLOAT, counts[0]), (INT, counts[1])):
                 if count:
                     reserve += self.tape.reserve(kind, str(count))
-        cp.taped = reserve + self._forward(s.body, bool(counts))
+        cp.reserve = reserve        # once before the schedule: every step pops what it pushes
+        cp.taped = self._forward(s.body, bool(counts))
         return cp.forward(cp.defined_before)
 
     def _expand_checkpoints(self, stmts):

@@ -66,9 +66,10 @@ class Checkpointed:
         self.snapshots = snapshots      # an int, or "auto"
         gen = builder.namegen
         self.names = {k: gen.fresh(f"_c{k}") for k in
-                      ("steps", "slots", "pos", "next", "k", "sched", "act", "sf", "si")}
+                      ("steps", "snaps", "slots", "pos", "next", "k", "sched", "act", "sf", "si")}
         self.taped = None
         self.reverse = None
+        self.reserve = []       # tape room for one step, made once before the schedule loop
 
     # the state ---------------------------------------------------------------------------
     def state(self):
@@ -148,11 +149,12 @@ class Checkpointed:
         """Allocations and the plain loop with its snapshots (replaces the forward loop)."""
         n = self.names
         scalars, arrays = self.state()
-        snaps = str(self.snapshots) if self.snapshots != "auto" else \
-            f"ckpt.auto_snapshots({n['steps']})"
-        lines = [f"{n['steps']} = {self._trips()}",
-                 f"{n['slots']} = ckpt.slots({n['steps']}, {snaps})",
-                 f"{n['pos']} = ckpt.descent({n['steps']}, {snaps})"]
+        snaps = self._snapshots()
+        lines = [f"{n['steps']} = {self._trips()}"]
+        if self.snapshots == "auto":
+            lines.append(f"{n['snaps']} = ckpt.auto_snapshots({n['steps']})")
+        lines += [f"{n['slots']} = ckpt.slots({n['steps']}, {snaps})",
+                  f"{n['pos']} = ckpt.descent({n['steps']}, {snaps})"]
         if scalars[FLOAT]:
             lines.append(f"{n['sf']} = np.empty(({n['slots']}, {len(scalars[FLOAT])}))")
         ints = len(scalars[INT]) + len(scalars[BOOL])
@@ -180,6 +182,9 @@ class Checkpointed:
         loop._origin = getattr(self.loop, "_origin", None)
         return out + [loop]
 
+    def _snapshots(self):
+        return str(self.snapshots) if self.snapshots != "auto" else self.names["snaps"]
+
     def snapshot_bytes(self):
         """Source of the bytes the snapshots take."""
         scalars, arrays = self.state()
@@ -193,8 +198,7 @@ class Checkpointed:
         """The schedule loop (replaces the reversed loop in the backward sweep)."""
         n = self.names
         scalars, arrays = self.state()
-        snaps = str(self.snapshots) if self.snapshots != "auto" else \
-            f"ckpt.auto_snapshots({n['steps']})"
+        snaps = self._snapshots()
         roots = {v for names in scalars.values() for v in names}
         advance_body = eliminate_dead(copy.deepcopy(self.plain), roots, set(arrays))
         text = f"""\
@@ -219,9 +223,9 @@ while True:
         advance.body[0].body = self._step_index(n["k"]) + advance_body
         restore.body = self._restore(f"{n['sched']}[1]", scalars, arrays) or [ast.Pass()]
         save.body = self._save(f"{n['sched']}[1]", scalars, arrays) or [ast.Pass()]
-        for node in (head, loop):
+        for node in [head, loop] + self.reserve:
             node._origin = getattr(self.loop, "_origin", None)
-        return [head, loop]
+        return self.reserve + [head, loop]
 
 
 def _branches(node):
