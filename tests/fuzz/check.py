@@ -203,6 +203,11 @@ def check(program, jit=False, fd=True, subsets=_ALL_SUBSETS):
             ratio = np.where(scale > 0, diff / np.where(scale > 0, scale, 1.0), 0.0)
             worst = max(worst, float(np.max(ratio)))
 
+    if _top_level_for(source):
+        bad = _checkpoint_check(f, floats, types, args, after, header)
+        if bad is not None:
+            return bad
+
     fd_status = "skipped"
     if fd and ref.kinks == 0 and "stop_gradient" not in source:
         fd_status, bad = _fd_check(f, args, ref, floats)
@@ -210,6 +215,46 @@ def check(program, jit=False, fd=True, subsets=_ALL_SUBSETS):
             return Outcome("mismatch", "reference disagrees with finite differences",
                            f"{header}\n{bad}", worst, fd_status)
     return Outcome("ok", err=worst, fd=fd_status)
+
+
+def _top_level_for(source):
+    fn = [d for d in ast.parse(source).body if isinstance(d, ast.FunctionDef)][-1]
+    return any(isinstance(s, ast.For) for s in fn.body)
+
+
+def _checkpoint_check(f, floats, types, args, after, header):
+    """checkpoint=2 on the program's top-level loops: value and gradient identical to the
+    bit to the recorded ones (interpreter runs of both generated functions)."""
+    where = {"argnums": floats, "numba": False}
+    try:
+        plain = build(f, floats, types, _PY_MODE, jit=False).pyfunc
+        checkpointed = build(f, floats, types, _PY_MODE, jit=False, checkpoint=2).pyfunc
+    except AdjitError as exc:
+        if "checkpointing a" in str(exc):
+            return None     # a top-level while loop or early exit that records: refused
+        return Outcome("mismatch", "adjit refused to checkpoint a valid program",
+                       f"{header}\ncheckpoint=2: {exc}", **where)
+    except Exception as exc:   # noqa: BLE001 - a crash inside adjit is a finding
+        return Outcome("mismatch", f"adjit crashed checkpointing ({type(exc).__name__})",
+                       f"{header}\ncheckpoint=2: {type(exc).__name__}: {exc}", **where)
+    with np.errstate(all="ignore"):
+        value, grads = plain(*_copy(args))
+        inputs = _copy(args)
+        try:
+            cvalue, cgrads = checkpointed(*inputs)
+        except Exception as exc:   # noqa: BLE001 - generated code must not raise
+            return Outcome("mismatch", "checkpointed code raised",
+                           f"{header}\ncheckpoint=2: {type(exc).__name__}: {exc}", **where)
+    if _mutated(inputs, after) is not None:
+        return Outcome("mismatch", "argument mutated", f"{header}\ncheckpoint=2", **where)
+    same = np.array_equal(value, cvalue, equal_nan=True) and all(
+        np.array_equal(a, b, equal_nan=True) for a, b in zip(grads, cgrads))
+    if not same:
+        return Outcome("mismatch", "checkpointed gradient differs",
+                       f"{header}\ncheckpoint=2: value {cvalue!r} vs {value!r}\n"
+                       f"gradients {[_fmt(g) for g in cgrads]}\n"
+                       f"recorded  {[_fmt(g) for g in grads]}", **where)
+    return None
 
 
 def _fmt(v):
