@@ -183,12 +183,28 @@ def two_loops(x0, c, steps):
     return s
 
 
+def changed_after_the_loop(x0, k, steps):
+    """The loop reads w and kk, which code after it changes (fuzzer find: recomputed steps
+    must see the values the loop saw)."""
+    x = x0.copy()
+    w = x0 * 0.5
+    kk = k * 1.0
+    for t in range(steps):
+        for i in range(x.shape[0]):
+            x[i] = x[i] + 0.1 * w[i] * kk + 0.05 * np.sin(x[i])
+    w[0] = 7.0
+    w[1:] += x[1:] * kk
+    kk = kk * 3.0
+    return np.sum(x * x) + kk + np.sum(w * w)
+
+
 PROGRAMS = {
     "heat_loops": (heat_loops, lambda r, T: (r.random(7), 0.21, T)),
     "reaction_vectorized": (reaction_vectorized, lambda r, T: (r.random(6), 0.2, T)),
     "leapfrog_particles": (leapfrog_particles, lambda r, T: (r.normal(size=5), 0.7, T)),
     "branches_and_scalars": (branches_and_scalars, lambda r, T: (r.random(5), 0.9, T)),
     "two_loops": (two_loops, lambda r, T: (r.random(4), 0.8, T)),
+    "changed_after_the_loop": (changed_after_the_loop, lambda r, T: (r.random(5), 0.6, T)),
 }
 _GRAD = _Mode("value_and_grad", True, False)
 
@@ -220,7 +236,8 @@ def test_checkpointed_equals_uncheckpointed_bitwise(name):
             assert v == value and np.array_equal(h0, g0) and h1 == g1, (steps, checkpoint)
 
 
-@pytest.mark.parametrize("name", ["heat_loops", "leapfrog_particles", "branches_and_scalars"])
+@pytest.mark.parametrize("name", ["heat_loops", "leapfrog_particles", "branches_and_scalars",
+                                  "changed_after_the_loop"])
 def test_compiled_checkpointed_matches_bitwise_and_finite_differences(name):
     fn, make = PROGRAMS[name]
     args = make(np.random.default_rng(1), 30)

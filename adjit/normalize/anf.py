@@ -368,6 +368,7 @@ class _Normalizer(Vectorizing):
             call.args = [hi] if isinstance(lo, ast.Constant) and lo.value == 0 else [lo, hi]
         node = ast.For(target=ir.store(var), iter=call, body=body or [ast.Pass()], orelse=[],
                        lineno=s.lineno)
+        node._user = True       # a loop the user wrote (not one of vectorized code)
         node._origin = self.origin
         node._bounds = (lo, hi, st)
         out.append(node)

@@ -30,6 +30,8 @@ def select(builder):
     for s in builder.stmts:
         if not isinstance(s, (ast.For, ast.While)) or id(s) not in builder.kept_loops:
             continue
+        if isinstance(s, ast.For) and not getattr(s, "_user", False):
+            continue        # the loop nest of a vectorized statement, not a time loop
         if not records(builder, s):
             continue
         origin = getattr(s, "_origin", None)
@@ -98,6 +100,27 @@ class Checkpointed:
                   if not (a in b.vec_temps and a in hoisted)]
         return scalars, arrays
 
+    def inputs_changed_later(self):
+        """(scalars, arrays) the loop reads but does not change, which code after the loop
+        changes: a recomputed step must see them as the loop did, so their values on entry
+        are kept and put back for the schedule (and the later values restored after it)."""
+        if getattr(self, "_inputs", None) is not None:
+            return self._inputs
+        b = self.b
+        after = b.stmts[b.stmts.index(self.loop) + 1:]
+        assigned_after = ir.assigned(after)
+        stored_after = {s.targets[0].value.id for s in ir.walk_stmts(after) if ir.is_store(s)}
+        reads = {n.id for st in self.plain for n in ast.walk(st)
+                 if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+        stored = {s.targets[0].value.id for s in ir.walk_stmts(self.plain) if ir.is_store(s)}
+        assigned = ir.assigned(self.plain)
+        scalars = [v for v in b._ordered((reads & assigned_after) - assigned)
+                   if v in b.kinds and not is_array(b.kinds[v])]
+        arrays = [a for a in b._ordered((reads & stored_after) - stored - assigned)
+                  if is_array(b.kinds.get(a))]
+        self._inputs = (scalars, arrays)
+        return self._inputs
+
     # code --------------------------------------------------------------------------------
     def _step_index(self, k):
         lo, _, st = self.loop._bounds
@@ -139,6 +162,12 @@ class Checkpointed:
             lines.append(f"{a}[...] = {self._snap(a)}[{slot}]")
         return _parse("\n".join(lines))
 
+    def _kept(self, v, when):
+        key = f"{when}_{v}"
+        if key not in self.names:
+            self.names[key] = self.b.namegen.fresh(f"_c{when}_{v.lstrip('_')}")
+        return self.names[key]
+
     def _snap(self, a):
         key = f"snap_{a}"
         if key not in self.names:
@@ -167,6 +196,11 @@ class Checkpointed:
         if snap_bytes != "0":
             room = self.b.tape.room
             lines.append(f"{room} = check_room({snap_bytes}, {room})")
+        entry_scalars, entry_arrays = self.inputs_changed_later()
+        for v in entry_scalars:
+            lines.append(f"{self._kept(v, 'entry')} = {v}")
+        for a in entry_arrays:
+            lines.append(f"{self._kept(a, 'entry')} = {a}.copy()")
         lines.append(f"{n['next']} = 0")
         out = []
         for kind, names in scalars.items():
@@ -192,6 +226,7 @@ class Checkpointed:
         if scalars[INT] or scalars[BOOL]:
             parts.append(f"{self.names['si']}.nbytes")
         parts += [f"{self._snap(a)}.nbytes" for a in arrays]
+        parts += [f"2 * {a}.nbytes" for a in self.inputs_changed_later()[1]]
         return " + ".join(parts) or "0"
 
     def backward(self):
@@ -223,9 +258,20 @@ while True:
         advance.body[0].body = self._step_index(n["k"]) + advance_body
         restore.body = self._restore(f"{n['sched']}[1]", scalars, arrays) or [ast.Pass()]
         save.body = self._save(f"{n['sched']}[1]", scalars, arrays) or [ast.Pass()]
-        for node in [head, loop] + self.reserve:
+        entry_scalars, entry_arrays = self.inputs_changed_later()
+        swap_in, swap_out = [], []
+        for v in entry_scalars:
+            swap_in += [f"{self._kept(v, 'final')} = {v}", f"{v} = {self._kept(v, 'entry')}"]
+            swap_out.append(f"{v} = {self._kept(v, 'final')}")
+        for a in entry_arrays:
+            swap_in += [f"{self._kept(a, 'final')} = {a}.copy()",
+                        f"{a}[...] = {self._kept(a, 'entry')}"]
+            swap_out.append(f"{a}[...] = {self._kept(a, 'final')}")
+        before, after = _parse("\n".join(swap_in)), _parse("\n".join(swap_out))
+        nodes = self.reserve + before + [head, loop] + after
+        for node in nodes:
             node._origin = getattr(self.loop, "_origin", None)
-        return self.reserve + [head, loop]
+        return nodes
 
 
 def _branches(node):
