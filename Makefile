@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 N ?= 1000
 SEED ?= 0
 
-.PHONY: test bench examples fuzz clean
+.PHONY: test bench bench-docs examples fuzz clean
 
 $(VENV)/.base: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -26,6 +26,14 @@ fuzz: $(VENV)/.test
 
 bench: $(VENV)/.base
 	$(PY) benchmarks/run.py
+
+$(VENV)/.plot: $(VENV)/.base
+	$(PY) -m pip install -q -e '.[plot]'
+	touch $@
+
+# the table plus docs/benchmarks.md and docs/benchmarks.png (matplotlib: the extra [plot])
+bench-docs: $(VENV)/.plot
+	$(PY) benchmarks/run.py --docs
 
 examples: $(VENV)/.base
 	for f in examples/*.py; do echo "== $$f"; $(PY) $$f || exit 1; done

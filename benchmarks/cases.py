@@ -2,7 +2,16 @@
 
 Each case gives the function, its inputs, and the argnums to differentiate. The same
 functions are compiled with numba.njit for the forward time, and with adjit for the gradient.
+The inputs of a case are a tuple, or a function of no arguments that makes the tuple (for
+inputs that take a moment to make: `inputs(case_args)` gives the tuple; the makers are
+cached, so the cases that share them share the very same arrays).
+
+The time-stepping cases of issue 5 are the heat equation at 1024 cells x 10^4 steps (with
+and without checkpointing), the Lennard-Jones energy of the 38 atoms of examples/lj_md.py
+(its forces are the gradient), and the leapfrog loss of examples/pendulum_fit.py at 10^5
+and 10^6 steps.
 """
+import functools
 import math
 
 import numba
@@ -147,12 +156,93 @@ def lattice(n, spacing, seed):
     return pts * spacing + rng.uniform(-0.1, 0.1, pts.shape) * spacing
 
 
+def lj_cluster(n_atoms=38, seed=0):
+    """The atoms of examples/lj_md.py, made as its main() makes them: the n_atoms sites of an
+    fcc lattice (nearest neighbours at 2^(1/6)) closest to the centre, centred, plus normal
+    noise of 0.01 from default_rng(seed). (A copy of its fcc_cluster; run.py checks that
+    the example still makes the same atoms.)"""
+    a = 2.0 ** (1.0 / 6.0) * np.sqrt(2.0)
+    m = int(np.ceil(n_atoms ** (1.0 / 3.0))) + 2
+    cells = np.array([(i, j, k) for i in range(-m, m + 1) for j in range(-m, m + 1)
+                      for k in range(-m, m + 1)], dtype=np.float64)
+    basis = np.array([[0, 0, 0], [0.5, 0.5, 0], [0.5, 0, 0.5], [0, 0.5, 0.5]])
+    sites = (cells[:, None, :] + basis[None, :, :]).reshape(-1, 3) * a
+    order = np.lexsort((sites[:, 2], sites[:, 1], sites[:, 0],
+                        np.round(np.sum(sites ** 2, 1), 9)))
+    x = sites[order[:n_atoms]]
+    x = x - x.mean(axis=0)
+    rng = np.random.default_rng(seed)
+    return x + 0.01 * rng.normal(size=x.shape)
+
+
+def pendulum_loss(w2, c, theta0, omega0, dt, steps, obs_steps, obs):
+    """The loss of examples/pendulum_fit.py (a copy): the damped pendulum
+    theta'' = -w2 sin(theta) - c theta' integrated by leapfrog for `steps` steps, and the sum
+    of squared differences to the observed angles obs[k] at the steps obs_steps[k]."""
+    n_obs = obs_steps.shape[0]
+    theta = theta0
+    omega = omega0 + 0.5 * dt * (-w2 * math.sin(theta0) - c * omega0)
+    k = 0
+    s = 0.0
+    for t in range(steps):
+        theta = theta + dt * omega
+        omega = omega + dt * (-w2 * math.sin(theta) - c * omega)
+        if k < n_obs and t + 1 == obs_steps[k]:
+            d = theta - obs[k]
+            s += d * d
+            k += 1
+    return s
+
+
+@numba.njit(cache=True)
+def pendulum_angles(w2, c, theta0, omega0, dt, steps, obs_steps):
+    """The simulated angles at obs_steps (examples/pendulum_fit.angles), for the data."""
+    out = np.zeros(obs_steps.shape[0])
+    theta = theta0
+    omega = omega0 + 0.5 * dt * (-w2 * math.sin(theta0) - c * omega0)
+    k = 0
+    for t in range(steps):
+        theta = theta + dt * omega
+        omega = omega + dt * (-w2 * math.sin(theta) - c * omega)
+        if k < obs_steps.shape[0] and t + 1 == obs_steps[k]:
+            out[k] = theta
+            k += 1
+    return out
+
+
+@functools.cache
+def pendulum_inputs(steps, t_end=10.0, n_obs=15, noise=0.01, seed=0):
+    """The arguments of pendulum_loss as examples/pendulum_fit.py passes them at its start
+    (w2, c) = (7, 1): 15 noisy readings of the pendulum with w2 = 9.81, c = 0.3, theta(0) =
+    1.2 at irregular times in [0.2, t_end], the last at the end."""
+    rng = np.random.default_rng(seed)
+    dt = t_end / steps
+    times = np.sort(rng.uniform(0.2, t_end, n_obs))
+    obs_steps = np.round(times / dt).astype(np.int64)
+    obs_steps[-1] = steps
+    clean = pendulum_angles(9.81, 0.3, 1.2, 0.0, dt, steps, obs_steps)
+    obs = clean + noise * rng.normal(size=n_obs)
+    return (7.0, 1.0, 1.2, 0.0, dt, steps, obs_steps, obs)
+
+
+@functools.cache
+def heat_inputs(n, steps, seed=1):
+    """(u0, alpha, steps) for heat: n random cells, alpha = 0.25 (stable: alpha <= 1/2)."""
+    return (np.random.default_rng(seed).random(n), 0.25, steps)
+
+
+def inputs(case_args):
+    """The argument tuple of a case (its args, or what its maker returns)."""
+    return case_args() if callable(case_args) else case_args
+
+
 FAST = {"contract", "arcp", "nsz"}
 """The fast-math flags that keep NaN and inf semantics (no nnan, ninf or afn)."""
 
 
 def cases():
-    """(name, function, args, argnums, grad options) for every benchmark."""
+    """(name, function, args, argnums, grad options) for every benchmark; args is the tuple of
+    inputs or a function making it (inputs(args) gives the tuple)."""
     rng = np.random.default_rng(0)
     return [
         ("sum-of-sin (1e5)", sum_of_sin, (rng.random(100_000),), 0, {}),
@@ -170,4 +260,16 @@ def cases():
         ("lennard-jones, vectorized (200)", lennard_jones_vec, (lattice(200, 1.2, 1),), 0, {}),
         ("lennard-jones, vec. np.where (200)", lennard_jones_vec_where, (lattice(200, 1.2, 1),),
          0, {}),
+        # issue 5: time stepping at full size. Inputs made on first use (inputs()).
+        ("heat d/(u0, alpha) (1024 x 1e4)", heat, lambda: heat_inputs(1024, 10_000), (0, 1),
+         {}),
+        ("heat d/(u0, alpha) (1024 x 1e4), ckpt=64", heat, lambda: heat_inputs(1024, 10_000),
+         (0, 1), {"checkpoint": 64}),
+        ("LJ MD forces (38 atoms of lj_md.py)", lennard_jones, lambda: (lj_cluster(),), 0, {}),
+        ("pendulum leapfrog (1e5 steps)", pendulum_loss, lambda: pendulum_inputs(100_000),
+         (0, 1), {}),
+        ("pendulum leapfrog (1e5), ckpt=auto", pendulum_loss, lambda: pendulum_inputs(100_000),
+         (0, 1), {"checkpoint": "auto"}),
+        ("pendulum leapfrog (1e6), ckpt=auto", pendulum_loss,
+         lambda: pendulum_inputs(1_000_000), (0, 1), {"checkpoint": "auto"}),
     ]

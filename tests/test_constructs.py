@@ -138,9 +138,15 @@ def double_buffer_by_rebinding(u, steps):
     return a[0]
 
 
-def test_reference_swap_is_refused_not_wrong():
-    with pytest.raises(adjit.AdjitError, match="reassigned"):
-        adjit.grad(double_buffer_by_rebinding)(np.ones(3), 2)
+def test_reference_swap_double_buffering():
+    """Once refused, now supported (normalize/swaps.py): a_T = u^(2^T), so d a_T[0] / d u[0]
+    = 2^T u0^(2^T - 1), for even and odd numbers of swaps."""
+    g = adjit.grad(double_buffer_by_rebinding)
+    u = np.array([0.9, 1.1, 0.7])
+    for steps in (0, 1, 2, 3):
+        expected = np.zeros(3)
+        expected[0] = 2 ** steps * u[0] ** (2 ** steps - 1)
+        np.testing.assert_allclose(g(u, steps), expected, rtol=1e-14)
 
 
 def unused_argument(x, y):

@@ -129,8 +129,9 @@ def cache_file(source, name, namespace, signature, fastmath):
     namespace (global arrays by content, functions by their source), so that any change
     gives a new file and numba's cache, keyed by the file, never serves stale code."""
     h = hashlib.sha256()
-    for part in (source, repr(tuple(signature)), repr(fastmath), numba.__version__,
-                 sys.version):
+    flags = sorted(fastmath) if isinstance(fastmath, (set, frozenset)) else fastmath
+    for part in (source, repr(tuple(signature)), repr(flags), numba.__version__,
+                 sys.version):     # a set's order changes from process to process
         h.update(part.encode())
     for key in sorted(namespace):
         h.update(key.encode())

@@ -77,17 +77,29 @@ def _hoist_from(loop, kinds, env, temps, sites):
     changing = ir.assigned(loop.body)
     if isinstance(loop, ast.For):
         changing.add(loop.target.id)
-    moved, kept = [], []
-    for s in loop.body:
-        if _movable(s, kinds, env, temps, sites) and \
-                not (set(ir.reads(s)) & changing):
-            moved.append(s)
-            changing.discard(ir.target_name(s))
-        else:
-            kept.append(s)
-    loop.body = kept or [ast.Pass()]
+    moved = []
+    loop.body = _hoist_block(loop.body, kinds, env, temps, sites, changing, moved)
     loop._hoisted = getattr(loop, "_hoisted", set()) | {ir.target_name(s) for s in moved}
     return moved
+
+
+def _hoist_block(block, kinds, env, temps, sites, changing, moved, branch=False):
+    """The block without its movable statements (appended to `moved`), looking into the
+    branches of its `if`s too (the phases of a double-buffered loop). From a branch only
+    what cannot raise moves (not a broadcast check, which raises for shapes that the branch,
+    never taken, would never combine)."""
+    kept = []
+    for s in block:
+        if _movable(s, kinds, env, temps, sites) and \
+                not (set(ir.reads(s)) & changing) and not (branch and _may_raise(s, env)):
+            moved.append(s)
+            changing.discard(ir.target_name(s))
+            continue
+        if isinstance(s, ast.If):
+            s.body = _hoist_block(s.body, kinds, env, temps, sites, changing, moved, True)
+            s.orelse = _hoist_block(s.orelse, kinds, env, temps, sites, changing, moved, True)
+        kept.append(s)
+    return kept or [ast.Pass()]
 
 
 def _movable(s, kinds, env, temps, sites):
@@ -106,3 +118,23 @@ def _movable(s, kinds, env, temps, sites):
     return prim.kind in ("shape", "len") or (
         prim.kind == "op" and not isinstance(getattr(s.value, "op", None),
                                              (ast.FloorDiv, ast.Mod, ast.Div, ast.Pow)))
+
+
+_SAFE_HELPERS = ("slice_start", "stride")
+
+
+def _may_raise(s, env):
+    """Whether a movable statement could raise where its branch would not have run: calls
+    other than the slice and stride helpers (vec.bcast checks shapes; vec.slice_len raises
+    for a step that is not a nonzero constant)."""
+    value = s.value
+    if not isinstance(value, ast.Call):
+        return False
+    func = value.func
+    if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and
+            func.value.id == "vec"):
+        return True
+    if func.attr == "slice_len":       # raises only for a zero step
+        step = value.args[3]
+        return not (isinstance(step, ast.Constant) and step.value != 0)
+    return func.attr not in _SAFE_HELPERS

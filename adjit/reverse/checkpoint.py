@@ -227,6 +227,7 @@ class Checkpointed:
             parts.append(f"{self.names['si']}.nbytes")
         parts += [f"{self._snap(a)}.nbytes" for a in arrays]
         parts += [f"2 * {a}.nbytes" for a in self.inputs_changed_later()[1]]
+        parts += [f"{a}.nbytes" for a in arrays if a in self.b.params]
         return " + ".join(parts) or "0"
 
     def backward(self):
@@ -267,6 +268,12 @@ while True:
             swap_in += [f"{self._kept(a, 'final')} = {a}.copy()",
                         f"{a}[...] = {self._kept(a, 'entry')}"]
             swap_out.append(f"{a}[...] = {self._kept(a, 'final')}")
+        for a in self.state()[1]:
+            if a in self.b.params:
+                # an argument the loop writes: the caller sees its final contents, which the
+                # schedule's restores overwrite
+                swap_in.append(f"{self._kept(a, 'final')} = {a}.copy()")
+                swap_out.append(f"{a}[...] = {self._kept(a, 'final')}")
         before, after = _parse("\n".join(swap_in)), _parse("\n".join(swap_out))
         nodes = self.reserve + before + [head, loop] + after
         for node in nodes:

@@ -1,0 +1,45 @@
+"""One case's gradient in a fresh process, loaded from numba's on-disk cache (run by run.py).
+
+`python warm_start.py INDEX` builds the gradient of case INDEX of cases.py with cache=True,
+calls it once and prints one JSON line: the case's name, the seconds of that first call, the
+wall-clock time (time.time()) when its result was there, and numba's cache hits of the
+gradient's dispatcher (1 when the machine code came from the disk, 0 when it compiled).
+run.py starts it with the environment of the benchmark process (ADJIT_CACHE_DIR naming the
+folder where that process compiled the same gradient, OPENBLAS_NUM_THREADS, PYTHONPATH with
+the repository and this folder), after the benchmark process compiled the case, and takes
+the time from just before it started this process to that result: Python's start, the
+imports of numpy, numba and adjit, the transformation of the function (which is not
+cached) and loading the machine code. numba's own one-time set-up is done before the first
+call is timed (it is part of the time to the first result).
+"""
+import json
+import sys
+import time
+
+import adjit
+from cases import cases, inputs
+
+
+def main(index):
+    name, fn, args, argnums, options = cases()[index]
+    args = inputs(args)
+    g = adjit.grad(fn, argnums=argnums, cache=True, **options)
+    # numba's one-time set-up (about 0.2 s: it imports its numpy support and checks for
+    # BLAS through scipy), which the first jitted call of any process pays: done here so
+    # that the first call's time is the same kind of number for every case (the inputs of
+    # some cases are made by an @njit function, which would otherwise have paid it)
+    try:
+        from numba.core.registry import cpu_target
+        cpu_target.target_context.refresh()
+    except (ImportError, AttributeError):
+        pass
+    t0 = time.perf_counter()
+    g(*args)
+    first = time.perf_counter() - t0
+    end = time.time()
+    hits = sum(g._called.dispatcher.stats.cache_hits.values())
+    print(json.dumps({"name": name, "first": first, "end": end, "hits": int(hits)}))
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]))
