@@ -37,7 +37,7 @@ class GradientFunction:
     """
 
     def __init__(self, fn, argnums, with_value, fastmath=False, kind=None, checkpoint=None,
-                 tape_limit=None, cache=False):
+                 tape_limit=None, cache=False, target="cpu"):
         functools.update_wrapper(self, fn, updated=())
         self.__adjit_function__ = getattr(fn, "py_func", fn)
         self.fn = fn
@@ -50,6 +50,7 @@ class GradientFunction:
         self.checkpoint = _check_checkpoint(self, checkpoint)
         self.tape_limit = _check_limit(self, tape_limit)
         self.cache = bool(cache)
+        self.target = _check_target(self, target)
         self._specs = {}
         self._last = None
         self._called = None     # the specialization the last call from Python ran
@@ -65,7 +66,8 @@ class GradientFunction:
             if spec is None:
                 spec = build(self.fn, self.argnums, key, self.mode, self.fastmath,
                              checkpoint=self.checkpoint, tape_limit=self.tape_limit,
-                             cache=self.cache)
+                             cache=self.cache, target=self.target,
+                             jit=self.target == "cpu")
                 self._specs[key] = spec
             self._last = spec
             return spec
@@ -73,6 +75,10 @@ class GradientFunction:
     def __call__(self, *args, **kwargs):
         if kwargs:
             args = self._positional(args, kwargs)
+        if self.target == "cuda":
+            # a device function called from Python, or from a kernel in the CUDA simulator:
+            # the generated Python function itself (numba-cuda compiles it inside kernels)
+            return _device_callable(self.specialize(self._numba_types(args)))(*args)
         pytypes = tuple(map(type, args))
         fast = self._fast
         if fast is not None and fast[0] == pytypes:
@@ -130,7 +136,8 @@ class GradientFunction:
         if getattr(module, self.__qualname__, None) is self:
             return self.__qualname__
         return (_rebuild, (self.fn, self._argnums_arg, self.mode.with_value, self.fastmath,
-                           self.mode.name, self.checkpoint, self.tape_limit, self.cache))
+                           self.mode.name, self.checkpoint, self.tape_limit, self.cache,
+                           self.target))
 
     def _positional(self, args, kwargs):
         try:
@@ -170,9 +177,32 @@ class GradientFunction:
 
 
 def _rebuild(fn, argnums, with_value, fastmath, kind=None, checkpoint=None, tape_limit=None,
-             cache=False):
+             cache=False, target="cpu"):
     return GradientFunction(fn, argnums, with_value, fastmath, kind, checkpoint, tape_limit,
-                            cache)
+                            cache, target)
+
+
+def _device_callable(spec):
+    """What a Python-level call of a CUDA device function runs: under numba's CUDA simulator
+    the function wrapped as a simulated device function (which gives it the simulator's
+    `cuda.local`, `cuda.grid`, ...), else the generated Python function."""
+    if spec.dispatcher is None:
+        from numba import config, cuda
+        spec.dispatcher = cuda.jit(device=True)(spec.pyfunc) if config.ENABLE_CUDASIM \
+            else spec.pyfunc
+    return spec.dispatcher
+
+
+def _check_target(gf, target):
+    name = gf.__adjit_function__.__qualname__
+    if target not in ("cpu", "cuda"):
+        raise AdjitError(f"target={target!r} for '{name}': pass target='cpu' (the default) or "
+                         "'cuda' (a numba.cuda device function).")
+    if target == "cuda" and (gf.checkpoint is not None or gf.cache):
+        raise AdjitError(f"target='cuda' for '{name}' with checkpoint= or cache=: device "
+                         "functions have neither (they are compiled inside the kernels that "
+                         "call them). Leave those options out.")
+    return target
 
 
 class TapeReport:
@@ -278,7 +308,7 @@ def _typeof_gradient(val, c):
 
 
 def grad(fn=None, argnums=0, *, fastmath=False, checkpoint=None, tape_limit=None,
-         cache=False):
+         cache=False, target="cpu"):
     """The gradient of `fn` with respect to the argument(s) in `argnums`.
 
     Use as `@grad` or `grad(f, argnums=(0, 2))`. With an int argnums the result is the
@@ -302,19 +332,23 @@ def grad(fn=None, argnums=0, *, fastmath=False, checkpoint=None, tape_limit=None
     `cache=True` keeps the compiled gradient on disk (numba's cache, beside the generated
     source in $ADJIT_CACHE_DIR or ~/.cache/adjit): a later process with the same function
     and argument types loads it instead of compiling.
+
+    `target="cuda"` returns a CUDA device function instead: call it from numba.cuda kernels
+    (and from Python); scalar arguments, scalar gradients, no heap allocation (see
+    adjit.cuda for kernels over arrays).
     """
     options = dict(fastmath=fastmath, checkpoint=checkpoint, tape_limit=tape_limit,
-                   cache=cache)
+                   cache=cache, target=target)
     if fn is None:
         return lambda f: grad(f, argnums=argnums, **options)
     return GradientFunction(fn, argnums, False, **options)
 
 
 def value_and_grad(fn=None, argnums=0, *, fastmath=False, checkpoint=None, tape_limit=None,
-                   cache=False):
+                   cache=False, target="cpu"):
     """Like grad (same options), but the compiled function returns (value, gradient)."""
     options = dict(fastmath=fastmath, checkpoint=checkpoint, tape_limit=tape_limit,
-                   cache=cache)
+                   cache=cache, target=target)
     if fn is None:
         return lambda f: value_and_grad(f, argnums=argnums, **options)
     return GradientFunction(fn, argnums, True, **options)
@@ -336,17 +370,19 @@ def vjp(fn=None, argnums=0, *, fastmath=False, checkpoint=None, tape_limit=None,
     return GradientFunction(fn, argnums, True, kind="vjp", **options)
 
 
-def jvp(fn=None, argnums=0, *, fastmath=False, cache=False):
+def jvp(fn=None, argnums=0, *, fastmath=False, cache=False, target="cpu"):
     """Jacobian-vector product (forward mode): `jvp(f)(*args, tangent) -> (out, out_tangent)`.
 
     `tangent` has the shape of the argument in argnums (a tuple of tangents, in argnums
     order, for a tuple argnums); `out_tangent` = J tangent has the shape of f's result. The
     tangent code runs alongside the primal in one compiled function, nothing is recorded.
-    `cache=True` keeps the compiled code on disk as for grad.
+    `cache=True` keeps the compiled code on disk as for grad; `target="cuda"` makes a CUDA
+    device function.
     """
     if fn is None:
-        return lambda f: jvp(f, argnums=argnums, fastmath=fastmath, cache=cache)
-    return GradientFunction(fn, argnums, True, fastmath=fastmath, kind="jvp", cache=cache)
+        return lambda f: jvp(f, argnums=argnums, fastmath=fastmath, cache=cache, target=target)
+    return GradientFunction(fn, argnums, True, fastmath=fastmath, kind="jvp", cache=cache,
+                            target=target)
 
 
 __all__ = ["grad", "value_and_grad", "vjp", "jvp", "stop_gradient", "AdjitError",

@@ -6,7 +6,7 @@ import numpy as np
 
 from .analysis.activity import active_variables
 from .analysis.types import FLOAT, infer_kinds, is_array, is_float_kind, kind_of_numba_type
-from .codegen.emit import compile_source, render
+from .codegen.emit import compile_source, exec_source, render
 from .errors import AdjitError
 from .forward.tangent import TangentBuilder
 from .normalize import ir
@@ -19,6 +19,7 @@ from .reverse.adjoint import ReverseBuilder
 from .reverse.checkpoint import records
 from .reverse.dce import eliminate_dead, upward_exposed
 from .reverse.peephole import propagate_copies
+from .reverse.tape import static_pushes
 from .runtime.tape import DEFAULT_TAPE_LIMIT
 
 
@@ -43,7 +44,7 @@ class Transformed:
         return self.dispatcher(*args, self.stats)
 
 
-def normalized(fn, arg_kinds=None, temps=False):
+def normalized(fn, arg_kinds=None, temps=False, kernel=False):
     """(FunctionSource, statements, result atom, Env) of a function in A-normal form.
 
     `arg_kinds` ({parameter: kind}) tells which arguments are arrays, so that vectorized
@@ -54,6 +55,13 @@ def normalized(fn, arg_kinds=None, temps=False):
     arrays = {p: (k.ndim, k.is_float) for p, k in (arg_kinds or {}).items() if is_array(k)}
     ctx = InlineContext(namegen, env, arrays)
     stmts, result = normalize_function(src, ctx)
+    if kernel:
+        if result is not None:
+            raise src.loc.error(src.tree, "a CUDA kernel that returns a value",
+                                "Kernels write their results into arrays; return nothing.")
+        split_webs(stmts, src.params, ir.const(0.0))
+        coalesce_temps(stmts, ctx.vec_temps, None)
+        return src, stmts, None, env, namegen, ctx.vec_temps
     if result is None:
         raise src.loc.error(src.tree, "the function returns nothing",
                             "Return the float to differentiate.")
@@ -146,7 +154,7 @@ def _is_int(k):
 
 
 def build(fn, argnums, arg_types, mode, fastmath=False, jit=True, checkpoint=None,
-          tape_limit=None, cache=False):
+          tape_limit=None, cache=False, target="cpu"):
     """Generate and compile the gradient of `fn` for arguments of these numba types.
 
     `mode.with_value` adds the value to the result ((value, gradient)); `mode.single` returns
@@ -177,6 +185,8 @@ def build(fn, argnums, arg_types, mode, fastmath=False, jit=True, checkpoint=Non
     kinds = infer_kinds(stmts, arg_kinds, env.ns)
     keep_operands(stmts, kinds, env.ns, namegen)
     hoist_invariants(stmts, kinds, env.ns, vec_temps)
+    if target == "cuda":
+        _check_device_function(src, kinds, params)
     result_kind = kinds.get(result.id) if isinstance(result, ast.Name) else \
         kind_of_constant(result.value)
     if extra and is_float_kind(result_kind):
@@ -184,7 +194,7 @@ def build(fn, argnums, arg_types, mode, fastmath=False, jit=True, checkpoint=Non
         namegen.reserve(extra_name)
         if mode.name == "jvp":
             return _build_jvp(src, stmts, result, env, namegen, kinds, wrt, mode, extra_name,
-                              arg_types, fastmath, jit, cache)
+                              arg_types, fastmath, jit, cache, target)
     elif result_kind != FLOAT:
         what = "an array" if is_array(result_kind) else {"int": "an int", "bool": "a bool"}.get(
             result_kind, f"a value of kind {result_kind}")
@@ -197,7 +207,10 @@ def build(fn, argnums, arg_types, mode, fastmath=False, jit=True, checkpoint=Non
     builder.value_needed = mode.with_value
     builder.checkpoint = checkpoint
     builder.vec_temps = set(vec_temps)
+    builder.tape.bounded = target == "cuda"
     prog = builder.build(wrt)
+    if target == "cuda":
+        builder.tape.bounds = static_pushes(prog.forward, builder.tape, _unbounded(src))
     if extra:
         _seed_cotangent(prog, builder, result, kinds, extra_name)
         params = params + [extra_name]
@@ -212,6 +225,8 @@ def build(fn, argnums, arg_types, mode, fastmath=False, jit=True, checkpoint=Non
     else:
         ret = f"return {grad_text}"
     name = f"{src.fn.__name__}_{mode.name}"
+    if target == "cuda":
+        return _device_function(name, params, prog, builder, grads, ret, kinds, env)
     stats_name = namegen.fresh("_tape_stats")
     stats = _stats_statements(stats_name, prog.tape, builder.checkpointed.values())
     tail = prog.backward_init + prog.backward + stats + ast.parse(ret).body
@@ -287,7 +302,7 @@ def _seed_cotangent(prog, builder, result, kinds, cot):
 
 
 def _build_jvp(src, stmts, result, env, namegen, kinds, wrt, mode, tan, arg_types, fastmath,
-               jit, cache=False):
+               jit, cache=False, target="cpu"):
     """Forward mode: the primal with tangent statements, returning (value, tangent)."""
     params = src.params
     builder = TangentBuilder(stmts, result, kinds, env.ns, namegen, wrt)
@@ -320,6 +335,8 @@ def _build_jvp(src, stmts, result, env, namegen, kinds, wrt, mode, tan, arg_type
              (None, ret)]
     name = f"{src.fn.__name__}_{mode.name}"
     source = render(name, params + [tan], parts)
+    if target == "cuda":
+        return Transformed(source, exec_source(source, name, _cuda_namespace(env.ns)), None)
     pyfunc, dispatcher = compile_source(source, name, env.ns, arg_types, fastmath, jit,
                                         cache=cache)
     return Transformed(source, pyfunc, dispatcher)
@@ -365,3 +382,163 @@ def kind_of_constant(value):
     if isinstance(value, bool):
         return "bool"
     return "int" if isinstance(value, int) else FLOAT
+
+
+# CUDA ---------------------------------------------------------------------------------------
+
+def _cuda_namespace(ns):
+    from numba import cuda
+    out = dict(ns)
+    out["cuda"] = cuda
+    out["numba"] = numba
+    return out
+
+
+def _unbounded(src):
+    def error(loop):
+        origin = getattr(loop, "_origin", None) or (src.loc.filename, src.loc.firstlineno,
+                                                     src.loc.name)
+        from .errors import error_at
+        return error_at(origin, "a loop whose backward sweep needs values recorded at every "
+                        "iteration, with a number of iterations not known when the code is "
+                        "compiled (CUDA device code cannot grow a tape)",
+                        "Give the loop a constant trip count (for k in range(8)), or let the "
+                        "backward sweep recompute what it needs (values of arrays the code "
+                        "does not write are read again, never recorded).")
+    return error
+
+
+def _check_device_function(src, kinds, params):
+    for p in params:
+        if is_array(kinds.get(p)):
+            raise src.loc.error(src.tree, f"argument '{p}' of a CUDA device function is an array",
+                                "Device functions take and return scalars (a device function "
+                                "cannot allocate a gradient array); differentiate kernels that "
+                                "read arrays with adjit.cuda.adjoint_kernel.")
+    local = sorted(v for v in kinds if is_array(kinds[v]) and v not in params and
+                   not v.startswith("g_") and v != "np")
+    if local:
+        raise src.loc.error(src.tree, f"the array '{local[0]}' in CUDA code",
+                            "CUDA device code cannot allocate arrays: use scalars, or a kernel "
+                            "over arrays passed in (adjit.cuda.adjoint_kernel).")
+
+
+def _device_function(name, params, prog, builder, grads, ret, kinds, env):
+    """Source and Python function of a CUDA device function: no tape statistics, a tape in
+    fixed-size local arrays, compiled by numba-cuda where a kernel calls it."""
+    tail = prog.backward_init + prog.backward + ast.parse(ret).body
+    roots = upward_exposed(tail) | prog.tape.reserved_names()
+    forward = eliminate_dead(prog.forward, roots, set(params))
+    defined = defined_up_front(forward + tail, kinds, prog.bars, params)
+    parts = [("variables assigned in branches start defined (numba prunes constant branches)",
+              defined),
+             ("forward sweep", prog.init + prog.tape.allocations(0) + forward),
+             ("backward sweep", prog.backward_init + prog.backward),
+             (None, ast.parse(ret).body)]
+    source = render(name, params, parts)
+    return Transformed(source, exec_source(source, name, _cuda_namespace(env.ns)), None)
+
+
+def build_kernel(fn, argnums, arg_types):
+    """The adjoint of a CUDA kernel (Enzyme's convention): the primal arguments, then the
+    shadows of the argnums arrays, then those of the other arrays the kernel writes. Each
+    thread recomputes its part of the primal (writing the outputs again) and runs its
+    adjoint: input shadows accumulate (+=), with cuda.atomic.add unless the thread owns the
+    element (`i = cuda.grid(1)` and the access is `a[i]`). Returns (source, python function,
+    shadow names)."""
+    src = read_function(fn)
+    params = src.params
+    if len(arg_types) != len(params):
+        raise src.loc.error(src.tree, f"launched with {len(arg_types)} argument(s)",
+                            f"'{src.loc.name}' takes {len(params)}: {', '.join(params)}.")
+    arg_kinds = {p: kind_of_numba_type(t) for p, t in zip(params, arg_types)}
+    src, stmts, _, env, namegen, vec_temps = normalized(fn, arg_kinds, temps=True, kernel=True)
+    wrt = [params[k] for k in argnums]
+    for p in wrt:
+        if not is_array(arg_kinds[p]) or not arg_kinds[p].is_float:
+            raise src.loc.error(src.tree, f"argument '{p}' in argnums is not a float array",
+                                "Differentiate float arrays; pass a differentiable scalar as a "
+                                "one-element array (p[0] in the kernel).")
+    kinds = infer_kinds(stmts, arg_kinds, env.ns)
+    keep_operands(stmts, kinds, env.ns, namegen)
+    hoist_invariants(stmts, kinds, env.ns, vec_temps)
+    local = sorted(v for v in ir.assigned(stmts) if is_array(kinds.get(v)))
+    if local:
+        raise src.loc.error(src.tree, f"the array '{local[0]}' made inside a kernel",
+                            "Kernels read and write the arrays passed to them; CUDA device "
+                            "code cannot allocate (numpy calls on whole arrays allocate).")
+    written = [p for p in params if any(ir.is_store(s) and s.targets[0].value.id == p
+                                        for s in ir.walk_stmts(stmts))]
+    active = active_variables(stmts, None, wrt, kinds, env.ns, roots=written)
+    builder = ReverseBuilder(stmts, None, params, kinds, active, env.ns, namegen,
+                             vec_temps.write_once)
+    builder.tape.bounded = True
+    prog = builder.build(wrt)
+    builder.tape.bounds = static_pushes(prog.forward, builder.tape, _unbounded(src))
+    shadows = [builder.bar(p) for p in wrt] + [builder.bar(p) for p in written
+                                               if p not in wrt]
+    prog.backward_init = [x for x in prog.backward_init
+                          if not (isinstance(x, ast.Assign) and isinstance(x.targets[0], ast.Name)
+                                  and x.targets[0].id in shadows)]
+    propagate_copies(prog.backward, prog.bars.values(), live_out=shadows)
+    owned = _owned_index(stmts)
+    backward = _atomic_shadow_updates(prog.backward_init + prog.backward, set(shadows), owned)
+    roots = upward_exposed(backward) | prog.tape.reserved_names()
+    forward = eliminate_dead(prog.forward, roots, set(params))
+    defined = defined_up_front(forward + backward, kinds, prog.bars, params)
+    parts = [("variables assigned in branches start defined (numba prunes constant branches)",
+              defined),
+             ("forward sweep (this thread's part of the primal)",
+              prog.init + prog.tape.allocations(0) + forward),
+             ("backward sweep", backward)]
+    name = f"{src.fn.__name__}_adjoint"
+    source = render(name, params + shadows, parts)
+    return source, exec_source(source, name, _cuda_namespace(env.ns)), shadows
+
+
+def _owned_index(stmts):
+    """The variable holding cuda.grid(1), if assigned once: the element a[i] is this thread's."""
+    sites = {}
+    for s in ir.walk_stmts(stmts):
+        if isinstance(s, ast.Assign) and isinstance(s.targets[0], ast.Name):
+            sites.setdefault(s.targets[0].id, []).append(s)
+    for var, ss in sites.items():
+        if len(ss) == 1 and isinstance(ss[0].value, ast.Call) and \
+                isinstance(ss[0].value.func, ast.Attribute) and \
+                ss[0].value.func.attr == "grid" and isinstance(ss[0].value.func.value, ast.Name) \
+                and ss[0].value.func.value.id == "cuda":
+            return var
+    return None
+
+
+def _atomic_shadow_updates(stmts, shadows, owned):
+    """`x_bar[j] += v` on a shadow becomes cuda.atomic.add(x_bar, j, v) unless j is the
+    thread's own index; a zeroing `x_bar[j] = 0.0` of an element the thread does not own is
+    dropped (other threads may still read that cotangent)."""
+    out = []
+    for s in stmts:
+        for field in ("body", "orelse"):
+            inner = getattr(s, field, None)
+            if isinstance(inner, list) and inner:
+                setattr(s, field, _atomic_shadow_updates(inner, shadows, owned) or [ast.Pass()])
+        target = getattr(s, "target", None) if isinstance(s, ast.AugAssign) else \
+            (s.targets[0] if isinstance(s, ast.Assign) else None)
+        if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) and \
+                target.value.id in shadows:
+            own = owned is not None and isinstance(target.slice, ast.Name) and \
+                target.slice.id == owned
+            if not own:
+                if isinstance(s, ast.Assign):
+                    continue
+                value = s.value if isinstance(s.op, ast.Add) else \
+                    ast.UnaryOp(op=ast.USub(), operand=s.value)
+                node = ast.Expr(value=ast.Call(
+                    func=ast.Attribute(value=ast.Attribute(value=ir.name("cuda"), attr="atomic",
+                                                           ctx=ast.Load()),
+                                       attr="add", ctx=ast.Load()),
+                    args=[ir.name(target.value.id), target.slice, value], keywords=[]))
+                node._origin = getattr(s, "_origin", None)
+                out.append(node)
+                continue
+        out.append(s)
+    return out

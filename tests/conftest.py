@@ -3,6 +3,10 @@ import os
 import pathlib
 import sys
 
+# The CUDA tests (tests/test_cuda.py) run in numba's CUDA simulator unless the environment
+# chooses: on a machine with a GPU, NUMBA_ENABLE_CUDASIM=0 runs the same tests on it.
+os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
+
 from hypothesis import HealthCheck, settings
 
 settings.register_profile("ci", max_examples=25, deadline=None,

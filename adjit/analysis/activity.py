@@ -32,11 +32,12 @@ def _edges(stmts, env):
     return edges
 
 
-def active_variables(stmts, result, wrt, kinds, env):
-    """The set of active variable names."""
+def active_variables(stmts, result, wrt, kinds, env, roots=()):
+    """The set of active variable names (`roots`: more outputs, the arrays a kernel writes)."""
     edges = _edges(stmts, env)
     varied = {v for v in wrt if is_float_kind(kinds.get(v))}
     useful = {result.id} if isinstance(result, ast.Name) else set()
+    useful |= set(roots)
     changed = True
     while changed:
         changed = False

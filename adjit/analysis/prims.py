@@ -8,8 +8,12 @@ import ast
 
 from ..normalize import ir
 from ..rules.table import (ALLOCATORS, ARRAY_OPS, BINOP_RULES, CONST_ARRAYS, UNARY_RULES,
-                           rule_for_call)
+                           Rule, rule_for_call)
 from ..api_stop import stop_gradient
+
+
+CUDA_INDEX = Rule(("d",), (None,), "int")
+"""cuda.grid(1) and cuda.gridsize(1): thread indices, integers without derivatives."""
 
 
 class Prim:
@@ -50,6 +54,9 @@ def classify(value, env):
         return Prim("load", ir.operands(value))
     if isinstance(value, ast.Call):
         func = value.func
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and \
+                func.value.id == "cuda":
+            return Prim("op", list(value.args), CUDA_INDEX)      # cuda.grid(1), gridsize(1)
         if isinstance(func, ast.Attribute) and func.attr == "copy" and \
                 isinstance(func.value, ast.Name) and func.value.id not in ("math", "np", "vec"):
             return Prim("copyarr", [func.value])

@@ -156,3 +156,13 @@ def _fingerprint(obj):
         return code.co_code + repr(code.co_consts).encode() + \
             getattr(fn, "__qualname__", "").encode()
     return repr(obj).encode()
+
+
+def exec_source(source, name, namespace):
+    """The Python function `name` of generated source, executed in `namespace` (the source
+    is registered with linecache so tracebacks show it)."""
+    filename = f"<adjit-{next(_serial)}:{name}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    ns = dict(namespace)
+    exec(compile(source, filename, "exec"), ns)  # noqa: S102
+    return ns[name]

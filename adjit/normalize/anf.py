@@ -181,7 +181,10 @@ class _Normalizer(Vectorizing):
         elif isinstance(s, ast.AugAssign):
             self.aug_assign(s, out)
         elif isinstance(s, ast.Expr):
-            if isinstance(s.value, ast.Call):
+            if isinstance(s.value, ast.Call) and \
+                    self.cuda_intrinsic(s.value.func) == "atomic.add":
+                self.atomic_add(s.value, out)
+            elif isinstance(s.value, ast.Call):
                 self.rhs(s.value, out)
         elif isinstance(s, ast.If):
             cond = self.atom(s.test, out)
@@ -609,8 +612,47 @@ class _Normalizer(Vectorizing):
             ast.Subscript(value=ir.name(arr), slice=idx)))))
         return t
 
+    def cuda_intrinsic(self, func):
+        """"grid", "gridsize", "atomic.add" for `cuda.<that>` (cuda = numba.cuda), else None.
+        Resolved by name: outside the simulator numba.cuda has no Python attribute `grid`."""
+        chain = []
+        while isinstance(func, ast.Attribute):
+            chain.append(func.attr)
+            func = func.value
+        if not isinstance(func, ast.Name) or not chain:
+            return None
+        base = self.src.resolve_name(func.id)
+        if not (isinstance(base, types.ModuleType) and base.__name__.startswith("numba.cuda")):
+            return None
+        return ".".join(reversed(chain))
+
+    def atomic_add(self, node, out):
+        """`cuda.atomic.add(a, i, v)`: a store that adds (kept atomic in generated code)."""
+        if len(node.args) != 3 or node.keywords or not isinstance(node.args[0], ast.Name):
+            raise self.error(node, "cuda.atomic.add with other than (array, index, value)",
+                             "Write cuda.atomic.add(a, i, v) with an array name.")
+        arr = self.array_name(node.args[0])
+        target = ast.Subscript(value=node.args[0], slice=node.args[1], ctx=ast.Store())
+        idx = self.indices(target, out)
+        val = self.atom(node.args[2], out)
+        sub = ast.Subscript(value=ir.name(arr), slice=idx, ctx=ast.Store())
+        self.emit_assign(out, sub, val)
+        out[-1]._atomic = True
+
     def call(self, node, out):
         func = node.func
+        cu = self.cuda_intrinsic(func)
+        if cu in ("grid", "gridsize"):
+            if len(node.args) != 1 or not isinstance(node.args[0], ast.Constant) or \
+                    node.args[0].value != 1:
+                raise self.error(node, f"cuda.{cu} of a 2-D or 3-D grid",
+                                 f"Use a 1-D grid: cuda.{cu}(1).")
+            return ast.Call(func=ast.Attribute(value=ir.name("cuda"), attr=cu, ctx=ast.Load()),
+                            args=[ir.const(1)], keywords=[])
+        if cu is not None:
+            raise self.error(node, f"cuda.{cu} in differentiated code",
+                             "Use cuda.grid(1), cuda.gridsize(1), and cuda.atomic.add(a, i, v) "
+                             "as a statement.")
         if isinstance(func, ast.Attribute) and self.src.resolve(func.value) is MISSING:
             return self.method(node, out)
         obj = self.src.resolve(func)

@@ -192,8 +192,8 @@ class ReverseBuilder:
             if self.is_active(s.value):
                 out.append(accumulate(self.bar(s.value.id), slot, False,
                                       self.single_use.get(s.value.id) == id(s), origin))
-            if arr in self.write_once:
-                return out
+            if arr in self.write_once or getattr(s, "_atomic", False):
+                return out      # (an atomic add does not overwrite: the adjoint stays)
             zero = ast.Assign(targets=[_as_store(slot)], value=ir.const(0.0), lineno=0)
             zero._origin = origin
             return out + [zero]
@@ -510,7 +510,7 @@ class ReverseBuilder:
                 target = ir.target_name(s)
                 if id(s) in self.pushed:
                     out += self.tape.push(target, self.kinds[target], checked=not reserved)
-                out.append(s)
+                out.append(_atomic_call(s) if getattr(s, "_atomic", False) else s)
                 if target in self.active and is_array(self.kinds[target]):
                     out += _parse(f"{self.bar(target)} = np.zeros_like({target})")
                 if target in self.taped_trips:
@@ -708,6 +708,17 @@ def _combine(terms):
 
 def _target(s):
     return s.target.id if isinstance(s, ast.For) else ir.target_name(s)
+
+
+def _atomic_call(s):
+    """The statement `cuda.atomic.add(a, i, v)` a store marked atomic stands for."""
+    sub = s.targets[0]
+    node = ast.Expr(value=ast.Call(
+        func=ast.Attribute(value=ast.Attribute(value=ir.name("cuda"), attr="atomic",
+                                               ctx=ast.Load()), attr="add", ctx=ast.Load()),
+        args=[ir.name(sub.value.id), copy.deepcopy(sub.slice), s.value], keywords=[]))
+    node._origin = getattr(s, "_origin", None)
+    return node
 
 
 def _parse(text):

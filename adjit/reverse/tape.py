@@ -14,7 +14,9 @@ INITIAL_CAPACITY = 1024
 
 
 class Tape:
-    def __init__(self, namegen):
+    def __init__(self, namegen, bounded=False):
+        self.bounded = bounded      # CUDA device code: fixed-size local arrays, no growth
+        self.bounds = (0, 0)        # their sizes, set once the forward sweep is known
         self.used = {"f": False, "i": False}
         self.room = _unused(namegen, "_tape_room")     # bytes the tape may still take
         self.names = {k: tuple(_unused(namegen, n) for n in names)
@@ -30,7 +32,7 @@ class Tape:
         arr, top = self.names[which]
         value = f"int({var})" if kind == BOOL else var
         check = (f"if {top} == {arr}.shape[0]:\n    {arr} = grow_tape({arr}, {self.room})\n"
-                 if checked else "")
+                 if checked and not self.bounded else "")
         return _parse(f"{check}{arr}[{top}] = {value}\n{top} += 1\n")
 
     def reserve(self, kind, count):
@@ -38,6 +40,8 @@ class Tape:
         a capacity check inside a hot loop costs numba several times the push itself."""
         which = self._which(kind)
         self.used[which] = True
+        if self.bounded:
+            return []
         arr, top = self.names[which]
         return _parse(f"{arr} = reserve_tape({arr}, {top} + max({count}, 0), {self.room})\n")
 
@@ -57,6 +61,14 @@ class Tape:
         return " + ".join(parts) or "0"
 
     def allocations(self, limit):
+        if self.bounded:
+            out = []
+            for which, size, dtype in (("f",) + (self.bounds[0], "numba.float64"),
+                                       ("i",) + (self.bounds[1], "numba.int64")):
+                if self.used[which] and size:
+                    arr, top = self.names[which]
+                    out += _parse(f"{arr} = cuda.local.array({size}, {dtype})\n{top} = 0\n")
+            return out
         out = _parse(f"{self.room} = {int(limit)}\n")
         for which, dtype in (("f", ""), ("i", ", np.int64")):
             if self.used[which]:
@@ -75,3 +87,43 @@ def _unused(namegen, name):
 
 def _parse(text):
     return ast.parse(text).body
+
+
+def static_pushes(stmts, tape, error):
+    """(float pushes, int pushes) the statements make at most, for a tape of fixed size:
+    loops multiply by their trip count, which must be a constant; both branches of an `if`
+    count. `error(loop)` raises for a loop that records with a trip count not known before
+    the code runs."""
+    names = {tape.names["f"][0]: 0, tape.names["i"][0]: 1}
+
+    def count(block):
+        total = [0, 0]
+        for s in block:
+            if isinstance(s, ast.Assign) and isinstance(s.targets[0], ast.Subscript) and \
+                    isinstance(s.targets[0].value, ast.Name) and s.targets[0].value.id in names:
+                total[names[s.targets[0].value.id]] += 1
+            elif isinstance(s, ast.If):
+                for part in (count(s.body), count(s.orelse)):
+                    total[0] += part[0]
+                    total[1] += part[1]
+            elif isinstance(s, (ast.For, ast.While)):
+                inner = count(s.body)
+                if inner == [0, 0]:
+                    continue
+                trips = _constant_trips(s)
+                if trips is None:
+                    raise error(s)
+                total[0] += trips * inner[0]
+                total[1] += trips * inner[1]
+        return total
+
+    return tuple(count(stmts))
+
+
+def _constant_trips(loop):
+    if not isinstance(loop, ast.For):
+        return None
+    args = loop.iter.args
+    if not all(isinstance(a, ast.Constant) and isinstance(a.value, int) for a in args):
+        return None
+    return len(range(*[a.value for a in args]))

@@ -1,0 +1,378 @@
+"""The CUDA target: adjoint kernels and device functions.
+
+In CI these run under numba's CUDA simulator (NUMBA_ENABLE_CUDASIM=1, set by conftest.py
+unless the environment says otherwise); on a machine with a GPU run them unchanged with
+NUMBA_ENABLE_CUDASIM=0. Every adjoint is checked against the CPU gradient of the same math
+(adjit.grad on a plain function) and central finite differences.
+"""
+import math
+
+import numpy as np
+import pytest
+
+cuda = pytest.importorskip("numba.cuda")
+
+import adjit  # noqa: E402
+import adjit.cuda  # noqa: E402
+from adjit import AdjitError, stop_gradient  # noqa: E402
+from fd import fd_grad  # noqa: E402
+
+pytestmark = pytest.mark.cuda
+
+THREADS = 32
+
+
+def launch(kernel, n, *args):
+    kernel[(n + THREADS - 1) // THREADS, THREADS](*args)
+
+
+def weighted_output_fd(run, arrays, k, weights, h=1e-6):
+    """d <weights, outputs> / d arrays[k] by central differences; run(*arrays) -> outputs."""
+    base = [a.copy() for a in arrays]
+    g = np.zeros_like(base[k])
+    for idx in np.ndindex(base[k].shape):
+        hi = [a.copy() for a in base]
+        lo = [a.copy() for a in base]
+        hi[k][idx] += h
+        lo[k][idx] -= h
+        g[idx] = (np.sum(weights * run(*hi)) - np.sum(weights * run(*lo))) / (2 * h)
+    return g
+
+
+# 1. elementwise map -----------------------------------------------------------------------
+
+@cuda.jit
+def elementwise(x, p, out):
+    i = cuda.grid(1)
+    if i < x.shape[0]:
+        out[i] = math.exp(-p[0] * x[i]) * x[i]
+
+
+def test_elementwise_map_matches_the_analytic_gradient():
+    n = 37
+    x = np.linspace(0.1, 2.0, n)
+    p = np.array([0.7])
+    out, x_bar, p_bar = np.zeros(n), np.zeros(n), np.zeros(1)
+    w = np.random.default_rng(0).normal(size=n)
+    adj = adjit.cuda.adjoint_kernel(elementwise, argnums=(0, 1))
+    launch(adj, n, x, p, out, x_bar, p_bar, w.copy())
+    e = np.exp(-p[0] * x)
+    np.testing.assert_allclose(out, e * x, rtol=1e-15)             # the primal, recomputed
+    np.testing.assert_allclose(x_bar, w * (e - p[0] * x * e), rtol=1e-13)
+    np.testing.assert_allclose(p_bar[0], np.sum(w * -x * x * e), rtol=1e-12)
+    # input shadows accumulate: a second launch adds the same again
+    launch(adj, n, x, p, out, x_bar, p_bar, w.copy())
+    np.testing.assert_allclose(x_bar, 2 * w * (e - p[0] * x * e), rtol=1e-13)
+
+
+def test_owned_elements_are_plain_updates_others_atomic():
+    src = adjit.cuda.adjoint_kernel(elementwise, argnums=(0, 1)).source_for(
+        np.ones(4), np.ones(1), np.ones(4))
+    assert "x_bar[i] += " in src                          # x[i]: this thread's element
+    assert "cuda.atomic.add(p_bar, 0, " in src            # p[0]: every thread's
+    assert "np." not in src.split("# forward sweep")[1]   # nothing allocates
+
+
+# 2. stencil ---------------------------------------------------------------------------------
+
+@cuda.jit
+def stencil(x, a, out):
+    i = cuda.grid(1)
+    n = x.shape[0]
+    if i > 0 and i < n - 1:
+        out[i] = a[0] * x[i - 1] * x[i + 1] + math.sin(x[i]) - 2.0 * x[i] * x[i]
+
+
+def _stencil_cpu(x, a):
+    out = np.zeros_like(x)
+    for i in range(1, x.shape[0] - 1):
+        out[i] = a[0] * x[i - 1] * x[i + 1] + math.sin(x[i]) - 2.0 * x[i] * x[i]
+    return out
+
+
+def test_stencil_matches_finite_differences():
+    n = 40
+    rng = np.random.default_rng(1)
+    x, a = rng.normal(size=n), np.array([0.3])
+    w = rng.normal(size=n)
+    out, x_bar, a_bar = np.zeros(n), np.zeros(n), np.zeros(1)
+    launch(adjit.cuda.adjoint_kernel(stencil, argnums=(0, 1)), n, x, a, out, x_bar, a_bar,
+           w.copy())
+    np.testing.assert_allclose(x_bar, weighted_output_fd(_stencil_cpu, [x, a], 0, w),
+                               rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(a_bar, weighted_output_fd(_stencil_cpu, [x, a], 1, w),
+                               rtol=1e-6, atol=1e-8)
+
+
+# 3. gather ----------------------------------------------------------------------------------
+
+@cuda.jit
+def gather(x, idx, w, out):
+    i = cuda.grid(1)
+    if i < out.shape[0]:
+        v = x[idx[i]]
+        out[i] = w[i] * v * v + math.tanh(v)
+
+
+def test_gather_through_an_index_array_scatters_atomically():
+    rng = np.random.default_rng(2)
+    x = rng.normal(size=10)
+    idx = rng.integers(0, 10, size=50)          # repeated indices: a true scatter
+    w = rng.normal(size=50)
+    cot = rng.normal(size=50)
+    out, x_bar, w_bar = np.zeros(50), np.zeros(10), np.zeros(50)
+    adj = adjit.cuda.adjoint_kernel(gather, argnums=(0, 2))
+    launch(adj, 50, x, idx, w, out, x_bar, w_bar, cot.copy())
+    v = x[idx]
+    expect_x = np.zeros(10)
+    np.add.at(expect_x, idx, cot * (2 * w * v + 1 - np.tanh(v) ** 2))
+    np.testing.assert_allclose(x_bar, expect_x, rtol=1e-12)
+    np.testing.assert_allclose(w_bar, cot * v * v, rtol=1e-13)
+    assert "cuda.atomic.add(x_bar" in adj.source
+
+
+# 4. per-thread loop over neighbours: Lennard-Jones, thread per atom ---------------------------
+
+@cuda.jit
+def lj_energies(pos, e):
+    i = cuda.grid(1)
+    n = pos.shape[0]
+    if i < n:
+        s = 0.0
+        for j in range(n):
+            if j != i:
+                dx = pos[i, 0] - pos[j, 0]
+                dy = pos[i, 1] - pos[j, 1]
+                dz = pos[i, 2] - pos[j, 2]
+                r2 = dx * dx + dy * dy + dz * dz
+                if r2 < 6.25:                    # cutoff 2.5
+                    inv6 = 1.0 / (r2 * r2 * r2)
+                    s += 2.0 * (inv6 * inv6 - inv6)
+        e[i] = s
+
+
+def lj_total(pos):
+    n = pos.shape[0]
+    s = 0.0
+    for i in range(n):
+        for j in range(n):
+            if j != i:
+                dx = pos[i, 0] - pos[j, 0]
+                dy = pos[i, 1] - pos[j, 1]
+                dz = pos[i, 2] - pos[j, 2]
+                r2 = dx * dx + dy * dy + dz * dz
+                if r2 < 6.25:
+                    inv6 = 1.0 / (r2 * r2 * r2)
+                    s += 2.0 * (inv6 * inv6 - inv6)
+    return s
+
+
+def _lattice(n, spacing=1.15, seed=3):
+    rng = np.random.default_rng(seed)
+    side = int(math.ceil(n ** (1 / 3)))
+    pts = np.array([(i, j, k) for i in range(side) for j in range(side) for k in range(side)],
+                   dtype=np.float64)[:n]
+    return pts * spacing + rng.uniform(-0.08, 0.08, pts.shape)
+
+
+def test_lennard_jones_forces_from_the_adjoint_kernel():
+    pos = _lattice(20)
+    n = pos.shape[0]
+    e, pos_bar = np.zeros(n), np.zeros_like(pos)
+    adj = adjit.cuda.adjoint_kernel(lj_energies, argnums=0)
+    launch(adj, n, pos, e, pos_bar, np.ones(n))
+    assert e.sum() == pytest.approx(lj_total(pos), rel=1e-13)
+    cpu = adjit.grad(lj_total)(pos)
+    np.testing.assert_allclose(pos_bar, cpu, rtol=1e-11, atol=1e-11)
+    np.testing.assert_allclose(pos_bar, fd_grad(lj_total, (pos,), 0), rtol=1e-5, atol=1e-6)
+    assert "_ftape" not in adj.source          # the pair loop recomputes: no tape at all
+
+
+# 5. reduction with cuda.atomic.add ------------------------------------------------------------
+
+@cuda.jit
+def atomic_sum(x, p, total):
+    i = cuda.grid(1)
+    if i < x.shape[0]:
+        cuda.atomic.add(total, 0, p[0] * x[i] * x[i] + math.cos(x[i]))
+
+
+def test_atomic_reduction():
+    rng = np.random.default_rng(4)
+    x, p = rng.normal(size=33), np.array([1.7])
+    total, x_bar, p_bar = np.zeros(1), np.zeros(33), np.zeros(1)
+    adj = adjit.cuda.adjoint_kernel(atomic_sum, argnums=(0, 1))
+    launch(adj, 33, x, p, total, x_bar, p_bar, np.array([0.5]))
+    assert total[0] == pytest.approx(np.sum(p[0] * x * x + np.cos(x)), rel=1e-13)
+    np.testing.assert_allclose(x_bar, 0.5 * (2 * p[0] * x - np.sin(x)), rtol=1e-13)
+    np.testing.assert_allclose(p_bar, 0.5 * np.sum(x * x), rtol=1e-13)
+
+
+# 6. a kernel calling a device function -----------------------------------------------------
+
+@cuda.jit(device=True)
+def soft(v, s):
+    return v * math.tanh(s * v) + 0.5 * v * v
+
+
+@cuda.jit
+def calls_device(x, s, out):
+    i = cuda.grid(1)
+    if i < x.shape[0]:
+        out[i] = soft(x[i], s[0]) * 2.0
+
+
+def _soft_total(x, s):
+    return np.sum(2.0 * (x * np.tanh(s * x) + 0.5 * x * x))
+
+
+def test_kernel_calling_a_device_function():
+    rng = np.random.default_rng(5)
+    x, s = rng.normal(size=21), np.array([0.8])
+    out, x_bar, s_bar = np.zeros(21), np.zeros(21), np.zeros(1)
+    launch(adjit.cuda.adjoint_kernel(calls_device, argnums=(0, 1)), 21, x, s, out, x_bar,
+           s_bar, np.ones(21))
+    np.testing.assert_allclose(x_bar, fd_grad(_soft_total, (x, s), 0), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(s_bar, fd_grad(_soft_total, (x, s), 1), rtol=1e-6, atol=1e-8)
+
+
+# 7. stop_gradient inside a kernel -------------------------------------------------------------
+
+@cuda.jit
+def stopped(x, out):
+    i = cuda.grid(1)
+    if i < x.shape[0]:
+        out[i] = x[i] * stop_gradient(x[i]) + stop_gradient(math.exp(x[i]))
+
+
+def test_stop_gradient_in_a_kernel():
+    x = np.linspace(-1, 1, 9)
+    out, x_bar = np.zeros(9), np.zeros(9)
+    adj = adjit.cuda.adjoint_kernel(stopped, argnums=0)
+    launch(adj, 9, x, out, x_bar, np.ones(9))
+    np.testing.assert_allclose(out, x * x + np.exp(x), rtol=1e-15)
+    np.testing.assert_allclose(x_bar, x, rtol=1e-15)       # not 2x + exp(x)
+    backward = adj.source.split("# backward sweep")[1]
+    assert not [line for line in backward.splitlines()
+                if "math.exp" in line and not line.strip().startswith("#")]
+
+
+# an in-place kernel: the one shadow is the output's cotangent in, the input's gradient out
+
+@cuda.jit
+def in_place(x, c):
+    i = cuda.grid(1)
+    if i < x.shape[0]:
+        x[i] = math.sin(x[i]) * c[0]
+
+
+def test_in_place_kernel_one_shadow_serves_both_roles():
+    x0 = np.linspace(0.0, 1.0, 10)
+    x, c = x0.copy(), np.array([1.5])
+    cot = np.arange(10.0)
+    x_bar, c_bar = cot.copy(), np.zeros(1)
+    adj = adjit.cuda.adjoint_kernel(in_place, argnums=(0, 1))
+    assert adj.shadows_for(x, c) == ["x_bar", "c_bar"]
+    launch(adj, 10, x, c, x_bar, c_bar)
+    np.testing.assert_allclose(x, np.sin(x0) * 1.5, rtol=1e-15)
+    np.testing.assert_allclose(x_bar, cot * np.cos(x0) * 1.5, rtol=1e-14)
+    np.testing.assert_allclose(c_bar, np.sum(cot * np.sin(x0)), rtol=1e-13)
+
+
+# device functions ---------------------------------------------------------------------------
+
+def scalar_model(x, p):
+    s = 0.0
+    for k in range(3):                      # constant trip count: a fixed-size local tape
+        s = s * math.sin(x) + p * x ** k
+    if s > 1.0:
+        s = math.sqrt(s)
+    return s * stop_gradient(p) + math.atan2(x, p)
+
+
+GRAD_DEVICE = adjit.grad(scalar_model, argnums=(0, 1), target="cuda")
+VG_DEVICE = adjit.value_and_grad(scalar_model, argnums=0, target="cuda")
+JVP_DEVICE = adjit.jvp(scalar_model, argnums=0, target="cuda")
+
+
+@cuda.jit
+def use_device_gradients(x, p, gx, gp, val, vgx, tan):
+    i = cuda.grid(1)
+    if i < x.shape[0]:
+        a, b = GRAD_DEVICE(x[i], p[0])
+        gx[i] = a
+        gp[i] = b
+        v, g = VG_DEVICE(x[i], p[0])
+        val[i] = v
+        vgx[i] = g
+        out, t = JVP_DEVICE(x[i], p[0], 1.0)
+        tan[i] = t
+
+
+def test_device_function_gradients_match_the_cpu_gradient():
+    x = np.linspace(0.1, 2.5, 16)
+    p = np.array([1.3])
+    gx, gp, val, vgx, tan = (np.zeros(16) for _ in range(5))
+    launch(use_device_gradients, 16, x, p, gx, gp, val, vgx, tan)
+    cpu = adjit.grad(scalar_model, argnums=(0, 1))
+    for k in range(16):
+        a, b = cpu(x[k], 1.3)
+        assert (gx[k], gp[k]) == (a, b)
+        assert val[k] == scalar_model(x[k], 1.3) and vgx[k] == a and tan[k] == pytest.approx(a)
+        assert a == pytest.approx(fd_grad(scalar_model, (x[k], 1.3), 0), rel=1e-6)
+
+
+def test_device_function_source_allocates_only_fixed_local_arrays():
+    src = GRAD_DEVICE.source_for(0.5, 1.0)
+    assert "cuda.local.array(" in src
+    assert "np.empty" not in src and "reserve_tape" not in src and "grow_tape" not in src
+
+
+def unbounded_loop(x, n):
+    s = 0.0
+    for k in range(n):
+        s = math.sin(s + x)
+    return s
+
+
+def array_argument(x):
+    return x[0] * 2.0
+
+
+def test_device_function_refusals():
+    with pytest.raises(AdjitError, match="not known when the code is compiled") as info:
+        adjit.grad(unbounded_loop, target="cuda").source_for(0.5, 4)
+    assert "range(8)" in str(info.value) and "line" in str(info.value)
+    with pytest.raises(AdjitError, match="array"):
+        adjit.grad(array_argument, target="cuda").source_for(np.ones(3))
+    with pytest.raises(AdjitError, match="target="):
+        adjit.grad(scalar_model, target="tpu")
+    with pytest.raises(AdjitError, match="checkpoint="):
+        adjit.grad(scalar_model, target="cuda", checkpoint=4)
+
+
+@cuda.jit
+def recording_kernel(x, n, out):
+    i = cuda.grid(1)
+    if i < x.shape[0]:
+        s = x[i]
+        for k in range(n[0]):
+            s = math.sin(s) * x[i]
+        out[i] = s
+
+
+def test_kernel_loop_that_must_record_with_unknown_trip_count_is_refused():
+    adj = adjit.cuda.adjoint_kernel(recording_kernel, argnums=0)
+    with pytest.raises(AdjitError, match="CUDA device code cannot grow a tape"):
+        adj.source_for(np.ones(4), np.array([3]), np.zeros(4))
+
+
+def test_scalar_in_argnums_of_a_kernel_is_refused():
+    @cuda.jit
+    def scaled(x, a, out):
+        i = cuda.grid(1)
+        if i < x.shape[0]:
+            out[i] = a * x[i]
+
+    with pytest.raises(AdjitError, match="one-element array"):
+        adjit.cuda.adjoint_kernel(scaled, argnums=(1,)).source_for(np.ones(3), 2.0, np.ones(3))
