@@ -334,6 +334,8 @@ def _build_jvp(src, stmts, result, env, namegen, kinds, wrt, mode, tan, arg_type
              ("primal and tangent statements", body),
              (None, ret)]
     name = f"{src.fn.__name__}_{mode.name}"
+    if target == "cuda":
+        parts = _cuda_parts(parts)
     source = render(name, params + [tan], parts)
     if target == "cuda":
         return Transformed(source, exec_source(source, name, _cuda_namespace(env.ns)), None)
@@ -394,6 +396,23 @@ def _cuda_namespace(ns):
     return out
 
 
+class _StopAsValue(ast.NodeTransformer):
+    """`stop_gradient(v)` in generated CUDA code is just `v`: the adjoint already ignores it,
+    and no call is left for numba-cuda to compile (a call to another device function would
+    need the GPU's compute capability at compile time)."""
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        if isinstance(node.func, ast.Name) and node.func.id == "stop_gradient" and \
+                len(node.args) == 1:
+            return node.args[0]
+        return node
+
+
+def _cuda_parts(parts):
+    return [(title, [_StopAsValue().visit(s) for s in stmts]) for title, stmts in parts]
+
+
 def _unbounded(src):
     def error(loop):
         origin = getattr(loop, "_origin", None) or (src.loc.filename, src.loc.firstlineno,
@@ -435,7 +454,7 @@ def _device_function(name, params, prog, builder, grads, ret, kinds, env):
              ("forward sweep", prog.init + prog.tape.allocations(0) + forward),
              ("backward sweep", prog.backward_init + prog.backward),
              (None, ast.parse(ret).body)]
-    source = render(name, params, parts)
+    source = render(name, params, _cuda_parts(parts))
     return Transformed(source, exec_source(source, name, _cuda_namespace(env.ns)), None)
 
 
@@ -492,7 +511,7 @@ def build_kernel(fn, argnums, arg_types):
               prog.init + prog.tape.allocations(0) + forward),
              ("backward sweep", backward)]
     name = f"{src.fn.__name__}_adjoint"
-    source = render(name, params + shadows, parts)
+    source = render(name, params + shadows, _cuda_parts(parts))
     return source, exec_source(source, name, _cuda_namespace(env.ns)), shadows
 
 

@@ -376,3 +376,63 @@ def test_scalar_in_argnums_of_a_kernel_is_refused():
 
     with pytest.raises(AdjitError, match="one-element array"):
         adjit.cuda.adjoint_kernel(scaled, argnums=(1,)).source_for(np.ones(3), 2.0, np.ones(3))
+
+
+# the real CUDA compiler, without a GPU ------------------------------------------------------
+
+PTX_SCRIPT = r'''
+import json, sys
+import numpy as np
+import numba
+from numba import cuda
+import adjit.cuda
+import test_cuda as T
+from adjit.transform import build_kernel
+cases = [(T.elementwise, (np.ones(4), np.ones(1), np.ones(4)), (0, 1)),
+         (T.stencil, (np.ones(4), np.ones(1), np.ones(4)), (0, 1)),
+         (T.gather, (np.ones(4), np.arange(4), np.ones(4), np.ones(4)), (0, 2)),
+         (T.lj_energies, (np.ones((4, 3)), np.ones(4)), (0,)),
+         (T.atomic_sum, (np.ones(4), np.ones(1), np.ones(1)), (0, 1)),
+         (T.calls_device, (np.ones(4), np.ones(1), np.ones(4)), (0, 1)),
+         (T.stopped, (np.ones(4), np.ones(4)), (0,)),
+         (T.in_place, (np.ones(4), np.ones(1)), (0, 1))]
+done = []
+try:
+    for kernel, args, argnums in cases:
+        adj = adjit.cuda.adjoint_kernel(kernel, argnums)
+        types = tuple(numba.typeof(a) for a in args)
+        source, pyfunc, shadows = build_kernel(adj.fn, adj.argnums, types)
+        shadow_types = tuple(types[adj.params.index(s[:-4])] for s in shadows)
+        cuda.compile_ptx(pyfunc, types + shadow_types, cc=(9, 0))
+        done.append(kernel.py_func.__name__)
+    spec = T.GRAD_DEVICE.specialize((numba.float64, numba.float64))
+    cuda.compile_ptx(spec.pyfunc, (numba.float64, numba.float64), device=True, cc=(9, 0))
+    done.append("device function")
+except Exception as exc:   # no NVVM / NVRTC libraries: nothing to compile with
+    if not any(w in f"{type(exc).__name__} {exc}" for w in ("Nvvm", "NVVM", "nvrtc", "NVRTC",
+                                                           "libnvvm", "DynamicLib")):
+        raise
+    print(json.dumps({"skip": f"{type(exc).__name__}: {exc}"[:300]}))
+    sys.exit(0)
+print(json.dumps({"compiled": done}))
+'''
+
+
+def test_adjoints_compile_to_ptx_with_numba_cuda():
+    """numba-cuda's real compiler (no GPU needed, but NVVM: pip install 'numba-cuda[cu12]')
+    compiles every adjoint kernel above and a device-function gradient for sm_90."""
+    import json
+    import os
+    import subprocess
+    import sys
+    here = os.path.dirname(os.path.abspath(__file__))
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="0",
+               PYTHONPATH=os.pathsep.join([here, os.path.dirname(here),
+                                           os.environ.get("PYTHONPATH", "")]))
+    out = subprocess.run([sys.executable, "-c", PTX_SCRIPT], env=env, capture_output=True,
+                         text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    if "skip" in result:
+        pytest.skip(f"no NVVM to compile with ({result['skip']})")
+    assert len(result["compiled"]) == 9
