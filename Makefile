@@ -40,3 +40,7 @@ examples: $(VENV)/.base
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis
+
+# CUDA kernels on a GPU (numba-cuda comes with the test extra); says so and exits 0 without one
+cuda-bench: $(VENV)/.test
+	$(PY) benchmarks/cuda_bench.py

@@ -51,6 +51,9 @@ class GradientFunction:
         self.tape_limit = _check_limit(self, tape_limit)
         self.cache = bool(cache)
         self.target = _check_target(self, target)
+        self._cuda_stub = None
+        if self.target == "cuda":
+            _register_cuda_typeof()
         self._specs = {}
         self._last = None
         self._called = None     # the specialization the last call from Python ran
@@ -180,6 +183,50 @@ def _rebuild(fn, argnums, with_value, fastmath, kind=None, checkpoint=None, tape
              cache=False, target="cpu"):
     return GradientFunction(fn, argnums, with_value, fastmath, kind, checkpoint, tape_limit,
                             cache, target)
+
+
+_CUDA_TYPEOF = []
+
+
+def _register_cuda_typeof():
+    """Let numba-cuda type a GradientFunction inside kernels: as a stub function whose
+    CUDA overload is the generated device function for the argument types at hand."""
+    if _CUDA_TYPEOF:
+        return
+    try:
+        from numba import config
+        if config.ENABLE_CUDASIM:
+            _CUDA_TYPEOF.append(None)   # the simulator calls the object from Python
+            return
+        from numba.cuda.descriptor import cuda_target
+        from numba.cuda.typing.typeof import typeof_impl as cuda_typeof
+    except ImportError:                 # no numba-cuda: only Python calls are possible
+        _CUDA_TYPEOF.append(None)
+        return
+
+    @cuda_typeof.register(GradientFunction)
+    def _typeof_cuda(val, c):
+        if val._cuda_stub is None:
+            val._cuda_stub = _make_cuda_stub(val)
+            cuda_target.typing_context.refresh()    # pick up the new overload
+        return cuda_target.typing_context.resolve_value_type(val._cuda_stub)
+
+    _CUDA_TYPEOF.append(_typeof_cuda)
+
+
+def _make_cuda_stub(gf):
+    from numba.cuda.extending import overload as cuda_overload
+    params = list(_signature(gf).parameters)
+    ns = {}
+    exec(f"def stub({', '.join(params)}):\n    raise NotImplementedError\n", ns)  # noqa: S102
+    stub = ns["stub"]
+
+    def typer(*arg_types):
+        return gf.specialize(arg_types).pyfunc
+
+    typer.__signature__ = inspect.signature(stub)
+    cuda_overload(stub)(typer)
+    return stub
 
 
 def _device_callable(spec):

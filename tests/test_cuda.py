@@ -436,3 +436,33 @@ def test_adjoints_compile_to_ptx_with_numba_cuda():
     if "skip" in result:
         pytest.skip(f"no NVVM to compile with ({result['skip']})")
     assert len(result["compiled"]) == 9
+
+
+def test_cuda_lj_forces_example():
+    import importlib.util
+    import pathlib
+    path = pathlib.Path(__file__).resolve().parent.parent / "examples" / "cuda_lj_forces.py"
+    spec = importlib.util.spec_from_file_location("cuda_lj_forces", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    r = module.main(n_atoms=27)
+    assert r["err_cpu"] < 1e-13 and r["err_ref"] < 1e-12 and r["energy_err"] < 1e-13
+    assert r["net_force"] < 1e-10
+
+
+def test_cuda_bench_script_runs(capsys):
+    """benchmarks/cuda_bench.py at tiny sizes in the simulator (its real run needs a GPU)."""
+    import importlib.util
+    import os
+    import pathlib
+    path = pathlib.Path(__file__).resolve().parent.parent / "benchmarks" / "cuda_bench.py"
+    os.environ["ADJIT_CUDA_BENCH_SMOKE"] = "1"
+    try:
+        spec = importlib.util.spec_from_file_location("cuda_bench", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        assert module.main() == 0
+    finally:
+        del os.environ["ADJIT_CUDA_BENCH_SMOKE"]
+    out = capsys.readouterr().out
+    assert out.count("| ") >= 4 and "Lennard-Jones" in out

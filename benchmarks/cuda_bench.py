@@ -1,0 +1,112 @@
+"""CUDA benchmark: forward kernel, adjoint kernel, their ratio, and adjit's CPU gradient of
+the same work, for an elementwise map (10^7 elements), a 1-D stencil (10^7) and Lennard-Jones
+energies with a cutoff (10^4 atoms, thread per atom).
+
+Needs a GPU (numba-cuda and a driver); without one it says so and exits 0. Kernel times are
+medians of repeated launches on device arrays, synchronized, after a warm-up launch (which
+compiles). The adjoint kernel also recomputes the primal (Enzyme's convention), so its time
+includes a forward. The CPU column is adjit.grad of the same math as a plain function,
+compiled by numba, single-threaded. Run: .venv/bin/python benchmarks/cuda_bench.py
+"""
+import math
+import os
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
+
+
+SMOKE = os.environ.get("ADJIT_CUDA_BENCH_SMOKE") == "1"
+"""Tiny sizes, one repeat, also in the simulator: checks the script itself (tests/test_cuda.py)."""
+
+
+def median(fn, repeats=9):
+    repeats = 1 if SMOKE else repeats
+    fn()
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return float(np.median(times))
+
+
+def main():
+    from numba import config, cuda
+    if not SMOKE and (config.ENABLE_CUDASIM or not cuda.is_available()):
+        print("note: no CUDA GPU available (or NUMBA_ENABLE_CUDASIM=1): the CUDA benchmark "
+              "needs one; the CUDA tests run in the simulator (make test).")
+        return 0
+    import adjit
+    import adjit.cuda
+    import test_cuda as T
+
+    if config.ENABLE_CUDASIM:
+        print("device: the CUDA simulator (smoke test: tiny sizes, times mean nothing)")
+    else:
+        dev = cuda.get_current_device()
+        print(f"device: {dev.name.decode() if isinstance(dev.name, bytes) else dev.name}, "
+              f"compute capability {dev.compute_capability}")
+    threads = 256
+    rows = []
+
+    def run(name, kernel, argnums, host_args, n_threads, cpu_fn, cpu_args, cpu_argnums):
+        d_args = [cuda.to_device(a) for a in host_args]
+        adj = adjit.cuda.adjoint_kernel(kernel, argnums)
+        shadows = adj.shadows_for(*host_args)
+        params = adj.params
+        d_shadows = [cuda.to_device(np.ones_like(host_args[params.index(s[:-4])]))
+                     for s in shadows]
+        blocks = (n_threads + threads - 1) // threads
+
+        def fwd():
+            kernel[blocks, threads](*d_args)
+            cuda.synchronize()
+
+        def bwd():
+            adj[blocks, threads](*d_args, *d_shadows)
+            cuda.synchronize()
+
+        tf, tb = median(fwd), median(bwd)
+        g = adjit.grad(cpu_fn, argnums=cpu_argnums)
+        tc = median(lambda: g(*cpu_args), repeats=3)
+        rows.append((name, tf * 1e3, tb * 1e3, tb / tf, tc * 1e3, tc / tb))
+
+    n = 64 if SMOKE else 10_000_000
+    x = np.linspace(0.0, 1.0, n)
+    run("elementwise map (1e7)", T.elementwise, (0, 1), (x, np.array([0.7]), np.zeros(n)), n,
+        _elementwise_cpu, (x, 0.7), (0, 1))
+    run("1-D stencil (1e7)", T.stencil, (0, 1), (x, np.array([0.3]), np.zeros(n)), n,
+        _stencil_cpu, (x, 0.3), (0, 1))
+    pos = T._lattice(27 if SMOKE else 10_000, spacing=1.12)
+    run("Lennard-Jones, cutoff 2.5 (1e4 atoms)", T.lj_energies, 0,
+        (pos, np.zeros(pos.shape[0])), pos.shape[0], T.lj_total, (pos,), 0)
+    print(f"| {'case':38} | {'forward ms':>10} | {'adjoint ms':>10} | {'adj/fwd':>7} | "
+          f"{'CPU adjit grad ms':>17} | {'CPU/GPU adjoint':>15} |")
+    print("|" + "-" * 40 + "|" + "-" * 12 + "|" + "-" * 12 + "|" + "-" * 9 + "|" + "-" * 19 +
+          "|" + "-" * 17 + "|")
+    for name, tf, tb, ratio, tc, speedup in rows:
+        print(f"| {name:38} | {tf:10.3f} | {tb:10.3f} | {ratio:7.2f} | {tc:17.1f} | "
+              f"{speedup:15.1f} |")
+    print("targets: adjoint/forward <= 3 (map, stencil), <= 5 (Lennard-Jones with atomics)")
+    return 0
+
+
+def _elementwise_cpu(x, p):
+    s = 0.0
+    for i in range(x.shape[0]):
+        s += math.exp(-p * x[i]) * x[i]
+    return s
+
+
+def _stencil_cpu(x, a):
+    s = 0.0
+    for i in range(1, x.shape[0] - 1):
+        s += a * x[i - 1] * x[i + 1] + math.sin(x[i]) - 2.0 * x[i] * x[i]
+    return s
+
+
+if __name__ == "__main__":
+    sys.exit(main())
