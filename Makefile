@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 N ?= 1000
 SEED ?= 0
 
-.PHONY: test bench bench-docs examples fuzz clean
+.PHONY: test bench bench-docs examples fuzz clean cuda-bench
 
 $(VENV)/.base: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
