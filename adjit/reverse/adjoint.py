@@ -130,6 +130,15 @@ class ReverseBuilder:
             for w in ir.walk_stmts(self.stmts):
                 changes = (ir.is_store(w) and w.targets[0].value.id == arr) or \
                     (isinstance(w, ast.Assign) and ir.target_name(w) == arr)
+                if changes and loops and loops & set(self.layout.loops[id(w)]):
+                    what = "an array expression" if arr.startswith("_") else \
+                        f"the array '{arr}'"
+                    raise error_at(getattr(s, "_origin", None),
+                                   f"a matrix product or reshape inside a loop reading {what} "
+                                   "that the same loop computes again in its next iteration",
+                                   "Its adjoint would need every iteration's operand: write the "
+                                   "product as explicit loops over elements (one row of A times "
+                                   "x at a time), or move it out of the loop.")
                 if changes and (self.layout.pos[id(w)] > pos or
                                 loops & set(self.layout.loops[id(w)])):
                     raise error_at(getattr(s, "_origin", None),
