@@ -38,6 +38,10 @@ class GradientFunction:
 
     def __init__(self, fn, argnums, with_value, fastmath=False, kind=None, checkpoint=None,
                  tape_limit=None, cache=False, target="cpu"):
+        if isinstance(fn, GradientFunction):
+            raise AdjitError(f"{kind or 'grad'} of the gradient {fn!r}: derivatives of gradients "
+                             "(second derivatives) are not supported. Differentiate the "
+                             "original function, or write the derivative you need as code.")
         functools.update_wrapper(self, fn, updated=())
         self.__adjit_function__ = getattr(fn, "py_func", fn)
         self.fn = fn

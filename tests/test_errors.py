@@ -811,3 +811,24 @@ def test_error_is_raised_again_on_a_second_call():
     for _ in range(2):
         with pytest.raises(AdjitError, match="try/except"):
             g(1.5)
+
+
+def _cube(x):
+    return x * x * x
+
+
+_D_CUBE = adjit.grad(_cube)
+
+
+def _uses_a_gradient(x):
+    return adjit.stop_gradient(_D_CUBE(x)) * x
+
+
+def test_gradients_of_gradients_are_refused_not_wrong():
+    """Both once silently differentiated the primal instead (a helper's find): grad(grad f)
+    gave f', and a gradient called inside differentiated code was inlined as f."""
+    with pytest.raises(AdjitError, match="second derivatives"):
+        adjit.grad(_D_CUBE)
+    with pytest.raises(AdjitError, match="a call to the gradient `_D_CUBE`") as info:
+        adjit.value_and_grad(_uses_a_gradient)(3.0)
+    assert "pass its value in as an argument" in str(info.value)

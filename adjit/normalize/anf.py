@@ -676,6 +676,12 @@ class _Normalizer(Vectorizing):
         rule = rule_for_call(obj)
         if rule is not None:
             return self.primitive(node, obj, rule, out)
+        if getattr(obj, "__adjit_function__", None) is not None:
+            raise self.error(node, f"a call to the gradient `{ast.unparse(func)}` inside a "
+                             "function adjit differentiates",
+                             "Derivatives of gradients (second derivatives) are not supported: "
+                             "compute the gradient outside and pass its value in as an "
+                             "argument, or write that derivative as code.")
         inner = unwrap(obj)
         if isinstance(inner, types.FunctionType) and not _library_function(inner):
             return self.inline(node, inner, out)
