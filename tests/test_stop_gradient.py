@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 import adjit
 import adjit as ad
+from fd import fd_grad
 from adjit import grad, stop_gradient
 from adjit import stop_gradient as sg
 
@@ -131,3 +132,31 @@ def calls_njit_that_stops(x):
 
 def test_stop_gradient_inside_called_njit_function():
     assert grad(calls_njit_that_stops)(1.5) == 3.0
+
+
+def _stopped_product_in_a_loop(W, x0, steps):
+    h = x0.copy()
+    acc = 0.0
+    for t in range(steps):
+        h[:] = stop_gradient(np.tanh(W @ h))
+        acc += np.sum(h * W[0])
+    return acc
+
+
+def _same_with_h_fixed(W2, x0, steps, W):
+    h = x0.copy()
+    acc = 0.0
+    for t in range(steps):
+        h = np.tanh(W @ h)
+        acc += np.sum(h * W2[0])
+    return acc
+
+
+def test_matrix_product_in_a_loop_reaching_only_stop_gradient_is_accepted():
+    """Once refused ("changed after a matrix product"): a stopped product has no adjoint, so
+    nothing needs its operands (a helper's find while writing the adversarial example)."""
+    W = np.random.default_rng(0).normal(size=(3, 3)) * 0.5
+    x0 = np.ones(3)
+    g = adjit.grad(_stopped_product_in_a_loop, argnums=0)(W, x0, 4)
+    fd = fd_grad(lambda W2: _same_with_h_fixed(W2, x0, 4, W), (W,), 0)
+    np.testing.assert_allclose(g, fd, rtol=1e-6, atol=1e-8)

@@ -97,8 +97,8 @@ class ReverseBuilder:
                                " (or rebinds an array name to a new value inside a loop)",
                                "Use a.copy() for a new array, keep using the original name, or "
                                "update the array in place (a[:] = ...).")
-            if self.prim(s).kind == "arrayop":
-                self._check_operands_kept(s)
+            if self.prim(s).kind == "arrayop" and var in self.active:
+                self._check_operands_kept(s)    # (an inactive product has no adjoint)
             loops = self.layout.loops[id(s)]
             if loops and self.prim(s).kind == "alloc":
                 varying = set()
