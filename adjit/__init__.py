@@ -6,5 +6,5 @@ from .show import show
 from . import cuda
 
 __all__ = ["grad", "value_and_grad", "vjp", "jvp", "stop_gradient", "AdjitError", "GradientFunction",
-           "TapeReport", "show"]
+           "TapeReport", "show", "cuda"]
 __version__ = "0.1.0"

@@ -203,6 +203,7 @@ def _register_cuda_typeof():
             _CUDA_TYPEOF.append(None)   # the simulator calls the object from Python
             return
         from numba.cuda.descriptor import cuda_target
+        from numba.cuda.extending import overload as cuda_overload
         from numba.cuda.typing.typeof import typeof_impl as cuda_typeof
     except ImportError:                 # no numba-cuda: only Python calls are possible
         _CUDA_TYPEOF.append(None)
@@ -211,26 +212,11 @@ def _register_cuda_typeof():
     @cuda_typeof.register(GradientFunction)
     def _typeof_cuda(val, c):
         if val._cuda_stub is None:
-            val._cuda_stub = _make_cuda_stub(val)
+            val._cuda_stub = _make_stub(val, cuda_overload)
             cuda_target.typing_context.refresh()    # pick up the new overload
         return cuda_target.typing_context.resolve_value_type(val._cuda_stub)
 
     _CUDA_TYPEOF.append(_typeof_cuda)
-
-
-def _make_cuda_stub(gf):
-    from numba.cuda.extending import overload as cuda_overload
-    params = list(_signature(gf).parameters)
-    ns = {}
-    exec(f"def stub({', '.join(params)}):\n    raise NotImplementedError\n", ns)  # noqa: S102
-    stub = ns["stub"]
-
-    def typer(*arg_types):
-        return gf.specialize(arg_types).pyfunc
-
-    typer.__signature__ = inspect.signature(stub)
-    cuda_overload(stub)(typer)
-    return stub
 
 
 def _device_callable(spec):
@@ -337,9 +323,10 @@ def _signature(gf):
     return sig.replace(parameters=params + [extra])
 
 
-def _make_stub(gf):
+def _make_stub(gf, register=overload):
     """A Python function with the user's signature whose numba overload is the gradient,
-    so that @njit code can call the GradientFunction like any jitted function."""
+    so that @njit code can call the GradientFunction like any jitted function (`register`:
+    numba's overload, or numba-cuda's for kernels)."""
     params = list(_signature(gf).parameters)
     ns = {}
     exec(f"def stub({', '.join(params)}):\n    raise NotImplementedError\n", ns)  # noqa: S102
@@ -349,7 +336,7 @@ def _make_stub(gf):
         return gf.specialize(arg_types).pyfunc
 
     typer.__signature__ = inspect.signature(stub)
-    overload(stub)(typer)
+    register(stub)(typer)
     return stub
 
 

@@ -186,7 +186,7 @@ def build(fn, argnums, arg_types, mode, fastmath=False, jit=True, checkpoint=Non
     keep_operands(stmts, kinds, env.ns, namegen)
     hoist_invariants(stmts, kinds, env.ns, vec_temps)
     if target == "cuda":
-        _check_device_function(src, kinds, params)
+        _check_device_function(src, stmts, kinds, params)
     result_kind = kinds.get(result.id) if isinstance(result, ast.Name) else \
         kind_of_constant(result.value)
     if extra and is_float_kind(result_kind):
@@ -230,16 +230,11 @@ def build(fn, argnums, arg_types, mode, fastmath=False, jit=True, checkpoint=Non
     stats_name = namegen.fresh("_tape_stats")
     stats = _stats_statements(stats_name, prog.tape, builder.checkpointed.values())
     tail = prog.backward_init + prog.backward + stats + ast.parse(ret).body
-    roots = upward_exposed(tail) | prog.tape.reserved_names()
-    forward = eliminate_dead(prog.forward, roots, set(params))
-    defined = defined_up_front(forward + tail, kinds, prog.bars, params)
     limit = DEFAULT_TAPE_LIMIT if tape_limit is None else tape_limit
-    parts = [("variables assigned in branches start defined (numba prunes constant branches)",
-              defined),
-             ("forward sweep", prog.init + prog.tape.allocations(limit) + forward),
-             ("backward sweep", prog.backward_init + prog.backward),
-             ("what the tape took (TapeReport)", stats),
-             (None, ast.parse(ret).body)]
+    parts = _forward_parts(prog, tail, params, kinds, limit) + [
+        ("backward sweep", prog.backward_init + prog.backward),
+        ("what the tape took (TapeReport)", stats),
+        (None, ast.parse(ret).body)]
     inner = f"{name}_taped"
     source = render(inner, params + [stats_name], parts)
     source += "\n\n" + render(name, params, [(None, ast.parse(
@@ -257,6 +252,18 @@ STATS_SIZE = 5
 again without the tape, steps run with the tape (see api.TapeReport)."""
 
 
+def _forward_parts(prog, tail, params, kinds, limit, title="forward sweep"):
+    """The first parts of a generated function: scalars defined up front, and the forward
+    sweep (tape allocations, then the primal statements that `tail` - the rest of the
+    function - needs)."""
+    roots = upward_exposed(tail) | prog.tape.reserved_names()
+    forward = eliminate_dead(prog.forward, roots, set(params))
+    defined = defined_up_front(forward + tail, kinds, prog.bars, params)
+    return [("variables assigned in branches start defined (numba prunes constant branches)",
+             defined),
+            (title, prog.init + prog.tape.allocations(limit) + forward)]
+
+
 def _stats_statements(stats, tape, checkpointed):
     lines = [f"{stats}[:] = 0", f"{stats}[0] = {tape.bytes_expr()}"]
     snaps = [cp.snapshot_bytes() for cp in checkpointed]
@@ -264,10 +271,7 @@ def _stats_statements(stats, tape, checkpointed):
     if snaps:
         lines.append(f"{stats}[1] = {' + '.join(snaps)}")
     for cp in checkpointed:
-        n = cp.names
-        lines.append(f"{stats}[2] += {n['steps']}")
-        lines.append(f"{stats}[3] += ckpt.recomputed({n['sched']})[0]")
-        lines.append(f"{stats}[4] += ckpt.recomputed({n['sched']})[1]")
+        lines.append(f"ckpt.add_counts({cp.names['sched']}, {stats})")
     return ast.parse("\n".join(lines)).body
 
 
@@ -427,33 +431,33 @@ def _unbounded(src):
     return error
 
 
-def _check_device_function(src, kinds, params):
+def _check_device_function(src, stmts, kinds, params):
     for p in params:
         if is_array(kinds.get(p)):
             raise src.loc.error(src.tree, f"argument '{p}' of a CUDA device function is an array",
                                 "Device functions take and return scalars (a device function "
                                 "cannot allocate a gradient array); differentiate kernels that "
                                 "read arrays with adjit.cuda.adjoint_kernel.")
-    local = sorted(v for v in kinds if is_array(kinds[v]) and v not in params and
-                   not v.startswith("g_") and v != "np")
+    _refuse_local_arrays(src, stmts, kinds)
+
+
+def _refuse_local_arrays(src, stmts, kinds):
+    """CUDA device code cannot allocate: no array may be made inside it."""
+    local = sorted(v for v in ir.assigned(stmts) if is_array(kinds.get(v)))
     if local:
-        raise src.loc.error(src.tree, f"the array '{local[0]}' in CUDA code",
-                            "CUDA device code cannot allocate arrays: use scalars, or a kernel "
-                            "over arrays passed in (adjit.cuda.adjoint_kernel).")
+        raise src.loc.error(src.tree, f"the array '{local[0]}' made in CUDA code",
+                            "Device functions and kernels read and write the arrays passed to "
+                            "them; CUDA device code cannot allocate (numpy calls on whole "
+                            "arrays allocate).")
 
 
 def _device_function(name, params, prog, builder, grads, ret, kinds, env):
     """Source and Python function of a CUDA device function: no tape statistics, a tape in
     fixed-size local arrays, compiled by numba-cuda where a kernel calls it."""
     tail = prog.backward_init + prog.backward + ast.parse(ret).body
-    roots = upward_exposed(tail) | prog.tape.reserved_names()
-    forward = eliminate_dead(prog.forward, roots, set(params))
-    defined = defined_up_front(forward + tail, kinds, prog.bars, params)
-    parts = [("variables assigned in branches start defined (numba prunes constant branches)",
-              defined),
-             ("forward sweep", prog.init + prog.tape.allocations(0) + forward),
-             ("backward sweep", prog.backward_init + prog.backward),
-             (None, ast.parse(ret).body)]
+    parts = _forward_parts(prog, tail, params, kinds, 0) + [
+        ("backward sweep", prog.backward_init + prog.backward),
+        (None, ast.parse(ret).body)]
     source = render(name, params, _cuda_parts(parts))
     return Transformed(source, exec_source(source, name, _cuda_namespace(env.ns)), None)
 
@@ -481,11 +485,7 @@ def build_kernel(fn, argnums, arg_types):
     kinds = infer_kinds(stmts, arg_kinds, env.ns)
     keep_operands(stmts, kinds, env.ns, namegen)
     hoist_invariants(stmts, kinds, env.ns, vec_temps)
-    local = sorted(v for v in ir.assigned(stmts) if is_array(kinds.get(v)))
-    if local:
-        raise src.loc.error(src.tree, f"the array '{local[0]}' made inside a kernel",
-                            "Kernels read and write the arrays passed to them; CUDA device "
-                            "code cannot allocate (numpy calls on whole arrays allocate).")
+    _refuse_local_arrays(src, stmts, kinds)
     written = [p for p in params if any(ir.is_store(s) and s.targets[0].value.id == p
                                         for s in ir.walk_stmts(stmts))]
     active = active_variables(stmts, None, wrt, kinds, env.ns, roots=written)
@@ -502,14 +502,9 @@ def build_kernel(fn, argnums, arg_types):
     propagate_copies(prog.backward, prog.bars.values(), live_out=shadows)
     owned = _owned_index(stmts)
     backward = _atomic_shadow_updates(prog.backward_init + prog.backward, set(shadows), owned)
-    roots = upward_exposed(backward) | prog.tape.reserved_names()
-    forward = eliminate_dead(prog.forward, roots, set(params))
-    defined = defined_up_front(forward + backward, kinds, prog.bars, params)
-    parts = [("variables assigned in branches start defined (numba prunes constant branches)",
-              defined),
-             ("forward sweep (this thread's part of the primal)",
-              prog.init + prog.tape.allocations(0) + forward),
-             ("backward sweep", backward)]
+    parts = _forward_parts(prog, backward, params, kinds, 0,
+                           "forward sweep (this thread's part of the primal)") + [
+        ("backward sweep", backward)]
     name = f"{src.fn.__name__}_adjoint"
     source = render(name, params + shadows, _cuda_parts(parts))
     return source, exec_source(source, name, _cuda_namespace(env.ns)), shadows
@@ -551,13 +546,8 @@ def _atomic_shadow_updates(stmts, shadows, owned):
                     continue
                 value = s.value if isinstance(s.op, ast.Add) else \
                     ast.UnaryOp(op=ast.USub(), operand=s.value)
-                node = ast.Expr(value=ast.Call(
-                    func=ast.Attribute(value=ast.Attribute(value=ir.name("cuda"), attr="atomic",
-                                                           ctx=ast.Load()),
-                                       attr="add", ctx=ast.Load()),
-                    args=[ir.name(target.value.id), target.slice, value], keywords=[]))
-                node._origin = getattr(s, "_origin", None)
-                out.append(node)
+                out.append(ir.atomic_add(target.value.id, target.slice, value,
+                                         getattr(s, "_origin", None)))
                 continue
         out.append(s)
     return out

@@ -81,23 +81,19 @@ def compile_source(source, name, namespace, signature, fastmath=False, jit=True,
     returned is the wrapper, and it calls the compiled `name`. With `cache` the source is
     written to a file named by its digest (cache_file) and numba keeps the machine code
     beside it (njit(cache=True)): a later process finds it instead of compiling."""
+    helpers = {"grow_tape": grow_tape, "reserve_tape": reserve_tape, "check_room": check_room}
     if cache:
         filename = cache_file(source, name, namespace, signature, fastmath)
-    else:
-        filename = f"<adjit-{next(_serial)}:{name}>"
-        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    ns = dict(namespace)
-    if cache:
         # numba's cache rebuilds the function's globals by importing its module by name
         module = types.ModuleType(os.path.splitext(os.path.basename(filename))[0])
         module.__file__ = filename
         sys.modules[module.__name__] = module
         ns = module.__dict__
         ns.update(namespace)
-    ns["grow_tape"] = grow_tape
-    ns["reserve_tape"] = reserve_tape
-    ns["check_room"] = check_room
-    exec(compile(source, filename, "exec"), ns)  # noqa: S102
+        ns.update(helpers)
+        exec(compile(source, filename, "exec"), ns)  # noqa: S102
+    else:
+        ns = _exec(source, name, dict(namespace, **helpers))
     pyfunc = ns[name]
     outer = ns[wrapper] if wrapper else pyfunc
     if not jit:
@@ -159,10 +155,14 @@ def _fingerprint(obj):
 
 
 def exec_source(source, name, namespace):
-    """The Python function `name` of generated source, executed in `namespace` (the source
-    is registered with linecache so tracebacks show it)."""
+    """The Python function `name` of generated source, executed in `namespace`."""
+    return _exec(source, name, dict(namespace))[name]
+
+
+def _exec(source, name, ns):
+    """Execute generated source in `ns` (returned), under a file name registered with
+    linecache so that tracebacks show the generated lines."""
     filename = f"<adjit-{next(_serial)}:{name}>"
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    ns = dict(namespace)
     exec(compile(source, filename, "exec"), ns)  # noqa: S102
-    return ns[name]
+    return ns

@@ -12,6 +12,15 @@ def name(id_):
     return ast.Name(id=id_, ctx=ast.Load())
 
 
+def atomic_add(array, index, value, origin=None):
+    """The statement `cuda.atomic.add(array, index, value)`."""
+    func = ast.Attribute(value=ast.Attribute(value=name("cuda"), attr="atomic", ctx=ast.Load()),
+                         attr="add", ctx=ast.Load())
+    node = ast.Expr(value=ast.Call(func=func, args=[name(array), index, value], keywords=[]))
+    node._origin = origin
+    return node
+
+
 def store(id_):
     return ast.Name(id=id_, ctx=ast.Store())
 

@@ -519,7 +519,11 @@ class ReverseBuilder:
                 target = ir.target_name(s)
                 if id(s) in self.pushed:
                     out += self.tape.push(target, self.kinds[target], checked=not reserved)
-                out.append(_atomic_call(s) if getattr(s, "_atomic", False) else s)
+                if getattr(s, "_atomic", False):    # a store standing for cuda.atomic.add
+                    sub = s.targets[0]
+                    s = ir.atomic_add(sub.value.id, copy.deepcopy(sub.slice), s.value,
+                                      getattr(s, "_origin", None))
+                out.append(s)
                 if target in self.active and is_array(self.kinds[target]):
                     out += _parse(f"{self.bar(target)} = np.zeros_like({target})")
                 if target in self.taped_trips:
@@ -717,17 +721,6 @@ def _combine(terms):
 
 def _target(s):
     return s.target.id if isinstance(s, ast.For) else ir.target_name(s)
-
-
-def _atomic_call(s):
-    """The statement `cuda.atomic.add(a, i, v)` a store marked atomic stands for."""
-    sub = s.targets[0]
-    node = ast.Expr(value=ast.Call(
-        func=ast.Attribute(value=ast.Attribute(value=ir.name("cuda"), attr="atomic",
-                                               ctx=ast.Load()), attr="add", ctx=ast.Load()),
-        args=[ir.name(sub.value.id), copy.deepcopy(sub.slice), s.value], keywords=[]))
-    node._origin = getattr(s, "_origin", None)
-    return node
 
 
 def _parse(text):

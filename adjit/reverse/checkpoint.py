@@ -138,29 +138,28 @@ class Checkpointed:
             return f"max({hi} - {lo}, 0)" if lo != "0" else f"max({hi}, 0)"
         return f"len(range({lo}, {hi}, {st}))"
 
-    def _save(self, slot, scalars, arrays):
+    def _transfers(self, slot, scalars, arrays):
+        """(save, restore) source lines for each piece of the state and snapshot `slot`:
+        floats in one 2-D array, ints and bools (as 0/1) in another, each array in its own."""
         n = self.names
-        lines = []
+        out = []
         for k, v in enumerate(scalars[FLOAT]):
-            lines.append(f"{n['sf']}[{slot}, {k}] = {v}")
+            place = f"{n['sf']}[{slot}, {k}]"
+            out.append((f"{place} = {v}", f"{v} = {place}"))
         for k, v in enumerate(scalars[INT] + scalars[BOOL]):
-            lines.append(f"{n['si']}[{slot}, {k}] = {v}" if v in scalars[INT] else
-                         f"{n['si']}[{slot}, {k}] = int({v})")
+            place = f"{n['si']}[{slot}, {k}]"
+            out.append((f"{place} = {v}", f"{v} = {place}") if v in scalars[INT] else
+                       (f"{place} = int({v})", f"{v} = {place} != 0"))
         for a in arrays:
-            lines.append(f"{self._snap(a)}[{slot}] = {a}")
-        return _parse("\n".join(lines))
+            place = f"{self._snap(a)}[{slot}]"
+            out.append((f"{place} = {a}", f"{a}[...] = {place}"))
+        return out
+
+    def _save(self, slot, scalars, arrays):
+        return _parse("\n".join(save for save, _ in self._transfers(slot, scalars, arrays)))
 
     def _restore(self, slot, scalars, arrays):
-        n = self.names
-        lines = []
-        for k, v in enumerate(scalars[FLOAT]):
-            lines.append(f"{v} = {n['sf']}[{slot}, {k}]")
-        for k, v in enumerate(scalars[INT] + scalars[BOOL]):
-            lines.append(f"{v} = {n['si']}[{slot}, {k}]" if v in scalars[INT] else
-                         f"{v} = {n['si']}[{slot}, {k}] != 0")
-        for a in arrays:
-            lines.append(f"{a}[...] = {self._snap(a)}[{slot}]")
-        return _parse("\n".join(lines))
+        return _parse("\n".join(back for _, back in self._transfers(slot, scalars, arrays)))
 
     def _kept(self, v, when):
         key = f"{when}_{v}"

@@ -202,6 +202,15 @@ def recomputed(st):
 
 
 @numba.njit(cache=True)
+def add_counts(st, stats):
+    """Add this loop's steps, steps advanced again and steps taped to stats[2:5] (the
+    TapeReport counts of the generated function)."""
+    stats[2] += st[_T]
+    stats[3] += st[_ADVANCED]
+    stats[4] += st[_TAPED]
+
+
+@numba.njit(cache=True)
 def auto_snapshots(steps):
     """checkpoint="auto": about sqrt(steps) snapshots (at least 2), so that each step is
     recomputed at most about twice."""
