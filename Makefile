@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 N ?= 1000
 SEED ?= 0
 
-.PHONY: test bench bench-docs examples fuzz clean cuda-bench
+.PHONY: test bench bench-docs examples fuzz fuzz-cuda clean cuda-bench
 
 $(VENV)/.base: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -23,6 +23,11 @@ test: $(VENV)/.test
 # make fuzz N=10000: N generated programs against the reference AD (tests/fuzz/campaign.py)
 fuzz: $(VENV)/.test
 	PYTHONPATH=tests $(PY) -m fuzz -n $(N) --seed $(SEED)
+
+# make fuzz-cuda N=1000: N drawn numba.cuda kernels through adjit.cuda.adjoint_kernel against a
+# sequential oracle with a race detector (tests/fuzz_cuda/campaign.py; CUDA simulator)
+fuzz-cuda: $(VENV)/.test
+	NUMBA_ENABLE_CUDASIM=$${NUMBA_ENABLE_CUDASIM:-1} PYTHONPATH=tests $(PY) -m fuzz_cuda -n $(N) --seed $(SEED)
 
 bench: $(VENV)/.base
 	$(PY) benchmarks/run.py
