@@ -289,7 +289,8 @@ def test_drawn_kernels_have_no_crash_and_no_new_mismatch():
 def test_bounded_run_covers_the_constructs():
     tags = set().union(*(k.tags for k, _ in _run(KERNELS, key="real")["results"]))
     for t in ("form:grid", "form:interior", "form:gridstride", "form:parity", "form:twolevel",
-              "atomic", "stencil", "write:perm", "write:reversed", "loop:constant", "math"):
+              "atomic", "stencil", "write:perm", "write:reversed", "loop:constant", "math",
+              "pair loop", "plain accumulation"):
         assert t in tags, t
 
 

@@ -292,25 +292,30 @@ def nongrid_writes(kernel):
     """Arrays the kernel overwrites (plain or augmented stores; cuda.atomic.add is no
     overwrite) at an element other than `a[i]`, i = cuda.grid(1), where the cotangent left in
     the overwritten element matters: the array is differentiated (argnums), or read by the
-    kernel, or stored at more than one place or inside a loop (a later store's cotangent
-    reaches an earlier one)."""
+    kernel, or stored at more than one place (cuda.atomic.add included) or in a loop at an
+    index that does not depend on the loop's variable (a later store's cotangent reaches an
+    earlier one)."""
     tree = ast.parse(kernel.source)
     fn = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "k"][0]
     own = _owned(fn)
     names = [p for p, _ in kernel.params]
     sites, nongrid, looped, read = {}, set(), set(), set()
 
-    def visit(node, in_loop):
+    def visit(node, loops):
         for child in ast.iter_child_nodes(node):
-            loop = in_loop or isinstance(node, (ast.For, ast.While)) and child in node.body
+            inner = loops
+            if isinstance(node, (ast.For, ast.While)) and child in node.body:
+                inner = loops + [{n.id for n in ast.walk(node.target if isinstance(
+                    node, ast.For) else node.test) if isinstance(n, ast.Name)}]
             targets = child.targets if isinstance(child, ast.Assign) else \
                 [child.target] if isinstance(child, ast.AugAssign) else []
             for t in targets:
                 if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name):
                     a = t.value.id
                     sites[a] = sites.get(a, 0) + 1
-                    if loop:
-                        looped.add(a)
+                    index = {n.id for n in ast.walk(t.slice) if isinstance(n, ast.Name)}
+                    if any(not index & names for names in inner):
+                        looped.add(a)       # the same element again at each iteration
                     if isinstance(child, ast.AugAssign):
                         read.add(a)
                     if not (own is not None and isinstance(t.slice, ast.Name)
@@ -319,9 +324,13 @@ def nongrid_writes(kernel):
             if isinstance(child, ast.Subscript) and isinstance(child.value, ast.Name) and \
                     isinstance(child.ctx, ast.Load):
                 read.add(child.value.id)
-            visit(child, loop)
+            if isinstance(child, ast.Call) and isinstance(child.func, ast.Attribute) and \
+                    child.func.attr == "add" and child.args and \
+                    isinstance(child.args[0], ast.Name):     # cuda.atomic.add: a store site
+                sites[child.args[0].id] = sites.get(child.args[0].id, 0) + 1
+            visit(child, inner)
 
-    visit(fn, False)
+    visit(fn, [])
     wrt = {names[k] for k in kernel.argnums}
     return {a for a in nongrid if a in wrt or a in read or a in looped or sites[a] > 1}
 

@@ -42,18 +42,24 @@ CONSTS = ("0.5", "2.0", "-1.25", "0.3", "1.5", "-0.7")
 
 # the thread index forms (repeated to weight them; simplest first)
 FORMS = ("grid", "grid", "grid", "interior", "interior", "gridstride", "parity", "twolevel",
-         "twolevel", "grid_return", "manual", "gridstride_interior", "grid2")
+         "twolevel", "grid_return", "manual", "gridstride_interior", "grid2", "grid_shape")
 # launches (blocks, threads): simplest first; grid-stride launches have fewer threads than n
 LAUNCHES = {"grid": ((3, 4), (1, 16), (4, 2)),
             "stride": ((1, 3), (2, 2), (1, 1), (3, 4)),
             "grid2": (((1, 2), (4, 4)),)}
 # statement kinds: 0 element write, 1 augmented write, 2 local float, 3 atomic add,
-# 4 per-thread loop, 5 branch on data, 6 stencil, 7 plain (racy) accumulation
-STMT_KINDS = (0, 0, 0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 6, 6, 7)
+# 4 per-thread loop, 5 branch on data, 6 stencil, 7 plain (racy) accumulation, 8 loop over
+# all other elements (pair interactions), 9 per-thread while loop, 10 local update,
+# 11 branch on the thread's index, 12 loop over the rows of a 2-D array
+STMT_KINDS = (0, 0, 0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 6, 6, 7, 8, 9, 10, 10, 11, 12)
 UNARY = ("math.sin({a})", "math.cos({a})", "math.tanh({a})", "math.exp(math.tanh({a}))",
          "math.log(1.0 + {a} * {a})", "math.sqrt(1.0 + {a} * {a})", "({a} * {a})",
-         "(-{a})", "math.atan({a})")
-BINARY = ("({a} + {b})", "({a} * {b})", "({a} - {b})", "({a} / (1.5 + math.tanh({b})))")
+         "(-{a})", "math.atan({a})", "math.erf({a})", "abs({a})", "({a} ** 2)",
+         "math.exp(-({a} * {a}))", "math.log1p(0.5 + math.tanh({a}))")
+BINARY = ("({a} + {b})", "({a} * {b})", "({a} - {b})", "({a} / (1.5 + math.tanh({b})))",
+          "math.atan2({a}, 1.0 + {b} * {b})", "math.hypot({a}, 0.5 + {b} * {b})",
+          "min({a}, {b})", "max({a}, {b})", "({a} if {b} > 0.0 else {a} * {b})",
+          "math.pow(1.5 + math.tanh({a}), {b})")
 DEVICE_FN = ("@cuda.jit(device=True)\n"
              "def g(a, b):\n"
              "    return a * math.tanh(b) + 0.5 * a * a\n")
@@ -61,11 +67,11 @@ DEVICE_FN = ("@cuda.jit(device=True)\n"
 # parameters: (name, kind); kinds: "f" float array (L,), "p" one-element float array,
 # "acc" float (2,), "hist" float (3,), "state" float (2, L), "a2" float (ROWS, L),
 # "perm" a permutation of range(L), "bins" ints in [0, 3) (L,), int scalars "n", "color",
-# "cur", "m"; in this order in the kernel's signature
+# "cur", "m", and a float scalar "c" (not differentiated); in this order in the signature
 PARAM_ORDER = (("x", "f"), ("y", "f"), ("u", "f"), ("state", "state"), ("a2", "a2"),
                ("p", "p"), ("out", "f"), ("out2", "a2"), ("acc", "acc"), ("hist", "hist"),
-               ("perm", "perm"), ("bins", "bins"), ("n", "n"), ("color", "color"),
-               ("cur", "cur"), ("m", "m"))
+               ("perm", "perm"), ("bins", "bins"), ("c", "c"), ("n", "n"),
+               ("color", "color"), ("cur", "cur"), ("m", "m"))
 FLOAT_KINDS = {"f", "p", "acc", "hist", "state", "a2"}
 
 
@@ -103,6 +109,8 @@ class Kernel:
                 out.append(N)
             elif kind == "m":
                 out.append(M_LOOP)
+            elif kind == "c":
+                out.append(float(rng.uniform(0.1, 0.5)))
             else:                               # color, cur
                 out.append(int(rng.integers(0, 2)))
         return out
@@ -139,8 +147,8 @@ class Writer:
     # indices --------------------------------------------------------------------------------
     def offsets(self):
         """Offsets d with `i + d` in bounds under this form's guard."""
-        return (0, 1, 2) if self.form in ("grid", "grid_return", "gridstride", "manual") \
-            else (0, -1, 1)
+        return (0, 1, 2) if self.form in ("grid", "grid_return", "gridstride", "manual",
+                                          "grid_shape") else (0, -1, 1)
 
     def at(self, d):
         return "i" if d == 0 else f"i + {d}" if d > 0 else f"i - {-d}"
@@ -209,6 +217,9 @@ class Writer:
         if k == 10:
             self.tags.add("read:acc")       # an accumulator read (racy if added to)
             return self.choice(("acc[0]", "hist[1]"))
+        if self.pick(2):
+            self.tags.add("float scalar argument")
+            return "c"
         return f"x[{self.read_index()}]"
 
     def read_state(self):
@@ -256,9 +267,10 @@ class Writer:
             return [line]
         if kind == 3:
             self.tags.add("atomic")
-            k = self.pick(4)
-            where = ("acc, 0", "out, i", "acc, i % 2", "hist, bins[i]")[k]
-            if k == 1 and self.form == "twolevel":
+            k = self.pick(6)
+            where = ("acc, 0", "out, i", "acc, i % 2", "hist, bins[i]", "out, perm[i]",
+                     "u, i + 1")[k]
+            if k in (1, 4, 5) and self.form == "twolevel" or k == 5 and self.form == "parity":
                 where = "acc, 0"
             return [f"cuda.atomic.add({where}, {self.expr()})"]
         if kind == 4:
@@ -274,9 +286,71 @@ class Writer:
             return lines + (["else:"] + indent(orelse) if orelse else [])
         if kind == 6:
             return [self.stencil()]
-        self.tags.add("plain accumulation")
-        where = self.choice(("acc[0]", "acc[i % 2]", "hist[bins[i]]"))
-        return [f"{where} += {self.expr()}"]
+        if kind == 7:
+            self.tags.add("plain accumulation")
+            where = self.choice(("acc[0]", "acc[i % 2]", "hist[bins[i]]"))
+            return [f"{where} += {self.expr()}"]
+        if kind == 8:
+            return self.pair_loop()
+        if kind == 9:
+            return self.while_loop(depth)
+        if kind == 10:
+            if not self.locals:
+                return self.stmt(depth)
+            self.tags.add("local update")
+            name = self.choice(self.locals)
+            op = self.choice(("=", "+=", "*="))
+            rhs = self.expr() if op != "=" else f"{name} * {self.expr()}"
+            return [f"{name} {op} {rhs}"]
+        if kind == 11:
+            self.tags.add("branch on the thread index")
+            test = self.choice(("i % 2 == 0", "i == 1", "i < 4"))
+            saved = list(self.locals)
+            body = self.stmt(depth + 1)
+            self.locals = saved
+            return [f"if {test}:"] + indent(body)
+        return self.row_loop()
+
+    def pair_loop(self):
+        """s = sum over j != i of f(x[i], x[j]) (a thread per particle)."""
+        self.tags.add("pair loop")
+        acc = f"s{self.n_locals}"
+        self.n_locals += 1
+        src = self.choice(("x", "x", "u")) if self.form != "twolevel" else "x"
+        f = self.choice(("math.exp(-d * d)", "1.0 / (1.0 + d * d)", "d * math.tanh(d)"))
+        lines = [f"{acc} = 0.0", "for j in range(n):", "    if j != i:",
+                 f"        d = {src}[i] - {src}[j]", f"        {acc} += {f}"]
+        self.locals.append(acc)
+        if self.chance(80):
+            lines.append(f"{self.target()} = {acc} * {self.leaf()}")
+        return lines
+
+    def while_loop(self, depth):
+        """A per-thread while loop with a counter (constant trip count)."""
+        self.tags.add("while loop")
+        acc = f"s{self.n_locals}"
+        self.n_locals += 1
+        var = f"w{depth}"
+        init = self.leaf()
+        saved = list(self.locals)
+        self.locals.append(acc)
+        body = [f"{acc} = {acc} * 0.5 + {self.expr()}", f"{var} += 1"]
+        self.locals = saved + [acc]
+        return [f"{acc} = {init}", f"{var} = 0", f"while {var} < 3:"] + indent(body)
+
+    def row_loop(self):
+        """A loop over the rows of a 2-D array in a 1-D kernel: reads a2[r, i], maybe writes
+        out2[r, i]."""
+        self.tags.add("row loop")
+        acc = f"s{self.n_locals}"
+        self.n_locals += 1
+        lines = [f"{acc} = 0.0", f"for r in range({ROWS}):",
+                 f"    {acc} += a2[r, {self.at(self.choice(self.offsets()))}] * {self.leaf()}"]
+        if self.chance(50):
+            self.tags.add("write:out2[r, i]")
+            lines.append(f"    out2[r, i] = {acc}")
+        self.locals.append(acc)
+        return lines
 
     def stencil(self):
         """u[i] updated from u[i - 1], u[i], u[i + 1] (racy in one launch unless parity
@@ -327,7 +401,7 @@ class Writer:
         if not any(re.match(r"\s*(\w+\[.*\]\s*[-+*]?=[^=]|cuda\.atomic)", b) for b in body):
             body.append(f"{self.target()} = {self.locals[-1] if self.locals else self.expr()}")
         form = self.form
-        if form in ("grid", "interior", "twolevel", "grid_return"):
+        if form in ("grid", "interior", "twolevel", "grid_return", "grid_shape"):
             head = ["i = cuda.grid(1)"]
         elif form == "manual":
             head = ["i = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x"]
@@ -337,6 +411,9 @@ class Writer:
             head = []
         if form in ("grid", "manual"):
             lines = head + ["if i < n:"] + indent(body)
+        elif form == "grid_shape":
+            lines = head + [f"if i < {self.choice(('x.shape[0]', 'len(x)'))} - 2:"] + \
+                indent(body)
         elif form == "grid_return":
             lines = head + ["if i >= n:", "    return"] + body
         elif form in ("interior", "twolevel"):
