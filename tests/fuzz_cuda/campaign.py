@@ -246,9 +246,17 @@ def save(kernel, outcome, cat):
     FOUND.mkdir(exist_ok=True)
     path = FOUND / f"{digest}.py"
     detail = "\n".join("    " + line for line in outcome.detail.splitlines()[:12])
+    described = []
+    for (p, _), a in zip(kernel.params, kernel.args()):
+        described.append(f"{p}: {a.dtype} {a.shape}" if hasattr(a, "shape") else f"{p}={a!r}")
+    names = [p for p, _ in kernel.params]
+    launch = (f"adjit.cuda.adjoint_kernel(k, argnums={kernel.argnums!r})"
+              f"[{kernel.launch[0]!r}, {kernel.launch[1]!r}]({', '.join(names)}, <shadows>)")
     path.write_text(
         f'"""Found by the kernel fuzzer ({time.strftime("%Y-%m-%d")}): {cat}\n\n'
         f"{detail}\n\n"
+        f"Arguments ({', '.join(described)}; values from seed {kernel.seed}):\n"
+        f"    {launch}\n\n"
         f"Run: .venv/bin/python tests/fuzz_cuda/found/{digest}.py  (exit status 1 while it\n"
         f"still mismatches). Not part of `make test`.\n"
         f'"""\n'
@@ -272,7 +280,6 @@ def save(kernel, outcome, cat):
 
 def summarize(results, elapsed, workers, repeats):
     """Print the counts; returns the mismatches grouped by category."""
-    from .check import message_of  # noqa: F401 - (refusal reasons are already normalized)
     labels = collections.Counter(o.label for _, o in results)
     refused = collections.Counter(o.reason for _, o in results if o.status == "refused")
     racy_refused = sum(1 for _, o in results if o.status == "refused" and o.races)

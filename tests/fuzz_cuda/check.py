@@ -200,9 +200,8 @@ def check(kernel, adjoint=None):
         if isinstance(built, Outcome):
             return built
         ran = launch_adjoint(*built)
-        if isinstance(ran, Outcome) and ran.status != "mismatch" or \
-                isinstance(ran, Outcome) and ran.kind == "crash":
-            return ran
+        if isinstance(ran, Outcome) and (ran.status != "mismatch" or ran.kind == "crash"):
+            return ran                      # refused at launch, or crashed
         kinds = sorted({r[0] for r in seq.races})
         first = seq.races[0]
         return Outcome("mismatch", "racy-accepted", ", ".join(kinds),

@@ -164,9 +164,11 @@ class Writer:
         if k == 7:
             self.tags.add("read:perm")
             return "perm[i]"
-        if k == 8:
+        if k == 8 and self.in_loop:
             self.tags.add("read:loop var")
-            return self.in_loop if self.in_loop else "i"
+            return self.in_loop
+        if k == 8:
+            return "i"
         self.tags.add("read:bins")
         return "bins[i]"
 
@@ -193,8 +195,11 @@ class Writer:
         if k == 12:
             self.tags.add("write:const")
             return "0"
-        self.tags.add("write:loop var")
-        return self.in_loop if self.in_loop else "i"
+        if self.in_loop:
+            self.tags.add("write:loop var")
+            return self.in_loop
+        self.tags.add("write:i")
+        return "i"
 
     # expressions ----------------------------------------------------------------------------
     def leaf(self):
