@@ -63,6 +63,7 @@ class GradientFunction:
         self._called = None     # the specialization the last call from Python ran
         self._fast = None      # (Python types of the arguments, spec): one atomic read
         self._lock = threading.RLock()
+        self._order = _parameter_order(self)
         self._stub = _make_stub(self)
 
     def specialize(self, arg_types):
@@ -80,7 +81,7 @@ class GradientFunction:
             return spec
 
     def __call__(self, *args, **kwargs):
-        if kwargs:
+        if kwargs or len(args) != len(self._order):
             args = self._positional(args, kwargs)
         if self.target == "cuda":
             # a device function called from Python, or from a kernel in the CUDA simulator:
@@ -119,18 +120,26 @@ class GradientFunction:
         for k, a in enumerate(args):
             try:
                 t = numba.typeof(a)
-            except (ValueError, TypeError):
+            except Exception:  # noqa: BLE001 - numba's own errors for dtypes it cannot type
                 t = None
+            fn = self.__adjit_function__
+            name = self._order[k] if k < len(self._order) else f"#{k}"
+            where = (fn.__code__.co_filename, fn.__code__.co_firstlineno, fn.__qualname__)
+            if t is None and hasattr(a, "dtype") and hasattr(a, "shape"):
+                raise error_at(where, f"argument '{name}' is an array of {a.dtype}, which numba "
+                               "cannot compile", "Pass float64 or float32 arrays "
+                               "(np.asarray(a, np.float64)).")
             if t is None:
-                fn = self.__adjit_function__
-                params = list(inspect.signature(fn).parameters) + [self.mode.extra]
-                name = params[k] if k < len(params) else f"#{k}"
-                raise error_at((fn.__code__.co_filename, fn.__code__.co_firstlineno,
-                                fn.__qualname__),
-                               f"argument '{name}' is a {type(a).__name__} ({a!r:.60})",
+                raise error_at(where, f"argument '{name}' is a {type(a).__name__} ({a!r:.60})",
                                "adjit compiles for floats, ints, bools and numpy arrays: pass "
                                "a float or np.array(...) instead (a tuple or list of numbers "
                                "as np.array(...); other settings as globals or constants).")
+            problem = _unsupported_type(t)
+            if problem:
+                raise error_at(where, f"argument '{name}' is {problem}",
+                               "adjit differentiates real floating-point code: pass float64 or "
+                               "float32 values and arrays (integers and booleans are fine "
+                               "outside argnums); convert with np.asarray(a, np.float64).")
             out.append(t)
         return tuple(out)
 
@@ -147,14 +156,27 @@ class GradientFunction:
                            self.target))
 
     def _positional(self, args, kwargs):
+        """The arguments in the generated function's order (positional parameters, then
+        keyword-only ones, then the cotangent/tangent), defaults filled in."""
+        fn = self.__adjit_function__
+        where = (fn.__code__.co_filename, fn.__code__.co_firstlineno, fn.__qualname__)
         try:
             bound = _signature(self).bind(*args, **kwargs)
         except TypeError as exc:
-            raise AdjitError(f"calling the gradient of "
-                             f"'{self.__adjit_function__.__qualname__}': {exc}. Pass the "
-                             f"arguments the function takes.") from None
+            given = f"called with {len(args)} argument(s)" + \
+                (f" and keywords {', '.join(kwargs)}" if kwargs else "")
+            raise error_at(where, f"{given} ({exc})",
+                           f"'{fn.__qualname__}' takes {len(self._order)}: "
+                           f"{', '.join(self._order)}.") from None
         bound.apply_defaults()
-        return bound.args
+        values = bound.arguments
+        extra = self.mode.extra and self._order[-1]
+        if extra and values[extra] is None:
+            raise error_at(where, f"the {self.mode.name} called without the {self.mode.extra}",
+                           f"The function's last parameter has a default, so pass the "
+                           f"{self.mode.extra} by keyword ({extra}=...) or pass every "
+                           f"argument.")
+        return tuple(values[p] for p in self._order)
 
     @property
     def last_tape(self):
@@ -174,8 +196,10 @@ class GradientFunction:
                              "once (or use .source_for(*args)) before reading .source")
         return self._last.source
 
-    def source_for(self, *args):
+    def source_for(self, *args, **kwargs):
         """The generated adjoint for these example arguments, without running it."""
+        if kwargs or len(args) != len(self._order):
+            args = self._positional(args, kwargs)
         return self.specialize(self._numba_types(args)).source
 
     def __repr__(self):
@@ -309,25 +333,49 @@ def _check_limit(gf, limit):
 
 
 def _signature(gf):
-    """The user function's signature, plus the cotangent/tangent parameter of vjp/jvp."""
+    """The user function's signature, plus the cotangent/tangent parameter of vjp/jvp
+    (after the positional parameters, before keyword-only ones)."""
     sig = inspect.signature(gf.__adjit_function__)
     if gf.mode.extra is None:
         return sig
     params = list(sig.parameters.values())
+    positional = [p for p in params if p.kind is not inspect.Parameter.KEYWORD_ONLY]
+    keyword = [p for p in params if p.kind is inspect.Parameter.KEYWORD_ONLY]
     name = gf.mode.extra
     while name in sig.parameters:
         name = "_" + name
     extra = inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-    if params and params[-1].default is not inspect.Parameter.empty:
+    if positional and positional[-1].default is not inspect.Parameter.empty:
         extra = extra.replace(default=None)
-    return sig.replace(parameters=params + [extra])
+    return sig.replace(parameters=positional + [extra] + keyword)
+
+
+def _parameter_order(gf):
+    """The generated function's parameters: the user's (positional, then keyword-only),
+    then the cotangent/tangent of vjp/jvp."""
+    sig = _signature(gf)
+    params = inspect.signature(gf.__adjit_function__).parameters
+    extra = [p for p in sig.parameters if p not in params]
+    return [p for p in params] + extra
+
+
+def _unsupported_type(t):
+    """Why adjit cannot compile for the numba type `t` (None when it can)."""
+    from numba.core import types
+    dtype = t.dtype if isinstance(t, types.Array) else t
+    if isinstance(dtype, types.Complex):
+        return f"complex ({t}): complex numbers have no derivative in adjit"
+    if isinstance(t, types.Array) and not isinstance(dtype, (types.Float, types.Integer,
+                                                             types.Boolean)):
+        return f"an array of {dtype}"
+    return None
 
 
 def _make_stub(gf, register=overload):
     """A Python function with the user's signature whose numba overload is the gradient,
     so that @njit code can call the GradientFunction like any jitted function (`register`:
     numba's overload, or numba-cuda's for kernels)."""
-    params = list(_signature(gf).parameters)
+    params = gf._order
     ns = {}
     exec(f"def stub({', '.join(params)}):\n    raise NotImplementedError\n", ns)  # noqa: S102
     stub = ns["stub"]

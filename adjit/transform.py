@@ -5,6 +5,7 @@ import numba
 import numpy as np
 
 from .analysis.activity import active_variables
+from .analysis.races import Ownership
 from .analysis.types import FLOAT, infer_kinds, is_array, is_float_kind, kind_of_numba_type
 from .codegen.emit import compile_source, exec_source, render
 from .errors import AdjitError
@@ -52,8 +53,10 @@ def normalized(fn, arg_kinds=None, temps=False, kernel=False):
     src = read_function(fn)
     namegen = NameGen(src.locals | set(src.params))
     env = Env()
-    arrays = {p: (k.ndim, k.is_float) for p, k in (arg_kinds or {}).items() if is_array(k)}
-    ctx = InlineContext(namegen, env, arrays)
+    arrays = {p: (k.ndim, k.dtype) for p, k in (arg_kinds or {}).items() if is_array(k)}
+    ints = {p for p, k in (arg_kinds or {}).items() if k == "int"}
+    layouts = {p: k.layout for p, k in (arg_kinds or {}).items() if is_array(k)}
+    ctx = InlineContext(namegen, env, arrays, ints, layouts)
     stmts, result = normalize_function(src, ctx)
     if kernel:
         if result is not None:
@@ -196,8 +199,15 @@ def build(fn, argnums, arg_types, mode, fastmath=False, jit=True, checkpoint=Non
             return _build_jvp(src, stmts, result, env, namegen, kinds, wrt, mode, extra_name,
                               arg_types, fastmath, jit, cache, target)
     elif result_kind != FLOAT:
-        what = "an array" if is_array(result_kind) else {"int": "an int", "bool": "a bool"}.get(
-            result_kind, f"a value of kind {result_kind}")
+        if is_array(result_kind):
+            raise src.loc.error(src.tree, f"{mode.name} of a function that returns an array",
+                                f"{mode.name} needs a scalar float result: reduce it (np.sum, "
+                                "a loss), or use adjit.vjp(f)(*args, cotangent) for "
+                                "cotangent-weighted gradients of an array result and "
+                                "adjit.jvp for its directional derivatives (a Jacobian is "
+                                "one vjp per output, or one jvp per input).")
+        what = {"int": "an int", "bool": "a bool"}.get(result_kind,
+                                                        f"a value of kind {result_kind}")
         raise src.loc.error(src.tree, f"the function returns {what}, not a float",
                             "grad differentiates functions with a scalar float result; return "
                             "a float (e.g. a sum), or use float(...).")
@@ -486,6 +496,8 @@ def build_kernel(fn, argnums, arg_types):
     keep_operands(stmts, kinds, env.ns, namegen)
     hoist_invariants(stmts, kinds, env.ns, vec_temps)
     _refuse_local_arrays(src, stmts, kinds)
+    ownership = Ownership(stmts, params, kinds, src.loc.name)
+    ownership.check()
     written = [p for p in params if any(ir.is_store(s) and s.targets[0].value.id == p
                                         for s in ir.walk_stmts(stmts))]
     active = active_variables(stmts, None, wrt, kinds, env.ns, roots=written)
@@ -500,8 +512,9 @@ def build_kernel(fn, argnums, arg_types):
                           if not (isinstance(x, ast.Assign) and isinstance(x.targets[0], ast.Name)
                                   and x.targets[0].id in shadows)]
     propagate_copies(prog.backward, prog.bars.values(), live_out=shadows)
-    owned = _owned_index(stmts)
-    backward = _atomic_shadow_updates(prog.backward_init + prog.backward, set(shadows), owned)
+    arrays_of = {builder.bar(p): p for p in params if is_array(arg_kinds[p])}
+    backward = _atomic_shadow_updates(prog.backward_init + prog.backward, set(shadows),
+                                      ownership, arrays_of)
     parts = _forward_parts(prog, backward, params, kinds, 0,
                            "forward sweep (this thread's part of the primal)") + [
         ("backward sweep", backward)]
@@ -510,44 +523,26 @@ def build_kernel(fn, argnums, arg_types):
     return source, exec_source(source, name, _cuda_namespace(env.ns)), shadows
 
 
-def _owned_index(stmts):
-    """The variable holding cuda.grid(1), if assigned once: the element a[i] is this thread's."""
-    sites = {}
-    for s in ir.walk_stmts(stmts):
-        if isinstance(s, ast.Assign) and isinstance(s.targets[0], ast.Name):
-            sites.setdefault(s.targets[0].id, []).append(s)
-    for var, ss in sites.items():
-        if len(ss) == 1 and isinstance(ss[0].value, ast.Call) and \
-                isinstance(ss[0].value.func, ast.Attribute) and \
-                ss[0].value.func.attr == "grid" and isinstance(ss[0].value.func.value, ast.Name) \
-                and ss[0].value.func.value.id == "cuda":
-            return var
-    return None
-
-
-def _atomic_shadow_updates(stmts, shadows, owned):
-    """`x_bar[j] += v` on a shadow becomes cuda.atomic.add(x_bar, j, v) unless j is the
-    thread's own index; a zeroing `x_bar[j] = 0.0` of an element the thread does not own is
-    dropped (other threads may still read that cotangent)."""
+def _atomic_shadow_updates(stmts, shadows, ownership, arrays_of):
+    """`x_bar[j] += v` on a shadow becomes cuda.atomic.add(x_bar, j, v) unless no other
+    thread touches x[j] (analysis/races.py). A zeroing `x_bar[j] = 0.0` (the adjoint of
+    overwriting x[j]) stays: in a race-free kernel the element a thread writes is its own."""
     out = []
     for s in stmts:
         for field in ("body", "orelse"):
             inner = getattr(s, field, None)
             if isinstance(inner, list) and inner:
-                setattr(s, field, _atomic_shadow_updates(inner, shadows, owned) or [ast.Pass()])
+                setattr(s, field, _atomic_shadow_updates(inner, shadows, ownership, arrays_of)
+                        or [ast.Pass()])
         target = getattr(s, "target", None) if isinstance(s, ast.AugAssign) else \
             (s.targets[0] if isinstance(s, ast.Assign) else None)
         if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) and \
-                target.value.id in shadows:
-            own = owned is not None and isinstance(target.slice, ast.Name) and \
-                target.slice.id == owned
-            if not own:
-                if isinstance(s, ast.Assign):
-                    continue
-                value = s.value if isinstance(s.op, ast.Add) else \
-                    ast.UnaryOp(op=ast.USub(), operand=s.value)
-                out.append(ir.atomic_add(target.value.id, target.slice, value,
-                                         getattr(s, "_origin", None)))
-                continue
+                target.value.id in shadows and isinstance(s, ast.AugAssign) and \
+                not ownership.exclusive(arrays_of[target.value.id], ir.index_atoms(target)):
+            value = s.value if isinstance(s.op, ast.Add) else \
+                ast.UnaryOp(op=ast.USub(), operand=s.value)
+            out.append(ir.atomic_add(target.value.id, target.slice, value,
+                                     getattr(s, "_origin", None)))
+            continue
         out.append(s)
     return out

@@ -1545,8 +1545,15 @@ def _recursive(x, n):
     return _recursive(x * x, n - 1)
 
 
-@pytest.mark.parametrize("f,args", [(_array_cond_rebind, (X5,)), (_array_alias, (X5,)),
-                                    (_recursive, (0.7, 3))])
+def test_array_alias_is_one_array():
+    """`u = x` names one array twice (numpy): u[0] * x[0] after doubling u[0] is 4 x0^2."""
+    x = X5.copy()
+    g = grad(_array_alias)(x)
+    np.testing.assert_allclose(g, [8.0 * X5[0]] + [0.0] * (len(X5) - 1))
+    np.testing.assert_allclose(x, X5 * np.r_[2.0, np.ones(len(X5) - 1)])   # as numpy writes
+
+
+@pytest.mark.parametrize("f,args", [(_array_cond_rebind, (X5,)), (_recursive, (0.7, 3))])
 def test_unsupported_constructs_raise_adjit_error(f, args):
     with pytest.raises(AdjitError):
         grad(f)(*_copy(args))

@@ -516,12 +516,18 @@ def f_returns_array(a):  # @ret_array_def
 @pytest.mark.parametrize("fn, tag, args, what", [
     (f_returns_int, "ret_int", (1.5, 3), "returns a"),
     (f_returns_bool, "ret_bool", (1.5,), "bool"),
-    (f_returns_array, "ret_array", (A1,), "an array"),
 ])
 @pytest.mark.parametrize("transform", [grad, value_and_grad], ids=["grad", "value_and_grad"])
 def test_non_float_result(fn, tag, args, what, transform):
     msg = error_of(fn, *args, transform=transform)
     check(msg, fn.__name__, [tag, tag + "_def"], [what, "not a float"], "return a float")
+
+
+@pytest.mark.parametrize("transform", [grad, value_and_grad], ids=["grad", "value_and_grad"])
+def test_array_result_points_to_vjp(transform):
+    msg = error_of(f_returns_array, A1, transform=transform)
+    check(msg, "f_returns_array", ["ret_array", "ret_array_def"],
+          "of a function that returns an array", ["adjit.vjp", "adjit.jvp", "np.sum"])
 
 
 def f_scale(x, y):  # @scale_def
@@ -559,12 +565,24 @@ def test_argument_numba_cannot_type(value, typename, argnums):
           ["pass a float or np.array(...)"])
 
 
-@pytest.mark.parametrize("value", ["text", [1.0, 2.0], (1.0, 2.0), None, 1 + 2j],
-                         ids=["str", "list", "tuple", "None", "complex"])
+@pytest.mark.parametrize("value", ["text", [1.0, 2.0], (1.0, 2.0), None],
+                         ids=["str", "list", "tuple", "None"])
 def test_non_number_in_argnums(value):
     msg = error_of(f_scale, 1.5, value, argnums=1)
     check(msg, "f_scale", "scale_def", ["argument 'y' in argnums", "carries no derivative"],
           ["pass a float"])
+
+
+@pytest.mark.parametrize("value, what", [
+    (1 + 2j, "complex"), (np.ones(2, np.complex128), "complex"),
+    (np.ones(2, np.longdouble), "float128"), (np.ones(2, "datetime64[s]"), "datetime64"),
+], ids=["complex", "complex-array", "longdouble", "datetime"])
+@pytest.mark.parametrize("argnums", [0, 1], ids=["differentiated", "other"])
+def test_unsupported_dtypes_are_named(value, what, argnums):
+    """Values adjit cannot differentiate or numba cannot compile are refused up front, with
+    the argument's name, whether or not they are differentiated."""
+    msg = error_of(f_scale, 1.5, value, argnums=argnums)
+    check(msg, "f_scale", "scale_def", ["argument 'y'", what], ["float64"])
 
 
 def shape_argument(x, shape):
@@ -700,8 +718,17 @@ def test_bare_return():
 # ---------------------------------------------------------------------------------------------
 
 def f_alias(a):
-    b = a  # @alias
-    return b[0]
+    b = a
+    b[1] = b[0] * 3.0      # a write through one name is seen through both (numpy)
+    return b[0] + a[1] * a[2]
+
+
+def test_plain_rebinding_is_an_alias():
+    """`b = a` makes two names for one array, as in numpy: the write through b changes a."""
+    x = np.array([0.5, -1.0, 2.0])
+    v, g = adjit.value_and_grad(f_alias)(x.copy())
+    assert v == 0.5 + 1.5 * 2.0
+    np.testing.assert_allclose(g, [1.0 + 3.0 * 2.0, 0.0, 1.5])
 
 
 def f_reassign(a):
@@ -732,23 +759,22 @@ def f_alias_in_branch(a):
     b = np.zeros(3)  # @alias_branch_first
     if a[0] > 0.0:
         b = a  # @alias_branch
-    return b[0]
+    return b[0]  # @alias_branch_use
 
 
 _REASSIGNED = ("array variable '{}' is reassigned", "assign each array variable once")
 
 
 @pytest.mark.parametrize("fn, lines, construct, advice", [
-    (f_alias, "alias", "'b' = another array makes two names", "a.copy()"),
     # a rebinding whose definitions reach a common use (branch, loop); the message may point
     # at the first definition or at the rebinding
     (f_reassign, ["reassign_first", "reassign"], _REASSIGNED[0].format("b"), _REASSIGNED[1]),
     (f_reassign_param, "reassign_param", _REASSIGNED[0].format("a"), _REASSIGNED[1]),
     (f_reassign_in_loop, ["reassign_loop_first", "reassign_loop"], _REASSIGNED[0].format("b"),
      _REASSIGNED[1]),
-    (f_alias_in_branch, ["alias_branch_first", "alias_branch"], _REASSIGNED[0].format("b"),
-     _REASSIGNED[1]),
-], ids=["alias", "branch", "param-in-branch", "loop", "alias-in-branch"])
+    (f_alias_in_branch, "alias_branch_use", ["'b' is bound to different arrays",
+                                             "paths of an `if`"], "copy"),
+], ids=["branch", "param-in-branch", "loop", "alias-in-branch"])
 def test_array_reassignment_and_aliasing(fn, lines, construct, advice):
     check(error_of(fn, A1.copy()), fn.__name__, lines, construct, advice)
 

@@ -7,8 +7,8 @@ this module answers them once.
 import ast
 
 from ..normalize import ir
-from ..rules.table import (ALLOCATORS, ARRAY_OPS, BINOP_RULES, CONST_ARRAYS, UNARY_RULES,
-                           Rule, rule_for_call)
+from ..rules.table import (ALLOCATORS, ARRAY_OP_OPERANDS, ARRAY_OPS, BINOP_RULES, CONST_ARRAYS,
+                           INT_ALLOCATORS, READS_OPERANDS, UNARY_RULES, Rule, rule_for_call)
 from ..api_stop import stop_gradient
 
 
@@ -30,12 +30,19 @@ class Prim:
         if self.kind in ("copy", "load", "copyarr"):
             return [(0, self.operands[0])]
         if self.kind == "arrayop":
-            n = 2 if self.obj != "reshape" else 1
-            return list(enumerate(self.operands[:n]))
+            positions = ARRAY_OP_OPERANDS[self.obj]
+            if self.obj == "arange" and len(self.operands) == 1:
+                positions = ()      # np.arange(stop)
+            return [(k, self.operands[k]) for k in positions if k < len(self.operands)]
         if self.kind == "op":
             return [(k, a) for k, a in enumerate(self.operands)
                     if self.rule.partials[k] is not None]
         return []
+
+
+    def reads_operands(self):
+        """Whether the adjoint of this array operation reads its operands' values."""
+        return self.kind == "arrayop" and self.obj in READS_OPERANDS
 
 
 def classify(value, env):
@@ -64,7 +71,7 @@ def classify(value, env):
         obj = eval(compile(expr, "<rule>", "eval"), dict(env))  # noqa: S307
         if obj is len:
             return Prim("len", ir.operands(value))
-        if obj in ALLOCATORS or obj in CONST_ARRAYS:
+        if obj in ALLOCATORS or obj in CONST_ARRAYS or obj in INT_ALLOCATORS:
             return Prim("alloc", ir.operands(value), obj=obj)
         if obj in ARRAY_OPS:
             return Prim("arrayop", ir.operands(value), obj=ARRAY_OPS[obj])

@@ -9,15 +9,20 @@ import numpy as np
 
 from ..errors import error_at
 from ..normalize import ir
+from ..rules.table import INT_ALLOCATORS
 from .prims import classify
 
 FLOAT, INT, BOOL, OTHER = "float", "int", "bool", "other"
 
 
 class ArrayKind:
-    def __init__(self, ndim, is_float=True):
+    """An array of `ndim` dimensions; `dtype` is "f" (float), "i" (integer) or "b" (bool)."""
+
+    def __init__(self, ndim, is_float=True, dtype=None, layout="C"):
         self.ndim = ndim
         self.is_float = is_float
+        self.dtype = dtype or ("f" if is_float else "i")
+        self.layout = layout
 
     def __eq__(self, other):
         return isinstance(other, ArrayKind) and (self.ndim, self.is_float) == \
@@ -48,7 +53,9 @@ def kind_of_numba_type(ty):
     if isinstance(ty, types.Float):
         return FLOAT
     if isinstance(ty, types.Array):
-        return ArrayKind(ty.ndim, isinstance(ty.dtype, types.Float))
+        dtype = "f" if isinstance(ty.dtype, types.Float) else \
+            "b" if isinstance(ty.dtype, types.Boolean) else "i"
+        return ArrayKind(ty.ndim, dtype == "f", dtype, ty.layout)
     return OTHER
 
 
@@ -96,7 +103,33 @@ def infer_kinds(stmts, arg_kinds, env):
                 if joined != kinds.get(var):
                     kinds[var] = joined
                     changed = True
+    _check_complete(stmts, kinds)
     return kinds
+
+
+def _check_complete(stmts, kinds):
+    """No variable is left without a kind (activity would silently treat it as a constant),
+    and every array index is an integer."""
+    for s in ir.walk_stmts(stmts):
+        if not isinstance(s, ast.Assign):
+            continue
+        origin = getattr(s, "_origin", None)
+        target = ir.target_name(s)
+        if target is not None and kinds.get(target) is None:
+            raise error_at(origin, f"adjit cannot tell what '{target}' holds (a float, an "
+                           "integer or an array)", "Give it a value whose type is known "
+                           "where it is first assigned (0.0 for a float, 0 for an integer).")
+        subs = [s.targets[0]] if ir.is_store(s) else \
+            [s.value] if isinstance(s.value, ast.Subscript) and \
+            isinstance(s.value.value, ast.Name) else []
+        for sub in subs:
+            for atom in ir.index_atoms(sub):
+                k = _atom_kind(atom, kinds)
+                if k not in (INT, BOOL):
+                    raise error_at(origin, f"an array index `{ast.unparse(atom)}` that is "
+                                   f"{'a ' + str(k) if k else 'not known to be an integer'}",
+                                   "Index arrays with integers: int(x), or an integer array "
+                                   "(np.array([0, 2]) of ints).")
 
 
 def _atom_kind(atom, kinds):
@@ -119,13 +152,17 @@ def _kind_of(stmt, kinds, env):
     if prim.kind == "copyarr":
         return ops[0]
     if prim.kind == "arrayop":
-        if prim.obj == "reshape":
-            return ArrayKind(len(stmt.value.args[1].elts))
+        if prim.obj == "arange":
+            return ArrayKind(1, FLOAT in ops)
+        if prim.obj == "linspace":
+            return ArrayKind(1)
         return ArrayKind(2)
     if prim.kind == "alloc" and prim.obj in (np.eye, np.identity):
         return ArrayKind(2)
-    if prim.kind == "alloc" and prim.obj in (np.arange, np.linspace):
-        return ArrayKind(1, prim.obj is np.linspace or FLOAT in ops)
+    if prim.kind == "alloc" and prim.obj in INT_ALLOCATORS:
+        shape = stmt.value.args[0]
+        ndim = len(shape.elts) if isinstance(shape, ast.Tuple) else 1
+        return ArrayKind(ndim, False, INT_ALLOCATORS[prim.obj])
     if prim.kind == "alloc":
         shape = stmt.value.args[0]
         if isinstance(shape, ast.Tuple):

@@ -123,10 +123,16 @@ class TangentBuilder:
         return [ir.assign(dot, value, origin)]
 
     def _array_tangent(self, prim):
+        if prim.obj in ("linspace", "arange"):
+            ops = [ast.unparse(a) for a in prim.operands]
+            dots = {k: self.tangent_of(a) for k, a in prim.diff_operands()}
+            dots = {k: ast.unparse(d) if d is not None else "0.0" for k, d in dots.items()}
+            if prim.obj == "linspace":
+                return f"np.linspace({dots[0]}, {dots[1]}, {ops[2]})"
+            step = ops[2] if len(ops) > 2 else "1"
+            return (f"vec.arange_tangent({dots[0]}, {dots.get(2, '0.0')}, "
+                    f"vec.arange_len({ops[0]}, {ops[1]}, {step}))")
         a = prim.operands[0].id
-        if prim.obj == "reshape":
-            shape = ast.unparse(ast.Tuple(elts=prim.operands[1:], ctx=ast.Load()))
-            return f"vec.reshape({self.dot(a)}, {shape})"
         b = prim.operands[1].id
         fn = f"vec.{prim.obj}"
         terms = []

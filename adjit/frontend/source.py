@@ -22,7 +22,10 @@ class FunctionSource:
         self.fn = fn
         self.tree = tree
         self.loc = loc
-        self.params = [a.arg for a in tree.args.args]
+        args = tree.args
+        # every parameter, in the order the generated function takes them: positional ones,
+        # then keyword-only ones (they hide module globals of the same name, as in Python)
+        self.params = [a.arg for a in args.posonlyargs + args.args + args.kwonlyargs]
         self.locals = _assigned_names(tree) | set(self.params)
         self._closure = _closure_dict(fn)
 
@@ -111,6 +114,12 @@ def read_function(fn):
                         "Define the function with `def` (not async def, lambda or class).")
     ast.increment_lineno(tree, firstlineno - 1)
     tree.decorator_list = []
+    star = tree.args.vararg or tree.args.kwarg
+    if star is not None:
+        spelled = ("*" if star is tree.args.vararg else "**") + star.arg
+        raise loc.error(tree, f"the parameter `{spelled}`",
+                        "adjit compiles a function for a fixed list of named parameters: name "
+                        "each argument (def f(x, y, z)), or pass the values as one array.")
     return FunctionSource(fn, tree, loc)
 
 

@@ -19,7 +19,9 @@ from . import ir
 from .check import check_supported
 from . import swaps
 from .exits import lower_exits
+from .views import Indexing, has_take, view_atoms, with_atoms
 from .vectorize import (ELEMENTWISE, METHOD_REDUCTIONS, ONE, REDUCTIONS, Lazy, Op, Scalar, View,
+                        _index_node,
                         Vectorizing, _ARITY)
 from ..runtime import vec
 
@@ -29,10 +31,16 @@ _RESERVED = {"math", "np", "stop_gradient"}
 class InlineContext:
     """State shared by a function and every function inlined into it."""
 
-    def __init__(self, namegen, env, arrays=None):
+    def __init__(self, namegen, env, arrays=None, ints=(), layouts=None):
         self.namegen = namegen
         self.env = env
-        self.arrays = dict(arrays or {})    # array variables: name -> (ndim, is_float)
+        self.ints = set(ints)               # names known to hold integers (for dtypes here)
+        self.layouts = dict(layouts or {})  # numba layouts of argument arrays: "C", "F", "A"
+        self.user_names = set()             # user variables of every inlined function
+        self.serial = 0                     # numbers the bindings of names to views
+        # array variables: name -> (ndim, dtype), dtype "f", "i", "b" or "?" (not known here:
+        # analysis/types.py infers it exactly)
+        self.arrays = dict(arrays or {})
         self.vec_temps = _Temps()           # arrays the vectorizer allocated
         self.loop_depth = 0                 # user loops around the statement being lowered
         self.stack = []
@@ -44,8 +52,9 @@ class InlineContext:
         return f"{fname}_" if k == 1 else f"{fname}{k}_"
 
 
-def normalize_function(src, ctx, prefix="", subst=None):
-    """Normalize `src`'s body. Returns (statements, result atom or None)."""
+def normalize_function(src, ctx, prefix="", subst=None, views=None):
+    """Normalize `src`'s body. Returns (statements, result atom or None). `views` binds
+    local names to Views (a helper's parameters that alias the caller's arrays)."""
     check_supported(src.tree, src.loc)
     if src.fn in ctx.stack:
         chain = " -> ".join(f.__name__ for f in ctx.stack + [src.fn])
@@ -53,15 +62,31 @@ def normalize_function(src, ctx, prefix="", subst=None):
                             "Rewrite the recursion as a loop.")
     ctx.stack.append(src.fn)
     try:
-        norm = _Normalizer(src, ctx, prefix, subst or {})
+        norm = _Normalizer(src, ctx, prefix, subst or {}, views or {})
         body = norm.block(src.tree.body)
         return lower_exits(body, ctx.namegen, src.loc)
     finally:
         ctx.stack.pop()
 
 
-class _Normalizer(Vectorizing):
-    def __init__(self, src, ctx, prefix, subst):
+class _Binding:
+    """A local name bound to a View (an alias of part of an array)."""
+
+    def __init__(self, view, serial):
+        self.view = view
+        self.serial = serial
+
+
+class _Unknown:
+    """A name whose view binding this pass cannot determine (why: for the error)."""
+
+    def __init__(self, why, line):
+        self.why = why
+        self.line = line
+
+
+class _Normalizer(Vectorizing, Indexing):
+    def __init__(self, src, ctx, prefix, subst, views):
         self.src = src
         self.loc = src.loc
         self.ctx = ctx
@@ -78,6 +103,11 @@ class _Normalizer(Vectorizing):
         for local in sorted(src.locals):
             if local not in subst:
                 ctx.namegen.reserve(self.local(local))
+                ctx.user_names.add(self.local(local))
+        self.views = {}                     # local name -> _Binding or _Unknown
+        self.view_uses = []                 # (name, serial) of every read of a binding
+        for name, view in views.items():
+            self.views[name] = self.new_binding(view)
 
     # names ---------------------------------------------------------------
     def local(self, id_):
@@ -95,18 +125,141 @@ class _Normalizer(Vectorizing):
         self.src.locals.add(name)
         return name
 
+    # views: names bound to parts of arrays (normalize/views.py) -------------------
+    def new_binding(self, view):
+        self.ctx.serial += 1
+        # an array the vectorizer filled once may now be written again through the name
+        self.ctx.vec_temps.write_once.discard(view.base)
+        return _Binding(view, self.ctx.serial)
+
+    def view_name(self, node):
+        """The local target name of `node` (a Name) when it is bound to a view, else None."""
+        if not (isinstance(node, ast.Name) and node.id in self.src.locals):
+            return None
+        target = self.local(node.id)
+        return target if isinstance(target, str) and target in self.views else None
+
+    def use_view(self, target, node):
+        """The View a name is bound to, for a read or a write through it."""
+        binding = self.views[target]
+        if isinstance(binding, _Unknown):
+            raise self.error(node, f"'{getattr(node, 'id', target)}' {binding.why} (line "
+                             f"{binding.line}), so which array it refers to is not known when "
+                             "the code is compiled", "Bind the name to one array or view on every "
+                             "path (before the branch or loop), or copy: v = x[1:].copy().")
+        self.view_uses.append((target, binding.serial))
+        return binding.view
+
+    def bind_view(self, target, view, out):
+        """`target = <a view>`: the name becomes an alias (an index map, no array). Names of
+        user variables the map reads are copied, so that the map keeps the positions it had
+        when the name was bound (`row = A[i]` stays row i when i changes)."""
+        frozen, atoms = {}, view_atoms(view)
+        for k, atom in enumerate(atoms):
+            if isinstance(atom, ast.Name) and atom.id in self.ctx.user_names and \
+                    atom.id not in self.ctx.arrays:
+                if atom.id not in frozen:
+                    keep = self.fresh("_v")
+                    self.emit_assign(out, keep, atom)
+                    frozen[atom.id] = ir.name(keep)
+                atoms[k] = frozen[atom.id]
+        if frozen:
+            view = with_atoms(view, atoms)
+        self.rebinding(target, out)
+        self.views[target] = self.new_binding(view)
+
+    def rebinding(self, name, out):
+        """`name` is about to hold another array or value. Views of the array it held keep
+        that array: its contents are kept in a new array they now read (in Python the old
+        array lives on through them). Views of an argument that is rebound are stale."""
+        self.views.pop(name, None)
+        rooted = [t for t, b in self.views.items() if isinstance(b, _Binding) and
+                  b.view.base == name]
+        if not rooted:
+            return
+        if name in self.src.params or name not in self.ctx.arrays:
+            for t in rooted:
+                self.views[t] = _Unknown(f"views the argument '{name}', which was rebound",
+                                         self.origin[1] if self.origin else 0)
+            return
+        keep = self.fresh(f"_{name}_old")
+        ndim, dtype = self.ctx.arrays[name]
+        out.append(ir.assign(keep, ast.Call(func=ast.Attribute(value=ir.name(name),
+                                                               attr="copy", ctx=ast.Load()),
+                                            args=[], keywords=[]), self.origin))
+        self.ctx.arrays[keep] = (ndim, dtype)
+        for t in rooted:
+            self.views[t] = self.new_binding(_rebased(self.views[t].view, keep))
+
+    def merge_views(self, before, branches, out_blocks, line):
+        """The bindings after an `if`: a name bound to the same view on both paths keeps it;
+        views of one array that differ only in positions (`v = x[0]` / `v = x[1]`) read
+        positions each branch sets; anything else cannot be known here."""
+        names = set().union(*branches)
+        merged = {}
+        for name in names:
+            got = [b.get(name) for b in branches]
+            if all(g is got[0] for g in got):
+                merged[name] = got[0]
+                continue
+            views = [g.view if isinstance(g, _Binding) else None for g in got]
+            if all(v is not None for v in views) and _same_structure(views):
+                atoms = [view_atoms(v) for v in views]
+                chosen = list(atoms[0])
+                for k, a in enumerate(atoms[0]):
+                    if all(_same_atom(a, other[k]) for other in atoms[1:]):
+                        continue
+                    sel = self.fresh("_sel")
+                    self.ctx.ints.add(sel)
+                    for block, other in zip(out_blocks, atoms):
+                        block.append(ir.assign(sel, other[k], self.origin))
+                    chosen[k] = ir.name(sel)
+                merged[name] = self.new_binding(with_atoms(views[0], chosen))
+                continue
+            merged[name] = _Unknown("is bound to different arrays or views on the paths "
+                                    "of an `if`", line)
+        self.views = merged
+
+    def check_loop_views(self, before, mark, first, line):
+        """After a loop body: a name the body binds to another view must not be read in the
+        body before that binding (it would mean the previous iteration's binding)."""
+        rebound = {n for n in set(before) | set(self.views)
+                   if self.views.get(n) is not before.get(n)}
+        for name, serial in self.view_uses[mark:]:
+            if name in rebound and serial <= first:
+                raise self.error(_At(line), f"the name '{name}' is read in a loop before the loop "
+                                 "binds it to another view (which array it means changes "
+                                 "between iterations)", "Bind it at the top of the loop body, "
+                                 "or copy: v = x[i].copy().")
+        for name in rebound:
+            if before.get(name) is not None and name in self.views:
+                self.views[name] = _Unknown("is bound in a loop that may run zero times "
+                                            "after it was bound before the loop", line)
+
+    def is_view_local(self, name):
+        target = self.local(name) if name in self.src.locals else None
+        return isinstance(target, str) and isinstance(self.views.get(target), _Binding)
+
     def is_array_local(self, name):
         if name not in self.src.locals:
             return False
         target = self.local(name)
+        if isinstance(target, str) and isinstance(self.views.get(target), _Binding):
+            return True
         atom = ir.name(target) if isinstance(target, str) else target
         return self.array_ndim(atom) is not None
 
     def emit_assign(self, out, target, value):
         """Append an assignment; forget cached loads it may invalidate."""
         if isinstance(target, str):
+            if self.views:
+                self.rebinding(target, out)
             self.loads = {k: v for k, v in self.loads.items() if target not in v[2]}
             self.track_array(target, value)
+            if self.is_int(value):
+                self.ctx.ints.add(target)
+            else:
+                self.ctx.ints.discard(target)
         else:
             if self.lazy:
                 self.flush_lazy(out, target.value.id)
@@ -126,15 +279,43 @@ class _Normalizer(Vectorizing):
             else:
                 obj = self.resolve_generated(func)
                 if obj in ALLOCATORS or obj in CONST_ARRAYS:
-                    info = (_alloc_ndim(value, obj, self.ctx.arrays), True)
+                    info = (_alloc_ndim(value, obj, self.ctx.arrays), "f")
+                elif obj is np.linspace:
+                    info = (1, "f")
+                elif obj is np.arange:
+                    floats = any(isinstance(a, ast.Constant) and isinstance(a.value, float)
+                                 for a in value.args)
+                    info = (1, "f" if floats else "?")
                 elif obj in (vec.mm, vec.mm_tn, vec.mm_nt, vec.mm_tt):
-                    info = (2, True)
-                elif obj is vec.reshape:
-                    info = (len(value.args[1].elts), True)
+                    info = (2, "f")
         if info is None:
             self.ctx.arrays.pop(target, None)
         else:
             self.ctx.arrays[target] = info
+
+    def is_int(self, value):
+        """Whether a normalized right-hand side surely gives an integer (a guess for the
+        dtype of arrays made from it; analysis/types.py decides exactly)."""
+        if isinstance(value, ast.Constant):
+            return isinstance(value.value, int) and not isinstance(value.value, bool)
+        if isinstance(value, ast.Name):
+            return value.id in self.ctx.ints
+        if isinstance(value, ast.BinOp):
+            return isinstance(value.op, (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod)) \
+                and self.is_int(value.left) and self.is_int(value.right)
+        if isinstance(value, ast.UnaryOp):
+            return isinstance(value.op, ast.USub) and self.is_int(value.operand)
+        if isinstance(value, ast.Subscript):
+            base = value.value
+            if isinstance(base, ast.Attribute):
+                return base.attr == "shape"
+            return isinstance(base, ast.Name) and \
+                self.ctx.arrays.get(base.id, (0, "?"))[1] == "i"
+        if isinstance(value, ast.Call):
+            obj = self.resolve_generated(value.func)
+            return obj in (len, int, round) or (getattr(rule_for_call(obj), "result", None)
+                                                == "int" and obj is not None)
+        return False
 
     def resolve_generated(self, func):
         """The object a function expression of generated code names."""
@@ -188,19 +369,27 @@ class _Normalizer(Vectorizing):
                 self.rhs(s.value, out)
         elif isinstance(s, ast.If):
             cond = self.atom(s.test, out)
-            body, orelse = self.block(s.body), self.block(s.orelse)
+            before = dict(self.views)
+            body = self.block(s.body)
+            after_body, self.views = self.views, dict(before)
+            orelse = self.block(s.orelse)
             self.origin = (self.loc.filename, s.lineno, self.loc.name)
+            if after_body != before or self.views != before:
+                self.merge_views(before, [after_body, self.views], [body, orelse], s.lineno)
             self.emit_if(out, cond, body, orelse)
         elif isinstance(s, (ast.For, ast.While)):
             unrolled = swaps.unroll(s, self.is_array_local, self.fresh_local, self.error,
-                                    set(self.src.params))
+                                    set(self.src.params), self.is_view_local)
             if unrolled is not None:
                 for x in unrolled:
                     self.stmt(x, out)
-            elif isinstance(s, ast.For):
+                return
+            before, mark, first = dict(self.views), len(self.view_uses), self.ctx.serial
+            if isinstance(s, ast.For):
                 self.for_loop(s, out)
             else:
                 self.while_loop(s, out)
+            self.check_loop_views(before, mark, first, s.lineno)
         elif isinstance(s, (ast.Break, ast.Continue)):
             node = type(s)(lineno=s.lineno)
             node._origin = self.origin
@@ -241,6 +430,12 @@ class _Normalizer(Vectorizing):
             if not isinstance(target, str):
                 raise self.error(tgt, f"assigning to parameter '{tgt.id}' of an inlined helper",
                                  "Copy the parameter into a new local variable first.")
+            if isinstance(value, ast.Name) and self.array_ndim(value) is not None and \
+                    value.id != target:
+                value = self.view_of(value.id, out)     # `y = x`: two names, one array
+            if isinstance(value, View) and not has_take(value):
+                self.bind_view(target, value, out)
+                return
             if isinstance(value, Lazy) and tgt.id in self.lazy_ok and \
                     not isinstance(value, Scalar) and isinstance(target, str):
                 self.bind_lazy(target, value, tgt.id)
@@ -253,12 +448,10 @@ class _Normalizer(Vectorizing):
                 value = self.to_atom(out, value)
             self.emit_assign(out, target, value)
         elif isinstance(tgt, ast.Subscript):
-            arr = self.array_name(tgt.value)
-            view = self.subscript_view(arr, tgt.slice, out, tgt)
-            if view is not None:
-                self.store_view(view, value, None, out, tgt)
+            what, arr, idx = self.resolve_subscript(tgt.value, tgt.slice, out, tgt)
+            if what == "view":
+                self.store_view(arr, value, None, out, tgt)
                 return
-            idx = self.indices(tgt, out)
             atom = self.to_atom(out, value)
             sub = ast.Subscript(value=ir.name(arr), slice=idx, ctx=ast.Store())
             self.emit_assign(out, sub, atom)
@@ -270,10 +463,8 @@ class _Normalizer(Vectorizing):
 
     def unpack(self, tgt, value, out):
         if isinstance(value, _Shape):
-            items = [ast.Subscript(value=ast.Attribute(value=ir.name(value.array), attr="shape",
-                                                       ctx=ast.Load()),
-                                   slice=ir.const(k), ctx=ast.Load())
-                     for k in range(len(tgt.elts))]
+            items = [value.item(k) for k in range(value.ndim if value.ndim is not None
+                                                  else len(tgt.elts))]
         elif isinstance(value, _TupleValue):
             items = value.items
         else:
@@ -285,6 +476,9 @@ class _Normalizer(Vectorizing):
         targets = _tuple_target_names(tgt, self)
         held = []
         for v in items:
+            if isinstance(v, View) and not has_take(v):
+                held.append(v)      # a view: nothing to compute, nothing the targets change
+                continue
             v = self.to_atom(out, v)
             if isinstance(v, ast.Name) and v.id in targets:
                 t = self.fresh()
@@ -299,6 +493,10 @@ class _Normalizer(Vectorizing):
     def aug_assign(self, s, out):
         """`t op= e`. Python loads an element target before it evaluates e (which may call a
         helper that writes the array), so the load comes first here too."""
+        if self.view_name(s.target) is not None:
+            view = self.use_view(self.view_name(s.target), s.target)
+            self.store_view(view, self.rhs(s.value, out), s.op, out, s)
+            return
         if isinstance(s.target, ast.Name) and s.target.id in self.src.locals:
             local = self.local(s.target.id)
             arr = local if isinstance(local, str) else getattr(local, "id", None)
@@ -311,12 +509,10 @@ class _Normalizer(Vectorizing):
             cur = ir.name(self.local(s.target.id))
             self.assign_to(s.target, self.binop(s.op, cur, rhs, s), out)
         elif isinstance(s.target, ast.Subscript):
-            arr = self.array_name(s.target.value)
-            view = self.subscript_view(arr, s.target.slice, out, s)
-            if view is not None:
-                self.store_view(view, self.rhs(s.value, out), s.op, out, s)
+            what, arr, idx = self.resolve_subscript(s.target.value, s.target.slice, out, s)
+            if what == "view":
+                self.store_view(arr, self.rhs(s.value, out), s.op, out, s)
                 return
-            idx = self.indices(s.target, out)
             cur = self.to_atom(out, ast.Subscript(value=ir.name(arr), slice=idx, ctx=ast.Load()))
             rhs = self.atom(s.value, out)
             new = self.to_atom(out, self.binop(s.op, cur, rhs, s))
@@ -400,15 +596,18 @@ class _Normalizer(Vectorizing):
         array is computed into a new array first, as numpy computes the whole right-hand
         side before it assigns."""
         value = self.lazy_operand(value, out)
-        if isinstance(value, Lazy) and any(isinstance(leaf, View) and leaf.base == view.base
-                                           and not _same_elements(leaf, view)
-                                           for leaf in _leaves(value)):
-            # x[::-1] = x, u[1:-1] = u[2:] + u[:-2]: read everything before writing
-            value = self.lazy_operand(self.materialize(value, out, node, copy=True), out)
         if op is not None:
-            cur = View(view.base, view.ndim, view.dims, view.fixed, view.shape)
+            cur = View(view.base, view.ndim, view.dims, view.fixed, view.shape, None,
+                       view.parent, view.contiguous)
             value = Op(("bin", op), [cur, self.as_lazy(value)],
                        self.broadcast([view.shape, self.as_lazy(value).shape], out, node))
+        if isinstance(value, Lazy) and any(isinstance(leaf, View) and leaf.base == view.base
+                                           and not _same_elements(leaf, view)
+                                           and not _disjoint(leaf, view)
+                                           for leaf in _leaves(value)):
+            # x[::-1] = x, u[1:-1] = u[2:] + u[:-2], out[idx] += v (repeated indices): read
+            # everything before writing
+            value = self.lazy_operand(self.materialize(value, out, node, copy=True), out)
         self.store_elements(view, value, out, node)
 
     def operand(self, node, out):
@@ -465,13 +664,26 @@ class _Normalizer(Vectorizing):
         if isinstance(node, ast.Attribute):
             return self.attribute(node, out)
         if isinstance(node, ast.Tuple):
-            return _TupleValue([self.atom(e, out) for e in node.elts])
+            return _TupleValue([self.tuple_item(e, out) for e in node.elts])
         if isinstance(node, ast.List):
             raise self.error(node, "a list literal (outside np.array) is not supported",
                              "Use np.array([a, b, c]) for an array of numbers.")
         raise AssertionError(type(node))
 
+    def tuple_item(self, node, out):
+        """An element of a tuple: an atom, or a view (`cur, nxt = nxt, cur` of views)."""
+        value = self.rhs(node, out)
+        if isinstance(value, ast.Name) and self.array_ndim(value) is not None:
+            return self.view_of(value.id, out)
+        if isinstance(value, View) and not has_take(value):
+            return value
+        if isinstance(value, (_Shape, _TupleValue)):
+            raise self.error(node, "a tuple inside a tuple", "Unpack one level at a time.")
+        return self.to_atom(out, value)
+
     def load_name(self, node):
+        if self.view_name(node) is not None:
+            return self.use_view(self.view_name(node), node)
         if node.id in self.src.locals:
             target = self.local(node.id)
             if isinstance(target, str) and target in self.lazy:
@@ -485,28 +697,58 @@ class _Normalizer(Vectorizing):
             return ir.const(obj)
         if isinstance(obj, np.ndarray):
             spelled = self.ctx.env.spell(obj, node.id)
-            self.ctx.arrays[spelled] = (obj.ndim, obj.dtype.kind == "f")
+            self.ctx.arrays[spelled] = (obj.ndim, {"f": "f", "b": "b"}.get(obj.dtype.kind, "i"))
             return ir.name(spelled)
         raise self.error(node, f"the global '{node.id}' ({type(obj).__name__}) used as a value",
                          "Use numbers, numpy arrays, or call it as a function.")
 
+    def shape_of(self, node, out):
+        """The _Shape of an array-valued expression (a name, a view, an expression)."""
+        if isinstance(node, ast.Name) and self.view_name(node) is None:
+            obj = None if node.id in self.src.locals else self.src.resolve_name(node.id)
+            if node.id in self.src.locals or isinstance(obj, np.ndarray):
+                arr = self.array_name(node)
+                if arr not in self.lazy:
+                    return _Shape(arr, ndim=self.array_ndim(ir.name(arr)))
+        value = self.operand(node, out)
+        if not isinstance(value, Lazy) or isinstance(value, Scalar):
+            raise self.error(node, f"the shape of `{ast.unparse(node)}`, which is not an array",
+                             "Ask arrays for their shape.")
+        return _Shape(atoms=[ir.const(1) if a is ONE else a for a in value.shape])
+
     def attribute(self, node, out):
-        if isinstance(node.value, ast.Name) and node.value.id in self.src.locals \
-                and node.attr == "shape":
-            return _Shape(self.array_name(node.value))
+        if node.attr == "shape" and not self.is_module(node.value):
+            return self.shape_of(node.value, out)
         if node.attr == "T":
             return self.transpose(self.operand(node.value, out), out)
-        if node.attr in ("size", "ndim") and isinstance(node.value, ast.Name):
-            arr = self.array_name(node.value)
-            ndim = self.array_ndim(ir.name(arr))
+        if node.attr in ("size", "ndim") and not self.is_module(node.value):
+            shape = self.shape_of(node.value, out)
+            if shape.ndim is None:
+                raise self.error(node, f"`.{node.attr}` of an array whose dimensions are not "
+                                 "known", "Pass example arguments (adjit.show(f, stage, *args)).")
             if node.attr == "ndim":
-                return ir.const(ndim)
-            return ast.Attribute(value=ir.name(arr), attr="size", ctx=ast.Load())
+                return ir.const(shape.ndim)
+            return self.size_of([self.to_atom(out, shape.item(k), "_n")
+                                 for k in range(shape.ndim)], out)
         obj = self.src.resolve(node)
         if obj is not MISSING and isinstance(obj, (int, float)):
             return ir.const(float(obj) if isinstance(obj, float) else obj)
         raise self.error(node, f"the attribute `.{node.attr}`",
                          "Use elements a[i], a.shape[k], len(a), or constants like math.pi.")
+
+    def is_module(self, node):
+        obj = self.src.resolve(node)
+        return isinstance(obj, types.ModuleType)
+
+    def size_of(self, shape, out):
+        """The number of elements of an array of this shape (size atoms, ONE for 1)."""
+        size = ir.const(1)
+        for n in shape:
+            if n is None or _is_one(n):
+                continue
+            size = n if _is_one(size) else \
+                self.to_atom(out, ast.BinOp(left=size, op=ast.Mult(), right=n), "_n")
+        return size
 
     def binop(self, op, left, right, node):
         return ast.BinOp(left=left, op=op, right=right)
@@ -583,26 +825,24 @@ class _Normalizer(Vectorizing):
                 raise self.error(e, "a slice (a[i:j]) is not supported",
                                  "Index single elements in a loop (a[i]).")
             atoms.append(self.atom(e, out))
-        return ast.Tuple(elts=atoms, ctx=ast.Load()) if len(atoms) > 1 else atoms[0]
+        return ast.Tuple(elts=atoms, ctx=ast.Load()) if len(atoms) != 1 else atoms[0]
 
     def subscript(self, node, out):
         if isinstance(node.value, ast.Attribute) and node.value.attr == "shape":
-            arr = self.attribute(node.value, out)
+            shape = self.attribute(node.value, out)
             k = self.atom(node.slice, out)
-            return ast.Subscript(value=ast.Attribute(value=ir.name(arr.array), attr="shape",
+            if shape.ndim is not None and isinstance(k, ast.Constant) and \
+                    isinstance(k.value, int) and -shape.ndim <= k.value < shape.ndim:
+                return shape.item(k.value % shape.ndim)
+            if shape.array is None:
+                raise self.error(node, "a shape indexed by a variable or out of range",
+                                 f"Index the shape with a constant from 0 to {shape.ndim - 1}.")
+            return ast.Subscript(value=ast.Attribute(value=ir.name(shape.array), attr="shape",
                                                      ctx=ast.Load()),
                                  slice=k, ctx=ast.Load())
-        arr = None
-        if not isinstance(node.value, ast.Name):
-            base = self.operand(node.value, out)
-            if isinstance(base, Lazy):      # (expression)[...]: computed into an array first
-                arr = self.materialize(base, out, node).id
-        if arr is None:
-            arr = self.array_name(node.value)
-        view = self.subscript_view(arr, node.slice, out, node)
-        if view is not None:
-            return view
-        idx = self.indices(node, out)
+        what, arr, idx = self.resolve_subscript(node.value, node.slice, out, node)
+        if what == "view":
+            return arr
         key = (arr, ast.unparse(idx))
         cached = self.loads.get(key)
         if cached is not None and cached[0] is out:
@@ -611,6 +851,33 @@ class _Normalizer(Vectorizing):
         self.loads[key] = (out, t.id, set(ir.atom_names(ir.index_atoms(
             ast.Subscript(value=ir.name(arr), slice=idx)))))
         return t
+
+    def resolve_subscript(self, base_node, sl, out, node):
+        """("elem", array name, index node) for one element, or ("view", View, None)."""
+        plain = view = None
+        if isinstance(base_node, ast.Name) and self.view_name(base_node) is not None:
+            view = self.use_view(self.view_name(base_node), base_node)
+        elif isinstance(base_node, ast.Name):
+            plain = self.array_name(base_node)
+        else:
+            base = self.operand(base_node, out)
+            if isinstance(base, View):
+                view = base
+            elif isinstance(base, Lazy) and not isinstance(base, Scalar):
+                view = self.view_of(self.materialize(base, out, node).id, out)
+            else:
+                raise self.error(node, "indexing something that is not an array",
+                                 "Index numpy arrays: a[i], a[i, j], a[1:], a[idx].")
+        items = self.index_items(sl, out, node)
+        if plain is not None:
+            ndim = self.array_ndim(ir.name(plain))
+            if all(it[0] == "int" for it in items) and (ndim is None or len(items) == ndim):
+                return "elem", plain, _index_node([it[1] for it in items])
+            view = self.view_of(plain, out)
+        w = self.index_view(view, items, out, node)
+        if not w.shape and not has_take(w):
+            return "elem", w.base, _index_node(self.map_index(w, [], None, out))
+        return "view", w, None
 
     def cuda_intrinsic(self, func):
         """"grid", "gridsize", "atomic.add" for `cuda.<that>` (cuda = numba.cuda), else None.
@@ -653,7 +920,9 @@ class _Normalizer(Vectorizing):
             raise self.error(node, f"cuda.{cu} in differentiated code",
                              "Use cuda.grid(1), cuda.gridsize(1), and cuda.atomic.add(a, i, v) "
                              "as a statement.")
-        if isinstance(func, ast.Attribute) and self.src.resolve(func.value) is MISSING:
+        if isinstance(func, ast.Attribute) and (self.src.resolve(func.value) is MISSING or
+                                                isinstance(self.src.resolve(func.value),
+                                                           np.ndarray)):
             return self.method(node, out)
         obj = self.src.resolve(func)
         if obj is MISSING:
@@ -665,14 +934,22 @@ class _Normalizer(Vectorizing):
         handled = self.numpy_call(node, obj, out)
         if handled is not None:
             return handled
+        inner = unwrap(obj)
+        if isinstance(inner, types.FunctionType) and not _library_function(inner) and \
+                getattr(obj, "__adjit_function__", None) is None:
+            return self.inline(node, inner, out)
         if node.keywords:
             raise self.error(node, f"keyword arguments in a call to `{ast.unparse(func)}`",
                              "Pass arguments by position.")
         if obj in ARRAY_QUERIES:
             if len(node.args) != 1:
                 raise self.error(node, "len() with other than one argument", "Use len(a).")
-            return ast.Call(func=ir.name("len"), args=[ir.name(self.array_name(node.args[0]))],
-                            keywords=[])
+            shape = self.shape_of(node.args[0], out)
+            if shape.array is not None:
+                return ast.Call(func=ir.name("len"), args=[ir.name(shape.array)], keywords=[])
+            if not shape.ndim:
+                raise self.error(node, "len() of a 0-d array", "Use the value itself.")
+            return shape.item(0)
         rule = rule_for_call(obj)
         if rule is not None:
             return self.primitive(node, obj, rule, out)
@@ -713,19 +990,29 @@ class _Normalizer(Vectorizing):
             axis = self.axis_argument(node, node.args, 0)
             return self.reduce(METHOD_REDUCTIONS[name], self.operand(func.value, out), axis,
                                out, node)
-        if name == "reshape":
+        if name == "reshape" and not node.keywords:
             args = node.args[0].elts if len(node.args) == 1 and \
-                isinstance(node.args[0], ast.Tuple) else node.args
-            return self.reshape(self.operand(func.value, out), [self.atom(a, out) for a in args],
-                                out, node)
+                isinstance(node.args[0], (ast.Tuple, ast.List)) else node.args
+            return self.reshape_view(self.operand(func.value, out), args, out, node)
+        if name in ("ravel", "flatten") and not node.args and not node.keywords:
+            return self.reshape_view(self.operand(func.value, out), [ir.const(-1)], out, node,
+                                     copy=name == "flatten")
         if name == "dot" and len(node.args) == 1:
             return self.matmul(self.operand(func.value, out), self.operand(node.args[0], out),
                                out, node)
-        if name == "transpose" and not node.args:
-            return self.transpose(self.operand(func.value, out), out)
+        if name == "swapaxes" and len(node.args) == 2 and not node.keywords:
+            return self.permute_axes("swapaxes", self.operand(func.value, out), node.args,
+                                     node, out)
+        if name == "transpose" and not node.keywords:
+            axes = node.args[0] if len(node.args) == 1 and \
+                isinstance(node.args[0], (ast.Tuple, ast.List)) else \
+                (ast.Tuple(elts=node.args, ctx=ast.Load()) if node.args else None)
+            return self.transpose(self.operand(func.value, out), out,
+                                  self.axes_argument(axes, node), node)
         raise self.error(node, f"the method call `.{name}(...)`",
                          "Array methods adjit knows: copy, sum, mean, prod, max, min, reshape, "
-                         "dot, transpose; use the numpy functions or loops for the rest.")
+                         "ravel, flatten, dot, transpose, swapaxes; use the numpy functions or "
+                         "loops for the rest.")
 
     def like_shape(self, arg, out, node, like=None):
         """Size atoms of the array expression `arg` (for the *_like allocators)."""
@@ -753,6 +1040,49 @@ class _Normalizer(Vectorizing):
             raise self.error(node, "an axis that is not an int constant",
                              "Write the axis as a number: axis=0 or axis=-1.")
         return value.value
+
+    def permute_axes(self, what, v, axis_nodes, node, out):
+        """np.swapaxes(v, a, b) / v.swapaxes(a, b) and np.moveaxis(v, src, dst): views."""
+        d = len(v.shape) if isinstance(v, Lazy) else 0
+        a, b = (self.axes_argument(e, node, d) for e in axis_nodes)
+        if what == "moveaxis":
+            a, b = (list(e) if isinstance(e, list) else [e] for e in (a, b))
+            if len(a) != len(b) or len(set(a)) != len(a) or len(set(b)) != len(b):
+                raise self.error(node, "np.moveaxis with repeated axes or source and "
+                                 "destination of different lengths",
+                                 "Move as many distinct axes as you name.")
+            rest = [k for k in range(d) if k not in a]
+            order = [None] * d
+            for src_axis, dst_axis in zip(a, b):
+                order[dst_axis] = src_axis
+            order = [k if k is not None else rest.pop(0) for k in order]
+        else:
+            order = list(range(d))
+            order[a], order[b] = order[b], order[a]
+        return self.transpose(v, out, order, node)
+
+    def axes_argument(self, node, where, ndim=None):
+        """A constant axis (int) or tuple of axes (list of ints) from source; None for none.
+        With `ndim`, negative axes count from the end and out-of-range ones are refused."""
+        if node is None or (isinstance(node, ast.Constant) and node.value is None):
+            return None
+        if isinstance(node, (ast.Tuple, ast.List)):
+            return [self.axes_argument(e, where, ndim) for e in node.elts]
+        value = node
+        if isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.USub) and \
+                isinstance(value.operand, ast.Constant):
+            value = ast.Constant(value=-value.operand.value)
+        if not (isinstance(value, ast.Constant) and isinstance(value.value, int) and
+                not isinstance(value.value, bool)):
+            raise self.error(where, "an axis that is not an int constant",
+                             "Write axes as numbers: axis=0, axis=-1, (1, 0, 2).")
+        k = value.value
+        if ndim is not None:
+            if not -ndim <= k < ndim:
+                raise self.error(where, f"axis {k} of a {ndim}-D array",
+                                 f"Use an axis from {-ndim} to {ndim - 1}.")
+            k %= ndim
+        return k
 
     def numpy_call(self, node, obj, out):
         """Vectorized numpy functions; None when `obj` is not one of them."""
@@ -788,11 +1118,51 @@ class _Normalizer(Vectorizing):
             return self.outer(args[0] and self.operand(args[0], out),
                               self.operand(args[1], out), out, node)
         if what == "transpose":
-            return self.transpose(self.operand(args[0], out), out)
+            axes = args[1] if len(args) > 1 else None
+            for kw in node.keywords:
+                if kw.arg != "axes" or axes is not None:
+                    raise self.error(node, f"np.transpose with `{kw.arg}=`",
+                                     "Write np.transpose(x) or np.transpose(x, (1, 0, 2)).")
+                axes = kw.value
+            return self.transpose(self.operand(args[0], out), out,
+                                  self.axes_argument(axes, node), node)
+        if what in ("swapaxes", "moveaxis"):
+            if len(args) != 3 or node.keywords:
+                raise self.error(node, f"np.{what} with other than (array, axis, axis)",
+                                 f"Write np.{what}(x, a, b) with constant axes.")
+            return self.permute_axes(what, self.operand(args[0], out), args[1:], node, out)
         if what == "reshape":
-            shape = args[1].elts if isinstance(args[1], ast.Tuple) else [args[1]]
-            return self.reshape(self.operand(args[0], out), [self.atom(a, out) for a in shape],
-                                out, node)
+            if len(args) != 2 or node.keywords:
+                raise self.error(node, "np.reshape with other than (array, shape)",
+                                 "Write np.reshape(x, (m, n)).")
+            shape = args[1].elts if isinstance(args[1], (ast.Tuple, ast.List)) else [args[1]]
+            return self.reshape_view(self.operand(args[0], out), shape, out, node)
+        if what == "ravel":
+            if len(args) != 1 or node.keywords:
+                raise self.error(node, "np.ravel with an order", "Write np.ravel(x).")
+            return self.reshape_view(self.operand(args[0], out), [ir.const(-1)], out, node)
+        if what == "take":
+            if len(args) not in (2, 3) or any(kw.arg != "axis" for kw in node.keywords):
+                raise self.error(node, "np.take with other than (array, indices, axis)",
+                                 "Write np.take(x, idx) or np.take(x, idx, axis=k).")
+            axis = args[2] if len(args) > 2 else next((kw.value for kw in node.keywords), None)
+            x = self.operand(args[0], out)
+            if not isinstance(x, Lazy) or isinstance(x, Scalar):
+                raise self.error(node, "np.take from something that is not an array",
+                                 "Take from arrays.")
+            axis = self.axes_argument(axis, node, len(x.shape))
+            if axis is None:
+                x = self.reshape_view(x, [ir.const(-1)], out, node)
+                axis = 0
+            if not isinstance(x, View):
+                x = self.view_of(self.materialize(x, out, node).id, out)
+            full = ("slice", ast.Slice(lower=None, upper=None, step=None))
+            items = [full] * axis + self.index_items(args[1], out, node)
+            w = self.index_view(x, items, out, node)
+            if not w.shape and not has_take(w):
+                return self.to_atom(out, ast.Subscript(value=ir.name(w.base), slice=_index_node(
+                    self.map_index(w, [], None, out)), ctx=ast.Load()))
+            return w
         if what == "norm":
             if len(args) != 1 or node.keywords:
                 raise self.error(node, "np.linalg.norm with ord= or axis=",
@@ -823,9 +1193,8 @@ class _Normalizer(Vectorizing):
             else:
                 shape_node = args[0]
                 if isinstance(shape_node, ast.Attribute) and shape_node.attr == "shape":
-                    arr = self.array_name(shape_node.value)
-                    shape = [self.shape_atom(arr, k, out)
-                             for k in range(self.array_ndim(ir.name(arr)))]
+                    given = self.shape_of(shape_node.value, out)
+                    shape = [self.to_atom(out, given.item(k), "_n") for k in range(given.ndim)]
                 else:
                     elts = shape_node.elts if isinstance(shape_node, ast.Tuple) else [shape_node]
                     shape = [self.atom(e, out) for e in elts]
@@ -879,9 +1248,9 @@ class _Normalizer(Vectorizing):
         spelled = ast.parse(self.ctx.env.spell(obj, "alloc"), mode="eval").body
         arg = node.args[0]
         if isinstance(arg, ast.Attribute) and arg.attr == "shape" and kind != "like":
-            arr = self.array_name(arg.value)
-            elts = [self.shape_atom(arr, k, out) for k in range(self.array_ndim(ir.name(arr)))]
-            shape = ast.Tuple(elts=elts, ctx=ast.Load()) if len(elts) > 1 else elts[0]
+            given = self.shape_of(arg.value, out)
+            elts = [self.to_atom(out, given.item(k), "_n") for k in range(given.ndim)]
+            shape = ast.Tuple(elts=elts, ctx=ast.Load()) if len(elts) != 1 else elts[0]
             return ast.Call(func=spelled, args=[shape], keywords=[])
         if kind == "like":
             like = self.operand(arg, out)
@@ -900,57 +1269,69 @@ class _Normalizer(Vectorizing):
             shape = self.atom(arg, out)
         return ast.Call(func=spelled, args=[shape], keywords=[])
 
+    def argument(self, node, out):
+        """A value passed to a helper: an atom, a shape, or a view (the helper's parameter is
+        then a name for part of the caller's array: writes through it reach the array)."""
+        value = self.rhs(node, out)
+        if isinstance(value, _Shape) or (isinstance(value, View) and not has_take(value)):
+            return value
+        if isinstance(value, _TupleValue):
+            raise self.error(node, "passing a tuple to a helper",
+                             "Pass its elements as separate arguments.")
+        return self.to_atom(out, value)
+
     def inline(self, node, fn, out):
         callee = read_function(fn)
         params = callee.params
-        if callee.tree.args.vararg or callee.tree.args.kwarg or callee.tree.args.kwonlyargs:
-            raise callee.loc.error(callee.tree, "*args, **kwargs or keyword-only parameters",
-                                   "Use plain positional parameters.")
-        values = [self.rhs(a, out) for a in node.args]
-        written = _written_params(callee)
-        for p, a, v in zip(params, node.args, values):
-            if isinstance(v, Lazy) and p in written:
-                raise self.error(a, f"passing an array expression ({ast.unparse(a)}) to "
-                                 f"'{fn.__name__}', which writes into its parameter '{p}'",
-                                 "adjit passes array expressions and slices as copies, so the "
-                                 "writes would be lost: pass the whole array (and the index "
-                                 f"range as numbers), or copy back: tmp = {ast.unparse(a)}"
-                                 f".copy(); {fn.__name__}(..., tmp, ...); "
-                                 f"{ast.unparse(a)} = tmp.")
-        values = [v if isinstance(v, _Shape) else self.to_atom(out, v) for v in values]
+        positional = [a.arg for a in callee.tree.args.posonlyargs + callee.tree.args.args]
+        values = [self.argument(a, out) for a in node.args]
         if self.lazy:
             self.flush_lazy(out)     # the helper may write any array it is given
-        bound = dict(zip(params, values))
+        if len(values) > len(positional):
+            raise self.error(node, f"a call to {fn.__name__} with the wrong arguments "
+                             f"({len(values)} positional)", f"It takes {len(positional)}: "
+                             f"{', '.join(positional)}; pass the others by keyword.")
+        bound = dict(zip(positional, values))
         for kw in node.keywords:
-            if kw.arg not in params or kw.arg in bound:
+            if kw.arg is None or kw.arg not in params or kw.arg in bound:
                 raise self.error(node, f"the keyword argument `{kw.arg}`",
-                                 f"Pass the parameters of {fn.__name__} by position.")
-            bound[kw.arg] = self.atom(kw.value, out)
-        defaults = callee.fn.__defaults__ or ()
-        for p, d in zip(params[len(params) - len(defaults):], defaults):
+                                 f"Pass the parameters of {fn.__name__}: {', '.join(params)}, "
+                                 "each once.")
+            bound[kw.arg] = self.argument(kw.value, out)
+        defaults = dict(zip(positional[len(positional) - len(callee.fn.__defaults__ or ()):],
+                            callee.fn.__defaults__ or ()))
+        defaults.update(callee.fn.__kwdefaults__ or {})
+        for p, d in defaults.items():
             if p not in bound:
                 if not isinstance(d, (bool, int, float)):
                     raise self.error(node, f"the non-numeric default of `{p}`",
                                      f"Pass `{p}` explicitly.")
                 bound[p] = ir.const(d)
         missing = [p for p in params if p not in bound]
-        if missing or len(values) > len(params):
-            raise self.error(node, f"a call to {fn.__name__} with the wrong arguments",
+        if missing:
+            raise self.error(node, f"a call to {fn.__name__} with the wrong arguments (no "
+                             f"value for `{missing[0]}`)",
                              f"Pass {len(params)} argument(s): {', '.join(params)}.")
         prefix = self.ctx.prefix_for(self.prefix + callee.fn.__name__)
         reassigned = _assigned_user_names(callee.tree.body)
-        subst, copies = {}, []
+        subst, copies, views = {}, [], {}
         for p in params:
             v = bound[p]
-            if p in reassigned or isinstance(v, _Shape):
-                if isinstance(v, _Shape):
-                    raise self.error(node, "passing a shape tuple to a helper",
-                                     "Pass the numbers a.shape[0], a.shape[1] separately.")
+            if isinstance(v, _Shape):
+                raise self.error(node, "passing a shape tuple to a helper",
+                                 "Pass the numbers a.shape[0], a.shape[1] separately.")
+            if isinstance(v, ast.Name) and self.array_ndim(v) is not None and p in reassigned:
+                v = self.view_of(v.id, out)     # the parameter aliases the caller's array
+            if isinstance(v, View):
+                subst[p] = prefix + p
+                self.ctx.namegen.reserve(prefix + p)
+                views[prefix + p] = v
+            elif p in reassigned:
                 copies.append(ir.assign(prefix + p, v, self.origin))
             else:
                 subst[p] = v
         out.extend(copies)
-        stmts, result = normalize_function(callee, self.ctx, prefix, subst)
+        stmts, result = normalize_function(callee, self.ctx, prefix, subst, views)
         out.extend(stmts)
         self.loads = {}
         if result is None:
@@ -961,29 +1342,13 @@ class _Normalizer(Vectorizing):
 _LIBRARIES = {"numpy", "scipy", "numba", "math", "builtins", "adjit"}
 
 _NP_OTHER = {np.dot: "dot", np.matmul: "matmul", np.outer: "outer", np.transpose: "transpose",
+             np.swapaxes: "swapaxes", np.moveaxis: "moveaxis",
              np.reshape: "reshape", np.linalg.norm: "norm", np.array: "array",
+             np.ravel: "ravel", np.take: "take",
              np.asarray: "array", np.concatenate: "concatenate", np.stack: "stack",
              np.full: "full", np.full_like: "full_like", np.linspace: "linspace",
              np.arange: "arange", np.eye: "linspace", np.identity: "linspace"}
 
-
-
-def _written_params(callee):
-    """Parameters of a helper whose elements it writes (a[i] = .., a[1:] = .., a += ..)."""
-    out = set()
-    for node in ast.walk(callee.tree):
-        target = None
-        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            for t in targets:
-                for sub in ast.walk(t):
-                    if isinstance(sub, ast.Subscript) and isinstance(sub.value, ast.Name):
-                        out.add(sub.value.id)
-            if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
-                target = node.target.id
-        if target is not None:
-            out.add(target)
-    return out & set(callee.params)
 
 
 def _lazy_candidates(src):
@@ -1044,6 +1409,8 @@ def _same_elements(a, b):
     """Views `a` and `b` of one array name the same element at every index (an elementwise
     update `x[1:] = 2 * x[1:]` reads each element only where it writes it)."""
     from .vectorize import _same
+    if has_take(a) or has_take(b) or a.parent is not b.parent:
+        return False    # a gather may repeat an index: its elements are not distinct
     if a.ndim != b.ndim or len(a.shape) != len(b.shape) or \
             any(not _same(p, q) for p, q in zip(a.shape, b.shape)):
         return False
@@ -1055,6 +1422,17 @@ def _same_elements(a, b):
         if p is not None and (p[0] != q[0] or not _same(p[1], q[1]) or not _same(p[2], q[2])):
             return False
     return True
+
+
+def _disjoint(a, b):
+    """Views of one array that never share an element: both fix a base dimension (that no
+    dimension of theirs runs along) at different constant positions, as rows 0 and 1."""
+    if a.parent is not None or b.parent is not None:
+        return False
+    running = {d[0] for d in a.dims + b.dims if isinstance(d, tuple)}
+    return any(isinstance(a.fixed[d], ast.Constant) and isinstance(b.fixed[d], ast.Constant)
+               and a.fixed[d].value != b.fixed[d].value and d not in running
+               for d in set(a.fixed) & set(b.fixed))
 
 
 def _leaves(v):
@@ -1079,6 +1457,10 @@ def _library_function(fn):
     return (getattr(fn, "__module__", None) or "").split(".")[0] in _LIBRARIES
 
 
+def _is_one(atom):
+    return isinstance(atom, ast.Constant) and atom.value == 1
+
+
 def _constant_compare(op, a, b):
     return {ast.Lt: a < b, ast.LtE: a <= b, ast.Gt: a > b, ast.GtE: a >= b,
             ast.Eq: a == b, ast.NotEq: a != b}[type(op)]
@@ -1094,10 +1476,21 @@ class _Temps(set):
 
 
 class _Shape:
-    """`a.shape`, which only tuple unpacking may consume."""
+    """`a.shape`, which only tuple unpacking, indexing and shape arguments may consume:
+    the sizes of an array variable, or the size atoms of a view or expression."""
 
-    def __init__(self, array):
+    def __init__(self, array=None, atoms=None, ndim=None):
         self.array = array
+        self.atoms = atoms
+        self.ndim = ndim if atoms is None else len(atoms)
+
+    def item(self, k):
+        """Size k as a right-hand side (`a.shape[k]`) or an atom."""
+        if self.atoms is not None:
+            return self.atoms[k]
+        return ast.Subscript(value=ast.Attribute(value=ir.name(self.array), attr="shape",
+                                                 ctx=ast.Load()),
+                             slice=ir.const(k), ctx=ast.Load())
 
 
 class _TupleValue:
@@ -1127,3 +1520,50 @@ def _assigned_user_names(stmts):
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
                 names.add(node.id)
     return names
+
+
+class _At:
+    def __init__(self, lineno):
+        self.lineno = lineno
+
+
+def _rebased(view, base):
+    """The same index map onto another array (with the same shape)."""
+    if view is None:
+        return None
+    return View(base, view.ndim, view.dims, view.fixed, view.shape, view.whole,
+                _rebased(view.parent, base), view.contiguous)
+
+
+def _same_atom(a, b):
+    if isinstance(a, ast.Constant) or isinstance(b, ast.Constant):
+        return isinstance(a, ast.Constant) and isinstance(b, ast.Constant) and \
+            a.value == b.value and type(a.value) is type(b.value)
+    return a.id == b.id
+
+
+def _same_structure(views):
+    """Views that differ at most in their position and length atoms."""
+    from .views import Take
+    first = views[0]
+    for v in views[1:]:
+        if first is None or v is None:
+            if first is not v:
+                return False
+            continue
+        if (v.base, v.ndim, len(v.dims), sorted(v.fixed), [s is ONE for s in v.shape]) != \
+                (first.base, first.ndim, len(first.dims), sorted(first.fixed),
+                 [s is ONE for s in first.shape]):
+            return False
+        for d, e in zip(first.dims, v.dims):
+            if type(d) is not type(e):
+                return False
+            if isinstance(d, tuple) and d[0] != e[0]:
+                return False
+            if isinstance(d, Take) and [(x.b, x.arr, x.col, x.flag is None)
+                                        for x in d.sources] != \
+                    [(x.b, x.arr, x.col, x.flag is None) for x in e.sources]:
+                return False
+        if not _same_structure([first.parent, v.parent]):
+            return False
+    return True

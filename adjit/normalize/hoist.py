@@ -29,7 +29,7 @@ def keep_operands(stmts, kinds, env, namegen):
         if not isinstance(s, ast.Assign) or ir.is_store(s):
             continue
         prim = classify(s.value, env)
-        if prim.kind != "arrayop":
+        if not prim.reads_operands():
             continue
         pos, loops = layout.pos[id(s)], set(layout.loops[id(s)])
         for k, atom in prim.diff_operands():

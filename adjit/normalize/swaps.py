@@ -45,12 +45,14 @@ def find_swap(s, is_array):
     return t, v
 
 
-def unroll(loop, is_array, fresh, error, params=()):
+def unroll(loop, is_array, fresh, error, params=(), is_view=lambda name: False):
     """Statements replacing `loop` if its body swaps array names, else None.
 
     `fresh(stem)` makes a new local name; `error(node, construct, fix)` makes an AdjitError;
     `params` are the function's parameters, which may not be swapped (the exchange of
-    contents after the loop would show in the caller's arrays)."""
+    contents after the loop would show in the caller's arrays). Names bound to views of an
+    array (`cur = u[0]`, normalize/views.py) are not arrays of their own: after the loop
+    they are rebound as the phase says, and no contents move."""
     swaps = [s for s in loop.body if find_swap(s, is_array)]
     if not swaps:
         _refuse_nested(loop.body, is_array, error)
@@ -110,11 +112,17 @@ def unroll(loop, is_array, fresh, error, params=()):
     new_loop = copy.copy(loop)
     new_loop.body = body + chain
     tail = []
+    views = [n for n in names if is_view(n)]
+    arrays = [n for n in names if n not in views]
     for j in range(1, k):        # after j steps (mod k) name n's array is powers[j][n]
-        keep = {n: fresh(f"_{n}_final") for n in names}
+        keep = {n: fresh(f"_{n}_final") for n in arrays}
         fix = parse(f"if {phase} == {j - 1}:\n    pass")[0]
-        fix.body = parse("\n".join([f"{keep[n]} = {powers[j][n]}.copy()" for n in names] +
-                                   [f"{n}[:] = {keep[n]}" for n in names]))
+        lines = [f"{keep[n]} = {powers[j][n]}.copy()" for n in arrays] + \
+            [f"{n}[:] = {keep[n]}" for n in arrays]
+        if views:
+            lines.append(f"{', '.join(views)} = {', '.join(powers[j][n] for n in views)}"
+                         + ("," if len(views) == 1 else ""))
+        fix.body = parse("\n".join(lines))
         tail.append(fix)
     return head + [new_loop] + tail
 

@@ -8,8 +8,9 @@ something that needs an array. Then it becomes one loop nest whose body computes
 of the whole expression in scalar code, the form the reverse pass handles best: reductions
 fuse into the same loop, intermediate arrays do not exist, and each adjoint loop mirrors it.
 
-Matrix products of two matrices stay at array level (`vec.mm`, BLAS); reshape copies
-(`vec.reshape`). Everything else becomes element loads, scalar math and element stores.
+Matrix products of two matrices stay at array level (`vec.mm`, BLAS). Slices, rows,
+transposes, reshapes and gathers are index maps onto their base array (normalize/views.py).
+Everything else becomes element loads, scalar math and element stores.
 Broadcasting follows numpy: sizes are combined at run time by `vec.bcast` (which raises
 numpy's ValueError for incompatible shapes) and a dimension that may be broadcast indexes
 with `i * vec.stride(n, size)`.
@@ -37,15 +38,20 @@ class Scalar(Lazy):
 
 class View(Lazy):
     """Elements of the array variable `base`: `dims[j]` is (base dim, start atom, step
-    atom) for result dim j, or None for a new axis; `fixed` maps base dims to index atoms."""
+    atom) for result dim j, None for a new axis, or a views.Take (a gather); `fixed` maps
+    base dims to index atoms. With a `parent` View (a reshape), the base dims are the one
+    flat C-order position within the parent (ndim 1). See normalize/views.py."""
 
-    def __init__(self, base, ndim, dims, fixed, shape, whole=None):
+    def __init__(self, base, ndim, dims, fixed, shape, whole=None, parent=None,
+                 contiguous=False):
         self.base = base
         self.ndim = ndim
         self.dims = dims
         self.fixed = fixed
         self.shape = shape
         self.whole = whole      # "identity" or "transpose" for the whole array, else None
+        self.parent = parent
+        self.contiguous = contiguous    # known to be C-contiguous (a reshape is a view)
 
     def is_identity(self):
         return self.whole == "identity"
@@ -59,6 +65,11 @@ class Op(Lazy):
         self.fn = fn
         self.args = args
         self.shape = shape
+
+
+_FOLD = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b,
+         ast.Mult: lambda a, b: a * b, ast.FloorDiv: lambda a, b: a // b,
+         ast.Mod: lambda a, b: a % b}
 
 
 def _is_const(atom, value):
@@ -91,7 +102,7 @@ _MATH = {np.exp: math.exp, np.log: math.log, np.log1p: math.log1p, np.expm1: mat
          np.arctan: math.atan, np.sqrt: math.sqrt, np.log10: math.log10,
          np.arctan2: math.atan2, np.abs: abs, np.absolute: abs, np.fabs: abs}
 ELEMENTWISE = dict(_MATH)
-ELEMENTWISE.update({np.power: "pow", np.square: "square", np.maximum: max, np.minimum: min,
+ELEMENTWISE.update({np.power: "pow", np.float_power: "pow", np.square: "square", np.maximum: max, np.minimum: min,
                     np.where: "where", np.clip: "clip", np.sign: np.sign, np.floor: np.floor,
                     np.negative: "neg"})
 REDUCTIONS = {np.sum: "sum", np.mean: "mean", np.prod: "prod", np.max: "max", np.min: "min",
@@ -111,8 +122,8 @@ class Vectorizing:
                 return info[0]
         return None
 
-    def note_array(self, name, ndim, is_float=True):
-        self.ctx.arrays[name] = (ndim, is_float)
+    def note_array(self, name, ndim, dtype="f"):
+        self.ctx.arrays[name] = (ndim, dtype)
 
     def add_temp(self, name):
         """Record an array the vectorizer allocates (and fills completely, once)."""
@@ -136,7 +147,7 @@ class Vectorizing:
         ndim = self.array_ndim(ir.name(name))
         shape = [self.shape_atom(name, k, out) for k in range(ndim)]
         return View(name, ndim, [(k, ir.const(0), ir.const(1)) for k in range(ndim)], {},
-                    shape, "identity")
+                    shape, "identity", None, self.ctx.layouts.get(name, "C") == "C")
 
     def lazy_operand(self, value, out):
         """An atom or Lazy, with array names turned into views."""
@@ -185,51 +196,31 @@ class Vectorizing:
         lz = [self.as_lazy(a) for a in args]
         return Op(fn, lz, self.broadcast([a.shape for a in lz], out, node))
 
-    def transpose(self, v, out):
+    def transpose(self, v, out, axes=None, node=None):
+        """v.T, np.transpose(v) (dimensions reversed) or with `axes` (result dimension j is
+        v's dimension axes[j]): a view with its dimensions permuted, never a copy."""
         if isinstance(v, Scalar):
+            if axes:
+                raise self.error(node, "transposing a scalar with axes",
+                                 "Transpose arrays; a number has no axes.")
             return v
         if not isinstance(v, View):
             v = self.view_of(self.materialize(v, out).id, out)
-        whole = {"identity": "transpose" if v.ndim == 2 else None,
-                 "transpose": "identity"}.get(v.whole) if v.ndim > 1 else v.whole
-        return View(v.base, v.ndim, list(reversed(v.dims)), v.fixed, list(reversed(v.shape)),
-                    whole)
-
-    def subscript_view(self, arr, sl, out, node):
-        """The view `arr[sl]` for an index with slices, new axes or missing dimensions;
-        None when the index picks one element."""
-        elts = list(sl.elts) if isinstance(sl, ast.Tuple) else [sl]
-        ndim = self.array_ndim(ir.name(arr))
-        if ndim is None:
-            return None
-        if not any(isinstance(e, ast.Slice) or (isinstance(e, ast.Constant) and e.value is None)
-                   for e in elts) and len(elts) == ndim:
-            return None
-        picked = [e for e in elts if not (isinstance(e, ast.Constant) and e.value is None)]
-        if len(picked) > ndim:
-            raise self.error(node, f"indexing a {ndim}-D array with {len(picked)} indices",
-                             "Index at most one position or slice per dimension.")
-        elts = elts + [ast.Slice(lower=None, upper=None, step=None)] * (ndim - len(picked))
-        dims, fixed, shape = [], {}, []
-        b = 0
-        for e in elts:
-            if isinstance(e, ast.Constant) and e.value is None:
-                dims.append(None)
-                shape.append(ONE)
-                continue
-            n = self.shape_atom(arr, b, out)
-            if isinstance(e, ast.Slice):
-                start, length, step = self.slice_bounds(e, n, out)
-                dims.append((b, start, step))
-                shape.append(ONE if _is_const(length, 1) else length)
-            else:
-                i = self.atom(e, out)
-                if isinstance(i, ast.Constant) and isinstance(i.value, int) and i.value >= 0:
-                    fixed[b] = i
-                else:
-                    fixed[b] = self.to_atom(out, self.vcall(vec.index, [i, n]))
-            b += 1
-        return View(arr, ndim, dims, fixed, shape)
+        d = len(v.shape)
+        if axes is None:
+            axes = list(reversed(range(d)))
+        axes = [a + d if isinstance(a, int) and -d <= a < 0 else a for a in axes]
+        if sorted(axes) != list(range(d)):
+            raise self.error(node, f"axes {tuple(axes)} for a {d}-D array",
+                             f"Give a permutation of 0..{d - 1} (np.transpose(x, (1, 0, 2))).")
+        whole = v.whole
+        if axes != list(range(d)):
+            flip = d == 2 and v.ndim == 2 and len(v.dims) == 2
+            whole = {"identity": "transpose", "transpose": "identity"}.get(v.whole) \
+                if flip else None
+        moved = [a for k, a in enumerate(axes) if a != k and v.shape[a] is not ONE]
+        return View(v.base, v.ndim, [v.dims[a] for a in axes], v.fixed,
+                    [v.shape[a] for a in axes], whole, v.parent, v.contiguous and not moved)
 
     def slice_bounds(self, e, n, out):
         """(start, length, step) atoms of slice `e` on a dimension of length atom n."""
@@ -287,11 +278,7 @@ class Vectorizing:
         if isinstance(v, Scalar):
             raise self.error(node or self.src.tree, "a scalar used where an array is needed",
                              "Pass an array.")
-        if isinstance(v, Op) and v.fn[0] == "cmp":
-            raise self.error(node or self.src.tree, "an array of booleans (an array comparison "
-                             "outside np.where)",
-                             "Use comparisons of arrays only inside np.where(cond, a, b).")
-        shape = self.allocate(name, v.shape, out)
+        shape = self.allocate(name, v.shape, out, self.lazy_dtype(v))
         target = View(name, len(shape), [(k, ir.const(0), ir.const(1))
                                          for k in range(len(shape))], {}, list(v.shape))
         self.store_elements(target, v, out, node)
@@ -392,23 +379,16 @@ class Vectorizing:
             if flag is not None:
                 i = self.int_op(i, ast.Mult(), flag, env, stmts)
             per_dim.append(i)
-        idx = [None] * view.ndim
-        for b, atom in view.fixed.items():
-            idx[b] = atom
-        for spec, i in zip(view.dims, per_dim):
-            if spec is None:
-                continue
-            b, start, step = spec
-            if not _is_const(step, 1):
-                i = ir.const(0) if _is_const(i, 0) else \
-                    self.int_op(step, ast.Mult(), i, env, stmts)
-            if not _is_const(start, 0):
-                i = start if _is_const(i, 0) else self.int_op(start, ast.Add(), i, env, stmts)
-            idx[b] = i
-        return idx
+        return self.map_index(view, per_dim, env, stmts)
 
     def int_op(self, a, op, b, env, stmts):
-        """`a op b` on integer atoms, computed once per loop body."""
+        """`a op b` on integer atoms, computed once per loop body (env None: no sharing);
+        constants fold."""
+        if isinstance(a, ast.Constant) and isinstance(b, ast.Constant) and \
+                not (isinstance(op, (ast.FloorDiv, ast.Mod)) and b.value == 0):
+            return ir.const(_FOLD[type(op)](a.value, b.value))
+        if env is None:
+            return self.to_atom(stmts, ast.BinOp(left=a, op=op, right=b))
         key = ("int", type(op).__name__, _key(a), _key(b), id(stmts))
         if key not in env["loads"]:
             env["loads"][key] = self.to_atom(stmts, ast.BinOp(left=a, op=op, right=b))
@@ -608,7 +588,8 @@ class Vectorizing:
         if na == 1 and nb == 2:
             if not isinstance(a, View):
                 a = self.view_of(self.materialize(a, out, node).id, out)
-            col = View(a.base, a.ndim, a.dims + [None], a.fixed, a.shape + [ONE])
+            col = View(a.base, a.ndim, a.dims + [None], a.fixed, a.shape + [ONE], None,
+                       a.parent)
             prod = Op(("bin", ast.Mult()), [col, b], self.broadcast([col.shape, b.shape], out,
                                                                     node))
             return self.reduce("sum", prod, 0, out, node)
@@ -636,30 +617,20 @@ class Vectorizing:
                 x = self.view_of(self.materialize(x, out, node).id, out)
             views.append(x)
         a, b = views
-        col = View(a.base, a.ndim, a.dims + [None], a.fixed, a.shape + [ONE])
-        row = View(b.base, b.ndim, [None] + b.dims, b.fixed, [ONE] + b.shape)
+        col = View(a.base, a.ndim, a.dims + [None], a.fixed, a.shape + [ONE], None, a.parent)
+        row = View(b.base, b.ndim, [None] + b.dims, b.fixed, [ONE] + b.shape, None, b.parent)
         return Op(("bin", ast.Mult()), [col, row], self.broadcast([col.shape, row.shape], out,
                                                                   node))
 
-    def reshape(self, v, shape_atoms, out, node):
-        v = self.lazy_operand(v, out)
-        if not isinstance(v, Lazy) or isinstance(v, Scalar):
-            raise self.error(node, "reshape of a scalar", "Reshape arrays.")
-        src = self.materialize(v, out, node)
-        name = self.fresh("_a")
-        shape = ast.Tuple(elts=list(shape_atoms), ctx=ast.Load())
-        self.emit_assign(out, name, self.vcall(vec.reshape, [src, shape]))
-        self.note_array(name, len(shape_atoms))
-        self.ctx.vec_temps.add(name)
-        return ir.name(name)
-
     # construction ---------------------------------------------------------------
-    def allocate(self, name, shape, out):
-        """`name = np.empty(shape)`; returns the shape as atoms."""
+    def allocate(self, name, shape, out, dtype="f"):
+        """`name = np.empty(shape)` (int64 or bool for dtype "i", "b"); returns the shape as
+        atoms."""
         shape = [ir.const(1) if s is ONE else s for s in shape]
-        arg = ast.Tuple(elts=list(shape), ctx=ast.Load()) if len(shape) > 1 else shape[0]
-        self.emit_assign(out, name, self.vcall(np.empty, [arg]))
-        self.note_array(name, len(shape))
+        arg = ast.Tuple(elts=list(shape), ctx=ast.Load()) if len(shape) != 1 else shape[0]
+        fn = {"i": vec.empty_int, "b": vec.empty_bool}.get(dtype, np.empty)
+        self.emit_assign(out, name, self.vcall(fn, [arg]))
+        self.note_array(name, len(shape), dtype if dtype in ("i", "b") else "f")
         return shape
 
     def new_array(self, shape, out):
@@ -687,21 +658,30 @@ class Vectorizing:
         if not shape:
             raise self.error(node, "np.array of something other than a list of numbers",
                              "Write np.array([a, b, c]).")
-        name = self.new_array([ir.const(s) for s in shape], out)
+        values = []
 
-        def fill(n, prefix):
+        def evaluate(n, prefix):
             if isinstance(n, (ast.List, ast.Tuple)):
                 for k, e in enumerate(n.elts):
-                    fill(e, prefix + [ir.const(k)])
+                    evaluate(e, prefix + [ir.const(k)])
                 return
             value = self.atom(n, out)
             if self.array_ndim(value) is not None:
                 raise self.error(node, "np.array of a list holding arrays",
                                  "Use np.stack or np.concatenate to combine arrays.")
+            values.append((prefix, value))
+
+        evaluate(node, [])
+        # numpy's dtype: int64 for integers only (an index array), bool for booleans only
+        bools = all(isinstance(v, ast.Constant) and isinstance(v.value, bool) for _, v in values)
+        dtype = "b" if bools else "i" if all(self.is_int(v) for _, v in values) else "f"
+        name = self.fresh("_a")
+        self.allocate(name, [ir.const(s) for s in shape], out, dtype)
+        if dtype == "f":
+            self.add_temp(name)
+        for prefix, value in values:
             sub = ast.Subscript(value=ir.name(name), slice=_index_node(prefix), ctx=ast.Store())
             self.emit_assign(out, sub, value)
-
-        fill(node, [])
         return ir.name(name)
 
     def concatenate(self, items, axis, out, node, stack=False):
@@ -753,4 +733,5 @@ class Vectorizing:
 
 
 def _index_node(idx):
-    return ast.Tuple(elts=list(idx), ctx=ast.Load()) if len(idx) > 1 else idx[0]
+    """a[i], a[i, j], or a[()] for the one element of a 0-d array."""
+    return ast.Tuple(elts=list(idx), ctx=ast.Load()) if len(idx) != 1 else idx[0]

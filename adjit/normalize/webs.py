@@ -114,13 +114,16 @@ def split_webs(stmts, params, result):
         root = webs.find(d)
         loop_only[root] = loop_only.get(root, True) and is_loop
     counts = {}
-    for d in order:
+    for d in order:     # loop variables keep their names (every loop over `i` is an int)
+        root = webs.find(d)
+        if loop_only[root]:
+            var = d[1] if isinstance(d, tuple) else webs.defs[d][0]
+            name_of[root] = var
+            counts[var] = 1
+    for d in order:     # other webs of that name (`i = 2.0` after the loops) get their own
         var = d[1] if isinstance(d, tuple) else webs.defs[d][0]
         root = webs.find(d)
         if root in name_of:
-            continue
-        if loop_only[root]:
-            name_of[root] = var
             continue
         counts[var] = counts.get(var, 0) + 1
         if counts[var] == 1:

@@ -97,7 +97,7 @@ class ReverseBuilder:
                                " (or rebinds an array name to a new value inside a loop)",
                                "Use a.copy() for a new array, keep using the original name, or "
                                "update the array in place (a[:] = ...).")
-            if self.prim(s).kind == "arrayop" and var in self.active:
+            if self.prim(s).reads_operands() and var in self.active:
                 self._check_operands_kept(s)    # (an inactive product has no adjoint)
             loops = self.layout.loops[id(s)]
             if loops and self.prim(s).kind == "alloc":
@@ -134,7 +134,7 @@ class ReverseBuilder:
                     what = "an array expression" if arr.startswith("_") else \
                         f"the array '{arr}'"
                     raise error_at(getattr(s, "_origin", None),
-                                   f"a matrix product or reshape inside a loop reading {what} "
+                                   f"a matrix product inside a loop reading {what} "
                                    "that the same loop computes again in its next iteration",
                                    "Its adjoint would need every iteration's operand: write the "
                                    "product as explicit loops over elements (one row of A times "
@@ -142,8 +142,8 @@ class ReverseBuilder:
                 if changes and (self.layout.pos[id(w)] > pos or
                                 loops & set(self.layout.loops[id(w)])):
                     raise error_at(getattr(s, "_origin", None),
-                                   f"the array '{arr}' is changed after a matrix product or "
-                                   "reshape reads it", "Finish changing the array before the "
+                                   f"the array '{arr}' is changed after a matrix product "
+                                   "reads it", "Finish changing the array before the "
                                    "product, or multiply a copy (a.copy() @ b).")
 
     def _single_use_temps(self):
@@ -253,21 +253,28 @@ class ReverseBuilder:
 
     def _array_adjoint(self, s, prim, target, bar, origin):
         """Adjoints of the array-level operations (matrix products, reshape)."""
-        a = prim.operands[0].id
-        b = prim.operands[1].id if prim.obj != "reshape" else None
+        out = []
+        if prim.obj in ("linspace", "arange"):
+            for k, atom in prim.diff_operands():
+                if self.is_active(atom):
+                    what = {("linspace", 0): "linspace_start_bar",
+                            ("linspace", 1): "linspace_stop_bar",
+                            ("arange", 0): "sum_bar", ("arange", 2): "arange_step_bar"}
+                    out += _parse(f"{self.bar(atom.id)} += vec.{what[prim.obj, k]}({bar})")
+            if self.layout.loops[id(s)]:
+                out += _parse(f"{bar}.fill(0.0)")
+            for node in out:
+                node._origin = origin
+            return out
+        a, b = prim.operands[0].id, prim.operands[1].id
         # (operand, product giving its adjoint) for C = op(A, B), C_bar the cotangent
         rules = {"mm": ((a, f"vec.mm_nt({bar}, {b})"), (b, f"vec.mm_tn({a}, {bar})")),
                  "mm_tn": ((a, f"vec.mm_nt({b}, {bar})"), (b, f"vec.mm({a}, {bar})")),
                  "mm_nt": ((a, f"vec.mm({bar}, {b})"), (b, f"vec.mm_tn({bar}, {a})")),
                  "mm_tt": ((a, f"vec.mm_tt({b}, {bar})"), (b, f"vec.mm_tt({bar}, {a})"))}
-        out = []
-        if prim.obj == "reshape":
-            if a in self.active:
-                out += _parse(f"vec.add_reshaped({self.bar(a)}, {bar})")
-        else:
-            for var, expr in rules[prim.obj]:
-                if var in self.active:
-                    out += _parse(f"{self.bar(var)} += {expr}")
+        for var, expr in rules[prim.obj]:
+            if var in self.active:
+                out += _parse(f"{self.bar(var)} += {expr}")
         if self.layout.loops[id(s)]:
             out += _parse(f"{bar}.fill(0.0)")
         for node in out:

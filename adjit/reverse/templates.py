@@ -29,7 +29,8 @@ def _num(node):
 
 
 def fold(node):
-    """Fold constant arithmetic and the identities x * 1, x ** 1, x + 0."""
+    """Fold constant arithmetic, constant comparisons and conditional expressions, and the
+    identities x * 1, x ** 1, x + 0."""
     for field, value in ast.iter_fields(node):
         if isinstance(value, ast.AST):
             setattr(node, field, fold(value))
@@ -55,6 +56,13 @@ def fold(node):
             return node.right
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and _num(node.operand):
         return ast.Constant(value=-node.operand.value)
+    if isinstance(node, ast.Compare) and len(node.ops) == 1 and _num(node.left) and \
+            _num(node.comparators[0]):
+        expr = ast.fix_missing_locations(ast.Expression(node))
+        return ast.Constant(value=bool(eval(compile(expr, "<fold>", "eval"))))  # noqa: S307
+    if isinstance(node, ast.IfExp) and isinstance(node.test, ast.Constant) and \
+            isinstance(node.test.value, bool):
+        return node.body if node.test.value else node.orelse     # `b * a ** (b - 1)`, b = 2
     return node
 
 

@@ -41,7 +41,10 @@ _SIGN = "np.sign(x)"
 # 3e-12 up to |out| = 0.9999 (|x| < 4.95) at the cost of a multiply; beyond, 1 / cosh(x)**2
 # is exact to rounding and costs a cosh, where the derivative is below 2e-4 anyway.
 _TANH = "(1.0 - out) * (1.0 + out) if abs(out) < 0.9999 else 1.0 / math.cosh(x) ** 2"
-_POW = ("b * a ** (b - 1)", "out * math.log(a) if a != 0.0 else 0.0")
+# d(a ** b)/da is b * a ** (b - 1) except at b == 0, where a ** 0 == 1 is constant: the
+# formula would give 0 * inf = nan at a == 0 (JAX gives 0 there too). d/db is
+# a ** b * log(a): 0 at a == 0 (the limit for b > 0), nan for a < 0 (no real derivative)
+_POW = ("b * a ** (b - 1) if b != 0 else 0.0", "out * math.log(a) if a != 0.0 else 0.0")
 
 BINOP_RULES = {
     ast.Add: Rule(("a", "b"), ("1.0", "1.0"), "join"),
@@ -104,6 +107,10 @@ HELPER_RULES = {
     vec.bcast: Rule(("n", "m"), (None, None), "int"),
     vec.stride: Rule(("n", "m"), (None, None), "int"),
     vec.index: Rule(("i", "n"), (None, None), "int"),
+    vec.take_index: Rule(("i", "n"), (None, None), "int"),
+    vec.same_length: Rule(("m", "n"), (None, None), "int"),
+    vec.infer_size: Rule(("n", "m"), (None, None), "int"),
+    vec.same_size: Rule(("n", "m"), (None, None), "int"),
     vec.slice_start: Rule("abcdef", (None,) * 6, "int"),
     vec.slice_len: Rule("abcdef", (None,) * 6, "int"),
     vec.nanmax: Rule(("a", "b"), (None, None)),
@@ -111,11 +118,22 @@ HELPER_RULES = {
 }
 
 ARRAY_OPS = {vec.mm: "mm", vec.mm_tn: "mm_tn", vec.mm_nt: "mm_nt", vec.mm_tt: "mm_tt",
-             vec.reshape: "reshape"}
-"""Operations kept at array level, with adjoints written in adjit/reverse/adjoint.py."""
+             np.linspace: "linspace", np.arange: "arange"}
+"""Operations kept at array level, with adjoints written in adjit/reverse/adjoint.py and
+tangents in adjit/forward/tangent.py. np.linspace(a, b, n) is linear in a and b;
+np.arange(start, stop, step) has elements start + k * step (its length is piecewise
+constant: no derivative through stop)."""
 
-CONST_ARRAYS = {np.linspace: "linspace", np.arange: "arange", np.eye: "eye",
-                np.identity: "eye"}
+ARRAY_OP_OPERANDS = {"mm": (0, 1), "mm_tn": (0, 1), "mm_nt": (0, 1), "mm_tt": (0, 1),
+                     "linspace": (0, 1), "arange": (0, 2)}
+"""The differentiable operand positions of each array-level operation (arange: start and
+step; np.arange(stop) alone has none)."""
+
+READS_OPERANDS = {"mm", "mm_tn", "mm_nt", "mm_tt"}
+"""Array operations whose adjoints read their operands' values (the others' adjoints read
+only the result's cotangent)."""
+
+CONST_ARRAYS = {np.eye: "eye", np.identity: "eye"}
 """numpy functions making arrays of constants: nothing flows from their arguments."""
 
 
@@ -132,6 +150,10 @@ ALLOCATORS = {
 }
 """numpy functions that make a new float array: from a shape, or like another array."""
 
+INT_ALLOCATORS = {vec.empty_int: "i", vec.empty_bool: "b"}
+"""Allocations of integer and boolean arrays (index arrays, mask coordinates): no
+derivatives, ever."""
+
 ARRAY_QUERIES = {len: "int"}
 """Functions that read an array's size, not its values."""
 
@@ -147,6 +169,7 @@ class _Table(dict):
 
 
 ALLOCATORS = _Table(ALLOCATORS)
+INT_ALLOCATORS = _Table(INT_ALLOCATORS)
 ARRAY_OPS = _Table(ARRAY_OPS)
 CONST_ARRAYS = _Table(CONST_ARRAYS)
 ARRAY_QUERIES = _Table(ARRAY_QUERIES)

@@ -1,9 +1,9 @@
 """Small compiled helpers that generated code for vectorized numpy calls.
 
-Generated code spells them `vec.<name>`. The integer helpers compute broadcast sizes and
-slice bounds exactly as numpy does; the array helpers are the few operations adjit keeps at
-array level (matrix products go to BLAS, reshape copies) with the products their adjoints
-need.
+Generated code spells them `vec.<name>`. The integer helpers compute broadcast sizes, slice
+bounds, reshape sizes and index-array entries exactly as numpy does (raising numpy's errors);
+the array helpers are the few operations adjit keeps at array level (matrix products go to
+BLAS; linspace and arange) with what their adjoints and tangents need.
 """
 import numba
 import numpy as np
@@ -62,6 +62,54 @@ def index(i, n):
 
 
 @numba.njit(cache=False)
+def take_index(i, n):
+    """An entry of an index array used on a dimension of length n: negative entries count
+    from the end; out-of-range ones raise IndexError, as numpy does."""
+    if i < 0:
+        i += n
+    if i < 0 or i >= n:
+        raise IndexError("index out of bounds in an integer-array index")
+    return i
+
+
+@numba.njit(cache=False)
+def same_length(m, n):
+    """A boolean mask's length m against the dimension n it indexes (IndexError unless
+    equal, as numpy)."""
+    if m != n:
+        raise IndexError("boolean index did not match indexed array")
+    return n
+
+
+@numba.njit(cache=False)
+def infer_size(size, known):
+    """The -1 of a reshape: size / known, or numpy's ValueError when that is not whole."""
+    if known == 0 or size % known != 0:
+        raise ValueError("cannot reshape array into the requested shape")
+    return size // known
+
+
+@numba.njit(cache=False)
+def same_size(size, new):
+    """A reshape keeps the number of elements (numpy's ValueError otherwise)."""
+    if size != new:
+        raise ValueError("cannot reshape array into the requested shape")
+    return new
+
+
+@numba.njit(cache=False)
+def empty_int(shape):
+    """An uninitialized int64 array (index arrays and mask coordinates)."""
+    return np.empty(shape, np.int64)
+
+
+@numba.njit(cache=False)
+def empty_bool(shape):
+    """An uninitialized boolean array."""
+    return np.empty(shape, np.bool_)
+
+
+@numba.njit(cache=False)
 def nanmax(a, b):
     """max(a, b) that propagates NaN, as np.max does."""
     if a >= b or a != a:
@@ -102,18 +150,53 @@ def mm_tt(a, b):
 
 
 @numba.njit(cache=False)
-def reshape(a, shape):
-    """A new C-ordered array with a's elements in `shape` (never a view of a)."""
-    return np.ascontiguousarray(a).copy().reshape(shape)
+def sum_bar(out_bar):
+    """The adjoint of a value every element of `out_bar`'s array adds (arange's start)."""
+    return np.sum(out_bar)
 
 
 @numba.njit(cache=False)
-def add_reshaped(dst, src):
-    """dst += src read in C order with dst's shape: the adjoint of reshape."""
-    flat = dst.reshape(dst.size) if dst.flags.c_contiguous else dst.ravel()
-    s = np.ascontiguousarray(src).reshape(src.size)
-    if dst.flags.c_contiguous:
-        flat += s
-    else:
-        tmp = flat + s
-        dst[...] = tmp.reshape(dst.shape)
+def linspace_start_bar(out_bar):
+    """start's adjoint through np.linspace(start, stop, n): element k (k < n - 1) is
+    start + k * ((stop - start) / (n - 1)), the last is stop."""
+    n = out_bar.size
+    acc = 0.0
+    for k in range(n - 1 if n > 1 else n):
+        acc += out_bar[k] * (1.0 - k / (n - 1) if n > 1 else 1.0)
+    return acc
+
+
+@numba.njit(cache=False)
+def linspace_stop_bar(out_bar):
+    """stop's adjoint through np.linspace(start, stop, n) (see linspace_start_bar)."""
+    n = out_bar.size
+    if n <= 1:
+        return 0.0
+    acc = out_bar[n - 1]
+    for k in range(n - 1):
+        acc += out_bar[k] * (k / (n - 1))
+    return acc
+
+
+@numba.njit(cache=False)
+def arange_step_bar(out_bar):
+    """step's adjoint through np.arange(start, stop, step): element k is start + k * step."""
+    acc = 0.0
+    for k in range(out_bar.size):
+        acc += out_bar[k] * k
+    return acc
+
+
+@numba.njit(cache=False)
+def arange_len(start, stop, step):
+    """The length of np.arange(start, stop, step)."""
+    return max(0, int(np.ceil((stop - start) / step)))
+
+
+@numba.njit(cache=False)
+def arange_tangent(start_dot, step_dot, n):
+    """The tangent of np.arange(start, stop, step) of length n."""
+    out = np.empty(n)
+    for k in range(n):
+        out[k] = start_dot + k * step_dot
+    return out

@@ -55,10 +55,7 @@ MAX_SCALE = 1e6
 #   shadow: `_atomic_shadow_updates` drops the zeroing `u_bar[j] = 0.0` of an element the
 #   thread does not own, so the overwritten value's cotangent survives in u_bar[j] and the
 #   adjoint adds to it (d u[j]_final / d u[j]_initial = 0 is taken as 1).
-KNOWN_BUGS = {
-    "racy accepted",
-    "in-place write at non-grid index",
-}
+KNOWN_BUGS = set()
 
 
 class Outcome:

@@ -1,0 +1,466 @@
+"""numpy's memory semantics, name binding, constructors of active values, and arguments.
+
+Views (basic slices, rows, reshape of a contiguous array, ravel, .T, transposes, `[::2]`,
+plain rebinding `y = x`, arrays and slices passed to helpers) share memory with their base:
+a write through either name is seen through both, in the value and in the gradient.
+Copies (`.copy()`, arithmetic, fancy indexing, `flatten`) do not. Values are numpy's own,
+gradients central differences'; the cases first reported wrong are pinned to their numbers.
+"""
+import numpy as np
+import pytest
+
+import adjit
+from adjit import AdjitError
+from fd import fd_grad
+from test_indexing import check_against_numpy
+
+X4 = np.array([1.0, -2.0, 0.5, 3.0])
+R = np.random.default_rng(11)
+A = R.normal(size=(3, 4))
+X3 = R.normal(size=(2, 3, 4))
+
+
+def slice_add(x):
+    v = x[1:3]
+    v += 1.0
+    return np.sum(x * x)
+
+
+def slice_element(x):
+    v = x[1:]
+    v[0] = 0.0
+    return np.sum(x * x)
+
+
+def reshape_element(x):
+    a = x.reshape(2, 2)
+    a[0, 0] = 5.0
+    return np.sum(x * x)
+
+
+def row_of_reshape(x):
+    a = x.reshape(2, 2)
+    row = a[0]
+    row[1] = row[0] * 3.0
+    return np.sum(a * a)
+
+
+def view_sees_later_write(x):
+    y = np.zeros(4)
+    z = y[2:]
+    y[2] = x[0]
+    return np.sum(z * x[2:])
+
+
+def strided_view(x):
+    y = x * 1.0
+    w = y[::2]
+    w *= x[1]
+    return np.sum(y)
+
+
+def plain_rebinding(x):
+    y = x
+    y *= 2
+    return np.sum(y * x)
+
+
+def transpose_view(a):
+    y = a * 1.0
+    t = y.T
+    t[0] = 7.0
+    return np.sum(y * a)
+
+
+def rows_double_buffer(x):
+    u = np.zeros((2, 4))
+    cur = u[0]
+    nxt = u[1]
+    cur[:] = x
+    for t in range(3):
+        nxt[:] = np.sin(cur) + x
+        cur, nxt = nxt, cur
+    return np.sum(cur * cur) + np.sum(u)
+
+
+def keep_old_binding(x):
+    u_prev = x * 1.0
+    u = u_prev
+    u = u + 1.0             # u is a new array; u_prev still holds the old one
+    return np.sum(u_prev * u)
+
+
+def ravel_view(x):
+    y = x.copy()
+    r = y.ravel()
+    r[1] = 10.0
+    return np.sum(y * x)
+
+
+def reshape_minus_one(a):
+    b = a * 2.0
+    f = b.reshape(-1)
+    f[5] = f[5] * f[0]
+    return np.sum(b * a)
+
+
+def flatten_copies(a):
+    b = a * 2.0
+    f = b.flatten()
+    f[5] = 100.0            # a copy: b is unchanged
+    return np.sum(b * a) + f[5] * a[0, 0]
+
+
+def view_chosen_in_branch(x):
+    y = x * 2.0
+    if x[0] > 0:
+        v = y[:2]
+    else:
+        v = y[2:]
+    v *= 3.0
+    return np.sum(y * x)
+
+
+def row_in_loop(a):
+    b = a.copy()
+    for i in range(3):
+        row = b[i]
+        row[:] = row * a[i, 0]
+    return np.sum(b * b)
+
+
+def _scale_in_place(arr, c):
+    arr *= c
+
+
+def slice_to_helper(x):
+    y = x.copy()
+    _scale_in_place(y[1:3], 2.0)
+    return np.sum(y * x)
+
+
+def transposed_3d_view(x):
+    y = x * 1.0
+    s = np.transpose(y, (2, 0, 1))
+    s[1] = 0.0
+    return np.sum(y * x)
+
+
+def size_and_ravel(a):
+    b = a * 1.0
+    n = b.size
+    return np.sum(b.ravel()[: n // 2] ** 2)
+
+
+def view_of_view(a):
+    b = a * 1.0
+    c = b[1:]
+    d = c[:, ::2]
+    d[0, 1] = d[1, 0] * a[0, 0]
+    return np.sum(b * a)
+
+
+def fancy_copy_not_view(x):
+    y = x[np.array([0, 1])]
+    y[0] = 100.0            # a copy: x is unchanged
+    return np.sum(x * x) + y[0] * x[1]
+
+
+def reshape_of_params(theta, h):
+    w = theta[:6].reshape(2, 3)
+    b = theta[6:]
+    return np.sum(np.tanh(w @ h + b))
+
+
+def index_map_frozen(a):
+    b = a * 1.0
+    i = 0
+    row = b[i]
+    i = 2
+    row[1] = a[i, 1]        # row is still row 0
+    return np.sum(b * a)
+
+
+def alias_through_elementwise_read(x):
+    y = x.copy()
+    v = y[1:]
+    y[1:] = v * 2.0 + y[:-1]    # reads y before writing (numpy's right-hand side first)
+    return np.sum(y * x)
+
+
+VIEWS = [
+    (slice_add, (X4,), 0), (slice_element, (X4,), 0), (reshape_element, (X4,), 0),
+    (row_of_reshape, (X4,), 0), (view_sees_later_write, (X4,), 0), (strided_view, (X4,), 0),
+    (plain_rebinding, (X4,), 0), (transpose_view, (A,), 0), (rows_double_buffer, (X4,), 0),
+    (keep_old_binding, (X4,), 0), (ravel_view, (X4,), 0), (reshape_minus_one, (A,), 0),
+    (flatten_copies, (A,), 0), (view_chosen_in_branch, (X4,), 0),
+    (view_chosen_in_branch, (-X4,), 0), (row_in_loop, (A,), 0), (slice_to_helper, (X4,), 0),
+    (transposed_3d_view, (X3,), 0), (size_and_ravel, (A,), 0), (view_of_view, (A,), 0),
+    (fancy_copy_not_view, (X4,), 0), (reshape_of_params, (R.normal(size=8), R.normal(size=3)),
+                                      (0, 1)),
+    (index_map_frozen, (A,), 0), (alias_through_elementwise_read, (X4,), 0),
+]
+
+
+@pytest.mark.parametrize("fn, args, argnums", VIEWS,
+                         ids=[f"{c[0].__name__}-{k}" for k, c in enumerate(VIEWS)])
+def test_views_share_memory(fn, args, argnums):
+    check_against_numpy(fn, args, argnums)
+
+
+@pytest.mark.parametrize("fn, value, gradient", [
+    (slice_add, 13.25, [2.0, -2.0, 3.0, 6.0]),
+    (slice_element, 10.25, None),
+    (reshape_element, 38.25, None),
+    (row_of_reshape, 19.25, None),
+    (view_sees_later_write, 0.5, None),
+    (strided_view, -2.0, None),
+], ids=lambda v: getattr(v, "__name__", None))
+def test_views_reported_cases(fn, value, gradient):
+    """The programs first reported silently wrong, at x = [1, -2, 0.5, 3]."""
+    v, g = adjit.value_and_grad(fn)(X4.copy())
+    assert v == value
+    if gradient is not None:
+        np.testing.assert_array_equal(g, gradient)
+
+
+def test_views_in_jvp():
+    """Forward mode sees the same memory: jvp of a view write against finite differences."""
+    t = R.normal(size=4)
+    value, tangent = adjit.jvp(row_of_reshape)(X4.copy(), t)
+    assert value == 19.25
+    expected = np.dot(fd_grad(lambda x: row_of_reshape(x.copy()), [X4.copy()], 0), t)
+    np.testing.assert_allclose(tangent, expected, rtol=1e-7)
+
+
+def reads_view_bound_later_in_loop(x):
+    y = x * 1.0
+    v = y[:2]
+    s = 0.0
+    for i in range(2):
+        s += np.sum(v)
+        v = y[i:i + 2]
+    return s
+
+
+def rebinds_argument_under_view(x):
+    v = x[1:]
+    x = x * 2.0
+    return np.sum(v)
+
+
+@pytest.mark.parametrize("fn, what", [
+    (reads_view_bound_later_in_loop, "read in a loop before the loop binds it"),
+    (rebinds_argument_under_view, "which was rebound"),
+])
+def test_views_that_cannot_be_known_are_refused(fn, what):
+    with pytest.raises(AdjitError, match=what):
+        adjit.grad(fn)(X4.copy())
+
+
+# names ----------------------------------------------------------------------------------------
+gain = 5.0
+offset = 100.0
+
+
+def kwonly_named_like_global(x, *, gain=2.0):
+    return np.sum(x * x) * gain
+
+
+def default_named_like_global(x, offset=1.0):
+    return np.sum(x) + offset * x[0]
+
+
+def local_named_like_global(x):
+    gain = 3.0
+    return np.sum(x) * gain
+
+
+def parameter_named_like_builtin(x, len=2.0):
+    return np.sum(x) * len
+
+
+def make_closure():
+    gain = 7.0
+
+    def closure(x):
+        return np.sum(x * x) * gain
+    return closure
+
+
+def test_keyword_only_parameter_hides_global():
+    """The reported case: gain = 5 at module level, value 10.5 and gradient 2 * 2x without
+    the keyword, 15.75 and 3 * 2x with gain=3."""
+    x = np.array([1.0, -2.0, 0.5])
+    v, g = adjit.value_and_grad(kwonly_named_like_global)(x)
+    assert v == 10.5
+    np.testing.assert_array_equal(g, 4.0 * x)
+    v, g = adjit.value_and_grad(kwonly_named_like_global)(x, gain=3.0)
+    assert v == 15.75
+    np.testing.assert_array_equal(g, 6.0 * x)
+    v, g = adjit.value_and_grad(kwonly_named_like_global, argnums=(0, 1))(x, gain=3.0)
+    assert g[1] == np.sum(x * x)
+
+
+@pytest.mark.parametrize("fn, args, kwargs, value", [
+    (default_named_like_global, (X4,), {}, np.sum(X4) + X4[0]),
+    (default_named_like_global, (X4, 3.0), {}, np.sum(X4) + 3.0 * X4[0]),
+    (default_named_like_global, (X4,), {"offset": 4.0}, np.sum(X4) + 4.0 * X4[0]),
+    (local_named_like_global, (X4,), {}, 3.0 * np.sum(X4)),
+    (parameter_named_like_builtin, (X4,), {}, 2.0 * np.sum(X4)),
+    (make_closure(), (X4,), {}, 7.0 * np.sum(X4 * X4)),
+], ids=["default", "default-given", "default-keyword", "local", "builtin", "closure"])
+def test_names_bind_as_in_python(fn, args, kwargs, value):
+    v, g = adjit.value_and_grad(fn)(*args, **kwargs)
+    assert v == value
+    np.testing.assert_allclose(g, fd_grad(lambda *a: fn(*a, **kwargs), args, 0), rtol=1e-7)
+
+
+def _helper_with_keywords(a, *, scale=2.0, shift=0.0):
+    return a * scale + shift
+
+
+def helper_keywords(x):
+    return _helper_with_keywords(x[0], shift=1.0) + _helper_with_keywords(x[1], scale=3.0)
+
+
+def test_helper_keyword_only_and_defaults():
+    v, g = adjit.value_and_grad(helper_keywords)(X4.copy())
+    assert v == X4[0] * 2.0 + 1.0 + X4[1] * 3.0
+    np.testing.assert_array_equal(g, [2.0, 3.0, 0.0, 0.0])
+
+
+def test_vjp_with_keyword_only_parameter():
+    def f(x, *, c=2.0):
+        return x * c
+    out, xbar = adjit.vjp(f)(X4.copy(), np.ones(4), c=3.0)
+    np.testing.assert_array_equal(out, 3.0 * X4)
+    np.testing.assert_array_equal(xbar, 3.0 * np.ones(4))
+
+
+def test_star_args_are_refused():
+    def f(x, *rest):
+        return x
+    with pytest.raises(AdjitError, match=r"\*rest"):
+        adjit.grad(f)(1.0)
+
+
+# constructors of active values -------------------------------------------------------------
+W5 = np.array([0.3, -0.2, 0.5, 1.0, 0.7])
+
+
+def linspace_active(a, b, w):
+    return np.sum(w * np.linspace(a, b, 5) ** 2)
+
+
+def full_active(a, b, w):
+    return np.sum(w * np.full(5, a) * b)
+
+
+def full_like_active(a, b, w):
+    return np.sum(np.full_like(w, a) * w * b)
+
+
+def array_literal_active(a, b, w):
+    return np.sum(np.array([a, b * 2.0, 3.0, a * b, 1.0]) * w)
+
+
+def stack_active(a, b, w):
+    return np.sum(np.stack((w * a, w * b)) ** 2)
+
+
+def concatenate_active(a, b, w):
+    return np.sum(np.concatenate((w * a, w[:2] * b)) ** 2)
+
+
+def empty_then_fill(a, b, w):
+    e = np.empty(5)
+    for i in range(5):
+        e[i] = a * i + b
+    return np.sum(e * w)
+
+
+def eye_times_scalar(a, b, w):
+    return np.sum(np.eye(5) * a * w + b)
+
+
+def arange_active(a, b, w):
+    return np.sum(np.arange(a, 1.7, b) ** 2 * w[0])
+
+
+def fill_slice_with_scalar(a, b, w):
+    e = np.zeros(5)
+    e[:] = a
+    return np.sum(e * w * b)
+
+
+CONSTRUCTORS = [linspace_active, full_active, full_like_active, array_literal_active,
+                stack_active, concatenate_active, empty_then_fill, eye_times_scalar,
+                arange_active, fill_slice_with_scalar]
+
+
+@pytest.mark.parametrize("fn", CONSTRUCTORS, ids=[f.__name__ for f in CONSTRUCTORS])
+def test_constructors_carry_derivatives(fn):
+    check_against_numpy(fn, (-0.5, 0.5 if fn is arange_active else 1.5, W5), (0, 1, 2))
+
+
+def test_linspace_reported_case():
+    _, g = adjit.value_and_grad(linspace_active, argnums=(0, 1))(-0.5, 1.5, W5)
+    np.testing.assert_allclose(g, (0.45, 3.85), rtol=1e-13)
+
+
+@pytest.mark.parametrize("fn", [linspace_active, arange_active],
+                         ids=["linspace", "arange"])
+def test_constructors_in_forward_mode(fn):
+    args = (-0.5, 0.5 if fn is arange_active else 1.5, W5)
+    g = adjit.grad(fn, argnums=(0, 1))(*args)
+    for k in (0, 1):
+        tangent = (1.0, 0.0) if k == 0 else (0.0, 1.0)
+        _, t = adjit.jvp(fn, argnums=(0, 1))(*args, tangent)
+        np.testing.assert_allclose(t, g[k], rtol=1e-12)
+
+
+def diag_of_active(a, w):
+    return np.sum(np.diag(w * a))
+
+
+def test_constructor_without_a_rule_is_refused():
+    with pytest.raises(AdjitError, match="np.diag"):
+        adjit.grad(diag_of_active)(0.5, W5)
+
+
+# arguments --------------------------------------------------------------------------------------
+def sum_sq(x):
+    return np.sum(x * x)
+
+
+@pytest.mark.parametrize("x", [
+    np.array(3.0), np.zeros(0), np.arange(10.0)[::2], np.asfortranarray(A),
+    np.arange(12.0).reshape(3, 4)[:, 1:3], np.array([1.0, 2.0], np.float32),
+], ids=["0-d", "empty", "strided", "fortran", "2-d-slice", "float32"])
+def test_array_arguments_of_every_layout(x):
+    v, g = adjit.value_and_grad(sum_sq)(x)
+    assert np.isclose(v, np.sum(x * x))
+    assert g.shape == x.shape and g.dtype == x.dtype
+    np.testing.assert_allclose(g, 2 * x, rtol=1e-6)
+
+
+def reshape_argument(x):
+    return np.sum(x.reshape(-1) * np.arange(x.size))
+
+
+@pytest.mark.parametrize("x", [np.asfortranarray(A), A[:, 1:3], A],
+                         ids=["fortran", "slice", "contiguous"])
+def test_reshape_of_any_layout_reads_in_c_order(x):
+    check_against_numpy(reshape_argument, (x,), 0)
+
+
+def test_float32_gradient_is_float32():
+    x = np.array([1.0, -2.0, 0.5], np.float32)
+    g = adjit.grad(lambda_free_sum)(x)
+    assert g.dtype == np.float32
+    np.testing.assert_allclose(g, np.cos(x.astype(np.float64)), rtol=1e-6)
+
+
+def lambda_free_sum(x):
+    return np.sum(np.sin(x))
