@@ -188,6 +188,78 @@ def alias_through_elementwise_read(x):
     return np.sum(y * x)
 
 
+def _tail(a):
+    return a[1:]
+
+
+def _first_row(m):
+    return m[0]
+
+
+def _fresh(n):
+    a = np.zeros(n)
+    a[0] = 1.0
+    return a
+
+
+def helper_returns_view(x):
+    y = x * 1.0
+    v = _tail(y)
+    v[0] = 5.0 * x[0]
+    return np.sum(y * x)
+
+
+def helper_returns_row(x):
+    y = x.reshape(2, 2) * 1.0
+    r = _first_row(y)
+    r *= 3.0
+    return np.sum(y * y) + np.sum(_tail(x) ** 2)
+
+
+def helper_returns_new_array(x):
+    a = _fresh(4)
+    a[1:] = x[1:] * 2.0
+    return np.sum(a * x)
+
+
+def reshape_then_transpose(x):
+    y = x * 1.0
+    t = y.reshape(2, 2).T
+    t[0, 1] = 5.0 * x[3]
+    return np.sum(y * x)
+
+
+def new_axis_view(x):
+    y = x * 1.0
+    c = y[:, None]
+    c[1, 0] = c[2, 0] * 3.0
+    return np.sum(y * x)
+
+
+def reversed_view(x):
+    y = x * 1.0
+    r = y[::-1]
+    r[0] = r[1] * r[3]
+    return np.sum(y * x)
+
+
+def strided_block(a):
+    b = a * 1.0
+    v = b[1:, ::2]
+    v[:] = v * a[0, 0]
+    return np.sum(b * a)
+
+
+def view_in_while(x):
+    y = x * 1.0
+    k = 0
+    while k < 3:
+        w = y[k:k + 2]
+        w *= 0.5 + x[k]
+        k += 1
+    return np.sum(y * y)
+
+
 VIEWS = [
     (slice_add, (X4,), 0), (slice_element, (X4,), 0), (reshape_element, (X4,), 0),
     (row_of_reshape, (X4,), 0), (view_sees_later_write, (X4,), 0), (strided_view, (X4,), 0),
@@ -199,6 +271,10 @@ VIEWS = [
     (fancy_copy_not_view, (X4,), 0), (reshape_of_params, (R.normal(size=8), R.normal(size=3)),
                                       (0, 1)),
     (index_map_frozen, (A,), 0), (alias_through_elementwise_read, (X4,), 0),
+    (helper_returns_view, (X4,), 0), (helper_returns_row, (X4,), 0),
+    (helper_returns_new_array, (X4,), 0), (reshape_then_transpose, (X4,), 0),
+    (new_axis_view, (X4,), 0), (reversed_view, (X4,), 0), (strided_block, (A,), 0),
+    (view_in_while, (X4,), 0),
 ]
 
 

@@ -64,7 +64,16 @@ def normalize_function(src, ctx, prefix="", subst=None, views=None):
     try:
         norm = _Normalizer(src, ctx, prefix, subst or {}, views or {})
         body = norm.block(src.tree.body)
-        return lower_exits(body, ctx.namegen, src.loc)
+        stmts, result = lower_exits(body, ctx.namegen, src.loc)
+        if norm.returned_views:
+            returns = [x for x in ir.walk_stmts(body) if isinstance(x, ast.Return)]
+            if len(returns) != 1 or body[-1] is not returns[0]:
+                raise src.loc.error(norm.returned_views[0][0], "a helper that returns an "
+                                    "array or a view from one of several `return`s",
+                                    "Return it once, at the end of the helper, or return a "
+                                    "copy (return a[1:].copy()).")
+            return stmts, norm.returned_views[0][1]
+        return stmts, result
     finally:
         ctx.stack.pop()
 
@@ -104,6 +113,7 @@ class _Normalizer(Vectorizing, Indexing):
             if local not in subst:
                 ctx.namegen.reserve(self.local(local))
                 ctx.user_names.add(self.local(local))
+        self.returned_views = []            # (return statement, View) of an inlined helper
         self.views = {}                     # local name -> _Binding or _Unknown
         self.view_uses = []                 # (name, serial) of every read of a binding
         for name, view in views.items():
@@ -398,7 +408,16 @@ class _Normalizer(Vectorizing, Indexing):
             if s.value is None:
                 raise self.error(s, "`return` without a value",
                                  "Return a number: the function's result.")
-            node = ast.Return(value=self.atom(s.value, out), lineno=s.lineno)
+            value = self.rhs(s.value, out)
+            if isinstance(value, ast.Name) and self.array_ndim(value) is not None:
+                value = self.view_of(value.id, out)
+            if isinstance(value, View) and not has_take(value) and len(self.ctx.stack) > 1:
+                # a helper returning (part of) an array: the caller gets the same memory
+                self.returned_views.append((s, value))
+                value = ir.const(0)
+            elif isinstance(value, (_Shape, _TupleValue)):
+                raise self.error(s.value, "returning a tuple", "Return one value.")
+            node = ast.Return(value=self.to_atom(out, value), lineno=s.lineno)
             node._origin = self.origin
             out.append(node)
         elif isinstance(s, ast.Pass):
