@@ -540,3 +540,35 @@ def test_float32_gradient_is_float32():
 
 def lambda_free_sum(x):
     return np.sum(np.sin(x))
+
+
+# time loops through views, with and without checkpointing -----------------------------------
+def heat_through_views(u0, alpha, steps):
+    u = u0.copy()
+    inner = u[1:-1]
+    left = u[:-2]
+    right = u[2:]
+    for t in range(steps):
+        inner[:] = inner + alpha * (left - 2.0 * inner + right) + 0.1 * np.sin(inner)
+    return np.sum(u * u)
+
+
+def two_levels_by_parity(u0, c, steps):
+    state = np.zeros((2, u0.shape[0]))
+    state[0] = u0
+    for t in range(steps):
+        cur = state[t % 2]
+        nxt = state[(t + 1) % 2]
+        nxt[1:-1] = cur[1:-1] + c * (cur[:-2] - 2.0 * cur[1:-1] + cur[2:])
+    return np.sum(state[steps % 2] ** 2)
+
+
+@pytest.mark.parametrize("fn", [heat_through_views, two_levels_by_parity],
+                         ids=["heat", "parity-rows"])
+@pytest.mark.parametrize("checkpoint", [None, 2], ids=["recorded", "checkpointed"])
+def test_time_loops_through_views(fn, checkpoint):
+    args = (R.random(9), 0.2, 7)
+    v, g = adjit.value_and_grad(fn, argnums=(0, 1), checkpoint=checkpoint)(*args)
+    assert np.isclose(v, fn(*args), rtol=1e-14)
+    for k in (0, 1):
+        np.testing.assert_allclose(g[k], fd_grad(fn, args, k), rtol=1e-6, atol=1e-8)
