@@ -366,3 +366,14 @@ def int_literal_index(x, i):
 
 def test_array_literal_of_integer_variables_is_an_index_array():
     check_against_numpy(int_literal_index, (np.array([0.5, -1.0, 2.0, 3.0]), 1), 0)
+
+
+@pytest.mark.parametrize("fn, args, argnums", [c for c in GATHERS if c[2] == 0],
+                         ids=[c[0].__name__ for c in GATHERS if c[2] == 0])
+def test_forward_mode_agrees_with_reverse(fn, args, argnums):
+    """jvp through gathers, scatters and masks: <grad, v> == jvp(v)."""
+    v = np.random.default_rng(5).normal(size=np.shape(args[0]))
+    g = adjit.grad(fn)(*_copies(args))
+    value, t = adjit.jvp(fn)(*_copies(args), v)
+    np.testing.assert_allclose(value, fn(*_copies(args)), rtol=1e-13)
+    np.testing.assert_allclose(t, np.sum(g * v), rtol=1e-11, atol=1e-12)
