@@ -377,3 +377,17 @@ def test_forward_mode_agrees_with_reverse(fn, args, argnums):
     value, t = adjit.jvp(fn)(*_copies(args), v)
     np.testing.assert_allclose(value, fn(*_copies(args)), rtol=1e-13)
     np.testing.assert_allclose(t, np.sum(g * v), rtol=1e-11, atol=1e-12)
+
+
+def literal_of_a_name_that_becomes_float(x):
+    s = 0
+    t = 0.0
+    for i in range(3):
+        v = np.array([s, 1])        # s is 0 here, 0.5 and 1.0 later: numpy makes floats
+        t += np.sum(v * x[i])
+        s = s + 0.5
+    return t
+
+
+def test_array_literal_of_a_name_that_becomes_float():
+    check_against_numpy(literal_of_a_name_that_becomes_float, (np.array([1.0, 2.0, 3.0]),), 0)

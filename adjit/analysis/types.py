@@ -76,6 +76,15 @@ def join(a, b, origin=None):
 
 def infer_kinds(stmts, arg_kinds, env):
     """Map every variable of a normalized body to its kind (flow-insensitive fixpoint)."""
+    while True:
+        kinds = _fixpoint(stmts, arg_kinds, env)
+        if not _floats_into_int_arrays(stmts, kinds):
+            break
+    _check_complete(stmts, kinds)
+    return kinds
+
+
+def _fixpoint(stmts, arg_kinds, env):
     kinds = dict(arg_kinds)
     for name, obj in env.items():
         if hasattr(obj, "ndim") and hasattr(obj, "dtype"):
@@ -103,8 +112,25 @@ def infer_kinds(stmts, arg_kinds, env):
                 if joined != kinds.get(var):
                     kinds[var] = joined
                     changed = True
-    _check_complete(stmts, kinds)
     return kinds
+
+
+def _floats_into_int_arrays(stmts, kinds):
+    """Integer arrays adjit made (np.array([...]) of values that looked like integers when
+    it was lowered) that receive a float somewhere: they become float arrays, as numpy's
+    np.array of those values would be. Returns whether any changed."""
+    allocs = {ir.target_name(s): s for s in ir.walk_stmts(stmts)
+              if isinstance(s, ast.Assign) and not ir.is_store(s) and
+              isinstance(s.value, ast.Call) and _calls(s.value, INT_ALLOCATORS)}
+    changed = False
+    for s in ir.walk_stmts(stmts):
+        if ir.is_store(s) and s.targets[0].value.id in allocs and \
+                _atom_kind(s.value, kinds) == FLOAT:
+            alloc = allocs.pop(s.targets[0].value.id)
+            alloc.value.func = ast.Attribute(value=ast.Name(id="np", ctx=ast.Load()),
+                                             attr="empty", ctx=ast.Load())
+            changed = True
+    return changed
 
 
 def _check_complete(stmts, kinds):
@@ -130,6 +156,13 @@ def _check_complete(stmts, kinds):
                                    f"{'a ' + str(k) if k else 'not known to be an integer'}",
                                    "Index arrays with integers: int(x), or an integer array "
                                    "(np.array([0, 2]) of ints).")
+
+
+def _calls(call, table):
+    func = call.func
+    return isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and \
+        func.value.id == "vec" and any(getattr(f, "__name__", None) == func.attr
+                                       for f in table)
 
 
 def _atom_kind(atom, kinds):
