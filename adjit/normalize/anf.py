@@ -19,7 +19,7 @@ from . import ir
 from .check import check_supported
 from . import swaps
 from .exits import lower_exits
-from .views import Indexing, has_take, view_atoms, with_atoms
+from .views import Indexing, Take, has_take, view_atoms, with_atoms
 from .vectorize import (ELEMENTWISE, METHOD_REDUCTIONS, ONE, REDUCTIONS, Lazy, Op, Scalar, View,
                         _index_node,
                         Vectorizing, _ARITY)
@@ -1563,7 +1563,6 @@ def _same_atom(a, b):
 
 def _same_structure(views):
     """Views that differ at most in their position and length atoms."""
-    from .views import Take
     first = views[0]
     for v in views[1:]:
         if first is None or v is None:

@@ -252,29 +252,25 @@ class ReverseBuilder:
         return out + self._reset(target, s)
 
     def _array_adjoint(self, s, prim, target, bar, origin):
-        """Adjoints of the array-level operations (matrix products, reshape)."""
-        out = []
+        """Adjoints of the array-level operations (matrix products, linspace, arange)."""
+        ops = prim.operands
+        # (operand, expression adding to its adjoint) for C = op(...), C_bar the cotangent
         if prim.obj in ("linspace", "arange"):
-            for k, atom in prim.diff_operands():
-                if self.is_active(atom):
-                    what = {("linspace", 0): "linspace_start_bar",
-                            ("linspace", 1): "linspace_stop_bar",
-                            ("arange", 0): "sum_bar", ("arange", 2): "arange_step_bar"}
-                    out += _parse(f"{self.bar(atom.id)} += vec.{what[prim.obj, k]}({bar})")
-            if self.layout.loops[id(s)]:
-                out += _parse(f"{bar}.fill(0.0)")
-            for node in out:
-                node._origin = origin
-            return out
-        a, b = prim.operands[0].id, prim.operands[1].id
-        # (operand, product giving its adjoint) for C = op(A, B), C_bar the cotangent
-        rules = {"mm": ((a, f"vec.mm_nt({bar}, {b})"), (b, f"vec.mm_tn({a}, {bar})")),
-                 "mm_tn": ((a, f"vec.mm_nt({b}, {bar})"), (b, f"vec.mm({a}, {bar})")),
-                 "mm_nt": ((a, f"vec.mm({bar}, {b})"), (b, f"vec.mm_tn({bar}, {a})")),
-                 "mm_tt": ((a, f"vec.mm_tt({b}, {bar})"), (b, f"vec.mm_tt({bar}, {a})"))}
-        for var, expr in rules[prim.obj]:
-            if var in self.active:
-                out += _parse(f"{self.bar(var)} += {expr}")
+            helper = {("linspace", 0): "linspace_start_bar", ("linspace", 1): "linspace_stop_bar",
+                      ("arange", 0): "sum_bar", ("arange", 2): "arange_step_bar"}
+            rules = [(atom, f"vec.{helper[prim.obj, k]}({bar})")
+                     for k, atom in prim.diff_operands()]
+        else:
+            a, b = ops[0], ops[1]
+            rules = {"mm": ((a, f"vec.mm_nt({bar}, {b.id})"), (b, f"vec.mm_tn({a.id}, {bar})")),
+                     "mm_tn": ((a, f"vec.mm_nt({b.id}, {bar})"), (b, f"vec.mm({a.id}, {bar})")),
+                     "mm_nt": ((a, f"vec.mm({bar}, {b.id})"), (b, f"vec.mm_tn({bar}, {a.id})")),
+                     "mm_tt": ((a, f"vec.mm_tt({b.id}, {bar})"),
+                               (b, f"vec.mm_tt({bar}, {a.id})"))}[prim.obj]
+        out = []
+        for atom, expr in rules:
+            if self.is_active(atom):
+                out += _parse(f"{self.bar(atom.id)} += {expr}")
         if self.layout.loops[id(s)]:
             out += _parse(f"{bar}.fill(0.0)")
         for node in out:
