@@ -325,9 +325,20 @@ def rebinds_argument_under_view(x):
     return np.sum(v)
 
 
+def view_of_swapped_array(x):
+    u = x.copy()
+    v = np.zeros_like(x)
+    w = u[1:]
+    for t in range(3):
+        v[:] = np.sin(u) * 2.0
+        u, v = v, u
+    return np.sum(w * w)
+
+
 @pytest.mark.parametrize("fn, what", [
     (reads_view_bound_later_in_loop, "read in a loop before the loop binds it"),
     (rebinds_argument_under_view, "which was rebound"),
+    (view_of_swapped_array, "a swap of the array 'u', which 'w' is a view of"),
 ])
 def test_views_that_cannot_be_known_are_refused(fn, what):
     with pytest.raises(AdjitError, match=what):

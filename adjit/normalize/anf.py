@@ -246,6 +246,24 @@ class _Normalizer(Vectorizing, Indexing):
                 self.views[name] = _Unknown("is bound in a loop that may run zero times "
                                             "after it was bound before the loop", line)
 
+    def refuse_swapped_bases(self, loop):
+        """A loop that swaps array names exchanges their contents after the loop (see
+        normalize/swaps.py): a view of one of those arrays would then see the other one."""
+        for x in loop.body:
+            swap = swaps.find_swap(x, self.is_array_local)
+            if not swap:
+                continue
+            for name in swap[0]:
+                target = self.local(name)
+                if self.is_view_local(name) or not isinstance(target, str):
+                    continue
+                viewers = sorted(t for t, b in self.views.items() if isinstance(b, _Binding)
+                                 and b.view.base == target)
+                if viewers:
+                    raise self.error(x, f"a swap of the array '{name}', which '{viewers[0]}' "
+                                     "is a view of", "Take the view inside the loop, after the "
+                                     "swap, or copy it (v = u[1:].copy()).")
+
     def is_view_local(self, name):
         target = self.local(name) if name in self.src.locals else None
         return isinstance(target, str) and isinstance(self.views.get(target), _Binding)
@@ -388,6 +406,7 @@ class _Normalizer(Vectorizing, Indexing):
                 self.merge_views(before, [after_body, self.views], [body, orelse], s.lineno)
             self.emit_if(out, cond, body, orelse)
         elif isinstance(s, (ast.For, ast.While)):
+            self.refuse_swapped_bases(s)
             unrolled = swaps.unroll(s, self.is_array_local, self.fresh_local, self.error,
                                     set(self.src.params), self.is_view_local)
             if unrolled is not None:
