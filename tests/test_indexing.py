@@ -139,7 +139,15 @@ def argument_int_array_is_data(x, counts):
     return np.sum(x * counts)
 
 
+def gathers_of_views_and_views_of_gathers(x, idx):
+    y = x * 1.0
+    y[idx][0] = 100.0       # numpy writes a temporary copy: y is unchanged
+    y[1:][idx] = y[1:][idx] * 2.0
+    return np.sum(y * x) + np.sum(x[idx][1:] ** 2)
+
+
 GATHERS = [
+    (gathers_of_views_and_views_of_gathers, (np.array([1.0, -2.0, 0.5, 3.0]), IDX), 0),
     (gather_sq, (THETA, IDX), 0),
     (gather_resid, (THETA, IDX, np.array([1.0, 1.0, 1.0])), (0, 2)),
     (gather_rows, (A, IDX), 0),

@@ -899,8 +899,8 @@ class _Normalizer(Vectorizing, Indexing):
             plain = self.array_name(base_node)
         else:
             base = self.operand(base_node, out)
-            if isinstance(base, View):
-                view = base
+            if isinstance(base, View) and not has_take(base):
+                view = base     # x[1:][0], x.T[i]: the same memory (a gather is a copy)
             elif isinstance(base, Lazy) and not isinstance(base, Scalar):
                 view = self.view_of(self.materialize(base, out, node).id, out)
             else:
