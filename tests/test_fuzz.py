@@ -5,6 +5,7 @@ construct, a planted wrong rule is caught and reduced). `make fuzz N=...` runs a
 import ast
 import math
 import os
+import re
 
 import numpy as np
 import pytest
@@ -13,9 +14,9 @@ from hypothesis import HealthCheck, Phase, given, settings
 import adjit
 from adjit.rules import table
 
-from fuzz import refad
+from fuzz import grammar, refad
 from fuzz.campaign import numba_sampled
-from fuzz.check import check, reduce
+from fuzz.check import check, copy_arg, reduce
 from fuzz.grammar import Program, programs
 
 FUZZ_PROGRAMS = int(os.environ.get("ADJIT_FUZZ_PROGRAMS", "260"))
@@ -113,9 +114,10 @@ def test_reference_max_ties_split_equally():
     assert r.kinks == 2
 
 
-def test_reference_slices_are_copies():
-    """In adjit (and the reference) a slice read is a new array and slice assignment reads
-    its whole right-hand side first; numpy's views would give other values here."""
+def test_reference_slices_are_views_as_in_numpy():
+    """The reference runs numpy's own indexing on object arrays: a basic slice kept in a
+    name is a view (a write through it reaches x), slice assignment reads its whole
+    right-hand side first. The value is numpy's, the gradient written out by hand."""
     src = ("def f(x):\n"
            "    b = x[1:]\n"
            "    b[0] = 5.0\n"
@@ -124,12 +126,244 @@ def test_reference_slices_are_copies():
            "    return np.sum(x) + np.sum(a * a)\n")
     x = np.array([0.3, -0.8, 1.1, 0.5])
     r = _ref(src, x)
-    a = x.copy()
-    a[1:] = x[:-1] + x[1:]
-    assert r.value == pytest.approx(np.sum(x) + np.sum(a * a), rel=1e-14)
+    assert r.value == pytest.approx(_numpy(src, x), rel=1e-14)
+    xs = x.copy()
+    xs[1] = 5.0                     # x[1] is overwritten: no gradient reaches it
+    a = xs.copy()
+    a[1:] = xs[:-1] + xs[1:]
     want = np.ones(4) + 2 * a
     want[:-1] += 2 * a[1:]
+    want[1] = 0.0
     np.testing.assert_allclose(r.grads[0], want, rtol=1e-14)
+
+
+def _numpy(source, *args):
+    """The program's value in numpy itself (arguments copied, layouts kept)."""
+    real = {"np": np, "math": math}
+    exec(source, real)  # noqa: S102
+    return real["f"](*[copy_arg(a) for a in args])
+
+
+# the oracle on the construct groups (grammar.GROUPS) ------------------------------------------
+def test_reference_gather_with_repeats():
+    """theta[idx] with a repeated index: its adjoint adds up (the worked example)."""
+    theta = np.array([1.0, 2.0, 3.0])
+    for src, args in [
+            ("def f(theta):\n    idx = np.array([0, 2, 2])\n"
+             "    return np.sum(theta[idx] ** 2)\n", ()),
+            ("def f(theta, idx):\n    return np.sum(np.take(theta, idx) ** 2)\n",
+             (np.array([0, 2, 2]),)),
+            ("def f(theta, idx):\n    s = 0.0\n    for i in range(len(idx)):\n"
+             "        s += theta[idx[i]] ** 2\n    return s\n", (np.array([0, 2, 2]),))]:
+        r = _ref(src, theta, *args)
+        assert r.value == _numpy(src, theta, *args) == 19.0
+        np.testing.assert_array_equal(r.grads[0], [2.0, 0.0, 12.0])
+    w = np.arange(6.0).reshape(3, 2)
+    r = _ref("def f(w):\n    i = np.array([2, 0, 2])\n"
+             "    return np.sum(w[i, :] * np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]))"
+             " + np.sum(w[:, np.array([1, 1])])\n", w)
+    np.testing.assert_array_equal(r.grads[0], [[3.0, 6.0], [0.0, 2.0], [6.0, 10.0]])
+
+
+def test_reference_scatter_with_repeats_keeps_the_last_write():
+    """out[idx] = v and out[idx] += v with idx = [1, 3, 1]: numpy writes out[1] once, from
+    the last occurrence (buffered), so the first occurrence gets no gradient."""
+    src = ("def f(x):\n"
+           "    out = np.zeros(4)\n"
+           "    idx = np.array([1, 3, 1])\n"
+           "    out[idx] = x[:3] * 2.0\n"
+           "    out[idx] += x[1:] * x[1:]\n"
+           "    return np.sum(out * np.array([1.0, 10.0, 100.0, 1000.0]))\n")
+    x = np.array([1.0, -2.0, 0.5, 3.0])
+    r = _ref(src, x)
+    # out[1] = 2 x2 + x3^2, out[3] = 2 x1 + x2^2
+    assert r.value == _numpy(src, x) == 10 * (2 * 0.5 + 9.0) + 1000 * (2 * -2.0 + 0.25)
+    np.testing.assert_allclose(r.grads[0], [0.0, 2000.0, 20.0 + 1000.0, 60.0], rtol=1e-15)
+
+
+@pytest.mark.parametrize("src, value, grad", [
+    ("    v = x[1:3]\n    v += 1.0\n    return np.sum(x * x)\n",
+     13.25, [2.0, -2.0, 3.0, 6.0]),
+    ("    A = x.reshape(2, 2)\n    A[0, 0] = 5.0\n    return np.sum(x * x)\n",
+     38.25, [0.0, -4.0, 1.0, 6.0]),
+    ("    A = x.reshape(2, 2)\n    row = A[0]\n    row[1] = row[0] * 3.0\n"
+     "    return np.sum(x * x)\n", 1.0 + 9.0 + 0.25 + 9.0, [20.0, 0.0, 1.0, 6.0]),
+    ("    y = np.zeros(4)\n    z = y[2:]\n    y[2] = x[0]\n"
+     "    return np.sum(z * x[2:])\n", 0.5, [0.5, 0.0, 1.0, 0.0]),
+    ("    y = x.copy()\n    w = y[::2]\n    w *= x[1]\n    return np.sum(y)\n",
+     -2.0 * 1.5 - 2.0 + 3.0, [-2.0, 2.5, -2.0, 1.0]),
+    ("    y = x\n    y[3] = y[0] * 2.0\n    return np.sum(x * x)\n",
+     1.0 + 4.0 + 0.25 + 4.0, [10.0, -4.0, 1.0, 0.0]),
+    ("    A = x.reshape(2, 2)\n    B = A.T\n    B[0, 1] = 0.0\n"
+     "    return np.sum(x * x) + A[1, 0]\n", 14.0, [2.0, -4.0, 0.0, 6.0]),
+], ids=["slice +=", "reshape", "row", "zeros then slice", "strided *=", "rebinding", ".T"])
+def test_reference_views_are_written_through(src, value, grad):
+    """Views written through one name and read through the other: numpy's values."""
+    x = np.array([1.0, -2.0, 0.5, 3.0])
+    src = "def f(x):\n" + src
+    r = _ref(src, x)
+    assert r.value == _numpy(src, x) == value
+    np.testing.assert_array_equal(r.grads[0], grad)
+
+
+def test_reference_constant_powers_at_zero():
+    """x ** 0.0 and np.power(x, 0.0) at x = 0 have gradient 0, x ** 1 gradient 1, x ** 2
+    gradient 0; x ** 0.5 at 0 has an infinite partial (the program is discarded)."""
+    x = np.array([0.0, 2.0, 0.0, -1.0])
+    r = _ref("def f(x):\n    return np.sum(x ** 0.0) + np.sum(np.power(x, 0.0)) + "
+             "np.sum(x ** 0) + math.pow(x[0], 0.0)\n", x)
+    assert (r.value, r.singular) == (13.0, 0)
+    np.testing.assert_array_equal(r.grads[0], np.zeros(4))
+    r = _ref("def f(x):\n    return np.sum(x ** 1.0) + np.sum(np.power(x, 2)) + "
+             "x[2] ** 1 + x[0] ** 2.0\n", x)
+    np.testing.assert_array_equal(r.grads[0], [1.0, 5.0, 2.0, -1.0])
+    assert _ref("def f(x):\n    return np.sum(np.abs(x) ** 0.5)\n", x).singular
+    program = Program("def f(x):\n    return np.sum(np.abs(x) ** 0.5)\n",
+                      (("x", "array1/zeros"),), 1)
+    assert list(program.args()[0] == 0.0) == [True, True, False, True]
+    assert check(program, oracle_only=True).status == "discard"     # an inf partial
+
+
+def test_reference_masks():
+    """x[x > c] in a sum, y[m] = 0.0 and np.where with a named mask: the selected entries
+    get the gradient; a comparison of equal values is counted as a kink."""
+    x = np.array([1.0, -2.0, 0.5, 3.0])
+    src = ("def f(x):\n"
+           "    y = x * x\n"
+           "    m = x > 0.7\n"
+           "    y[m] = 0.0\n"
+           "    return np.sum(x[x > 0.0] * 2.0) + np.sum(y) + np.sum(np.where(m, x, -x))\n")
+    r = _ref(src, x)
+    assert r.value == _numpy(src, x)
+    np.testing.assert_array_equal(r.grads[0], [3.0, -5.0, 2.0, 3.0])
+    assert (r.kinks, _ref("def f(x):\n    return np.sum(x[x >= 0.5])\n", x).kinks) == (0, 1)
+
+
+PERMUTED = ["np.transpose(t, (1, 0, 2))", "t.transpose(0, 2, 1)", "t.transpose((2, 0, 1))",
+            "t.T", "np.transpose(t)", "np.swapaxes(t, 0, 2)", "t.swapaxes(-1, 1)",
+            "np.moveaxis(t, 0, -1)", "np.moveaxis(t, -1, 0)"]
+
+
+@pytest.mark.parametrize("perm", PERMUTED)
+def test_reference_3d_transposes(perm):
+    """A weighted sum of a permuted 3-D array, reduced over an axis too: linear in t, so its
+    gradient is the program's value at each basis array (numpy's own permutation)."""
+    t = np.arange(24.0).reshape(2, 3, 4) / 7.0
+    src = (f"def f(t):\n    p = {perm}\n"
+           f"    return np.sum(p * np.arange(24.0).reshape(p.shape)) + "
+           f"np.sum(np.sum(p, axis=-2) * np.arange(1.0, 1.0 + p.shape[0] * p.shape[2])"
+           f".reshape(p.shape[0], p.shape[2])) + p[1, 1, 0]\n")
+    r = _ref(src, t)
+    assert r.value == pytest.approx(_numpy(src, t), rel=1e-14)
+    want = np.zeros(t.shape)
+    for idx in np.ndindex(t.shape):
+        e = np.zeros(t.shape)
+        e[idx] = 1.0
+        want[idx] = _numpy(src, e)
+    np.testing.assert_array_equal(r.grads[0], want)
+
+
+def test_reference_3d_axis_reductions():
+    t = np.array([[[1.0, 5.0], [2.0, -1.0]], [[0.5, 0.5], [3.0, 2.0]]])
+    src = ("def f(t):\n    return np.sum(np.max(t, axis=-1) * np.array([[1.0, 2.0], [3.0, 4.0]]))"
+           " + np.sum(t.prod(0)) + np.mean(t, -3)[1, 0]\n")
+    r = _ref(src, t)
+    assert r.value == _numpy(src, t)
+    want = np.zeros(t.shape)
+    want[0, 0, 1], want[0, 1, 0], want[1, 1, 0] = 1.0, 2.0, 4.0
+    want[1, 0] += 0.5 * 3.0          # np.max over [0.5, 0.5]: a tie, split equally
+    want[0] += t[1]
+    want[1] += t[0]
+    want[:, 1, 0] += 0.5
+    np.testing.assert_array_equal(r.grads[0], want)
+    assert r.kinks == 1
+
+
+def test_reference_active_constructors():
+    """np.linspace with differentiated end points (numpy's formula), np.arange from a
+    float start, np.full, np.full_like, np.array, np.eye * a, np.diag(v), np.empty filled."""
+    x, y = np.array([1.0, -2.0, 0.5, 3.0]), 0.25
+    cases = [
+        ("np.sum(np.linspace(y, x[0], 5))", [2.5, 0, 0, 0], 2.5),
+        ("np.linspace(y, x[0], 5)[1]", [0.25, 0, 0, 0], 0.75),
+        ("np.sum(np.arange(y, y + 2.0, 0.5))", [0, 0, 0, 0], 4.0),
+        ("np.sum(np.full(4, y * x[1]) + np.full_like(x, y))", [0, 1.0, 0, 0], -4.0),
+        ("np.sum(np.array([y, x[2] * 2.0, 3.0]) ** 2)", [0, 0, 4.0, 0], 0.5),
+        ("np.sum((np.eye(3) * y) @ x[1:])", [0, 0.25, 0.25, 0.25], 1.5),
+        ("np.sum(np.diag(x) @ x)", [2.0, -4.0, 1.0, 6.0], 0.0),
+    ]
+    for expr, gx, gy in cases:
+        src = f"def f(x, y):\n    return {expr}\n"
+        r = _ref(src, x, y)
+        assert r.value == pytest.approx(_numpy(src, x, y), rel=1e-15), expr
+        np.testing.assert_allclose(r.grads[0], gx, rtol=1e-15, err_msg=expr)
+        assert r.grads[1] == pytest.approx(gy, rel=1e-15), expr
+    src = ("def f(x, y):\n    a = np.empty(4)\n    for i in range(4):\n"
+           "        a[i] = x[3 - i] * y\n    return np.sum(a * np.arange(4.0))\n")
+    r = _ref(src, x, y)
+    assert r.value == _numpy(src, x, y)
+    np.testing.assert_allclose(r.grads[0], [0.75, 0.5, 0.25, 0.0], rtol=1e-15)
+
+
+def test_reference_defaults_named_like_globals():
+    """A keyword-only parameter shadows the module global of the same name; the global is
+    read where it is not shadowed; defaults are used where nothing is passed."""
+    src = ("gain = 5.0\n"
+           "def h(p, q=1.5, *, gain=2.0):\n    return p * gain + q\n"
+           "def f(x, y, *, scale=0.5):\n"
+           "    return h(y) + h(y, gain=x[0]) + h(y, x[1]) + gain * y * scale\n")
+    x, y = np.array([1.0, -2.0, 0.5, 3.0]), 0.25
+    r = _ref(src, x, y)
+    assert r.value == _numpy(src, x, y) == 0.5 + 1.5 + 0.25 + 1.5 + 0.5 - 2.0 + 0.625
+    np.testing.assert_array_equal(r.grads[0], [0.25, 1.0, 0.0, 0.0])
+    assert r.grads[1] == 2.0 + 1.0 + 2.0 + 2.5
+
+
+def test_argument_kinds_and_layouts():
+    """The argument kinds of the groups: float32, exact zeros, index arrays, and layouts
+    that copy_arg keeps and the reference mirrors (numpy's view-or-copy for a reshape)."""
+    params = (("x", "array1/f32+strided"), ("y", "float/zero"), ("w", "array2/F"),
+              ("t", "array3/perm"), ("u", "array1/rev+zeros"), ("ix", "index:0,2,2"))
+    x, y, w, t, u, ix = Program("", params, 5).args()
+    assert x.dtype == np.float32 and not x.flags.c_contiguous and x.shape == (4,)
+    assert y == 0.0 and w.flags.f_contiguous and not w.flags.c_contiguous
+    assert t.shape == (2, 3, 4) and not (t.flags.c_contiguous or t.flags.f_contiguous)
+    assert u.strides[0] < 0 and np.any(u == 0.0)
+    assert ix.dtype == np.int64 and list(ix) == [0, 2, 2]
+    assert Program("", params, 5).float_params() == (0, 1, 2, 3, 4)
+    for a in (x, w, t, u):
+        c = copy_arg(a)
+        assert c.strides == a.strides and c.dtype == a.dtype and np.array_equal(c, a)
+        assert not np.shares_memory(c, a)
+    # a reshape of a Fortran-order array copies in numpy: the write does not reach w
+    src = "def f(w):\n    v = w.reshape(6)\n    v[0] = 5.0\n    return np.sum(w * w)\n"
+    for arr in (w, np.ascontiguousarray(w)):
+        r = _ref(src, arr)
+        assert r.value == pytest.approx(_numpy(src, arr), rel=1e-15)
+        assert (r.grads[0][0, 0] == 0.0) == arr.flags.c_contiguous
+    r = _ref("def f(x):\n    return np.sum(x * x)\n", x)
+    np.testing.assert_allclose(r.grads[0], 2.0 * x.astype(np.float64), rtol=1e-15)
+
+
+# the construct groups' programs, oracle only: numpy's value and finite differences agree
+# with the reference on drawn programs of every group (adjit does not run here)
+GROUP_PROGRAMS = int(os.environ.get("ADJIT_FUZZ_GROUP_PROGRAMS", "12"))
+
+
+@pytest.mark.parametrize("group", sorted(grammar.GROUPS))
+def test_group_programs_agree_with_numpy(group, monkeypatch):
+    monkeypatch.setattr(grammar, "AVOID", grammar.AVOID - {group})
+    outcomes = []
+
+    @settings(max_examples=GROUP_PROGRAMS, database=None, phases=[Phase.generate],
+              derandomize=True, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(programs())
+    def run(program):
+        out = check(program, oracle_only=True)
+        assert out.status != "mismatch", f"{out.reason}\n{out.detail}"
+        outcomes.append((out.status, group in program.groups))
+    run()
+    assert sum(s == "ok" and drew for s, drew in outcomes) >= len(outcomes) // 2, outcomes
 
 
 # the fuzzer can fail -----------------------------------------------------------------------------
@@ -388,3 +622,107 @@ def test_grammar_reaches_every_construct():
         seen.update(features(ast.parse(program.source)))
     collect()
     assert REQUIRED | VECTORIZED <= seen, sorted((REQUIRED | VECTORIZED) - seen)
+
+
+GROUP_CONSTRUCTS = {
+    "index-arrays": ("np.take(", "index array literal", "index argument", "x[ix[i]]",
+                     "scatter", "scatter +="),
+    "masks": ("mask read", "mask write", "np.where(mask"),
+    "transpose3d": ("np.transpose(t, (", ".transpose(", ".T", "np.swapaxes(", "np.moveaxis("),
+    "axis3d": ("axis -2", "3-D axis reduction"),
+    "const-pow": ("** 0.0", "** 0.5", "np.power(", "math.pow(", "zeros argument"),
+    "float32": ("f32 argument",),
+    "strided-args": ("strided", "rev", "F", "perm"),
+    "views": ("view", "view of an argument"),
+    "kwdefaults": ("keyword-only", "call with keyword", "call without", "f default",
+                   "global"),
+    "constructors": ("np.linspace(", "np.eye(", "np.diag(", "np.empty(", "np.arange("),
+}
+
+
+def _group_features(program):
+    """Which of GROUP_CONSTRUCTS a group program shows (by its text and arguments)."""
+    src, kinds = program.source, dict(program.params)
+    seen = {c for cs in GROUP_CONSTRUCTS.values() for c in cs if c in src}
+    seen.discard(".T")
+    if re.search(r"np\.array\(\[-?\d+(, -?\d+)*\]\)", src):
+        seen.add("index array literal")
+    if "ix" in kinds and re.search(r"\[ix[\],]", src):
+        seen.add("index argument")
+    if re.search(r"\[ix\d*\[i\d+\]\]", src):
+        seen.add("x[ix[i]]")
+    if re.search(r"\w\[(:, )?(ix\d*|np\.array\(\[[-\d, ]+\]\))\] =", src):
+        seen.add("scatter")
+    if re.search(r"\w\[(:, )?(ix\d*|np\.array\(\[[-\d, ]+\]\))\] [-+*]=", src):
+        seen.add("scatter +=")
+    if re.search(r"\]\[(m\d+|\(.*[<>].*\))\]", src) or re.search(r"\w\[\w+ [<>]", src):
+        seen.add("mask read")
+    if re.search(r"\[(m\d+|\(.*[<>].*\)|\w+ [<>] [-\d.]+)\] [-+*]?=", src):
+        seen.add("mask write")
+    if re.search(r"np\.where\((m\d+|\()", src):
+        seen.add("np.where(mask")
+    if re.search(r"t\w*\)?\.T\b|\.T\.", src) and "array3" in str(kinds.values()):
+        seen.add(".T")
+    for k in ("-2",):
+        if re.search(rf"axis={k}\b|\.(sum|mean|max|min|prod)\({k}\)|, {k}\)", src):
+            seen.add(f"axis {k}")
+    if re.search(r"(sum|mean|max|min|prod)\((t|a\d+|np\.\w+\(t\)), (axis=)?-?\d\)", src):
+        seen.add("3-D axis reduction")
+    if any(k.split("/")[0].startswith("array") and "zeros" in k for k in kinds.values()):
+        seen.add("zeros argument")
+    mods = {m for k in kinds.values() for m in k.partition("/")[2].split("+")}
+    seen |= {"f32 argument"} if "f32" in mods else set()
+    seen |= mods & {"strided", "rev", "F", "perm"}
+    tree = ast.parse(src)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and isinstance(node.value, (ast.Subscript,
+                                                                    ast.Attribute, ast.Call,
+                                                                    ast.Name)) and \
+                re.fullmatch(r"a\d+", ast.unparse(node.targets[0])):
+            text = ast.unparse(node.value)
+            if re.fullmatch(r"(x|w|a\d+)(\[[^\]]*\]|\.T|\.reshape\([\d, ]+\))?", text) and \
+                    "np." not in text:
+                seen.add("view")
+                if text[0] in "xw":
+                    seen.add("view of an argument")
+        if isinstance(node, ast.FunctionDef):
+            if node.args.kwonlyargs:
+                seen.add("keyword-only")
+            if node.name == "f" and (node.args.defaults or node.args.kw_defaults):
+                seen.add("f default")
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+                node.func.id.startswith("h"):
+            seen.add("call with keyword" if node.keywords else "call without")
+        if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name) and \
+                node.targets[0].id in grammar.GLOBALS:
+            seen.add("global")
+    return seen
+
+
+def test_groups_are_drawn_only_when_enabled(monkeypatch):
+    """25 drawn programs of each group (--only), and 20 with every group (--all-constructs),
+    show each group and its constructs; with the groups avoided none of 50 programs draws any (the default programs are
+    those of the grammar before the groups existed)."""
+    seen, groups = set(), set()
+
+    def collect(n):
+        @settings(max_examples=n, database=None, phases=[Phase.generate], derandomize=True,
+                  deadline=None, suppress_health_check=list(HealthCheck))
+        @given(programs())
+        def run(program):
+            groups.update(program.groups)
+            seen.update(_group_features(program))
+        run()
+    for group in grammar.GROUPS:
+        monkeypatch.setattr(grammar, "AVOID", grammar.AVOID - {group})
+        collect(25)
+    monkeypatch.setattr(grammar, "AVOID", set())
+    collect(20)
+    assert groups == set(grammar.GROUPS)
+    wanted = {c for cs in GROUP_CONSTRUCTS.values() for c in cs}
+    assert wanted <= seen, sorted(wanted - seen)
+
+    monkeypatch.setattr(grammar, "AVOID", grammar.AVOID | set(grammar.GROUPS))
+    groups.clear()
+    collect(50)
+    assert not groups

@@ -1,7 +1,8 @@
 """`make fuzz N=10000` (python -m fuzz): run N generated programs through adjit and the reference AD.
 
     PYTHONPATH=tests python -m fuzz -n 10000 [--workers 2] [--seed 0] [--numba-every 5]
-                                   [--all-constructs]
+                                   [--all-constructs | --only GROUP ...] [--save]
+                                   [--reduce-per-signature K]
 
 Prints programs tried, discarded (and why), mismatches, and the time taken. Each mismatch is
 reduced to a small program that fails the same way and saved as
@@ -9,7 +10,13 @@ tests/regressions/fuzz_<hash>.py, which `make test` runs from then on (write dow
 in its docstring when you fix it). Exit status 1 when anything mismatched.
 
 Known adjit bugs (grammar.AVOID) are steered around, or their programs discarded, so that a
-campaign reports new ones; --all-constructs draws and reports them too.
+campaign reports new ones; --all-constructs draws and reports them too. `--only GROUP`
+(repeatable) draws one construct group of grammar.GROUPS (index arrays, masks, views, ...)
+in nearly every program, the other groups still avoided. Both print, per group, how many
+programs drew it and their outcomes (ok, refused with the refusal messages counted, mismatch,
+crash, discarded); they reduce one program per failure signature (--reduce-per-signature)
+and save no reproducer unless --save is given (a reproducer of a known bug in
+tests/regressions/ would fail `make test` until adjit is fixed).
 """
 import argparse
 import collections
@@ -34,7 +41,20 @@ class _Done(BaseException):
     """Ends a worker's hypothesis run early (a BaseException: not a test failure)."""
 
 
-def worker(n, seed, numba_every, deadline=None, all_constructs=False):
+def category(out):
+    """ok, refused (a clean AdjitError in a construct-group program), discard, crash or
+    mismatch."""
+    if out.status == "ok":
+        return "ok"
+    if out.status == "discard":
+        return "refused" if out.reason.startswith("adjit refused") else "discarded"
+    if out.reason.startswith(("adjit crashed", "generated code raised",
+                              "checkpointed code raised")):
+        return "crash"
+    return "mismatch"
+
+
+def worker(n, seed, numba_every, deadline=None, all_constructs=False, only=()):
     """Check n distinct programs drawn by hypothesis from `seed`; returns a stats dict.
 
     Hypothesis draws some programs more than once (a third of them, mostly small ones); a
@@ -45,14 +65,19 @@ def worker(n, seed, numba_every, deadline=None, all_constructs=False):
     from hypothesis import seed as hseed
 
     from . import grammar
-    from .check import check
+    from .check import Outcome, check
     from .grammar import programs
 
     if all_constructs:
         grammar.AVOID.clear()
+    grammar.AVOID.difference_update(only)
 
     stats = {"tried": 0, "repeats": 0, "discards": collections.Counter(),
-             "mismatches": [], "numba": 0, "fd_checked": 0, "worst": 0.0}
+             "mismatches": [], "numba": 0, "fd_checked": 0, "worst": 0.0,
+             "groups": collections.defaultdict(collections.Counter),     # group -> category
+             "refusals": collections.defaultdict(collections.Counter),   # group -> message
+             "reasons": collections.defaultdict(collections.Counter),    # group -> mismatch
+             "refusal_text": {}}      # message key -> (length of the program, full message)
     seen = set()
 
     def expired():
@@ -66,7 +91,11 @@ def worker(n, seed, numba_every, deadline=None, all_constructs=False):
             return
         seen.add(program.source)
         jit = numba_sampled(program, numba_every)
-        out = check(program, jit=jit)
+        try:
+            out = check(program, jit=jit)
+        except Exception as exc:   # noqa: BLE001 - reported, the campaign goes on
+            out = Outcome("mismatch", f"the checker raised {type(exc).__name__}",
+                          f"program (seed {program.seed}):\n{program.source}\n{exc!r}")
         stats["tried"] += 1
         stats["numba"] += jit
         stats["fd_checked"] += out.fd == "checked"
@@ -74,7 +103,19 @@ def worker(n, seed, numba_every, deadline=None, all_constructs=False):
         if out.status == "discard":
             stats["discards"][out.reason] += 1
         elif out.status == "mismatch":
-            stats["mismatches"].append((out.reason, out.detail, program, jit))
+            stats["mismatches"].append((out.reason, out.detail, program, jit, out.signature))
+        cat = category(out)
+        for g in program.groups:
+            stats["groups"][g][cat] += 1
+            if cat == "refused":
+                stats["refusals"][g][out.reason] += 1
+            elif cat in ("mismatch", "crash"):
+                stats["reasons"][g][out.signature] += 1
+        if cat == "refused":
+            old = stats["refusal_text"].get(out.reason)
+            if old is None or len(program.source) < old[0]:
+                stats["refusal_text"][out.reason] = (len(program.source),
+                                                     out.detail.rsplit("\n", 1)[-1][:400])
 
     for round_ in range(20):
         missing = n - len(seen)
@@ -91,7 +132,7 @@ def worker(n, seed, numba_every, deadline=None, all_constructs=False):
     return stats
 
 
-def save(program, reason, detail):
+def save_case(program, reason, detail):
     """Write a reproducer module under tests/regressions/; returns its path."""
     digest = hashlib.sha1(program.source.encode()).hexdigest()[:10]
     REGRESSIONS.mkdir(exist_ok=True)
@@ -121,17 +162,32 @@ def main(argv=None):
     parser.add_argument("--all-constructs", action="store_true",
                         help="also draw the programs that meet known adjit bugs "
                              "(grammar.AVOID) and report them")
+    from . import grammar
+    parser.add_argument("--only", action="append", default=[], choices=sorted(grammar.GROUPS),
+                        metavar="GROUP", help="draw this construct group (grammar.GROUPS) in "
+                        "nearly every program; repeatable. Groups: "
+                        + ", ".join(grammar.GROUPS))
+    parser.add_argument("--save", action="store_true",
+                        help="save reproducers even with --all-constructs or --only")
+    parser.add_argument("--reduce-per-signature", type=int, default=None, metavar="K",
+                        help="reduce only the K smallest mismatching programs of each failure "
+                             "signature (default: all; 1 with --all-constructs or --only)")
     opts = parser.parse_args(argv)
+    explore = opts.all_constructs or bool(opts.only)
+    save = not opts.no_save and (opts.save or not explore)
+    per_signature = opts.reduce_per_signature
+    if per_signature is None:
+        per_signature = 1 if explore else 0
 
     start = time.perf_counter()
     workers = max(1, min(opts.workers, opts.n))
     shares = [opts.n // workers + (k < opts.n % workers) for k in range(workers)]
     deadline = None if opts.time_limit is None else time.time() + opts.time_limit
-    jobs = [(share, opts.seed * 1000 + k, opts.numba_every, deadline, opts.all_constructs)
-            for k, share in enumerate(shares)]
+    jobs = [(share, opts.seed * 1000 + k, opts.numba_every, deadline, opts.all_constructs,
+             tuple(opts.only)) for k, share in enumerate(shares)]
     if opts.all_constructs:
-        from . import grammar
         grammar.AVOID.clear()       # for the reductions below, in this process
+    grammar.AVOID.difference_update(opts.only)
     if workers == 1:
         results = [worker(*jobs[0])]
     else:
@@ -158,14 +214,22 @@ def main(argv=None):
     print(f"largest |adjit - reference| / scale: {max(r['worst'] for r in results):.2e}")
     print(f"time:               {elapsed:.0f} s on {workers} worker(s)"
           + (" (stopped at the time limit)" if opts.time_limit and tried < opts.n else ""))
+    print_groups(results)
 
     if mismatches:
         from .check import reduce
         seen = set()
-        for reason, detail, program, jit in mismatches:
-            if program.source in seen:
-                continue
-            seen.add(program.source)
+        by_signature = collections.defaultdict(list)
+        for m in sorted(mismatches, key=lambda m: len(m[2].source)):
+            if m[2].source not in seen:
+                seen.add(m[2].source)
+                by_signature[m[4]].append(m)
+        chosen = []
+        for signature, ms in by_signature.items():
+            if per_signature:
+                print(f"\n{len(ms)} distinct program(s) fail as: {signature}")
+            chosen += ms[:per_signature] if per_signature else ms
+        for reason, detail, program, jit, _ in chosen:
             print(f"\n== {reason}\n{detail}")
             small = reduce(program, jit)
             print(f"-- reduced to:\n{small.source}")
@@ -173,8 +237,38 @@ def main(argv=None):
             out = check(small, jit)
             if out.status != "mismatch":
                 print(f"-- not saved: it is now {out.status} ({out.reason})")
-            elif not opts.no_save:
-                print(f"-- saved {save(small, out.reason, out.detail)}")
+            elif save:
+                print(f"-- saved {save_case(small, out.reason, out.detail)}")
         return 1
     return 0
+
+
+def print_groups(results):
+    """Per construct group: programs drawing it, outcomes, refusal and failure messages."""
+    groups = collections.defaultdict(collections.Counter)
+    refusals = collections.defaultdict(collections.Counter)
+    reasons = collections.defaultdict(collections.Counter)
+    texts = {}
+    for r in results:
+        for g, c in r["groups"].items():
+            groups[g].update(c)
+        for g, c in r["refusals"].items():
+            refusals[g].update(c)
+        for g, c in r["reasons"].items():
+            reasons[g].update(c)
+        for k, v in r["refusal_text"].items():
+            if k not in texts or v[0] < texts[k][0]:
+                texts[k] = v
+    if not groups:
+        return
+    print("construct groups (programs that drew each; a program may draw several):")
+    for g in sorted(groups):
+        c = groups[g]
+        print(f"  {g}: {sum(c.values())} programs: " + ", ".join(
+            f"{k} {c[k]}" for k in ("ok", "refused", "mismatch", "crash", "discarded")))
+        for msg, n in refusals[g].most_common(8):
+            print(f"      refused  {n:5d}  {msg[len('adjit refused: '):]}")
+            print(f"                     e.g. {texts[msg][1]}")
+        for sig, n in reasons[g].most_common(8):
+            print(f"      failed   {n:5d}  {sig[:200]}")
 

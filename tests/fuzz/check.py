@@ -9,6 +9,14 @@
   differences at a smooth point (a bug in the oracle or the fuzzer).
 - "ok".
 
+Programs that draw a construct group of grammar.GROUPS (`program.groups`, only with
+`--only`/`--all-constructs`) are judged the same way, except that a clean refusal
+(AdjitError) is a discard whose reason, "adjit refused: <message>", the campaign counts per
+group; an AdjitError that says it is an adjit bug (numba could not compile the generated
+code) is a crash. Float32 arguments (group "float32") are compared with float32 tolerances:
+the program runs in float32 in numpy, the reference in float64 on the same (exact) values,
+and the gradient must come back float32.
+
 adjit runs for every non-empty argnums subset of the float parameters. Those runs execute the
 generated source in the Python interpreter (`transform.build(..., jit=False)`): the code numba
 would compile, at a fortieth of the cost. With `jit=True` the public API also compiles
@@ -36,6 +44,10 @@ from . import grammar, refad
 
 GRAD_TOL = 1e-10      # |adjit - reference| <= GRAD_TOL * gabs, gabs the |partial| gradient
 VALUE_TOL = 1e-12     # relative, for the value
+# float32 arguments: float32 rounding (eps 1.2e-7) in the program's forward values moves
+# every partial; relative to the |partial| scale, plus a floor of the largest scale
+F32_GRAD_TOL = 1e-3
+F32_VALUE_TOL = 1e-4
 MAX_VALUE = 1e6
 MAX_SCALE = 1e8
 FD_AGREE = 1e-5       # FD vs reference, relative to 1 + |gradient|, where FD is consistent
@@ -79,12 +91,47 @@ def load(source, namespace):
     filename = f"<fuzz-{digest}>"
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     ns = dict(namespace)
-    exec(compile(source, filename, "exec"), ns)  # noqa: S102
+    with warnings.catch_warnings():     # a reduction candidate may index a tuple literal
+        warnings.simplefilter("ignore", SyntaxWarning)
+        code = compile(source, filename, "exec")
+    exec(code, ns)  # noqa: S102
     return ns["f"]
 
 
+def copy_arg(a, dtype=None):
+    """A copy of an argument (in `dtype` if given) with the same memory layout (C order,
+    Fortran order, or the same strides in elements, negative ones included), so that numba
+    types it the same and numpy decides view or copy (a reshape) for it as for the original."""
+    if not isinstance(a, np.ndarray):
+        return a
+    dtype = np.dtype(dtype or a.dtype)
+    if a.flags.c_contiguous:
+        return a.astype(dtype, order="C", copy=True)
+    if a.flags.f_contiguous:
+        return a.astype(dtype, order="F", copy=True)
+    steps = [t // a.itemsize for t in a.strides]
+    low = sum(min(0, t * (n - 1)) for t, n in zip(steps, a.shape))
+    span = sum(abs(t) * (n - 1) for t, n in zip(steps, a.shape)) + 1
+    buf = np.zeros(span, dtype=dtype)
+    out = np.lib.stride_tricks.as_strided(buf[-low:], a.shape,
+                                          [t * dtype.itemsize for t in steps])
+    out[...] = a
+    return out
+
+
 def _copy(args):
-    return [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    return [copy_arg(a) for a in args]
+
+
+def _is_f32(a):
+    return isinstance(a, np.ndarray) and a.dtype == np.float32
+
+
+def refusal_key(message):
+    """A refusal's message without its location, names and numbers: its first sentence."""
+    line = message.strip().split("\n", 1)[0]
+    line = line.split("): ", 1)[-1]
+    return re.sub(r"\d+", "N", re.sub(r"'[^']*'", "'_'", line.split(". ", 1)[0])).strip()
 
 
 def _mutated(args, before):
@@ -93,23 +140,26 @@ def _mutated(args, before):
     through math's in the generated code, which may differ in the last bit."""
     for k, (a, b) in enumerate(zip(args, before)):
         if isinstance(a, np.ndarray):
-            if a.shape != b.shape or not np.all(np.isclose(a, b, rtol=VALUE_TOL,
-                                                           atol=VALUE_TOL, equal_nan=True)):
+            tol = F32_VALUE_TOL if _is_f32(b) else VALUE_TOL    # float32 roundings differ
+            if a.shape != b.shape or not np.all(np.isclose(a, b, rtol=tol, atol=tol,
+                                                           equal_nan=True)):
                 return k
         elif a != b:
             return k
     return None
 
 
-def _value_close(value, primal):
-    return abs(value - primal) <= VALUE_TOL * (1.0 + abs(primal))
+def _value_close(value, primal, tol=VALUE_TOL):
+    return abs(value - primal) <= tol * (1.0 + abs(primal))
 
 
 def _finite(*values):
     return all(v is None or np.all(np.isfinite(v)) for v in values)
 
 
-def check(program, jit=False, fd=True, subsets=_ALL_SUBSETS):
+def check(program, jit=False, fd=True, subsets=_ALL_SUBSETS, oracle_only=False):
+    """The outcome of one program (module docstring). With oracle_only, adjit does not run:
+    only the program, the reference and finite differences (a test of the oracle)."""
     args = program.args()
     source = program.source
     header = f"program (seed {program.seed}):\n{source}"
@@ -134,12 +184,19 @@ def check(program, jit=False, fd=True, subsets=_ALL_SUBSETS):
         return Outcome("discard", "singular point (a partial derivative is inf or NaN)")
     if max(float(np.max(g)) for g in ref.gabs if g is not None) > MAX_SCALE:
         return Outcome("discard", "ill-conditioned (gradient scale > 1e8)")
-    if not _value_close(ref.value, primal):
+    f32 = any(_is_f32(a) for a in args)
+    value_tol = F32_VALUE_TOL if f32 else VALUE_TOL
+    if not _value_close(ref.value, primal, value_tol):
+        if f32:     # float32 rounding in numpy moved the value (or a branch) too far
+            return Outcome("discard", "float32 value too far from the float64 reference")
         return Outcome("mismatch", "reference value differs from the program's",
                        f"{header}\nprogram {primal!r}, reference {ref.value!r}")
+    groups = tuple(getattr(program, "groups", ()))
 
     worst = 0.0
     floats = program.float_params()
+    if oracle_only:
+        subsets, jit = [], False
     if subsets == _ALL_SUBSETS:
         subsets = [c for r in range(1, len(floats) + 1)
                    for c in itertools.combinations(floats, r)]
@@ -162,6 +219,12 @@ def check(program, jit=False, fd=True, subsets=_ALL_SUBSETS):
             for name, message in KNOWN_REFUSALS.items():
                 if name in grammar.AVOID and message in str(exc):
                     return Outcome("discard", f"known adjit bug ({name})")
+            if "(an adjit bug" in str(exc):
+                return Outcome("mismatch", "adjit crashed (numba could not compile)",
+                               f"{header}\n{label}: {exc}", **where)
+            if groups:
+                return Outcome("discard", f"adjit refused: {refusal_key(str(exc))}",
+                               f"{header}\n{label}: {exc}", **where)
             return Outcome("mismatch", "adjit refused a valid program",
                            f"{header}\n{label}: {exc}", **where)
         except Exception as exc:   # noqa: BLE001 - a crash inside adjit is a finding
@@ -179,7 +242,10 @@ def check(program, jit=False, fd=True, subsets=_ALL_SUBSETS):
             return Outcome("mismatch", "argument mutated",
                            f"{header}\n{label}: argument {program.params[k][0]} differs "
                            f"from what the program itself leaves in it", **where)
-        if value is not None and not _value_close(value, primal):
+        if value is not None and np.ndim(value) != 0:
+            return Outcome("mismatch", "value has the wrong shape",
+                           f"{header}\n{label}: adjit {value!r}, program {primal!r}", **where)
+        if value is not None and not _value_close(value, primal, value_tol):
             return Outcome("mismatch", "value differs",
                            f"{header}\n{label}: adjit {value!r}, program {primal!r}", **where)
         if len(grads) != len(argnums):
@@ -188,14 +254,20 @@ def check(program, jit=False, fd=True, subsets=_ALL_SUBSETS):
         for p, gp in zip(argnums, grads):
             want, scale = ref.grads[p], ref.gabs[p]
             shape = np.shape(gp)
-            kind = getattr(gp, "dtype", np.dtype(type(gp))).kind
-            if shape != np.shape(want) or kind != "f":
+            dtype = getattr(gp, "dtype", np.dtype(type(gp)))
+            if shape != np.shape(want) or dtype.kind != "f" or \
+                    _is_f32(args[p]) and dtype != np.float32:
                 return Outcome("mismatch", "gradient has the wrong shape or type",
                                f"{header}\n{label}: d/d{program.params[p][0]} is "
-                               f"{type(gp).__name__} of shape {shape}, want {np.shape(want)}",
+                               f"{type(gp).__name__} {dtype} of shape {shape}, want "
+                               f"{np.shape(want)}{' float32' if _is_f32(args[p]) else ''}",
                                **where)
             diff = np.abs(np.asarray(gp, dtype=float) - want)
-            if not np.all(diff <= GRAD_TOL * scale):
+            bound = GRAD_TOL * scale
+            if f32:
+                bound = F32_GRAD_TOL * (scale + 1e-3 * max(
+                    float(np.max(g)) for g in ref.gabs if g is not None))
+            if not np.all(diff <= bound):
                 return Outcome("mismatch", "gradient differs",
                                f"{header}\n{label}: d/d{program.params[p][0]}\n"
                                f"adjit     {_fmt(gp)}\nreference {_fmt(want)}\n"
@@ -203,14 +275,17 @@ def check(program, jit=False, fd=True, subsets=_ALL_SUBSETS):
             ratio = np.where(scale > 0, diff / np.where(scale > 0, scale, 1.0), 0.0)
             worst = max(worst, float(np.max(ratio)))
 
-    if _top_level_for(source):
+    if _top_level_for(source) and not oracle_only:
         bad = _checkpoint_check(f, floats, types, args, after, header)
         if bad is not None:
             return bad
 
     fd_status = "skipped"
     if fd and ref.kinks == 0 and "stop_gradient" not in source:
-        fd_status, bad = _fd_check(f, args, ref, floats)
+        # float32 arguments: differences of the program in float64 at the same values (the
+        # reference's arithmetic), a check on the reference, as for the others
+        fd_args = [copy_arg(a, np.float64) if _is_f32(a) else a for a in args]
+        fd_status, bad = _fd_check(f, fd_args, ref, floats)
         if bad:
             return Outcome("mismatch", "reference disagrees with finite differences",
                            f"{header}\n{bad}", worst, fd_status)
@@ -334,12 +409,12 @@ def reduce(program, jit, budget=3000):
         except (SyntaxError, ValueError):
             k += 1
             continue
-        p = Program(src, program.params, program.seed)
+        p = Program(src, program.params, program.seed, program.groups)
         if len(src) < len(ast.unparse(tree)) + 1 and fails(p):
             tree = cand          # the k-th edit of the smaller tree is a new one: keep k
         else:
             k += 1
-    return Program(ast.unparse(tree) + "\n", program.params, program.seed)
+    return Program(ast.unparse(tree) + "\n", program.params, program.seed, program.groups)
 
 
 def _edits(tree):

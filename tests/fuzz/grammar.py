@@ -21,6 +21,14 @@ adjit copy) is copied or never written through, and in loops arrays read by matr
 products or reshapes are never written afterwards. Known adjit bugs are steered around
 (AVOID).
 
+Construct groups (GROUPS, each avoided by default through AVOID; `python -m fuzz --only
+NAME` draws one): integer index arrays with repeats (gathers, scatters, np.take), boolean
+masks, transposes with axes of 3-D arrays, reductions over axes of 3-D arrays, constant
+exponents at exact zeros, float32 and non-contiguous arguments, views written and read
+through both names, defaults and keyword-only parameters named like module globals, and
+constructors of differentiated values. There numpy itself is the oracle: views are written
+through, repeated scatter indices keep their last write (refad.py).
+
 Every choice is an integer drawn from hypothesis with the simplest option first, so
 hypothesis shrinks a failing program toward fewer statements and simpler expressions.
 Some programs write into their array arguments (the gradient must repeat exactly those
@@ -39,6 +47,8 @@ from hypothesis import strategies as st
 
 N = 4                    # length of the 1-D arrays
 SHAPE2 = (3, 2)          # shape of the 2-D arrays
+SHAPE3 = (2, 3, 4)       # shape of the 3-D argument `t` (construct groups "transpose3d",
+                         # "axis3d")
 N_PARAM = 3              # the value passed for the int parameter `n`
 CONSTS = ("0.5", "2.0", "-1.25", "0.3", "1.5", "-0.7", "3.0")
 # statement kinds (see Writer.stmt), repeated to weight them: 0 new float, 1 reassignment,
@@ -74,6 +84,84 @@ REDUCED_SHAPES = ((N,), (N,), SHAPE2, SHAPE2, (2,), (3,), (2, 2), (N, N), (3, 1)
 # `np.full_like(a, v)` of `a = -np.min(w, 0)` crashed; "slice update from its own name",
 # `x[::-1] = x` was a running update leaving a palindrome.)
 AVOID = {"mm operand in loop", "alloc in loop"}
+# Construct groups drawn only when their name is not in AVOID (`python -m fuzz --only NAME`
+# draws one of them in nearly every program, `--all-constructs` all of them): numpy is the
+# oracle (refad runs real numpy indexing, views and masks on object arrays of Vars). With
+# every group avoided the grammar makes no draw for them: the default programs are exactly
+# those drawn before the groups existed. A program records the groups it drew
+# (Program.groups); adjit's clean refusals there are discards the campaign counts per group.
+# What adjit does with each, from a 400-program `--only` campaign per group at 7e1f57e and
+# again at 6b920e7 (after the indexing/views commit 31a00af); docs/testing.md has the counts,
+# the refusal messages and the reduced programs. Remove a name from AVOID once it passes:
+GROUPS = {
+    # gathers x[idx], A[idx, :], A[:, idx], np.take(x, idx), x[idx[i]] in loops, scatters
+    # out[idx] = v / += v (numpy: a repeated index is written once, the last write wins);
+    # idx a local np.array([0, 2, 2]) or an int64 argument `ix`, nearly always with a repeat.
+    # 7e1f57e: x[idx] typed as one element (refusals downstream: "a scalar function applied
+    # to a whole array", "np.outer of arguments that are not 1-D", ...; np.sum(x[ix]) made
+    # the value an array); generated code indexed with a float array (IndexError); np.take
+    # refused. 6b920e7: `w[:, -1] -= w[1, ix] - np.take(w, ix)` (ix = [1, -2, -1]) leaves
+    # w different from numpy's (the two gathers combined; each alone passes)
+    "index-arrays": "integer index arrays with repeats",
+    # x[x > c] and x[m] read in reductions, y[m] = v, y[m] += v, y[x > 0.5] = 0.0,
+    # np.where(m, a, b) with a named mask m. 7e1f57e: refused ("an array of booleans (an
+    # array comparison outside np.where)"). 6b920e7: passes
+    "masks": "boolean masks",
+    # np.transpose(t, (1, 0, 2)), t.transpose(0, 2, 1), t.T, np.swapaxes, np.moveaxis on 3-D
+    # arrays (the argument t and np.stack results), then indexed or reduced to 1-D/2-D.
+    # 7e1f57e: np.transpose(t, axes) ignored the axes (wrong values); generated code raised
+    # (broadcast); .transpose(axes), .swapaxes, np.swapaxes, np.moveaxis refused.
+    # 6b920e7: passes
+    "transpose3d": "transposes with axes on 3-D arrays",
+    # np.sum/mean/max/min/prod over one axis of a 3-D array (0..2 and -1..-3, function and
+    # method, keyword and positional) and axis=-2 on 2-D arrays (numba has no keepdims).
+    # Passes (7e1f57e, 6b920e7)
+    "axis3d": "reductions over an axis of 3-D arrays, negative axes",
+    # a ** p, np.power(a, p), math.pow(a, p) for p in 0.0, 1.0, 0, 1, 2, 0.5, 2.0, 3, with
+    # arguments that are exactly 0.0 (kinds "array1/zeros", "float/zero"). 7e1f57e: the
+    # gradient of a ** 0 at a = 0 was NaN (0 * 0 ** -1); math.pow(y, 0.0) at y = 0 raised
+    # ZeroDivisionError in the generated code. 6b920e7: passes
+    "const-pow": "constant exponents, at 0.0 exactly",
+    # float32 arguments ("array1/f32", ...): the gradient must be float32. Passes (both)
+    "float32": "float32 array arguments",
+    # arguments that are not C-contiguous: x_big[::2], x_big[::-1], Fortran order, a
+    # transposed 3-D array ("array1/strided", "array1/rev", "array2/F", "array3/perm", ...).
+    # Passes (both)
+    "strided-args": "non-contiguous argument arrays",
+    # a name for a view (v = a[1:3], a[i], a.T, a[::2], a.reshape(2, 2) of a C-contiguous
+    # array, v = a) and writes through either name, read through the other. 7e1f57e: a view
+    # was a copy (wrong values and gradients, arguments written differently); `v = a`
+    # refused ("another array makes two names for one array"). 6b920e7: passes
+    "views": "views written and read through both names",
+    # module globals (gain = 5.0) and parameters with defaults / keyword-only ones named like
+    # them, in f (never passed) and in helpers called with and without the keyword. 7e1f57e:
+    # f's keyword-only default read the module global instead (wrong value); a rebound
+    # keyword-only parameter was unbound in the generated code; keyword arguments and
+    # keyword-only parameters refused. 6b920e7: f's positional default, not passed, is
+    # refused ("called with 2 argument(s). 'f' takes 3: x, y, bias"); the rest passes
+    "kwdefaults": "defaults and keyword-only parameters named like module globals",
+    # np.linspace(a, b, n) and np.arange(a, a + 2.0, 0.5) with differentiated bounds,
+    # np.full, np.full_like, np.array of active floats, np.eye(n) * a, np.diag(v), np.empty
+    # filled in a loop. 7e1f57e: no gradient through np.arange / np.linspace bounds.
+    # 6b920e7: np.linspace(0, v, 5) (an int start) leaves `v_bar` unbound in the generated
+    # code. Both: np.diag refused (no derivative rule)
+    "constructors": "constructors of active values",
+}
+AVOID |= set(GROUPS)
+# groups with statements of their own (Writer.group_stmt) and with array leaves (group_leaf)
+STMT_GROUPS = ("index-arrays", "masks", "transpose3d", "axis3d", "const-pow", "views",
+               "kwdefaults", "constructors")
+LEAF_GROUPS = ("index-arrays", "masks", "transpose3d", "axis3d", "const-pow", "constructors")
+CONST_POWS = ("0.0", "1.0", "0", "1", "2", "0.5", "2.0", "3")
+GLOBALS = ("gain", "scale", "bias")     # module globals of group "kwdefaults"
+# views of 3-D arrays (indices only: transposes are drawn by Writer.tensor)
+VIEWS3 = ("[#0]", "[:, #1]", "[:, :, #2]", "[#0, #1]", "[#0, :, #2]", "[:, #1, #2]")
+# views that group "views" keeps in a name and writes through (".reshape" only of arrays
+# known to be C-contiguous: numpy copies other ones)
+VIEW_NAMES = {1: ("[1:3]", "[::2]", "[1:]", "[2:]", "[-2:]", "[::-1]", "[:3]", "",
+                  ".reshape(2, 2)"),
+              2: ("[#0]", ".T", "[1:]", "[:, #1]", "[::2]", "", ".reshape(6)",
+                  ".reshape(2, 3)")}
 # elementwise numpy on an array a, and operands b, c that broadcast to it; domains guarded
 ELEMENTWISE = (
     "({a} / (1.5 + np.tanh({b})))", "({a} / (1.0 + {b} * {b}))", "(2.0 / (1.25 + np.sin({a})))",
@@ -107,7 +195,7 @@ STORES = {1: ("[1:]", "[:-1]", "[1:-1]", "[::2]", "[1::2]", "[:]", "[::-1]", "[:
 @functools.lru_cache(maxsize=None)
 def view_shape(shape, spec):
     """The shape of `a<spec>` for an array `a` of `shape` (numpy computes it)."""
-    return eval("a" + spec.replace("#0", "0").replace("#1", "0"),  # noqa: S307
+    return eval("a" + re.sub(r"#\d", "0", spec),  # noqa: S307
                 {"a": np.empty(shape), "np": np}).shape
 
 
@@ -124,6 +212,18 @@ def _whole_array(text, transposed=True):
     return (m.group(1) or m.group(3)) if m else None
 
 
+def _shape3(shape, form, a, b=None):
+    """The shape after a 3-D permutation form of Writer.tensor."""
+    x = np.empty(shape)
+    if form == "transpose":
+        return x.transpose(a).shape
+    if form == "swapaxes":
+        return np.swapaxes(x, a, b).shape
+    if form == "moveaxis":
+        return np.moveaxis(x, a, b).shape
+    return x.T.shape
+
+
 def _view_base(text):
     """The array an expression is a numpy view of (slices, new axes, transposes and
     reshapes of a name), else None."""
@@ -135,7 +235,7 @@ def _view_base(text):
                 isinstance(node, ast.Attribute) and node.attr == "T":
             node = node.value
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
-                node.func.attr in ("reshape", "transpose"):
+                node.func.attr in ("reshape", "transpose", "swapaxes", "moveaxis"):
             base = node.func.value
             node = node.args[0] if isinstance(base, ast.Name) and base.id == "np" else base
         else:
@@ -145,27 +245,54 @@ def _view_base(text):
 @dataclasses.dataclass
 class Program:
     source: str
-    params: tuple        # (name, kind) with kind "float", "array1", "array2" or "int"
+    params: tuple        # (name, kind): kind "float", "array1", "array2", "array3", "int",
+                         # "index:0,2,2" (an int64 array of those values); a float or array
+                         # kind may add "/mods" joined by "+": "zero" (a float 0.0), "zeros"
+                         # (about half the entries 0.0), "f32" (float32), "strided"
+                         # (big[::2]), "rev" (big[::-1]), "F" (Fortran order), "perm" (a
+                         # transposed 3-D array, neither C nor F)
     seed: int
+    groups: tuple = ()   # the construct groups (GROUPS) the program draws
 
     def args(self):
         """Fresh argument values (floats, float64 arrays, ints) from the program's seed."""
         rng = np.random.default_rng(self.seed)
-        out = []
-        for _, kind in self.params:
-            if kind == "float":
-                out.append(float(rng.uniform(-1.5, 1.5)))
-            elif kind == "array1":
-                out.append(rng.uniform(-1.5, 1.5, N))
-            elif kind == "array2":
-                out.append(rng.uniform(-1.5, 1.5, SHAPE2))
-            else:
-                out.append(N_PARAM)
-        return out
+        return [_make_arg(kind, rng) for _, kind in self.params]
 
     def float_params(self):
         """Positions of the parameters adjit can differentiate."""
-        return tuple(k for k, (_, kind) in enumerate(self.params) if kind != "int")
+        return tuple(k for k, (_, kind) in enumerate(self.params)
+                     if kind.split("/")[0] in ("float", "array1", "array2", "array3"))
+
+
+def _make_arg(kind, rng):
+    base, _, mods = kind.partition("/")
+    mods = set(mods.split("+")) if mods else set()
+    if base == "int":
+        return N_PARAM
+    if base.startswith("index:"):
+        return np.array([int(v) for v in base[6:].split(",")], dtype=np.int64)
+    if base == "float":
+        v = float(rng.uniform(-1.5, 1.5))
+        return 0.0 if "zero" in mods else v
+    shape = {"array1": (N,), "array2": SHAPE2, "array3": SHAPE3}[base]
+    values = rng.uniform(-1.5, 1.5, shape)
+    if "zeros" in mods:
+        values[rng.uniform(0.0, 1.0, shape) < 0.5] = 0.0
+    dtype = np.float32 if "f32" in mods else np.float64
+    values = values.astype(dtype)
+    if "strided" in mods:
+        out = np.zeros((2 * shape[0],) + shape[1:], dtype)[::2]
+    elif "rev" in mods:
+        out = np.zeros(shape, dtype)[::-1]
+    elif "F" in mods:
+        out = np.zeros(shape, dtype, order="F")
+    elif "perm" in mods and len(shape) == 3:
+        out = np.zeros((shape[1], shape[0], shape[2]), dtype).transpose(1, 0, 2)
+    else:
+        return values
+    out[...] = values
+    return out
 
 
 class Scope:
@@ -179,6 +306,8 @@ class Scope:
         self.arrays = {}        # array name -> shape
         self.writable = []      # local arrays that may be written
         self.flags = []         # bool names
+        self.indexes = {}       # index array name -> its values (group "index-arrays")
+        self.masks = {}         # bool array name -> its shape (group "masks")
         self.loop_depth = 0
         self.in_while = False
 
@@ -190,6 +319,8 @@ class Scope:
         c.arrays = dict(self.arrays)
         c.writable = list(self.writable)
         c.flags = list(self.flags)
+        c.indexes = dict(self.indexes)
+        c.masks = dict(self.masks)
         c.loop_depth = self.loop_depth
         c.in_while = self.in_while
         return c
@@ -198,8 +329,10 @@ class Scope:
 @dataclasses.dataclass
 class Helper:
     name: str
-    kind: str            # "reader" (array, float), "scalar" (float, float), "writer" (array, int, float)
+    kind: str            # "reader" (array, float), "scalar" (float, float), "writer" (array, int, float),
+                         # "kw" (float, then parameters with defaults: group "kwdefaults")
     vec: bool = False    # its body has vectorized code (may allocate arrays)
+    defaults: tuple = ()     # "kw": (name, keyword-only) of its parameters with defaults
 
 
 class Writer:
@@ -221,6 +354,13 @@ class Writer:
         self.vec_drawn = 0      # vectorized expressions drawn so far
         self.rotation = 0       # rotating() choices made so far
         self.vec_heavy = False  # draw mostly vectorized statements (half the programs)
+        # construct groups (GROUPS) not in AVOID; with none, no draw is made for them
+        self.groups = [g for g in GROUPS if g not in AVOID]
+        self.used = set()       # the groups drawn so far
+        self.c_contig = set()   # arrays known to be C-contiguous (a reshape is a view)
+        self.globals = []       # module globals (group "kwdefaults")
+        self.view_names = []    # (view, base) pairs made by group "views"
+        self.group_depth = 0    # > 0 while drawing a group leaf
 
     # choices -----------------------------------------------------------------------------
     def pick(self, n):
@@ -246,6 +386,10 @@ class Writer:
     # integers and indices ----------------------------------------------------------------
     def index(self, scope, n):
         """An int expression in [-n, n) for an axis of length n."""
+        if self.on("index-arrays") and scope.indexes and self.chance(25):
+            text = self.index_element(scope, n)
+            if text:
+                return text
         ints = list(scope.ints.items())
         if ints and not self.chance(25):
             name, (lo, hi) = self.choice(ints)
@@ -313,6 +457,8 @@ class Writer:
             return self.choice((f"math.atan2({a}, 1.0 + {b} * {b})",
                                 f"math.hypot({a}, 0.5 + {b} * {b})",
                                 f"math.atan2({a}, {b})"))
+        if k == 9 and self.on("const-pow") and self.chance(60):
+            return self.const_pow(a, scalar=True)
         if k == 9:
             b = self.expr(scope, depth + 1)
             return self.choice((f"({a} ** 2)", f"({a} ** 3)", f"((0.5 + abs({a})) ** 1.5)",
@@ -357,6 +503,8 @@ class Writer:
                 return f"{h.name}({arr}, {j}, {a})"
         if h.kind == "scalar":
             return f"{h.name}({a}, {self.atom(scope)})"
+        if h.kind == "kw":
+            return self.kw_call(scope, h, a)
         return f"math.sin({a})"
 
     def cond(self, scope, depth=0):
@@ -398,7 +546,14 @@ class Writer:
 
     def stmt(self, scope, depth):
         self.stmt_budget -= 1
-        k = self.choice(VEC_STMT_KINDS if self.vec_heavy else STMT_KINDS)
+        kinds = VEC_STMT_KINDS if self.vec_heavy else STMT_KINDS
+        if self.groups:
+            kinds = kinds + (18,) * 5
+        k = self.choice(kinds)
+        if k == 18:
+            lines = self.group_stmt(scope, depth)
+            if lines:
+                return lines
         if k == 0:
             return [self.new_float(scope)]
         if k == 1 and scope.assignable:
@@ -548,7 +703,7 @@ class Writer:
         """(name, spec) for every array read whole or through a view spec with `shape`."""
         out = []
         for name, s in sorted(scope.arrays.items()):
-            for spec in VIEWS[len(s)]:
+            for spec in VIEWS[len(s)] if len(s) < 3 else VIEWS3:
                 if view_shape(s, spec) == shape:
                     out.append((name, spec))
         return out
@@ -572,6 +727,10 @@ class Writer:
 
     def aleaf(self, scope, shape):
         """An array of exactly `shape`: a view of an array in scope, or a new one."""
+        if self.groups and self.chance(35):
+            text = self.group_leaf(scope, shape)
+            if text:
+                return text
         cands = self.sources(scope, shape)
         if self.prefer is not None:
             mine = [c for c in cands if c[0] == self.prefer]
@@ -629,6 +788,8 @@ class Writer:
             a, b = self.aoperand(scope, s1, d + 1), self.aoperand(scope, s2, d + 1)
             return f"({a} {self.choice(('+', '-', '*'))} {b})"
         a = self.aexpr(scope, shape, d + 1)
+        if k <= 6 and self.on("const-pow") and self.chance(30):
+            return self.const_pow(a, scalar=False)
         if k <= 6:
             template = self.rotating(ELEMENTWISE)
             b = self.aoperand(scope, self.sub_shape(shape), d + 1) if "{b}" in template else ""
@@ -675,8 +836,10 @@ class Writer:
     def axis_reduction(self, scope, shape, d):
         """np.sum/mean/max/min/prod (function or method) along one axis of a 2-D array."""
         k = self.choice((2, 3, 4))
-        axis = self.choice(("0", "1", "-1"))
-        src = (k, shape[0]) if axis == "0" else (shape[0], k)
+        axis = self.choice(("0", "1", "-1", "-2") if self.on("axis3d") else ("0", "1", "-1"))
+        if axis == "-2":
+            self.used.add("axis3d")
+        src = (k, shape[0]) if axis in ("0", "-2") else (shape[0], k)
         a = self.aexpr(scope, src, d + 1)
         fn = self.choice(("sum", "mean", "max", "min", "prod"))
         return self.choice((f"np.{fn}({a}, axis={axis})", f"{a}.{fn}(axis={axis})",
@@ -729,6 +892,10 @@ class Writer:
         """A float from a whole-array reduction, a norm, a dot product of vectors, or a
         reduction of a slice with a loop-variable bound."""
         self.vec_drawn += 1
+        if self.groups and self.chance(40):
+            text = self.group_reduction(scope)
+            if text:
+                return text
         k = self.pick(9)
         ints = [i for i, (lo, hi) in sorted(scope.ints.items()) if 0 <= lo and hi <= N - 1]
         ones = [a for a, s in sorted(scope.arrays.items()) if s == (N,)]
@@ -817,6 +984,8 @@ class Writer:
         scope.arrays[a] = shape
         scope.writable.append(a)
         self.note_write(a)
+        if "zeros_like" not in line or line.split("(")[1][:-1] in self.c_contig:
+            self.c_contig.add(a)
         return line
 
     def if_stmt(self, scope, depth):
@@ -878,9 +1047,13 @@ class Writer:
         return [f"{k} = 0", f"while {cond}:"] + indent(body)
 
     # functions ---------------------------------------------------------------------------
-    def helper(self):
-        kind = self.choice(("scalar", "reader", "writer"))
+    def helper(self, kind=None):
+        if kind is None:
+            kind = self.choice(("scalar", "reader", "writer") +
+                               (("kw",) if self.on("kwdefaults") else ()))
         name = self.fresh("h")
+        if kind == "kw":
+            return self.kw_helper(name)
         scope = Scope()
         if kind == "scalar":
             params = ["p", "q"]
@@ -917,20 +1090,34 @@ class Writer:
             params.append(("w", "array2"))
         if self.chance(35):
             params.append(("n", "int"))
+        if self.groups:
+            params = self.group_params(params)
         scope = Scope()
         for name, kind in params:
+            kind = kind.split("/")[0]
             if kind == "float":
                 scope.floats.append(name)
                 scope.assignable.append(name)
             elif kind == "int":
                 scope.ints[name] = (N_PARAM, N_PARAM)
+            elif kind.startswith("index:"):
+                scope.indexes[name] = tuple(int(v) for v in kind[6:].split(","))
+            elif kind == "array3":
+                scope.arrays[name] = SHAPE3
             else:
                 scope.arrays[name] = (N,) if kind == "array1" else SHAPE2
                 if self.chance(15):
                     scope.writable.append(name)     # f writes into its argument
+        extra = self.f_defaults(scope) if self.on("kwdefaults") else ""
         self.stmt_budget = 16
         body = [self.new_array(scope)] if self.chance(40) else []
         body += self.block(scope, 0, 2, 6)
+        for g in self.groups:       # every group drawn at least once (nearly: with several)
+            if g in STMT_GROUPS and g not in self.used and self.likely(50):
+                for _ in range(3):
+                    body += self.group_stmt(scope, 0, g) or []
+                    if g in self.used:
+                        break
         terms = [self.expr(scope)] + [self.choice(scope.floats) for _ in range(self.pick(3))]
         if self.chance(25):
             terms.append(self.reduction(scope))     # (not in a loop: always allowed)
@@ -938,9 +1125,681 @@ class Writer:
         if made and self.chance(50):                # let gradients flow through local arrays
             a = self.choice(made)
             terms.append(self.choice((f"np.sum({a})", f"np.sum({a} * {a})", f"{a}.mean()")))
+        for v, b in self.view_names:        # read what was written through either name
+            if v in scope.arrays and b in scope.arrays:
+                terms.append(self.choice((f"np.sum({b} * {b})", f"np.sum({v} * {v})",
+                                          f"np.sum({b})")))
         body.append(f"return {' + '.join(terms)}")
-        head = f"def f({', '.join(n for n, _ in params)}):"
+        head = f"def f({', '.join(n for n, _ in params)}{extra}):"
         return [head] + indent(body), tuple(params)
+
+    # construct groups (GROUPS; none is drawn while its name is in AVOID) --------------------
+    def on(self, group):
+        return group in self.groups
+
+    def likely(self, percent):
+        """A chance for a program-level choice of a group: certain when it is the only
+        group drawn (python -m fuzz --only NAME)."""
+        return len(self.groups) == 1 or self.chance(percent)
+
+    def group_params(self, params):
+        """Arguments for the groups: the 3-D `t`, the index array `ix`, and argument kinds
+        (exact zeros, float32, layouts)."""
+        params = list(params)
+        if (self.on("transpose3d") or self.on("axis3d")) and self.chance(75):
+            params.append(("t", "array3"))
+        if self.on("index-arrays") and self.chance(50):
+            values = self.index_values(N, 3 + self.pick(2), nonneg=True)
+            params.append(("ix", "index:" + ",".join(map(str, values))))
+        mods = {name: [] for name, _ in params}
+        if self.on("const-pow"):
+            for name, kind in params:
+                if kind.startswith("array") and self.chance(70):
+                    mods[name].append("zeros")
+                elif kind == "float" and self.chance(30):
+                    mods[name].append("zero")
+        if self.on("float32") and self.likely(80):
+            for name, kind in params:
+                if kind.startswith("array") and (name == "x" or self.chance(50)):
+                    mods[name].append("f32")
+                    self.used.add("float32")
+        if self.on("strided-args") and self.likely(80):
+            for name, kind in params:
+                if kind.startswith("array") and (name == "x" or self.chance(60)):
+                    mods[name].append(self.choice({"array1": ("strided", "rev"),
+                                                   "array2": ("F", "strided"),
+                                                   "array3": ("F", "perm", "strided")}[kind]))
+                    self.used.add("strided-args")
+        out = []
+        for name, kind in params:
+            if mods[name]:
+                kind += "/" + "+".join(mods[name])
+            elif kind.startswith("array"):
+                self.c_contig.add(name)
+            out.append((name, kind))
+        return out
+
+    def group_stmt(self, scope, depth, group=None):
+        """A statement of a construct group (a random enabled one): lines, or None."""
+        opts = [g for g in self.groups if g in STMT_GROUPS]
+        if not opts:
+            return None
+        g = group or self.choice(opts)
+        return getattr(self, "stmt_" + g.replace("-", "_"))(scope, depth)
+
+    def group_leaf(self, scope, shape):
+        """An array of `shape` from a construct group (gathers, np.where with masks, 3-D
+        arrays indexed or reduced, constant powers, constructors), or None."""
+        opts = [g for g in self.groups if g in LEAF_GROUPS]
+        if not opts or not self.allocating() or self.group_depth:
+            return None     # (not inside another group leaf: expressions stay small)
+        self.group_depth += 1
+        try:
+            return self.group_leaf_of(scope, shape, self.choice(opts))
+        finally:
+            self.group_depth -= 1
+
+    def group_leaf_of(self, scope, shape, g):
+        if g == "index-arrays":
+            return self.gather(scope, shape)
+        if g == "masks":
+            m = self.mask(scope, shape)
+            if m is None:
+                return None
+            a = self.aoperand(scope, self.sub_shape(shape), 2)
+            b = self.aoperand(scope, self.sub_shape(shape), 2) if self.chance(60) else "0.0"
+            self.used.add("masks")
+            return f"np.where({m}, {a}, {b})"
+        if g in ("transpose3d", "axis3d"):
+            return self.tensor_to(scope, shape)
+        if g == "const-pow":
+            return self.const_pow(self.aleaf(scope, shape), scalar=False)
+        return self.constructed(scope, shape)
+
+    def group_reduction(self, scope):
+        """A float from a construct group (masked sums, reductions of 3-D arrays, arange
+        with float bounds), or None."""
+        opts = [g for g in self.groups if g in ("masks", "transpose3d", "axis3d",
+                                                 "constructors")]
+        if not opts or not self.allocating():
+            return None
+        g = self.choice(opts)
+        if g == "masks":
+            shape = self.choice([s for s in REDUCED_SHAPES if len(s) <= 2])
+            a = self.aleaf(scope, shape)
+            if self.chance(30):
+                m = f"{a} {self.choice(('>', '<'))} {self.choice(('0.5', '0.0', '-0.3'))}"
+            else:
+                m = self.mask(scope, shape)
+            if m is None:
+                return None
+            self.used.add("masks")
+            sel = f"({a})[{m}]" if not re.fullmatch(r"\w+", a) else f"{a}[{m}]"
+            return self.choice((f"np.sum({sel})", f"np.sum({sel} ** 2)",
+                                f"np.sum(np.sin({sel}))", f"{sel}.sum()"))
+        if g in ("transpose3d", "axis3d"):
+            t = self.tensor(scope, 0)
+            if t is None:
+                return None
+            text, shape = t
+            if self.chance(40):
+                idx = ", ".join(self.index(scope, n) for n in shape)
+                return f"{text}[{idx}]"
+            if g == "axis3d":
+                k = self.choice(("0", "1", "2", "-1", "-2", "-3"))
+                self.used.add("axis3d")
+                fn = self.choice(("sum", "mean", "max", "min", "prod"))
+                return f"np.sum(np.{fn}({text}, axis={k}) * {self.scalar(scope)})"
+            return self.choice((f"np.sum({text})", f"np.max({text})", f"np.mean({text})"))
+        e = f"math.tanh({self.scalar(scope)})"
+        self.used.add("constructors")
+        if self.loops and "alloc in loop" in AVOID:
+            return f"np.sum(np.full({N}, {e}) * {self.scalar(scope)})"
+        return self.choice((f"np.sum(np.arange({e}, {e} + 2.0, 0.5) * {self.scalar(scope)})",
+                            f"np.sum(np.sin(np.arange({e}, 1.5, 0.5)))",
+                            f"np.sum(np.linspace({e}, {self.scalar(scope)}, 5) ** 2)"))
+
+    # group "index-arrays"
+    def index_values(self, n, m=None, nonneg=False):
+        """m values in [-n, n) (in [0, n) with nonneg), nearly always with a repeat."""
+        m = m if m is not None else 2 + self.pick(3)
+        lo = 0 if nonneg else -n
+        values = [lo + self.pick(n - lo) for _ in range(m)]
+        if not self.chance(15):
+            values[-1] = values[self.pick(m - 1)]
+        return values
+
+    def index_arrays(self, scope, n, m=None):
+        """Index arrays in scope whose values are valid for an axis of length n."""
+        return [a for a, vs in sorted(scope.indexes.items())
+                if all(-n <= v < n for v in vs) and (m is None or len(vs) == m)]
+
+    def index_array(self, scope, n, m=None):
+        """An index array for an axis of length n (of length m if given): a name in scope
+        or a literal np.array([...])."""
+        names = self.index_arrays(scope, n, m)
+        self.used.add("index-arrays")
+        if names and self.chance(70):
+            return self.choice(names)
+        if m is not None and m < 2:
+            return None
+        values = self.index_values(n, m)
+        return f"np.array([{', '.join(map(str, values))}])"
+
+    def index_element(self, scope, n):
+        names = self.index_arrays(scope, n)
+        if not names:
+            return None
+        ix = self.choice(names)
+        m = len(scope.indexes[ix])
+        ints = [i for i, (lo, hi) in sorted(scope.ints.items()) if 0 <= lo and hi < m]
+        j = self.choice(ints) if ints and self.chance(60) else str(self.pick(2 * m) - m)
+        self.used.add("index-arrays")
+        return f"{ix}[{j}]"
+
+    def gather(self, scope, shape):
+        """x[ix], np.take(x, ix), w[ix], w[ix, :], w[:, ix], w[ix, j] of `shape`."""
+        cands = []
+        for name, s in sorted(scope.arrays.items()):
+            if len(s) == 1 and len(shape) == 1:
+                cands += [(name, s[0], "{a}[{i}]"), (name, s[0], "np.take({a}, {i})")]
+            elif len(s) == 2 and len(shape) == 1:
+                cands += [(name, s[0] * s[1], "np.take({a}, {i})"),
+                          (name, s[0], "{a}[{i}, #1]"), (name, s[1], "{a}[#0, {i}]")]
+            elif len(s) == 2 and len(shape) == 2 and shape[1] == s[1]:
+                cands += [(name, s[0], "{a}[{i}]"), (name, s[0], "{a}[{i}, :]")]
+            elif len(s) == 2 and len(shape) == 2 and shape[0] == s[0]:
+                cands.append((name, s[1], "{a}[:, {i}]"))
+        if not cands:
+            return None
+        name, n, form = self.choice(cands)
+        m = shape[0] if "[:, {i}]" not in form else shape[1]
+        ix = self.index_array(scope, n, m)
+        if ix is None:
+            return None
+        s = scope.arrays[name]
+        text = form.format(a=name, i=ix)
+        return text.replace("#0", self.index(scope, s[0])).replace(
+            "#1", self.index(scope, s[-1]))
+
+    def stmt_index_arrays(self, scope, depth):
+        k = self.choice((0, 1, 1, 1, 2, 2, 3, 3))      # mostly scatters
+        if k == 0 or not scope.indexes:
+            a = self.fresh("ix")
+            values = self.index_values(self.choice((2, 3, N)))
+            scope.indexes[a] = tuple(values)
+            return [f"{a} = np.array([{', '.join(map(str, values))}])"]
+        if k == 1 and self.allocating():
+            return self.scatter(scope)
+        if k == 2 and depth < 3 and scope.loop_depth < 2:
+            return self.index_loop(scope, depth)
+        if not self.allocating():
+            return None
+        v = self.fresh("v")
+        e = self.gather(scope, self.choice(((2,), (3,), (N,), (3, 2), (2, 2))))
+        if e is None:
+            return None
+        line = f"{v} = np.sum({e} * {self.scalar(scope)})"
+        scope.floats.append(v)
+        scope.assignable.append(v)
+        return [line]
+
+    def scatter(self, scope):
+        """a[ix] = v, a[ix] += v, a[:, ix] *= v, with repeats (the last write wins)."""
+        targets = [a for a in self.writable(scope) if len(scope.arrays[a]) <= 2]
+        if not targets:
+            return None
+        a = self.choice(targets)
+        shape = scope.arrays[a]
+        cols = len(shape) == 2 and self.chance(40)
+        n = shape[1] if cols else shape[0]
+        ix = self.index_array(scope, n)
+        if ix is None:
+            return None
+        m = len(scope.indexes[ix]) if ix in scope.indexes else ix.count(",") + 1
+        region = (shape[0], m) if cols else (m,) + shape[1:]
+        op = self.choice(("=", "=", "+=", "-=", "*="))
+        rhs = self.protecting(a, lambda: self.aoperand(scope, self.sub_shape(region), 1))
+        self.note_write(a)
+        return [f"{a}[:, {ix}] {op} {rhs}" if cols else f"{a}[{ix}] {op} {rhs}"]
+
+    def index_loop(self, scope, depth):
+        """A loop over an index array: s += x[ix[i]] * e, a[ix[i]] = e, np.sum(x[ix] * e)."""
+        ix = self.choice(sorted(scope.indexes))
+        m = len(scope.indexes[ix])
+        srcs = [a for a, s in sorted(scope.arrays.items())
+                if len(s) == 1 and all(-s[0] <= v < s[0] for v in scope.indexes[ix])]
+        if not srcs:
+            return None
+        i, s = self.fresh("i"), self.fresh("v")
+        inner = scope.child()
+        inner.ints[i] = (0, m - 1)
+        inner.loop_depth += 1
+        inner.in_while = False
+        self.loops.append(i)
+        src = self.choice(srcs)
+        body = [f"{s} += {src}[{ix}[{i}]] * {self.expr(inner, 1)}"]
+        outs = [a for a in self.writable(inner) if len(inner.arrays[a]) == 1 and
+                all(-inner.arrays[a][0] <= v < inner.arrays[a][0] for v in inner.indexes[ix])]
+        if outs and self.chance(50):
+            a = self.choice(outs)
+            self.note_write(a)
+            body.append(f"{a}[{ix}[{i}]] {self.choice(('=', '+='))} "
+                        f"{self.protecting(a, lambda: self.expr(inner, 1))}")
+        if self.allocating() and self.chance(50):
+            body.append(f"{s} += np.sum({src}[{ix}] * {self.scalar(inner)})")
+        self.loops.pop()
+        self.used.add("index-arrays")
+        scope.floats.append(s)
+        scope.assignable.append(s)
+        header = self.choice((f"range(len({ix}))", f"range({m})"))
+        return [f"{s} = 0.0", f"for {i} in {header}:"] + indent(body)
+
+    # group "masks"
+    def mask(self, scope, shape):
+        """A bool array of `shape`: a mask name in scope or a comparison."""
+        names = [m for m, s in sorted(scope.masks.items()) if s == shape]
+        if names and self.chance(60):
+            return self.choice(names)
+        a = self.aexpr(scope, shape, 2)
+        b = self.choice(("0.0", "0.5", "-0.3", self.scalar(scope), self.aleaf(scope, shape)))
+        return f"({a} {self.choice(('>', '<', '>=', '<='))} {b})"
+
+    def stmt_masks(self, scope, depth):
+        if not self.allocating():
+            return None
+        k = self.pick(3)
+        arrays = [(a, s) for a, s in sorted(scope.arrays.items()) if len(s) <= 2]
+        if k == 0 or not arrays:
+            shape = self.choice(arrays)[1] if arrays and self.chance(70) else \
+                self.choice(NEW_SHAPES)
+            m = self.fresh("m")
+            line = f"{m} = {self.mask(scope, shape)}"
+            scope.masks[m] = shape
+            self.used.add("masks")
+            return [line]
+        targets = [a for a in self.writable(scope) if len(scope.arrays[a]) <= 2]
+        if k == 1 and targets:
+            a = self.choice(targets)
+            shape = scope.arrays[a]
+            self.note_write(a)
+            self.used.add("masks")
+            if self.chance(25):
+                return [f"{a}[{a} {self.choice(('>', '<'))} {self.choice(('0.5', '0.0'))}] = "
+                        f"{self.choice(('0.0', '1.0'))}"]
+            m = self.mask(scope, shape)
+            if self.chance(35):
+                src = self.protecting(a, lambda: self.aleaf(scope, shape))
+                src = src if re.fullmatch(r"\w+", src) else f"({src})"
+                return [f"{a}[{m}] = {src}[{m}] * {self.scalar(scope)}"]
+            op = self.choice(("=", "+=", "-=", "*="))
+            return [f"{a}[{m}] {op} {self.protecting(a, lambda: self.scalar(scope))}"]
+        v = self.fresh("v")
+        text = self.group_reduction_of(scope, "masks")
+        if text is None:
+            return None
+        scope.floats.append(v)
+        scope.assignable.append(v)
+        return [f"{v} = {text}"]
+
+    def group_reduction_of(self, scope, group):
+        saved = self.groups
+        self.groups = [group]
+        try:
+            return self.group_reduction(scope)
+        finally:
+            self.groups = saved
+
+    # groups "transpose3d" and "axis3d"
+    def permute(self, text, shape):
+        """A transpose with axes, .T, swapaxes or moveaxis of a 3-D expression."""
+        k = self.pick(8)
+        if k <= 2:
+            p = self.choice(((1, 0, 2), (0, 2, 1), (2, 0, 1), (1, 2, 0), (2, 1, 0), (0, 1, 2)))
+            a, b, c = p
+            out = (f"np.transpose({text}, ({a}, {b}, {c}))", f"{text}.transpose({a}, {b}, {c})",
+                   f"{text}.transpose(({a}, {b}, {c}))")[k]
+            new = _shape3(shape, "transpose", p)
+        elif k <= 4:
+            out, new = f"{text}.T" if k == 3 else f"np.transpose({text})", shape[::-1]
+        elif k <= 6:
+            i, j = self.choice(((0, 1), (0, 2), (1, 2), (0, -1), (-1, -2), (2, 0)))
+            out = f"np.swapaxes({text}, {i}, {j})" if k == 5 else f"{text}.swapaxes({i}, {j})"
+            new = _shape3(shape, "swapaxes", i, j)
+        else:
+            i, j = self.choice(((0, -1), (0, 2), (2, 0), (-1, 0), (1, 0), (0, 1), (-3, 1)))
+            out, new = f"np.moveaxis({text}, {i}, {j})", _shape3(shape, "moveaxis", i, j)
+        self.used.add("transpose3d")
+        return out, new
+
+    def tensor(self, scope, d):
+        """(text, shape): a 3-D array expression over the 3-D arrays in scope: elementwise
+        functions, products, and (group "transpose3d") permutations of its axes."""
+        names = [(n, s) for n, s in sorted(scope.arrays.items()) if len(s) == 3]
+        if not names:
+            return None
+        text, shape = self.choice(names)
+        if d < 2 and self.chance(40):
+            e = self.scalar(scope)
+            text = self.choice((f"np.sin({text})", f"np.tanh({text})", f"({text} * {e})",
+                                f"({text} + {e})", f"np.exp(-({text} * {text}))",
+                                f"({text} * {text})", f"np.sqrt(1.0 + {text} * {text})"))
+        if self.on("transpose3d") and self.chance(60):
+            text, shape = self.permute(text, shape)
+        if d < 1 and self.chance(25):
+            other = self.tensor(scope, d + 1)
+            if other is not None:
+                o, s = other
+                perms = [p for p in ((0, 1, 2), (1, 0, 2), (0, 2, 1), (2, 0, 1), (1, 2, 0),
+                                     (2, 1, 0)) if tuple(s[i] for i in p) == shape]
+                if perms and (perms[0] == (0, 1, 2) or self.on("transpose3d")):
+                    p = perms[0]
+                    if p != (0, 1, 2):
+                        o = f"np.transpose({o}, {p})"
+                        self.used.add("transpose3d")
+                    text = f"({text} {self.choice(('+', '-', '*'))} {o})"
+        return text, shape
+
+    def tensor_to(self, scope, shape):
+        """An expression of `shape` (1-D or 2-D) from a 3-D one: indexed, or (group "axis3d")
+        reduced over one axis, maybe then indexed."""
+        t = self.tensor(scope, 1)
+        if t is None:
+            return None
+        text, s = t
+        cands = [("[#0]", s[1:]), ("[:, #1]", (s[0], s[2])), ("[:, :, #2]", s[:2]),
+                 ("[#0, #1]", s[2:]), ("[#0, :, #2]", s[1:2]), ("[:, #1, #2]", s[:1])]
+        if self.on("axis3d"):
+            for k in ("0", "1", "2", "-1", "-2", "-3"):
+                r = tuple(n for i, n in enumerate(s) if i != int(k) % 3)
+                cands.append((k, r))
+                cands.append((k + "[#0]", r[1:]))
+        cands = [c for c in cands if c[1] == tuple(shape)]
+        if not cands:
+            return None
+        spec, _ = self.choice(cands)
+        if spec[0] != "[":
+            k, _, rest = spec.partition("[")
+            fn = self.choice(("sum", "mean", "max", "min", "prod"))
+            text = self.choice((f"np.{fn}({text}, axis={k})", f"{text}.{fn}(axis={k})",
+                                f"np.{fn}({text}, {k})", f"{text}.{fn}({k})"))
+            self.used.add("axis3d")
+            if rest:
+                r = tuple(n for i, n in enumerate(s) if i != int(k) % 3)
+                return f"{text}[{self.index(scope, r[0])}]"
+            return text
+        for k in range(3):
+            spec = spec.replace(f"#{k}", self.index(scope, s[k]))
+        return text + spec
+
+    def stmt_transpose3d(self, scope, depth):
+        return self.tensor_stmt(scope, "transpose3d")
+
+    def stmt_axis3d(self, scope, depth):
+        return self.tensor_stmt(scope, "axis3d")
+
+    def tensor_stmt(self, scope, group):
+        """A 3-D local (np.stack of 2-D arrays, or a permutation), a 2-D local reduced from
+        one, or a float from one."""
+        if not self.allocating():
+            return None
+        a = self.fresh("a")
+        if not any(len(s) == 3 for s in scope.arrays.values()) or self.chance(20):
+            k = self.choice((0, 1, 2, -1))
+            parts = [self.aexpr(scope, SHAPE2, 1) for _ in range(2 + self.pick(2))]
+            shape = np.stack([np.empty(SHAPE2)] * len(parts), axis=k).shape
+            scope.arrays[a] = shape
+            return [f"{a} = np.stack(({', '.join(parts)}), axis={k})"]
+        k = self.pick(3)
+        if k == 0 and group == "transpose3d":
+            text, shape = self.permute(*self.tensor(scope, 1))
+            scope.arrays[a] = shape
+            return [f"{a} = {text}"]
+        if k == 1:
+            shape = self.choice((SHAPE2, (2, 3), (N,), (3,), (2, 4), (3, 4)))
+            text = self.tensor_to(scope, shape)
+            if text is None:
+                return None
+            scope.arrays[a] = shape
+            scope.writable.append(a)
+            self.note_write(a)
+            return [f"{a} = {text}.copy()" if _view_base(text) else f"{a} = {text}"]
+        v = self.fresh("v")
+        text = self.group_reduction_of(scope, group)
+        if text is None:
+            return None
+        scope.floats.append(v)
+        scope.assignable.append(v)
+        return [f"{v} = {text}"]
+
+    # group "const-pow"
+    def const_pow(self, a, scalar):
+        """a ** p, np.power(a, p) or math.pow(a, p) for a constant p (0.0, 1, 0.5, ...);
+        a non-negative base for 0.5."""
+        p = self.choice(CONST_POWS)
+        if p == "0.5":
+            a = f"abs({a})" if scalar else f"np.abs({a})"
+        self.used.add("const-pow")
+        if scalar:
+            return self.choice((f"({a} ** {p})", f"math.pow({a}, {p})"))
+        return self.choice((f"({a} ** {p})", f"np.power({a}, {p})"))
+
+    def stmt_const_pow(self, scope, depth):
+        v = self.fresh("v")
+        if self.allocating() and self.chance(50):
+            a = self.const_pow(self.aleaf(scope, self.choice(REDUCED_SHAPES)), scalar=False)
+            line = f"{v} = np.sum({a} * {self.scalar(scope)})"
+        else:
+            line = f"{v} = {self.const_pow(self.atom(scope), scalar=True)} * {self.expr(scope, 2)}"
+        scope.floats.append(v)
+        scope.assignable.append(v)
+        return [line]
+
+    # group "views"
+    def stmt_views(self, scope, depth):
+        """v = a[1:3] (a.T, a[i], a[::2], a.reshape(2, 2), a itself), then a write through
+        v or a; f's result reads both names when the view was made at its top level."""
+        args = [a for a in ("x", "w") if a in scope.arrays and a not in scope.writable]
+        bases = [a for a in self.writable(scope) + args
+                 if len(scope.arrays[a]) <= 2 and a not in self.frozen]
+        if not bases:
+            return None
+        b = self.choice(sorted(bases))
+        shape = scope.arrays[b]
+        specs = []
+        for spec in VIEW_NAMES[len(shape)]:
+            if spec.startswith(".reshape"):
+                new = tuple(int(n) for n in re.findall(r"\d+", spec))
+                if b in self.c_contig and math.prod(new) == math.prod(shape) and \
+                        new != shape:
+                    specs.append(spec)
+            elif all(view_shape(shape, spec)):
+                specs.append(spec)
+        spec = self.choice(specs)
+        v = self.fresh("a")
+        if spec.startswith(".reshape"):
+            vshape = tuple(int(n) for n in re.findall(r"\d+", spec))
+        else:
+            vshape = view_shape(shape, spec)
+        lines = [f"{v} = {self.spell(scope, b, spec) if spec != '.T' else b + '.T'}"]
+        scope.arrays[v] = vshape
+        scope.writable.append(v)
+        if b not in scope.writable:
+            scope.writable.append(b)
+        if spec == "" and b in self.c_contig:
+            self.c_contig.add(v)
+        self.note_write(v)
+        self.note_write(b)
+        if depth == 0 and not self.loops:
+            self.view_names.append((v, b))
+        self.used.add("views")
+        # a write through one of the names
+        n = self.choice((v, b))
+        nshape = scope.arrays[n]
+        k = self.pick(3)
+        if k == 0:
+            idx = ", ".join(self.index(scope, m) for m in nshape)
+            e = self.protecting(n, lambda: self.expr(scope, 1))
+            lines.append(self.choice((f"{n}[{idx}] = {e}", f"{n}[{idx}] += {e}",
+                                      f"{n}[{idx}] = {n}[{idx}] * {e}")))
+        elif self.allocating():
+            if k == 1:
+                rhs = self.protecting(n, lambda: self.aoperand(scope, self.sub_shape(nshape), 1))
+                lines.append(f"{n} {self.choice(('+=', '-=', '*='))} {rhs}")
+            else:
+                stores = [s for s in STORES[len(nshape)] if all(view_shape(nshape, s))]
+                st_ = self.choice(stores)
+                region = view_shape(nshape, st_)
+                rhs = self.protecting(n, lambda: self.aoperand(scope, self.sub_shape(region), 1))
+                lines.append(f"{self.spell(scope, n, st_)} {self.choice(('=', '+='))} {rhs}")
+        return lines
+
+    # group "kwdefaults"
+    def module_globals(self):
+        names = [g for g in GLOBALS if self.chance(60)] or [GLOBALS[0]]
+        self.globals = names
+        return [f"{g} = {self.choice(CONSTS)}" for g in names]
+
+    def kw_helper(self, name):
+        """def h(p, gain=2.0) / def h(p, *, gain=2.0, scale=0.5) / def h(p, q=1.5, *,
+        bias=0.3): defaults named like module globals; its body reads them and the globals
+        it does not shadow."""
+        scope = Scope()
+        scope.floats.append("p")
+        scope.assignable.append("p")
+        names = [g for g in GLOBALS if self.chance(40)] or [self.choice(GLOBALS)]
+        if self.chance(30):
+            names.insert(0, "q")
+        split = self.pick(len(names) + 1)        # names[split:] are keyword-only
+        defaults = tuple((d, k >= split) for k, d in enumerate(names))
+        parts = ["p"] + [f"{d}={self.choice(CONSTS)}" for d in names[:split]]
+        if split < len(names):
+            parts += ["*"] + [f"{d}={self.choice(CONSTS)}" for d in names[split:]]
+        for d in names:
+            scope.floats.append(d)
+            scope.assignable.append(d)
+        scope.floats += [g for g in self.globals if g not in names]
+        self.stmt_budget = 3
+        self.loops, self.no_freeze = [name], {"b"}
+        drawn = self.vec_drawn
+        body = self.block(scope, 1, 1, 2)
+        body.append(f"return {self.expr(scope)} + {self.choice(names)} * p")
+        self.loops, self.no_freeze = [], set()
+        self.helpers.append(Helper(name, "kw", self.vec_drawn > drawn, defaults))
+        return [f"def {name}({', '.join(parts)}):"] + indent(body)
+
+    def kw_call(self, scope, h, a):
+        """A call of a "kw" helper passing some defaults by position, some by keyword."""
+        parts = [a]
+        by_keyword = False
+        for d, kwonly in h.defaults:
+            if self.chance(40):
+                by_keyword = True       # skipped: later ones by keyword
+                continue
+            e = self.atom(scope)
+            if kwonly or by_keyword or self.chance(50):
+                parts.append(f"{d}={e}")
+                by_keyword = True
+            else:
+                parts.append(e)
+        self.used.add("kwdefaults")
+        return f"{h.name}({', '.join(parts)})"
+
+    def f_defaults(self, scope):
+        """f's own parameters with defaults (never passed) named like module globals, and
+        the globals it reads."""
+        names = []
+        if self.chance(60):
+            names = [self.choice(self.globals or GLOBALS)]
+        text = ""
+        if names:
+            text = (", *, " if self.chance(50) else ", ") + \
+                ", ".join(f"{d}={self.choice(CONSTS)}" for d in names)
+            self.used.add("kwdefaults")
+        for d in names:
+            scope.floats.append(d)
+            scope.assignable.append(d)
+        scope.floats += [g for g in self.globals if g not in names]
+        return text
+
+    def stmt_kwdefaults(self, scope, depth):
+        v = self.fresh("v")
+        kws = [h for h in self.helpers if h.kind == "kw"]
+        if kws and (self.allocating() or not kws[0].vec):
+            h = self.choice([h for h in kws if self.allocating() or not h.vec] or kws)
+            self.vec_drawn += h.vec
+            line = f"{v} = {self.kw_call(scope, h, self.expr(scope, 1))}"
+        elif self.globals:
+            line = f"{v} = {self.choice(self.globals)} * {self.expr(scope, 1)}"
+            self.used.add("kwdefaults")
+        else:
+            return None
+        scope.floats.append(v)
+        scope.assignable.append(v)
+        return [line]
+
+    # group "constructors"
+    def constructed(self, scope, shape):
+        """np.linspace with active end points, np.full, np.array of active floats,
+        np.eye(n) * a, np.diag(v) (of `shape`), or None."""
+        e = self.scalar(scope)
+        self.used.add("constructors")
+        if len(shape) == 1:
+            n = shape[0]
+            forms = [f"np.full({n}, {e})",
+                     "np.array([" + ", ".join(self.choice((self.scalar(scope), "3.0",
+                                                           f"({self.scalar(scope)} * 2.0)"))
+                                              for _ in range(n)) + "])"]
+            if not (self.loops and "alloc in loop" in AVOID):
+                forms.append(f"np.linspace({e}, {self.scalar(scope)}, {n})")
+            like = [a for a, s in sorted(scope.arrays.items()) if s == shape]
+            if like:
+                forms.append(f"np.full_like({self.choice(like)}, {e})")
+            if n <= 4:      # (numpy's diagonal of a 2-D array is a read-only view)
+                forms.append(f"np.diag({self.aexpr(scope, (n, n), 2)}).copy()")
+            return self.choice(forms)
+        r, c = shape
+        forms = [f"np.full(({r}, {c}), {e})"]
+        if r == c:
+            forms += [f"(np.eye({r}) * {e})", f"np.diag({self.aexpr(scope, (r,), 2)})",
+                      f"(np.eye({r}) * {e} + np.diag({self.aexpr(scope, (r,), 2)}))"]
+        return self.choice(forms)
+
+    def stmt_constructors(self, scope, depth):
+        """a = np.empty(n) filled in a loop (by elements or rows), or a new array from an
+        active constructor."""
+        if not self.allocating():
+            return None
+        a = self.fresh("a")
+        shape = self.choice(((N,), SHAPE2, (3,), (2, 2), (2, 2)))
+        self.used.add("constructors")
+        if self.chance(50) or depth >= 3 or scope.loop_depth >= 2:
+            line = f"{a} = {self.constructed(scope, shape)}"
+            scope.arrays[a] = shape
+            scope.writable.append(a)
+            self.note_write(a)
+            return [line]
+        i = self.fresh("i")
+        inner = scope.child()
+        inner.ints[i] = (0, shape[0] - 1)
+        inner.loop_depth += 1
+        inner.in_while = False
+        self.loops.append(i)
+        if len(shape) == 1:
+            fill = f"{a}[{i}] = {self.expr(inner)}"
+        else:
+            fill = f"{a}[{i}] = {self.aoperand(inner, self.sub_shape(shape[1:]), 1)}" \
+                if self.allocating() else f"{a}[{i}, 0] = {self.expr(inner)}"
+        self.loops.pop()
+        scope.arrays[a] = shape
+        scope.writable.append(a)
+        self.c_contig.add(a)
+        self.note_write(a)
+        dims = f"{shape[0]}" if len(shape) == 1 else f"({shape[0]}, {shape[1]})"
+        lines = [f"{a} = np.empty({dims})", f"for {i} in range({shape[0]}):", f"    {fill}"]
+        if len(shape) == 2 and not fill.startswith(f"{a}[{i}] ="):
+            lines.append(f"    {a}[{i}, 1:] = 0.0")
+        return lines
 
 
 def indent(lines):
@@ -952,8 +1811,12 @@ def programs(draw):
     w = Writer(draw)
     w.vec_heavy = w.chance(50)
     lines = []
+    if w.on("kwdefaults"):
+        lines += w.module_globals() + ["", ""]
     for _ in range(draw(st.integers(0, 2))):
         lines += w.helper() + ["", ""]
+    if w.on("kwdefaults") and not any(h.kind == "kw" for h in w.helpers):
+        lines += w.helper("kw") + ["", ""]
     body, params = w.function()
     seed = draw(st.integers(0, 2 ** 32 - 1))
-    return Program("\n".join(lines + body) + "\n", params, seed)
+    return Program("\n".join(lines + body) + "\n", params, seed, tuple(sorted(w.used)))

@@ -18,12 +18,22 @@ also counts `kinks`: ties, abs at 0 and comparisons between equal values, points
 finite differences do not approximate this derivative.
 
 Arrays are `VArray`s: numpy object arrays of Vars, so numpy does the broadcasting, slicing,
-new axes, transposes, reshapes and joins, and every numpy function applies the scalar rules
-above element by element (np.maximum/np.minimum/np.clip as max/min: ties to the first
-argument). Reductions are left-to-right Var sums and products; `@` and np.dot are sums of
-Var products; np.max/np.min give every entry equal to the extreme an equal share of the
-adjoint (a kink when there are several). A slice read is a copy, as in adjit (numpy would
-give a view).
+new axes, transposes, reshapes, joins, fancy indexing and boolean masks, and every numpy
+function applies the scalar rules above element by element (np.maximum/np.minimum/np.clip
+as max/min: ties to the first argument). Reductions are left-to-right Var sums and products;
+`@` and np.dot are sums of Var products; np.max/np.min give every entry equal to the extreme
+an equal share of the adjoint (a kink when there are several).
+
+Views are numpy's: a basic slice, a row, `.T`, a transpose with axes, swapaxes/moveaxis and
+a reshape numpy can do without copying share the Var slots of their base, so a write through
+one name is read through the other, exactly as numpy does; fancy indexing and masks read
+copies, and `a[idx] = v` / `a[idx] += v` with a repeated index keep the last write (numpy's
+buffered semantics). Argument arrays keep their memory layout (Fortran order, strides,
+negative strides), so that numpy decides view or copy for them as it does for the real
+arguments. Arrays the program makes are in C order (np.zeros, copies, results of
+arithmetic): a program must not rely on the layout numpy's order='K' gives a result of
+arithmetic on a Fortran-ordered array (the grammar reshapes into views only arrays it knows
+to be C-contiguous). Integer lists give int64 index arrays (`np.array([0, 2, 2])`).
 """
 import math
 import operator
@@ -192,11 +202,11 @@ class VArray:
     numpy itself does the broadcasting, slicing, new axes, transposes, reshapes and joins.
 
     Elementwise operations apply Var arithmetic to every element (`_elementwise`). Reading
-    anything but a single element (`a[1:]`, `a[:, None]`, `a.T`, `a.reshape(...)`) makes a
-    new array, never a numpy view: in adjit `b = x[1:]` is a copy, and writes into `b` must
-    not reach `x`. Writing (`a[i] = v`, `a[1:-1] = e`, `a += e`) stores into this array,
-    which other names never share (adjit refuses aliases). Comparisons give plain bool
-    arrays (only np.where reads them)."""
+    anything but a single element (`a[1:]`, `a[:, None]`, `a.T`, `a.reshape(...)`,
+    `a[idx]`, `a[mask]`) gives what numpy gives: a view sharing this array's slots, or a
+    copy (fancy indexing, masks, reshapes numpy cannot do in place). Writing (`a[i] = v`,
+    `a[1:-1] = e`, `a[idx] += e`, `a += e`) stores into the slots, which every view of them
+    sees. Comparisons give plain bool arrays (masks, np.where)."""
 
     __slots__ = ("a",)
     __array_ufunc__ = None      # `ndarray op VArray` and `np.float64 op VArray` defer to us
@@ -228,10 +238,10 @@ class VArray:
 
     def __getitem__(self, idx):
         for i in (idx if isinstance(idx, tuple) else (idx,)):
-            if isinstance(i, (Var, float, bool, np.bool_)):
-                raise IndexError(f"index {i!r} is not an int")
-        out = self.a[idx]
-        return VArray(out.copy()) if isinstance(out, np.ndarray) else out
+            if isinstance(i, (Var, VArray, float, bool, np.bool_)):
+                raise IndexError(f"index {i!r} is not an int, a slice or an index array")
+        out = self.a[idx]       # numpy decides: a view (basic indexing) or a copy
+        return VArray(out) if isinstance(out, np.ndarray) else out
 
     def __setitem__(self, idx, v):
         current = self[idx]     # the same index checks as a read
@@ -243,7 +253,7 @@ class VArray:
             self.a[idx] = lift(v)
 
     def copy(self):
-        return VArray(self.a.copy())
+        return VArray(self.a.copy())        # C order, as ndarray.copy()
 
     # arithmetic: elementwise over Vars with numpy broadcasting ---------------------------
     def __add__(self, o):
@@ -329,14 +339,17 @@ class VArray:
     # methods --------------------------------------------------------------------------------
     @property
     def T(self):    # noqa: N802 - numpy's name
-        return VArray(self.a.T.copy())
+        return VArray(self.a.T)                 # a view, as in numpy
 
-    def transpose(self):
-        return self.T
+    def transpose(self, *axes):
+        return VArray(self.a.transpose(*axes))  # a view
+
+    def swapaxes(self, i, j):
+        return VArray(self.a.swapaxes(i, j))    # a view
 
     def reshape(self, *shape):
         shape = shape[0] if len(shape) == 1 else shape
-        return VArray(self.a.reshape(shape).copy())
+        return VArray(self.a.reshape(shape))    # a view where numpy can, else a copy
 
     def dot(self, o):
         return _matmul(self, o)
@@ -374,9 +387,9 @@ def _lift_all(a):
     return a
 
 
-def _new(shape, fill):
+def _new(shape, fill, order="C"):
     """An object array of the given shape, every element the constant `fill`."""
-    out = np.empty(shape, dtype=object)
+    out = np.empty(shape, dtype=object, order=order)
     for idx in np.ndindex(out.shape):
         out[idx] = Var(fill)
     return VArray(out)
@@ -617,10 +630,17 @@ def _arrays(seq):
     return [v.a for v in seq]
 
 
-def _literal(obj):
-    """np.array([...]) of numbers and Vars (nested lists for 2-D)."""
+def _literal(obj, dtype=None):
+    """np.array([...]) of numbers and Vars (nested lists for 2-D); of ints only (or with an
+    int dtype): a real int64 ndarray, an index array."""
     if isinstance(obj, VArray):
         return obj.copy()
+    if isinstance(obj, np.ndarray):
+        return obj.copy() if obj.dtype.kind in "iub" else _constants(obj)
+    items = list(_flat(obj))
+    if items and all(isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
+                     for v in items) or dtype in (int, np.int64):
+        return np.array(obj, dtype=np.int64)
     shape = []
     probe = obj
     while isinstance(probe, (list, tuple)):
@@ -639,6 +659,14 @@ def _literal(obj):
     return VArray(out)
 
 
+def _flat(obj):
+    if isinstance(obj, (list, tuple)):
+        for item in obj:
+            yield from _flat(item)
+    else:
+        yield obj
+
+
 class _Linalg:
     norm = staticmethod(_norm)
 
@@ -655,17 +683,75 @@ class _Numpy:
     zeros = staticmethod(lambda shape: _new(_shape(shape), 0.0))
     ones = staticmethod(lambda shape: _new(_shape(shape), 1.0))
     empty = staticmethod(lambda shape: _new(_shape(shape), 0.0))
-    zeros_like = staticmethod(lambda a: _new(a.shape, 0.0))
-    ones_like = staticmethod(lambda a: _new(a.shape, 1.0))
-    empty_like = staticmethod(lambda a: _new(a.shape, 0.0))
+    zeros_like = staticmethod(lambda a: _new(a.shape, 0.0, _order(a)))
+    ones_like = staticmethod(lambda a: _new(a.shape, 1.0, _order(a)))
+    empty_like = staticmethod(lambda a: _new(a.shape, 0.0, _order(a)))
     full = staticmethod(lambda shape, v: _full(_shape(shape), v))
-    full_like = staticmethod(lambda a, v: _full(a.shape, v))
-    array = staticmethod(lambda obj, dtype=None: _literal(obj))
-    asarray = array
-    linspace = staticmethod(lambda a, b, n: _constants(np.linspace(value(a), value(b), n)))
-    arange = staticmethod(lambda *args: _constants(np.arange(*[value(a) for a in args])))
+    full_like = staticmethod(lambda a, v: _full(a.shape, v, _order(a)))
+    array = staticmethod(_literal)
+    asarray = staticmethod(lambda obj: obj if isinstance(obj, VArray) else _literal(obj))
     concatenate = staticmethod(lambda seq, axis=0: VArray(np.concatenate(_arrays(seq), axis)))
     stack = staticmethod(lambda seq, axis=0: VArray(np.stack(_arrays(seq), axis)))
+    eye = staticmethod(lambda n: _constants(np.eye(n)))
+    int64 = np.int64
+    float32 = np.float32
+
+    @staticmethod
+    def linspace(start, stop, num):
+        """numpy's formula, on Vars: i * ((stop - start) / div) + start, the last one stop
+        (both end points are differentiable)."""
+        if not isinstance(start, Var) and not isinstance(stop, Var):
+            return _constants(np.linspace(start, stop, num))
+        out = np.empty(num, dtype=object)
+        div = num - 1
+        delta = lift(stop) - lift(start)
+        step = delta / float(div) if div > 0 else None
+        for i in range(num):
+            if div <= 0:
+                out[i] = float(i) * delta + start
+            elif step.value == 0.0:
+                out[i] = float(i) / float(div) * delta + start
+            else:
+                out[i] = float(i) * step + start
+        if num > 1:
+            out[-1] = lift(stop)
+        return VArray(out)
+
+    @staticmethod
+    def arange(*args):
+        """numpy's fill, on Vars: a[0] = start, a[1] = start + step, a[i] = start +
+        i * (a[1] - a[0]); the length from the values (numpy's)."""
+        if not any(isinstance(a, Var) for a in args):
+            return _constants(np.arange(*args))
+        start, stop, step = (0.0, args[0], 1.0) if len(args) == 1 else \
+            (args[0], args[1], 1.0) if len(args) == 2 else args
+        n = len(np.arange(value(start), value(stop), value(step)))
+        start = lift(start)
+        out = np.empty(n, dtype=object)
+        if n:
+            out[0] = start
+        if n > 1:
+            out[1] = start + step
+            delta = out[1] - out[0]
+            for i in range(2, n):
+                out[i] = start + float(i) * delta
+        return VArray(out)
+
+    @staticmethod
+    def diag(v):
+        """np.diag of a 1-D array: a square array, v on its diagonal, 0.0 elsewhere (a new
+        array); of a 2-D array: its diagonal, a read-only view as in numpy."""
+        if v.ndim == 2:
+            return VArray(np.diag(v.a))
+        out = _new((len(v), len(v)), 0.0)
+        for i in range(len(v)):
+            out.a[i, i] = v.a[i]
+        return out
+
+    @staticmethod
+    def take(a, idx):
+        out = np.take(a.a, idx)
+        return VArray(out) if isinstance(out, np.ndarray) else out
 
     # elementwise (numpy broadcasting)
     exp = _ufunc(_Math.exp)
@@ -717,13 +803,37 @@ class _Numpy:
     matmul = staticmethod(_matmul)
     outer = staticmethod(lambda a, b: _elementwise(operator.mul, _literal(a)[:, None],
                                                    _literal(b)[None, :]))
-    transpose = staticmethod(lambda a: a.T)
+    transpose = staticmethod(lambda a, axes=None: VArray(np.transpose(a.a, axes)))
+    swapaxes = staticmethod(lambda a, i, j: VArray(np.swapaxes(a.a, i, j)))
+    moveaxis = staticmethod(lambda a, s, d: VArray(np.moveaxis(a.a, s, d)))
     reshape = staticmethod(lambda a, shape: a.reshape(shape))
 
 
-def _full(shape, v):
-    out = np.empty(shape, dtype=object)
+def _order(a):
+    """The order numpy's *_like functions give a new array like `a` (order='K')."""
+    return "F" if a.a.flags.f_contiguous and not a.a.flags.c_contiguous else "C"
+
+
+def _full(shape, v, order="C"):
+    out = np.empty(shape, dtype=object, order=order)
     out.fill(lift(v))
+    return VArray(out)
+
+
+def _leaves_like(a):
+    """Fresh Vars with a's values (float32 ones exactly, in float64) in an object array
+    with a's memory layout: the same strides in elements (Fortran order, steps, negative
+    steps), so that numpy decides view or copy (a reshape) for it as for `a`."""
+    steps = [s // a.itemsize for s in a.strides]
+    if a.size == 0 or any(s * a.itemsize != t for s, t in zip(steps, a.strides)):
+        return _constants(a)
+    low = sum(min(0, s * (n - 1)) for s, n in zip(steps, a.shape))
+    span = sum(abs(s) * (n - 1) for s, n in zip(steps, a.shape)) + 1
+    buf = np.empty(span, dtype=object)
+    out = np.lib.stride_tricks.as_strided(buf[-low:], a.shape,
+                                          [s * buf.itemsize for s in steps])
+    for idx in np.ndindex(a.shape):
+        out[idx] = Var(float(a[idx]))
     return VArray(out)
 
 
@@ -771,7 +881,7 @@ def _run(fn, args):
             leaves.append([v])
             vargs.append(v)
         elif isinstance(a, np.ndarray) and a.dtype.kind == "f":
-            arr = _constants(a)         # fresh Vars: the leaves
+            arr = _leaves_like(a)       # fresh Vars: the leaves, in the argument's layout
             leaves.append(list(arr.a.ravel()))
             vargs.append(arr)
         else:
