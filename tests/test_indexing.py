@@ -146,7 +146,15 @@ def gathers_of_views_and_views_of_gathers(x, idx):
     return np.sum(y * x) + np.sum(x[idx][1:] ** 2)
 
 
+def one_index_array_on_two_dimensions(w, ix):
+    # the same index array wraps negative entries by each dimension's own length
+    w[:, -1] -= w[1, ix] - np.take(w, ix)
+    return np.sum(w * w)
+
+
 GATHERS = [
+    (one_index_array_on_two_dimensions, (np.arange(6.0).reshape(3, 2), np.array([1, -2, -1])),
+     0),
     (gathers_of_views_and_views_of_gathers, (np.array([1.0, -2.0, 0.5, 3.0]), IDX), 0),
     (gather_sq, (THETA, IDX), 0),
     (gather_resid, (THETA, IDX, np.array([1.0, 1.0, 1.0])), (0, 2)),

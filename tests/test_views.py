@@ -481,7 +481,12 @@ def fill_slice_with_scalar(a, b, w):
     return np.sum(e * w * b)
 
 
-CONSTRUCTORS = [linspace_active, full_active, full_like_active, array_literal_active,
+def linspace_from_int_constant(a, b, w):
+    v = b * w[0] + 1.5
+    return np.sum(np.linspace(0, v, 5) * w) + a
+
+
+CONSTRUCTORS = [linspace_from_int_constant, linspace_active, full_active, full_like_active, array_literal_active,
                 stack_active, concatenate_active, empty_then_fill, eye_times_scalar,
                 arange_active, fill_slice_with_scalar]
 

@@ -164,12 +164,16 @@ class Indexing:
         if key not in env["loads"]:
             slot = i if s.col is None else ast.Tuple(elts=[i, ir.const(s.col)],
                                                       ctx=ast.Load())
-            raw = self.to_atom(stmts, ast.Subscript(value=ir.name(s.arr), slice=slot,
-                                                    ctx=ast.Load()))
-            if s.col is None:       # a user's index array: negative and out-of-range indices
-                raw = self.to_atom(stmts, self.vcall(vec.take_index, [raw, s.n_dim]))
-            env["loads"][key] = raw
-        return self._affine(s.start, s.step, env["loads"][key], env, stmts)
+            env["loads"][key] = self.to_atom(stmts, ast.Subscript(
+                value=ir.name(s.arr), slice=slot, ctx=ast.Load()))
+        position = env["loads"][key]
+        if s.col is None:       # a user's index array: negative and out-of-range indices,
+            wrap = ("wrap", _key(position), _key(s.n_dim), id(stmts))   # per dimension
+            if wrap not in env["loads"]:
+                env["loads"][wrap] = self.to_atom(stmts, self.vcall(vec.take_index,
+                                                                    [position, s.n_dim]))
+            position = env["loads"][wrap]
+        return self._affine(s.start, s.step, position, env, stmts)
 
     def _unravel(self, flat, shape, env, stmts):
         """Indices of position `flat` (C order) in an array of this shape."""

@@ -270,7 +270,9 @@ class ReverseBuilder:
         out = []
         for atom, expr in rules:
             if self.is_active(atom):
-                out += _parse(f"{self.bar(atom.id)} += {expr}")
+                first = self.single_use.get(atom.id) == id(s)   # linspace's scalar operands
+                out.append(accumulate(self.bar(atom.id), ast.parse(expr, mode="eval").body,
+                                      False, first, origin))
         if self.layout.loops[id(s)]:
             out += _parse(f"{bar}.fill(0.0)")
         for node in out:

@@ -26,6 +26,7 @@ those too.
 import ast
 import copy
 import hashlib
+import inspect
 import itertools
 import linecache
 import math
@@ -200,11 +201,12 @@ def check(program, jit=False, fd=True, subsets=_ALL_SUBSETS, oracle_only=False):
     if subsets == _ALL_SUBSETS:
         subsets = [c for r in range(1, len(floats) + 1)
                    for c in itertools.combinations(floats, r)]
-    types = tuple(numba.typeof(a) for a in args)
+    types = tuple(numba.typeof(a) for a in _with_defaults(f, args))
     runs = []
     for argnums in subsets:
         runs.append((f"argnums={argnums} (python)", argnums, False,
-                     lambda a=argnums: build(f, a, types, _PY_MODE, jit=False).pyfunc))
+                     lambda a=argnums: _binding(f, build(f, a, types, _PY_MODE,
+                                                         jit=False).pyfunc)))
     if jit:
         runs.append((f"value_and_grad argnums={floats} (numba)", floats, True,
                      lambda: adjit.value_and_grad(f, argnums=floats)))
@@ -292,6 +294,19 @@ def check(program, jit=False, fd=True, subsets=_ALL_SUBSETS, oracle_only=False):
     return Outcome("ok", err=worst, fd=fd_status)
 
 
+def _with_defaults(f, args):
+    """The arguments of a call f(*args), in the generated function's order (positional
+    parameters, then keyword-only ones), defaults filled in: what the API passes on."""
+    bound = inspect.signature(f).bind(*args)
+    bound.apply_defaults()
+    return [bound.arguments[p] for p in inspect.signature(f).parameters]
+
+
+def _binding(f, pyfunc):
+    """The generated function `build` made (all parameters positional), called like f."""
+    return lambda *args: pyfunc(*_with_defaults(f, args))
+
+
 def _top_level_for(source):
     fn = [d for d in ast.parse(source).body if isinstance(d, ast.FunctionDef)][-1]
     return any(isinstance(s, ast.For) for s in fn.body)
@@ -302,8 +317,9 @@ def _checkpoint_check(f, floats, types, args, after, header):
     bit to the recorded ones (interpreter runs of both generated functions)."""
     where = {"argnums": floats, "numba": False}
     try:
-        plain = build(f, floats, types, _PY_MODE, jit=False).pyfunc
-        checkpointed = build(f, floats, types, _PY_MODE, jit=False, checkpoint=2).pyfunc
+        plain = _binding(f, build(f, floats, types, _PY_MODE, jit=False).pyfunc)
+        checkpointed = _binding(f, build(f, floats, types, _PY_MODE, jit=False,
+                                         checkpoint=2).pyfunc)
     except AdjitError as exc:
         if "checkpointing a" in str(exc):
             return None     # a top-level while loop or early exit that records: refused
