@@ -588,3 +588,28 @@ def test_time_loops_through_views(fn, checkpoint):
     assert np.isclose(v, fn(*args), rtol=1e-14)
     for k in (0, 1):
         np.testing.assert_allclose(g[k], fd_grad(fn, args, k), rtol=1e-6, atol=1e-8)
+
+
+# evaluation order: numpy computes an expression when it is evaluated -----------------------
+def _set_element(b, j, p):
+    b[j] = j * 1.0
+    return p
+
+
+def expression_before_a_writing_helper(x, n):
+    return np.sum((x + x) * _set_element(x, n, 2.0) * x)
+
+
+def gather_target_before_a_writing_helper(x, n, ix):
+    x[ix] *= (x[:3] + x[1:]) * _set_element(x, n, 2.0)
+    return np.sum(x * x)
+
+
+@pytest.mark.parametrize("fn, args", [
+    (expression_before_a_writing_helper, (X4, 1)),
+    (gather_target_before_a_writing_helper, (X4, 1, np.array([0, 2, 2]))),
+], ids=["expression", "gather-target"])
+def test_expressions_are_computed_before_a_later_helper_writes(fn, args):
+    """`(x + x) * h(x)` with h writing x: numpy computes x + x first; `x[ix] *= e` reads
+    x[ix] (a copy) before e runs."""
+    check_against_numpy(fn, args, 0)

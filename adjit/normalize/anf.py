@@ -549,7 +549,11 @@ class _Normalizer(Vectorizing, Indexing):
         elif isinstance(s.target, ast.Subscript):
             what, arr, idx = self.resolve_subscript(s.target.value, s.target.slice, out, s)
             if what == "view":
-                self.store_view(arr, self.rhs(s.value, out), s.op, out, s)
+                current = None
+                if has_take(arr) and self.may_write(s.value):
+                    # x[idx] op= e reads x[idx] (a copy) before e runs, which may write x
+                    current = self.view_of(self.materialize(arr, out, s, copy=True).id, out)
+                self.store_view(arr, self.rhs(s.value, out), s.op, out, s, current)
                 return
             cur = self.to_atom(out, ast.Subscript(value=ir.name(arr), slice=idx, ctx=ast.Load()))
             rhs = self.atom(s.value, out)
@@ -629,14 +633,14 @@ class _Normalizer(Vectorizing, Indexing):
         out.append(loop)
 
     # expressions ---------------------------------------------------------
-    def store_view(self, view, value, op, out, node):
+    def store_view(self, view, value, op, out, node, current=None):
         """`view = value` or `view op= value` elementwise. A value that reads the target
         array is computed into a new array first, as numpy computes the whole right-hand
         side before it assigns."""
         value = self.lazy_operand(value, out)
         if op is not None:
-            cur = View(view.base, view.ndim, view.dims, view.fixed, view.shape, None,
-                       view.parent, view.contiguous)
+            cur = current or View(view.base, view.ndim, view.dims, view.fixed, view.shape,
+                                  None, view.parent, view.contiguous)
             value = Op(("bin", op), [cur, self.as_lazy(value)],
                        self.broadcast([view.shape, self.as_lazy(value).shape], out, node))
         if isinstance(value, Lazy) and any(isinstance(leaf, View) and leaf.base == view.base
@@ -652,6 +656,30 @@ class _Normalizer(Vectorizing, Indexing):
         """An atom, or a Lazy array expression (fused into whatever consumes it)."""
         return self.lazy_operand(self.rhs(node, out), out)
 
+    def operands(self, nodes, out):
+        """Operands evaluated left to right. numpy computes an array expression when it is
+        evaluated: one that a later operand could change by calling a helper that writes
+        arrays (`(x + x) * h(x)`) is computed first (a view still reads the array when it is
+        used, as numpy's views do)."""
+        values = []
+        for k, n in enumerate(nodes):
+            v = self.operand(n, out)
+            if isinstance(v, Op) and any(self.may_write(m) for m in nodes[k + 1:]):
+                v = self.view_of(self.materialize(v, out, n).id, out)
+            values.append(v)
+        return values
+
+    def may_write(self, node):
+        """Whether evaluating `node` calls a helper (which may write arrays)."""
+        for n in ast.walk(node):
+            if isinstance(n, ast.Call):
+                obj = self.src.resolve(n.func) if not isinstance(n.func, ast.Attribute) or \
+                    self.src.resolve(n.func.value) is not MISSING else MISSING
+                inner = unwrap(obj) if obj is not MISSING else None
+                if isinstance(inner, types.FunctionType) and not _library_function(inner):
+                    return True
+        return False
+
     def atom(self, node, out):
         value = self.rhs(node, out)
         if isinstance(value, (_Shape, _TupleValue)):
@@ -666,7 +694,7 @@ class _Normalizer(Vectorizing, Indexing):
         if isinstance(node, ast.Name):
             return self.load_name(node)
         if isinstance(node, ast.BinOp):
-            left, right = self.operand(node.left, out), self.operand(node.right, out)
+            left, right = self.operands([node.left, node.right], out)
             if isinstance(node.op, ast.MatMult):
                 return self.matmul(left, right, out, node)
             if isinstance(left, Lazy) or isinstance(right, Lazy):
@@ -792,14 +820,14 @@ class _Normalizer(Vectorizing, Indexing):
         return ast.BinOp(left=left, op=op, right=right)
 
     def compare(self, node, out):
-        left = self.operand(node.left, out)
         if len(node.ops) == 1:
-            right = self.operand(node.comparators[0], out)
+            left, right = self.operands([node.left, node.comparators[0]], out)
             if isinstance(left, Lazy) or isinstance(right, Lazy):
                 return self.elementwise(("cmp", node.ops[0]), [left, right], out, node)
             if isinstance(left, ast.Constant) and isinstance(right, ast.Constant):
                 return ir.const(_constant_compare(node.ops[0], left.value, right.value))
             return ast.Compare(left=left, ops=node.ops, comparators=[right])
+        left = self.operand(node.left, out)
         if isinstance(left, Lazy):
             raise self.error(node, "a chained comparison of arrays",
                              "Compare arrays one pair at a time inside np.where.")
@@ -1143,7 +1171,7 @@ class _Normalizer(Vectorizing, Indexing):
             if len(args) != arity:
                 raise self.error(node, f"`{ast.unparse(node.func)}` with {len(args)} "
                                  f"argument(s)", f"Call it with {arity}.")
-            operands = [self.operand(a, out) for a in args]
+            operands = self.operands(args, out)
             lazy = self.elementwise(("call", fn), operands, out, node)
             if lazy is not None:
                 return lazy
@@ -1252,7 +1280,7 @@ class _Normalizer(Vectorizing, Indexing):
         if obj is stop_gradient:
             self.stopped += 1   # no derivative leaves: np.max needs no tie split
         try:
-            args = [self.operand(a, out) for a in node.args]
+            args = self.operands(node.args, out)
         finally:
             if obj is stop_gradient:
                 self.stopped -= 1
