@@ -20,9 +20,10 @@ $(VENV)/.test: $(VENV)/.base
 test: $(VENV)/.test
 	$(PY) -m pytest -q
 
-# make fuzz N=10000: N generated programs against the reference AD (tests/fuzz/campaign.py)
+# make fuzz N=10000: N generated programs, every construct group drawn, against the reference
+# AD (tests/fuzz/campaign.py)
 fuzz: $(VENV)/.test
-	PYTHONPATH=tests $(PY) -m fuzz -n $(N) --seed $(SEED)
+	PYTHONPATH=tests $(PY) -m fuzz -n $(N) --seed $(SEED) --groups
 
 # make fuzz-cuda N=1000: N drawn numba.cuda kernels through adjit.cuda.adjoint_kernel against a
 # sequential oracle with a race detector (tests/fuzz_cuda/campaign.py; CUDA simulator)

@@ -350,6 +350,27 @@ def test_argument_kinds_and_layouts():
 GROUP_PROGRAMS = int(os.environ.get("ADJIT_FUZZ_GROUP_PROGRAMS", "12"))
 
 
+# ... and adjit on a few programs of each group (every argnums subset, in the interpreter;
+# `make fuzz` draws them all, by the thousand)
+GROUP_ADJIT_PROGRAMS = int(os.environ.get("ADJIT_FUZZ_GROUP_ADJIT_PROGRAMS", "5"))
+
+
+@pytest.mark.parametrize("group", sorted(grammar.GROUPS))
+def test_group_programs_match_the_reference(group, monkeypatch):
+    monkeypatch.setattr(grammar, "AVOID", grammar.AVOID - {group})
+    outcomes = []
+
+    @settings(max_examples=GROUP_ADJIT_PROGRAMS, database=None, phases=[Phase.generate],
+              derandomize=True, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(programs())
+    def run(program):
+        out = check(program, fd=False)
+        assert out.status != "mismatch", f"{out.reason}\n{out.detail}"
+        outcomes.append(out.status)
+    run()
+    assert outcomes.count("ok") >= 1, outcomes
+
+
 @pytest.mark.parametrize("group", sorted(grammar.GROUPS))
 def test_group_programs_agree_with_numpy(group, monkeypatch):
     monkeypatch.setattr(grammar, "AVOID", grammar.AVOID - {group})

@@ -1,7 +1,7 @@
 """`make fuzz N=10000` (python -m fuzz): run N generated programs through adjit and the reference AD.
 
     PYTHONPATH=tests python -m fuzz -n 10000 [--workers 2] [--seed 0] [--numba-every 5]
-                                   [--all-constructs | --only GROUP ...] [--save]
+                                   [--groups | --all-constructs | --only GROUP ...] [--save]
                                    [--reduce-per-signature K]
 
 Prints programs tried, discarded (and why), mismatches, and the time taken. Each mismatch is
@@ -10,7 +10,8 @@ tests/regressions/fuzz_<hash>.py, which `make test` runs from then on (write dow
 in its docstring when you fix it). Exit status 1 when anything mismatched.
 
 Known adjit bugs (grammar.AVOID) are steered around, or their programs discarded, so that a
-campaign reports new ones; --all-constructs draws and reports them too. `--only GROUP`
+campaign reports new ones; --all-constructs draws and reports them too. `--groups` (what
+`make fuzz` passes) draws every construct group as well, as an ordinary campaign. `--only GROUP`
 (repeatable) draws one construct group of grammar.GROUPS (index arrays, masks, views, ...)
 in nearly every program, the other groups still avoided. Both print, per group, how many
 programs drew it and their outcomes (ok, refused with the refusal messages counted, mismatch,
@@ -167,6 +168,9 @@ def main(argv=None):
                         metavar="GROUP", help="draw this construct group (grammar.GROUPS) in "
                         "nearly every program; repeatable. Groups: "
                         + ", ".join(grammar.GROUPS))
+    parser.add_argument("--groups", action="store_true",
+                        help="draw every construct group (grammar.GROUPS) too, reporting and "
+                             "saving as an ordinary campaign (make fuzz)")
     parser.add_argument("--save", action="store_true",
                         help="save reproducers even with --all-constructs or --only")
     parser.add_argument("--reduce-per-signature", type=int, default=None, metavar="K",
@@ -174,6 +178,8 @@ def main(argv=None):
                              "signature (default: all; 1 with --all-constructs or --only)")
     opts = parser.parse_args(argv)
     explore = opts.all_constructs or bool(opts.only)
+    if opts.groups:
+        opts.only = sorted(set(opts.only) | set(grammar.GROUPS))
     save = not opts.no_save and (opts.save or not explore)
     per_signature = opts.reduce_per_signature
     if per_signature is None:
