@@ -14,15 +14,15 @@ import numpy as np
 
 from ..api_stop import stop_gradient
 from ..frontend.source import MISSING, read_function, unwrap
-from ..rules.table import ALLOCATORS, ARRAY_QUERIES, CONST_ARRAYS, rule_for_call
+from ..rules.table import (ALLOCATORS, ARRAY_FUNCTIONS, ARRAY_QUERIES, CONST_ARRAYS,
+                           ELEMENTWISE, ELEMENTWISE_ARITY, METHOD_REDUCTIONS, REDUCTIONS,
+                           rule_for_call)
 from . import ir
 from .check import check_supported
 from . import swaps
 from .exits import lower_exits
 from .views import Indexing, Take, has_take, view_atoms, with_atoms
-from .vectorize import (ELEMENTWISE, METHOD_REDUCTIONS, ONE, REDUCTIONS, Lazy, Op, Scalar, View,
-                        _index_node,
-                        Vectorizing, _ARITY)
+from .vectorize import ONE, Lazy, Op, Scalar, View, Vectorizing, _index_node
 from ..runtime import vec
 
 _RESERVED = {"math", "np", "stop_gradient"}
@@ -1153,7 +1153,7 @@ class _Normalizer(Vectorizing, Indexing):
     def numpy_call(self, node, obj, out):
         """Vectorized numpy functions; None when `obj` is not one of them."""
         try:
-            known = obj in ELEMENTWISE or obj in REDUCTIONS or obj in _NP_OTHER
+            known = obj in ELEMENTWISE or obj in REDUCTIONS or obj in ARRAY_FUNCTIONS
         except TypeError:
             return None
         if not known:
@@ -1167,7 +1167,7 @@ class _Normalizer(Vectorizing, Indexing):
                 raise self.error(node, f"keyword arguments to `{ast.unparse(node.func)}`",
                                  "Pass arguments by position.")
             fn = ELEMENTWISE[obj]
-            arity = _ARITY.get(fn, 1)
+            arity = ELEMENTWISE_ARITY[obj]
             if len(args) != arity:
                 raise self.error(node, f"`{ast.unparse(node.func)}` with {len(args)} "
                                  f"argument(s)", f"Call it with {arity}.")
@@ -1177,7 +1177,7 @@ class _Normalizer(Vectorizing, Indexing):
                 return lazy
             scalar = Op(("call", fn), [Scalar(a) for a in operands], [])
             return self.scalar_op(scalar.fn, [a.atom for a in scalar.args], out)
-        what = _NP_OTHER[obj]
+        what = ARRAY_FUNCTIONS[obj]
         if what in ("dot", "matmul"):
             return self.matmul(self.operand(args[0], out), self.operand(args[1], out), out, node)
         if what == "outer":
@@ -1406,14 +1406,6 @@ class _Normalizer(Vectorizing, Indexing):
 
 
 _LIBRARIES = {"numpy", "scipy", "numba", "math", "builtins", "adjit"}
-
-_NP_OTHER = {np.dot: "dot", np.matmul: "matmul", np.outer: "outer", np.transpose: "transpose",
-             np.swapaxes: "swapaxes", np.moveaxis: "moveaxis",
-             np.reshape: "reshape", np.linalg.norm: "norm", np.array: "array",
-             np.ravel: "ravel", np.take: "take",
-             np.asarray: "array", np.concatenate: "concatenate", np.stack: "stack",
-             np.full: "full", np.full_like: "full_like", np.linspace: "linspace",
-             np.arange: "arange", np.eye: "linspace", np.identity: "linspace"}
 
 
 

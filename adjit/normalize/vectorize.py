@@ -95,22 +95,6 @@ def leaves(v):
         yield v
 
 
-# numpy elementwise functions: the scalar operation each element gets
-_MATH = {np.exp: math.exp, np.log: math.log, np.log1p: math.log1p, np.expm1: math.expm1,
-         np.sin: math.sin, np.cos: math.cos, np.tan: math.tan, np.tanh: math.tanh,
-         np.sinh: math.sinh, np.cosh: math.cosh, np.arcsin: math.asin, np.arccos: math.acos,
-         np.arctan: math.atan, np.sqrt: math.sqrt, np.log10: math.log10,
-         np.arctan2: math.atan2, np.abs: abs, np.absolute: abs, np.fabs: abs}
-ELEMENTWISE = dict(_MATH)
-ELEMENTWISE.update({np.power: "pow", np.float_power: "pow", np.square: "square", np.maximum: max, np.minimum: min,
-                    np.where: "where", np.clip: "clip", np.sign: np.sign, np.floor: np.floor,
-                    np.negative: "neg"})
-REDUCTIONS = {np.sum: "sum", np.mean: "mean", np.prod: "prod", np.max: "max", np.min: "min",
-              np.amax: "max", np.amin: "min"}
-METHOD_REDUCTIONS = {"sum": "sum", "mean": "mean", "prod": "prod", "max": "max", "min": "min"}
-_ARITY = {"where": 3, "clip": 3, "pow": 2, max: 2, min: 2, math.atan2: 2}
-
-
 class Vectorizing:
     """Mixed into the A-normal-form pass: array expressions to loops."""
 

@@ -14,9 +14,9 @@ Arrays are never recorded: the backward sweep reads array elements only through 
 loads of arrays that the function never writes.
 """
 import ast
-import math
 
 from ..normalize import ir
+from ..rules.table import EXPENSIVE  # noqa: F401 - values recorded rather than replayed
 
 
 class Layout:
@@ -102,12 +102,7 @@ def final_loads(stmts, layout):
     return out
 
 
-EXPENSIVE = {math.exp, math.expm1, math.log, math.log1p, math.log10, math.sin, math.cos,
-             math.tan, math.tanh, math.sinh, math.cosh, math.asin, math.acos, math.atan,
-             math.atan2, math.erf, math.erfc, math.pow, math.hypot}
-"""Functions that cost more to recompute (tens of cycles) than a tape push and pop: a value
-of theirs that the backward sweep reads is recorded rather than replayed when the forward
-sweep computes it anyway (see ReverseBuilder.plan)."""
+
 
 
 def replayable(stmts, layout, prims_of):

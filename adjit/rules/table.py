@@ -1,15 +1,17 @@
-"""The derivative rules, as data.
+"""The primitives adjit knows, as data: one entry per function (see registry.py).
 
 A rule lists, for each operand of a primitive, the partial derivative of the result with
 respect to that operand, written as a Python expression over the operand names and `out`
-(the result). The reverse pass turns a rule into `a_bar += out_bar * <partial>`; the same
-partials serve forward mode later. `None` marks an operand the result does not depend on
-differentiably (a floor, a comparison, an integer conversion).
+(the result). The reverse pass turns a rule into `a_bar += out_bar * <partial>`; forward
+mode into `out_dot = <partial> * a_dot + ...`. `None` marks an operand the result does not
+depend on differentiably (a floor, a comparison, an integer conversion). `result` is the
+result's kind for type inference: "float", "int", "bool", or "join" (the common kind of the
+operands, as `abs`, `min` and `max` keep integers integers).
 
-`result` is the result's kind for type inference: "float", "int", "bool", or "join" (the
-common kind of the operands, as `abs`, `min` and `max` keep integers integers).
-
-Adding a function is one entry here and one parameter in tests/test_rules.py.
+Adding a function is one entry here: its rule, its domain (where tests/test_registry.py
+draws arguments to check it against finite differences in both modes), and for a numpy
+function applied elementwise, the scalar primitive its elements get (`numpy=` on a math
+entry, or the entry itself).
 """
 import ast
 import math
@@ -18,23 +20,42 @@ import numpy as np
 
 from ..api_stop import stop_gradient
 from ..runtime import vec
+from .registry import REGISTRY, Rule
 
-
-class Rule:
-    """Partial derivatives of one primitive, as parsed expression templates."""
-
-    def __init__(self, params, partials, result="float"):
-        self.params = tuple(params)
-        self.partials = tuple(None if p is None else ast.parse(p, mode="eval").body
-                              for p in partials)
-        self.result = result
-        assert len(self.params) == len(self.partials)
+_R = REGISTRY
 
 
 def _unary(partial, result="float"):
     return Rule(("x",), (partial,), result)
 
 
+def _binary(pa, pb, result="float"):
+    return Rule(("a", "b"), (pa, pb), result)
+
+
+def scalar(obj, name, rule, numpy=(), cost="cheap", domain=((-2.0, 2.0),), notes=""):
+    """A function of numbers (math.sin): called as it is on scalars; `numpy` lists numpy
+    functions that apply it to every element of arrays (np.sin)."""
+    _R.define(obj, name, "scalar", rule=rule, cost=cost, domain=domain, notes=notes)
+    for np_obj in numpy:
+        _R.define(np_obj, f"np.{np_obj.__name__}", "elementwise", scalar=obj,
+                  arity=len(rule.params), domain=domain)
+
+
+def ufunc(obj, rule, cost="cheap", domain=((-2.0, 2.0),), notes=""):
+    """A numpy function with no math counterpart (np.cbrt): the scalar primitive on numbers
+    and, applied elementwise, on arrays."""
+    _R.define(obj, f"np.{obj.__name__}", "elementwise", rule=rule, scalar=obj,
+              arity=len(rule.params), cost=cost, domain=domain, notes=notes)
+
+
+def lowered(obj, keyword, arity, domain=((-2.0, 2.0),), notes=""):
+    """A numpy elementwise function the vectorizer writes with operators or branches."""
+    _R.define(obj, f"np.{obj.__name__}", "elementwise", scalar=keyword, arity=arity,
+              domain=domain, notes=notes)
+
+
+_EXP = "expensive"
 _SIGN = "np.sign(x)"
 # 1 - tanh(x)**2 cancels where |tanh(x)| is near 1: the relative error grows as
 # eps / (1 - |out|), and all digits are gone past |x| = 19. (1 - out)(1 + out) keeps it under
@@ -46,83 +67,164 @@ _TANH = "(1.0 - out) * (1.0 + out) if abs(out) < 0.9999 else 1.0 / math.cosh(x) 
 # a ** b * log(a): 0 at a == 0 (the limit for b > 0), nan for a < 0 (no real derivative)
 _POW = ("b * a ** (b - 1) if b != 0 else 0.0", "out * math.log(a) if a != 0.0 else 0.0")
 
+# operators: keyed by the ast class of the operator --------------------------------------------
 BINOP_RULES = {
-    ast.Add: Rule(("a", "b"), ("1.0", "1.0"), "join"),
-    ast.Sub: Rule(("a", "b"), ("1.0", "-1.0"), "join"),
-    ast.Mult: Rule(("a", "b"), ("b", "a"), "join"),
-    ast.Div: Rule(("a", "b"), ("1.0 / b", "-out / b"), "float"),
+    ast.Add: _binary("1.0", "1.0", "join"),
+    ast.Sub: _binary("1.0", "-1.0", "join"),
+    ast.Mult: _binary("b", "a", "join"),
+    ast.Div: _binary("1.0 / b", "-out / b", "float"),
     ast.Pow: Rule(("a", "b"), _POW, "join"),
-    ast.Mod: Rule(("a", "b"), ("1.0", "-math.floor(a / b)"), "join"),
-    ast.FloorDiv: Rule(("a", "b"), (None, None), "join"),
+    ast.Mod: _binary("1.0", "-math.floor(a / b)", "join"),
+    ast.FloorDiv: _binary(None, None, "join"),
 }
 
 UNARY_RULES = {
-    ast.USub: Rule(("x",), ("-1.0",), "join"),
-    ast.UAdd: Rule(("x",), ("1.0",), "join"),
-    ast.Not: Rule(("x",), (None,), "bool"),
+    ast.USub: _unary("-1.0", "join"),
+    ast.UAdd: _unary("1.0", "join"),
+    ast.Not: _unary(None, "bool"),
 }
 
-CALL_RULES = {
-    math.sin: _unary("math.cos(x)"),
-    math.cos: _unary("-math.sin(x)"),
-    math.tan: _unary("1.0 + out * out"),
-    math.asin: _unary("1.0 / math.sqrt((1.0 - x) * (1.0 + x))"),
-    math.acos: _unary("-1.0 / math.sqrt((1.0 - x) * (1.0 + x))"),
-    math.atan: _unary("1.0 / (1.0 + x * x)"),
-    math.sinh: _unary("math.cosh(x)"),
-    math.cosh: _unary("math.sinh(x)"),
-    math.tanh: _unary(_TANH),
-    math.exp: _unary("out"),
-    math.expm1: _unary("out + 1.0 if out > -0.5 else math.exp(x)"),
-    math.log: _unary("1.0 / x"),
-    math.log1p: _unary("1.0 / (1.0 + x)"),
-    math.log10: _unary("1.0 / (x * 2.302585092994046)"),
-    math.sqrt: _unary("0.5 / out"),
-    math.erf: _unary("1.1283791670955126 * math.exp(-x * x)"),
-    math.erfc: _unary("-1.1283791670955126 * math.exp(-x * x)"),
-    math.fabs: _unary(_SIGN),
-    math.floor: _unary(None, "int"),
-    math.ceil: _unary(None, "int"),
-    math.trunc: _unary(None, "int"),
-    math.pow: Rule(("a", "b"), _POW),
-    math.hypot: Rule(("a", "b"), ("a / out", "b / out")),
-    math.atan2: Rule(("a", "b"), ("b / (a * a + b * b)", "-a / (a * a + b * b)")),
-    abs: _unary(_SIGN, "join"),
-    # min(a, b) is b only when b < a (ties and a NaN b give a, a NaN a gives a): the
-    # adjoint follows the value
-    min: Rule(("a", "b"), ("0.0 if b < a else 1.0", "1.0 if b < a else 0.0"), "join"),
-    max: Rule(("a", "b"), ("0.0 if b > a else 1.0", "1.0 if b > a else 0.0"), "join"),
-    float: _unary("1.0"),
-    int: _unary(None, "int"),
-    bool: _unary(None, "bool"),
-    round: _unary(None, "int"),
-    stop_gradient: _unary(None, "join"),
-    np.sign: _unary(None),
-    np.floor: _unary(None),
-}
+# math and builtins, and the numpy functions that apply them elementwise ---------------------
+_POS = ((0.1, 4.0),)
+_UNIT = ((-0.9, 0.9),)
+scalar(math.sin, "math.sin", _unary("math.cos(x)"), (np.sin,), _EXP)
+scalar(math.cos, "math.cos", _unary("-math.sin(x)"), (np.cos,), _EXP)
+scalar(math.tan, "math.tan", _unary("1.0 + out * out"), (np.tan,), _EXP, ((-1.3, 1.3),))
+scalar(math.asin, "math.asin", _unary("1.0 / math.sqrt((1.0 - x) * (1.0 + x))"),
+       (np.arcsin,), _EXP, _UNIT)
+scalar(math.acos, "math.acos", _unary("-1.0 / math.sqrt((1.0 - x) * (1.0 + x))"),
+       (np.arccos,), _EXP, _UNIT)
+scalar(math.atan, "math.atan", _unary("1.0 / (1.0 + x * x)"), (np.arctan,), _EXP)
+scalar(math.sinh, "math.sinh", _unary("math.cosh(x)"), (np.sinh,), _EXP)
+scalar(math.cosh, "math.cosh", _unary("math.sinh(x)"), (np.cosh,), _EXP)
+scalar(math.tanh, "math.tanh", _unary(_TANH), (np.tanh,), _EXP)
+scalar(math.exp, "math.exp", _unary("out"), (np.exp,), _EXP)
+scalar(math.expm1, "math.expm1", _unary("out + 1.0 if out > -0.5 else math.exp(x)"),
+       (np.expm1,), _EXP)
+scalar(math.log, "math.log", _unary("1.0 / x"), (np.log,), _EXP, _POS)
+scalar(math.log1p, "math.log1p", _unary("1.0 / (1.0 + x)"), (np.log1p,), _EXP,
+       ((-0.5, 4.0),))
+scalar(math.log10, "math.log10", _unary("1.0 / (x * 2.302585092994046)"), (np.log10,), _EXP,
+       _POS)
+scalar(math.sqrt, "math.sqrt", _unary("0.5 / out"), (np.sqrt,), domain=_POS)
+scalar(math.erf, "math.erf", _unary("1.1283791670955126 * math.exp(-x * x)"), cost=_EXP)
+scalar(math.erfc, "math.erfc", _unary("-1.1283791670955126 * math.exp(-x * x)"), cost=_EXP)
+scalar(math.fabs, "math.fabs", _unary(_SIGN), notes="sign(x): 0 at x == 0")
+scalar(math.floor, "math.floor", _unary(None, "int"))
+scalar(math.ceil, "math.ceil", _unary(None, "int"))
+scalar(math.trunc, "math.trunc", _unary(None, "int"))
+scalar(math.pow, "math.pow", Rule(("a", "b"), _POW), cost=_EXP, domain=(_POS[0], (-2.0, 2.0)))
+scalar(math.hypot, "math.hypot", _binary("a / out", "b / out"), cost=_EXP,
+       domain=((0.2, 2.0), (0.2, 2.0)))
+scalar(math.atan2, "math.atan2", _binary("b / (a * a + b * b)", "-a / (a * a + b * b)"),
+       (np.arctan2,), _EXP, ((-2.0, 2.0), (0.2, 2.0)))
+scalar(abs, "abs", _unary(_SIGN, "join"), (np.abs, np.fabs),
+       notes="sign(x): 0 at x == 0")
+# min(a, b) is b only when b < a (ties and a NaN b give a, a NaN a gives a): the adjoint
+# follows the value
+scalar(min, "min", _binary("0.0 if b < a else 1.0", "1.0 if b < a else 0.0", "join"),
+       (np.minimum,), domain=((-2.0, 2.0), (-2.0, 2.0)),
+       notes="ties to the first argument")
+scalar(max, "max", _binary("0.0 if b > a else 1.0", "1.0 if b > a else 0.0", "join"),
+       (np.maximum,), domain=((-2.0, 2.0), (-2.0, 2.0)),
+       notes="ties to the first argument")
+scalar(float, "float", _unary("1.0"))
+scalar(int, "int", _unary(None, "int"))
+scalar(bool, "bool", _unary(None, "bool"))
+scalar(round, "round", _unary(None, "int"))
+scalar(stop_gradient, "stop_gradient", _unary(None, "join"),
+       notes="the value, as a constant: no derivative flows through it")
+ufunc(np.sign, _unary(None), notes="piecewise constant")
+ufunc(np.floor, _unary(None), notes="piecewise constant")
 
-HELPER_RULES = {
-    # integer helpers of vectorized code (sizes, strides, slice bounds) and the NaN-propagating
-    # max/min whose result only seeds np.max's tie split: no derivatives flow through them
-    vec.bcast: Rule(("n", "m"), (None, None), "int"),
-    vec.stride: Rule(("n", "m"), (None, None), "int"),
-    vec.index: Rule(("i", "n"), (None, None), "int"),
-    vec.take_index: Rule(("i", "n"), (None, None), "int"),
-    vec.same_length: Rule(("m", "n"), (None, None), "int"),
-    vec.infer_size: Rule(("n", "m"), (None, None), "int"),
-    vec.same_size: Rule(("n", "m"), (None, None), "int"),
-    vec.slice_start: Rule("abcdef", (None,) * 6, "int"),
-    vec.slice_len: Rule("abcdef", (None,) * 6, "int"),
-    vec.nanmax: Rule(("a", "b"), (None, None)),
-    vec.nanmin: Rule(("a", "b"), (None, None)),
-}
+# numpy elementwise functions the vectorizer writes out -----------------------------------------
+lowered(np.power, "pow", 2, ((0.2, 2.0), (-2.0, 2.0)))
+lowered(np.float_power, "pow", 2, ((0.2, 2.0), (-2.0, 2.0)))
+lowered(np.square, "square", 1)
+lowered(np.negative, "neg", 1)
+lowered(np.where, "where", 3, notes="no derivative through the condition")
+lowered(np.clip, "clip", 3, notes="max then min: ties to the value")
 
-ARRAY_OPS = {vec.mm: "mm", vec.mm_tn: "mm_tn", vec.mm_nt: "mm_nt", vec.mm_tt: "mm_tt",
-             np.linspace: "linspace", np.arange: "arange"}
-"""Operations kept at array level, with adjoints written in adjit/reverse/adjoint.py and
-tangents in adjit/forward/tangent.py. np.linspace(a, b, n) is linear in a and b;
-np.arange(start, stop, step) has elements start + k * step (its length is piecewise
-constant: no derivative through stop)."""
+# reductions -------------------------------------------------------------------------------------
+for _obj, _how, _methods in ((np.sum, "sum", ("sum",)), (np.mean, "mean", ("mean",)),
+                             (np.prod, "prod", ("prod",)), (np.max, "max", ("max",)),
+                             (np.min, "min", ("min",)), (np.amax, "max", ()),
+                             (np.amin, "min", ())):
+    _R.define(_obj, f"np.{_obj.__name__}", "reduction", reduction=_how, methods=_methods,
+              notes="ties split equally" if _how in ("max", "min") else "")
+
+# whole-array operations, lowered by the vectorizer's handler of that name ----------------------
+for _obj, _handler in ((np.dot, "dot"), (np.matmul, "matmul"), (np.outer, "outer"),
+                       (np.transpose, "transpose"), (np.swapaxes, "swapaxes"),
+                       (np.moveaxis, "moveaxis"), (np.reshape, "reshape"), (np.ravel, "ravel"),
+                       (np.take, "take"), (np.linalg.norm, "norm"), (np.array, "array"),
+                       (np.asarray, "array"), (np.concatenate, "concatenate"),
+                       (np.stack, "stack"), (np.full, "full"), (np.full_like, "full_like"),
+                       (np.linspace, "linspace"), (np.arange, "arange"), (np.eye, "eye"),
+                       (np.identity, "eye")):
+    _R.define(_obj, f"np.{getattr(_obj, '__name__', _handler)}", "array", handler=_handler)
+
+# allocation ------------------------------------------------------------------------------------
+for _obj in (np.zeros, np.ones, np.empty):
+    _R.define(_obj, f"np.{_obj.__name__}", "allocate", handler="shape")
+for _obj in (np.zeros_like, np.ones_like, np.empty_like):
+    _R.define(_obj, f"np.{_obj.__name__}", "allocate", handler="like")
+
+# adjit's own helpers in generated code: integer helpers of vectorized code (sizes, strides,
+# slice bounds, index-array entries) and the NaN-propagating max/min whose result only seeds
+# np.max's tie split: no derivatives flow through them -----------------------------------------
+for _obj, _n, _result in ((vec.bcast, 2, "int"), (vec.stride, 2, "int"), (vec.index, 2, "int"),
+                          (vec.take_index, 2, "int"), (vec.same_length, 2, "int"),
+                          (vec.infer_size, 2, "int"), (vec.same_size, 2, "int"),
+                          (vec.slice_start, 6, "int"), (vec.slice_len, 6, "int"),
+                          (vec.nanmax, 2, "float"), (vec.nanmin, 2, "float")):
+    _R.define(_obj, f"vec.{_obj.__name__}", "helper",
+              rule=Rule("abcdef"[:_n], (None,) * _n, _result))
+for _obj, _dtype in ((vec.empty_int, "i"), (vec.empty_bool, "b")):
+    _R.define(_obj, f"vec.{_obj.__name__}", "allocate", handler=_dtype)
+for _obj in (vec.mm, vec.mm_tn, vec.mm_nt, vec.mm_tt):
+    _R.define(_obj, f"vec.{_obj.__name__}", "helper")
+
+
+# what the passes read ---------------------------------------------------------------------------
+def rule_for_call(obj):
+    """The rule for calling `obj` on numbers, or None when adjit has none."""
+    entry = _R.get(obj)
+    return entry.rule if entry is not None else None
+
+
+class _Table(dict):
+    """A table whose lookups by unhashable objects (arrays) simply miss."""
+
+    def __contains__(self, obj):
+        try:
+            return dict.__contains__(self, obj)
+        except TypeError:
+            return False
+
+
+CALL_RULES = _Table({e.obj: e.rule for e in _R.family("scalar", "elementwise")
+                     if e.rule is not None})
+"""Rules of the functions user code calls on numbers (the tests' checklist)."""
+
+ELEMENTWISE = _Table({e.obj: e.scalar for e in _R.family("elementwise")})
+"""numpy elementwise functions: the scalar primitive (or lowering keyword) each element
+gets."""
+
+ELEMENTWISE_ARITY = _Table({e.obj: e.arity for e in _R.family("elementwise")})
+
+REDUCTIONS = _Table({e.obj: e.reduction for e in _R.family("reduction")})
+METHOD_REDUCTIONS = {m: e.reduction for e in _R.family("reduction") for m in e.methods}
+
+ARRAY_FUNCTIONS = _Table({e.obj: e.handler for e in _R.family("array")})
+"""numpy functions on whole arrays, by the vectorizer handler that lowers them."""
+
+ARRAY_OPS = _Table({vec.mm: "mm", vec.mm_tn: "mm_tn", vec.mm_nt: "mm_nt", vec.mm_tt: "mm_tt",
+                    np.linspace: "linspace", np.arange: "arange"})
+"""Operations kept at array level in the normalized program, with adjoints written in
+adjit/reverse/adjoint.py and tangents in adjit/forward/tangent.py. np.linspace(a, b, n) is
+linear in a and b; np.arange(start, stop, step) has elements start + k * step (its length
+is piecewise constant: no derivative through stop)."""
 
 ARRAY_OP_OPERANDS = {"mm": (0, 1), "mm_tn": (0, 1), "mm_nt": (0, 1), "mm_tt": (0, 1),
                      "linspace": (0, 1), "arange": (0, 2)}
@@ -133,43 +235,22 @@ READS_OPERANDS = {"mm", "mm_tn", "mm_nt", "mm_tt"}
 """Array operations whose adjoints read their operands' values (the others' adjoints read
 only the result's cotangent)."""
 
-CONST_ARRAYS = {np.eye: "eye", np.identity: "eye"}
+CONST_ARRAYS = _Table({e.obj: "eye" for e in _R.family("array") if e.handler == "eye"})
 """numpy functions making arrays of constants: nothing flows from their arguments."""
 
-
-def rule_for_call(obj):
-    """The rule for calling `obj`, or None when adjit has none."""
-    try:
-        return CALL_RULES.get(obj) or HELPER_RULES.get(obj)
-    except TypeError:
-        return None
-
-ALLOCATORS = {
-    np.zeros: "shape", np.ones: "shape", np.empty: "shape",
-    np.zeros_like: "like", np.ones_like: "like", np.empty_like: "like",
-}
+ALLOCATORS = _Table({e.obj: e.handler for e in _R.family("allocate")
+                     if e.handler in ("shape", "like")})
 """numpy functions that make a new float array: from a shape, or like another array."""
 
-INT_ALLOCATORS = {vec.empty_int: "i", vec.empty_bool: "b"}
+INT_ALLOCATORS = _Table({e.obj: e.handler for e in _R.family("allocate")
+                         if e.handler in ("i", "b")})
 """Allocations of integer and boolean arrays (index arrays, mask coordinates): no
 derivatives, ever."""
 
-ARRAY_QUERIES = {len: "int"}
+ARRAY_QUERIES = _Table({len: "int"})
 """Functions that read an array's size, not its values."""
 
-
-class _Table(dict):
-    """A rule table whose lookups by unhashable objects (arrays) simply miss."""
-
-    def __contains__(self, obj):
-        try:
-            return dict.__contains__(self, obj)
-        except TypeError:
-            return False
-
-
-ALLOCATORS = _Table(ALLOCATORS)
-INT_ALLOCATORS = _Table(INT_ALLOCATORS)
-ARRAY_OPS = _Table(ARRAY_OPS)
-CONST_ARRAYS = _Table(CONST_ARRAYS)
-ARRAY_QUERIES = _Table(ARRAY_QUERIES)
+EXPENSIVE = {e.obj for e in _R.entries if e.cost == _EXP}
+"""Functions that cost more to recompute (tens of cycles) than a tape push and pop: a value
+of theirs that the backward sweep reads is recorded rather than replayed when the forward
+sweep computes it anyway (see ReverseBuilder.plan)."""

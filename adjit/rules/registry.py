@@ -1,0 +1,94 @@
+"""The registry of primitives: what adjit knows about every function it can call.
+
+One `Primitive` per function object (`math.sin`, `np.exp`, `np.sum`, `np.dot`, ...), made by
+one `define(...)` call in adjit/rules/table.py. Every pass asks the registry, by the object a
+name resolves to, never by spelling:
+
+- `rule`: the partial derivatives (a Rule: Python expression templates over the operand
+  names and `out`), read by the reverse pass (`a_bar += out_bar * partial`), the tangent
+  pass (`out_dot = partial * a_dot + ...`) and type inference (`result`); None for
+  functions that are not scalar primitives;
+- `family`: how a call is lowered: "scalar" (a call on numbers, kept as it is),
+  "elementwise" (a numpy function applied to every element of its broadcast arguments:
+  `scalar` is what each element gets, a scalar primitive or a lowering keyword such as
+  "pow"), "reduction" (`reduction` names it: sum, mean, prod, max, min), "array" (kept
+  whole or lowered by the vectorizer's `handler`), "allocate", "constant" (arrays of
+  constants), "helper" (adjit's own integer helpers in generated code);
+- `cost`: "expensive" for functions that cost more to recompute than a tape push and pop
+  (the backward sweep records their values rather than replaying them);
+- `domain`: where the generic test harness (tests/test_registry.py) draws each argument;
+- `methods`: array methods that mean the same (`a.sum()` for np.sum).
+
+docs/coverage.md is generated from the registry (`make coverage`).
+"""
+import ast
+
+
+class Rule:
+    """Partial derivatives of one primitive, as parsed expression templates."""
+
+    def __init__(self, params, partials, result="float"):
+        self.params = tuple(params)
+        self.partials = tuple(None if p is None else ast.parse(p, mode="eval").body
+                              for p in partials)
+        self.text = tuple(partials)
+        self.result = result
+        assert len(self.params) == len(self.partials)
+
+
+class Primitive:
+    """What adjit knows about one function (see the module docstring)."""
+
+    def __init__(self, obj, name, family, rule=None, scalar=None, arity=1, reduction=None,
+                 handler=None, cost="cheap", domain=None, methods=(), notes=""):
+        self.obj = obj
+        self.name = name
+        self.family = family
+        self.rule = rule
+        self.scalar = scalar
+        self.arity = arity
+        self.reduction = reduction
+        self.handler = handler
+        self.cost = cost
+        self.domain = domain
+        self.methods = tuple(methods)
+        self.notes = notes
+
+    @property
+    def differentiable(self):
+        """Positions of the arguments a derivative flows through (for the docs)."""
+        if self.rule is not None:
+            return [p for p, d in zip(self.rule.params, self.rule.partials) if d is not None]
+        return []
+
+    def __repr__(self):
+        return f"<primitive {self.name} ({self.family})>"
+
+
+class Registry:
+    """Primitives by the object they describe, in definition order."""
+
+    def __init__(self):
+        self.entries = []
+        self._by_obj = {}
+
+    def define(self, obj, name, family, **fields):
+        entry = Primitive(obj, name, family, **fields)
+        if obj in self._by_obj:
+            raise ValueError(f"{name} is defined twice")
+        self._by_obj[obj] = entry
+        self.entries.append(entry)
+        return entry
+
+    def get(self, obj):
+        """The Primitive of `obj`, or None (unhashable objects, arrays, simply miss)."""
+        try:
+            return self._by_obj.get(obj)
+        except TypeError:
+            return None
+
+    def family(self, *families):
+        return [e for e in self.entries if e.family in families]
+
+
+REGISTRY = Registry()
