@@ -42,6 +42,15 @@ def r_square(x): return x ** 2  # noqa: E704
 def r_cube(x): return x ** 3  # noqa: E704
 def r_inv(x): return x ** -1  # noqa: E704
 def r_floordiv1(x): return x // 0.3 + x  # noqa: E704
+def r_asinh(x): return math.asinh(x)  # noqa: E704
+def r_acosh(x): return math.acosh(x)  # noqa: E704
+def r_atanh(x): return math.atanh(x)  # noqa: E704
+def r_log2(x): return math.log2(x)  # noqa: E704
+def r_cbrt(x): return np.cbrt(x)  # noqa: E704
+def r_exp2(x): return np.exp2(x)  # noqa: E704
+def r_deg2rad(x): return np.deg2rad(x) * x  # noqa: E704
+def r_rad2deg(x): return np.rad2deg(x)  # noqa: E704
+def r_sinc(x): return np.sinc(x)  # noqa: E704
 
 UNARY = [
     (r_sin, (-3.0, 3.0), math.cos),
@@ -78,6 +87,16 @@ UNARY = [
     (r_cube, (-3.0, 3.0), lambda x: 3.0 * x * x),
     (r_inv, (0.1, 3.0), lambda x: -1.0 / (x * x)),
     (r_floordiv1, (0.05, 0.25), lambda x: 1.0),
+    (r_asinh, (-3.0, 3.0), lambda x: 1.0 / math.sqrt(1 + x * x)),
+    (r_acosh, (1.1, 4.0), lambda x: 1.0 / math.sqrt(x * x - 1)),
+    (r_atanh, (-0.9, 0.9), lambda x: 1.0 / (1 - x * x)),
+    (r_log2, (0.05, 10.0), lambda x: 1.0 / (x * math.log(2.0))),
+    (r_cbrt, (0.1, 8.0), lambda x: x ** (-2.0 / 3.0) / 3.0),
+    (r_exp2, (-3.0, 3.0), lambda x: 2.0 ** x * math.log(2.0)),
+    (r_deg2rad, (-3.0, 3.0), lambda x: 2.0 * x * math.pi / 180.0),
+    (r_rad2deg, (-3.0, 3.0), lambda x: 180.0 / math.pi),
+    (r_sinc, (0.1, 3.0), lambda x: (math.cos(math.pi * x) * math.pi * x - math.sin(math.pi * x))
+     / (math.pi * x * x)),
 ]
 
 
@@ -95,6 +114,9 @@ def b_min(a, b): return min(a, b)  # noqa: E704
 def b_max(a, b): return max(a, b)  # noqa: E704
 def b_min3(a, b): return min(a, b, 0.25)  # noqa: E704
 def b_max3(a, b): return max(a * b, b, 0.25)  # noqa: E704
+def b_logaddexp(a, b): return np.logaddexp(a, b)  # noqa: E704
+def b_logaddexp2(a, b): return np.logaddexp2(a, b)  # noqa: E704
+def b_np_hypot(a, b): return np.hypot(a, b)  # noqa: E704
 
 BINARY = [
     (b_add, (-3, 3), (-3, 3), lambda a, b: (1.0, 1.0)),
@@ -111,12 +133,19 @@ BINARY = [
     (b_max, (-3, -0.1), (0.1, 3), lambda a, b: (0.0, 1.0)),
     (b_min3, (0.5, 3), (-3, 0.0), lambda a, b: (0.0, 1.0)),
     (b_max3, (1.2, 2.0), (1.0, 3.0), lambda a, b: (b, a)),
+    (b_logaddexp, (-3, 3), (-3, 3), lambda a, b: (1 / (1 + math.exp(b - a)),
+                                                  1 / (1 + math.exp(a - b)))),
+    (b_logaddexp2, (-3, 3), (-3, 3), lambda a, b: (1 / (1 + 2.0 ** (b - a)),
+                                                   1 / (1 + 2.0 ** (a - b)))),
+    (b_np_hypot, (-3, 3), (0.5, 3), lambda a, b: (a / math.hypot(a, b), b / math.hypot(a, b))),
 ]
 
 RULES_COVERED = {
     math.sin, math.cos, math.tan, math.asin, math.acos, math.atan, math.sinh, math.cosh,
     math.tanh, math.exp, math.expm1, math.log, math.log1p, math.log10, math.sqrt, math.erf,
     math.erfc, math.fabs, math.floor, math.ceil, math.trunc, math.pow, math.hypot,
-    math.atan2, abs, min, max, float, int, bool, round, np.floor, np.sign,
+    math.atan2, abs, min, max, float, int, bool, round, np.floor, np.sign, math.asinh,
+    math.acosh, math.atanh, math.log2, np.cbrt, np.exp2, np.deg2rad, np.rad2deg, np.sinc,
+    np.logaddexp, np.logaddexp2,
 }
 _ = np

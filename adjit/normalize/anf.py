@@ -1178,6 +1178,9 @@ class _Normalizer(Vectorizing, Indexing):
             scalar = Op(("call", fn), [Scalar(a) for a in operands], [])
             return self.scalar_op(scalar.fn, [a.atom for a in scalar.args], out)
         what = ARRAY_FUNCTIONS[obj]
+        handler = getattr(self, f"lower_{what}", None)
+        if handler is not None:
+            return handler(node, out)
         if what in ("dot", "matmul"):
             return self.matmul(self.operand(args[0], out), self.operand(args[1], out), out, node)
         if what == "outer":

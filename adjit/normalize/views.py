@@ -32,7 +32,7 @@ import collections
 from ..api_stop import stop_gradient
 from ..runtime import vec
 from . import ir
-from .vectorize import ONE, Lazy, Op, Scalar, View, _is_const, _key, _same
+from .vectorize import ONE, Lazy, Op, Scalar, View, _index_node, _is_const, _key, _same
 
 TakeSource = collections.namedtuple(
     "TakeSource", "b arr col n_src flag n_dim start step")
@@ -447,6 +447,126 @@ class Indexing:
             return View(v.base, v.ndim, dims, fixed, shape, None, None, True)
         return View(v.base, 1, [(0, ir.const(0), st) for st in strides], {}, shape, None, v,
                     True)
+
+    # numpy functions on whole arrays (the registry's "array" handlers) -------------
+    def call_arguments(self, node, names, defaults, out):
+        """{name: AST node} of a call's positional and keyword arguments (numpy's names)."""
+        given = dict(zip(names, node.args))
+        for kw in node.keywords:
+            if kw.arg not in names or kw.arg in given:
+                raise self.error(node, f"`{ast.unparse(node.func)}` with `{kw.arg}=`",
+                                 f"Its arguments here are {', '.join(names)}.")
+            given[kw.arg] = kw.value
+        if len(node.args) > len(names):
+            raise self.error(node, f"`{ast.unparse(node.func)}` with {len(node.args)} "
+                             "arguments", f"Its arguments here are {', '.join(names)}.")
+        for n in names:
+            if n not in given and n not in defaults:
+                raise self.error(node, f"`{ast.unparse(node.func)}` without `{n}`",
+                                 f"Pass {', '.join(names)}.")
+        return {n: given.get(n, defaults.get(n)) for n in names}
+
+    def array_operand(self, node, out, what):
+        v = self.operand(node, out)
+        if not isinstance(v, Lazy) or isinstance(v, Scalar):
+            raise self.error(node, f"{what} of something that is not an array",
+                             f"Pass an array to {what}.")
+        return v
+
+    def lower_cumsum(self, node, out):
+        """np.cumsum(x, axis=None): a running sum along the axis (of the flattened array
+        without one); its adjoint is the mirrored loop, a reversed running sum."""
+        a = self.call_arguments(node, ["a", "axis"], {"axis": None}, out)
+        v = self.array_operand(a["a"], out, "np.cumsum")
+        axis = self.axes_argument(a["axis"], node, len(v.shape))
+        if axis is None:
+            v, axis = self.reshape_view(v, [ir.const(-1)], out, node), 0
+        name = self.new_array([self._length(n) for n in v.shape], out)
+        target = self.full_view(name, [self._length(n) for n in v.shape])
+        env = self.loop_env(v.shape, [v], out)
+        acc = self.fresh("_r")
+        rest = [j for j in range(len(v.shape)) if j != axis]
+
+        def pre(vars_, stmts):
+            self.emit_assign(stmts, acc, ir.const(0.0))
+
+        def body(vars_, stmts):
+            e = self.scalar_at(v, vars_, env, stmts)
+            total = self.to_atom(stmts, ast.BinOp(left=ir.name(acc), op=ast.Add(), right=e))
+            self.emit_assign(stmts, acc, total)
+            sub = ast.Subscript(value=ir.name(name), slice=_index_node(
+                self.map_index(target, vars_, env, stmts)), ctx=ast.Store())
+            self.emit_assign(stmts, sub, ir.name(acc))
+
+        if rest:
+            self.nest(v.shape, rest + [axis], out, body, pre=pre)
+        else:
+            pre(None, out)
+            self.nest(v.shape, [axis], out, body)
+        return ir.name(name)
+
+    def lower_diff(self, node, out):
+        """np.diff(x, n=1, axis=-1): x[..., 1:] - x[..., :-1], n times (views: no copy)."""
+        a = self.call_arguments(node, ["a", "n", "axis"], {"n": ir.const(1),
+                                                          "axis": ir.const(-1)}, out)
+        v = self.array_operand(a["a"], out, "np.diff")
+        n = a["n"]
+        if not (isinstance(n, ast.Constant) and isinstance(n.value, int) and n.value >= 0):
+            raise self.error(node, "np.diff with an order that is not a constant",
+                             "Write the order as a number: np.diff(x, 2).")
+        axis = self.axes_argument(a["axis"], node, len(v.shape))
+        full = ("slice", ast.Slice(lower=None, upper=None, step=None))
+        for _ in range(n.value):
+            if not isinstance(v, View):
+                v = self.view_of(self.materialize(v, out, node).id, out)
+            hi = [full] * axis + [("slice", ast.Slice(lower=ir.const(1), upper=None,
+                                                      step=None))]
+            lo = [full] * axis + [("slice", ast.Slice(lower=None, upper=ir.const(-1),
+                                                      step=None))]
+            left, right = self.index_view(v, hi, out, node), self.index_view(v, lo, out, node)
+            v = Op(("bin", ast.Sub()), [left, right], self.broadcast([left.shape, right.shape],
+                                                                     out, node))
+        return v
+
+    def lower_diagonal(self, node, out):
+        """np.diagonal(a) of a 2-D array: a view of the elements a[i, i] (the flat positions
+        i * (m + 1) of an n x m array, read in C order)."""
+        a = self.call_arguments(node, ["a"], {}, out)
+        return self.diagonal_view(self.array_operand(a["a"], out, "np.diagonal"), out, node)
+
+    def diagonal_view(self, v, out, node):
+        if len(v.shape) != 2:
+            raise self.error(node, f"the diagonal of a {len(v.shape)}-D array",
+                             "Take diagonals of 2-D arrays.")
+        if not isinstance(v, View):
+            v = self.view_of(self.materialize(v, out, node).id, out)
+        n, m = (self._length(s) for s in v.shape)
+        step = self.to_atom(out, ast.BinOp(left=m, op=ast.Add(), right=ir.const(1)), "_n")
+        length = self.to_atom(out, self.vcall(min, [n, m]), "_n")
+        return View(v.base, 1, [(0, ir.const(0), step)], {}, [length], None, v)
+
+    def lower_trace(self, node, out):
+        """np.trace(a): the sum of the diagonal."""
+        a = self.call_arguments(node, ["a"], {}, out)
+        diag = self.diagonal_view(self.array_operand(a["a"], out, "np.trace"), out, node)
+        return self.reduce("sum", diag, None, out, node)
+
+    def lower_diag(self, node, out):
+        """np.diag(v): a 2-D array with v on its diagonal (v 1-D), or a copy of the diagonal
+        of a 2-D v."""
+        a = self.call_arguments(node, ["v"], {}, out)
+        v = self.array_operand(a["v"], out, "np.diag")
+        if len(v.shape) == 2:
+            return self.materialize(self.diagonal_view(v, out, node), out, node, copy=True)
+        if len(v.shape) != 1:
+            raise self.error(node, f"np.diag of a {len(v.shape)}-D array",
+                             "Pass a 1-D array (to make a diagonal matrix) or a 2-D one.")
+        n = self._length(v.shape[0])
+        name = self.new_array([n, n], out)
+        self.store_elements(self.full_view(name, [n, n]), Scalar(ir.const(0.0)), out, node)
+        target = self.diagonal_view(self.view_of(name, out), out, node)
+        self.store_elements(target, v, out, node)
+        return ir.name(name)
 
     # dtypes --------------------------------------------------------------------
     def lazy_dtype(self, v):

@@ -114,8 +114,8 @@ scalar(math.floor, "math.floor", _unary(None, "int"))
 scalar(math.ceil, "math.ceil", _unary(None, "int"))
 scalar(math.trunc, "math.trunc", _unary(None, "int"))
 scalar(math.pow, "math.pow", Rule(("a", "b"), _POW), cost=_EXP, domain=(_POS[0], (-2.0, 2.0)))
-scalar(math.hypot, "math.hypot", _binary("a / out", "b / out"), cost=_EXP,
-       domain=((0.2, 2.0), (0.2, 2.0)))
+scalar(math.hypot, "math.hypot", _binary("a / out", "b / out"), (np.hypot,), _EXP,
+       ((0.2, 2.0), (0.2, 2.0)))
 scalar(math.atan2, "math.atan2", _binary("b / (a * a + b * b)", "-a / (a * a + b * b)"),
        (np.arctan2,), _EXP, ((-2.0, 2.0), (0.2, 2.0)))
 scalar(abs, "abs", _unary(_SIGN, "join"), (np.abs, np.fabs),
@@ -134,6 +134,22 @@ scalar(bool, "bool", _unary(None, "bool"))
 scalar(round, "round", _unary(None, "int"))
 scalar(stop_gradient, "stop_gradient", _unary(None, "join"),
        notes="the value, as a constant: no derivative flows through it")
+scalar(math.asinh, "math.asinh", _unary("1.0 / math.sqrt(x * x + 1.0)"), (np.arcsinh,), _EXP)
+scalar(math.acosh, "math.acosh", _unary("1.0 / math.sqrt((x - 1.0) * (x + 1.0))"),
+       (np.arccosh,), _EXP, ((1.1, 4.0),))
+scalar(math.atanh, "math.atanh", _unary("1.0 / ((1.0 - x) * (1.0 + x))"), (np.arctanh,), _EXP,
+       _UNIT)
+scalar(math.log2, "math.log2", _unary("1.0 / (x * 0.6931471805599453)"), (np.log2,), _EXP, _POS)
+ufunc(np.cbrt, _unary("1.0 / (3.0 * out * out)"), _EXP, ((0.2, 3.0),))
+ufunc(np.exp2, _unary("out * 0.6931471805599453"), _EXP)
+ufunc(np.logaddexp, _binary("math.exp(a - out)", "math.exp(b - out)"), _EXP,
+      ((-2.0, 2.0), (-2.0, 2.0)))
+ufunc(np.logaddexp2, _binary("2.0 ** (a - out)", "2.0 ** (b - out)"), _EXP,
+      ((-2.0, 2.0), (-2.0, 2.0)))
+ufunc(np.deg2rad, _unary("0.017453292519943295"))
+ufunc(np.rad2deg, _unary("57.29577951308232"))
+# d sinc(x)/dx = (cos(pi x) - sinc(x)) / x, 0 at x == 0 (sinc is even)
+ufunc(np.sinc, _unary("(math.cos(3.141592653589793 * x) - out) / x if x != 0.0 else 0.0"), _EXP)
 ufunc(np.sign, _unary(None), notes="piecewise constant")
 ufunc(np.floor, _unary(None), notes="piecewise constant")
 
@@ -161,7 +177,8 @@ for _obj, _handler in ((np.dot, "dot"), (np.matmul, "matmul"), (np.outer, "outer
                        (np.asarray, "array"), (np.concatenate, "concatenate"),
                        (np.stack, "stack"), (np.full, "full"), (np.full_like, "full_like"),
                        (np.linspace, "linspace"), (np.arange, "arange"), (np.eye, "eye"),
-                       (np.identity, "eye")):
+                       (np.identity, "eye"), (np.cumsum, "cumsum"), (np.diff, "diff"),
+                       (np.trace, "trace"), (np.diagonal, "diagonal"), (np.diag, "diag")):
     _R.define(_obj, f"np.{getattr(_obj, '__name__', _handler)}", "array", handler=_handler)
 
 # allocation ------------------------------------------------------------------------------------
