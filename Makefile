@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 N ?= 1000
 SEED ?= 0
 
-.PHONY: test bench bench-docs examples fuzz fuzz-cuda clean cuda-bench
+.PHONY: test bench bench-docs examples fuzz fuzz-cuda clean cuda-bench coverage
 
 $(VENV)/.base: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -50,3 +50,7 @@ clean:
 # CUDA kernels on a GPU (numba-cuda comes with the test extra); says so and exits 0 without one
 cuda-bench: $(VENV)/.test
 	$(PY) benchmarks/cuda_bench.py
+
+# docs/coverage.md from the registry of primitives (tests/test_coverage.py checks it)
+coverage: $(VENV)/.base
+	$(PY) -m adjit.rules.coverage
