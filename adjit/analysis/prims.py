@@ -7,6 +7,7 @@ this module answers them once.
 import ast
 
 from ..normalize import ir
+from ..normalize.names import lookup
 from ..rules.table import (ALLOCATORS, ARRAY_OP_OPERANDS, ARRAY_OPS, BINOP_RULES, CONST_ARRAYS,
                            INT_ALLOCATORS, READS_OPERANDS, UNARY_RULES, Rule, rule_for_call)
 from ..api_stop import stop_gradient
@@ -67,8 +68,7 @@ def classify(value, env):
         if isinstance(func, ast.Attribute) and func.attr == "copy" and \
                 isinstance(func.value, ast.Name) and func.value.id not in ("math", "np", "vec"):
             return Prim("copyarr", [func.value])
-        expr = ast.fix_missing_locations(ast.Expression(func))
-        obj = eval(compile(expr, "<rule>", "eval"), dict(env))  # noqa: S307
+        obj = lookup(func, env)
         if obj is len:
             return Prim("len", ir.operands(value))
         if obj in ALLOCATORS or obj in CONST_ARRAYS or obj in INT_ALLOCATORS:

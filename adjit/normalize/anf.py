@@ -21,6 +21,7 @@ from . import ir
 from .check import check_supported
 from . import swaps
 from .exits import lower_exits
+from .names import lookup
 from .views import Indexing, Take, has_take, view_atoms, with_atoms
 from .vectorize import ONE, Lazy, Op, Scalar, View, Vectorizing, _index_node
 from ..runtime import vec
@@ -347,11 +348,7 @@ class _Normalizer(Vectorizing, Indexing):
 
     def resolve_generated(self, func):
         """The object a function expression of generated code names."""
-        try:
-            expr = ast.fix_missing_locations(ast.Expression(func))
-            return eval(compile(expr, "<gen>", "eval"), dict(self.ctx.env.ns))  # noqa: S307
-        except Exception:  # noqa: BLE001
-            return None
+        return lookup(func, self.ctx.env.ns)
 
     def to_atom(self, out, value, stem="_t"):
         if isinstance(value, Lazy):

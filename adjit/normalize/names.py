@@ -1,4 +1,5 @@
 """Deterministic fresh names and the namespace generated code runs in."""
+import ast
 import builtins
 import math
 
@@ -68,3 +69,18 @@ class Env:
         self._by_id[key] = name
         return name
 
+
+
+def lookup(func, ns):
+    """The object a function expression of generated code names (`np.exp`, `vec.bcast`,
+    `g_helper`, `len`): names looked up in the namespace `ns` (then builtins), attributes
+    read; None for anything else. Generated code spells every object it calls this way
+    (Env.spell), so no source text is ever evaluated."""
+    if isinstance(func, ast.Name):
+        if func.id in ns:
+            return ns[func.id]
+        return getattr(builtins, func.id, None)
+    if isinstance(func, ast.Attribute):
+        base = lookup(func.value, ns)
+        return None if base is None else getattr(base, func.attr, None)
+    return None

@@ -1,6 +1,7 @@
 """Instantiate rule templates and build small adjoint expressions, folding constants."""
 import ast
 import copy
+import operator
 
 from ..normalize import ir
 
@@ -23,6 +24,13 @@ def instantiate(template, params, operands, out):
     return fold(expr)
 
 
+_ARITHMETIC = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+               ast.Div: operator.truediv, ast.FloorDiv: operator.floordiv,
+               ast.Mod: operator.mod, ast.Pow: operator.pow}
+_COMPARISON = {ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt,
+               ast.GtE: operator.ge, ast.Eq: operator.eq, ast.NotEq: operator.ne}
+
+
 def _num(node):
     return isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) \
         and not isinstance(node.value, bool)
@@ -36,12 +44,12 @@ def fold(node):
             setattr(node, field, fold(value))
         elif isinstance(value, list):
             setattr(node, field, [fold(v) if isinstance(v, ast.AST) else v for v in value])
-    if isinstance(node, ast.BinOp) and _num(node.left) and _num(node.right):
+    if isinstance(node, ast.BinOp) and _num(node.left) and _num(node.right) and \
+            type(node.op) in _ARITHMETIC:
         try:
-            expr = ast.fix_missing_locations(ast.Expression(node))
-            value = eval(compile(expr, "<fold>", "eval"))  # noqa: S307
-            return ast.Constant(value=value)
-        except ArithmeticError:
+            return ast.Constant(value=_ARITHMETIC[type(node.op)](node.left.value,
+                                                                 node.right.value))
+        except (ArithmeticError, ValueError):
             return node
     if isinstance(node, ast.BinOp):
         if isinstance(node.op, ast.Pow) and _num(node.right) and node.right.value == 1:
@@ -57,9 +65,9 @@ def fold(node):
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and _num(node.operand):
         return ast.Constant(value=-node.operand.value)
     if isinstance(node, ast.Compare) and len(node.ops) == 1 and _num(node.left) and \
-            _num(node.comparators[0]):
-        expr = ast.fix_missing_locations(ast.Expression(node))
-        return ast.Constant(value=bool(eval(compile(expr, "<fold>", "eval"))))  # noqa: S307
+            _num(node.comparators[0]) and type(node.ops[0]) in _COMPARISON:
+        return ast.Constant(value=_COMPARISON[type(node.ops[0])](node.left.value,
+                                                                 node.comparators[0].value))
     if isinstance(node, ast.IfExp) and isinstance(node.test, ast.Constant) and \
             isinstance(node.test.value, bool):
         return node.body if node.test.value else node.orelse     # `b * a ** (b - 1)`, b = 2
