@@ -240,8 +240,7 @@ def build(fn, argnums, arg_types, mode, fastmath=False, jit=True, checkpoint=Non
     stats_name = namegen.fresh("_tape_stats")
     stats = _stats_statements(stats_name, prog.tape, builder.checkpointed.values())
     tail = prog.backward_init + prog.backward + stats + ast.parse(ret).body
-    limit = DEFAULT_TAPE_LIMIT if tape_limit is None else tape_limit
-    parts = _forward_parts(prog, tail, params, kinds, limit) + [
+    parts = _forward_parts(prog, tail, params, kinds, tape_limit) + [
         ("backward sweep", prog.backward_init + prog.backward),
         ("what the tape took (TapeReport)", stats),
         (None, ast.parse(ret).body)]
@@ -254,7 +253,8 @@ def build(fn, argnums, arg_types, mode, fastmath=False, jit=True, checkpoint=Non
                                         (stats_type,), fastmath, jit, wrapper=name,
                                         cache=cache)
     return Transformed(source, pyfunc, dispatcher, np.zeros(STATS_SIZE, np.int64),
-                       _limit_hint(src, stmts, builder, checkpoint, limit))
+                       _limit_hint(src, stmts, builder, checkpoint,
+                                   DEFAULT_TAPE_LIMIT if tape_limit is None else tape_limit))
 
 
 STATS_SIZE = 5

@@ -18,7 +18,7 @@ import numpy as np
 
 from ..errors import AdjitError
 
-from ..runtime.tape import check_room, grow_tape, reserve_tape
+from ..runtime.tape import check_room, grow_tape, reserve_tape, tape_room
 
 _COMMENT = "__adjit_comment__"
 _serial = itertools.count(1)
@@ -81,7 +81,8 @@ def compile_source(source, name, namespace, signature, fastmath=False, jit=True,
     returned is the wrapper, and it calls the compiled `name`. With `cache` the source is
     written to a file named by its digest (cache_file) and numba keeps the machine code
     beside it (njit(cache=True)): a later process finds it instead of compiling."""
-    helpers = {"grow_tape": grow_tape, "reserve_tape": reserve_tape, "check_room": check_room}
+    helpers = {"grow_tape": grow_tape, "reserve_tape": reserve_tape, "check_room": check_room,
+               "tape_room": tape_room}
     if cache:
         filename = cache_file(source, name, namespace, signature, fastmath)
         # numba's cache rebuilds the function's globals by importing its module by name

@@ -69,7 +69,7 @@ class Tape:
                     arr, top = self.names[which]
                     out += _parse(f"{arr} = cuda.local.array({size}, {dtype})\n{top} = 0\n")
             return out
-        out = _parse(f"{self.room} = {int(limit)}\n")
+        out = _parse(f"{self.room} = tape_room({-1 if limit is None else int(limit)})\n")
         for which, dtype in (("f", ""), ("i", ", np.int64")):
             if self.used[which]:
                 arr, top = self.names[which]

@@ -21,6 +21,14 @@ LIMIT_MESSAGE = "adjit: the tape would exceed tape_limit"
 """How a tape-limit error starts; the Python-side caller adds where and what to do."""
 
 
+@numba.njit(cache=False)
+def tape_room(limit):
+    """The bytes a gradient's tape may take: `limit`, or half this machine's memory for -1
+    (so generated source holds no machine-dependent number; compiled in each process, never
+    cached on disk, since numba freezes the global it reads)."""
+    return DEFAULT_TAPE_LIMIT if limit < 0 else limit
+
+
 @numba.njit(cache=True)
 def reserve_tape(tape, need, room):
     """`tape` if it holds `need` values, else a copy grown (by doubling, capped at `room`
