@@ -399,10 +399,14 @@ PLANTED = Program("def f(x, y):\n"
                   (("x", "array1"), ("y", "float")), 7)
 
 
+def plant(monkeypatch, fn, partial):
+    """Give `fn` a wrong derivative in the registry for the rest of one test."""
+    monkeypatch.setattr(table.REGISTRY.get(fn), "rule", table.Rule(("x",), (partial,)))
+
+
 def test_planted_wrong_rule_is_caught_and_reduced(monkeypatch):
     assert check(PLANTED).status == "ok"
-    monkeypatch.setitem(table.CALL_RULES, math.sin,
-                        table.Rule(("x",), ("math.cos(x) * (1.0 + 1e-9)",)))
+    plant(monkeypatch, math.sin, "math.cos(x) * (1.0 + 1e-9)")
     out = check(PLANTED)
     assert (out.status, out.reason) == ("mismatch", "gradient differs")
     small = reduce(PLANTED, jit=False)
@@ -422,15 +426,13 @@ def test_planted_wrong_rule_is_caught_in_vectorized_code(monkeypatch):
     """A wrong rule reached only through np.sin inside a broadcast expression is caught
     (vectorized code is lowered to the same scalar rules)."""
     assert check(PLANTED_VEC).status == "ok"
-    monkeypatch.setitem(table.CALL_RULES, math.sin,
-                        table.Rule(("x",), ("math.cos(x) * (1.0 + 1e-9)",)))
+    plant(monkeypatch, math.sin, "math.cos(x) * (1.0 + 1e-9)")
     out = check(PLANTED_VEC)
     assert (out.status, out.reason) == ("mismatch", "gradient differs")
 
 
 def test_planted_wrong_rule_is_caught_under_numba(monkeypatch):
-    monkeypatch.setitem(table.CALL_RULES, math.cos,
-                        table.Rule(("x",), ("-math.sin(x) * (1.0 + 1e-9)",)))
+    plant(monkeypatch, math.cos, "-math.sin(x) * (1.0 + 1e-9)")
     out = check(PLANTED, jit=True, subsets=[])
     assert (out.status, out.reason) == ("mismatch", "gradient differs")
     assert "(numba)" in out.detail

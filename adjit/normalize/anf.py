@@ -1268,7 +1268,7 @@ class _Normalizer(Vectorizing, Indexing):
             self.store_elements(self.full_view(name, shape), self.operand(args[1], out), out,
                                 node)
             return ir.name(name)
-        if what in ("linspace", "arange"):
+        if what in ("linspace", "arange", "eye"):
             if node.keywords:
                 raise self.error(node, f"keyword arguments to np.{what}",
                                  "Pass arguments by position.")
