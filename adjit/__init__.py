@@ -2,9 +2,10 @@
 from .api import GradientFunction, TapeReport, grad, jvp, value_and_grad, vjp
 from .api_stop import stop_gradient
 from .errors import AdjitError
+from .pipeline import STAGES
 from .show import show
 from . import cuda
 
 __all__ = ["grad", "value_and_grad", "vjp", "jvp", "stop_gradient", "AdjitError", "GradientFunction",
-           "TapeReport", "show", "cuda"]
+           "TapeReport", "show", "STAGES", "cuda"]
 __version__ = "0.1.0"

@@ -1,54 +1,81 @@
-"""Print any stage of the pipeline: `adjit.show(f, "normalized")`.
+"""Print any stage of the pipeline: `adjit.show(f, "normalized", x)`.
 
-Every stage is runnable Python: the normalized program computes what `f` computes, and the
-tests run it against `f`.
+Every stage is runnable Python: the stages before "adjoint" compute what `f` computes (the
+tests run each against `f`), "adjoint" is the reverse-mode derivative and "tangent" the
+forward-mode one.
 """
 import ast
 
-from .codegen.emit import render
 from .errors import AdjitError
-
-STAGES = ("source", "normalized", "adjoint")
+from .frontend.source import read_function
+from .pipeline import STAGES, Options, Program, normalize, run
 
 
 def show(fn, stage="normalized", *example_args, argnums=0):
-    """Source text of a pipeline stage of `fn`.
+    """Source text of one stage of the pipeline for `fn` (see adjit.STAGES).
 
-    "source" is the function as adjit parsed it; "normalized" its A-normal form (calls
-    inlined, exits lowered to flags, vectorized numpy lowered to loops), a function returning
-    the same value; "adjoint" the generated gradient for the example arguments (the same
-    text as `grad(fn).source`). Vectorized code needs the example arguments for
-    "normalized" too: whether a name is an array decides how it is lowered.
+    "source": the function as adjit parsed it; "normalized": its A-normal form (helpers
+    inlined, exits lowered to flags, vectorized numpy lowered to loops); "typed": the same
+    with the kind of every variable; "hoisted": after loop-invariant size arithmetic and
+    allocations moved out of loops; "active": with the variables that carry derivatives;
+    "adjoint": the generated gradient (grad(fn, argnums).source_for(*example_args));
+    "tangent": the generated forward-mode derivative (jvp(fn, argnums)).
+
+    The example arguments decide the types the code is specialized for (whether a name is an
+    array decides how vectorized code is lowered). Only "source" and "normalized" can do
+    without them: "normalized" then treats every argument as a float.
     """
-    from .frontend.source import read_function
-    from .transform import normalized
+    return _program(fn, stage, example_args, argnums).render(stage)
+
+
+def stage_callable(fn, stage, *example_args, argnums=0):
+    """The Python function of one stage (for testing the passes): it takes `fn`'s arguments
+    (plus the tangent for "tangent") and returns the stage's result - for the stages before
+    "adjoint" what `fn` returns, for "adjoint" the gradient, for "tangent" (value, tangent)."""
+    program = _program(fn, stage, example_args, argnums)
+    if stage in ("adjoint", "tangent"):
+        return program.compiled.pyfunc     # the generated source, run by the interpreter
+    text = program.render(stage)
     if stage == "source":
-        return ast.unparse(read_function(fn).tree) + "\n"
-    if stage == "normalized":
-        src, stmts, result, env, _ = normalized(fn, _kinds(fn, example_args))
-        return render(f"{src.fn.__name__}_normalized", src.params,
-                      [(None, stmts + [ast.Return(value=result)])])
-    if stage == "adjoint":
-        from .api import grad
-        return grad(fn, argnums=argnums).source_for(*example_args)
-    raise AdjitError(f"unknown stage {stage!r}; choose one of {', '.join(STAGES)}")
-
-
-def _kinds(fn, args):
-    if not args:
-        return None
-    import numba
-    from .analysis.types import kind_of_numba_type
-    from .frontend.source import read_function
-    params = read_function(fn).params
-    return {p: kind_of_numba_type(numba.typeof(a)) for p, a in zip(params, args)}
+        ns = dict(getattr(fn, "py_func", fn).__globals__)
+        name = program.src.fn.__name__
+    else:
+        ns = dict(program.env.ns)
+        name = f"{program.src.fn.__name__}_{stage}"
+    exec(compile(text, f"<adjit {stage}>", "exec"), ns)  # noqa: S102 - adjit's own output
+    return ns[name]
 
 
 def normalized_callable(fn, *example_args):
     """The normalized program of `fn` as a Python function (for testing the pass)."""
-    from .transform import normalized
-    src, stmts, result, env, _ = normalized(fn, _kinds(fn, example_args))
-    text = render("normalized", src.params, [(None, stmts + [ast.Return(value=result)])])
-    ns = dict(env.ns)
-    exec(compile(text, "<adjit-normalized>", "exec"), ns)  # noqa: S102
-    return ns["normalized"]
+    return stage_callable(fn, "normalized", *example_args)
+
+
+def _program(fn, stage, example_args, argnums):
+    if stage not in STAGES:
+        raise AdjitError(f"unknown stage {stage!r}; choose one of {', '.join(STAGES)}")
+    from .transform import check_argnums
+    nums = check_argnums(fn, argnums)
+    single = isinstance(argnums, int)
+    if stage == "tangent":
+        options = Options(nums, "tangent", "jvp", True, single, "tangent", jit=False)
+    else:
+        options = Options(nums, "adjoint", "grad", jit=False, single=single)
+    if not example_args:
+        if stage not in ("source", "normalized"):
+            raise AdjitError(f"adjit.show(f, {stage!r}) needs example arguments: the code is "
+                             f"specialized for their types. Call adjit.show(f, {stage!r}, "
+                             f"*args).")
+        program = Program(fn, (), options)
+        program.src = read_function(fn)
+        if stage == "normalized":
+            normalize(program, options)
+        return program
+    import numba
+    types = tuple(numba.typeof(a) for a in example_args)
+    if stage == "tangent":
+        picked = [example_args[k] for k in nums]
+        types += (numba.typeof(picked[0] if single else tuple(picked)),)
+    # the derivatives run to "compiled": with jit=False that only makes their Python function
+    return run(fn, types, options, until="compiled" if stage in ("adjoint", "tangent")
+               else stage)

@@ -8,7 +8,7 @@ it, so a stopped expression produces no adjoint code at all.
 """
 import ast
 
-from ..normalize import ir
+from .. import ir
 from .prims import classify
 from .types import is_float_kind
 

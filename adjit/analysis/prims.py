@@ -6,7 +6,7 @@ this module answers them once.
 """
 import ast
 
-from ..normalize import ir
+from .. import ir
 from ..normalize.names import lookup
 from ..rules.table import (ALLOCATORS, ARRAY_OP_OPERANDS, ARRAY_OPS, BINOP_RULES, CONST_ARRAYS,
                            INT_ALLOCATORS, READS_OPERANDS, UNARY_RULES, Rule, rule_for_call)

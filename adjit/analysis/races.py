@@ -26,7 +26,7 @@ import linecache
 import math
 
 from ..errors import error_at
-from ..normalize import ir
+from .. import ir
 
 T, G = "T", "G"
 
@@ -108,7 +108,7 @@ class Ownership:
                 continue
             if ir.is_store(s):
                 sub = s.targets[0]
-                kind = "a" if getattr(s, "_atomic", False) else "w"
+                kind = "a" if ir.note(s, "atomic", False) else "w"
                 self.accesses.append(Access(sub.value.id, kind, self.index(sub), s))
             elif isinstance(s.value, ast.Subscript) and isinstance(s.value.value, ast.Name):
                 self.accesses.append(Access(s.value.value.id, "r", self.index(s.value), s))
@@ -290,7 +290,7 @@ class Ownership:
         where = " and ".join(quotes)
         detail = f"{what} '{p.array}'" if p.kind == q.kind == "w" else \
             f"{what} '{p.array}' that {verb}"
-        return error_at(getattr(p.stmt, "_origin", None),
+        return error_at(ir.note(p.stmt, "origin", None),
                         f"a race in kernel '{self.name}': {detail} in the same launch "
                         f"({where}), so the result depends on the order the threads run in",
                         "Give each thread its own elements (write out[i] with i = "
@@ -302,7 +302,7 @@ class Ownership:
 
 def _quote(stmt):
     """`line N: <the user's source line>` for a normalized statement."""
-    origin = getattr(stmt, "_origin", None)
+    origin = ir.note(stmt, "origin", None)
     if not origin:
         return "a statement"
     text = linecache.getline(origin[0], origin[1]).strip()

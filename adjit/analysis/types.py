@@ -8,7 +8,7 @@ import ast
 import numpy as np
 
 from ..errors import error_at
-from ..normalize import ir
+from .. import ir
 from ..rules.table import INT_ALLOCATORS
 from .prims import classify
 
@@ -97,7 +97,7 @@ def _fixpoint(stmts, arg_kinds, env):
                 for bound in s.iter.args:
                     k = _atom_kind(bound, kinds)
                     if k is not None and k not in (INT, BOOL):
-                        raise error_at(getattr(s, "_origin", None),
+                        raise error_at(ir.note(s, "origin", None),
                                        f"range() with a {k} bound",
                                        "Pass integers to range(): int(n) or a.shape[0].")
                 new = {s.target.id: INT}
@@ -108,7 +108,7 @@ def _fixpoint(stmts, arg_kinds, env):
             for var, k in new.items():
                 if k is None:
                     continue
-                joined = join(kinds.get(var), k, getattr(s, "_origin", None))
+                joined = join(kinds.get(var), k, ir.note(s, "origin", None))
                 if joined != kinds.get(var):
                     kinds[var] = joined
                     changed = True
@@ -139,7 +139,7 @@ def _check_complete(stmts, kinds):
     for s in ir.walk_stmts(stmts):
         if not isinstance(s, ast.Assign):
             continue
-        origin = getattr(s, "_origin", None)
+        origin = ir.note(s, "origin", None)
         target = ir.target_name(s)
         if target is not None and kinds.get(target) is None:
             raise error_at(origin, f"adjit cannot tell what '{target}' holds (a float, an "
@@ -175,7 +175,7 @@ def _atom_kind(atom, kinds):
 def _kind_of(stmt, kinds, env):
     prim = classify(stmt.value, env)
     ops = [_atom_kind(a, kinds) for a in prim.operands]
-    origin = getattr(stmt, "_origin", None)
+    origin = ir.note(stmt, "origin", None)
     if prim.kind in ("compare",):
         return BOOL
     if prim.kind in ("shape", "len"):
@@ -233,3 +233,10 @@ def _kind_of(stmt, kinds, env):
             return INT
         return out
     return {"float": FLOAT, "int": INT, "bool": BOOL}[result]
+
+
+def kind_of_constant(value):
+    """The kind of a constant result (`return 0.0`, `return 1`)."""
+    if isinstance(value, bool):
+        return "bool"
+    return "int" if isinstance(value, int) else FLOAT

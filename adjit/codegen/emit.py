@@ -16,6 +16,7 @@ import numba
 import numba.core.errors
 import numpy as np
 
+from .. import ir
 from ..errors import AdjitError
 
 from ..runtime.tape import check_room, grow_tape, reserve_tape, tape_room
@@ -28,7 +29,7 @@ def _with_comments(stmts, comments, last=None):
     """Insert a comment marker wherever the originating user line changes."""
     out = []
     for s in stmts:
-        origin = getattr(s, "_origin", None)
+        origin = ir.note(s, "origin", None)
         if origin is not None and origin[:2] != last:
             last = origin[:2]
             out.append(section(_describe(origin), comments))

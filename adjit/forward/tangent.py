@@ -13,8 +13,8 @@ import copy
 from ..analysis.activity import active_variables
 from ..analysis.prims import classify
 from ..analysis.types import FLOAT, is_array
-from ..normalize import ir
-from ..reverse.templates import fold, instantiate
+from .. import ir
+from ..rules.templates import fold, instantiate
 
 
 class TangentBuilder:
@@ -68,7 +68,7 @@ class TangentBuilder:
         return out
 
     def _tangent(self, s):
-        origin = getattr(s, "_origin", None)
+        origin = ir.note(s, "origin", None)
         out = []
         if ir.is_store(s):
             sub = s.targets[0]
@@ -98,7 +98,7 @@ class TangentBuilder:
             else:
                 raise AssertionError(f"array assignment {ast.unparse(s)}")
             node = ast.parse(text).body[0]
-            node._origin = origin
+            ir.annotate(node, origin=origin)
             return [node]
         if prim.kind == "load":
             arr = prim.operands[0]

@@ -17,7 +17,7 @@ from ..frontend.source import MISSING, read_function, unwrap
 from ..rules.table import (ALLOCATORS, ARRAY_FUNCTIONS, ARRAY_QUERIES, CONST_ARRAYS,
                            ELEMENTWISE, ELEMENTWISE_ARITY, METHOD_REDUCTIONS, REDUCTIONS,
                            rule_for_call)
-from . import ir
+from .. import ir
 from .check import check_supported
 from . import swaps
 from .exits import lower_exits
@@ -418,7 +418,7 @@ class _Normalizer(Vectorizing, Indexing):
             self.check_loop_views(before, mark, first, s.lineno)
         elif isinstance(s, (ast.Break, ast.Continue)):
             node = type(s)(lineno=s.lineno)
-            node._origin = self.origin
+            ir.annotate(node, origin=self.origin)
             out.append(node)
         elif isinstance(s, ast.Return):
             if s.value is None:
@@ -434,7 +434,7 @@ class _Normalizer(Vectorizing, Indexing):
             elif isinstance(value, (_Shape, _TupleValue)):
                 raise self.error(s.value, "returning a tuple", "Return one value.")
             node = ast.Return(value=self.to_atom(out, value), lineno=s.lineno)
-            node._origin = self.origin
+            ir.annotate(node, origin=self.origin)
             out.append(node)
         elif isinstance(s, ast.Pass):
             return
@@ -453,7 +453,7 @@ class _Normalizer(Vectorizing, Indexing):
         c = self.fresh("_c")
         self.emit_assign(out, c, cond)
         node = ast.If(test=ir.name(c), body=body or [ast.Pass()], orelse=orelse, lineno=0)
-        node._origin = self.origin
+        ir.annotate(node, origin=self.origin)
         out.append(node)
 
     def assign_to(self, tgt, value, out):
@@ -606,8 +606,8 @@ class _Normalizer(Vectorizing, Indexing):
             call.args = [hi] if isinstance(lo, ast.Constant) and lo.value == 0 else [lo, hi]
         node = ast.For(target=ir.store(var), iter=call, body=body or [ast.Pass()], orelse=[],
                        lineno=s.lineno)
-        node._user = True       # a loop the user wrote (not one of vectorized code)
-        node._origin = self.origin
+        ir.annotate(node, user=True)    # a loop the user wrote (not one of vectorized code)
+        ir.annotate(node, origin=self.origin)
         node._bounds = (lo, hi, st)
         out.append(node)
 
@@ -618,15 +618,15 @@ class _Normalizer(Vectorizing, Indexing):
         stop = self.fresh("_c")
         self.emit_assign(body, stop, ast.UnaryOp(op=ast.Not(), operand=cond))
         brk = ast.Break(lineno=s.lineno)
-        brk._origin = self.origin
+        ir.annotate(brk, origin=self.origin)
         node = ast.If(test=ir.name(stop), body=[brk], orelse=[], lineno=s.lineno)
-        node._origin = self.origin
+        ir.annotate(node, origin=self.origin)
         body.append(node)
         self.ctx.loop_depth += 1
         body += self.block(s.body)
         self.ctx.loop_depth -= 1
         loop = ast.While(test=ir.const(True), body=body, orelse=[], lineno=s.lineno)
-        loop._origin = (self.loc.filename, s.lineno, self.loc.name)
+        ir.annotate(loop, origin=(self.loc.filename, s.lineno, self.loc.name))
         out.append(loop)
 
     # expressions ---------------------------------------------------------
@@ -967,7 +967,7 @@ class _Normalizer(Vectorizing, Indexing):
         val = self.atom(node.args[2], out)
         sub = ast.Subscript(value=ir.name(arr), slice=idx, ctx=ast.Store())
         self.emit_assign(out, sub, val)
-        out[-1]._atomic = True
+        ir.annotate(out[-1], atomic=True)
 
     def call(self, node, out):
         func = node.func

@@ -5,7 +5,7 @@ After this pass every block runs to its end; a loop with a `break` ends with a f
 """
 import ast
 
-from . import ir
+from .. import ir
 
 
 class _Loop:
@@ -40,13 +40,13 @@ class _Lowering:
             if exits and rest:
                 flag = loops[-1].skip_flag() if loops else self.done
                 guard = self.namegen.fresh("_g")
-                origin = getattr(rest[0], "_origin", None)
+                origin = ir.note(rest[0], "origin", None)
                 out.append(ir.assign(guard, ast.UnaryOp(op=ast.Not(), operand=ir.name(flag)),
                                      origin))
                 body, _ = self.block(rest, loops)
                 node = ast.If(test=ir.name(guard), body=body or [ast.Pass()], orelse=[],
                               lineno=0)
-                node._origin = origin
+                ir.annotate(node, origin=origin)
                 out.append(node)
                 return out, True
             if exits:
@@ -54,7 +54,7 @@ class _Lowering:
         return out, False
 
     def stmt(self, s, loops, out):
-        origin = getattr(s, "_origin", None)
+        origin = ir.note(s, "origin", None)
         if isinstance(s, ast.Return):
             if not self.general:
                 return False
@@ -86,8 +86,8 @@ class _Lowering:
         has_return = any(isinstance(x, ast.Return) for x in ir.walk_stmts(s.body))
         frame = _Loop(self.namegen)
         body, _ = self.block(s.body, loops + [frame])
-        origin = getattr(s, "_origin", None)
-        s._trip = None
+        origin = ir.note(s, "origin", None)
+        ir.annotate(s, trip=None)
         if frame.skip is not None:
             body.insert(0, ir.assign(frame.skip, ir.const(False), origin))
         if frame.brk is not None:
@@ -98,13 +98,13 @@ class _Lowering:
             body.insert(0, ir.assign(cnt, ast.BinOp(left=ir.name(cnt), op=ast.Add(),
                                                     right=ir.const(1)), origin))
             stop = ast.If(test=ir.name(frame.brk), body=[ast.Break()], orelse=[], lineno=0)
-            stop._forward_only = True
-            stop._origin = origin
+            ir.annotate(stop, forward_only=True)
+            ir.annotate(stop, origin=origin)
             body.append(stop)
             s.body = body
             out.append(s)
             out.append(ir.assign(trip, ir.name(cnt), origin))
-            s._trip = trip
+            ir.annotate(s, trip=trip)
         else:
             s.body = body or [ast.Pass()]
             out.append(s)
@@ -133,7 +133,7 @@ def lower_exits(body, namegen, loc):
     lowering = _Lowering(namegen, not simple)
     out, _ = lowering.block(body, [])
     if lowering.general:
-        out.insert(0, ir.assign(lowering.done, ir.const(False), getattr(body[0], "_origin", None)))
+        out.insert(0, ir.assign(lowering.done, ir.const(False), ir.note(body[0], "origin", None)))
     if simple:
         return out, body[-1].value
     return out, ir.name(lowering.result)

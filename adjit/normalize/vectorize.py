@@ -21,7 +21,7 @@ import math
 import numpy as np
 
 from ..runtime import vec
-from . import ir
+from .. import ir
 
 ONE = None      # a dimension of static length 1 (a new axis, or a literal length 1)
 
@@ -345,7 +345,7 @@ class Vectorizing:
         call = ast.Call(func=ir.name("range"), args=[n], keywords=[])
         node = ast.For(target=ir.store(var), iter=call, body=body or [ast.Pass()], orelse=[],
                        lineno=0)
-        node._origin = self.origin
+        ir.annotate(node, origin=self.origin)
         node._bounds = (ir.const(0), n, ir.const(1))
         return node
 

@@ -31,7 +31,7 @@ import collections
 
 from ..api_stop import stop_gradient
 from ..runtime import vec
-from . import ir
+from .. import ir
 from .vectorize import ONE, Lazy, Op, Scalar, View, _index_node, _is_const, _key, _same
 
 TakeSource = collections.namedtuple(

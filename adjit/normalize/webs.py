@@ -8,7 +8,7 @@ and the tape see each value separately.
 """
 import ast
 
-from . import ir
+from .. import ir
 
 
 _ENTRY = "entry"

@@ -8,14 +8,14 @@ import ast
 import copy
 
 from ..errors import error_at
-from ..normalize import ir
+from .. import ir
 from ..analysis.prims import classify
 from ..analysis.types import BOOL, FLOAT, INT, is_array
 from . import checkpoint as checkpointing
 from . import plan as planning
 from .naming import BarNames
 from .tape import Tape
-from .templates import accumulate, fold, instantiate, scale
+from ..rules.templates import accumulate, fold, instantiate, scale
 
 
 class _AssignMirror:
@@ -85,7 +85,7 @@ class ReverseBuilder:
         for var, sites in self.layout.sites.items():
             if not is_array(self.kinds.get(var)):
                 continue
-            origin = getattr(sites[0], "_origin", None)
+            origin = ir.note(sites[0], "origin", None)
             if var in self.params or len(sites) > 1:
                 raise error_at(origin, f"the array variable '{var}' is reassigned",
                                "Assign each array variable once; update it in place "
@@ -133,7 +133,7 @@ class ReverseBuilder:
                 if changes and loops and loops & set(self.layout.loops[id(w)]):
                     what = "an array expression" if arr.startswith("_") else \
                         f"the array '{arr}'"
-                    raise error_at(getattr(s, "_origin", None),
+                    raise error_at(ir.note(s, "origin", None),
                                    f"a matrix product inside a loop reading {what} "
                                    "that the same loop computes again in its next iteration",
                                    "Its adjoint would need every iteration's operand: write the "
@@ -141,7 +141,7 @@ class ReverseBuilder:
                                    "x at a time), or move it out of the loop.")
                 if changes and (self.layout.pos[id(w)] > pos or
                                 loops & set(self.layout.loops[id(w)])):
-                    raise error_at(getattr(s, "_origin", None),
+                    raise error_at(ir.note(s, "origin", None),
                                    f"the array '{arr}' is changed after a matrix product "
                                    "reads it", "Finish changing the array before the "
                                    "product, or multiply a copy (a.copy() @ b).")
@@ -189,7 +189,7 @@ class ReverseBuilder:
     # adjoint rules ---------------------------------------------------------
     def adjoint_of(self, s):
         """Adjoint statements of one simple assignment."""
-        origin = getattr(s, "_origin", None)
+        origin = ir.note(s, "origin", None)
         if ir.is_store(s):
             sub = s.targets[0]
             arr = sub.value.id
@@ -201,10 +201,10 @@ class ReverseBuilder:
             if self.is_active(s.value):
                 out.append(accumulate(self.bar(s.value.id), slot, False,
                                       self.single_use.get(s.value.id) == id(s), origin))
-            if arr in self.write_once or getattr(s, "_atomic", False):
+            if arr in self.write_once or ir.note(s, "atomic", False):
                 return out      # (an atomic add does not overwrite: the adjoint stays)
             zero = ast.Assign(targets=[_as_store(slot)], value=ir.const(0.0), lineno=0)
-            zero._origin = origin
+            ir.annotate(zero, origin=origin)
             return out + [zero]
         target = ir.target_name(s)
         if target not in self.active:
@@ -231,7 +231,7 @@ class ReverseBuilder:
                 fill = ast.Expr(value=ast.Call(func=ast.Attribute(value=ir.name(bar),
                                                                   attr="fill", ctx=ast.Load()),
                                                args=[ir.const(0.0)], keywords=[]))
-                fill._origin = origin
+                ir.annotate(fill, origin=origin)
                 out.append(fill)
             return out
         partials = {}
@@ -276,7 +276,7 @@ class ReverseBuilder:
         if self.layout.loops[id(s)]:
             out += _parse(f"{bar}.fill(0.0)")
         for node in out:
-            node._origin = origin
+            ir.annotate(node, origin=origin)
         return out
 
     def _reset(self, var, site):
@@ -291,7 +291,7 @@ class ReverseBuilder:
         if var not in self.params and not planning.needs_push(self.layout, site, readers):
             return []
         node = ast.Assign(targets=[ir.store(self.bar(var))], value=ir.const(0.0), lineno=0)
-        node._origin = None
+        ir.annotate(node, origin=None)
         return [node]
 
     # mirrors ---------------------------------------------------------------
@@ -301,7 +301,7 @@ class ReverseBuilder:
             if isinstance(s, ast.Assign):
                 out.append(_AssignMirror(s, self.adjoint_of(s)))
             elif isinstance(s, ast.If):
-                if getattr(s, "_forward_only", False):
+                if ir.note(s, "forward_only", False):
                     continue
                 out.append(_IfMirror(s, self.mirrors(s.body), self.mirrors(s.orelse)))
             elif isinstance(s, (ast.For, ast.While)):
@@ -463,8 +463,8 @@ class ReverseBuilder:
         """Plan and assemble. Returns an AdjointProgram."""
         top = self.mirrors(self.stmts)
         self.plan(top)
-        self.taped_trips = {s._trip: s for s in ir.walk_stmts(self.stmts)
-                            if isinstance(s, (ast.For, ast.While)) and s._trip
+        self.taped_trips = {ir.note(s, "trip"): s for s in ir.walk_stmts(self.stmts)
+                            if isinstance(s, (ast.For, ast.While)) and ir.note(s, "trip")
                             and id(s) in self.kept_loops and self.layout.loops[id(s)]}
         if self.checkpoint is not None:
             for loop in checkpointing.select(self):
@@ -524,10 +524,10 @@ class ReverseBuilder:
                 target = ir.target_name(s)
                 if id(s) in self.pushed:
                     out += self.tape.push(target, self.kinds[target], checked=not reserved)
-                if getattr(s, "_atomic", False):    # a store standing for cuda.atomic.add
+                if ir.note(s, "atomic", False):    # a store standing for cuda.atomic.add
                     sub = s.targets[0]
                     s = ir.atomic_add(sub.value.id, copy.deepcopy(sub.slice), s.value,
-                                      getattr(s, "_origin", None))
+                                      ir.note(s, "origin", None))
                 out.append(s)
                 if target in self.active and is_array(self.kinds[target]):
                     out += _parse(f"{self.bar(target)} = np.zeros_like({target})")
@@ -567,7 +567,7 @@ class ReverseBuilder:
     def _expand_checkpoints(self, stmts):
         out = []
         for s in stmts:
-            key = getattr(s, "_checkpoint", None)
+            key = ir.note(s, "checkpoint", None)
             if key is not None:
                 out += self.checkpointed[key].backward()
                 continue
@@ -607,7 +607,7 @@ class ReverseBuilder:
     def _reservable(self, loop):
         """Push counts per iteration of a for loop whose trip count is known on entry and
         whose nested loops push nothing; None otherwise."""
-        if not isinstance(loop, ast.For) or loop._trip:
+        if not isinstance(loop, ast.For) or ir.note(loop, "trip"):
             return None
         counts = self._pushes_in(loop.body)
         return counts if counts and counts != (0, 0) else None
@@ -628,7 +628,7 @@ class ReverseBuilder:
             if isinstance(s, ast.Assign) and ir.target_name(s) in names:
                 node = ast.Assign(targets=[ir.store(ir.target_name(s))], value=s.value,
                                   lineno=0)
-                node._origin = getattr(s, "_origin", None)
+                ir.annotate(node, origin=ir.note(s, "origin", None))
                 out.append(node)
         return out
 
@@ -650,7 +650,7 @@ class ReverseBuilder:
                 if body or orelse:
                     node = ast.If(test=ir.name(s.test.id), body=body or [ast.Pass()],
                                   orelse=orelse, lineno=0)
-                    node._origin = getattr(s, "_origin", None)
+                    ir.annotate(node, origin=ir.note(s, "origin", None))
                     out.append(node)
             else:
                 if id(s) in self.kept_loops:
@@ -664,10 +664,10 @@ class ReverseBuilder:
         if id(s) in self.checkpointed:
             self.checkpointed[id(s)].reverse = body
             marker = ast.Pass()
-            marker._checkpoint = id(s)
+            ir.annotate(marker, checkpoint=id(s))
             return [marker]
         out = []
-        trip = s._trip
+        trip = ir.note(s, "trip")
         if trip and trip in self.taped_trips:
             out += self.tape.pop(trip, INT)
         if isinstance(s, ast.While):
@@ -686,7 +686,7 @@ class ReverseBuilder:
                 body = _parse(f"{var} = {lo} + {k} * {st}") + body
         loop = fold(_parse(header)[0])
         loop.body = body
-        loop._origin = getattr(s, "_origin", None)
+        ir.annotate(loop, origin=ir.note(s, "origin", None))
         return out + [loop]
 
 
@@ -705,7 +705,7 @@ def _merge_resets(stmts):
             value = s.value if isinstance(s.op, ast.Add) else \
                 ast.UnaryOp(op=ast.USub(), operand=s.value)
             merged = ast.Assign(targets=[prev.targets[0]], value=value, lineno=0)
-            merged._origin = getattr(s, "_origin", None)
+            ir.annotate(merged, origin=ir.note(s, "origin", None))
             out[-1] = merged
             continue
         out.append(s)

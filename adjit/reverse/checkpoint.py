@@ -19,7 +19,7 @@ import copy
 
 from ..analysis.types import BOOL, FLOAT, INT, is_array
 from ..errors import error_at
-from ..normalize import ir
+from .. import ir
 from .dce import eliminate_dead, upward_exposed
 
 
@@ -30,17 +30,17 @@ def select(builder):
     for s in builder.stmts:
         if not isinstance(s, (ast.For, ast.While)) or id(s) not in builder.kept_loops:
             continue
-        if isinstance(s, ast.For) and not getattr(s, "_user", False):
+        if isinstance(s, ast.For) and not ir.note(s, "user", False):
             continue        # the loop nest of a vectorized statement, not a time loop
         if not records(builder, s):
             continue
-        origin = getattr(s, "_origin", None)
+        origin = ir.note(s, "origin", None)
         if isinstance(s, ast.While):
             raise error_at(origin, "checkpointing a `while` loop",
                            "Checkpointing applies to `for t in range(steps)` loops, whose "
                            "number of steps is known when the loop starts: compute the "
                            "number of steps first, or pass checkpoint=None.")
-        if s._trip:
+        if ir.note(s, "trip"):
             raise error_at(origin, "checkpointing a loop left by `break` or `return`",
                            "Checkpointing needs every step to run: compute the number of "
                            "steps first and loop over range(steps), or pass "
@@ -90,11 +90,11 @@ class Checkpointed:
             if is_array(kind):
                 continue
             if kind not in scalars:
-                raise error_at(getattr(self.loop, "_origin", None),
+                raise error_at(ir.note(self.loop, "origin", None),
                                f"checkpointing a loop that carries '{v}' ({kind}) from step "
                                "to step", "Carry floats, ints, bools and arrays only.")
             scalars[kind].append(v)
-        hoisted = getattr(self.loop, "_hoisted", set())
+        hoisted = ir.note(self.loop, "hoisted", set())
         stored = {s.targets[0].value.id for s in ir.walk_stmts(self.plain) if ir.is_store(s)}
         arrays = [a for a in b._ordered(stored - primal_assigned)
                   if not (a in b.vec_temps and a in hoisted)]
@@ -212,7 +212,7 @@ class Checkpointed:
         save.body = self._save(n["next"], scalars, arrays) + \
             _parse(f"{n['next']} += 1")
         loop.body = [save] + self._step_index(n["k"]) + copy.deepcopy(self.plain)
-        loop._origin = getattr(self.loop, "_origin", None)
+        ir.annotate(loop, origin=ir.note(self.loop, "origin", None))
         return out + [loop]
 
     def _snapshots(self):
@@ -276,7 +276,7 @@ while True:
         before, after = _parse("\n".join(swap_in)), _parse("\n".join(swap_out))
         nodes = self.reserve + before + [head, loop] + after
         for node in nodes:
-            node._origin = getattr(self.loop, "_origin", None)
+            ir.annotate(node, origin=ir.note(self.loop, "origin", None))
         return nodes
 
 

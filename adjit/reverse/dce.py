@@ -7,7 +7,7 @@ sweep entirely, which is what a hand-written adjoint does.
 """
 import ast
 
-from ..normalize.ir import load_names
+from ..ir import copy_notes, load_names
 
 
 def reads_of(node):
@@ -52,10 +52,7 @@ def _copy_with(s, body, orelse):
     node = type(s)(**{f: getattr(s, f) for f in s._fields})
     node.body = body
     node.orelse = orelse
-    for attr in ("_origin", "_forward_only"):
-        if hasattr(s, attr):
-            setattr(node, attr, getattr(s, attr))
-    return node
+    return copy_notes(s, node, ("origin", "forward_only"))
 
 
 def eliminate_dead(forward, roots, keep_stores):

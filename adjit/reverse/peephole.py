@@ -6,7 +6,7 @@ in a later simple statement of the same block and neither side changes before th
 """
 import ast
 
-from ..normalize.ir import load_names
+from ..ir import load_names
 
 
 def _writes(node):

@@ -15,62 +15,9 @@ loads of arrays that the function never writes.
 """
 import ast
 
-from ..normalize import ir
+from .. import ir
+from ..ir import Layout  # noqa: F401 - the planner's view of statement positions
 from ..rules.table import EXPENSIVE  # noqa: F401 - values recorded rather than replayed
-
-
-class Layout:
-    """Program-order positions, enclosing loops and blocks of every normalized statement."""
-
-    def __init__(self, stmts):
-        self.pos = {}
-        self.loops = {}
-        self.block_of = {}
-        self.blocks = {}
-        self.block_loops = {}
-        self.sites = {}
-        self.parent_block = {}
-        self._counter = 0
-        self._visit(stmts, (), None)
-
-    def _visit(self, stmts, loops, parent):
-        self.blocks[id(stmts)] = stmts
-        self.block_loops[id(stmts)] = loops
-        self.parent_block[id(stmts)] = parent
-        for s in stmts:
-            self._counter += 1
-            self.pos[id(s)] = self._counter
-            self.loops[id(s)] = loops
-            self.block_of[id(s)] = id(stmts)
-            if isinstance(s, ast.Assign) and not ir.is_store(s):
-                self.sites.setdefault(ir.target_name(s), []).append(s)
-            if isinstance(s, ast.If):
-                self._visit(s.body, loops, id(stmts))
-                self._visit(s.orelse, loops, id(stmts))
-            elif isinstance(s, ast.For):
-                self.sites.setdefault(s.target.id, []).append(s)
-                self._visit(s.body, loops + (id(s),), id(stmts))
-            elif isinstance(s, ast.While):
-                self._visit(s.body, loops + (id(s),), id(stmts))
-
-    def inside(self, stmt, block_id):
-        """Whether `stmt` is in the block, directly or nested."""
-        b = self.block_of[id(stmt)]
-        while b is not None:
-            if b == block_id:
-                return True
-            b = self.parent_block[b]
-        return False
-
-    def end_pos(self, stmts):
-        """The position of the last statement inside a block, nested ones included."""
-        last = stmts[-1]
-        while isinstance(last, (ast.If, ast.For, ast.While)):
-            inner = last.orelse or last.body if isinstance(last, ast.If) else last.body
-            if not inner:
-                break
-            last = inner[-1]
-        return self.pos[id(last)]
 
 
 class NeedPoint:

@@ -3,9 +3,40 @@
 The normalized program is ordinary Python AST with one primitive operation per assignment:
 every operand is an *atom*, a Name or a numeric Constant. Control flow is `if` on a fresh
 condition variable, `for` over `range` with atom bounds, and `while True` whose exits are
-flags. Statements carry `_origin = (filename, line)` of the user code they came from.
+flags. Statements carry notes, read and written only through `note` and `annotate`:
+`origin` (filename, line, function) of the user code they came from, and the passes' marks
+(`trip`, `user`, `hoisted`, `forward_only`, `atomic`, `checkpoint`).
 """
 import ast
+
+NOTES = ("origin", "user", "trip", "hoisted", "forward_only", "atomic", "checkpoint")
+"""The notes a statement can carry: origin (filename, line, function) of the user code it came
+from; on loops, trip (the name of the trip counter of a lowered while loop, or None), user (a
+loop the user wrote, not one of vectorized code) and hoisted (names moved in front of it);
+forward_only (a statement the backward sweep skips), atomic (a store standing for
+cuda.atomic.add), checkpoint (a marker of a checkpointed loop)."""
+
+
+def note(node, key, default=None):
+    """The note `key` of a statement, or `default`."""
+    assert key in NOTES, key
+    return getattr(node, "_" + key, default)
+
+
+def annotate(node, **notes):
+    """Set notes on a statement; returns it."""
+    for key, value in notes.items():
+        assert key in NOTES, key
+        setattr(node, "_" + key, value)
+    return node
+
+
+def copy_notes(source, target, keys=NOTES):
+    """Give `target` the notes `source` has (of `keys`); returns target."""
+    for key in keys:
+        if hasattr(source, "_" + key):
+            setattr(target, "_" + key, getattr(source, "_" + key))
+    return target
 
 
 def name(id_):
@@ -17,7 +48,7 @@ def atomic_add(array, index, value, origin=None):
     func = ast.Attribute(value=ast.Attribute(value=name("cuda"), attr="atomic", ctx=ast.Load()),
                          attr="add", ctx=ast.Load())
     node = ast.Expr(value=ast.Call(func=func, args=[name(array), index, value], keywords=[]))
-    node._origin = origin
+    annotate(node, origin=origin)
     return node
 
 
@@ -32,7 +63,7 @@ def const(value):
 def assign(target, value, origin=None):
     node = ast.Assign(targets=[store(target) if isinstance(target, str) else target],
                       value=value, lineno=0)
-    node._origin = origin
+    annotate(node, origin=origin)
     return node
 
 
@@ -114,6 +145,17 @@ def walk_stmts(stmts):
             yield from walk_stmts(s.body)
 
 
+def blocks(stmts):
+    """Every statement list in `stmts`: itself, then the bodies of its if/for/while
+    statements, depth first (the one walker of blocks every pass uses)."""
+    yield stmts
+    for s in stmts:
+        if isinstance(s, (ast.If, ast.For, ast.While)):
+            for inner in (s.body, s.orelse):
+                if inner:
+                    yield from blocks(inner)
+
+
 def assigned(stmts):
     """Names assigned anywhere in a body, loop targets included."""
     out = set()
@@ -124,3 +166,56 @@ def assigned(stmts):
             out.add(s.target.id)
     return out
 
+
+class Layout:
+    """Program-order positions, enclosing loops and blocks of every normalized statement."""
+
+    def __init__(self, stmts):
+        self.pos = {}
+        self.loops = {}
+        self.block_of = {}
+        self.blocks = {}
+        self.block_loops = {}
+        self.sites = {}
+        self.parent_block = {}
+        self._counter = 0
+        self._visit(stmts, (), None)
+
+    def _visit(self, stmts, loops, parent):
+        self.blocks[id(stmts)] = stmts
+        self.block_loops[id(stmts)] = loops
+        self.parent_block[id(stmts)] = parent
+        for s in stmts:
+            self._counter += 1
+            self.pos[id(s)] = self._counter
+            self.loops[id(s)] = loops
+            self.block_of[id(s)] = id(stmts)
+            if isinstance(s, ast.Assign) and not is_store(s):
+                self.sites.setdefault(target_name(s), []).append(s)
+            if isinstance(s, ast.If):
+                self._visit(s.body, loops, id(stmts))
+                self._visit(s.orelse, loops, id(stmts))
+            elif isinstance(s, ast.For):
+                self.sites.setdefault(s.target.id, []).append(s)
+                self._visit(s.body, loops + (id(s),), id(stmts))
+            elif isinstance(s, ast.While):
+                self._visit(s.body, loops + (id(s),), id(stmts))
+
+    def inside(self, stmt, block_id):
+        """Whether `stmt` is in the block, directly or nested."""
+        b = self.block_of[id(stmt)]
+        while b is not None:
+            if b == block_id:
+                return True
+            b = self.parent_block[b]
+        return False
+
+    def end_pos(self, stmts):
+        """The position of the last statement inside a block, nested ones included."""
+        last = stmts[-1]
+        while isinstance(last, (ast.If, ast.For, ast.While)):
+            inner = last.orelse or last.body if isinstance(last, ast.If) else last.body
+            if not inner:
+                break
+            last = inner[-1]
+        return self.pos[id(last)]

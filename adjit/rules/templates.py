@@ -3,7 +3,7 @@ import ast
 import copy
 import operator
 
-from ..normalize import ir
+from .. import ir
 
 
 class _Subst(ast.NodeTransformer):
@@ -96,5 +96,5 @@ def accumulate(target, expr, negated, assign_only, origin):
     else:
         op = ast.Sub() if negated else ast.Add()
         node = ast.AugAssign(target=tgt, op=op, value=expr, lineno=0)
-    node._origin = origin
+    ir.annotate(node, origin=origin)
     return node

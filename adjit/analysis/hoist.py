@@ -9,16 +9,15 @@ iterations changes no value.)
 """
 import ast
 
-from ..analysis.prims import classify
-from ..analysis.types import INT
-from . import ir
+from .. import ir
+from .prims import classify
+from .types import INT
 
 
 def keep_operands(stmts, kinds, env, namegen):
     """A matrix product (or reshape) whose operand array changes later reads a copy taken at
     the product: its adjoint needs the operand's value at that point."""
-    from ..reverse.plan import Layout
-    layout = Layout(stmts)
+    layout = ir.Layout(stmts)
     changes = {}
     for s in ir.walk_stmts(stmts):
         if ir.is_store(s):
@@ -41,7 +40,7 @@ def keep_operands(stmts, kinds, env, namegen):
             block = layout.blocks[layout.block_of[id(s)]]
             node = ir.assign(copy, ast.Call(func=ast.Attribute(value=ir.name(atom.id),
                                                                attr="copy", ctx=ast.Load()),
-                                            args=[], keywords=[]), getattr(s, "_origin", None))
+                                            args=[], keywords=[]), ir.note(s, "origin", None))
             block.insert(block.index(s), node)
             s.value.args[k] = ir.name(copy)
             kinds[copy] = kinds[atom.id]
@@ -79,7 +78,7 @@ def _hoist_from(loop, kinds, env, temps, sites):
         changing.add(loop.target.id)
     moved = []
     loop.body = _hoist_block(loop.body, kinds, env, temps, sites, changing, moved)
-    loop._hoisted = getattr(loop, "_hoisted", set()) | {ir.target_name(s) for s in moved}
+    ir.annotate(loop, hoisted=ir.note(loop, "hoisted", set()) | {ir.target_name(s) for s in moved})
     return moved
 
 

@@ -1,0 +1,158 @@
+"""Assembling generated functions: the parts a derivative's source is made of.
+
+A generated function is a list of titled parts (render() writes each title as a comment):
+scalars defined up front, the forward sweep, the backward sweep, the tape statistics. This
+module makes those parts from the reverse and tangent builders' statements; the pipeline
+(adjit/pipeline.py) decides which parts a derivative has.
+"""
+import ast
+
+import numba
+
+from .. import ir
+from ..analysis.types import FLOAT, is_array
+from ..errors import error_at
+from ..reverse.dce import eliminate_dead, upward_exposed
+
+
+STATS_SIZE = 5
+"""The tape statistics: tape bytes, snapshot bytes, checkpointed steps, steps advanced
+again without the tape, steps run with the tape (see api.TapeReport)."""
+
+
+def forward_parts(prog, tail, params, kinds, limit, title="forward sweep"):
+    """The first parts of a generated function: scalars defined up front, and the forward
+    sweep (tape allocations, then the primal statements that `tail` - the rest of the
+    function - needs)."""
+    roots = upward_exposed(tail) | prog.tape.reserved_names()
+    forward = eliminate_dead(prog.forward, roots, set(params))
+    defined = defined_up_front(forward + tail, kinds, prog.bars, params)
+    return [("variables assigned in branches start defined (numba prunes constant branches)",
+             defined),
+            (title, prog.init + prog.tape.allocations(limit) + forward)]
+
+
+def stats_statements(stats, tape, checkpointed):
+    lines = [f"{stats}[:] = 0", f"{stats}[0] = {tape.bytes_expr()}"]
+    snaps = [cp.snapshot_bytes() for cp in checkpointed]
+    snaps = [b for b in snaps if b != "0"]
+    if snaps:
+        lines.append(f"{stats}[1] = {' + '.join(snaps)}")
+    for cp in checkpointed:
+        lines.append(f"ckpt.add_counts({cp.names['sched']}, {stats})")
+    return ast.parse("\n".join(lines)).body
+
+
+def seed_cotangent(prog, builder, result, kinds, cot):
+    """vjp: the result's adjoint starts as the cotangent (grad seeds it with 1.0)."""
+    if not builder.is_active(result):
+        return
+    bar = builder.bar(result.id)
+    prog.backward_init = [s for s in prog.backward_init
+                          if not (isinstance(s, ast.Assign) and isinstance(s.targets[0], ast.Name)
+                                  and s.targets[0].id == bar and
+                                  isinstance(s.value, ast.Constant))]
+    text = f"{bar} += {cot}" if is_array(kinds[result.id]) else f"{bar} = {cot}"
+    prog.backward_init += ast.parse(text).body
+
+
+
+class NoBars:
+    names = {}
+
+
+def defined_up_front(stmts, kinds, bars, params):
+    """`a = b = 0.0`-style statements defining every scalar that an `if` branch assigns.
+
+    numba removes branches whose condition it can prove constant before it types the
+    function; a variable assigned only there would then be undefined where the other sweep
+    reads it. Defining it first keeps every path well-formed without changing any value a
+    taken path computes.
+    """
+    names = {}
+    assigned_before = set()
+    for s in stmts:
+        if isinstance(s, ast.Assign) and isinstance(s.targets[0], ast.Name):
+            assigned_before.add(s.targets[0].id)
+            continue
+        for node in ast.walk(s):
+            if isinstance(node, ast.If):
+                for inner in ast.walk(node):
+                    if isinstance(inner, ast.Name) and isinstance(inner.ctx, ast.Store) \
+                            and inner.id not in assigned_before:
+                        names.setdefault(inner.id, None)
+    by_zero = {}
+    primal_of = {bar: var for var, bar in bars.names.items()}
+    for n in names:
+        if n in params:
+            continue
+        kind = kinds.get(primal_of.get(n, n))
+        zero = {FLOAT: "0.0", "int": "0", "bool": "False"}.get(kind)
+        if zero is not None:
+            by_zero.setdefault(zero, []).append(n)
+    return [ast.parse(" = ".join(group + [zero])).body[0] for zero, group in by_zero.items()]
+
+
+# CUDA ---------------------------------------------------------------------------------------
+
+def cuda_namespace(ns):
+    from numba import cuda
+    out = dict(ns)
+    out["cuda"] = cuda
+    out["numba"] = numba
+    return out
+
+
+class _StopAsValue(ast.NodeTransformer):
+    """`stop_gradient(v)` in generated CUDA code is just `v`: the adjoint already ignores it,
+    and no call is left for numba-cuda to compile (a call to another device function would
+    need the GPU's compute capability at compile time)."""
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        if isinstance(node.func, ast.Name) and node.func.id == "stop_gradient" and \
+                len(node.args) == 1:
+            return node.args[0]
+        return node
+
+
+def cuda_parts(parts):
+    return [(title, [_StopAsValue().visit(s) for s in stmts]) for title, stmts in parts]
+
+
+def unbounded_loop_error(src):
+    def error(loop):
+        origin = ir.note(loop, "origin", None) or (src.loc.filename, src.loc.firstlineno,
+                                                     src.loc.name)
+        return error_at(origin, "a loop whose backward sweep needs values recorded at every "
+                        "iteration, with a number of iterations not known when the code is "
+                        "compiled (CUDA device code cannot grow a tape)",
+                        "Give the loop a constant trip count (for k in range(8)), or let the "
+                        "backward sweep recompute what it needs (values of arrays the code "
+                        "does not write are read again, never recorded).")
+    return error
+
+
+def atomic_shadow_updates(stmts, shadows, ownership, arrays_of):
+    """`x_bar[j] += v` on a shadow becomes cuda.atomic.add(x_bar, j, v) unless no other
+    thread touches x[j] (analysis/races.py). A zeroing `x_bar[j] = 0.0` (the adjoint of
+    overwriting x[j]) stays: in a race-free kernel the element a thread writes is its own."""
+    out = []
+    for s in stmts:
+        for field in ("body", "orelse"):
+            inner = getattr(s, field, None)
+            if isinstance(inner, list) and inner:
+                setattr(s, field, atomic_shadow_updates(inner, shadows, ownership, arrays_of)
+                        or [ast.Pass()])
+        target = getattr(s, "target", None) if isinstance(s, ast.AugAssign) else \
+            (s.targets[0] if isinstance(s, ast.Assign) else None)
+        if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) and \
+                target.value.id in shadows and isinstance(s, ast.AugAssign) and \
+                not ownership.exclusive(arrays_of[target.value.id], ir.index_atoms(target)):
+            value = s.value if isinstance(s.op, ast.Add) else \
+                ast.UnaryOp(op=ast.USub(), operand=s.value)
+            out.append(ir.atomic_add(target.value.id, target.slice, value,
+                                     ir.note(s, "origin", None)))
+            continue
+        out.append(s)
+    return out

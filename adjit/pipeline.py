@@ -1,0 +1,505 @@
+"""The pipeline: one ordered list of named passes, shared by every derivative adjit makes.
+
+    source -> normalized -> typed -> hoisted -> active -> adjoint | tangent -> compiled
+
+Each pass takes the Program (the function being differentiated and everything learned about
+it so far) and the Options, and fills in the Program's next fields. grad and value_and_grad,
+vjp (a cotangent argument), jvp (forward mode), CUDA device functions (target="cuda") and
+CUDA adjoint kernels (derivative="kernel") run the same passes; they differ only in options.
+
+`STAGES` names the stages a person can look at; `adjit.show(f, stage, *example_args)`
+returns one as runnable Python, and `ADJIT_DEBUG_PRINT_AFTER=normalized,adjoint` (or `all`)
+prints stages while adjit compiles, as numba's NUMBA_DEBUG_PRINT_AFTER does for its passes.
+"""
+import ast
+import os
+import sys
+import textwrap
+
+import numba
+import numpy as np
+
+from . import ir
+from .analysis.activity import active_variables
+from .analysis.hoist import hoist_invariants, keep_operands
+from .analysis.races import Ownership
+from .analysis.types import (FLOAT, infer_kinds, is_array, is_float_kind, kind_of_constant,
+                             kind_of_numba_type)
+from .codegen import assemble
+from .codegen.emit import compile_source, exec_source, render
+from .forward.tangent import TangentBuilder
+from .frontend.source import read_function
+from .normalize.anf import InlineContext, normalize_function
+from .normalize.coalesce import coalesce_temps
+from .normalize.names import Env, NameGen
+from .normalize.webs import split_webs
+from .reverse.adjoint import ReverseBuilder
+from .reverse.checkpoint import records
+from .reverse.dce import eliminate_dead, upward_exposed
+from .reverse.peephole import propagate_copies
+from .reverse.tape import static_pushes
+from .runtime.tape import DEFAULT_TAPE_LIMIT
+
+STAGES = ("source", "normalized", "typed", "hoisted", "active", "adjoint", "tangent")
+"""The stages `adjit.show` prints, in pipeline order. Every one is runnable Python: the first
+five compute what the function computes, "adjoint" is the reverse-mode derivative
+(grad(f).source), "tangent" the forward-mode one (jvp(f).source)."""
+
+STATS_SIZE = assemble.STATS_SIZE
+
+
+class Options:
+    """What kind of derivative the pipeline makes.
+
+    `derivative`: "adjoint" (grad, value_and_grad, vjp), "tangent" (jvp) or "kernel" (a CUDA
+    adjoint kernel); `name` is the user-facing name (grad, value_and_grad, vjp, jvp);
+    `with_value` returns (value, derivative); `single` returns the one gradient bare (the
+    user passed an int argnums); `extra` is the trailing argument vjp and jvp take
+    ("cotangent", "tangent"); `target` "cpu" or "cuda" (a device function); `jit=False`
+    compiles nothing (the generated source runs in the interpreter)."""
+
+    def __init__(self, argnums, derivative="adjoint", name="grad", with_value=False,
+                 single=True, extra=None, target="cpu", checkpoint=None, tape_limit=None,
+                 fastmath=False, jit=True, cache=False):
+        self.argnums = tuple(argnums)
+        self.derivative = derivative
+        self.name = name
+        self.with_value = with_value
+        self.single = single
+        self.extra = extra
+        self.target = target
+        self.checkpoint = checkpoint
+        self.tape_limit = tape_limit
+        self.fastmath = fastmath
+        self.jit = jit
+        self.cache = cache
+
+    @classmethod
+    def of_mode(cls, mode, argnums, **options):
+        """Options from an API mode (name, with_value, single, extra)."""
+        extra = getattr(mode, "extra", None)
+        return cls(argnums, "tangent" if mode.name == "jvp" else "adjoint", mode.name,
+                   mode.with_value, mode.single, extra, **options)
+
+
+class Program:
+    """The function being differentiated, and what the passes have learned about it.
+
+    Filled in pass by pass: `src` and `arg_kinds` (source), `stmts`, `result`, `env`,
+    `namegen`, `vec_temps` (normalized), `kinds`, `wrt` (typed), `active` (active),
+    `source` and `python` (adjoint / tangent), `compiled` (a Transformed)."""
+
+    def __init__(self, fn, arg_types, options):
+        self.fn = fn
+        self.arg_types = tuple(arg_types)
+        self.options = options
+        self.src = self.params = self.arg_kinds = None
+        self.stmts = self.result = self.env = self.namegen = self.vec_temps = None
+        self.kinds = self.wrt = self.active = None
+        self.source = self.python = self.compiled = None
+        self.shadows = self.ownership = self.builder = None
+        self.entry = self.wrapper = None
+        self.done = []
+
+    def render(self, stage):
+        """The program at `stage` (one it has passed) as runnable Python."""
+        if stage == "source":
+            return ast.unparse(self.src.tree) + "\n"
+        if stage in ("adjoint", "tangent"):
+            return self.source
+        body = self.stmts + ([ast.Return(value=self.result)] if self.result is not None else [])
+        notes = {"typed": self._kind_notes, "hoisted": self._kind_notes,
+                 "active": self._active_notes}.get(stage)
+        title = notes() if notes else None
+        return render(f"{self.src.fn.__name__}_{stage}", self.src.params, [(title, body)])
+
+    def _kind_notes(self):
+        names = set(self.params) | {s.target.id for s in ir.walk_stmts(self.stmts)
+                                    if isinstance(s, ast.For)} | ir.assigned(self.stmts)
+        kinds = ", ".join(f"{v}: {self.kinds[v]}" for v in sorted(names) if v in self.kinds)
+        return _wrapped(f"kinds: {kinds}")
+
+    def _active_notes(self):
+        return _wrapped(f"active (carry derivatives): {', '.join(sorted(self.active)) or 'none'}")
+
+
+def _wrapped(text):
+    """A long comment as several lines of a top-level section title."""
+    return "\n    # ".join(textwrap.wrap(text, 100, subsequent_indent="  "))
+
+
+# the passes ----------------------------------------------------------------------------------
+
+def parse(p, o):
+    """source: the function's syntax tree, its names resolved (frontend/source.py)."""
+    p.src = read_function(p.fn)
+    p.params = list(p.src.params)
+    extra = o.extra if o.derivative != "kernel" else None
+    user_types = p.arg_types[:-1] if extra else p.arg_types
+    if len(user_types) != len(p.params) or (extra and not p.arg_types):
+        what = "launched" if o.derivative == "kernel" else "called"
+        more = f" plus the {extra}" if extra else ""
+        raise p.src.loc.error(p.src.tree, f"{what} with {len(p.arg_types)} argument(s)",
+                              f"'{p.src.loc.name}' takes {len(p.params)}: "
+                              f"{', '.join(p.params)}{more}.")
+    p.arg_kinds = {q: kind_of_numba_type(t) for q, t in zip(p.params, user_types)}
+    p.wrt = [p.params[k] for k in o.argnums]
+
+
+def normalize(p, o):
+    """normalized: A-normal form, helpers inlined, exits lowered to flags, vectorized numpy
+    lowered to loops (normalize/), webs of reused names split, temporaries named."""
+    p.namegen = NameGen(p.src.locals | set(p.src.params))
+    p.env = Env()
+    kinds = p.arg_kinds or {}
+    arrays = {q: (k.ndim, k.dtype) for q, k in kinds.items() if is_array(k)}
+    ints = {q for q, k in kinds.items() if k == "int"}
+    layouts = {q: k.layout for q, k in kinds.items() if is_array(k)}
+    ctx = InlineContext(p.namegen, p.env, arrays, ints, layouts)
+    p.stmts, result = normalize_function(p.src, ctx)
+    p.vec_temps = ctx.vec_temps
+    if o.derivative == "kernel":
+        if result is not None:
+            raise p.src.loc.error(p.src.tree, "a CUDA kernel that returns a value",
+                                  "Kernels write their results into arrays; return nothing.")
+        split_webs(p.stmts, p.src.params, ir.const(0.0))
+        coalesce_temps(p.stmts, p.vec_temps, None)
+        p.result = None
+        return
+    if result is None:
+        raise p.src.loc.error(p.src.tree, "the function returns nothing",
+                              "Return the float to differentiate.")
+    result = split_webs(p.stmts, p.src.params, result)
+    p.result = coalesce_temps(p.stmts, p.vec_temps, result)
+
+
+def typed(p, o):
+    """typed: the kind (float, int, bool, array type) of every variable (analysis/types.py);
+    the differentiated arguments and the result are checked."""
+    src = p.src
+    for q in p.wrt:
+        kind = p.arg_kinds[q]
+        if o.derivative == "kernel":
+            if not is_array(kind) or not kind.is_float:
+                raise src.loc.error(src.tree, f"argument '{q}' in argnums is not a float array",
+                                    "Differentiate float arrays; pass a differentiable scalar "
+                                    "as a one-element array (p[0] in the kernel).")
+        elif not is_float_kind(kind):
+            raise src.loc.error(src.tree, f"argument '{q}' in argnums is "
+                                f"{p.arg_types[p.params.index(q)]}, which carries no derivative",
+                                "Pass a float (2.0, not 2) or a float64 array, or leave the "
+                                "argument out of argnums.")
+    p.kinds = infer_kinds(p.stmts, p.arg_kinds, p.env.ns)
+
+
+def hoist(p, o):
+    """hoisted: operands a later write would change are copied for the adjoint; size
+    arithmetic and allocations of vectorized code move out of loops (analysis/hoist.py).
+    Then what the target cannot run is refused, and the result's kind is checked."""
+    keep_operands(p.stmts, p.kinds, p.env.ns, p.namegen)
+    hoist_invariants(p.stmts, p.kinds, p.env.ns, p.vec_temps)
+    if o.derivative == "kernel":
+        _refuse_local_arrays(p.src, p.stmts, p.kinds)
+        return
+    if o.target == "cuda":
+        _check_device_function(p.src, p.stmts, p.kinds, p.params)
+    _check_result(p, o)
+
+
+def activity(p, o):
+    """active: the variables that carry derivatives from the differentiated arguments to the
+    result (or, for kernels, to the arrays the kernel writes) (analysis/activity.py)."""
+    if o.derivative == "tangent":
+        p.active = set()    # forward mode finds its own (the varied variables)
+        return
+    roots = ()
+    if o.derivative == "kernel":
+        p.ownership = Ownership(p.stmts, p.params, p.kinds, p.src.loc.name)
+        p.ownership.check()
+        roots = [q for q in p.params if any(ir.is_store(s) and s.targets[0].value.id == q
+                                            for s in ir.walk_stmts(p.stmts))]
+    p.active = active_variables(p.stmts, p.result, p.wrt, p.kinds, p.env.ns, roots=roots)
+
+
+def derive(p, o):
+    """adjoint / tangent: the generated derivative's source (reverse/, forward/, codegen/)."""
+    if o.derivative == "kernel":
+        _adjoint_kernel(p)
+    elif o.derivative == "tangent":
+        _tangent(p, o)
+    else:
+        _adjoint(p, o)
+
+
+def compile_(p, o):
+    """compiled: numba compiles the generated source (codegen/emit.py)."""
+    if p.compiled is not None:      # derivatives that run the source as it is
+        return
+    if o.derivative == "tangent":
+        pyfunc, dispatcher = compile_source(p.source, p.entry, p.env.ns, p.arg_types,
+                                            o.fastmath, o.jit, cache=o.cache)
+        p.compiled = Transformed(p.source, pyfunc, dispatcher)
+        return
+    stats_type = numba.types.int64[::1]
+    pyfunc, dispatcher = compile_source(p.source, p.entry, p.env.ns,
+                                        p.arg_types + (stats_type,), o.fastmath, o.jit,
+                                        wrapper=p.wrapper, cache=o.cache)
+    limit = DEFAULT_TAPE_LIMIT if o.tape_limit is None else o.tape_limit
+    p.compiled = Transformed(p.source, pyfunc, dispatcher, np.zeros(STATS_SIZE, np.int64),
+                             _limit_hint(p, o.checkpoint, limit))
+
+
+PASSES = (("source", parse), ("normalized", normalize), ("typed", typed),
+          ("hoisted", hoist), ("active", activity), ("derivative", derive),
+          ("compiled", compile_))
+"""The pipeline, in order: (stage name, pass)."""
+
+
+def run(fn, arg_types, options, until="compiled"):
+    """Run the passes on `fn` for arguments of these numba types, up to and including the
+    stage `until`; returns the Program."""
+    program = Program(fn, arg_types, options)
+    wanted = _debug_stages()
+    for stage, pass_ in PASSES:
+        pass_(program, options)
+        program.done.append(stage)
+        shown = _printable(stage, options)
+        if wanted and shown and (shown in wanted or "all" in wanted):
+            print(f"# adjit: {program.src.loc.name} after {shown}\n{program.render(shown)}",
+                  file=sys.stdout, flush=True)
+        if stage == until or (until in ("adjoint", "tangent") and stage == "derivative"):
+            break
+    return program
+
+
+def _printable(stage, options):
+    if stage == "derivative":
+        return "tangent" if options.derivative == "tangent" else "adjoint"
+    return stage if stage in STAGES else None
+
+
+def _debug_stages():
+    text = os.environ.get("ADJIT_DEBUG_PRINT_AFTER", "").strip()
+    return {s.strip() for s in text.split(",") if s.strip()}
+
+
+class Transformed:
+    """One specialization: generated source, its Python function and numba dispatcher.
+
+    `pyfunc` takes the user's arguments (numba compiles it inline into @njit callers). For
+    reverse modes `dispatcher` is the compiled function that also takes the tape-statistics
+    array (`stats`, written by every call from Python: see TapeReport), and `limit_hint`
+    says what to do when the tape would exceed tape_limit."""
+
+    def __init__(self, source, pyfunc, dispatcher, stats=None, limit_hint=""):
+        self.source = source
+        self.pyfunc = pyfunc
+        self.dispatcher = dispatcher
+        self.stats = stats
+        self.limit_hint = limit_hint
+
+    def call(self, *args):
+        if self.stats is None:
+            return self.dispatcher(*args)
+        return self.dispatcher(*args, self.stats)
+
+
+# checks ----------------------------------------------------------------------------------------
+
+def _check_result(p, o):
+    src, result = p.src, p.result
+    result_kind = p.kinds.get(result.id) if isinstance(result, ast.Name) else \
+        kind_of_constant(result.value)
+    if o.extra and is_float_kind(result_kind):
+        return
+    if result_kind == FLOAT:
+        return
+    if is_array(result_kind):
+        raise src.loc.error(src.tree, f"{o.name} of a function that returns an array",
+                            f"{o.name} needs a scalar float result: reduce it (np.sum, "
+                            "a loss), or use adjit.vjp(f)(*args, cotangent) for "
+                            "cotangent-weighted gradients of an array result and "
+                            "adjit.jvp for its directional derivatives (a Jacobian is "
+                            "one vjp per output, or one jvp per input).")
+    what = {"int": "an int", "bool": "a bool"}.get(result_kind,
+                                                    f"a value of kind {result_kind}")
+    raise src.loc.error(src.tree, f"the function returns {what}, not a float",
+                        "grad differentiates functions with a scalar float result; return "
+                        "a float (e.g. a sum), or use float(...).")
+
+
+def _check_device_function(src, stmts, kinds, params):
+    for q in params:
+        if is_array(kinds.get(q)):
+            raise src.loc.error(src.tree, f"argument '{q}' of a CUDA device function is an array",
+                                "Device functions take and return scalars (a device function "
+                                "cannot allocate a gradient array); differentiate kernels that "
+                                "read arrays with adjit.cuda.adjoint_kernel.")
+    _refuse_local_arrays(src, stmts, kinds)
+
+
+def _refuse_local_arrays(src, stmts, kinds):
+    """CUDA device code cannot allocate: no array may be made inside it."""
+    local = sorted(v for v in ir.assigned(stmts) if is_array(kinds.get(v)))
+    if local:
+        raise src.loc.error(src.tree, f"the array '{local[0]}' made in CUDA code",
+                            "Device functions and kernels read and write the arrays passed to "
+                            "them; CUDA device code cannot allocate (numpy calls on whole "
+                            "arrays allocate).")
+
+
+def _limit_hint(p, checkpoint, limit):
+    """What the tape-limit error tells the user, beyond the sizes."""
+    src = p.src
+    where = f"the gradient of '{src.loc.name}' ({src.loc.filename}, line {src.loc.firstlineno})"
+    if checkpoint is not None:
+        return (f"{where}, checkpointed with checkpoint={checkpoint!r}: one step's tape or the "
+                f"snapshots do not fit in tape_limit={limit}. Pass fewer snapshots "
+                f"(checkpoint=<int>) or a larger tape_limit.")
+    loops = [s for s in p.stmts if isinstance(s, (ast.For, ast.While)) and
+             id(s) in p.builder.kept_loops and records(p.builder, s)]
+    lines = [str(ir.note(s, "origin", (None, "?"))[1]) for s in loops]
+    what = f"the loop(s) at line {', '.join(lines)} record every step" if lines else \
+        "the recorded values do not fit"
+    return (f"{where}: {what}. Pass checkpoint='auto' (or a number of snapshots) to grad / "
+            f"value_and_grad / vjp to keep the tape to one step plus snapshots of the loop "
+            f"state, or a larger tape_limit (now {limit} bytes).")
+
+
+# emission ------------------------------------------------------------------------------------
+
+def _extra_name(p, o):
+    extra_name = o.extra if o.extra not in p.namegen.taken else p.namegen.fresh(f"_{o.extra}")
+    p.namegen.reserve(extra_name)
+    return extra_name
+
+
+def _adjoint(p, o):
+    """Reverse mode: forward sweep, backward sweep, (value,) gradients."""
+    src, kinds, namegen, result = p.src, p.kinds, p.namegen, p.result
+    params = list(p.params)
+    extra_name = _extra_name(p, o) if o.extra else None
+    builder = ReverseBuilder(p.stmts, result, params, kinds, p.active, p.env.ns, namegen,
+                             p.vec_temps.write_once)
+    p.builder = builder
+    builder.value_needed = o.with_value
+    builder.checkpoint = o.checkpoint
+    builder.vec_temps = set(p.vec_temps)
+    builder.tape.bounded = o.target == "cuda"
+    prog = builder.build(p.wrt)
+    if o.target == "cuda":
+        builder.tape.bounds = static_pushes(prog.forward, builder.tape,
+                                            assemble.unbounded_loop_error(src))
+    if extra_name:
+        assemble.seed_cotangent(prog, builder, result, kinds, extra_name)
+        params = params + [extra_name]
+    grads = [builder.gradient_expr(q) for q in p.wrt]
+    propagate_copies(prog.backward, prog.bars.values(), live_out=grads)
+    grad_text = grads[0] if o.single else "(" + ", ".join(grads) + ",)"
+    value = ast.unparse(result)
+    if o.with_value:
+        saved = "_value" if "_value" not in namegen.taken else namegen.fresh("_value")
+        prog.backward_init.insert(0, ast.parse(f"{saved} = {value}").body[0])
+        ret = f"return {saved}, {grad_text}"
+    else:
+        ret = f"return {grad_text}"
+    name = f"{src.fn.__name__}_{o.name}"
+    if o.target == "cuda":
+        tail = prog.backward_init + prog.backward + ast.parse(ret).body
+        parts = assemble.forward_parts(prog, tail, params, kinds, 0) + [
+            ("backward sweep", prog.backward_init + prog.backward),
+            (None, ast.parse(ret).body)]
+        p.source = render(name, params, assemble.cuda_parts(parts))
+        p.python = exec_source(p.source, name, assemble.cuda_namespace(p.env.ns))
+        p.compiled = Transformed(p.source, p.python, None)
+        return
+    stats_name = namegen.fresh("_tape_stats")
+    stats = assemble.stats_statements(stats_name, prog.tape, builder.checkpointed.values())
+    tail = prog.backward_init + prog.backward + stats + ast.parse(ret).body
+    parts = assemble.forward_parts(prog, tail, params, kinds, o.tape_limit) + [
+        ("backward sweep", prog.backward_init + prog.backward),
+        ("what the tape took (TapeReport)", stats),
+        (None, ast.parse(ret).body)]
+    inner = f"{name}_taped"
+    source = render(inner, params + [stats_name], parts)
+    source += "\n\n" + render(name, params, [(None, ast.parse(
+        f"return {inner}({', '.join(params)}, np.zeros({STATS_SIZE}, np.int64))").body)])
+    p.source, p.entry, p.wrapper = source, inner, name
+
+
+def _tangent(p, o):
+    """Forward mode: the primal with tangent statements, returning (value, tangent)."""
+    params, kinds, result = p.params, p.kinds, p.result
+    tan = _extra_name(p, o)
+    builder = TangentBuilder(p.stmts, result, kinds, p.env.ns, p.namegen, p.wrt)
+    init_vars, body = builder.build()
+    written = {s.targets[0].value.id for s in ir.walk_stmts(p.stmts) if ir.is_store(s)}
+    seeds = []
+    for k, q in enumerate(p.wrt):
+        given = tan if o.single else f"{tan}[{k}]"
+        if is_array(kinds[q]) and q in written:
+            given += ".copy()"
+        seeds.append(f"{builder.dot(q)} = {given}")
+    for q in params:
+        if q in builder.varied and q not in p.wrt and is_array(kinds[q]):
+            seeds.append(f"{builder.dot(q)} = np.zeros_like({q})")
+    # an argument outside argnums that the code reassigns from varied values starts with a
+    # zero tangent (init_vars); the seeded arguments and array arguments are set above
+    init_vars = [s for s in init_vars if s.targets[0].id not in
+                 {builder.dot(q) for q in params if q in p.wrt or is_array(kinds[q])}]
+    value = ast.unparse(result)
+    if isinstance(result, ast.Name) and result.id in builder.varied:
+        out_dot = builder.dot(result.id)
+    else:
+        out_dot = f"np.zeros_like({value})" if is_array(kinds.get(getattr(result, "id", None))) \
+            else "0.0"
+    ret = ast.parse(f"return {value}, {out_dot}").body
+    body = eliminate_dead(body, upward_exposed(ret), set(params))
+    defined = assemble.defined_up_front(body, kinds, assemble.NoBars(), params)
+    parts = [("variables assigned in branches start defined (numba prunes constant branches)",
+              defined),
+             ("tangents of the inputs", ast.parse("\n".join(seeds)).body + init_vars),
+             ("primal and tangent statements", body),
+             (None, ret)]
+    name = f"{p.src.fn.__name__}_{o.name}"
+    if o.target == "cuda":
+        parts = assemble.cuda_parts(parts)
+    p.source = render(name, params + [tan], parts)
+    p.entry = name
+    if o.target == "cuda":
+        p.python = exec_source(p.source, name, assemble.cuda_namespace(p.env.ns))
+        p.compiled = Transformed(p.source, p.python, None)
+
+
+def _adjoint_kernel(p):
+    """The adjoint of a CUDA kernel (Enzyme's convention): the primal arguments, then the
+    shadows of the argnums arrays, then those of the other arrays the kernel writes. Each
+    thread recomputes its part of the primal (writing the outputs again) and runs its
+    adjoint: input shadows accumulate (+=), with cuda.atomic.add unless the thread owns the
+    element (analysis/races.py)."""
+    src, params, kinds, ownership = p.src, p.params, p.kinds, p.ownership
+    written = [q for q in params if any(ir.is_store(s) and s.targets[0].value.id == q
+                                        for s in ir.walk_stmts(p.stmts))]
+    builder = ReverseBuilder(p.stmts, None, params, kinds, p.active, p.env.ns, p.namegen,
+                             p.vec_temps.write_once)
+    builder.tape.bounded = True
+    prog = builder.build(p.wrt)
+    builder.tape.bounds = static_pushes(prog.forward, builder.tape,
+                                        assemble.unbounded_loop_error(src))
+    shadows = [builder.bar(q) for q in p.wrt] + [builder.bar(q) for q in written
+                                                 if q not in p.wrt]
+    prog.backward_init = [x for x in prog.backward_init
+                          if not (isinstance(x, ast.Assign) and isinstance(x.targets[0], ast.Name)
+                                  and x.targets[0].id in shadows)]
+    propagate_copies(prog.backward, prog.bars.values(), live_out=shadows)
+    arrays_of = {builder.bar(q): q for q in params if is_array(p.arg_kinds[q])}
+    backward = assemble.atomic_shadow_updates(prog.backward_init + prog.backward, set(shadows),
+                                              ownership, arrays_of)
+    parts = assemble.forward_parts(prog, backward, params, kinds, 0,
+                                   "forward sweep (this thread's part of the primal)") + [
+        ("backward sweep", backward)]
+    name = f"{src.fn.__name__}_adjoint"
+    p.source = render(name, params + shadows, assemble.cuda_parts(parts))
+    p.python = exec_source(p.source, name, assemble.cuda_namespace(p.env.ns))
+    p.shadows = shadows
+    p.compiled = Transformed(p.source, p.python, None)

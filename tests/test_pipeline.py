@@ -1,0 +1,147 @@
+"""The pipeline's stages: each one printed by adjit.show is runnable Python, and run here
+against the original function (the stages before the derivative compute the same value, the
+adjoint gives the finite-difference gradient, the tangent the directional derivative). Also:
+ADJIT_DEBUG_PRINT_AFTER, the layering of adjit's packages, and generated lines' length."""
+import ast
+import pathlib
+
+import numpy as np
+import pytest
+
+import adjit
+from adjit.show import stage_callable
+
+from fd import fd_grad
+from programs import PROGRAMS
+
+
+def vectorized(x, w):
+    y = np.tanh(x * w) + x[::-1]
+    return np.sum(y ** 2) + np.max(x) * w
+
+
+def matrix(a, v):
+    b = a @ v
+    out = np.zeros(v.shape[0])
+    for i in range(v.shape[0]):
+        out[i] = b[i] * v[i]
+    return np.sum(out * out) + np.trace(a)
+
+
+_RNG = np.random.default_rng(3)
+CASES = PROGRAMS + [(vectorized, (_RNG.random(5), 0.7), (0, 1)),
+                    (matrix, (_RNG.random((3, 3)), _RNG.random(3)), (0, 1))]
+IDS = [f"{f.__name__}-{k}" for k, (f, _, _) in enumerate(CASES)]
+PRIMAL_STAGES = [s for s in adjit.STAGES if s not in ("adjoint", "tangent")]
+
+
+def _copies(args):
+    return tuple(a.copy() if isinstance(a, np.ndarray) else a for a in args)
+
+
+def test_stages_are_named_in_order():
+    assert len(adjit.STAGES) >= 5
+    assert adjit.STAGES[:2] == ("source", "normalized")
+    assert {"adjoint", "tangent"} <= set(adjit.STAGES)
+
+
+@pytest.mark.parametrize("f, args, argnums", CASES, ids=IDS)
+def test_every_primal_stage_computes_the_function(f, args, argnums):
+    want = f(*_copies(args))
+    for stage in PRIMAL_STAGES:
+        got = stage_callable(f, stage, *_copies(args), argnums=argnums)(*_copies(args))
+        assert got == pytest.approx(want, rel=1e-12), stage
+
+
+@pytest.mark.parametrize("f, args, argnums", CASES, ids=IDS)
+def test_adjoint_stage_is_the_gradient(f, args, argnums):
+    g = stage_callable(f, "adjoint", *_copies(args), argnums=argnums)(*_copies(args))
+    nums = (argnums,) if isinstance(argnums, int) else argnums
+    gots = (g,) if isinstance(argnums, int) else g
+    for k, got in zip(nums, gots):
+        want = fd_grad(lambda *a: f(*_copies(a)), _copies(args), k)
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("f, args, argnums", CASES, ids=IDS)
+def test_tangent_stage_is_the_directional_derivative(f, args, argnums):
+    k = argnums if isinstance(argnums, int) else argnums[0]
+    direction = np.linspace(0.3, 1.1, np.size(args[k])).reshape(np.shape(args[k]))
+    if np.ndim(args[k]) == 0:
+        direction = float(direction)
+    value, tangent = stage_callable(f, "tangent", *_copies(args), argnums=k)(
+        *_copies(args), direction)
+    assert value == pytest.approx(f(*_copies(args)), rel=1e-12)
+    want = np.sum(fd_grad(lambda *a: f(*_copies(a)), _copies(args), k) * direction)
+    assert tangent == pytest.approx(want, rel=1e-5, abs=1e-6)
+
+
+def test_show_prints_each_stage_as_python():
+    x = np.linspace(0.1, 0.9, 5)
+    for stage in adjit.STAGES:
+        text = adjit.show(vectorized, stage, x, 0.7)
+        ast.parse(text)
+    assert "kinds:" in adjit.show(vectorized, "typed", x, 0.7)
+    assert "active (carry derivatives):" in adjit.show(vectorized, "active", x, 0.7)
+    assert adjit.show(vectorized, "adjoint", x, 0.7) == \
+        adjit.grad(vectorized).source_for(x, 0.7)
+    assert adjit.show(vectorized, "tangent", x, 0.7) == \
+        adjit.jvp(vectorized).source_for(x, 0.7, np.ones(5))
+
+
+def test_show_without_example_arguments():
+    assert "def vectorized" in adjit.show(vectorized, "source")
+    with pytest.raises(adjit.AdjitError, match="needs example arguments"):
+        adjit.show(vectorized, "typed")
+
+
+def test_debug_print_after(monkeypatch, capsys):
+    monkeypatch.setenv("ADJIT_DEBUG_PRINT_AFTER", "normalized, adjoint")
+    adjit.grad(matrix, argnums=1).source_for(np.eye(3), np.ones(3))
+    out = capsys.readouterr().out
+    assert "# adjit: matrix after normalized" in out and "def matrix_normalized" in out
+    assert "# adjit: matrix after adjoint" in out and "def matrix_grad" in out
+    assert "after typed" not in out
+
+
+# layering: a package imports only from its own stage or earlier ones -------------------------
+LAYERS = {"errors": 0, "api_stop": 0, "ir": 0, "runtime": 0, "rules": 0,
+          "frontend": 1, "normalize": 2, "analysis": 3, "reverse": 4, "forward": 4,
+          "codegen": 5, "pipeline": 6, "transform": 7, "show": 7, "api": 8, "cuda": 9,
+          "__init__": 10}
+ROOT = pathlib.Path(adjit.__file__).parent
+
+
+def _imports(path):
+    package = path.relative_to(ROOT).parts
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.level:
+            base = list(package[:-1])[:len(package) - node.level]
+            target = base + (node.module.split(".") if node.module else [])
+            names = [target + [a.name] for a in node.names] if not node.module else [target]
+            for t in names:
+                yield node.lineno, t
+
+
+def test_imports_flow_down_the_pipeline():
+    bad = []
+    for path in sorted(ROOT.rglob("*.py")):
+        here = path.relative_to(ROOT).parts
+        layer = LAYERS[here[0].removesuffix(".py")]
+        for line, target in _imports(path):
+            top = target[0].removesuffix(".py") if target else "__init__"
+            if top not in LAYERS:
+                continue
+            if LAYERS[top] > layer or {here[0], top} == {"reverse", "forward"}:
+                bad.append(f"{'/'.join(here)}:{line} imports {'.'.join(target)}")
+    assert not bad, "\n".join(bad)
+
+
+@pytest.mark.parametrize("f, args, argnums", CASES, ids=IDS)
+def test_generated_lines_fit_120_characters(f, args, argnums):
+    for stage in ("adjoint", "tangent"):
+        k = argnums if stage == "tangent" and isinstance(argnums, int) else \
+            (argnums if stage == "adjoint" else argnums[0])
+        text = adjit.show(f, stage, *_copies(args), argnums=k)
+        long = [line for line in text.splitlines() if len(line) > 120]
+        assert not long, long
