@@ -409,7 +409,7 @@ def _adjoint(p, o):
         parts = assemble.forward_parts(prog, tail, params, kinds, 0) + [
             ("backward sweep", prog.backward_init + prog.backward),
             (None, ast.parse(ret).body)]
-        p.source = render(name, params, assemble.cuda_parts(parts))
+        p.source = render(name, params, assemble.cuda_parts(parts), fold=True)
         p.python = exec_source(p.source, name, assemble.cuda_namespace(p.env.ns))
         p.compiled = Transformed(p.source, p.python, None)
         return
@@ -421,7 +421,7 @@ def _adjoint(p, o):
         ("what the tape took (TapeReport)", stats),
         (None, ast.parse(ret).body)]
     inner = f"{name}_taped"
-    source = render(inner, params + [stats_name], parts)
+    source = render(inner, params + [stats_name], parts, fold=True)
     source += "\n\n" + render(name, params, [(None, ast.parse(
         f"return {inner}({', '.join(params)}, np.zeros({STATS_SIZE}, np.int64))").body)])
     p.source, p.entry, p.wrapper = source, inner, name
@@ -464,7 +464,7 @@ def _tangent(p, o):
     name = f"{p.src.fn.__name__}_{o.name}"
     if o.target == "cuda":
         parts = assemble.cuda_parts(parts)
-    p.source = render(name, params + [tan], parts)
+    p.source = render(name, params + [tan], parts, fold=True)
     p.entry = name
     if o.target == "cuda":
         p.python = exec_source(p.source, name, assemble.cuda_namespace(p.env.ns))
@@ -499,7 +499,7 @@ def _adjoint_kernel(p):
                                    "forward sweep (this thread's part of the primal)") + [
         ("backward sweep", backward)]
     name = f"{src.fn.__name__}_adjoint"
-    p.source = render(name, params + shadows, assemble.cuda_parts(parts))
+    p.source = render(name, params + shadows, assemble.cuda_parts(parts), fold=True)
     p.python = exec_source(p.source, name, assemble.cuda_namespace(p.env.ns))
     p.shadows = shadows
     p.compiled = Transformed(p.source, p.python, None)

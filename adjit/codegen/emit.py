@@ -18,6 +18,7 @@ import numpy as np
 
 from .. import ir
 from ..errors import AdjitError
+from .fold import fold_temporaries
 
 from ..runtime.tape import check_room, grow_tape, reserve_tape, tape_room
 
@@ -54,8 +55,9 @@ def section(text, comments):
                                    args=[ast.Constant(len(comments) - 1)], keywords=[]))
 
 
-def render(name, params, parts):
-    """Source text of a function whose body is `parts`: a list of (section title, stmts)."""
+def render(name, params, parts, fold=False):
+    """Source text of a function whose body is `parts`: a list of (section title, stmts).
+    With `fold`, single-use temporaries are folded into their uses (codegen/fold.py)."""
     comments = []
     body = []
     for title, stmts in parts:
@@ -68,6 +70,8 @@ def render(name, params, parts):
                          kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[])
     fn = ast.FunctionDef(name=name, args=args, body=body, decorator_list=[], returns=None,
                          type_params=[], lineno=1)
+    if fold:
+        fold_temporaries(fn)
     text = ast.unparse(ast.fix_missing_locations(ast.Module(body=[fn], type_ignores=[])))
     pattern = re.compile(rf"^(\s*){_COMMENT}\((\d+)\)$", re.M)
     return pattern.sub(lambda m: f"{m.group(1)}# {comments[int(m.group(2))]}", text) + "\n"
