@@ -67,6 +67,11 @@ def assign(target, value, origin=None):
     return node
 
 
+def parse(text):
+    """The statements of a piece of source text."""
+    return ast.parse(text).body
+
+
 def load_names(node):
     """Every Name node `node` reads (loads), nested ones included."""
     return [n for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]

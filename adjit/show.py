@@ -4,7 +4,6 @@ Every stage is runnable Python: the stages before "adjoint" compute what `f` com
 tests run each against `f`), "adjoint" is the reverse-mode derivative and "tangent" the
 forward-mode one.
 """
-import ast
 
 from .errors import AdjitError
 from .frontend.source import read_function

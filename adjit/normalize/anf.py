@@ -1,30 +1,32 @@
-"""A-normal form: one primitive operation per assignment, calls to user functions inlined.
+"""A-normal form: one primitive operation per assignment.
 
-The output is still valid, runnable Python (tests run it against the original). Returns,
-`break` and `continue` survive this pass as statements; `exits.lower_exits` turns them into
-flags afterwards.
+The output is still valid, runnable Python (tests run it against the original). This module
+walks statements and expressions; what it meets is handed to the module with that one job:
+numpy calls and array methods to numpy_calls.py (by what the registry says), array
+expressions to vectorize.py (lowered to loops), indexing to views.py, names bound to views to
+bindings.py, calls to the user's own functions to inline.py. Returns, `break` and `continue`
+survive as statements; exits.py turns them into flags afterwards.
 """
 import ast
 import copy
 import types
 
-import math
-
 import numpy as np
 
-from ..api_stop import stop_gradient
-from ..frontend.source import MISSING, read_function, unwrap
-from ..rules.table import (ALLOCATORS, ARRAY_FUNCTIONS, ARRAY_QUERIES, CONST_ARRAYS,
-                           ELEMENTWISE, ELEMENTWISE_ARITY, METHOD_REDUCTIONS, REDUCTIONS,
-                           rule_for_call)
 from .. import ir
-from .check import check_supported
-from . import swaps
-from .exits import lower_exits
-from .names import lookup
-from .views import Indexing, Take, has_take, view_atoms, with_atoms
-from .vectorize import ONE, Lazy, Op, Scalar, View, Vectorizing, _index_node
+from ..frontend.source import MISSING, unwrap
+from ..rules.table import ALLOCATORS, ARRAY_QUERIES, CONST_ARRAYS, rule_for_call
 from ..runtime import vec
+from . import swaps
+from .bindings import Bindings
+from .check import check_supported
+from .exits import lower_exits
+from .inline import Inlining
+from .names import lookup
+from .numpy_calls import NumpyCalls
+from .values import Shape, TupleValue, assigned_user_names
+from .vectorize import ONE, Lazy, Op, Scalar, View, Vectorizing, _index_node
+from .views import Indexing, has_take
 
 _RESERVED = {"math", "np", "stop_gradient"}
 
@@ -79,23 +81,7 @@ def normalize_function(src, ctx, prefix="", subst=None, views=None):
         ctx.stack.pop()
 
 
-class _Binding:
-    """A local name bound to a View (an alias of part of an array)."""
-
-    def __init__(self, view, serial):
-        self.view = view
-        self.serial = serial
-
-
-class _Unknown:
-    """A name whose view binding this pass cannot determine (why: for the error)."""
-
-    def __init__(self, why, line):
-        self.why = why
-        self.line = line
-
-
-class _Normalizer(Vectorizing, Indexing):
+class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining):
     def __init__(self, src, ctx, prefix, subst, views):
         self.src = src
         self.loc = src.loc
@@ -135,148 +121,6 @@ class _Normalizer(Vectorizing, Indexing):
         name = self.fresh(stem)
         self.src.locals.add(name)
         return name
-
-    # views: names bound to parts of arrays (normalize/views.py) -------------------
-    def new_binding(self, view):
-        self.ctx.serial += 1
-        # an array the vectorizer filled once may now be written again through the name
-        self.ctx.vec_temps.write_once.discard(view.base)
-        return _Binding(view, self.ctx.serial)
-
-    def view_name(self, node):
-        """The local target name of `node` (a Name) when it is bound to a view, else None."""
-        if not (isinstance(node, ast.Name) and node.id in self.src.locals):
-            return None
-        target = self.local(node.id)
-        return target if isinstance(target, str) and target in self.views else None
-
-    def use_view(self, target, node):
-        """The View a name is bound to, for a read or a write through it."""
-        binding = self.views[target]
-        if isinstance(binding, _Unknown):
-            raise self.error(node, f"'{getattr(node, 'id', target)}' {binding.why} (line "
-                             f"{binding.line}), so which array it refers to is not known when "
-                             "the code is compiled", "Bind the name to one array or view on every "
-                             "path (before the branch or loop), or copy: v = x[1:].copy().")
-        self.view_uses.append((target, binding.serial))
-        return binding.view
-
-    def bind_view(self, target, view, out):
-        """`target = <a view>`: the name becomes an alias (an index map, no array). Names of
-        user variables the map reads are copied, so that the map keeps the positions it had
-        when the name was bound (`row = A[i]` stays row i when i changes)."""
-        frozen, atoms = {}, view_atoms(view)
-        for k, atom in enumerate(atoms):
-            if isinstance(atom, ast.Name) and atom.id in self.ctx.user_names and \
-                    atom.id not in self.ctx.arrays:
-                if atom.id not in frozen:
-                    keep = self.fresh("_v")
-                    self.emit_assign(out, keep, atom)
-                    frozen[atom.id] = ir.name(keep)
-                atoms[k] = frozen[atom.id]
-        if frozen:
-            view = with_atoms(view, atoms)
-        self.rebinding(target, out)
-        self.views[target] = self.new_binding(view)
-
-    def rebinding(self, name, out):
-        """`name` is about to hold another array or value. Views of the array it held keep
-        that array: its contents are kept in a new array they now read (in Python the old
-        array lives on through them). Views of an argument that is rebound are stale."""
-        self.views.pop(name, None)
-        rooted = [t for t, b in self.views.items() if isinstance(b, _Binding) and
-                  b.view.base == name]
-        if not rooted:
-            return
-        if name in self.src.params or name not in self.ctx.arrays:
-            for t in rooted:
-                self.views[t] = _Unknown(f"views the argument '{name}', which was rebound",
-                                         self.origin[1] if self.origin else 0)
-            return
-        keep = self.fresh(f"_{name}_old")
-        ndim, dtype = self.ctx.arrays[name]
-        out.append(ir.assign(keep, ast.Call(func=ast.Attribute(value=ir.name(name),
-                                                               attr="copy", ctx=ast.Load()),
-                                            args=[], keywords=[]), self.origin))
-        self.ctx.arrays[keep] = (ndim, dtype)
-        for t in rooted:
-            self.views[t] = self.new_binding(_rebased(self.views[t].view, keep))
-
-    def merge_views(self, before, branches, out_blocks, line):
-        """The bindings after an `if`: a name bound to the same view on both paths keeps it;
-        views of one array that differ only in positions (`v = x[0]` / `v = x[1]`) read
-        positions each branch sets; anything else cannot be known here."""
-        names = set().union(*branches)
-        merged = {}
-        for name in names:
-            got = [b.get(name) for b in branches]
-            if all(g is got[0] for g in got):
-                merged[name] = got[0]
-                continue
-            views = [g.view if isinstance(g, _Binding) else None for g in got]
-            if all(v is not None for v in views) and _same_structure(views):
-                atoms = [view_atoms(v) for v in views]
-                chosen = list(atoms[0])
-                for k, a in enumerate(atoms[0]):
-                    if all(_same_atom(a, other[k]) for other in atoms[1:]):
-                        continue
-                    sel = self.fresh("_sel")
-                    self.ctx.ints.add(sel)
-                    for block, other in zip(out_blocks, atoms):
-                        block.append(ir.assign(sel, other[k], self.origin))
-                    chosen[k] = ir.name(sel)
-                merged[name] = self.new_binding(with_atoms(views[0], chosen))
-                continue
-            merged[name] = _Unknown("is bound to different arrays or views on the paths "
-                                    "of an `if`", line)
-        self.views = merged
-
-    def check_loop_views(self, before, mark, first, line):
-        """After a loop body: a name the body binds to another view must not be read in the
-        body before that binding (it would mean the previous iteration's binding)."""
-        rebound = {n for n in set(before) | set(self.views)
-                   if self.views.get(n) is not before.get(n)}
-        for name, serial in self.view_uses[mark:]:
-            if name in rebound and serial <= first:
-                raise self.error(_At(line), f"the name '{name}' is read in a loop before the loop "
-                                 "binds it to another view (which array it means changes "
-                                 "between iterations)", "Bind it at the top of the loop body, "
-                                 "or copy: v = x[i].copy().")
-        for name in rebound:
-            if before.get(name) is not None and name in self.views:
-                self.views[name] = _Unknown("is bound in a loop that may run zero times "
-                                            "after it was bound before the loop", line)
-
-    def refuse_swapped_bases(self, loop):
-        """A loop that swaps array names exchanges their contents after the loop (see
-        normalize/swaps.py): a view of one of those arrays would then see the other one."""
-        for x in loop.body:
-            swap = swaps.find_swap(x, self.is_array_local)
-            if not swap:
-                continue
-            for name in swap[0]:
-                target = self.local(name)
-                if self.is_view_local(name) or not isinstance(target, str):
-                    continue
-                viewers = sorted(t for t, b in self.views.items() if isinstance(b, _Binding)
-                                 and b.view.base == target)
-                if viewers:
-                    raise self.error(x, f"a swap of the array '{name}', which '{viewers[0]}' "
-                                     "is a view of", "Take the view inside the loop, after the "
-                                     "swap, or copy it (v = u[1:].copy()).")
-
-    def is_view_local(self, name):
-        target = self.local(name) if name in self.src.locals else None
-        return isinstance(target, str) and isinstance(self.views.get(target), _Binding)
-
-    def is_array_local(self, name):
-        if name not in self.src.locals:
-            return False
-        target = self.local(name)
-        if isinstance(target, str) and isinstance(self.views.get(target), _Binding):
-            return True
-        atom = ir.name(target) if isinstance(target, str) else target
-        return self.array_ndim(atom) is not None
 
     def emit_assign(self, out, target, value):
         """Append an assignment; forget cached loads it may invalidate."""
@@ -431,7 +275,7 @@ class _Normalizer(Vectorizing, Indexing):
                 # a helper returning (part of) an array: the caller gets the same memory
                 self.returned_views.append((s, value))
                 value = ir.const(0)
-            elif isinstance(value, (_Shape, _TupleValue)):
+            elif isinstance(value, (Shape, TupleValue)):
                 raise self.error(s.value, "returning a tuple", "Return one value.")
             node = ast.Return(value=self.to_atom(out, value), lineno=s.lineno)
             ir.annotate(node, origin=self.origin)
@@ -458,7 +302,7 @@ class _Normalizer(Vectorizing, Indexing):
 
     def assign_to(self, tgt, value, out):
         if isinstance(tgt, ast.Name):
-            if isinstance(value, (_Shape, _TupleValue)):
+            if isinstance(value, (Shape, TupleValue)):
                 raise self.error(tgt, "a tuple assigned to a single name",
                                  "Unpack it into names: n, m = a.shape.")
             target = self.local(tgt.id)
@@ -497,10 +341,10 @@ class _Normalizer(Vectorizing, Indexing):
                              "Assign to a variable name or an array element a[i].")
 
     def unpack(self, tgt, value, out):
-        if isinstance(value, _Shape):
+        if isinstance(value, Shape):
             items = [value.item(k) for k in range(value.ndim if value.ndim is not None
                                                   else len(tgt.elts))]
-        elif isinstance(value, _TupleValue):
+        elif isinstance(value, TupleValue):
             items = value.items
         else:
             raise self.error(tgt, "unpacking a value that is not a tuple",
@@ -571,7 +415,7 @@ class _Normalizer(Vectorizing, Indexing):
         return atom
 
     def assigned_in(self, stmts):
-        return {self.local(n) for n in _assigned_user_names(stmts)
+        return {self.local(n) for n in assigned_user_names(stmts)
                 if isinstance(self.local(n), str)}
 
     def for_loop(self, s, out):
@@ -595,7 +439,7 @@ class _Normalizer(Vectorizing, Indexing):
         body = []
         var = target
         self.ctx.loop_depth += 1
-        if s.target.id in _assigned_user_names(s.body):
+        if s.target.id in assigned_user_names(s.body):
             var = self.fresh("_i")
             self.emit_assign(body, target, ir.name(var))
         body += self.block(s.body)
@@ -679,7 +523,7 @@ class _Normalizer(Vectorizing, Indexing):
 
     def atom(self, node, out):
         value = self.rhs(node, out)
-        if isinstance(value, (_Shape, _TupleValue)):
+        if isinstance(value, (Shape, TupleValue)):
             raise self.error(node, "a tuple used as a value",
                              "Use tuples only to unpack them into names (a, b = b, a).")
         return self.to_atom(out, value)
@@ -727,7 +571,7 @@ class _Normalizer(Vectorizing, Indexing):
         if isinstance(node, ast.Attribute):
             return self.attribute(node, out)
         if isinstance(node, ast.Tuple):
-            return _TupleValue([self.tuple_item(e, out) for e in node.elts])
+            return TupleValue([self.tuple_item(e, out) for e in node.elts])
         if isinstance(node, ast.List):
             raise self.error(node, "a list literal (outside np.array) is not supported",
                              "Use np.array([a, b, c]) for an array of numbers.")
@@ -740,7 +584,7 @@ class _Normalizer(Vectorizing, Indexing):
             return self.view_of(value.id, out)
         if isinstance(value, View) and not has_take(value):
             return value
-        if isinstance(value, (_Shape, _TupleValue)):
+        if isinstance(value, (Shape, TupleValue)):
             raise self.error(node, "a tuple inside a tuple", "Unpack one level at a time.")
         return self.to_atom(out, value)
 
@@ -766,18 +610,18 @@ class _Normalizer(Vectorizing, Indexing):
                          "Use numbers, numpy arrays, or call it as a function.")
 
     def shape_of(self, node, out):
-        """The _Shape of an array-valued expression (a name, a view, an expression)."""
+        """The Shape of an array-valued expression (a name, a view, an expression)."""
         if isinstance(node, ast.Name) and self.view_name(node) is None:
             obj = None if node.id in self.src.locals else self.src.resolve_name(node.id)
             if node.id in self.src.locals or isinstance(obj, np.ndarray):
                 arr = self.array_name(node)
                 if arr not in self.lazy:
-                    return _Shape(arr, ndim=self.array_ndim(ir.name(arr)))
+                    return Shape(arr, ndim=self.array_ndim(ir.name(arr)))
         value = self.operand(node, out)
         if not isinstance(value, Lazy) or isinstance(value, Scalar):
             raise self.error(node, f"the shape of `{ast.unparse(node)}`, which is not an array",
                              "Ask arrays for their shape.")
-        return _Shape(atoms=[ir.const(1) if a is ONE else a for a in value.shape])
+        return Shape(atoms=[ir.const(1) if a is ONE else a for a in value.shape])
 
     def attribute(self, node, out):
         if node.attr == "shape" and not self.is_module(node.value):
@@ -1029,382 +873,6 @@ class _Normalizer(Vectorizing, Indexing):
                          "Use math functions adjit knows (see docs), or write the helper as a "
                          "Python/@njit function adjit can read.")
 
-    def method(self, node, out):
-        """`a.sum()`, `a.reshape(...)`, `a.copy()` and the other array methods."""
-        func = node.func
-        name = func.attr
-        if name == "copy" and not node.args and not node.keywords:
-            base = self.rhs(func.value, out)
-            if isinstance(base, ast.Name) and self.array_ndim(base) is not None:
-                base = ir.name(self.array_name(func.value)) if isinstance(func.value, ast.Name) \
-                    else base
-                return ast.Call(func=ast.Attribute(value=base, attr="copy", ctx=ast.Load()),
-                                args=[], keywords=[])
-            base = self.lazy_operand(base, out)
-            if isinstance(base, View) and base.is_identity():
-                return ast.Call(func=ast.Attribute(value=ir.name(base.base), attr="copy",
-                                                   ctx=ast.Load()), args=[], keywords=[])
-            if isinstance(base, Lazy):
-                return self.materialize(base, out, node)
-            arr = self.array_name(func.value)
-            return ast.Call(func=ast.Attribute(value=ir.name(arr), attr="copy", ctx=ast.Load()),
-                            args=[], keywords=[])
-        if name in METHOD_REDUCTIONS:
-            axis = self.axis_argument(node, node.args, 0)
-            return self.reduce(METHOD_REDUCTIONS[name], self.operand(func.value, out), axis,
-                               out, node)
-        if name == "reshape" and not node.keywords:
-            args = node.args[0].elts if len(node.args) == 1 and \
-                isinstance(node.args[0], (ast.Tuple, ast.List)) else node.args
-            return self.reshape_view(self.operand(func.value, out), args, out, node)
-        if name in ("ravel", "flatten") and not node.args and not node.keywords:
-            return self.reshape_view(self.operand(func.value, out), [ir.const(-1)], out, node,
-                                     copy=name == "flatten")
-        if name == "dot" and len(node.args) == 1:
-            return self.matmul(self.operand(func.value, out), self.operand(node.args[0], out),
-                               out, node)
-        if name == "swapaxes" and len(node.args) == 2 and not node.keywords:
-            return self.permute_axes("swapaxes", self.operand(func.value, out), node.args,
-                                     node, out)
-        if name == "transpose" and not node.keywords:
-            axes = node.args[0] if len(node.args) == 1 and \
-                isinstance(node.args[0], (ast.Tuple, ast.List)) else \
-                (ast.Tuple(elts=node.args, ctx=ast.Load()) if node.args else None)
-            return self.transpose(self.operand(func.value, out), out,
-                                  self.axes_argument(axes, node), node)
-        raise self.error(node, f"the method call `.{name}(...)`",
-                         "Array methods adjit knows: copy, sum, mean, prod, max, min, reshape, "
-                         "ravel, flatten, dot, transpose, swapaxes; use the numpy functions or "
-                         "loops for the rest.")
-
-    def like_shape(self, arg, out, node, like=None):
-        """Size atoms of the array expression `arg` (for the *_like allocators)."""
-        like = self.operand(arg, out) if like is None else like
-        if not isinstance(like, Lazy) or isinstance(like, Scalar):
-            raise self.error(node, "a *_like allocation of something that is not an array",
-                             "Pass an array: np.zeros_like(x).")
-        return [ir.const(1) if s is ONE else s for s in like.shape]
-
-    def axis_argument(self, node, args, position):
-        """The constant `axis` of a reduction (positional or keyword), or None."""
-        value = args[position] if len(args) > position else None
-        for kw in node.keywords:
-            if kw.arg == "axis":
-                value = kw.value
-            else:
-                raise self.error(node, f"the keyword argument `{kw.arg}=`",
-                                 "adjit supports axis= (an int constant) on reductions.")
-        if value is None or (isinstance(value, ast.Constant) and value.value is None):
-            return None
-        if isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.USub) and \
-                isinstance(value.operand, ast.Constant):
-            value = ast.Constant(value=-value.operand.value)
-        if not (isinstance(value, ast.Constant) and isinstance(value.value, int)):
-            raise self.error(node, "an axis that is not an int constant",
-                             "Write the axis as a number: axis=0 or axis=-1.")
-        return value.value
-
-    def permute_axes(self, what, v, axis_nodes, node, out):
-        """np.swapaxes(v, a, b) / v.swapaxes(a, b) and np.moveaxis(v, src, dst): views."""
-        d = len(v.shape) if isinstance(v, Lazy) else 0
-        a, b = (self.axes_argument(e, node, d) for e in axis_nodes)
-        if what == "moveaxis":
-            a, b = (list(e) if isinstance(e, list) else [e] for e in (a, b))
-            if len(a) != len(b) or len(set(a)) != len(a) or len(set(b)) != len(b):
-                raise self.error(node, "np.moveaxis with repeated axes or source and "
-                                 "destination of different lengths",
-                                 "Move as many distinct axes as you name.")
-            rest = [k for k in range(d) if k not in a]
-            order = [None] * d
-            for src_axis, dst_axis in zip(a, b):
-                order[dst_axis] = src_axis
-            order = [k if k is not None else rest.pop(0) for k in order]
-        else:
-            order = list(range(d))
-            order[a], order[b] = order[b], order[a]
-        return self.transpose(v, out, order, node)
-
-    def axes_argument(self, node, where, ndim=None):
-        """A constant axis (int) or tuple of axes (list of ints) from source; None for none.
-        With `ndim`, negative axes count from the end and out-of-range ones are refused."""
-        if node is None or (isinstance(node, ast.Constant) and node.value is None):
-            return None
-        if isinstance(node, (ast.Tuple, ast.List)):
-            return [self.axes_argument(e, where, ndim) for e in node.elts]
-        value = node
-        if isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.USub) and \
-                isinstance(value.operand, ast.Constant):
-            value = ast.Constant(value=-value.operand.value)
-        if not (isinstance(value, ast.Constant) and isinstance(value.value, int) and
-                not isinstance(value.value, bool)):
-            raise self.error(where, "an axis that is not an int constant",
-                             "Write axes as numbers: axis=0, axis=-1, (1, 0, 2).")
-        k = value.value
-        if ndim is not None:
-            if not -ndim <= k < ndim:
-                raise self.error(where, f"axis {k} of a {ndim}-D array",
-                                 f"Use an axis from {-ndim} to {ndim - 1}.")
-            k %= ndim
-        return k
-
-    def numpy_call(self, node, obj, out):
-        """Vectorized numpy functions; None when `obj` is not one of them."""
-        try:
-            known = obj in ELEMENTWISE or obj in REDUCTIONS or obj in ARRAY_FUNCTIONS
-        except TypeError:
-            return None
-        if not known:
-            return None
-        args = node.args
-        if obj in REDUCTIONS:
-            axis = self.axis_argument(node, args, 1)
-            return self.reduce(REDUCTIONS[obj], self.operand(args[0], out), axis, out, node)
-        if obj in ELEMENTWISE:
-            if node.keywords:
-                raise self.error(node, f"keyword arguments to `{ast.unparse(node.func)}`",
-                                 "Pass arguments by position.")
-            fn = ELEMENTWISE[obj]
-            arity = ELEMENTWISE_ARITY[obj]
-            if len(args) != arity:
-                raise self.error(node, f"`{ast.unparse(node.func)}` with {len(args)} "
-                                 f"argument(s)", f"Call it with {arity}.")
-            operands = self.operands(args, out)
-            lazy = self.elementwise(("call", fn), operands, out, node)
-            if lazy is not None:
-                return lazy
-            scalar = Op(("call", fn), [Scalar(a) for a in operands], [])
-            return self.scalar_op(scalar.fn, [a.atom for a in scalar.args], out)
-        what = ARRAY_FUNCTIONS[obj]
-        handler = getattr(self, f"lower_{what}", None)
-        if handler is not None:
-            return handler(node, out)
-        if what in ("dot", "matmul"):
-            return self.matmul(self.operand(args[0], out), self.operand(args[1], out), out, node)
-        if what == "outer":
-            return self.outer(args[0] and self.operand(args[0], out),
-                              self.operand(args[1], out), out, node)
-        if what == "transpose":
-            axes = args[1] if len(args) > 1 else None
-            for kw in node.keywords:
-                if kw.arg != "axes" or axes is not None:
-                    raise self.error(node, f"np.transpose with `{kw.arg}=`",
-                                     "Write np.transpose(x) or np.transpose(x, (1, 0, 2)).")
-                axes = kw.value
-            return self.transpose(self.operand(args[0], out), out,
-                                  self.axes_argument(axes, node), node)
-        if what in ("swapaxes", "moveaxis"):
-            if len(args) != 3 or node.keywords:
-                raise self.error(node, f"np.{what} with other than (array, axis, axis)",
-                                 f"Write np.{what}(x, a, b) with constant axes.")
-            return self.permute_axes(what, self.operand(args[0], out), args[1:], node, out)
-        if what == "reshape":
-            if len(args) != 2 or node.keywords:
-                raise self.error(node, "np.reshape with other than (array, shape)",
-                                 "Write np.reshape(x, (m, n)).")
-            shape = args[1].elts if isinstance(args[1], (ast.Tuple, ast.List)) else [args[1]]
-            return self.reshape_view(self.operand(args[0], out), shape, out, node)
-        if what == "ravel":
-            if len(args) != 1 or node.keywords:
-                raise self.error(node, "np.ravel with an order", "Write np.ravel(x).")
-            return self.reshape_view(self.operand(args[0], out), [ir.const(-1)], out, node)
-        if what == "take":
-            if len(args) not in (2, 3) or any(kw.arg != "axis" for kw in node.keywords):
-                raise self.error(node, "np.take with other than (array, indices, axis)",
-                                 "Write np.take(x, idx) or np.take(x, idx, axis=k).")
-            axis = args[2] if len(args) > 2 else next((kw.value for kw in node.keywords), None)
-            x = self.operand(args[0], out)
-            if not isinstance(x, Lazy) or isinstance(x, Scalar):
-                raise self.error(node, "np.take from something that is not an array",
-                                 "Take from arrays.")
-            axis = self.axes_argument(axis, node, len(x.shape))
-            if axis is None:
-                x = self.reshape_view(x, [ir.const(-1)], out, node)
-                axis = 0
-            if not isinstance(x, View):
-                x = self.view_of(self.materialize(x, out, node).id, out)
-            full = ("slice", ast.Slice(lower=None, upper=None, step=None))
-            items = [full] * axis + self.index_items(args[1], out, node)
-            w = self.index_view(x, items, out, node)
-            if not w.shape and not has_take(w):
-                return self.to_atom(out, ast.Subscript(value=ir.name(w.base), slice=_index_node(
-                    self.map_index(w, [], None, out)), ctx=ast.Load()))
-            return w
-        if what == "norm":
-            if len(args) != 1 or node.keywords:
-                raise self.error(node, "np.linalg.norm with ord= or axis=",
-                                 "adjit differentiates the 2-norm of a whole array: "
-                                 "np.linalg.norm(x).")
-            x = self.operand(args[0], out)
-            sq = self.elementwise(("call", "square"), [x], out, node)
-            total = self.reduce("sum", sq, None, out, node) if sq is not None else \
-                self.to_atom(out, ast.BinOp(left=x, op=ast.Mult(), right=x))
-            return self.scalar_op(("call", math.sqrt), [total], out)
-        if what == "array":
-            if len(args) != 1 or any(kw.arg != "dtype" for kw in node.keywords):
-                raise self.error(node, "np.array with other than one list argument",
-                                 "Write np.array([a, b, c]).")
-            return self.array_literal(args[0], out)
-        if what in ("concatenate", "stack"):
-            axis = self.axis_argument(node, args, 1) or 0
-            if not args or not isinstance(args[0], (ast.Tuple, ast.List)):
-                raise self.error(node, f"np.{what} of something other than a tuple of arrays",
-                                 f"Write np.{what}((a, b)).")
-            return self.concatenate(args[0].elts, axis, out, node, stack=what == "stack")
-        if what in ("full", "full_like"):
-            if len(args) != 2 or node.keywords:
-                raise self.error(node, f"np.{what} with other than (shape, value)",
-                                 f"Write np.{what}(shape, value).")
-            if what == "full_like":
-                shape = self.like_shape(args[0], out, node)
-            else:
-                shape_node = args[0]
-                if isinstance(shape_node, ast.Attribute) and shape_node.attr == "shape":
-                    given = self.shape_of(shape_node.value, out)
-                    shape = [self.to_atom(out, given.item(k), "_n") for k in range(given.ndim)]
-                else:
-                    elts = shape_node.elts if isinstance(shape_node, ast.Tuple) else [shape_node]
-                    shape = [self.atom(e, out) for e in elts]
-            name = self.new_array(shape, out)
-            self.store_elements(self.full_view(name, shape), self.operand(args[1], out), out,
-                                node)
-            return ir.name(name)
-        if what in ("linspace", "arange", "eye"):
-            if node.keywords:
-                raise self.error(node, f"keyword arguments to np.{what}",
-                                 "Pass arguments by position.")
-            spelled = ast.parse(self.ctx.env.spell(obj, what), mode="eval").body
-            return ast.Call(func=spelled, args=[self.atom(a, out) for a in args], keywords=[])
-        raise AssertionError(what)
-
-    def primitive(self, node, obj, rule, out):
-        if obj is stop_gradient:
-            self.stopped += 1   # no derivative leaves: np.max needs no tie split
-        try:
-            args = self.operands(node.args, out)
-        finally:
-            if obj is stop_gradient:
-                self.stopped -= 1
-        if obj is stop_gradient and len(args) == 1 and isinstance(args[0], Lazy):
-            # an array: every element stopped, fused like any elementwise operation
-            return Op(("call", stop_gradient), [args[0]], args[0].shape)
-        args = [self.to_atom(out, a) for a in args]
-        spelled = ast.parse(self.ctx.env.spell(obj, "f"), mode="eval").body
-        if obj in (min, max) and len(args) > 2:
-            acc = args[0]
-            for a in args[1:]:
-                acc = self.to_atom(out, ast.Call(func=spelled, args=[acc, a], keywords=[]))
-            return acc
-        if len(args) != len(rule.params):
-            raise self.error(node, f"`{ast.unparse(node.func)}` called with {len(args)} "
-                             f"argument(s); adjit's rule takes {len(rule.params)}",
-                             "Call it with the documented number of arguments "
-                             "(math.log(x) / math.log(b) for a log in base b).")
-        return ast.Call(func=spelled, args=args, keywords=[])
-
-    def allocation(self, node, obj, out):
-        kind = ALLOCATORS[obj]
-        for kw in node.keywords:
-            if kw.arg != "dtype" or self.src.resolve(kw.value) not in (np.float64, float):
-                raise self.error(node, f"`{ast.unparse(node.func)}` with "
-                                 f"`{kw.arg}=` argument",
-                                 "Allocate float64 arrays: np.zeros(n) or np.zeros((n, m)).")
-        if len(node.args) != 1:
-            raise self.error(node, f"`{ast.unparse(node.func)}` with {len(node.args)} arguments",
-                             "Pass one shape (n or (n, m)), or one array for the *_like forms.")
-        spelled = ast.parse(self.ctx.env.spell(obj, "alloc"), mode="eval").body
-        arg = node.args[0]
-        if isinstance(arg, ast.Attribute) and arg.attr == "shape" and kind != "like":
-            given = self.shape_of(arg.value, out)
-            elts = [self.to_atom(out, given.item(k), "_n") for k in range(given.ndim)]
-            shape = ast.Tuple(elts=elts, ctx=ast.Load()) if len(elts) != 1 else elts[0]
-            return ast.Call(func=spelled, args=[shape], keywords=[])
-        if kind == "like":
-            like = self.operand(arg, out)
-            if isinstance(like, Lazy) and not (isinstance(like, View) and like.is_identity()):
-                # an expression or a name kept lazy: allocate by its shape
-                elts = self.like_shape(arg, out, node, like)
-                shape = ast.Tuple(elts=elts, ctx=ast.Load()) if len(elts) > 1 else elts[0]
-                base = {np.zeros_like: np.zeros, np.ones_like: np.ones,
-                        np.empty_like: np.empty}[obj]
-                spelled = ast.parse(self.ctx.env.spell(base, "alloc"), mode="eval").body
-                return ast.Call(func=spelled, args=[shape], keywords=[])
-            shape = ir.name(like.base if isinstance(like, View) else self.array_name(arg))
-        elif isinstance(arg, ast.Tuple):
-            shape = ast.Tuple(elts=[self.atom(e, out) for e in arg.elts], ctx=ast.Load())
-        else:
-            shape = self.atom(arg, out)
-        return ast.Call(func=spelled, args=[shape], keywords=[])
-
-    def argument(self, node, out):
-        """A value passed to a helper: an atom, a shape, or a view (the helper's parameter is
-        then a name for part of the caller's array: writes through it reach the array)."""
-        value = self.rhs(node, out)
-        if isinstance(value, _Shape) or (isinstance(value, View) and not has_take(value)):
-            return value
-        if isinstance(value, _TupleValue):
-            raise self.error(node, "passing a tuple to a helper",
-                             "Pass its elements as separate arguments.")
-        return self.to_atom(out, value)
-
-    def inline(self, node, fn, out):
-        callee = read_function(fn)
-        params = callee.params
-        positional = [a.arg for a in callee.tree.args.posonlyargs + callee.tree.args.args]
-        values = [self.argument(a, out) for a in node.args]
-        if self.lazy:
-            self.flush_lazy(out)     # the helper may write any array it is given
-        if len(values) > len(positional):
-            raise self.error(node, f"a call to {fn.__name__} with the wrong arguments "
-                             f"({len(values)} positional)", f"It takes {len(positional)}: "
-                             f"{', '.join(positional)}; pass the others by keyword.")
-        bound = dict(zip(positional, values))
-        for kw in node.keywords:
-            if kw.arg is None or kw.arg not in params or kw.arg in bound:
-                raise self.error(node, f"the keyword argument `{kw.arg}`",
-                                 f"Pass the parameters of {fn.__name__}: {', '.join(params)}, "
-                                 "each once.")
-            bound[kw.arg] = self.argument(kw.value, out)
-        defaults = dict(zip(positional[len(positional) - len(callee.fn.__defaults__ or ()):],
-                            callee.fn.__defaults__ or ()))
-        defaults.update(callee.fn.__kwdefaults__ or {})
-        for p, d in defaults.items():
-            if p not in bound:
-                if not isinstance(d, (bool, int, float)):
-                    raise self.error(node, f"the non-numeric default of `{p}`",
-                                     f"Pass `{p}` explicitly.")
-                bound[p] = ir.const(d)
-        missing = [p for p in params if p not in bound]
-        if missing:
-            raise self.error(node, f"a call to {fn.__name__} with the wrong arguments (no "
-                             f"value for `{missing[0]}`)",
-                             f"Pass {len(params)} argument(s): {', '.join(params)}.")
-        prefix = self.ctx.prefix_for(self.prefix + callee.fn.__name__)
-        reassigned = _assigned_user_names(callee.tree.body)
-        subst, copies, views = {}, [], {}
-        for p in params:
-            v = bound[p]
-            if isinstance(v, _Shape):
-                raise self.error(node, "passing a shape tuple to a helper",
-                                 "Pass the numbers a.shape[0], a.shape[1] separately.")
-            if isinstance(v, ast.Name) and self.array_ndim(v) is not None and p in reassigned:
-                v = self.view_of(v.id, out)     # the parameter aliases the caller's array
-            if isinstance(v, View):
-                subst[p] = prefix + p
-                self.ctx.namegen.reserve(prefix + p)
-                views[prefix + p] = v
-            elif p in reassigned:
-                copies.append(ir.assign(prefix + p, v, self.origin))
-            else:
-                subst[p] = v
-        out.extend(copies)
-        stmts, result = normalize_function(callee, self.ctx, prefix, subst, views)
-        out.extend(stmts)
-        self.loads = {}
-        if result is None:
-            return ir.const(0.0)
-        return result
-
-
 _LIBRARIES = {"numpy", "scipy", "numba", "math", "builtins", "adjit"}
 
 
@@ -1533,29 +1001,6 @@ class _Temps(set):
         self.write_once = set()
 
 
-class _Shape:
-    """`a.shape`, which only tuple unpacking, indexing and shape arguments may consume:
-    the sizes of an array variable, or the size atoms of a view or expression."""
-
-    def __init__(self, array=None, atoms=None, ndim=None):
-        self.array = array
-        self.atoms = atoms
-        self.ndim = ndim if atoms is None else len(atoms)
-
-    def item(self, k):
-        """Size k as a right-hand side (`a.shape[k]`) or an atom."""
-        if self.atoms is not None:
-            return self.atoms[k]
-        return ast.Subscript(value=ast.Attribute(value=ir.name(self.array), attr="shape",
-                                                 ctx=ast.Load()),
-                             slice=ir.const(k), ctx=ast.Load())
-
-
-class _TupleValue:
-    def __init__(self, items):
-        self.items = items
-
-
 def _copy(node):
     return ast.Name(id=node.id, ctx=ast.Load()) if isinstance(node, ast.Name) else \
         ast.Constant(value=node.value)
@@ -1569,58 +1014,3 @@ def _tuple_target_names(tgt, norm):
             if isinstance(local, str):
                 names.add(local)
     return names
-
-
-def _assigned_user_names(stmts):
-    names = set()
-    for s in stmts:
-        for node in ast.walk(s):
-            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-                names.add(node.id)
-    return names
-
-
-class _At:
-    def __init__(self, lineno):
-        self.lineno = lineno
-
-
-def _rebased(view, base):
-    """The same index map onto another array (with the same shape)."""
-    if view is None:
-        return None
-    return View(base, view.ndim, view.dims, view.fixed, view.shape, view.whole,
-                _rebased(view.parent, base), view.contiguous)
-
-
-def _same_atom(a, b):
-    if isinstance(a, ast.Constant) or isinstance(b, ast.Constant):
-        return isinstance(a, ast.Constant) and isinstance(b, ast.Constant) and \
-            a.value == b.value and type(a.value) is type(b.value)
-    return a.id == b.id
-
-
-def _same_structure(views):
-    """Views that differ at most in their position and length atoms."""
-    first = views[0]
-    for v in views[1:]:
-        if first is None or v is None:
-            if first is not v:
-                return False
-            continue
-        if (v.base, v.ndim, len(v.dims), sorted(v.fixed), [s is ONE for s in v.shape]) != \
-                (first.base, first.ndim, len(first.dims), sorted(first.fixed),
-                 [s is ONE for s in first.shape]):
-            return False
-        for d, e in zip(first.dims, v.dims):
-            if type(d) is not type(e):
-                return False
-            if isinstance(d, tuple) and d[0] != e[0]:
-                return False
-            if isinstance(d, Take) and [(x.b, x.arr, x.col, x.flag is None)
-                                        for x in d.sources] != \
-                    [(x.b, x.arr, x.col, x.flag is None) for x in e.sources]:
-                return False
-        if not _same_structure([first.parent, v.parent]):
-            return False
-    return True

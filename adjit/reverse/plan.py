@@ -16,8 +16,6 @@ loads of arrays that the function never writes.
 import ast
 
 from .. import ir
-from ..ir import Layout  # noqa: F401 - the planner's view of statement positions
-from ..rules.table import EXPENSIVE  # noqa: F401 - values recorded rather than replayed
 
 
 class NeedPoint:

@@ -1,0 +1,85 @@
+"""Calls to the user's own functions, inlined into the caller's A-normal form.
+
+A helper (a Python function or an @njit one adjit can read) is normalized with its
+parameters bound to the caller's atoms (or views) and its locals renamed with a prefix; its
+result (a scalar, an array, or a view) is the call's value."""
+import ast
+
+from .. import ir
+from ..frontend.source import read_function
+from .values import Shape, TupleValue, assigned_user_names
+from .vectorize import View
+from .views import has_take
+
+
+class Inlining:
+    def argument(self, node, out):
+        """A value passed to a helper: an atom, a shape, or a view (the helper's parameter is
+        then a name for part of the caller's array: writes through it reach the array)."""
+        value = self.rhs(node, out)
+        if isinstance(value, Shape) or (isinstance(value, View) and not has_take(value)):
+            return value
+        if isinstance(value, TupleValue):
+            raise self.error(node, "passing a tuple to a helper",
+                             "Pass its elements as separate arguments.")
+        return self.to_atom(out, value)
+
+
+    def inline(self, node, fn, out):
+        callee = read_function(fn)
+        params = callee.params
+        positional = [a.arg for a in callee.tree.args.posonlyargs + callee.tree.args.args]
+        values = [self.argument(a, out) for a in node.args]
+        if self.lazy:
+            self.flush_lazy(out)     # the helper may write any array it is given
+        if len(values) > len(positional):
+            raise self.error(node, f"a call to {fn.__name__} with the wrong arguments "
+                             f"({len(values)} positional)", f"It takes {len(positional)}: "
+                             f"{', '.join(positional)}; pass the others by keyword.")
+        bound = dict(zip(positional, values))
+        for kw in node.keywords:
+            if kw.arg is None or kw.arg not in params or kw.arg in bound:
+                raise self.error(node, f"the keyword argument `{kw.arg}`",
+                                 f"Pass the parameters of {fn.__name__}: {', '.join(params)}, "
+                                 "each once.")
+            bound[kw.arg] = self.argument(kw.value, out)
+        defaults = dict(zip(positional[len(positional) - len(callee.fn.__defaults__ or ()):],
+                            callee.fn.__defaults__ or ()))
+        defaults.update(callee.fn.__kwdefaults__ or {})
+        for p, d in defaults.items():
+            if p not in bound:
+                if not isinstance(d, (bool, int, float)):
+                    raise self.error(node, f"the non-numeric default of `{p}`",
+                                     f"Pass `{p}` explicitly.")
+                bound[p] = ir.const(d)
+        missing = [p for p in params if p not in bound]
+        if missing:
+            raise self.error(node, f"a call to {fn.__name__} with the wrong arguments (no "
+                             f"value for `{missing[0]}`)",
+                             f"Pass {len(params)} argument(s): {', '.join(params)}.")
+        prefix = self.ctx.prefix_for(self.prefix + callee.fn.__name__)
+        reassigned = assigned_user_names(callee.tree.body)
+        subst, copies, views = {}, [], {}
+        for p in params:
+            v = bound[p]
+            if isinstance(v, Shape):
+                raise self.error(node, "passing a shape tuple to a helper",
+                                 "Pass the numbers a.shape[0], a.shape[1] separately.")
+            if isinstance(v, ast.Name) and self.array_ndim(v) is not None and p in reassigned:
+                v = self.view_of(v.id, out)     # the parameter aliases the caller's array
+            if isinstance(v, View):
+                subst[p] = prefix + p
+                self.ctx.namegen.reserve(prefix + p)
+                views[prefix + p] = v
+            elif p in reassigned:
+                copies.append(ir.assign(prefix + p, v, self.origin))
+            else:
+                subst[p] = v
+        out.extend(copies)
+        from .anf import normalize_function     # the callee goes through the same pass
+        stmts, result = normalize_function(callee, self.ctx, prefix, subst, views)
+        out.extend(stmts)
+        self.loads = {}
+        if result is None:
+            return ir.const(0.0)
+        return result

@@ -1,0 +1,332 @@
+"""numpy calls and array methods, lowered by what the registry says about them.
+
+`numpy_call` asks the registry (rules/table.py) what a function is - elementwise (one scalar
+primitive per element), a reduction, a whole-array function (the vectorizer's handler of that
+name), an allocation - and lowers it; `method` does the same for array methods (`a.sum()`,
+`a.T`, `a.copy()`)."""
+import ast
+import math
+
+import numpy as np
+
+from .. import ir
+from ..api_stop import stop_gradient
+from ..rules.table import (ALLOCATORS, ARRAY_FUNCTIONS, ELEMENTWISE, ELEMENTWISE_ARITY,
+                           METHOD_REDUCTIONS, REDUCTIONS)
+from .views import has_take
+from .vectorize import ONE, Lazy, Op, Scalar, View, _index_node
+
+
+class NumpyCalls:
+    def method(self, node, out):
+        """`a.sum()`, `a.reshape(...)`, `a.copy()` and the other array methods."""
+        func = node.func
+        name = func.attr
+        if name == "copy" and not node.args and not node.keywords:
+            base = self.rhs(func.value, out)
+            if isinstance(base, ast.Name) and self.array_ndim(base) is not None:
+                base = ir.name(self.array_name(func.value)) if isinstance(func.value, ast.Name) \
+                    else base
+                return ast.Call(func=ast.Attribute(value=base, attr="copy", ctx=ast.Load()),
+                                args=[], keywords=[])
+            base = self.lazy_operand(base, out)
+            if isinstance(base, View) and base.is_identity():
+                return ast.Call(func=ast.Attribute(value=ir.name(base.base), attr="copy",
+                                                   ctx=ast.Load()), args=[], keywords=[])
+            if isinstance(base, Lazy):
+                return self.materialize(base, out, node)
+            arr = self.array_name(func.value)
+            return ast.Call(func=ast.Attribute(value=ir.name(arr), attr="copy", ctx=ast.Load()),
+                            args=[], keywords=[])
+        if name in METHOD_REDUCTIONS:
+            axis = self.axis_argument(node, node.args, 0)
+            return self.reduce(METHOD_REDUCTIONS[name], self.operand(func.value, out), axis,
+                               out, node)
+        if name == "reshape" and not node.keywords:
+            args = node.args[0].elts if len(node.args) == 1 and \
+                isinstance(node.args[0], (ast.Tuple, ast.List)) else node.args
+            return self.reshape_view(self.operand(func.value, out), args, out, node)
+        if name in ("ravel", "flatten") and not node.args and not node.keywords:
+            return self.reshape_view(self.operand(func.value, out), [ir.const(-1)], out, node,
+                                     copy=name == "flatten")
+        if name == "dot" and len(node.args) == 1:
+            return self.matmul(self.operand(func.value, out), self.operand(node.args[0], out),
+                               out, node)
+        if name == "swapaxes" and len(node.args) == 2 and not node.keywords:
+            return self.permute_axes("swapaxes", self.operand(func.value, out), node.args,
+                                     node, out)
+        if name == "transpose" and not node.keywords:
+            axes = node.args[0] if len(node.args) == 1 and \
+                isinstance(node.args[0], (ast.Tuple, ast.List)) else \
+                (ast.Tuple(elts=node.args, ctx=ast.Load()) if node.args else None)
+            return self.transpose(self.operand(func.value, out), out,
+                                  self.axes_argument(axes, node), node)
+        raise self.error(node, f"the method call `.{name}(...)`",
+                         "Array methods adjit knows: copy, sum, mean, prod, max, min, reshape, "
+                         "ravel, flatten, dot, transpose, swapaxes; use the numpy functions or "
+                         "loops for the rest.")
+
+
+    def like_shape(self, arg, out, node, like=None):
+        """Size atoms of the array expression `arg` (for the *_like allocators)."""
+        like = self.operand(arg, out) if like is None else like
+        if not isinstance(like, Lazy) or isinstance(like, Scalar):
+            raise self.error(node, "a *_like allocation of something that is not an array",
+                             "Pass an array: np.zeros_like(x).")
+        return [ir.const(1) if s is ONE else s for s in like.shape]
+
+
+    def axis_argument(self, node, args, position):
+        """The constant `axis` of a reduction (positional or keyword), or None."""
+        value = args[position] if len(args) > position else None
+        for kw in node.keywords:
+            if kw.arg == "axis":
+                value = kw.value
+            else:
+                raise self.error(node, f"the keyword argument `{kw.arg}=`",
+                                 "adjit supports axis= (an int constant) on reductions.")
+        if value is None or (isinstance(value, ast.Constant) and value.value is None):
+            return None
+        if isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.USub) and \
+                isinstance(value.operand, ast.Constant):
+            value = ast.Constant(value=-value.operand.value)
+        if not (isinstance(value, ast.Constant) and isinstance(value.value, int)):
+            raise self.error(node, "an axis that is not an int constant",
+                             "Write the axis as a number: axis=0 or axis=-1.")
+        return value.value
+
+
+    def permute_axes(self, what, v, axis_nodes, node, out):
+        """np.swapaxes(v, a, b) / v.swapaxes(a, b) and np.moveaxis(v, src, dst): views."""
+        d = len(v.shape) if isinstance(v, Lazy) else 0
+        a, b = (self.axes_argument(e, node, d) for e in axis_nodes)
+        if what == "moveaxis":
+            a, b = (list(e) if isinstance(e, list) else [e] for e in (a, b))
+            if len(a) != len(b) or len(set(a)) != len(a) or len(set(b)) != len(b):
+                raise self.error(node, "np.moveaxis with repeated axes or source and "
+                                 "destination of different lengths",
+                                 "Move as many distinct axes as you name.")
+            rest = [k for k in range(d) if k not in a]
+            order = [None] * d
+            for src_axis, dst_axis in zip(a, b):
+                order[dst_axis] = src_axis
+            order = [k if k is not None else rest.pop(0) for k in order]
+        else:
+            order = list(range(d))
+            order[a], order[b] = order[b], order[a]
+        return self.transpose(v, out, order, node)
+
+
+    def axes_argument(self, node, where, ndim=None):
+        """A constant axis (int) or tuple of axes (list of ints) from source; None for none.
+        With `ndim`, negative axes count from the end and out-of-range ones are refused."""
+        if node is None or (isinstance(node, ast.Constant) and node.value is None):
+            return None
+        if isinstance(node, (ast.Tuple, ast.List)):
+            return [self.axes_argument(e, where, ndim) for e in node.elts]
+        value = node
+        if isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.USub) and \
+                isinstance(value.operand, ast.Constant):
+            value = ast.Constant(value=-value.operand.value)
+        if not (isinstance(value, ast.Constant) and isinstance(value.value, int) and
+                not isinstance(value.value, bool)):
+            raise self.error(where, "an axis that is not an int constant",
+                             "Write axes as numbers: axis=0, axis=-1, (1, 0, 2).")
+        k = value.value
+        if ndim is not None:
+            if not -ndim <= k < ndim:
+                raise self.error(where, f"axis {k} of a {ndim}-D array",
+                                 f"Use an axis from {-ndim} to {ndim - 1}.")
+            k %= ndim
+        return k
+
+
+    def numpy_call(self, node, obj, out):
+        """Vectorized numpy functions; None when `obj` is not one of them."""
+        try:
+            known = obj in ELEMENTWISE or obj in REDUCTIONS or obj in ARRAY_FUNCTIONS
+        except TypeError:
+            return None
+        if not known:
+            return None
+        args = node.args
+        if obj in REDUCTIONS:
+            axis = self.axis_argument(node, args, 1)
+            return self.reduce(REDUCTIONS[obj], self.operand(args[0], out), axis, out, node)
+        if obj in ELEMENTWISE:
+            if node.keywords:
+                raise self.error(node, f"keyword arguments to `{ast.unparse(node.func)}`",
+                                 "Pass arguments by position.")
+            fn = ELEMENTWISE[obj]
+            arity = ELEMENTWISE_ARITY[obj]
+            if len(args) != arity:
+                raise self.error(node, f"`{ast.unparse(node.func)}` with {len(args)} "
+                                 f"argument(s)", f"Call it with {arity}.")
+            operands = self.operands(args, out)
+            lazy = self.elementwise(("call", fn), operands, out, node)
+            if lazy is not None:
+                return lazy
+            scalar = Op(("call", fn), [Scalar(a) for a in operands], [])
+            return self.scalar_op(scalar.fn, [a.atom for a in scalar.args], out)
+        what = ARRAY_FUNCTIONS[obj]
+        handler = getattr(self, f"lower_{what}", None)
+        if handler is not None:
+            return handler(node, out)
+        if what in ("dot", "matmul"):
+            return self.matmul(self.operand(args[0], out), self.operand(args[1], out), out, node)
+        if what == "outer":
+            return self.outer(args[0] and self.operand(args[0], out),
+                              self.operand(args[1], out), out, node)
+        if what == "transpose":
+            axes = args[1] if len(args) > 1 else None
+            for kw in node.keywords:
+                if kw.arg != "axes" or axes is not None:
+                    raise self.error(node, f"np.transpose with `{kw.arg}=`",
+                                     "Write np.transpose(x) or np.transpose(x, (1, 0, 2)).")
+                axes = kw.value
+            return self.transpose(self.operand(args[0], out), out,
+                                  self.axes_argument(axes, node), node)
+        if what in ("swapaxes", "moveaxis"):
+            if len(args) != 3 or node.keywords:
+                raise self.error(node, f"np.{what} with other than (array, axis, axis)",
+                                 f"Write np.{what}(x, a, b) with constant axes.")
+            return self.permute_axes(what, self.operand(args[0], out), args[1:], node, out)
+        if what == "reshape":
+            if len(args) != 2 or node.keywords:
+                raise self.error(node, "np.reshape with other than (array, shape)",
+                                 "Write np.reshape(x, (m, n)).")
+            shape = args[1].elts if isinstance(args[1], (ast.Tuple, ast.List)) else [args[1]]
+            return self.reshape_view(self.operand(args[0], out), shape, out, node)
+        if what == "ravel":
+            if len(args) != 1 or node.keywords:
+                raise self.error(node, "np.ravel with an order", "Write np.ravel(x).")
+            return self.reshape_view(self.operand(args[0], out), [ir.const(-1)], out, node)
+        if what == "take":
+            if len(args) not in (2, 3) or any(kw.arg != "axis" for kw in node.keywords):
+                raise self.error(node, "np.take with other than (array, indices, axis)",
+                                 "Write np.take(x, idx) or np.take(x, idx, axis=k).")
+            axis = args[2] if len(args) > 2 else next((kw.value for kw in node.keywords), None)
+            x = self.operand(args[0], out)
+            if not isinstance(x, Lazy) or isinstance(x, Scalar):
+                raise self.error(node, "np.take from something that is not an array",
+                                 "Take from arrays.")
+            axis = self.axes_argument(axis, node, len(x.shape))
+            if axis is None:
+                x = self.reshape_view(x, [ir.const(-1)], out, node)
+                axis = 0
+            if not isinstance(x, View):
+                x = self.view_of(self.materialize(x, out, node).id, out)
+            full = ("slice", ast.Slice(lower=None, upper=None, step=None))
+            items = [full] * axis + self.index_items(args[1], out, node)
+            w = self.index_view(x, items, out, node)
+            if not w.shape and not has_take(w):
+                return self.to_atom(out, ast.Subscript(value=ir.name(w.base), slice=_index_node(
+                    self.map_index(w, [], None, out)), ctx=ast.Load()))
+            return w
+        if what == "norm":
+            if len(args) != 1 or node.keywords:
+                raise self.error(node, "np.linalg.norm with ord= or axis=",
+                                 "adjit differentiates the 2-norm of a whole array: "
+                                 "np.linalg.norm(x).")
+            x = self.operand(args[0], out)
+            sq = self.elementwise(("call", "square"), [x], out, node)
+            total = self.reduce("sum", sq, None, out, node) if sq is not None else \
+                self.to_atom(out, ast.BinOp(left=x, op=ast.Mult(), right=x))
+            return self.scalar_op(("call", math.sqrt), [total], out)
+        if what == "array":
+            if len(args) != 1 or any(kw.arg != "dtype" for kw in node.keywords):
+                raise self.error(node, "np.array with other than one list argument",
+                                 "Write np.array([a, b, c]).")
+            return self.array_literal(args[0], out)
+        if what in ("concatenate", "stack"):
+            axis = self.axis_argument(node, args, 1) or 0
+            if not args or not isinstance(args[0], (ast.Tuple, ast.List)):
+                raise self.error(node, f"np.{what} of something other than a tuple of arrays",
+                                 f"Write np.{what}((a, b)).")
+            return self.concatenate(args[0].elts, axis, out, node, stack=what == "stack")
+        if what in ("full", "full_like"):
+            if len(args) != 2 or node.keywords:
+                raise self.error(node, f"np.{what} with other than (shape, value)",
+                                 f"Write np.{what}(shape, value).")
+            if what == "full_like":
+                shape = self.like_shape(args[0], out, node)
+            else:
+                shape_node = args[0]
+                if isinstance(shape_node, ast.Attribute) and shape_node.attr == "shape":
+                    given = self.shape_of(shape_node.value, out)
+                    shape = [self.to_atom(out, given.item(k), "_n") for k in range(given.ndim)]
+                else:
+                    elts = shape_node.elts if isinstance(shape_node, ast.Tuple) else [shape_node]
+                    shape = [self.atom(e, out) for e in elts]
+            name = self.new_array(shape, out)
+            self.store_elements(self.full_view(name, shape), self.operand(args[1], out), out,
+                                node)
+            return ir.name(name)
+        if what in ("linspace", "arange", "eye"):
+            if node.keywords:
+                raise self.error(node, f"keyword arguments to np.{what}",
+                                 "Pass arguments by position.")
+            spelled = ast.parse(self.ctx.env.spell(obj, what), mode="eval").body
+            return ast.Call(func=spelled, args=[self.atom(a, out) for a in args], keywords=[])
+        raise AssertionError(what)
+
+
+    def primitive(self, node, obj, rule, out):
+        if obj is stop_gradient:
+            self.stopped += 1   # no derivative leaves: np.max needs no tie split
+        try:
+            args = self.operands(node.args, out)
+        finally:
+            if obj is stop_gradient:
+                self.stopped -= 1
+        if obj is stop_gradient and len(args) == 1 and isinstance(args[0], Lazy):
+            # an array: every element stopped, fused like any elementwise operation
+            return Op(("call", stop_gradient), [args[0]], args[0].shape)
+        args = [self.to_atom(out, a) for a in args]
+        spelled = ast.parse(self.ctx.env.spell(obj, "f"), mode="eval").body
+        if obj in (min, max) and len(args) > 2:
+            acc = args[0]
+            for a in args[1:]:
+                acc = self.to_atom(out, ast.Call(func=spelled, args=[acc, a], keywords=[]))
+            return acc
+        if len(args) != len(rule.params):
+            raise self.error(node, f"`{ast.unparse(node.func)}` called with {len(args)} "
+                             f"argument(s); adjit's rule takes {len(rule.params)}",
+                             "Call it with the documented number of arguments "
+                             "(math.log(x) / math.log(b) for a log in base b).")
+        return ast.Call(func=spelled, args=args, keywords=[])
+
+
+    def allocation(self, node, obj, out):
+        kind = ALLOCATORS[obj]
+        for kw in node.keywords:
+            if kw.arg != "dtype" or self.src.resolve(kw.value) not in (np.float64, float):
+                raise self.error(node, f"`{ast.unparse(node.func)}` with "
+                                 f"`{kw.arg}=` argument",
+                                 "Allocate float64 arrays: np.zeros(n) or np.zeros((n, m)).")
+        if len(node.args) != 1:
+            raise self.error(node, f"`{ast.unparse(node.func)}` with {len(node.args)} arguments",
+                             "Pass one shape (n or (n, m)), or one array for the *_like forms.")
+        spelled = ast.parse(self.ctx.env.spell(obj, "alloc"), mode="eval").body
+        arg = node.args[0]
+        if isinstance(arg, ast.Attribute) and arg.attr == "shape" and kind != "like":
+            given = self.shape_of(arg.value, out)
+            elts = [self.to_atom(out, given.item(k), "_n") for k in range(given.ndim)]
+            shape = ast.Tuple(elts=elts, ctx=ast.Load()) if len(elts) != 1 else elts[0]
+            return ast.Call(func=spelled, args=[shape], keywords=[])
+        if kind == "like":
+            like = self.operand(arg, out)
+            if isinstance(like, Lazy) and not (isinstance(like, View) and like.is_identity()):
+                # an expression or a name kept lazy: allocate by its shape
+                elts = self.like_shape(arg, out, node, like)
+                shape = ast.Tuple(elts=elts, ctx=ast.Load()) if len(elts) > 1 else elts[0]
+                base = {np.zeros_like: np.zeros, np.ones_like: np.ones,
+                        np.empty_like: np.empty}[obj]
+                spelled = ast.parse(self.ctx.env.spell(base, "alloc"), mode="eval").body
+                return ast.Call(func=spelled, args=[shape], keywords=[])
+            shape = ir.name(like.base if isinstance(like, View) else self.array_name(arg))
+        elif isinstance(arg, ast.Tuple):
+            shape = ast.Tuple(elts=[self.atom(e, out) for e in arg.elts], ctx=ast.Load())
+        else:
+            shape = self.atom(arg, out)
+        return ast.Call(func=spelled, args=[shape], keywords=[])

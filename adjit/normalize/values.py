@@ -1,0 +1,36 @@
+"""Values the normalizer passes around besides atoms and lazy arrays."""
+import ast
+
+from .. import ir
+
+
+class Shape:
+    """`a.shape`, which only tuple unpacking, indexing and shape arguments may consume:
+    the sizes of an array variable, or the size atoms of a view or expression."""
+
+    def __init__(self, array=None, atoms=None, ndim=None):
+        self.array = array
+        self.atoms = atoms
+        self.ndim = ndim if atoms is None else len(atoms)
+
+    def item(self, k):
+        """Size k as a right-hand side (`a.shape[k]`) or an atom."""
+        if self.atoms is not None:
+            return self.atoms[k]
+        return ast.Subscript(value=ast.Attribute(value=ir.name(self.array), attr="shape",
+                                                 ctx=ast.Load()),
+                             slice=ir.const(k), ctx=ast.Load())
+
+
+class TupleValue:
+    def __init__(self, items):
+        self.items = items
+
+
+def assigned_user_names(stmts):
+    names = set()
+    for s in stmts:
+        for node in ast.walk(s):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                names.add(node.id)
+    return names

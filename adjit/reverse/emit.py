@@ -1,0 +1,223 @@
+"""The reverse builder's emission: the forward sweep (with its tape pushes and reservations)
+and the backward sweep (mirrors in reverse order, replays, pops, reversed loops), with the
+checkpointed loops expanded through reverse/checkpoint.py."""
+import ast
+import copy
+
+from .. import ir
+from ..analysis.types import FLOAT, INT, is_array
+from ..rules.templates import fold
+from .mirrors import AssignMirror, IfMirror
+
+
+class Emission:
+    def _ordered(self, names):
+        first = {}
+        for p in self.params:
+            first.setdefault(p, -1)
+        for var, sites in self.layout.sites.items():
+            first.setdefault(var, self.layout.pos[id(sites[0])])
+        return sorted(names, key=lambda v: (first.get(v, 10**9), v))
+
+
+    def _forward(self, stmts, reserved=False):
+        """The primal statements with pushes. Inside a loop whose pushes were reserved in
+        advance (see _reserve) the pushes store without a capacity check."""
+        out = []
+        for s in stmts:
+            if isinstance(s, ast.Assign):
+                target = ir.target_name(s)
+                if id(s) in self.pushed:
+                    out += self.tape.push(target, self.kinds[target], checked=not reserved)
+                if ir.note(s, "atomic", False):    # a store standing for cuda.atomic.add
+                    sub = s.targets[0]
+                    s = ir.atomic_add(sub.value.id, copy.deepcopy(sub.slice), s.value,
+                                      ir.note(s, "origin", None))
+                out.append(s)
+                if target in self.active and is_array(self.kinds[target]):
+                    out += ir.parse(f"{self.bar(target)} = np.zeros_like({target})")
+                if target in self.taped_trips:
+                    out += self.tape.push(target, INT, checked=not reserved)
+                continue
+            if isinstance(s, ast.If):
+                s.body = self._forward(s.body, reserved)
+                s.orelse = self._forward(s.orelse, reserved)
+            elif isinstance(s, (ast.For, ast.While)):
+                if isinstance(s, ast.For) and id(s) in self.pushed:
+                    out += self.tape.push(s.target.id, INT, checked=not reserved)
+                if id(s) in self.checkpointed:
+                    out += self._checkpointed_forward(s)
+                    continue
+                counts = self._reservable(s)
+                if counts:
+                    out += self._reserve(s, counts)
+                s.body = self._forward(s.body, bool(counts))
+            out.append(s)
+        return out
+
+
+    def _checkpointed_forward(self, s):
+        """A checkpointed loop: its taped body (one step's recording, run in the backward
+        sweep) is kept aside; the forward sweep runs the plain loop, saving snapshots."""
+        cp = self.checkpointed[id(s)]
+        counts = self._reservable(s)
+        reserve = []
+        if counts:
+            for kind, count in ((FLOAT, counts[0]), (INT, counts[1])):
+                if count:
+                    reserve += self.tape.reserve(kind, str(count))
+        cp.reserve = reserve        # once before the schedule: every step pops what it pushes
+        cp.taped = self._forward(s.body, bool(counts))
+        return cp.forward(cp.defined_before)
+
+
+    def _expand_checkpoints(self, stmts):
+        out = []
+        for s in stmts:
+            key = ir.note(s, "checkpoint", None)
+            if key is not None:
+                out += self.checkpointed[key].backward()
+                continue
+            for field in ("body", "orelse"):
+                inner = getattr(s, field, None)
+                if isinstance(inner, list) and inner:
+                    setattr(s, field, self._expand_checkpoints(inner))
+            out.append(s)
+        return out
+
+
+    def _pushes_in(self, stmts):
+        """(float pushes, int pushes) the statements make, not counting nested loop bodies,
+        with both branches of an `if` counted (an upper bound); None if a nested loop body
+        pushes too."""
+        f = i = 0
+        for s in stmts:
+            if isinstance(s, ast.Assign):
+                target = ir.target_name(s)
+                if id(s) in self.pushed:
+                    f, i = (f + 1, i) if self.kinds[target] == FLOAT else (f, i + 1)
+                if target in self.taped_trips:
+                    i += 1
+            elif isinstance(s, ast.If):
+                inner = [self._pushes_in(s.body), self._pushes_in(s.orelse)]
+                if None in inner:
+                    return None
+                f += inner[0][0] + inner[1][0]
+                i += inner[0][1] + inner[1][1]
+            elif isinstance(s, (ast.For, ast.While)):
+                if id(s) in self.pushed:
+                    i += 1
+                nested = self._pushes_in(s.body)
+                if nested is None or nested != (0, 0):
+                    return None
+        return f, i
+
+
+    def _reservable(self, loop):
+        """Push counts per iteration of a for loop whose trip count is known on entry and
+        whose nested loops push nothing; None otherwise."""
+        if not isinstance(loop, ast.For) or ir.note(loop, "trip"):
+            return None
+        counts = self._pushes_in(loop.body)
+        return counts if counts and counts != (0, 0) else None
+
+
+    def _reserve(self, loop, counts):
+        lo, hi, st = (ast.unparse(a) for a in loop._bounds)
+        trips = f"({hi} - {lo})" if st == "1" else f"len(range({lo}, {hi}, {st}))"
+        out = []
+        for kind, count in ((FLOAT, counts[0]), (INT, counts[1])):
+            if count:
+                out += self.tape.reserve(kind, f"{trips} * {count}" if count > 1 else trips)
+        return out
+
+
+    def _replay(self, block):
+        names = self.replays.get(id(block), ())
+        out = []
+        for s in block:
+            if isinstance(s, ast.Assign) and ir.target_name(s) in names:
+                node = ast.Assign(targets=[ir.store(ir.target_name(s))], value=s.value,
+                                  lineno=0)
+                ir.annotate(node, origin=ir.note(s, "origin", None))
+                out.append(node)
+        return out
+
+
+    def _backward(self, mirrors, block):
+        return _merge_resets(self._backward_raw(mirrors, block))
+
+
+    def _backward_raw(self, mirrors, block):
+        out = self._replay(block)
+        for m in mirrors:
+            s = m.stmt
+            if isinstance(m, AssignMirror):
+                out += m.adj
+                if id(s) in self.pushed:
+                    target = ir.target_name(s)
+                    out += self.tape.pop(target, self.kinds[target])
+            elif isinstance(m, IfMirror):
+                body = self._backward(m.body, s.body)
+                orelse = self._backward(m.orelse, s.orelse)
+                if body or orelse:
+                    node = ast.If(test=ir.name(s.test.id), body=body or [ast.Pass()],
+                                  orelse=orelse, lineno=0)
+                    ir.annotate(node, origin=ir.note(s, "origin", None))
+                    out.append(node)
+            else:
+                if id(s) in self.kept_loops:
+                    out += self._reverse_loop(m, s)
+                if isinstance(s, ast.For) and id(s) in self.pushed:
+                    out += self.tape.pop(s.target.id, INT)
+        return out
+
+
+    def _reverse_loop(self, m, s):
+        body = self._backward(m.body, s.body) or [ast.Pass()]
+        if id(s) in self.checkpointed:
+            self.checkpointed[id(s)].reverse = body
+            marker = ast.Pass()
+            ir.annotate(marker, checkpoint=id(s))
+            return [marker]
+        out = []
+        trip = ir.note(s, "trip")
+        if trip and trip in self.taped_trips:
+            out += self.tape.pop(trip, INT)
+        if isinstance(s, ast.While):
+            k = self.namegen.fresh("_k")
+            header = f"for {k} in range({trip}):\n    pass\n"
+        else:
+            lo, hi, st = (ast.unparse(a) for a in s._bounds)
+            var = s.target.id
+            if isinstance(s._bounds[2], ast.Constant) and s._bounds[2].value == 1:
+                start = f"{lo} + {trip} - 1" if trip else f"{hi} - 1"
+                header = f"for {var} in range({start}, {lo} - 1, -1):\n    pass\n"
+            else:
+                k = self.namegen.fresh("_k")
+                count = trip or f"len(range({lo}, {hi}, {st}))"
+                header = f"for {k} in range({count} - 1, -1, -1):\n    pass\n"
+                body = ir.parse(f"{var} = {lo} + {k} * {st}") + body
+        loop = fold(ir.parse(header)[0])
+        loop.body = body
+        ir.annotate(loop, origin=ir.note(s, "origin", None))
+        return out + [loop]
+
+
+def _merge_resets(stmts):
+    """`v_bar = 0.0` directly followed by `v_bar += e` becomes `v_bar = e`."""
+    out = []
+    for s in stmts:
+        prev = out[-1] if out else None
+        if isinstance(s, ast.AugAssign) and isinstance(s.target, ast.Name) and \
+                isinstance(prev, ast.Assign) and isinstance(prev.targets[0], ast.Name) and \
+                prev.targets[0].id == s.target.id and isinstance(prev.value, ast.Constant) \
+                and prev.value.value == 0.0:
+            value = s.value if isinstance(s.op, ast.Add) else \
+                ast.UnaryOp(op=ast.USub(), operand=s.value)
+            merged = ast.Assign(targets=[prev.targets[0]], value=value, lineno=0)
+            ir.annotate(merged, origin=ir.note(s, "origin", None))
+            out[-1] = merged
+            continue
+        out.append(s)
+    return out

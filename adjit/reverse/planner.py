@@ -1,0 +1,203 @@
+"""The reverse builder's planning: which primal values the backward sweep reads are kept,
+replayed or recorded (the rules are in plan.py), iterated until the needs stop growing."""
+import ast
+
+from .. import ir
+from ..analysis.types import FLOAT, is_array
+from ..rules.table import EXPENSIVE
+from . import plan as planning
+from .mirrors import AssignMirror, IfMirror, LoopMirror
+
+
+class Planning:
+    def _write_once(self, temps):
+        """Arrays the vectorizer made outside any user loop: each element is stored
+        exactly once (its own loop nest covers each index once). The adjoint of such a store
+        need not zero the element's adjoint afterwards: no earlier store to the element
+        exists to receive it."""
+        return {a for a in temps if len(self.layout.sites.get(a, ())) == 1}
+
+
+    def _single_use_temps(self):
+        """Active scalars assigned once whose adjoint contributions all come from later in
+        their own block, the last of them unconditionally: that one (the first the backward
+        sweep meets) assigns the adjoint instead of accumulating into a reset zero, so the
+        adjoint needs no initialization and no reset. Returns {var: id of that statement}."""
+        contributions = {}
+        for s in ir.walk_stmts(self.stmts):
+            for atom in self._contributing_operands(s):
+                contributions.setdefault(atom.id, []).append(s)
+        out = {}
+        for var, users in contributions.items():
+            sites = self.layout.sites.get(var, [])
+            if len(sites) != 1 or self.kinds.get(var) != FLOAT or var in self.params or \
+                    (isinstance(self.result, ast.Name) and self.result.id == var):
+                continue
+            site = sites[0]
+            if not isinstance(site, ast.Assign):
+                continue
+            block = self.layout.block_of[id(site)]
+            pos = self.layout.pos[id(site)]
+            last = max(users, key=lambda u: self.layout.pos[id(u)])
+            if all(self.layout.inside(u, block) and self.layout.pos[id(u)] > pos
+                   for u in users) and self.layout.block_of[id(last)] == block:
+                out[var] = id(last)
+        return out
+
+
+    # planning --------------------------------------------------------------
+    def plan(self, top):
+        """Decide replays and tape pushes, iterating until the needs stop growing."""
+        layout = self.layout
+        replayable = planning.replayable(self.stmts, layout, self.prim)
+        points = self._plan_with(top, replayable)
+        # A transcendental value the backward sweep reads is cheaper to record than to
+        # recompute, but only where the forward sweep computes it anyway: where it feeds a
+        # value the backward sweep reads from the forward sweep (or the result, when the
+        # value is returned too). Elsewhere recording would add a forward loop.
+        wanted = self._forward_needed(points)
+        costly = {v for v, s in replayable.items() if v in wanted
+                  and self.prim(s).kind == "op" and self.prim(s).obj in EXPENSIVE}
+        if costly:
+            self._plan_with(top, {v: s for v, s in replayable.items() if v not in costly})
+
+
+    def _forward_needed(self, points):
+        """Variables the forward sweep must compute for the backward sweep (or the value)."""
+        need = {v for v in points if v in self.kinds}
+        if self.value_needed and isinstance(self.result, ast.Name):
+            need.add(self.result.id)
+        changed = True
+        while changed:
+            changed = False
+            for s in ir.walk_stmts(self.stmts):
+                if not isinstance(s, ast.Assign):
+                    continue
+                if ir.is_store(s):
+                    hit = s.targets[0].value.id in need
+                    reads = ir.atom_names([s.value])
+                else:
+                    hit = ir.target_name(s) in need
+                    reads = ir.atom_names(self.prim(s).operands)
+                if hit:
+                    for r in reads:
+                        if r not in need:
+                            need.add(r)
+                            changed = True
+        return need
+
+
+    def _plan_with(self, top, replayable):
+        layout = self.layout
+        self.pushed = set()
+        self.replays = {}
+        self.kept_loops = set()
+        while True:
+            points = {}
+            self.replays = {}
+            self._collect(top, self.stmts, points)
+            self._add_replays(replayable, points)
+            pushed = set()
+            for var, pts in points.items():
+                if is_array(self.kinds.get(var)):
+                    # an array's backward readers need its shape (the same every iteration,
+                    # see _check_arrays) or final contents (plan.final_loads), never a
+                    # recorded copy
+                    continue
+                for site in layout.sites.get(var, []):
+                    if planning.needs_push(layout, site, pts):
+                        pushed.add(id(site))
+            kept = self._nonempty_loops(top, pushed)
+            if pushed == self.pushed and kept == self.kept_loops:
+                return points
+            self.pushed, self.kept_loops = pushed, kept
+
+
+    def _need(self, points, names, pos, loops):
+        """Record backward reads; a read of a for loop's own index inside that loop is
+        served by the reversed loop and needs nothing from the forward sweep."""
+        for n in names:
+            if n in self.kinds and not any(self.loop_target.get(L) == n for L in loops):
+                points.setdefault(n, []).append(planning.NeedPoint(pos, loops))
+
+
+    def _collect(self, mirrors, block, points):
+        layout = self.layout
+        for m in mirrors:
+            s = m.stmt
+            pos, loops = layout.pos[id(s)], layout.loops[id(s)]
+            if isinstance(m, AssignMirror):
+                names = [n.id for a in m.adj for n in ast.walk(a) if isinstance(n, ast.Name)
+                         and isinstance(n.ctx, ast.Load)]
+                self._need(points, names, pos, loops)
+            elif isinstance(m, IfMirror):
+                if self._has_content(m):
+                    self._need(points, [s.test.id], pos, loops)
+                self._collect(m.body, s.body, points)
+                self._collect(m.orelse, s.orelse, points)
+            else:
+                if id(s) in self.kept_loops:
+                    if isinstance(s, ast.For):
+                        self._need(points, ir.atom_names(s._bounds), pos, loops)
+                self._collect(m.body, s.body, points)
+
+
+    def _add_replays(self, replayable, points):
+        """Needed block-local values are replayed; their inputs become needed in turn."""
+        layout = self.layout
+        work = [v for v in points if v in replayable]
+        done = set()
+        while work:
+            v = work.pop()
+            if v in done:
+                continue
+            done.add(v)
+            s = replayable[v]
+            block_id = layout.block_of[id(s)]
+            block = layout.blocks[block_id]
+            self.replays.setdefault(block_id, set()).add(v)
+            end = layout.end_pos(block)
+            loops = layout.block_loops[block_id]
+            for a in self.prim(s).operands:
+                if isinstance(a, ast.Name) and a.id in self.kinds:
+                    if a.id in replayable and layout.block_of[id(replayable[a.id])] == block_id:
+                        work.append(a.id)
+                    else:
+                        self._need(points, [a.id], end, loops)
+                        if a.id in replayable:
+                            # block-local in an enclosing block (its users are all inside
+                            # it): replayed there, before this inner block's sweep
+                            work.append(a.id)
+        for v in done:
+            points.pop(v, None)
+
+
+    def _has_content(self, m, pushed=None, kept=None):
+        """Whether a mirror emits anything: adjoint statements, pops, replays or a kept loop."""
+        pushed = self.pushed if pushed is None else pushed
+        kept = self.kept_loops if kept is None else kept
+        if isinstance(m, AssignMirror):
+            return bool(m.adj) or id(m.stmt) in pushed
+        if isinstance(m, IfMirror):
+            return any(self._has_content(x, pushed, kept) for x in m.body + m.orelse) or \
+                bool(self.replays.get(id(m.stmt.body)) or self.replays.get(id(m.stmt.orelse)))
+        return id(m.stmt) in kept
+
+
+    def _nonempty_loops(self, mirrors, pushed):
+        """The loops whose backward sweep has content, decided innermost first."""
+        kept = set()
+
+        def visit(ms):
+            for m in ms:
+                if isinstance(m, IfMirror):
+                    visit(m.body)
+                    visit(m.orelse)
+                elif isinstance(m, LoopMirror):
+                    visit(m.body)
+                    if any(self._has_content(x, pushed, kept) for x in m.body) or \
+                            self.replays.get(id(m.stmt.body)) or id(m.stmt) in pushed:
+                        kept.add(id(m.stmt))
+
+        visit(mirrors)
+        return kept

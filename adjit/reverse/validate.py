@@ -1,0 +1,72 @@
+"""What the reverse pass refuses before it builds anything.
+
+Array variables are assigned once (one name, one array: views were resolved by the
+normalizer), allocated with a shape that a loop does not change, and the operands of
+array-level operations whose adjoints read them (matrix products) are not changed afterwards.
+Each violation is an AdjitError at the user's line, saying what to write instead."""
+import ast
+
+from .. import ir
+from ..analysis.types import is_array
+from ..errors import error_at
+
+
+class Validation:
+    def _check_arrays(self):
+        for var, sites in self.layout.sites.items():
+            if not is_array(self.kinds.get(var)):
+                continue
+            origin = ir.note(sites[0], "origin", None)
+            if var in self.params or len(sites) > 1:
+                raise error_at(origin, f"the array variable '{var}' is reassigned",
+                               "Assign each array variable once; update it in place "
+                               f"({var}[:] = ...) or copy values (b = a.copy()) instead of "
+                               "rebinding names.")
+            s = sites[0]
+            if self.prim(s).kind == "copy":
+                raise error_at(origin, f"'{var}' = another array makes two names for one array"
+                               " (or rebinds an array name to a new value inside a loop)",
+                               "Use a.copy() for a new array, keep using the original name, or "
+                               "update the array in place (a[:] = ...).")
+            if self.prim(s).reads_operands() and var in self.active:
+                self._check_operands_kept(s)    # (an inactive product has no adjoint)
+            loops = self.layout.loops[id(s)]
+            if loops and self.prim(s).kind == "alloc":
+                varying = set()
+                for loop_id in loops:
+                    loop = next(x for x in ir.walk_stmts(self.stmts) if id(x) == loop_id)
+                    varying |= ir.assigned(loop.body)
+                # an array operand (np.zeros_like(a)) lends its own shape, which this
+                # same check fixed where that array was allocated (or it is an argument)
+                shape = [a.id for a in self.prim(s).operands if isinstance(a, ast.Name)
+                         and not is_array(self.kinds.get(a.id))]
+                if any(n in varying for n in shape):
+                    raise error_at(origin, f"the array '{var}' is allocated in a loop with a "
+                                   "shape that changes between iterations",
+                                   "Allocate it once before the loop, with its largest shape.")
+
+
+    def _check_operands_kept(self, s):
+        """The adjoint of an array-level operation reads its operands' values in the
+        backward sweep: nothing may change them after the operation."""
+        pos, loops = self.layout.pos[id(s)], set(self.layout.loops[id(s)])
+        for a in self.prim(s).diff_operands():
+            arr = a[1].id
+            for w in ir.walk_stmts(self.stmts):
+                changes = (ir.is_store(w) and w.targets[0].value.id == arr) or \
+                    (isinstance(w, ast.Assign) and ir.target_name(w) == arr)
+                if changes and loops and loops & set(self.layout.loops[id(w)]):
+                    what = "an array expression" if arr.startswith("_") else \
+                        f"the array '{arr}'"
+                    raise error_at(ir.note(s, "origin", None),
+                                   f"a matrix product inside a loop reading {what} "
+                                   "that the same loop computes again in its next iteration",
+                                   "Its adjoint would need every iteration's operand: write the "
+                                   "product as explicit loops over elements (one row of A times "
+                                   "x at a time), or move it out of the loop.")
+                if changes and (self.layout.pos[id(w)] > pos or
+                                loops & set(self.layout.loops[id(w)])):
+                    raise error_at(ir.note(s, "origin", None),
+                                   f"the array '{arr}' is changed after a matrix product "
+                                   "reads it", "Finish changing the array before the "
+                                   "product, or multiply a copy (a.copy() @ b).")
