@@ -145,3 +145,20 @@ def test_generated_lines_fit_120_characters(f, args, argnums):
         text = adjit.show(f, stage, *_copies(args), argnums=k)
         long = [line for line in text.splitlines() if len(line) > 120]
         assert not long, long
+
+
+def test_no_source_text_is_evaluated_to_find_a_callee():
+    """Callees are looked up by name (normalize/names.py), never by evaluating spelled text."""
+    found = [f"{path.relative_to(ROOT)}:{node.lineno}"
+             for path in sorted(ROOT.rglob("*.py"))
+             for node in ast.walk(ast.parse(path.read_text()))
+             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+             and node.func.id == "eval"]
+    assert not found, found
+
+
+def test_generated_source_holds_no_machine_constant():
+    """The default tape limit (half the machine's memory) is read when the gradient runs."""
+    from adjit.runtime.tape import DEFAULT_TAPE_LIMIT
+    text = adjit.grad(matrix, argnums=1).source_for(np.eye(3), np.ones(3))
+    assert str(DEFAULT_TAPE_LIMIT) not in text and "tape_room(-1)" in text
