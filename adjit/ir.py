@@ -150,15 +150,28 @@ def walk_stmts(stmts):
             yield from walk_stmts(s.body)
 
 
-def blocks(stmts):
+def blocks(stmts, depth=None):
     """Every statement list in `stmts`: itself, then the bodies of its if/for/while
-    statements, depth first (the one walker of blocks every pass uses)."""
-    yield stmts
+    statements, depth first (the one walker of blocks every pass uses). With `depth` (the
+    nesting of `stmts`), yields (block, its depth) pairs."""
+    yield stmts if depth is None else (stmts, depth)
     for s in stmts:
         if isinstance(s, (ast.If, ast.For, ast.While)):
             for inner in (s.body, s.orelse):
                 if inner:
-                    yield from blocks(inner)
+                    yield from blocks(inner, None if depth is None else depth + 1)
+
+
+def rewrite_blocks(stmts, rewrite):
+    """`rewrite(block) -> new statements` applied to every statement list, inner ones first
+    (an emptied body gets a `pass`); returns the rewritten `stmts`."""
+    for s in stmts:
+        if isinstance(s, (ast.If, ast.For, ast.While)):
+            for field in ("body", "orelse"):
+                inner = getattr(s, field)
+                if inner:
+                    setattr(s, field, rewrite_blocks(inner, rewrite) or [ast.Pass()])
+    return rewrite(stmts)
 
 
 def assigned(stmts):

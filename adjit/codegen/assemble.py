@@ -137,22 +137,14 @@ def atomic_shadow_updates(stmts, shadows, ownership, arrays_of):
     """`x_bar[j] += v` on a shadow becomes cuda.atomic.add(x_bar, j, v) unless no other
     thread touches x[j] (analysis/races.py). A zeroing `x_bar[j] = 0.0` (the adjoint of
     overwriting x[j]) stays: in a race-free kernel the element a thread writes is its own."""
-    out = []
-    for s in stmts:
-        for field in ("body", "orelse"):
-            inner = getattr(s, field, None)
-            if isinstance(inner, list) and inner:
-                setattr(s, field, atomic_shadow_updates(inner, shadows, ownership, arrays_of)
-                        or [ast.Pass()])
-        target = getattr(s, "target", None) if isinstance(s, ast.AugAssign) else \
-            (s.targets[0] if isinstance(s, ast.Assign) else None)
-        if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) and \
-                target.value.id in shadows and isinstance(s, ast.AugAssign) and \
-                not ownership.exclusive(arrays_of[target.value.id], ir.index_atoms(target)):
-            value = s.value if isinstance(s.op, ast.Add) else \
-                ast.UnaryOp(op=ast.USub(), operand=s.value)
-            out.append(ir.atomic_add(target.value.id, target.slice, value,
-                                     ir.note(s, "origin", None)))
-            continue
-        out.append(s)
-    return out
+    def atomic(s):
+        if not (isinstance(s, ast.AugAssign) and isinstance(s.target, ast.Subscript) and
+                isinstance(s.target.value, ast.Name) and s.target.value.id in shadows):
+            return s
+        target = s.target
+        if ownership.exclusive(arrays_of[target.value.id], ir.index_atoms(target)):
+            return s
+        value = s.value if isinstance(s.op, ast.Add) else \
+            ast.UnaryOp(op=ast.USub(), operand=s.value)
+        return ir.atomic_add(target.value.id, target.slice, value, ir.note(s, "origin", None))
+    return ir.rewrite_blocks(stmts, lambda block: [atomic(s) for s in block])

@@ -22,6 +22,8 @@ import ast
 import copy
 import re
 
+from .. import ir
+
 _TEMP = re.compile(r"^_[a-z]+\d+(_bar|_dot)?$")
 _PURE_MODULES = {"math", "np", "vec"}
 _PURE_BUILTINS = {"float", "int", "abs", "min", "max", "bool", "range", "len"}
@@ -34,14 +36,14 @@ def fold_temporaries(fn):
     while True:
         loads = _counts(fn, ast.Load)
         pairs = {}
-        for block, depth in _blocks(fn.body, 1):
+        for block, depth in ir.blocks(fn.body, 1):
             for s, nxt in zip(block, block[1:]):
                 t = _temporary(s)
                 if t is not None and _foldable(nxt, t, s.value):
                     pairs[t] = pairs.get(t, 0) + 1
         ready = {t for t, n in pairs.items() if n == loads.get(t)}
         folded = False
-        for block, depth in _blocks(fn.body, 1):
+        for block, depth in ir.blocks(fn.body, 1):
             k = 0
             while k < len(block) - 1:
                 t = _temporary(block[k])
@@ -63,20 +65,11 @@ def _counts(fn, ctx):
     return out
 
 
-def _blocks(block, depth):
-    yield block, depth
-    for s in block:
-        if isinstance(s, (ast.If, ast.For, ast.While)):
-            yield from _blocks(s.body, depth + 1)
-            if s.orelse:
-                yield from _blocks(s.orelse, depth + 1)
-
-
 def _drop_dead_definitions(fn):
     """Temporaries no longer read leave the `a = b = 0.0` statements that define them up
     front (numba needs a variable defined on every path only where it is read)."""
     loads = _counts(fn, ast.Load)
-    for block, _ in _blocks(fn.body, 1):
+    for block in ir.blocks(fn.body):
         for s in list(block):
             if isinstance(s, ast.Assign) and len(s.targets) > 1 and \
                     isinstance(s.value, ast.Constant):

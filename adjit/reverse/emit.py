@@ -72,18 +72,13 @@ class Emission:
 
 
     def _expand_checkpoints(self, stmts):
-        out = []
-        for s in stmts:
-            key = ir.note(s, "checkpoint", None)
-            if key is not None:
-                out += self.checkpointed[key].backward()
-                continue
-            for field in ("body", "orelse"):
-                inner = getattr(s, field, None)
-                if isinstance(inner, list) and inner:
-                    setattr(s, field, self._expand_checkpoints(inner))
-            out.append(s)
-        return out
+        def expand(block):
+            out = []
+            for s in block:
+                key = ir.note(s, "checkpoint", None)
+                out += self.checkpointed[key].backward() if key is not None else [s]
+            return out
+        return ir.rewrite_blocks(stmts, expand)
 
 
     def _pushes_in(self, stmts):
