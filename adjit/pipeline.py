@@ -99,6 +99,7 @@ class Program:
         self.source = self.python = self.compiled = None
         self.shadows = self.ownership = self.builder = None
         self.entry = self.wrapper = None
+        self.steps = []
         self.done = []
 
     def render(self, stage):
@@ -243,7 +244,7 @@ def compile_(p, o):
     stats_type = numba.types.int64[::1]
     pyfunc, dispatcher = compile_source(p.source, p.entry, p.env.ns,
                                         p.arg_types + (stats_type,), o.fastmath, o.jit,
-                                        wrapper=p.wrapper, cache=o.cache)
+                                        wrapper=p.wrapper, cache=o.cache, callees=p.steps)
     limit = DEFAULT_TAPE_LIMIT if o.tape_limit is None else o.tape_limit
     p.compiled = Transformed(p.source, pyfunc, dispatcher, np.zeros(STATS_SIZE, np.int64),
                              _limit_hint(p, o.checkpoint, limit))
@@ -424,6 +425,13 @@ def _adjoint(p, o):
     source = render(inner, params + [stats_name], parts, fold=True)
     source += "\n\n" + render(name, params, [(None, ast.parse(
         f"return {inner}({', '.join(params)}, np.zeros({STATS_SIZE}, np.int64))").body)])
+    p.steps = []
+    for cp in builder.checkpointed.values():
+        step, step_params, body, results = cp.step_function()
+        source += "\n\n" + render(step, step_params,
+                                  assemble.step_parts(body, results, kinds, step_params),
+                                  fold=True)
+        p.steps.append(step)
     p.source, p.entry, p.wrapper = source, inner, name
 
 

@@ -32,6 +32,15 @@ def forward_parts(prog, tail, params, kinds, limit, title="forward sweep"):
             (title, prog.init + prog.tape.allocations(limit) + forward)]
 
 
+def step_parts(body, results, kinds, params):
+    """The parts of a checkpointed loop's step function (reverse/checkpoint.py): its body
+    and the return of the scalars the loop carries."""
+    ret = ir.parse(f"return {', '.join(results)}") if results else []
+    return [("variables assigned in branches start defined (numba prunes constant branches)",
+             defined_up_front(body + ret, kinds, NoBars(), params)),
+            ("one step of the loop, nothing recorded", body + ret)]
+
+
 def stats_statements(stats, tape, checkpointed):
     lines = [f"{stats}[:] = 0", f"{stats}[0] = {tape.bytes_expr()}"]
     snaps = [cp.snapshot_bytes() for cp in checkpointed]

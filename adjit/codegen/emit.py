@@ -78,14 +78,15 @@ def render(name, params, parts, fold=False):
 
 
 def compile_source(source, name, namespace, signature, fastmath=False, jit=True, wrapper=None,
-                   cache=False):
+                   cache=False, callees=()):
     """Exec generated source; returns (python function, numba dispatcher compiled for
     exactly these argument types). With jit=False the dispatcher is None: the plain Python
     function alone, which the program fuzzer runs to check many argnums choices cheaply.
     With a `wrapper` (a second function of the source calling `name`), the python function
     returned is the wrapper, and it calls the compiled `name`. With `cache` the source is
     written to a file named by its digest (cache_file) and numba keeps the machine code
-    beside it (njit(cache=True)): a later process finds it instead of compiling."""
+    beside it (njit(cache=True)): a later process finds it instead of compiling. `callees`
+    are other functions of the source that `name` calls (compiled for the types they get)."""
     helpers = {"grow_tape": grow_tape, "reserve_tape": reserve_tape, "check_room": check_room,
                "tape_room": tape_room}
     if cache:
@@ -106,6 +107,9 @@ def compile_source(source, name, namespace, signature, fastmath=False, jit=True,
         return outer, None
     jit = numba.njit(tuple(signature), error_model="numpy", fastmath=fastmath, cache=cache)
     try:
+        for callee in callees:
+            ns[callee] = numba.njit(error_model="numpy", fastmath=fastmath, cache=cache)(
+                ns[callee])
         dispatcher = jit(pyfunc)
         ns[name] = dispatcher
         return outer, dispatcher

@@ -68,7 +68,8 @@ class Checkpointed:
         self.snapshots = snapshots      # an int, or "auto"
         gen = builder.namegen
         self.names = {k: gen.fresh(f"_c{k}") for k in
-                      ("steps", "snaps", "slots", "pos", "next", "k", "sched", "act", "sf", "si")}
+                      ("steps", "snaps", "slots", "pos", "next", "k", "sched", "act", "sf", "si",
+                       "step")}
         self.taped = None
         self.reverse = None
         self.reserve = []       # tape room for one step, made once before the schedule loop
@@ -173,6 +174,38 @@ class Checkpointed:
             self.names[key] = self.b.namegen.fresh(f"_c{a.lstrip('_')}")
         return self.names[key]
 
+    def step_function(self):
+        """One step of the loop, run plainly (nothing recorded), as a function of its own:
+        the forward sweep and the schedule's ADVANCE both call it. Returns (name, parameters,
+        body, results): it writes the arrays among its parameters in place and returns the
+        scalars the loop carries from step to step or leaves for the code after it (each of
+        those is a parameter too, so a step that does not assign it passes it on)."""
+        if getattr(self, "_step", None) is None:
+            self._step = self._make_step()
+        return self._step
+
+    def _make_step(self):
+        b = self.b
+        after = b.stmts[b.stmts.index(self.loop) + 1:]
+        result = {b.result.id} if isinstance(b.result, ast.Name) else set()
+        live_after = upward_exposed(after, result)
+        scalars, arrays = self.state()
+        carried = {v for names in scalars.values() for v in names}
+        assigned = ir.assigned(self.plain) - {self.loop.target.id}
+        results = [v for v in b._ordered(assigned & (carried | live_after)) if v in b.kinds]
+        stored = {s.targets[0].value.id for s in ir.walk_stmts(self.plain) if ir.is_store(s)}
+        plain = eliminate_dead(copy.deepcopy(self.plain), set(results),
+                               set(arrays) | (stored & live_after))
+        params = [v for v in b._ordered(upward_exposed(plain) | set(results)) if v in b.kinds]
+        return self.names["step"], params, plain, results
+
+    def _call_step(self):
+        name, params, _, results = self.step_function()
+        call = f"{name}({', '.join(params)})"
+        if not results:
+            return _parse(call)
+        return _parse(f"{', '.join(results)} = {call}")
+
     def forward(self, defined_before):
         """Allocations and the plain loop with its snapshots (replaces the forward loop)."""
         n = self.names
@@ -202,16 +235,21 @@ class Checkpointed:
             lines.append(f"{self._kept(a, 'entry')} = {a}.copy()")
         lines.append(f"{n['next']} = 0")
         out = []
+        results = self.step_function()[3]
         for kind, names in scalars.items():
             for v in names:
                 if v not in defined_before:
                     out += _parse(f"{v} = {_ZERO[kind]}")
+        for v in results:       # a result a step may leave unassigned starts defined
+            if v not in defined_before and not any(v in names for names in scalars.values()) \
+                    and self.b.kinds.get(v) in _ZERO:
+                out += _parse(f"{v} = {_ZERO[self.b.kinds[v]]}")
         out += _parse("\n".join(lines))
         loop = _parse(f"for {n['k']} in range({n['steps']}):\n    pass")[0]
         save = _parse(f"if {n['k']} == {n['pos']}[{n['next']}]:\n    pass")[0]
         save.body = self._save(n["next"], scalars, arrays) + \
             _parse(f"{n['next']} += 1")
-        loop.body = [save] + self._step_index(n["k"]) + copy.deepcopy(self.plain)
+        loop.body = [save] + self._step_index(n["k"]) + self._call_step()
         ir.annotate(loop, origin=ir.note(self.loop, "origin", None))
         return out + [loop]
 
@@ -234,8 +272,6 @@ class Checkpointed:
         n = self.names
         scalars, arrays = self.state()
         snaps = self._snapshots()
-        roots = {v for names in scalars.values() for v in names}
-        advance_body = eliminate_dead(copy.deepcopy(self.plain), roots, set(arrays))
         text = f"""\
 {n['sched']} = ckpt.start({n['steps']}, {snaps})
 while True:
@@ -255,7 +291,7 @@ while True:
         head, loop = _parse(text)
         step, advance, restore, save = _branches(loop.body[1])
         step.body = self._step_index(f"{n['sched']}[1]") + self.taped + self.reverse
-        advance.body[0].body = self._step_index(n["k"]) + advance_body
+        advance.body[0].body = self._step_index(n["k"]) + self._call_step()
         restore.body = self._restore(f"{n['sched']}[1]", scalars, arrays) or [ast.Pass()]
         save.body = self._save(f"{n['sched']}[1]", scalars, arrays) or [ast.Pass()]
         entry_scalars, entry_arrays = self.inputs_changed_later()

@@ -27,6 +27,8 @@ def _prune(stmts, live, keep_stores, index_live):
             if isinstance(tgt, ast.Name):
                 if tgt.id in live:
                     out.append(s)
+            elif isinstance(tgt, ast.Tuple):    # a checkpointed loop's step: writes arrays
+                out.append(s)
             elif tgt.value.id in live or tgt.value.id in keep_stores:
                 out.append(s)
         elif isinstance(s, ast.AugAssign):
