@@ -27,17 +27,19 @@ from .analysis.types import (FLOAT, infer_kinds, is_array, is_float_kind, kind_o
                              kind_of_numba_type)
 from .codegen import assemble
 from .codegen.emit import compile_source, exec_source, render
+from .errors import error_at
 from .forward.tangent import TangentBuilder
 from .frontend.source import read_function
 from .normalize.anf import InlineContext, normalize_function
 from .normalize.coalesce import coalesce_temps
-from .normalize.names import Env, NameGen
+from .normalize.names import Env, NameGen, lookup
 from .normalize.webs import split_webs
 from .reverse.adjoint import ReverseBuilder
 from .reverse.checkpoint import records
 from .reverse.dce import eliminate_dead, upward_exposed
 from .reverse.peephole import propagate_copies
 from .reverse.tape import static_pushes
+from .rules.table import INACTIVE
 from .runtime.tape import DEFAULT_TAPE_LIMIT
 
 STAGES = ("source", "normalized", "typed", "hoisted", "active", "adjoint", "tangent")
@@ -200,10 +202,10 @@ def hoist(p, o):
     keep_operands(p.stmts, p.kinds, p.env.ns, p.namegen)
     hoist_invariants(p.stmts, p.kinds, p.env.ns, p.vec_temps)
     if o.derivative == "kernel":
-        _refuse_local_arrays(p.src, p.stmts, p.kinds)
+        _refuse_local_arrays(p.src, p.stmts, p.kinds, p.env.ns)
         return
     if o.target == "cuda":
-        _check_device_function(p.src, p.stmts, p.kinds, p.params)
+        _check_device_function(p.src, p.stmts, p.kinds, p.params, p.env.ns)
     _check_result(p, o)
 
 
@@ -329,18 +331,28 @@ def _check_result(p, o):
                         "a float (e.g. a sum), or use float(...).")
 
 
-def _check_device_function(src, stmts, kinds, params):
+def _check_device_function(src, stmts, kinds, params, ns):
     for q in params:
         if is_array(kinds.get(q)):
             raise src.loc.error(src.tree, f"argument '{q}' of a CUDA device function is an array",
                                 "Device functions take and return scalars (a device function "
                                 "cannot allocate a gradient array); differentiate kernels that "
                                 "read arrays with adjit.cuda.adjoint_kernel.")
-    _refuse_local_arrays(src, stmts, kinds)
+    _refuse_local_arrays(src, stmts, kinds, ns)
 
 
-def _refuse_local_arrays(src, stmts, kinds):
-    """CUDA device code cannot allocate: no array may be made inside it."""
+def _refuse_local_arrays(src, stmts, kinds, ns):
+    """CUDA device code cannot allocate: no array may be made inside it; nor call numpy's
+    argsort, argmax or random generator (numba.cuda has none of them)."""
+    for s in ir.walk_stmts(stmts):
+        value = getattr(s, "value", None)
+        if isinstance(value, ast.Call):
+            obj = lookup(value.func, ns)
+            if obj in INACTIVE:
+                raise error_at(ir.note(s, "origin"), f"`{INACTIVE[obj].name}` in CUDA code",
+                               "numba.cuda compiles none of numpy's random draws or arg-"
+                               "functions: draw or sort on the host and pass the values in "
+                               "(numba.cuda.random has a generator for kernels).")
     local = sorted(v for v in ir.assigned(stmts) if is_array(kinds.get(v)))
     if local:
         raise src.loc.error(src.tree, f"the array '{local[0]}' made in CUDA code",

@@ -9,7 +9,7 @@ import ast
 from .. import ir
 from ..normalize.names import lookup
 from ..rules.table import (ALLOCATORS, ARRAY_OP_OPERANDS, ARRAY_OPS, BINOP_RULES, CONST_ARRAYS,
-                           INT_ALLOCATORS, READS_OPERANDS, UNARY_RULES, Rule, rule_for_call)
+                           INACTIVE, INT_ALLOCATORS, READS_OPERANDS, UNARY_RULES, Rule, rule_for_call)
 from ..api_stop import stop_gradient
 
 
@@ -73,6 +73,8 @@ def classify(value, env):
             return Prim("len", ir.operands(value))
         if obj in ALLOCATORS or obj in CONST_ARRAYS or obj in INT_ALLOCATORS:
             return Prim("alloc", ir.operands(value), obj=obj)
+        if obj in INACTIVE:
+            return Prim("inactive", ir.operands(value), obj=obj)
         if obj in ARRAY_OPS:
             return Prim("arrayop", ir.operands(value), obj=ARRAY_OPS[obj])
         rule = rule_for_call(obj)

@@ -9,7 +9,7 @@ import numpy as np
 
 from ..errors import error_at
 from .. import ir
-from ..rules.table import INT_ALLOCATORS
+from ..rules.table import INACTIVE, INT_ALLOCATORS
 from .prims import classify
 
 FLOAT, INT, BOOL, OTHER = "float", "int", "bool", "other"
@@ -190,6 +190,14 @@ def _kind_of(stmt, kinds, env):
         if prim.obj == "linspace":
             return ArrayKind(1)
         return ArrayKind(2)
+    if prim.kind == "inactive":
+        dims = [("tuple", len(a.elts)) if isinstance(a, ast.Tuple) else
+                (kinds[a.id].ndim if isinstance(a, ast.Name) and is_array(kinds.get(a.id))
+                 else 0) for a in stmt.value.args]
+        ndim, dtype = INACTIVE[prim.obj].result(dims)
+        if ndim:
+            return ArrayKind(ndim, dtype == "f", dtype)
+        return FLOAT if dtype == "f" else INT
     if prim.kind == "alloc" and prim.obj in (np.eye, np.identity):
         return ArrayKind(2)
     if prim.kind == "alloc" and prim.obj in INT_ALLOCATORS:

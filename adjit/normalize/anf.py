@@ -15,7 +15,7 @@ import numpy as np
 
 from .. import ir
 from ..frontend.source import MISSING, unwrap
-from ..rules.table import ALLOCATORS, ARRAY_QUERIES, CONST_ARRAYS, rule_for_call
+from ..rules.table import ALLOCATORS, ARRAY_QUERIES, CONST_ARRAYS, INACTIVE, rule_for_call
 from ..runtime import vec
 from . import swaps
 from .bindings import Bindings
@@ -102,6 +102,7 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining):
                 ctx.user_names.add(self.local(local))
         self.returned_views = []            # (return statement, View) of an inlined helper
         self.views = {}                     # local name -> _Binding or _Unknown
+        self.statement_call = None          # the call of an expression statement being read
         self.view_uses = []                 # (name, serial) of every read of a binding
         for name, view in views.items():
             self.views[name] = self.new_binding(view)
@@ -161,10 +162,22 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining):
                     info = (1, "f" if floats else "?")
                 elif obj in (vec.mm, vec.mm_tn, vec.mm_nt, vec.mm_tt):
                     info = (2, "f")
+                elif obj in INACTIVE:
+                    ndim, dtype = INACTIVE[obj].result(
+                        [self.argument_dims(a) for a in value.args])
+                    info = (ndim, dtype) if ndim else None
         if info is None:
             self.ctx.arrays.pop(target, None)
         else:
             self.ctx.arrays[target] = info
+
+    def argument_dims(self, atom):
+        """What a shape rule (rules/registry.py) knows of an argument: its dimensions."""
+        if isinstance(atom, ast.Tuple):
+            return ("tuple", len(atom.elts))
+        if isinstance(atom, ast.Name) and atom.id in self.ctx.arrays:
+            return self.ctx.arrays[atom.id][0]
+        return 0
 
     def is_int(self, value):
         """Whether a normalized right-hand side surely gives an integer (a guess for the
@@ -186,6 +199,9 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining):
                 self.ctx.arrays.get(base.id, (0, "?"))[1] == "i"
         if isinstance(value, ast.Call):
             obj = self.resolve_generated(value.func)
+            if obj in INACTIVE and INACTIVE[obj].result is not None:
+                return INACTIVE[obj].result([self.argument_dims(a) for a in value.args]) == \
+                    (0, "i")
             return obj in (len, int, round) or (getattr(rule_for_call(obj), "result", None)
                                                 == "int" and obj is not None)
         return False
@@ -235,7 +251,11 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining):
                     self.cuda_intrinsic(s.value.func) == "atomic.add":
                 self.atomic_add(s.value, out)
             elif isinstance(s.value, ast.Call):
-                self.rhs(s.value, out)
+                self.statement_call = s.value
+                value = self.rhs(s.value, out)
+                self.statement_call = None
+                if isinstance(value, ast.Call) and self.resolve_generated(value.func) in INACTIVE:
+                    out.append(ir.annotate(ast.Expr(value=value), origin=self.origin))
         elif isinstance(s, ast.If):
             cond = self.atom(s.test, out)
             before = dict(self.views)

@@ -20,14 +20,12 @@ class Bindings:
         self.ctx.vec_temps.write_once.discard(view.base)
         return _Binding(view, self.ctx.serial)
 
-
     def view_name(self, node):
         """The local target name of `node` (a Name) when it is bound to a view, else None."""
         if not (isinstance(node, ast.Name) and node.id in self.src.locals):
             return None
         target = self.local(node.id)
         return target if isinstance(target, str) and target in self.views else None
-
 
     def use_view(self, target, node):
         """The View a name is bound to, for a read or a write through it."""
@@ -39,7 +37,6 @@ class Bindings:
                              "path (before the branch or loop), or copy: v = x[1:].copy().")
         self.view_uses.append((target, binding.serial))
         return binding.view
-
 
     def bind_view(self, target, view, out):
         """`target = <a view>`: the name becomes an alias (an index map, no array). Names of
@@ -58,7 +55,6 @@ class Bindings:
             view = with_atoms(view, atoms)
         self.rebinding(target, out)
         self.views[target] = self.new_binding(view)
-
 
     def rebinding(self, name, out):
         """`name` is about to hold another array or value. Views of the array it held keep
@@ -82,7 +78,6 @@ class Bindings:
         self.ctx.arrays[keep] = (ndim, dtype)
         for t in rooted:
             self.views[t] = self.new_binding(_rebased(self.views[t].view, keep))
-
 
     def merge_views(self, before, branches, out_blocks, line):
         """The bindings after an `if`: a name bound to the same view on both paths keeps it;
@@ -113,7 +108,6 @@ class Bindings:
                                     "of an `if`", line)
         self.views = merged
 
-
     def check_loop_views(self, before, mark, first, line):
         """After a loop body: a name the body binds to another view must not be read in the
         body before that binding (it would mean the previous iteration's binding)."""
@@ -129,7 +123,6 @@ class Bindings:
             if before.get(name) is not None and name in self.views:
                 self.views[name] = _Unknown("is bound in a loop that may run zero times "
                                             "after it was bound before the loop", line)
-
 
     def refuse_swapped_bases(self, loop):
         """A loop that swaps array names exchanges their contents after the loop (see
@@ -149,11 +142,9 @@ class Bindings:
                                      "is a view of", "Take the view inside the loop, after the "
                                      "swap, or copy it (v = u[1:].copy()).")
 
-
     def is_view_local(self, name):
         target = self.local(name) if name in self.src.locals else None
         return isinstance(target, str) and isinstance(self.views.get(target), _Binding)
-
 
     def is_array_local(self, name):
         if name not in self.src.locals:

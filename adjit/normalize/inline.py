@@ -24,7 +24,6 @@ class Inlining:
                              "Pass its elements as separate arguments.")
         return self.to_atom(out, value)
 
-
     def inline(self, node, fn, out):
         callee = read_function(fn)
         params = callee.params

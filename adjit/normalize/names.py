@@ -50,7 +50,8 @@ class Env:
             return "np"
         if obj is stop_gradient:
             return "stop_gradient"
-        for module, name in ((math, "math"), (np, "np"), (vec, "vec")):
+        for module, name in ((math, "math"), (np, "np"), (vec, "vec"), (np.random, "np.random"),
+                             (np.linalg, "np.linalg")):
             attr = getattr(obj, "__name__", None)
             if attr and getattr(module, attr, None) is obj:
                 return f"{name}.{attr}"

@@ -12,7 +12,7 @@ import numpy as np
 from .. import ir
 from ..api_stop import stop_gradient
 from ..rules.table import (ALLOCATORS, ARRAY_FUNCTIONS, ELEMENTWISE, ELEMENTWISE_ARITY,
-                           METHOD_REDUCTIONS, REDUCTIONS)
+                           INACTIVE, METHOD_REDUCTIONS, REDUCTIONS)
 from .views import has_take
 from .vectorize import ONE, Lazy, Op, Scalar, View, _index_node
 
@@ -66,7 +66,6 @@ class NumpyCalls:
                          "ravel, flatten, dot, transpose, swapaxes; use the numpy functions or "
                          "loops for the rest.")
 
-
     def like_shape(self, arg, out, node, like=None):
         """Size atoms of the array expression `arg` (for the *_like allocators)."""
         like = self.operand(arg, out) if like is None else like
@@ -74,7 +73,6 @@ class NumpyCalls:
             raise self.error(node, "a *_like allocation of something that is not an array",
                              "Pass an array: np.zeros_like(x).")
         return [ir.const(1) if s is ONE else s for s in like.shape]
-
 
     def axis_argument(self, node, args, position):
         """The constant `axis` of a reduction (positional or keyword), or None."""
@@ -95,7 +93,6 @@ class NumpyCalls:
                              "Write the axis as a number: axis=0 or axis=-1.")
         return value.value
 
-
     def permute_axes(self, what, v, axis_nodes, node, out):
         """np.swapaxes(v, a, b) / v.swapaxes(a, b) and np.moveaxis(v, src, dst): views."""
         d = len(v.shape) if isinstance(v, Lazy) else 0
@@ -115,7 +112,6 @@ class NumpyCalls:
             order = list(range(d))
             order[a], order[b] = order[b], order[a]
         return self.transpose(v, out, order, node)
-
 
     def axes_argument(self, node, where, ndim=None):
         """A constant axis (int) or tuple of axes (list of ints) from source; None for none.
@@ -140,15 +136,17 @@ class NumpyCalls:
             k %= ndim
         return k
 
-
     def numpy_call(self, node, obj, out):
         """Vectorized numpy functions; None when `obj` is not one of them."""
         try:
-            known = obj in ELEMENTWISE or obj in REDUCTIONS or obj in ARRAY_FUNCTIONS
+            known = obj in ELEMENTWISE or obj in REDUCTIONS or obj in ARRAY_FUNCTIONS or \
+                obj in INACTIVE
         except TypeError:
             return None
         if not known:
             return None
+        if obj in INACTIVE:
+            return self.inactive_call(node, INACTIVE[obj], out)
         args = node.args
         if obj in REDUCTIONS:
             axis = self.axis_argument(node, args, 1)
@@ -270,7 +268,6 @@ class NumpyCalls:
             return ast.Call(func=spelled, args=[self.atom(a, out) for a in args], keywords=[])
         raise AssertionError(what)
 
-
     def primitive(self, node, obj, rule, out):
         if obj is stop_gradient:
             self.stopped += 1   # no derivative leaves: np.max needs no tie split
@@ -295,7 +292,6 @@ class NumpyCalls:
                              "Call it with the documented number of arguments "
                              "(math.log(x) / math.log(b) for a log in base b).")
         return ast.Call(func=spelled, args=args, keywords=[])
-
 
     def allocation(self, node, obj, out):
         kind = ALLOCATORS[obj]
@@ -330,3 +326,43 @@ class NumpyCalls:
         else:
             shape = self.atom(arg, out)
         return ast.Call(func=spelled, args=[shape], keywords=[])
+
+    def inactive_call(self, node, entry, out):
+        """A function with no derivative (np.argsort, a random draw): called as it is, its
+        arguments atoms (arrays evaluated), keywords placed by the entry's parameters."""
+        args = list(node.args)
+        if entry.params != ("*",):
+            for kw in node.keywords:
+                if kw.arg not in entry.params or entry.params.index(kw.arg) < len(node.args):
+                    raise self.error(node, f"`{entry.name}` with the keyword `{kw.arg}`",
+                                     f"Pass {', '.join(entry.params)} (by position or "
+                                     "keyword) only.")
+                k = entry.params.index(kw.arg)
+                args += [None] * (k + 1 - len(args))
+                args[k] = kw.value
+            if None in args:
+                raise self.error(node, f"`{entry.name}` with an argument left out before "
+                                 "one given", "Pass the arguments before it too.")
+        elif node.keywords:
+            raise self.error(node, f"keyword arguments to `{entry.name}`",
+                             "Pass the sizes by position.")
+        if entry.statement != (self.statement_call is node):
+            raise self.error(node, f"`{entry.name}` used as a value" if entry.statement else
+                             f"`{entry.name}` called for nothing",
+                             "Call it as a statement of its own." if entry.statement else
+                             "Assign its result.")
+        atoms = []
+        for a in args:
+            if isinstance(a, ast.Tuple):
+                atoms.append(ast.Tuple(elts=[self.atom(e, out) for e in a.elts],
+                                       ctx=ast.Load()))
+            else:
+                value = self.operand(a, out)
+                if isinstance(value, Lazy) and not isinstance(value, Scalar):
+                    value = ir.name(self.materialize(value, out, node).id)
+                elif isinstance(value, Scalar):
+                    value = value.atom
+                atoms.append(value)
+        spelled = ast.parse(self.ctx.env.spell(entry.obj, entry.name.split(".")[-1]),
+                            mode="eval").body
+        return ast.Call(func=spelled, args=atoms, keywords=[])

@@ -19,7 +19,6 @@ class Emission:
             first.setdefault(var, self.layout.pos[id(sites[0])])
         return sorted(names, key=lambda v: (first.get(v, 10**9), v))
 
-
     def _forward(self, stmts, reserved=False):
         """The primal statements with pushes. Inside a loop whose pushes were reserved in
         advance (see _reserve) the pushes store without a capacity check."""
@@ -55,7 +54,6 @@ class Emission:
             out.append(s)
         return out
 
-
     def _checkpointed_forward(self, s):
         """A checkpointed loop: its taped body (one step's recording, run in the backward
         sweep) is kept aside; the forward sweep runs the plain loop, saving snapshots."""
@@ -70,7 +68,6 @@ class Emission:
         cp.taped = self._forward(s.body, bool(counts))
         return cp.forward(cp.defined_before)
 
-
     def _expand_checkpoints(self, stmts):
         def expand(block):
             out = []
@@ -79,7 +76,6 @@ class Emission:
                 out += self.checkpointed[key].backward() if key is not None else [s]
             return out
         return ir.rewrite_blocks(stmts, expand)
-
 
     def _pushes_in(self, stmts):
         """(float pushes, int pushes) the statements make, not counting nested loop bodies,
@@ -107,7 +103,6 @@ class Emission:
                     return None
         return f, i
 
-
     def _reservable(self, loop):
         """Push counts per iteration of a for loop whose trip count is known on entry and
         whose nested loops push nothing; None otherwise."""
@@ -115,7 +110,6 @@ class Emission:
             return None
         counts = self._pushes_in(loop.body)
         return counts if counts and counts != (0, 0) else None
-
 
     def _reserve(self, loop, counts):
         lo, hi, st = (ast.unparse(a) for a in loop._bounds)
@@ -125,7 +119,6 @@ class Emission:
             if count:
                 out += self.tape.reserve(kind, f"{trips} * {count}" if count > 1 else trips)
         return out
-
 
     def _replay(self, block):
         names = self.replays.get(id(block), ())
@@ -138,10 +131,8 @@ class Emission:
                 out.append(node)
         return out
 
-
     def _backward(self, mirrors, block):
         return _merge_resets(self._backward_raw(mirrors, block))
-
 
     def _backward_raw(self, mirrors, block):
         out = self._replay(block)
@@ -166,7 +157,6 @@ class Emission:
                 if isinstance(s, ast.For) and id(s) in self.pushed:
                     out += self.tape.pop(s.target.id, INT)
         return out
-
 
     def _reverse_loop(self, m, s):
         body = self._backward(m.body, s.body) or [ast.Pass()]

@@ -17,7 +17,6 @@ class Planning:
         exists to receive it."""
         return {a for a in temps if len(self.layout.sites.get(a, ())) == 1}
 
-
     def _single_use_temps(self):
         """Active scalars assigned once whose adjoint contributions all come from later in
         their own block, the last of them unconditionally: that one (the first the backward
@@ -44,7 +43,6 @@ class Planning:
                 out[var] = id(last)
         return out
 
-
     # planning --------------------------------------------------------------
     def plan(self, top):
         """Decide replays and tape pushes, iterating until the needs stop growing."""
@@ -60,7 +58,6 @@ class Planning:
                   and self.prim(s).kind == "op" and self.prim(s).obj in EXPENSIVE}
         if costly:
             self._plan_with(top, {v: s for v, s in replayable.items() if v not in costly})
-
 
     def _forward_needed(self, points):
         """Variables the forward sweep must compute for the backward sweep (or the value)."""
@@ -85,7 +82,6 @@ class Planning:
                             need.add(r)
                             changed = True
         return need
-
 
     def _plan_with(self, top, replayable):
         layout = self.layout
@@ -112,14 +108,12 @@ class Planning:
                 return points
             self.pushed, self.kept_loops = pushed, kept
 
-
     def _need(self, points, names, pos, loops):
         """Record backward reads; a read of a for loop's own index inside that loop is
         served by the reversed loop and needs nothing from the forward sweep."""
         for n in names:
             if n in self.kinds and not any(self.loop_target.get(L) == n for L in loops):
                 points.setdefault(n, []).append(planning.NeedPoint(pos, loops))
-
 
     def _collect(self, mirrors, block, points):
         layout = self.layout
@@ -140,7 +134,6 @@ class Planning:
                     if isinstance(s, ast.For):
                         self._need(points, ir.atom_names(s._bounds), pos, loops)
                 self._collect(m.body, s.body, points)
-
 
     def _add_replays(self, replayable, points):
         """Needed block-local values are replayed; their inputs become needed in turn."""
@@ -171,7 +164,6 @@ class Planning:
         for v in done:
             points.pop(v, None)
 
-
     def _has_content(self, m, pushed=None, kept=None):
         """Whether a mirror emits anything: adjoint statements, pops, replays or a kept loop."""
         pushed = self.pushed if pushed is None else pushed
@@ -182,7 +174,6 @@ class Planning:
             return any(self._has_content(x, pushed, kept) for x in m.body + m.orelse) or \
                 bool(self.replays.get(id(m.stmt.body)) or self.replays.get(id(m.stmt.orelse)))
         return id(m.stmt) in kept
-
 
     def _nonempty_loops(self, mirrors, pushed):
         """The loops whose backward sweep has content, decided innermost first."""

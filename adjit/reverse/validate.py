@@ -45,7 +45,6 @@ class Validation:
                                    "shape that changes between iterations",
                                    "Allocate it once before the loop, with its largest shape.")
 
-
     def _check_operands_kept(self, s):
         """The adjoint of an array-level operation reads its operands' values in the
         backward sweep: nothing may change them after the operation."""

@@ -88,6 +88,9 @@ def _row(name):
     if entry.family == "reduction":
         return f"| `{name}` | yes | yes | | all | reduction, `axis=`; {entry.notes or ''} |" \
             .replace("; |", " |")
+    if entry.family == "inactive":
+        return f"| `{name}` | yes | yes | | none (no derivative) | called as it is: " \
+            f"{entry.notes} |"
     if entry.family == "allocate":
         return f"| `{name}` | yes | yes | | none | new array (no derivative to flow) |"
     return f"| `{name}` | yes | yes | | {_ARRAY_ARGS.get(entry.handler, 'array')} | " \
@@ -137,7 +140,10 @@ def render():
         "",
         "Operators (`+ - * / ** % // @`, unary `-`, comparisons) and the builtins `abs`, `min`,",
         "`max`, `float`, `int`, `round`, `len` are supported too; array methods (`a.sum()`,",
-        "`a.T`, `a.reshape(...)`, ...) follow the functions they name.",
+        "`a.T`, `a.reshape(...)`, ...) follow the functions they name. Random draws",
+        "(`np.random.random`, `standard_normal`, `normal`, `uniform`, `rand`, `randn`, and",
+        "`np.random.seed` as a statement) are called as they are: constants for",
+        "differentiation.",
         "",
         "| function | reverse | forward | CUDA | differentiable | notes |",
         "|---|---|---|---|---|---|",

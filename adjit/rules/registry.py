@@ -2,7 +2,8 @@
 
 One `Primitive` per function object (`math.sin`, `np.exp`, `np.sum`, `np.dot`, ...), made by
 one `define(...)` call in adjit/rules/table.py. Every pass asks the registry, by the object a
-name resolves to, never by spelling:
+name resolves to, never by spelling (numeric constants such as np.pi, math.e and np.inf need
+no entry: the normalizer folds any int or float a name resolves to):
 
 - `rule`: the partial derivatives (a Rule: Python expression templates over the operand
   names and `out`), read by the reverse pass (`a_bar += out_bar * partial`), the tangent
@@ -13,7 +14,14 @@ name resolves to, never by spelling:
   `scalar` is what each element gets, a scalar primitive or a lowering keyword such as
   "pow"), "reduction" (`reduction` names it: sum, mean, prod, max, min), "array" (kept
   whole or lowered by the vectorizer's `handler`), "allocate", "constant" (arrays of
-  constants), "helper" (adjit's own integer helpers in generated code);
+  constants), "helper" (adjit's own integer helpers in generated code), "inactive"
+  (functions with no derivative, called as they are: integer results such as np.argsort,
+  random draws);
+- `params` and `result` (inactive functions): the parameter names a call may give by
+  keyword, and the shape/dtype rule - a function of the arguments' dimensions (an int per
+  argument: 0 for a number, the ndim of an array; ("tuple", m) for a tuple of m sizes; None
+  for one left out) returning (ndim, dtype), ndim 0 for a number, dtype "f" or "i";
+  `statement` marks one called for its effect alone (np.random.seed);
 - `cost`: "expensive" for functions that cost more to recompute than a tape push and pop
   (the backward sweep records their values rather than replaying them);
 - `domain`: where the generic test harness (tests/test_registry.py) draws each argument;
@@ -40,7 +48,8 @@ class Primitive:
     """What adjit knows about one function (see the module docstring)."""
 
     def __init__(self, obj, name, family, rule=None, scalar=None, arity=1, reduction=None,
-                 handler=None, cost="cheap", domain=None, methods=(), notes=""):
+                 handler=None, cost="cheap", domain=None, methods=(), notes="", params=(),
+                 result=None, statement=False):
         self.obj = obj
         self.name = name
         self.family = family
@@ -53,6 +62,9 @@ class Primitive:
         self.domain = domain
         self.methods = tuple(methods)
         self.notes = notes
+        self.params = tuple(params)
+        self.result = result
+        self.statement = statement
 
     @property
     def differentiable(self):

@@ -203,6 +203,39 @@ for _obj in (vec.mm, vec.mm_tn, vec.mm_nt, vec.mm_tt):
     _R.define(_obj, f"vec.{_obj.__name__}", "helper")
 
 
+# functions with no derivative, called as they are ---------------------------------------------
+def _sized(k):
+    """The shape rule of a random draw whose size is argument k: a number without it, a
+    1-D array for an int, an m-D array for a tuple of m sizes."""
+    def rule(dims):
+        size = dims[k] if k < len(dims) else None
+        if size is None:
+            return 0, "f"
+        return (size[1] if isinstance(size, tuple) else 1), "f"
+    return rule
+
+
+def inactive(obj, name, params, result, notes="", statement=False):
+    _R.define(obj, name, "inactive", params=params, result=result, notes=notes,
+              statement=statement)
+
+
+inactive(np.argsort, "np.argsort", ("a",), lambda d: (d[0], "i"), "integer result")
+inactive(np.argmax, "np.argmax", ("a",), lambda d: (0, "i"), "integer result, no axis")
+inactive(np.argmin, "np.argmin", ("a",), lambda d: (0, "i"), "integer result, no axis")
+inactive(np.random.random, "np.random.random", ("size",), _sized(0), "a random draw")
+inactive(np.random.standard_normal, "np.random.standard_normal", ("size",), _sized(0),
+         "a random draw")
+inactive(np.random.normal, "np.random.normal", ("loc", "scale", "size"), _sized(2),
+         "a random draw")
+inactive(np.random.uniform, "np.random.uniform", ("low", "high", "size"), _sized(2),
+         "a random draw")
+inactive(np.random.rand, "np.random.rand", ("*",), lambda d: (len(d), "f"), "a random draw")
+inactive(np.random.randn, "np.random.randn", ("*",), lambda d: (len(d), "f"), "a random draw")
+inactive(np.random.seed, "np.random.seed", ("seed",), None, "seeds numba's generator",
+         statement=True)
+
+
 # what the passes read ---------------------------------------------------------------------------
 def rule_for_call(obj):
     """The rule for calling `obj` on numbers, or None when adjit has none."""
@@ -263,6 +296,9 @@ INT_ALLOCATORS = _Table({e.obj: e.handler for e in _R.family("allocate")
                          if e.handler in ("i", "b")})
 """Allocations of integer and boolean arrays (index arrays, mask coordinates): no
 derivatives, ever."""
+
+INACTIVE = _Table({e.obj: e for e in _R.family("inactive")})
+"""Functions with no derivative, called as they are (their registry entries)."""
 
 ARRAY_QUERIES = _Table({len: "int"})
 """Functions that read an array's size, not its values."""
