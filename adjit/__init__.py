@@ -6,6 +6,6 @@ from .pipeline import STAGES
 from .show import show
 from . import cuda
 
-__all__ = ["grad", "value_and_grad", "vjp", "jvp", "stop_gradient", "AdjitError", "GradientFunction",
-           "TapeReport", "show", "STAGES", "cuda"]
+__all__ = ["grad", "value_and_grad", "vjp", "jvp", "stop_gradient", "AdjitError",
+           "GradientFunction", "TapeReport", "show", "STAGES", "cuda"]
 __version__ = "0.1.0"

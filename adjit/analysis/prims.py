@@ -9,7 +9,8 @@ import ast
 from .. import ir
 from ..normalize.names import lookup
 from ..rules.table import (ALLOCATORS, ARRAY_OP_OPERANDS, ARRAY_OPS, BINOP_RULES, CONST_ARRAYS,
-                           INACTIVE, INT_ALLOCATORS, READS_OPERANDS, UNARY_RULES, Rule, rule_for_call)
+                           INACTIVE, INT_ALLOCATORS, READS_OPERANDS, UNARY_RULES, Rule,
+                           rule_for_call)
 from ..api_stop import stop_gradient
 
 
