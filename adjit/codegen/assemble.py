@@ -99,7 +99,16 @@ def defined_up_front(stmts, kinds, bars, params):
         zero = {FLOAT: "0.0", "int": "0", "bool": "False"}.get(kind)
         if zero is not None:
             by_zero.setdefault(zero, []).append(n)
-    return [ast.parse(" = ".join(group + [zero])).body[0] for zero, group in by_zero.items()]
+    out = []
+    for zero, group in by_zero.items():
+        line = []
+        for n in group + [None]:        # lines of at most ~90 characters
+            if n is None or (line and len(" = ".join(line + [n, zero])) > 90):
+                out.append(ast.parse(" = ".join(line + [zero])).body[0])
+                line = []
+            if n is not None:
+                line.append(n)
+    return out
 
 
 # CUDA ---------------------------------------------------------------------------------------
