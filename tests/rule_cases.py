@@ -6,6 +6,7 @@ a new rule in adjit/rules/table.py needs one entry here.
 import math
 
 import numpy as np
+from scipy import special
 
 
 def r_sin(x): return math.sin(x)  # noqa: E704
@@ -51,6 +52,16 @@ def r_exp2(x): return np.exp2(x)  # noqa: E704
 def r_deg2rad(x): return np.deg2rad(x) * x  # noqa: E704
 def r_rad2deg(x): return np.rad2deg(x)  # noqa: E704
 def r_sinc(x): return np.sinc(x)  # noqa: E704
+def r_lgamma(x): return math.lgamma(x)  # noqa: E704
+def r_gamma(x): return math.gamma(x)  # noqa: E704
+def r_lgamma_neg(x): return math.lgamma(x)  # noqa: E704
+def r_degrees(x): return math.degrees(x)  # noqa: E704
+def r_radians(x): return math.radians(x) * x  # noqa: E704
+def r_isnan(x): return x * 2.0 if not math.isnan(x) and math.isfinite(x) and \
+    not math.isinf(x) else 0.0  # noqa: E704
+def r_np_degrees(x): return np.degrees(x)  # noqa: E704
+def r_np_radians(x): return np.radians(x)  # noqa: E704
+def r_rint(x): return np.rint(x) + x * x  # noqa: E704
 
 UNARY = [
     (r_sin, (-3.0, 3.0), math.cos),
@@ -97,6 +108,15 @@ UNARY = [
     (r_rad2deg, (-3.0, 3.0), lambda x: 180.0 / math.pi),
     (r_sinc, (0.1, 3.0), lambda x: (math.cos(math.pi * x) * math.pi * x - math.sin(math.pi * x))
      / (math.pi * x * x)),
+    (r_lgamma, (0.2, 12.0), lambda x: float(special.digamma(x))),
+    (r_gamma, (0.2, 5.0), lambda x: math.gamma(x) * float(special.digamma(x))),
+    (r_lgamma_neg, (-2.9, -2.1), lambda x: float(special.digamma(x))),
+    (r_degrees, (-3.0, 3.0), lambda x: 180.0 / math.pi),
+    (r_radians, (-3.0, 3.0), lambda x: 2.0 * x * math.pi / 180.0),
+    (r_isnan, (-3.0, 3.0), lambda x: 2.0),
+    (r_np_degrees, (-3.0, 3.0), lambda x: 180.0 / math.pi),
+    (r_np_radians, (-3.0, 3.0), lambda x: math.pi / 180.0),
+    (r_rint, (0.05, 0.45), lambda x: 2.0 * x),
 ]
 
 
@@ -117,6 +137,8 @@ def b_max3(a, b): return max(a * b, b, 0.25)  # noqa: E704
 def b_logaddexp(a, b): return np.logaddexp(a, b)  # noqa: E704
 def b_logaddexp2(a, b): return np.logaddexp2(a, b)  # noqa: E704
 def b_np_hypot(a, b): return np.hypot(a, b)  # noqa: E704
+def b_copysign(a, b): return math.copysign(a, b) * b  # noqa: E704
+def b_np_copysign(a, b): return np.copysign(a, b)  # noqa: E704
 
 BINARY = [
     (b_add, (-3, 3), (-3, 3), lambda a, b: (1.0, 1.0)),
@@ -138,6 +160,8 @@ BINARY = [
     (b_logaddexp2, (-3, 3), (-3, 3), lambda a, b: (1 / (1 + 2.0 ** (b - a)),
                                                    1 / (1 + 2.0 ** (a - b)))),
     (b_np_hypot, (-3, 3), (0.5, 3), lambda a, b: (a / math.hypot(a, b), b / math.hypot(a, b))),
+    (b_copysign, (0.1, 3), (-3, -0.1), lambda a, b: (-b, -a)),
+    (b_np_copysign, (-3, -0.1), (0.1, 3), lambda a, b: (-1.0, 0.0)),
 ]
 
 RULES_COVERED = {
@@ -146,6 +170,8 @@ RULES_COVERED = {
     math.erfc, math.fabs, math.floor, math.ceil, math.trunc, math.pow, math.hypot,
     math.atan2, abs, min, max, float, int, bool, round, np.floor, np.sign, math.asinh,
     math.acosh, math.atanh, math.log2, np.cbrt, np.exp2, np.deg2rad, np.rad2deg, np.sinc,
-    np.logaddexp, np.logaddexp2,
+    np.logaddexp, np.logaddexp2, math.copysign, np.copysign, math.lgamma, math.gamma,
+    math.degrees, math.radians, np.degrees, np.radians, math.isnan, math.isinf, math.isfinite,
+    np.rint,
 }
 _ = np

@@ -52,6 +52,8 @@ class NumpyCalls:
         if name == "dot" and len(node.args) == 1:
             return self.matmul(self.operand(func.value, out), self.operand(node.args[0], out),
                                out, node)
+        if name in ("var", "std", "ptp"):
+            return self.spread(name, node, func.value, node.args, out)
         if name == "swapaxes" and len(node.args) == 2 and not node.keywords:
             return self.permute_axes("swapaxes", self.operand(func.value, out), node.args,
                                      node, out)
@@ -161,10 +163,14 @@ class NumpyCalls:
                 raise self.error(node, f"`{ast.unparse(node.func)}` with {len(args)} "
                                  f"argument(s)", f"Call it with {arity}.")
             operands = self.operands(args, out)
-            lazy = self.elementwise(("call", fn), operands, out, node)
+            # an operator class (np.add is `+`) is that operator; anything else a call
+            op = ("bin", fn()) if isinstance(fn, type) and issubclass(fn, ast.operator) else \
+                ("unary", fn()) if isinstance(fn, type) and issubclass(fn, ast.unaryop) else \
+                ("call", fn)
+            lazy = self.elementwise(op, operands, out, node)
             if lazy is not None:
                 return lazy
-            scalar = Op(("call", fn), [Scalar(a) for a in operands], [])
+            scalar = Op(op, [Scalar(a) for a in operands], [])
             return self.scalar_op(scalar.fn, [a.atom for a in scalar.args], out)
         what = ARRAY_FUNCTIONS[obj]
         handler = getattr(self, f"lower_{what}", None)
@@ -366,3 +372,39 @@ class NumpyCalls:
         spelled = ast.parse(self.ctx.env.spell(entry.obj, entry.name.split(".")[-1]),
                             mode="eval").body
         return ast.Call(func=spelled, args=atoms, keywords=[])
+
+    # statistics composed of reductions ------------------------------------------------------
+    def lower_var(self, node, out):
+        return self.spread("var", node, node.args[0] if node.args else None, node.args[1:], out)
+
+    def lower_std(self, node, out):
+        return self.spread("std", node, node.args[0] if node.args else None, node.args[1:], out)
+
+    def lower_ptp(self, node, out):
+        return self.spread("ptp", node, node.args[0] if node.args else None, node.args[1:], out)
+
+    def spread(self, what, node, array, rest, out):
+        """np.var(a), np.std(a), np.ptp(a) (and the methods) over all elements, as numba
+        compiles them: var = mean((a - mean(a)) ** 2) (numpy's two passes), std its square
+        root, ptp = max - min; the derivative is that of the composition."""
+        if array is None or rest or node.keywords:
+            raise self.error(node, f"np.{what} with arguments other than the array",
+                             f"numba compiles np.{what}(a) alone: write it over all elements, "
+                             "or compose it from np.mean / np.max along an axis.")
+        x = self.operand(array, out)
+        if not isinstance(x, Lazy) or isinstance(x, Scalar):
+            raise self.error(node, f"np.{what} of something that is not an array",
+                             "Pass an array.")
+        if not isinstance(x, View):
+            x = self.view_of(self.materialize(x, out, node).id, out)
+        if what == "ptp":
+            hi = self.reduce("max", x, None, out, node)
+            lo = self.reduce("min", x, None, out, node)
+            return self.to_atom(out, ast.BinOp(left=hi, op=ast.Sub(), right=lo))
+        m = self.reduce("mean", x, None, out, node)
+        d = self.elementwise(("bin", ast.Sub()), [x, m], out, node)
+        v = self.reduce("mean", self.elementwise(("call", "square"), [d], out, node), None,
+                        out, node)
+        if what == "var":
+            return v
+        return self.scalar_op(("call", math.sqrt), [v], out)

@@ -80,8 +80,10 @@ def _row(name):
         return f"| `{name}` | | | | | |"
     if entry.family in ("scalar", "elementwise"):
         args = _differentiable(entry)
-        cuda = "yes" if entry.family == "scalar" or not callable(entry.scalar) or \
-            getattr(entry.scalar, "__module__", "") in ("math", "builtins") else "CPU"
+        cuda = "yes" if entry.cuda and (entry.family == "scalar" or not callable(entry.scalar)
+                                        or isinstance(entry.scalar, type) or
+                                        getattr(entry.scalar, "__module__", "") in
+                                        ("math", "builtins")) else "CPU"
         how = _FAMILY[entry.family]
         notes = "; ".join(n for n in (how, entry.notes) if n)
         return f"| `{name}` | yes | yes | {cuda} | {args} | {notes} |"
@@ -98,6 +100,8 @@ def _row(name):
 
 
 def _differentiable(entry):
+    if isinstance(entry.scalar, type):          # lowered to an operator (np.add is `+`)
+        entry = REGISTRY.get(entry.scalar)
     if entry.rule is not None:
         args = entry.differentiable
         return ", ".join(args) if args else "none (piecewise constant)"
@@ -117,7 +121,8 @@ _ARRAY_NOTES = {
     "linspace": "linear in its endpoints", "arange": "length piecewise constant",
     "eye": "constants", "cumsum": "`axis=`", "diff": "`n=`, `axis=`", "trace": "",
     "diagonal": "a view", "diag": "1-D in: a diagonal matrix; 2-D in: a copy of the diagonal",
-    "outer": "",
+    "outer": "", "var": "over all elements (numba: one argument)", "std": "as var",
+    "ptp": "max - min",
 }
 
 

@@ -9,7 +9,8 @@ no entry: the normalizer folds any int or float a name resolves to):
   names and `out`), read by the reverse pass (`a_bar += out_bar * partial`), the tangent
   pass (`out_dot = partial * a_dot + ...`) and type inference (`result`); None for
   functions that are not scalar primitives;
-- `family`: how a call is lowered: "scalar" (a call on numbers, kept as it is),
+- `family`: how a call is lowered: "operator" (an ast operator class: `+`, unary `-`, ...),
+  "scalar" (a call on numbers, kept as it is),
   "elementwise" (a numpy function applied to every element of its broadcast arguments:
   `scalar` is what each element gets, a scalar primitive or a lowering keyword such as
   "pow"), "reduction" (`reduction` names it: sum, mean, prod, max, min), "array" (kept
@@ -25,7 +26,8 @@ no entry: the normalizer folds any int or float a name resolves to):
 - `cost`: "expensive" for functions that cost more to recompute than a tape push and pop
   (the backward sweep records their values rather than replaying them);
 - `domain`: where the generic test harness (tests/test_registry.py) draws each argument;
-- `methods`: array methods that mean the same (`a.sum()` for np.sum).
+- `methods`: array methods that mean the same (`a.sum()` for np.sum);
+- `cuda`: False for a function whose rule calls what numba.cuda does not compile.
 
 docs/coverage.md is generated from the registry (`make coverage`).
 """
@@ -49,7 +51,7 @@ class Primitive:
 
     def __init__(self, obj, name, family, rule=None, scalar=None, arity=1, reduction=None,
                  handler=None, cost="cheap", domain=None, methods=(), notes="", params=(),
-                 result=None, statement=False):
+                 result=None, statement=False, cuda=True):
         self.obj = obj
         self.name = name
         self.family = family
@@ -65,6 +67,7 @@ class Primitive:
         self.params = tuple(params)
         self.result = result
         self.statement = statement
+        self.cuda = cuda
 
     @property
     def differentiable(self):

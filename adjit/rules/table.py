@@ -33,13 +33,15 @@ def _binary(pa, pb, result="float"):
     return Rule(("a", "b"), (pa, pb), result)
 
 
-def scalar(obj, name, rule, numpy=(), cost="cheap", domain=((-2.0, 2.0),), notes=""):
+def scalar(obj, name, rule, numpy=(), cost="cheap", domain=((-2.0, 2.0),), notes="",
+           cuda=True):
     """A function of numbers (math.sin): called as it is on scalars; `numpy` lists numpy
     functions that apply it to every element of arrays (np.sin)."""
-    _R.define(obj, name, "scalar", rule=rule, cost=cost, domain=domain, notes=notes)
+    _R.define(obj, name, "scalar", rule=rule, cost=cost, domain=domain, notes=notes,
+              cuda=cuda)
     for np_obj in numpy:
         _R.define(np_obj, f"np.{np_obj.__name__}", "elementwise", scalar=obj,
-                  arity=len(rule.params), domain=domain)
+                  arity=len(rule.params), domain=domain, cuda=cuda)
 
 
 def ufunc(obj, rule, cost="cheap", domain=((-2.0, 2.0),), notes=""):
@@ -50,7 +52,8 @@ def ufunc(obj, rule, cost="cheap", domain=((-2.0, 2.0),), notes=""):
 
 
 def lowered(obj, keyword, arity, domain=((-2.0, 2.0),), notes=""):
-    """A numpy elementwise function the vectorizer writes with operators or branches."""
+    """A numpy elementwise function the vectorizer writes with operators or branches:
+    `keyword` is an operator class (np.add is `+`) or one the vectorizer knows ("pow")."""
     _R.define(obj, f"np.{obj.__name__}", "elementwise", scalar=keyword, arity=arity,
               domain=domain, notes=notes)
 
@@ -68,21 +71,20 @@ _TANH = "(1.0 - out) * (1.0 + out) if abs(out) < 0.9999 else 1.0 / math.cosh(x) 
 _POW = ("b * a ** (b - 1) if b != 0 else 0.0", "out * math.log(a) if a != 0.0 else 0.0")
 
 # operators: keyed by the ast class of the operator --------------------------------------------
-BINOP_RULES = {
-    ast.Add: _binary("1.0", "1.0", "join"),
-    ast.Sub: _binary("1.0", "-1.0", "join"),
-    ast.Mult: _binary("b", "a", "join"),
-    ast.Div: _binary("1.0 / b", "-out / b", "float"),
-    ast.Pow: Rule(("a", "b"), _POW, "join"),
-    ast.Mod: _binary("1.0", "-math.floor(a / b)", "join"),
-    ast.FloorDiv: _binary(None, None, "join"),
-}
+def operator(cls, symbol, rule):
+    _R.define(cls, symbol, "operator", rule=rule, arity=len(rule.params))
 
-UNARY_RULES = {
-    ast.USub: _unary("-1.0", "join"),
-    ast.UAdd: _unary("1.0", "join"),
-    ast.Not: _unary(None, "bool"),
-}
+
+operator(ast.Add, "+", _binary("1.0", "1.0", "join"))
+operator(ast.Sub, "-", _binary("1.0", "-1.0", "join"))
+operator(ast.Mult, "*", _binary("b", "a", "join"))
+operator(ast.Div, "/", _binary("1.0 / b", "-out / b", "float"))
+operator(ast.Pow, "**", Rule(("a", "b"), _POW, "join"))
+operator(ast.Mod, "%", _binary("1.0", "-math.floor(a / b)", "join"))
+operator(ast.FloorDiv, "//", _binary(None, None, "join"))
+operator(ast.USub, "unary -", _unary("-1.0", "join"))
+operator(ast.UAdd, "unary +", _unary("1.0", "join"))
+operator(ast.Not, "not", _unary(None, "bool"))
 
 # math and builtins, and the numpy functions that apply them elementwise ---------------------
 _POS = ((0.1, 4.0),)
@@ -153,7 +155,27 @@ ufunc(np.sinc, _unary("(math.cos(3.141592653589793 * x) - out) / x if x != 0.0 e
 ufunc(np.sign, _unary(None), notes="piecewise constant")
 ufunc(np.floor, _unary(None), notes="piecewise constant")
 
+scalar(math.copysign, "math.copysign",
+       _binary("math.copysign(1.0, a) * math.copysign(1.0, b)", None), (np.copysign,),
+       domain=((0.2, 2.0), (-2.0, 2.0)), notes="abs(a) with the sign of b: none through b")
+scalar(math.lgamma, "math.lgamma", _unary("vec.digamma(x)"), cost=_EXP, domain=((0.3, 4.0),),
+       cuda=False)
+scalar(math.gamma, "math.gamma", _unary("out * vec.digamma(x)"), cost=_EXP,
+       domain=((0.3, 4.0),), cuda=False)
+scalar(math.degrees, "math.degrees", _unary("57.29577951308232"), (np.degrees,))
+scalar(math.radians, "math.radians", _unary("0.017453292519943295"), (np.radians,))
+for _obj in (math.isnan, math.isinf, math.isfinite):
+    scalar(_obj, f"math.{_obj.__name__}", _unary(None, "bool"))
+ufunc(np.rint, _unary(None), notes="piecewise constant")
+
 # numpy elementwise functions the vectorizer writes out -----------------------------------------
+lowered(np.add, ast.Add, 2)
+lowered(np.subtract, ast.Sub, 2)
+lowered(np.multiply, ast.Mult, 2)
+lowered(np.divide, ast.Div, 2, ((-2.0, 2.0), (0.2, 2.0)))
+lowered(np.floor_divide, ast.FloorDiv, 2, ((0.1, 0.9), (1.0, 2.0)), "piecewise constant")
+lowered(np.remainder, ast.Mod, 2, ((0.1, 0.9), (1.0, 2.0)))
+lowered(np.positive, ast.UAdd, 1)
 lowered(np.power, "pow", 2, ((0.2, 2.0), (-2.0, 2.0)))
 lowered(np.float_power, "pow", 2, ((0.2, 2.0), (-2.0, 2.0)))
 lowered(np.square, "square", 1)
@@ -178,7 +200,8 @@ for _obj, _handler in ((np.dot, "dot"), (np.matmul, "matmul"), (np.outer, "outer
                        (np.stack, "stack"), (np.full, "full"), (np.full_like, "full_like"),
                        (np.linspace, "linspace"), (np.arange, "arange"), (np.eye, "eye"),
                        (np.identity, "eye"), (np.cumsum, "cumsum"), (np.diff, "diff"),
-                       (np.trace, "trace"), (np.diagonal, "diagonal"), (np.diag, "diag")):
+                       (np.trace, "trace"), (np.diagonal, "diagonal"), (np.diag, "diag"),
+                       (np.var, "var"), (np.std, "std"), (np.ptp, "ptp")):
     _R.define(_obj, f"np.{getattr(_obj, '__name__', _handler)}", "array", handler=_handler)
 
 # allocation ------------------------------------------------------------------------------------
@@ -252,6 +275,12 @@ class _Table(dict):
         except TypeError:
             return False
 
+
+BINOP_RULES = {e.obj: e.rule for e in _R.family("operator") if e.arity == 2}
+"""Binary operators by ast class (ast.Add: `+`)."""
+
+UNARY_RULES = {e.obj: e.rule for e in _R.family("operator") if e.arity == 1}
+"""Unary operators by ast class (ast.USub: unary `-`)."""
 
 CALL_RULES = _Table({e.obj: e.rule for e in _R.family("scalar", "elementwise")
                      if e.rule is not None})

@@ -5,6 +5,8 @@ bounds, reshape sizes and index-array entries exactly as numpy does (raising num
 the array helpers are the few operations adjit keeps at array level (matrix products go to
 BLAS; linspace and arange) with what their adjoints and tangents need.
 """
+import math
+
 import numba
 import numpy as np
 
@@ -200,3 +202,22 @@ def arange_tangent(start_dot, step_dot, n):
     for k in range(n):
         out[k] = start_dot + k * step_dot
     return out
+
+
+@numba.njit(cache=False)
+def digamma(x):
+    """psi(x), the derivative of log Gamma(x) (math.lgamma's derivative; math.gamma's is
+    gamma(x) psi(x)): the reflection psi(1 - x) - pi / tan(pi x) below 1/2, the recurrence
+    psi(x) = psi(x + 1) - 1/x up to 10, then the asymptotic series (error below 1e-14)."""
+    if x <= 0.0 and x == math.floor(x):
+        return math.nan
+    shift = 0.0
+    if x < 0.5:
+        shift = -math.pi / math.tan(math.pi * x)
+        x = 1.0 - x
+    while x < 10.0:
+        shift -= 1.0 / x
+        x += 1.0
+    f = 1.0 / (x * x)
+    series = f * (1.0 / 12 - f * (1.0 / 120 - f * (1.0 / 252 - f * (1.0 / 240 - f / 132))))
+    return shift + math.log(x) - 0.5 / x - series

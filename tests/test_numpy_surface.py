@@ -1,0 +1,58 @@
+"""numba's numpy surface, each function inside a loss written as a numba user writes it: the
+same function compiles unchanged with @njit (the value's oracle) and adjit's gradient is
+checked against central finite differences of that compiled function, in reverse mode and
+(through the dot-product test) in forward mode."""
+import math
+
+import numba
+import numpy as np
+import pytest
+
+import adjit
+
+from fd import fd_grad
+
+
+def spread(x, w):
+    y = x * w
+    return np.var(y) + 2.0 * np.std(x) + np.ptp(y) + x.var() + (x * 2.0).std()
+
+
+def arithmetic_ufuncs(x, w):
+    y = np.add(x, w) * np.subtract(x, 0.5 * w)
+    z = np.divide(np.multiply(y, x), np.positive(w) + 2.0)
+    return np.sum(z) + np.sum(np.remainder(x + 3.0, 1.7)) + np.sum(np.floor_divide(x, 0.7))
+
+
+def special_functions(x, w):
+    s = 0.0
+    for i in range(x.shape[0]):
+        s += math.lgamma(x[i] + 1.5) * w + math.gamma(0.5 + x[i] * x[i]) \
+            + math.copysign(x[i], -w) + math.degrees(x[i]) * math.radians(w)
+        if not math.isnan(x[i]) and math.isfinite(x[i]):
+            s += np.rint(x[i] * 3.0) * x[i]
+    return s + np.sum(np.copysign(x, w) * np.degrees(x))
+
+
+LOSSES = [spread, arithmetic_ufuncs, special_functions]
+X = np.array([0.31, 1.17, -0.73, 0.52, 0.05])
+W = 0.8
+
+
+@pytest.mark.parametrize("loss", LOSSES, ids=[f.__name__ for f in LOSSES])
+def test_loss_matches_numba_and_finite_differences(loss):
+    compiled = numba.njit(loss)
+    value, (gx, gw) = adjit.value_and_grad(loss, argnums=(0, 1))(X, W)
+    assert value == pytest.approx(compiled(X, W), rel=1e-13)
+    np.testing.assert_allclose(gx, fd_grad(compiled, (X, W), 0), rtol=1e-6, atol=1e-8)
+    assert gw == pytest.approx(fd_grad(compiled, (X, W), 1), rel=1e-6, abs=1e-8)
+    v = np.linspace(-1.0, 1.0, X.shape[0])
+    _, tangent = adjit.jvp(loss)(X, W, v)
+    assert tangent == pytest.approx(np.dot(gx, v), rel=1e-12, abs=1e-12)
+
+
+def test_spread_takes_numbas_arguments_only():
+    def with_axis(x):
+        return np.sum(np.var(x, axis=0))
+    with pytest.raises(adjit.AdjitError, match="np.var with arguments other than the array"):
+        adjit.grad(with_axis)(np.ones((2, 3)))
