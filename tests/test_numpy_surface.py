@@ -3,6 +3,7 @@ same function compiles unchanged with @njit (the value's oracle) and adjit's gra
 checked against central finite differences of that compiled function, in reverse mode and
 (through the dot-product test) in forward mode."""
 import math
+import operator
 
 import numba
 import numpy as np
@@ -34,7 +35,15 @@ def special_functions(x, w):
     return s + np.sum(np.copysign(x, w) * np.degrees(x))
 
 
-LOSSES = [spread, arithmetic_ufuncs, special_functions]
+def operator_module(x, w):
+    "Written with the operator module, and a string as a comment mid-function."
+    y = operator.mul(x, w)
+    "the operator functions are the operators, on arrays too"
+    z = operator.add(operator.pow(y, 2.0), operator.neg(operator.truediv(x, w)))
+    return np.sum(operator.sub(z, operator.mod(x + 3.0, 1.3)))
+
+
+LOSSES = [spread, arithmetic_ufuncs, special_functions, operator_module]
 X = np.array([0.31, 1.17, -0.73, 0.52, 0.05])
 W = 0.8
 

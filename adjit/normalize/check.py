@@ -124,5 +124,6 @@ def _numeric(value):
 
 
 def _is_docstring(tree, node):
-    first = tree.body[0] if tree.body else None
-    return isinstance(first, ast.Expr) and first.value is node
+    """A string that is a statement of its own (a docstring, or a comment written as a
+    string anywhere in the body): it computes nothing and is ignored."""
+    return any(isinstance(s, ast.Expr) and s.value is node for s in ast.walk(tree))

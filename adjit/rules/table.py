@@ -15,6 +15,7 @@ entry, or the entry itself).
 """
 import ast
 import math
+import operator
 
 import numpy as np
 
@@ -71,20 +72,20 @@ _TANH = "(1.0 - out) * (1.0 + out) if abs(out) < 0.9999 else 1.0 / math.cosh(x) 
 _POW = ("b * a ** (b - 1) if b != 0 else 0.0", "out * math.log(a) if a != 0.0 else 0.0")
 
 # operators: keyed by the ast class of the operator --------------------------------------------
-def operator(cls, symbol, rule):
+def operator_entry(cls, symbol, rule):
     _R.define(cls, symbol, "operator", rule=rule, arity=len(rule.params))
 
 
-operator(ast.Add, "+", _binary("1.0", "1.0", "join"))
-operator(ast.Sub, "-", _binary("1.0", "-1.0", "join"))
-operator(ast.Mult, "*", _binary("b", "a", "join"))
-operator(ast.Div, "/", _binary("1.0 / b", "-out / b", "float"))
-operator(ast.Pow, "**", Rule(("a", "b"), _POW, "join"))
-operator(ast.Mod, "%", _binary("1.0", "-math.floor(a / b)", "join"))
-operator(ast.FloorDiv, "//", _binary(None, None, "join"))
-operator(ast.USub, "unary -", _unary("-1.0", "join"))
-operator(ast.UAdd, "unary +", _unary("1.0", "join"))
-operator(ast.Not, "not", _unary(None, "bool"))
+operator_entry(ast.Add, "+", _binary("1.0", "1.0", "join"))
+operator_entry(ast.Sub, "-", _binary("1.0", "-1.0", "join"))
+operator_entry(ast.Mult, "*", _binary("b", "a", "join"))
+operator_entry(ast.Div, "/", _binary("1.0 / b", "-out / b", "float"))
+operator_entry(ast.Pow, "**", Rule(("a", "b"), _POW, "join"))
+operator_entry(ast.Mod, "%", _binary("1.0", "-math.floor(a / b)", "join"))
+operator_entry(ast.FloorDiv, "//", _binary(None, None, "join"))
+operator_entry(ast.USub, "unary -", _unary("-1.0", "join"))
+operator_entry(ast.UAdd, "unary +", _unary("1.0", "join"))
+operator_entry(ast.Not, "not", _unary(None, "bool"))
 
 # math and builtins, and the numpy functions that apply them elementwise ---------------------
 _POS = ((0.1, 4.0),)
@@ -176,6 +177,16 @@ lowered(np.divide, ast.Div, 2, ((-2.0, 2.0), (0.2, 2.0)))
 lowered(np.floor_divide, ast.FloorDiv, 2, ((0.1, 0.9), (1.0, 2.0)), "piecewise constant")
 lowered(np.remainder, ast.Mod, 2, ((0.1, 0.9), (1.0, 2.0)))
 lowered(np.positive, ast.UAdd, 1)
+# the operator module's functions are their operators, on numbers and on arrays
+for _obj, _op, _n in ((operator.add, ast.Add, 2), (operator.sub, ast.Sub, 2),
+                      (operator.mul, ast.Mult, 2), (operator.truediv, ast.Div, 2),
+                      (operator.mod, ast.Mod, 2), (operator.floordiv, ast.FloorDiv, 2),
+                      (operator.neg, ast.USub, 1), (operator.pos, ast.UAdd, 1)):
+    _R.define(_obj, f"operator.{_obj.__name__}", "elementwise", scalar=_op, arity=_n,
+              domain=((-2.0, 2.0), (0.2, 2.0)) if _op in (ast.Div, ast.Mod, ast.FloorDiv)
+              else ((-2.0, 2.0),))
+_R.define(operator.pow, "operator.pow", "elementwise", scalar="pow", arity=2,
+          domain=((0.2, 2.0), (-2.0, 2.0)))
 lowered(np.power, "pow", 2, ((0.2, 2.0), (-2.0, 2.0)))
 lowered(np.float_power, "pow", 2, ((0.2, 2.0), (-2.0, 2.0)))
 lowered(np.square, "square", 1)
