@@ -65,3 +65,28 @@ def test_spread_takes_numbas_arguments_only():
         return np.sum(np.var(x, axis=0))
     with pytest.raises(adjit.AdjitError, match="np.var with arguments other than the array"):
         adjit.grad(with_axis)(np.ones((2, 3)))
+
+
+def manipulation(x, a, w):
+    f = np.flip(x) * np.arange(5.0)
+    b = np.fliplr(a)[0] * 2.0 + np.flipud(a)[:, 1]
+    c = np.expand_dims(x, 0) * np.expand_dims(x, 1)
+    d = np.copy(x)
+    d[0] = 5.0
+    return (np.sum(f * x) + np.sum(b ** 2) + np.sum(c) + np.vdot(x, x * 2.0) + np.sum(d * x)
+            + np.average(x, weights=np.abs(x) + 1.0) + np.average(a)
+            + np.trapezoid(x * x, dx=0.5) + np.trapezoid(x ** 3, np.linspace(0.0, 1.0, 5))
+            + np.flip(a)[0, 2] * w)
+
+
+def test_manipulation_matches_numba_and_finite_differences():
+    a = np.arange(9.0).reshape(3, 3) / 7.0
+    compiled = numba.njit(manipulation)
+    value, grads = adjit.value_and_grad(manipulation, argnums=(0, 1, 2))(X, a, W)
+    assert value == pytest.approx(compiled(X, a, W), rel=1e-13)
+    for k in range(3):
+        np.testing.assert_allclose(grads[k], fd_grad(compiled, (X, a, W), k), rtol=1e-6,
+                                   atol=1e-8)
+    v = np.linspace(-1.0, 1.0, 5)
+    _, tangent = adjit.jvp(manipulation)(X, a, W, v)
+    assert tangent == pytest.approx(np.dot(grads[0], v), rel=1e-12)

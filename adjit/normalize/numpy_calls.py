@@ -408,3 +408,114 @@ class NumpyCalls:
         if what == "var":
             return v
         return self.scalar_op(("call", math.sqrt), [v], out)
+
+    # manipulation by views and compositions ------------------------------------------------
+    def lower_flip(self, node, out, axis_default=None, what="np.flip"):
+        """np.flip(m, axis=None), np.fliplr (axis 1), np.flipud (axis 0): a view with the
+        axis (or every axis) read backwards, never a copy."""
+        names = ["m", "axis"] if what == "np.flip" else ["m"]
+        a = self.call_arguments(node, names, {"axis": None}, out)
+        v = self.array_operand(a["m"], out, what)
+        ndim = len(v.shape)
+        if what == "np.flip":
+            axis = self.axes_argument(a["axis"], node, ndim)
+        else:
+            axis = axis_default
+            if ndim <= axis:
+                raise self.error(node, f"{what} of a {ndim}-D array",
+                                 f"{what} needs at least {axis + 1} dimensions.")
+        axes = set(range(ndim)) if axis is None else \
+            set(axis) if isinstance(axis, tuple) else {axis}
+        if not isinstance(v, View):
+            v = self.view_of(self.materialize(v, out, node).id, out)
+        items = [("slice", ast.Slice(lower=None, upper=None,
+                                     step=ast.Constant(-1) if k in axes else None))
+                 for k in range(ndim)]
+        return self.index_view(v, items, out, node)
+
+    def lower_fliplr(self, node, out):
+        return self.lower_flip(node, out, 1, "np.fliplr")
+
+    def lower_flipud(self, node, out):
+        return self.lower_flip(node, out, 0, "np.flipud")
+
+    def lower_expand_dims(self, node, out):
+        """np.expand_dims(a, axis): a view with a new axis of length 1 (a[:, None])."""
+        a = self.call_arguments(node, ["a", "axis"], {}, out)
+        v = self.array_operand(a["a"], out, "np.expand_dims")
+        ndim = len(v.shape) + 1
+        axis = self.axes_argument(a["axis"], node, ndim)
+        if not isinstance(axis, int):
+            raise self.error(node, "np.expand_dims with several axes",
+                             "Insert one axis per call.")
+        if not isinstance(v, View):
+            v = self.view_of(self.materialize(v, out, node).id, out)
+        full = ("slice", ast.Slice(lower=None, upper=None, step=None))
+        items = [full] * (ndim - 1)
+        items.insert(axis, ("new",))
+        return self.index_view(v, items, out, node)
+
+    def lower_copy(self, node, out):
+        """np.copy(a): what a.copy() is."""
+        a = self.call_arguments(node, ["a"], {}, out)
+        call = ast.copy_location(ast.Call(func=ast.copy_location(ast.Attribute(
+            value=a["a"], attr="copy", ctx=ast.Load()), node), args=[], keywords=[]), node)
+        return self.method(call, out)
+
+    def lower_vdot(self, node, out):
+        """np.vdot(a, b): the sum of the products of the flattened arrays."""
+        a = self.call_arguments(node, ["a", "b"], {}, out)
+        x, y = (self.reshape_view(self.array_operand(a[k], out, "np.vdot"), [ir.const(-1)],
+                                  out, node) for k in ("a", "b"))
+        return self.reduce("sum", self.elementwise(("bin", ast.Mult()), [x, y], out, node),
+                           None, out, node)
+
+    def lower_average(self, node, out):
+        """np.average(a, weights=None) over all elements: the mean, or sum(a w) / sum(w)."""
+        a = self.call_arguments(node, ["a", "weights"], {"weights": None}, out)
+        x = self.array_operand(a["a"], out, "np.average")
+        if a["weights"] is None or (isinstance(a["weights"], ast.Constant) and
+                                    a["weights"].value is None):
+            return self.reduce("mean", x, None, out, node)
+        w = self.array_operand(a["weights"], out, "np.average")
+        if not isinstance(w, View):
+            w = self.view_of(self.materialize(w, out, node).id, out)
+        top = self.reduce("sum", self.elementwise(("bin", ast.Mult()), [x, w], out, node),
+                          None, out, node)
+        bottom = self.reduce("sum", w, None, out, node)
+        return self.to_atom(out, ast.BinOp(left=top, op=ast.Div(), right=bottom))
+
+    def lower_trapezoid(self, node, out):
+        """np.trapezoid(y, x=None, dx=1.0) of 1-D arrays: sum((y[1:] + y[:-1]) * dx) / 2,
+        with dx = x[1:] - x[:-1] when x is given."""
+        a = self.call_arguments(node, ["y", "x", "dx"], {"x": None, "dx": None}, out)
+        y = self.array_operand(a["y"], out, "np.trapezoid")
+        if len(y.shape) != 1:
+            raise self.error(node, f"np.trapezoid of a {len(y.shape)}-D array",
+                             "Integrate 1-D arrays (one call per row).")
+        if not isinstance(y, View):
+            y = self.view_of(self.materialize(y, out, node).id, out)
+
+        def part(v, lo, hi):
+            return self.index_view(v, [("slice", ast.Slice(
+                lower=None if lo is None else ast.Constant(lo),
+                upper=None if hi is None else ast.Constant(hi), step=None))], out, node)
+        pair = self.elementwise(("bin", ast.Add()), [part(y, 1, None), part(y, None, -1)], out,
+                                node)
+        if a["x"] is not None and not (isinstance(a["x"], ast.Constant) and
+                                       a["x"].value is None):
+            if a["dx"] is not None:
+                raise self.error(node, "np.trapezoid with both x and dx", "Pass one of them.")
+            x = self.array_operand(a["x"], out, "np.trapezoid")
+            if not isinstance(x, View):
+                x = self.view_of(self.materialize(x, out, node).id, out)
+            dx = self.elementwise(("bin", ast.Sub()), [part(x, 1, None), part(x, None, -1)],
+                                  out, node)
+            total = self.reduce("sum", self.elementwise(("bin", ast.Mult()), [pair, dx], out,
+                                                        node), None, out, node)
+        else:
+            total = self.reduce("sum", pair, None, out, node)
+            if a["dx"] is not None:
+                total = self.to_atom(out, ast.BinOp(left=total, op=ast.Mult(),
+                                                    right=self.atom(a["dx"], out)))
+        return self.to_atom(out, ast.BinOp(left=total, op=ast.Mult(), right=ir.const(0.5)))

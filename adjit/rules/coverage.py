@@ -122,7 +122,9 @@ _ARRAY_NOTES = {
     "eye": "constants", "cumsum": "`axis=`", "diff": "`n=`, `axis=`", "trace": "",
     "diagonal": "a view", "diag": "1-D in: a diagonal matrix; 2-D in: a copy of the diagonal",
     "outer": "", "var": "over all elements (numba: one argument)", "std": "as var",
-    "ptp": "max - min",
+    "ptp": "max - min", "flip": "a view, `axis=`", "fliplr": "a view", "flipud": "a view",
+    "expand_dims": "a view", "copy": "", "vdot": "of the flattened arrays",
+    "average": "over all elements, `weights=`", "trapezoid": "1-D, `x=` or `dx=`",
 }
 
 

@@ -212,7 +212,10 @@ for _obj, _handler in ((np.dot, "dot"), (np.matmul, "matmul"), (np.outer, "outer
                        (np.linspace, "linspace"), (np.arange, "arange"), (np.eye, "eye"),
                        (np.identity, "eye"), (np.cumsum, "cumsum"), (np.diff, "diff"),
                        (np.trace, "trace"), (np.diagonal, "diagonal"), (np.diag, "diag"),
-                       (np.var, "var"), (np.std, "std"), (np.ptp, "ptp")):
+                       (np.var, "var"), (np.std, "std"), (np.ptp, "ptp"), (np.flip, "flip"),
+                       (np.fliplr, "fliplr"), (np.flipud, "flipud"),
+                       (np.expand_dims, "expand_dims"), (np.copy, "copy"), (np.vdot, "vdot"),
+                       (np.average, "average"), (np.trapezoid, "trapezoid")):
     _R.define(_obj, f"np.{getattr(_obj, '__name__', _handler)}", "array", handler=_handler)
 
 # allocation ------------------------------------------------------------------------------------
