@@ -76,7 +76,9 @@ def manipulation(x, a, w):
     return (np.sum(f * x) + np.sum(b ** 2) + np.sum(c) + np.vdot(x, x * 2.0) + np.sum(d * x)
             + np.average(x, weights=np.abs(x) + 1.0) + np.average(a)
             + np.trapezoid(x * x, dx=0.5) + np.trapezoid(x ** 3, np.linspace(0.0, 1.0, 5))
-            + np.flip(a)[0, 2] * w)
+            + np.flip(a)[0, 2] * w + np.sum(np.hstack((x, x * w)) ** 2)
+            + np.sum(np.vstack((x, 2.0 * x)) * np.column_stack((x, x)).T)
+            + np.sum(np.hstack((a, a * w)) * np.vstack((a, a)).T))
 
 
 def test_manipulation_matches_numba_and_finite_differences():

@@ -519,3 +519,27 @@ class NumpyCalls:
                 total = self.to_atom(out, ast.BinOp(left=total, op=ast.Mult(),
                                                     right=self.atom(a["dx"], out)))
         return self.to_atom(out, ast.BinOp(left=total, op=ast.Mult(), right=ir.const(0.5)))
+
+    def lower_hstack(self, node, out):
+        """np.hstack: 1-D arrays end to end, others along axis 1 (numpy's rule)."""
+        return self.joined(node, out, "np.hstack", lambda ndim: (0 if ndim == 1 else 1, False))
+
+    def lower_vstack(self, node, out):
+        """np.vstack: 1-D arrays as rows, others along axis 0."""
+        return self.joined(node, out, "np.vstack", lambda ndim: (0, ndim == 1))
+
+    def lower_column_stack(self, node, out):
+        """np.column_stack: 1-D arrays as columns, others along axis 1."""
+        return self.joined(node, out, "np.column_stack", lambda ndim: (1, ndim == 1))
+
+    def joined(self, node, out, what, rule):
+        a = self.call_arguments(node, ["tup"], {}, out)
+        if not isinstance(a["tup"], (ast.Tuple, ast.List)):
+            raise self.error(node, f"{what} of something that is not a tuple of arrays",
+                             f"Write {what}((a, b)).")
+        pieces = [self.lazy_operand(self.rhs(e, out), out) for e in a["tup"].elts]
+        if not pieces or any(not isinstance(p, Lazy) or isinstance(p, Scalar) for p in pieces):
+            raise self.error(node, "joining something that is not an array",
+                             f"Pass a tuple of arrays: {what}((a, b)).")
+        axis, stack = rule(len(pieces[0].shape))
+        return self.concatenate(None, axis, out, node, stack=stack, pieces=pieces)

@@ -668,8 +668,9 @@ class Vectorizing:
             self.emit_assign(out, sub, value)
         return ir.name(name)
 
-    def concatenate(self, items, axis, out, node, stack=False):
-        pieces = [self.lazy_operand(self.rhs(e, out), out) for e in items]
+    def concatenate(self, items, axis, out, node, stack=False, pieces=None):
+        if pieces is None:
+            pieces = [self.lazy_operand(self.rhs(e, out), out) for e in items]
         if not pieces or any(not isinstance(p, Lazy) or isinstance(p, Scalar) for p in pieces):
             raise self.error(node, "joining something that is not an array",
                              "Pass a tuple of arrays: np.concatenate((a, b)).")

@@ -215,7 +215,9 @@ for _obj, _handler in ((np.dot, "dot"), (np.matmul, "matmul"), (np.outer, "outer
                        (np.var, "var"), (np.std, "std"), (np.ptp, "ptp"), (np.flip, "flip"),
                        (np.fliplr, "fliplr"), (np.flipud, "flipud"),
                        (np.expand_dims, "expand_dims"), (np.copy, "copy"), (np.vdot, "vdot"),
-                       (np.average, "average"), (np.trapezoid, "trapezoid")):
+                       (np.average, "average"), (np.trapezoid, "trapezoid"),
+                       (np.hstack, "hstack"), (np.vstack, "vstack"),
+                       (np.column_stack, "column_stack")):
     _R.define(_obj, f"np.{getattr(_obj, '__name__', _handler)}", "array", handler=_handler)
 
 # allocation ------------------------------------------------------------------------------------
