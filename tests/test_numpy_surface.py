@@ -78,7 +78,8 @@ def manipulation(x, a, w):
             + np.trapezoid(x * x, dx=0.5) + np.trapezoid(x ** 3, np.linspace(0.0, 1.0, 5))
             + np.flip(a)[0, 2] * w + np.sum(np.hstack((x, x * w)) ** 2)
             + np.sum(np.vstack((x, 2.0 * x)) * np.column_stack((x, x)).T)
-            + np.sum(np.hstack((a, a * w)) * np.vstack((a, a)).T))
+            + np.sum(np.hstack((a, a * w)) * np.vstack((a, a)).T)
+            + np.sum((np.tril(a * w) + np.triu(a, 1) * 2.0 + np.tril(a, -1) ** 2) ** 2))
 
 
 def test_manipulation_matches_numba_and_finite_differences():

@@ -5,6 +5,7 @@ primitive per element), a reduction, a whole-array function (the vectorizer's ha
 name), an allocation - and lowers it; `method` does the same for array methods (`a.sum()`,
 `a.T`, `a.copy()`)."""
 import ast
+import copy
 import math
 
 import numpy as np
@@ -543,3 +544,38 @@ class NumpyCalls:
                              f"Pass a tuple of arrays: {what}((a, b)).")
         axis, stack = rule(len(pieces[0].shape))
         return self.concatenate(None, axis, out, node, stack=stack, pieces=pieces)
+
+    def lower_tril(self, node, out, upper=False):
+        """np.tril(m, k=0) / np.triu(m, k=0) of a 2-D array: a new array keeping the elements
+        on and below (above) the k-th diagonal, zeros elsewhere; the adjoint keeps the same
+        elements of the result's adjoint."""
+        what = "np.triu" if upper else "np.tril"
+        a = self.call_arguments(node, ["m", "k"], {"k": None}, out)
+        v = self.array_operand(a["m"], out, what)
+        if len(v.shape) != 2:
+            raise self.error(node, f"{what} of a {len(v.shape)}-D array",
+                             f"{what} takes a 2-D array here.")
+        k = ir.const(0) if a["k"] is None else self.atom(a["k"], out)
+        shape = [self._length(n) for n in v.shape]
+        name = self.new_array(shape, out)
+        target = self.full_view(name, shape)
+        env = self.loop_env(v.shape, [v], out)
+
+        def body(vars_, stmts):
+            i, j = vars_
+            edge = self.to_atom(stmts, ast.BinOp(left=i, op=ast.Add(), right=k))
+            keep = self.to_atom(stmts, ast.Compare(left=j, ops=[ast.GtE() if upper else
+                                                                 ast.LtE()],
+                                                   comparators=[edge]))
+            sub = ast.Subscript(value=ir.name(name), slice=_index_node(
+                self.map_index(target, vars_, env, stmts)), ctx=ast.Store())
+            kept, zero = [], []
+            self.emit_assign(kept, copy.deepcopy(sub), self.scalar_at(v, vars_, env, kept))
+            self.emit_assign(zero, copy.deepcopy(sub), ir.const(0.0))
+            self.emit_if(stmts, keep, kept, zero)
+
+        self.nest(v.shape, [0, 1], out, body)
+        return ir.name(name)
+
+    def lower_triu(self, node, out):
+        return self.lower_tril(node, out, upper=True)

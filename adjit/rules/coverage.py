@@ -125,7 +125,7 @@ _ARRAY_NOTES = {
     "ptp": "max - min", "flip": "a view, `axis=`", "fliplr": "a view", "flipud": "a view",
     "expand_dims": "a view", "copy": "", "vdot": "of the flattened arrays",
     "average": "over all elements, `weights=`", "trapezoid": "1-D, `x=` or `dx=`",
-    "hstack": "", "vstack": "", "column_stack": "",
+    "hstack": "", "vstack": "", "column_stack": "", "tril": "2-D, `k=`", "triu": "2-D, `k=`",
 }
 
 

@@ -217,7 +217,8 @@ for _obj, _handler in ((np.dot, "dot"), (np.matmul, "matmul"), (np.outer, "outer
                        (np.expand_dims, "expand_dims"), (np.copy, "copy"), (np.vdot, "vdot"),
                        (np.average, "average"), (np.trapezoid, "trapezoid"),
                        (np.hstack, "hstack"), (np.vstack, "vstack"),
-                       (np.column_stack, "column_stack")):
+                       (np.column_stack, "column_stack"), (np.tril, "tril"),
+                       (np.triu, "triu")):
     _R.define(_obj, f"np.{getattr(_obj, '__name__', _handler)}", "array", handler=_handler)
 
 # allocation ------------------------------------------------------------------------------------
