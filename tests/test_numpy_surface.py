@@ -93,3 +93,23 @@ def test_manipulation_matches_numba_and_finite_differences():
     v = np.linspace(-1.0, 1.0, 5)
     _, tangent = adjit.jvp(manipulation)(X, a, W, v)
     assert tangent == pytest.approx(np.dot(grads[0], v), rel=1e-12)
+
+
+def sorting_and_shifting(x, a, w):
+    s = np.sort(x * w)
+    return (np.sum(s * np.arange(5.0)) + np.median(x) + np.median(x[:4] * 2.0)
+            + np.sum(np.roll(x, 2) * np.arange(5.0)) + np.sum(np.roll(a, -1) * a * 2.0)
+            + np.sum(np.repeat(x, 3) * np.arange(15.0)) + np.sum(np.repeat(a, 2) ** 2))
+
+
+def test_sorting_and_shifting_match_numba_and_finite_differences():
+    a = np.arange(6.0).reshape(2, 3) / 7.0
+    compiled = numba.njit(sorting_and_shifting)
+    value, grads = adjit.value_and_grad(sorting_and_shifting, argnums=(0, 1, 2))(X, a, W)
+    assert value == pytest.approx(compiled(X, a, W), rel=1e-13)
+    for k in range(3):
+        np.testing.assert_allclose(grads[k], fd_grad(compiled, (X, a, W), k), rtol=1e-6,
+                                   atol=1e-8)
+    v = np.linspace(-1.0, 1.0, 5)
+    _, tangent = adjit.jvp(sorting_and_shifting)(X, a, W, v)
+    assert tangent == pytest.approx(np.dot(grads[0], v), rel=1e-12)

@@ -579,3 +579,87 @@ class NumpyCalls:
 
     def lower_triu(self, node, out):
         return self.lower_tril(node, out, upper=True)
+
+    # sorting and shifting --------------------------------------------------------------------
+    def sorted_view(self, node, array, out, what):
+        """A 1-D array in sorted order: a gather through np.argsort (whose order carries no
+        derivative: the values move with their own adjoints)."""
+        v = self.array_operand(array, out, what)
+        if len(v.shape) != 1:
+            raise self.error(node, f"{what} of a {len(v.shape)}-D array",
+                             f"{what} takes a 1-D array here (sort each row in a loop).")
+        base = self.materialize(v, out, node) if not (isinstance(v, View) and
+                                                      v.is_identity()) else ir.name(v.base)
+        order = self.fresh("_s")
+        self.emit_assign(out, order, ast.Call(func=ast.parse(
+            self.ctx.env.spell(np.argsort, "argsort"), mode="eval").body, args=[base],
+            keywords=[]))
+        return self.index_view(self.view_of(base.id, out), [("array", order, 1)], out, node)
+
+    def lower_sort(self, node, out):
+        """np.sort(a) of a 1-D array."""
+        a = self.call_arguments(node, ["a"], {}, out)
+        return self.sorted_view(node, a["a"], out, "np.sort")
+
+    def lower_median(self, node, out):
+        """np.median(a) of a 1-D array: the mean of the elements at (n - 1) // 2 and n // 2 of
+        the sorted array (the same element when n is odd: (m + m) / 2 is m exactly)."""
+        a = self.call_arguments(node, ["a"], {}, out)
+        s = self.materialize(self.sorted_view(node, a["a"], out, "np.median"), out, node)
+        n = self.to_atom(out, ast.Subscript(value=ast.Attribute(value=s, attr="shape",
+                                                               ctx=ast.Load()),
+                                            slice=ir.const(0), ctx=ast.Load()), "_n")
+        less = self.to_atom(out, ast.BinOp(left=n, op=ast.Sub(), right=ir.const(1)), "_n")
+        lo = self.to_atom(out, ast.BinOp(left=less, op=ast.FloorDiv(), right=ir.const(2)), "_n")
+        hi = self.to_atom(out, ast.BinOp(left=n, op=ast.FloorDiv(), right=ir.const(2)), "_n")
+        left = self.to_atom(out, ast.Subscript(value=s, slice=lo, ctx=ast.Load()))
+        right = self.to_atom(out, ast.Subscript(value=s, slice=hi, ctx=ast.Load()))
+        total = self.to_atom(out, ast.BinOp(left=left, op=ast.Add(), right=right))
+        return self.to_atom(out, ast.BinOp(left=total, op=ast.Mult(), right=ir.const(0.5)))
+
+    def lower_roll(self, node, out):
+        """np.roll(a, shift) without an axis: the flattened array shifted circularly
+        (element i of the result is element (i - shift) mod n), in a's shape."""
+        a = self.call_arguments(node, ["a", "shift"], {}, out)
+        v = self.array_operand(a["a"], out, "np.roll")
+        shape = [self._length(n) for n in v.shape]
+        flat = self.reshape_view(v, [ir.const(-1)], out, node)
+        n = self._length(flat.shape[0])
+        shift = self.atom(a["shift"], out)
+        name = self.new_array([n], out)
+        target = self.full_view(name, [n])
+        env = self.loop_env(flat.shape, [flat], out)
+
+        def body(vars_, stmts):
+            back = self.to_atom(stmts, ast.BinOp(left=vars_[0], op=ast.Sub(), right=shift))
+            j = self.to_atom(stmts, ast.BinOp(left=back, op=ast.Mod(), right=n))
+            sub = ast.Subscript(value=ir.name(name), slice=_index_node(
+                self.map_index(target, vars_, env, stmts)), ctx=ast.Store())
+            self.emit_assign(stmts, sub, self.scalar_at(flat, [j], env, stmts))
+
+        self.nest(flat.shape, [0], out, body)
+        if len(shape) == 1:
+            return ir.name(name)
+        return self.reshape_view(self.view_of(name, out), None, out, node, atoms=shape)
+
+    def lower_repeat(self, node, out):
+        """np.repeat(a, repeats) with an int number of repeats and no axis: each element of
+        the flattened array `repeats` times in a row."""
+        a = self.call_arguments(node, ["a", "repeats"], {}, out)
+        flat = self.reshape_view(self.array_operand(a["a"], out, "np.repeat"), [ir.const(-1)],
+                                 out, node)
+        r = self.atom(a["repeats"], out)
+        n = self._length(flat.shape[0])
+        total = self.to_atom(out, ast.BinOp(left=n, op=ast.Mult(), right=r), "_n")
+        name = self.new_array([total], out)
+        target = self.full_view(name, [total])
+        env = self.loop_env(flat.shape, [flat], out)     # flat is read at j, not at i
+
+        def body(vars_, stmts):
+            j = self.to_atom(stmts, ast.BinOp(left=vars_[0], op=ast.FloorDiv(), right=r))
+            sub = ast.Subscript(value=ir.name(name), slice=_index_node(
+                self.map_index(target, vars_, env, stmts)), ctx=ast.Store())
+            self.emit_assign(stmts, sub, self.scalar_at(flat, [j], env, stmts))
+
+        self.nest([total], [0], out, body)
+        return ir.name(name)

@@ -407,7 +407,7 @@ class Indexing:
         return coords, ir.name(count)
 
     # reshapes --------------------------------------------------------------------
-    def reshape_view(self, v, shape_nodes, out, node, copy=False):
+    def reshape_view(self, v, shape_nodes, out, node, copy=False, atoms=None):
         """v.reshape(shape), np.reshape, ravel (a view of a C-contiguous array, as numpy and
         numba give; a copy otherwise, as numpy gives) and flatten (`copy`: always a copy).
         `shape_nodes` are AST nodes (one may be -1)."""
@@ -417,7 +417,8 @@ class Indexing:
         if copy or not (isinstance(v, View) and v.contiguous and not has_take(v)):
             v = self.view_of(self.materialize(v, out, node, copy=True).id, out)
         size = self.size_of([self._length(n) for n in v.shape], out)
-        atoms = [self.atom(n, out) for n in shape_nodes]
+        if atoms is None:       # (adjit's own callers may pass the size atoms themselves)
+            atoms = [self.atom(n, out) for n in shape_nodes]
         unknown = [k for k, a in enumerate(atoms) if isinstance(a, ast.Constant) and
                    a.value == -1]
         if len(unknown) > 1:

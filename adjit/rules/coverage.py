@@ -126,6 +126,8 @@ _ARRAY_NOTES = {
     "expand_dims": "a view", "copy": "", "vdot": "of the flattened arrays",
     "average": "over all elements, `weights=`", "trapezoid": "1-D, `x=` or `dx=`",
     "hstack": "", "vstack": "", "column_stack": "", "tril": "2-D, `k=`", "triu": "2-D, `k=`",
+    "sort": "1-D: a gather through argsort", "median": "1-D", "roll": "no axis: flattened",
+    "repeat": "int repeats, no axis",
 }
 
 

@@ -218,7 +218,8 @@ for _obj, _handler in ((np.dot, "dot"), (np.matmul, "matmul"), (np.outer, "outer
                        (np.average, "average"), (np.trapezoid, "trapezoid"),
                        (np.hstack, "hstack"), (np.vstack, "vstack"),
                        (np.column_stack, "column_stack"), (np.tril, "tril"),
-                       (np.triu, "triu")):
+                       (np.triu, "triu"), (np.sort, "sort"), (np.median, "median"),
+                       (np.roll, "roll"), (np.repeat, "repeat")):
     _R.define(_obj, f"np.{getattr(_obj, '__name__', _handler)}", "array", handler=_handler)
 
 # allocation ------------------------------------------------------------------------------------
