@@ -162,3 +162,15 @@ def test_generated_source_holds_no_machine_constant():
     from adjit.runtime.tape import DEFAULT_TAPE_LIMIT
     text = adjit.grad(matrix, argnums=1).source_for(np.eye(3), np.ones(3))
     assert str(DEFAULT_TAPE_LIMIT) not in text and "tape_room(-1)" in text
+
+
+def test_long_generated_lines_are_wrapped_inside_parentheses():
+    from adjit.codegen.emit import wrap_line
+    line = "        _t1_bar = _r1_bar * (" + " + ".join(f"math.cosh(_t{k}) ** 2" for k in range(12)) \
+        + ")"
+    wrapped = wrap_line(line)
+    assert all(len(part) <= 120 for part in wrapped.split("\n")) and "\n" in wrapped
+    ns = {"math": __import__("math"), "_r1_bar": 2.0, **{f"_t{k}": 0.1 * k for k in range(12)}}
+    exec(compile("if True:\n" + wrapped, "<wrapped>", "exec"), ns)
+    exec(compile("if True:\n" + line.replace("_t1_bar", "want"), "<line>", "exec"), ns)
+    assert ns["_t1_bar"] == ns["want"]

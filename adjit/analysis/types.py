@@ -9,7 +9,7 @@ import numpy as np
 
 from ..errors import error_at
 from .. import ir
-from ..rules.table import INACTIVE, INT_ALLOCATORS
+from ..rules.table import ARRAY_RULES, INACTIVE, INT_ALLOCATORS
 from .prims import classify
 
 FLOAT, INT, BOOL, OTHER = "float", "int", "bool", "other"
@@ -185,11 +185,8 @@ def _kind_of(stmt, kinds, env):
     if prim.kind == "copyarr":
         return ops[0]
     if prim.kind == "arrayop":
-        if prim.obj == "arange":
-            return ArrayKind(1, FLOAT in ops)
-        if prim.obj == "linspace":
-            return ArrayKind(1)
-        return ArrayKind(2)
+        ndim, dtype = ARRAY_RULES[prim.obj].result([k == FLOAT for k in ops])
+        return ArrayKind(ndim, dtype == "f")
     if prim.kind == "inactive":
         dims = [("tuple", len(a.elts)) if isinstance(a, ast.Tuple) else
                 (kinds[a.id].ndim if isinstance(a, ast.Name) and is_array(kinds.get(a.id))

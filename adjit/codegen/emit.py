@@ -74,7 +74,40 @@ def render(name, params, parts, fold=False):
         fold_temporaries(fn)
     text = ast.unparse(ast.fix_missing_locations(ast.Module(body=[fn], type_ignores=[])))
     pattern = re.compile(rf"^(\s*){_COMMENT}\((\d+)\)$", re.M)
-    return pattern.sub(lambda m: f"{m.group(1)}# {comments[int(m.group(2))]}", text) + "\n"
+    text = pattern.sub(lambda m: f"{m.group(1)}# {comments[int(m.group(2))]}", text)
+    return "\n".join(wrap_line(line) for line in text.split("\n")) + "\n"
+
+
+WIDTH = 120
+"""The longest line of generated source."""
+
+
+def wrap_line(line, width=WIDTH):
+    """A statement longer than `width`, broken inside its parentheses (Python joins the
+    lines again): each piece ends at the last space that keeps it within the width."""
+    if len(line) <= width or line.lstrip().startswith("#"):
+        return line
+    indent = " " * (len(line) - len(line.lstrip()) + 8)
+    depth, quote, spaces = 0, None, []        # spaces inside brackets, outside strings
+    for k, ch in enumerate(line):
+        if quote:
+            quote = None if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch == " " and depth > 0:
+            spaces.append(k)
+    pieces, start, prefix = [], 0, ""
+    while len(prefix) + len(line) - start > width:
+        fits = [k for k in spaces if start < k and len(prefix) + k - start <= width]
+        if not fits or fits[-1] - start < 8:
+            break
+        pieces.append(prefix + line[start:fits[-1]])
+        start, prefix = fits[-1] + 1, indent
+    return "\n".join(pieces + [prefix + line[start:]])
 
 
 def compile_source(source, name, namespace, signature, fastmath=False, jit=True, wrapper=None,

@@ -14,7 +14,8 @@ from ..analysis.activity import active_variables
 from ..analysis.prims import classify
 from ..analysis.types import FLOAT, is_array
 from .. import ir
-from ..rules.templates import fold, instantiate
+from ..rules.table import ARRAY_RULES
+from ..rules.templates import fold, instantiate, substitute
 
 
 class TangentBuilder:
@@ -94,7 +95,7 @@ class TangentBuilder:
                 text = f"{dot} = {src.id}.copy()" if src is not None else \
                     f"{dot} = np.zeros_like({target})"
             elif prim.kind == "arrayop":
-                text = f"{dot} = " + self._array_tangent(prim)
+                text = f"{dot} = " + self._array_tangent(prim, target)
             else:
                 raise AssertionError(f"array assignment {ast.unparse(s)}")
             node = ast.parse(text).body[0]
@@ -122,25 +123,19 @@ class TangentBuilder:
             value = term if _is_zero(value) else ast.BinOp(left=value, op=ast.Add(), right=term)
         return [ir.assign(dot, value, origin)]
 
-    def _array_tangent(self, prim):
-        if prim.obj in ("linspace", "arange"):
-            ops = [ast.unparse(a) for a in prim.operands]
-            dots = {k: self.tangent_of(a) for k, a in prim.diff_operands()}
-            dots = {k: ast.unparse(d) if d is not None else "0.0" for k, d in dots.items()}
-            if prim.obj == "linspace":
-                return f"np.linspace({dots[0]}, {dots[1]}, {ops[2]})"
-            step = ops[2] if len(ops) > 2 else "1"
-            return (f"vec.arange_tangent({dots[0]}, {dots.get(2, '0.0')}, "
-                    f"vec.arange_len({ops[0]}, {ops[1]}, {step}))")
-        a = prim.operands[0].id
-        b = prim.operands[1].id
-        fn = f"vec.{prim.obj}"
+    def _array_tangent(self, prim, target):
+        """The tangent of an array-level operation, from its registry entry: the sum of the
+        terms of its varied operands."""
+        rule = ARRAY_RULES[prim.obj]
+        names = dict(rule.defaults)
+        names.update(zip(rule.params, prim.operands))
+        names["out"] = target
         terms = []
-        if a in self.varied:
-            terms.append(f"{fn}({self.dot(a)}, {b})")
-        if b in self.varied:
-            terms.append(f"{fn}({a}, {self.dot(b)})")
-        return " + ".join(terms)
+        for k, atom in prim.diff_operands():
+            t = self.tangent_of(atom)
+            if t is not None:
+                terms.append(ast.unparse(substitute(rule.tangent[k], dict(names, d=t))))
+        return " + ".join(terms) or f"np.zeros_like({target})"
 
 
 def _is_zero(node):

@@ -15,7 +15,8 @@ import copy
 from .. import ir
 from ..analysis.prims import classify
 from ..analysis.types import BOOL, FLOAT, INT, is_array
-from ..rules.templates import accumulate, fold, instantiate, scale
+from ..rules.table import ARRAY_RULES
+from ..rules.templates import accumulate, fold, instantiate, scale, substitute
 from . import checkpoint as checkpointing
 from . import plan as planning
 from .emit import Emission
@@ -150,26 +151,17 @@ class ReverseBuilder(Validation, Planning, Emission):
         return out + self._reset(target, s)
 
     def _array_adjoint(self, s, prim, target, bar, origin):
-        """Adjoints of the array-level operations (matrix products, linspace, arange)."""
-        ops = prim.operands
-        # (operand, expression adding to its adjoint) for C = op(...), C_bar the cotangent
-        if prim.obj in ("linspace", "arange"):
-            helper = {("linspace", 0): "linspace_start_bar", ("linspace", 1): "linspace_stop_bar",
-                      ("arange", 0): "sum_bar", ("arange", 2): "arange_step_bar"}
-            rules = [(atom, f"vec.{helper[prim.obj, k]}({bar})")
-                     for k, atom in prim.diff_operands()]
-        else:
-            a, b = ops[0], ops[1]
-            rules = {"mm": ((a, f"vec.mm_nt({bar}, {b.id})"), (b, f"vec.mm_tn({a.id}, {bar})")),
-                     "mm_tn": ((a, f"vec.mm_nt({b.id}, {bar})"), (b, f"vec.mm({a.id}, {bar})")),
-                     "mm_nt": ((a, f"vec.mm({bar}, {b.id})"), (b, f"vec.mm_tn({bar}, {a.id})")),
-                     "mm_tt": ((a, f"vec.mm_tt({b.id}, {bar})"),
-                               (b, f"vec.mm_tt({bar}, {a.id})"))}[prim.obj]
+        """Adjoints of the array-level operations (matrix products, linspace, arange), from
+        their registry entries' reverse expressions."""
+        rule = ARRAY_RULES[prim.obj]
+        names = dict(rule.defaults)
+        names.update(zip(rule.params, prim.operands))
+        names.update(out=target, out_bar=bar)
         out = []
-        for atom, expr in rules:
+        for k, atom in prim.diff_operands():
             if self.is_active(atom):
                 first = self.single_use.get(atom.id) == id(s)   # linspace's scalar operands
-                out.append(accumulate(self.bar(atom.id), ast.parse(expr, mode="eval").body,
+                out.append(accumulate(self.bar(atom.id), substitute(rule.reverse[k], names),
                                       False, first, origin))
         if self.layout.loops[id(s)]:
             out += ir.parse(f"{bar}.fill(0.0)")

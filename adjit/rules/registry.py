@@ -27,7 +27,9 @@ no entry: the normalizer folds any int or float a name resolves to):
   (the backward sweep records their values rather than replaying them);
 - `domain`: where the generic test harness (tests/test_registry.py) draws each argument;
 - `methods`: array methods that mean the same (`a.sum()` for np.sum);
-- `cuda`: False for a function whose rule calls what numba.cuda does not compile.
+- `cuda`: False for a function whose rule calls what numba.cuda does not compile;
+- `array_rule`: for an operation kept at array level in generated code (matrix products,
+  np.linspace, np.arange), its derivative (an ArrayRule).
 
 docs/coverage.md is generated from the registry (`make coverage`).
 """
@@ -46,12 +48,39 @@ class Rule:
         assert len(self.params) == len(self.partials)
 
 
+class ArrayRule:
+    """The derivative of an operation kept at array level (a matrix product, np.linspace):
+    for each operand, `reverse[k]` is added to its adjoint and `tangent[k]` is its term of
+    the result's tangent - Python expressions over the operand names, `out`, `out_bar` (the
+    result's adjoint) and `d` (the operand's tangent); None for an operand with no
+    derivative. `defaults` fill operands a call leaves out; `result(floats)` gives the
+    result's (ndim, dtype) from which operands are floats; `reads`: whether the reverse
+    expressions read operands' values (which must then not change afterwards)."""
+
+    def __init__(self, key, params, reverse, tangent, result, reads=False, defaults=None):
+        self.key = key
+        self.params = tuple(params)
+        self.reverse = tuple(None if r is None else ast.parse(r, mode="eval").body
+                             for r in reverse)
+        self.tangent = tuple(None if t is None else ast.parse(t, mode="eval").body
+                             for t in tangent)
+        self.result = result
+        self.reads = reads
+        self.defaults = {k: ast.parse(v, mode="eval").body
+                         for k, v in (defaults or {}).items()}
+        self.text = (tuple(reverse), tuple(tangent))
+
+    @property
+    def differentiable(self):
+        return tuple(k for k, r in enumerate(self.reverse) if r is not None)
+
+
 class Primitive:
     """What adjit knows about one function (see the module docstring)."""
 
     def __init__(self, obj, name, family, rule=None, scalar=None, arity=1, reduction=None,
                  handler=None, cost="cheap", domain=None, methods=(), notes="", params=(),
-                 result=None, statement=False, cuda=True):
+                 result=None, statement=False, cuda=True, array_rule=None):
         self.obj = obj
         self.name = name
         self.family = family
@@ -68,6 +97,7 @@ class Primitive:
         self.result = result
         self.statement = statement
         self.cuda = cuda
+        self.array_rule = array_rule
 
     @property
     def differentiable(self):

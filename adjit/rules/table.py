@@ -21,7 +21,7 @@ import numpy as np
 
 from ..api_stop import stop_gradient
 from ..runtime import vec
-from .registry import REGISTRY, Rule
+from .registry import REGISTRY, ArrayRule, Rule
 
 _R = REGISTRY
 
@@ -222,6 +222,20 @@ for _obj, _handler in ((np.dot, "dot"), (np.matmul, "matmul"), (np.outer, "outer
                        (np.roll, "roll"), (np.repeat, "repeat")):
     _R.define(_obj, f"np.{getattr(_obj, '__name__', _handler)}", "array", handler=_handler)
 
+# np.linspace(start, stop, num) is linear in start and stop; np.arange(start, stop, step) has
+# elements start + k * step (its length is piecewise constant: nothing through stop)
+REGISTRY.get(np.linspace).array_rule = ArrayRule(
+    "linspace", ("start", "stop", "num"),
+    ("vec.linspace_start_bar(out_bar)", "vec.linspace_stop_bar(out_bar)", None),
+    ("np.linspace(d, 0.0, num)", "np.linspace(0.0, d, num)", None),
+    lambda floats: (1, "f"))
+REGISTRY.get(np.arange).array_rule = ArrayRule(
+    "arange", ("start", "stop", "step"),
+    ("vec.sum_bar(out_bar)", None, "vec.arange_step_bar(out_bar)"),
+    ("vec.arange_tangent(d, 0.0, vec.arange_len(start, stop, step))", None,
+     "vec.arange_tangent(0.0, d, vec.arange_len(start, stop, step))"),
+    lambda floats: (1, "f" if any(floats) else "i"), defaults={"step": "1"})
+
 # allocation ------------------------------------------------------------------------------------
 for _obj in (np.zeros, np.ones, np.empty):
     _R.define(_obj, f"np.{_obj.__name__}", "allocate", handler="shape")
@@ -240,8 +254,20 @@ for _obj, _n, _result in ((vec.bcast, 2, "int"), (vec.stride, 2, "int"), (vec.in
               rule=Rule("abcdef"[:_n], (None,) * _n, _result))
 for _obj, _dtype in ((vec.empty_int, "i"), (vec.empty_bool, "b")):
     _R.define(_obj, f"vec.{_obj.__name__}", "allocate", handler=_dtype)
+# matrix products kept at array level (BLAS in both sweeps): C = A @ B gives
+# A_bar += C_bar @ B.T and B_bar += A.T @ C_bar; C_dot = A_dot @ B + A @ B_dot
+_MM = {"mm": (("vec.mm_nt(out_bar, b)", "vec.mm_tn(a, out_bar)"),
+              ("vec.mm(d, b)", "vec.mm(a, d)")),
+       "mm_tn": (("vec.mm_nt(b, out_bar)", "vec.mm(a, out_bar)"),
+                 ("vec.mm_tn(d, b)", "vec.mm_tn(a, d)")),
+       "mm_nt": (("vec.mm(out_bar, b)", "vec.mm_tn(out_bar, a)"),
+                 ("vec.mm_nt(d, b)", "vec.mm_nt(a, d)")),
+       "mm_tt": (("vec.mm_tt(b, out_bar)", "vec.mm_tt(out_bar, a)"),
+                 ("vec.mm_tt(d, b)", "vec.mm_tt(a, d)"))}
 for _obj in (vec.mm, vec.mm_tn, vec.mm_nt, vec.mm_tt):
-    _R.define(_obj, f"vec.{_obj.__name__}", "helper")
+    _key = _obj.__name__
+    _R.define(_obj, f"vec.{_key}", "helper", array_rule=ArrayRule(
+        _key, ("a", "b"), _MM[_key][0], _MM[_key][1], lambda floats: (2, "f"), reads=True))
 
 
 # functions with no derivative, called as they are ---------------------------------------------
@@ -316,19 +342,20 @@ METHOD_REDUCTIONS = {m: e.reduction for e in _R.family("reduction") for m in e.m
 ARRAY_FUNCTIONS = _Table({e.obj: e.handler for e in _R.family("array")})
 """numpy functions on whole arrays, by the vectorizer handler that lowers them."""
 
-ARRAY_OPS = _Table({vec.mm: "mm", vec.mm_tn: "mm_tn", vec.mm_nt: "mm_nt", vec.mm_tt: "mm_tt",
-                    np.linspace: "linspace", np.arange: "arange"})
+ARRAY_OPS = _Table({e.obj: e.array_rule.key for e in _R.entries if e.array_rule is not None})
 """Operations kept at array level in the normalized program, with adjoints written in
 adjit/reverse/adjoint.py and tangents in adjit/forward/tangent.py. np.linspace(a, b, n) is
 linear in a and b; np.arange(start, stop, step) has elements start + k * step (its length
 is piecewise constant: no derivative through stop)."""
 
-ARRAY_OP_OPERANDS = {"mm": (0, 1), "mm_tn": (0, 1), "mm_nt": (0, 1), "mm_tt": (0, 1),
-                     "linspace": (0, 1), "arange": (0, 2)}
+ARRAY_RULES = {e.array_rule.key: e.array_rule for e in _R.entries if e.array_rule is not None}
+"""The derivatives of the array-level operations, by key."""
+
+ARRAY_OP_OPERANDS = {k: r.differentiable for k, r in ARRAY_RULES.items()}
 """The differentiable operand positions of each array-level operation (arange: start and
 step; np.arange(stop) alone has none)."""
 
-READS_OPERANDS = {"mm", "mm_tn", "mm_nt", "mm_tt"}
+READS_OPERANDS = {k for k, r in ARRAY_RULES.items() if r.reads}
 """Array operations whose adjoints read their operands' values (the others' adjoints read
 only the result's cotangent)."""
 

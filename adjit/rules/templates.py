@@ -24,6 +24,12 @@ def instantiate(template, params, operands, out):
     return fold(expr)
 
 
+def substitute(template, mapping):
+    """`template` with names replaced: mapping gives an AST node or a variable name each."""
+    nodes = {k: ir.name(v) if isinstance(v, str) else v for k, v in mapping.items()}
+    return fold(_Subst(nodes).visit(copy.deepcopy(template)))
+
+
 _ARITHMETIC = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
                ast.Div: operator.truediv, ast.FloorDiv: operator.floordiv,
                ast.Mod: operator.mod, ast.Pow: operator.pow}
