@@ -113,3 +113,33 @@ def test_sorting_and_shifting_match_numba_and_finite_differences():
     v = np.linspace(-1.0, 1.0, 5)
     _, tangent = adjit.jvp(sorting_and_shifting)(X, a, W, v)
     assert tangent == pytest.approx(np.dot(grads[0], v), rel=1e-12)
+
+
+def linear_algebra(a, b, c):
+    x = np.linalg.solve(a, b)
+    y = np.linalg.solve(a @ a.T + np.eye(3), c)
+    return np.sum(x ** 2) + np.sum(np.sin(y)) + np.sum(np.linalg.inv(a) * c)
+
+
+def test_linear_algebra_matches_numba_and_finite_differences():
+    rng = np.random.default_rng(1)
+    args = (rng.random((3, 3)) + 3.0 * np.eye(3), rng.random(3), rng.random((3, 3)))
+    compiled = numba.njit(linear_algebra)
+    value, grads = adjit.value_and_grad(linear_algebra, argnums=(0, 1, 2))(*args)
+    assert value == pytest.approx(compiled(*args), rel=1e-13)
+    for k in range(3):
+        np.testing.assert_allclose(grads[k], fd_grad(compiled, args, k), rtol=1e-6, atol=1e-8)
+        tangent = np.linspace(-1.0, 1.0, args[k].size).reshape(args[k].shape)
+        _, t = adjit.jvp(linear_algebra, argnums=k)(*args, tangent)
+        assert t == pytest.approx(np.sum(grads[k] * tangent), rel=1e-10, abs=1e-12)
+
+
+def solve_then_write(a, b):
+    x = np.linalg.solve(a, b)
+    x[0] = 5.0
+    return np.sum(x ** 2)
+
+
+def test_writing_into_a_solution_is_refused():
+    with pytest.raises(adjit.AdjitError, match="writing into 'x', the result of np.linalg.solve"):
+        adjit.grad(solve_then_write)(2.0 * np.eye(3), np.ones(3))

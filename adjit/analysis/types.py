@@ -185,7 +185,8 @@ def _kind_of(stmt, kinds, env):
     if prim.kind == "copyarr":
         return ops[0]
     if prim.kind == "arrayop":
-        ndim, dtype = ARRAY_RULES[prim.obj].result([k == FLOAT for k in ops])
+        ndim, dtype = ARRAY_RULES[prim.obj].result(
+            [(k.ndim, k.is_float) if is_array(k) else (0, k == FLOAT) for k in ops])
         return ArrayKind(ndim, dtype == "f")
     if prim.kind == "inactive":
         dims = [("tuple", len(a.elts)) if isinstance(a, ast.Tuple) else

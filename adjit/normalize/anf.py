@@ -15,8 +15,9 @@ import numpy as np
 
 from .. import ir
 from ..frontend.source import MISSING, unwrap
-from ..rules.table import ALLOCATORS, ARRAY_QUERIES, CONST_ARRAYS, INACTIVE, rule_for_call
-from ..runtime import vec
+from ..rules.table import (ALLOCATORS, ARRAY_OPS, ARRAY_QUERIES, ARRAY_RULES, CONST_ARRAYS,
+                           INACTIVE, rule_for_call)
+
 from . import swaps
 from .bindings import Bindings
 from .check import check_supported
@@ -154,14 +155,14 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining):
                 obj = self.resolve_generated(func)
                 if obj in ALLOCATORS or obj in CONST_ARRAYS:
                     info = (_alloc_ndim(value, obj, self.ctx.arrays), "f")
-                elif obj is np.linspace:
-                    info = (1, "f")
                 elif obj is np.arange:
                     floats = any(isinstance(a, ast.Constant) and isinstance(a.value, float)
                                  for a in value.args)
                     info = (1, "f" if floats else "?")
-                elif obj in (vec.mm, vec.mm_tn, vec.mm_nt, vec.mm_tt):
-                    info = (2, "f")
+                elif obj in ARRAY_OPS:
+                    info = ARRAY_RULES[ARRAY_OPS[obj]].result(
+                        [(self.ctx.arrays.get(a.id, (0, "f"))[0], True)
+                         if isinstance(a, ast.Name) else (0, True) for a in value.args])
                 elif obj in INACTIVE:
                     ndim, dtype = INACTIVE[obj].result(
                         [self.argument_dims(a) for a in value.args])

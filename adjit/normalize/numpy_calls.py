@@ -267,6 +267,21 @@ class NumpyCalls:
             self.store_elements(self.full_view(name, shape), self.operand(args[1], out), out,
                                 node)
             return ir.name(name)
+        if what == "keep":      # kept as a call at array level (np.linalg.solve, inv)
+            if node.keywords:
+                raise self.error(node, f"keyword arguments to `{ast.unparse(node.func)}`",
+                                 "Pass arguments by position.")
+            atoms = []
+            for a in args:
+                v = self.operand(a, out)
+                if isinstance(v, Lazy) and not isinstance(v, Scalar):
+                    v = ir.name(v.base) if isinstance(v, View) and v.is_identity() else \
+                        ir.name(self.materialize(v, out, node).id)
+                elif isinstance(v, Scalar):
+                    v = v.atom
+                atoms.append(v)
+            spelled = ast.parse(self.ctx.env.spell(obj, what), mode="eval").body
+            return ast.Call(func=spelled, args=atoms, keywords=[])
         if what in ("linspace", "arange", "eye"):
             if node.keywords:
                 raise self.error(node, f"keyword arguments to np.{what}",

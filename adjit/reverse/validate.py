@@ -9,6 +9,7 @@ import ast
 from .. import ir
 from ..analysis.types import is_array
 from ..errors import error_at
+from ..rules.table import ARRAY_RULES
 
 
 class Validation:
@@ -30,6 +31,9 @@ class Validation:
                                "update the array in place (a[:] = ...).")
             if self.prim(s).reads_operands() and var in self.active:
                 self._check_operands_kept(s)    # (an inactive product has no adjoint)
+            if self.prim(s).kind == "arrayop" and ARRAY_RULES[self.prim(s).obj].reads_out \
+                    and var in self.active:
+                self._check_result_kept(s, var)
             loops = self.layout.loops[id(s)]
             if loops and self.prim(s).kind == "alloc":
                 varying = set()
@@ -69,3 +73,12 @@ class Validation:
                                    f"the array '{arr}' is changed after a matrix product "
                                    "reads it", "Finish changing the array before the "
                                    "product, or multiply a copy (a.copy() @ b).")
+
+    def _check_result_kept(self, s, var):
+        """The adjoint of np.linalg.solve or inv reads the result: it may not change."""
+        for w in ir.walk_stmts(self.stmts):
+            if ir.is_store(w) and w.targets[0].value.id == var:
+                raise error_at(ir.note(w, "origin", None),
+                               f"writing into '{var}', the result of "
+                               f"{ast.unparse(s.value.func)}, whose derivative reads it",
+                               f"Write into a copy ({var}2 = {var}.copy()).")

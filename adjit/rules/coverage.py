@@ -95,6 +95,8 @@ def _row(name):
             f"{entry.notes} |"
     if entry.family == "allocate":
         return f"| `{name}` | yes | yes | | none | new array (no derivative to flow) |"
+    if entry.handler == "keep":
+        return f"| `{name}` | yes | yes | | all | at array level: {entry.notes} |"
     return f"| `{name}` | yes | yes | | {_ARRAY_ARGS.get(entry.handler, 'array')} | " \
         f"{_ARRAY_NOTES.get(entry.handler, 'whole arrays')} |"
 
@@ -110,6 +112,7 @@ def _differentiable(entry):
 
 
 _ARRAY_ARGS = {"linspace": "start, stop", "arange": "start, step", "eye": "none",
+               "keep": "all",
                "take": "a (not the indices)", "norm": "x"}
 _ARRAY_NOTES = {
     "dot": "matrix products in BLAS, others fused", "matmul": "as `@`",

@@ -53,9 +53,10 @@ class ArrayRule:
     for each operand, `reverse[k]` is added to its adjoint and `tangent[k]` is its term of
     the result's tangent - Python expressions over the operand names, `out`, `out_bar` (the
     result's adjoint) and `d` (the operand's tangent); None for an operand with no
-    derivative. `defaults` fill operands a call leaves out; `result(floats)` gives the
-    result's (ndim, dtype) from which operands are floats; `reads`: whether the reverse
-    expressions read operands' values (which must then not change afterwards)."""
+    derivative. `defaults` fill operands a call leaves out; `result(args)` gives the
+    result's (ndim, dtype) from the operands' (ndim, is_float), ndim 0 for a number;
+    `reads`: whether the reverse expressions read operands' values, `reads_out` whether
+    they read the result's (either must then not change afterwards)."""
 
     def __init__(self, key, params, reverse, tangent, result, reads=False, defaults=None):
         self.key = key
@@ -69,6 +70,8 @@ class ArrayRule:
         self.defaults = {k: ast.parse(v, mode="eval").body
                          for k, v in (defaults or {}).items()}
         self.text = (tuple(reverse), tuple(tangent))
+        self.reads_out = any(isinstance(n, ast.Name) and n.id == "out"
+                             for r in self.reverse if r is not None for n in ast.walk(r))
 
     @property
     def differentiable(self):

@@ -228,13 +228,25 @@ REGISTRY.get(np.linspace).array_rule = ArrayRule(
     "linspace", ("start", "stop", "num"),
     ("vec.linspace_start_bar(out_bar)", "vec.linspace_stop_bar(out_bar)", None),
     ("np.linspace(d, 0.0, num)", "np.linspace(0.0, d, num)", None),
-    lambda floats: (1, "f"))
+    lambda args: (1, "f"))
 REGISTRY.get(np.arange).array_rule = ArrayRule(
     "arange", ("start", "stop", "step"),
     ("vec.sum_bar(out_bar)", None, "vec.arange_step_bar(out_bar)"),
     ("vec.arange_tangent(d, 0.0, vec.arange_len(start, stop, step))", None,
      "vec.arange_tangent(0.0, d, vec.arange_len(start, stop, step))"),
-    lambda floats: (1, "f" if any(floats) else "i"), defaults={"step": "1"})
+    lambda args: (1, "f" if any(f for _, f in args) else "i"), defaults={"step": "1"})
+
+# linear algebra kept at array level, with reverse rules that solve rather than invert:
+# x = solve(A, b): g = solve(A.T, x_bar), b_bar += g, A_bar -= g x.T; x_dot = solve(A, b_dot -
+# A_dot x). C = inv(A): A_bar -= C.T C_bar C.T; C_dot = -C A_dot C
+_R.define(np.linalg.solve, "np.linalg.solve", "array", handler="keep", array_rule=ArrayRule(
+    "solve", ("a", "b"), ("-vec.solve_a_bar(a, out, out_bar)", "np.linalg.solve(a.T, out_bar)"),
+    ("-np.linalg.solve(a, np.dot(d, out))", "np.linalg.solve(a, d)"),
+    lambda args: (args[1][0], "f"), reads=True),
+    notes="the adjoint solves with the transpose")
+_R.define(np.linalg.inv, "np.linalg.inv", "array", handler="keep", array_rule=ArrayRule(
+    "inv", ("a",), ("-vec.mm_nt(vec.mm_tn(out, out_bar), out)",), ("-vec.mm(vec.mm(out, d), out)",),
+    lambda args: (2, "f")), notes="the adjoint and tangent multiply by the inverse")
 
 # allocation ------------------------------------------------------------------------------------
 for _obj in (np.zeros, np.ones, np.empty):
@@ -267,7 +279,7 @@ _MM = {"mm": (("vec.mm_nt(out_bar, b)", "vec.mm_tn(a, out_bar)"),
 for _obj in (vec.mm, vec.mm_tn, vec.mm_nt, vec.mm_tt):
     _key = _obj.__name__
     _R.define(_obj, f"vec.{_key}", "helper", array_rule=ArrayRule(
-        _key, ("a", "b"), _MM[_key][0], _MM[_key][1], lambda floats: (2, "f"), reads=True))
+        _key, ("a", "b"), _MM[_key][0], _MM[_key][1], lambda args: (2, "f"), reads=True))
 
 
 # functions with no derivative, called as they are ---------------------------------------------

@@ -221,3 +221,12 @@ def digamma(x):
     f = 1.0 / (x * x)
     series = f * (1.0 / 12 - f * (1.0 / 120 - f * (1.0 / 252 - f * (1.0 / 240 - f / 132))))
     return shift + math.log(x) - 0.5 / x - series
+
+
+@numba.njit(cache=False)
+def solve_a_bar(a, out, out_bar):
+    """A's adjoint through x = np.linalg.solve(A, b), without the sign: g x.T with
+    g = solve(A.T, x_bar) (the outer product g x for vectors)."""
+    g = np.ascontiguousarray(np.linalg.solve(a.T, out_bar))
+    x = np.ascontiguousarray(out)
+    return np.dot(g.reshape(g.shape[0], -1), x.reshape(x.shape[0], -1).T)
