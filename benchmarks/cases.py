@@ -6,7 +6,7 @@ The inputs of a case are a tuple, or a function of no arguments that makes the t
 inputs that take a moment to make: `inputs(case_args)` gives the tuple; the makers are
 cached, so the cases that share them share the very same arrays).
 
-The time-stepping cases of issue 5 are the heat equation at 1024 cells x 10^4 steps (with
+The time-stepping cases are the heat equation at 1024 cells x 10^4 steps (with
 and without checkpointing), the Lennard-Jones energy of the 38 atoms of examples/lj_md.py
 (its forces are the gradient), and the leapfrog loss of examples/pendulum_fit.py at 10^5
 and 10^6 steps.
@@ -260,7 +260,7 @@ def cases():
         ("lennard-jones, vectorized (200)", lennard_jones_vec, (lattice(200, 1.2, 1),), 0, {}),
         ("lennard-jones, vec. np.where (200)", lennard_jones_vec_where, (lattice(200, 1.2, 1),),
          0, {}),
-        # issue 5: time stepping at full size. Inputs made on first use (inputs()).
+        # time stepping at full size. Inputs made on first use (inputs()).
         ("heat d/(u0, alpha) (1024 x 1e4)", heat, lambda: heat_inputs(1024, 10_000), (0, 1),
          {}),
         ("heat d/(u0, alpha) (1024 x 1e4), ckpt=64", heat, lambda: heat_inputs(1024, 10_000),

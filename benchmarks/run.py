@@ -56,7 +56,7 @@ sys.path.insert(0, HERE)
 import adjit  # noqa: E402
 from cases import cases, heat, heat_inputs, inputs, pendulum_inputs, pendulum_loss  # noqa: E402
 
-# The targets of issue 5 (checked after the table, and in docs/benchmarks.md)
+# The time-stepping targets (checked after the table, and in docs/benchmarks.md)
 HEAT = "heat d/(u0, alpha) (1024 x 1e4)"
 HEAT_CKPT = "heat d/(u0, alpha) (1024 x 1e4), ckpt=64"
 PENDULUM_1E6 = "pendulum leapfrog (1e6), ckpt=auto"
@@ -354,9 +354,9 @@ class Bench:
                      f"{type(exc).__name__}: {exc}", self.footers)
 
     def targets(self):
-        """Lines stating the targets of issue 5, met or not, from the measured numbers."""
+        """Lines stating the time-stepping targets, met or not, from the measured numbers."""
         res = self.results
-        lines = ["issue 5 targets:"]
+        lines = ["time-stepping targets:"]
         self.verdicts = []
 
         def state(ok):
@@ -445,10 +445,10 @@ def plot(series, path):
     a1.axhline(HEAT_RATIO, color="C0", linestyle=":", linewidth=1)
     a1.axhline(HEAT_CKPT_RATIO, color="C1", linestyle=":", linewidth=1)
     right = max(SWEEP_HEAT_STEPS + SWEEP_PENDULUM_STEPS)
-    a1.text(right, HEAT_RATIO * 1.04, f"issue 5 target {HEAT_RATIO:g} (heat, recorded)",
+    a1.text(right, HEAT_RATIO * 1.04, f"target {HEAT_RATIO:g} (heat, recorded)",
             fontsize=7, color="C0", ha="right", va="bottom")
     a1.text(right, HEAT_CKPT_RATIO * 1.04,
-            f"issue 5 target {HEAT_CKPT_RATIO:g} (heat, checkpoint=64)", fontsize=7,
+            f"target {HEAT_CKPT_RATIO:g} (heat, checkpoint=64)", fontsize=7,
             color="C1", ha="right", va="bottom")
     a1.set_xscale("log")
     a1.set_xlabel("time steps")
@@ -456,7 +456,7 @@ def plot(series, path):
     a1.set_title("gradient / forward")
     a1.set_ylim(bottom=0)
     a2.axhline(PENDULUM_BYTES, color="gray", linestyle=":", linewidth=1)
-    a2.text(right, PENDULUM_BYTES * 1.15, "100 MB: issue 5 target, pendulum 1e6 steps",
+    a2.text(right, PENDULUM_BYTES * 1.15, "100 MB: target, pendulum 1e6 steps",
             fontsize=7, color="gray", ha="right", va="bottom")
     a2.set_xscale("log")
     a2.set_yscale("log")
@@ -540,7 +540,7 @@ def write_docs(bench, series, path, elapsed):
         "the velocity-Verlet integration of examples/lj_md.py with adjit forces against its "
         "hand-written forces.",
         "",
-        "## Targets of issue 5",
+        "## Time-stepping targets",
         "",
         "| target | measured | |",
         "|---|---|---|",
