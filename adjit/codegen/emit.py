@@ -60,11 +60,14 @@ def render(name, params, parts, fold=False):
     With `fold`, single-use temporaries are folded into their uses (codegen/fold.py)."""
     comments = []
     body = []
+    titles = set()
     for title, stmts in parts:
         if not stmts:
             continue
         if title:
-            body.append(section(title, comments))
+            node = section(title, comments)
+            titles.add(id(node))
+            body.append(node)
         body += _with_comments(stmts, comments)
     args = ast.arguments(posonlyargs=[], args=[ast.arg(arg=p) for p in params], vararg=None,
                          kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[])
@@ -72,6 +75,9 @@ def render(name, params, parts, fold=False):
                          type_params=[], lineno=1)
     if fold:
         fold_temporaries(fn)
+        # a part whose statements all folded away loses its title
+        fn.body = [s for k, s in enumerate(fn.body) if not (
+            id(s) in titles and (k + 1 == len(fn.body) or id(fn.body[k + 1]) in titles))]
     text = ast.unparse(ast.fix_missing_locations(ast.Module(body=[fn], type_ignores=[])))
     pattern = re.compile(rf"^(\s*){_COMMENT}\((\d+)\)$", re.M)
     text = pattern.sub(lambda m: f"{m.group(1)}# {comments[int(m.group(2))]}", text)
@@ -141,7 +147,8 @@ def compile_source(source, name, namespace, signature, fastmath=False, jit=True,
     jit = numba.njit(tuple(signature), error_model="numpy", fastmath=fastmath, cache=cache)
     try:
         for callee in callees:
-            ns[callee] = numba.njit(error_model="numpy", fastmath=fastmath, cache=cache)(
+            ns[callee] = numba.njit(error_model="numpy", fastmath=fastmath, cache=cache,
+                                    inline="always")(
                 ns[callee])
         dispatcher = jit(pyfunc)
         ns[name] = dispatcher
