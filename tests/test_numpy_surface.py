@@ -82,17 +82,21 @@ def manipulation(x, a, w):
             + np.sum((np.tril(a * w) + np.triu(a, 1) * 2.0 + np.tril(a, -1) ** 2) ** 2))
 
 
+def check_against_numba(loss, args):
+    """Value against the numba-compiled loss, every gradient against its finite
+    differences, and jvp in the first argument by the dot-product test."""
+    compiled = numba.njit(loss)
+    value, grads = adjit.value_and_grad(loss, argnums=tuple(range(len(args))))(*args)
+    assert value == pytest.approx(compiled(*args), rel=1e-13)
+    for k in range(len(args)):
+        np.testing.assert_allclose(grads[k], fd_grad(compiled, args, k), rtol=1e-6, atol=1e-8)
+    v = np.linspace(-1.0, 1.0, args[0].size).reshape(args[0].shape)
+    _, tangent = adjit.jvp(loss)(*args, v)
+    assert tangent == pytest.approx(np.sum(grads[0] * v), rel=1e-12)
+
+
 def test_manipulation_matches_numba_and_finite_differences():
-    a = np.arange(9.0).reshape(3, 3) / 7.0
-    compiled = numba.njit(manipulation)
-    value, grads = adjit.value_and_grad(manipulation, argnums=(0, 1, 2))(X, a, W)
-    assert value == pytest.approx(compiled(X, a, W), rel=1e-13)
-    for k in range(3):
-        np.testing.assert_allclose(grads[k], fd_grad(compiled, (X, a, W), k), rtol=1e-6,
-                                   atol=1e-8)
-    v = np.linspace(-1.0, 1.0, 5)
-    _, tangent = adjit.jvp(manipulation)(X, a, W, v)
-    assert tangent == pytest.approx(np.dot(grads[0], v), rel=1e-12)
+    check_against_numba(manipulation, (X, np.arange(9.0).reshape(3, 3) / 7.0, W))
 
 
 def sorting_and_shifting(x, a, w):
@@ -103,16 +107,7 @@ def sorting_and_shifting(x, a, w):
 
 
 def test_sorting_and_shifting_match_numba_and_finite_differences():
-    a = np.arange(6.0).reshape(2, 3) / 7.0
-    compiled = numba.njit(sorting_and_shifting)
-    value, grads = adjit.value_and_grad(sorting_and_shifting, argnums=(0, 1, 2))(X, a, W)
-    assert value == pytest.approx(compiled(X, a, W), rel=1e-13)
-    for k in range(3):
-        np.testing.assert_allclose(grads[k], fd_grad(compiled, (X, a, W), k), rtol=1e-6,
-                                   atol=1e-8)
-    v = np.linspace(-1.0, 1.0, 5)
-    _, tangent = adjit.jvp(sorting_and_shifting)(X, a, W, v)
-    assert tangent == pytest.approx(np.dot(grads[0], v), rel=1e-12)
+    check_against_numba(sorting_and_shifting, (X, np.arange(6.0).reshape(2, 3) / 7.0, W))
 
 
 def linear_algebra(a, b, c):

@@ -271,17 +271,7 @@ class NumpyCalls:
             if node.keywords:
                 raise self.error(node, f"keyword arguments to `{ast.unparse(node.func)}`",
                                  "Pass arguments by position.")
-            atoms = []
-            for a in args:
-                v = self.operand(a, out)
-                if isinstance(v, Lazy) and not isinstance(v, Scalar):
-                    v = ir.name(v.base) if isinstance(v, View) and v.is_identity() else \
-                        ir.name(self.materialize(v, out, node).id)
-                elif isinstance(v, Scalar):
-                    v = v.atom
-                atoms.append(v)
-            spelled = ast.parse(self.ctx.env.spell(obj, what), mode="eval").body
-            return ast.Call(func=spelled, args=atoms, keywords=[])
+            return self.call_as_is(obj, args, out, node)
         if what in ("linspace", "arange", "eye"):
             if node.keywords:
                 raise self.error(node, f"keyword arguments to np.{what}",
@@ -373,19 +363,24 @@ class NumpyCalls:
                              f"`{entry.name}` called for nothing",
                              "Call it as a statement of its own." if entry.statement else
                              "Assign its result.")
+        return self.call_as_is(entry.obj, args, out, node)
+
+    def call_as_is(self, obj, args, out, node):
+        """A call of `obj` kept in the generated code, its arguments atoms: arrays evaluated
+        into names, tuples of sizes kept as tuples of atoms."""
         atoms = []
         for a in args:
             if isinstance(a, ast.Tuple):
                 atoms.append(ast.Tuple(elts=[self.atom(e, out) for e in a.elts],
                                        ctx=ast.Load()))
-            else:
-                value = self.operand(a, out)
-                if isinstance(value, Lazy) and not isinstance(value, Scalar):
-                    value = ir.name(self.materialize(value, out, node).id)
-                elif isinstance(value, Scalar):
-                    value = value.atom
-                atoms.append(value)
-        spelled = ast.parse(self.ctx.env.spell(entry.obj, entry.name.split(".")[-1]),
+                continue
+            value = self.operand(a, out)
+            if isinstance(value, Scalar):
+                value = value.atom
+            elif isinstance(value, Lazy):
+                value = ir.name(self.materialize(value, out, node).id)
+            atoms.append(value)
+        spelled = ast.parse(self.ctx.env.spell(obj, getattr(obj, "__name__", "f")),
                             mode="eval").body
         return ast.Call(func=spelled, args=atoms, keywords=[])
 
@@ -603,8 +598,7 @@ class NumpyCalls:
         if len(v.shape) != 1:
             raise self.error(node, f"{what} of a {len(v.shape)}-D array",
                              f"{what} takes a 1-D array here (sort each row in a loop).")
-        base = self.materialize(v, out, node) if not (isinstance(v, View) and
-                                                      v.is_identity()) else ir.name(v.base)
+        base = self.materialize(v, out, node)
         order = self.fresh("_s")
         self.emit_assign(out, order, ast.Call(func=ast.parse(
             self.ctx.env.spell(np.argsort, "argsort"), mode="eval").body, args=[base],
