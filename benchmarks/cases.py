@@ -9,7 +9,9 @@ cached, so the cases that share them share the very same arrays).
 The time-stepping cases are the heat equation at 1024 cells x 10^4 steps (with
 and without checkpointing), the Lennard-Jones energy of the 38 atoms of examples/lj_md.py
 (its forces are the gradient), and the leapfrog loss of examples/pendulum_fit.py at 10^5
-and 10^6 steps.
+and 10^6 steps. The linear-algebra case is the Gaussian-process marginal likelihood of
+examples/gaussian_process.py (cholesky and solve); the sorting case a 1-D transport loss of
+np.sort and np.cumsum.
 """
 import functools
 import math
@@ -225,6 +227,43 @@ def pendulum_inputs(steps, t_end=10.0, n_obs=15, noise=0.01, seed=0):
     return (7.0, 1.0, 1.2, 0.0, dt, steps, obs_steps, obs)
 
 
+def gp_nlml(log_ell, log_sf, log_sn, X, y):
+    """The negative log marginal likelihood of examples/gaussian_process.py (a copy): kernel
+    matrix by loops, np.linalg.cholesky, two np.linalg.solve."""
+    n, d = X.shape
+    ell2 = math.exp(2.0 * log_ell)
+    sf2 = math.exp(2.0 * log_sf)
+    sn2 = math.exp(2.0 * log_sn)
+    K = np.empty((n, n))
+    for i in range(n):
+        for j in range(n):
+            d2 = 0.0
+            for k in range(d):
+                diff = X[i, k] - X[j, k]
+                d2 += diff * diff
+            K[i, j] = sf2 * math.exp(-0.5 * d2 / ell2)
+        K[i, i] += sn2
+    L = np.linalg.cholesky(K)
+    alpha = np.linalg.solve(L.T, np.linalg.solve(L, y))
+    return 0.5 * np.dot(y, alpha) + np.sum(np.log(np.diag(L))) + 0.5 * n * math.log(2.0 * math.pi)
+
+
+def gp_inputs(n=200, seed=0):
+    """(log ell, log sf, log sn, X, y): n random points of [0, 5]^2, a smooth target."""
+    rng = np.random.default_rng(seed)
+    X = rng.random((n, 2)) * 5.0
+    y = np.sin(X[:, 0]) * np.cos(X[:, 1]) + 0.1 * rng.normal(size=n)
+    return 0.0, 0.0, math.log(0.5), X, y
+
+
+def sorted_transport(x, target):
+    """A 1-D optimal-transport loss between two samples: the squared distance of their sorted
+    values (the quantile functions) plus that of their running sums (the CDFs' areas)."""
+    d = np.sort(x) - np.sort(target)
+    c = np.cumsum(d) / x.shape[0]
+    return np.sum(d * d) + np.sum(c * c)
+
+
 @functools.cache
 def heat_inputs(n, steps, seed=1):
     """(u0, alpha, steps) for heat: n random cells, alpha = 0.25 (stable: alpha <= 1/2)."""
@@ -260,6 +299,10 @@ def cases():
         ("lennard-jones, vectorized (200)", lennard_jones_vec, (lattice(200, 1.2, 1),), 0, {}),
         ("lennard-jones, vec. np.where (200)", lennard_jones_vec_where, (lattice(200, 1.2, 1),),
          0, {}),
+        ("GP marginal likelihood, cholesky (200)", gp_nlml, lambda: gp_inputs(200),
+         (0, 1, 2), {}),
+        ("sort + cumsum transport loss (1e5)", sorted_transport,
+         (rng.normal(size=100_000), rng.normal(size=100_000) * 2.0 + 1.0), 0, {}),
         # time stepping at full size. Inputs made on first use (inputs()).
         ("heat d/(u0, alpha) (1024 x 1e4)", heat, lambda: heat_inputs(1024, 10_000), (0, 1),
          {}),

@@ -48,3 +48,12 @@ def test_logistic_regression_recovers_the_weights(capsys):
     assert r["grad_fd_error"] < 1e-7
     assert np.abs(r["w"] - r["w_true"]).max() < 0.35
     assert r["accuracy"] >= r["bayes_accuracy"] - 0.01 and r["accuracy"] > 0.85
+
+
+def test_gaussian_process_fit_recovers_the_hyperparameters(capsys):
+    r = load("gaussian_process").main()
+    assert capsys.readouterr().out
+    assert r["grad_fd_error"] < 1e-6
+    assert r["success"] and r["grad_norm"] < 1e-3 and r["nlml"] < r["value0"] - 30.0
+    # the data were drawn with ell = 0.7, sf = 1.3, sn = 0.1 (80 points: estimates)
+    assert 0.5 < r["ell"] < 0.9 and 0.8 < r["sf"] < 1.8 and 0.05 < r["sn"] < 0.15

@@ -138,3 +138,61 @@ def solve_then_write(a, b):
 def test_writing_into_a_solution_is_refused():
     with pytest.raises(adjit.AdjitError, match="writing into 'x', the result of np.linalg.solve"):
         adjit.grad(solve_then_write)(2.0 * np.eye(3), np.ones(3))
+
+
+def factorizations(a, w):
+    L = np.linalg.cholesky(a)
+    sign, logdet = np.linalg.slogdet(a)
+    vals, vecs = np.linalg.eigh(a)
+    return (np.sum(L * w) + sign * logdet + 0.01 * np.linalg.det(a) + np.sum(vals ** 2)
+            + np.sum(vecs[:, 0] ** 2 * w[0]) + 0.01 * np.sum(np.linalg.eigvalsh(a) ** 3))
+
+
+def spd(n, seed):
+    b = np.random.default_rng(seed).random((n, n))
+    return b @ b.T + n * np.eye(n)
+
+
+def test_factorizations_match_numba_and_finite_differences():
+    """cholesky, eigh and eigvalsh read the lower triangle (numba's LAPACK calls): the
+    finite differences of the compiled function, entry by entry, see exactly that."""
+    check_against_numba(factorizations, (spd(4, 2), np.random.default_rng(3).random((4, 4))))
+
+
+def batch_of_determinants(a):
+    total = 0.0
+    for k in range(a.shape[0]):
+        total += np.linalg.det(a[k]) * (k + 1.0)
+        s, ld = np.linalg.slogdet(a[k] @ a[k].T)
+        total += ld
+    return total
+
+
+def test_determinants_in_a_loop_over_views_are_refused_by_name():
+    """An array-level operation in a loop whose operand the loop recomputes: its adjoint
+    would need every iteration's operand, which adjit does not record (yet)."""
+    a = np.random.default_rng(4).random((3, 3, 3)) + 2.0 * np.eye(3)
+    with pytest.raises(adjit.AdjitError, match="np.linalg.det inside a loop reading an array "
+                       "expression that the same loop computes again"):
+        adjit.grad(batch_of_determinants)(a)
+
+
+def test_cholesky_matches_the_analytic_derivative_of_a_2x2():
+    """L = [[sqrt(p), 0], [q / sqrt(p), sqrt(r - q^2 / p)]] for A = [[p, .], [q, r]]."""
+    def l21(a):
+        return np.linalg.cholesky(a)[1, 0]
+    p, q, r = 4.0, 1.0, 3.0
+    g = adjit.grad(l21)(np.array([[p, 7.0], [q, r]]))
+    np.testing.assert_allclose(g, [[-0.5 * q * p ** -1.5, 0.0], [p ** -0.5, 0.0]], rtol=1e-14)
+
+
+def test_eigenvector_derivatives_at_a_repeated_eigenvalue_raise():
+    def first_vector(a):
+        vals, vecs = np.linalg.eigh(a)
+        return np.sum(vecs[:, 0])
+    with pytest.raises(ValueError, match="repeated eigenvalue"):
+        adjit.grad(first_vector)(np.eye(3))
+    def values_only(a):
+        vals, vecs = np.linalg.eigh(a)
+        return np.sum(vals * np.arange(3.0))
+    np.testing.assert_allclose(adjit.grad(values_only)(np.eye(3)), np.diag(np.arange(3.0)))

@@ -14,6 +14,8 @@ from .. import ir
 from ..api_stop import stop_gradient
 from ..rules.table import (ALLOCATORS, ARRAY_FUNCTIONS, ELEMENTWISE, ELEMENTWISE_ARITY,
                            INACTIVE, METHOD_REDUCTIONS, REDUCTIONS)
+from ..rules.registry import REGISTRY
+from .values import TupleValue
 from .views import has_take
 from .vectorize import ONE, Lazy, Op, Scalar, View, _index_node
 
@@ -267,6 +269,20 @@ class NumpyCalls:
             self.store_elements(self.full_view(name, shape), self.operand(args[1], out), out,
                                 node)
             return ir.name(name)
+        if what == "packed":    # a number or a tuple, computed as one array and unpacked
+            if node.keywords:
+                raise self.error(node, f"keyword arguments to `{ast.unparse(node.func)}`",
+                                 "Pass arguments by position.")
+            helper, how = REGISTRY.get(obj).packed
+            packed = self.to_atom(out, self.call_as_is(helper, args, out, node), "_p")
+            if how == "item":
+                return self.element(packed, 0, out)
+            if how == "items":
+                return TupleValue([self.element(packed, k, out) for k in range(2)])
+            whole = self.view_of(packed.id, out)
+            rest = ast.Slice(lower=ir.const(1), upper=None, step=None)
+            return TupleValue([self.index_view(whole, [("int", ir.const(0))], out, node),
+                               self.index_view(whole, [("slice", rest)], out, node)])
         if what == "keep":      # kept as a call at array level (np.linalg.solve, inv)
             if node.keywords:
                 raise self.error(node, f"keyword arguments to `{ast.unparse(node.func)}`",
@@ -364,6 +380,11 @@ class NumpyCalls:
                              "Call it as a statement of its own." if entry.statement else
                              "Assign its result.")
         return self.call_as_is(entry.obj, args, out, node)
+
+    def element(self, array, k, out):
+        """The number array[k], as an atom."""
+        return self.to_atom(out, ast.Subscript(value=ir.name(array.id), slice=ir.const(k),
+                                               ctx=ast.Load()))
 
     def call_as_is(self, obj, args, out, node):
         """A call of `obj` kept in the generated code, its arguments atoms: arrays evaluated

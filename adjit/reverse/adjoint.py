@@ -158,11 +158,16 @@ class ReverseBuilder(Validation, Planning, Emission):
         names.update(zip(rule.params, prim.operands))
         names.update(out=target, out_bar=bar)
         out = []
-        for k, atom in prim.diff_operands():
-            if self.is_active(atom):
-                first = self.single_use.get(atom.id) == id(s)   # linspace's scalar operands
-                out.append(accumulate(self.bar(atom.id), substitute(rule.reverse[k], names),
-                                      False, first, origin))
+        active = [(k, atom) for k, atom in prim.diff_operands() if self.is_active(atom)]
+        if rule.shared is not None and active:
+            shared = self.namegen.fresh("_g")
+            out.append(ast.Assign(targets=[ast.Name(id=shared, ctx=ast.Store())],
+                                  value=substitute(rule.shared, names), lineno=0))
+            names["shared"] = shared
+        for k, atom in active:
+            first = self.single_use.get(atom.id) == id(s)   # linspace's scalar operands
+            out.append(accumulate(self.bar(atom.id), substitute(rule.reverse[k], names),
+                                  False, first, origin))
         if self.layout.loops[id(s)]:
             out += ir.parse(f"{bar}.fill(0.0)")
         for node in out:

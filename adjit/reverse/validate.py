@@ -9,7 +9,7 @@ import ast
 from .. import ir
 from ..analysis.types import is_array
 from ..errors import error_at
-from ..rules.table import ARRAY_RULES
+from ..rules.table import ARRAY_OP_NAMES, ARRAY_RULES
 
 
 class Validation:
@@ -53,6 +53,7 @@ class Validation:
         """The adjoint of an array-level operation reads its operands' values in the
         backward sweep: nothing may change them after the operation."""
         pos, loops = self.layout.pos[id(s)], set(self.layout.loops[id(s)])
+        op = ARRAY_OP_NAMES.get(self.prim(s).obj, "an array-level operation")
         for a in self.prim(s).diff_operands():
             arr = a[1].id
             for w in ir.walk_stmts(self.stmts):
@@ -61,18 +62,21 @@ class Validation:
                 if changes and loops and loops & set(self.layout.loops[id(w)]):
                     what = "an array expression" if arr.startswith("_") else \
                         f"the array '{arr}'"
+                    product = op == "a matrix product"
                     raise error_at(ir.note(s, "origin", None),
-                                   f"a matrix product inside a loop reading {what} "
-                                   "that the same loop computes again in its next iteration",
-                                   "Its adjoint would need every iteration's operand: write the "
-                                   "product as explicit loops over elements (one row of A times "
-                                   "x at a time), or move it out of the loop.")
+                                   f"{op} inside a loop reading {what} that the same loop "
+                                   "computes again in its next iteration",
+                                   "Its adjoint would need every iteration's operand, which "
+                                   "adjit does not record for array-level operations: "
+                                   + ("write the product as explicit loops over elements (one "
+                                      "row of A times x at a time), or move it out of the loop."
+                                      if product else "move it out of the loop."))
                 if changes and (self.layout.pos[id(w)] > pos or
                                 loops & set(self.layout.loops[id(w)])):
                     raise error_at(ir.note(s, "origin", None),
-                                   f"the array '{arr}' is changed after a matrix product "
-                                   "reads it", "Finish changing the array before the "
-                                   "product, or multiply a copy (a.copy() @ b).")
+                                   f"the array '{arr}' is changed after {op} reads it",
+                                   "Finish changing the array first, or pass a copy "
+                                   "(a.copy()).")
 
     def _check_result_kept(self, s, var):
         """The adjoint of np.linalg.solve or inv reads the result: it may not change."""

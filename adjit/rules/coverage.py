@@ -95,6 +95,8 @@ def _row(name):
             f"{entry.notes} |"
     if entry.family == "allocate":
         return f"| `{name}` | yes | yes | | none | new array (no derivative to flow) |"
+    if entry.handler == "packed":
+        return f"| `{name}` | yes | yes | | a | at array level: {entry.notes} |"
     if entry.handler == "keep":
         return f"| `{name}` | yes | yes | | all | at array level: {entry.notes} |"
     return f"| `{name}` | yes | yes | | {_ARRAY_ARGS.get(entry.handler, 'array')} | " \

@@ -29,7 +29,11 @@ no entry: the normalizer folds any int or float a name resolves to):
 - `methods`: array methods that mean the same (`a.sum()` for np.sum);
 - `cuda`: False for a function whose rule calls what numba.cuda does not compile;
 - `array_rule`: for an operation kept at array level in generated code (matrix products,
-  np.linspace, np.arange), its derivative (an ArrayRule).
+  np.linspace, np.arange), its derivative (an ArrayRule);
+- `packed`: for a function whose result is a number or a tuple (np.linalg.det, slogdet,
+  eigh), (helper, how): the helper computes the result as one array, whose ArrayRule is the
+  derivative, and `how` unpacks it where the call stood ("item": element 0, "items": each
+  element, "rows": row 0 and the rows below it).
 
 docs/coverage.md is generated from the registry (`make coverage`).
 """
@@ -56,10 +60,14 @@ class ArrayRule:
     derivative. `defaults` fill operands a call leaves out; `result(args)` gives the
     result's (ndim, dtype) from the operands' (ndim, is_float), ndim 0 for a number;
     `reads`: whether the reverse expressions read operands' values, `reads_out` whether
-    they read the result's (either must then not change afterwards)."""
+    they read the result's (either must then not change afterwards). `shared`: an expression
+    the reverse expressions of several operands need (`shared` names its value there),
+    computed once before them (np.linalg.solve's solve with the transpose)."""
 
-    def __init__(self, key, params, reverse, tangent, result, reads=False, defaults=None):
+    def __init__(self, key, params, reverse, tangent, result, reads=False, defaults=None,
+                 shared=None):
         self.key = key
+        self.shared = None if shared is None else ast.parse(shared, mode="eval").body
         self.params = tuple(params)
         self.reverse = tuple(None if r is None else ast.parse(r, mode="eval").body
                              for r in reverse)
@@ -71,7 +79,8 @@ class ArrayRule:
                          for k, v in (defaults or {}).items()}
         self.text = (tuple(reverse), tuple(tangent))
         self.reads_out = any(isinstance(n, ast.Name) and n.id == "out"
-                             for r in self.reverse if r is not None for n in ast.walk(r))
+                             for r in self.reverse + (self.shared,) if r is not None
+                             for n in ast.walk(r))
 
     @property
     def differentiable(self):
@@ -83,7 +92,7 @@ class Primitive:
 
     def __init__(self, obj, name, family, rule=None, scalar=None, arity=1, reduction=None,
                  handler=None, cost="cheap", domain=None, methods=(), notes="", params=(),
-                 result=None, statement=False, cuda=True, array_rule=None):
+                 result=None, statement=False, cuda=True, array_rule=None, packed=None):
         self.obj = obj
         self.name = name
         self.family = family
@@ -101,6 +110,7 @@ class Primitive:
         self.statement = statement
         self.cuda = cuda
         self.array_rule = array_rule
+        self.packed = packed
 
     @property
     def differentiable(self):

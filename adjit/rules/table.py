@@ -240,13 +240,45 @@ REGISTRY.get(np.arange).array_rule = ArrayRule(
 # x = solve(A, b): g = solve(A.T, x_bar), b_bar += g, A_bar -= g x.T; x_dot = solve(A, b_dot -
 # A_dot x). C = inv(A): A_bar -= C.T C_bar C.T; C_dot = -C A_dot C
 _R.define(np.linalg.solve, "np.linalg.solve", "array", handler="keep", array_rule=ArrayRule(
-    "solve", ("a", "b"), ("-vec.solve_a_bar(a, out, out_bar)", "np.linalg.solve(a.T, out_bar)"),
+    "solve", ("a", "b"), ("-vec.outer_nt(shared, out)", "shared"),
     ("-np.linalg.solve(a, np.dot(d, out))", "np.linalg.solve(a, d)"),
-    lambda args: (args[1][0], "f"), reads=True),
+    lambda args: (args[1][0], "f"), reads=True, shared="np.linalg.solve(a.T, out_bar)"),
     notes="the adjoint solves with the transpose")
 _R.define(np.linalg.inv, "np.linalg.inv", "array", handler="keep", array_rule=ArrayRule(
     "inv", ("a",), ("-vec.mm_nt(vec.mm_tn(out, out_bar), out)",), ("-vec.mm(vec.mm(out, d), out)",),
     lambda args: (2, "f")), notes="the adjoint and tangent multiply by the inverse")
+
+# factorizations of symmetric matrices read A's lower triangle (as numba's LAPACK calls do): their
+# adjoints are zero above the diagonal, their tangents see tril(A_dot) + tril(A_dot, -1).T.
+# L = cholesky(A): L_dot = L Phi(L^-1 S L^-T); A_bar from two triangular solves
+_R.define(np.linalg.cholesky, "np.linalg.cholesky", "array", handler="keep",
+          array_rule=ArrayRule("cholesky", ("a",), ("vec.cholesky_a_bar(out, out_bar)",),
+                               ("vec.cholesky_tangent(out, d)",), lambda args: (2, "f")),
+          notes="reads the lower triangle; adjoint by triangular solves")
+_R.define(np.linalg.eigvalsh, "np.linalg.eigvalsh", "array", handler="keep",
+          array_rule=ArrayRule("eigvalsh", ("a",), ("vec.eigvalsh_a_bar(a, out_bar)",),
+                               ("vec.eigvalsh_tangent(a, d)",), lambda args: (1, "f"),
+                               reads=True),
+          notes="reads the lower triangle")
+# results that are a number or a tuple are computed as one packed array by a helper (whose
+# ArrayRule is the derivative) and unpacked where the call stood: `packed` = (helper, how)
+_R.define(np.linalg.det, "np.linalg.det", "array", handler="packed",
+          packed=(vec.det1, "item"), notes="adjoint det(A) A^-T by one LU solve")
+_R.define(np.linalg.slogdet, "np.linalg.slogdet", "array", handler="packed",
+          packed=(vec.slogdet2, "items"), notes="no derivative through the sign")
+_R.define(np.linalg.eigh, "np.linalg.eigh", "array", handler="packed",
+          packed=(vec.eigh_packed, "rows"),
+          notes="reads the lower triangle; eigenvector derivatives raise ValueError at a "
+                "repeated eigenvalue")
+_R.define(vec.det1, "vec.det1", "helper", array_rule=ArrayRule(
+    "det1", ("a",), ("vec.det_a_bar(a, out, out_bar)",), ("vec.det_tangent(a, out, d)",),
+    lambda args: (1, "f"), reads=True))
+_R.define(vec.slogdet2, "vec.slogdet2", "helper", array_rule=ArrayRule(
+    "slogdet2", ("a",), ("vec.slogdet_a_bar(a, out_bar)",), ("vec.slogdet_tangent(a, d)",),
+    lambda args: (1, "f"), reads=True))
+_R.define(vec.eigh_packed, "vec.eigh_packed", "helper", array_rule=ArrayRule(
+    "eigh_packed", ("a",), ("vec.eigh_a_bar(out, out_bar)",), ("vec.eigh_tangent(out, d)",),
+    lambda args: (2, "f")))
 
 # allocation ------------------------------------------------------------------------------------
 for _obj in (np.zeros, np.ones, np.empty):
@@ -362,6 +394,11 @@ is piecewise constant: no derivative through stop)."""
 
 ARRAY_RULES = {e.array_rule.key: e.array_rule for e in _R.entries if e.array_rule is not None}
 """The derivatives of the array-level operations, by key."""
+
+ARRAY_OP_NAMES = {**{e.array_rule.key: e.name for e in _R.entries if e.array_rule is not None},
+                  **{e.packed[0].__name__: e.name for e in _R.entries if e.packed is not None},
+                  **{k: "a matrix product" for k in ("mm", "mm_tn", "mm_nt", "mm_tt")}}
+"""What an error message calls each array-level operation."""
 
 ARRAY_OP_OPERANDS = {k: r.differentiable for k, r in ARRAY_RULES.items()}
 """The differentiable operand positions of each array-level operation (arange: start and

@@ -224,9 +224,221 @@ def digamma(x):
 
 
 @numba.njit(cache=False)
-def solve_a_bar(a, out, out_bar):
-    """A's adjoint through x = np.linalg.solve(A, b), without the sign: g x.T with
-    g = solve(A.T, x_bar) (the outer product g x for vectors)."""
-    g = np.ascontiguousarray(np.linalg.solve(a.T, out_bar))
-    x = np.ascontiguousarray(out)
-    return np.dot(g.reshape(g.shape[0], -1), x.reshape(x.shape[0], -1).T)
+def outer_nt(g, x):
+    """g x.T for g, x both vectors or both matrices (np.linalg.solve's A adjoint is -g x.T
+    with g = solve(A.T, x_bar))."""
+    g2 = np.ascontiguousarray(g)
+    x2 = np.ascontiguousarray(x)
+    return np.dot(g2.reshape(g2.shape[0], -1), x2.reshape(x2.shape[0], -1).T)
+
+
+@numba.njit(cache=False)
+def lower_solve(l, b):
+    """X with L X = B for lower-triangular L (forward substitution, by rows; B 2-D)."""
+    n, m = b.shape
+    x = b.copy()
+    for i in range(n):
+        for k in range(i):
+            c = l[i, k]
+            for j in range(m):
+                x[i, j] -= c * x[k, j]
+        r = 1.0 / l[i, i]
+        for j in range(m):
+            x[i, j] *= r
+    return x
+
+
+@numba.njit(cache=False)
+def lower_t_solve(l, b):
+    """X with L.T X = B for lower-triangular L (back substitution, by rows; B 2-D)."""
+    n, m = b.shape
+    x = b.copy()
+    for i in range(n - 1, -1, -1):
+        for k in range(i + 1, n):
+            c = l[k, i]
+            for j in range(m):
+                x[i, j] -= c * x[k, j]
+        r = 1.0 / l[i, i]
+        for j in range(m):
+            x[i, j] *= r
+    return x
+
+
+@numba.njit(cache=False)
+def lower_sym(d):
+    """The symmetric matrix a function of A's lower triangle sees when A moves by d:
+    tril(d) + tril(d, -1).T."""
+    n = d.shape[0]
+    s = np.empty((n, n))
+    for i in range(n):
+        for j in range(i + 1):
+            s[i, j] = d[i, j]
+            s[j, i] = d[i, j]
+    return s
+
+
+@numba.njit(cache=False)
+def lower_bar(m):
+    """A's adjoint through a function of its lower triangle whose adjoint with respect to
+    the symmetric matrix is m: tril(m + m.T) - diag(m) (zero above the diagonal)."""
+    n = m.shape[0]
+    a = np.zeros((n, n))
+    for i in range(n):
+        for j in range(i):
+            a[i, j] = m[i, j] + m[j, i]
+        a[i, i] = m[i, i]
+    return a
+
+
+@numba.njit(cache=False)
+def cholesky_tangent(l, d):
+    """L_dot = L Phi(L^-1 S L^-T) for L = cholesky(A), S the symmetric move of A's lower
+    triangle, Phi the lower triangle with the diagonal halved."""
+    z = lower_solve(l, lower_sym(d))                  # L^-1 S
+    x = lower_solve(l, np.ascontiguousarray(z.T))     # L^-1 (L^-1 S)^T = L^-1 S L^-T
+    n = l.shape[0]
+    for i in range(n):
+        x[i, i] *= 0.5
+        for j in range(i + 1, n):
+            x[i, j] = 0.0
+    return np.dot(l, x)
+
+
+@numba.njit(cache=False)
+def cholesky_a_bar(l, l_bar):
+    """A's adjoint through L = cholesky(A): with P = Phi(L.T L_bar), M = L^-T P L^-1, read
+    through the lower triangle (two triangular solves, no inverse)."""
+    n = l.shape[0]
+    p = np.zeros((n, n))
+    for k in range(n):              # the lower triangle of L.T L_bar (L[k, i] = 0 for k < i)
+        for i in range(k + 1):
+            c = l[k, i]
+            for j in range(i + 1):
+                p[i, j] += c * l_bar[k, j]
+    for i in range(n):
+        p[i, i] *= 0.5
+    y = lower_t_solve(l, p)                                 # L^-T P
+    m = lower_t_solve(l, np.ascontiguousarray(y.T)).T       # (L^-T (L^-T P)^T)^T = L^-T P L^-1
+    return lower_bar(m)
+
+
+@numba.njit(cache=False)
+def det1(a):
+    """[np.linalg.det(a)]."""
+    out = np.empty(1)
+    out[0] = np.linalg.det(a)
+    return out
+
+
+@numba.njit(cache=False)
+def det_a_bar(a, out, out_bar):
+    """A's adjoint through det(A): det_bar det(A) A^-T (A^-T from one LU solve)."""
+    n = a.shape[0]
+    return (out_bar[0] * out[0]) * np.linalg.solve(np.ascontiguousarray(a.T), np.eye(n))
+
+
+@numba.njit(cache=False)
+def det_tangent(a, out, d):
+    """[det(A) tr(A^-1 A_dot)]."""
+    t = np.empty(1)
+    t[0] = out[0] * np.trace(np.linalg.solve(a, d))
+    return t
+
+
+@numba.njit(cache=False)
+def slogdet2(a):
+    """[sign, log|det|] of np.linalg.slogdet(a)."""
+    sign, logdet = np.linalg.slogdet(a)
+    out = np.empty(2)
+    out[0] = sign
+    out[1] = logdet
+    return out
+
+
+@numba.njit(cache=False)
+def slogdet_a_bar(a, out_bar):
+    """A's adjoint through log|det A|: logdet_bar A^-T (the sign has no derivative)."""
+    n = a.shape[0]
+    return out_bar[1] * np.linalg.solve(np.ascontiguousarray(a.T), np.eye(n))
+
+
+@numba.njit(cache=False)
+def slogdet_tangent(a, d):
+    """[0, tr(A^-1 A_dot)]."""
+    t = np.zeros(2)
+    t[1] = np.trace(np.linalg.solve(a, d))
+    return t
+
+
+@numba.njit(cache=False)
+def eigh_packed(a):
+    """np.linalg.eigh(a) as one (n + 1, n) array: eigenvalues in row 0, eigenvectors below."""
+    w, v = np.linalg.eigh(a)
+    n = a.shape[0]
+    out = np.empty((n + 1, n))
+    out[0] = w
+    out[1:] = v
+    return out
+
+
+@numba.njit(cache=False)
+def _gaps(w, need):
+    """F[i, j] = 1 / (w[j] - w[i]) off the diagonal; ValueError when eigenvalues repeat and
+    eigenvector derivatives are needed (they do not exist there)."""
+    n = w.shape[0]
+    f = np.zeros((n, n))
+    for i in range(n):
+        for j in range(n):
+            if i != j:
+                gap = w[j] - w[i]
+                if gap == 0.0 and need:
+                    raise ValueError("adjit: np.linalg.eigh eigenvectors have no derivative "
+                                     "at a repeated eigenvalue")
+                f[i, j] = 1.0 / gap if gap != 0.0 else 0.0
+    return f
+
+
+@numba.njit(cache=False)
+def eigh_a_bar(out, out_bar):
+    """A's adjoint through (w, V) = eigh(A): M = V (diag(w_bar) + F o (V.T V_bar)) V.T, read
+    through the lower triangle."""
+    w = out[0]
+    v = np.ascontiguousarray(out[1:])
+    w_bar = out_bar[0]
+    v_bar = np.ascontiguousarray(out_bar[1:])
+    need = np.any(v_bar != 0.0)
+    inner = _gaps(w, need) * np.dot(v.T, v_bar) if need else np.zeros((w.shape[0], w.shape[0]))
+    for i in range(w.shape[0]):
+        inner[i, i] += w_bar[i]
+    return lower_bar(np.dot(np.dot(v, inner), v.T))
+
+
+@numba.njit(cache=False)
+def eigh_tangent(out, d):
+    """[w_dot; V_dot]: w_dot = diag(V.T S V), V_dot = V (F o (V.T S V)), S the symmetric
+    move of A's lower triangle."""
+    w = out[0]
+    v = np.ascontiguousarray(out[1:])
+    n = w.shape[0]
+    g = np.dot(np.dot(v.T, lower_sym(d)), v)
+    t = np.empty((n + 1, n))
+    for i in range(n):
+        t[0, i] = g[i, i]
+    t[1:] = np.dot(v, _gaps(w, True) * g)
+    return t
+
+
+@numba.njit(cache=False)
+def eigvalsh_a_bar(a, out_bar):
+    """A's adjoint through w = eigvalsh(A): V diag(w_bar) V.T, read through the lower
+    triangle (V from eigh: eigvalsh does not keep it)."""
+    _, v = np.linalg.eigh(a)
+    return lower_bar(np.dot(v * out_bar, v.T))
+
+
+@numba.njit(cache=False)
+def eigvalsh_tangent(a, d):
+    """w_dot = diag(V.T S V)."""
+    _, v = np.linalg.eigh(a)
+    g = np.dot(np.dot(v.T, lower_sym(d)), v)
+    return np.diag(g).copy()
