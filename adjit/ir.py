@@ -9,12 +9,13 @@ flags. Statements carry notes, read and written only through `note` and `annotat
 """
 import ast
 
-NOTES = ("origin", "user", "trip", "hoisted", "forward_only", "atomic", "checkpoint")
+NOTES = ("origin", "user", "trip", "hoisted", "forward_only", "atomic", "checkpoint", "opaque")
 """The notes a statement can carry: origin (filename, line, function) of the user code it came
 from; on loops, trip (the name of the trip counter of a lowered while loop, or None), user (a
 loop the user wrote, not one of vectorized code) and hoisted (names moved in front of it);
 forward_only (a statement the backward sweep skips), atomic (a store standing for
-cuda.atomic.add), checkpoint (a marker of a checkpointed loop)."""
+cuda.atomic.add), checkpoint (a marker of a checkpointed loop); on a call with no derivative
+rule, opaque (its result descriptor, rules/opaque.py)."""
 
 
 def note(node, key, default=None):

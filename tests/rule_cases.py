@@ -62,6 +62,10 @@ def r_isnan(x): return x * 2.0 if not math.isnan(x) and math.isfinite(x) and \
 def r_np_degrees(x): return np.degrees(x)  # noqa: E704
 def r_np_radians(x): return np.radians(x)  # noqa: E704
 def r_rint(x): return np.rint(x) + x * x  # noqa: E704
+def r_np_round(x): return np.round(x) + x * x  # noqa: E704
+def r_np_around(x): return np.around(x) * x  # noqa: E704
+def r_np_ceil(x): return np.ceil(x) + x * x  # noqa: E704
+def r_np_trunc(x): return np.trunc(x) * x  # noqa: E704
 
 UNARY = [
     (r_sin, (-3.0, 3.0), math.cos),
@@ -117,6 +121,10 @@ UNARY = [
     (r_np_degrees, (-3.0, 3.0), lambda x: 180.0 / math.pi),
     (r_np_radians, (-3.0, 3.0), lambda x: math.pi / 180.0),
     (r_rint, (0.05, 0.45), lambda x: 2.0 * x),
+    (r_np_round, (0.05, 0.45), lambda x: 2.0 * x),
+    (r_np_around, (0.55, 1.45), lambda x: 1.0),
+    (r_np_ceil, (0.05, 0.95), lambda x: 2.0 * x),
+    (r_np_trunc, (1.05, 1.95), lambda x: 1.0),
 ]
 
 
@@ -172,6 +180,6 @@ RULES_COVERED = {
     math.acosh, math.atanh, math.log2, np.cbrt, np.exp2, np.deg2rad, np.rad2deg, np.sinc,
     np.logaddexp, np.logaddexp2, math.copysign, np.copysign, math.lgamma, math.gamma,
     math.degrees, math.radians, np.degrees, np.radians, math.isnan, math.isinf, math.isfinite,
-    np.rint,
+    np.rint, np.round, np.around, np.ceil, np.trunc,
 }
 _ = np

@@ -111,3 +111,114 @@ def scalar_draw(x):
 def test_cuda_code_refuses_numpy_draws():
     with pytest.raises(AdjitError, match="np.random.random` in CUDA code"):
         adjit.grad(scalar_draw, target="cuda")(1.0)
+
+
+# calls adjit has no entry for, called as they are where no derivative flows through them --
+def binned_loss(x, data, edges):
+    """Interpolation weights from searchsorted/digitize on data, a histogram of the data, the
+    distinct values: every one a constant for differentiation."""
+    i = np.searchsorted(edges, 0.45)
+    j = np.searchsorted(edges, 0.45, side="right")
+    b = np.digitize(data, edges)
+    counts, bounds = np.histogram(data, bins=3)
+    u = np.unique(np.round(data * 4.0))
+    c = np.cumprod(data)
+    return (x[i] * x[j] + np.sum(x[b] ** 2) + np.sum(x[:3] * counts) + np.sum(bounds) * x[0]
+            + np.sum(x[:u.shape[0]]) + np.sum(c * x))
+
+
+DATA = np.array([0.05, 0.3, 0.62, 0.41, 0.88])
+EDGES = np.array([0.0, 0.25, 0.5, 0.75, 1.0])
+
+
+def test_calls_with_no_rule_on_data_match_numba_and_finite_differences():
+    compiled = numba.njit(binned_loss)
+    value, g = adjit.value_and_grad(binned_loss)(X, DATA, EDGES)
+    assert value == pytest.approx(compiled(X, DATA, EDGES), rel=1e-14)
+    np.testing.assert_allclose(g, fd_grad(compiled, (X, DATA, EDGES), 0), rtol=1e-7)
+    v = np.linspace(-1.0, 1.0, 5)
+    assert adjit.jvp(binned_loss)(X, DATA, EDGES, v)[1] == pytest.approx(np.dot(g, v),
+                                                                        rel=1e-12)
+
+
+def integer_results_of_varied_values(x):
+    """Integer-valued results of varied values are piecewise constant: no derivative flows
+    (np.round and np.ceil have derivative zero, as in JAX)."""
+    k = np.searchsorted(np.sort(x), 0.5)
+    return x[k] * 3.0 + np.sum(np.round(x * 3.0) * x) + np.sum(np.ceil(x) + np.trunc(x))
+
+
+def test_integer_results_of_varied_values_match_finite_differences():
+    compiled = numba.njit(integer_results_of_varied_values)
+    x = np.array([0.31, 0.72, 0.14, 0.93, 0.58])
+    g = adjit.grad(integer_results_of_varied_values)(x)
+    np.testing.assert_allclose(g, fd_grad(compiled, (x,), 0, h=1e-7), rtol=1e-7)
+
+
+def shuffled_minibatch_sgd(w, X, y, epochs):
+    n = X.shape[0]
+    idx = np.arange(n)
+    np.random.seed(0)
+    loss = 0.0
+    for e in range(epochs):
+        np.random.shuffle(idx)
+        for k in range(0, n, 2):
+            i = idx[k]
+            r = np.dot(X[i], w) - y[i]
+            loss += r * r
+    return loss
+
+
+def test_shuffling_an_index_array():
+    rng = np.random.default_rng(0)
+    X, y = rng.random((6, 3)), rng.random(6)
+    w = np.array([0.2, -0.1, 0.4])
+    compiled = numba.njit(shuffled_minibatch_sgd)
+    value, g = adjit.value_and_grad(shuffled_minibatch_sgd)(w, X, y, 3)
+    assert value == pytest.approx(compiled(w, X, y, 3), rel=1e-14)
+    np.testing.assert_allclose(g, fd_grad(compiled, (w, X, y, 3), 0), rtol=1e-7)
+
+
+def through_nancumsum(x):
+    return np.sum(np.nancumsum(x))
+
+
+def shuffle_floats(x):
+    y = x * 2.0
+    np.random.shuffle(y)
+    return np.sum(y * np.arange(5.0))
+
+
+def nanmedian_of_argument(x):
+    return np.nanmedian(x) * 2.0
+
+
+@pytest.mark.parametrize("f, match", [
+    (through_nancumsum, "a derivative would have to flow through `np.nancumsum`, which has "
+                        "no derivative rule"),
+    (nanmedian_of_argument, "flow through `np.nanmedian`"),
+    (shuffle_floats, "a call to `np.random.shuffle` for its effect, with the float array `y`"),
+])
+@pytest.mark.parametrize("mode", ["grad", "jvp"])
+def test_a_derivative_through_a_call_with_no_rule_is_refused(f, match, mode):
+    with pytest.raises(AdjitError, match=match):
+        if mode == "grad":
+            adjit.grad(f)(X)
+        else:
+            adjit.jvp(f)(X, X)
+
+
+def test_stopped_arguments_make_a_call_with_no_rule_a_constant():
+    def f(x):
+        return np.sum(np.nancumsum(adjit.stop_gradient(x)) * x)
+    np.testing.assert_allclose(adjit.grad(f)(X), np.cumsum(X), rtol=1e-15)
+
+
+def view_of_data(x, data):
+    v = np.atleast_1d(data)
+    return np.sum(x * v)
+
+
+def test_a_call_with_no_rule_that_may_return_a_view_is_refused():
+    with pytest.raises(AdjitError, match="may return a view of its argument"):
+        adjit.grad(view_of_data)(X, X)

@@ -196,3 +196,84 @@ def test_eigenvector_derivatives_at_a_repeated_eigenvalue_raise():
         vals, vecs = np.linalg.eigh(a)
         return np.sum(vals * np.arange(3.0))
     np.testing.assert_allclose(adjit.grad(values_only)(np.eye(3)), np.diag(np.arange(3.0)))
+
+
+def running_products_and_interpolation(x, xp, fp, a):
+    """np.cumprod (a zero inside: exact), np.interp in all three arguments, with an array
+    and with a number of query points, points outside the table included."""
+    y = np.interp(x, xp, fp)
+    z = np.interp(0.37 * a[0], xp, fp * 2.0)
+    c = np.cumprod(a)
+    return (np.sum(y ** 2) + z * 3.0 + np.sum(c * np.arange(4.0))
+            + np.sum(np.cumprod(a.reshape(2, 2))))
+
+
+def test_cumprod_and_interp_match_numba_and_finite_differences():
+    args = (np.array([-0.2, 0.15, 0.5, 0.93, 1.4]), np.array([0.0, 0.3, 0.6, 1.0]),
+            np.array([1.0, -0.5, 2.0, 0.7]), np.array([0.7, 0.0, 1.3, -0.4]))
+    check_against_numba(running_products_and_interpolation, args)
+    for k in range(1, 4):      # forward mode in each of the other arguments too
+        v = np.linspace(-1.0, 1.0, args[k].size)
+        g = adjit.grad(running_products_and_interpolation, argnums=k)(*args)
+        assert adjit.jvp(running_products_and_interpolation, argnums=k)(*args, v)[1] == \
+            pytest.approx(np.dot(g, v), rel=1e-12, abs=1e-12)
+
+
+def test_cumprod_at_zeros_matches_the_analytic_derivative():
+    """d/da_j sum_k cumprod(a)_k = sum_{k>=j} prod_{i<=k, i!=j} a_i, with two zeros."""
+    def total(a):
+        return np.sum(np.cumprod(a))
+    a = np.array([2.0, 0.0, 3.0, 0.0, 5.0])
+    expected = [1.0, 2.0 + 2.0 * 3.0, 0.0, 0.0, 0.0]
+    np.testing.assert_array_equal(adjit.grad(total)(a), expected)
+
+
+def nan_reductions(x, a):
+    y = x * a
+    return (np.nansum(y) + np.nanmean(y ** 2) + np.nanmax(y) * 2.0 + np.nanmin(x)
+            + np.nanprod(x[:3]))
+
+
+def test_nan_reductions_match_numba_and_finite_differences_at_the_numbers():
+    """At a NaN element the derivative is what the arithmetic gives (0 * NaN through y ** 2
+    is NaN, as in JAX); at the numbers it matches finite differences."""
+    x = np.array([0.3, np.nan, -1.2, 0.8, np.nan, 0.5])
+    a = np.array([1.0, 2.0, 0.5, 1.5, 1.0, -1.0])
+    compiled = numba.njit(nan_reductions)
+    value, (gx, ga) = adjit.value_and_grad(nan_reductions, argnums=(0, 1))(x, a)
+    assert value == pytest.approx(compiled(x, a), rel=1e-14)
+    numbers = ~np.isnan(x)
+    for g, k in ((gx, 0), (ga, 1)):
+        np.testing.assert_allclose(g[numbers], fd_grad(compiled, (x, a), k)[numbers],
+                                   rtol=1e-7)
+    v = np.where(numbers, np.linspace(-1.0, 1.0, 6), 0.0)
+    assert adjit.jvp(nan_reductions)(x, a, v)[1] == pytest.approx(np.dot(gx[numbers],
+                                                                         v[numbers]))
+
+
+def test_nan_reductions_of_an_argument_give_zero_at_nan_and_nan_when_all_are_nan():
+    def direct(x):
+        return np.nansum(x) + np.nanmax(x) + np.nanmean(x)
+    x = np.array([1.0, np.nan, 3.0])
+    np.testing.assert_array_equal(adjit.grad(direct)(x), [1.5, 0.0, 2.5])
+    value = adjit.value_and_grad(direct)(np.full(3, np.nan))[0]
+    assert np.isnan(value) and np.isnan(numba.njit(direct)(np.full(3, np.nan)))
+
+
+def norms(x, m):
+    return (np.linalg.norm(x, 1) + np.linalg.norm(x, np.inf) + 2.0 * np.linalg.norm(x, -np.inf)
+            + np.linalg.norm(x, 3) + np.linalg.norm(x, ord=0.5) + np.linalg.norm(x, 0)
+            + np.linalg.norm(m, 1) + np.linalg.norm(m, -1) + np.linalg.norm(m, np.inf)
+            + np.linalg.norm(m, -np.inf) + np.linalg.norm(x, 2) + np.linalg.norm(m))
+
+
+def test_norms_of_every_order_numba_takes_match_finite_differences():
+    check_against_numba(norms, (np.array([0.3, -1.7, 0.9, 2.2]),
+                                np.array([[1.0, -2.5, 0.4], [3.1, 0.2, -0.7]])))
+
+
+def test_matrix_two_norm_is_refused():
+    def two(m):
+        return np.linalg.norm(m, 2)
+    with pytest.raises(adjit.AdjitError, match="the matrix norm of order 2"):
+        adjit.grad(two)(np.eye(2))

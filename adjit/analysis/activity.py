@@ -9,6 +9,7 @@ it, so a stopped expression produces no adjoint code at all.
 import ast
 
 from .. import ir
+from ..errors import error_at
 from .prims import classify
 from .types import is_float_kind
 
@@ -49,3 +50,13 @@ def active_variables(stmts, result, wrt, kinds, env, roots=()):
                 useful.add(source)
                 changed = True
     return {v for v in varied & useful if is_float_kind(kinds.get(v))}
+
+
+def opaque_refusal(s):
+    """The error for a derivative that would flow through a call with no derivative rule."""
+    return error_at(ir.note(s, "origin", None),
+                    f"a derivative would have to flow through `{ast.unparse(s.value.func)}`, "
+                    "which has no derivative rule",
+                    "If its result is a constant for differentiation, wrap its arguments in "
+                    "stop_gradient(...); otherwise write it as Python/@njit code adjit can read "
+                    "(loops and math functions).")

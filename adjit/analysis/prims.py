@@ -39,6 +39,10 @@ class Prim:
         if self.kind == "op":
             return [(k, a) for k, a in enumerate(self.operands)
                     if self.rule.partials[k] is not None]
+        if self.kind == "opaque":
+            # no rule: the result depends on every argument, and a derivative that would
+            # flow through it is refused (reverse/validate.py, forward/tangent.py)
+            return [(k, a) for k, a in enumerate(self.operands) if isinstance(a, ast.Name)]
         return []
 
 
@@ -81,5 +85,7 @@ def classify(value, env):
         rule = rule_for_call(obj)
         if obj is stop_gradient:
             return Prim("stop", list(value.args), rule, obj)
+        if rule is None:        # a call with no derivative rule (rules/opaque.py)
+            return Prim("opaque", ir.operands(value), obj=obj)
         return Prim("op", list(value.args), rule, obj)
     raise AssertionError(ast.dump(value))

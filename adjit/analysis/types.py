@@ -9,6 +9,7 @@ import numpy as np
 
 from ..errors import error_at
 from .. import ir
+from ..rules import opaque
 from ..rules.table import ARRAY_RULES, INACTIVE, INT_ALLOCATORS
 from .prims import classify
 
@@ -137,6 +138,16 @@ def _check_complete(stmts, kinds):
     """No variable is left without a kind (activity would silently treat it as a constant),
     and every array index is an integer."""
     for s in ir.walk_stmts(stmts):
+        if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) and \
+                ir.note(s.value, "opaque", None) == ("none",):
+            for a in s.value.args:
+                if isinstance(a, ast.Name) and is_float_kind(kinds.get(a.id)) and \
+                        is_array(kinds.get(a.id)):
+                    raise error_at(ir.note(s, "origin", None), "a call to "
+                                   f"`{ast.unparse(s.value.func)}` for its effect, with the "
+                                   f"float array `{a.id}`, which it may change",
+                                   "adjit cannot see what it writes: write the change as "
+                                   "code adjit can read, or call it on a copy.")
         if not isinstance(s, ast.Assign):
             continue
         origin = ir.note(s, "origin", None)
@@ -165,6 +176,31 @@ def _calls(call, table):
                                        for f in table)
 
 
+def _opaque_kind(stmt, prim, kinds):
+    """The kind of a call with no derivative rule: numba's type of it (rules/opaque.py)."""
+    descs = []
+    for a in stmt.value.args:
+        if isinstance(a, ast.Constant):
+            descs.append(("const", a.value))
+            continue
+        kind = kinds.get(a.id) if isinstance(a, ast.Name) else None
+        if kind is None:
+            return None
+        descs.append(("array", kind.ndim, kind.dtype) if is_array(kind) else
+                     ("b",) if kind == BOOL else ("i",) if kind == INT else ("f",))
+    try:
+        desc = opaque.result(prim.obj, tuple(descs))
+    except opaque.Untyped as exc:
+        raise error_at(ir.note(stmt, "origin", None), "a call with no derivative rule that "
+                       f"numba does not compile for these arguments ({exc})",
+                       "Call it as numba accepts it.") from None
+    if desc is None or desc[0] in ("tuple", "none"):
+        return OTHER
+    if desc[0] == "array":
+        return ArrayKind(desc[1], desc[2] == "f", desc[2])
+    return {"f": FLOAT, "i": INT, "b": BOOL}[desc[0]]
+
+
 def _atom_kind(atom, kinds):
     if isinstance(atom, ast.Constant):
         v = atom.value
@@ -188,6 +224,8 @@ def _kind_of(stmt, kinds, env):
         ndim, dtype = ARRAY_RULES[prim.obj].result(
             [(k.ndim, k.is_float) if is_array(k) else (0, k == FLOAT) for k in ops])
         return ArrayKind(ndim, dtype == "f")
+    if prim.kind == "opaque":
+        return _opaque_kind(stmt, prim, kinds)
     if prim.kind == "inactive":
         dims = [("tuple", len(a.elts)) if isinstance(a, ast.Tuple) else
                 (kinds[a.id].ndim if isinstance(a, ast.Name) and is_array(kinds.get(a.id))

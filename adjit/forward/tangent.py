@@ -10,7 +10,7 @@ ones, as in reverse mode) get tangents.
 import ast
 import copy
 
-from ..analysis.activity import active_variables
+from ..analysis.activity import active_variables, opaque_refusal
 from ..analysis.prims import classify
 from ..analysis.types import FLOAT, is_array
 from .. import ir
@@ -86,6 +86,8 @@ class TangentBuilder:
             return []
         kind = self.kinds.get(target)
         prim = classify(s.value, self.env)
+        if prim.kind == "opaque":
+            raise opaque_refusal(s)
         dot = self.dot(target)
         if is_array(kind):
             if prim.kind == "alloc":

@@ -167,6 +167,9 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining):
                     ndim, dtype = INACTIVE[obj].result(
                         [self.argument_dims(a) for a in value.args])
                     info = (ndim, dtype) if ndim else None
+                elif ir.note(value, "opaque", None) is not None:
+                    desc = ir.note(value, "opaque")
+                    info = (desc[1], desc[2]) if desc[0] == "array" else None
         if info is None:
             self.ctx.arrays.pop(target, None)
         else:
@@ -199,6 +202,8 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining):
             return isinstance(base, ast.Name) and \
                 self.ctx.arrays.get(base.id, (0, "?"))[1] == "i"
         if isinstance(value, ast.Call):
+            if ir.note(value, "opaque", None) is not None:
+                return ir.note(value, "opaque") == ("i",)
             obj = self.resolve_generated(value.func)
             if obj in INACTIVE and INACTIVE[obj].result is not None:
                 return INACTIVE[obj].result([self.argument_dims(a) for a in value.args]) == \
@@ -866,7 +871,7 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining):
         if isinstance(inner, types.FunctionType) and not _library_function(inner) and \
                 getattr(obj, "__adjit_function__", None) is None:
             return self.inline(node, inner, out)
-        if node.keywords:
+        if node.keywords and (obj in ARRAY_QUERIES or rule_for_call(obj) is not None):
             raise self.error(node, f"keyword arguments in a call to `{ast.unparse(func)}`",
                              "Pass arguments by position.")
         if obj in ARRAY_QUERIES:
@@ -890,9 +895,7 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining):
         inner = unwrap(obj)
         if isinstance(inner, types.FunctionType) and not _library_function(inner):
             return self.inline(node, inner, out)
-        raise self.error(node, f"a call to `{ast.unparse(func)}`, which has no derivative rule",
-                         "Use math functions adjit knows (see docs), or write the helper as a "
-                         "Python/@njit function adjit can read.")
+        return self.opaque_call(node, obj, out)
 
 _LIBRARIES = {"numpy", "scipy", "numba", "math", "builtins", "adjit"}
 

@@ -105,6 +105,9 @@ class _At:
 
 def check_supported(tree, loc):
     """Raise AdjitError at the first unsupported construct in a function body."""
+    # strings passed to a call (np.searchsorted(a, v, side="right")) are the call's business
+    passed = {id(a) for node in ast.walk(tree) if isinstance(node, ast.Call)
+              for a in node.args + [kw.value for kw in node.keywords]}
     for stmt in tree.body:
         for node, line in _walk_with_lines(stmt, stmt.lineno):
             if not is_supported_class(type(node)):
@@ -114,7 +117,8 @@ def check_supported(tree, loc):
                 raise loc.error(node, "a loop with an `else:` clause is not supported",
                                 "Use a flag variable set before `break` instead.")
             if isinstance(node, ast.Constant) and not _numeric(node.value) and not (
-                    isinstance(node.value, str) and _is_docstring(tree, node)):
+                    isinstance(node.value, str) and (_is_docstring(tree, node) or
+                                                     id(node) in passed)):
                 raise loc.error(node, f"the constant {node.value!r} is not supported",
                                 "Use only numbers and booleans in the differentiated function.")
 

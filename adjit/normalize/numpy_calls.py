@@ -14,6 +14,8 @@ from .. import ir
 from ..api_stop import stop_gradient
 from ..rules.table import (ALLOCATORS, ARRAY_FUNCTIONS, ELEMENTWISE, ELEMENTWISE_ARITY,
                            INACTIVE, METHOD_REDUCTIONS, REDUCTIONS)
+from ..rules import opaque
+from ..runtime import vec
 from ..rules.registry import REGISTRY
 from .values import TupleValue
 from .views import has_take
@@ -231,11 +233,24 @@ class NumpyCalls:
                     self.map_index(w, [], None, out)), ctx=ast.Load()))
             return w
         if what == "norm":
-            if len(args) != 1 or node.keywords:
-                raise self.error(node, "np.linalg.norm with ord= or axis=",
-                                 "adjit differentiates the 2-norm of a whole array: "
-                                 "np.linalg.norm(x).")
+            ord_ = args[1] if len(args) == 2 else None
+            for kw in node.keywords:
+                if kw.arg != "ord" or ord_ is not None:
+                    raise self.error(node, f"np.linalg.norm with `{kw.arg}=`",
+                                     "numba takes np.linalg.norm(x) and np.linalg.norm(x, ord) "
+                                     "only: no axis.")
+                ord_ = kw.value
+            if len(args) not in (1, 2):
+                raise self.error(node, "np.linalg.norm with other than (x, ord)",
+                                 "Write np.linalg.norm(x) or np.linalg.norm(x, ord).")
             x = self.operand(args[0], out)
+            if ord_ is not None:
+                o = self.constant_number(ord_)
+                if o is None:
+                    raise self.error(node, "np.linalg.norm with an `ord` that is not a "
+                                     "number constant", "Write the number (1, 2, np.inf, ...).")
+                if o != 2 or (isinstance(x, Lazy) and len(x.shape) == 2):
+                    return self.norm_of_order(x, o, out, node)
             sq = self.elementwise(("call", "square"), [x], out, node)
             total = self.reduce("sum", sq, None, out, node) if sq is not None else \
                 self.to_atom(out, ast.BinOp(left=x, op=ast.Mult(), right=x))
@@ -269,6 +284,15 @@ class NumpyCalls:
             self.store_elements(self.full_view(name, shape), self.operand(args[1], out), out,
                                 node)
             return ir.name(name)
+        if what == "interp":    # an array of query points kept whole; a number packed
+            if node.keywords or len(args) != 3:
+                raise self.error(node, "np.interp with other than (x, xp, fp)",
+                                 "Write np.interp(x, xp, fp) (numba takes no left=, right=).")
+            atoms = [self.argument_atom(a, out) for a in args]
+            if atoms[0].id in self.ctx.arrays if isinstance(atoms[0], ast.Name) else False:
+                return self.call_of(obj, atoms)
+            packed = self.to_atom(out, self.call_of(vec.interp1, atoms), "_p")
+            return self.element(packed, 0, out)
         if what == "packed":    # a number or a tuple, computed as one array and unpacked
             if node.keywords:
                 raise self.error(node, f"keyword arguments to `{ast.unparse(node.func)}`",
@@ -381,6 +405,173 @@ class NumpyCalls:
                              "Assign its result.")
         return self.call_as_is(entry.obj, args, out, node)
 
+    def opaque_call(self, node, obj, out):
+        """A call of a function with no derivative rule (np.searchsorted, np.digitize,
+        np.unique, ...), kept as it is; its result type is numba's (rules/opaque.py). The
+        reverse and tangent passes refuse it where a derivative would flow through it."""
+        name = ast.unparse(node.func)
+        if not callable(obj):
+            raise self.error(node, f"a call to `{name}`, which is not a function",
+                             "Call functions.")
+        if any(kw.arg in (None, "out") for kw in node.keywords):
+            raise self.error(node, f"`{name}` with `out=` or `**keywords`",
+                             "Assign the result instead of passing out=; pass keywords by name.")
+        atoms, descs = zip(*[self.opaque_argument(a, out) for a in node.args]) \
+            if node.args else ((), ())
+        keywords = [(kw.arg, self.opaque_argument(kw.value, out)) for kw in node.keywords]
+        kw_descs = tuple((k, d) for k, (_, d) in keywords)
+        try:
+            result = opaque.result(obj, descs, kw_descs)
+        except opaque.Untyped as exc:
+            raise self.error(node, f"a call to `{name}`, which has no derivative rule and which "
+                             f"numba does not compile for these arguments ({exc})",
+                             "Call it as numba accepts it; write it as Python/@njit code "
+                             "adjit can read (loops and math functions) if a derivative must "
+                             "flow through it.")
+        if result is None:
+            raise self.error(node, f"a call to `{name}`, whose result adjit cannot hold "
+                             "(complex numbers, strings, objects)",
+                             "Call it outside the differentiated function.")
+        if result == ("none",):
+            if self.statement_call is not node:
+                raise self.error(node, f"`{name}` used as a value (it returns None)",
+                                 "Call it as a statement of its own.")
+            for atom, desc in zip(list(atoms) + [a for _, (a, _) in keywords],
+                                  list(descs) + [d for _, d in kw_descs]):
+                if desc[0] == "array" and self.ctx.arrays[atom.id][1] == "f":
+                    raise self.error(node, f"a call to `{name}` for its effect, with the float "
+                                     f"array `{ast.unparse(atom)}`, which it may change",
+                                     "adjit cannot see what it writes: write the change as "
+                                     "code adjit can read, or call it on a copy.")
+        names = [a for a, d in zip(atoms, descs) if d[0] != "const"] + \
+            [a for _, (a, d) in keywords if d[0] != "const"]
+        if result[0] in ("array", "tuple") and opaque.may_share_memory(obj, descs, kw_descs):
+            raise self.error(node, f"`{name}`, which has no derivative rule and may return a "
+                             "view of its argument (memory adjit cannot follow writes through)",
+                             "Index or reshape the array instead (x[None], x.reshape(...)), or "
+                             "call it outside the differentiated function.")
+        if result == ("none",):
+            return self.effect_call(obj, atoms, descs, names, kw_descs, out, node)
+        if result[0] == "tuple":
+            items = []
+            for k, item in enumerate(result[1]):
+                fn = opaque.caller(obj, descs, kw_descs, k)
+                call = ast.Call(func=ast.parse(self.ctx.env.spell(fn, fn.__name__),
+                                               mode="eval").body, args=names, keywords=[])
+                items.append(self.own_copy(self.to_atom(out, ir.annotate(call, opaque=item)),
+                                           item, out))
+            return TupleValue(items)
+        if keywords:
+            fn = opaque.caller(obj, descs, kw_descs)
+            call = ast.Call(func=ast.parse(self.ctx.env.spell(fn, fn.__name__),
+                                           mode="eval").body, args=names, keywords=[])
+        else:
+            spelled = ast.parse(self.ctx.env.spell(obj, getattr(obj, "__name__", "f")),
+                                mode="eval").body
+            call = ast.Call(func=spelled, args=list(atoms), keywords=[])
+        return self.own_copy(ir.annotate(call, opaque=result), result, out)
+
+    def own_copy(self, value, desc, out):
+        """An array result of a call with no rule, copied: the function may return a view of
+        an argument (np.atleast_1d, np.ascontiguousarray), and adjit's analysis of writes
+        needs every array name to own its elements."""
+        if desc[0] != "array":
+            return value
+        name = value if isinstance(value, ast.Name) else self.to_atom(out, value)
+        return ast.Call(func=ast.Attribute(value=name, attr="copy", ctx=ast.Load()), args=[],
+                        keywords=[])
+
+    def effect_call(self, obj, atoms, descs, names, kw_descs, out, node):
+        """A call with no rule made for its effect (np.random.shuffle(idx), print(...)) on
+        integer arrays: it gets copies of the arrays, which are then copied back element by
+        element, so that the change is a store adjit sees (the backward sweep reads the
+        values from before it where it needs them)."""
+        copies = {}
+        for a in names:
+            if isinstance(a, ast.Name) and a.id in self.ctx.arrays:
+                copy_of = ast.Call(func=ast.Attribute(value=ir.name(a.id), attr="copy",
+                                                      ctx=ast.Load()), args=[], keywords=[])
+                copies[a.id] = self.to_atom(out, copy_of, "_c")
+        names = [copies.get(a.id, a) if isinstance(a, ast.Name) else a for a in names]
+        if kw_descs:
+            fn = opaque.caller(obj, descs, kw_descs)
+            call = ast.Call(func=ast.parse(self.ctx.env.spell(fn, fn.__name__),
+                                           mode="eval").body, args=names, keywords=[])
+        else:
+            atoms = [copies.get(a.id, a) if isinstance(a, ast.Name) else a for a in atoms]
+            spelled = ast.parse(self.ctx.env.spell(obj, getattr(obj, "__name__", "f")),
+                                mode="eval").body
+            call = ast.Call(func=spelled, args=atoms, keywords=[])
+        out.append(ir.annotate(ast.Expr(value=ir.annotate(call, opaque=("none",))),
+                               origin=self.origin))
+        for arr, c in copies.items():
+            self.store_view(self.view_of(arr, out), self.view_of(c.id, out), None, out, node)
+        return ir.const(None)
+
+    def opaque_argument(self, a, out):
+        """(atom, descriptor) of an argument of a call with no derivative rule."""
+        if isinstance(a, (ast.Tuple, ast.List)) and \
+                all(isinstance(e, ast.Constant) for e in a.elts):
+            return a, ("const", tuple(e.value for e in a.elts))
+        value = self.operand(a, out)
+        if isinstance(value, Scalar):
+            value = value.atom
+        elif isinstance(value, Lazy):
+            value = ir.name(self.materialize(value, out).id)
+        elif not ir.is_atom(value):
+            value = self.to_atom(out, value)
+        if isinstance(value, ast.Constant):
+            return value, ("const", value.value)
+        if value.id in self.ctx.arrays:
+            ndim, dtype = self.ctx.arrays[value.id]
+            return value, ("array", ndim, dtype if dtype in ("f", "i", "b") else "f")
+        return value, ("i",) if value.id in self.ctx.ints else ("f",)
+
+    def constant_number(self, node):
+        """The value of a number written as a constant (2, -1, np.inf, -np.inf, a module
+        global number), else None."""
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            v = self.constant_number(node.operand)
+            return None if v is None else -v
+        if isinstance(node, ast.Constant):
+            v = node.value
+        elif isinstance(node, (ast.Name, ast.Attribute)):
+            v = self.src.resolve(node)
+        else:
+            return None
+        return v if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+
+    def norm_of_order(self, x, order, out, node):
+        """np.linalg.norm(x, ord) as numba computes it: for vectors sum(|x|^p)^(1/p), 1, inf,
+        -inf, 0 (the count of nonzeros); for matrices the max/min column (1, -1) or row
+        (inf, -inf) sum of |x|. The 2-norm and nuclear norm of a matrix need an SVD."""
+        if not isinstance(x, Lazy) or isinstance(x, Scalar) or len(x.shape) not in (1, 2):
+            raise self.error(node, "np.linalg.norm with `ord` of something that is not a "
+                             "vector or a matrix", "Pass a 1-D or 2-D array.")
+        a = self.elementwise(("call", abs), [x], out, node)
+        inf = math.inf
+        if len(x.shape) == 2:
+            if order not in (1, -1, inf, -inf):
+                raise self.error(node, f"the matrix norm of order {order!r}",
+                                 "adjit differentiates matrix norms of order 1, -1, inf, -inf "
+                                 "and the Frobenius norm (no ord); orders 2, -2 need an SVD.")
+            sums = self.reduce("sum", a, 0 if order in (1, -1) else 1, out, node)
+            if isinstance(sums, ast.Name):
+                sums = self.view_of(sums.id, out)
+            return self.reduce("max" if order > 0 else "min", sums, None, out, node)
+        if order == inf or order == -inf:
+            return self.reduce("max" if order > 0 else "min", a, None, out, node)
+        if order == 0:
+            nonzero = self.elementwise(("call", "where"), [
+                self.elementwise(("cmp", ast.NotEq()), [x, ir.const(0.0)], out, node),
+                ir.const(1.0), ir.const(0.0)], out, node)
+            return self.reduce("sum", nonzero, None, out, node)
+        if order == 1:
+            return self.reduce("sum", a, None, out, node)
+        powered = self.elementwise(("call", "pow"), [a, ir.const(float(order))], out, node)
+        total = self.reduce("sum", powered, None, out, node)
+        return self.scalar_op(("call", "pow"), [total, ir.const(1.0 / order)], out)
+
     def element(self, array, k, out):
         """The number array[k], as an atom."""
         return self.to_atom(out, ast.Subscript(value=ir.name(array.id), slice=ir.const(k),
@@ -389,21 +580,48 @@ class NumpyCalls:
     def call_as_is(self, obj, args, out, node):
         """A call of `obj` kept in the generated code, its arguments atoms: arrays evaluated
         into names, tuples of sizes kept as tuples of atoms."""
-        atoms = []
-        for a in args:
-            if isinstance(a, ast.Tuple):
-                atoms.append(ast.Tuple(elts=[self.atom(e, out) for e in a.elts],
-                                       ctx=ast.Load()))
-                continue
-            value = self.operand(a, out)
-            if isinstance(value, Scalar):
-                value = value.atom
-            elif isinstance(value, Lazy):
-                value = ir.name(self.materialize(value, out, node).id)
-            atoms.append(value)
+        return self.call_of(obj, [self.argument_atom(a, out) for a in args])
+
+    def argument_atom(self, a, out):
+        if isinstance(a, ast.Tuple):
+            return ast.Tuple(elts=[self.atom(e, out) for e in a.elts], ctx=ast.Load())
+        value = self.operand(a, out)
+        if isinstance(value, Scalar):
+            value = value.atom
+        elif isinstance(value, Lazy):
+            value = ir.name(self.materialize(value, out).id)
+        return value
+
+    def call_of(self, obj, atoms):
         spelled = ast.parse(self.ctx.env.spell(obj, getattr(obj, "__name__", "f")),
                             mode="eval").body
-        return ast.Call(func=spelled, args=atoms, keywords=[])
+        return ast.Call(func=spelled, args=list(atoms), keywords=[])
+
+    def lower_nan_reduce(self, node, out):
+        """np.nansum/nanprod/nanmean/nanmax/nanmin(a): the reduction of np.where(a != a,
+        fill, a), as numba computes them over all elements; nanmean divides by the count of
+        numbers, nanmax/nanmin are NaN when there is none."""
+        name = self.src.resolve(node.func).__name__
+        if len(node.args) != 1 or node.keywords:
+            raise self.error(node, f"np.{name} with arguments other than the array",
+                             f"numba compiles np.{name}(a) alone.")
+        x = self.operand(node.args[0], out)
+        if not isinstance(x, Lazy) or isinstance(x, Scalar):
+            raise self.error(node, f"np.{name} of something that is not an array",
+                             "Pass an array.")
+        how, fill = {"nansum": ("sum", 0.0), "nanprod": ("prod", 1.0), "nanmean": ("sum", 0.0),
+                     "nanmax": ("max", -math.inf), "nanmin": ("min", math.inf)}[name]
+        is_nan = self.elementwise(("cmp", ast.NotEq()), [x, x], out, node)
+        total = self.reduce(how, self.elementwise(("call", "where"), [is_nan, ir.const(fill), x],
+                                                  out, node), None, out, node)
+        if name in ("nansum", "nanprod"):
+            return total
+        ones = self.elementwise(("call", "where"), [is_nan, ir.const(0.0), ir.const(1.0)],
+                                out, node)
+        count = self.reduce("sum", ones, None, out, node)
+        if name == "nanmean":
+            return self.to_atom(out, ast.BinOp(left=total, op=ast.Div(), right=count))
+        return self.to_atom(out, self.call_of(vec.nan_if_none, [total, count]))
 
     # statistics composed of reductions ------------------------------------------------------
     def lower_var(self, node, out):

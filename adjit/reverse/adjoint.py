@@ -55,6 +55,7 @@ class ReverseBuilder(Validation, Planning, Emission):
         self.loop_target = {id(s): s.target.id for s in ir.walk_stmts(stmts)
                             if isinstance(s, ast.For)}
         self._check_arrays()
+        self._check_opaque()
         self.single_use = self._single_use_temps()
         self.write_once = self._write_once(temps)
         self.value_needed = False     # value_and_grad / vjp also return the value

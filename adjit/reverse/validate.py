@@ -7,6 +7,7 @@ Each violation is an AdjitError at the user's line, saying what to write instead
 import ast
 
 from .. import ir
+from ..analysis.activity import opaque_refusal
 from ..analysis.types import is_array
 from ..errors import error_at
 from ..rules.table import ARRAY_OP_NAMES, ARRAY_RULES
@@ -49,6 +50,13 @@ class Validation:
                                    "shape that changes between iterations",
                                    "Allocate it once before the loop, with its largest shape.")
 
+    def _check_opaque(self):
+        """No derivative flows through a call with no derivative rule (rules/opaque.py)."""
+        for s in ir.walk_stmts(self.stmts):
+            if isinstance(s, ast.Assign) and not ir.is_store(s) and \
+                    self.prim(s).kind == "opaque" and ir.target_name(s) in self.active:
+                raise opaque_refusal(s)
+
     def _check_operands_kept(self, s):
         """The adjoint of an array-level operation reads its operands' values in the
         backward sweep: nothing may change them after the operation."""
@@ -86,3 +94,4 @@ class Validation:
                                f"writing into '{var}', the result of "
                                f"{ast.unparse(s.value.func)}, whose derivative reads it",
                                f"Write into a copy ({var}2 = {var}.copy()).")
+

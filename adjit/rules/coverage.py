@@ -114,14 +114,15 @@ def _differentiable(entry):
 
 
 _ARRAY_ARGS = {"linspace": "start, stop", "arange": "start, step", "eye": "none",
-               "keep": "all",
+               "keep": "all", "interp": "x, xp, fp",
                "take": "a (not the indices)", "norm": "x"}
 _ARRAY_NOTES = {
     "dot": "matrix products in BLAS, others fused", "matmul": "as `@`",
     "transpose": "a view, any axes", "swapaxes": "a view", "moveaxis": "a view",
     "reshape": "a view of C-contiguous arrays (else a copy, as numpy)",
     "ravel": "a view of C-contiguous arrays", "take": "gather, `axis=`",
-    "norm": "2-norm of a whole array", "array": "of scalars (int lists: index arrays)",
+    "norm": "`ord` as numba takes it: vectors 1, 2, inf, -inf, 0, p; matrices Frobenius, "
+            "1, -1, inf, -inf (2 and -2 need an SVD: refused)", "array": "of scalars (int lists: index arrays)",
     "concatenate": "", "stack": "", "full": "", "full_like": "",
     "linspace": "linear in its endpoints", "arange": "length piecewise constant",
     "eye": "constants", "cumsum": "`axis=`", "diff": "`n=`, `axis=`", "trace": "",
@@ -133,6 +134,7 @@ _ARRAY_NOTES = {
     "hstack": "", "vstack": "", "column_stack": "", "tril": "2-D, `k=`", "triu": "2-D, `k=`",
     "sort": "1-D: a gather through argsort", "median": "1-D", "roll": "no axis: flattened",
     "repeat": "int repeats, no axis",
+    "interp": "piecewise linear in x, xp and fp (end values outside); x an array or a number",
 }
 
 
@@ -150,8 +152,11 @@ def render():
         f"{done} of {len(names)} functions are supported. *Reverse* and *forward*: grad / vjp",
         "and jvp differentiate calls of it; *CUDA*: it works in device functions and adjoint",
         "kernels on scalars (CPU: on the CPU only); *differentiable*: the arguments a",
-        "derivative flows through. An empty row is not supported yet: a call to it is an",
-        "AdjitError where a derivative would have to flow through it.",
+        "derivative flows through. A function with an empty row has no derivative rule yet:",
+        "it is called as it is (its result type is numba's) wherever no derivative flows",
+        "through it - on data, integers, values under `stop_gradient`, or when its result is",
+        "an integer or only reaches conditions and indices - and a call through which a",
+        "derivative would have to flow is an AdjitError naming it.",
         "",
         "Operators (`+ - * / ** % // @`, unary `-`, comparisons) and the builtins `abs`, `min`,",
         "`max`, `float`, `int`, `round`, `len` are supported too; array methods (`a.sum()`,",

@@ -167,7 +167,8 @@ scalar(math.degrees, "math.degrees", _unary("57.29577951308232"), (np.degrees,))
 scalar(math.radians, "math.radians", _unary("0.017453292519943295"), (np.radians,))
 for _obj in (math.isnan, math.isinf, math.isfinite):
     scalar(_obj, f"math.{_obj.__name__}", _unary(None, "bool"))
-ufunc(np.rint, _unary(None), notes="piecewise constant")
+for _obj in (np.rint, np.round, np.around, np.ceil, np.trunc):
+    ufunc(_obj, _unary(None), notes="piecewise constant")
 
 # numpy elementwise functions the vectorizer writes out -----------------------------------------
 lowered(np.add, ast.Add, 2)
@@ -248,6 +249,13 @@ _R.define(np.linalg.inv, "np.linalg.inv", "array", handler="keep", array_rule=Ar
     "inv", ("a",), ("-vec.mm_nt(vec.mm_tn(out, out_bar), out)",), ("-vec.mm(vec.mm(out, d), out)",),
     lambda args: (2, "f")), notes="the adjoint and tangent multiply by the inverse")
 
+# reductions that skip NaN, over all elements (numba has no axis): the reduction of
+# np.where(a != a, fill, a); nanmean divides by the count of numbers, nanmax/nanmin are NaN
+# when there is none. No derivative flows to a NaN element.
+for _obj in (np.nansum, np.nanprod, np.nanmean, np.nanmax, np.nanmin):
+    _R.define(_obj, f"np.{_obj.__name__}", "array", handler="nan_reduce",
+              notes="over all elements; NaN elements get no derivative")
+
 # factorizations of symmetric matrices read A's lower triangle (as numba's LAPACK calls do): their
 # adjoints are zero above the diagonal, their tangents see tril(A_dot) + tril(A_dot, -1).T.
 # L = cholesky(A): L_dot = L Phi(L^-1 S L^-T); A_bar from two triangular solves
@@ -280,6 +288,25 @@ _R.define(vec.eigh_packed, "vec.eigh_packed", "helper", array_rule=ArrayRule(
     "eigh_packed", ("a",), ("vec.eigh_a_bar(out, out_bar)",), ("vec.eigh_tangent(out, d)",),
     lambda args: (2, "f")))
 
+# np.cumprod of the flattened array (numba has no axis): adjoint and tangent by recurrences, exact
+# at zeros. np.interp(x, xp, fp): piecewise linear in all three (fp: np.interp of fp's tangent);
+# a number x goes through the packed helper vec.interp1
+_R.define(np.cumprod, "np.cumprod", "array", handler="keep", array_rule=ArrayRule(
+    "cumprod", ("a",), ("vec.cumprod_bar(a, out_bar)",), ("vec.cumprod_tangent(a, out, d)",),
+    lambda args: (1, "f"), reads=True), notes="of the flattened array; exact at zeros")
+_INTERP_BARS = "vec.interp_bars(x, xp, fp, out_bar)"
+_R.define(np.interp, "np.interp", "array", handler="interp", array_rule=ArrayRule(
+    "interp", ("x", "xp", "fp"), ("shared[0]", "shared[1]", "shared[2]"),
+    ("vec.interp_slope(x, xp, fp) * d", "vec.interp_dxp(x, xp, fp, d)", "np.interp(x, xp, d)"),
+    lambda args: (args[0][0], "f"), reads=True, shared=_INTERP_BARS),
+    notes="in x, xp and fp; end values outside [xp[0], xp[-1]]")
+_R.define(vec.interp1, "vec.interp1", "helper", array_rule=ArrayRule(
+    "interp1", ("x", "xp", "fp"), ("shared[0][0]", "shared[1]", "shared[2]"),
+    ("vec.interp_slope(vec.as1(x), xp, fp) * d", "vec.interp_dxp(vec.as1(x), xp, fp, d)",
+     "np.interp(vec.as1(x), xp, d)"),
+    lambda args: (1, "f"), reads=True,
+    shared="vec.interp_bars(vec.as1(x), xp, fp, out_bar)"))
+
 # allocation ------------------------------------------------------------------------------------
 for _obj in (np.zeros, np.ones, np.empty):
     _R.define(_obj, f"np.{_obj.__name__}", "allocate", handler="shape")
@@ -296,6 +323,7 @@ for _obj, _n, _result in ((vec.bcast, 2, "int"), (vec.stride, 2, "int"), (vec.in
                           (vec.nanmax, 2, "float"), (vec.nanmin, 2, "float")):
     _R.define(_obj, f"vec.{_obj.__name__}", "helper",
               rule=Rule("abcdef"[:_n], (None,) * _n, _result))
+_R.define(vec.nan_if_none, "vec.nan_if_none", "helper", rule=Rule("ab", ("1.0", None)))
 for _obj, _dtype in ((vec.empty_int, "i"), (vec.empty_bool, "b")):
     _R.define(_obj, f"vec.{_obj.__name__}", "allocate", handler=_dtype)
 # matrix products kept at array level (BLAS in both sweeps): C = A @ B gives

@@ -442,3 +442,128 @@ def eigvalsh_tangent(a, d):
     _, v = np.linalg.eigh(a)
     g = np.dot(np.dot(v.T, lower_sym(d)), v)
     return np.diag(g).copy()
+
+
+# np.cumprod (of the flattened array, as numba computes it) and np.interp ---------------------
+@numba.njit(cache=False)
+def cumprod_bar(a, out_bar):
+    """a's adjoint through out = np.cumprod(a), exact at zeros (no division):
+    a_bar[j] = prod(a[:j]) * R[j] with R[j] = out_bar[j] + a[j + 1] R[j + 1]."""
+    x = a.ravel()
+    n = x.shape[0]
+    bar = np.empty(n)
+    r = 0.0
+    for j in range(n - 1, -1, -1):
+        r = out_bar[j] + (x[j + 1] * r if j + 1 < n else 0.0)
+        bar[j] = r
+    p = 1.0
+    for j in range(n):
+        bar[j] *= p
+        p *= x[j]
+    return bar.reshape(a.shape)
+
+
+@numba.njit(cache=False)
+def cumprod_tangent(a, out, d):
+    """out_dot[k] = out_dot[k - 1] a[k] + out[k - 1] a_dot[k]."""
+    x = a.ravel()
+    dx = d.ravel()
+    n = x.shape[0]
+    t = np.empty(n)
+    prev_t, prev = 0.0, 1.0
+    for k in range(n):
+        prev_t = prev_t * x[k] + prev * dx[k]
+        prev = out[k]
+        t[k] = prev_t
+    return t
+
+
+@numba.njit(cache=False)
+def _segment(xi, xp):
+    """k with xp[k] <= xi < xp[k + 1] (clamped to the segments), and whether xi is outside
+    [xp[0], xp[-1]] (np.interp gives an end value there)."""
+    n = xp.shape[0]
+    if xi < xp[0] or xi > xp[n - 1] or n < 2:
+        return 0, True
+    k = np.searchsorted(xp, xi, side="right") - 1
+    if k >= n - 1:
+        k = n - 2
+    return k, False
+
+
+@numba.njit(cache=False)
+def interp_bars(x, xp, fp, out_bar):
+    """(x_bar, xp_bar, fp_bar) through out = np.interp(x, xp, fp), x an array: inside
+    segment k with t = (x - xp[k]) / h, s = (fp[k+1] - fp[k]) / h: d/dx = s,
+    d/dfp[k] = 1 - t, d/dfp[k+1] = t, d/dxp[k] = s (t - 1), d/dxp[k+1] = -s t; outside,
+    the end value: only fp[0] or fp[-1]."""
+    xs = x.ravel()
+    ob = out_bar.ravel()
+    x_bar = np.zeros(xs.shape[0])
+    xp_bar = np.zeros(xp.shape[0])
+    fp_bar = np.zeros(fp.shape[0])
+    n = xp.shape[0]
+    for q in range(xs.shape[0]):
+        xi, g = xs[q], ob[q]
+        k, outside = _segment(xi, xp)
+        if outside:
+            fp_bar[0 if xi < xp[0] else n - 1] += g
+            continue
+        h = xp[k + 1] - xp[k]
+        t = (xi - xp[k]) / h
+        s = (fp[k + 1] - fp[k]) / h
+        x_bar[q] += g * s
+        fp_bar[k] += g * (1.0 - t)
+        fp_bar[k + 1] += g * t
+        xp_bar[k] += g * s * (t - 1.0)
+        xp_bar[k + 1] -= g * s * t
+    return x_bar.reshape(x.shape), xp_bar, fp_bar
+
+
+@numba.njit(cache=False)
+def interp_slope(x, xp, fp):
+    """d np.interp(x, xp, fp) / dx elementwise: the slope of the segment (0 outside)."""
+    xs = x.ravel()
+    out = np.zeros(xs.shape[0])
+    for q in range(xs.shape[0]):
+        k, outside = _segment(xs[q], xp)
+        if not outside:
+            out[q] = (fp[k + 1] - fp[k]) / (xp[k + 1] - xp[k])
+    return out.reshape(x.shape)
+
+
+@numba.njit(cache=False)
+def interp_dxp(x, xp, fp, d):
+    """The tangent of np.interp(x, xp, fp) for a tangent d of xp."""
+    xs = x.ravel()
+    out = np.zeros(xs.shape[0])
+    for q in range(xs.shape[0]):
+        k, outside = _segment(xs[q], xp)
+        if not outside:
+            h = xp[k + 1] - xp[k]
+            t = (xs[q] - xp[k]) / h
+            s = (fp[k + 1] - fp[k]) / h
+            out[q] = s * (t - 1.0) * d[k] - s * t * d[k + 1]
+    return out.reshape(x.shape)
+
+
+@numba.njit(cache=False)
+def as1(x):
+    """[x]."""
+    out = np.empty(1)
+    out[0] = x
+    return out
+
+
+@numba.njit(cache=False)
+def interp1(x, xp, fp):
+    """[np.interp(x, xp, fp)] for a number x."""
+    return as1(np.interp(x, xp, fp))
+
+
+@numba.njit(cache=False)
+def nan_if_none(m, count):
+    """m, or NaN when no element counted (np.nanmax/np.nanmin of all-NaN arrays)."""
+    if count > 0.0:
+        return m
+    return np.nan

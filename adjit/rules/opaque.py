@@ -1,0 +1,142 @@
+"""Calls with no derivative rule, passed through as they are.
+
+A function adjit has no entry for (np.searchsorted, np.digitize, np.unique, np.histogram,
+np.cumprod, ...) is still called in the generated code, unchanged, wherever no derivative has
+to flow through it: on integers, on data outside argnums, on values under stop_gradient, or
+when its result only reaches integer uses, indexing, conditions or stop_gradient. adjit does
+not know its result type, so it asks numba: `result(obj, args, keywords)` compiles a tiny
+function making the same call on arguments of the same types (constants written out, as numba
+may need their values) and reads the type numba infers. Activity analysis then treats the
+result as depending on every argument; where a derivative would have to flow through the
+call, the reverse and tangent passes refuse it by name.
+
+Argument and result descriptors: ("f",) a float, ("i",) an int, ("b",) a bool, ("array",
+ndim, code) an array (code "f", "i" or "b"), ("const", value) a constant argument, ("tuple",
+items) a tuple, ("none",) no value (a call made for its effect).
+"""
+import functools
+
+import numba
+import numpy as np
+from numba.core import types as nt
+
+_SCALARS = {"f": nt.float64, "i": nt.int64, "b": nt.boolean}
+
+
+def _numba_type(desc):
+    if desc[0] == "array":
+        return nt.Array(_SCALARS[desc[2]], desc[1], "A")
+    if desc[0] == "tuple":
+        return nt.Tuple([_numba_type(d) for d in desc[1]])
+    return _SCALARS[desc[0]]
+
+
+def _descriptor(t):
+    if isinstance(t, nt.Array):
+        dtype = t.dtype
+        code = "b" if isinstance(dtype, nt.Boolean) else "i" if isinstance(dtype, nt.Integer) \
+            else "f" if isinstance(dtype, nt.Float) else None
+        return None if code is None else ("array", t.ndim, code)
+    if isinstance(t, nt.Boolean):
+        return ("b",)
+    if isinstance(t, nt.Integer):
+        return ("i",)
+    if isinstance(t, nt.Float):
+        return ("f",)
+    if isinstance(t, nt.BaseTuple):
+        items = tuple(_descriptor(x) for x in t.types)
+        return None if None in items else ("tuple", items)
+    if isinstance(t, (nt.NoneType, nt.Omitted)) or t == nt.none:
+        return ("none",)
+    return None
+
+
+class Untyped(Exception):
+    """numba does not compile the call for these argument types (its message)."""
+
+
+def _source(name, args, keywords, item):
+    """A function of the non-constant arguments making the call, constants written out."""
+    params, call_args = [], []
+    for key, d in [(None, d) for d in args] + list(keywords):
+        if d[0] == "const":
+            text = repr(d[1])
+        else:
+            text = f"a{len(params)}"
+            params.append(text)
+        call_args.append(text if key is None else f"{key}={text}")
+    tail = "" if item is None else f"[{item}]"
+    return f"def {name}({', '.join(params)}):\n    return fn({', '.join(call_args)}){tail}\n"
+
+
+def _function(obj, args, keywords, item, name):
+    namespace = {"fn": obj, "np": np}
+    exec(compile(_source(name, args, keywords, item), "<adjit call>", "exec"),  # noqa: S102
+         namespace)
+    return numba.njit(namespace[name])
+
+
+def _message(exc):
+    lines = [x.strip() for x in str(exc).splitlines() if x.strip()]
+    for line in lines:
+        if line.startswith(("No implementation", "Invalid use", "Unknown attribute")) or \
+                "unexpected keyword" in line or "got an unexpected" in line:
+            return line[:300]
+    return (lines[0] if lines else type(exc).__name__)[:300]
+
+
+@functools.lru_cache(maxsize=None)
+def _result(obj, args, keywords):
+    dispatcher = _function(obj, args, keywords, None, "probe")
+    sig = tuple(_numba_type(d) for d in list(args) + [v for _, v in keywords]
+                if d[0] != "const")
+    try:
+        dispatcher.compile(sig)
+    except Exception as exc:   # noqa: BLE001 - numba's typing errors have many classes
+        raise Untyped(_message(exc)) from None
+    return _descriptor(dispatcher.overloads[sig].signature.return_type)
+
+
+def _dummy(desc):
+    if desc[0] == "array":
+        dtype = {"f": np.float64, "i": np.int64, "b": np.bool_}[desc[2]]
+        return (np.arange(3 ** desc[1]) % 2 == 0 if desc[2] == "b" else
+                np.arange(1, 3 ** desc[1] + 1).astype(dtype)).reshape((3,) * desc[1])
+    if desc[0] == "tuple":
+        return tuple(_dummy(d) for d in desc[1])
+    return {"f": 1.0, "i": 1, "b": True}[desc[0]]
+
+
+@functools.lru_cache(maxsize=None)
+def may_share_memory(obj, args, keywords=()):
+    """Whether obj's array result may be a view of an array argument (np.atleast_1d,
+    np.ascontiguousarray): the call is made on small arrays of the same types and its result
+    compared; a call that fails on them counts as sharing (adjit cannot tell)."""
+    sig_args = [d for d in list(args) + [v for _, v in keywords] if d[0] != "const"]
+    if not any(d[0] == "array" for d in sig_args):
+        return False
+    values = [_dummy(d) for d in sig_args]
+    try:
+        result = _function(obj, args, keywords, None, "probe")(*values)
+    except Exception:   # noqa: BLE001 - any failure: assume the worst
+        return True
+    results = result if isinstance(result, tuple) else (result,)
+    return any(isinstance(r, np.ndarray) and isinstance(v, np.ndarray) and
+               np.shares_memory(r, v) for r in results for v in values)
+
+
+@functools.lru_cache(maxsize=None)
+def caller(obj, args, keywords, item=None):
+    """An @njit function of the non-constant arguments of obj(*args, **keywords) (constants
+    and keywords written into it), returning the call's result or its element `item`: what
+    generated code calls where the call has keywords or a tuple result. `args` and
+    `keywords` are descriptors; only the constants' values matter here."""
+    name = getattr(obj, "__name__", "call") + ("" if item is None else f"_{item}")
+    return _function(obj, args, keywords, item, name if name.isidentifier() else "call")
+
+
+def result(obj, args, keywords=()):
+    """The result descriptor of obj(*args, **keywords) (descriptors, see the module
+    docstring); None for a type adjit cannot hold (complex, strings, objects); Untyped if
+    numba does not compile the call."""
+    return _result(obj, tuple(args), tuple(keywords))
