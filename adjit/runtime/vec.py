@@ -249,22 +249,6 @@ def lower_solve(l, b):
 
 
 @numba.njit(cache=False)
-def lower_t_solve(l, b):
-    """X with L.T X = B for lower-triangular L (back substitution, by rows; B 2-D)."""
-    n, m = b.shape
-    x = b.copy()
-    for i in range(n - 1, -1, -1):
-        for k in range(i + 1, n):
-            c = l[k, i]
-            for j in range(m):
-                x[i, j] -= c * x[k, j]
-        r = 1.0 / l[i, i]
-        for j in range(m):
-            x[i, j] *= r
-    return x
-
-
-@numba.njit(cache=False)
 def lower_sym(d):
     """The symmetric matrix a function of A's lower triangle sees when A moves by d:
     tril(d) + tril(d, -1).T."""
@@ -306,20 +290,36 @@ def cholesky_tangent(l, d):
 
 @numba.njit(cache=False)
 def cholesky_a_bar(l, l_bar):
-    """A's adjoint through L = cholesky(A): with P = Phi(L.T L_bar), M = L^-T P L^-1, read
-    through the lower triangle (two triangular solves, no inverse)."""
+    """A's adjoint through L = cholesky(A), read through the lower triangle: the column-by-
+    column reverse of the factorization (Murray 2016, "Differentiation of the Cholesky
+    decomposition"), last column first, in place on a copy of tril(L_bar): about n^3 / 3
+    multiply-adds, no inverse. Equal to tril(M + M.T) - diag(M) for M = L^-T Phi(L.T L_bar)
+    L^-1 (Phi: the lower triangle, diagonal halved)."""
     n = l.shape[0]
-    p = np.zeros((n, n))
-    for k in range(n):              # the lower triangle of L.T L_bar (L[k, i] = 0 for k < i)
-        for i in range(k + 1):
-            c = l[k, i]
-            for j in range(i + 1):
-                p[i, j] += c * l_bar[k, j]
+    a = np.zeros((n, n))
     for i in range(n):
-        p[i, i] *= 0.5
-    y = lower_t_solve(l, p)                                 # L^-T P
-    m = lower_t_solve(l, np.ascontiguousarray(y.T)).T       # (L^-T (L^-T P)^T)^T = L^-T P L^-1
-    return lower_bar(m)
+        for j in range(i + 1):
+            a[i, j] = l_bar[i, j]
+    for j in range(n - 1, -1, -1):
+        d = l[j, j]
+        s = 0.0
+        for i in range(j + 1, n):
+            s += l[i, j] * a[i, j]
+        d_bar = (a[j, j] - s / d) / d
+        for i in range(j + 1, n):
+            a[i, j] /= d
+        for k in range(j):              # the row left of the diagonal
+            a[j, k] -= d_bar * l[j, k]
+        for i in range(j + 1, n):
+            c = a[i, j]
+            for k in range(j):
+                a[j, k] -= c * l[i, k]
+        for i in range(j + 1, n):       # the block below it
+            c = a[i, j]
+            for k in range(j):
+                a[i, k] -= c * l[j, k]
+        a[j, j] = 0.5 * d_bar
+    return a
 
 
 @numba.njit(cache=False)
