@@ -222,3 +222,20 @@ def view_of_data(x, data):
 def test_a_call_with_no_rule_that_may_return_a_view_is_refused():
     with pytest.raises(AdjitError, match="may return a view of its argument"):
         adjit.grad(view_of_data)(X, X)
+
+
+def selected_by_condition(x):
+    """np.where(cond) and np.nonzero: index arrays from a tuple, indexed or unpacked."""
+    idx = np.where(x > 0.5)[0]
+    rows, = np.nonzero(x < 0.5)
+    print("selected", idx.shape[0], "of", x.shape[0])
+    return np.sum(x[idx] ** 2) + np.sum(x[rows])
+
+
+def test_index_arrays_from_tuple_results(capsys):
+    x = np.array([0.2, 0.9, 0.7, 0.1, 0.6])
+    g = adjit.grad(selected_by_condition)(x)
+    np.testing.assert_allclose(g, fd_grad(numba.njit(selected_by_condition), (x,), 0),
+                               rtol=1e-8)
+    np.testing.assert_array_equal(g, np.where(x > 0.5, 2 * x, 1.0))
+    assert "selected 3 of 5" in capsys.readouterr().out

@@ -773,7 +773,17 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining):
             return ast.Subscript(value=ast.Attribute(value=ir.name(shape.array), attr="shape",
                                                      ctx=ast.Load()),
                                  slice=k, ctx=ast.Load())
-        what, arr, idx = self.resolve_subscript(node.value, node.slice, out, node)
+        base = None
+        if isinstance(node.value, ast.Call):
+            base = self.rhs(node.value, out)
+            if isinstance(base, TupleValue):
+                # an element of a call's tuple result: np.nonzero(x > 0.5)[0]
+                k = node.slice.value if isinstance(node.slice, ast.Constant) else None
+                if not isinstance(k, int) or not -len(base.items) <= k < len(base.items):
+                    raise self.error(node, "indexing a tuple result with other than a constant "
+                                     "in range", f"Index it from 0 to {len(base.items) - 1}.")
+                return base.items[k]
+        what, arr, idx = self.resolve_subscript(node.value, node.slice, out, node, base)
         if what == "view":
             return arr
         key = (arr, ast.unparse(idx))
@@ -785,15 +795,16 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining):
             ast.Subscript(value=ir.name(arr), slice=idx)))))
         return t
 
-    def resolve_subscript(self, base_node, sl, out, node):
-        """("elem", array name, index node) for one element, or ("view", View, None)."""
+    def resolve_subscript(self, base_node, sl, out, node, base=None):
+        """("elem", array name, index node) for one element, or ("view", View, None);
+        `base`: the base's value when the caller evaluated it already."""
         plain = view = None
         if isinstance(base_node, ast.Name) and self.view_name(base_node) is not None:
             view = self.use_view(self.view_name(base_node), base_node)
         elif isinstance(base_node, ast.Name):
             plain = self.array_name(base_node)
         else:
-            base = self.operand(base_node, out)
+            base = self.operand(base_node, out) if base is None else self.lazy_operand(base, out)
             if isinstance(base, View) and not has_take(base):
                 view = base     # x[1:][0], x.T[i]: the same memory (a gather is a copy)
             elif isinstance(base, Lazy) and not isinstance(base, Scalar):

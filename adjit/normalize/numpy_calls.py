@@ -163,10 +163,9 @@ class NumpyCalls:
                 raise self.error(node, f"keyword arguments to `{ast.unparse(node.func)}`",
                                  "Pass arguments by position.")
             fn = ELEMENTWISE[obj]
-            arity = ELEMENTWISE_ARITY[obj]
-            if len(args) != arity:
-                raise self.error(node, f"`{ast.unparse(node.func)}` with {len(args)} "
-                                 f"argument(s)", f"Call it with {arity}.")
+            if len(args) != ELEMENTWISE_ARITY[obj]:
+                # another form of the function (np.where(cond) gives indices): as it is
+                return self.opaque_call(node, obj, out)
             operands = self.operands(args, out)
             # an operator class (np.add is `+`) is that operator; anything else a call
             op = ("bin", fn()) if isinstance(fn, type) and issubclass(fn, ast.operator) else \
@@ -423,8 +422,8 @@ class NumpyCalls:
         try:
             result = opaque.result(obj, descs, kw_descs)
         except opaque.Untyped as exc:
-            raise self.error(node, f"a call to `{name}`, which has no derivative rule and which "
-                             f"numba does not compile for these arguments ({exc})",
+            raise self.error(node, f"a call to `{name}` that adjit has no derivative rule for "
+                             f"and numba does not compile for these arguments ({exc})",
                              "Call it as numba accepts it; write it as Python/@njit code "
                              "adjit can read (loops and math functions) if a derivative must "
                              "flow through it.")
