@@ -2,7 +2,7 @@
 
     PYTHONPATH=tests python -m fuzz -n 10000 [--workers 2] [--seed 0] [--numba-every 5]
                                    [--groups | --all-constructs | --only GROUP ...] [--save]
-                                   [--reduce-per-signature K]
+                                   [--reduce-per-signature K] [--progress K]
 
 Prints programs tried, discarded (and why), mismatches, and the time taken. Each mismatch is
 reduced to a small program that fails the same way and saved as
@@ -25,6 +25,7 @@ import hashlib
 import multiprocessing
 import os
 import pathlib
+import sys
 import time
 
 REGRESSIONS = pathlib.Path(__file__).resolve().parent.parent / "regressions"
@@ -55,7 +56,7 @@ def category(out):
     return "mismatch"
 
 
-def worker(n, seed, numba_every, deadline=None, all_constructs=False, only=()):
+def worker(n, seed, numba_every, deadline=None, all_constructs=False, only=(), progress=0):
     """Check n distinct programs drawn by hypothesis from `seed`; returns a stats dict.
 
     Hypothesis draws some programs more than once (a third of them, mostly small ones); a
@@ -80,6 +81,7 @@ def worker(n, seed, numba_every, deadline=None, all_constructs=False, only=()):
              "reasons": collections.defaultdict(collections.Counter),    # group -> mismatch
              "refusal_text": {}}      # message key -> (length of the program, full message)
     seen = set()
+    started = time.perf_counter()
 
     def expired():
         return deadline is not None and time.time() > deadline
@@ -98,6 +100,10 @@ def worker(n, seed, numba_every, deadline=None, all_constructs=False, only=()):
             out = Outcome("mismatch", f"the checker raised {type(exc).__name__}",
                           f"program (seed {program.seed}):\n{program.source}\n{exc!r}")
         stats["tried"] += 1
+        if progress and stats["tried"] % progress == 0:
+            print(f"[worker seed {seed}] {stats['tried']} of {n} programs, "
+                  f"{len(stats['mismatches'])} mismatches, "
+                  f"{time.perf_counter() - started:.0f} s", file=sys.stderr, flush=True)
         stats["numba"] += jit
         stats["fd_checked"] += out.fd == "checked"
         stats["worst"] = max(stats["worst"], out.err)
@@ -171,6 +177,9 @@ def main(argv=None):
     parser.add_argument("--groups", action="store_true",
                         help="draw every construct group (grammar.GROUPS) too, reporting and "
                              "saving as an ordinary campaign (make fuzz)")
+    parser.add_argument("--progress", type=int, default=250, metavar="K",
+                        help="each worker prints a line to stderr every K programs "
+                             "(default 250; 0: never)")
     parser.add_argument("--save", action="store_true",
                         help="save reproducers even with --all-constructs or --only")
     parser.add_argument("--reduce-per-signature", type=int, default=None, metavar="K",
@@ -190,7 +199,7 @@ def main(argv=None):
     shares = [opts.n // workers + (k < opts.n % workers) for k in range(workers)]
     deadline = None if opts.time_limit is None else time.time() + opts.time_limit
     jobs = [(share, opts.seed * 1000 + k, opts.numba_every, deadline, opts.all_constructs,
-             tuple(opts.only)) for k, share in enumerate(shares)]
+             tuple(opts.only), opts.progress) for k, share in enumerate(shares)]
     if opts.all_constructs:
         grammar.AVOID.clear()       # for the reductions below, in this process
     grammar.AVOID.difference_update(opts.only)
