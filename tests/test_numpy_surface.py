@@ -277,3 +277,15 @@ def test_matrix_two_norm_is_refused():
         return np.linalg.norm(m, 2)
     with pytest.raises(adjit.AdjitError, match="the matrix norm of order 2"):
         adjit.grad(two)(np.eye(2))
+
+
+def test_solves_again_by_substitution_exactly_as_with_lu():
+    """The adjoint and tangent of np.linalg.solve solve again with the same matrix: by
+    substitution when it is triangular, by LU otherwise; both against finite differences."""
+    rng = np.random.default_rng(5)
+    lower = np.tril(rng.random((4, 4))) + 2.0 * np.eye(4)
+
+    def triangular_solves(a, b):
+        return np.sum(np.linalg.solve(a.T, np.linalg.solve(a, b)) ** 2)
+    for a in (lower, lower.T.copy(), lower + 0.3):
+        check_against_numba(triangular_solves, (a, rng.random(4)))

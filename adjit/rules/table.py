@@ -242,9 +242,9 @@ REGISTRY.get(np.arange).array_rule = ArrayRule(
 # A_dot x). C = inv(A): A_bar -= C.T C_bar C.T; C_dot = -C A_dot C
 _R.define(np.linalg.solve, "np.linalg.solve", "array", handler="keep", array_rule=ArrayRule(
     "solve", ("a", "b"), ("-vec.outer_nt(shared, out)", "shared"),
-    ("-np.linalg.solve(a, np.dot(d, out))", "np.linalg.solve(a, d)"),
-    lambda args: (args[1][0], "f"), reads=True, shared="np.linalg.solve(a.T, out_bar)"),
-    notes="the adjoint solves with the transpose")
+    ("-vec.solve_again(a, np.dot(d, out), False)", "vec.solve_again(a, d, False)"),
+    lambda args: (args[1][0], "f"), reads=True, shared="vec.solve_again(a, out_bar, True)"),
+    notes="the adjoint solves with the transpose (by substitution for a triangular matrix)")
 _R.define(np.linalg.inv, "np.linalg.inv", "array", handler="keep", array_rule=ArrayRule(
     "inv", ("a",), ("-vec.mm_nt(vec.mm_tn(out, out_bar), out)",), ("-vec.mm(vec.mm(out, d), out)",),
     lambda args: (2, "f")), notes="the adjoint and tangent multiply by the inverse")

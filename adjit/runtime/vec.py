@@ -567,3 +567,63 @@ def nan_if_none(m, count):
     if count > 0.0:
         return m
     return np.nan
+
+
+# np.linalg.solve's adjoint and tangent solve again with the same matrix: a triangular one
+# (a Cholesky factor, as in L^-T (L^-1 y)) is solved by substitution in O(n^2) instead of a new
+# O(n^3) LU factorization; any other matrix (or a zero on the diagonal: numba's LinAlgError)
+# goes to np.linalg.solve --------------------------------------------------------------------
+@numba.njit(cache=False)
+def _triangle(a):
+    """1 if a is lower triangular with a nonzero diagonal, 2 if upper, 0 otherwise."""
+    n = a.shape[0]
+    for i in range(n):
+        if a[i, i] == 0.0:
+            return 0
+    lower = True
+    for i in range(n):
+        for j in range(i + 1, n):
+            if a[i, j] != 0.0:
+                lower = False
+                break
+        if not lower:
+            break
+    if lower:
+        return 1
+    for i in range(n):
+        for j in range(i):
+            if a[i, j] != 0.0:
+                return 0
+    return 2
+
+
+@numba.njit(cache=False)
+def _substitute(a, b, lower, transposed):
+    """X with op(a) X = b for triangular a (op: a or a.T), b 1-D or 2-D, by rows."""
+    n = a.shape[0]
+    x = np.ascontiguousarray(b).astype(np.float64).reshape(n, -1).copy()
+    m = x.shape[1]
+    forward = lower != transposed          # op(a) is lower triangular
+    for step in range(n):
+        i = step if forward else n - 1 - step
+        lo, hi = (0, i) if forward else (i + 1, n)
+        for k in range(lo, hi):
+            c = a[k, i] if transposed else a[i, k]
+            for j in range(m):
+                x[i, j] -= c * x[k, j]
+        r = 1.0 / a[i, i]
+        for j in range(m):
+            x[i, j] *= r
+    return x
+
+
+@numba.njit(cache=False)
+def solve_again(a, b, transposed):
+    """np.linalg.solve(a.T if transposed else a, b), by substitution when a is triangular."""
+    kind = _triangle(a)
+    if kind == 0:
+        if transposed:
+            return np.linalg.solve(np.ascontiguousarray(a.T), b)
+        return np.linalg.solve(a, b)
+    x = _substitute(a, b, kind == 1, transposed)
+    return x.reshape(b.shape)
