@@ -1,0 +1,24 @@
+"""Found by the program fuzzer (2026-11-26): generated code raised.
+
+argnums=(0,) (python): TypingError: Failed in nopython mode pipeline (step: nopython frontend)
+During: typing of call at /tmp/wtf/adjit/runtime/vec.py (133)
+File "adjit/runtime/vec.py", line 133:
+
+Cause and fix: (write them here when fixing the bug)
+"""
+PARAMS = (('x', 'array1/f32+strided'), ('y', 'float'), ('w', 'array2/f32'), ('n', 'int'), ('t', 'array3/zeros+f32'))
+SEED = 1662
+SOURCE = '''\
+scale = 0.7
+
+def h1(p, *, bias=0.7):
+    v2 = 0.3
+
+def f(x, y, w, n, t, *, bias=0.5):
+    a3 = np.zeros(4)
+    ix10 = 1.0
+    ix11 = np.array([0, 0])
+    a3[ix11] *= np.dot(np.transpose(a3[1:, None]), np.transpose(np.transpose(w))).reshape(2)
+    v17 = 1.0
+    return 0.5 + a3.mean()
+'''
