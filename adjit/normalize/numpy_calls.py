@@ -288,7 +288,7 @@ class NumpyCalls:
                 raise self.error(node, "np.interp with other than (x, xp, fp)",
                                  "Write np.interp(x, xp, fp) (numba takes no left=, right=).")
             atoms = [self.argument_atom(a, out) for a in args]
-            if atoms[0].id in self.ctx.arrays if isinstance(atoms[0], ast.Name) else False:
+            if isinstance(atoms[0], ast.Name) and atoms[0].id in self.ctx.arrays:
                 return self.call_of(obj, atoms)
             packed = self.to_atom(out, self.call_of(vec.interp1, atoms), "_p")
             return self.element(packed, 0, out)
@@ -454,20 +454,12 @@ class NumpyCalls:
         if result[0] == "tuple":
             items = []
             for k, item in enumerate(result[1]):
-                fn = opaque.caller(obj, descs, kw_descs, k)
-                call = ast.Call(func=ast.parse(self.ctx.env.spell(fn, fn.__name__),
-                                               mode="eval").body, args=names, keywords=[])
+                call = self.call_of(opaque.caller(obj, descs, kw_descs, k), names)
                 items.append(self.own_copy(self.to_atom(out, ir.annotate(call, opaque=item)),
                                            item, out))
             return TupleValue(items)
-        if keywords:
-            fn = opaque.caller(obj, descs, kw_descs)
-            call = ast.Call(func=ast.parse(self.ctx.env.spell(fn, fn.__name__),
-                                           mode="eval").body, args=names, keywords=[])
-        else:
-            spelled = ast.parse(self.ctx.env.spell(obj, getattr(obj, "__name__", "f")),
-                                mode="eval").body
-            call = ast.Call(func=spelled, args=list(atoms), keywords=[])
+        call = self.call_of(opaque.caller(obj, descs, kw_descs), names) if keywords else \
+            self.call_of(obj, atoms)
         return self.own_copy(ir.annotate(call, opaque=result), result, out)
 
     def own_copy(self, value, desc, out):
@@ -493,14 +485,10 @@ class NumpyCalls:
                 copies[a.id] = self.to_atom(out, copy_of, "_c")
         names = [copies.get(a.id, a) if isinstance(a, ast.Name) else a for a in names]
         if kw_descs:
-            fn = opaque.caller(obj, descs, kw_descs)
-            call = ast.Call(func=ast.parse(self.ctx.env.spell(fn, fn.__name__),
-                                           mode="eval").body, args=names, keywords=[])
+            call = self.call_of(opaque.caller(obj, descs, kw_descs), names)
         else:
-            atoms = [copies.get(a.id, a) if isinstance(a, ast.Name) else a for a in atoms]
-            spelled = ast.parse(self.ctx.env.spell(obj, getattr(obj, "__name__", "f")),
-                                mode="eval").body
-            call = ast.Call(func=spelled, args=atoms, keywords=[])
+            call = self.call_of(obj, [copies.get(a.id, a) if isinstance(a, ast.Name) else a
+                                      for a in atoms])
         out.append(ir.annotate(ast.Expr(value=ir.annotate(call, opaque=("none",))),
                                origin=self.origin))
         for arr, c in copies.items():

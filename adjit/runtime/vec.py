@@ -233,22 +233,6 @@ def outer_nt(g, x):
 
 
 @numba.njit(cache=False)
-def lower_solve(l, b):
-    """X with L X = B for lower-triangular L (forward substitution, by rows; B 2-D)."""
-    n, m = b.shape
-    x = b.copy()
-    for i in range(n):
-        for k in range(i):
-            c = l[i, k]
-            for j in range(m):
-                x[i, j] -= c * x[k, j]
-        r = 1.0 / l[i, i]
-        for j in range(m):
-            x[i, j] *= r
-    return x
-
-
-@numba.njit(cache=False)
 def lower_sym(d):
     """The symmetric matrix a function of A's lower triangle sees when A moves by d:
     tril(d) + tril(d, -1).T."""
@@ -278,8 +262,8 @@ def lower_bar(m):
 def cholesky_tangent(l, d):
     """L_dot = L Phi(L^-1 S L^-T) for L = cholesky(A), S the symmetric move of A's lower
     triangle, Phi the lower triangle with the diagonal halved."""
-    z = lower_solve(l, lower_sym(d))                  # L^-1 S
-    x = lower_solve(l, np.ascontiguousarray(z.T))     # L^-1 (L^-1 S)^T = L^-1 S L^-T
+    z = _substitute(l, lower_sym(d), True, False)     # L^-1 S
+    x = _substitute(l, z.T, True, False)              # L^-1 (L^-1 S)^T = L^-1 S L^-T
     n = l.shape[0]
     for i in range(n):
         x[i, i] *= 0.5
