@@ -8,6 +8,7 @@ flags. Statements carry notes, read and written only through `note` and `annotat
 (`trip`, `user`, `hoisted`, `forward_only`, `atomic`, `checkpoint`).
 """
 import ast
+import copy
 
 NOTES = ("origin", "user", "trip", "hoisted", "forward_only", "atomic", "checkpoint", "opaque")
 """The notes a statement can carry: origin (filename, line, function) of the user code it came
@@ -59,6 +60,41 @@ def store(id_):
 
 def const(value):
     return ast.Constant(value=value)
+
+
+class _Parenthesize(ast.NodeTransformer):
+    """A negative number as the base of `**` (or of an attribute or subscript) spelled as
+    `(-0.7)`: ast.unparse writes `-0.7 ** 2`, which Python reads as -(0.7 ** 2)."""
+
+    @staticmethod
+    def _wrap(node):
+        if (isinstance(node, ast.Constant) and isinstance(node.value, (int, float, complex))
+                and not isinstance(node.value, bool) and (node.value.real < 0 or (
+                    isinstance(node.value, float) and str(node.value).startswith("-")))):
+            return ast.UnaryOp(op=ast.USub(), operand=ast.Constant(value=-node.value))
+        return node
+
+    def visit_BinOp(self, node):
+        self.generic_visit(node)
+        if isinstance(node.op, ast.Pow):
+            node.left = self._wrap(node.left)
+        return node
+
+    def visit_Attribute(self, node):
+        self.generic_visit(node)
+        node.value = self._wrap(node.value)
+        return node
+
+    def visit_Subscript(self, node):
+        self.generic_visit(node)
+        node.value = self._wrap(node.value)
+        return node
+
+
+def unparse(node):
+    """Python source for an AST node, with a negative number as the base of `**`
+    parenthesized (ast.unparse spells Constant(-0.7) ** 2 as `-0.7 ** 2`, which is -0.49)."""
+    return ast.unparse(_Parenthesize().visit(copy.deepcopy(node)))
 
 
 def assign(target, value, origin=None):

@@ -107,7 +107,7 @@ class Program:
     def render(self, stage):
         """The program at `stage` (one it has passed) as runnable Python."""
         if stage == "source":
-            return ast.unparse(self.src.tree) + "\n"
+            return ir.unparse(self.src.tree) + "\n"
         if stage in ("adjoint", "tangent"):
             return self.source
         body = self.stmts + ([ast.Return(value=self.result)] if self.result is not None else [])
@@ -409,7 +409,7 @@ def _adjoint(p, o):
     grads = [builder.gradient_expr(q) for q in p.wrt]
     propagate_copies(prog.backward, prog.bars.values(), live_out=grads)
     grad_text = grads[0] if o.single else "(" + ", ".join(grads) + ",)"
-    value = ast.unparse(result)
+    value = ir.unparse(result)
     if o.with_value:
         saved = "_value" if "_value" not in namegen.taken else namegen.fresh("_value")
         prog.backward_init.insert(0, ast.parse(f"{saved} = {value}").body[0])
@@ -467,7 +467,7 @@ def _tangent(p, o):
     # zero tangent (init_vars); the seeded arguments and array arguments are set above
     init_vars = [s for s in init_vars if s.targets[0].id not in
                  {builder.dot(q) for q in params if q in p.wrt or is_array(kinds[q])}]
-    value = ast.unparse(result)
+    value = ir.unparse(result)
     if isinstance(result, ast.Name) and result.id in builder.varied:
         out_dot = builder.dot(result.id)
     else:

@@ -167,3 +167,25 @@ def constant_result(x):
 def test_constant_function_has_zero_gradient():
     assert adjit.grad(constant_result)(2.0) == 0.0
     _ = numba
+
+
+DAMPING = -0.7
+"""A negative module-level setting: adjit inlines it as a constant, and must spell
+`DAMPING ** 2` as (-0.7) ** 2 = 0.49, not -0.7 ** 2 = -0.49."""
+
+
+def _damped_energy(x, y):
+    e = 0.0
+    for i in range(x.shape[0]):
+        e += DAMPING ** 2 * x[i] * x[i] + y * DAMPING ** 3
+    return e
+
+
+def test_negative_global_raised_to_a_power():
+    x, y = np.array([0.5, -1.0, 2.0]), 1.5
+    value, grads = adjit.value_and_grad(_damped_energy, argnums=(0, 1))(x, y)
+    assert value == pytest.approx(_damped_energy(x, y), rel=1e-12)
+    np.testing.assert_allclose(grads[0], 2 * 0.49 * x, rtol=1e-12)        # analytic
+    assert grads[1] == pytest.approx(3 * (-0.343), rel=1e-12)
+    assert_grad_matches_fd(adjit.grad(_damped_energy, argnums=(0, 1)), _damped_energy,
+                           (x, y), (0, 1))

@@ -136,7 +136,7 @@ class TangentBuilder:
         for k, atom in prim.diff_operands():
             t = self.tangent_of(atom)
             if t is not None:
-                terms.append(ast.unparse(substitute(rule.tangent[k], dict(names, d=t))))
+                terms.append(ir.unparse(substitute(rule.tangent[k], dict(names, d=t))))
         return " + ".join(terms) or f"np.zeros_like({target})"
 
 

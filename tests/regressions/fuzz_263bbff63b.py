@@ -2,7 +2,9 @@
 
 argnums=(0,) (python): adjit np.float64(-1.5625), program np.float64(1.5625)
 
-Cause and fix: (write them here when fixing the bug)
+Cause and fix: a negative global number (`gain = -0.7`) is inlined as the constant -0.7,
+and ast.unparse spells Constant(-0.7) ** 2 as `-0.7 ** 2`, which Python reads as -(0.7 ** 2).
+Generated code is now spelled by ir.unparse, which writes a negative base as `(-0.7)`.
 """
 PARAMS = (('x', 'array1/zeros+strided'), ('y', 'float'), ('z', 'float'), ('n', 'int'), ('t', 'array3/zeros'), ('ix', 'index:1,3,3'))
 SEED = 2933

@@ -4,7 +4,9 @@ argnums=(0,) (python): d/dx
 adjit     [0.0, 0.0, -1.9599999999999997, 0.0]
 reference [0.0, 0.0, 1.9599999999999997, 0.0]
 
-Cause and fix: (write them here when fixing the bug)
+Cause and fix: a negative global number (`gain = -0.7`) is inlined as the constant -0.7,
+and ast.unparse spells Constant(-0.7) ** 2 as `-0.7 ** 2`, which Python reads as -(0.7 ** 2).
+Generated code is now spelled by ir.unparse, which writes a negative base as `(-0.7)`.
 """
 PARAMS = (('x', 'array1/zeros'), ('y', 'float/zero'), ('w', 'array2/zeros'), ('t', 'array3/zeros'))
 SEED = 1048576

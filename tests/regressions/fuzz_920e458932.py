@@ -2,7 +2,9 @@
 
 argnums=(0,) (python): adjit -0.48999999999999994, program 0.48999999999999994
 
-Cause and fix: (write them here when fixing the bug)
+Cause and fix: a negative global number (`gain = -0.7`) is inlined as the constant -0.7,
+and ast.unparse spells Constant(-0.7) ** 2 as `-0.7 ** 2`, which Python reads as -(0.7 ** 2).
+Generated code is now spelled by ir.unparse, which writes a negative base as `(-0.7)`.
 """
 PARAMS = (('x', 'array1/f32'), ('y', 'float'))
 SEED = 0
