@@ -289,3 +289,32 @@ def test_solves_again_by_substitution_exactly_as_with_lu():
         return np.sum(np.linalg.solve(a.T, np.linalg.solve(a, b)) ** 2)
     for a in (lower, lower.T.copy(), lower + 0.3):
         check_against_numba(triangular_solves, (a, rng.random(4)))
+
+
+def single_precision_linear_algebra(a, b, w):
+    """float32 matrices, as a user stores them, through every BLAS and LAPACK call adjit
+    differentiates: the adjoints (float64) meet float32 operands, which numba's np.dot and
+    np.linalg take only in one dtype."""
+    top = a[:2] @ a.T
+    sign, logdet = np.linalg.slogdet(a)
+    return (np.sum(np.tanh(top) * 0.5) + np.sum(np.linalg.solve(a, b) * w[0])
+            + np.linalg.det(a) * 0.1 + sign * logdet + np.sum(np.linalg.cholesky(a) * w)
+            + np.sum(np.linalg.eigvalsh(a) ** 2) + np.sum(np.linalg.inv(a) * w)
+            + np.dot(b, a @ b) * 0.01 + np.sum(np.outer(b, b) * w))
+
+
+def test_float32_matrices_through_blas_and_lapack():
+    args = (spd(3, 6).astype(np.float32), np.array([0.3, -0.8, 0.5], np.float32),
+            np.random.default_rng(7).random((3, 3)).astype(np.float32))
+    wide = tuple(a.astype(np.float64) for a in args)
+    compiled = numba.njit(single_precision_linear_algebra)
+    value, grads = adjit.value_and_grad(single_precision_linear_algebra,
+                                        argnums=(0, 1, 2))(*args)
+    assert value == pytest.approx(compiled(*args), rel=1e-6)
+    for k in range(3):
+        assert grads[k].dtype == np.float32
+        # the float32 program's gradient, against the float64 program's finite differences
+        np.testing.assert_allclose(grads[k], fd_grad(compiled, wide, k), rtol=2e-4, atol=2e-4)
+    v = np.linspace(-1.0, 1.0, 9).reshape(3, 3).astype(np.float32)
+    _, tangent = adjit.jvp(single_precision_linear_algebra)(*args, v)
+    assert tangent == pytest.approx(np.sum(grads[0].astype(np.float64) * v), rel=1e-4)

@@ -8,6 +8,8 @@ BLAS; linspace and arange) with what their adjoints and tangents need.
 import math
 
 import numba
+from numba.core import types
+from numba.extending import overload
 import numpy as np
 
 
@@ -127,28 +129,53 @@ def nanmin(a, b):
     return b
 
 
+def widened(a, other):
+    """`a`, or `a` as float64 where `other` has another dtype: BLAS in numba multiplies
+    only arrays of one dtype, and an adjoint (float64) meets float32 operands."""
+    return a if a.dtype == other.dtype else a.astype(np.float64)
+
+
+@overload(widened)
+def _widened(a, other):
+    if a.dtype == other.dtype:
+        return lambda a, other: a
+    return lambda a, other: a.astype(np.float64)
+
+
+def as_float64(a):
+    """`a` as float64, copied only when it has another dtype."""
+    return a if a.dtype == np.float64 else a.astype(np.float64)
+
+
+@overload(as_float64)
+def _as_float64(a):
+    if a.dtype == types.float64:
+        return lambda a: a
+    return lambda a: a.astype(np.float64)
+
+
 @numba.njit(cache=False)
 def mm(a, b):
     """a @ b for 2-D arrays (BLAS)."""
-    return np.dot(a, b)
+    return np.dot(widened(a, b), widened(b, a))
 
 
 @numba.njit(cache=False)
 def mm_tn(a, b):
     """a.T @ b (BLAS)."""
-    return np.dot(a.T, b)
+    return np.dot(widened(a, b).T, widened(b, a))
 
 
 @numba.njit(cache=False)
 def mm_nt(a, b):
     """a @ b.T (BLAS)."""
-    return np.dot(a, b.T)
+    return np.dot(widened(a, b), widened(b, a).T)
 
 
 @numba.njit(cache=False)
 def mm_tt(a, b):
     """a.T @ b.T (BLAS)."""
-    return np.dot(a.T, b.T)
+    return np.dot(widened(a, b).T, widened(b, a).T)
 
 
 @numba.njit(cache=False)
@@ -227,8 +254,8 @@ def digamma(x):
 def outer_nt(g, x):
     """g x.T for g, x both vectors or both matrices (np.linalg.solve's A adjoint is -g x.T
     with g = solve(A.T, x_bar))."""
-    g2 = np.ascontiguousarray(g)
-    x2 = np.ascontiguousarray(x)
+    g2 = np.ascontiguousarray(as_float64(g))
+    x2 = np.ascontiguousarray(as_float64(x))
     return np.dot(g2.reshape(g2.shape[0], -1), x2.reshape(x2.shape[0], -1).T)
 
 
@@ -269,7 +296,7 @@ def cholesky_tangent(l, d):
         x[i, i] *= 0.5
         for j in range(i + 1, n):
             x[i, j] = 0.0
-    return np.dot(l, x)
+    return np.dot(as_float64(l), x)
 
 
 @numba.njit(cache=False)
@@ -318,14 +345,15 @@ def det1(a):
 def det_a_bar(a, out, out_bar):
     """A's adjoint through det(A): det_bar det(A) A^-T (A^-T from one LU solve)."""
     n = a.shape[0]
-    return (out_bar[0] * out[0]) * np.linalg.solve(np.ascontiguousarray(a.T), np.eye(n))
+    return (out_bar[0] * out[0]) * np.linalg.solve(np.ascontiguousarray(as_float64(a).T),
+                                                   np.eye(n))
 
 
 @numba.njit(cache=False)
 def det_tangent(a, out, d):
     """[det(A) tr(A^-1 A_dot)]."""
     t = np.empty(1)
-    t[0] = out[0] * np.trace(np.linalg.solve(a, d))
+    t[0] = out[0] * np.trace(np.linalg.solve(as_float64(a), as_float64(d)))
     return t
 
 
@@ -343,14 +371,14 @@ def slogdet2(a):
 def slogdet_a_bar(a, out_bar):
     """A's adjoint through log|det A|: logdet_bar A^-T (the sign has no derivative)."""
     n = a.shape[0]
-    return out_bar[1] * np.linalg.solve(np.ascontiguousarray(a.T), np.eye(n))
+    return out_bar[1] * np.linalg.solve(np.ascontiguousarray(as_float64(a).T), np.eye(n))
 
 
 @numba.njit(cache=False)
 def slogdet_tangent(a, d):
     """[0, tr(A^-1 A_dot)]."""
     t = np.zeros(2)
-    t[1] = np.trace(np.linalg.solve(a, d))
+    t[1] = np.trace(np.linalg.solve(as_float64(a), as_float64(d)))
     return t
 
 
@@ -416,14 +444,14 @@ def eigh_tangent(out, d):
 def eigvalsh_a_bar(a, out_bar):
     """A's adjoint through w = eigvalsh(A): V diag(w_bar) V.T, read through the lower
     triangle (V from eigh: eigvalsh does not keep it)."""
-    _, v = np.linalg.eigh(a)
+    _, v = np.linalg.eigh(as_float64(a))
     return lower_bar(np.dot(v * out_bar, v.T))
 
 
 @numba.njit(cache=False)
 def eigvalsh_tangent(a, d):
     """w_dot = diag(V.T S V)."""
-    _, v = np.linalg.eigh(a)
+    _, v = np.linalg.eigh(as_float64(a))
     g = np.dot(np.dot(v.T, lower_sym(d)), v)
     return np.diag(g).copy()
 
@@ -606,8 +634,10 @@ def solve_again(a, b, transposed):
     """np.linalg.solve(a.T if transposed else a, b), by substitution when a is triangular."""
     kind = _triangle(a)
     if kind == 0:
+        # float64 throughout: numba's LAPACK takes one dtype, and b is an adjoint or a
+        # tangent (float64) where a may be float32
         if transposed:
-            return np.linalg.solve(np.ascontiguousarray(a.T), b)
-        return np.linalg.solve(a, b)
+            return np.linalg.solve(np.ascontiguousarray(as_float64(a).T), as_float64(b))
+        return np.linalg.solve(as_float64(a), as_float64(b))
     x = _substitute(a, b, kind == 1, transposed)
     return x.reshape(b.shape)

@@ -4,7 +4,10 @@ argnums=(0,) (python): TypingError: Failed in nopython mode pipeline (step: nopy
 During: typing of call at /tmp/wtf/adjit/runtime/vec.py (133)
 File "adjit/runtime/vec.py", line 133:
 
-Cause and fix: (write them here when fixing the bug)
+Cause and fix: a matrix product of float32 arrays (or of a float32 array and a float64
+temporary adjit made) reached vec.mm_* with two dtypes, and numba's np.dot takes one. The
+BLAS and LAPACK helpers in runtime/vec.py now widen an operand to float64 where the dtypes
+differ (vec.widened, vec.as_float64).
 """
 PARAMS = (('x', 'array1/zeros+f32+strided'), ('y', 'float'), ('w', 'array2/zeros+f32'))
 SEED = 78330
