@@ -623,3 +623,61 @@ def test_expressions_are_computed_before_a_later_helper_writes(fn, args):
     """`(x + x) * h(x)` with h writing x: numpy computes x + x first; `x[ix] *= e` reads
     x[ix] (a copy) before e runs."""
     check_against_numpy(fn, args, 0)
+
+
+# an array computed from x keeps x's values from before a later in-place write to x --------
+def scaled_then_strided_add(x):
+    a = x * 3.0
+    x[::2] += 1.0
+    return np.sum(a * x)
+
+
+def scaled_then_index_store(x):
+    a = x * 3.0
+    ix = np.array([0, 2])
+    x[ix] = 0.5
+    return np.sum(a * x)
+
+
+def shifted_then_filled(x):
+    a = x[1:] * 2.0
+    x[:] = 0.25
+    return np.sum(a) + np.sum(x)
+
+
+def sine_then_doubled(x):
+    a = np.sin(x)
+    x *= 2.0
+    return np.sum(a) + np.sum(x ** 2)
+
+
+def where_then_shifted(x):
+    a = np.where(x > 0.0, 2.0, x)
+    x -= 1.0
+    return np.sum(a)
+
+
+def transposed_then_row_update(x):
+    w = np.outer(x, x)
+    a = w.T * 1.0
+    w[0] -= 1.0
+    return np.sum(a * w)
+
+
+def scaled_then_masked_store(x):
+    a = x * 2.0
+    x[x > 0.5] = 0.0
+    return np.sum(a * x)
+
+
+BEFORE_A_WRITE = [scaled_then_strided_add, scaled_then_index_store, shifted_then_filled,
+                  sine_then_doubled, where_then_shifted, transposed_then_row_update,
+                  scaled_then_masked_store]
+
+
+@pytest.mark.parametrize("fn", BEFORE_A_WRITE, ids=[f.__name__ for f in BEFORE_A_WRITE])
+def test_arrays_computed_before_an_in_place_write_keep_the_old_values(fn):
+    """`a = x * 3.0; x -= 1.0` (the write a loop over x's elements): `a` is x's values from
+    before the write. adjit keeps `a` unevaluated until its use, and must compute it before
+    the loop that writes x, not inside it."""
+    check_against_numpy(fn, (np.array([1.3, 0.2, 0.7, -0.38]),), 0)

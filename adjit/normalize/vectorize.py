@@ -274,6 +274,10 @@ class Vectorizing:
             raise self.error(node or self.src.tree, "assigning a higher-dimensional array "
                              "to a lower-dimensional slice",
                              "Assign arrays whose shapes broadcast to the target's.")
+        if self.lazy:
+            # pending arrays that read the target are computed before the loops that write
+            # it (emit_assign's flush would put them inside, reading half-written data)
+            self.flush_lazy(out, target.base)
         shape = target.shape
         env = self.loop_env(shape, [target, value], out)
 
