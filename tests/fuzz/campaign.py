@@ -111,6 +111,10 @@ def worker(n, seed, numba_every, deadline=None, all_constructs=False, only=(), p
             stats["discards"][out.reason] += 1
         elif out.status == "mismatch":
             stats["mismatches"].append((out.reason, out.detail, program, jit, out.signature))
+            if progress:    # at once, as a reproducer, so a long campaign is useful as it runs
+                print(f"[worker seed {seed}] MISMATCH {out.reason}\n{out.detail}\n"
+                      f"PARAMS = {tuple(program.params)!r}\nSEED = {program.seed}\n",
+                      file=sys.stderr, flush=True)
         cat = category(out)
         for g in program.groups:
             stats["groups"][g][cat] += 1
@@ -178,8 +182,9 @@ def main(argv=None):
                         help="draw every construct group (grammar.GROUPS) too, reporting and "
                              "saving as an ordinary campaign (make fuzz)")
     parser.add_argument("--progress", type=int, default=250, metavar="K",
-                        help="each worker prints a line to stderr every K programs "
-                             "(default 250; 0: never)")
+                        help="each worker prints a line to stderr every K programs, and "
+                             "each mismatch (with its program) as it is found (default "
+                             "250; 0: neither)")
     parser.add_argument("--save", action="store_true",
                         help="save reproducers even with --all-constructs or --only")
     parser.add_argument("--reduce-per-signature", type=int, default=None, metavar="K",
