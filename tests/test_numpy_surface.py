@@ -318,3 +318,69 @@ def test_float32_matrices_through_blas_and_lapack():
     v = np.linspace(-1.0, 1.0, 9).reshape(3, 3).astype(np.float32)
     _, tangent = adjit.jvp(single_precision_linear_algebra)(*args, v)
     assert tangent == pytest.approx(np.sum(grads[0].astype(np.float64) * v), rel=1e-4)
+
+
+# products and filters ----------------------------------------------------------------------
+def block_operator(a, b):
+    k = np.kron(a, b)
+    return np.sum((k @ np.arange(1.0, k.shape[1] + 1.0)) ** 2) + np.sum(np.kron(a[0], b[1]))
+
+
+def angular_momentum(r, v):
+    moment = np.cross(r, v)
+    about_axis = np.cross(r, v[0])
+    return np.sum(moment * moment) + 0.5 * np.sum(about_axis) + np.sum(np.cross(r[1], v[2]))
+
+
+def smoothing_and_matching(signal, kernel):
+    smooth = np.convolve(signal, kernel)
+    match = np.correlate(signal, kernel)
+    flipped = np.correlate(kernel, signal)          # the shorter first: numpy reverses
+    return (np.sum((smooth[1:-1] - 0.5) ** 2) + np.max(match) + np.sum(match ** 2)
+            + np.sum(flipped * np.arange(flipped.shape[0])))
+
+
+def markov_steps(p, weights):
+    five = np.linalg.matrix_power(p, 5)
+    back = np.linalg.matrix_power(p, -2)
+    return (np.sum(weights @ five) + 0.1 * np.sum(back * weights)
+            + np.sum(np.linalg.matrix_power(p, 1) ** 2) + np.sum(np.linalg.matrix_power(p, 0)))
+
+
+def least_squares_by_pinv(a, y):
+    coef = np.linalg.pinv(a) @ y
+    wide = np.linalg.pinv(a.T)
+    return np.sum((a @ coef - y) ** 2) + np.sum(coef ** 2) + 0.1 * np.sum(wide * wide)
+
+
+_R8 = np.random.default_rng(8)
+
+
+@pytest.mark.parametrize("loss, args", [
+    (block_operator, (_R8.random((2, 3)), _R8.random((3, 2)))),
+    (angular_momentum, (_R8.random((4, 3)) - 0.5, _R8.random((4, 3)) - 0.5)),
+    (smoothing_and_matching, (_R8.random(7), _R8.random(3))),
+    (markov_steps, (_R8.random((3, 3)) + 2.0 * np.eye(3), _R8.random((3, 3)))),
+    (least_squares_by_pinv, (_R8.random((5, 3)), _R8.random(5))),
+], ids=["kron", "cross", "convolve-correlate", "matrix_power", "pinv"])
+def test_products_and_filters_match_numba_and_finite_differences(loss, args):
+    check_against_numba(loss, args)
+
+
+def kron_total(a, b):
+    return np.sum(np.kron(a, b))
+
+
+def convolved_total(x, v):
+    return np.sum(np.convolve(x, v))
+
+
+def test_kron_and_convolve_match_their_analytic_derivatives():
+    """d/da sum(kron(a, b)) = sum(b) everywhere; d/da sum(convolve(a, v)) = sum(v)."""
+    a, b = np.array([[1.0, 2.0], [3.0, 4.0]]), np.array([[0.5, -1.0, 2.0]])
+    ga, gb = adjit.grad(kron_total, argnums=(0, 1))(a, b)
+    np.testing.assert_allclose(ga, np.full((2, 2), 1.5), rtol=1e-15)
+    np.testing.assert_allclose(gb, np.full((1, 3), 10.0), rtol=1e-15)
+    x, v = np.array([1.0, -2.0, 0.5, 3.0]), np.array([0.25, 0.5])
+    gx = adjit.grad(convolved_total)(x, v)
+    np.testing.assert_allclose(gx, np.full(4, 0.75), rtol=1e-15)

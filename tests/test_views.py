@@ -319,6 +319,15 @@ def reads_view_bound_later_in_loop(x):
     return s
 
 
+def trims_each_step(x):
+    """An array name rebound to a slice of a new array each step: the next iteration's
+    np.cumsum(x) means that slice (adjit read the argument x again: a wrong gradient)."""
+    for k in range(2):
+        y = np.cumsum(x) * 0.5
+        x = y[1:]
+    return np.sum(x ** 2)
+
+
 def rebinds_argument_under_view(x):
     v = x[1:]
     x = x * 2.0
@@ -337,6 +346,7 @@ def view_of_swapped_array(x):
 
 @pytest.mark.parametrize("fn, what", [
     (reads_view_bound_later_in_loop, "read in a loop before the loop binds it"),
+    (trims_each_step, "the name 'x' is read in a loop before the loop binds it"),
     (rebinds_argument_under_view, "which was rebound"),
     (view_of_swapped_array, "a swap of the array 'u', which 'w' is a view of"),
 ])
@@ -681,3 +691,46 @@ def test_arrays_computed_before_an_in_place_write_keep_the_old_values(fn):
     before the write. adjit keeps `a` unevaluated until its use, and must compute it before
     the loop that writes x, not inside it."""
     check_against_numpy(fn, (np.array([1.3, 0.2, 0.7, -0.38]),), 0)
+
+
+def scaled_then_written_in_a_branch(x, c):
+    a = x * 2.0
+    if c > 0.0:
+        x[0] = 5.0
+    return np.sum(a * x)
+
+
+def mask_then_view_written_in_a_branch(x, c):
+    m = x > 0.5
+    v = x[::-1]
+    if c > 0.0:
+        v[:-1] = 1.0
+    return np.sum(x[m] ** 2)
+
+
+def scaled_then_halved_in_a_loop(x, c):
+    a = x * 3.0
+    for i in range(2):
+        x[:] = x * c
+    return np.sum(a * x)
+
+
+def read_in_a_loop_that_writes(x, c):
+    a = x * c
+    s = 0.0
+    for i in range(3):
+        s += np.sum(a)
+        x[i] = 0.0
+    return s + np.sum(x)
+
+
+BEFORE_A_BLOCK = [scaled_then_written_in_a_branch, mask_then_view_written_in_a_branch,
+                  scaled_then_halved_in_a_loop, read_in_a_loop_that_writes]
+
+
+@pytest.mark.parametrize("c", [0.5, -1.0])
+@pytest.mark.parametrize("fn", BEFORE_A_BLOCK, ids=[f.__name__ for f in BEFORE_A_BLOCK])
+def test_arrays_computed_before_a_branch_or_loop_that_writes(fn, c):
+    """The write is in an `if` or a loop: the pending array is computed before it, not on
+    one path only (it was undefined, or zero, on the other) nor in every iteration."""
+    check_against_numpy(fn, (np.array([1.3, 0.2, 0.7, -0.38]), c), (0, 1))

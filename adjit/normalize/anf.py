@@ -32,6 +32,34 @@ from .views import Indexing, has_take
 _RESERVED = {"math", "np", "stop_gradient"}
 
 
+
+def _may_write(node):
+    """Whether an AST node may write an array: a store into a subscript, an augmented
+    assignment (`a += ...` is in place for an array), or a call of anything but a numpy or
+    math function (a helper may write the arrays it is given)."""
+    if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store):
+        return True
+    if isinstance(node, ast.AugAssign):
+        return True
+    if isinstance(node, ast.Call):
+        f = node.func
+        if isinstance(f, ast.Attribute) and f.attr in _READING_METHODS:
+            return False
+        while isinstance(f, ast.Attribute):
+            f = f.value
+        return not (isinstance(f, ast.Name) and (f.id in ("np", "numpy", "math")
+                                                  or f.id in _PURE_BUILTINS))
+    return False
+
+
+_READING_METHODS = frozenset((
+    "sum", "mean", "max", "min", "prod", "std", "var", "copy", "reshape", "ravel", "flatten",
+    "transpose", "swapaxes", "astype", "dot", "argmax", "argmin", "any", "all", "cumsum",
+    "cumprod", "clip", "round", "item", "conj", "trace", "diagonal", "ptp", "nonzero"))
+_PURE_BUILTINS = frozenset((
+    "range", "len", "float", "int", "bool", "abs", "min", "max", "round", "pow", "divmod",
+    "enumerate", "zip", "reversed", "stop_gradient"))
+
 class InlineContext:
     """State shared by a function and every function inlined into it."""
 
@@ -105,6 +133,7 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining):
         self.views = {}                     # local name -> _Binding or _Unknown
         self.statement_call = None          # the call of an expression statement being read
         self.view_uses = []                 # (name, serial) of every read of a binding
+        # (serial -1: of a name not bound to a view)
         for name, view in views.items():
             self.views[name] = self.new_binding(view)
 
@@ -239,6 +268,14 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining):
             self.stmt(s, out)
         return out
 
+    def flush_before(self, s, out):
+        """Pending lazy arrays are computed before an `if` or a loop that may write arrays:
+        numpy computed them where they were bound, and a write in the body would otherwise
+        compute them inside the body, where only one path (or every iteration, from data the
+        previous one changed) computes them."""
+        if self.lazy and any(_may_write(n) for n in ast.walk(s)):
+            self.flush_lazy(out)
+
     def stmt(self, s, out):
         if isinstance(s, ast.Assign):
             value = self.rhs(s.value, out)
@@ -263,6 +300,7 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining):
                 if isinstance(value, ast.Call) and self.resolve_generated(value.func) in INACTIVE:
                     out.append(ir.annotate(ast.Expr(value=value), origin=self.origin))
         elif isinstance(s, ast.If):
+            self.flush_before(s, out)
             cond = self.atom(s.test, out)
             before = dict(self.views)
             body = self.block(s.body)
@@ -273,6 +311,7 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining):
                 self.merge_views(before, [after_body, self.views], [body, orelse], s.lineno)
             self.emit_if(out, cond, body, orelse)
         elif isinstance(s, (ast.For, ast.While)):
+            self.flush_before(s, out)
             self.refuse_swapped_bases(s)
             unrolled = swaps.unroll(s, self.is_array_local, self.fresh_local, self.error,
                                     set(self.src.params), self.is_view_local)
@@ -619,6 +658,10 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining):
             return self.use_view(self.view_name(node), node)
         if node.id in self.src.locals:
             target = self.local(node.id)
+            if isinstance(target, str):
+                # a read of a name a loop may bind to a view later in its body
+                # (check_loop_views: the next iteration would mean that view)
+                self.view_uses.append((target, -1))
             if isinstance(target, str) and target in self.lazy:
                 return self.lazy[target]
             return _copy(target) if not isinstance(target, str) else ir.name(target)
@@ -741,6 +784,7 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining):
             if isinstance(target, ast.Name):
                 return target.id
             if isinstance(target, str):
+                self.view_uses.append((target, -1))     # as in load_name
                 return target
         if isinstance(node, ast.Name):
             obj = self.src.resolve_name(node.id)

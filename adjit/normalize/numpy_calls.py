@@ -298,6 +298,8 @@ class NumpyCalls:
                                  "Pass arguments by position.")
             helper, how = REGISTRY.get(obj).packed
             packed = self.to_atom(out, self.call_as_is(helper, args, out, node), "_p")
+            if how == "whole":
+                return packed
             if how == "item":
                 return self.element(packed, 0, out)
             if how == "items":

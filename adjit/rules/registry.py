@@ -31,9 +31,10 @@ no entry: the normalizer folds any int or float a name resolves to):
 - `array_rule`: for an operation kept at array level in generated code (matrix products,
   np.linspace, np.arange), its derivative (an ArrayRule);
 - `packed`: for a function whose result is a number or a tuple (np.linalg.det, slogdet,
-  eigh), (helper, how): the helper computes the result as one array, whose ArrayRule is the
-  derivative, and `how` unpacks it where the call stood ("item": element 0, "items": each
-  element, "rows": row 0 and the rows below it).
+  eigh), or one numba types awkwardly (matrix_power's result is Optional), (helper, how):
+  the helper computes the result as one array, whose ArrayRule is the derivative, and `how`
+  unpacks it where the call stood ("item": element 0, "items": each element, "rows": row 0
+  and the rows below it, "whole": the array itself).
 
 docs/coverage.md is generated from the registry (`make coverage`).
 """

@@ -307,6 +307,35 @@ _R.define(vec.interp1, "vec.interp1", "helper", array_rule=ArrayRule(
     lambda args: (1, "f"), reads=True,
     shared="vec.interp_bars(vec.as1(x), xp, fp, out_bar)"))
 
+# products and filters kept at array level, adjoints by their definitions (runtime/vec.py);
+# tangents are the same bilinear function of one tangent and the other operand
+_R.define(np.kron, "np.kron", "array", handler="keep", array_rule=ArrayRule(
+    "kron", ("a", "b"), ("shared[0]", "shared[1]"), ("np.kron(d, b)", "np.kron(a, d)"),
+    lambda args: (max(args[0][0], args[1][0]), "f"), reads=True,
+    shared="vec.kron_bars(a, b, out_bar)"), notes="1-D and 2-D arrays")
+_R.define(np.cross, "np.cross", "array", handler="keep", array_rule=ArrayRule(
+    "cross", ("a", "b"), ("vec.cross_a_bar(a, b, out_bar)", "vec.cross_b_bar(a, b, out_bar)"),
+    ("np.cross(d, b)", "np.cross(a, d)"), lambda args: (max(args[0][0], args[1][0]), "f"),
+    reads=True), notes="3-vectors and rows of 3-vectors; a vector against rows is summed")
+_R.define(np.convolve, "np.convolve", "array", handler="keep", array_rule=ArrayRule(
+    "convolve", ("a", "v"), ("shared[0]", "shared[1]"),
+    ("np.convolve(d, v)", "np.convolve(a, d)"), lambda args: (1, "f"), reads=True,
+    shared="vec.convolve_bars(a, v, out_bar)"), notes="1-D, 'full' (numba's only mode)")
+_R.define(np.correlate, "np.correlate", "array", handler="keep", array_rule=ArrayRule(
+    "correlate", ("a", "v"), ("shared[0]", "shared[1]"),
+    ("np.correlate(d, v)", "np.correlate(a, d)"), lambda args: (1, "f"), reads=True,
+    shared="vec.correlate_bars(a, v, out_bar)"), notes="1-D, 'valid' (numba's only mode)")
+_R.define(np.linalg.matrix_power, "np.linalg.matrix_power", "array", handler="packed",
+          packed=(vec.matrix_power, "whole"),
+          notes="any integer n (a negative one through the inverse)")
+_R.define(vec.matrix_power, "vec.matrix_power", "helper", array_rule=ArrayRule(
+    "matrix_power", ("a", "n"), ("vec.matrix_power_bar(a, n, out_bar)", None),
+    ("vec.matrix_power_tangent(a, n, d)", None), lambda args: (2, "f"), reads=True))
+_R.define(np.linalg.pinv, "np.linalg.pinv", "array", handler="keep", array_rule=ArrayRule(
+    "pinv", ("a",), ("vec.pinv_a_bar(a, out, out_bar)",), ("vec.pinv_tangent(a, out, d)",),
+    lambda args: (2, "f"), reads=True),
+    notes="exact where A has full rank (elsewhere the pseudo-inverse jumps with the rank)")
+
 # allocation ------------------------------------------------------------------------------------
 for _obj in (np.zeros, np.ones, np.empty):
     _R.define(_obj, f"np.{_obj.__name__}", "allocate", handler="shape")

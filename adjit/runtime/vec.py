@@ -641,3 +641,173 @@ def solve_again(a, b, transposed):
         return np.linalg.solve(as_float64(a), as_float64(b))
     x = _substitute(a, b, kind == 1, transposed)
     return x.reshape(b.shape)
+
+
+# np.kron, np.cross, np.convolve, np.correlate: adjoints by the definitions ---------------------
+@numba.njit(cache=False)
+def kron_bars(a, b, out_bar):
+    """(a_bar, b_bar) through out = np.kron(a, b) of 1-D or 2-D arrays (a 1-D array as one
+    row, as numpy): out[i p + k, j q + l] = a[i, j] b[k, l] for b of shape (p, q)."""
+    a2 = np.atleast_2d(a)
+    b2 = np.atleast_2d(b)
+    g = np.atleast_2d(out_bar)
+    m, n = a2.shape
+    p, q = b2.shape
+    a_bar = np.zeros((m, n))
+    b_bar = np.zeros((p, q))
+    for i in range(m):
+        for j in range(n):
+            for k in range(p):
+                for l in range(q):
+                    gij = g[i * p + k, j * q + l]
+                    a_bar[i, j] += gij * b2[k, l]
+                    b_bar[k, l] += gij * a2[i, j]
+    return a_bar.reshape(a.shape), b_bar.reshape(b.shape)
+
+
+def summed_like(x, like):
+    """x summed over the leading axes `like` lacks (the adjoint of broadcasting a (3,) vector
+    against (n, 3) rows); a ValueError where equal ranks differ in shape."""
+    return x
+
+
+@overload(summed_like)
+def _summed_like(x, like):
+    if x.ndim == like.ndim:
+        def same(x, like):
+            if x.shape != like.shape:
+                raise ValueError("adjit: broadcasting within an axis is not differentiated "
+                                 "here; pass arrays of the same shape")
+            return x
+        return same
+    if x.ndim == 2 and like.ndim == 1:
+        return lambda x, like: x.sum(axis=0)
+    return None
+
+
+@numba.njit(cache=False)
+def cross_a_bar(a, b, out_bar):
+    """a's adjoint through np.cross(a, b) of 3-vectors (rows): cross(b, out_bar)."""
+    return summed_like(np.cross(as_float64(b), out_bar), a)
+
+
+@numba.njit(cache=False)
+def cross_b_bar(a, b, out_bar):
+    """b's adjoint through np.cross(a, b): cross(out_bar, a)."""
+    return summed_like(np.cross(out_bar, as_float64(a)), b)
+
+
+@numba.njit(cache=False)
+def convolve_bars(a, v, out_bar):
+    """(a_bar, v_bar) through out = np.convolve(a, v) (numpy's 'full' mode, numba's only):
+    out[k + j] += a[k] v[j]."""
+    na, nv = a.shape[0], v.shape[0]
+    a_bar = np.zeros(na)
+    v_bar = np.zeros(nv)
+    for k in range(na):
+        for j in range(nv):
+            a_bar[k] += out_bar[k + j] * v[j]
+            v_bar[j] += out_bar[k + j] * a[k]
+    return a_bar, v_bar
+
+
+@numba.njit(cache=False)
+def correlate_bars(a, v, out_bar):
+    """(a_bar, v_bar) through out = np.correlate(a, v) (numpy's 'valid' mode, numba's only):
+    out[k] = sum_n a[n + k] v[n] when a is the longer; otherwise numpy correlates the other
+    way and reverses, out[k] = sum_n a[n] v[n + s - k] with s = len(v) - len(a)."""
+    na, nv = a.shape[0], v.shape[0]
+    a_bar = np.zeros(na)
+    v_bar = np.zeros(nv)
+    if na >= nv:
+        for k in range(na - nv + 1):
+            for n in range(nv):
+                a_bar[n + k] += out_bar[k] * v[n]
+                v_bar[n] += out_bar[k] * a[n + k]
+    else:
+        s = nv - na
+        for k in range(s + 1):
+            for n in range(na):
+                a_bar[n] += out_bar[k] * v[n + s - k]
+                v_bar[n + s - k] += out_bar[k] * a[n]
+    return a_bar, v_bar
+
+
+# np.linalg.matrix_power(a, n): A^n = A ... A, its adjoint sum_k (A^T)^k G (A^T)^(n-1-k) and its
+# tangent sum_k A^k D A^(n-1-k) by one recurrence; a negative n is the power of inv(A) -----------
+@numba.njit(cache=False)
+def matrix_power(a, n):
+    """np.linalg.matrix_power(a, n) as an array (numba types its result Optional)."""
+    out = np.empty(a.shape, a.dtype)
+    out[:, :] = np.linalg.matrix_power(a, n)
+    return out
+
+
+@numba.njit(cache=False)
+def _power_sum(a, d, n):
+    """sum over k < n of a^k d a^(n-1-k), for n >= 1: S_1 = d, S_j+1 = a S_j + d a^j."""
+    s = d.copy()
+    p = np.eye(a.shape[0])
+    for _ in range(n - 1):
+        p = np.dot(p, a)
+        s = np.dot(a, s) + np.dot(d, p)
+    return s
+
+
+@numba.njit(cache=False)
+def matrix_power_bar(a, n, out_bar):
+    """A's adjoint through np.linalg.matrix_power(A, n)."""
+    a64 = np.ascontiguousarray(as_float64(a))
+    g = np.ascontiguousarray(out_bar)
+    if n == 0:
+        return np.zeros(a.shape)
+    if n > 0:
+        return _power_sum(np.ascontiguousarray(a64.T), g, n)
+    b = np.linalg.inv(a64)
+    bt = np.ascontiguousarray(b.T)
+    return -np.dot(np.dot(bt, _power_sum(bt, g, -n)), bt)
+
+
+@numba.njit(cache=False)
+def matrix_power_tangent(a, n, d):
+    """The tangent of np.linalg.matrix_power(A, n) for A's tangent d."""
+    a64 = np.ascontiguousarray(as_float64(a))
+    d64 = np.ascontiguousarray(as_float64(d))
+    if n == 0:
+        return np.zeros(a.shape)
+    if n > 0:
+        return _power_sum(a64, d64, n)
+    b = np.linalg.inv(a64)
+    return _power_sum(b, -np.dot(np.dot(b, d64), b), -n)
+
+
+# np.linalg.pinv(A) where A has full rank (the pseudo-inverse is smooth only where the rank
+# does not change): X_dot = -X A_dot X + X X^T A_dot^T (I - A X) + (I - X A) A_dot^T X^T X,
+# and its transpose for the adjoint -------------------------------------------------------------
+@numba.njit(cache=False)
+def pinv_a_bar(a, out, out_bar):
+    """A's adjoint through X = np.linalg.pinv(A)."""
+    a64 = as_float64(a)
+    x = as_float64(out)
+    m, n = a64.shape
+    p = np.eye(m) - np.dot(a64, x)
+    q = np.eye(n) - np.dot(x, a64)
+    gt = np.ascontiguousarray(out_bar.T)
+    xt = np.ascontiguousarray(x.T)
+    return (-np.dot(np.dot(xt, out_bar), xt) + np.dot(np.dot(p, gt), np.dot(x, xt))
+            + np.dot(np.dot(xt, x), np.dot(gt, q)))
+
+
+@numba.njit(cache=False)
+def pinv_tangent(a, out, d):
+    """The tangent of X = np.linalg.pinv(A) for A's tangent d."""
+    a64 = as_float64(a)
+    x = as_float64(out)
+    m, n = a64.shape
+    p = np.eye(m) - np.dot(a64, x)
+    q = np.eye(n) - np.dot(x, a64)
+    d64 = as_float64(d)
+    dt = np.ascontiguousarray(d64.T)
+    xt = np.ascontiguousarray(x.T)
+    return (-np.dot(np.dot(x, d64), x) + np.dot(np.dot(x, xt), np.dot(dt, p))
+            + np.dot(np.dot(q, dt), np.dot(xt, x)))
