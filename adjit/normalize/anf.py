@@ -9,6 +9,7 @@ survive as statements; exits.py turns them into flags afterwards.
 """
 import ast
 import copy
+import operator
 import types
 
 import numpy as np
@@ -31,6 +32,41 @@ from .views import Indexing, has_take
 
 _RESERVED = {"math", "np", "stop_gradient"}
 
+
+
+_FOLD_OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+             ast.Div: operator.truediv, ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod,
+             ast.Pow: operator.pow, ast.USub: operator.neg, ast.UAdd: operator.pos,
+             ast.Not: operator.not_, ast.Eq: operator.eq, ast.NotEq: operator.ne,
+             ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt,
+             ast.GtE: operator.ge}
+
+
+def _fold(node, leaves):
+    """The value of a test of numbers and operators (AnfNormalizer.constant_test); a
+    KeyError for an operator it does not fold."""
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, ast.Name):
+        return leaves[node.id]
+    if isinstance(node, ast.BinOp):
+        return _FOLD_OPS[type(node.op)](_fold(node.left, leaves), _fold(node.right, leaves))
+    if isinstance(node, ast.UnaryOp):
+        return _FOLD_OPS[type(node.op)](_fold(node.operand, leaves))
+    if isinstance(node, ast.BoolOp):
+        values = [_fold(v, leaves) for v in node.values]
+        return all(values) if isinstance(node.op, ast.And) else any(values)
+    if isinstance(node, ast.IfExp):
+        return _fold(node.body if _fold(node.test, leaves) else node.orelse, leaves)
+    if isinstance(node, ast.Compare):
+        left = _fold(node.left, leaves)
+        for op, right_node in zip(node.ops, node.comparators):
+            right = _fold(right_node, leaves)
+            if not _FOLD_OPS[type(op)](left, right):
+                return False
+            left = right
+        return True
+    raise KeyError(type(node).__name__)
 
 
 def _may_write(node):
@@ -268,6 +304,29 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining):
             self.stmt(s, out)
         return out
 
+    def constant_test(self, test):
+        """The truth of an `if` test made of numbers, operators and module-level numbers or
+        flags only (none of the function's own names, no calls); None for any other test."""
+        leaves = {}
+        for n in ast.walk(test):
+            if isinstance(n, ast.Name):
+                if n.id in self.src.locals:
+                    return None
+                obj = self.src.resolve_name(n.id)
+                if not isinstance(obj, (bool, int, float)):
+                    return None
+                leaves[n.id] = obj
+            elif not isinstance(n, (ast.Constant, ast.BinOp, ast.UnaryOp, ast.Compare,
+                                    ast.BoolOp, ast.operator, ast.unaryop, ast.cmpop,
+                                    ast.boolop, ast.Load, ast.IfExp)):
+                return None
+            elif isinstance(n, ast.Constant) and not isinstance(n.value, (bool, int, float)):
+                return None
+        try:
+            return bool(_fold(test, leaves))
+        except (ArithmeticError, ValueError, TypeError, KeyError):
+            return None     # (ZeroDivisionError, ...): left to the program at run time
+
     def flush_before(self, s, out):
         """Pending lazy arrays are computed before an `if` or a loop that may write arrays:
         numpy computed them where they were bound, and a write in the body would otherwise
@@ -299,6 +358,10 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining):
                 self.statement_call = None
                 if isinstance(value, ast.Call) and self.resolve_generated(value.func) in INACTIVE:
                     out.append(ir.annotate(ast.Expr(value=value), origin=self.origin))
+        elif isinstance(s, ast.If) and self.constant_test(s.test) is not None:
+            # `if DEBUG:` with a module-level flag, `if 4.41 <= -0.3:`: only the branch taken
+            # is code (numba would prune the other in one sweep and maybe not in the other)
+            out.extend(self.block(s.body if self.constant_test(s.test) else s.orelse))
         elif isinstance(s, ast.If):
             self.flush_before(s, out)
             cond = self.atom(s.test, out)
