@@ -384,3 +384,28 @@ def test_kron_and_convolve_match_their_analytic_derivatives():
     x, v = np.array([1.0, -2.0, 0.5, 3.0]), np.array([0.25, 0.5])
     gx = adjit.grad(convolved_total)(x, v)
     np.testing.assert_allclose(gx, np.full(4, 0.75), rtol=1e-15)
+
+
+def least_squares_by_qr(a, y):
+    q, r = np.linalg.qr(a)
+    coef = np.linalg.solve(r, q.T @ y)
+    return np.sum(coef ** 2) + np.sum(q[:, 0] * y) + np.sum(np.log(np.abs(np.diag(r))))
+
+
+@pytest.mark.parametrize("shape", [(5, 3), (3, 3)], ids=["tall", "square"])
+def test_qr_matches_numba_and_finite_differences(shape):
+    rng = np.random.default_rng(9)
+    check_against_numba(least_squares_by_qr, (rng.random(shape), rng.random(shape[0])))
+
+
+def qr_parts(a):
+    q, r = np.linalg.qr(a)
+    return np.sum(r ** 2) + np.sum(q)
+
+
+def test_qr_of_a_wide_matrix_raises_when_differentiated():
+    """The derivative is implemented for m >= n; a wide matrix is a ValueError, not a number."""
+    a = np.random.default_rng(10).random((2, 3))
+    assert adjit.value_and_grad(qr_parts)(np.random.default_rng(10).random((3, 2)))[0] > 0
+    with pytest.raises(ValueError, match="at least as many rows as columns"):
+        adjit.grad(qr_parts)(a)

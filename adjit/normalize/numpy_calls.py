@@ -17,7 +17,7 @@ from ..rules.table import (ALLOCATORS, ARRAY_FUNCTIONS, ELEMENTWISE, ELEMENTWISE
 from ..rules import opaque
 from ..runtime import vec
 from ..rules.registry import REGISTRY
-from .values import TupleValue
+from .values import Shape, TupleValue
 from .views import has_take
 from .vectorize import ONE, Lazy, Op, Scalar, View, _index_node
 
@@ -297,9 +297,23 @@ class NumpyCalls:
                 raise self.error(node, f"keyword arguments to `{ast.unparse(node.func)}`",
                                  "Pass arguments by position.")
             helper, how = REGISTRY.get(obj).packed
-            packed = self.to_atom(out, self.call_as_is(helper, args, out, node), "_p")
+            atoms = [self.argument_atom(a, out) for a in args]
+            packed = self.to_atom(out, self.call_of(helper, atoms), "_p")
             if how == "whole":
                 return packed
+            if how == "qr":     # [Q^T | R]: Q is the transpose of the first m columns
+                if not (isinstance(atoms[0], ast.Name) and atoms[0].id in self.ctx.arrays):
+                    raise self.error(node, "np.linalg.qr of something that is not an array",
+                                     "Pass a 2-D array.")
+                m = self.fresh_local("_m")      # the row count, read as a name of the code
+                self.emit_assign(out, self.local(m), Shape(atoms[0].id).item(0))
+                self.ctx.ints.add(self.local(m))
+                whole = self.view_of(packed.id, out)
+                every = ast.Slice(lower=None, upper=None, step=None)
+                q_t, r = (self.index_view(whole, [("slice", every), ("slice", part)], out, node)
+                          for part in (ast.Slice(lower=None, upper=ir.name(m), step=None),
+                                       ast.Slice(lower=ir.name(m), upper=None, step=None)))
+                return TupleValue([self.transpose(q_t, out, node=node), r])
             if how == "item":
                 return self.element(packed, 0, out)
             if how == "items":

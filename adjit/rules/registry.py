@@ -34,7 +34,8 @@ no entry: the normalizer folds any int or float a name resolves to):
   eigh), or one numba types awkwardly (matrix_power's result is Optional), (helper, how):
   the helper computes the result as one array, whose ArrayRule is the derivative, and `how`
   unpacks it where the call stood ("item": element 0, "items": each element, "rows": row 0
-  and the rows below it, "whole": the array itself).
+  and the rows below it, "whole": the array itself, "qr": [Q^T | R] split after the
+  argument's row count).
 
 docs/coverage.md is generated from the registry (`make coverage`).
 """

@@ -278,6 +278,11 @@ _R.define(np.linalg.eigh, "np.linalg.eigh", "array", handler="packed",
           packed=(vec.eigh_packed, "rows"),
           notes="reads the lower triangle; eigenvector derivatives raise ValueError at a "
                 "repeated eigenvalue")
+_R.define(np.linalg.qr, "np.linalg.qr", "array", handler="packed", packed=(vec.qr_packed, "qr"),
+          notes="reduced; the derivative for m >= n (a wide matrix raises ValueError)")
+_R.define(vec.qr_packed, "vec.qr_packed", "helper", array_rule=ArrayRule(
+    "qr_packed", ("a",), ("vec.qr_a_bar(a, out, out_bar)",), ("vec.qr_tangent(a, out, d)",),
+    lambda args: (2, "f"), reads=True))
 _R.define(vec.det1, "vec.det1", "helper", array_rule=ArrayRule(
     "det1", ("a",), ("vec.det_a_bar(a, out, out_bar)",), ("vec.det_tangent(a, out, d)",),
     lambda args: (1, "f"), reads=True))

@@ -811,3 +811,63 @@ def pinv_tangent(a, out, d):
     xt = np.ascontiguousarray(x.T)
     return (-np.dot(np.dot(x, d64), x) + np.dot(np.dot(x, xt), np.dot(dt, p))
             + np.dot(np.dot(q, dt), np.dot(xt, x)))
+
+
+# (Q, R) = np.linalg.qr(A), reduced, for A with m >= n of full column rank: packed as one
+# (n, m + n) array [Q^T | R] (unpacked as views where the call stood). With X = Q^T A_dot R^-1
+# and W the skew matrix with X's strict lower triangle, R_dot = (X - W) R and
+# Q_dot = A_dot R^-1 - Q (X - W); the adjoint is (Q_bar + Q copyltu(M)) R^-T with
+# M = R R_bar^T - Q_bar^T Q and copyltu(M) = tril(M) + tril(M, -1)^T -------------------------
+@numba.njit(cache=False)
+def qr_packed(a):
+    """[Q^T | R] of np.linalg.qr(a) as one (k, m + n) array, k = min(m, n)."""
+    q, r = np.linalg.qr(a)
+    m = a.shape[0]
+    out = np.empty((r.shape[0], m + a.shape[1]))
+    out[:, :m] = q.T
+    out[:, m:] = r
+    return out
+
+
+@numba.njit(cache=False)
+def _qr_parts(a, out):
+    m, n = a.shape
+    if m < n:
+        raise ValueError("adjit: the derivative of np.linalg.qr is implemented for matrices "
+                         "with at least as many rows as columns")
+    q = np.ascontiguousarray(out[:, :m].T)
+    r = np.ascontiguousarray(out[:, m:])
+    return q, r
+
+
+@numba.njit(cache=False)
+def qr_a_bar(a, out, out_bar):
+    """A's adjoint through (Q, R) = np.linalg.qr(A), from the packed [Q^T | R] and its adjoint."""
+    q, r = _qr_parts(a, out)
+    m, n = a.shape
+    q_bar = np.ascontiguousarray(out_bar[:, :m].T)
+    r_bar = np.ascontiguousarray(out_bar[:, m:])
+    mm_ = np.dot(r, r_bar.T) - np.dot(q_bar.T, q)
+    for i in range(n):
+        for j in range(i + 1, n):
+            mm_[i, j] = mm_[j, i]                  # copyltu: the lower triangle mirrored
+    c = q_bar + np.dot(q, mm_)
+    return _substitute(r, np.ascontiguousarray(c.T), False, False).T.copy()   # C R^-T
+
+
+@numba.njit(cache=False)
+def qr_tangent(a, out, d):
+    """The packed tangent [Q_dot^T | R_dot] of (Q, R) = np.linalg.qr(A) for A's tangent d."""
+    q, r = _qr_parts(a, out)
+    m, n = a.shape
+    d64 = np.ascontiguousarray(as_float64(d))
+    d_rinv = _substitute(r, np.ascontiguousarray(d64.T), False, True).T.copy()   # d R^-1
+    x = np.dot(q.T, d_rinv)
+    for i in range(n):                             # X - W: X's upper part, the skew fix below
+        for j in range(i):
+            x[j, i] += x[i, j]
+            x[i, j] = 0.0
+    t = np.empty((n, m + n))
+    t[:, :m] = (d_rinv - np.dot(q, x)).T
+    t[:, m:] = np.dot(x, r)
+    return t
