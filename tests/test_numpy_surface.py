@@ -409,3 +409,26 @@ def test_qr_of_a_wide_matrix_raises_when_differentiated():
     assert adjit.value_and_grad(qr_parts)(np.random.default_rng(10).random((3, 2)))[0] > 0
     with pytest.raises(ValueError, match="at least as many rows as columns"):
         adjit.grad(qr_parts)(a)
+
+
+def robust_spread(x, q):
+    lo = np.percentile(x, 25.0 * q)
+    hi = np.quantile(x, 0.8)
+    qs = np.quantile(x * 2.0, np.array([0.1, 0.55, 0.9]) * q)
+    return hi - lo + np.sum(qs ** 2) + np.percentile(x[:4], 30.0)
+
+
+def test_percentile_and_quantile_match_numba_and_finite_differences():
+    check_against_numba(robust_spread, (np.array([0.3, -1.2, 2.5, 0.7, 1.9, -0.4, 0.05]), 1.1))
+
+
+def middle_quantile(x, q):
+    return np.quantile(x, q)
+
+
+def test_quantile_matches_its_analytic_derivative():
+    """Sorted [0, 3, 1, 2] at q = 0.5: position 1.5 between 1 and 2, so half of the adjoint
+    goes to each of them and d/dq = (2 - 1) * (n - 1) = 3."""
+    gx, gq = adjit.grad(middle_quantile, argnums=(0, 1))(np.array([0.0, 3.0, 1.0, 2.0]), 0.5)
+    np.testing.assert_array_equal(gx, [0.0, 0.0, 0.5, 0.5])
+    assert gq == 3.0

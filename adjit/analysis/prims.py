@@ -35,7 +35,8 @@ class Prim:
             positions = ARRAY_OP_OPERANDS[self.obj]
             if self.obj == "arange" and len(self.operands) == 1:
                 positions = ()      # np.arange(stop)
-            return [(k, self.operands[k]) for k in positions if k < len(self.operands)]
+            return [(k, self.operands[k]) for k in positions if k < len(self.operands)
+                    and isinstance(self.operands[k], ast.Name)]     # (a number: a constant)
         if self.kind == "op":
             return [(k, a) for k, a in enumerate(self.operands)
                     if self.rule.partials[k] is not None]

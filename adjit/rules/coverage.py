@@ -114,7 +114,7 @@ def _differentiable(entry):
 
 
 _ARRAY_ARGS = {"linspace": "start, stop", "arange": "start, step", "eye": "none",
-               "keep": "all", "interp": "x, xp, fp",
+               "keep": "all", "interp": "x, xp, fp", "quantile": "a, q",
                "take": "a (not the indices)", "norm": "x"}
 _ARRAY_NOTES = {
     "dot": "matrix products in BLAS, others fused", "matmul": "as `@`",
@@ -135,6 +135,7 @@ _ARRAY_NOTES = {
     "sort": "1-D: a gather through argsort", "median": "1-D", "roll": "no axis: flattened",
     "repeat": "int repeats, no axis",
     "interp": "piecewise linear in x, xp and fp (end values outside); x an array or a number",
+    "quantile": "linear interpolation (numba's) of the flattened array; q an array or a number",
 }
 
 

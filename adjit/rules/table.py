@@ -341,6 +341,22 @@ _R.define(np.linalg.pinv, "np.linalg.pinv", "array", handler="keep", array_rule=
     lambda args: (2, "f"), reads=True),
     notes="exact where A has full rank (elsewhere the pseudo-inverse jumps with the rank)")
 
+# np.percentile(a, q) and np.quantile(a, q): linear in two order statistics of a and in q (see
+# runtime/vec.py); an array q kept whole, a number q through the packed helper vec.quantile1
+for _obj, _scale in ((np.percentile, "0.01"), (np.quantile, "1.0")):
+    _R.define(_obj, f"np.{_obj.__name__}", "array", handler="quantile", array_rule=ArrayRule(
+        _obj.__name__, ("a", "q"), ("shared[0]", "shared[1]"),
+        (f"vec.quantile_tangent_a(a, q, {_scale}, d)", f"vec.quantile_tangent_q(a, q, {_scale}, d)"),
+        lambda args: (args[1][0], "f"), reads=True,
+        shared=f"vec.quantile_bars(a, q, {_scale}, out_bar)"),
+        notes="linear interpolation (numba's) of the flattened array; in a and q")
+_R.define(vec.quantile1, "vec.quantile1", "helper", array_rule=ArrayRule(
+    "quantile1", ("a", "q", "scale"), ("shared[0]", "shared[1][0]", None),
+    ("vec.quantile_tangent_a(a, vec.as1(q), scale, d)",
+     "vec.quantile_tangent_q(a, vec.as1(q), scale, vec.as1(d))", None),
+    lambda args: (1, "f"), reads=True,
+    shared="vec.quantile_bars(a, vec.as1(q), scale, out_bar)"))
+
 # allocation ------------------------------------------------------------------------------------
 for _obj in (np.zeros, np.ones, np.empty):
     _R.define(_obj, f"np.{_obj.__name__}", "allocate", handler="shape")

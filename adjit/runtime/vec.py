@@ -871,3 +871,71 @@ def qr_tangent(a, out, d):
     t[:, :m] = (d_rinv - np.dot(q, x)).T
     t[:, m:] = np.dot(x, r)
     return t
+
+
+# np.percentile(a, q) and np.quantile(a, q) (numba: linear interpolation over the flattened a):
+# with s = sort(a), pos = q scale (n - 1), the value is s[lo] + f (s[hi] - s[lo]) for
+# lo = floor(pos), hi = lo + 1 (or n - 1), f = pos - lo: linear in the two order statistics
+# (a gather through argsort, as np.sort) and in q, with slope (s[hi] - s[lo]) scale (n - 1) ----
+@numba.njit(cache=False)
+def _at(n, qk, scale):
+    pos = qk * scale * (n - 1)
+    lo = min(max(int(math.floor(pos)), 0), n - 1)
+    hi = min(lo + 1, n - 1)
+    return lo, hi, pos - lo if hi > lo else 0.0
+
+
+@numba.njit(cache=False)
+def quantile1(a, q, scale):
+    """[np.percentile(a, q)] (scale 0.01) or [np.quantile(a, q)] (scale 1) for a number q."""
+    out = np.empty(1)
+    out[0] = np.percentile(a, q) if scale == 0.01 else np.quantile(a, q)
+    return out
+
+
+@numba.njit(cache=False)
+def quantile_bars(a, q, scale, out_bar):
+    """(a_bar, q_bar) through np.percentile / np.quantile(a, q) for an array q."""
+    x = as_float64(a).ravel()
+    order = np.argsort(x)
+    n = x.shape[0]
+    qs = np.ascontiguousarray(q).ravel()
+    g = np.ascontiguousarray(out_bar).ravel()
+    a_bar = np.zeros(n)
+    q_bar = np.zeros(qs.shape[0])
+    for k in range(qs.shape[0]):
+        lo, hi, f = _at(n, qs[k], scale)
+        a_bar[order[lo]] += (1.0 - f) * g[k]
+        a_bar[order[hi]] += f * g[k]
+        if hi > lo:
+            q_bar[k] = g[k] * (x[order[hi]] - x[order[lo]]) * scale * (n - 1)
+    return a_bar.reshape(a.shape), q_bar.reshape(q.shape)
+
+
+@numba.njit(cache=False)
+def quantile_tangent_a(a, q, scale, d):
+    """The tangent of np.percentile / np.quantile(a, q) for a's tangent d (q an array)."""
+    x = as_float64(a).ravel()
+    order = np.argsort(x)
+    n = x.shape[0]
+    qs = np.ascontiguousarray(q).ravel()
+    dx = np.ascontiguousarray(d).ravel()
+    t = np.empty(qs.shape[0])
+    for k in range(qs.shape[0]):
+        lo, hi, f = _at(n, qs[k], scale)
+        t[k] = (1.0 - f) * dx[order[lo]] + f * dx[order[hi]]
+    return t.reshape(q.shape)
+
+
+@numba.njit(cache=False)
+def quantile_tangent_q(a, q, scale, d):
+    """The tangent of np.percentile / np.quantile(a, q) for q's tangent d."""
+    x = np.sort(as_float64(a).ravel())
+    n = x.shape[0]
+    qs = np.ascontiguousarray(q).ravel()
+    dq = np.ascontiguousarray(d).ravel()
+    t = np.empty(qs.shape[0])
+    for k in range(qs.shape[0]):
+        lo, hi, f = _at(n, qs[k], scale)
+        t[k] = dq[k] * (x[hi] - x[lo]) * scale * (n - 1)
+    return t.reshape(q.shape)
