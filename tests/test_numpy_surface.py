@@ -432,3 +432,34 @@ def test_quantile_matches_its_analytic_derivative():
     gx, gq = adjit.grad(middle_quantile, argnums=(0, 1))(np.array([0.0, 3.0, 1.0, 2.0]), 0.5)
     np.testing.assert_array_equal(gx, [0.0, 0.0, 0.5, 0.5])
     assert gq == 3.0
+
+
+def nuclear_norm_penalty(a, w):
+    u, s, vh = np.linalg.svd(a)
+    return np.sum(s) + np.sum(s ** 2) * w[0, 0]
+
+
+def leading_singular_vectors(a, w):
+    u, s, vh = np.linalg.svd(a)
+    return np.sum(u[:, 0] ** 3 * w[0]) + np.sum(vh[1] * w[1]) + np.sum(s)
+
+
+@pytest.mark.parametrize("loss, shape", [
+    (nuclear_norm_penalty, (4, 3)), (nuclear_norm_penalty, (3, 5)),
+    (leading_singular_vectors, (3, 3)),
+], ids=["values-tall", "values-wide", "vectors-square"])
+def test_svd_matches_numba_and_finite_differences(loss, shape):
+    rng = np.random.default_rng(12)
+    check_against_numba(loss, (rng.random(shape), rng.random((3, 3))))
+
+
+def test_singular_vectors_of_a_rectangular_matrix_raise_when_differentiated():
+    """U of a 4 x 3 matrix has a fourth column numpy chooses freely: no derivative."""
+    a = np.random.default_rng(13).random((4, 3))
+    with pytest.raises(ValueError, match="square matrix with distinct singular values"):
+        adjit.grad(first_left_vector)(a)
+
+
+def first_left_vector(a):
+    u, s, vh = np.linalg.svd(a)
+    return np.sum(u[:, 0] ** 3) + np.sum(s)

@@ -312,6 +312,26 @@ class NumpyCalls:
             packed = self.to_atom(out, self.call_of(helper, atoms), "_p")
             if how == "whole":
                 return packed
+            if how == "svd":    # [U; s; Vh], zero-padded: views of its rows and columns
+                if not (isinstance(atoms[0], ast.Name) and atoms[0].id in self.ctx.arrays):
+                    raise self.error(node, "np.linalg.svd of something that is not an array",
+                                     "Pass a 2-D array.")
+                m, n = self.fresh_local("_m"), self.fresh_local("_n")
+                for name, k in ((m, 0), (n, 1)):
+                    self.emit_assign(out, self.local(name), Shape(atoms[0].id).item(k))
+                    self.ctx.ints.add(self.local(name))
+                whole = self.view_of(packed.id, out)
+                rows_u = ast.Slice(lower=None, upper=ir.name(m), step=None)
+                rows_vh = ast.Slice(lower=ast.BinOp(left=ir.name(m), op=ast.Add(),
+                                                    right=ir.const(1)), upper=None, step=None)
+                k = ast.Call(func=ast.Name(id="min", ctx=ast.Load()),
+                             args=[ir.name(m), ir.name(n)], keywords=[])
+                return TupleValue([
+                    self.index_view(whole, [("slice", rows_u), ("slice", rows_u)], out, node),
+                    self.index_view(whole, [("int", ir.name(m)), ("slice", ast.Slice(
+                        lower=None, upper=k, step=None))], out, node),
+                    self.index_view(whole, [("slice", rows_vh), ("slice", ast.Slice(
+                        lower=None, upper=ir.name(n), step=None))], out, node)])
             if how == "qr":     # [Q^T | R]: Q is the transpose of the first m columns
                 if not (isinstance(atoms[0], ast.Name) and atoms[0].id in self.ctx.arrays):
                     raise self.error(node, "np.linalg.qr of something that is not an array",

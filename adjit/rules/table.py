@@ -278,6 +278,13 @@ _R.define(np.linalg.eigh, "np.linalg.eigh", "array", handler="packed",
           packed=(vec.eigh_packed, "rows"),
           notes="reads the lower triangle; eigenvector derivatives raise ValueError at a "
                 "repeated eigenvalue")
+_R.define(np.linalg.svd, "np.linalg.svd", "array", handler="packed",
+          packed=(vec.svd_packed, "svd"),
+          notes="full matrices (numba's); singular values for any shape, vectors for a "
+                "square matrix with distinct singular values (else ValueError / NaN)")
+_R.define(vec.svd_packed, "vec.svd_packed", "helper", array_rule=ArrayRule(
+    "svd_packed", ("a",), ("vec.svd_a_bar(a, out, out_bar)",), ("vec.svd_tangent(a, out, d)",),
+    lambda args: (2, "f"), reads=True))
 _R.define(np.linalg.qr, "np.linalg.qr", "array", handler="packed", packed=(vec.qr_packed, "qr"),
           notes="reduced; the derivative for m >= n (a wide matrix raises ValueError)")
 _R.define(vec.qr_packed, "vec.qr_packed", "helper", array_rule=ArrayRule(

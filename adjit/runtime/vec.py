@@ -939,3 +939,96 @@ def quantile_tangent_q(a, q, scale, d):
         lo, hi, f = _at(n, qs[k], scale)
         t[k] = dq[k] * (x[hi] - x[lo]) * scale * (n - 1)
     return t.reshape(q.shape)
+
+
+# (U, s, Vh) = np.linalg.svd(A) (numba: full matrices), packed as one (m + 1 + n, max(m, n))
+# array: U in the first m rows, s in row m, Vh below (unpacked as views where the call
+# stood). The singular values' derivative holds for any shape (A_bar = U diag(s_bar) Vh over
+# the first k = min(m, n) vectors); through U and Vh it needs a square A with distinct
+# singular values (Townsend 2016, F_ij = 1 / (s_j^2 - s_i^2)): elsewhere the adjoint raises
+# ValueError and the tangent of U and Vh is NaN --------------------------------------------------
+@numba.njit(cache=False)
+def svd_packed(a):
+    """[U; s; Vh] of np.linalg.svd(a), zero-padded to max(m, n) columns."""
+    u, s, vh = np.linalg.svd(a)
+    m, n = a.shape
+    out = np.zeros((m + 1 + n, max(m, n)))
+    out[:m, :m] = u
+    out[m, :s.shape[0]] = s
+    out[m + 1:, :n] = vh
+    return out
+
+
+@numba.njit(cache=False)
+def _svd_f(s):
+    """F_ij = 1 / (s_j^2 - s_i^2) off the diagonal; inf where two singular values are equal."""
+    k = s.shape[0]
+    f = np.zeros((k, k))
+    for i in range(k):
+        for j in range(k):
+            if i != j:
+                gap = s[j] * s[j] - s[i] * s[i]
+                f[i, j] = 1.0 / gap if gap != 0.0 else np.inf
+    return f
+
+
+@numba.njit(cache=False)
+def svd_a_bar(a, out, out_bar):
+    """A's adjoint through (U, s, Vh) = np.linalg.svd(A), from the packed array's adjoint."""
+    m, n = a.shape
+    k = min(m, n)
+    u = np.ascontiguousarray(out[:m, :m])
+    s = out[m, :k].copy()
+    vh = np.ascontiguousarray(out[m + 1:, :n])
+    u_bar = np.ascontiguousarray(out_bar[:m, :m])
+    s_bar = out_bar[m, :k].copy()
+    vh_bar = np.ascontiguousarray(out_bar[m + 1:, :n])
+    inner = np.zeros((k, k))
+    for i in range(k):
+        inner[i, i] = s_bar[i]
+    if np.any(u_bar != 0.0) or np.any(vh_bar != 0.0):
+        f = _svd_f(s)
+        if m != n or not np.all(np.isfinite(f)):
+            raise ValueError("adjit: derivatives through the singular vectors of "
+                             "np.linalg.svd need a square matrix with distinct singular values")
+        v = np.ascontiguousarray(vh.T)
+        v_bar = np.ascontiguousarray(vh_bar.T)
+        ut_ub = np.dot(u.T, u_bar)
+        vt_vb = np.dot(v.T, v_bar)
+        j = f * (ut_ub - ut_ub.T)
+        kk = f * (vt_vb - vt_vb.T)
+        for r in range(k):
+            for c in range(k):
+                inner[r, c] += j[r, c] * s[c] + s[r] * kk[r, c]
+    return np.dot(np.dot(np.ascontiguousarray(u[:, :k]), inner),
+                  np.ascontiguousarray(vh[:k, :]))
+
+
+@numba.njit(cache=False)
+def svd_tangent(a, out, d):
+    """The packed tangent [U_dot; s_dot; Vh_dot] for A's tangent d (U_dot, Vh_dot NaN where
+    they do not exist: a matrix that is not square, or equal singular values)."""
+    m, n = a.shape
+    k = min(m, n)
+    u = np.ascontiguousarray(out[:m, :m])
+    s = out[m, :k].copy()
+    vh = np.ascontiguousarray(out[m + 1:, :n])
+    d64 = np.ascontiguousarray(as_float64(d))
+    p = np.dot(np.dot(np.ascontiguousarray(u[:, :k].T), d64), np.ascontiguousarray(vh[:k].T))
+    t = np.zeros(out.shape)
+    for i in range(k):
+        t[m, i] = p[i, i]
+    if m != n:
+        t[:m, :m] = np.nan
+        t[m + 1:, :n] = np.nan
+        return t
+    f = _svd_f(s)
+    left = np.empty((k, k))
+    right = np.empty((k, k))
+    for r in range(k):
+        for c in range(k):
+            left[r, c] = f[r, c] * (p[r, c] * s[c] + s[r] * p[c, r]) if r != c else 0.0
+            right[r, c] = f[r, c] * (s[r] * p[r, c] + p[c, r] * s[c]) if r != c else 0.0
+    t[:m, :m] = np.dot(u, left)
+    t[m + 1:, :n] = np.dot(np.ascontiguousarray(vh.T), right).T
+    return t
