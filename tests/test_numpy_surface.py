@@ -272,11 +272,21 @@ def test_norms_of_every_order_numba_takes_match_finite_differences():
                                 np.array([[1.0, -2.5, 0.4], [3.1, 0.2, -0.7]])))
 
 
-def test_matrix_two_norm_is_refused():
-    def two(m):
-        return np.linalg.norm(m, 2)
-    with pytest.raises(adjit.AdjitError, match="the matrix norm of order 2"):
-        adjit.grad(two)(np.eye(2))
+def spectral_norms(m, w):
+    return (np.linalg.norm(m * w, 2) + 0.5 * np.linalg.norm(m, -2) + np.linalg.norm(m.T, 2)
+            + np.linalg.cond(m @ m.T * w))
+
+
+def test_matrix_two_norms_match_numba_and_finite_differences():
+    """Order 2 and -2: the largest and smallest singular value (through np.linalg.svd)."""
+    check_against_numba(spectral_norms, (np.array([[1.0, -2.5, 0.4], [3.1, 0.2, -0.7]]), 1.3))
+
+
+def test_matrix_norm_of_another_order_is_refused():
+    def three(m):
+        return np.linalg.norm(m, 3)
+    with pytest.raises(adjit.AdjitError, match="the matrix norm of order 3"):
+        adjit.grad(three)(np.eye(2))
 
 
 def test_solves_again_by_substitution_exactly_as_with_lu():

@@ -312,26 +312,11 @@ class NumpyCalls:
             packed = self.to_atom(out, self.call_of(helper, atoms), "_p")
             if how == "whole":
                 return packed
-            if how == "svd":    # [U; s; Vh], zero-padded: views of its rows and columns
+            if how == "svd":
                 if not (isinstance(atoms[0], ast.Name) and atoms[0].id in self.ctx.arrays):
                     raise self.error(node, "np.linalg.svd of something that is not an array",
                                      "Pass a 2-D array.")
-                m, n = self.fresh_local("_m"), self.fresh_local("_n")
-                for name, k in ((m, 0), (n, 1)):
-                    self.emit_assign(out, self.local(name), Shape(atoms[0].id).item(k))
-                    self.ctx.ints.add(self.local(name))
-                whole = self.view_of(packed.id, out)
-                rows_u = ast.Slice(lower=None, upper=ir.name(m), step=None)
-                rows_vh = ast.Slice(lower=ast.BinOp(left=ir.name(m), op=ast.Add(),
-                                                    right=ir.const(1)), upper=None, step=None)
-                k = ast.Call(func=ast.Name(id="min", ctx=ast.Load()),
-                             args=[ir.name(m), ir.name(n)], keywords=[])
-                return TupleValue([
-                    self.index_view(whole, [("slice", rows_u), ("slice", rows_u)], out, node),
-                    self.index_view(whole, [("int", ir.name(m)), ("slice", ast.Slice(
-                        lower=None, upper=k, step=None))], out, node),
-                    self.index_view(whole, [("slice", rows_vh), ("slice", ast.Slice(
-                        lower=None, upper=ir.name(n), step=None))], out, node)])
+                return self.unpack_svd(packed, atoms[0], out, node)
             if how == "qr":     # [Q^T | R]: Q is the transpose of the first m columns
                 if not (isinstance(atoms[0], ast.Name) and atoms[0].id in self.ctx.arrays):
                     raise self.error(node, "np.linalg.qr of something that is not an array",
@@ -578,17 +563,22 @@ class NumpyCalls:
     def norm_of_order(self, x, order, out, node):
         """np.linalg.norm(x, ord) as numba computes it: for vectors sum(|x|^p)^(1/p), 1, inf,
         -inf, 0 (the count of nonzeros); for matrices the max/min column (1, -1) or row
-        (inf, -inf) sum of |x|. The 2-norm and nuclear norm of a matrix need an SVD."""
+        (inf, -inf) sum of |x|, (2, -2) its largest (smallest) singular value."""
         if not isinstance(x, Lazy) or isinstance(x, Scalar) or len(x.shape) not in (1, 2):
             raise self.error(node, "np.linalg.norm with `ord` of something that is not a "
                              "vector or a matrix", "Pass a 1-D or 2-D array.")
         a = self.elementwise(("call", abs), [x], out, node)
         inf = math.inf
+        if len(x.shape) == 2 and order in (2, -2):     # the largest / smallest singular value
+            arr = self.materialize(x, out, node)
+            packed = self.to_atom(out, self.call_of(vec.svd_packed, [arr]), "_p")
+            s = self.unpack_svd(packed, arr, out, node).items[1]
+            return self.reduce("max" if order > 0 else "min", s, None, out, node)
         if len(x.shape) == 2:
             if order not in (1, -1, inf, -inf):
                 raise self.error(node, f"the matrix norm of order {order!r}",
-                                 "adjit differentiates matrix norms of order 1, -1, inf, -inf "
-                                 "and the Frobenius norm (no ord); orders 2, -2 need an SVD.")
+                                 "adjit differentiates matrix norms of order 1, -1, 2, -2, inf, "
+                                 "-inf and the Frobenius norm (no ord).")
             sums = self.reduce("sum", a, 0 if order in (1, -1) else 1, out, node)
             if isinstance(sums, ast.Name):
                 sums = self.view_of(sums.id, out)
@@ -605,6 +595,41 @@ class NumpyCalls:
         powered = self.elementwise(("call", "pow"), [a, ir.const(float(order))], out, node)
         total = self.reduce("sum", powered, None, out, node)
         return self.scalar_op(("call", "pow"), [total, ir.const(1.0 / order)], out)
+
+    def lower_cond(self, node, out):
+        """np.linalg.cond(a) (numba: the 2-norm condition number, no p): the largest singular
+        value over the smallest."""
+        a = self.call_arguments(node, ["x"], {}, out)
+        x = self.array_operand(a["x"], out, "np.linalg.cond")
+        if len(x.shape) != 2:
+            raise self.error(node, f"np.linalg.cond of a {len(x.shape)}-D array",
+                             "Pass a 2-D array.")
+        arr = self.materialize(x, out, node)
+        packed = self.to_atom(out, self.call_of(vec.svd_packed, [arr]), "_p")
+        s = self.unpack_svd(packed, arr, out, node).items[1]
+        top = self.reduce("max", s, None, out, node)
+        bottom = self.reduce("min", s, None, out, node)
+        return self.to_atom(out, ast.BinOp(left=top, op=ast.Div(), right=bottom))
+
+    def unpack_svd(self, packed, a, out, node):
+        """(U, s, Vh) as views of vec.svd_packed(a): U in the first m rows, s in row m,
+        Vh below, zero-padded to max(m, n) columns."""
+        m, n = self.fresh_local("_m"), self.fresh_local("_n")
+        for name, k in ((m, 0), (n, 1)):
+            self.emit_assign(out, self.local(name), Shape(a.id).item(k))
+            self.ctx.ints.add(self.local(name))
+        whole = self.view_of(packed.id, out)
+        rows_u = ast.Slice(lower=None, upper=ir.name(m), step=None)
+        rows_vh = ast.Slice(lower=ast.BinOp(left=ir.name(m), op=ast.Add(), right=ir.const(1)),
+                            upper=None, step=None)
+        k = ast.Call(func=ast.Name(id="min", ctx=ast.Load()), args=[ir.name(m), ir.name(n)],
+                     keywords=[])
+        return TupleValue([
+            self.index_view(whole, [("slice", rows_u), ("slice", rows_u)], out, node),
+            self.index_view(whole, [("int", ir.name(m)), ("slice", ast.Slice(
+                lower=None, upper=k, step=None))], out, node),
+            self.index_view(whole, [("slice", rows_vh), ("slice", ast.Slice(
+                lower=None, upper=ir.name(n), step=None))], out, node)])
 
     def element(self, array, k, out):
         """The number array[k], as an atom."""

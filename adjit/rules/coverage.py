@@ -122,7 +122,7 @@ _ARRAY_NOTES = {
     "reshape": "a view of C-contiguous arrays (else a copy, as numpy)",
     "ravel": "a view of C-contiguous arrays", "take": "gather, `axis=`",
     "norm": "`ord` as numba takes it: vectors 1, 2, inf, -inf, 0, p; matrices Frobenius, "
-            "1, -1, inf, -inf (2 and -2 need an SVD: refused)", "array": "of scalars (int lists: index arrays)",
+            "1, -1, 2, -2 (singular values), inf, -inf", "array": "of scalars (int lists: index arrays)",
     "concatenate": "", "stack": "", "full": "", "full_like": "",
     "linspace": "linear in its endpoints", "arange": "length piecewise constant",
     "eye": "constants", "cumsum": "`axis=`", "diff": "`n=`, `axis=`", "trace": "",
@@ -135,6 +135,7 @@ _ARRAY_NOTES = {
     "sort": "1-D: a gather through argsort", "median": "1-D", "roll": "no axis: flattened",
     "repeat": "int repeats, no axis",
     "interp": "piecewise linear in x, xp and fp (end values outside); x an array or a number",
+    "cond": "the 2-norm condition number (numba's; no p): max(s) / min(s) of the SVD",
     "quantile": "linear interpolation (numba's) of the flattened array; q an array or a number",
 }
 

@@ -282,6 +282,7 @@ _R.define(np.linalg.svd, "np.linalg.svd", "array", handler="packed",
           packed=(vec.svd_packed, "svd"),
           notes="full matrices (numba's); singular values for any shape, vectors for a "
                 "square matrix with distinct singular values (else ValueError / NaN)")
+_R.define(np.linalg.cond, "np.linalg.cond", "array", handler="cond")
 _R.define(vec.svd_packed, "vec.svd_packed", "helper", array_rule=ArrayRule(
     "svd_packed", ("a",), ("vec.svd_a_bar(a, out, out_bar)",), ("vec.svd_tangent(a, out, d)",),
     lambda args: (2, "f"), reads=True))
