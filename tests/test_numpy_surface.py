@@ -473,3 +473,32 @@ def test_singular_vectors_of_a_rectangular_matrix_raise_when_differentiated():
 def first_left_vector(a):
     u, s, vh = np.linalg.svd(a)
     return np.sum(u[:, 0] ** 3) + np.sum(s)
+
+
+def fit_by_lstsq(a, y):
+    coef = np.linalg.lstsq(a, y)[0]
+    return np.sum((a @ coef - y) ** 2) + np.sum(coef ** 2)
+
+
+def unpacked_lstsq(a, y):
+    coef, res, rank, sv = np.linalg.lstsq(a, y)
+    return np.sum(coef ** 3) + 0.0 * rank
+
+
+def lstsq_residuals(a, y):
+    coef, res, rank, sv = np.linalg.lstsq(a, y)
+    return np.sum(res)
+
+
+@pytest.mark.parametrize("loss, shapes", [
+    (fit_by_lstsq, ((5, 3), (5,))), (unpacked_lstsq, ((5, 3), (5, 2))),
+    (unpacked_lstsq, ((2, 3), (2,))),
+], ids=["overdetermined", "several-right-hand-sides", "underdetermined"])
+def test_lstsq_solution_matches_numba_and_finite_differences(loss, shapes):
+    rng = np.random.default_rng(14)
+    check_against_numba(loss, tuple(rng.random(s) for s in shapes))
+
+
+def test_lstsq_residuals_are_refused_when_differentiated():
+    with pytest.raises(adjit.AdjitError, match="a derivative would have to flow through"):
+        adjit.grad(lstsq_residuals)(np.random.default_rng(15).random((5, 3)), np.ones(5))

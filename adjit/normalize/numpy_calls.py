@@ -596,6 +596,17 @@ class NumpyCalls:
         total = self.reduce("sum", powered, None, out, node)
         return self.scalar_op(("call", "pow"), [total, ir.const(1.0 / order)], out)
 
+    def lower_lstsq(self, node, out):
+        """np.linalg.lstsq(a, b): (x, residuals, rank, singular values). x is differentiated
+        (vec.lstsq_x, pinv(a) b where a has full rank); the rest are calls with no rule, refused
+        where a derivative would flow through them."""
+        if len(node.args) != 2 or node.keywords:
+            raise self.error(node, "np.linalg.lstsq with other than (a, b)",
+                             "Write np.linalg.lstsq(a, b) (numba's rcond).")
+        rest = self.opaque_call(node, np.linalg.lstsq, out)
+        x = self.call_of(vec.lstsq_x, [self.argument_atom(a, out) for a in node.args])
+        return TupleValue([self.to_atom(out, x)] + rest.items[1:])
+
     def lower_cond(self, node, out):
         """np.linalg.cond(a) (numba: the 2-norm condition number, no p): the largest singular
         value over the smallest."""

@@ -135,6 +135,8 @@ _ARRAY_NOTES = {
     "sort": "1-D: a gather through argsort", "median": "1-D", "roll": "no axis: flattened",
     "repeat": "int repeats, no axis",
     "interp": "piecewise linear in x, xp and fp (end values outside); x an array or a number",
+    "lstsq": "the solution x (pinv(a) b, a of full rank); residuals, rank and singular "
+             "values have no derivative (refused where one would flow)",
     "cond": "the 2-norm condition number (numba's; no p): max(s) / min(s) of the SVD",
     "quantile": "linear interpolation (numba's) of the flattened array; q an array or a number",
 }

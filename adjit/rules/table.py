@@ -283,6 +283,11 @@ _R.define(np.linalg.svd, "np.linalg.svd", "array", handler="packed",
           notes="full matrices (numba's); singular values for any shape, vectors for a "
                 "square matrix with distinct singular values (else ValueError / NaN)")
 _R.define(np.linalg.cond, "np.linalg.cond", "array", handler="cond")
+_R.define(np.linalg.lstsq, "np.linalg.lstsq", "array", handler="lstsq")
+_R.define(vec.lstsq_x, "vec.lstsq_x", "helper", array_rule=ArrayRule(
+    "lstsq_x", ("a", "b"), ("shared[0]", "shared[1]"),
+    ("vec.lstsq_tangent_a(a, b, d)", "vec.lstsq_tangent_b(a, d)"),
+    lambda args: (args[1][0], "f"), reads=True, shared="vec.lstsq_bars(a, b, out_bar)"))
 _R.define(vec.svd_packed, "vec.svd_packed", "helper", array_rule=ArrayRule(
     "svd_packed", ("a",), ("vec.svd_a_bar(a, out, out_bar)",), ("vec.svd_tangent(a, out, d)",),
     lambda args: (2, "f"), reads=True))

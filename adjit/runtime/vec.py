@@ -1032,3 +1032,42 @@ def svd_tangent(a, out, d):
     t[:m, :m] = np.dot(u, left)
     t[m + 1:, :n] = np.dot(np.ascontiguousarray(vh.T), right).T
     return t
+
+
+# x = np.linalg.lstsq(a, b)[0] = pinv(a) b where a has full rank: the adjoint and tangent of
+# pinv (above) carried through the product with b ------------------------------------------------
+@numba.njit(cache=False)
+def lstsq_x(a, b):
+    """The solution of np.linalg.lstsq(a, b) (numba's rcond)."""
+    x, res, rank, sv = np.linalg.lstsq(a, b)
+    return x
+
+
+@numba.njit(cache=False)
+def _as_columns(v):
+    c = np.ascontiguousarray(as_float64(v))
+    return c.reshape(c.shape[0], -1)
+
+
+@numba.njit(cache=False)
+def lstsq_bars(a, b, out_bar):
+    """(a_bar, b_bar) through x = pinv(a) b."""
+    p = np.linalg.pinv(np.ascontiguousarray(as_float64(a)))
+    g = _as_columns(out_bar)
+    a_bar = pinv_a_bar(a, p, np.dot(g, _as_columns(b).T))
+    return a_bar, np.dot(np.ascontiguousarray(p.T), g).reshape(b.shape)
+
+
+@numba.njit(cache=False)
+def lstsq_tangent_a(a, b, d):
+    """x's tangent for a's tangent d: pinv's tangent times b."""
+    p = np.linalg.pinv(np.ascontiguousarray(as_float64(a)))
+    return np.dot(pinv_tangent(a, p, d), _as_columns(b)).reshape((p.shape[0],) + b.shape[1:])
+
+
+@numba.njit(cache=False)
+def lstsq_tangent_b(a, d):
+    """x's tangent for b's tangent d: pinv(a) d."""
+    p = np.linalg.pinv(np.ascontiguousarray(as_float64(a)))
+    g = np.dot(p, _as_columns(d))
+    return g.reshape((p.shape[0],) + d.shape[1:])
