@@ -502,3 +502,31 @@ def test_lstsq_solution_matches_numba_and_finite_differences(loss, shapes):
 def test_lstsq_residuals_are_refused_when_differentiated():
     with pytest.raises(adjit.AdjitError, match="a derivative would have to flow through"):
         adjit.grad(lstsq_residuals)(np.random.default_rng(15).random((5, 3)), np.ones(5))
+
+
+def nan_statistics(x, w):
+    y = x * w
+    return np.nanvar(y) + 2.0 * np.nanstd(x) + np.sum(np.nancumsum(y) * np.arange(5.0))
+
+
+def differences(x, w):
+    return (np.sum(np.ediff1d(x * w) ** 2) + np.sum(np.ediff1d(np.outer(x, x)))
+            + np.sum(np.nancumsum(np.outer(x, x * w)) * 0.1))
+
+
+@pytest.mark.parametrize("loss", [nan_statistics, differences])
+def test_nan_statistics_and_differences_match_numba_and_finite_differences(loss):
+    check_against_numba(loss, (np.array([0.3, 0.5, 1.7, -0.4, 0.9]), 1.3))
+
+
+def test_nan_statistics_skip_the_nan_entries():
+    """With a NaN in x: the value is numba's and the NaN entry gets no derivative; the other
+    entries match finite differences (which keep the NaN where it is)."""
+    x = np.array([0.3, np.nan, 1.7, -0.4, 0.9])
+    compiled = numba.njit(nan_statistics)
+    value, g = adjit.value_and_grad(nan_statistics)(x, 1.3)
+    assert value == pytest.approx(compiled(x, 1.3), rel=1e-13)
+    assert g[1] == 0.0
+    fd = fd_grad(compiled, (x, 1.3), 0)
+    keep = [0, 2, 3, 4]
+    np.testing.assert_allclose(g[keep], fd[keep], rtol=1e-6, atol=1e-8)

@@ -680,8 +680,17 @@ class NumpyCalls:
             raise self.error(node, f"np.{name} of something that is not an array",
                              "Pass an array.")
         how, fill = {"nansum": ("sum", 0.0), "nanprod": ("prod", 1.0), "nanmean": ("sum", 0.0),
+                     "nanvar": ("sum", 0.0), "nanstd": ("sum", 0.0), "nancumsum": ("", 0.0),
                      "nanmax": ("max", -math.inf), "nanmin": ("min", math.inf)}[name]
+        if not isinstance(x, View):
+            x = self.view_of(self.materialize(x, out, node).id, out)
         is_nan = self.elementwise(("cmp", ast.NotEq()), [x, x], out, node)
+        if name == "nancumsum":     # the running sum of the flattened array, NaN as 0
+            filled = self.elementwise(("call", "where"), [is_nan, ir.const(0.0), x], out, node)
+            if len(x.shape) > 1:
+                filled = self.reshape_view(self.view_of(self.materialize(filled, out, node).id,
+                                                        out), [ir.const(-1)], out, node)
+            return self.running_sum(filled, 0, out)
         total = self.reduce(how, self.elementwise(("call", "where"), [is_nan, ir.const(fill), x],
                                                   out, node), None, out, node)
         if name in ("nansum", "nanprod"):
@@ -691,6 +700,14 @@ class NumpyCalls:
         count = self.reduce("sum", ones, None, out, node)
         if name == "nanmean":
             return self.to_atom(out, ast.BinOp(left=total, op=ast.Div(), right=count))
+        if name in ("nanvar", "nanstd"):    # the mean square deviation of the numbers
+            mean = self.to_atom(out, ast.BinOp(left=total, op=ast.Div(), right=count))
+            dev = self.elementwise(("call", "where"), [is_nan, ir.const(0.0), self.elementwise(
+                ("bin", ast.Sub()), [x, mean], out, node)], out, node)
+            square = self.elementwise(("bin", ast.Mult()), [dev, dev], out, node)
+            var = self.to_atom(out, ast.BinOp(left=self.reduce("sum", square, None, out, node),
+                                              op=ast.Div(), right=count))
+            return var if name == "nanvar" else self.scalar_op(("call", math.sqrt), [var], out)
         return self.to_atom(out, self.call_of(vec.nan_if_none, [total, count]))
 
     # statistics composed of reductions ------------------------------------------------------

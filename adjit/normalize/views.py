@@ -482,6 +482,10 @@ class Indexing:
         axis = self.axes_argument(a["axis"], node, len(v.shape))
         if axis is None:
             v, axis = self.reshape_view(v, [ir.const(-1)], out, node), 0
+        return self.running_sum(v, axis, out)
+
+    def running_sum(self, v, axis, out):
+        """A new array of the running sums of v (a view or an expression) along `axis`."""
         name = self.new_array([self._length(n) for n in v.shape], out)
         target = self.full_view(name, [self._length(n) for n in v.shape])
         env = self.loop_env(v.shape, [v], out)
@@ -505,6 +509,16 @@ class Indexing:
             pre(None, out)
             self.nest(v.shape, [axis], out, body)
         return ir.name(name)
+
+    def lower_ediff1d(self, node, out):
+        """np.ediff1d(x): the differences of the flattened array, x[1:] - x[:-1]."""
+        a = self.call_arguments(node, ["ary"], {}, out)
+        v = self.reshape_view(self.array_operand(a["ary"], out, "np.ediff1d"), [ir.const(-1)],
+                              out, node)
+        later, earlier = (self.index_view(v, [("slice", ast.Slice(
+            lower=lo, upper=hi, step=None))], out, node) for lo, hi in (
+                (ir.const(1), None), (None, ir.const(-1))))
+        return self.elementwise(("bin", ast.Sub()), [later, earlier], out, node)
 
     def lower_diff(self, node, out):
         """np.diff(x, n=1, axis=-1): x[..., 1:] - x[..., :-1], n times (views: no copy)."""

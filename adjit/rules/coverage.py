@@ -133,7 +133,7 @@ _ARRAY_NOTES = {
     "average": "over all elements, `weights=`", "trapezoid": "1-D, `x=` or `dx=`",
     "hstack": "", "vstack": "", "column_stack": "", "tril": "2-D, `k=`", "triu": "2-D, `k=`",
     "sort": "1-D: a gather through argsort", "median": "1-D", "roll": "no axis: flattened",
-    "repeat": "int repeats, no axis",
+    "repeat": "int repeats, no axis", "ediff1d": "of the flattened array (no to_end, to_begin)",
     "interp": "piecewise linear in x, xp and fp (end values outside); x an array or a number",
     "lstsq": "the solution x (pinv(a) b, a of full rank); residuals, rank and singular "
              "values have no derivative (refused where one would flow)",

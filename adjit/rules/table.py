@@ -220,7 +220,7 @@ for _obj, _handler in ((np.dot, "dot"), (np.matmul, "matmul"), (np.outer, "outer
                        (np.hstack, "hstack"), (np.vstack, "vstack"),
                        (np.column_stack, "column_stack"), (np.tril, "tril"),
                        (np.triu, "triu"), (np.sort, "sort"), (np.median, "median"),
-                       (np.roll, "roll"), (np.repeat, "repeat")):
+                       (np.roll, "roll"), (np.repeat, "repeat"), (np.ediff1d, "ediff1d")):
     _R.define(_obj, f"np.{getattr(_obj, '__name__', _handler)}", "array", handler=_handler)
 
 # np.linspace(start, stop, num) is linear in start and stop; np.arange(start, stop, step) has
@@ -252,7 +252,8 @@ _R.define(np.linalg.inv, "np.linalg.inv", "array", handler="keep", array_rule=Ar
 # reductions that skip NaN, over all elements (numba has no axis): the reduction of
 # np.where(a != a, fill, a); nanmean divides by the count of numbers, nanmax/nanmin are NaN
 # when there is none. No derivative flows to a NaN element.
-for _obj in (np.nansum, np.nanprod, np.nanmean, np.nanmax, np.nanmin):
+for _obj in (np.nansum, np.nanprod, np.nanmean, np.nanmax, np.nanmin, np.nanvar, np.nanstd,
+             np.nancumsum):
     _R.define(_obj, f"np.{_obj.__name__}", "array", handler="nan_reduce",
               notes="over all elements; NaN elements get no derivative")
 
