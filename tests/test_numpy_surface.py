@@ -530,3 +530,25 @@ def test_nan_statistics_skip_the_nan_entries():
     fd = fd_grad(compiled, (x, 1.3), 0)
     keep = [0, 2, 3, 4]
     np.testing.assert_allclose(g[keep], fd[keep], rtol=1e-6, atol=1e-8)
+
+
+def covariance_and_correlation(m, w):
+    c = np.cov(m * w)
+    r = np.corrcoef(m)
+    weights = np.arange(9.0).reshape(3, 3)
+    return (np.sum(c * weights) + np.sum(r ** 2 * weights)
+            + np.sum(np.cov(np.vstack((m[0], m[2] * w)))))
+
+
+def test_cov_and_corrcoef_match_numba_and_finite_differences():
+    check_against_numba(covariance_and_correlation,
+                        (np.random.default_rng(16).random((3, 6)), 1.2))
+
+
+def covariance_of_a_vector(x):
+    return np.cov(x)
+
+
+def test_cov_of_a_vector_is_refused_with_the_2d_form():
+    with pytest.raises(adjit.AdjitError, match=r"np.cov\(x\[None, :\]\)"):
+        adjit.grad(covariance_of_a_vector)(np.ones(4))

@@ -607,6 +607,22 @@ class NumpyCalls:
         x = self.call_of(vec.lstsq_x, [self.argument_atom(a, out) for a in node.args])
         return TupleValue([self.to_atom(out, x)] + rest.items[1:])
 
+    def lower_cov(self, node, out):
+        """np.cov(m) and np.corrcoef(m) of a 2-D array (rows are variables), kept at array
+        level (runtime/vec.py has their adjoints and tangents)."""
+        obj = self.src.resolve(node.func)
+        name = f"np.{obj.__name__}"
+        if len(node.args) != 1 or node.keywords:
+            raise self.error(node, f"{name} with arguments other than one array",
+                             f"Write {name}(m) with the variables in the rows of m "
+                             "(np.vstack((x, y)) for two of them).")
+        atom = self.argument_atom(node.args[0], out)
+        if not (isinstance(atom, ast.Name) and self.ctx.arrays.get(atom.id, (0,))[0] == 2):
+            raise self.error(node, f"{name} of something that is not a 2-D array",
+                             f"Pass the variables as the rows of a 2-D array: "
+                             f"{name}(x[None, :]) for one.")
+        return self.call_of(obj, [atom])
+
     def lower_cond(self, node, out):
         """np.linalg.cond(a) (numba: the 2-norm condition number, no p): the largest singular
         value over the smallest."""

@@ -137,6 +137,7 @@ _ARRAY_NOTES = {
     "interp": "piecewise linear in x, xp and fp (end values outside); x an array or a number",
     "lstsq": "the solution x (pinv(a) b, a of full rank); residuals, rank and singular "
              "values have no derivative (refused where one would flow)",
+    "cov": "one 2-D array, rows are variables (numba's defaults)",
     "cond": "the 2-norm condition number (numba's; no p): max(s) / min(s) of the SVD",
     "quantile": "linear interpolation (numba's) of the flattened array; q an array or a number",
 }

@@ -283,6 +283,12 @@ _R.define(np.linalg.svd, "np.linalg.svd", "array", handler="packed",
           packed=(vec.svd_packed, "svd"),
           notes="full matrices (numba's); singular values for any shape, vectors for a "
                 "square matrix with distinct singular values (else ValueError / NaN)")
+_R.define(np.cov, "np.cov", "array", handler="cov", array_rule=ArrayRule(
+    "cov", ("m",), ("vec.cov_m_bar(m, out_bar)",), ("vec.cov_tangent(m, d)",),
+    lambda args: (2, "f"), reads=True))
+_R.define(np.corrcoef, "np.corrcoef", "array", handler="cov", array_rule=ArrayRule(
+    "corrcoef", ("m",), ("vec.corrcoef_m_bar(m, out_bar)",), ("vec.corrcoef_tangent(m, d)",),
+    lambda args: (2, "f"), reads=True))
 _R.define(np.linalg.cond, "np.linalg.cond", "array", handler="cond")
 _R.define(np.linalg.lstsq, "np.linalg.lstsq", "array", handler="lstsq")
 _R.define(vec.lstsq_x, "vec.lstsq_x", "helper", array_rule=ArrayRule(

@@ -1071,3 +1071,67 @@ def lstsq_tangent_b(a, d):
     p = np.linalg.pinv(np.ascontiguousarray(as_float64(a)))
     g = np.dot(p, _as_columns(d))
     return g.reshape((p.shape[0],) + d.shape[1:])
+
+
+# np.cov(m) and np.corrcoef(m) of a 2-D m (rows are variables, numba's defaults): with
+# X = m - mean(m, axis=1) and n columns, C = X X^T / (n - 1); the adjoint of C is
+# X_bar = (C_bar + C_bar^T) X / (n - 1), centred along each row; R = C_ij / sqrt(C_ii C_jj) ------
+@numba.njit(cache=False)
+def _centred(m):
+    x = np.ascontiguousarray(as_float64(m)).copy()
+    for i in range(x.shape[0]):
+        x[i] -= np.mean(x[i])
+    return x
+
+
+@numba.njit(cache=False)
+def cov_m_bar(m, out_bar):
+    """m's adjoint through C = np.cov(m)."""
+    x = _centred(m)
+    n = x.shape[1]
+    g = np.ascontiguousarray(out_bar)
+    xb = np.dot(g + g.T, x) / (n - 1)
+    return _centred(xb)
+
+
+@numba.njit(cache=False)
+def cov_tangent(m, d):
+    """C's tangent for m's tangent d: (dX X^T + X dX^T) / (n - 1)."""
+    x = _centred(m)
+    dx = _centred(d)
+    t = np.dot(dx, x.T)
+    return (t + t.T) / (x.shape[1] - 1)
+
+
+@numba.njit(cache=False)
+def corrcoef_m_bar(m, out_bar):
+    """m's adjoint through R = np.corrcoef(m), by way of C = np.cov(m)."""
+    x = _centred(m)
+    c = np.dot(x, x.T) / (x.shape[1] - 1)
+    k = c.shape[0]
+    d = np.sqrt(np.diag(c))
+    c_bar = np.zeros((k, k))
+    for i in range(k):
+        for j in range(k):
+            r = c[i, j] / (d[i] * d[j])
+            c_bar[i, j] += out_bar[i, j] / (d[i] * d[j])
+            c_bar[i, i] -= 0.5 * out_bar[i, j] * r / c[i, i]
+            c_bar[j, j] -= 0.5 * out_bar[i, j] * r / c[j, j]
+    return cov_m_bar(m, c_bar)
+
+
+@numba.njit(cache=False)
+def corrcoef_tangent(m, d):
+    """R's tangent: dC_ij / (d_i d_j) - R_ij (dC_ii / C_ii + dC_jj / C_jj) / 2."""
+    x = _centred(m)
+    c = np.dot(x, x.T) / (x.shape[1] - 1)
+    dc = cov_tangent(m, d)
+    k = c.shape[0]
+    s = np.sqrt(np.diag(c))
+    t = np.empty((k, k))
+    for i in range(k):
+        for j in range(k):
+            r = c[i, j] / (s[i] * s[j])
+            t[i, j] = dc[i, j] / (s[i] * s[j]) - 0.5 * r * (dc[i, i] / c[i, i]
+                                                           + dc[j, j] / c[j, j])
+    return t
