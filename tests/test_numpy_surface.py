@@ -552,3 +552,28 @@ def covariance_of_a_vector(x):
 def test_cov_of_a_vector_is_refused_with_the_2d_form():
     with pytest.raises(adjit.AdjitError, match=r"np.cov\(x\[None, :\]\)"):
         adjit.grad(covariance_of_a_vector)(np.ones(4))
+
+
+def depth_stacks(x, m):
+    a = np.dstack((x, x * 2.0))
+    b = np.dstack((m, m ** 2, m * x[:3]))
+    c = np.dstack((b, b * 0.5))
+    return (np.sum(a * np.arange(8.0).reshape(1, 4, 2)) + np.sum(b ** 2 * 0.3)
+            + np.sum(c[:, :, 4] * 2.0) + np.sum(c))
+
+
+def test_dstack_of_every_rank_matches_numba_and_finite_differences():
+    rng = np.random.default_rng(17)
+    check_against_numba(depth_stacks, (rng.random(4), rng.random((2, 3))))
+
+
+def polynomial_design(x, c):
+    v = np.vander(x, 4)
+    w = np.vander(x, 3, True)
+    return np.sum((v @ c - 1.0) ** 2) + np.sum(w * 0.5) + np.sum(np.vander(x))
+
+
+def test_vander_matches_numba_and_finite_differences():
+    """x = 0 included: the derivative of x ** 1 there is 1, of x ** 0 nothing."""
+    check_against_numba(polynomial_design, (np.array([0.0, 0.5, -1.2, 2.0]),
+                                            np.array([0.3, -0.2, 1.0, 0.5])))

@@ -885,6 +885,30 @@ class NumpyCalls:
         """np.column_stack: 1-D arrays as columns, others along axis 1."""
         return self.joined(node, out, "np.column_stack", lambda ndim: (1, ndim == 1))
 
+    def lower_dstack(self, node, out):
+        """np.dstack: along a third axis; 1-D arrays (n,) become (1, n, k), 2-D ones
+        (m, n, k), 3-D ones are joined along axis 2."""
+        a = self.call_arguments(node, ["tup"], {}, out)
+        if not isinstance(a["tup"], (ast.Tuple, ast.List)):
+            raise self.error(node, "np.dstack of something that is not a tuple of arrays",
+                             "Write np.dstack((a, b)).")
+        pieces = [self.lazy_operand(self.rhs(e, out), out) for e in a["tup"].elts]
+        if not pieces or any(not isinstance(p, Lazy) or isinstance(p, Scalar) for p in pieces):
+            raise self.error(node, "joining something that is not an array",
+                             "Pass a tuple of arrays: np.dstack((a, b)).")
+        ndim = len(pieces[0].shape)
+        if ndim == 3:
+            return self.concatenate(None, 2, out, node, pieces=pieces)
+        joined = self.concatenate(None, ndim, out, node, stack=True, pieces=pieces)
+        if ndim == 2:
+            return joined
+        if isinstance(joined, ast.Name):
+            joined = self.view_of(joined.id, out)
+        view = joined if isinstance(joined, View) else self.view_of(
+            self.materialize(joined, out, node).id, out)
+        return self.reshape_view(view, [ir.const(1), ir.const(-1), ir.const(len(pieces))],
+                                 out, node)
+
     def joined(self, node, out, what, rule):
         a = self.call_arguments(node, ["tup"], {}, out)
         if not isinstance(a["tup"], (ast.Tuple, ast.List)):

@@ -131,7 +131,7 @@ _ARRAY_NOTES = {
     "ptp": "max - min", "flip": "a view, `axis=`", "fliplr": "a view", "flipud": "a view",
     "expand_dims": "a view", "copy": "", "vdot": "of the flattened arrays",
     "average": "over all elements, `weights=`", "trapezoid": "1-D, `x=` or `dx=`",
-    "hstack": "", "vstack": "", "column_stack": "", "tril": "2-D, `k=`", "triu": "2-D, `k=`",
+    "hstack": "", "vstack": "", "column_stack": "", "dstack": "1-D, 2-D and 3-D arrays", "tril": "2-D, `k=`", "triu": "2-D, `k=`",
     "sort": "1-D: a gather through argsort", "median": "1-D", "roll": "no axis: flattened",
     "repeat": "int repeats, no axis", "ediff1d": "of the flattened array (no to_end, to_begin)",
     "interp": "piecewise linear in x, xp and fp (end values outside); x an array or a number",

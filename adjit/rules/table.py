@@ -220,7 +220,8 @@ for _obj, _handler in ((np.dot, "dot"), (np.matmul, "matmul"), (np.outer, "outer
                        (np.hstack, "hstack"), (np.vstack, "vstack"),
                        (np.column_stack, "column_stack"), (np.tril, "tril"),
                        (np.triu, "triu"), (np.sort, "sort"), (np.median, "median"),
-                       (np.roll, "roll"), (np.repeat, "repeat"), (np.ediff1d, "ediff1d")):
+                       (np.roll, "roll"), (np.repeat, "repeat"), (np.ediff1d, "ediff1d"),
+                       (np.dstack, "dstack")):
     _R.define(_obj, f"np.{getattr(_obj, '__name__', _handler)}", "array", handler=_handler)
 
 # np.linspace(start, stop, num) is linear in start and stop; np.arange(start, stop, step) has
@@ -283,6 +284,11 @@ _R.define(np.linalg.svd, "np.linalg.svd", "array", handler="packed",
           packed=(vec.svd_packed, "svd"),
           notes="full matrices (numba's); singular values for any shape, vectors for a "
                 "square matrix with distinct singular values (else ValueError / NaN)")
+_R.define(np.vander, "np.vander", "array", handler="keep", array_rule=ArrayRule(
+    "vander", ("x", "N", "increasing"), ("vec.vander_bar(x, increasing, out_bar)", None, None),
+    ("vec.vander_tangent(x, increasing, out, d)", None, None), lambda args: (2, "f"),
+    reads=True, defaults={"N": "None", "increasing": "False"}),
+    notes="in x; N and increasing by position")
 _R.define(np.cov, "np.cov", "array", handler="cov", array_rule=ArrayRule(
     "cov", ("m",), ("vec.cov_m_bar(m, out_bar)",), ("vec.cov_tangent(m, d)",),
     lambda args: (2, "f"), reads=True))

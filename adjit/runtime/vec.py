@@ -1135,3 +1135,30 @@ def corrcoef_tangent(m, d):
             t[i, j] = dc[i, j] / (s[i] * s[j]) - 0.5 * r * (dc[i, i] / c[i, i]
                                                            + dc[j, j] / c[j, j])
     return t
+
+
+# np.vander(x, N, increasing): out[i, j] = x[i] ** p_j with p_j = j (increasing) or N - 1 - j --
+@numba.njit(cache=False)
+def vander_bar(x, increasing, out_bar):
+    """x's adjoint through np.vander: sum_j out_bar[i, j] p_j x[i] ** (p_j - 1)."""
+    n = out_bar.shape[1]
+    bar = np.zeros(x.shape[0])
+    for i in range(x.shape[0]):
+        for j in range(n):
+            p = j if increasing else n - 1 - j
+            if p > 0:
+                bar[i] += out_bar[i, j] * p * x[i] ** (p - 1)
+    return bar
+
+
+@numba.njit(cache=False)
+def vander_tangent(x, increasing, out, d):
+    """The tangent of np.vander for x's tangent d."""
+    n = out.shape[1]
+    t = np.zeros(out.shape)
+    for i in range(x.shape[0]):
+        for j in range(n):
+            p = j if increasing else n - 1 - j
+            if p > 0:
+                t[i, j] = p * x[i] ** (p - 1) * d[i]
+    return t
