@@ -724,8 +724,27 @@ def read_in_a_loop_that_writes(x, c):
     return s + np.sum(x)
 
 
+def _zero_first(b):
+    b[0] = 0.0
+    return 1.0
+
+
+def helper_write_in_a_conditional_expression(x, c):
+    a = x * 2.0
+    s = _zero_first(x) if c > 0.0 else 0.5
+    return s + np.sum(a * x)
+
+
+def helper_write_after_and(x, c):
+    a = x * 2.0
+    if c > 0.0 and _zero_first(x) > 0.0:
+        c = c * 2.0
+    return c + np.sum(a * x)
+
+
 BEFORE_A_BLOCK = [scaled_then_written_in_a_branch, mask_then_view_written_in_a_branch,
-                  scaled_then_halved_in_a_loop, read_in_a_loop_that_writes]
+                  scaled_then_halved_in_a_loop, read_in_a_loop_that_writes,
+                  helper_write_in_a_conditional_expression, helper_write_after_and]
 
 
 @pytest.mark.parametrize("c", [0.5, -1.0])

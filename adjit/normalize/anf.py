@@ -328,7 +328,8 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining):
             return None     # (ZeroDivisionError, ...): left to the program at run time
 
     def flush_before(self, s, out):
-        """Pending lazy arrays are computed before an `if` or a loop that may write arrays:
+        """Pending lazy arrays are computed before an `if`, a loop, a conditional expression
+        or a short-circuit `and`/`or` that may write arrays:
         numpy computed them where they were bound, and a write in the body would otherwise
         compute them inside the body, where only one path (or every iteration, from data the
         previous one changed) computes them."""
@@ -821,6 +822,7 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining):
         return ir.name(result)
 
     def boolop(self, node, out):
+        self.flush_before(node, out)     # the later values are evaluated on one path only
         result = self.fresh()
         self.emit_assign(out, result, self.atom(node.values[0], out))
         for value in node.values[1:]:
@@ -833,6 +835,7 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining):
         return ir.name(result)
 
     def ifexp(self, node, out):
+        self.flush_before(node, out)     # each branch is evaluated on one path only
         cond = self.atom(node.test, out)
         result = self.fresh()
         body, orelse = [], []
