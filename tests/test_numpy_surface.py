@@ -577,3 +577,21 @@ def test_vander_matches_numba_and_finite_differences():
     """x = 0 included: the derivative of x ** 1 there is 1, of x ** 0 nothing."""
     check_against_numba(polynomial_design, (np.array([0.0, 0.5, -1.2, 2.0]),
                                             np.array([0.3, -0.2, 1.0, 0.5])))
+
+
+def nan_quantiles(x, q):
+    return (np.nanpercentile(x, 40.0 * q) + np.nanquantile(x * 2.0, np.array([0.2, 0.7]) * q).sum()
+            + np.nanmedian(x) * 3.0)
+
+
+def test_nan_quantiles_match_numba_and_finite_differences():
+    check_against_numba(nan_quantiles, (np.array([0.3, -1.2, 2.5, 0.7, 1.9, -0.4, 0.05]), 1.1))
+
+
+def test_nan_quantiles_skip_the_nan_entries():
+    x = np.array([0.3, -1.2, np.nan, 0.7, 1.9, -0.4, 0.05])
+    compiled = numba.njit(nan_quantiles)
+    value, (gx, gq) = adjit.value_and_grad(nan_quantiles, argnums=(0, 1))(x, 1.1)
+    assert value == pytest.approx(compiled(x, 1.1), rel=1e-13)
+    np.testing.assert_allclose(gx, fd_grad(compiled, (x, 1.1), 0), rtol=1e-6, atol=1e-8)
+    assert gx[2] == 0.0 and gq == pytest.approx(fd_grad(compiled, (x, 1.1), 1), rel=1e-6)

@@ -294,14 +294,18 @@ class NumpyCalls:
             return self.element(packed, 0, out)
         if what == "quantile":  # an array of q kept whole; a number packed
             name = f"np.{obj.__name__}"
-            if node.keywords or len(args) != 2:
-                raise self.error(node, f"{name} with other than (a, q)",
-                                 f"Write {name}(a, q) (numba takes no other arguments).")
-            atoms = [self.argument_atom(a, out) for a in args]
+            wanted = 1 if obj is np.nanmedian else 2
+            if node.keywords or len(args) != wanted:
+                raise self.error(node, f"{name} with other than ({'a' if wanted == 1 else 'a, q'})",
+                                 f"Write {name}({'a' if wanted == 1 else 'a, q'}) (numba takes "
+                                 "no other arguments).")
+            atoms = [self.argument_atom(a, out) for a in args] + \
+                ([ir.const(0.5)] if obj is np.nanmedian else [])
             if isinstance(atoms[1], ast.Name) and atoms[1].id in self.ctx.arrays:
                 return self.call_of(obj, atoms)
-            scale = ir.const(0.01 if obj is np.percentile else 1.0)
-            packed = self.to_atom(out, self.call_of(vec.quantile1, atoms + [scale]), "_p")
+            scale = ir.const(0.01 if obj in (np.percentile, np.nanpercentile) else 1.0)
+            skip = ir.const(obj in (np.nanpercentile, np.nanquantile, np.nanmedian))
+            packed = self.to_atom(out, self.call_of(vec.quantile1, atoms + [scale, skip]), "_p")
             return self.element(packed, 0, out)
         if what == "packed":    # a number or a tuple, computed as one array and unpacked
             if node.keywords:

@@ -139,7 +139,8 @@ _ARRAY_NOTES = {
              "values have no derivative (refused where one would flow)",
     "cov": "one 2-D array, rows are variables (numba's defaults)",
     "cond": "the 2-norm condition number (numba's; no p): max(s) / min(s) of the SVD",
-    "quantile": "linear interpolation (numba's) of the flattened array; q an array or a number",
+    "quantile": "linear interpolation (numba's) of the flattened array; q an array or a number; "
+                "the nan- forms skip NaN (nanmedian: nanquantile at 0.5)",
 }
 
 

@@ -367,21 +367,24 @@ _R.define(np.linalg.pinv, "np.linalg.pinv", "array", handler="keep", array_rule=
     lambda args: (2, "f"), reads=True),
     notes="exact where A has full rank (elsewhere the pseudo-inverse jumps with the rank)")
 
-# np.percentile(a, q) and np.quantile(a, q): linear in two order statistics of a and in q (see
-# runtime/vec.py); an array q kept whole, a number q through the packed helper vec.quantile1
-for _obj, _scale in ((np.percentile, "0.01"), (np.quantile, "1.0")):
+# np.percentile(a, q) and np.quantile(a, q) (and the nan- forms, skipping NaN): linear in two
+# order statistics of a and in q (see runtime/vec.py); an array q kept whole, a number q through
+# the packed helper vec.quantile1; np.nanmedian(a) is np.nanquantile(a, 0.5)
+for _obj, _scale, _skip in ((np.percentile, "0.01", "False"), (np.quantile, "1.0", "False"),
+                            (np.nanpercentile, "0.01", "True"), (np.nanquantile, "1.0", "True")):
     _R.define(_obj, f"np.{_obj.__name__}", "array", handler="quantile", array_rule=ArrayRule(
         _obj.__name__, ("a", "q"), ("shared[0]", "shared[1]"),
-        (f"vec.quantile_tangent_a(a, q, {_scale}, d)", f"vec.quantile_tangent_q(a, q, {_scale}, d)"),
+        (f"vec.quantile_tangent_a(a, q, {_scale}, {_skip}, d)",
+         f"vec.quantile_tangent_q(a, q, {_scale}, {_skip}, d)"),
         lambda args: (args[1][0], "f"), reads=True,
-        shared=f"vec.quantile_bars(a, q, {_scale}, out_bar)"),
-        notes="linear interpolation (numba's) of the flattened array; in a and q")
+        shared=f"vec.quantile_bars(a, q, {_scale}, {_skip}, out_bar)"))
+_R.define(np.nanmedian, "np.nanmedian", "array", handler="quantile")
 _R.define(vec.quantile1, "vec.quantile1", "helper", array_rule=ArrayRule(
-    "quantile1", ("a", "q", "scale"), ("shared[0]", "shared[1][0]", None),
-    ("vec.quantile_tangent_a(a, vec.as1(q), scale, d)",
-     "vec.quantile_tangent_q(a, vec.as1(q), scale, vec.as1(d))", None),
+    "quantile1", ("a", "q", "scale", "skip"), ("shared[0]", "shared[1][0]", None, None),
+    ("vec.quantile_tangent_a(a, vec.as1(q), scale, skip, d)",
+     "vec.quantile_tangent_q(a, vec.as1(q), scale, skip, vec.as1(d))", None, None),
     lambda args: (1, "f"), reads=True,
-    shared="vec.quantile_bars(a, vec.as1(q), scale, out_bar)"))
+    shared="vec.quantile_bars(a, vec.as1(q), scale, skip, out_bar)"))
 
 # allocation ------------------------------------------------------------------------------------
 for _obj in (np.zeros, np.ones, np.empty):

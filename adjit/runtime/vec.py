@@ -886,23 +886,39 @@ def _at(n, qk, scale):
 
 
 @numba.njit(cache=False)
-def quantile1(a, q, scale):
-    """[np.percentile(a, q)] (scale 0.01) or [np.quantile(a, q)] (scale 1) for a number q."""
+def _ordered(x, skip):
+    """The indices of x's entries in sorted order (only the numbers when `skip`: NaN-skipping
+    forms)."""
+    if skip:
+        idx = np.nonzero(x == x)[0]
+        return idx[np.argsort(x[idx])]
+    return np.argsort(x)
+
+
+@numba.njit(cache=False)
+def quantile1(a, q, scale, skip):
+    """[np.percentile(a, q)] (scale 0.01) or [np.quantile(a, q)] (scale 1) for a number q; the
+    nan- forms when `skip`."""
     out = np.empty(1)
-    out[0] = np.percentile(a, q) if scale == 0.01 else np.quantile(a, q)
+    if skip:
+        out[0] = np.nanpercentile(a, q) if scale == 0.01 else np.nanquantile(a, q)
+    else:
+        out[0] = np.percentile(a, q) if scale == 0.01 else np.quantile(a, q)
     return out
 
 
 @numba.njit(cache=False)
-def quantile_bars(a, q, scale, out_bar):
-    """(a_bar, q_bar) through np.percentile / np.quantile(a, q) for an array q."""
+def quantile_bars(a, q, scale, skip, out_bar):
+    """(a_bar, q_bar) through np.percentile / np.quantile(a, q) (nan- forms when `skip`)."""
     x = as_float64(a).ravel()
-    order = np.argsort(x)
-    n = x.shape[0]
+    order = _ordered(x, skip)
+    n = order.shape[0]
     qs = np.ascontiguousarray(q).ravel()
     g = np.ascontiguousarray(out_bar).ravel()
-    a_bar = np.zeros(n)
+    a_bar = np.zeros(x.shape[0])
     q_bar = np.zeros(qs.shape[0])
+    if n == 0:
+        return a_bar.reshape(a.shape), q_bar.reshape(q.shape)
     for k in range(qs.shape[0]):
         lo, hi, f = _at(n, qs[k], scale)
         a_bar[order[lo]] += (1.0 - f) * g[k]
@@ -913,31 +929,32 @@ def quantile_bars(a, q, scale, out_bar):
 
 
 @numba.njit(cache=False)
-def quantile_tangent_a(a, q, scale, d):
+def quantile_tangent_a(a, q, scale, skip, d):
     """The tangent of np.percentile / np.quantile(a, q) for a's tangent d (q an array)."""
     x = as_float64(a).ravel()
-    order = np.argsort(x)
-    n = x.shape[0]
+    order = _ordered(x, skip)
+    n = order.shape[0]
     qs = np.ascontiguousarray(q).ravel()
     dx = np.ascontiguousarray(d).ravel()
-    t = np.empty(qs.shape[0])
-    for k in range(qs.shape[0]):
+    t = np.full(qs.shape[0], np.nan)
+    for k in range(qs.shape[0] if n > 0 else 0):
         lo, hi, f = _at(n, qs[k], scale)
         t[k] = (1.0 - f) * dx[order[lo]] + f * dx[order[hi]]
     return t.reshape(q.shape)
 
 
 @numba.njit(cache=False)
-def quantile_tangent_q(a, q, scale, d):
+def quantile_tangent_q(a, q, scale, skip, d):
     """The tangent of np.percentile / np.quantile(a, q) for q's tangent d."""
-    x = np.sort(as_float64(a).ravel())
-    n = x.shape[0]
+    x = as_float64(a).ravel()
+    s = x[_ordered(x, skip)]
+    n = s.shape[0]
     qs = np.ascontiguousarray(q).ravel()
     dq = np.ascontiguousarray(d).ravel()
-    t = np.empty(qs.shape[0])
-    for k in range(qs.shape[0]):
+    t = np.full(qs.shape[0], np.nan)
+    for k in range(qs.shape[0] if n > 0 else 0):
         lo, hi, f = _at(n, qs[k], scale)
-        t[k] = dq[k] * (x[hi] - x[lo]) * scale * (n - 1)
+        t[k] = dq[k] * (s[hi] - s[lo]) * scale * (n - 1)
     return t.reshape(q.shape)
 
 
