@@ -359,10 +359,10 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining):
                 self.statement_call = None
                 if isinstance(value, ast.Call) and self.resolve_generated(value.func) in INACTIVE:
                     out.append(ir.annotate(ast.Expr(value=value), origin=self.origin))
-        elif isinstance(s, ast.If) and self.constant_test(s.test) is not None:
+        elif isinstance(s, ast.If) and (taken := self.constant_test(s.test)) is not None:
             # `if DEBUG:` with a module-level flag, `if 4.41 <= -0.3:`: only the branch taken
             # is code (numba would prune the other in one sweep and maybe not in the other)
-            out.extend(self.block(s.body if self.constant_test(s.test) else s.orelse))
+            out.extend(self.block(s.body if taken else s.orelse))
         elif isinstance(s, ast.If):
             self.flush_before(s, out)
             cond = self.atom(s.test, out)

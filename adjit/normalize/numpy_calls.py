@@ -325,9 +325,7 @@ class NumpyCalls:
                 if not (isinstance(atoms[0], ast.Name) and atoms[0].id in self.ctx.arrays):
                     raise self.error(node, "np.linalg.qr of something that is not an array",
                                      "Pass a 2-D array.")
-                m = self.fresh_local("_m")      # the row count, read as a name of the code
-                self.emit_assign(out, self.local(m), Shape(atoms[0].id).item(0))
-                self.ctx.ints.add(self.local(m))
+                m = self.size_local(atoms[0], 0, out)
                 whole = self.view_of(packed.id, out)
                 every = ast.Slice(lower=None, upper=None, step=None)
                 q_t, r = (self.index_view(whole, [("slice", every), ("slice", part)], out, node)
@@ -574,10 +572,8 @@ class NumpyCalls:
         a = self.elementwise(("call", abs), [x], out, node)
         inf = math.inf
         if len(x.shape) == 2 and order in (2, -2):     # the largest / smallest singular value
-            arr = self.materialize(x, out, node)
-            packed = self.to_atom(out, self.call_of(vec.svd_packed, [arr]), "_p")
-            s = self.unpack_svd(packed, arr, out, node).items[1]
-            return self.reduce("max" if order > 0 else "min", s, None, out, node)
+            return self.reduce("max" if order > 0 else "min",
+                               self.singular_values(x, out, node), None, out, node)
         if len(x.shape) == 2:
             if order not in (1, -1, inf, -inf):
                 raise self.error(node, f"the matrix norm of order {order!r}",
@@ -635,20 +631,28 @@ class NumpyCalls:
         if len(x.shape) != 2:
             raise self.error(node, f"np.linalg.cond of a {len(x.shape)}-D array",
                              "Pass a 2-D array.")
-        arr = self.materialize(x, out, node)
-        packed = self.to_atom(out, self.call_of(vec.svd_packed, [arr]), "_p")
-        s = self.unpack_svd(packed, arr, out, node).items[1]
+        s = self.singular_values(x, out, node)
         top = self.reduce("max", s, None, out, node)
         bottom = self.reduce("min", s, None, out, node)
         return self.to_atom(out, ast.BinOp(left=top, op=ast.Div(), right=bottom))
 
+    def size_local(self, a, k, out):
+        """A new local holding a.shape[k], for slice bounds the views read as user code."""
+        name = self.fresh_local("_m" if k == 0 else "_n")
+        self.emit_assign(out, self.local(name), Shape(a.id).item(k))
+        self.ctx.ints.add(self.local(name))
+        return name
+
+    def singular_values(self, x, out, node):
+        """The view s of the singular values of the 2-D array value x (vec.svd_packed)."""
+        arr = self.materialize(x, out, node)
+        packed = self.to_atom(out, self.call_of(vec.svd_packed, [arr]), "_p")
+        return self.unpack_svd(packed, arr, out, node).items[1]
+
     def unpack_svd(self, packed, a, out, node):
         """(U, s, Vh) as views of vec.svd_packed(a): U in the first m rows, s in row m,
         Vh below, zero-padded to max(m, n) columns."""
-        m, n = self.fresh_local("_m"), self.fresh_local("_n")
-        for name, k in ((m, 0), (n, 1)):
-            self.emit_assign(out, self.local(name), Shape(a.id).item(k))
-            self.ctx.ints.add(self.local(name))
+        m, n = self.size_local(a, 0, out), self.size_local(a, 1, out)
         whole = self.view_of(packed.id, out)
         rows_u = ast.Slice(lower=None, upper=ir.name(m), step=None)
         rows_vh = ast.Slice(lower=ast.BinOp(left=ir.name(m), op=ast.Add(), right=ir.const(1)),

@@ -785,15 +785,20 @@ def matrix_power_tangent(a, n, d):
 # does not change): X_dot = -X A_dot X + X X^T A_dot^T (I - A X) + (I - X A) A_dot^T X^T X,
 # and its transpose for the adjoint -------------------------------------------------------------
 @numba.njit(cache=False)
-def pinv_a_bar(a, out, out_bar):
-    """A's adjoint through X = np.linalg.pinv(A)."""
+def _pinv_parts(a, out):
+    """(X, X^T, I - A X, I - X A) for X = pinv(A), in float64."""
     a64 = as_float64(a)
     x = as_float64(out)
     m, n = a64.shape
-    p = np.eye(m) - np.dot(a64, x)
-    q = np.eye(n) - np.dot(x, a64)
+    return (x, np.ascontiguousarray(x.T), np.eye(m) - np.dot(a64, x),
+            np.eye(n) - np.dot(x, a64))
+
+
+@numba.njit(cache=False)
+def pinv_a_bar(a, out, out_bar):
+    """A's adjoint through X = np.linalg.pinv(A)."""
+    x, xt, p, q = _pinv_parts(a, out)
     gt = np.ascontiguousarray(out_bar.T)
-    xt = np.ascontiguousarray(x.T)
     return (-np.dot(np.dot(xt, out_bar), xt) + np.dot(np.dot(p, gt), np.dot(x, xt))
             + np.dot(np.dot(xt, x), np.dot(gt, q)))
 
@@ -801,14 +806,9 @@ def pinv_a_bar(a, out, out_bar):
 @numba.njit(cache=False)
 def pinv_tangent(a, out, d):
     """The tangent of X = np.linalg.pinv(A) for A's tangent d."""
-    a64 = as_float64(a)
-    x = as_float64(out)
-    m, n = a64.shape
-    p = np.eye(m) - np.dot(a64, x)
-    q = np.eye(n) - np.dot(x, a64)
+    x, xt, p, q = _pinv_parts(a, out)
     d64 = as_float64(d)
     dt = np.ascontiguousarray(d64.T)
-    xt = np.ascontiguousarray(x.T)
     return (-np.dot(np.dot(x, d64), x) + np.dot(np.dot(x, xt), np.dot(dt, p))
             + np.dot(np.dot(q, dt), np.dot(xt, x)))
 
