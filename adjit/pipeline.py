@@ -515,9 +515,13 @@ def _adjoint_kernel(p):
     arrays_of = {builder.bar(q): q for q in params if is_array(p.arg_kinds[q])}
     backward = assemble.atomic_shadow_updates(prog.backward_init + prog.backward, set(shadows),
                                               ownership, arrays_of)
+    backward, block_sums = assemble.block_summed_atomics(prog.forward, backward, p.namegen)
     parts = assemble.forward_parts(prog, backward, params, kinds, 0,
                                    "forward sweep (this thread's part of the primal)") + [
         ("backward sweep", backward)]
+    if block_sums:
+        parts.append(("the adjoints every thread adds to, summed over the block: one atomic "
+                      "add per block", block_sums))
     name = f"{src.fn.__name__}_adjoint"
     p.source = render(name, params + shadows, assemble.cuda_parts(parts), fold=True)
     p.python = exec_source(p.source, name, assemble.cuda_namespace(p.env.ns))

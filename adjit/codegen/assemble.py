@@ -151,6 +151,67 @@ def unbounded_loop_error(src):
     return error
 
 
+def _constant_index(index):
+    if isinstance(index, ast.Constant):
+        return isinstance(index.value, int) and not isinstance(index.value, bool)
+    return isinstance(index, ast.Tuple) and all(_constant_index(e) for e in index.elts)
+
+
+_BLOCK_SUM = """\
+{red} = cuda.shared.array(1024, numba.float64)
+{tid} = cuda.threadIdx.x + cuda.blockDim.x * (cuda.threadIdx.y + cuda.blockDim.y * cuda.threadIdx.z)
+{nt} = cuda.blockDim.x * cuda.blockDim.y * cuda.blockDim.z
+"""
+_ONE_SUM = """\
+{red}[{tid}] = {acc}
+cuda.syncthreads()
+{s} = 1
+while {s} < {nt}:
+    {s} *= 2
+{s} //= 2
+while {s} > 0:
+    if {tid} < {s} and {tid} + {s} < {nt}:
+        {red}[{tid}] += {red}[{tid} + {s}]
+    cuda.syncthreads()
+    {s} //= 2
+if {tid} == 0:
+    cuda.atomic.add({array}, {index}, {red}[0])
+"""
+
+
+def block_summed_atomics(forward, backward, namegen):
+    """Every thread adding into one fixed shadow element (`cuda.atomic.add(p_bar, 0, v)`, the
+    adjoint of a parameter all threads read) contends for one address: 10^7 threads take
+    milliseconds where the kernel takes microseconds. Each such element gets a per-thread
+    sum instead (a local, in float64), added up across the block in shared memory at the end
+    of the kernel, and one atomic add per block. The block-wide sum needs every thread of the
+    block to reach the end: kernels with a `return` keep their atomics. Returns the backward
+    sweep and the statements that end the kernel (the block sums)."""
+    if any(isinstance(s, ast.Return) for s in ir.walk_stmts(forward + backward)):
+        return backward, []
+    sums = {}
+
+    def local_sum(s):
+        call = s.value if isinstance(s, ast.Expr) else None
+        if not (ir.note(s, "atomic", False) is False and isinstance(call, ast.Call) and
+                ir.unparse(call.func) == "cuda.atomic.add" and _constant_index(call.args[1])
+                and isinstance(call.args[0], ast.Name)):
+            return s
+        key = (call.args[0].id, ir.unparse(call.args[1]))
+        if key not in sums:
+            sums[key] = namegen.fresh("_sum")
+        return ast.AugAssign(target=ir.store(sums[key]), op=ast.Add(), value=call.args[2])
+    backward = ir.rewrite_blocks(backward, lambda block: [local_sum(s) for s in block])
+    if not sums:
+        return backward, []
+    names = {k: namegen.fresh("_" + k) for k in ("red", "tid", "nt", "s")}
+    code = _BLOCK_SUM.format(**names) + "cuda.syncthreads()\n".join(
+        _ONE_SUM.format(acc=acc, array=array, index=index, **names)
+        for (array, index), acc in sums.items())
+    init = [ir.assign(acc, ir.const(0.0)) for acc in sums.values()]
+    return init + backward, ast.parse(code).body
+
+
 def atomic_shadow_updates(stmts, shadows, ownership, arrays_of):
     """`x_bar[j] += v` on a shadow becomes cuda.atomic.add(x_bar, j, v) unless no other
     thread touches x[j] (analysis/races.py). A zeroing `x_bar[j] = 0.0` (the adjoint of

@@ -60,7 +60,9 @@ def lowered(obj, keyword, arity, domain=((-2.0, 2.0),), notes=""):
 
 
 _EXP = "expensive"
-_SIGN = "np.sign(x)"
+# sign(x) spelled with branches: numba.cuda compiles no np.sign on numbers; 0.0 * x keeps
+# a NaN argument NaN as np.sign does
+_SIGN = "1.0 if x > 0.0 else -1.0 if x < 0.0 else 0.0 * x"
 # 1 - tanh(x)**2 cancels where |tanh(x)| is near 1: the relative error grows as
 # eps / (1 - |out|), and all digits are gone past |x| = 19. (1 - out)(1 + out) keeps it under
 # 3e-12 up to |out| = 0.9999 (|x| < 4.95) at the cost of a multiply; beyond, 1 / cosh(x)**2
