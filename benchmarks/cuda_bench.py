@@ -6,7 +6,11 @@ Needs a GPU (numba-cuda and a driver); without one it says so and exits 0. Kerne
 medians of repeated launches on device arrays, synchronized, after a warm-up launch (which
 compiles). The adjoint kernel also recomputes the primal (Enzyme's convention), so its time
 includes a forward. The CPU column is adjit.grad of the same math as a plain function,
-compiled by numba, single-threaded. Run: .venv/bin/python benchmarks/cuda_bench.py
+compiled by numba, single-threaded. The hand-written column is a careful person's adjoint
+kernel of the map and the stencil (below): it recomputes and writes the primal as adjit's does,
+sums the parameter's adjoint over the block in shared memory, and for the stencil gathers each
+x_bar[i] from its neighbours' cotangents (one plain store per point, no atomics; it leaves
+out_bar as it is, where adjit's zeroes it). Run: .venv/bin/python benchmarks/cuda_bench.py
 """
 import math
 import os
@@ -14,6 +18,7 @@ import sys
 import time
 
 import numpy as np
+from numba import cuda, float64
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
 
@@ -49,10 +54,11 @@ def main():
         dev = cuda.get_current_device()
         print(f"device: {dev.name.decode() if isinstance(dev.name, bytes) else dev.name}, "
               f"compute capability {dev.compute_capability}")
-    threads = 256
+    threads = THREADS
     rows = []
 
-    def run(name, kernel, argnums, host_args, n_threads, cpu_fn, cpu_args, cpu_argnums):
+    def run(name, kernel, argnums, host_args, n_threads, cpu_fn, cpu_args, cpu_argnums,
+            hand=None):
         d_args = [cuda.to_device(a) for a in host_args]
         adj = adjit.cuda.adjoint_kernel(kernel, argnums)
         shadows = adj.shadows_for(*host_args)
@@ -69,29 +75,104 @@ def main():
             adj[blocks, threads](*d_args, *d_shadows)
             cuda.synchronize()
 
+        def by_hand():
+            hand[blocks, threads](*d_args, *d_shadows)
+            cuda.synchronize()
+
         tf, tb = median(fwd), median(bwd)
+        th = median(by_hand) if hand is not None else float("nan")
+        if hand is not None:        # the hand-written adjoint computes what adjit's does
+            results = []
+            for k in (adj, hand):
+                fresh = [cuda.to_device(np.zeros_like(host_args[params.index(s[:-4])]))
+                         for s in shadows[:len(argnums)]]
+                ones = [cuda.to_device(np.ones_like(host_args[params.index(s[:-4])]))
+                        for s in shadows[len(argnums):]]
+                k[blocks, threads](*d_args, *fresh, *ones)
+                results.append([f.copy_to_host() for f in fresh])
+            for mine, theirs in zip(*results):
+                np.testing.assert_allclose(mine, theirs, rtol=1e-9, atol=1e-12)
         g = adjit.grad(cpu_fn, argnums=cpu_argnums)
         tc = median(lambda: g(*cpu_args), repeats=3)
-        rows.append((name, tf * 1e3, tb * 1e3, tb / tf, tc * 1e3, tc / tb))
+        rows.append((name, tf * 1e3, tb * 1e3, tb / tf, th * 1e3, tb / th, tc * 1e3, tc / tb))
 
     n = 64 if SMOKE else 10_000_000
     x = np.linspace(0.0, 1.0, n)
     run("elementwise map (1e7)", T.elementwise, (0, 1), (x, np.array([0.7]), np.zeros(n)), n,
-        _elementwise_cpu, (x, 0.7), (0, 1))
+        _elementwise_cpu, (x, 0.7), (0, 1), map_hand)
     run("1-D stencil (1e7)", T.stencil, (0, 1), (x, np.array([0.3]), np.zeros(n)), n,
-        _stencil_cpu, (x, 0.3), (0, 1))
+        _stencil_cpu, (x, 0.3), (0, 1), stencil_hand)
     pos = T._lattice(27 if SMOKE else 10_000, spacing=1.12)
     run("Lennard-Jones, cutoff 2.5 (1e4 atoms)", T.lj_energies, 0,
         (pos, np.zeros(pos.shape[0])), pos.shape[0], T.lj_total, (pos,), 0)
     print(f"| {'case':38} | {'forward ms':>10} | {'adjoint ms':>10} | {'adj/fwd':>7} | "
-          f"{'CPU adjit grad ms':>17} | {'CPU/GPU adjoint':>15} |")
-    print("|" + "-" * 40 + "|" + "-" * 12 + "|" + "-" * 12 + "|" + "-" * 9 + "|" + "-" * 19 +
-          "|" + "-" * 17 + "|")
-    for name, tf, tb, ratio, tc, speedup in rows:
-        print(f"| {name:38} | {tf:10.3f} | {tb:10.3f} | {ratio:7.2f} | {tc:17.1f} | "
-              f"{speedup:15.1f} |")
-    print("targets: adjoint/forward <= 3 (map, stencil), <= 5 (Lennard-Jones with atomics)")
+          f"{'by hand ms':>10} | {'adjit/hand':>10} | {'CPU adjit grad ms':>17} | "
+          f"{'CPU/GPU adjoint':>15} |")
+    print("|" + "|".join("-" * (w + 2) for w in (38, 10, 10, 7, 10, 10, 17, 15)) + "|")
+    for name, tf, tb, ratio, th, vs_hand, tc, speedup in rows:
+        hand_cells = f"{th:10.3f} | {vs_hand:10.2f}" if th == th else f"{'-':>10} | {'-':>10}"
+        print(f"| {name:38} | {tf:10.3f} | {tb:10.3f} | {ratio:7.2f} | {hand_cells} | "
+              f"{tc:17.1f} | {speedup:15.1f} |")
+    print("targets: adjoint/forward <= 3 (map, stencil), <= 5 (Lennard-Jones with atomics); "
+          "adjit/hand <= 1.2")
     return 0
+
+
+THREADS = 256
+
+
+@cuda.jit(device=True)
+def _block_add(acc, target):
+    red = cuda.shared.array(THREADS, float64)
+    t = cuda.threadIdx.x
+    red[t] = acc
+    cuda.syncthreads()
+    s = THREADS // 2
+    while s > 0:
+        if t < s:
+            red[t] += red[t + s]
+        cuda.syncthreads()
+        s //= 2
+    if t == 0:
+        cuda.atomic.add(target, 0, red[0])
+
+
+# Hand-written adjoint kernels of tests/test_cuda.py's elementwise map and stencil, with
+# adjit's calling convention (primal arguments, then x_bar, p_bar, out_bar)
+@cuda.jit
+def map_hand(x, p, out, x_bar, p_bar, out_bar):
+    i = cuda.grid(1)
+    acc = 0.0
+    if i < x.shape[0]:
+        xi = x[i]
+        e = math.exp(-p[0] * xi)
+        out[i] = e * xi
+        g = out_bar[i]
+        out_bar[i] = 0.0
+        x_bar[i] += g * e * (1.0 - p[0] * xi)
+        acc = -g * xi * xi * e
+    _block_add(acc, p_bar)
+
+
+@cuda.jit
+def stencil_hand(x, a, out, x_bar, a_bar, out_bar):
+    i = cuda.grid(1)
+    n = x.shape[0]
+    acc = 0.0
+    if i < n:
+        xi = x[i]
+        g = 0.0
+        if i > 0 and i < n - 1:
+            out[i] = a[0] * x[i - 1] * x[i + 1] + math.sin(xi) - 2.0 * xi * xi
+            gi = out_bar[i]
+            g = gi * (math.cos(xi) - 4.0 * xi)
+            acc = gi * x[i - 1] * x[i + 1]
+        if i + 1 < n - 1:
+            g += out_bar[i + 1] * a[0] * x[i + 2]
+        if i - 1 > 0:
+            g += out_bar[i - 1] * a[0] * x[i - 2]
+        x_bar[i] += g
+    _block_add(acc, a_bar)
 
 
 def _elementwise_cpu(x, p):
