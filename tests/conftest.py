@@ -7,6 +7,15 @@ import sys
 # chooses: on a machine with a GPU, NUMBA_ENABLE_CUDASIM=0 runs the same tests on it.
 os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
 
+# numba-cuda 0.2x registers an overload of np.row_stack, which numpy 2.5 removed: on a GPU
+# machine with both, compiling any kernel raises AttributeError inside numba-cuda. The tests
+# give numpy back the alias (np.vstack, which it was) so they can run there; adjit itself
+# leaves numpy alone.
+import numpy as _np
+
+if not hasattr(_np, "row_stack"):
+    _np.row_stack = _np.vstack
+
 from hypothesis import HealthCheck, settings
 
 settings.register_profile("ci", max_examples=25, deadline=None,
