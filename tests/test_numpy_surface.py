@@ -595,3 +595,28 @@ def test_nan_quantiles_skip_the_nan_entries():
     assert value == pytest.approx(compiled(x, 1.1), rel=1e-13)
     np.testing.assert_allclose(gx, fd_grad(compiled, (x, 1.1), 0), rtol=1e-6, atol=1e-8)
     assert gx[2] == 0.0 and gq == pytest.approx(fd_grad(compiled, (x, 1.1), 1), rel=1e-6)
+
+
+def clipped_and_wrapped(x, w):
+    """fmax/fmin as a NaN-tolerant clip, fmod for a periodic coordinate, nan_to_num of a
+    ratio, reciprocal weights, exp2 in a loop."""
+    r = np.fmin(np.fmax(x * w, -0.5), 0.9)
+    phase = np.fmod(x * 3.0 + 10.0, 1.3)
+    s = 0.0
+    for i in range(x.shape[0]):
+        s += math.exp2(x[i] * w) * np.conjugate(x[i])
+    return (np.sum(r * r) + np.sum(np.sin(phase)) + np.sum(np.nan_to_num(x / (x + 2.0)))
+            + np.sum(np.reciprocal(x * x + 1.0)) + s + np.sum(np.spacing(x) * 0.0 + x))
+
+
+def test_nan_tolerant_elementwise_functions_match_numba_and_finite_differences():
+    check_against_numba(clipped_and_wrapped, (X, W))
+
+
+def test_fmax_ignores_a_nan_argument_and_follows_the_other():
+    def f(x, y):
+        return np.sum(np.fmax(x, y) * np.arange(1.0, 4.0))
+    x, y = np.array([np.nan, 1.0, 2.0]), np.array([0.5, np.nan, 3.0])
+    gx, gy = adjit.grad(f, argnums=(0, 1))(x, y)
+    np.testing.assert_array_equal(gx, [0.0, 2.0, 0.0])
+    np.testing.assert_array_equal(gy, [1.0, 0.0, 3.0])

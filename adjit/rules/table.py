@@ -147,6 +147,7 @@ scalar(math.atanh, "math.atanh", _unary("1.0 / ((1.0 - x) * (1.0 + x))"), (np.ar
 scalar(math.log2, "math.log2", _unary("1.0 / (x * 0.6931471805599453)"), (np.log2,), _EXP, _POS)
 ufunc(np.cbrt, _unary("1.0 / (3.0 * out * out)"), _EXP, ((0.2, 3.0),))
 ufunc(np.exp2, _unary("out * 0.6931471805599453"), _EXP)
+scalar(math.exp2, "math.exp2", _unary("out * 0.6931471805599453"), cost=_EXP)
 ufunc(np.logaddexp, _binary("math.exp(a - out)", "math.exp(b - out)"), _EXP,
       ((-2.0, 2.0), (-2.0, 2.0)))
 ufunc(np.logaddexp2, _binary("2.0 ** (a - out)", "2.0 ** (b - out)"), _EXP,
@@ -156,6 +157,19 @@ ufunc(np.rad2deg, _unary("57.29577951308232"))
 # d sinc(x)/dx = (cos(pi x) - sinc(x)) / x, 0 at x == 0 (sinc is even)
 ufunc(np.sinc, _unary("(math.cos(3.141592653589793 * x) - out) / x if x != 0.0 else 0.0"), _EXP)
 ufunc(np.sign, _unary(None), notes="piecewise constant")
+ufunc(np.spacing, _unary(None), notes="piecewise constant")
+ufunc(np.reciprocal, _unary("-out * out"), domain=((0.3, 3.0),))
+ufunc(np.conjugate, _unary("1.0"), notes="of real numbers: the number")
+# fmax/fmin ignore a NaN argument (the other is the result); otherwise as max/min, ties to
+# the first argument: the derivative follows the value
+ufunc(np.fmax, _binary("0.0 if b > a or a != a else 1.0", "1.0 if b > a or a != a else 0.0"),
+      domain=((-2.0, 2.0), (-2.0, 2.0)), notes="a NaN argument is ignored; ties to the first")
+ufunc(np.fmin, _binary("0.0 if b < a or a != a else 1.0", "1.0 if b < a or a != a else 0.0"),
+      domain=((-2.0, 2.0), (-2.0, 2.0)), notes="a NaN argument is ignored; ties to the first")
+# fmod(a, b) = a - b * trunc(a / b), with the sign of a (C's fmod; % takes b's sign)
+ufunc(np.fmod, _binary("1.0", "-math.trunc(a / b)"), domain=((-2.0, 2.0), (0.3, 2.0)))
+ufunc(np.nan_to_num, _unary("1.0 if math.isfinite(x) else 0.0"),
+      notes="NaN and infinities (replaced by constants) get no derivative")
 ufunc(np.floor, _unary(None), notes="piecewise constant")
 
 scalar(math.copysign, "math.copysign",
