@@ -93,6 +93,9 @@ def _row(name):
     if entry.family == "inactive":
         return f"| `{name}` | yes | yes | | none (no derivative) | called as it is: " \
             f"{entry.notes} |"
+    if entry.family == "none":
+        return f"| `{name}` | - | - | - | none | no derivative: {entry.notes}; called as it " \
+            f"is |"
     if entry.family == "allocate":
         return f"| `{name}` | yes | yes | | none | new array (no derivative to flow) |"
     if entry.handler == "packed":
@@ -148,6 +151,7 @@ def render():
     names = numba_functions()
     rows = [_row(n) for n in names]
     done = sum(1 for r in rows if "| yes |" in r)
+    none = sum(1 for r in rows if "| no derivative: " in r)
     lines = [
         "# Coverage: what adjit differentiates of numba's numpy and math",
         "",
@@ -155,7 +159,12 @@ def render():
         "list of functions numba compiles in nopython mode (adjit/rules/numba_functions.txt).",
         "Do not edit by hand: tests/test_coverage.py fails when this file is out of date.",
         "",
-        f"{done} of {len(names)} functions are supported. *Reverse* and *forward*: grad / vjp",
+        f"{done} of {len(names)} functions are differentiated; {none} have no derivative "
+        f"to take",
+        "(boolean, integer or complex results, types, constant arrays: rows marked `-`, with",
+        f"the reason); {len(names) - done - none} have no rule yet (empty rows).",
+        "",
+        "*Reverse* and *forward*: grad / vjp",
         "and jvp differentiate calls of it; *CUDA*: it works in device functions and adjoint",
         "kernels on scalars (CPU: on the CPU only); *differentiable*: the arguments a",
         "derivative flows through. A function with an empty row has no derivative rule yet:",

@@ -470,6 +470,36 @@ inactive(np.random.seed, "np.random.seed", ("seed",), None, "seeds numba's gener
          statement=True)
 
 
+def no_derivative(reason, *objs):
+    """Functions whose values carry no derivative (boolean or integer results, types, constant
+    arrays of integer arguments, complex results): they need no rule. Calls are handled as
+    every call with no rule is (adjit/rules/opaque.py: called as they are wherever no
+    derivative flows, which for these is everywhere a real float result is not needed); the
+    entry records the reason for docs/coverage.md. The passes read no table of this family."""
+    for obj in objs:
+        module = "np.linalg" if getattr(np.linalg, obj.__name__, None) is obj else \
+            "math" if getattr(math, obj.__name__, None) is obj else "np"
+        _R.define(obj, f"{module}.{obj.__name__}", "none", notes=reason)
+
+
+no_derivative("boolean result", np.all, np.any, np.allclose, np.array_equal, np.isclose,
+              np.equal, np.not_equal, np.greater, np.greater_equal, np.less, np.less_equal,
+              np.logical_and, np.logical_or, np.logical_xor, np.logical_not, np.isfinite,
+              np.isinf, np.isnan, np.isnat, np.isneginf, np.isposinf, np.iscomplex,
+              np.iscomplexobj, np.isreal, np.isrealobj, np.isscalar, np.signbit, np.isin)
+no_derivative("integer result", np.argpartition, np.argwhere, np.count_nonzero, np.digitize,
+              np.flatnonzero, np.searchsorted, np.nanargmax, np.nanargmin, np.indices,
+              np.tril_indices, np.tril_indices_from, np.triu_indices, np.triu_indices_from,
+              np.shape, np.size, np.gcd, np.lcm, math.gcd, np.bitwise_and, np.bitwise_or,
+              np.bitwise_xor, np.invert, np.left_shift, np.right_shift)
+no_derivative("describes a type or a shape, not values", np.dtype, np.finfo, np.iinfo,
+              np.broadcast_shapes)
+no_derivative("a constant array made from integer arguments", np.tri, np.bartlett,
+              np.blackman, np.hamming, np.hanning)
+no_derivative("complex results (adjit differentiates real-valued code)", np.linalg.eig,
+              np.linalg.eigvals, np.roots)
+
+
 # what the passes read ---------------------------------------------------------------------------
 def rule_for_call(obj):
     """The rule for calling `obj` on numbers, or None when adjit has none."""
