@@ -620,3 +620,17 @@ def test_fmax_ignores_a_nan_argument_and_follows_the_other():
     gx, gy = adjit.grad(f, argnums=(0, 1))(x, y)
     np.testing.assert_array_equal(gx, [0.0, 2.0, 0.0])
     np.testing.assert_array_equal(gy, [1.0, 0.0, 3.0])
+
+
+def spaced_grids(v, a, b):
+    """Geometric and logarithmic grids with moving endpoints, a diagonal matrix of a vector
+    (on the main diagonal and above it), and the angle of real numbers (0 or pi)."""
+    g = np.geomspace(1.0 + a, 2.0 + b * b, 6)
+    grid = np.logspace(a, b, 5)
+    m = np.diagflat(v * a) + np.diagflat(v, 1)[1:, 1:]
+    return (np.sum(g * np.arange(6.0)) + np.sum(grid * grid) + np.sum(m * m)
+            + np.sum(np.angle(v)))
+
+
+def test_grids_and_diagflat_match_numba_and_finite_differences():
+    check_against_numba(spaced_grids, (np.array([1.0, -2.0, 0.5]), 0.3, 0.8))

@@ -536,9 +536,20 @@ def geomspace_of_active(a, w):
     return np.sum(np.geomspace(1.0, 2.0 + a, 5) * w)
 
 
+def test_geomspace_of_an_active_endpoint():
+    # out[k] = (2 + a) ** (k / 4): d/da sum(w out) = sum(w out t / (2 + a))
+    t = np.arange(5) / 4.0
+    expected = np.sum(W5 * (2.5 ** t) * t / 2.5)
+    np.testing.assert_allclose(adjit.grad(geomspace_of_active)(0.5, W5), expected, rtol=1e-13)
+
+
+def kaiser_of_active(beta, w):
+    return np.sum(np.kaiser(5, beta) * w)
+
+
 def test_constructor_without_a_rule_is_refused():
-    with pytest.raises(AdjitError, match="np.geomspace"):
-        adjit.grad(geomspace_of_active)(0.5, W5)
+    with pytest.raises(AdjitError, match="np.kaiser"):
+        adjit.grad(kaiser_of_active)(0.5, W5)
 
 
 # arguments --------------------------------------------------------------------------------------

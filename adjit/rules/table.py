@@ -158,6 +158,7 @@ ufunc(np.rad2deg, _unary("57.29577951308232"))
 ufunc(np.sinc, _unary("(math.cos(3.141592653589793 * x) - out) / x if x != 0.0 else 0.0"), _EXP)
 ufunc(np.sign, _unary(None), notes="piecewise constant")
 ufunc(np.spacing, _unary(None), notes="piecewise constant")
+ufunc(np.angle, _unary(None), notes="of real numbers: 0 or pi, piecewise constant")
 ufunc(np.reciprocal, _unary("-out * out"), domain=((0.3, 3.0),))
 ufunc(np.conjugate, _unary("1.0"), notes="of real numbers: the number")
 # fmax/fmin ignore a NaN argument (the other is the result); otherwise as max/min, ties to
@@ -335,6 +336,23 @@ _R.define(vec.eigh_packed, "vec.eigh_packed", "helper", array_rule=ArrayRule(
     "eigh_packed", ("a",), ("vec.eigh_a_bar(out, out_bar)",), ("vec.eigh_tangent(out, d)",),
     lambda args: (2, "f")))
 
+# np.diagflat(v, k): a new matrix with v's elements on its k-th diagonal. np.geomspace and
+# np.logspace (numba: start, stop, num) are smooth in their endpoints (vec.geomspace_bars)
+_R.define(np.diagflat, "np.diagflat", "array", handler="keep", array_rule=ArrayRule(
+    "diagflat", ("v", "k"), ("vec.diagflat_bar(v, k, out_bar)", None), ("np.diagflat(d, k)", None),
+    lambda args: (2, "f"), reads=True, defaults={"k": "0"}), notes="k by position")
+_R.define(np.geomspace, "np.geomspace", "array", handler="keep", array_rule=ArrayRule(
+    "geomspace", ("start", "stop", "num"), ("shared[0]", "shared[1]", None),
+    ("vec.geomspace_tangent(out, start, d, True)", "vec.geomspace_tangent(out, stop, d, False)",
+     None), lambda args: (1, "f"), reads=True, defaults={"num": "50"},
+    shared="vec.geomspace_bars(start, stop, out, out_bar)"),
+    notes="in start and stop; num by position")
+_R.define(np.logspace, "np.logspace", "array", handler="keep", array_rule=ArrayRule(
+    "logspace", ("start", "stop", "num"), ("shared[0]", "shared[1]", None),
+    ("vec.logspace_tangent(out, d, True)", "vec.logspace_tangent(out, d, False)", None),
+    lambda args: (1, "f"), defaults={"num": "50"}, shared="vec.logspace_bars(out, out_bar)"),
+    notes="base 10 (numba's); in start and stop; num by position")
+
 # np.cumprod of the flattened array (numba has no axis): adjoint and tangent by recurrences, exact
 # at zeros. np.interp(x, xp, fp): piecewise linear in all three (fp: np.interp of fp's tangent);
 # a number x goes through the packed helper vec.interp1
@@ -497,7 +515,9 @@ no_derivative("describes a type or a shape, not values", np.dtype, np.finfo, np.
 no_derivative("a constant array made from integer arguments", np.tri, np.bartlett,
               np.blackman, np.hamming, np.hanning)
 no_derivative("complex results (adjit differentiates real-valued code)", np.linalg.eig,
-              np.linalg.eigvals, np.roots)
+              np.linalg.eigvals, np.roots, np.imag)
+no_derivative("integer result", np.linalg.matrix_rank)
+no_derivative("reads raw bytes", np.frombuffer)
 
 
 # what the passes read ---------------------------------------------------------------------------

@@ -1179,3 +1179,70 @@ def vander_tangent(x, increasing, out, d):
             if p > 0:
                 t[i, j] = p * x[i] ** (p - 1) * d[i]
     return t
+
+
+# np.diagflat(v, k), np.geomspace(start, stop, num), np.logspace(start, stop, num) ------------
+@numba.njit(cache=False)
+def diagflat_bar(v, k, out_bar):
+    """v's adjoint through np.diagflat(v, k): the k-th diagonal of out_bar, in v's shape."""
+    flat = np.empty(v.size)
+    for i in range(v.size):
+        flat[i] = out_bar[i, i + k] if k >= 0 else out_bar[i - k, i]
+    return flat.reshape(v.shape)
+
+
+@numba.njit(cache=False)
+def _fraction(k, n):
+    return k / (n - 1) if n > 1 else 0.0
+
+
+@numba.njit(cache=False)
+def geomspace_bars(start, stop, out, out_bar):
+    """(start's, stop's) adjoints through out = np.geomspace(start, stop, n): out[k] is
+    start (stop / start) ** t_k with t_k = k / (n - 1), so d out[k] / d start is
+    out[k] (1 - t_k) / start and d out[k] / d stop is out[k] t_k / stop."""
+    n = out.size
+    a = 0.0
+    b = 0.0
+    for k in range(n):
+        t = _fraction(k, n)
+        a += out_bar[k] * out[k] * (1.0 - t) / start
+        b += out_bar[k] * out[k] * t / stop
+    return a, b
+
+
+@numba.njit(cache=False)
+def geomspace_tangent(out, end, d, first):
+    """out's tangent through np.geomspace for the tangent d of start (first) or stop."""
+    n = out.size
+    t = np.empty(n)
+    for k in range(n):
+        f = _fraction(k, n)
+        t[k] = out[k] * ((1.0 - f) if first else f) / end * d
+    return t
+
+
+@numba.njit(cache=False)
+def logspace_bars(out, out_bar):
+    """(start's, stop's) adjoints through out = np.logspace(start, stop, n) = 10 **
+    linspace(start, stop, n): d out[k] / d start is out[k] ln(10) (1 - t_k)."""
+    n = out.size
+    a = 0.0
+    b = 0.0
+    for k in range(n):
+        t = _fraction(k, n)
+        g = out_bar[k] * out[k] * 2.302585092994046
+        a += g * (1.0 - t)
+        b += g * t
+    return a, b
+
+
+@numba.njit(cache=False)
+def logspace_tangent(out, d, first):
+    """out's tangent through np.logspace for the tangent d of start (first) or stop."""
+    n = out.size
+    t = np.empty(n)
+    for k in range(n):
+        f = _fraction(k, n)
+        t[k] = out[k] * 2.302585092994046 * ((1.0 - f) if first else f) * d
+    return t
