@@ -634,3 +634,25 @@ def spaced_grids(v, a, b):
 
 def test_grids_and_diagflat_match_numba_and_finite_differences():
     check_against_numba(spaced_grids, (np.array([1.0, -2.0, 0.5]), 0.3, 0.8))
+
+
+def at_least(x, m):
+    """np.atleast_1d/2d/3d are views: a write through one reaches the array it views."""
+    a = np.atleast_2d(x)
+    b = np.atleast_3d(x)
+    c = np.atleast_3d(m)
+    d = np.atleast_1d(x * 2.0)
+    e = np.atleast_2d(m)
+    e[0, 0] = 3.0 * x[1]
+    return (np.sum(a * a) + np.sum(b[0, :, 0] * x) + np.sum(c * c) + np.sum(d)
+            + np.sum(m * m) + a.shape[0] + b.shape[2] + np.sum(np.row_stack((x, x)) * 0.5))
+
+
+def test_atleast_views_match_numba_and_finite_differences():
+    m = np.arange(6.0).reshape(2, 3) / 5.0
+    check_against_numba(at_least, (np.array([1.0, -2.0, 0.5]), m))
+    _, (gx, gm) = adjit.value_and_grad(at_least, argnums=(0, 1))(np.array([1.0, -2.0, 0.5]),
+                                                                  m.copy())
+    # m[0, 0] = 3 x[1], read through m and through c: 2 * 18 x[1]; a, b: 2 x[1] each;
+    # d: 2; the stacked rows: 2 * 0.5
+    assert gm[0, 0] == 0.0 and gx[1] == 2 * -2.0 + 2 * -2.0 + 2.0 + 2 * 18.0 * -2.0 + 1.0

@@ -816,6 +816,25 @@ class NumpyCalls:
         items.insert(axis, ("new",))
         return self.index_view(v, items, out, node)
 
+    def lower_atleast(self, node, out):
+        """np.atleast_1d/2d/3d(a) of one array: a view of it with axes of length 1 added as
+        numpy adds them ((n,) -> (1, n) -> (1, n, 1); (m, n) -> (m, n, 1)), the array itself
+        when it has enough."""
+        name = self.src.resolve(node.func).__name__
+        if len(node.args) != 1 or node.keywords:
+            raise self.error(node, f"np.{name} of other than one array",
+                             f"Call np.{name} once per array.")
+        v = self.array_operand(node.args[0], out, f"np.{name}")
+        if not isinstance(v, View):
+            v = self.view_of(self.materialize(v, out, node).id, out)
+        full = ("slice", ast.Slice(lower=None, upper=None, step=None))
+        want, ndim = int(name[-2]), len(v.shape)
+        items = [full] * ndim
+        if ndim < want:
+            items = {(2, 1): [("new",), full], (3, 1): [("new",), full, ("new",)],
+                     (3, 2): [full, full, ("new",)]}[want, ndim]
+        return self.index_view(v, items, out, node)
+
     def lower_copy(self, node, out):
         """np.copy(a): what a.copy() is."""
         a = self.call_arguments(node, ["a"], {}, out)

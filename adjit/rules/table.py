@@ -238,8 +238,12 @@ for _obj, _handler in ((np.dot, "dot"), (np.matmul, "matmul"), (np.outer, "outer
                        (np.column_stack, "column_stack"), (np.tril, "tril"),
                        (np.triu, "triu"), (np.sort, "sort"), (np.median, "median"),
                        (np.roll, "roll"), (np.repeat, "repeat"), (np.ediff1d, "ediff1d"),
-                       (np.dstack, "dstack")):
+                       (np.dstack, "dstack"), (np.atleast_1d, "atleast"),
+                       (np.atleast_2d, "atleast"), (np.atleast_3d, "atleast")):
     _R.define(_obj, f"np.{getattr(_obj, '__name__', _handler)}", "array", handler=_handler)
+
+if getattr(np, "row_stack", None) is not None:     # numpy < 2.5: vstack's deprecated alias
+    _R.define(np.row_stack, "np.row_stack", "array", handler="vstack")
 
 # np.linspace(start, stop, num) is linear in start and stop; np.arange(start, stop, step) has
 # elements start + k * step (its length is piecewise constant: nothing through stop)
