@@ -10,13 +10,15 @@ flags. Statements carry notes, read and written only through `note` and `annotat
 import ast
 import copy
 
-NOTES = ("origin", "user", "trip", "hoisted", "forward_only", "atomic", "checkpoint", "opaque")
+NOTES = ("origin", "user", "trip", "hoisted", "forward_only", "atomic", "checkpoint", "opaque",
+         "callee")
 """The notes a statement can carry: origin (filename, line, function) of the user code it came
 from; on loops, trip (the name of the trip counter of a lowered while loop, or None), user (a
 loop the user wrote, not one of vectorized code) and hoisted (names moved in front of it);
 forward_only (a statement the backward sweep skips), atomic (a store standing for
 cuda.atomic.add), checkpoint (a marker of a checkpointed loop); on a call with no derivative
-rule, opaque (its result descriptor, rules/opaque.py)."""
+rule, opaque (its result descriptor, rules/opaque.py) and callee (the call as the user wrote
+it, where generated code calls a wrapper: "`math.frexp` (element 0 of its result)")."""
 
 
 def note(node, key, default=None):

@@ -179,8 +179,8 @@ def test_shuffling_an_index_array():
     np.testing.assert_allclose(g, fd_grad(compiled, (w, X, y, 3), 0), rtol=1e-7)
 
 
-def through_nancumprod(x):
-    return np.sum(np.nancumprod(x))
+def through_unique(x):
+    return np.sum(np.unique(x))
 
 
 def shuffle_floats(x):
@@ -194,8 +194,8 @@ def partition_of_argument(x):
 
 
 @pytest.mark.parametrize("f, match", [
-    (through_nancumprod, "a derivative would have to flow through `np.nancumprod`, which has "
-                         "no derivative rule"),
+    (through_unique, "a derivative would have to flow through `np.unique`, which has "
+                     "no derivative rule"),
     (partition_of_argument, "flow through `np.partition`"),
     (shuffle_floats, "a call to `np.random.shuffle` for its effect, with the float array `y`"),
 ])
@@ -210,12 +210,12 @@ def test_a_derivative_through_a_call_with_no_rule_is_refused(f, match, mode):
 
 def test_stopped_arguments_make_a_call_with_no_rule_a_constant():
     def f(x):
-        return np.sum(np.nancumprod(adjit.stop_gradient(x)) * x)
-    np.testing.assert_allclose(adjit.grad(f)(X), np.cumprod(X), rtol=1e-15)
+        return np.sum(np.unique(adjit.stop_gradient(x)) * x)
+    np.testing.assert_allclose(adjit.grad(f)(X), np.unique(X), rtol=1e-15)
 
 
 def view_of_data(x, data):
-    v = np.atleast_1d(data)
+    v = np.ascontiguousarray(data)
     return np.sum(x * v)
 
 

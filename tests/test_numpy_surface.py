@@ -656,3 +656,23 @@ def test_atleast_views_match_numba_and_finite_differences():
     # m[0, 0] = 3 x[1], read through m and through c: 2 * 18 x[1]; a, b: 2 x[1] each;
     # d: 2; the stacked rows: 2 * 0.5
     assert gm[0, 0] == 0.0 and gx[1] == 2 * -2.0 + 2 * -2.0 + 2.0 + 2 * 18.0 * -2.0 + 1.0
+
+
+def phases_and_products(x, w):
+    """A phase track unwrapped, a running product that skips missing values, samples
+    appended to a series, and exact powers of two."""
+    phase = np.unwrap(np.array([0.1, 3.0, 6.1, 9.0]) + x[:4] * w)
+    y = x.copy()
+    y[2] = np.nan
+    survival = np.nancumprod(1.0 - 0.1 * y * y)
+    series = np.append(x * w, x[:2] * 2.0)
+    ends = np.append(series, w * w)
+    s = 0.0
+    for i in range(x.shape[0]):
+        s += math.ldexp(x[i], i - 2) + math.nextafter(x[i] * w, 0.0)
+    return (np.sum(phase * phase) + np.sum(survival) + np.sum(ends * np.arange(8.0))
+            + np.sum(np.ldexp(x, 3)) + s)
+
+
+def test_unwrap_nancumprod_append_ldexp_match_numba_and_finite_differences():
+    check_against_numba(phases_and_products, (X, W))

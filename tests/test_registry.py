@@ -51,15 +51,20 @@ def _arity(e):
     return e.arity if e.family == "elementwise" else len(e.rule.params)
 
 
+def _int_positions(e):
+    return {j for j, (lo, _) in enumerate(e.domain or ()) if isinstance(lo, int)}
+
+
 def _source(e, k):
     n = _arity(e)
     xs = [f"x{j}" for j in range(n)]
     if e.family == "elementwise":
         body = f"    return np.sum(w * {_call(e, xs)})\n"
-    else:
+    else:       # an integer element as a Python int (math.ldexp takes no numpy integer)
+        items = [f"int(x{j}[i])" if j in _int_positions(e) else f"x{j}[i]" for j in range(n)]
         body = ("    s = 0.0\n"
                 "    for i in range(w.shape[0]):\n"
-                f"        s += w[i] * {_call(e, [x + '[i]' for x in xs])}\n"
+                f"        s += w[i] * {_call(e, items)}\n"
                 "    return s\n")
     return f"def f{k}({', '.join(xs)}, w):\n{body}"
 
@@ -81,8 +86,15 @@ def _arguments(e, rng):
     domain = list(e.domain or ((-2.0, 2.0),))
     n = _arity(e)
     domain += [domain[-1]] * (n - len(domain))
-    xs = [rng.uniform(lo, hi, N) for lo, hi in domain[:n]]
+    # an int domain is an integer argument (math.ldexp's exponent): drawn as ints, and not
+    # differentiated
+    xs = [rng.integers(lo, hi, N) if isinstance(lo, int) else rng.uniform(lo, hi, N)
+          for lo, hi in domain[:n]]
     return xs + [rng.normal(size=N)]
+
+
+def _float_positions(args, n):
+    return tuple(j for j in range(n) if args[j].dtype.kind == "f")
 
 
 _VJP = _Mode("value_and_grad", True, False)
@@ -96,12 +108,12 @@ def test_entry_in_both_modes(programs, k):
     rng = np.random.default_rng(k)
     args = _arguments(e, rng)
     n = _arity(e)
-    argnums = tuple(range(n))
+    argnums = _float_positions(args, n)
     types = tuple(numba.typeof(a) for a in args)
     value, grads = build(f, argnums, types, _VJP, jit=False).pyfunc(*args)
     assert value == pytest.approx(f(*args), rel=1e-13, abs=1e-13)
-    for j in argnums:
-        np.testing.assert_allclose(grads[j], fd_grad(f, args, j), rtol=1e-5, atol=1e-6,
+    for j, g in zip(argnums, grads):
+        np.testing.assert_allclose(g, fd_grad(f, args, j), rtol=1e-5, atol=1e-6,
                                    err_msg=f"{e.name}: reverse mode, argument {j}")
     tangents = tuple(rng.normal(size=N) for _ in argnums)
     jvp = build(f, argnums, types + (numba.typeof(tangents),), _JVP, jit=False).pyfunc

@@ -55,7 +55,8 @@ def active_variables(stmts, result, wrt, kinds, env, roots=()):
 def opaque_refusal(s):
     """The error for a derivative that would flow through a call with no derivative rule."""
     return error_at(ir.note(s, "origin", None),
-                    f"a derivative would have to flow through `{ast.unparse(s.value.func)}`, "
+                    f"a derivative would have to flow through "
+                    f"{ir.note(s.value, 'callee', None) or '`' + ast.unparse(s.value.func) + '`'}, "
                     "which has no derivative rule",
                     "If its result is a constant for differentiation, wrap its arguments in "
                     "stop_gradient(...); otherwise write it as Python/@njit code adjit can read "

@@ -489,12 +489,12 @@ class NumpyCalls:
             items = []
             for k, item in enumerate(result[1]):
                 call = self.call_of(opaque.caller(obj, descs, kw_descs, k), names)
-                items.append(self.own_copy(self.to_atom(out, ir.annotate(call, opaque=item)),
-                                           item, out))
+                ir.annotate(call, opaque=item, callee=f"`{name}` (element {k} of its result)")
+                items.append(self.own_copy(self.to_atom(out, call), item, out))
             return TupleValue(items)
         call = self.call_of(opaque.caller(obj, descs, kw_descs), names) if keywords else \
             self.call_of(obj, atoms)
-        return self.own_copy(ir.annotate(call, opaque=result), result, out)
+        return self.own_copy(ir.annotate(call, opaque=result, callee=f"`{name}`"), result, out)
 
     def own_copy(self, value, desc, out):
         """An array result of a call with no rule, copied: the function may return a view of

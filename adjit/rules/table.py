@@ -159,6 +159,15 @@ ufunc(np.sinc, _unary("(math.cos(3.141592653589793 * x) - out) / x if x != 0.0 e
 ufunc(np.sign, _unary(None), notes="piecewise constant")
 ufunc(np.spacing, _unary(None), notes="piecewise constant")
 ufunc(np.angle, _unary(None), notes="of real numbers: 0 or pi, piecewise constant")
+# nextafter(a, b) is a moved by one unit in the last place: a step of rounding
+scalar(math.nextafter, "math.nextafter", _binary("1.0", None), (np.nextafter,),
+       domain=((-2.0, 2.0), (-2.0, 2.0)), notes="the next float after a: none through b",
+       cuda=False)
+# ldexp(x, i) = x * 2 ** i for an integer i
+scalar(math.ldexp, "math.ldexp", _binary("math.ldexp(1.0, b)", None),
+       domain=((-2.0, 2.0), (-3, 4)), notes="x * 2 ** i: none through the integer i")
+ufunc(np.ldexp, _binary("np.ldexp(1.0, b)", None), domain=((-2.0, 2.0), (-3, 4)),
+      notes="x * 2 ** i: none through the integer i")
 ufunc(np.reciprocal, _unary("-out * out"), domain=((0.3, 3.0),))
 ufunc(np.conjugate, _unary("1.0"), notes="of real numbers: the number")
 # fmax/fmin ignore a NaN argument (the other is the result); otherwise as max/min, ties to
@@ -356,6 +365,21 @@ _R.define(np.logspace, "np.logspace", "array", handler="keep", array_rule=ArrayR
     ("vec.logspace_tangent(out, d, True)", "vec.logspace_tangent(out, d, False)", None),
     lambda args: (1, "f"), defaults={"num": "50"}, shared="vec.logspace_bars(out, out_bar)"),
     notes="base 10 (numba's); in start and stop; num by position")
+
+# np.nancumprod: cumprod's rule with NaN as 1. np.append(arr, values) (numba: no axis) joins
+# the flattened arrays (a number is one element). np.unwrap adds a piecewise constant
+_R.define(np.nancumprod, "np.nancumprod", "array", handler="keep", array_rule=ArrayRule(
+    "nancumprod", ("a",), ("vec.nancumprod_bar(a, out_bar)",),
+    ("vec.nancumprod_tangent(a, out, d)",), lambda args: (1, "f"), reads=True),
+    notes="of the flattened array; NaN elements get no derivative")
+_R.define(np.append, "np.append", "array", handler="keep", array_rule=ArrayRule(
+    "append", ("arr", "values"),
+    ("vec.append_head_bar(arr, out_bar)", "vec.append_tail_bar(arr, values, out_bar)"),
+    ("np.append(d, vec.zero_like(values))", "np.append(vec.zero_like(arr), d)"),
+    lambda args: (1, "f"), reads=True), notes="no axis (numba's): the flattened arrays")
+_R.define(np.unwrap, "np.unwrap", "array", handler="keep", array_rule=ArrayRule(
+    "unwrap", ("p",), ("out_bar",), ("d",), lambda args: (args[0][0], "f")),
+    notes="adds multiples of 2 pi: the derivative is the identity; p alone")
 
 # np.cumprod of the flattened array (numba has no axis): adjoint and tangent by recurrences, exact
 # at zeros. np.interp(x, xp, fp): piecewise linear in all three (fp: np.interp of fp's tangent);

@@ -1246,3 +1246,70 @@ def logspace_tangent(out, d, first):
         f = _fraction(k, n)
         t[k] = out[k] * 2.302585092994046 * ((1.0 - f) if first else f) * d
     return t
+
+
+# np.nancumprod (NaN as 1, of the flattened array), np.append (of the flattened arrays) --------
+@numba.njit(cache=False)
+def nancumprod_bar(a, out_bar):
+    """a's adjoint through np.nancumprod(a): cumprod's of the array with NaN as 1; no
+    derivative reaches a NaN element."""
+    x = a.ravel()
+    filled = np.where(x != x, 1.0, x)
+    bar = cumprod_bar(filled, out_bar).ravel()
+    return np.where(x != x, 0.0, bar).reshape(a.shape)
+
+
+@numba.njit(cache=False)
+def nancumprod_tangent(a, out, d):
+    """The tangent of np.nancumprod(a) for a's tangent d (NaN elements contribute none)."""
+    x = a.ravel()
+    filled = np.where(x != x, 1.0, x)
+    return cumprod_tangent(filled, out, np.where(x != x, 0.0, d.ravel()))
+
+
+def size_of(a):
+    """The number of elements of an array, 1 for a number."""
+    return np.size(a)
+
+
+@overload(size_of)
+def _size_of(a):
+    if isinstance(a, types.Array):
+        return lambda a: a.size
+    return lambda a: 1
+
+
+def shaped_like(flat, like):
+    """A 1-D array in the shape of `like`; its one element when `like` is a number."""
+    return flat.reshape(np.shape(like)) if isinstance(like, np.ndarray) else flat[0]
+
+
+@overload(shaped_like)
+def _shaped_like(flat, like):
+    if isinstance(like, types.Array):
+        return lambda flat, like: flat.reshape(like.shape)
+    return lambda flat, like: flat[0]
+
+
+def zero_like(a):
+    """Zeros in the shape of an array, 0.0 for a number."""
+    return np.zeros(np.shape(a)) if isinstance(a, np.ndarray) else 0.0
+
+
+@overload(zero_like)
+def _zero_like(a):
+    if isinstance(a, types.Array):
+        return lambda a: np.zeros(a.shape)
+    return lambda a: 0.0
+
+
+@numba.njit(cache=False)
+def append_head_bar(arr, out_bar):
+    """arr's adjoint through np.append(arr, values): the first arr.size elements."""
+    return shaped_like(out_bar[:size_of(arr)].copy(), arr)
+
+
+@numba.njit(cache=False)
+def append_tail_bar(arr, values, out_bar):
+    """values' adjoint through np.append(arr, values): the elements after arr's."""
+    return shaped_like(out_bar[size_of(arr):].copy(), values)
