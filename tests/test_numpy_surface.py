@@ -676,3 +676,41 @@ def phases_and_products(x, w):
 
 def test_unwrap_nancumprod_append_ldexp_match_numba_and_finite_differences():
     check_against_numba(phases_and_products, (X, W))
+
+
+def weighted_histogram_and_rotations(w, m, idx):
+    """np.bincount with weights (by keyword too), np.rot90 views (a write through one
+    reaches m), np.real of real values."""
+    h = np.bincount(idx, weights=w * w, minlength=6)
+    counts = np.bincount(idx)
+    h2 = np.bincount(idx, w)
+    r1 = np.rot90(m)
+    r3 = np.rot90(m, -1)
+    r1[0, 1] = 2.0 * w[0]
+    return (np.sum(h * np.arange(6.0)) + np.sum(counts * h2[:counts.shape[0]])
+            + np.sum(r1 * np.arange(6.0).reshape(3, 2)) + np.sum(np.rot90(m, 2) ** 2)
+            + np.sum(r3[:, 0] * w[:3]) + np.sum(np.real(m) * m) + np.real(w[1]) * 3.0)
+
+
+def test_bincount_rot90_real_match_numba_and_finite_differences():
+    w = np.array([0.5, -1.0, 2.0, 0.3, 0.7, 1.1])
+    m = np.arange(6.0).reshape(2, 3) / 7.0
+    idx = np.array([0, 2, 2, 3, 1, 0])
+    compiled = numba.njit(weighted_histogram_and_rotations)
+    value, (gw, gm) = adjit.value_and_grad(weighted_histogram_and_rotations, argnums=(0, 1))(
+        w, m.copy(), idx)
+    assert value == pytest.approx(compiled(w, m.copy(), idx), rel=1e-13)
+    np.testing.assert_allclose(gw, fd_grad(lambda a, b, c: compiled(a, b.copy(), c),
+                                           (w, m, idx), 0), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(gm, fd_grad(lambda a, b, c: compiled(a, b.copy(), c),
+                                           (w, m, idx), 1), rtol=1e-6, atol=1e-8)
+    v = np.linspace(-1.0, 1.0, 6)
+    _, tangent = adjit.jvp(weighted_histogram_and_rotations)(w, m.copy(), idx, v)
+    assert tangent == pytest.approx(np.dot(gw, v), rel=1e-12)
+
+
+def test_rot90_with_a_k_that_is_not_a_constant_is_refused():
+    def f(m, k):
+        return np.sum(np.rot90(m, k))
+    with pytest.raises(adjit.AdjitError, match="np.rot90 with a k that is not a constant"):
+        adjit.grad(f)(np.ones((2, 2)), 1)

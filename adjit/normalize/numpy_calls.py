@@ -342,8 +342,7 @@ class NumpyCalls:
                                self.index_view(whole, [("slice", rest)], out, node)])
         if what == "keep":      # kept as a call at array level (np.linalg.solve, inv)
             if node.keywords:
-                raise self.error(node, f"keyword arguments to `{ast.unparse(node.func)}`",
-                                 "Pass arguments by position.")
+                args = self.by_position(node, args, REGISTRY.get(obj).array_rule)
             return self.call_as_is(obj, args, out, node)
         if what in ("linspace", "arange", "eye"):
             if node.keywords:
@@ -494,7 +493,11 @@ class NumpyCalls:
             return TupleValue(items)
         call = self.call_of(opaque.caller(obj, descs, kw_descs), names) if keywords else \
             self.call_of(obj, atoms)
-        return self.own_copy(ir.annotate(call, opaque=result, callee=f"`{name}`"), result, out)
+        entry = REGISTRY.get(obj)
+        why = f" (not differentiated: {entry.notes})" if entry is not None and \
+            entry.family == "unsupported" else ""
+        return self.own_copy(ir.annotate(call, opaque=result, callee=f"`{name}`{why}"), result,
+                             out)
 
     def own_copy(self, value, desc, out):
         """An array result of a call with no rule, copied: the function may return a view of
@@ -671,6 +674,32 @@ class NumpyCalls:
         return self.to_atom(out, ast.Subscript(value=ir.name(array.id), slice=ir.const(k),
                                                ctx=ast.Load()))
 
+    def by_position(self, node, args, rule):
+        """The arguments of a call kept at array level, keywords placed by the parameter
+        names of its rule (`np.bincount(x, weights=w)`), a parameter left out before one
+        given taking its default."""
+        name = ast.unparse(node.func)
+        params = rule.params if rule is not None else ()
+        placed = list(args) + [None] * (len(params) - len(args))
+        for kw in node.keywords:
+            if kw.arg not in params:
+                raise self.error(node, f"`{name}` with `{kw.arg}=`",
+                                 f"adjit differentiates {name}({', '.join(params)}); pass "
+                                 "those (numba takes no others).")
+            k = params.index(kw.arg)
+            if placed[k] is not None:
+                raise self.error(node, f"`{name}` given `{kw.arg}` twice", "Pass it once.")
+            placed[k] = kw.value
+        while placed and placed[-1] is None:
+            placed.pop()
+        for k, a in enumerate(placed):
+            if a is None:
+                if params[k] not in rule.defaults:
+                    raise self.error(node, f"`{name}` without `{params[k]}`",
+                                     f"Pass {params[k]}.")
+                placed[k] = copy.deepcopy(rule.defaults[params[k]])
+        return placed
+
     def call_as_is(self, obj, args, out, node):
         """A call of `obj` kept in the generated code, its arguments atoms: arrays evaluated
         into names, tuples of sizes kept as tuples of atoms."""
@@ -793,6 +822,52 @@ class NumpyCalls:
                                      step=ast.Constant(-1) if k in axes else None))
                  for k in range(ndim)]
         return self.index_view(v, items, out, node)
+
+    def lower_rot90(self, node, out):
+        """np.rot90(m, k=1): a view, as numpy makes it - k = 1: flip axis 1, then swap axes 0
+        and 1; k = 2: flip both; k = 3: swap, then flip axis 1 (k a constant, taken mod 4)."""
+        a = self.call_arguments(node, ["m", "k"], {"k": ast.Constant(1)}, out)
+        k = a["k"]
+        if isinstance(k, ast.UnaryOp) and isinstance(k.op, ast.USub) and \
+                isinstance(k.operand, ast.Constant):
+            k = ast.Constant(-k.operand.value)
+        if not (isinstance(k, ast.Constant) and isinstance(k.value, int) and
+                not isinstance(k.value, bool)):
+            raise self.error(node, "np.rot90 with a k that is not a constant integer",
+                             "Write np.rot90(m) or np.rot90(m, 2) with a literal k.")
+        v = self.array_operand(a["m"], out, "np.rot90")
+        ndim = len(v.shape)
+        if ndim < 2:
+            raise self.error(node, f"np.rot90 of a {ndim}-D array", "Rotate a 2-D array.")
+        if not isinstance(v, View):
+            v = self.view_of(self.materialize(v, out, node).id, out)
+        swap = [1, 0] + list(range(2, ndim))
+
+        def flip(w, axes):
+            items = [("slice", ast.Slice(lower=None, upper=None,
+                                         step=ast.Constant(-1) if j in axes else None))
+                     for j in range(ndim)]
+            return self.index_view(w, items, out, node)
+        turn = k.value % 4
+        if turn == 0:
+            return flip(v, ())
+        if turn == 1:
+            return self.transpose(flip(v, (1,)), out, swap, node)
+        if turn == 2:
+            return flip(v, (0, 1))
+        return flip(self.transpose(v, out, swap, node), (1,))
+
+    def lower_real(self, node, out):
+        """np.real of real numbers: the number; of a real array, the array itself (a view
+        of all of it, as numpy returns)."""
+        a = self.call_arguments(node, ["val"], {}, out)
+        v = self.operand(a["val"], out)
+        if not isinstance(v, Lazy) or isinstance(v, Scalar):
+            return v
+        if not isinstance(v, View):
+            v = self.view_of(self.materialize(v, out, node).id, out)
+        full = ("slice", ast.Slice(lower=None, upper=None, step=None))
+        return self.index_view(v, [full] * len(v.shape), out, node)
 
     def lower_fliplr(self, node, out):
         return self.lower_flip(node, out, 1, "np.fliplr")

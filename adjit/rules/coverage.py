@@ -96,6 +96,8 @@ def _row(name):
     if entry.family == "none":
         return f"| `{name}` | - | - | - | none | no derivative: {entry.notes}; called as it " \
             f"is |"
+    if entry.family == "unsupported":
+        return f"| `{name}` | no | no | | | not differentiated: {entry.notes} |"
     if entry.family == "allocate":
         return f"| `{name}` | yes | yes | | none | new array (no derivative to flow) |"
     if entry.handler == "packed":
@@ -135,7 +137,8 @@ _ARRAY_NOTES = {
     "expand_dims": "a view", "copy": "", "vdot": "of the flattened arrays",
     "average": "over all elements, `weights=`", "trapezoid": "1-D, `x=` or `dx=`",
     "hstack": "", "vstack": "", "column_stack": "", "dstack": "1-D, 2-D and 3-D arrays",
-    "atleast": "a view of one array (axes of length 1 added as numpy adds them)", "tril": "2-D, `k=`", "triu": "2-D, `k=`",
+    "atleast": "a view of one array (axes of length 1 added as numpy adds them)",
+    "rot90": "a view, constant k", "real": "of real numbers and arrays: themselves (a view)", "tril": "2-D, `k=`", "triu": "2-D, `k=`",
     "sort": "1-D: a gather through argsort", "median": "1-D", "roll": "no axis: flattened",
     "repeat": "int repeats, no axis", "ediff1d": "of the flattened array (no to_end, to_begin)",
     "interp": "piecewise linear in x, xp and fp (end values outside); x an array or a number",
@@ -153,6 +156,7 @@ def render():
     rows = [_row(n) for n in names]
     done = sum(1 for r in rows if "| yes |" in r)
     none = sum(1 for r in rows if "| no derivative: " in r)
+    reasoned = sum(1 for r in rows if "| not differentiated: " in r)
     lines = [
         "# Coverage: what adjit differentiates of numba's numpy and math",
         "",
@@ -163,7 +167,8 @@ def render():
         f"{done} of {len(names)} functions are differentiated; {none} have no derivative "
         f"to take",
         "(boolean, integer or complex results, types, constant arrays: rows marked `-`, with",
-        f"the reason); {len(names) - done - none} have no rule yet (empty rows).",
+        f"the reason); {len(names) - done - none} are not differentiated: {reasoned} for the",
+        "reasons their rows give (with what to write instead), the others not yet (empty rows).",
         "",
         "*Reverse* and *forward*: grad / vjp",
         "and jvp differentiate calls of it; *CUDA*: it works in device functions and adjoint",

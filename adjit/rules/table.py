@@ -248,7 +248,8 @@ for _obj, _handler in ((np.dot, "dot"), (np.matmul, "matmul"), (np.outer, "outer
                        (np.triu, "triu"), (np.sort, "sort"), (np.median, "median"),
                        (np.roll, "roll"), (np.repeat, "repeat"), (np.ediff1d, "ediff1d"),
                        (np.dstack, "dstack"), (np.atleast_1d, "atleast"),
-                       (np.atleast_2d, "atleast"), (np.atleast_3d, "atleast")):
+                       (np.atleast_2d, "atleast"), (np.atleast_3d, "atleast"),
+                       (np.rot90, "rot90"), (np.real, "real")):
     _R.define(_obj, f"np.{getattr(_obj, '__name__', _handler)}", "array", handler=_handler)
 
 if getattr(np, "row_stack", None) is not None:     # numpy < 2.5: vstack's deprecated alias
@@ -380,6 +381,15 @@ _R.define(np.append, "np.append", "array", handler="keep", array_rule=ArrayRule(
 _R.define(np.unwrap, "np.unwrap", "array", handler="keep", array_rule=ArrayRule(
     "unwrap", ("p",), ("out_bar",), ("d",), lambda args: (args[0][0], "f")),
     notes="adds multiples of 2 pi: the derivative is the identity; p alone")
+
+# np.bincount(x, weights, minlength): out[j] sums the weights of the x[i] equal to j, a
+# scatter-add linear in the weights: their adjoint is the gather out_bar[x]
+_R.define(np.bincount, "np.bincount", "array", handler="keep", array_rule=ArrayRule(
+    "bincount", ("x", "weights", "minlength"), (None, "vec.gather1(out_bar, x)", None),
+    (None, "np.bincount(x, d, minlength)", None),
+    lambda args: (1, "f" if len(args) > 1 and args[1][0] == 1 and args[1][1] else "i"),
+    defaults={"weights": "None", "minlength": "0"}),
+    notes="in the weights (counts without them are integers)")
 
 # np.cumprod of the flattened array (numba has no axis): adjoint and tangent by recurrences, exact
 # at zeros. np.interp(x, xp, fp): piecewise linear in all three (fp: np.interp of fp's tangent);
@@ -545,6 +555,36 @@ no_derivative("a constant array made from integer arguments", np.tri, np.bartlet
 no_derivative("complex results (adjit differentiates real-valued code)", np.linalg.eig,
               np.linalg.eigvals, np.roots, np.imag)
 no_derivative("integer result", np.linalg.matrix_rank)
+
+
+def not_differentiated(reason, *objs):
+    """Functions with a derivative adjit does not take, and why (what to write instead):
+    called as they are wherever no derivative flows, refused by name where one would."""
+    for obj in objs:
+        module = "math" if getattr(math, obj.__name__, None) is obj else "np"
+        _R.define(obj, f"{module}.{obj.__name__}", "unsupported", notes=reason)
+
+
+not_differentiated("returns a list of arrays: slice instead (x[:k], x[k:])", np.split,
+                   np.array_split, np.hsplit, np.vsplit, np.dsplit, np.broadcast_arrays)
+not_differentiated("takes lists of arrays: write nested np.where", np.select)
+not_differentiated("a tuple of a // b and a % b: write those (both differentiated)", np.divmod)
+not_differentiated("the order of the elements around the k-th is the implementation's: "
+                   "np.sort is differentiated", np.partition)
+not_differentiated("which elements it keeps depends on equal values: gather with indices "
+                   "instead (np.argsort, x[idx])", np.unique, np.intersect1d, np.union1d,
+                   np.setdiff1d, np.setxor1d)
+not_differentiated("integer counts and bin edges: np.bincount with weights is "
+                   "differentiated", np.histogram)
+not_differentiated("its derivative in beta needs the Bessel function I1, which numba lacks",
+                   np.kaiser)
+not_differentiated("changes its argument in place: write the loop a[i, i] = v",
+                   np.fill_diagonal)
+not_differentiated("a mantissa and an integer exponent: write x / 2.0 ** e with "
+                   "e = math.frexp(stop_gradient(x))[1]", math.frexp)
+not_differentiated("the array itself or a copy, by the memory layout of its argument: "
+                   "write x or x.copy()", np.ascontiguousarray, np.asfortranarray,
+                   np.asarray_chkfinite)
 no_derivative("reads raw bytes", np.frombuffer)
 
 

@@ -1313,3 +1313,12 @@ def append_head_bar(arr, out_bar):
 def append_tail_bar(arr, values, out_bar):
     """values' adjoint through np.append(arr, values): the elements after arr's."""
     return shaped_like(out_bar[size_of(arr):].copy(), values)
+
+
+@numba.njit(cache=False)
+def gather1(values, idx):
+    """values[idx] for a 1-D integer array idx (np.bincount's adjoint in its weights)."""
+    out = np.empty(idx.shape[0])
+    for i in range(idx.shape[0]):
+        out[i] = values[idx[i]]
+    return out
