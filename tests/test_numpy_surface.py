@@ -714,3 +714,29 @@ def test_rot90_with_a_k_that_is_not_a_constant_is_refused():
         return np.sum(np.rot90(m, k))
     with pytest.raises(adjit.AdjitError, match="np.rot90 with a k that is not a constant"):
         adjit.grad(f)(np.ones((2, 2)), 1)
+
+
+def picked_log_probabilities(logits, x, labels):
+    """Cross-entropy written with np.take_along_axis (labels as a column), a gather along
+    axis 0 with a negative index, one of the flattened array, and indices broadcast along
+    the other axis."""
+    m = np.max(logits)
+    lse = np.log(np.sum(np.exp(logits - m), axis=1)) + m
+    picked = np.take_along_axis(logits, labels.reshape(-1, 1), axis=1)
+    top = np.take_along_axis(x, np.array([2, 0, 0, -1]), 0)
+    flat = np.take_along_axis(logits, np.array([5, 1, 1]), None)
+    return (np.sum(lse - picked[:, 0]) + np.sum(top * top) + np.sum(flat * x[:3])
+            + np.sum(np.take_along_axis(logits, np.array([[1, 0, 0]]), 0)))
+
+
+def test_take_along_axis_matches_numba_and_finite_differences():
+    args = (np.array([[0.5, -1.0, 2.0], [0.3, 0.7, 1.1], [1.5, 0.2, -0.4]]),
+            np.array([0.5, -1.0, 2.0, 0.3]), np.array([2, 0, 1]))
+    compiled = numba.njit(picked_log_probabilities)
+    value, grads = adjit.value_and_grad(picked_log_probabilities, argnums=(0, 1))(*args)
+    assert value == pytest.approx(compiled(*args), rel=1e-13)
+    for k in range(2):
+        np.testing.assert_allclose(grads[k], fd_grad(compiled, args, k), rtol=1e-6, atol=1e-8)
+    v = np.linspace(-1.0, 1.0, 9).reshape(3, 3)
+    _, tangent = adjit.jvp(picked_log_probabilities)(*args, v)
+    assert tangent == pytest.approx(np.sum(grads[0] * v), rel=1e-12)

@@ -391,6 +391,15 @@ _R.define(np.bincount, "np.bincount", "array", handler="keep", array_rule=ArrayR
     defaults={"weights": "None", "minlength": "0"}),
     notes="in the weights (counts without them are integers)")
 
+# np.take_along_axis(arr, indices, axis): a gather; its adjoint scatters (repeats accumulate)
+_R.define(np.take_along_axis, "np.take_along_axis", "array", handler="keep",
+          array_rule=ArrayRule(
+              "take_along_axis", ("arr", "indices", "axis"),
+              ("vec.take_along_axis_adjoint(arr, indices, axis, out_bar)", None, None),
+              ("np.take_along_axis(d, indices, axis)", None, None),
+              lambda args: (args[1][0], "f"), reads=True),
+          notes="in arr; 1-D and 2-D arrays, or axis=None")
+
 # np.cumprod of the flattened array (numba has no axis): adjoint and tangent by recurrences, exact
 # at zeros. np.interp(x, xp, fp): piecewise linear in all three (fp: np.interp of fp's tangent);
 # a number x goes through the packed helper vec.interp1

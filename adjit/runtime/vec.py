@@ -1322,3 +1322,60 @@ def gather1(values, idx):
     for i in range(idx.shape[0]):
         out[i] = values[idx[i]]
     return out
+
+
+# np.take_along_axis(arr, indices, axis): its adjoint scatters out_bar back ------------------
+def take_along_axis_bar(arr, indices, axis, out_bar):
+    """arr's adjoint through np.take_along_axis(arr, indices, axis): out_bar added at the
+    elements each output read (repeated indices accumulate); axis None: of the flattened
+    array. 1-D and 2-D arrays (broadcast in the other axis as numpy does)."""
+    return take_along_axis_adjoint(arr, indices, axis, out_bar)     # compiled
+
+
+@overload(take_along_axis_bar)
+def _take_along_axis_bar(arr, indices, axis, out_bar):
+    if isinstance(axis, (types.NoneType, types.Omitted)):
+        def flat(arr, indices, axis, out_bar):
+            bar = np.zeros(arr.size)
+            idx = indices.ravel()
+            g = out_bar.ravel()
+            for k in range(idx.shape[0]):
+                t = idx[k]
+                bar[t + arr.size if t < 0 else t] += g[k]
+            return bar.reshape(arr.shape)
+        return flat
+    if arr.ndim == 1:
+        def one(arr, indices, axis, out_bar):
+            bar = np.zeros(arr.shape[0])
+            for k in range(out_bar.shape[0]):
+                t = indices[k if indices.shape[0] != 1 else 0]
+                bar[t + arr.shape[0] if t < 0 else t] += out_bar[k]
+            return bar
+        return one
+    if arr.ndim == 2:
+        def two(arr, indices, axis, out_bar):
+            bar = np.zeros(arr.shape)
+            ax = axis % 2
+            for i in range(out_bar.shape[0]):
+                for j in range(out_bar.shape[1]):
+                    t = indices[i if indices.shape[0] != 1 else 0,
+                                j if indices.shape[1] != 1 else 0]
+                    ai = i if arr.shape[0] != 1 else 0
+                    aj = j if arr.shape[1] != 1 else 0
+                    if ax == 0:
+                        bar[t + arr.shape[0] if t < 0 else t, aj] += out_bar[i, j]
+                    else:
+                        bar[ai, t + arr.shape[1] if t < 0 else t] += out_bar[i, j]
+            return bar
+        return two
+
+    def more(arr, indices, axis, out_bar):
+        raise ValueError("adjit: the derivative of np.take_along_axis is taken for 1-D and "
+                         "2-D arrays (or axis=None)")
+    return more
+
+
+@numba.njit(cache=False)
+def take_along_axis_adjoint(arr, indices, axis, out_bar):
+    """The compiled form of take_along_axis_bar (generated code calls this)."""
+    return take_along_axis_bar(arr, indices, axis, out_bar)
