@@ -740,3 +740,17 @@ def test_take_along_axis_matches_numba_and_finite_differences():
     v = np.linspace(-1.0, 1.0, 9).reshape(3, 3)
     _, tangent = adjit.jvp(picked_log_probabilities)(*args, v)
     assert tangent == pytest.approx(np.sum(grads[0] * v), rel=1e-12)
+
+
+def kept_and_deleted(x, m):
+    """np.extract by a mask computed from the data, np.delete of an index, of a negative
+    index and of an index array (numba: the flattened array)."""
+    picked = np.extract(m > 0.3, m)
+    rest = np.delete(x, 1)
+    ends = np.delete(m, np.array([0, 4]))
+    return (np.sum(picked ** 2) + np.sum(rest * np.arange(4.0)) + np.sum(ends * ends)
+            + np.sum(np.delete(x * x, -1)))
+
+
+def test_extract_and_delete_match_numba_and_finite_differences():
+    check_against_numba(kept_and_deleted, (X, np.arange(6.0).reshape(2, 3) / 7.0))

@@ -167,8 +167,9 @@ def render():
         f"{done} of {len(names)} functions are differentiated; {none} have no derivative "
         f"to take",
         "(boolean, integer or complex results, types, constant arrays: rows marked `-`, with",
-        f"the reason); {len(names) - done - none} are not differentiated: {reasoned} for the",
-        "reasons their rows give (with what to write instead), the others not yet (empty rows).",
+        f"the reason); {len(names) - done - none} are not differentiated, {reasoned} of them for "
+        "the reason",
+        "their row gives (with what to write instead; empty rows: not yet).",
         "",
         "*Reverse* and *forward*: grad / vjp",
         "and jvp differentiate calls of it; *CUDA*: it works in device functions and adjoint",

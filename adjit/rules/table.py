@@ -400,6 +400,17 @@ _R.define(np.take_along_axis, "np.take_along_axis", "array", handler="keep",
               lambda args: (args[1][0], "f"), reads=True),
           notes="in arr; 1-D and 2-D arrays, or axis=None")
 
+# np.extract(condition, arr) and np.delete(arr, obj): the elements of the flattened array a
+# condition keeps, or obj does not delete; their adjoints put out_bar back there
+_R.define(np.extract, "np.extract", "array", handler="keep", array_rule=ArrayRule(
+    "extract", ("condition", "arr"), (None, "vec.extract_bar(condition, arr, out_bar)"),
+    (None, "np.extract(condition, d)"), lambda args: (1, "f"), reads=True),
+    notes="in arr")
+_R.define(np.delete, "np.delete", "array", handler="keep", array_rule=ArrayRule(
+    "delete", ("arr", "obj"), ("vec.delete_bar(arr, obj, out_bar)", None),
+    ("np.delete(d, obj)", None), lambda args: (1, "f"), reads=True),
+    notes="in arr; of the flattened array (numba's), obj an index or an index array")
+
 # np.cumprod of the flattened array (numba has no axis): adjoint and tangent by recurrences, exact
 # at zeros. np.interp(x, xp, fp): piecewise linear in all three (fp: np.interp of fp's tangent);
 # a number x goes through the packed helper vec.interp1
@@ -589,6 +600,13 @@ not_differentiated("its derivative in beta needs the Bessel function I1, which n
                    np.kaiser)
 not_differentiated("changes its argument in place: write the loop a[i, i] = v",
                    np.fill_diagonal)
+not_differentiated("a read-only view with repeated elements: write the arithmetic with "
+                   "broadcasting (x[None, :] + zeros) instead", np.broadcast_to)
+not_differentiated("not yet: np.concatenate of the pieces is differentiated", np.insert)
+not_differentiated("not yet (a shape from a tuple argument): np.concatenate or np.repeat of "
+                   "the array", np.resize)
+not_differentiated("not yet (a view whose bounds depend on the values): slice with bounds "
+                   "computed under stop_gradient", np.trim_zeros)
 not_differentiated("a mantissa and an integer exponent: write x / 2.0 ** e with "
                    "e = math.frexp(stop_gradient(x))[1]", math.frexp)
 not_differentiated("the array itself or a copy, by the memory layout of its argument: "

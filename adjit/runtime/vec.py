@@ -1379,3 +1379,42 @@ def _take_along_axis_bar(arr, indices, axis, out_bar):
 def take_along_axis_adjoint(arr, indices, axis, out_bar):
     """The compiled form of take_along_axis_bar (generated code calls this)."""
     return take_along_axis_bar(arr, indices, axis, out_bar)
+
+
+# np.extract(condition, arr) and np.delete(arr, obj), of the flattened array -----------------
+@numba.njit(cache=False)
+def extract_bar(condition, arr, out_bar):
+    """arr's adjoint through np.extract(condition, arr): out_bar back at the elements whose
+    condition is true, in order."""
+    c = condition.ravel()
+    bar = np.zeros(arr.size)
+    k = 0
+    for i in range(bar.shape[0]):
+        if c[i]:
+            bar[i] = out_bar[k]
+            k += 1
+    return bar.reshape(arr.shape)
+
+
+@numba.njit(cache=False)
+def _kept(n, obj):
+    keep = np.ones(n, dtype=np.bool_)
+    for t in np.asarray(obj).ravel():
+        if t < -n or t >= n:
+            raise IndexError("index out of bounds for np.delete")
+        keep[t + n if t < 0 else t] = False
+    return keep
+
+
+@numba.njit(cache=False)
+def delete_bar(arr, obj, out_bar):
+    """arr's adjoint through np.delete(arr, obj) (numba: of the flattened array): out_bar
+    back at the elements kept, in order; none at the deleted ones."""
+    keep = _kept(arr.size, obj)
+    bar = np.zeros(arr.size)
+    k = 0
+    for i in range(bar.shape[0]):
+        if keep[i]:
+            bar[i] = out_bar[k]
+            k += 1
+    return bar.reshape(arr.shape)
