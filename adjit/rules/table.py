@@ -252,7 +252,9 @@ for _obj, _handler in ((np.dot, "dot"), (np.matmul, "matmul"), (np.outer, "outer
                        (np.rot90, "rot90"), (np.real, "real")):
     _R.define(_obj, f"np.{getattr(_obj, '__name__', _handler)}", "array", handler=_handler)
 
-if getattr(np, "row_stack", None) is not None:     # numpy < 2.5: vstack's deprecated alias
+# numpy < 2.5: vstack's deprecated alias (where something made it vstack itself, vstack's
+# entry serves)
+if getattr(np, "row_stack", np.vstack) is not np.vstack:
     _R.define(np.row_stack, "np.row_stack", "array", handler="vstack")
 
 # np.linspace(start, stop, num) is linear in start and stop; np.arange(start, stop, step) has
