@@ -754,3 +754,21 @@ def kept_and_deleted(x, m):
 
 def test_extract_and_delete_match_numba_and_finite_differences():
     check_against_numba(kept_and_deleted, (X, np.arange(6.0).reshape(2, 3) / 7.0))
+
+
+def products_by_name(a, x):
+    """np.identity (np.eye is tested elsewhere); numba compiles no np.matmul by name, adjit
+    differentiates it as `@` (below)."""
+    return np.sum((a @ x) ** 2) + np.sum((a.T @ a) * np.identity(3))
+
+
+def matmul_by_name(a, x):
+    return np.sum(np.matmul(a, x) ** 2)
+
+
+def test_identity_and_matmul_by_name_match_finite_differences():
+    args = (np.arange(6.0).reshape(2, 3) / 5.0, np.array([0.5, -1.0, 2.0]))
+    check_against_numba(products_by_name, args)
+    g = adjit.grad(matmul_by_name, argnums=(0, 1))(*args)
+    for k in range(2):
+        np.testing.assert_allclose(g[k], fd_grad(matmul_by_name, args, k), rtol=1e-6)

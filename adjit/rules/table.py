@@ -221,6 +221,12 @@ lowered(np.negative, "neg", 1)
 lowered(np.where, "where", 3, notes="no derivative through the condition")
 lowered(np.clip, "clip", 3, notes="max then min: ties to the value")
 
+def _np_name(obj):
+    """How code names a numpy function: np.linalg.norm, np.sum."""
+    linalg = getattr(np.linalg, obj.__name__, None) is obj
+    return f"np.{'linalg.' if linalg else ''}{obj.__name__}"
+
+
 # reductions -------------------------------------------------------------------------------------
 for _obj, _how, _methods in ((np.sum, "sum", ("sum",)), (np.mean, "mean", ("mean",)),
                              (np.prod, "prod", ("prod",)), (np.max, "max", ("max",)),
@@ -250,7 +256,7 @@ for _obj, _handler in ((np.dot, "dot"), (np.matmul, "matmul"), (np.outer, "outer
                        (np.dstack, "dstack"), (np.atleast_1d, "atleast"),
                        (np.atleast_2d, "atleast"), (np.atleast_3d, "atleast"),
                        (np.rot90, "rot90"), (np.real, "real")):
-    _R.define(_obj, f"np.{getattr(_obj, '__name__', _handler)}", "array", handler=_handler)
+    _R.define(_obj, _np_name(_obj), "array", handler=_handler)
 
 # numpy < 2.5: vstack's deprecated alias (where something made it vstack itself, vstack's
 # entry serves)
