@@ -231,7 +231,8 @@ def main(argv=None):
           f"(value_and_grad and grad each; every program runs all argnums subsets)")
     print(f"finite differences: agreed on {sum(r['fd_checked'] for r in results)} programs "
           f"(skipped where stop_gradient, a tie or a branch flip makes them meaningless)")
-    print(f"largest |adjit - reference| / scale: {max(r['worst'] for r in results):.2e}")
+    print(f"largest |adjit - reference| / scale (float32: with its floors): "
+          f"{max(r['worst'] for r in results):.2e}")
     print(f"time:               {elapsed:.0f} s on {workers} worker(s)"
           + (" (stopped at the time limit)" if opts.time_limit and tried < opts.n else ""))
     print_groups(results)
