@@ -9,7 +9,7 @@ import pytest
 import adjit
 from adjit.show import normalized_callable
 
-from fd import assert_grad_matches_fd
+from fd import assert_grad_matches_fd, fd_grad
 import programs
 from programs import PROGRAMS
 
@@ -189,3 +189,25 @@ def test_negative_global_raised_to_a_power():
     assert grads[1] == pytest.approx(3 * (-0.343), rel=1e-12)
     assert_grad_matches_fd(adjit.grad(_damped_energy, argnums=(0, 1)), _damped_energy,
                            (x, y), (0, 1))
+
+
+def prange_logistic_loss(w, X, y):
+    n = X.shape[0]
+    total = 0.0
+    for i in numba.prange(n):
+        z = 0.0
+        for j in range(X.shape[1]):
+            z += X[i, j] * w[j]
+        total += np.log(1.0 + np.exp(-y[i] * z))
+    return total / n
+
+
+def test_prange_loop_is_differentiated_as_the_range_loop_it_means():
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(12, 3))
+    y = np.sign(X[:, 0] + 0.3)
+    w = np.array([0.1, -0.2, 0.3])
+    compiled = numba.njit(parallel=True)(prange_logistic_loss)
+    value, g = adjit.value_and_grad(prange_logistic_loss)(w, X, y)
+    assert value == pytest.approx(compiled(w, X, y), rel=1e-12)
+    np.testing.assert_allclose(g, fd_grad(compiled, (w, X, y), 0), rtol=1e-6)

@@ -12,6 +12,7 @@ import copy
 import operator
 import types
 
+import numba
 import numpy as np
 
 from .. import ir
@@ -549,7 +550,9 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining):
 
     def for_loop(self, s, out):
         it = s.iter
-        if not (isinstance(it, ast.Call) and self.src.resolve(it.func) is range):
+        # numba.prange is range to the derivative: the gradient runs its iterations in order
+        # (numba gives a prange loop the meaning of range: reductions `s += ...` included)
+        if not (isinstance(it, ast.Call) and self.src.resolve(it.func) in (range, numba.prange)):
             raise self.error(s, "a for loop that is not over range(...)",
                              "Loop over indices: `for i in range(len(x)):` and read x[i].")
         if not isinstance(s.target, ast.Name):
