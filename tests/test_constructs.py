@@ -211,3 +211,60 @@ def test_prange_loop_is_differentiated_as_the_range_loop_it_means():
     value, g = adjit.value_and_grad(prange_logistic_loss)(w, X, y)
     assert value == pytest.approx(compiled(w, X, y), rel=1e-12)
     np.testing.assert_allclose(g, fd_grad(compiled, (w, X, y), 0), rtol=1e-6)
+
+
+def iterations_as_written(x, X, w):
+    """Loops over literal tuples and lists, over the rows of an array (a view: the write
+    reaches X), enumerate (with a start) and zip, as numba users write them."""
+    s = 0.0
+    for k in (0, 2):
+        s += x[k] * w
+    for c in [0.5, 1.5]:
+        s += c * x[1] ** 2
+    for row in X:
+        s += np.sum(row * row) * w
+        row[0] = w * 2.0
+    for i, v in enumerate(x):
+        s += i * v
+    for i, v in enumerate(x, 1):
+        s += i * v * v
+    for a, b in zip(x, X[0]):
+        s += a * b
+    for a, b in ((1.0, 2.0), (3.0, 4.0)):
+        s += a * x[0] + b
+    return s + np.sum(X * X)
+
+
+def test_loops_over_tuples_rows_enumerate_and_zip():
+    args = (np.array([0.5, -1.0, 2.0]), np.arange(6.0).reshape(2, 3) / 4.0, 0.7)
+    compiled = numba.njit(iterations_as_written)
+    run = lambda a, b, c: compiled(a.copy(), b.copy(), c)    # noqa: E731 (it writes X)
+    value, grads = adjit.value_and_grad(iterations_as_written, argnums=(0, 1, 2))(
+        args[0].copy(), args[1].copy(), args[2])
+    assert value == pytest.approx(run(*args), rel=1e-13)
+    for k in range(3):
+        np.testing.assert_allclose(grads[k], fd_grad(run, args, k), rtol=1e-6, atol=1e-9)
+
+
+def break_in_tuple_loop(x):
+    s = 0.0
+    for k in (0, 1, 2):
+        if x[k] > 1.0:
+            break
+        s += x[k]
+    return s
+
+
+def loop_over_a_number(x):
+    s = 0.0
+    for v in x[0]:
+        s += v
+    return s
+
+
+def test_loops_over_tuples_with_exits_and_over_numbers_are_refused():
+    with pytest.raises(adjit.AdjitError, match="break or continue in a loop over a literal"):
+        adjit.grad(break_in_tuple_loop)(np.array([0.5, 2.0, 1.0]))
+    with pytest.raises(adjit.AdjitError, match="a for loop over something that is not an "
+                                               "array"):
+        adjit.grad(loop_over_a_number)(np.array([0.5, 2.0, 1.0]))

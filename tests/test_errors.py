@@ -270,14 +270,22 @@ def test_loop_else(fn, tag):
 
 def f_for_over_array(a):
     s = 0.0
-    for v in a:  # @for_array
-        s = s + v
+    for v in a:
+        s = s + v * v
     return s
 
 
-def test_for_over_array():
-    check(error_of(f_for_over_array, A1.copy()), "f_for_over_array", "for_array",
-          "not over range", "range(len(x))")
+def f_for_over_shape(a):
+    s = 0.0
+    for n in a.shape:  # @for_shape
+        s = s + n * a[0]
+    return s
+
+
+def test_for_over_an_array_works_and_over_a_shape_is_refused():
+    np.testing.assert_allclose(grad(f_for_over_array)(A1.copy()), 2.0 * A1, rtol=1e-15)
+    check(error_of(f_for_over_shape, A1.copy()), "f_for_over_shape", "for_shape",
+          "a for loop over something that is not an array or range", "range(len(x))")
 
 
 # bitwise operators: rejected whatever the operand types

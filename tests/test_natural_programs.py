@@ -14,6 +14,7 @@ module-level constant arrays and double buffers.
 A program adjit refuses (AdjitError) or crashes on is marked xfail(strict=True) with the
 exception class and the first line of adjit's message, so the suite stays green and
 honest: when adjit learns the construct, the strict xfail turns into a failure to remove.
+PYTEST_DONT_REWRITE: the programs contain `assert`, which numba compiles only unrewritten.
 """
 import math
 
@@ -779,6 +780,31 @@ def njit_horner(c, x):
     return s
 
 
+def batch_symmetrize_no_loop(a, w):
+    s = 0.5 * (a + a.transpose(0, 2, 1))
+    return np.sum(s * s) * w
+
+
+def pairwise_none(x, ell):
+    d = x[:, None] - x[None, :]
+    K = np.exp(-0.5 * d * d / (ell * ell))
+    return np.sum(K * np.cos(d))
+
+
+def rnn_tanh_copy_state(W, U, b, x, h0):
+    h = h0.copy()
+    for t in range(x.shape[0]):
+        h = np.tanh(W @ h + U @ x[t] + b)
+    return np.sum(h)
+
+
+def euler_scalar_state_vector_inplace(y0, k, dt, n):
+    y = y0.copy()
+    for _ in range(n):
+        y += dt * (-k * y + np.sin(y))
+    return np.sum(y * y)
+
+
 # ---------------------------------------------------------------------------------------
 # the check
 # ---------------------------------------------------------------------------------------
@@ -793,6 +819,12 @@ def _copy(a):
     return a.copy() if isinstance(a, np.ndarray) else a
 
 
+def _expect_close(got, want, rel, abs_, what):
+    if not abs(got - want) <= max(rel * abs(want), abs_):
+        raise AssertionError(f"{what}: adjit {got!r}, expected {want!r}, "
+                             f"difference {got - want!r}")
+
+
 def check(loss, args, argnums, jvp_argnum=None, rtol=1e-6, atol=1e-8, parallel=False):
     """value == numba's value; every gradient in argnums == central differences of numba's
     program; jvp in one argument == <gradient, tangent>; the arguments are not mutated."""
@@ -803,12 +835,15 @@ def check(loss, args, argnums, jvp_argnum=None, rtol=1e-6, atol=1e-8, parallel=F
     value, grads = adjit.value_and_grad(loss, argnums=argnums)(*args)
     for a, b in zip(args, before):
         np.testing.assert_array_equal(a, b, err_msg="an argument was mutated")
-    assert value == pytest.approx(expected, rel=1e-12, abs=1e-14)
+    _expect_close(value, expected, 1e-12, 1e-14, "value_and_grad's value vs numba")
     for k, g in zip(argnums, grads):
         fd = fd_grad(compiled, args, k)
-        assert np.shape(g) == np.shape(args[k])
+        if np.shape(g) != np.shape(args[k]):
+            raise AssertionError(f"gradient {k} has shape {np.shape(g)}, "
+                                 f"argument {np.shape(args[k])}")
         np.testing.assert_allclose(g, fd, rtol=rtol, atol=atol,
-                                   err_msg=f"d/d arg {k} of {getattr(loss, '__name__', loss)}")
+                                   err_msg=f"d/d arg {k} of {getattr(loss, '__name__', loss)}"
+                                           f" (adjit = actual, central differences = desired)")
     k = argnums[0] if jvp_argnum is None else jvp_argnum
     g = grads[argnums.index(k)]
     if np.ndim(args[k]) == 0:
@@ -816,8 +851,9 @@ def check(loss, args, argnums, jvp_argnum=None, rtol=1e-6, atol=1e-8, parallel=F
     else:
         tangent = np.linspace(-1.0, 1.0, args[k].size).reshape(args[k].shape)
     out, t = adjit.jvp(loss, argnums=k)(*args, tangent)
-    assert out == pytest.approx(expected, rel=1e-12, abs=1e-14)
-    assert t == pytest.approx(np.sum(g * tangent), rel=1e-10, abs=1e-12)
+    _expect_close(out, expected, 1e-12, 1e-14, "jvp's value vs numba")
+    _expect_close(t, float(np.sum(g * tangent)), 1e-10, 1e-12,
+                  f"jvp in arg {k} vs <gradient, tangent>")
 
 
 RNG = np.random.default_rng(20240601)
@@ -864,55 +900,132 @@ CASES = [
     # ODE integrators
     case("euler_logistic", euler_logistic, (1.3, 2.0, 0.1, 0.05, 40), (0, 1, 2, 3)),
     case("euler_lotka_volterra", euler_lotka_volterra,
-         (np.array([1.1, 0.4, 0.9, 0.3]), np.array([1.2, 0.8]), 0.02, 30), (0, 1, 2)),
-    case("euler_heat_roll", euler_heat_roll, (_r(6, scale=0.5), 0.8, 0.1, 8), (0, 1, 2)),
+         (np.array([1.1, 0.4, 0.9, 0.3]), np.array([1.2, 0.8]), 0.02, 30), (0, 1, 2),
+         xfail=(adjit.AdjitError,
+                "in function 'euler_lotka_volterra' (test_natural_programs.py, line 44): the "
+                "array variable 'y' is reassigned. Assign each array variable once; update it in "
+                "place (y[:] = ...) or copy values (b = a.copy()) instead of rebinding names.")),
+    case("euler_heat_roll", euler_heat_roll, (_r(6, scale=0.5), 0.8, 0.1, 8), (0, 1, 2),
+         xfail=(adjit.AdjitError,
+                "in function 'euler_heat_roll' (test_natural_programs.py, line 54): the name 'y' "
+                "is read in a loop before the loop binds it to another view (which array it means"
+                " changes between iterations). Bind it at the top of the loop body, or copy: v = "
+                "x[i].copy().")),
     case("euler_trajectory_fit", euler_trajectory_fit,
          (0.7, 0.9, 0.05, np.linspace(1.0, 0.4, 10)), (0, 1, 2)),
     case("rk4_pendulum_helper", rk4_pendulum,
-         (np.array([0.6, -0.2]), np.array([9.81, 0.3]), 0.02, 25), (0, 1, 2)),
+         (np.array([0.6, -0.2]), np.array([9.81, 0.3]), 0.02, 25), (0, 1, 2),
+         xfail=(adjit.AdjitError,
+                "in function 'rk4_pendulum' (test_natural_programs.py, line 76): the array "
+                "variable 'y' is reassigned. Assign each array variable once; update it in place "
+                "(y[:] = ...) or copy values (b = a.copy()) instead of rebinding names.")),
     case("rk4_decay_chain_helper_writes", rk4_decay_chain,
-         (np.array([1.0, 0.6, 0.3, 0.1]), np.array([1.0, 0.2, 0.0, 0.0]), 2.0, 20), (0, 1, 2)),
-    case("rk3_tableau_lists", rk3_tableau_lists, (0.8, 0.5, 0.05, 20), (0, 1, 2)),
+         (np.array([1.0, 0.6, 0.3, 0.1]), np.array([1.0, 0.2, 0.0, 0.0]), 2.0, 20), (0, 1, 2),
+         xfail=(adjit.AdjitError,
+                "in function 'rk4_decay_chain' (test_natural_programs.py, line 96): the name 'y' "
+                "is read in a loop before the loop binds it to another view (which array it means"
+                " changes between iterations). Bind it at the top of the loop body, or copy: v = "
+                "x[i].copy().")),
+    case("rk3_tableau_lists", rk3_tableau_lists, (0.8, 0.5, 0.05, 20), (0, 1, 2),
+         xfail=(adjit.AdjitError,
+                "in function 'rk3_tableau_lists' (test_natural_programs.py, line 106): a list "
+                "literal (outside np.array) is not supported. Use np.array([a, b, c]) for an "
+                "array of numbers.")),
     case("leapfrog_pendulum_scalar", leapfrog_pendulum, (0.7, 0.1, 9.81, 0.01, 50),
          (0, 1, 2, 3)),
     case("leapfrog_chain_helper", leapfrog_chain,
-         (_r(5, scale=0.3), _r(5, scale=0.2), 1.5, 0.05, 15), (0, 1, 2, 3)),
+         (_r(5, scale=0.3), _r(5, scale=0.2), 1.5, 0.05, 15), (0, 1, 2, 3),
+         xfail=(adjit.AdjitError,
+                "in function 'leapfrog_chain' (test_natural_programs.py, line 144): the name 'a' "
+                "is read in a loop before the loop binds it to another view (which array it means"
+                " changes between iterations). Bind it at the top of the loop body, or copy: v = "
+                "x[i].copy().")),
     case("verlet_tuple_helper", anharmonic_verlet, (_r(4, scale=0.5), _r(4, scale=0.5), 0.05, 20),
-         (0, 1, 2)),
+         (0, 1, 2),
+         xfail=(adjit.AdjitError,
+                "in function 'verlet_step' (test_natural_programs.py, line 158): returning a "
+                "tuple. Return one value.")),
     case("spring_step_defaults_keywords", damped_spring_scalar, (0.9, -0.3, 2.0, 0.05, 30),
-         (0, 1, 2, 3)),
+         (0, 1, 2, 3),
+         xfail=(adjit.AdjitError,
+                "in function 'spring_step' (test_natural_programs.py, line 173): returning a "
+                "tuple. Return one value.")),
     # recurrent cells
     case("rnn_tanh", rnn_tanh,
          (_r(3, 3, scale=0.5), _r(3, 2, scale=0.5), _r(3, scale=0.1), _r(4, 2), _r(3, scale=0.1)),
-         (0, 1, 2, 4)),
+         (0, 1, 2, 4),
+         xfail=(adjit.AdjitError,
+                "in function 'rnn_tanh' (test_natural_programs.py, line 190): the name 'h' is "
+                "read in a loop before the loop binds it to another view (which array it means "
+                "changes between iterations). Bind it at the top of the loop body, or copy: v = "
+                "x[i].copy().")),
     case("rnn_regression", rnn_regression,
-         (_r(3, 3, scale=0.5), _r(3, 2, scale=0.5), _r(3), _r(5, 2), _r(5)), (0, 1, 2)),
+         (_r(3, 3, scale=0.5), _r(3, 2, scale=0.5), _r(3), _r(5, 2), _r(5)), (0, 1, 2),
+         xfail=(adjit.AdjitError,
+                "in function 'rnn_regression' (test_natural_programs.py, line 196): the array "
+                "variable 'h' is reassigned. Assign each array variable once; update it in place "
+                "(h[:] = ...) or copy values (b = a.copy()) instead of rebinding names.")),
     case("lstm_slices_helper", lstm_last_hidden,
-         (_r(8, 2, scale=0.5), _r(8, 2, scale=0.5), _r(8, scale=0.1), _r(3, 2)), (0, 1, 2)),
+         (_r(8, 2, scale=0.5), _r(8, 2, scale=0.5), _r(8, scale=0.1), _r(3, 2)), (0, 1, 2),
+         xfail=(adjit.AdjitError,
+                "in function 'lstm_last_hidden' (test_natural_programs.py, line 212): the array "
+                "variable 'h' is reassigned. Assign each array variable once; update it in place "
+                "(h[:] = ...) or copy values (b = a.copy()) instead of rebinding names.")),
     case("gru_for_row_in_array", gru_rows,
-         (_r(2, 4, scale=0.5), _r(2, 4, scale=0.5), _r(2, 4, scale=0.5), _r(3, 2)), (0, 1, 2)),
+         (_r(2, 4, scale=0.5), _r(2, 4, scale=0.5), _r(2, 4, scale=0.5), _r(3, 2)), (0, 1, 2),
+         xfail=(adjit.AdjitError,
+                "in function 'gru_rows' (test_natural_programs.py, line 226): the array variable "
+                "'h' is reassigned. Assign each array variable once; update it in place (h[:] = "
+                "...) or copy values (b = a.copy()) instead of rebinding names.")),
     # linear dynamics, filtering
-    case("linear_rollout", linear_rollout, (0.4 * _r(3, 3) + 0.5 * np.eye(3), _r(3), 6), (0, 1)),
+    case("linear_rollout", linear_rollout, (0.4 * _r(3, 3) + 0.5 * np.eye(3), _r(3), 6), (0, 1),
+         xfail=(adjit.AdjitError,
+                "in function 'linear_rollout' (test_natural_programs.py, line 242): the name 'x' "
+                "is read in a loop before the loop binds it to another view (which array it means"
+                " changes between iterations). Bind it at the top of the loop body, or copy: v = "
+                "x[i].copy().")),
     case("lqr_cost", lqr_cost,
          (0.3 * _r(3, 3) + 0.8 * np.eye(3), _r(3, 2, scale=0.5), _r(3), _r(5, 2, scale=0.3)),
-         (0, 1, 2, 3)),
-    case("matrix_power_trace", matrix_power_trace, (0.3 * _r(3, 3) + 0.6 * np.eye(3), 5), (0,)),
+         (0, 1, 2, 3),
+         xfail=(adjit.AdjitError,
+                "in function 'lqr_cost' (test_natural_programs.py, line 248): the array variable "
+                "'x' is reassigned. Assign each array variable once; update it in place (x[:] = "
+                "...) or copy values (b = a.copy()) instead of rebinding names.")),
+    case("matrix_power_trace", matrix_power_trace, (0.3 * _r(3, 3) + 0.6 * np.eye(3), 5), (0,),
+         xfail=(adjit.AdjitError,
+                "in function 'matrix_power_trace' (test_natural_programs.py, line 258): the name "
+                "'M' is read in a loop before the loop binds it to another view (which array it "
+                "means changes between iterations). Bind it at the top of the loop body, or copy:"
+                " v = x[i].copy().")),
     case("kalman_filter_solve", kalman_nll,
          (np.array([[1.0, 0.1], [0.0, 0.95]]), 0.05 * np.eye(2), np.array([[1.0, 0.0]]),
           np.array([[0.2]]), np.array([0.0, 1.0]), np.eye(2), _r(5, 1, scale=0.5)),
-         (0, 1, 3, 4, 5)),
+         (0, 1, 3, 4, 5),
+         xfail=(adjit.AdjitError,
+                "in function 'kalman_nll' (test_natural_programs.py, line 264): the array "
+                "variable 'x' is reassigned. Assign each array variable once; update it in place "
+                "(x[:] = ...) or copy values (b = a.copy()) instead of rebinding names.")),
     # molecular dynamics
     case("lj_periodic_np_round", lj_periodic, (_lattice(2, 2.6, 0.15, 1), 2.6, 1.0, 0.9),
          (0, 1, 2, 3)),
     case("lj_min_image_builtin_round", lj_min_image_scalar, (_lattice(2, 2.4, 0.15, 2), 2.4),
          (0, 1)),
     case("md_velocity_verlet_lj_forces", md_kinetic_energy,
-         (_lattice(2, 2.4, 0.1, 3), _r(4, 3, scale=0.1), 2.4, 0.002, 5), (0, 1, 2, 3)),
+         (_lattice(2, 2.4, 0.1, 3), _r(4, 3, scale=0.1), 2.4, 0.002, 5), (0, 1, 2, 3),
+         xfail=(adjit.AdjitError,
+                "in function 'md_kinetic_energy' (test_natural_programs.py, line 331): the name "
+                "'f' is read in a loop before the loop binds it to another view (which array it "
+                "means changes between iterations). Bind it at the top of the loop body, or copy:"
+                " v = x[i].copy().")),
     # statistics
     case("gmm_adbench_loops", gmm_objective,
          (_r(3), _r(3, 2), _r(3, 3, scale=0.3), _r(5, 2), 1.2, 2), (0, 1, 2, 4)),
     case("gmm_diag_newaxis", gmm_diag_vectorized,
-         (_r(3), _r(3, 2), _r(3, 2, scale=0.3), _r(5, 2)), (0, 1, 2)),
+         (_r(3), _r(3, 2), _r(3, 2, scale=0.3), _r(5, 2)), (0, 1, 2),
+         xfail=(adjit.AdjitError,
+                "in function 'gmm_diag_vectorized' (test_natural_programs.py, line 380): the "
+                "attribute `.newaxis`. Use elements a[i], a.shape[k], len(a), or constants like "
+                "math.pi.")),
     case("survival_cumsum", survival_cumsum,
          (_r(2, scale=0.3), _r(5, scale=0.3, shift=-1.0), _r(6, 2),
           np.array([0, 3, 4, 1, 2, 4]), np.array([1.0, 0.0, 1.0, 1.0, 0.0, 1.0]), 0.5), (0, 1)),
@@ -922,15 +1035,33 @@ CASES = [
          (_r(3, 4, scale=0.5), _r(4, scale=0.1), _r(4, 3, scale=0.5), _r(3, scale=0.1), _r(5, 3),
           np.array([0, 2, 1, 1, 0])), (0, 1, 2, 3)),
     case("mvn_cholesky_nll", mvn_cholesky_nll,
-         (_r(2, scale=0.2), np.array([0.1, 0.3, -0.2]), _r(5, 2)), (0, 1)),
+         (_r(2, scale=0.2), np.array([0.1, 0.3, -0.2]), _r(5, 2)), (0, 1),
+         xfail=(adjit.AdjitError,
+                "in function 'mvn_cholesky_nll' (test_natural_programs.py, line 454): "
+                "np.linalg.solve inside a loop reading the array 'r' that the same loop computes "
+                "again in its next iteration. Its adjoint would need every iteration's operand, "
+                "which adjit does not record for array-level operations: move it out of the loop.")),
     case("gp_marginal_likelihood", gp_marginal_likelihood,
-         (np.linspace(0.0, 2.0, 5), np.sin(np.linspace(0.0, 2.0, 5)), 0.8, 0.1), (0, 1, 2, 3)),
+         (np.linspace(0.0, 2.0, 5), np.sin(np.linspace(0.0, 2.0, 5)), 0.8, 0.1), (0, 1, 2, 3),
+         xfail=(adjit.AdjitError,
+                "in function 'gp_marginal_likelihood' (test_natural_programs.py, line 459): the "
+                "attribute `.newaxis`. Use elements a[i], a.shape[k], len(a), or constants like "
+                "math.pi.")),
     case("mc_call_price", mc_call_price,
          (100.0, 0.2, 0.03, 1.0, 100.0, np.linspace(-2.0, 2.0, 9) + 0.013), (0, 1, 2, 3),
          atol=1e-6),
     # PDEs, stencils
-    case("upwind_advection_roll", upwind_advection, (_r(6), 1.0, 0.05, 0.1, 8), (0, 1, 2)),
-    case("lax_wendroff_roll", lax_wendroff, (_r(6), 0.4, _r(6), 6), (0, 1, 2)),
+    case("upwind_advection_roll", upwind_advection, (_r(6), 1.0, 0.05, 0.1, 8), (0, 1, 2),
+         xfail=(adjit.AdjitError,
+                "in function 'upwind_advection' (test_natural_programs.py, line 477): the array "
+                "variable 'u' is reassigned. Assign each array variable once; update it in place "
+                "(u[:] = ...) or copy values (b = a.copy()) instead of rebinding names.")),
+    case("lax_wendroff_roll", lax_wendroff, (_r(6), 0.4, _r(6), 6), (0, 1, 2),
+         xfail=(adjit.AdjitError,
+                "in function 'lax_wendroff' (test_natural_programs.py, line 486): the name 'u' is"
+                " read in a loop before the loop binds it to another view (which array it means "
+                "changes between iterations). Bind it at the top of the loop body, or copy: v = "
+                "x[i].copy().")),
     case("tv_denoise_3d_slices", tv_denoise_3d, (_r(3, 3, 4), _r(3, 3, 4), 0.3, 1e-2),
          (0, 1, 2, 3)),
     case("heat_double_buffer_swap", heat_double_buffer, (_r(6), 0.2, 7), (0, 1)),
@@ -950,20 +1081,58 @@ CASES = [
          (0, 1, 2)),
     case("helper_returns_int_early", crossing_value, (np.array([0.1, 0.5, 1.3, 0.2, 2.0]), 1.0),
          (0, 1)),
-    case("helper_returns_tuple_arrays", standardized_score, (_r(5), 1.3), (0, 1)),
+    case("helper_returns_tuple_arrays", standardized_score, (_r(5), 1.3), (0, 1),
+         xfail=(adjit.AdjitError,
+                "in function 'mean_and_var' (test_natural_programs.py, line 665): returning a "
+                "tuple. Return one value.")),
     # small syntax
     case("tuple_iteration", tuple_loops, (_r(4),), (0,)),
-    case("assert_statements", assert_checked_mse, (_r(3), _r(5, 3), _r(5)), (0, 1)),
+    case("assert_statements", assert_checked_mse, (_r(3), _r(5, 3), _r(5)), (0, 1),
+         xfail=(adjit.AdjitError,
+                "in function 'assert_checked_mse' (test_natural_programs.py, line 688): an "
+                "`assert` statement is not supported. Validate inputs before calling the "
+                "gradient, outside the differentiated function.")),
     case("docstring_and_mid_string", documented_ring_energy, (_r(5), 1.3), (0, 1)),
-    case("list_literal_coefficients", list_coefficients, (0.7,), (0,)),
-    case("list_literal_in_loop_and_np_array", list_weights_array, (_r(4),), (0,)),
-    case("np_newaxis_pairwise", pairwise_newaxis, (_r(4), 0.9), (0, 1)),
-    case("transpose_0_2_1", batch_symmetrize, (_r(2, 3, 3), 0.7), (0, 1)),
+    case("list_literal_coefficients", list_coefficients, (0.7,), (0,),
+         xfail=(adjit.AdjitError,
+                "in function 'list_coefficients' (test_natural_programs.py, line 708): a list "
+                "literal (outside np.array) is not supported. Use np.array([a, b, c]) for an "
+                "array of numbers.")),
+    case("list_literal_in_loop_and_np_array", list_weights_array, (_r(4),), (0,),
+         xfail=(adjit.AdjitError,
+                "in function 'list_weights_array' (test_natural_programs.py, line 717): a list "
+                "literal (outside np.array) is not supported. Use np.array([a, b, c]) for an "
+                "array of numbers.")),
+    case("np_newaxis_pairwise", pairwise_newaxis, (_r(4), 0.9), (0, 1),
+         xfail=(adjit.AdjitError,
+                "in function 'pairwise_newaxis' (test_natural_programs.py, line 725): the "
+                "attribute `.newaxis`. Use elements a[i], a.shape[k], len(a), or constants like "
+                "math.pi.")),
+    case("transpose_0_2_1", batch_symmetrize, (_r(2, 3, 3), 0.7), (0, 1),
+         xfail=(adjit.AdjitError,
+                "in function 'batch_symmetrize' (test_natural_programs.py, line 734): a matrix "
+                "product inside a loop reading an array expression that the same loop computes "
+                "again in its next iteration. Its adjoint would need every iteration's operand, "
+                "which adjit does not record for array-level operations: write the product as "
+                "explicit loops over elements (one row of A times x at a time), or move it out of"
+                " the loop.")),
     case("enumerate_array", enumerate_residuals, (np.array([2.0, 0.7]), TS, YS), (0,)),
     case("zip_arrays", zip_residuals, (np.array([2.0, 0.7]), TS, YS), (0,)),
     case("newton_sqrt", newton_sqrt, (2.3, 8), (0,)),
     case("while_break_fixed_point", fixed_point_cos, (0.9,), (0,)),
     case("njit_dispatcher_horner_while", njit_horner, (_r(5), 0.6), (0, 1)),
+    # isolating variants of constructs refused above
+    case("transpose_0_2_1_no_loop", batch_symmetrize_no_loop, (_r(2, 3, 3), 0.7), (0, 1)),
+    case("none_new_axis_pairwise", pairwise_none, (_r(4), 0.9), (0, 1)),
+    case("rnn_tanh_copied_state", rnn_tanh_copy_state,
+         (_r(3, 3, scale=0.5), _r(3, 2, scale=0.5), _r(3, scale=0.1), _r(4, 2), _r(3, scale=0.1)),
+         (0, 1, 2, 4),
+         xfail=(adjit.AdjitError,
+                "in function 'rnn_tanh_copy_state' (test_natural_programs.py, line 795): the "
+                "array variable 'h' is reassigned. Assign each array variable once; update it in "
+                "place (h[:] = ...) or copy values (b = a.copy()) instead of rebinding names.")),
+    case("euler_inplace_update", euler_scalar_state_vector_inplace, (_r(4), 0.8, 0.05, 12),
+         (0, 1, 2)),
 ]
 
 

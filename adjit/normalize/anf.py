@@ -16,6 +16,7 @@ import numba
 import numpy as np
 
 from .. import ir
+from ..errors import AdjitError
 from ..frontend.source import MISSING, unwrap
 from ..rules.table import (ALLOCATORS, ARRAY_OPS, ARRAY_QUERIES, ARRAY_RULES, CONST_ARRAYS,
                            INACTIVE, rule_for_call)
@@ -548,7 +549,99 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining):
         return {self.local(n) for n in assigned_user_names(stmts)
                 if isinstance(self.local(n), str)}
 
+    def _loop_exits(self, stmts):
+        """Whether a break or continue of this loop (not of an inner one) is in `stmts`."""
+        for t in stmts:
+            if isinstance(t, (ast.Break, ast.Continue)):
+                return True
+            if isinstance(t, ast.If) and (self._loop_exits(t.body) or
+                                          self._loop_exits(t.orelse)):
+                return True
+            if isinstance(t, (ast.With, ast.Try)) and self._loop_exits(t.body):
+                return True
+        return False
+
+    def _array_name(self, node):
+        """Whether `node` names an array (an argument, a local array, a view or a pending
+        array expression)."""
+        if not isinstance(node, ast.Name):
+            return False
+        if self.view_name(node) is not None:
+            return True
+        target = self.local(node.id)
+        return isinstance(target, str) and (target in self.ctx.arrays or (
+            target in self.lazy and isinstance(self.lazy[target], Lazy) and
+            not isinstance(self.lazy[target], Scalar)))
+
+    def iteration_by_index(self, s, out):
+        """A for loop over something other than range, as numba users write them, rewritten
+        to loops over range: `for k in (0, 1):` (a literal tuple or list: the body once
+        per element), `for row in X:` (X[k] for k in range(len(X))), `for i, v in
+        enumerate(x)` and `for a, b in zip(x, y)` over arrays. True if `s` was one."""
+        it, loc = s.iter, dict(lineno=s.lineno, col_offset=s.col_offset)
+        if isinstance(it, (ast.Tuple, ast.List)):
+            if self._loop_exits(s.body):
+                raise self.error(s, "break or continue in a loop over a literal tuple",
+                                 "Loop over range(len(...)) and index the values.")
+            for elt in it.elts:
+                assign = ast.Assign(targets=[copy.deepcopy(s.target)], value=copy.deepcopy(elt),
+                                    **loc)
+                out.extend(self.block([assign] + copy.deepcopy(s.body)))
+            return True
+        func = self.src.resolve(it.func) if isinstance(it, ast.Call) and \
+            not (isinstance(it.func, ast.Attribute) and self._array_name(it.func.value)) else None
+        if func in (range, numba.prange):
+            return False
+        if func is enumerate and len(it.args) in (1, 2) and not it.keywords and \
+                isinstance(s.target, ast.Tuple) and len(s.target.elts) == 2:
+            arrays, names = [it.args[0]], [s.target.elts[1]]
+            start = it.args[1] if len(it.args) == 2 else ast.Constant(0)
+        elif func is zip and it.args and not it.keywords and \
+                isinstance(s.target, ast.Tuple) and len(s.target.elts) == len(it.args):
+            arrays, names, start = list(it.args), list(s.target.elts), None
+        elif not isinstance(it, ast.Call) or func is None:
+            arrays, names, start = [it], [s.target], None
+        else:
+            return False
+        refusal = self.error(s, "a for loop over something that is not an array or "
+                             "range(...)",
+                             "Loop over indices: `for i in range(len(x)):` and read x[i]; "
+                             "arrays, enumerate(x), zip(x, y) and literal tuples also work.")
+        for j, a in enumerate(arrays):      # each iterable evaluated once, before the loop
+            if not isinstance(a, ast.Name):
+                name = self.fresh("_seq")
+                self.src.locals.add(name)
+                try:
+                    self.stmt(ast.Assign(targets=[ast.Name(id=name, ctx=ast.Store())],
+                                         value=a, **loc), out)
+                except AdjitError:
+                    raise refusal from None
+                arrays[j] = ast.Name(id=name, ctx=ast.Load())
+            if not self._array_name(arrays[j]):
+                raise refusal
+        k = self.fresh("_k")
+        self.src.locals.add(k)          # the index: a local of the function from here on
+        lengths = [ast.Call(func=ast.Name(id="len", ctx=ast.Load()), args=[a], keywords=[])
+                   for a in arrays]
+        n = lengths[0] if len(lengths) == 1 else \
+            ast.Call(func=ast.Name(id="min", ctx=ast.Load()), args=lengths, keywords=[])
+        head = [ast.Assign(targets=[t], value=ast.Subscript(value=copy.deepcopy(a),
+                                                             slice=ast.Name(id=k, ctx=ast.Load()),
+                                                             ctx=ast.Load()), **loc)
+                for t, a in zip(names, arrays)]
+        if start is not None:
+            head.insert(0, ast.Assign(targets=[s.target.elts[0]], value=ast.BinOp(
+                left=ast.Name(id=k, ctx=ast.Load()), op=ast.Add(), right=start), **loc))
+        loop = ast.For(target=ast.Name(id=k, ctx=ast.Store()),
+                       iter=ast.Call(func=ast.Name(id="range", ctx=ast.Load()), args=[n],
+                                     keywords=[]),
+                       body=head + s.body, orelse=s.orelse, **loc)
+        self.for_loop(ast.fix_missing_locations(loop), out)
+        return True
+
     def for_loop(self, s, out):
+        if self.iteration_by_index(s, out):
+            return
         it = s.iter
         # numba.prange is range to the derivative: the gradient runs its iterations in order
         # (numba gives a prange loop the meaning of range: reductions `s += ...` included)
