@@ -1040,7 +1040,8 @@ CASES = [
                 "in function 'mvn_cholesky_nll' (test_natural_programs.py, line 454): "
                 "np.linalg.solve inside a loop reading the array 'r' that the same loop computes "
                 "again in its next iteration. Its adjoint would need every iteration's operand, "
-                "which adjit does not record for array-level operations: move it out of the loop.")),
+                "which adjit does not record for array-level operations: move it out of the "
+                "loop.")),
     case("gp_marginal_likelihood", gp_marginal_likelihood,
          (np.linspace(0.0, 2.0, 5), np.sin(np.linspace(0.0, 2.0, 5)), 0.8, 0.1), (0, 1, 2, 3),
          xfail=(adjit.AdjitError,
