@@ -162,7 +162,7 @@ def f_raise(x):
 
 
 def f_assert(x):
-    assert x > 0.0  # @assert
+    assert x > 0.0, "x must be positive"
     return x * 2.0
 
 
@@ -178,8 +178,8 @@ def f_fstring(x):
 
 
 def f_list_literal(x):
-    v = [x, x]  # @list_literal
-    return v[0]
+    v = [[x], [x]]  # @list_literal
+    return v[0][0]
 
 
 def f_set_literal(x):
@@ -225,7 +225,6 @@ SYNTAX_CASES = [
     (f_import, "import", "import", "module level"),
     (f_import_from, "import_from", "import", "module level"),
     (f_raise, "raise", "raise", "validate inputs"),
-    (f_assert, "assert", "assert", "validate inputs"),
     (f_walrus, "walrus", ":=", "line of its own"),
     (f_fstring, "fstring", "f-string", "numbers"),
     (f_list_literal, "list_literal", "list literal", "np.array"),
@@ -235,6 +234,12 @@ SYNTAX_CASES = [
     (f_starred, "starred", "star-unpacking", "explicitly"),
     (f_string_constant, "string_constant", "'abc'", "numbers"),
 ]
+
+
+def test_assert_is_checked_and_a_list_of_numbers_is_an_array():
+    assert grad(f_assert)(1.5) == 2.0
+    with pytest.raises(AssertionError):
+        grad(f_assert)(-1.5)
 
 
 @pytest.mark.parametrize("fn, tag, construct, advice", SYNTAX_CASES,

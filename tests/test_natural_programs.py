@@ -926,11 +926,7 @@ CASES = [
                 "is read in a loop before the loop binds it to another view (which array it means"
                 " changes between iterations). Bind it at the top of the loop body, or copy: v = "
                 "x[i].copy().")),
-    case("rk3_tableau_lists", rk3_tableau_lists, (0.8, 0.5, 0.05, 20), (0, 1, 2),
-         xfail=(adjit.AdjitError,
-                "in function 'rk3_tableau_lists' (test_natural_programs.py, line 106): a list "
-                "literal (outside np.array) is not supported. Use np.array([a, b, c]) for an "
-                "array of numbers.")),
+    case("rk3_tableau_lists", rk3_tableau_lists, (0.8, 0.5, 0.05, 20), (0, 1, 2)),
     case("leapfrog_pendulum_scalar", leapfrog_pendulum, (0.7, 0.1, 9.81, 0.01, 50),
          (0, 1, 2, 3)),
     case("leapfrog_chain_helper", leapfrog_chain,
@@ -1021,11 +1017,7 @@ CASES = [
     case("gmm_adbench_loops", gmm_objective,
          (_r(3), _r(3, 2), _r(3, 3, scale=0.3), _r(5, 2), 1.2, 2), (0, 1, 2, 4)),
     case("gmm_diag_newaxis", gmm_diag_vectorized,
-         (_r(3), _r(3, 2), _r(3, 2, scale=0.3), _r(5, 2)), (0, 1, 2),
-         xfail=(adjit.AdjitError,
-                "in function 'gmm_diag_vectorized' (test_natural_programs.py, line 380): the "
-                "attribute `.newaxis`. Use elements a[i], a.shape[k], len(a), or constants like "
-                "math.pi.")),
+         (_r(3), _r(3, 2), _r(3, 2, scale=0.3), _r(5, 2)), (0, 1, 2)),
     case("survival_cumsum", survival_cumsum,
          (_r(2, scale=0.3), _r(5, scale=0.3, shift=-1.0), _r(6, 2),
           np.array([0, 3, 4, 1, 2, 4]), np.array([1.0, 0.0, 1.0, 1.0, 0.0, 1.0]), 0.5), (0, 1)),
@@ -1043,11 +1035,7 @@ CASES = [
                 "which adjit does not record for array-level operations: move it out of the "
                 "loop.")),
     case("gp_marginal_likelihood", gp_marginal_likelihood,
-         (np.linspace(0.0, 2.0, 5), np.sin(np.linspace(0.0, 2.0, 5)), 0.8, 0.1), (0, 1, 2, 3),
-         xfail=(adjit.AdjitError,
-                "in function 'gp_marginal_likelihood' (test_natural_programs.py, line 459): the "
-                "attribute `.newaxis`. Use elements a[i], a.shape[k], len(a), or constants like "
-                "math.pi.")),
+         (np.linspace(0.0, 2.0, 5), np.sin(np.linspace(0.0, 2.0, 5)), 0.8, 0.1), (0, 1, 2, 3)),
     case("mc_call_price", mc_call_price,
          (100.0, 0.2, 0.03, 1.0, 100.0, np.linspace(-2.0, 2.0, 9) + 0.013), (0, 1, 2, 3),
          atol=1e-6),
@@ -1088,27 +1076,11 @@ CASES = [
                 "tuple. Return one value.")),
     # small syntax
     case("tuple_iteration", tuple_loops, (_r(4),), (0,)),
-    case("assert_statements", assert_checked_mse, (_r(3), _r(5, 3), _r(5)), (0, 1),
-         xfail=(adjit.AdjitError,
-                "in function 'assert_checked_mse' (test_natural_programs.py, line 688): an "
-                "`assert` statement is not supported. Validate inputs before calling the "
-                "gradient, outside the differentiated function.")),
+    case("assert_statements", assert_checked_mse, (_r(3), _r(5, 3), _r(5)), (0, 1)),
     case("docstring_and_mid_string", documented_ring_energy, (_r(5), 1.3), (0, 1)),
-    case("list_literal_coefficients", list_coefficients, (0.7,), (0,),
-         xfail=(adjit.AdjitError,
-                "in function 'list_coefficients' (test_natural_programs.py, line 708): a list "
-                "literal (outside np.array) is not supported. Use np.array([a, b, c]) for an "
-                "array of numbers.")),
-    case("list_literal_in_loop_and_np_array", list_weights_array, (_r(4),), (0,),
-         xfail=(adjit.AdjitError,
-                "in function 'list_weights_array' (test_natural_programs.py, line 717): a list "
-                "literal (outside np.array) is not supported. Use np.array([a, b, c]) for an "
-                "array of numbers.")),
-    case("np_newaxis_pairwise", pairwise_newaxis, (_r(4), 0.9), (0, 1),
-         xfail=(adjit.AdjitError,
-                "in function 'pairwise_newaxis' (test_natural_programs.py, line 725): the "
-                "attribute `.newaxis`. Use elements a[i], a.shape[k], len(a), or constants like "
-                "math.pi.")),
+    case("list_literal_coefficients", list_coefficients, (0.7,), (0,)),
+    case("list_literal_in_loop_and_np_array", list_weights_array, (_r(4),), (0,)),
+    case("np_newaxis_pairwise", pairwise_newaxis, (_r(4), 0.9), (0, 1)),
     case("transpose_0_2_1", batch_symmetrize, (_r(2, 3, 3), 0.7), (0, 1),
          xfail=(adjit.AdjitError,
                 "in function 'batch_symmetrize' (test_natural_programs.py, line 734): a matrix "

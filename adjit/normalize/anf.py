@@ -18,6 +18,7 @@ import numpy as np
 from .. import ir
 from ..errors import AdjitError
 from ..frontend.source import MISSING, unwrap
+from ..runtime import vec
 from ..rules.table import (ALLOCATORS, ARRAY_OPS, ARRAY_QUERIES, ARRAY_RULES, CONST_ARRAYS,
                            INACTIVE, rule_for_call)
 
@@ -361,6 +362,12 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining):
                 self.statement_call = None
                 if isinstance(value, ast.Call) and self.resolve_generated(value.func) in INACTIVE:
                     out.append(ir.annotate(ast.Expr(value=value), origin=self.origin))
+        elif isinstance(s, ast.Assert):
+            # checked where Python checks it (its message is not evaluated: numba's neither
+            # unless it fails); AssertionError from the gradient when it fails
+            cond = self.atom(s.test, out)
+            out.append(ir.annotate(ast.Expr(value=self.call_of(vec.check_assert, [cond])),
+                                   origin=self.origin))
         elif isinstance(s, ast.If) and (taken := self.constant_test(s.test)) is not None:
             # `if DEBUG:` with a module-level flag, `if 4.41 <= -0.3:`: only the branch taken
             # is code (numba would prune the other in one sweep and maybe not in the other)
@@ -798,6 +805,10 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining):
         if isinstance(node, ast.Tuple):
             return TupleValue([self.tuple_item(e, out) for e in node.elts])
         if isinstance(node, ast.List):
+            # a list of numbers is the array of them (numba's reflected list reads the same)
+            if node.elts and not any(isinstance(e, (ast.List, ast.Tuple, ast.Starred))
+                                     for e in node.elts):
+                return self.array_literal(node, out)
             raise self.error(node, "a list literal (outside np.array) is not supported",
                              "Use np.array([a, b, c]) for an array of numbers.")
         raise AssertionError(type(node))

@@ -7,7 +7,7 @@ added by a new Python version cannot slip through as a raw traceback.
 import ast
 
 SUPPORTED_STMTS = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.If, ast.For,
-                   ast.While, ast.Break, ast.Continue, ast.Return, ast.Pass)
+                   ast.While, ast.Break, ast.Continue, ast.Return, ast.Pass, ast.Assert)
 SUPPORTED_EXPRS = (ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.Compare, ast.IfExp, ast.Call,
                    ast.Name, ast.Constant, ast.Attribute, ast.Subscript, ast.Tuple,
                    ast.keyword, ast.Slice, ast.List)
@@ -47,8 +47,6 @@ ADVICE = {
     "ImportFrom": ("an import inside the function", "Import at module level"),
     "Raise": ("a `raise` statement",
               "Validate inputs before calling the gradient, outside the differentiated function"),
-    "Assert": ("an `assert` statement",
-               "Validate inputs before calling the gradient, outside the differentiated function"),
     "Match": ("a `match` statement", "Use if/elif/else"),
     "NamedExpr": ("an assignment expression (:=)", "Assign on a line of its own"),
     "Starred": ("star-unpacking (*args)", "Unpack values explicitly, one name each"),
@@ -108,6 +106,8 @@ def check_supported(tree, loc):
     # strings passed to a call (np.searchsorted(a, v, side="right")) are the call's business
     passed = {id(a) for node in ast.walk(tree) if isinstance(node, ast.Call)
               for a in node.args + [kw.value for kw in node.keywords]}
+    # an assert's message is not evaluated unless it fails (and then not by adjit)
+    passed |= {id(node.msg) for node in ast.walk(tree) if isinstance(node, ast.Assert)}
     for stmt in tree.body:
         for node, line in _walk_with_lines(stmt, stmt.lineno):
             if not is_supported_class(type(node)):

@@ -203,7 +203,9 @@ class Indexing:
         elts = list(sl.elts) if isinstance(sl, ast.Tuple) else [sl]
         items = []
         for e in elts:
-            if isinstance(e, ast.Constant) and e.value is None:
+            if isinstance(e, ast.Constant) and e.value is None or \
+                    isinstance(e, ast.Attribute) and e.attr == "newaxis" and \
+                    self.src.resolve(e) is None:        # np.newaxis is None
                 items.append(("new",))
             elif isinstance(e, ast.Constant) and e.value is Ellipsis:
                 items.append(("ellipsis",))

@@ -552,6 +552,8 @@ inactive(np.random.rand, "np.random.rand", ("*",), lambda d: (len(d), "f"), "a r
 inactive(np.random.randn, "np.random.randn", ("*",), lambda d: (len(d), "f"), "a random draw")
 inactive(np.random.seed, "np.random.seed", ("seed",), None, "seeds numba's generator",
          statement=True)
+inactive(vec.check_assert, "vec.check_assert", ("ok",), None, "an assert statement",
+         statement=True)
 
 
 def no_derivative(reason, *objs):

@@ -1418,3 +1418,11 @@ def delete_bar(arr, obj, out_bar):
             bar[i] = out_bar[k]
             k += 1
     return bar.reshape(arr.shape)
+
+
+@numba.njit(cache=False)
+def check_assert(ok):
+    """An `assert` of the user's function, kept in generated code (a statement with no
+    derivative)."""
+    if not ok:
+        raise AssertionError("an assert statement of the differentiated function failed")
