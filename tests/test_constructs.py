@@ -268,3 +268,50 @@ def test_loops_over_tuples_with_exits_and_over_numbers_are_refused():
     with pytest.raises(adjit.AdjitError, match="a for loop over something that is not an "
                                                "array"):
         adjit.grad(loop_over_a_number)(np.array([0.5, 2.0, 1.0]))
+
+
+# array names a loop rebinds: updated in place when nothing else sees the old array --------
+def rebound_state(x, W):
+    h = x
+    for t in range(3):
+        h = np.tanh(W @ h + 0.1)
+    y = x.copy()
+    for t in range(2):
+        y = y + 0.5 * np.roll(y, 1)
+    return np.sum(h * h) + np.sum(y * x)
+
+
+def test_array_names_rebound_in_loops_match_numba_and_finite_differences():
+    x = np.array([0.5, -1.0, 2.0])
+    W = np.arange(9.0).reshape(3, 3) / 10.0
+    compiled = numba.njit(rebound_state)
+    value, (gx, gW) = adjit.value_and_grad(rebound_state, argnums=(0, 1))(x, W)
+    assert value == pytest.approx(compiled(x, W), rel=1e-13)
+    np.testing.assert_allclose(gx, fd_grad(compiled, (x, W), 0), rtol=1e-6)
+    np.testing.assert_allclose(gW, fd_grad(compiled, (x, W), 1), rtol=1e-6)
+    np.testing.assert_array_equal(x, [0.5, -1.0, 2.0])      # the argument is not written
+
+
+def view_made_each_iteration(x):
+    h = x.copy()
+    s = 0.0
+    for t in range(3):
+        h = np.tanh(h)
+        v = h[0:2]
+        s += np.sum(v)
+    return s
+
+
+def shrinking_rebinding(x):
+    y = x.copy()
+    for t in range(2):
+        y = y[1:] * 2.0
+    return np.sum(y)
+
+
+def test_rebinding_that_an_update_in_place_would_change_is_refused():
+    x = np.array([0.5, -1.0, 2.0, 0.3])
+    with pytest.raises(adjit.AdjitError, match="a view of an array that the loop rebinds"):
+        adjit.grad(view_made_each_iteration)(x)
+    with pytest.raises(ValueError, match="rebound in a loop changed its shape"):
+        adjit.grad(shrinking_rebinding)(x)

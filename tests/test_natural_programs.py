@@ -900,42 +900,19 @@ CASES = [
     # ODE integrators
     case("euler_logistic", euler_logistic, (1.3, 2.0, 0.1, 0.05, 40), (0, 1, 2, 3)),
     case("euler_lotka_volterra", euler_lotka_volterra,
-         (np.array([1.1, 0.4, 0.9, 0.3]), np.array([1.2, 0.8]), 0.02, 30), (0, 1, 2),
-         xfail=(adjit.AdjitError,
-                "in function 'euler_lotka_volterra' (test_natural_programs.py, line 44): the "
-                "array variable 'y' is reassigned. Assign each array variable once; update it in "
-                "place (y[:] = ...) or copy values (b = a.copy()) instead of rebinding names.")),
-    case("euler_heat_roll", euler_heat_roll, (_r(6, scale=0.5), 0.8, 0.1, 8), (0, 1, 2),
-         xfail=(adjit.AdjitError,
-                "in function 'euler_heat_roll' (test_natural_programs.py, line 54): the name 'y' "
-                "is read in a loop before the loop binds it to another view (which array it means"
-                " changes between iterations). Bind it at the top of the loop body, or copy: v = "
-                "x[i].copy().")),
+         (np.array([1.1, 0.4, 0.9, 0.3]), np.array([1.2, 0.8]), 0.02, 30), (0, 1, 2)),
+    case("euler_heat_roll", euler_heat_roll, (_r(6, scale=0.5), 0.8, 0.1, 8), (0, 1, 2)),
     case("euler_trajectory_fit", euler_trajectory_fit,
          (0.7, 0.9, 0.05, np.linspace(1.0, 0.4, 10)), (0, 1, 2)),
     case("rk4_pendulum_helper", rk4_pendulum,
-         (np.array([0.6, -0.2]), np.array([9.81, 0.3]), 0.02, 25), (0, 1, 2),
-         xfail=(adjit.AdjitError,
-                "in function 'rk4_pendulum' (test_natural_programs.py, line 76): the array "
-                "variable 'y' is reassigned. Assign each array variable once; update it in place "
-                "(y[:] = ...) or copy values (b = a.copy()) instead of rebinding names.")),
+         (np.array([0.6, -0.2]), np.array([9.81, 0.3]), 0.02, 25), (0, 1, 2)),
     case("rk4_decay_chain_helper_writes", rk4_decay_chain,
-         (np.array([1.0, 0.6, 0.3, 0.1]), np.array([1.0, 0.2, 0.0, 0.0]), 2.0, 20), (0, 1, 2),
-         xfail=(adjit.AdjitError,
-                "in function 'rk4_decay_chain' (test_natural_programs.py, line 96): the name 'y' "
-                "is read in a loop before the loop binds it to another view (which array it means"
-                " changes between iterations). Bind it at the top of the loop body, or copy: v = "
-                "x[i].copy().")),
+         (np.array([1.0, 0.6, 0.3, 0.1]), np.array([1.0, 0.2, 0.0, 0.0]), 2.0, 20), (0, 1, 2)),
     case("rk3_tableau_lists", rk3_tableau_lists, (0.8, 0.5, 0.05, 20), (0, 1, 2)),
     case("leapfrog_pendulum_scalar", leapfrog_pendulum, (0.7, 0.1, 9.81, 0.01, 50),
          (0, 1, 2, 3)),
     case("leapfrog_chain_helper", leapfrog_chain,
-         (_r(5, scale=0.3), _r(5, scale=0.2), 1.5, 0.05, 15), (0, 1, 2, 3),
-         xfail=(adjit.AdjitError,
-                "in function 'leapfrog_chain' (test_natural_programs.py, line 144): the name 'a' "
-                "is read in a loop before the loop binds it to another view (which array it means"
-                " changes between iterations). Bind it at the top of the loop body, or copy: v = "
-                "x[i].copy().")),
+         (_r(5, scale=0.3), _r(5, scale=0.2), 1.5, 0.05, 15), (0, 1, 2, 3)),
     case("verlet_tuple_helper", anharmonic_verlet, (_r(4, scale=0.5), _r(4, scale=0.5), 0.05, 20),
          (0, 1, 2),
          xfail=(adjit.AdjitError,
@@ -949,70 +926,38 @@ CASES = [
     # recurrent cells
     case("rnn_tanh", rnn_tanh,
          (_r(3, 3, scale=0.5), _r(3, 2, scale=0.5), _r(3, scale=0.1), _r(4, 2), _r(3, scale=0.1)),
-         (0, 1, 2, 4),
-         xfail=(adjit.AdjitError,
-                "in function 'rnn_tanh' (test_natural_programs.py, line 190): the name 'h' is "
-                "read in a loop before the loop binds it to another view (which array it means "
-                "changes between iterations). Bind it at the top of the loop body, or copy: v = "
-                "x[i].copy().")),
+         (0, 1, 2, 4)),
     case("rnn_regression", rnn_regression,
-         (_r(3, 3, scale=0.5), _r(3, 2, scale=0.5), _r(3), _r(5, 2), _r(5)), (0, 1, 2),
-         xfail=(adjit.AdjitError,
-                "in function 'rnn_regression' (test_natural_programs.py, line 196): the array "
-                "variable 'h' is reassigned. Assign each array variable once; update it in place "
-                "(h[:] = ...) or copy values (b = a.copy()) instead of rebinding names.")),
+         (_r(3, 3, scale=0.5), _r(3, 2, scale=0.5), _r(3), _r(5, 2), _r(5)), (0, 1, 2)),
     case("lstm_slices_helper", lstm_last_hidden,
-         (_r(8, 2, scale=0.5), _r(8, 2, scale=0.5), _r(8, scale=0.1), _r(3, 2)), (0, 1, 2),
-         xfail=(adjit.AdjitError,
-                "in function 'lstm_last_hidden' (test_natural_programs.py, line 212): the array "
-                "variable 'h' is reassigned. Assign each array variable once; update it in place "
-                "(h[:] = ...) or copy values (b = a.copy()) instead of rebinding names.")),
+         (_r(8, 2, scale=0.5), _r(8, 2, scale=0.5), _r(8, scale=0.1), _r(3, 2)), (0, 1, 2)),
     case("gru_for_row_in_array", gru_rows,
-         (_r(2, 4, scale=0.5), _r(2, 4, scale=0.5), _r(2, 4, scale=0.5), _r(3, 2)), (0, 1, 2),
-         xfail=(adjit.AdjitError,
-                "in function 'gru_rows' (test_natural_programs.py, line 226): the array variable "
-                "'h' is reassigned. Assign each array variable once; update it in place (h[:] = "
-                "...) or copy values (b = a.copy()) instead of rebinding names.")),
+         (_r(2, 4, scale=0.5), _r(2, 4, scale=0.5), _r(2, 4, scale=0.5), _r(3, 2)), (0, 1, 2)),
     # linear dynamics, filtering
-    case("linear_rollout", linear_rollout, (0.4 * _r(3, 3) + 0.5 * np.eye(3), _r(3), 6), (0, 1),
-         xfail=(adjit.AdjitError,
-                "in function 'linear_rollout' (test_natural_programs.py, line 242): the name 'x' "
-                "is read in a loop before the loop binds it to another view (which array it means"
-                " changes between iterations). Bind it at the top of the loop body, or copy: v = "
-                "x[i].copy().")),
+    case("linear_rollout", linear_rollout, (0.4 * _r(3, 3) + 0.5 * np.eye(3), _r(3), 6), (0, 1)),
     case("lqr_cost", lqr_cost,
          (0.3 * _r(3, 3) + 0.8 * np.eye(3), _r(3, 2, scale=0.5), _r(3), _r(5, 2, scale=0.3)),
-         (0, 1, 2, 3),
-         xfail=(adjit.AdjitError,
-                "in function 'lqr_cost' (test_natural_programs.py, line 248): the array variable "
-                "'x' is reassigned. Assign each array variable once; update it in place (x[:] = "
-                "...) or copy values (b = a.copy()) instead of rebinding names.")),
+         (0, 1, 2, 3)),
     case("matrix_power_trace", matrix_power_trace, (0.3 * _r(3, 3) + 0.6 * np.eye(3), 5), (0,),
          xfail=(adjit.AdjitError,
-                "in function 'matrix_power_trace' (test_natural_programs.py, line 258): the name "
-                "'M' is read in a loop before the loop binds it to another view (which array it "
-                "means changes between iterations). Bind it at the top of the loop body, or copy:"
-                " v = x[i].copy().")),
+                "in function 'matrix_power_trace' (test_natural_programs.py, line 259): a "
+                "matrix product inside a loop reading the array 'M' that the same loop computes"
+                " again in its next iteration.")),
     case("kalman_filter_solve", kalman_nll,
          (np.array([[1.0, 0.1], [0.0, 0.95]]), 0.05 * np.eye(2), np.array([[1.0, 0.0]]),
           np.array([[0.2]]), np.array([0.0, 1.0]), np.eye(2), _r(5, 1, scale=0.5)),
          (0, 1, 3, 4, 5),
          xfail=(adjit.AdjitError,
-                "in function 'kalman_nll' (test_natural_programs.py, line 264): the array "
-                "variable 'x' is reassigned. Assign each array variable once; update it in place "
-                "(x[:] = ...) or copy values (b = a.copy()) instead of rebinding names.")),
+                "in function 'kalman_nll' (test_natural_programs.py, line 269): a matrix "
+                "product inside a loop reading the array 'P' that the same loop computes again "
+                "in its next iteration.")),
     # molecular dynamics
     case("lj_periodic_np_round", lj_periodic, (_lattice(2, 2.6, 0.15, 1), 2.6, 1.0, 0.9),
          (0, 1, 2, 3)),
     case("lj_min_image_builtin_round", lj_min_image_scalar, (_lattice(2, 2.4, 0.15, 2), 2.4),
          (0, 1)),
     case("md_velocity_verlet_lj_forces", md_kinetic_energy,
-         (_lattice(2, 2.4, 0.1, 3), _r(4, 3, scale=0.1), 2.4, 0.002, 5), (0, 1, 2, 3),
-         xfail=(adjit.AdjitError,
-                "in function 'md_kinetic_energy' (test_natural_programs.py, line 331): the name "
-                "'f' is read in a loop before the loop binds it to another view (which array it "
-                "means changes between iterations). Bind it at the top of the loop body, or copy:"
-                " v = x[i].copy().")),
+         (_lattice(2, 2.4, 0.1, 3), _r(4, 3, scale=0.1), 2.4, 0.002, 5), (0, 1, 2, 3)),
     # statistics
     case("gmm_adbench_loops", gmm_objective,
          (_r(3), _r(3, 2), _r(3, 3, scale=0.3), _r(5, 2), 1.2, 2), (0, 1, 2, 4)),
@@ -1040,17 +985,8 @@ CASES = [
          (100.0, 0.2, 0.03, 1.0, 100.0, np.linspace(-2.0, 2.0, 9) + 0.013), (0, 1, 2, 3),
          atol=1e-6),
     # PDEs, stencils
-    case("upwind_advection_roll", upwind_advection, (_r(6), 1.0, 0.05, 0.1, 8), (0, 1, 2),
-         xfail=(adjit.AdjitError,
-                "in function 'upwind_advection' (test_natural_programs.py, line 477): the array "
-                "variable 'u' is reassigned. Assign each array variable once; update it in place "
-                "(u[:] = ...) or copy values (b = a.copy()) instead of rebinding names.")),
-    case("lax_wendroff_roll", lax_wendroff, (_r(6), 0.4, _r(6), 6), (0, 1, 2),
-         xfail=(adjit.AdjitError,
-                "in function 'lax_wendroff' (test_natural_programs.py, line 486): the name 'u' is"
-                " read in a loop before the loop binds it to another view (which array it means "
-                "changes between iterations). Bind it at the top of the loop body, or copy: v = "
-                "x[i].copy().")),
+    case("upwind_advection_roll", upwind_advection, (_r(6), 1.0, 0.05, 0.1, 8), (0, 1, 2)),
+    case("lax_wendroff_roll", lax_wendroff, (_r(6), 0.4, _r(6), 6), (0, 1, 2)),
     case("tv_denoise_3d_slices", tv_denoise_3d, (_r(3, 3, 4), _r(3, 3, 4), 0.3, 1e-2),
          (0, 1, 2, 3)),
     case("heat_double_buffer_swap", heat_double_buffer, (_r(6), 0.2, 7), (0, 1)),
@@ -1099,11 +1035,7 @@ CASES = [
     case("none_new_axis_pairwise", pairwise_none, (_r(4), 0.9), (0, 1)),
     case("rnn_tanh_copied_state", rnn_tanh_copy_state,
          (_r(3, 3, scale=0.5), _r(3, 2, scale=0.5), _r(3, scale=0.1), _r(4, 2), _r(3, scale=0.1)),
-         (0, 1, 2, 4),
-         xfail=(adjit.AdjitError,
-                "in function 'rnn_tanh_copy_state' (test_natural_programs.py, line 795): the "
-                "array variable 'h' is reassigned. Assign each array variable once; update it in "
-                "place (h[:] = ...) or copy values (b = a.copy()) instead of rebinding names.")),
+         (0, 1, 2, 4)),
     case("euler_inplace_update", euler_scalar_state_vector_inplace, (_r(4), 0.8, 0.05, 12),
          (0, 1, 2)),
 ]

@@ -17,13 +17,13 @@ import numpy as np
 
 from .. import ir
 from ..errors import AdjitError
-from ..frontend.source import MISSING, unwrap
+from ..frontend.source import MISSING, read_function, unwrap
 from ..runtime import vec
 from ..rules.table import (ALLOCATORS, ARRAY_OPS, ARRAY_QUERIES, ARRAY_RULES, CONST_ARRAYS,
                            INACTIVE, rule_for_call)
 
 from . import swaps
-from .bindings import Bindings
+from .bindings import Bindings, _Binding
 from .check import check_supported
 from .exits import lower_exits
 from .inline import Inlining
@@ -149,6 +149,59 @@ def normalize_function(src, ctx, prefix="", subst=None, views=None):
         ctx.stack.pop()
 
 
+def _rebinding_targets(stmts):
+    """Names assigned with `name = ...` anywhere in a loop body (tuple targets excluded)."""
+    for s in stmts:
+        if isinstance(s, ast.Assign):
+            for t in s.targets:
+                if isinstance(t, ast.Name):
+                    yield t
+        for field in ("body", "orelse"):
+            if isinstance(s, (ast.If, ast.For, ast.While)):
+                yield from _rebinding_targets(getattr(s, field))
+
+
+def _names_in(stmts):
+    return {n.id for s in stmts for n in ast.walk(s) if isinstance(n, ast.Name)}
+
+
+def _written_in(stmts, names, src, depth=0):
+    """Whether `stmts` (of function `src`) write into one of `names`: `name[...] = `,
+    `name op= `, or a call of a user function whose parameter receiving it it writes (read
+    from that function's source, a few calls deep); any other call than numpy's or math's
+    might."""
+    for node in (n for s in stmts for n in ast.walk(s)):
+        if isinstance(node, (ast.Assign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for t in targets:
+                written = isinstance(node, ast.AugAssign) or isinstance(t, ast.Subscript)
+                while isinstance(t, ast.Subscript):
+                    t = t.value
+                if written and isinstance(t, ast.Name) and t.id in names:
+                    return True
+        if isinstance(node, ast.Call):
+            func = ast.unparse(node.func)
+            if func.startswith(("np.", "numpy.", "math.")) or func in (
+                    "len", "range", "min", "max", "abs", "float", "int"):
+                continue
+            passed = [k for k, a in enumerate(node.args)
+                      if isinstance(a, ast.Name) and a.id in names]
+            if any(isinstance(k.value, ast.Name) and k.value.id in names
+                   for k in node.keywords):
+                return True
+            if not passed:
+                continue
+            try:
+                callee = read_function(src.resolve(node.func))
+            except Exception:       # not a function adjit can read: it might write
+                return True
+            params = {callee.params[k] for k in passed if k < len(callee.params)}
+            if depth > 3 or len(params) < len(passed) or \
+                    _written_in(callee.tree.body, params, callee, depth + 1):
+                return True
+    return False
+
+
 class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining):
     def __init__(self, src, ctx, prefix, subst, views):
         self.src = src
@@ -171,6 +224,8 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining):
         self.returned_views = []            # (return statement, View) of an inlined helper
         self.views = {}                     # local name -> _Binding or _Unknown
         self.statement_call = None          # the call of an expression statement being read
+        self.in_place = set()               # array names a loop rebinds, updated in place
+        self.in_place_names = {}            # an owned copy made for that -> the user's name
         self.view_uses = []                 # (name, serial) of every read of a binding
         # (serial -1: of a name not bound to a view)
         for name, view in views.items():
@@ -392,12 +447,16 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining):
                 for x in unrolled:
                     self.stmt(x, out)
                 return
+            outer = self.in_place
+            self.in_place = outer | self.rebound_in_place(s, out)
             before, mark, first = dict(self.views), len(self.view_uses), self.ctx.serial
             if isinstance(s, ast.For):
                 self.for_loop(s, out)
             else:
                 self.while_loop(s, out)
             self.check_loop_views(before, mark, first, s.lineno)
+            self.check_in_place_views(self.in_place - outer, s)
+            self.in_place = outer
         elif isinstance(s, (ast.Break, ast.Continue)):
             node = type(s)(lineno=s.lineno)
             ir.annotate(node, origin=self.origin)
@@ -423,6 +482,99 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining):
         else:
             raise AssertionError(type(s))
 
+    def rebound_in_place(self, loop, out):
+        """Array names the loop rebinds to new arrays (`y = y + dt * k1`, `h = np.tanh(W @ h
+        + U @ x[t])`, `x = A @ x`) whose old array nothing else can see: each rebinding is an
+        update in place of one array the function owns (numpy would make a new array and
+        drop the old one; the values are the same). A name that aliases an argument (`y =
+        y0`, or the argument itself) first gets an owned copy, when the loop writes neither
+        it nor the argument. Returns the local names updated in place."""
+        names = {t.id for t in _rebinding_targets(loop.body)}
+        marked = set()
+        for n in sorted(names):
+            local = self.local(n)
+            if not isinstance(local, str) or n not in self.src.locals:
+                continue
+            if any(isinstance(b, _Binding) and b.view.base == local
+                   for b in self.views.values()):
+                continue            # a view of the old array would see the updates
+            binding = self.views.get(local)
+            if local in self.ctx.arrays and binding is None and local not in self.src.params:
+                if self.ctx.arrays[local][1] == "f":
+                    marked.add(local)
+                continue
+            if binding is not None and isinstance(binding, _Binding):
+                base = binding.view.base
+            elif n in self.src.params and local in self.ctx.arrays:
+                base = local
+            else:
+                continue
+            # an argument, or an array only a helper's result reaches (not one of this
+            # function's names): copied, when the loop writes neither it nor the name
+            if (base not in self.src.params and base in self.own_names()) or \
+                    self.ctx.arrays.get(base, (0, "?"))[1] != "f" or \
+                    _written_in(loop.body, {n, base}, self.src):
+                continue
+            value = self.view_of(local, out) if binding is None else binding.view
+            own = self.materialize(value, out, loop, copy=True).id
+            self.in_place_names[own] = n
+            self.views.pop(local, None)
+            self.subst[n] = own
+            self.src.locals.add(own)
+            marked.add(own)
+        return marked
+
+    def own_names(self):
+        """The local names of this function's own variables (not a helper's)."""
+        return {self.local(u) for u in self.src.locals} - set(self.src.params)
+
+    def check_in_place_views(self, names, loop):
+        """A view of an array its loop updates in place must not outlive the iteration
+        that made it (it would see the next iteration's values, numpy's the old ones)."""
+        for b in self.views.values():
+            if isinstance(b, _Binding) and b.view.base in names:
+                raise self.error(loop, "a view of an array that the loop rebinds, kept "
+                                 "from one iteration to the next",
+                                 "Copy what you keep: v = x[i].copy().")
+
+    def assign_in_place(self, tgt, target, value, out):
+        """`name = <a new array>` for a name its loop updates in place: the values stored
+        into the name's array, checked to have its shape. Returns None when done, else the
+        value (evaluated) for an ordinary assignment (an alias, a number)."""
+        if isinstance(value, ast.Call):         # a matrix product, np.linalg.solve, ...
+            value = self.to_atom(out, value)
+            if self.array_ndim(value) is None:
+                return value
+        if isinstance(value, ast.Name) and self.array_ndim(value) is not None:
+            if value.id in self.ctx.user_names or value.id in self.src.params:
+                return value            # another name for an array: an alias, not a value
+            value = self.view_of(value.id, out)
+        elif isinstance(value, View) and value.is_identity() and \
+                value.base not in self.own_names() and value.base not in self.src.params and \
+                value.base in self.ctx.arrays:
+            pass                        # the whole of an array a helper made and returned
+        elif not (isinstance(value, Lazy) and not isinstance(value, (Scalar, View))):
+            return value
+        if any(isinstance(b, _Binding) and b.view.base == target for b in self.views.values()):
+            raise self.error(tgt, f"'{tgt.id}' rebound in a loop while a view of its array "
+                             "is in use", "Copy what the view reads first: v = x[i].copy().")
+        # the array is written again: not one the vectorizer fills once (whose adjoint
+        # needs no record of overwritten values)
+        self.ctx.vec_temps.write_once.discard(target)
+        lazy = self.as_lazy(self.lazy_operand(value, out))
+        ndim = self.ctx.arrays[target][0]
+        if len(lazy.shape) != ndim:
+            raise self.error(tgt, f"'{tgt.id}' rebound in a loop to an array of "
+                             f"{len(lazy.shape)} dimensions where it has {ndim}",
+                             "Keep its shape in the loop, or give the new array another name.")
+        for k, n in enumerate(lazy.shape):
+            size = self.to_atom(out, self.shape_of(ir.name(target), out).item(k), "_n")
+            out.append(ir.annotate(ast.Expr(value=self.call_of(
+                vec.check_same_length, [size, ir.const(1) if n is ONE else n])),
+                origin=self.origin))
+        self.store_view(self.view_of(target, out), lazy, None, out, tgt)
+        return None
+
     def emit_if(self, out, cond, body, orelse):
         """`if` on a fresh condition variable that nothing inside the branches reassigns.
         A constant condition keeps only its branch: numba would prune the other one and
@@ -447,6 +599,10 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining):
             if not isinstance(target, str):
                 raise self.error(tgt, f"assigning to parameter '{tgt.id}' of an inlined helper",
                                  "Copy the parameter into a new local variable first.")
+            if target in self.in_place:
+                value = self.assign_in_place(tgt, target, value, out)
+                if value is None:
+                    return
             if isinstance(value, ast.Name) and self.array_ndim(value) is not None and \
                     value.id != target:
                 value = self.view_of(value.id, out)     # `y = x`: two names, one array

@@ -115,6 +115,7 @@ class Bindings:
                    if self.views.get(n) is not before.get(n)}
         for name, serial in self.view_uses[mark:]:
             if name in rebound and serial <= first:
+                name = getattr(self, "in_place_names", {}).get(name, name)
                 raise self.error(_At(line), f"the name '{name}' is read in a loop before the loop "
                                  "binds it to another view (which array it means changes "
                                  "between iterations)", "Bind it at the top of the loop body, "

@@ -554,6 +554,8 @@ inactive(np.random.seed, "np.random.seed", ("seed",), None, "seeds numba's gener
          statement=True)
 inactive(vec.check_assert, "vec.check_assert", ("ok",), None, "an assert statement",
          statement=True)
+inactive(vec.check_same_length, "vec.check_same_length", ("n", "m"), None,
+         "an array rebound in a loop keeps its shape", statement=True)
 
 
 def no_derivative(reason, *objs):

@@ -1426,3 +1426,11 @@ def check_assert(ok):
     derivative)."""
     if not ok:
         raise AssertionError("an assert statement of the differentiated function failed")
+
+
+@numba.njit(cache=False)
+def check_same_length(n, m):
+    """An array name a loop rebinds keeps its shape (adjit updates its array in place)."""
+    if n != m:
+        raise ValueError("adjit: an array name rebound in a loop changed its shape (adjit "
+                         "updates the array in place); give the new array another name")
