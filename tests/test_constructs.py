@@ -315,3 +315,44 @@ def test_rebinding_that_an_update_in_place_would_change_is_refused():
         adjit.grad(view_made_each_iteration)(x)
     with pytest.raises(ValueError, match="rebound in a loop changed its shape"):
         adjit.grad(shrinking_rebinding)(x)
+
+
+# helpers that return several values -------------------------------------------------------
+@numba.njit
+def verlet_step(x, v, k, dt):
+    a = -k * x
+    v_half = v + 0.5 * dt * a
+    x_new = x + dt * v_half
+    return x_new, v_half + 0.5 * dt * (-k * x_new)
+
+
+@numba.njit
+def energy_and_count(x):
+    return 0.5 * np.sum(x * x), x.shape[0]
+
+
+def verlet_with_tuple_helper(x0, v0, k):
+    x, v = x0, v0
+    for t in range(4):
+        x, v = verlet_step(x, v, k, 0.1)
+    e, n = energy_and_count(x)
+    return e / n + np.sum(v * v)
+
+
+def test_helpers_returning_tuples_of_arrays_and_numbers():
+    args = (np.array([1.0, 0.5, -0.3]), np.array([0.2, -0.1, 0.4]), 1.3)
+    compiled = numba.njit(verlet_with_tuple_helper)
+    value, grads = adjit.value_and_grad(verlet_with_tuple_helper, argnums=(0, 1, 2))(*args)
+    assert value == pytest.approx(compiled(*args), rel=1e-13)
+    for k in range(3):
+        np.testing.assert_allclose(grads[k], fd_grad(compiled, args, k), rtol=1e-6)
+
+
+def returns_a_pair(x):
+    return np.sum(x), np.sum(x * x)
+
+
+def test_the_differentiated_function_returning_a_tuple_is_refused():
+    with pytest.raises(adjit.AdjitError, match="returning a tuple from the differentiated "
+                                               "function"):
+        adjit.grad(returns_a_pair)(np.ones(3))

@@ -914,15 +914,9 @@ CASES = [
     case("leapfrog_chain_helper", leapfrog_chain,
          (_r(5, scale=0.3), _r(5, scale=0.2), 1.5, 0.05, 15), (0, 1, 2, 3)),
     case("verlet_tuple_helper", anharmonic_verlet, (_r(4, scale=0.5), _r(4, scale=0.5), 0.05, 20),
-         (0, 1, 2),
-         xfail=(adjit.AdjitError,
-                "in function 'verlet_step' (test_natural_programs.py, line 158): returning a "
-                "tuple. Return one value.")),
+         (0, 1, 2)),
     case("spring_step_defaults_keywords", damped_spring_scalar, (0.9, -0.3, 2.0, 0.05, 30),
-         (0, 1, 2, 3),
-         xfail=(adjit.AdjitError,
-                "in function 'spring_step' (test_natural_programs.py, line 173): returning a "
-                "tuple. Return one value.")),
+         (0, 1, 2, 3)),
     # recurrent cells
     case("rnn_tanh", rnn_tanh,
          (_r(3, 3, scale=0.5), _r(3, 2, scale=0.5), _r(3, scale=0.1), _r(4, 2), _r(3, scale=0.1)),
@@ -1006,10 +1000,7 @@ CASES = [
          (0, 1, 2)),
     case("helper_returns_int_early", crossing_value, (np.array([0.1, 0.5, 1.3, 0.2, 2.0]), 1.0),
          (0, 1)),
-    case("helper_returns_tuple_arrays", standardized_score, (_r(5), 1.3), (0, 1),
-         xfail=(adjit.AdjitError,
-                "in function 'mean_and_var' (test_natural_programs.py, line 665): returning a "
-                "tuple. Return one value.")),
+    case("helper_returns_tuple_arrays", standardized_score, (_r(5), 1.3), (0, 1)),
     # small syntax
     case("tuple_iteration", tuple_loops, (_r(4),), (0,)),
     case("assert_statements", assert_checked_mse, (_r(3), _r(5, 3), _r(5)), (0, 1)),

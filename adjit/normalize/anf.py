@@ -150,12 +150,13 @@ def normalize_function(src, ctx, prefix="", subst=None, views=None):
 
 
 def _rebinding_targets(stmts):
-    """Names assigned with `name = ...` anywhere in a loop body (tuple targets excluded)."""
+    """Names assigned with `name = ...` or `a, b = ...` anywhere in a loop body."""
     for s in stmts:
         if isinstance(s, ast.Assign):
             for t in s.targets:
-                if isinstance(t, ast.Name):
-                    yield t
+                for e in (t.elts if isinstance(t, ast.Tuple) else [t]):
+                    if isinstance(e, ast.Name):
+                        yield e
         for field in ("body", "orelse"):
             if isinstance(s, (ast.If, ast.For, ast.While)):
                 yield from _rebinding_targets(getattr(s, field))
@@ -472,8 +473,16 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining):
                 # a helper returning (part of) an array: the caller gets the same memory
                 self.returned_views.append((s, value))
                 value = ir.const(0)
+            elif isinstance(value, TupleValue) and len(self.ctx.stack) > 1:
+                # a helper returning several values (`return x_new, v_new`): numbers as
+                # atoms, arrays as views (of the caller's arrays or of the helper's own)
+                self.returned_views.append((s, TupleValue([self.returned_item(e, out, s)
+                                                           for e in value.items])))
+                value = ir.const(0)
             elif isinstance(value, (Shape, TupleValue)):
-                raise self.error(s.value, "returning a tuple", "Return one value.")
+                raise self.error(s.value, "returning a tuple from the differentiated "
+                                 "function", "Return one number (a helper may return "
+                                 "several values).")
             node = ast.Return(value=self.to_atom(out, value), lineno=s.lineno)
             ir.annotate(node, origin=self.origin)
             out.append(node)
@@ -574,6 +583,19 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining):
                 origin=self.origin))
         self.store_view(self.view_of(target, out), lazy, None, out, tgt)
         return None
+
+    def returned_item(self, value, out, node):
+        """One element of a helper's returned tuple, as the caller will hold it."""
+        if isinstance(value, ast.Name) and self.array_ndim(value) is not None:
+            return self.view_of(value.id, out)
+        if isinstance(value, View) and not has_take(value):
+            return value
+        if isinstance(value, (Shape, TupleValue)):
+            raise self.error(node, "returning a tuple inside a tuple",
+                             "Return a flat tuple of numbers and arrays.")
+        if isinstance(value, Lazy) and not isinstance(value, Scalar):
+            return self.view_of(self.materialize(value, out, node).id, out)
+        return self.to_atom(out, value)
 
     def emit_if(self, out, cond, body, orelse):
         """`if` on a fresh condition variable that nothing inside the branches reassigns.
