@@ -66,6 +66,16 @@ def r_np_round(x): return np.round(x) + x * x  # noqa: E704
 def r_np_around(x): return np.around(x) * x  # noqa: E704
 def r_np_ceil(x): return np.ceil(x) + x * x  # noqa: E704
 def r_np_trunc(x): return np.trunc(x) * x  # noqa: E704
+def r_math_exp2(x): return math.exp2(x)  # noqa: E704
+def r_spacing(x): return np.spacing(x) * 1e10 + x  # noqa: E704
+def r_reciprocal(x): return np.reciprocal(x)  # noqa: E704
+def r_conjugate(x): return np.conjugate(x) * x  # noqa: E704
+def r_angle(x): return np.angle(x) + x  # noqa: E704
+def r_nan_to_num(x): return np.nan_to_num(x) * x  # noqa: E704
+def r_ldexp(x): return math.ldexp(x, 3)  # noqa: E704
+def r_np_ldexp(x): return np.ldexp(x, -2)  # noqa: E704
+def r_nextafter(x): return math.nextafter(x, 0.0) * x  # noqa: E704
+def r_np_nextafter(x): return np.nextafter(x, 5.0) + x  # noqa: E704
 
 UNARY = [
     (r_sin, (-3.0, 3.0), math.cos),
@@ -125,6 +135,16 @@ UNARY = [
     (r_np_around, (0.55, 1.45), lambda x: 1.0),
     (r_np_ceil, (0.05, 0.95), lambda x: 2.0 * x),
     (r_np_trunc, (1.05, 1.95), lambda x: 1.0),
+    (r_math_exp2, (-3.0, 3.0), lambda x: 2.0 ** x * math.log(2.0)),
+    (r_spacing, (0.55, 0.95), lambda x: 1.0),
+    (r_reciprocal, (0.2, 3.0), lambda x: -1.0 / (x * x)),
+    (r_conjugate, (-3.0, 3.0), lambda x: 2.0 * x),
+    (r_angle, (0.1, 3.0), lambda x: 1.0),
+    (r_nan_to_num, (-3.0, 3.0), lambda x: 2.0 * x),
+    (r_ldexp, (-3.0, 3.0), lambda x: 8.0),
+    (r_np_ldexp, (-3.0, 3.0), lambda x: 0.25),
+    (r_nextafter, (0.1, 3.0), lambda x: x + math.nextafter(x, 0.0)),
+    (r_np_nextafter, (-3.0, 3.0), lambda x: 2.0),
 ]
 
 
@@ -147,6 +167,9 @@ def b_logaddexp2(a, b): return np.logaddexp2(a, b)  # noqa: E704
 def b_np_hypot(a, b): return np.hypot(a, b)  # noqa: E704
 def b_copysign(a, b): return math.copysign(a, b) * b  # noqa: E704
 def b_np_copysign(a, b): return np.copysign(a, b)  # noqa: E704
+def b_fmax(a, b): return np.fmax(a, b)  # noqa: E704
+def b_fmin(a, b): return np.fmin(a, b)  # noqa: E704
+def b_fmod(a, b): return np.fmod(a, b)  # noqa: E704
 
 BINARY = [
     (b_add, (-3, 3), (-3, 3), lambda a, b: (1.0, 1.0)),
@@ -170,6 +193,9 @@ BINARY = [
     (b_np_hypot, (-3, 3), (0.5, 3), lambda a, b: (a / math.hypot(a, b), b / math.hypot(a, b))),
     (b_copysign, (0.1, 3), (-3, -0.1), lambda a, b: (-b, -a)),
     (b_np_copysign, (-3, -0.1), (0.1, 3), lambda a, b: (-1.0, 0.0)),
+    (b_fmax, (-3, -0.1), (0.1, 3), lambda a, b: (0.0, 1.0)),
+    (b_fmin, (-3, -0.1), (0.1, 3), lambda a, b: (1.0, 0.0)),
+    (b_fmod, (2.1, 2.9), (1.1, 1.4), lambda a, b: (1.0, -float(math.trunc(a / b)))),
 ]
 
 RULES_COVERED = {
@@ -180,6 +206,8 @@ RULES_COVERED = {
     math.acosh, math.atanh, math.log2, np.cbrt, np.exp2, np.deg2rad, np.rad2deg, np.sinc,
     np.logaddexp, np.logaddexp2, math.copysign, np.copysign, math.lgamma, math.gamma,
     math.degrees, math.radians, np.degrees, np.radians, math.isnan, math.isinf, math.isfinite,
-    np.rint, np.round, np.around, np.ceil, np.trunc,
+    np.rint, np.round, np.around, np.ceil, np.trunc, math.exp2, np.spacing, np.reciprocal,
+    np.conjugate, np.angle, np.nan_to_num, math.ldexp, np.ldexp, math.nextafter, np.nextafter,
+    np.fmax, np.fmin, np.fmod,
 }
 _ = np
