@@ -222,9 +222,11 @@ lowered(np.where, "where", 3, notes="no derivative through the condition")
 lowered(np.clip, "clip", 3, notes="max then min: ties to the value")
 
 def _np_name(obj):
-    """How code names a numpy function: np.linalg.norm, np.sum."""
-    linalg = getattr(np.linalg, obj.__name__, None) is obj
-    return f"np.{'linalg.' if linalg else ''}{obj.__name__}"
+    """How code names a numpy or math function: np.linalg.norm, np.sum, math.frexp."""
+    for prefix, module in (("np.linalg", np.linalg), ("math", math)):
+        if getattr(module, obj.__name__, None) is obj:
+            return f"{prefix}.{obj.__name__}"
+    return f"np.{obj.__name__}"
 
 
 # reductions -------------------------------------------------------------------------------------
@@ -565,9 +567,7 @@ def no_derivative(reason, *objs):
     derivative flows, which for these is everywhere a real float result is not needed); the
     entry records the reason for docs/coverage.md. The passes read no table of this family."""
     for obj in objs:
-        module = "np.linalg" if getattr(np.linalg, obj.__name__, None) is obj else \
-            "math" if getattr(math, obj.__name__, None) is obj else "np"
-        _R.define(obj, f"{module}.{obj.__name__}", "none", notes=reason)
+        _R.define(obj, _np_name(obj), "none", notes=reason)
 
 
 no_derivative("boolean result", np.all, np.any, np.allclose, np.array_equal, np.isclose,
@@ -593,8 +593,7 @@ def not_differentiated(reason, *objs):
     """Functions with a derivative adjit does not take, and why (what to write instead):
     called as they are wherever no derivative flows, refused by name where one would."""
     for obj in objs:
-        module = "math" if getattr(math, obj.__name__, None) is obj else "np"
-        _R.define(obj, f"{module}.{obj.__name__}", "unsupported", notes=reason)
+        _R.define(obj, _np_name(obj), "unsupported", notes=reason)
 
 
 not_differentiated("returns a list of arrays: slice instead (x[:k], x[k:])", np.split,

@@ -1383,17 +1383,23 @@ def take_along_axis_adjoint(arr, indices, axis, out_bar):
 
 # np.extract(condition, arr) and np.delete(arr, obj), of the flattened array -----------------
 @numba.njit(cache=False)
-def extract_bar(condition, arr, out_bar):
-    """arr's adjoint through np.extract(condition, arr): out_bar back at the elements whose
-    condition is true, in order."""
-    c = condition.ravel()
+def _put_back(keep, arr, out_bar):
+    """out_bar's elements, in order, at the flat positions of arr where `keep` is true;
+    zeros elsewhere; in arr's shape."""
     bar = np.zeros(arr.size)
     k = 0
     for i in range(bar.shape[0]):
-        if c[i]:
+        if keep[i]:
             bar[i] = out_bar[k]
             k += 1
     return bar.reshape(arr.shape)
+
+
+@numba.njit(cache=False)
+def extract_bar(condition, arr, out_bar):
+    """arr's adjoint through np.extract(condition, arr): out_bar back at the elements whose
+    condition is true, in order."""
+    return _put_back(condition.ravel(), arr, out_bar)
 
 
 @numba.njit(cache=False)
@@ -1410,14 +1416,7 @@ def _kept(n, obj):
 def delete_bar(arr, obj, out_bar):
     """arr's adjoint through np.delete(arr, obj) (numba: of the flattened array): out_bar
     back at the elements kept, in order; none at the deleted ones."""
-    keep = _kept(arr.size, obj)
-    bar = np.zeros(arr.size)
-    k = 0
-    for i in range(bar.shape[0]):
-        if keep[i]:
-            bar[i] = out_bar[k]
-            k += 1
-    return bar.reshape(arr.shape)
+    return _put_back(_kept(arr.size, obj), arr, out_bar)
 
 
 @numba.njit(cache=False)
