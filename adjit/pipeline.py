@@ -37,6 +37,8 @@ from .normalize.webs import split_webs
 from .reverse.adjoint import ReverseBuilder
 from .reverse.checkpoint import records
 from .reverse.dce import eliminate_dead, upward_exposed
+from .reverse.parallel import (check_user_races, has_parallel_loops, parallel_backward,
+                               use_plain_bodies)
 from .reverse.peephole import propagate_copies
 from .reverse.tape import static_pushes
 from .rules.table import INACTIVE
@@ -226,6 +228,7 @@ def activity(p, o):
 
 def derive(p, o):
     """adjoint / tangent: the generated derivative's source (reverse/, forward/, codegen/)."""
+    check_user_races(p.stmts)
     if o.derivative == "kernel":
         _adjoint_kernel(p)
     elif o.derivative == "tangent":
@@ -428,8 +431,15 @@ def _adjoint(p, o):
         return
     stats_name = namegen.fresh("_tape_stats")
     stats = assemble.stats_statements(stats_name, prog.tape, builder.checkpointed.values())
+    parallel = has_parallel_loops(prog.backward) or has_parallel_loops(prog.forward)
+    if parallel:
+        prog.backward, chosen = parallel_backward(
+            prog.backward, upward_exposed(stats + ast.parse(ret).body), prog.tape, namegen,
+            builder.recompute, prog.init)
+        prog.forward = use_plain_bodies(prog.forward, chosen, builder.recompute)
     tail = prog.backward_init + prog.backward + stats + ast.parse(ret).body
-    parts = assemble.forward_parts(prog, tail, params, kinds, o.tape_limit) + [
+    parts = assemble.forward_parts(prog, tail, params, kinds, o.tape_limit,
+                                   parallel=parallel) + [
         ("backward sweep", prog.backward_init + prog.backward),
         ("what the tape took (TapeReport)", stats),
         (None, ast.parse(ret).body)]

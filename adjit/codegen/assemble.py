@@ -13,6 +13,7 @@ from .. import ir
 from ..analysis.types import FLOAT, is_array
 from ..errors import error_at
 from ..reverse.dce import eliminate_dead, upward_exposed
+from ..reverse.parallel import parallel_forward
 
 
 STATS_SIZE = 5
@@ -20,12 +21,15 @@ STATS_SIZE = 5
 again without the tape, steps run with the tape (see api.TapeReport)."""
 
 
-def forward_parts(prog, tail, params, kinds, limit, title="forward sweep"):
+def forward_parts(prog, tail, params, kinds, limit, title="forward sweep", parallel=False):
     """The first parts of a generated function: scalars defined up front, and the forward
     sweep (tape allocations, then the primal statements that `tail` - the rest of the
-    function - needs)."""
+    function - needs). With `parallel`, the user's prange loops that qualify stay parallel
+    (reverse/parallel.py)."""
     roots = upward_exposed(tail) | prog.tape.reserved_names()
     forward = eliminate_dead(prog.forward, roots, set(params))
+    if parallel:
+        forward = parallel_forward(forward, roots, prog.tape.reserved_names())
     defined = defined_up_front(forward + tail, kinds, prog.bars, params)
     return [("variables assigned in branches start defined (numba prunes constant branches)",
              defined),

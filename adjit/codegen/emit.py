@@ -34,6 +34,8 @@ def _with_comments(stmts, comments, last=None):
         if origin is not None and origin[:2] != last:
             last = origin[:2]
             out.append(section(_describe(origin), comments))
+        if ir.note(s, "comment", None):
+            out.append(section(ir.note(s, "comment"), comments))
         for field in ("body", "orelse"):
             inner = getattr(s, field, None)
             if isinstance(inner, list) and inner:
@@ -144,7 +146,8 @@ def compile_source(source, name, namespace, signature, fastmath=False, jit=True,
     outer = ns[wrapper] if wrapper else pyfunc
     if not jit:
         return outer, None
-    jit = numba.njit(tuple(signature), error_model="numpy", fastmath=fastmath, cache=cache)
+    jit = numba.njit(tuple(signature), error_model="numpy", fastmath=fastmath, cache=cache,
+                     parallel="numba.prange(" in source)
     try:
         for callee in callees:
             ns[callee] = numba.njit(error_model="numpy", fastmath=fastmath, cache=cache,

@@ -33,7 +33,7 @@ from .values import Shape, TupleValue, assigned_user_names
 from .vectorize import ONE, Lazy, Op, Scalar, View, Vectorizing, _index_node
 from .views import Indexing, has_take
 
-_RESERVED = {"math", "np", "stop_gradient"}
+_RESERVED = {"math", "np", "numba", "stop_gradient"}
 
 
 
@@ -828,8 +828,9 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining):
         if self.iteration_by_index(s, out):
             return
         it = s.iter
-        # numba.prange is range to the derivative: the gradient runs its iterations in order
-        # (numba gives a prange loop the meaning of range: reductions `s += ...` included)
+        # numba.prange means range with iterations in any order (reductions `s += ...`
+        # included): the loop is marked parallel, and reverse/parallel.py runs it (and its
+        # backward sweep) in parallel where that is safe, in order elsewhere
         if not (isinstance(it, ast.Call) and self.src.resolve(it.func) in (range, numba.prange)):
             raise self.error(s, "a for loop that is not over range(...)",
                              "Loop over indices: `for i in range(len(x)):` and read x[i].")
@@ -862,6 +863,8 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining):
                        lineno=s.lineno)
         ir.annotate(node, user=True)    # a loop the user wrote (not one of vectorized code)
         ir.annotate(node, origin=self.origin)
+        if self.src.resolve(it.func) is numba.prange:
+            ir.annotate(node, parallel=True)
         node._bounds = (lo, hi, st)
         out.append(node)
 

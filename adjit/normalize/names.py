@@ -3,6 +3,7 @@ import ast
 import builtins
 import math
 
+import numba
 import numpy as np
 
 from ..api_stop import stop_gradient
@@ -38,8 +39,8 @@ class Env:
     """
 
     def __init__(self):
-        self.ns = {"math": math, "np": np, "stop_gradient": stop_gradient, "vec": vec,
-                   "ckpt": ckpt}
+        self.ns = {"math": math, "np": np, "numba": numba, "stop_gradient": stop_gradient,
+                   "vec": vec, "ckpt": ckpt}
         self._by_id = {}
 
     def spell(self, obj, hint):

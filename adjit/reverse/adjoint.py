@@ -62,6 +62,7 @@ class ReverseBuilder(Validation, Planning, Emission):
         self.checkpoint = None        # snapshots for top-level time loops: int or "auto"
         self.vec_temps = set()        # arrays the vectorizer made (fully written before read)
         self.checkpointed = {}        # id(loop) -> checkpointing.Checkpointed
+        self.recompute = {}           # id(prange loop) -> (plain body, recording body)
 
     # helpers -------------------------------------------------------------
     def prim(self, s):

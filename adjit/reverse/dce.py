@@ -54,7 +54,7 @@ def _copy_with(s, body, orelse):
     node = type(s)(**{f: getattr(s, f) for f in s._fields})
     node.body = body
     node.orelse = orelse
-    return copy_notes(s, node, ("origin", "forward_only"))
+    return copy_notes(s, node, ("origin", "forward_only", "parallel"))
 
 
 def eliminate_dead(forward, roots, keep_stores):

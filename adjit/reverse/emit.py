@@ -47,12 +47,36 @@ class Emission:
                 if id(s) in self.checkpointed:
                     out += self._checkpointed_forward(s)
                     continue
+                parallel = ir.note(s, "parallel", False) and not any(
+                    id(x) in self.checkpointed for x in ir.walk_stmts(s.body))
+                plain = copy.deepcopy(s.body) if parallel else None
                 counts = self._reservable(s)
                 if counts:
-                    out += self._reserve(s, counts)
+                    reserve = self._reserve(s, counts)
+                    for r in reserve:
+                        ir.annotate(r, pkey=id(s))
+                    out += reserve
                 s.body = self._forward(s.body, bool(counts))
+                if parallel:
+                    self._recompute_variant(s, plain, counts)
             out.append(s)
         return out
+
+    def _recompute_variant(self, loop, plain, counts):
+        """A prange loop whose body records values: the other way to differentiate it
+        (reverse/parallel.py picks it where it is safe) runs the body plain in the forward
+        sweep and, in the backward sweep, each iteration again with its recording just
+        before its adjoint, on a tape of the thread's own."""
+        tape_names = self.tape.reserved_names()
+        if not any(isinstance(n, ast.Name) and n.id in tape_names
+                   for x in loop.body for n in ast.walk(x)):
+            return
+        per_iteration = []
+        if counts:
+            for kind, count in ((FLOAT, counts[0]), (INT, counts[1])):
+                if count:
+                    per_iteration += self.tape.reserve(kind, str(count))
+        self.recompute[id(loop)] = (plain, per_iteration + loop.body)
 
     def _checkpointed_forward(self, s):
         """A checkpointed loop: its taped body (one step's recording, run in the backward
@@ -185,7 +209,8 @@ class Emission:
                 body = ir.parse(f"{var} = {lo} + {k} * {st}") + body
         loop = fold(ir.parse(header)[0])
         loop.body = body
-        ir.annotate(loop, origin=ir.note(s, "origin", None))
+        ir.annotate(loop, origin=ir.note(s, "origin", None),
+                    parallel=ir.note(s, "parallel", False) and not trip, pkey=id(s))
         return out + [loop]
 
 

@@ -53,9 +53,13 @@ class Planning:
         # recompute, but only where the forward sweep computes it anyway: where it feeds a
         # value the backward sweep reads from the forward sweep (or the result, when the
         # value is returned too). Elsewhere recording would add a forward loop.
+        # Not inside a prange loop: recording there would serialize it (reverse/parallel.py).
         wanted = self._forward_needed(points)
+        parallel = {id(s) for s in ir.walk_stmts(self.stmts)
+                    if isinstance(s, ast.For) and ir.note(s, "parallel", False)}
         costly = {v for v, s in replayable.items() if v in wanted
-                  and self.prim(s).kind == "op" and self.prim(s).obj in EXPENSIVE}
+                  and self.prim(s).kind == "op" and self.prim(s).obj in EXPENSIVE
+                  and not parallel & set(self.layout.loops.get(id(s), ()))}
         if costly:
             self._plan_with(top, {v: s for v, s in replayable.items() if v not in costly})
 

@@ -1,0 +1,250 @@
+"""numba.prange loops, differentiated in parallel.
+
+The programs are written as a numba user writes a parallel loop (pairwise energies, a
+likelihood over samples, a row-wise map, a kernel matrix, a stencil inside a time loop).
+Each is compiled unchanged by numba.njit(parallel=True), the value's oracle; the gradient is
+checked against central finite differences of that compiled program and against adjit's
+gradient of the same program written with range (an independent, serial derivation). The
+generated source is read for the parallel loops: `numba.prange` in the forward sweep, the
+chunked backward loop, or the comment saying why a loop runs serially.
+"""
+import math
+
+import numba
+import numpy as np
+import pytest
+from numba import prange
+
+import adjit
+
+from fd import fd_grad
+
+
+def lj_energy(pos, eps):
+    n = pos.shape[0]
+    e = 0.0
+    for i in prange(n):
+        for j in range(n):
+            if i != j:
+                dx = pos[i, 0] - pos[j, 0]
+                dy = pos[i, 1] - pos[j, 1]
+                r2 = dx * dx + dy * dy
+                s6 = 1.0 / (r2 * r2 * r2)
+                e += 2.0 * eps * (s6 * s6 - s6)
+    return e
+
+
+def lj_energy_serial(pos, eps):
+    n = pos.shape[0]
+    e = 0.0
+    for i in range(n):
+        for j in range(n):
+            if i != j:
+                dx = pos[i, 0] - pos[j, 0]
+                dy = pos[i, 1] - pos[j, 1]
+                r2 = dx * dx + dy * dy
+                s6 = 1.0 / (r2 * r2 * r2)
+                e += 2.0 * eps * (s6 * s6 - s6)
+    return e
+
+
+def logistic_nll(w, b, X, y):
+    n = X.shape[0]
+    total = 0.0
+    for i in prange(n):
+        z = b
+        for k in range(X.shape[1]):
+            z += X[i, k] * w[k]
+        total += math.log1p(math.exp(-y[i] * z))
+    return total / n
+
+
+def tanh_rows(X, w):
+    n = X.shape[0]
+    out = np.empty(n)
+    for i in prange(n):
+        out[i] = np.tanh(X[i] @ w)
+    return np.sum(out ** 2)
+
+
+def rbf_kernel_fit(x, ell, W):
+    n = x.shape[0]
+    K = np.empty((n, n))
+    for i in prange(n):
+        for j in range(n):
+            d = x[i] - x[j]
+            K[i, j] = math.exp(-d * d / ell)
+    return np.sum(K * W)
+
+
+def heat_prange(u0, alpha, steps):
+    u = u0.copy()
+    new = np.empty_like(u)
+    n = u.shape[0]
+    for _ in range(steps):
+        new[0] = u[0]
+        new[n - 1] = u[n - 1]
+        for i in prange(1, n - 1):
+            new[i] = u[i] + alpha * (u[i - 1] - 2.0 * u[i] + u[i + 1])
+        u, new = new, u
+    return np.sum(u ** 2)
+
+
+@numba.njit
+def pair_term(a, b, scale):
+    d = a - b
+    return scale * math.exp(-d * d)
+
+
+def with_helper(x, scale):
+    n = x.shape[0]
+    s = 0.0
+    for i in prange(1, n):
+        s += pair_term(x[i], x[i - 1], scale)
+    return s
+
+
+def product_reduction(x):
+    p = 1.0
+    for i in prange(x.shape[0]):
+        p *= 1.0 + 0.1 * x[i]
+    return p
+
+
+def racy_prefix(x):
+    y = x.copy()
+    for i in prange(1, x.shape[0]):
+        y[i] = y[i - 1] + x[i]
+    return np.sum(y * y)
+
+
+@pytest.fixture(scope="module")
+def rng():
+    return np.random.default_rng(7)
+
+
+def _lattice(rng, n):
+    side = int(math.ceil(math.sqrt(n)))
+    pts = np.array([(i % side, i // side) for i in range(n)], dtype=np.float64) * 1.3
+    return pts + 0.05 * rng.standard_normal((n, 2))
+
+
+def _check(fn, args, argnums, rtol=1e-6, atol=1e-8):
+    compiled = numba.njit(parallel=True)(fn)
+    g = adjit.value_and_grad(fn, argnums=argnums)
+    value, grads = g(*args)
+    np.testing.assert_allclose(value, compiled(*args), rtol=1e-12)
+    grads = (grads,) if isinstance(argnums, int) else grads
+    nums = (argnums,) if isinstance(argnums, int) else argnums
+    for k, got in zip(nums, grads):
+        np.testing.assert_allclose(got, fd_grad(compiled, args, k), rtol=rtol, atol=atol,
+                                   err_msg=f"d/d arg {k} of {fn.__name__}")
+    return g
+
+
+def _backward_is_chunked(source):
+    return "for _chunk1 in numba.prange(0, _nchunks1):" in source
+
+
+def test_pairwise_energy_runs_its_backward_in_parallel(rng):
+    pos, eps = _lattice(rng, 24), 0.7
+    g = _check(lj_energy, (pos, eps), (0, 1), rtol=1e-5)
+    assert "for i in numba.prange(0, n):" in g.source        # forward, as numba runs it
+    assert _backward_is_chunked(g.source)
+    serial = adjit.grad(lj_energy_serial, argnums=(0, 1))(pos, eps)
+    got = adjit.grad(lj_energy, argnums=(0, 1))(pos, eps)
+    np.testing.assert_allclose(got[0], serial[0], rtol=1e-11, atol=1e-11)
+    np.testing.assert_allclose(got[1], serial[1], rtol=1e-11)
+
+
+def test_likelihood_over_samples_with_an_inner_loop(rng):
+    X = rng.standard_normal((60, 4))
+    y = np.where(rng.random(60) < 0.5, -1.0, 1.0)
+    w, b = rng.standard_normal(4), 0.3
+    g = _check(logistic_nll, (w, b, X, y), (0, 1))
+    assert "numba.prange(0, n)" in g.source
+    assert _backward_is_chunked(g.source)
+
+
+def test_row_map_records_each_row_again_in_its_thread(rng):
+    X, w = rng.standard_normal((40, 5)), 0.3 * rng.standard_normal(5)
+    g = _check(tanh_rows, (X, w), 1)
+    assert "each iteration recorded again before its adjoint" in g.source
+    assert _backward_is_chunked(g.source)
+
+
+def test_kernel_matrix_rows_are_owned_by_their_iteration(rng):
+    x, W = rng.standard_normal(12), rng.standard_normal((12, 12))
+    g = _check(rbf_kernel_fit, (x, 0.8, W), (0, 1))
+    assert _backward_is_chunked(g.source)
+
+
+def test_stencil_in_a_time_loop(rng):
+    u0 = rng.standard_normal(32)
+    _check(heat_prange, (u0, 0.2, 15), (0, 1))
+
+
+def test_helper_called_in_the_loop_and_a_nonzero_start(rng):
+    x = rng.standard_normal(30)
+    g = _check(with_helper, (x, 1.5), (0, 1))
+    assert _backward_is_chunked(g.source)
+
+
+def test_a_loop_that_cannot_run_in_parallel_is_exact_and_says_why(rng):
+    x = rng.standard_normal(20)
+    g = _check(product_reduction, (x,), 0)
+    assert "runs serially" in g.source
+    expected = np.array([np.prod(1.0 + 0.1 * np.delete(x, k)) * 0.1 for k in range(20)])
+    np.testing.assert_allclose(adjit.grad(product_reduction)(x), expected, rtol=1e-12)
+
+
+def test_a_race_in_the_users_loop_is_refused():
+    with pytest.raises(adjit.AdjitError, match=r"iterations of this numba\.prange loop read "
+                       r"and write the same elements of `y`.*racy_prefix|racy_prefix.*`y`"):
+        adjit.grad(racy_prefix)(np.ones(6))
+
+
+def test_same_thread_count_gives_the_same_bits(rng):
+    pos = _lattice(rng, 20)
+    g = adjit.grad(lj_energy)
+    first = g(pos, 0.5)
+    for _ in range(3):
+        assert np.array_equal(g(pos, 0.5), first)
+
+
+def test_one_thread_and_all_threads_agree(rng):
+    pos = _lattice(rng, 20)
+    g = adjit.grad(lj_energy)
+    everyone = g(pos, 0.5)
+    threads = numba.get_num_threads()
+    numba.set_num_threads(1)
+    try:
+        alone = g(pos, 0.5)
+    finally:
+        numba.set_num_threads(threads)
+    np.testing.assert_allclose(everyone, alone, rtol=1e-12, atol=1e-12)
+
+
+def test_float32_and_calls_from_njit(rng):
+    X = rng.standard_normal((30, 3)).astype(np.float32)
+    y = np.where(rng.random(30) < 0.5, -1.0, 1.0).astype(np.float32)
+    w = rng.standard_normal(3).astype(np.float32)
+    g = adjit.grad(logistic_nll)
+    got = g(w, np.float32(0.1), X, y)
+    assert got.dtype == np.float32
+    expected = adjit.grad(logistic_nll)(w.astype(np.float64), 0.1, X.astype(np.float64),
+                                        y.astype(np.float64))
+    np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-5)
+
+    @numba.njit
+    def descend(w, X, y, steps):
+        for _ in range(steps):
+            w = w - 0.1 * g(w, 0.0, X, y)
+        return w
+
+    X64, y64 = X.astype(np.float64), y.astype(np.float64)
+    w1 = descend(w.astype(np.float64), X64, y64, 3)
+    ref = w.astype(np.float64)
+    for _ in range(3):
+        ref = ref - 0.1 * g(ref, 0.0, X64, y64)
+    np.testing.assert_allclose(w1, ref, rtol=1e-12)
