@@ -50,6 +50,24 @@ def lennard_jones(x):
     return e
 
 
+def lennard_jones_prange(x):
+    """The same energy with the outer loop over numba.prange (forward: njit(parallel=True))."""
+    n = x.shape[0]
+    e = 0.0
+    for i in numba.prange(n):
+        for j in range(i + 1, n):
+            dx = x[i, 0] - x[j, 0]
+            dy = x[i, 1] - x[j, 1]
+            dz = x[i, 2] - x[j, 2]
+            r2 = dx * dx + dy * dy + dz * dz
+            inv6 = 1.0 / (r2 * r2 * r2)
+            e += 4.0 * (inv6 * inv6 - inv6)
+    return e
+
+
+lennard_jones_prange.parallel = True
+
+
 @numba.njit
 def pair_energy(r2):
     inv6 = 1.0 / (r2 * r2 * r2)
@@ -289,6 +307,10 @@ def cases():
         ("lennard-jones (200 atoms)", lennard_jones, (lattice(200, 1.2, 1),), 0, {}),
         ("lennard-jones, fastmath=FAST", lennard_jones, (lattice(200, 1.2, 1),), 0,
          {"fastmath": FAST}),
+        ("lennard-jones, prange (200)", lennard_jones_prange, (lattice(200, 1.2, 1),), 0, {}),
+        ("lennard-jones (1000 atoms)", lennard_jones, (lattice(1000, 1.2, 1),), 0, {}),
+        ("lennard-jones, prange (1000)", lennard_jones_prange, (lattice(1000, 1.2, 1),), 0,
+         {}),
         ("lennard-jones, njit helper (200)", lennard_jones_helper, (lattice(200, 1.2, 1),), 0,
          {}),
         ("heat d/du0 (256 x 2000)", heat, (rng.random(256), 0.25, 2000), 0, {}),

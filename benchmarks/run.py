@@ -208,7 +208,7 @@ class Bench:
 
     def forward(self, fn):
         if fn not in self.forwards:
-            self.forwards[fn] = numba.njit(fn)
+            self.forwards[fn] = numba.njit(parallel=getattr(fn, "parallel", False))(fn)
         return self.forwards[fn]
 
     def run(self):
