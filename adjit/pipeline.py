@@ -396,12 +396,11 @@ def _adjoint(p, o):
     params = list(p.params)
     extra_name = _extra_name(p, o) if o.extra else None
     builder = ReverseBuilder(p.stmts, result, params, kinds, p.active, p.env.ns, namegen,
-                             p.vec_temps.write_once)
+                             p.vec_temps.write_once, bounded=o.target == "cuda")
     p.builder = builder
     builder.value_needed = o.with_value
     builder.checkpoint = o.checkpoint
     builder.vec_temps = set(p.vec_temps)
-    builder.tape.bounded = o.target == "cuda"
     prog = builder.build(p.wrt)
     if o.target == "cuda":
         builder.tape.bounds = static_pushes(prog.forward, builder.tape,
@@ -435,7 +434,7 @@ def _adjoint(p, o):
     if parallel:
         prog.backward, chosen = parallel_backward(
             prog.backward, upward_exposed(stats + ast.parse(ret).body), prog.tape, namegen,
-            builder.recompute, prog.init)
+            builder.recompute, prog.init, prog.backward_init, builder.recomputed)
         prog.forward = use_plain_bodies(prog.forward, chosen, builder.recompute)
     tail = prog.backward_init + prog.backward + stats + ast.parse(ret).body
     parts = assemble.forward_parts(prog, tail, params, kinds, o.tape_limit,
@@ -511,8 +510,7 @@ def _adjoint_kernel(p):
     written = [q for q in params if any(ir.is_store(s) and s.targets[0].value.id == q
                                         for s in ir.walk_stmts(p.stmts))]
     builder = ReverseBuilder(p.stmts, None, params, kinds, p.active, p.env.ns, p.namegen,
-                             p.vec_temps.write_once)
-    builder.tape.bounded = True
+                             p.vec_temps.write_once, bounded=True)
     prog = builder.build(p.wrt)
     builder.tape.bounds = static_pushes(prog.forward, builder.tape,
                                         assemble.unbounded_loop_error(src))

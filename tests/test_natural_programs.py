@@ -932,19 +932,11 @@ CASES = [
     case("lqr_cost", lqr_cost,
          (0.3 * _r(3, 3) + 0.8 * np.eye(3), _r(3, 2, scale=0.5), _r(3), _r(5, 2, scale=0.3)),
          (0, 1, 2, 3)),
-    case("matrix_power_trace", matrix_power_trace, (0.3 * _r(3, 3) + 0.6 * np.eye(3), 5), (0,),
-         xfail=(adjit.AdjitError,
-                "in function 'matrix_power_trace' (test_natural_programs.py, line 259): a "
-                "matrix product inside a loop reading the array 'M' that the same loop computes"
-                " again in its next iteration.")),
+    case("matrix_power_trace", matrix_power_trace, (0.3 * _r(3, 3) + 0.6 * np.eye(3), 5), (0,)),
     case("kalman_filter_solve", kalman_nll,
          (np.array([[1.0, 0.1], [0.0, 0.95]]), 0.05 * np.eye(2), np.array([[1.0, 0.0]]),
           np.array([[0.2]]), np.array([0.0, 1.0]), np.eye(2), _r(5, 1, scale=0.5)),
-         (0, 1, 3, 4, 5),
-         xfail=(adjit.AdjitError,
-                "in function 'kalman_nll' (test_natural_programs.py, line 269): a matrix "
-                "product inside a loop reading the array 'P' that the same loop computes again "
-                "in its next iteration.")),
+         (0, 1, 3, 4, 5)),
     # molecular dynamics
     case("lj_periodic_np_round", lj_periodic, (_lattice(2, 2.6, 0.15, 1), 2.6, 1.0, 0.9),
          (0, 1, 2, 3)),
@@ -966,13 +958,7 @@ CASES = [
          (_r(3, 4, scale=0.5), _r(4, scale=0.1), _r(4, 3, scale=0.5), _r(3, scale=0.1), _r(5, 3),
           np.array([0, 2, 1, 1, 0])), (0, 1, 2, 3)),
     case("mvn_cholesky_nll", mvn_cholesky_nll,
-         (_r(2, scale=0.2), np.array([0.1, 0.3, -0.2]), _r(5, 2)), (0, 1),
-         xfail=(adjit.AdjitError,
-                "in function 'mvn_cholesky_nll' (test_natural_programs.py, line 454): "
-                "np.linalg.solve inside a loop reading the array 'r' that the same loop computes "
-                "again in its next iteration. Its adjoint would need every iteration's operand, "
-                "which adjit does not record for array-level operations: move it out of the "
-                "loop.")),
+         (_r(2, scale=0.2), np.array([0.1, 0.3, -0.2]), _r(5, 2)), (0, 1)),
     case("gp_marginal_likelihood", gp_marginal_likelihood,
          (np.linspace(0.0, 2.0, 5), np.sin(np.linspace(0.0, 2.0, 5)), 0.8, 0.1), (0, 1, 2, 3)),
     case("mc_call_price", mc_call_price,
@@ -1008,14 +994,7 @@ CASES = [
     case("list_literal_coefficients", list_coefficients, (0.7,), (0,)),
     case("list_literal_in_loop_and_np_array", list_weights_array, (_r(4),), (0,)),
     case("np_newaxis_pairwise", pairwise_newaxis, (_r(4), 0.9), (0, 1)),
-    case("transpose_0_2_1", batch_symmetrize, (_r(2, 3, 3), 0.7), (0, 1),
-         xfail=(adjit.AdjitError,
-                "in function 'batch_symmetrize' (test_natural_programs.py, line 734): a matrix "
-                "product inside a loop reading an array expression that the same loop computes "
-                "again in its next iteration. Its adjoint would need every iteration's operand, "
-                "which adjit does not record for array-level operations: write the product as "
-                "explicit loops over elements (one row of A times x at a time), or move it out of"
-                " the loop.")),
+    case("transpose_0_2_1", batch_symmetrize, (_r(2, 3, 3), 0.7), (0, 1)),
     case("enumerate_array", enumerate_residuals, (np.array([2.0, 0.7]), TS, YS), (0,)),
     case("zip_arrays", zip_residuals, (np.array([2.0, 0.7]), TS, YS), (0,)),
     case("newton_sqrt", newton_sqrt, (2.3, 8), (0,)),

@@ -169,7 +169,7 @@ def test_likelihood_over_samples_with_an_inner_loop(rng):
 def test_row_map_records_each_row_again_in_its_thread(rng):
     X, w = rng.standard_normal((40, 5)), 0.3 * rng.standard_normal(5)
     g = _check(tanh_rows, (X, w), 1)
-    assert "each iteration recorded again before its adjoint" in g.source
+    assert "each iteration computed again before its adjoint" in g.source
     assert _backward_is_chunked(g.source)
 
 

@@ -40,7 +40,8 @@ class AdjointProgram:
 
 
 class ReverseBuilder(Validation, Planning, Emission):
-    def __init__(self, stmts, result, params, kinds, active, env, namegen, temps=()):
+    def __init__(self, stmts, result, params, kinds, active, env, namegen, temps=(),
+                 bounded=False):
         self.stmts = stmts
         self.result = result
         self.params = params
@@ -50,7 +51,8 @@ class ReverseBuilder(Validation, Planning, Emission):
         self.namegen = namegen
         self.layout = ir.Layout(stmts)
         self.bar = BarNames(set(kinds) | set(namegen.taken))
-        self.tape = Tape(namegen)
+        self.tape = Tape(namegen, bounded)   # bounded: CUDA device code
+        self.snapshots = {}     # id(array op) -> (operands, results) recorded at it
         self._prims = {}
         self.loop_target = {id(s): s.target.id for s in ir.walk_stmts(stmts)
                             if isinstance(s, ast.For)}
@@ -63,6 +65,8 @@ class ReverseBuilder(Validation, Planning, Emission):
         self.vec_temps = set()        # arrays the vectorizer made (fully written before read)
         self.checkpointed = {}        # id(loop) -> checkpointing.Checkpointed
         self.recompute = {}           # id(prange loop) -> (plain body, recording body)
+        self.recomputed = set()       # ids of loops computed again per iteration (planner)
+        self.allow_recompute = True
 
     # helpers -------------------------------------------------------------
     def prim(self, s):
@@ -226,6 +230,8 @@ class ReverseBuilder(Validation, Planning, Emission):
         forward = self._forward(self.stmts)
         if self.checkpointed:
             backward = self._expand_checkpoints(backward)
+        if self.recomputed:
+            backward = self._expand_recomputed(backward)
         init = []
         for var in self._ordered({_target(s) for s in ir.walk_stmts(self.stmts)
                                   if id(s) in self.pushed} - set(self.params)):

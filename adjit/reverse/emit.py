@@ -7,6 +7,7 @@ import copy
 from .. import ir
 from ..analysis.types import FLOAT, INT, is_array
 from ..rules.templates import fold
+from .dce import eliminate_dead, upward_exposed
 from .mirrors import AssignMirror, IfMirror
 
 
@@ -32,7 +33,12 @@ class Emission:
                     sub = s.targets[0]
                     s = ir.atomic_add(sub.value.id, copy.deepcopy(sub.slice), s.value,
                                       ir.note(s, "origin", None))
+                kept, results = self.snapshots.get(id(s), ((), ()))
+                for a in kept:
+                    out += self.tape.push_array(a)
                 out.append(s)
+                for a in results:
+                    out += self.tape.push_array(a)
                 if target in self.active and is_array(self.kinds[target]):
                     out += ir.parse(f"{self.bar(target)} = np.zeros_like({target})")
                 if target in self.taped_trips:
@@ -46,6 +52,9 @@ class Emission:
                     out += self.tape.push(s.target.id, INT, checked=not reserved)
                 if id(s) in self.checkpointed:
                     out += self._checkpointed_forward(s)
+                    continue
+                if id(s) in self.recomputed:
+                    out.append(self._recomputed_forward(s))
                     continue
                 parallel = ir.note(s, "parallel", False) and not any(
                     id(x) in self.checkpointed for x in ir.walk_stmts(s.body))
@@ -61,6 +70,46 @@ class Emission:
                     self._recompute_variant(s, plain, counts)
             out.append(s)
         return out
+
+    def _recomputed_forward(self, loop):
+        """A loop whose iterations the backward sweep computes again: the forward sweep runs
+        its plain body; its recording body (with a reservation for one iteration's pushes)
+        is kept for the backward sweep (_expand_recomputed)."""
+        plain = copy.deepcopy(loop.body)
+        counts = self._reservable(loop)
+        taped = self._forward(loop.body, bool(counts))
+        per_iteration = []
+        if counts:
+            for kind, count in ((FLOAT, counts[0]), (INT, counts[1])):
+                if count:
+                    per_iteration += self.tape.reserve(kind, str(count))
+        self.recompute[id(loop)] = (plain, per_iteration + taped)
+        loop.body = plain
+        return loop
+
+    def _expand_recomputed(self, stmts):
+        """Each reversed recomputed loop's marker becomes its iteration's recording forward,
+        without what the iteration's adjoint does not read (innermost loops first, so an
+        outer iteration keeps what an inner one reads)."""
+        tape_names = self.tape.reserved_names()
+
+        def expand(block):
+            for s in block:
+                for field in ("body", "orelse"):
+                    inner = getattr(s, field, None)
+                    if isinstance(inner, list) and inner:
+                        setattr(s, field, expand(inner))
+                at = next((k for k, x in enumerate(s.body[:2]) if isinstance(x, ast.Pass) and
+                           ir.note(x, "pkey", None) in self.recomputed), None) \
+                    if isinstance(s, ast.For) else None
+                if at is not None:
+                    rest = s.body[at + 1:]
+                    roots = upward_exposed(rest) | tape_names
+                    taped = copy.deepcopy(self.recompute[ir.note(s.body[at], "pkey")][1])
+                    s.body = s.body[:at] + eliminate_dead(taped, roots, set()) + rest
+                    ir.annotate(s, comment="each iteration computed again before its adjoint")
+            return block
+        return expand(stmts)
 
     def _recompute_variant(self, loop, plain, counts):
         """A prange loop whose body records values: the other way to differentiate it
@@ -163,7 +212,7 @@ class Emission:
         for m in mirrors:
             s = m.stmt
             if isinstance(m, AssignMirror):
-                out += m.adj
+                out += self._with_snapshots(s, m.adj)
                 if id(s) in self.pushed:
                     target = ir.target_name(s)
                     out += self.tape.pop(target, self.kinds[target])
@@ -180,6 +229,29 @@ class Emission:
                     out += self._reverse_loop(m, s)
                 if isinstance(s, ast.For) and id(s) in self.pushed:
                     out += self.tape.pop(s.target.id, INT)
+        return out
+
+    def _with_snapshots(self, s, adj):
+        """An array operation's adjoint reading the operands (and result) recorded at it,
+        taken back from the tape, instead of the arrays' later contents."""
+        kept, results = self.snapshots.get(id(s), ((), ()))
+        if not adj or not (kept or results):
+            return adj
+        names, out = {}, []
+        for a in list(reversed(results)) + list(reversed(kept)):
+            names[a] = self.namegen.fresh(f"{a.lstrip('_')}_then")
+            out += self.tape.pop_array(a, names[a])
+
+        class Rename(ast.NodeTransformer):
+            def visit_Name(self, node):
+                if node.id in names and isinstance(node.ctx, ast.Load):
+                    return ast.copy_location(ir.name(names[node.id]), node)
+                return node
+        for x in adj:
+            out.append(ir.copy_notes(x, Rename().visit(copy.deepcopy(x))))
+        if out and ir.note(adj[0], "origin", None):
+            for x in out[:-len(adj)]:
+                ir.annotate(x, origin=ir.note(adj[0], "origin"))
         return out
 
     def _reverse_loop(self, m, s):
@@ -208,6 +280,11 @@ class Emission:
                 header = f"for {k} in range({count} - 1, -1, -1):\n    pass\n"
                 body = ir.parse(f"{var} = {lo} + {k} * {st}") + body
         loop = fold(ir.parse(header)[0])
+        if id(s) in self.recomputed:     # after the index, before the adjoint
+            marker = ast.Pass()
+            ir.annotate(marker, pkey=id(s))
+            at = 0 if header.startswith(f"for {getattr(s.target, 'id', '')} in") else 1
+            body = body[:at] + [marker] + body[at:]
         loop.body = body
         ir.annotate(loop, origin=ir.note(s, "origin", None),
                     parallel=ir.note(s, "parallel", False) and not trip, pkey=id(s))

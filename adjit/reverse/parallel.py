@@ -41,17 +41,20 @@ def parallel_forward(stmts, live_after, forbidden):
     return _rewrite(stmts, set(live_after), rewrite)
 
 
-def parallel_backward(stmts, live_after, tape, namegen, recompute, init=()):
+def parallel_backward(stmts, live_after, tape, namegen, recompute, init=(), prefix=(),
+                      recomputed=frozenset()):
     """The backward sweep with the reversed parallel loops that qualify split into chunks
     run by `numba.prange`, each with its own copies of the adjoints iterations share.
     A loop whose body records values (`recompute`: forward loop id -> (plain body,
     recording body)) qualifies if each iteration can be recorded again just before its
     adjoint, on a tape of the chunk's own. Returns (statements, ids of the forward loops
     that must now run plain: use_plain_bodies). `init`: the statements giving recorded
-    scalars their first value (each chunk starts its own copies so)."""
+    scalars their first value (each chunk starts its own copies so); `prefix`: the statements
+    before `stmts` (the backward sweep's initializations)."""
     tape_names = tape.reserved_names()
     first = {s.targets[0].id: s.value for s in init if isinstance(s, ast.Assign) and
              isinstance(s.targets[0], ast.Name)}
+    zero_at = _zero_at_entry(prefix, stmts)
     chosen = set()
 
     def rewrite(loop, after):
@@ -59,12 +62,15 @@ def parallel_backward(stmts, live_after, tape, namegen, recompute, init=()):
             return None
         key = ir.note(loop, "pkey", None)
         candidate = loop
-        if key in recompute:
+        if key in recomputed:           # its body computes the iteration again already
+            candidate = copy.copy(loop)
+        elif key in recompute:
             roots = upward_exposed(_plain(loop.body)) | tape_names
             replay = eliminate_dead(copy.deepcopy(recompute[key][1]), roots, set())
+            # (arrays the iteration allocates itself are its own to write again)
             stored = sorted({n.value.id for x in _statements(replay) for n in _targets(x)
                              if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name)
-                             and n.value.id not in tape_names})
+                             and n.value.id not in tape_names} - _assigned(replay))
             if stored:
                 ir.annotate(loop, comment=f"backward runs serially: its iterations store "
                             f"into `{stored[0]}`, which running one again would repeat")
@@ -77,16 +83,33 @@ def parallel_backward(stmts, live_after, tape, namegen, recompute, init=()):
         private = (tape_names | recorded) if candidate is not loop else set()
         reason, sums, arrays = _unshareable(candidate, after, set() if private else tape_names,
                                             forward=False, private=private,
-                                            escapes=private - recorded)
+                                            escapes=private - recorded,
+                                            zero=zero_at.get(id(loop), set()))
         if reason:
             ir.annotate(loop, comment=f"backward runs serially: {reason}")
             return None
-        if private:
+        if private and key not in recomputed:
             chosen.add(key)
         starts = [ast.Assign(targets=[ir.store(v)], value=copy.deepcopy(first.get(
             v, ast.Constant(0.0))), lineno=0) for v in sorted(recorded)]
         return _chunked(candidate, sums, arrays, namegen, tape if private else None, starts)
     return _rewrite(stmts, set(live_after), rewrite), chosen
+
+
+def _zero_at_entry(prefix, stmts):
+    """For each top-level loop of `stmts`: the scalar names that are surely 0 when it starts
+    (set to 0.0 before and not touched since), as {id(loop): names}."""
+    zero, out = set(), {}
+    for s in list(prefix) + list(stmts):
+        if isinstance(s, ast.For):
+            out[id(s)] = set(zero)
+        if isinstance(s, ast.Assign) and isinstance(s.targets[0], ast.Name) and \
+                isinstance(s.value, ast.Constant) and s.value.value == 0:
+            zero.add(s.targets[0].id)
+            continue
+        zero -= {n.id for x in _statements([s]) for n in _own_nodes(x)
+                 if isinstance(n, ast.Name)}
+    return out
 
 
 def use_plain_bodies(stmts, chosen, recompute):
@@ -260,6 +283,19 @@ def _reset_at_end(body, name):
     return False
 
 
+def _leaves_zero(stmts, name):
+    """Whether statements that start with `name` at 0 end with it at 0: the last one that
+    touches it sets it to 0, or is a loop whose every iteration does (a loop that does not
+    run leaves the 0)."""
+    for s in reversed(stmts):
+        if not any(_mentions(x, name) for x in _statements([s])):
+            continue
+        if isinstance(s, (ast.For, ast.While)):
+            return not _mentions(s, name) and _leaves_zero(s.body, name)
+        return _assigns(s, name) and isinstance(s.value, ast.Constant) and s.value.value == 0
+    return True
+
+
 def _mentions(s, name):
     """Whether a statement (not its nested blocks) reads or writes `name`."""
     parts = [s.test] if isinstance(s, (ast.If, ast.While)) else \
@@ -272,11 +308,12 @@ def _first_index(sub):
     return index.elts[0] if isinstance(index, ast.Tuple) and index.elts else index
 
 
-def _unshareable(loop, after, forbidden, forward, private=frozenset(), escapes=None):
+def _unshareable(loop, after, forbidden, forward, private=frozenset(), escapes=None,
+                 zero=frozenset()):
     """(reason the loop's iterations cannot run in parallel or None, the scalar reductions,
     the arrays iterations add into at shared elements). `private`: names each chunk will
     have its own of (a tape), left out of the checks (of `escapes` only these may be read
-    after the loop)."""
+    after the loop). `zero`: names known to be 0 when the loop starts."""
     var, body = loop.target.id, loop.body
     stmts = list(_statements(body))
     for s in stmts:
@@ -290,11 +327,14 @@ def _unshareable(loop, after, forbidden, forward, private=frozenset(), escapes=N
         return "it records values on the tape", (), ()
     assigned = _assigned(body)
     carried = (upward_exposed(_plain(body)) & assigned) - {var} - set(private)
-    sums, resets = [], []
+    sums, resets, zeros = [], [], []
     for name in sorted(carried):
         users = [s for s in stmts if _mentions(s, name)]
         if not forward and _reset_at_end(body, name):
             resets.append(name)
+            continue
+        if not forward and name in zero and _leaves_zero(body, name):
+            zeros.append(name)
             continue
         if forward:     # `t = s + e; s = t`: how A-normal form spells `s = s + e`
             users = _fold_copies(users, name, stmts)
@@ -304,7 +344,8 @@ def _unshareable(loop, after, forbidden, forward, private=frozenset(), escapes=N
     escaping = (assigned - set(carried) - set(private if escapes is None else escapes)) & after
     if escaping:
         return f"`{sorted(escaping)[0]}` is read after the loop", (), ()
-    sums = [(name, "sum") for name in sums] + [(name, "reset") for name in resets]
+    sums = [(name, "sum") for name in sums] + [(name, "reset") for name in resets] + \
+        [(name, "zero") for name in zeros]
     # arrays: stores at the iteration's own index, or (backward) additions to privatize
     stored = {}
     for s in stmts:
@@ -357,8 +398,9 @@ def _chunked(loop, sums, arrays, namegen, tape=None, starts=()):
     start, stop = (ast.unparse(a) for a in loop.iter.args[:2])
     nc, c, k = namegen.fresh("_nchunks"), namegen.fresh("_chunk"), namegen.fresh("_chunk")
     resets = [name for name, how in sums if how == "reset"]
+    zeros = [name for name, how in sums if how == "zero"]
     sums = [name for name, how in sums if how == "sum"]
-    own = {name: namegen.fresh(f"{name}_own") for name in sums + resets + arrays}
+    own = {name: namegen.fresh(f"{name}_own") for name in sums + resets + zeros + arrays}
     tape_init = []
     if tape is not None:
         used = {n.id for x in loop.body for n in ast.walk(x) if isinstance(n, ast.Name)}
@@ -375,6 +417,7 @@ def _chunked(loop, sums, arrays, namegen, tape=None, starts=()):
     head = [f"{own[s]} = 0.0" for s in sums] + [f"{own[a]} = {parts[a]}[{c}]" for a in arrays]
     # an adjoint each iteration consumes: the first iteration (chunk 0's first) gets its value
     head += [f"{own[r]} = {r} if {c} == 0 else 0.0" for r in resets]
+    head += [f"{own[z]} = 0.0" for z in zeros]      # 0 at the start, 0 after every iteration
     head += tape_init
     tail = [f"{parts[s]}[{c}] = {own[s]}" for s in sums]
     after = [f"{s} += {parts[s]}[{k}]" for s in sums] + \
@@ -390,7 +433,7 @@ def _chunked(loop, sums, arrays, namegen, tape=None, starts=()):
     shared = ", ".join(f"`{n}`" for n in sums + arrays)
     ir.annotate(ir.copy_notes(loop, chunks, ("origin",)),
                 comment="iterations shared among the threads, one chunk each" +
-                ("; each iteration recorded again before its adjoint" if tape_init else "") +
+                ("; each iteration computed again before its adjoint" if tape_init else "") +
                 (f"; each chunk adds into its own {shared}, added up after" if shared else ""))
     out = ir.parse("\n".join(before)) + [chunks]
     if resets:

@@ -26,11 +26,13 @@ class NeedPoint:
         self.loops = set(loops)
 
 
-def final_loads(stmts, layout):
+def final_loads(stmts, layout, recomputed=frozenset()):
     """Ids of array loads that read an element's final value: no store to that array, and
     no assignment of a new array to its name (an allocation or copy inside a loop), comes
     later in the program or shares a loop with the load. The backward sweep, which never
-    restores arrays, may read those elements again."""
+    restores arrays, may read those elements again. Loops whose iterations the backward
+    sweep computes again (`recomputed`) do not count as shared: the backward sweep of an
+    iteration sees the arrays as that iteration left them."""
     stores = {}
     for s in ir.walk_stmts(stmts):
         if ir.is_store(s):
@@ -41,8 +43,8 @@ def final_loads(stmts, layout):
                 isinstance(s.value, ast.Subscript) and isinstance(s.value.value, ast.Name):
             pos, loops = layout.pos[id(s)], set(layout.loops[id(s)])
             arr = s.value.value.id
-            if all(layout.pos[id(w)] < pos and not loops & set(layout.loops[id(w)])
-                   for w in stores.get(arr, []) + layout.sites.get(arr, [])):
+            if all(layout.pos[id(w)] < pos and not (loops & set(layout.loops[id(w)])) -
+                   set(recomputed) for w in stores.get(arr, []) + layout.sites.get(arr, [])):
                 out.add(id(s))
     return out
 
@@ -50,9 +52,9 @@ def final_loads(stmts, layout):
 
 
 
-def replayable(stmts, layout, prims_of):
+def replayable(stmts, layout, prims_of, recomputed=frozenset()):
     """Block-local definitions the backward sweep can recompute, as {var: stmt}."""
-    final = final_loads(stmts, layout)
+    final = final_loads(stmts, layout, recomputed)
     reads = {}
     for s in ir.walk_stmts(stmts):
         for v in _forward_reads(s):
@@ -97,18 +99,19 @@ def _forward_reads(s):
     return []
 
 
-def needs_push(layout, site, points):
+def needs_push(layout, site, points, recomputed=frozenset()):
     """The to-be-recorded test: must the value `site` overwrites be saved first?
 
     Yes when some backward read of the variable happens at a forward position before the
-    site, or shares a loop with it (the next iteration overwrites). Reads inside a `for`
-    loop of its own index are served by the reversed loop itself and do not count.
+    site, or shares a loop with it (the next iteration overwrites) other than a loop whose
+    iterations the backward sweep computes again one at a time (`recomputed`). Reads inside
+    a `for` loop of its own index are served by the reversed loop itself and do not count.
     """
     pos = layout.pos[id(site)]
     site_loops = set(layout.loops[id(site)])
     for p in points:
         if isinstance(site, ast.For) and id(site) in p.loops:
             continue
-        if p.pos < pos or (p.loops & site_loops):
+        if p.pos < pos or (p.loops & site_loops) - set(recomputed):
             return True
     return False

@@ -7,6 +7,7 @@ from ..analysis.types import FLOAT, is_array
 from ..rules.table import EXPENSIVE
 from . import plan as planning
 from .mirrors import AssignMirror, IfMirror, LoopMirror
+from .recompute import independent_loops
 
 
 class Planning:
@@ -61,7 +62,45 @@ class Planning:
                   and self.prim(s).kind == "op" and self.prim(s).obj in EXPENSIVE
                   and not parallel & set(self.layout.loops.get(id(s), ()))}
         if costly:
-            self._plan_with(top, {v: s for v, s in replayable.items() if v not in costly})
+            replayable = {v: s for v, s in replayable.items() if v not in costly}
+            self._plan_with(top, replayable)
+        self._plan_recomputed(top, replayable)
+
+    def _plan_recomputed(self, top, replayable):
+        """Loops whose iterations record values and are independent (reverse/recompute.py)
+        are computed again, iteration by iteration, in the backward sweep: plan again
+        without recording for their later iterations."""
+        if not self.allow_recompute or self.tape.bounded or self.checkpoint is not None:
+            return
+        inside = {}
+        for s in ir.walk_stmts(self.stmts):
+            for loop in self.layout.loops[id(s)]:
+                inside.setdefault(loop, set()).add(id(s))
+        chosen = {loop for loop in independent_loops(self.stmts, self.layout, self.kinds)
+                  if inside.get(loop, set()) & self.pushed}
+        while chosen:
+            self.recomputed = chosen
+            final = planning.replayable(self.stmts, self.layout, self.prim, chosen)
+            points = self._plan_with(top, {v: s for v, s in final.items() if v in replayable
+                                           or not self._costly(s)})
+            # a value recorded inside such a loop for a reader outside it: the loop's plain
+            # forward would not record it, and its backward would leave another value there
+            bad = set()
+            for s in ir.walk_stmts(self.stmts):
+                if id(s) not in self.pushed or not isinstance(s, (ast.Assign, ast.For)):
+                    continue
+                var = s.target.id if isinstance(s, ast.For) else ir.target_name(s)
+                for loop in chosen & set(self.layout.loops[id(s)]):
+                    if any(loop not in p.loops for p in points.get(var, ())):
+                        bad.add(loop)
+            if not bad:
+                return
+            chosen = chosen - bad
+        self.recomputed = set()
+        self._plan_with(top, replayable)
+
+    def _costly(self, s):
+        return self.prim(s).kind == "op" and self.prim(s).obj in EXPENSIVE
 
     def _forward_needed(self, points):
         """Variables the forward sweep must compute for the backward sweep (or the value)."""
@@ -96,6 +135,7 @@ class Planning:
             points = {}
             self.replays = {}
             self._collect(top, self.stmts, points)
+            self._recompute_reads(points)
             self._add_replays(replayable, points)
             pushed = set()
             for var, pts in points.items():
@@ -105,12 +145,26 @@ class Planning:
                     # recorded copy
                     continue
                 for site in layout.sites.get(var, []):
-                    if planning.needs_push(layout, site, pts):
+                    if planning.needs_push(layout, site, pts, self.recomputed):
                         pushed.add(id(site))
             kept = self._nonempty_loops(top, pushed)
             if pushed == self.pushed and kept == self.kept_loops:
                 return points
             self.pushed, self.kept_loops = pushed, kept
+
+    def _recompute_reads(self, points):
+        """What a recomputed iteration reads from before its loop is read by the backward
+        sweep there, so the planner keeps it as it keeps the backward sweep's own reads."""
+        for s in ir.walk_stmts(self.stmts):
+            if not isinstance(s, ast.For) or id(s) not in self.recomputed:
+                continue
+            own = ir.assigned(s.body)
+            for x in ir.walk_stmts(s.body):
+                names = [n.id for n in ast.walk(x.test if isinstance(x, (ast.If, ast.While))
+                                                else x.iter if isinstance(x, ast.For) else x)
+                         if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+                         and n.id not in own]
+                self._need(points, names, self.layout.pos[id(x)], self.layout.loops[id(x)])
 
     def _need(self, points, names, pos, loops):
         """Record backward reads; a read of a for loop's own index inside that loop is

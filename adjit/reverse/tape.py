@@ -35,6 +35,22 @@ class Tape:
                  if checked and not self.bounded else "")
         return _parse(f"{check}{arr}[{top}] = {value}\n{top} += 1\n")
 
+    def push_array(self, var):
+        """Statements recording the elements of the array `var` (any shape) on the float
+        tape: what an array-level operation's adjoint reads, kept before the array changes."""
+        self.used["f"] = True
+        arr, top = self.names["f"]
+        return _parse(f"{arr} = reserve_tape({arr}, {top} + {var}.size, {self.room})\n"
+                      f"{arr}[{top}:{top} + {var}.size] = {var}.ravel()\n{top} += {var}.size\n")
+
+    def pop_array(self, var, into):
+        """Statements taking the elements push_array(var) recorded back, as a new array
+        `into` of var's shape and dtype."""
+        arr, top = self.names["f"]
+        return _parse(f"{top} -= {var}.size\n"
+                      f"{into} = {arr}[{top}:{top} + {var}.size].reshape({var}.shape)"
+                      f".astype({var}.dtype)\n")
+
     def reserve(self, kind, count):
         """Make room for `count` more pushes before a loop, so its pushes need no check:
         a capacity check inside a hot loop costs numba several times the push itself."""

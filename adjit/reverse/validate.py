@@ -41,14 +41,37 @@ class Validation:
                 for loop_id in loops:
                     loop = next(x for x in ir.walk_stmts(self.stmts) if id(x) == loop_id)
                     varying |= ir.assigned(loop.body)
+                    if isinstance(loop, ast.For):
+                        varying.add(loop.target.id)     # np.zeros(n) for n in range(...)
                 # an array operand (np.zeros_like(a)) lends its own shape, which this
                 # same check fixed where that array was allocated (or it is an argument)
                 shape = [a.id for a in self.prim(s).operands if isinstance(a, ast.Name)
                          and not is_array(self.kinds.get(a.id))]
-                if any(n in varying for n in shape):
+                if any(n in varying and not self._from_shapes(n, set()) for n in shape):
                     raise error_at(origin, f"the array '{var}' is allocated in a loop with a "
                                    "shape that changes between iterations",
                                    "Allocate it once before the loop, with its largest shape.")
+
+    def _from_shapes(self, name, seen):
+        """Whether `name` is computed from arrays' shapes alone (`P.shape[0]`, sizes
+        broadcast from them): the same in every iteration, as array shapes are fixed."""
+        if name in seen:
+            return False
+        seen.add(name)
+        sites = self.layout.sites.get(name, [])
+        if not sites or not all(isinstance(x, ast.Assign) for x in sites):
+            return not sites and name in self.params
+        for x in sites:
+            for n in ast.walk(x.value):
+                if isinstance(n, ast.Attribute) and n.attr in ("shape", "size", "ndim") and \
+                        isinstance(n.value, ast.Name) and is_array(self.kinds.get(n.value.id)):
+                    continue
+                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and \
+                        not is_array(self.kinds.get(n.id)) and n.id not in ("vec", "len") and \
+                        not self._from_shapes(n.id, seen):
+                    if self.layout.sites.get(n.id) or n.id in self.params:
+                        return False
+        return True
 
     def _check_opaque(self):
         """No derivative flows through a call with no derivative rule (rules/opaque.py)."""
@@ -59,7 +82,10 @@ class Validation:
 
     def _check_operands_kept(self, s):
         """The adjoint of an array-level operation reads its operands' values in the
-        backward sweep: nothing may change them after the operation."""
+        backward sweep: an operand changed after the operation (or again in a later
+        iteration of its loop) is recorded at the operation (self.snapshots), as is the
+        result of one whose adjoint reads it (np.linalg.solve, inv) inside a loop. In CUDA
+        code, which has no room for arrays on its tape, that is refused."""
         pos, loops = self.layout.pos[id(s)], set(self.layout.loops[id(s)])
         op = ARRAY_OP_NAMES.get(self.prim(s).obj, "an array-level operation")
         for a in self.prim(s).diff_operands():
@@ -67,6 +93,12 @@ class Validation:
             for w in ir.walk_stmts(self.stmts):
                 changes = (ir.is_store(w) and w.targets[0].value.id == arr) or \
                     (isinstance(w, ast.Assign) and ir.target_name(w) == arr)
+                if changes and not self.tape.bounded and w is not s and (
+                        self.layout.pos[id(w)] > pos or loops & set(self.layout.loops[id(w)])):
+                    kept = self.snapshots.setdefault(id(s), ([], []))[0]
+                    if arr not in kept:
+                        kept.append(arr)
+                    break
                 if changes and loops and loops & set(self.layout.loops[id(w)]):
                     what = "an array expression" if arr.startswith("_") else \
                         f"the array '{arr}'"
@@ -87,7 +119,16 @@ class Validation:
                                    "(a.copy()).")
 
     def _check_result_kept(self, s, var):
-        """The adjoint of np.linalg.solve or inv reads the result: it may not change."""
+        """The adjoint of np.linalg.solve or inv reads the result: inside a loop each
+        iteration's result is recorded (self.snapshots; refused in CUDA code); elements
+        written into it are refused."""
+        if self.layout.loops[id(s)]:
+            if self.tape.bounded:
+                raise error_at(ir.note(s, "origin", None),
+                               f"{ast.unparse(s.value.func)} inside a loop in CUDA code",
+                               "Its adjoint reads each iteration's result, which a device "
+                               "function has no room to record: move it out of the loop.")
+            self.snapshots.setdefault(id(s), ([], []))[1].append(var)
         for w in ir.walk_stmts(self.stmts):
             if ir.is_store(w) and w.targets[0].value.id == var:
                 raise error_at(ir.note(w, "origin", None),
