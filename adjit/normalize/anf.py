@@ -23,7 +23,7 @@ from ..rules.table import (ALLOCATORS, ARRAY_OPS, ARRAY_QUERIES, ARRAY_RULES, CO
                            INACTIVE, rule_for_call)
 
 from . import swaps
-from .bindings import Bindings, _Binding
+from .bindings import Bindings, _At, _Binding
 from .check import check_supported
 from .exits import lower_exits
 from .inline import Inlining
@@ -135,10 +135,12 @@ def normalize_function(src, ctx, prefix="", subst=None, views=None):
     try:
         norm = _Normalizer(src, ctx, prefix, subst or {}, views or {})
         body = norm.block(src.tree.body)
+        # (counted before lower_exits, which turns early returns into flags)
+        returns = [x for x in ir.walk_stmts(body) if isinstance(x, ast.Return)]
+        last = body[-1] if body else None
         stmts, result = lower_exits(body, ctx.namegen, src.loc)
         if norm.returned_views:
-            returns = [x for x in ir.walk_stmts(body) if isinstance(x, ast.Return)]
-            if len(returns) != 1 or body[-1] is not returns[0]:
+            if len(returns) != 1 or last is not returns[0]:
                 raise src.loc.error(norm.returned_views[0][0], "a helper that returns an "
                                     "array or a view from one of several `return`s",
                                     "Return it once, at the end of the helper, or return a "
@@ -160,6 +162,20 @@ def _rebinding_targets(stmts):
         for field in ("body", "orelse"):
             if isinstance(s, (ast.If, ast.For, ast.While)):
                 yield from _rebinding_targets(getattr(s, field))
+
+
+def _rebound_to_views(stmts):
+    """Names a loop body binds to a part of another array or another name (`v = x[i:i + 2]`,
+    `v = a.T`, `v = w`): views and aliases, not new arrays."""
+    out = set()
+    for s in stmts:
+        if isinstance(s, ast.Assign) and isinstance(s.value, (ast.Subscript, ast.Attribute,
+                                                                 ast.Name)):
+            out |= {t.id for t in s.targets if isinstance(t, ast.Name)}
+        for field in ("body", "orelse"):
+            if isinstance(s, (ast.If, ast.For, ast.While)):
+                out |= _rebound_to_views(getattr(s, field))
+    return out
 
 
 def _names_in(stmts):
@@ -341,6 +357,10 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining):
         return lookup(func, self.ctx.env.ns)
 
     def to_atom(self, out, value, stem="_t"):
+        if isinstance(value, (Shape, TupleValue)):      # (a.shape == b.shape, a.shape + 1)
+            raise self.error(_At(self.origin[1]), "a tuple used as a value",
+                             "Use tuples only to unpack them into names (a, b = b, a), or "
+                             "compare their items (a.shape[0] == b.shape[0]).")
         if isinstance(value, Lazy):
             return self.materialize(value, out)
         if ir.is_atom(value):
@@ -498,7 +518,8 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining):
         drop the old one; the values are the same). A name that aliases an argument (`y =
         y0`, or the argument itself) first gets an owned copy, when the loop writes neither
         it nor the argument. Returns the local names updated in place."""
-        names = {t.id for t in _rebinding_targets(loop.body)}
+        # (a name the loop binds to a view stays a view: see check_loop_views)
+        names = {t.id for t in _rebinding_targets(loop.body)} - _rebound_to_views(loop.body)
         marked = set()
         for n in sorted(names):
             local = self.local(n)
@@ -1097,15 +1118,19 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining):
         pending = []
         for op, comp in zip(node.ops, node.comparators):
             pending.append((op, comp))
-        return self._chain(left, pending, result, out)
+        return self._chain(left, pending, result, out, node)
 
-    def _chain(self, left, pending, result, out):
+    def _chain(self, left, pending, result, out, node):
         op, comp = pending[0]
-        right = self.atom(comp, out)
+        right = self.operand(comp, out)
+        if isinstance(right, Lazy) and not isinstance(right, Scalar):
+            raise self.error(node, "a chained comparison of arrays",
+                             "Compare arrays one pair at a time inside np.where.")
+        right = self.to_atom(out, right)
         self.emit_assign(out, result, ast.Compare(left=left, ops=[op], comparators=[right]))
         if len(pending) > 1:
             inner = []
-            self._chain(right, pending[1:], result, inner)
+            self._chain(right, pending[1:], result, inner, node)
             self.emit_if(out, ir.name(result), inner, [])
         return ir.name(result)
 

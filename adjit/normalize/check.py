@@ -108,6 +108,11 @@ def check_supported(tree, loc):
               for a in node.args + [kw.value for kw in node.keywords]}
     # an assert's message is not evaluated unless it fails (and then not by adjit)
     passed |= {id(node.msg) for node in ast.walk(tree) if isinstance(node, ast.Assert)}
+    # `...` as an element of an index (a[..., 0]) is numpy's ellipsis, supported there
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Subscript):
+            elts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+            passed |= {id(e) for e in elts if isinstance(e, ast.Constant) and e.value is Ellipsis}
     for stmt in tree.body:
         for node, line in _walk_with_lines(stmt, stmt.lineno):
             if not is_supported_class(type(node)):
@@ -117,8 +122,8 @@ def check_supported(tree, loc):
                 raise loc.error(node, "a loop with an `else:` clause is not supported",
                                 "Use a flag variable set before `break` instead.")
             if isinstance(node, ast.Constant) and not _numeric(node.value) and not (
-                    isinstance(node.value, str) and (_is_docstring(tree, node) or
-                                                     id(node) in passed)):
+                    isinstance(node.value, str) and _is_docstring(tree, node)) and \
+                    id(node) not in passed:
                 raise loc.error(node, f"the constant {node.value!r} is not supported",
                                 "Use only numbers and booleans in the differentiated function.")
 
