@@ -161,6 +161,7 @@ def normalize(p, o):
     ints = {q for q, k in kinds.items() if k == "int"}
     layouts = {q: k.layout for q, k in kinds.items() if is_array(k)}
     ctx = InlineContext(p.namegen, p.env, arrays, ints, layouts)
+    ctx.typed_args = p.arg_kinds is not None
     p.stmts, result = normalize_function(p.src, ctx)
     p.vec_temps = ctx.vec_temps
     if o.derivative == "kernel":

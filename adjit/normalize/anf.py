@@ -107,6 +107,7 @@ class InlineContext:
         self.env = env
         self.ints = set(ints)               # names known to hold integers (for dtypes here)
         self.layouts = dict(layouts or {})  # numba layouts of argument arrays: "C", "F", "A"
+        self.typed_args = False             # whether the arguments' types are known
         self.user_names = set()             # user variables of every inlined function
         self.serial = 0                     # numbers the bindings of names to views
         # array variables: name -> (ndim, dtype), dtype "f", "i", "b" or "?" (not known here:
@@ -1055,6 +1056,11 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining):
         """The Shape of an array-valued expression (a name, a view, an expression)."""
         if isinstance(node, ast.Name) and self.view_name(node) is None:
             obj = None if node.id in self.src.locals else self.src.resolve_name(node.id)
+            if node.id in self.src.params and len(self.ctx.stack) == 1 and \
+                    self.ctx.typed_args and self.array_ndim(ir.name(self.local(node.id))) is None:
+                raise self.error(node, f"the shape of `{node.id}`, which is not an array "
+                                 "(the argument passed is a number)", "Ask arrays for their "
+                                 "shape; pass an array (np.array([x])) for a 1-element one.")
             if node.id in self.src.locals or isinstance(obj, np.ndarray):
                 arr = self.array_name(node)
                 if arr not in self.lazy:
@@ -1312,6 +1318,8 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining):
             if len(node.args) != 1:
                 raise self.error(node, "len() with other than one argument", "Use len(a).")
             shape = self.shape_of(node.args[0], out)
+            if shape.ndim == 0:
+                raise self.error(node, "len() of a 0-d array", "Use the value itself.")
             if shape.array is not None:
                 return ast.Call(func=ir.name("len"), args=[ir.name(shape.array)], keywords=[])
             if not shape.ndim:

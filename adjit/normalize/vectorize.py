@@ -183,7 +183,7 @@ class Vectorizing:
     def transpose(self, v, out, axes=None, node=None):
         """v.T, np.transpose(v) (dimensions reversed) or with `axes` (result dimension j is
         v's dimension axes[j]): a view with its dimensions permuted, never a copy."""
-        if isinstance(v, Scalar):
+        if isinstance(v, Scalar) or not isinstance(v, Lazy):     # a number
             if axes:
                 raise self.error(node, "transposing a scalar with axes",
                                  "Transpose arrays; a number has no axes.")
