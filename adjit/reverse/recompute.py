@@ -37,14 +37,19 @@ _ALLOCATORS = {"empty", "zeros", "ones", "full"}
 
 def independent_loops(stmts, layout, kinds):
     """Ids of the for loops whose iterations can be computed again (see the module)."""
+    writes = {}
+    for s in ir.walk_stmts(stmts):
+        if isinstance(s, ast.Assign):
+            arr = s.targets[0].value.id if ir.is_store(s) else ir.target_name(s)
+            writes.setdefault(arr, []).append(s)
     out = set()
     for loop in ir.walk_stmts(stmts):
-        if isinstance(loop, ast.For) and _independent(loop, stmts, layout, kinds) is None:
+        if isinstance(loop, ast.For) and _independent(loop, writes, layout, kinds) is None:
             out.add(id(loop))
     return out
 
 
-def _independent(loop, stmts, layout, kinds):
+def _independent(loop, writes, layout, kinds):
     """None if the loop's iterations can be computed again, else why not."""
     body = loop.body
     inner = list(ir.walk_stmts(body))
@@ -67,7 +72,7 @@ def _independent(loop, stmts, layout, kinds):
     for s in inner:
         read |= {n for n in _reads(s) if is_array(kinds.get(n))}
     for arr in read - stored - assigned:
-        for w in _writes_of(arr, stmts):
+        for w in writes.get(arr, ()):
             if layout.pos[id(w)] >= start or set(layout.loops[id(w)]) & loop_ids:
                 return f"`{arr}` changes while the loop runs"
     for arr in stored - assigned:
@@ -84,12 +89,6 @@ def _reads(s):
     if isinstance(s, ast.Assign) and ir.is_store(s):
         names |= {n.id for n in ast.walk(s.targets[0].slice) if isinstance(n, ast.Name)}
     return names
-
-
-def _writes_of(arr, stmts):
-    return [s for s in ir.walk_stmts(stmts) if isinstance(s, ast.Assign) and (
-        (ir.is_store(s) and s.targets[0].value.id == arr) or
-        (not ir.is_store(s) and ir.target_name(s) == arr))]
 
 
 def _in_inner_loop(body, target):
@@ -162,10 +161,10 @@ def _buffer(arr, body, layout, kinds):
     alloc = sites[0].value
     if not (isinstance(alloc, ast.Call) and isinstance(alloc.func, ast.Attribute) and
             alloc.func.attr in _ALLOCATORS and alloc.args and
-            isinstance(alloc.args[0], ast.Name) and kinds.get(arr) is not None):
+            isinstance(alloc.args[0], (ast.Name, ast.Constant)) and kinds.get(arr) is not None):
         return False
-    length = alloc.args[0].id
-    if len(layout.sites.get(length, [])) > 1:
+    length = alloc.args[0]
+    if isinstance(length, ast.Name) and len(layout.sites.get(length.id, [])) > 1:
         return False
     return _filled_before_read(arr, length, body, False)
 
@@ -211,7 +210,7 @@ def _fills(loop, arr, length):
     args = it.args
     if len(args) == 2 and isinstance(args[0], ast.Constant) and args[0].value == 0:
         args = args[1:]
-    if not (len(args) == 1 and isinstance(args[0], ast.Name) and args[0].id == length):
+    if not (len(args) == 1 and ast.dump(args[0]) == ast.dump(length)):
         return False
     for x in loop.body:     # the first store to arr at the top level of the body
         if ir.is_store(x) and x.targets[0].value.id == arr:

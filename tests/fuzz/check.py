@@ -54,7 +54,8 @@ MAX_VALUE = 1e6
 MAX_SCALE = 1e8
 FD_AGREE = 1e-5       # FD vs reference, relative to 1 + |gradient|, where FD is consistent
 
-REAL_NAMESPACE = {"math": math, "np": np, "stop_gradient": adjit.stop_gradient}
+REAL_NAMESPACE = {"math": math, "np": np, "numba": numba,
+                  "stop_gradient": adjit.stop_gradient}
 _ALL_SUBSETS = "all"
 # refusals of valid programs that are known adjit bugs (grammar.AVOID names them): such a
 # program is discarded, not reported, while its name is in grammar.AVOID

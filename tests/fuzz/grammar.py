@@ -146,11 +146,16 @@ GROUPS = {
     # 6b920e7: np.linspace(0, v, 5) (an int start) leaves `v_bar` unbound in the generated
     # code. Both: np.diag refused (no derivative rule)
     "constructors": "constructors of active values",
+    # a loop over the elements of an array whose iterations fill a scratch buffer
+    # (np.empty before the loop), read it back and add to a sum; the outer loop sometimes a
+    # numba.prange: the shapes adjit computes again per iteration in the backward sweep
+    # (adjit/reverse/recompute.py) and runs in parallel (adjit/reverse/parallel.py)
+    "buffers": "scratch buffers filled in every iteration, prange loops",
 }
 AVOID |= set(GROUPS)
 # groups with statements of their own (Writer.group_stmt) and with array leaves (group_leaf)
 STMT_GROUPS = ("index-arrays", "masks", "transpose3d", "axis3d", "const-pow", "views",
-               "kwdefaults", "constructors")
+               "kwdefaults", "constructors", "buffers")
 LEAF_GROUPS = ("index-arrays", "masks", "transpose3d", "axis3d", "const-pow", "constructors")
 CONST_POWS = ("0.0", "1.0", "0", "1", "2", "0.5", "2.0", "3")
 GLOBALS = ("gain", "scale", "bias")     # module globals of group "kwdefaults"
@@ -1441,6 +1446,38 @@ class Writer:
         scope.floats.append(v)
         scope.assignable.append(v)
         return [f"{v} = {text}"]
+
+    def stmt_buffers(self, scope, depth):
+        if scope.loop_depth or not self.allocating():
+            return None
+        arrays = [a for a, s in sorted(scope.arrays.items()) if len(s) == 1]
+        if not arrays:
+            return None
+        a = self.choice(arrays)
+        n = scope.arrays[a][0]
+        buf, acc, t, i, j = (self.fresh(p) for p in ("buf", "acc", "t", "i", "j"))
+        w = self.scalar(scope)
+        fill = self.choice((f"{a}[{j}] - {a}[{i}]", f"math.sin({a}[{j}] * {w} + {a}[{i}])",
+                            f"({a}[{j}] - {a}[{i}]) * {w}"))
+        read = self.choice((f"{buf}[{j}] * {buf}[{j}]", f"math.tanh({buf}[{j}]) * {a}[{j}]",
+                            f"{buf}[{j}] * {w}"))
+        final = self.choice((f"math.exp(-{t} * {t})", f"{t} * {t}",
+                             f"math.log1p({t} * {t})"))
+        self.used.add("buffers")
+        scope.floats.append(acc)
+        scope.assignable.append(acc)
+        alloc = f"{buf} = np.{self.choice(('empty', 'zeros'))}({n})"
+        if self.chance(35):     # prange: each iteration its own buffer (a shared one races)
+            head = [f"{acc} = 0.0", f"for {i} in numba.prange({n}):", f"    {alloc}"]
+        else:
+            head = [alloc, f"{acc} = 0.0", f"for {i} in range({n}):"]
+        return head + [
+                f"    for {j} in range({n}):",
+                f"        {buf}[{j}] = {fill}",
+                f"    {t} = 0.0",
+                f"    for {j} in range({n}):",
+                f"        {t} += {read}",
+                f"    {acc} += {final}"]
 
     def group_reduction_of(self, scope, group):
         saved = self.groups

@@ -845,7 +845,11 @@ def _constants(values):
     return VArray(out)
 
 
-NAMESPACE = {"math": _Math, "np": _Numpy, "abs": _abs, "max": _max, "min": _min,
+class _Numba:
+    prange = range
+
+
+NAMESPACE = {"math": _Math, "np": _Numpy, "numba": _Numba, "abs": _abs, "max": _max, "min": _min,
              "float": _float, "int": _int, "round": _round, "stop_gradient": _stop_gradient}
 """Globals for a program run by the reference AD (in place of math, numpy, builtins)."""
 
