@@ -32,19 +32,38 @@ def final_loads(stmts, layout, recomputed=frozenset()):
     later in the program or shares a loop with the load. The backward sweep, which never
     restores arrays, may read those elements again. Loops whose iterations the backward
     sweep computes again (`recomputed`) do not count as shared: the backward sweep of an
-    iteration sees the arrays as that iteration left them."""
+    iteration sees the arrays as that iteration left them. Nor does a store earlier in the
+    same loop body at the same index, the loop's own variable (`y[j] = ...; t = y[j]`):
+    no other iteration writes that element."""
     stores = {}
+    targets = {}
     for s in ir.walk_stmts(stmts):
         if ir.is_store(s):
             stores.setdefault(s.targets[0].value.id, []).append(s)
+        elif isinstance(s, ast.For):
+            targets[id(s)] = s.target.id
+    recomputed = set(recomputed)
+
+    def earlier_in_iteration(w, s, loops):
+        """w stores the element s loads, before it in s's innermost loop's body, at that
+        loop's variable, and shares no other loop with s that could store it again."""
+        inner = layout.loops[id(s)][-1] if layout.loops[id(s)] else None
+        index = s.value.slice
+        return inner is not None and layout.block_of[id(w)] == layout.block_of[id(s)] and \
+            layout.pos[id(w)] < layout.pos[id(s)] and isinstance(index, ast.Name) and \
+            index.id == targets.get(inner) and \
+            ast.dump(w.targets[0].slice) == ast.dump(index) and \
+            (loops & set(layout.loops[id(w)])) - recomputed == {inner}
+
     out = set()
     for s in ir.walk_stmts(stmts):
         if isinstance(s, ast.Assign) and not ir.is_store(s) and \
                 isinstance(s.value, ast.Subscript) and isinstance(s.value.value, ast.Name):
             pos, loops = layout.pos[id(s)], set(layout.loops[id(s)])
             arr = s.value.value.id
-            if all(layout.pos[id(w)] < pos and not (loops & set(layout.loops[id(w)])) -
-                   set(recomputed) for w in stores.get(arr, []) + layout.sites.get(arr, [])):
+            if all((layout.pos[id(w)] < pos and not (loops & set(layout.loops[id(w)])) -
+                    recomputed) or (ir.is_store(w) and earlier_in_iteration(w, s, loops))
+                   for w in stores.get(arr, []) + layout.sites.get(arr, [])):
                 out.add(id(s))
     return out
 
