@@ -70,6 +70,18 @@ def buffer_read_before_filled(x, w):
     return total
 
 
+def sum_read_in_its_loop(x):
+    """Not independent: the running sum s is read by the next iteration (s + 1.0), not only
+    added to (tests/test_adversarial.py's helper_zeros_in_loop, which this once broke)."""
+    s = 0.0
+    for k in range(3):
+        t = np.zeros(3)
+        for i in range(3):
+            t[i] += x[i] * (s + 1.0)
+        s += t[0] * t[1] + t[2]
+    return s
+
+
 def _inputs(rng, n, d=3, K=2):
     x = rng.standard_normal((n, d))
     means = rng.standard_normal((K, d))
@@ -121,6 +133,16 @@ def test_a_buffer_read_before_it_is_filled_is_not_recomputed(rng):
     compiled = numba.njit(buffer_read_before_filled)
     np.testing.assert_allclose(got[0], fd_grad(compiled, (x, 0.8), 0), rtol=1e-6, atol=1e-9)
     np.testing.assert_allclose(got[1], fd_grad(compiled, (x, 0.8), 1), rtol=1e-6)
+    assert "computed again" not in g.source
+
+
+def test_a_sum_read_inside_its_loop_is_not_a_reduction(rng):
+    x = rng.standard_normal(4)
+    g = adjit.value_and_grad(sum_read_in_its_loop)
+    value, got = g(x)
+    compiled = numba.njit(sum_read_in_its_loop)
+    np.testing.assert_allclose(value, compiled(x), rtol=1e-13)
+    np.testing.assert_allclose(got, fd_grad(compiled, (x,), 0), rtol=1e-6, atol=1e-9)
     assert "computed again" not in g.source
 
 

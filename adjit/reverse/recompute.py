@@ -102,23 +102,20 @@ def _in_inner_loop(body, target):
 
 
 def _additive_reduction(name, inner):
-    """Every statement touching `name` is `t = name + e` / `t = name - e` with t then copied
-    into name (`name = t`), t used nowhere else, or `name = name +/- e`; e never reads name."""
+    """Every statement touching `name` is `name = name +/- e`, or `t = name +/- e` followed
+    by `name = t` with t used nowhere else; e never reads name (so nothing else reads it)."""
     users = [s for s in inner if name in _reads(s) or (
         isinstance(s, ast.Assign) and not ir.is_store(s) and ir.target_name(s) == name)]
-    temps = {}
+    if any(not isinstance(s, ast.Assign) or ir.is_store(s) for s in users):
+        return False
+    temps = {s.value.id for s in users
+             if ir.target_name(s) == name and isinstance(s.value, ast.Name)}
     for s in users:
-        if not isinstance(s, ast.Assign) or ir.is_store(s):
-            return False
-        v = s.value
-        if ir.target_name(s) == name:
-            if isinstance(v, ast.Name):
-                temps[v.id] = s
-                continue
-            if not _adds_to(v, name):
-                return False
-        elif not _adds_to(v, name):
-            return False
+        target, v = ir.target_name(s), s.value
+        if target == name and isinstance(v, ast.Name):
+            continue                    # name = t
+        if not _adds_to(v, name) or (target != name and target not in temps):
+            return False                # (t = name + 1.0 with t used elsewhere: a read)
     for temp in temps:
         defs = [s for s in inner if isinstance(s, ast.Assign) and not ir.is_store(s)
                 and ir.target_name(s) == temp]
