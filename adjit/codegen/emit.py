@@ -146,8 +146,10 @@ def compile_source(source, name, namespace, signature, fastmath=False, jit=True,
     outer = ns[wrapper] if wrapper else pyfunc
     if not jit:
         return outer, None
+    # parallel where a loop is a prange (not a comment quoting the user's prange loop)
+    parallel = re.search(r"^\s*for \w+ in numba\.prange\(", source, re.M) is not None
     jit = numba.njit(tuple(signature), error_model="numpy", fastmath=fastmath, cache=cache,
-                     parallel="numba.prange(" in source)
+                     parallel=parallel)
     try:
         for callee in callees:
             ns[callee] = numba.njit(error_model="numpy", fastmath=fastmath, cache=cache,
