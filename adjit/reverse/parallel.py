@@ -20,6 +20,7 @@ import copy
 from .. import ir
 from ..errors import error_at
 from .dce import _live_before, eliminate_dead, reads_of, upward_exposed
+from .recompute import leaves_early
 
 
 def parallel_forward(stmts, live_after, forbidden):
@@ -68,7 +69,7 @@ def parallel_backward(stmts, live_after, tape, namegen, recompute, init=(), pref
             roots = upward_exposed(_plain(loop.body)) | tape_names
             replay = eliminate_dead(copy.deepcopy(recompute[key][1]), roots, set())
             # (arrays the iteration allocates itself are its own to write again)
-            stored = sorted({n.value.id for x in _statements(replay) for n in _targets(x)
+            stored = sorted({n.value.id for x in ir.walk_stmts(replay) for n in _targets(x)
                              if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name)
                              and n.value.id not in tape_names} - _assigned(replay))
             if stored:
@@ -78,7 +79,7 @@ def parallel_backward(stmts, live_after, tape, namegen, recompute, init=(), pref
             candidate = copy.copy(loop)
             candidate.body = replay + loop.body
         # values recorded before they are overwritten: each chunk's own (balanced per iteration)
-        recorded = {_recorded(x, tape_names) for x in _statements(candidate.body)} - {None} \
+        recorded = {_recorded(x, tape_names) for x in ir.walk_stmts(candidate.body)} - {None} \
             if candidate is not loop else set()
         private = (tape_names | recorded) if candidate is not loop else set()
         reason, sums, arrays = _unshareable(candidate, after, set() if private else tape_names,
@@ -107,7 +108,7 @@ def _zero_at_entry(prefix, stmts):
                 isinstance(s.value, ast.Constant) and s.value.value == 0:
             zero.add(s.targets[0].id)
             continue
-        zero -= {n.id for x in _statements([s]) for n in _own_nodes(x)
+        zero -= {n.id for x in ir.walk_stmts([s]) for n in _own_nodes(x)
                  if isinstance(n, ast.Name)}
     return out
 
@@ -213,16 +214,9 @@ def _plain(node):
     return Plain().visit(copy.deepcopy(node))
 
 
-def _statements(stmts):
-    for s in stmts:
-        yield s
-        for field in ("body", "orelse"):
-            yield from _statements(getattr(s, field, []) or [])
-
-
 def _assigned(stmts):
     names = set()
-    for s in _statements(stmts):
+    for s in ir.walk_stmts(stmts):
         if isinstance(s, ast.Assign):
             for t in s.targets:
                 names |= {n.id for n in ast.walk(t) if isinstance(n, ast.Name)
@@ -274,7 +268,7 @@ def _reset_at_end(body, name):
     then only the first iteration sees the value it had before the loop."""
     for s in reversed(body):
         if isinstance(s, (ast.If, ast.For, ast.While)):
-            if any(_mentions(x, name) for x in _statements([s])):
+            if any(_mentions(x, name) for x in ir.walk_stmts([s])):
                 return False
             continue
         if _mentions(s, name):
@@ -288,7 +282,7 @@ def _leaves_zero(stmts, name):
     touches it sets it to 0, or is a loop whose every iteration does (a loop that does not
     run leaves the 0)."""
     for s in reversed(stmts):
-        if not any(_mentions(x, name) for x in _statements([s])):
+        if not any(_mentions(x, name) for x in ir.walk_stmts([s])):
             continue
         if isinstance(s, (ast.For, ast.While)):
             return not _mentions(s, name) and _leaves_zero(s.body, name)
@@ -315,11 +309,9 @@ def _unshareable(loop, after, forbidden, forward, private=frozenset(), escapes=N
     have its own of (a tape), left out of the checks (of `escapes` only these may be read
     after the loop). `zero`: names known to be 0 when the loop starts."""
     var, body = loop.target.id, loop.body
-    stmts = list(_statements(body))
-    for s in stmts:
-        if isinstance(s, (ast.Return, ast.Break, ast.Continue)) and \
-                not _inside_inner_loop(body, s):
-            return "it leaves early", (), ()
+    stmts = list(ir.walk_stmts(body))
+    if leaves_early(body):
+        return "it leaves early", (), ()
     used = set()
     for s in stmts:
         used |= {n.id for n in ast.walk(s) if isinstance(n, ast.Name)}
@@ -379,16 +371,6 @@ def _own_nodes(s):
         [s.target, s.iter] if isinstance(s, ast.For) else [s]
     for p in parts:
         yield from ast.walk(p)
-
-
-def _inside_inner_loop(body, target):
-    for s in body:
-        if isinstance(s, (ast.For, ast.While)) and any(t is target for t in _statements(s.body)):
-            return True
-        if isinstance(s, ast.If) and (_inside_inner_loop(s.body, target) or
-                                      _inside_inner_loop(s.orelse, target)):
-            return True
-    return False
 
 
 def _chunked(loop, sums, arrays, namegen, tape=None, starts=()):
@@ -466,7 +448,7 @@ def check_user_races(stmts):
         if not (isinstance(loop, ast.For) and ir.note(loop, "parallel", False)):
             continue
         var = loop.target.id
-        stmts_in = list(_statements(loop.body))
+        stmts_in = list(ir.walk_stmts(loop.body))
         offsets = {}                    # name -> c, for `name = i + c` / `name = i - c`
         for s in stmts_in:
             if isinstance(s, ast.Assign) and isinstance(s.targets[0], ast.Name) and \

@@ -53,8 +53,7 @@ def _independent(loop, writes, layout, kinds):
     """None if the loop's iterations can be computed again, else why not."""
     body = loop.body
     inner = list(ir.walk_stmts(body))
-    if any(isinstance(s, (ast.Break, ast.Continue, ast.Return)) and not _in_inner_loop(body, s)
-           for s in inner):
+    if leaves_early(body):
         return "it leaves early"
     start = layout.pos[id(loop)]
     assigned = ir.assigned(body)
@@ -89,6 +88,13 @@ def _reads(s):
     if isinstance(s, ast.Assign) and ir.is_store(s):
         names |= {n.id for n in ast.walk(s.targets[0].slice) if isinstance(n, ast.Name)}
     return names
+
+
+def leaves_early(body):
+    """Whether a loop body has a `break`, `continue` or `return` of its own (not of a loop
+    nested in it)."""
+    return any(isinstance(s, (ast.Break, ast.Continue, ast.Return)) and
+               not _in_inner_loop(body, s) for s in ir.walk_stmts(body))
 
 
 def _in_inner_loop(body, target):
