@@ -66,6 +66,10 @@ class ReverseBuilder(Validation, Planning, Emission):
         self.checkpointed = {}        # id(loop) -> checkpointing.Checkpointed
         self.recompute = {}           # id(prange loop) -> (plain body, recording body)
         self.recomputed = set()       # ids of loops computed again per iteration (planner)
+        self.pushed = set()           # ids of assignments whose old value is recorded
+        self.inverted = {}            # id(site) -> (site, statement undoing it) (planner)
+        self.replays_after = {}       # id(stmt) -> values replayed after its mirror
+        self._inverses = {}
         self.allow_recompute = True
 
     # helpers -------------------------------------------------------------

@@ -193,8 +193,10 @@ class Emission:
                 out += self.tape.reserve(kind, f"{trips} * {count}" if count > 1 else trips)
         return out
 
-    def _replay(self, block):
-        names = self.replays.get(id(block), ())
+    def _replay(self, block, names=None):
+        """The block's statements defining `names` (by default the values replayed at the
+        start of its backward sweep), in their order."""
+        names = self.replays.get(id(block), ()) if names is None else names
         out = []
         for s in block:
             if isinstance(s, ast.Assign) and ir.target_name(s) in names:
@@ -216,6 +218,12 @@ class Emission:
                 if id(s) in self.pushed:
                     target = ir.target_name(s)
                     out += self.tape.pop(target, self.kinds[target])
+                elif id(s) in self.inverted:
+                    undo = copy.deepcopy(self.inverted[id(s)][1])
+                    ir.annotate(undo, origin=ir.note(s, "origin", None))
+                    out.append(undo)
+                if id(s) in self.replays_after:
+                    out += self._replay(block, self.replays_after[id(s)])
             elif isinstance(m, IfMirror):
                 body = self._backward(m.body, s.body)
                 orelse = self._backward(m.orelse, s.orelse)

@@ -16,6 +16,7 @@ loads of arrays that the function never writes.
 import ast
 
 from .. import ir
+from ..analysis.types import INT
 
 
 class NeedPoint:
@@ -71,14 +72,35 @@ def final_loads(stmts, layout, recomputed=frozenset()):
 
 
 
+class Replayable(dict):
+    """{var: stmt} of the values the backward sweep recomputes instead of recording, and in
+    `after`, {var: stmt F} for those it recomputes only once F's mirror has restored the
+    operands F overwrites (see replayable)."""
+
+    def __init__(self, items=(), after=None):
+        super().__init__(items)
+        self.after = dict(after or {})
+
+    def only(self, keep):
+        """The entries whose var satisfies keep(var, stmt)."""
+        return Replayable({v: s for v, s in self.items() if keep(v, s)}, self.after)
+
+
 def replayable(stmts, layout, prims_of, recomputed=frozenset()):
-    """Block-local definitions the backward sweep can recompute, as {var: stmt}."""
+    """Block-local definitions the backward sweep can recompute, as a Replayable.
+
+    A definition whose operands are stable in its block is recomputed at the start of the
+    block's backward sweep. One whose operand the block assigns again only later, after
+    every use of the definition (`t = icf[k, idx]; ... t ...; idx = idx + 1`), is
+    recomputed right after the mirror of that later assignment F has restored the operand
+    (the planner makes F restore it: see Planning._add_replays), where a person writing
+    the adjoint by hand would load it again instead of recording it."""
     final = final_loads(stmts, layout, recomputed)
     reads = {}
     for s in ir.walk_stmts(stmts):
         for v in _forward_reads(s):
             reads.setdefault(v, []).append(s)
-    out = {}
+    out, after = {}, {}
     for block_id, block in layout.blocks.items():
         if not layout.block_loops[block_id]:
             continue
@@ -101,11 +123,87 @@ def replayable(stmts, layout, prims_of, recomputed=frozenset()):
                 continue
             operands = prim.operands[1:] if prim.kind in ("load", "shape", "len") \
                 else prim.operands
-            if all(not isinstance(a, ast.Name) or a.id in local or a.id not in assigned_here
-                   for a in operands):
+            late = [a.id for a in operands if isinstance(a, ast.Name) and a.id not in local
+                    and a.id in assigned_here]
+            if not late:
                 local[v] = s
+                continue
+            # operands replayed late themselves (x[cols[p]]) must be replayed at the same
+            # place; the others must be assigned again only after s and its uses
+            chained = {after[n] for n in late if n in after and out.get(n) is not None
+                       and layout.block_of[id(out[n])] == block_id}
+            late = [n for n in late if not (n in after and out.get(n) is not None
+                                            and layout.block_of[id(out[n])] == block_id)]
+            restore = _restoring_site(s, late, users, block, layout, chained)
+            if restore is not None:     # not in `local`: replayed later than the others
+                out[v] = s
+                after[v] = restore
         out.update(local)
-    return out
+    return Replayable(out, after)
+
+
+def _restoring_site(s, late, users, block, layout, chained=()):
+    """The first statement of `block` after `s` that assigns one of the `late` operands, if
+    every such assignment in the block is a top-level statement after `s`, the operands
+    are not changed between `s` and it, and every use of `s`'s value comes before it;
+    else None. `chained`: the restoring sites of operands replayed late themselves, which
+    must be that same statement."""
+    pos = layout.pos[id(s)]
+    if len(chained) > 1:
+        return None
+    first = next(iter(chained), None)
+    for name in late:
+        for site in layout.sites.get(name, ()):
+            if not layout.inside(site, id(block)):
+                continue
+            if layout.block_of[id(site)] != id(block) or layout.pos[id(site)] < pos or \
+                    not isinstance(site, ast.Assign):
+                return None
+            if first is None or layout.pos[id(site)] < layout.pos[id(first)]:
+                if chained:
+                    return None
+                first = site
+    if first is None or not all(layout.pos[id(u)] < layout.pos[id(first)] and
+                                layout.block_of[id(u)] == id(block) for u in users):
+        return None
+    return first
+
+
+def inverse(site, layout, prims_of, kinds):
+    """The statement that undoes `site`, an integer counter's step `v = t` with `t = v + c`
+    or `t = v - c` (c an integer constant) just computed in the same block with no other
+    assignment of v between: `v = v - c` (or `v + c`). The backward sweep restores v with
+    it instead of recording v: integer arithmetic undoes exactly. None for other sites."""
+    if not isinstance(site, ast.Assign) or ir.is_store(site) or \
+            not isinstance(site.value, ast.Name):
+        return None
+    v, t = ir.target_name(site), site.value.id
+    if kinds.get(v) != INT or len(layout.sites.get(t, ())) != 1:
+        return None
+    step = layout.sites[t][0]
+    if not isinstance(step, ast.Assign) or layout.block_of[id(step)] != layout.block_of[id(site)] \
+            or layout.pos[id(step)] > layout.pos[id(site)]:
+        return None
+    value = step.value
+    if not isinstance(value, ast.BinOp) or not isinstance(value.op, (ast.Add, ast.Sub)):
+        return None
+    left, right = value.left, value.right
+    if isinstance(left, ast.Name) and left.id == v and _int_const(right):
+        c, op = right.value, value.op
+    elif isinstance(value.op, ast.Add) and isinstance(right, ast.Name) and right.id == v \
+            and _int_const(left):
+        c, op = left.value, value.op
+    else:
+        return None
+    if any(layout.pos[id(step)] < layout.pos[id(x)] < layout.pos[id(site)]
+           for x in layout.sites[v]):
+        return None
+    undo = "-" if isinstance(op, ast.Add) else "+"
+    return ir.parse(f"{v} = {v} {undo} {c}")[0]
+
+
+def _int_const(node):
+    return isinstance(node, ast.Constant) and type(node.value) is int
 
 
 def _forward_reads(s):
@@ -118,16 +216,49 @@ def _forward_reads(s):
     return []
 
 
-def needs_push(layout, site, points, recomputed=frozenset()):
+def reset_windows(stmts, layout, restores_by_undoing):
+    """{id(site): (lo, hi)} for assignments inside a loop L whose variable is reset before L
+    (`s = 0.0; for c in ...: s += ...`): the value such a site overwrites is one L or the
+    reset wrote, alive only from the reset (position lo) to L's end (hi). If no backward
+    read falls in that window, the site need not record it: the backward sweep of L leaves
+    the variable as L left it, and the reset's own mirror then puts back the value before
+    it. `restores_by_undoing(site)` says whether a site's mirror would compute the old value
+    from the current one (reverse/plan.inverse) instead of taking it from the tape: such a
+    reset cannot stand after unrestored sites, so it gives no window."""
+    by_id = {id(s): s for s in ir.walk_stmts(stmts)}
+    out = {}
+    for var, sites in layout.sites.items():
+        for site in sites:
+            if not isinstance(site, ast.Assign):
+                continue
+            for loop_id in reversed(layout.loops[id(site)]):
+                loop = by_id[loop_id]
+                block = layout.block_of[loop_id]
+                before = [x for x in sites if layout.inside(x, block)
+                          and layout.pos[id(x)] < layout.pos[loop_id]]
+                if not before:
+                    continue
+                reset = max(before, key=lambda x: layout.pos[id(x)])
+                if layout.block_of[id(reset)] == block and isinstance(reset, ast.Assign) \
+                        and not restores_by_undoing(reset):
+                    out[id(site)] = (layout.pos[id(reset)], layout.end_pos(loop.body))
+                break
+    return out
+
+
+def needs_push(layout, site, points, recomputed=frozenset(), window=None):
     """The to-be-recorded test: must the value `site` overwrites be saved first?
 
     Yes when some backward read of the variable happens at a forward position before the
     site, or shares a loop with it (the next iteration overwrites) other than a loop whose
     iterations the backward sweep computes again one at a time (`recomputed`). Reads inside
     a `for` loop of its own index are served by the reversed loop itself and do not count.
+    No when the site has a reset window (reset_windows) and no read falls in it.
     """
     pos = layout.pos[id(site)]
     site_loops = set(layout.loops[id(site)])
+    if window is not None and not any(window[0] <= p.pos <= window[1] for p in points):
+        return False
     for p in points:
         if isinstance(site, ast.For) and id(site) in p.loops:
             continue

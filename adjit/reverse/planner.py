@@ -48,6 +48,8 @@ class Planning:
     def plan(self, top):
         """Decide replays and tape pushes, iterating until the needs stop growing."""
         layout = self.layout
+        self._windows = planning.reset_windows(self.stmts, layout,
+                                               lambda s: self._inverse(s) is not None)
         replayable = planning.replayable(self.stmts, layout, self.prim)
         points = self._plan_with(top, replayable)
         # A transcendental value the backward sweep reads is cheaper to record than to
@@ -62,7 +64,7 @@ class Planning:
                   and self.prim(s).kind == "op" and self.prim(s).obj in EXPENSIVE
                   and not parallel & set(self.layout.loops.get(id(s), ()))}
         if costly:
-            replayable = {v: s for v, s in replayable.items() if v not in costly}
+            replayable = replayable.only(lambda v, s: v not in costly)
             self._plan_with(top, replayable)
         self._plan_recomputed(top, replayable)
 
@@ -81,13 +83,14 @@ class Planning:
         while chosen:
             self.recomputed = chosen
             final = planning.replayable(self.stmts, self.layout, self.prim, chosen)
-            points = self._plan_with(top, {v: s for v, s in final.items() if v in replayable
-                                           or not self._costly(s)})
+            points = self._plan_with(top, final.only(
+                lambda v, s: v in replayable or not self._costly(s)))
             # a value recorded inside such a loop for a reader outside it: the loop's plain
             # forward would not record it, and its backward would leave another value there
             bad = set()
             for s in ir.walk_stmts(self.stmts):
-                if id(s) not in self.pushed or not isinstance(s, (ast.Assign, ast.For)):
+                if (id(s) not in self.pushed and id(s) not in self.inverted) or \
+                        not isinstance(s, (ast.Assign, ast.For)):
                     continue
                 var = s.target.id if isinstance(s, ast.For) else ir.target_name(s)
                 for loop in chosen & set(self.layout.loops[id(s)]):
@@ -129,15 +132,22 @@ class Planning:
     def _plan_with(self, top, replayable):
         layout = self.layout
         self.pushed = set()
+        self.inverted = {}
         self.replays = {}
+        self.replays_after = {}
         self.kept_loops = set()
         while True:
             points = {}
             self.replays = {}
+            self.replays_after = {}
             self._collect(top, self.stmts, points)
             self._recompute_reads(points)
             self._add_replays(replayable, points)
-            pushed = set()
+            for site, _ in self.inverted.values():
+                # the undoing statement reads the value the site assigned
+                self._need(points, [ir.target_name(site)], layout.pos[id(site)],
+                           layout.loops[id(site)])
+            pushed, inverted = set(), {}
             for var, pts in points.items():
                 if is_array(self.kinds.get(var)):
                     # an array's backward readers need its shape (the same every iteration,
@@ -145,12 +155,24 @@ class Planning:
                     # recorded copy
                     continue
                 for site in layout.sites.get(var, []):
-                    if planning.needs_push(layout, site, pts, self.recomputed):
-                        pushed.add(id(site))
-            kept = self._nonempty_loops(top, pushed)
-            if pushed == self.pushed and kept == self.kept_loops:
+                    if planning.needs_push(layout, site, pts, self.recomputed,
+                                           self._windows.get(id(site))):
+                        undo = self._inverse(site)
+                        if undo is not None:
+                            inverted[id(site)] = (site, undo)
+                        else:
+                            pushed.add(id(site))
+            kept = self._nonempty_loops(top, pushed | set(inverted))
+            if pushed == self.pushed and inverted.keys() == self.inverted.keys() and \
+                    kept == self.kept_loops:
                 return points
-            self.pushed, self.kept_loops = pushed, kept
+            self.pushed, self.inverted, self.kept_loops = pushed, inverted, kept
+
+    def _inverse(self, site):
+        if id(site) not in self._inverses:
+            self._inverses[id(site)] = planning.inverse(site, self.layout, self.prim,
+                                                        self.kinds)
+        return self._inverses[id(site)]
 
     def _recompute_reads(self, points):
         """What a recomputed iteration reads from before its loop is read by the backward
@@ -206,19 +228,30 @@ class Planning:
             s = replayable[v]
             block_id = layout.block_of[id(s)]
             block = layout.blocks[block_id]
-            self.replays.setdefault(block_id, set()).add(v)
             end = layout.end_pos(block)
             loops = layout.block_loops[block_id]
+            restore = replayable.after.get(v)
+            if restore is None:
+                self.replays.setdefault(block_id, set()).add(v)
+            else:
+                # replayed once `restore`'s mirror has put back what it changes: operands
+                # the block assigns are needed as they were at the definition (so the
+                # mirrors of their later assignments restore them)
+                self.replays_after.setdefault(id(restore), set()).add(v)
+                changed = ir.assigned(block)
             for a in self.prim(s).operands:
-                if isinstance(a, ast.Name) and a.id in self.kinds:
-                    if a.id in replayable and layout.block_of[id(replayable[a.id])] == block_id:
+                if not (isinstance(a, ast.Name) and a.id in self.kinds):
+                    continue
+                if a.id in replayable and layout.block_of[id(replayable[a.id])] == block_id:
+                    work.append(a.id)
+                elif restore is not None and a.id in changed:
+                    self._need(points, [a.id], layout.pos[id(s)], loops)
+                else:
+                    self._need(points, [a.id], end, loops)
+                    if a.id in replayable:
+                        # block-local in an enclosing block (its users are all inside
+                        # it): replayed there, before this inner block's sweep
                         work.append(a.id)
-                    else:
-                        self._need(points, [a.id], end, loops)
-                        if a.id in replayable:
-                            # block-local in an enclosing block (its users are all inside
-                            # it): replayed there, before this inner block's sweep
-                            work.append(a.id)
         for v in done:
             points.pop(v, None)
 
@@ -227,7 +260,7 @@ class Planning:
         pushed = self.pushed if pushed is None else pushed
         kept = self.kept_loops if kept is None else kept
         if isinstance(m, AssignMirror):
-            return bool(m.adj) or id(m.stmt) in pushed
+            return bool(m.adj) or id(m.stmt) in pushed or id(m.stmt) in self.inverted
         if isinstance(m, IfMirror):
             return any(self._has_content(x, pushed, kept) for x in m.body + m.orelse) or \
                 bool(self.replays.get(id(m.stmt.body)) or self.replays.get(id(m.stmt.orelse)))

@@ -151,11 +151,17 @@ GROUPS = {
     # numba.prange: the shapes adjit computes again per iteration in the backward sweep
     # (adjit/reverse/recompute.py) and runs in parallel (adjit/reverse/parallel.py)
     "buffers": "scratch buffers filled in every iteration, prange loops",
+    # integer counters stepped by a constant in loops (idx += 1, j -= 1, k = k + 2),
+    # carried across an outer loop, stepped in a branch, indexing loads a[idx % n] and
+    # a[j]; an accumulator reset per outer iteration and read after its inner loop. What
+    # the backward sweep steps back instead of recording (adjit/reverse/plan.py inverse,
+    # replayable, reset_windows)
+    "counters": "integer counters stepped in loops, indexing loads",
 }
 AVOID |= set(GROUPS)
 # groups with statements of their own (Writer.group_stmt) and with array leaves (group_leaf)
 STMT_GROUPS = ("index-arrays", "masks", "transpose3d", "axis3d", "const-pow", "views",
-               "kwdefaults", "constructors", "buffers")
+               "kwdefaults", "constructors", "buffers", "counters")
 LEAF_GROUPS = ("index-arrays", "masks", "transpose3d", "axis3d", "const-pow", "constructors")
 CONST_POWS = ("0.0", "1.0", "0", "1", "2", "0.5", "2.0", "3")
 GLOBALS = ("gain", "scale", "bias")     # module globals of group "kwdefaults"
@@ -1478,6 +1484,40 @@ class Writer:
                 f"    for {j} in range({n}):",
                 f"        {t} += {read}",
                 f"    {acc} += {final}"]
+
+    def stmt_counters(self, scope, depth):
+        if scope.loop_depth:
+            return None
+        arrays = [a for a, s in sorted(scope.arrays.items()) if len(s) == 1]
+        if not arrays:
+            return None
+        a = self.choice(arrays)
+        n = scope.arrays[a][0]
+        idx, acc, t, i, j = (self.fresh(p) for p in ("idx", "acc", "t", "i", "j"))
+        w = self.scalar(scope)
+        self.used.add("counters")
+        scope.floats.append(acc)
+        scope.assignable.append(acc)
+        step = self.choice((f"{idx} += 1", f"{idx} = {idx} + 1", f"{idx} = 1 + {idx}"))
+        final = self.choice((f"math.tanh({t})", f"{t} * {t}", f"math.exp(-{t} * {t})"))
+        k = self.pick(3)
+        if k == 0:      # carried across the outer loop (packed storage, CSR pointer)
+            return [f"{idx} = 0", f"{acc} = 0.0", f"for {i} in range({n}):",
+                    f"    {t} = 0.0",
+                    f"    for {j} in range({i} + 1):",
+                    f"        {t} += {a}[{idx} % {n}] * {a}[{j}] * {w}",
+                    f"        {step}",
+                    f"    {acc} += {final}"]
+        if k == 1:      # stepped in a branch
+            return [f"{idx} = 0", f"{acc} = 0.0", f"for {i} in range({n}):",
+                    f"    if {a}[{i}] > 0.0:",
+                    f"        {acc} += math.sin({a}[{idx}] * {w}) * {a}[{i}]",
+                    f"        {step}"]
+        down = self.choice((f"{idx} -= 1", f"{idx} = {idx} - 1"))
+        return [f"{idx} = {n} - 1", f"{acc} = 0.0", f"for {i} in range({n}):",
+                f"    {t} = {a}[{idx}] * {w}",
+                f"    {acc} += {a}[{i}] * {final}",
+                f"    {down}"]
 
     def group_reduction_of(self, scope, group):
         saved = self.groups
