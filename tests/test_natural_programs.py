@@ -805,6 +805,55 @@ def euler_scalar_state_vector_inplace(y0, k, dt, n):
     return np.sum(y * y)
 
 
+# a new array every step, handed to the loop's name (u = un)
+def heat_copy_handover(u0, k, steps):
+    u = u0.copy()
+    n = u.shape[0]
+    for t in range(steps):
+        un = u.copy()
+        for i in range(1, n - 1):
+            un[i] = u[i] + k * (u[i - 1] - 2.0 * u[i] + u[i + 1])
+        u = un
+    return np.sum(u * u)
+
+
+def heat_empty_like_handover(u0, k, steps):
+    u = u0
+    n = u.shape[0]
+    for t in range(steps):
+        unew = np.empty_like(u)
+        unew[0] = u[0]
+        unew[n - 1] = u[n - 1]
+        for i in range(1, n - 1):
+            unew[i] = u[i] + k[i] * (u[i - 1] - 2.0 * u[i] + u[i + 1])
+        u = unew
+    return np.sum(u ** 3)
+
+
+def wave_three_levels(u0, c, steps):
+    prev = u0.copy()
+    cur = u0.copy()
+    n = u0.shape[0]
+    for t in range(steps):
+        nxt = np.zeros(n)
+        for i in range(1, n - 1):
+            nxt[i] = 2.0 * cur[i] - prev[i] + c * c * (cur[i - 1] - 2.0 * cur[i] + cur[i + 1])
+        prev = cur
+        cur = nxt
+    return np.sum(cur * cur) + 0.5 * np.sum(prev)
+
+
+def relaxation_sweeps(x0, w, sweeps):
+    x = x0.copy()
+    for s in range(sweeps):
+        xn = 0.5 * x
+        for i in range(1, x.shape[0]):
+            xn[i] += w * math.tanh(x[i - 1])
+        x = xn
+    total = np.sum(xn)
+    return total + np.sum(x * x)
+
+
 # ---------------------------------------------------------------------------------------
 # the check
 # ---------------------------------------------------------------------------------------
@@ -1008,6 +1057,12 @@ CASES = [
          (0, 1, 2, 4)),
     case("euler_inplace_update", euler_scalar_state_vector_inplace, (_r(4), 0.8, 0.05, 12),
          (0, 1, 2)),
+    case("heat_copy_then_handover", heat_copy_handover, (_r(7), 0.2, 6), (0, 1)),
+    case("heat_empty_like_handover", heat_empty_like_handover,
+         (_r(7, scale=0.5), 0.1 + 0.1 * np.abs(_r(7)), 5), (0, 1)),
+    case("wave_three_time_levels", wave_three_levels, (_r(8, scale=0.5), 0.4, 6), (0, 1)),
+    case("relaxation_new_array_expression", relaxation_sweeps, (_r(5, scale=0.5), 0.3, 4),
+         (0, 1)),
 ]
 
 

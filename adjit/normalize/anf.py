@@ -20,6 +20,7 @@ from ..errors import AdjitError
 from ..frontend.source import MISSING, read_function, unwrap
 from ..runtime import vec
 from ..rules.table import (ALLOCATORS, ARRAY_OPS, ARRAY_QUERIES, ARRAY_RULES, CONST_ARRAYS,
+                           ELEMENTWISE, NEW_ARRAY_CALLS,
                            INACTIVE, rule_for_call)
 
 from . import swaps
@@ -177,6 +178,15 @@ def _rebound_to_views(stmts):
             if isinstance(s, (ast.If, ast.For, ast.While)):
                 out |= _rebound_to_views(getattr(s, field))
     return out
+
+
+def _copy_call(name, where):
+    """`name.copy()`, located at `where`."""
+    return ast.copy_location(ast.Call(func=ast.Attribute(
+        value=ast.Name(id=name, ctx=ast.Load()), attr="copy", ctx=ast.Load()),
+        args=[], keywords=[]), where)
+
+
 
 
 def _names_in(stmts):
@@ -462,6 +472,7 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining):
             self.emit_if(out, cond, body, orelse)
         elif isinstance(s, (ast.For, ast.While)):
             self.flush_before(s, out)
+            handed = self.handed_over(s)
             self.refuse_swapped_bases(s)
             unrolled = swaps.unroll(s, self.is_array_local, self.fresh_local, self.error,
                                     set(self.src.params), self.is_view_local)
@@ -479,6 +490,8 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining):
             self.check_loop_views(before, mark, first, s.lineno)
             self.check_in_place_views(self.in_place - outer, s)
             self.in_place = outer
+            for a, b in handed:     # after the loop both names mean one array again
+                self.stmt(ast.copy_location(ast.parse(f"{b} = {a}").body[0], s), out)
         elif isinstance(s, (ast.Break, ast.Continue)):
             node = type(s)(lineno=s.lineno)
             ir.annotate(node, origin=self.origin)
@@ -554,6 +567,93 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining):
             self.src.locals.add(own)
             marked.add(own)
         return marked
+
+    def handed_over(self, loop):
+        """`for t in ...: un = u.copy(); (un written); u = un`: each iteration makes a new
+        array and hands it to the name the loop carries. The hand-over becomes `u =
+        un.copy()` (so `u` keeps one array the loop updates in place, see
+        rebound_in_place), where that changes nothing a program can see: `un` is made
+        afresh at the top of every iteration (a copy, an allocation or arithmetic, never a
+        view), nothing writes either name after the hand-over in the iteration, and `un`
+        is not a name before the loop. Rewrites the loop in place; returns the (u, un)
+        pairs, whose aliasing the caller restores after the loop (`un = u`)."""
+        body = loop.body
+        out = []
+        for k, s in enumerate(body):
+            if not (isinstance(s, ast.Assign) and len(s.targets) == 1 and
+                    isinstance(s.targets[0], ast.Name) and isinstance(s.value, ast.Name)):
+                continue
+            a, b = s.targets[0].id, s.value.id
+            if a == b or b in self.src.params:
+                continue
+            if not self.is_array_local(a):
+                continue
+            if self.is_array_local(b):
+                # `prev = cur; ...; cur = nxt`: b takes another array later in the
+                # iteration, and neither name is written before that
+                later = [j for j in range(k + 1, len(body)) if b in
+                         {t.id for t in _rebinding_targets([body[j]])}]
+                if later and isinstance(body[later[0]], ast.Assign) and \
+                        len(body[later[0]].targets) == 1 and \
+                        isinstance(body[later[0]].targets[0], ast.Name) and \
+                        not _written_in(body[k + 1:later[0] + 1], {a, b}, self.src) and \
+                        not any(b in {t.id for t in _rebinding_targets([x])} or
+                                a in {t.id for t in _rebinding_targets([x])}
+                                for x in body[k + 1:later[0]]):
+                    s.value = _copy_call(b, s.value)
+                continue
+            made = [j for j, x in enumerate(body[:k]) if isinstance(x, ast.Assign) and
+                    any(isinstance(t, ast.Name) and t.id == b for t in x.targets)]
+            if len(made) != 1 or not self.makes_new_array(body[made[0]].value) or \
+                    b in _names_in(body[:made[0]]) or \
+                    any(b in {t.id for t in _rebinding_targets([x])} for x in body[k + 1:]) or \
+                    any(b in {t.id for t in _rebinding_targets([x])}
+                        for x in body[:made[0]] + body[made[0] + 1:k]) or \
+                    _written_in(body[k + 1:], {a, b}, self.src):
+                continue
+            outside, nested = self.mentioned_outside(b, loop)
+            if outside and nested:
+                continue    # (the name after the loop would need the alias in every pass)
+            s.value = _copy_call(b, s.value)
+            if outside:
+                out.append((a, b))
+        return out
+
+    def makes_new_array(self, value):
+        """Whether an expression surely makes a new array (never a view of another): a
+        copy, an allocation, arithmetic, an elementwise numpy function."""
+        if isinstance(value, (ast.BinOp, ast.UnaryOp)):
+            return True
+        if not isinstance(value, ast.Call):
+            return False
+        if isinstance(value.func, ast.Attribute) and value.func.attr == "copy" and \
+                not value.args:
+            return True
+        try:
+            obj = self.src.resolve(value.func)
+        except Exception:       # not a name the function can see: not known to be new
+            return False
+        return obj in NEW_ARRAY_CALLS or obj in ELEMENTWISE
+
+    def mentioned_outside(self, name, loop):
+        """(mentions of `name` in the function outside `loop`, whether `loop` is inside
+        another loop of the function)."""
+        tree = self.src.tree
+        inside = sum(1 for n in ast.walk(loop) if isinstance(n, ast.Name) and n.id == name)
+        total = sum(1 for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == name)
+
+        def nested(stmts, in_loop):
+            for x in stmts:
+                if x is loop:
+                    return in_loop
+                for field in ("body", "orelse"):
+                    found = nested(getattr(x, field, []) or [], in_loop or
+                                   isinstance(x, (ast.For, ast.While)))
+                    if found is not None:
+                        return found
+            return None
+        where = nested(tree.body if hasattr(tree, "body") else [], False)
+        return total - inside, where is not False
 
     def own_names(self):
         """The local names of this function's own variables (not a helper's)."""

@@ -70,6 +70,7 @@ class ReverseBuilder(Validation, Planning, Emission):
         self.inverted = {}            # id(site) -> (site, statement undoing it) (planner)
         self.replays_after = {}       # id(stmt) -> values replayed after its mirror
         self._inverses = {}
+        self.recompute_fills = {}     # id(recomputed loop) -> arrays each iteration fills
         self.allow_recompute = True
 
     # helpers -------------------------------------------------------------
@@ -237,8 +238,10 @@ class ReverseBuilder(Validation, Planning, Emission):
         if self.recomputed:
             backward = self._expand_recomputed(backward)
         init = []
-        for var in self._ordered({_target(s) for s in ir.walk_stmts(self.stmts)
-                                  if id(s) in self.pushed} - set(self.params)):
+        # (from the layout: the bodies of recomputed loops are copies by now)
+        recorded = {var for var, sites in self.layout.sites.items()
+                    if any(id(x) in self.pushed for x in sites)}
+        for var in self._ordered(recorded - set(self.params)):
             first = self.layout.sites[var][0]
             defined_first = isinstance(first, ast.Assign) and id(first) not in self.pushed \
                 and any(first is s for s in self.stmts)

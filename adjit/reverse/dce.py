@@ -7,7 +7,8 @@ sweep entirely, which is what a hand-written adjoint does.
 """
 import ast
 
-from ..ir import copy_notes, load_names
+from ..ir import copy_notes, load_names, note
+from ..rules.table import SHAPE_ONLY_CALLS
 
 
 def reads_of(node):
@@ -29,7 +30,7 @@ def _prune(stmts, live, keep_stores, index_live):
                     out.append(s)
             elif isinstance(tgt, ast.Tuple):    # a checkpointed loop's step: writes arrays
                 out.append(s)
-            elif tgt.value.id in live or tgt.value.id in keep_stores:
+            elif tgt.value.id in keep_stores:
                 out.append(s)
         elif isinstance(s, ast.AugAssign):
             if s.target.id in live:
@@ -59,18 +60,31 @@ def _copy_with(s, body, orelse):
 
 def eliminate_dead(forward, roots, keep_stores):
     """The forward statements that anything in `roots` (names read later) depends on.
-    Element stores into `keep_stores` (the caller's arrays) are always kept."""
+    Element stores into `keep_stores` (the caller's arrays) are always kept; stores into
+    other arrays only where something kept reads the array's elements, not only its shape
+    (`n = buf.shape[0]` needs `buf`, not what was stored in it)."""
     live = set(roots)
+    contents = set(roots)
     index_live = set(roots)
     while True:
-        kept = _prune(forward, live, keep_stores, index_live)
-        reads = set(live)
+        kept = _prune(forward, live, set(keep_stores) | (contents & live), index_live)
+        reads, elements = set(live), set(roots)
         for s in kept:
             reads |= reads_of(s)
+            elements |= _element_reads(s)
         unshadowed = set(roots) | _reads_outside_own_loops(kept, ())
-        if reads == live and unshadowed == index_live:
+        if reads == live and elements == contents and unshadowed == index_live:
             return kept
-        live, index_live = reads, unshadowed
+        live, contents, index_live = reads, elements, unshadowed
+
+
+def _element_reads(s):
+    """Names a statement (nested ones included) reads other than as `name.shape`."""
+    shapes = {id(n.value) for n in ast.walk(s) if isinstance(n, ast.Attribute)
+              and n.attr in ("shape", "ndim", "size", "dtype") and isinstance(n.value, ast.Name)}
+    shapes |= {id(n.args[0]) for n in ast.walk(s) if isinstance(n, ast.Call) and n.args
+               and ast.unparse(n.func) in SHAPE_ONLY_CALLS and isinstance(n.args[0], ast.Name)}
+    return {n.id for n in load_names(s) if id(n) not in shapes}
 
 
 def _reads_outside_own_loops(stmts, loop_vars):
@@ -111,8 +125,9 @@ def _live_before(s, live):
     if isinstance(s, ast.For):
         var = s.target.id
         entry = set(live)
+        fills = note(s, "fills", frozenset())     # arrays each iteration fills first
         while True:
-            body_in = upward_exposed(s.body, entry) - {var}
+            body_in = upward_exposed(s.body, entry) - {var} - fills
             new_entry = set(live) | body_in
             if new_entry == entry:
                 break

@@ -8,6 +8,7 @@ from .. import ir
 from ..analysis.types import FLOAT, INT, is_array
 from ..rules.templates import fold
 from .dce import eliminate_dead, upward_exposed
+from .recompute import filled_buffers
 from .mirrors import AssignMirror, IfMirror
 
 
@@ -84,6 +85,7 @@ class Emission:
                 if count:
                     per_iteration += self.tape.reserve(kind, str(count))
         self.recompute[id(loop)] = (plain, per_iteration + taped)
+        self.recompute_fills[id(loop)] = filled_buffers(loop, self.layout, self.kinds)
         loop.body = plain
         return loop
 
@@ -105,9 +107,20 @@ class Emission:
                 if at is not None:
                     rest = s.body[at + 1:]
                     roots = upward_exposed(rest) | tape_names
-                    taped = copy.deepcopy(self.recompute[ir.note(s.body[at], "pkey")][1])
+                    key = ir.note(s.body[at], "pkey")
+                    taped = copy.deepcopy(self.recompute[key][1])
                     s.body = s.body[:at] + eliminate_dead(taped, roots, set()) + rest
                     ir.annotate(s, comment="each iteration computed again before its adjoint")
+                    # what the iteration fills before reading is not needed from before it
+                    # (so the forward sweep need not compute it for this loop)
+                    fills = self.recompute_fills[key]
+                    # and the values its first pushes record: the end of its backward
+                    # sweep puts them back, and no one reads them then (the planner keeps
+                    # no reader outside a recomputed loop of a value recorded in it)
+                    fills |= upward_exposed(taped) - upward_exposed(
+                        _without_pushes(taped, tape_names))
+                    if not upward_exposed(s.body[:at]) & fills:
+                        ir.annotate(s, fills=fills)
             return block
         return expand(stmts)
 
@@ -297,6 +310,21 @@ class Emission:
         ir.annotate(loop, origin=ir.note(s, "origin", None),
                     parallel=ir.note(s, "parallel", False) and not trip, pkey=id(s))
         return out + [loop]
+
+
+def _without_pushes(stmts, tape_names):
+    """A copy of statements without their tape pushes (stores into the tape's arrays)."""
+    out = []
+    for s in stmts:
+        if isinstance(s, ast.Assign) and ir.is_store(s) and \
+                s.targets[0].value.id in tape_names:
+            continue
+        if isinstance(s, (ast.If, ast.For, ast.While)):
+            s = copy.copy(s)
+            s.body = _without_pushes(s.body, tape_names)
+            s.orelse = _without_pushes(s.orelse, tape_names)
+        out.append(s)
+    return out
 
 
 def _merge_resets(stmts):

@@ -80,6 +80,14 @@ def _independent(loop, writes, layout, kinds):
     return None
 
 
+def filled_buffers(loop, layout, kinds):
+    """The arrays every iteration of `loop` fills before reading them (_buffer): an
+    iteration computed again leaves in them nothing an earlier one wrote."""
+    stored = {s.targets[0].value.id for s in ir.walk_stmts(loop.body) if ir.is_store(s)}
+    return frozenset(a for a in stored - ir.assigned(loop.body)
+                     if _buffer(a, loop.body, layout, kinds))
+
+
 def _reads(s):
     """Names a statement (not its nested blocks) reads, arrays of element stores included."""
     parts = [s.test] if isinstance(s, (ast.If, ast.While)) else \

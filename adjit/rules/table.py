@@ -694,6 +694,15 @@ ALLOCATORS = _Table({e.obj: e.handler for e in _R.family("allocate")
                      if e.handler in ("shape", "like")})
 """numpy functions that make a new float array: from a shape, or like another array."""
 
+SHAPE_ONLY_CALLS = frozenset(e.name for e in _R.family("allocate") if e.handler == "like")
+"""How generated code spells the calls that read only their argument's shape and dtype
+(np.zeros_like(x)): dead-code elimination keeps stores into x only for readers of its
+elements (reverse/dce.py)."""
+
+NEW_ARRAY_CALLS = _Table({e.obj: e.name for e in _R.family("allocate")
+                          if e.name.startswith("np.")} | {np.copy: "np.copy", np.array: "np.array"})
+"""numpy functions that always make a new array (never a view of another)."""
+
 INT_ALLOCATORS = _Table({e.obj: e.handler for e in _R.family("allocate")
                          if e.handler in ("i", "b")})
 """Allocations of integer and boolean arrays (index arrays, mask coordinates): no

@@ -1,0 +1,67 @@
+"""A new array made every iteration and handed to the name the loop carries (`un =
+u.copy(); ...; u = un`, `prev = cur; cur = nxt`): numba code's everyday time step. In
+Python the name takes the new array; adjit keeps one array per name and copies the new
+values in, which no program can tell apart as long as neither name is written while both
+mean the same array. Where one is, adjit refuses: two names for one array written through
+either would need both followed everywhere.
+"""
+import math
+
+import numba
+import numpy as np
+import pytest
+
+import adjit
+
+from fd import fd_grad
+
+
+def written_through_the_post_loop_name(x0, steps):
+    """After the loop `xn` is `x` (the last array handed over): a write through xn shows
+    in x."""
+    x = x0.copy()
+    for s in range(steps):
+        xn = np.sin(x)
+        x = xn
+    xn[0] = 7.0 * xn[1]
+    return np.sum(x * x)
+
+
+def handed_over_inside_an_outer_loop(x0, outer, inner):
+    total = 0.0
+    for o in range(outer):
+        x = x0 * (1.0 + 0.1 * o)
+        for s in range(inner):
+            xn = np.tanh(x) + 0.5 * x
+            x = xn
+        total += np.sum(x * x)
+    return total
+
+
+def written_after_the_handover(x0, steps):
+    """x and xn are one array in Python: the write through xn changes x."""
+    x = x0.copy()
+    for s in range(steps):
+        xn = x * 0.5
+        x = xn
+        xn[0] = 3.0 * xn[1]
+    return np.sum(x * x)
+
+
+@pytest.mark.parametrize("f, args", [
+    (written_through_the_post_loop_name, (np.linspace(-1.0, 1.2, 5), 3)),
+    pytest.param(handed_over_inside_an_outer_loop, (np.linspace(-0.8, 0.9, 4), 3, 4),
+                 marks=pytest.mark.xfail(strict=True, raises=adjit.AdjitError,
+                                         reason="a hand-over in a loop nested in a loop "
+                                                "that binds the name: refused")),
+])
+def test_value_and_gradient(f, args):
+    compiled = numba.njit(f)
+    value, grad = adjit.value_and_grad(f)(*args)
+    np.testing.assert_allclose(value, compiled(*args), rtol=1e-13)
+    np.testing.assert_allclose(grad, fd_grad(compiled, args, 0), rtol=1e-6, atol=1e-9)
+
+
+def test_a_write_while_both_names_mean_one_array_is_refused():
+    with pytest.raises(adjit.AdjitError, match="line"):
+        adjit.grad(written_after_the_handover)(np.linspace(-1.0, 1.0, 4), 2)
