@@ -284,6 +284,13 @@ def gmm_hand_grad(alphas, means, icf, x, wishart_gamma, wishart_m):
 # JAX (optional): a vectorized float64 version, jax.jit(jax.grad)
 # ----------------------------------------------------------------------------------------
 
+def _jax_device():
+    """Where JAX runs (its default device: a GPU when one is visible, else the CPU)."""
+    import jax
+    dev = jax.devices()[0]
+    return f"yes, on {dev.platform.upper()} ({getattr(dev, 'device_kind', dev.platform)})"
+
+
 def make_jax_grad(d):
     """jax.jit(jax.grad(objective, argnums=(0, 1, 2))) for dimension d, or None without jax."""
     try:
@@ -429,7 +436,8 @@ def main(argv=None):
     jax_probe = make_jax_grad(2)
     have_jax = jax_probe is not None
     print(f"# ADBench GMM, n = {n}; numba {numba.__version__}, numba threads "
-          f"{numba.get_num_threads()}; jax: {'yes' if have_jax else 'not importable (column -)'}",
+          f"{numba.get_num_threads()}; jax: "
+          f"{_jax_device() if have_jax else 'not importable (column -)'}",
           flush=True)
     try:
         print(f"# load before: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f}", flush=True)

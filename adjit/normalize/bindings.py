@@ -115,8 +115,20 @@ class Bindings:
                    if self.views.get(n) is not before.get(n)}
         for name, serial in self.view_uses[mark:]:
             if name in rebound and serial <= first:
-                name = getattr(self, "in_place_names", {}).get(name, name)
-                raise self.error(_At(line), f"the name '{name}' is read in a loop before the loop "
+                user = getattr(self, "in_place_names", {}).get(name, name)
+                now = self.views.get(name)
+                if isinstance(now, _Binding) and now.view.is_identity() and \
+                        now.view.base != name:
+                    other = getattr(self, "in_place_names", {}).get(now.view.base,
+                                                                    now.view.base)
+                    raise self.error(_At(line), f"the loop hands '{user}' the array of "
+                                     f"'{other}' (`{user} = {other}`) and reads '{user}' "
+                                     "before that in the next iteration, where both names "
+                                     "may mean one array", f"Make '{other}' anew at the top of "
+                                     "each iteration (a copy, an allocation or arithmetic) "
+                                     f"and write neither name after `{user} = {other}` in the "
+                                     f"iteration; or copy the values in: {user}[:] = {other}.")
+                raise self.error(_At(line), f"the name '{user}' is read in a loop before the loop "
                                  "binds it to another view (which array it means changes "
                                  "between iterations)", "Bind it at the top of the loop body, "
                                  "or copy: v = x[i].copy().")
