@@ -60,11 +60,14 @@ class Options:
     `with_value` returns (value, derivative); `single` returns the one gradient bare (the
     user passed an int argnums); `extra` is the trailing argument vjp and jvp take
     ("cotangent", "tangent"); `target` "cpu" or "cuda" (a device function); `jit=False`
-    compiles nothing (the generated source runs in the interpreter)."""
+    compiles nothing (the generated source runs in the interpreter); `split_tangents`: a
+    jvp in several arguments takes one trailing tangent parameter per argument instead of a
+    tuple (hvp reads that jvp as code, and adjit code does not index tuples)."""
 
     def __init__(self, argnums, derivative="adjoint", name="grad", with_value=False,
                  single=True, extra=None, target="cpu", checkpoint=None, tape_limit=None,
-                 fastmath=False, jit=True, cache=False):
+                 fastmath=False, jit=True, cache=False, split_tangents=False):
+        self.split_tangents = split_tangents and not single
         self.argnums = tuple(argnums)
         self.derivative = derivative
         self.name = name
@@ -140,7 +143,8 @@ def parse(p, o):
     p.src = read_function(p.fn)
     p.params = list(p.src.params)
     extra = o.extra if o.derivative != "kernel" else None
-    user_types = p.arg_types[:-1] if extra else p.arg_types
+    trailing = len(o.argnums) if extra and o.split_tangents else 1
+    user_types = p.arg_types[:-trailing] if extra else p.arg_types
     if len(user_types) != len(p.params) or (extra and not p.arg_types):
         what = "launched" if o.derivative == "kernel" else "called"
         more = f" plus the {extra}" if extra else ""
@@ -465,8 +469,9 @@ def _tangent(p, o):
     init_vars, body = builder.build()
     written = {s.targets[0].value.id for s in ir.walk_stmts(p.stmts) if ir.is_store(s)}
     seeds = []
+    tans = [f"{tan}{k}" for k in range(len(p.wrt))] if o.split_tangents else [tan]
     for k, q in enumerate(p.wrt):
-        given = tan if o.single else f"{tan}[{k}]"
+        given = tan if o.single else tans[k] if o.split_tangents else f"{tan}[{k}]"
         if is_array(kinds[q]) and q in written:
             given += ".copy()"
         seeds.append(f"{builder.dot(q)} = {given}")
@@ -494,7 +499,7 @@ def _tangent(p, o):
     name = f"{p.src.fn.__name__}_{o.name}"
     if o.target == "cuda":
         parts = assemble.cuda_parts(parts)
-    p.source = render(name, params + [tan], parts, fold=True)
+    p.source = render(name, params + tans, parts, fold=True)
     p.entry = name
     if o.target == "cuda":
         p.python = exec_source(p.source, name, assemble.cuda_namespace(p.env.ns))

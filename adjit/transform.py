@@ -3,11 +3,25 @@ from .errors import AdjitError
 from .frontend.source import read_function
 from .pipeline import STATS_SIZE, Options, Program, Transformed, normalize, run
 
-__all__ = ["build", "build_kernel", "normalized", "check_argnums", "Transformed", "STATS_SIZE"]
+__all__ = ["build", "build_kernel", "normalized", "check_argnums", "Transformed", "STATS_SIZE",
+           "Mode"]
+
+
+class Mode:
+    """Which derivative the API asks build() for: `name` (grad, value_and_grad, vjp, jvp, or
+    a kind of adjit/higher.py), whether the value is returned too, whether one argument was
+    asked for (an int argnums), and the trailing argument it takes ("cotangent",
+    "tangent", "vector", or None)."""
+
+    def __init__(self, name, with_value, single, extra=None):
+        self.name = name
+        self.with_value = with_value
+        self.single = single
+        self.extra = extra
 
 
 def build(fn, argnums, arg_types, mode, fastmath=False, jit=True, checkpoint=None,
-          tape_limit=None, cache=False, target="cpu"):
+          tape_limit=None, cache=False, target="cpu", split_tangents=False):
     """Generate and compile the derivative of `fn` for arguments of these numba types.
 
     `mode` (name, with_value, single, extra) says which: grad, value_and_grad, vjp (with a
@@ -18,7 +32,8 @@ def build(fn, argnums, arg_types, mode, fastmath=False, jit=True, checkpoint=Non
     later processes (codegen/emit.py); target="cuda" makes a CUDA device function.
     Returns a Transformed."""
     options = Options.of_mode(mode, argnums, target=target, checkpoint=checkpoint,
-                              tape_limit=tape_limit, fastmath=fastmath, jit=jit, cache=cache)
+                              tape_limit=tape_limit, fastmath=fastmath, jit=jit, cache=cache,
+                              split_tangents=split_tangents)
     return run(fn, arg_types, options).compiled
 
 

@@ -57,3 +57,15 @@ def test_gaussian_process_fit_recovers_the_hyperparameters(capsys):
     assert r["success"] and r["grad_norm"] < 1e-3 and r["nlml"] < r["value0"] - 30.0
     # the data were drawn with ell = 0.7, sf = 1.3, sn = 0.1 (80 points: estimates)
     assert 0.5 < r["ell"] < 0.9 and 0.8 < r["sf"] < 1.8 and 0.05 < r["sn"] < 0.15
+
+
+def test_newton_hvp_converges_and_the_laplace_covariance_is_a_covariance(capsys):
+    r = load("newton_hvp").main(n_side=2, newton_steps=40)
+    assert capsys.readouterr().out
+    assert r["e1"] < r["e0"] and r["gnorm"] < 1e-6 and r["steps"] < 40
+    assert np.sum(np.abs(r["eig"]) < 1e-5) == 6 and r["eig"].min() > -1e-5
+    assert np.all(np.linalg.eigvalsh(r["cov"]) > 0)
+    # the MAP is a stationary point of the log posterior (its gradient by numpy, by hand)
+    X, y, w = r["X"], r["y"], r["w"]
+    s = 1.0 / (1.0 + np.exp(y * (X @ w)))
+    np.testing.assert_allclose(X.T @ (y * s) - w, 0.0, atol=1e-10)

@@ -1431,9 +1431,9 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining):
         if getattr(obj, "__adjit_function__", None) is not None:
             raise self.error(node, f"a call to the gradient `{ast.unparse(func)}` inside a "
                              "function adjit differentiates",
-                             "Derivatives of gradients (second derivatives) are not supported: "
-                             "compute the gradient outside and pass its value in as an "
-                             "argument, or write that derivative as code.")
+                             "Compute the gradient outside and pass its value in as an "
+                             "argument; for second derivatives of the original function use "
+                             "adjit.hvp or adjit.hessian (or jvp(grad(f)), grad(grad(f))).")
         inner = unwrap(obj)
         if isinstance(inner, types.FunctionType) and not _library_function(inner):
             return self.inline(node, inner, out)

@@ -1,0 +1,155 @@
+"""Second derivatives: Hessian-vector products, dense Hessians, derivatives of gradients.
+
+A Hessian-vector product H v is the gradient of the directional derivative: with
+t(x) = f'(x) v, the jvp adjit generates for f (forward mode: straight-line tangent code
+beside the primal, nothing recorded), H v = grad t(x). adjit builds it in two
+transformations of source: the jvp of f, then the gradient of a small function returning
+that jvp's tangent (reverse over forward). Its cost is about that of a gradient of f's
+jvp: two to four times f's gradient. H is never formed. stop_gradient stays stopped in both
+passes (its tangent is zero, and the reverse pass sees the same stop_gradient call).
+
+`hessian` runs the Hessian-vector product over the basis vectors in one compiled loop;
+`jvp(grad(f))` returns (grad f, H v) and `grad(grad(f))` of a function of one float is
+H 1. Each is a GradientFunction (api.py) of its own kind, so it compiles per argument
+types, is callable from @njit code and pickles like grad's results.
+"""
+import numba
+import numpy as np
+from numba.core import types
+
+from .codegen.emit import exec_source
+from .errors import AdjitError, error_at
+from .pipeline import Transformed
+from .transform import Mode as _Mode
+from .transform import build
+
+KINDS = {"hvp": (False, "vector"), "hessian": (False, None), "jvp_of_grad": (True, "tangent"),
+         "grad_of_grad": (False, None)}
+"""The GradientFunction kinds built here: (returns the value too, trailing argument)."""
+
+
+def specialize(gf, arg_types):
+    """The Transformed of a higher-order GradientFunction for these numba argument types."""
+    if gf.target != "cpu":
+        raise _error(gf, f"{gf.mode.name} for target={gf.target!r}",
+                     "Second derivatives run on the CPU: use target='cpu'.")
+    return {"hvp": _hvp, "hessian": _hessian, "jvp_of_grad": _jvp_of_grad,
+            "grad_of_grad": _grad_of_grad}[gf.mode.name](gf, tuple(arg_types))
+
+
+def _hvp(gf, arg_types):
+    params = gf._order[:-1]
+    name = gf.__adjit_function__.__name__
+    single = gf.mode.single
+    vector_types = (arg_types[-1],) if single else tuple(arg_types[-1])
+    if not single and len(vector_types) != len(gf.argnums):
+        raise _error(gf, f"hvp with argnums={gf._argnums_arg!r} called with a vector of "
+                     f"type {arg_types[-1]}", f"Pass a tuple of {len(gf.argnums)} directions, "
+                     "one per argument in argnums, each shaped like its argument.")
+    # the jvp, taking one direction per argument (adjit code does not index tuples)
+    types = tuple(arg_types[:-1]) + vector_types
+    tangent_mode = _Mode("jvp", True, single, "tangent")
+    forward = build(gf.fn, gf.argnums, types, tangent_mode, gf.fastmath, jit=False,
+                    split_tangents=True)
+    vectors = ["vector"] if single else [f"vector{k}" for k in range(len(vector_types))]
+    args = ", ".join(params + vectors)
+    text = (f"def {name}_hvp({args}):\n"
+            f"    _value, _tangent = {name}_jvp({args})\n"
+            f"    return _tangent\n")
+    wrapper = exec_source(text, f"{name}_hvp", {f"{name}_jvp": forward.pyfunc})
+    outer = _Mode("grad", False, single, None)
+    spec = build(wrapper, gf.argnums, types, outer, gf.fastmath, cache=gf.cache)
+    spec.source = (f"# H v of '{name}': the gradient of its jvp's tangent\n{spec.source}\n\n"
+                   f"# the jvp it differentiates\n{forward.source}")
+    if single:
+        return spec
+    # the tuple of directions, passed on element by element
+    users = ", ".join(params)
+    parts = ", ".join(f"vector[{k}]" for k in range(len(vector_types)))
+    text = (f"def {name}_hvp_tuple({users}, vector):\n"
+            f"    return _hvp({users}, {parts})\n")
+    out = _compiled(text, f"{name}_hvp_tuple", {"_hvp": numba.njit(spec.pyfunc)}, arg_types)
+    out.source = f"{text}\n{spec.source}"
+    return out
+
+
+def _inner(gf, kind):
+    """The GradientFunction of `kind` (grad or hvp) of gf's function and argnums."""
+    cache = gf.__dict__.setdefault("_inner", {})
+    if kind not in cache:
+        cache[kind] = type(gf)(gf.fn, gf._argnums_arg, False, fastmath=gf.fastmath,
+                                       kind=kind, cache=gf.cache)
+    return cache[kind]
+
+
+def _hessian(gf, arg_types):
+    if not gf.mode.single:
+        raise _error(gf, f"hessian with argnums={gf._argnums_arg!r} (several arguments)",
+                     "Take one argument at a time: hessian(f, argnums=k) for each k, or "
+                     "hvp(f, argnums=(...)) for products with the mixed Hessian.")
+    k = gf.argnums[0]
+    x_type = arg_types[k]
+    params = list(gf._order)
+    name = gf.__adjit_function__.__name__
+    args = ", ".join(params)
+    x = params[k]
+    if isinstance(x_type, types.Array):
+        text = (f"def {name}_hessian({args}):\n"
+                f"    _n = {x}.size\n"
+                f"    _H = np.empty((_n, _n), {x}.dtype)\n"
+                f"    _e = np.zeros(_n, {x}.dtype)\n"
+                f"    for _k in range(_n):\n"
+                f"        _e[_k] = 1.0\n"
+                f"        _column = _hvp({args}, _e.reshape({x}.shape))\n"
+                f"        _H[:, _k] = _column.ravel()\n"
+                f"        _e[_k] = 0.0\n"
+                f"    return _H.reshape({x}.shape + {x}.shape)\n")
+    elif isinstance(x_type, types.Float):
+        text = (f"def {name}_hessian({args}):\n"
+                f"    return _hvp({args}, {x} * 0.0 + 1.0)\n")
+    else:
+        raise _error(gf, f"hessian in argument '{x}' of type {x_type}",
+                     "Differentiate with respect to a float or a float array.")
+    return _compiled(text, f"{name}_hessian", {"_hvp": _inner(gf, "hvp"), "np": np},
+                     arg_types)
+
+
+def _jvp_of_grad(gf, arg_types):
+    params = list(gf._order[:-1])
+    name = gf.__adjit_function__.__name__
+    args = ", ".join(params)
+    text = (f"def {name}_grad_jvp({args}, tangent):\n"
+            f"    return _grad({args}), _hvp({args}, tangent)\n")
+    return _compiled(text, f"{name}_grad_jvp", {"_grad": _inner(gf, "grad"),
+                                                 "_hvp": _inner(gf, "hvp")}, arg_types)
+
+
+def _grad_of_grad(gf, arg_types):
+    k = gf.argnums[0]
+    if not isinstance(arg_types[k], types.Float):
+        raise _error(gf, f"grad(grad(f)) in argument '{gf._order[k]}' of type {arg_types[k]}: "
+                     "the inner gradient is an array, and grad needs a float result",
+                     "Use hessian(f) for the matrix of second derivatives, or hvp(f) for its "
+                     "products with a vector.")
+    params = list(gf._order)
+    name = gf.__adjit_function__.__name__
+    args = ", ".join(params)
+    x = params[k]
+    text = (f"def {name}_grad_grad({args}):\n"
+            f"    return _hvp({args}, {x} * 0.0 + 1.0)\n")
+    return _compiled(text, f"{name}_grad_grad", {"_hvp": _inner(gf, "hvp")}, arg_types)
+
+
+def _compiled(text, name, namespace, arg_types):
+    pyfunc = exec_source(text, name, namespace)
+    dispatcher = numba.njit(tuple(arg_types), error_model="numpy")(pyfunc)
+    return Transformed(text, pyfunc, dispatcher)
+
+
+def _error(gf, construct, fix):
+    fn = gf.__adjit_function__
+    return error_at((fn.__code__.co_filename, fn.__code__.co_firstlineno, fn.__qualname__),
+                    construct, fix)
+
+
+__all__ = ["KINDS", "specialize", "AdjitError"]

@@ -1,0 +1,218 @@
+"""Second derivatives: hvp, hessian, jvp(grad(f)), grad(grad(f)).
+
+Checked against Hessians written out by hand (Rosenbrock, a vectorized function), against
+Hessians from central differences of the function's values alone (nothing of adjit in the
+oracle), and by the symmetry of the Hessian: <u, H v> = <v, H u> for random u, v, x
+(hypothesis). The programs are the shapes users write: loops over arrays, a recurrence, a
+time-stepping loop, vectorized numpy, stop_gradient.
+"""
+import math
+import pickle
+
+import numba
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import adjit
+
+
+def rosenbrock(x):
+    s = 0.0
+    for i in range(x.shape[0] - 1):
+        s += 100.0 * (x[i + 1] - x[i] ** 2) ** 2 + (1.0 - x[i]) ** 2
+    return s
+
+
+def rosenbrock_hessian(x):
+    n = x.shape[0]
+    H = np.zeros((n, n))
+    for i in range(n - 1):
+        H[i, i] += 1200.0 * x[i] ** 2 - 400.0 * x[i + 1] + 2.0
+        H[i + 1, i + 1] += 200.0
+        H[i, i + 1] -= 400.0 * x[i]
+        H[i + 1, i] -= 400.0 * x[i]
+    return H
+
+
+def vectorized(x):
+    return np.sum(np.exp(x) * x) + np.dot(x, x) ** 2
+
+
+def vectorized_hessian(x):
+    return np.diag(np.exp(x) * (x + 2.0)) + 4.0 * np.dot(x, x) * np.eye(x.size) + \
+        8.0 * np.outer(x, x)
+
+
+def recurrence(x, a):
+    h = 0.0
+    out = 0.0
+    for i in range(x.shape[0]):
+        h = math.tanh(a * h + x[i])
+        out += h * h
+    return out
+
+
+def pendulum_energy(theta0, g, dt, steps):
+    """Leapfrog for a pendulum: a function of the final state (its energy alone would be
+    nearly conserved, with second derivatives too small for the differences' oracle)."""
+    th = theta0
+    om = 0.0
+    for t in range(steps):
+        om -= 0.5 * dt * g * math.sin(th)
+        th += dt * om
+        om -= 0.5 * dt * g * math.sin(th)
+    return th + 0.3 * om * om
+
+
+def stopped_weights(x):
+    w = adjit.stop_gradient(x)
+    return np.sum(w * x * x)
+
+
+def matrix_loss(A, w):
+    return np.sum(np.tanh(A @ w)) + np.sum(A * A) * 0.1
+
+
+def fd_hessian(f, args, k, h=1e-4):
+    """d^2 f / d args[k]^2 by central differences of f's values (4 evaluations an entry)."""
+    x = np.asarray(args[k], dtype=np.float64)
+    n = x.size
+    H = np.zeros((n, n))
+
+    def at(dx):
+        a = list(args)
+        a[k] = (x.ravel() + dx).reshape(x.shape) if x.ndim else float(x + dx[0])
+        return f(*a)
+    for i in range(n):
+        for j in range(n):
+            ei = np.zeros(n)
+            ej = np.zeros(n)
+            ei[i] = h
+            ej[j] = h
+            H[i, j] = (at(ei + ej) - at(ei - ej) - at(ej - ei) + at(-ei - ej)) / (4 * h * h)
+    return H.reshape(x.shape + x.shape)
+
+
+@pytest.fixture(scope="module")
+def rosen_hvp():
+    return adjit.hvp(rosenbrock)
+
+
+def test_hvp_matches_the_analytic_hessian_of_loop_code(rosen_hvp):
+    x = np.array([0.3, -0.5, 1.2, 0.8, -1.1])
+    v = np.array([1.0, -2.0, 0.5, 0.3, 0.7])
+    np.testing.assert_allclose(rosen_hvp(x, v), rosenbrock_hessian(x) @ v, rtol=1e-12)
+
+
+def test_hessian_matches_the_analytic_hessian():
+    x = np.array([0.3, -0.5, 1.2, 0.8])
+    np.testing.assert_allclose(adjit.hessian(rosenbrock)(x), rosenbrock_hessian(x), rtol=1e-12,
+                               atol=1e-12)
+    np.testing.assert_allclose(adjit.hessian(vectorized)(x), vectorized_hessian(x), rtol=1e-12)
+
+
+def test_recurrence_against_differences_of_values():
+    x, a = np.array([0.2, -0.4, 0.9]), 0.7
+    compiled = numba.njit(recurrence)
+    np.testing.assert_allclose(adjit.hessian(recurrence)(x, a), fd_hessian(compiled, (x, a), 0),
+                               rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(adjit.hessian(recurrence, argnums=1)(x, a),
+                               float(fd_hessian(compiled, (x, a), 1)), rtol=1e-5)
+
+
+def test_time_loop_second_derivatives():
+    compiled = numba.njit(pendulum_energy)
+    args = (0.8, 9.81, 0.01, 200)
+    for k in (0, 1):
+        got = adjit.grad(adjit.grad(pendulum_energy, argnums=k), argnums=k)(*args)
+        np.testing.assert_allclose(got, float(fd_hessian(compiled, args, k)), rtol=1e-5)
+
+
+def test_stop_gradient_stays_stopped_in_both_passes():
+    x = np.array([0.5, -1.5, 2.0])
+    # w = x held constant: f = sum(w x^2), H = diag(2 w)
+    np.testing.assert_allclose(adjit.hessian(stopped_weights)(x), np.diag(2.0 * x), rtol=1e-14)
+
+
+def test_matrix_argument_has_shape_x_shape_twice():
+    rng = np.random.default_rng(3)
+    A, w = rng.standard_normal((2, 3)), rng.standard_normal(3)
+    H = adjit.hessian(matrix_loss)(A, w)
+    assert H.shape == (2, 3, 2, 3)
+    np.testing.assert_allclose(H, fd_hessian(numba.njit(matrix_loss), (A, w), 0), rtol=1e-5,
+                               atol=1e-6)
+
+
+def test_hvp_in_several_arguments_takes_and_returns_tuples():
+    x, a = np.array([0.2, -0.4, 0.9]), 0.7
+    vx, va = np.array([1.0, 0.5, -0.2]), 0.4
+    hx, ha = adjit.hvp(recurrence, argnums=(0, 1))(x, a, (vx, va))
+    # the blocks of the full Hessian in (x, a), from differences of values
+    compiled = numba.njit(recurrence)
+
+    def joined(z):
+        return compiled(z[:3], z[3])
+    H = fd_hessian(joined, (np.append(x, a),), 0)
+    full = H @ np.append(vx, va)
+    np.testing.assert_allclose(hx, full[:3], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(ha, full[3], rtol=1e-5, atol=1e-6)
+
+
+def test_jvp_of_grad_and_grad_of_grad(rosen_hvp):
+    x = np.array([0.3, -0.5, 1.2, 0.8])
+    v = np.array([1.0, -2.0, 0.5, 0.3])
+    g, hv = adjit.jvp(adjit.grad(rosenbrock))(x, v)
+    np.testing.assert_allclose(g, adjit.grad(rosenbrock)(x), rtol=1e-15)
+    np.testing.assert_allclose(hv, rosenbrock_hessian(x) @ v, rtol=1e-12)
+
+    def cubic_sine(a):
+        return math.sin(a) * a ** 3
+    a = 0.7
+    exact = -math.sin(a) * a ** 3 + 6.0 * math.cos(a) * a ** 2 + 6.0 * a * math.sin(a)
+    assert adjit.grad(adjit.grad(cubic_sine))(a) == pytest.approx(exact, rel=1e-14)
+
+
+def test_called_from_njit_and_pickled(rosen_hvp):
+    x = np.array([0.3, -0.5, 1.2, 0.8])
+    v = np.array([1.0, -2.0, 0.5, 0.3])
+    hess = adjit.hessian(rosenbrock)
+
+    @numba.njit
+    def newton_direction(x, v):
+        return rosen_hvp(x, v), hess(x)
+    hv, H = newton_direction(x, v)
+    np.testing.assert_allclose(hv, rosenbrock_hessian(x) @ v, rtol=1e-12)
+    np.testing.assert_allclose(H, rosenbrock_hessian(x), rtol=1e-12, atol=1e-12)
+    again = pickle.loads(pickle.dumps(rosen_hvp))
+    np.testing.assert_allclose(again(x, v), hv, rtol=0)
+
+
+def test_refusals_name_the_function_and_what_to_use():
+    x = np.array([0.3, -0.5])
+    with pytest.raises(adjit.AdjitError, match="hessian"):
+        adjit.grad(adjit.grad(rosenbrock))(x)
+    with pytest.raises(adjit.AdjitError, match="same argnums"):
+        adjit.jvp(adjit.grad(recurrence, argnums=1), argnums=0)
+    with pytest.raises(adjit.AdjitError, match="one argument at a time"):
+        adjit.hessian(recurrence, argnums=(0, 1))(x, 0.5)
+
+
+@pytest.fixture(scope="module")
+def symmetric_hvp():
+    return adjit.hvp(recurrence)
+
+
+@given(st.lists(st.floats(-2.0, 2.0), min_size=6, max_size=6),
+       st.floats(-1.5, 1.5))
+def test_hessian_vector_products_are_symmetric(symmetric_hvp, values, a):
+    """<u, H v> = <v, H u>: the dot-product test of the Hessian."""
+    z = np.array(values)
+    x, u, v = z[:2].copy(), z[2:4].copy(), z[4:].copy()
+    x = np.append(x, 0.3)
+    u = np.append(u, -0.7)
+    v = np.append(v, 0.2)
+    left = np.dot(u, symmetric_hvp(x, a, v))
+    right = np.dot(v, symmetric_hvp(x, a, u))
+    assert left == pytest.approx(right, rel=1e-10, abs=1e-12)
