@@ -1,11 +1,13 @@
 """adjit: source-transformation reverse-mode automatic differentiation, compiled with numba."""
-from .api import GradientFunction, TapeReport, grad, hessian, hvp, jvp, value_and_grad, vjp
+from .api import (GradientFunction, TapeReport, grad, hessian, hvp, jacfwd, jacobian, jacrev,
+                  jvp, value_and_grad, vjp)
 from .api_stop import stop_gradient
 from .errors import AdjitError
 from .pipeline import STAGES
 from .show import show
 from . import cuda
 
-__all__ = ["grad", "value_and_grad", "vjp", "jvp", "hvp", "hessian", "stop_gradient", "AdjitError",
-           "GradientFunction", "TapeReport", "show", "STAGES", "cuda"]
+__all__ = ["grad", "value_and_grad", "vjp", "jvp", "hvp", "hessian", "jacobian", "jacfwd",
+           "jacrev", "stop_gradient", "AdjitError", "GradientFunction", "TapeReport", "show",
+           "STAGES", "cuda"]
 __version__ = "0.1.0"

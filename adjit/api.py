@@ -505,5 +505,32 @@ def hessian(fn=None, argnums=0, *, fastmath=False, cache=False):
     return GradientFunction(fn, argnums, False, fastmath=fastmath, kind="hessian", cache=cache)
 
 
-__all__ = ["grad", "value_and_grad", "vjp", "jvp", "hvp", "hessian", "stop_gradient",
-           "AdjitError", "GradientFunction", "TapeReport"]
+def jacobian(fn=None, argnums=0, *, fastmath=False, cache=False):
+    """The Jacobian of `fn` (float or array result): `jacobian(f)(*args)` of shape
+    f(*args).shape + x.shape (a tuple, one per argument, for a tuple argnums).
+
+    One vjp per element of the result (rows) or one jvp per element of x (columns),
+    whichever is fewer, decided at run time; jacfwd and jacrev force the mode. Compiled per
+    argument types, callable from @njit code.
+    """
+    if fn is None:
+        return lambda f: jacobian(f, argnums=argnums, fastmath=fastmath, cache=cache)
+    return GradientFunction(fn, argnums, False, fastmath=fastmath, kind="jacobian", cache=cache)
+
+
+def jacfwd(fn=None, argnums=0, *, fastmath=False, cache=False):
+    """jacobian by forward mode: one jvp per element of x (good for few inputs)."""
+    if fn is None:
+        return lambda f: jacfwd(f, argnums=argnums, fastmath=fastmath, cache=cache)
+    return GradientFunction(fn, argnums, False, fastmath=fastmath, kind="jacfwd", cache=cache)
+
+
+def jacrev(fn=None, argnums=0, *, fastmath=False, cache=False):
+    """jacobian by reverse mode: one vjp per element of the result (good for few outputs)."""
+    if fn is None:
+        return lambda f: jacrev(f, argnums=argnums, fastmath=fastmath, cache=cache)
+    return GradientFunction(fn, argnums, False, fastmath=fastmath, kind="jacrev", cache=cache)
+
+
+__all__ = ["grad", "value_and_grad", "vjp", "jvp", "hvp", "hessian", "jacobian", "jacfwd",
+           "jacrev", "stop_gradient", "AdjitError", "GradientFunction", "TapeReport"]

@@ -24,7 +24,8 @@ from .transform import Mode as _Mode
 from .transform import build
 
 KINDS = {"hvp": (False, "vector"), "hessian": (False, None), "jvp_of_grad": (True, "tangent"),
-         "grad_of_grad": (False, None)}
+         "grad_of_grad": (False, None), "jacobian": (False, None), "jacfwd": (False, None),
+         "jacrev": (False, None)}
 """The GradientFunction kinds built here: (returns the value too, trailing argument)."""
 
 
@@ -34,7 +35,8 @@ def specialize(gf, arg_types):
         raise _error(gf, f"{gf.mode.name} for target={gf.target!r}",
                      "Second derivatives run on the CPU: use target='cpu'.")
     return {"hvp": _hvp, "hessian": _hessian, "jvp_of_grad": _jvp_of_grad,
-            "grad_of_grad": _grad_of_grad}[gf.mode.name](gf, tuple(arg_types))
+            "grad_of_grad": _grad_of_grad, "jacobian": _jacobian, "jacfwd": _jacobian,
+            "jacrev": _jacobian}[gf.mode.name](gf, tuple(arg_types))
 
 
 def _hvp(gf, arg_types):
@@ -73,13 +75,75 @@ def _hvp(gf, arg_types):
     return out
 
 
-def _inner(gf, kind):
-    """The GradientFunction of `kind` (grad or hvp) of gf's function and argnums."""
+def _inner(gf, kind, argnums=None):
+    """The GradientFunction of `kind` (grad, hvp, jvp, vjp) of gf's function, in gf's
+    argnums or in `argnums`."""
+    argnums = gf._argnums_arg if argnums is None else argnums
     cache = gf.__dict__.setdefault("_inner", {})
-    if kind not in cache:
-        cache[kind] = type(gf)(gf.fn, gf._argnums_arg, False, fastmath=gf.fastmath,
-                                       kind=kind, cache=gf.cache)
-    return cache[kind]
+    if (kind, argnums) not in cache:
+        cache[kind, argnums] = type(gf)(gf.fn, argnums, kind in ("jvp", "vjp"),
+                                        fastmath=gf.fastmath, kind=kind, cache=gf.cache)
+    return cache[kind, argnums]
+
+
+def _jacobian(gf, arg_types):
+    """jacobian / jacfwd / jacrev: per argument in argnums, the Jacobian of shape
+    result.shape + x.shape, by jvp over the basis of x (columns) or vjp over the basis of
+    the result (rows). jacobian takes whichever needs fewer products, at run time."""
+    name = gf.__adjit_function__.__name__
+    params = list(gf._order)
+    args = ", ".join(params)
+    lines = [f"def {name}_{gf.mode.name}({args}):"]
+    namespace = {"np": np}
+    results = []
+    for k in gf.argnums:
+        x, x_type = params[k], arg_types[k]
+        forward = _inner(gf, "jvp", k)      # (refuses arguments that carry no derivative)
+        reverse = _inner(gf, "vjp", k)
+        compiled = forward.specialize(tuple(arg_types) + (x_type,)).dispatcher
+        out_type = compiled.nopython_signatures[0].return_type[0]
+        if not isinstance(out_type, (types.Array, types.Float)):
+            raise _error(gf, f"{gf.mode.name} of a function returning {out_type}",
+                         "Return a float or a float array.")
+        namespace[f"_jvp{k}"], namespace[f"_vjp{k}"] = forward, reverse
+        lines += _jacobian_lines(k, x, isinstance(x_type, types.Array),
+                                 isinstance(out_type, types.Array), args, gf.mode.name)
+        results.append(f"_J{k}")
+    ret = results[0] if gf.mode.single else f"({', '.join(results)},)"
+    lines.append(f"    return {ret}")
+    text = "\n".join(lines) + "\n"
+    return _compiled(text, f"{name}_{gf.mode.name}", namespace, arg_types)
+
+
+def _jacobian_lines(k, x, x_array, out_array, args, how):
+    """Statements computing _J{k}, d result / d x, in the generated Jacobian function."""
+    if not out_array:           # a float result: the Jacobian is the gradient
+        return [f"    _J{k} = _vjp{k}({args}, 1.0)[1]"]
+    if not x_array:             # a float argument: one jvp
+        return [f"    _J{k} = _jvp{k}({args}, 1.0)[1]"]
+    fwd = [f"        _n{k} = {x}.size",
+           f"        _e{k} = np.zeros(_n{k})",
+           f"        _F{k} = np.empty((_out{k}.size, _n{k}))",
+           f"        for _j in range(_n{k}):",
+           f"            _e{k}[_j] = 1.0",
+           f"            _F{k}[:, _j] = _jvp{k}({args}, _e{k}.reshape({x}.shape))[1].ravel()",
+           f"            _e{k}[_j] = 0.0",
+           f"        _J{k} = _F{k}.reshape(_out{k}.shape + {x}.shape)"]
+    rev = [f"        _m{k} = _out{k}.size",
+           f"        _c{k} = np.zeros(_m{k})",
+           f"        _R{k} = np.empty((_m{k}, {x}.size))",
+           f"        for _i in range(_m{k}):",
+           f"            _c{k}[_i] = 1.0",
+           f"            _R{k}[_i, :] = _vjp{k}({args}, _c{k}.reshape(_out{k}.shape))[1].ravel()",
+           f"            _c{k}[_i] = 0.0",
+           f"        _J{k} = _R{k}.reshape(_out{k}.shape + {x}.shape)"]
+    # the result (for its shape): the value of one jvp, in the zero direction
+    head = [f"    _out{k} = _jvp{k}({args}, np.zeros_like({x}))[0]"]
+    if how == "jacfwd":
+        return head + ["    if True:"] + fwd
+    if how == "jacrev":
+        return head + ["    if True:"] + rev
+    return head + [f"    if _out{k}.size < {x}.size:"] + rev + ["    else:"] + fwd
 
 
 def _hessian(gf, arg_types):
@@ -107,7 +171,8 @@ def _hessian(gf, arg_types):
     elif isinstance(x_type, types.Float):
         text = (f"def {name}_hessian({args}):\n"
                 f"    return _hvp({args}, {x} * 0.0 + 1.0)\n")
-    else:
+    else:       # the hvp refuses what carries no derivative, as grad does
+        _inner(gf, "hvp").specialize(tuple(arg_types) + (x_type,))
         raise _error(gf, f"hessian in argument '{x}' of type {x_type}",
                      "Differentiate with respect to a float or a float array.")
     return _compiled(text, f"{name}_hessian", {"_hvp": _inner(gf, "hvp"), "np": np},

@@ -216,3 +216,70 @@ def test_hessian_vector_products_are_symmetric(symmetric_hvp, values, a):
     left = np.dot(u, symmetric_hvp(x, a, v))
     right = np.dot(v, symmetric_hvp(x, a, u))
     assert left == pytest.approx(right, rel=1e-10, abs=1e-12)
+
+
+# Jacobians -----------------------------------------------------------------------------
+
+def reaction_rhs(y, k):
+    """An ODE right-hand side, written element by element."""
+    out = np.empty(3)
+    out[0] = -k * y[0] + y[1] * y[2]
+    out[1] = k * y[0] - math.sin(y[1])
+    out[2] = y[0] ** 2 - y[2]
+    return out
+
+
+def reaction_jacobian(y, k):
+    return np.array([[-k, y[2], y[1]], [k, -math.cos(y[1]), 0.0], [2.0 * y[0], 0.0, -1.0]])
+
+
+def outer_product(x):
+    return np.outer(x, np.tanh(x))
+
+
+def fd_jacobian(f, args, k, h=1e-6):
+    x = np.asarray(args[k], dtype=np.float64)
+    cols = []
+    for idx in np.ndindex(x.shape or (1,)):
+        d = np.zeros(x.shape or (1,))
+        d[idx] = h
+        hi, lo = list(args), list(args)
+        hi[k] = (x + d.reshape(x.shape)) if x.ndim else float(x + h)
+        lo[k] = (x - d.reshape(x.shape)) if x.ndim else float(x - h)
+        cols.append((np.asarray(f(*hi)) - np.asarray(f(*lo))) / (2 * h))
+    out = np.stack(cols, axis=-1)
+    return out.reshape(np.shape(f(*args)) + x.shape)
+
+
+@pytest.mark.parametrize("make", [adjit.jacobian, adjit.jacfwd, adjit.jacrev])
+def test_jacobian_of_an_ode_right_hand_side(make):
+    y, k = np.array([0.3, 0.7, -0.2]), 1.3
+    np.testing.assert_allclose(make(reaction_rhs)(y, k), reaction_jacobian(y, k), rtol=1e-14,
+                               atol=1e-15)
+
+
+def test_jacobian_shapes_and_tuple_argnums():
+    y, k = np.array([0.3, 0.7, -0.2]), 1.3
+    Jy, Jk = adjit.jacobian(reaction_rhs, argnums=(0, 1))(y, k)
+    np.testing.assert_allclose(Jy, reaction_jacobian(y, k), rtol=1e-14, atol=1e-15)
+    np.testing.assert_allclose(Jk, [-y[0], y[0], 0.0], rtol=1e-14, atol=1e-15)
+    x = np.array([0.4, -1.1, 0.8])
+    for make in (adjit.jacobian, adjit.jacfwd, adjit.jacrev):
+        J = make(outer_product)(x)
+        assert J.shape == (3, 3, 3)
+        np.testing.assert_allclose(J, fd_jacobian(numba.njit(outer_product), (x,), 0),
+                                   rtol=1e-6, atol=1e-8)
+    # a float result: the Jacobian is the gradient
+    np.testing.assert_allclose(adjit.jacobian(rosenbrock)(x), adjit.grad(rosenbrock)(x),
+                               rtol=0)
+
+
+def test_jacobian_from_njit_code():
+    jac = adjit.jacfwd(reaction_rhs)
+
+    @numba.njit
+    def newton_matrix(y, k, dt):
+        return np.eye(3) - dt * jac(y, k)
+    y, k = np.array([0.3, 0.7, -0.2]), 1.3
+    np.testing.assert_allclose(newton_matrix(y, k, 0.1), np.eye(3) - 0.1 * reaction_jacobian(y, k),
+                               rtol=1e-14)
