@@ -60,7 +60,16 @@ def _hvp(gf, arg_types):
             f"    return _tangent\n")
     wrapper = exec_source(text, f"{name}_hvp", {f"{name}_jvp": forward.pyfunc})
     outer = _Mode("grad", False, single, None)
-    spec = build(wrapper, gf.argnums, types, outer, gf.fastmath, cache=gf.cache)
+    try:
+        spec = build(wrapper, gf.argnums, types, outer, gf.fastmath, cache=gf.cache)
+    except AdjitError as exc:
+        # the user's code went through forward mode; what reverse mode refuses is in the
+        # code forward mode generated (a tangent helper without a rule of its own)
+        raise _error(gf, f"second derivatives of '{name}': reverse mode over its jvp (the "
+                     f"generated {name}_jvp) refuses this: {exc}",
+                     "That construct has first derivatives in adjit but no second ones "
+                     "yet; differentiate its result by hand or keep it out of the "
+                     "function you take second derivatives of.") from None
     spec.source = (f"# H v of '{name}': the gradient of its jvp's tangent\n{spec.source}\n\n"
                    f"# the jvp it differentiates\n{forward.source}")
     if single:

@@ -283,3 +283,44 @@ def test_jacobian_from_njit_code():
     y, k = np.array([0.3, 0.7, -0.2]), 1.3
     np.testing.assert_allclose(newton_matrix(y, k, 0.1), np.eye(3) - 0.1 * reaction_jacobian(y, k),
                                rtol=1e-14)
+
+
+# hvp over programs written as users write them (tests/test_natural_programs.py) ---------
+
+NATURAL = ("rk4_pendulum_helper", "leapfrog_chain_helper", "rnn_tanh", "lstm_slices_helper",
+           "lj_periodic_np_round", "gmm_adbench_loops", "logreg_numba_prange",
+           "tv_denoise_3d_slices", "heat_double_buffer_swap", "while_break_fixed_point",
+           "helper_returns_tuple_arrays", "heat_copy_then_handover", "mvn_cholesky_nll")
+
+
+def _natural_case(name):
+    import test_natural_programs as natural
+    for p in natural.CASES:
+        if p.id == name:
+            return p.values[:3]
+    raise KeyError(name)
+
+
+@pytest.mark.parametrize("name", NATURAL)
+def test_hvp_of_natural_programs_matches_differences_of_the_gradient(name):
+    """H v against central differences of adjit's gradient (itself checked against
+    differences of values in test_natural_programs.py) along a random direction."""
+    loss, args, argnums = _natural_case(name)
+    k = argnums[0]
+    x = args[k]
+    rng = np.random.default_rng(7)
+    v = rng.standard_normal() if np.ndim(x) == 0 else rng.standard_normal(np.shape(x))
+    got = adjit.hvp(loss, argnums=k)(*args, v)
+    g = adjit.grad(loss, argnums=k)
+    h = 1e-6
+    hi, lo = list(args), list(args)
+    hi[k], lo[k] = x + h * v, x - h * v
+    expected = (np.asarray(g(*hi)) - np.asarray(g(*lo))) / (2 * h)
+    scale = max(np.max(np.abs(expected)), np.max(np.abs(np.asarray(g(*args)))), 1e-3)
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6 * scale)
+
+
+def test_second_derivatives_through_det_are_refused_naming_the_function():
+    loss, args, argnums = _natural_case("kalman_filter_solve")
+    with pytest.raises(adjit.AdjitError, match="second derivatives of 'kalman_nll'"):
+        adjit.hvp(loss, argnums=argnums[0])(*args, np.ones_like(args[argnums[0]]))

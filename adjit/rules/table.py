@@ -287,6 +287,17 @@ _R.define(np.linalg.solve, "np.linalg.solve", "array", handler="keep", array_rul
     ("-vec.solve_again(a, np.dot(d, out), False)", "vec.solve_again(a, d, False)"),
     lambda args: (args[1][0], "f"), reads=True, shared="vec.solve_again(a, out_bar, True)"),
     notes="the adjoint solves with the transpose (by substitution for a triangular matrix)")
+# adjit's own solve in generated code (the tangents and adjoints above), differentiated again
+# where a second derivative differentiates generated code (adjit/higher.py): the same rules,
+# with the transpose when `transposed`
+_R.define(vec.solve_again, "vec.solve_again", "array", handler="keep", array_rule=ArrayRule(
+    "solve_again", ("a", "b", "transposed"),
+    ("(-vec.outer_nt(out, shared) if transposed else -vec.outer_nt(shared, out))", "shared",
+     None),
+    ("-vec.solve_again(a, (np.dot(d.T, out) if transposed else np.dot(d, out)), transposed)",
+     "vec.solve_again(a, d, transposed)", None),
+    lambda args: (args[1][0], "f"), reads=True,
+    shared="vec.solve_again(a, out_bar, not transposed)"))
 _R.define(np.linalg.inv, "np.linalg.inv", "array", handler="keep", array_rule=ArrayRule(
     "inv", ("a",), ("-vec.mm_nt(vec.mm_tn(out, out_bar), out)",), ("-vec.mm(vec.mm(out, d), out)",),
     lambda args: (2, "f")), notes="the adjoint and tangent multiply by the inverse")
