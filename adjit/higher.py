@@ -157,9 +157,7 @@ def _jacobian_lines(k, x, x_array, out_array, args, how):
 
 def _hessian(gf, arg_types):
     if not gf.mode.single:
-        raise _error(gf, f"hessian with argnums={gf._argnums_arg!r} (several arguments)",
-                     "Take one argument at a time: hessian(f, argnums=k) for each k, or "
-                     "hvp(f, argnums=(...)) for products with the mixed Hessian.")
+        return _hessian_blocks(gf, arg_types)
     k = gf.argnums[0]
     x_type = arg_types[k]
     params = list(gf._order)
@@ -184,6 +182,56 @@ def _hessian(gf, arg_types):
         _inner(gf, "hvp").specialize(tuple(arg_types) + (x_type,))
         raise _error(gf, f"hessian in argument '{x}' of type {x_type}",
                      "Differentiate with respect to a float or a float array.")
+    return _compiled(text, f"{name}_hessian", {"_hvp": _inner(gf, "hvp"), "np": np},
+                     arg_types)
+
+
+def _hessian_blocks(gf, arg_types):
+    """hessian with a tuple argnums: H[a][b] of shape x_a.shape + x_b.shape, column by
+    column from hvp in the direction of each element of x_b (zero in the others)."""
+    params = list(gf._order)
+    name = gf.__adjit_function__.__name__
+    args = ", ".join(params)
+    ks = gf.argnums
+    is_array = []
+    for k in ks:
+        if not isinstance(arg_types[k], (types.Array, types.Float)):
+            _inner(gf, "hvp").specialize(tuple(arg_types) + (types.Tuple(
+                [arg_types[j] for j in ks]),))
+            raise _error(gf, f"hessian in argument '{params[k]}' of type {arg_types[k]}",
+                         "Differentiate with respect to floats or float arrays.")
+        is_array.append(isinstance(arg_types[k], types.Array))
+    lines = [f"def {name}_hessian({args}):"]
+    for a, k in enumerate(ks):
+        lines.append(f"    _z{a} = np.zeros_like({params[k]})" if is_array[a] else
+                     f"    _z{a} = 0.0")
+    for b, kb in enumerate(ks):
+        xb = params[kb]
+        if not is_array[b]:
+            direction = ", ".join("1.0" if a == b else f"_z{a}" for a in range(len(ks)))
+            lines.append(f"    _hv{b} = _hvp({args}, ({direction},))")
+            for a in range(len(ks)):
+                lines.append(f"    _H{a}_{b} = _hv{b}[{a}]")
+            continue
+        direction = ", ".join(f"_e{b}.reshape({xb}.shape)" if a == b else f"_z{a}"
+                              for a in range(len(ks)))
+        lines += [f"    _n{b} = {xb}.size", f"    _e{b} = np.zeros(_n{b})"]
+        for a, ka in enumerate(ks):
+            size = f"{params[ka]}.size" if is_array[a] else "1"
+            lines.append(f"    _B{a}_{b} = np.empty(({size}, _n{b}))")
+        lines += [f"    for _k in range(_n{b}):", f"        _e{b}[_k] = 1.0",
+                  f"        _hv = _hvp({args}, ({direction},))"]
+        for a in range(len(ks)):
+            lines.append(f"        _B{a}_{b}[:, _k] = _hv[{a}].ravel()" if is_array[a] else
+                         f"        _B{a}_{b}[0, _k] = _hv[{a}]")
+        lines.append(f"        _e{b}[_k] = 0.0")
+        for a, ka in enumerate(ks):
+            shape = f"{params[ka]}.shape + {xb}.shape" if is_array[a] else f"{xb}.shape"
+            lines.append(f"    _H{a}_{b} = _B{a}_{b}.reshape({shape})")
+    rows = ", ".join("(" + ", ".join(f"_H{a}_{b}" for b in range(len(ks))) + ",)"
+                     for a in range(len(ks)))
+    lines.append(f"    return ({rows},)")
+    text = "\n".join(lines) + "\n"
     return _compiled(text, f"{name}_hessian", {"_hvp": _inner(gf, "hvp"), "np": np},
                      arg_types)
 
