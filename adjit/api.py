@@ -479,18 +479,21 @@ def jvp(fn=None, argnums=0, *, fastmath=False, cache=False, target="cpu"):
                             target=target)
 
 
-def hvp(fn=None, argnums=0, *, fastmath=False, cache=False):
+def hvp(fn=None, argnums=0, *, fastmath=False, checkpoint=None, tape_limit=None, cache=False):
     """Hessian-vector product: `hvp(f)(*args, vector) -> H vector`, H the Hessian of the
     float-valued `f` in the argument(s) in argnums, never formed.
 
     `vector` has the argument's shape (a tuple, one per argument, for a tuple argnums; the
     result is then a tuple too). Computed as the gradient of f's jvp (forward mode, then
     reverse mode over its source): about two to four times the cost of f's gradient.
-    Compiled per argument types, callable from @njit code, picklable like grad's result.
+    `checkpoint` and `tape_limit` act on that reverse pass as on grad's. Compiled per
+    argument types, callable from @njit code, picklable like grad's result.
     """
     if fn is None:
-        return lambda f: hvp(f, argnums=argnums, fastmath=fastmath, cache=cache)
-    return GradientFunction(fn, argnums, False, fastmath=fastmath, kind="hvp", cache=cache)
+        return lambda f: hvp(f, argnums=argnums, fastmath=fastmath, checkpoint=checkpoint,
+                             tape_limit=tape_limit, cache=cache)
+    return GradientFunction(fn, argnums, False, fastmath=fastmath, kind="hvp",
+                            checkpoint=checkpoint, tape_limit=tape_limit, cache=cache)
 
 
 def hessian(fn=None, argnums=0, *, fastmath=False, cache=False):

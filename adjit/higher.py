@@ -61,7 +61,8 @@ def _hvp(gf, arg_types):
     wrapper = exec_source(text, f"{name}_hvp", {f"{name}_jvp": forward.pyfunc})
     outer = _Mode("grad", False, single, None)
     try:
-        spec = build(wrapper, gf.argnums, types, outer, gf.fastmath, cache=gf.cache)
+        spec = build(wrapper, gf.argnums, types, outer, gf.fastmath, cache=gf.cache,
+                     checkpoint=gf.checkpoint, tape_limit=gf.tape_limit)
     except AdjitError as exc:
         # the user's code went through forward mode; what reverse mode refuses is in the
         # code forward mode generated (a tangent helper without a rule of its own)

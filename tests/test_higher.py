@@ -130,6 +130,21 @@ def test_time_loop_second_derivatives():
         np.testing.assert_allclose(got, float(fd_hessian(compiled, args, k)), rtol=1e-5)
 
 
+def euler_chain(x, k, steps):
+    y = x.copy()
+    for t in range(steps):
+        y = y + 0.01 * np.tanh(k * y)
+    return np.sum(y ** 3)
+
+
+def test_hvp_with_checkpointing_is_identical_and_keeps_a_smaller_tape():
+    x, v = np.linspace(-1.0, 1.0, 5), np.linspace(0.3, -0.2, 5)
+    plain, checkpointed = adjit.hvp(euler_chain), adjit.hvp(euler_chain, checkpoint="auto")
+    np.testing.assert_array_equal(checkpointed(x, 0.8, 400, v), plain(x, 0.8, 400, v))
+    assert checkpointed.last_tape.total_bytes < plain.last_tape.total_bytes / 2
+    assert checkpointed.last_tape.recompute_factor > 1.0
+
+
 def test_stop_gradient_stays_stopped_in_both_passes():
     x = np.array([0.5, -1.5, 2.0])
     # w = x held constant: f = sum(w x^2), H = diag(2 w)
