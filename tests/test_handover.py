@@ -48,6 +48,20 @@ def written_after_the_handover(x0, steps):
     return np.sum(x * x)
 
 
+def a_third_name_for_the_new_array(x0, steps):
+    """w and xn and (after the hand-over) x are one array in Python: the write through w
+    changes x. (adjit once copied at the hand-over here and returned other numbers.)"""
+    x = x0.copy()
+    s = 0.0
+    for t in range(steps):
+        xn = np.sin(x) + 0.5 * x
+        w = xn
+        x = xn
+        w[0] = 2.0 * w[1]
+        s += x[0]
+    return s + np.sum(x * x)
+
+
 @pytest.mark.parametrize("f, args", [
     (written_through_the_post_loop_name, (np.linspace(-1.0, 1.2, 5), 3)),
     pytest.param(handed_over_inside_an_outer_loop, (np.linspace(-0.8, 0.9, 4), 3, 4),
@@ -65,3 +79,8 @@ def test_value_and_gradient(f, args):
 def test_a_write_while_both_names_mean_one_array_is_refused():
     with pytest.raises(adjit.AdjitError, match="line"):
         adjit.grad(written_after_the_handover)(np.linspace(-1.0, 1.0, 4), 2)
+
+
+def test_a_third_name_for_either_array_is_refused():
+    with pytest.raises(adjit.AdjitError, match="hands 'x' the array of 'xn'"):
+        adjit.value_and_grad(a_third_name_for_the_new_array)(np.linspace(-1.0, 1.0, 4), 3)

@@ -180,6 +180,32 @@ def _rebound_to_views(stmts):
     return out
 
 
+def _other_names_for(body, names, handover):
+    """Whether the loop body binds another name to (part of) one of `names` (`w = un`,
+    `row = u[0]`, `t = u.T`) anywhere but in `handover` itself."""
+    for x in _all_statements(body):
+        if x is handover or not isinstance(x, ast.Assign) or \
+                not any(isinstance(t, (ast.Name, ast.Tuple)) for t in x.targets):
+            continue        # (an element store `a[i] = u[0]` makes no name)
+        for part in x.value.elts if isinstance(x.value, ast.Tuple) else [x.value]:
+            base = part
+            while isinstance(base, (ast.Subscript, ast.Attribute)):
+                base = base.value
+            if isinstance(base, ast.Name) and base.id in names and \
+                    isinstance(part, (ast.Name, ast.Subscript, ast.Attribute)):
+                return True
+    return False
+
+
+def _all_statements(stmts):
+    for s in stmts:
+        yield s
+        for field in ("body", "orelse"):
+            inner = getattr(s, field, None)
+            if isinstance(inner, list):
+                yield from _all_statements(inner)
+
+
 def _copy_call(name, where):
     """`name.copy()`, located at `where`."""
     return ast.copy_location(ast.Call(func=ast.Attribute(
@@ -586,8 +612,8 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining):
             a, b = s.targets[0].id, s.value.id
             if a == b or b in self.src.params:
                 continue
-            if not self.is_array_local(a):
-                continue
+            if not self.is_array_local(a) or _other_names_for(body, {a, b}, s):
+                continue        # (a third name for either array would see the difference)
             if self.is_array_local(b):
                 # `prev = cur; ...; cur = nxt`: b takes another array later in the
                 # iteration, and neither name is written before that
