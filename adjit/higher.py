@@ -254,13 +254,7 @@ def _grad_of_grad(gf, arg_types):
                      "the inner gradient is an array, and grad needs a float result",
                      "Use hessian(f) for the matrix of second derivatives, or hvp(f) for its "
                      "products with a vector.")
-    params = list(gf._order)
-    name = gf.__adjit_function__.__name__
-    args = ", ".join(params)
-    x = params[k]
-    text = (f"def {name}_grad_grad({args}):\n"
-            f"    return _hvp({args}, {x} * 0.0 + 1.0)\n")
-    return _compiled(text, f"{name}_grad_grad", {"_hvp": _inner(gf, "hvp")}, arg_types)
+    return _hessian(gf, arg_types)      # of a function of one float: H 1
 
 
 def _compiled(text, name, namespace, arg_types):

@@ -183,7 +183,7 @@ def _rebound_to_views(stmts):
 def _other_names_for(body, names, handover):
     """Whether the loop body binds another name to (part of) one of `names` (`w = un`,
     `row = u[0]`, `t = u.T`) anywhere but in `handover` itself."""
-    for x in _all_statements(body):
+    for x in ir.walk_stmts(body):
         if x is handover or not isinstance(x, ast.Assign) or \
                 not any(isinstance(t, (ast.Name, ast.Tuple)) for t in x.targets):
             continue        # (an element store `a[i] = u[0]` makes no name)
@@ -197,15 +197,6 @@ def _other_names_for(body, names, handover):
     return False
 
 
-def _all_statements(stmts):
-    for s in stmts:
-        yield s
-        for field in ("body", "orelse"):
-            inner = getattr(s, field, None)
-            if isinstance(inner, list):
-                yield from _all_statements(inner)
-
-
 def _copy_call(name, where):
     """`name.copy()`, located at `where`."""
     return ast.copy_location(ast.Call(func=ast.Attribute(
@@ -213,6 +204,9 @@ def _copy_call(name, where):
         args=[], keywords=[]), where)
 
 
+def _binds(stmts, name):
+    """Whether the statements (nested ones included) bind `name` (`name = ...`)."""
+    return any(t.id == name for t in _rebinding_targets(stmts))
 
 
 def _names_in(stmts):
@@ -617,24 +611,20 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining):
             if self.is_array_local(b):
                 # `prev = cur; ...; cur = nxt`: b takes another array later in the
                 # iteration, and neither name is written before that
-                later = [j for j in range(k + 1, len(body)) if b in
-                         {t.id for t in _rebinding_targets([body[j]])}]
+                later = [j for j in range(k + 1, len(body)) if _binds([body[j]], b)]
                 if later and isinstance(body[later[0]], ast.Assign) and \
                         len(body[later[0]].targets) == 1 and \
                         isinstance(body[later[0]].targets[0], ast.Name) and \
                         not _written_in(body[k + 1:later[0] + 1], {a, b}, self.src) and \
-                        not any(b in {t.id for t in _rebinding_targets([x])} or
-                                a in {t.id for t in _rebinding_targets([x])}
-                                for x in body[k + 1:later[0]]):
+                        not _binds(body[k + 1:later[0]], a) and \
+                        not _binds(body[k + 1:later[0]], b):
                     s.value = _copy_call(b, s.value)
                 continue
             made = [j for j, x in enumerate(body[:k]) if isinstance(x, ast.Assign) and
                     any(isinstance(t, ast.Name) and t.id == b for t in x.targets)]
             if len(made) != 1 or not self.makes_new_array(body[made[0]].value) or \
-                    b in _names_in(body[:made[0]]) or \
-                    any(b in {t.id for t in _rebinding_targets([x])} for x in body[k + 1:]) or \
-                    any(b in {t.id for t in _rebinding_targets([x])}
-                        for x in body[:made[0]] + body[made[0] + 1:k]) or \
+                    b in _names_in(body[:made[0]]) or _binds(body[k + 1:], b) or \
+                    _binds(body[:made[0]] + body[made[0] + 1:k], b) or \
                     _written_in(body[k + 1:], {a, b}, self.src):
                 continue
             outside, nested = self.mentioned_outside(b, loop)
@@ -678,8 +668,7 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining):
                     if found is not None:
                         return found
             return None
-        where = nested(tree.body if hasattr(tree, "body") else [], False)
-        return total - inside, where is not False
+        return total - inside, nested(tree.body, False) is not False
 
     def own_names(self):
         """The local names of this function's own variables (not a helper's)."""

@@ -130,11 +130,9 @@ def replayable(stmts, layout, prims_of, recomputed=frozenset()):
                 continue
             # operands replayed late themselves (x[cols[p]]) must be replayed at the same
             # place; the others must be assigned again only after s and its uses
-            chained = {after[n] for n in late if n in after and out.get(n) is not None
-                       and layout.block_of[id(out[n])] == block_id}
-            late = [n for n in late if not (n in after and out.get(n) is not None
-                                            and layout.block_of[id(out[n])] == block_id)]
-            restore = _restoring_site(s, late, users, block, layout, chained)
+            here = {n for n in late if n in after and layout.block_of[id(out[n])] == block_id}
+            restore = _restoring_site(s, [n for n in late if n not in here], users, block,
+                                      layout, {after[n] for n in here})
             if restore is not None:     # not in `local`: replayed later than the others
                 out[v] = s
                 after[v] = restore
@@ -169,7 +167,7 @@ def _restoring_site(s, late, users, block, layout, chained=()):
     return first
 
 
-def inverse(site, layout, prims_of, kinds):
+def inverse(site, layout, kinds):
     """The statement that undoes `site`, an integer counter's step `v = t` with `t = v + c`
     or `t = v - c` (c an integer constant) just computed in the same block with no other
     assignment of v between: `v = v - c` (or `v + c`). The backward sweep restores v with

@@ -170,8 +170,7 @@ class Planning:
 
     def _inverse(self, site):
         if id(site) not in self._inverses:
-            self._inverses[id(site)] = planning.inverse(site, self.layout, self.prim,
-                                                        self.kinds)
+            self._inverses[id(site)] = planning.inverse(site, self.layout, self.kinds)
         return self._inverses[id(site)]
 
     def _recompute_reads(self, points):
