@@ -16,6 +16,7 @@ import time
 import numpy as np
 
 import adjit
+from cases import lennard_jones     # (benchmarks/ is on the path of a script run from it)
 
 
 def rosenbrock(x):
@@ -23,20 +24,6 @@ def rosenbrock(x):
     for i in range(x.shape[0] - 1):
         s += 100.0 * (x[i + 1] - x[i] ** 2) ** 2 + (1.0 - x[i]) ** 2
     return s
-
-
-def lj_energy(x):
-    n = x.shape[0]
-    e = 0.0
-    for i in range(n):
-        for j in range(i + 1, n):
-            dx = x[i, 0] - x[j, 0]
-            dy = x[i, 1] - x[j, 1]
-            dz = x[i, 2] - x[j, 2]
-            r2 = dx * dx + dy * dy + dz * dz
-            inv6 = 1.0 / (r2 * r2 * r2)
-            e += 4.0 * (inv6 * inv6 - inv6)
-    return e
 
 
 def recurrence(x):
@@ -62,7 +49,7 @@ def cases():
     rng = np.random.default_rng(0)
     grid = np.array([(i, j, k) for i in range(5) for j in range(5) for k in range(5)], float)
     yield "Rosenbrock, n = 1e5", rosenbrock, rng.uniform(-1.0, 1.0, 100_000)
-    yield "Lennard-Jones, 125 atoms", lj_energy, grid * 1.2 + rng.uniform(-0.05, 0.05, grid.shape)
+    yield "Lennard-Jones, 125 atoms", lennard_jones, grid * 1.2 + rng.uniform(-0.05, 0.05, grid.shape)
     yield "tanh recurrence, n = 1e5", recurrence, rng.standard_normal(100_000) * 0.3
 
 
