@@ -1453,25 +1453,35 @@ class Writer:
         scope.assignable.append(v)
         return [f"{v} = {text}"]
 
-    def stmt_buffers(self, scope, depth):
-        if scope.loop_depth or not self.allocating():
-            return None
+    def vector_loop(self, scope, group, stems):
+        """The start of a group's loop statement over a 1-D array in scope: (the array, its
+        length, fresh names for `stems`, a scalar expression), with the name of stem "acc"
+        made a float of the scope; None when no 1-D array is in scope."""
         arrays = [a for a, s in sorted(scope.arrays.items()) if len(s) == 1]
         if not arrays:
             return None
         a = self.choice(arrays)
-        n = scope.arrays[a][0]
-        buf, acc, t, i, j = (self.fresh(p) for p in ("buf", "acc", "t", "i", "j"))
+        names = [self.fresh(p) for p in stems]
         w = self.scalar(scope)
+        self.used.add(group)
+        acc = names[stems.index("acc")]
+        scope.floats.append(acc)
+        scope.assignable.append(acc)
+        return a, scope.arrays[a][0], names, w
+
+    def stmt_buffers(self, scope, depth):
+        if scope.loop_depth or not self.allocating():
+            return None
+        start = self.vector_loop(scope, "buffers", ("buf", "acc", "t", "i", "j"))
+        if start is None:
+            return None
+        a, n, (buf, acc, t, i, j), w = start
         fill = self.choice((f"{a}[{j}] - {a}[{i}]", f"math.sin({a}[{j}] * {w} + {a}[{i}])",
                             f"({a}[{j}] - {a}[{i}]) * {w}"))
         read = self.choice((f"{buf}[{j}] * {buf}[{j}]", f"math.tanh({buf}[{j}]) * {a}[{j}]",
                             f"{buf}[{j}] * {w}"))
         final = self.choice((f"math.exp(-{t} * {t})", f"{t} * {t}",
                              f"math.log1p({t} * {t})"))
-        self.used.add("buffers")
-        scope.floats.append(acc)
-        scope.assignable.append(acc)
         alloc = f"{buf} = np.{self.choice(('empty', 'zeros'))}({n})"
         if self.chance(35):     # prange: each iteration its own buffer (a shared one races)
             head = [f"{acc} = 0.0", f"for {i} in numba.prange({n}):", f"    {alloc}"]
@@ -1488,16 +1498,10 @@ class Writer:
     def stmt_counters(self, scope, depth):
         if scope.loop_depth:
             return None
-        arrays = [a for a, s in sorted(scope.arrays.items()) if len(s) == 1]
-        if not arrays:
+        start = self.vector_loop(scope, "counters", ("idx", "acc", "t", "i", "j"))
+        if start is None:
             return None
-        a = self.choice(arrays)
-        n = scope.arrays[a][0]
-        idx, acc, t, i, j = (self.fresh(p) for p in ("idx", "acc", "t", "i", "j"))
-        w = self.scalar(scope)
-        self.used.add("counters")
-        scope.floats.append(acc)
-        scope.assignable.append(acc)
+        a, n, (idx, acc, t, i, j), w = start
         step = self.choice((f"{idx} += 1", f"{idx} = {idx} + 1", f"{idx} = 1 + {idx}"))
         final = self.choice((f"math.tanh({t})", f"{t} * {t}", f"math.exp(-{t} * {t})"))
         k = self.pick(3)
