@@ -67,7 +67,7 @@ def _hvp(gf, arg_types):
         # the user's code went through forward mode; what reverse mode refuses is in the
         # code forward mode generated (a tangent helper without a rule of its own)
         raise _error(gf, f"second derivatives of '{name}': reverse mode over its jvp (the "
-                     f"generated {name}_jvp) refuses this: {exc}",
+                     f"generated {name}_jvp) refuses this: {str(exc).rstrip('.')}",
                      "That construct has first derivatives in adjit but no second ones "
                      "yet; differentiate its result by hand or keep it out of the "
                      "function you take second derivatives of.") from None

@@ -41,6 +41,7 @@ from .reverse.parallel import (check_user_races, has_parallel_loops, parallel_ba
                                use_plain_bodies)
 from .reverse.peephole import propagate_copies
 from .reverse.tape import static_pushes
+from .rules.registry import REGISTRY
 from .rules.table import INACTIVE
 from .runtime.tape import DEFAULT_TAPE_LIMIT
 
@@ -356,6 +357,11 @@ def _refuse_local_arrays(src, stmts, kinds, ns):
         value = getattr(s, "value", None)
         if isinstance(value, ast.Call):
             obj = lookup(value.func, ns)
+            entry = REGISTRY.get(obj)
+            if entry is not None and entry.array_rule is not None and not entry.cuda:
+                raise error_at(ir.note(s, "origin"), f"a call to the {entry.name} in CUDA code",
+                               "Its rules are compiled for the CPU: call it in CPU code, or "
+                               "write the function's own code in the kernel.")
             if obj in INACTIVE:
                 raise error_at(ir.note(s, "origin"), f"`{INACTIVE[obj].name}` in CUDA code",
                                "numba.cuda compiles none of numpy's random draws or arg-"

@@ -69,3 +69,12 @@ def test_newton_hvp_converges_and_the_laplace_covariance_is_a_covariance(capsys)
     X, y, w = r["X"], r["y"], r["w"]
     s = 1.0 / (1.0 + np.exp(y * (X @ w)))
     np.testing.assert_allclose(X.T @ (y * s) - w, 0.0, atol=1e-10)
+
+
+def test_custom_rules_are_used(capsys):
+    r = load("custom_rules").main()
+    assert capsys.readouterr().out
+    assert r["loss_finite"] and r["naive_broken"]       # the rule, not the code's derivative
+    assert r["grad_error"] < 1e-13                      # = the analytic gradient
+    assert abs(r["clipped"]) < 0.5 * abs(r["unclipped"])
+    assert r["quantized_error"] == 0.0

@@ -11,7 +11,7 @@ import ast
 
 from .. import ir
 from .prims import classify
-from .types import INT
+from .types import INT, is_array
 
 
 def keep_operands(stmts, kinds, env, namegen):
@@ -32,6 +32,8 @@ def keep_operands(stmts, kinds, env, namegen):
             continue
         pos, loops = layout.pos[id(s)], set(layout.loops[id(s)])
         for k, atom in prim.diff_operands():
+            if not is_array(kinds.get(atom.id)):
+                continue        # a number the backward sweep needs is recorded where it changes
             later = [w for w in changes.get(atom.id, []) if w is not s and (
                 layout.pos[id(w)] > pos or loops & set(layout.loops[id(w)]))]
             if not later or loops:

@@ -223,6 +223,8 @@ def _kind_of(stmt, kinds, env):
     if prim.kind == "arrayop":
         ndim, dtype = ARRAY_RULES[prim.obj].result(
             [(k.ndim, k.is_float) if is_array(k) else (0, k == FLOAT) for k in ops])
+        if not ndim:    # a number (a custom_vjp function's result)
+            return FLOAT if dtype == "f" else INT
         return ArrayKind(ndim, dtype == "f")
     if prim.kind == "opaque":
         return _opaque_kind(stmt, prim, kinds)

@@ -14,7 +14,8 @@ from ..analysis.activity import active_variables, opaque_refusal
 from ..analysis.prims import classify
 from ..analysis.types import FLOAT, is_array
 from .. import ir
-from ..rules.table import ARRAY_RULES
+from ..errors import error_at
+from ..rules.table import ARRAY_OP_NAMES, ARRAY_RULES
 from ..rules.templates import fold, instantiate, substitute
 
 
@@ -97,12 +98,16 @@ class TangentBuilder:
                 text = f"{dot} = {src.id}.copy()" if src is not None else \
                     f"{dot} = np.zeros_like({target})"
             elif prim.kind == "arrayop":
-                text = f"{dot} = " + self._array_tangent(prim, target)
+                text = f"{dot} = " + self._array_tangent(prim, target, origin)
             else:
                 raise AssertionError(f"array assignment {ast.unparse(s)}")
             node = ast.parse(text).body[0]
             ir.annotate(node, origin=origin)
             return [node]
+        if prim.kind == "arrayop":       # a number from an array-level operation
+            value = ast.parse(self._array_tangent(prim, target, origin, "0.0"),
+                              mode="eval").body
+            return [ir.assign(dot, value, origin)]
         if prim.kind == "load":
             arr = prim.operands[0]
             t = self.tangent_of(arr)
@@ -125,19 +130,26 @@ class TangentBuilder:
             value = term if _is_zero(value) else ast.BinOp(left=value, op=ast.Add(), right=term)
         return [ir.assign(dot, value, origin)]
 
-    def _array_tangent(self, prim, target):
+    def _array_tangent(self, prim, target, origin, zero=None):
         """The tangent of an array-level operation, from its registry entry: the sum of the
         terms of its varied operands."""
         rule = ARRAY_RULES[prim.obj]
+        self.env.update(rule.helpers)
         names = dict(rule.defaults)
         names.update(zip(rule.params, prim.operands))
         names["out"] = target
         terms = []
         for k, atom in prim.diff_operands():
             t = self.tangent_of(atom)
-            if t is not None:
-                terms.append(ir.unparse(substitute(rule.tangent[k], dict(names, d=t))))
-        return " + ".join(terms) or f"np.zeros_like({target})"
+            if t is None:
+                continue
+            if rule.tangent[k] is None:
+                raise error_at(origin, rule.missing_tangent or f"forward mode through "
+                               f"{ARRAY_OP_NAMES.get(prim.obj, prim.obj)}",
+                               "Give it a tangent rule with .defjvp(jvp), or use reverse mode "
+                               "(grad, vjp, jacrev).")
+            terms.append(ir.unparse(substitute(rule.tangent[k], dict(names, d=t))))
+        return " + ".join(terms) or zero or f"np.zeros_like({target})"
 
 
 def _is_zero(node):

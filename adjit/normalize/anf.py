@@ -334,6 +334,7 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining):
                     info = ARRAY_RULES[ARRAY_OPS[obj]].result(
                         [(self.ctx.arrays.get(a.id, (0, "f"))[0], True)
                          if isinstance(a, ast.Name) else (0, True) for a in value.args])
+                    info = info if info[0] else None    # a number (custom_vjp functions)
                 elif obj in INACTIVE:
                     ndim, dtype = INACTIVE[obj].result(
                         [self.argument_dims(a) for a in value.args])

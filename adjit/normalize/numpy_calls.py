@@ -700,6 +700,25 @@ class NumpyCalls:
                 placed[k] = copy.deepcopy(rule.defaults[params[k]])
         return placed
 
+    def lower_custom(self, node, out):
+        """A call of a custom_vjp function (adjit/custom.py): kept whole, as a call of its
+        value helper, whose registry entry carries the user's rule."""
+        fn = self.src.resolve(node.func)
+        if fn.fwd is None:
+            fn.check_call((), lambda what, instead: self.error(node, what, instead))
+        args = self.by_position(node, node.args, REGISTRY.get(fn.helpers[f"{fn.key}_value"])
+                                .array_rule) if node.keywords else node.args
+        if len(args) != len(fn.params):
+            raise self.error(node, f"a call to `{fn.__name__}` with {len(args)} argument(s)",
+                             f"Pass {len(fn.params)}: {', '.join(fn.params)}.")
+        atoms, descs = zip(*[self.opaque_argument(a, out) for a in args]) if args else ((), ())
+        for a, d in zip(args, descs):
+            if d[0] == "const" and not isinstance(d[1], (bool, int, float)):
+                raise self.error(node, f"a tuple passed to the custom_vjp function "
+                                 f"`{fn.__name__}`", "Pass numbers and arrays.")
+        fn.check_call(descs, lambda what, instead: self.error(node, what, instead))
+        return self.call_of(fn.helpers[f"{fn.key}_value"], list(atoms))
+
     def call_as_is(self, obj, args, out, node):
         """A call of `obj` kept in the generated code, its arguments atoms: arrays evaluated
         into names, tuples of sizes kept as tuples of atoms."""

@@ -165,6 +165,7 @@ class ReverseBuilder(Validation, Planning, Emission):
         """Adjoints of the array-level operations (matrix products, linspace, arange), from
         their registry entries' reverse expressions."""
         rule = ARRAY_RULES[prim.obj]
+        self.env.update(rule.helpers)
         names = dict(rule.defaults)
         names.update(zip(rule.params, prim.operands))
         names.update(out=target, out_bar=bar)
@@ -179,7 +180,9 @@ class ReverseBuilder(Validation, Planning, Emission):
             first = self.single_use.get(atom.id) == id(s)   # linspace's scalar operands
             out.append(accumulate(self.bar(atom.id), substitute(rule.reverse[k], names),
                                   False, first, origin))
-        if self.layout.loops[id(s)]:
+        if not is_array(self.kinds.get(target)):
+            out += self._reset(target, s)       # a number (a custom_vjp function's result)
+        elif self.layout.loops[id(s)]:
             out += ir.parse(f"{bar}.fill(0.0)")
         for node in out:
             ir.annotate(node, origin=origin)

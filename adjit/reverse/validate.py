@@ -15,6 +15,11 @@ from ..rules.table import ARRAY_OP_NAMES, ARRAY_RULES
 
 class Validation:
     def _check_arrays(self):
+        for s in ir.walk_stmts(self.stmts):     # a number from an array-level operation
+            if isinstance(s, ast.Assign) and not ir.is_store(s) and \
+                    self.prim(s).kind == "arrayop" and ir.target_name(s) in self.active and \
+                    not is_array(self.kinds.get(ir.target_name(s))):
+                self._check_operands_kept(s)
         for var, sites in self.layout.sites.items():
             if not is_array(self.kinds.get(var)):
                 continue
@@ -90,6 +95,8 @@ class Validation:
         op = ARRAY_OP_NAMES.get(self.prim(s).obj, "an array-level operation")
         for a in self.prim(s).diff_operands():
             arr = a[1].id
+            if not is_array(self.kinds.get(arr)):
+                continue    # a number the backward sweep reads is recorded where it changes
             for w in ir.walk_stmts(self.stmts):
                 changes = (ir.is_store(w) and w.targets[0].value.id == arr) or \
                     (isinstance(w, ast.Assign) and ir.target_name(w) == arr)

@@ -64,11 +64,17 @@ class ArrayRule:
     `reads`: whether the reverse expressions read operands' values, `reads_out` whether
     they read the result's (either must then not change afterwards). `shared`: an expression
     the reverse expressions of several operands need (`shared` names its value there),
-    computed once before them (np.linalg.solve's solve with the transpose)."""
+    computed once before them (np.linalg.solve's solve with the transpose). `helpers`: names
+the expressions call that are not in generated code's namespace (the compiled rules of a
+function given its own derivative, adjit/custom.py), with the objects they stand for.
+`missing_tangent`: why an operand whose `tangent` is None has a derivative all the same
+(forward mode through it is refused with this text)."""
 
     def __init__(self, key, params, reverse, tangent, result, reads=False, defaults=None,
-                 shared=None):
+                 shared=None, helpers=None, missing_tangent=None):
         self.key = key
+        self.helpers = dict(helpers or {})
+        self.missing_tangent = missing_tangent
         self.shared = None if shared is None else ast.parse(shared, mode="eval").body
         self.params = tuple(params)
         self.reverse = tuple(None if r is None else ast.parse(r, mode="eval").body

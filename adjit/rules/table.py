@@ -673,30 +673,65 @@ ELEMENTWISE_ARITY = _Table({e.obj: e.arity for e in _R.family("elementwise")})
 REDUCTIONS = _Table({e.obj: e.reduction for e in _R.family("reduction")})
 METHOD_REDUCTIONS = {m: e.reduction for e in _R.family("reduction") for m in e.methods}
 
-ARRAY_FUNCTIONS = _Table({e.obj: e.handler for e in _R.family("array")})
+def _array_tables():
+    """The tables of array-level functions and operations, from the registry: computed at
+    import and again when a function gets its rule at run time (define_custom)."""
+    kept = [e for e in _R.entries if e.array_rule is not None]
+    rules = {e.array_rule.key: e.array_rule for e in kept}
+    return {
+        "ARRAY_FUNCTIONS": {e.obj: e.handler for e in _R.family("array")},
+        "ARRAY_OPS": {e.obj: e.array_rule.key for e in kept},
+        "ARRAY_RULES": rules,
+        "ARRAY_OP_NAMES": {**{e.array_rule.key: e.name for e in kept},
+                           **{e.packed[0].__name__: e.name for e in _R.entries
+                              if e.packed is not None},
+                           **{k: "a matrix product" for k in ("mm", "mm_tn", "mm_nt", "mm_tt")}},
+        "ARRAY_OP_OPERANDS": {k: r.differentiable for k, r in rules.items()},
+        "READS_OPERANDS": {k for k, r in rules.items() if r.reads},
+    }
+
+
+ARRAY_FUNCTIONS = _Table()
 """numpy functions on whole arrays, by the vectorizer handler that lowers them."""
 
-ARRAY_OPS = _Table({e.obj: e.array_rule.key for e in _R.entries if e.array_rule is not None})
+ARRAY_OPS = _Table()
 """Operations kept at array level in the normalized program, with adjoints written in
 adjit/reverse/adjoint.py and tangents in adjit/forward/tangent.py. np.linspace(a, b, n) is
 linear in a and b; np.arange(start, stop, step) has elements start + k * step (its length
 is piecewise constant: no derivative through stop)."""
 
-ARRAY_RULES = {e.array_rule.key: e.array_rule for e in _R.entries if e.array_rule is not None}
+ARRAY_RULES = {}
 """The derivatives of the array-level operations, by key."""
 
-ARRAY_OP_NAMES = {**{e.array_rule.key: e.name for e in _R.entries if e.array_rule is not None},
-                  **{e.packed[0].__name__: e.name for e in _R.entries if e.packed is not None},
-                  **{k: "a matrix product" for k in ("mm", "mm_tn", "mm_nt", "mm_tt")}}
+ARRAY_OP_NAMES = {}
 """What an error message calls each array-level operation."""
 
-ARRAY_OP_OPERANDS = {k: r.differentiable for k, r in ARRAY_RULES.items()}
+ARRAY_OP_OPERANDS = {}
 """The differentiable operand positions of each array-level operation (arange: start and
 step; np.arange(stop) alone has none)."""
 
-READS_OPERANDS = {k for k, r in ARRAY_RULES.items() if r.reads}
+READS_OPERANDS = set()
 """Array operations whose adjoints read their operands' values (the others' adjoints read
 only the result's cotangent)."""
+
+
+def _refresh_array_tables():
+    for name, value in _array_tables().items():
+        table = globals()[name]
+        table.clear()
+        table.update(value)
+
+
+_refresh_array_tables()
+
+
+def define_custom(obj, name, family, **fields):
+    """A registry entry made at run time (a function given its own derivative rule,
+    adjit/custom.py): the entry, and the array tables the passes read, now include it."""
+    entry = _R.define(obj, name, family, **fields)
+    _refresh_array_tables()
+    return entry
+
 
 CONST_ARRAYS = _Table({e.obj: "eye" for e in _R.family("array") if e.handler == "eye"})
 """numpy functions making arrays of constants: nothing flows from their arguments."""

@@ -1,0 +1,318 @@
+"""Functions with derivative rules of their own: `custom_vjp`, shaped as JAX's.
+
+    @custom_vjp
+    def log1pexp(x):                    # the primal: any code numba compiles
+        return math.log1p(math.exp(x))
+
+    def log1pexp_fwd(x):                # (primal result, residuals): a value or a tuple
+        return log1pexp(x), x
+
+    def log1pexp_bwd(x, g):             # one cotangent per argument, in a tuple
+        return (g / (1.0 + math.exp(-x)),)
+
+    log1pexp.defvjp(log1pexp_fwd, log1pexp_bwd)
+
+Outside differentiation `log1pexp` is the numba-compiled primal (callable from @njit code).
+Inside a function adjit differentiates, at any depth, a call to it is kept whole: the forward
+sweep computes `fwd(*args)[0]`, the backward sweep `bwd(fwd(*args)[1], out_bar)` - the
+residuals are computed again from the call's arguments, which adjit keeps (records them on
+the tape where they change later), so `fwd` must be a function of its arguments alone (it is
+refused if it draws random numbers). `defjvp(jvp)` adds a tangent rule, JAX-shaped
+(`jvp(primals, tangents) -> (primal_out, tangent_out)`, linear in the tangents), for
+forward mode (adjit.jvp, jacfwd).
+
+How: `defvjp` compiles three small helpers (the call's value, its vector-Jacobian product,
+and per argument its tangent) and enters them in the primitive registry as one operation
+kept at array level (rules/table.py define_custom), whose ArrayRule is the derivative: every
+pass reads it there, as it reads np.linalg.solve's.
+"""
+import functools
+import inspect
+import warnings
+
+import numba
+import numpy as np
+from numba.core import types as nt
+from numba.core.dispatcher import Dispatcher
+from numba.core.errors import NumbaPerformanceWarning
+from numba.core.extending import overload, typeof_impl
+
+from .errors import AdjitError
+from .rules import opaque
+from .rules.registry import ArrayRule
+from .rules.table import ARRAY_RULES, define_custom
+
+_KEYS = set()
+
+
+def _fresh_key(name):
+    """The prefix of a custom_vjp function's helpers (`softclip_vjp`): its name, numbered
+    when another custom_vjp function has it already."""
+    key, k = name, 1
+    while key in _KEYS or key in ARRAY_RULES:
+        k += 1
+        key = f"{name}{k}"
+    _KEYS.add(key)
+    return key
+
+
+def owned(value):
+    """A cotangent or tangent as the generated code keeps it: an array copied (a rule may
+    return its own argument, which the adjoint sweep changes), a number as a float."""
+    raise NotImplementedError("called only from compiled code")
+
+
+@overload(owned)
+def _owned(value):
+    if isinstance(value, nt.Array):
+        return lambda value: value.astype(np.float64)
+    if isinstance(value, (nt.Integer, nt.Float, nt.Boolean)):
+        return lambda value: float(value)
+    return None
+
+
+def zero_like(value):
+    """The zero tangent of an argument: zeros of an array's shape, 0.0 for a number."""
+    raise NotImplementedError("called only from compiled code")
+
+
+@overload(zero_like)
+def _zero_like(value):
+    if isinstance(value, nt.Array):
+        return lambda value: np.zeros(value.shape)
+    return lambda value: 0.0
+
+
+class custom_vjp:
+    """A function with its own reverse-mode rule (see the module docstring); give the rule
+    with `.defvjp(fwd, bwd)`, and a forward-mode rule with `.defjvp(jvp)`."""
+
+    def __init__(self, fun):
+        py = getattr(fun, "py_func", fun)
+        if not inspect.isfunction(py):
+            raise AdjitError(f"custom_vjp needs a Python or @njit function, not {fun!r}")
+        functools.update_wrapper(self, py)
+        self.primal = fun if isinstance(fun, Dispatcher) else numba.njit(py)
+        spec = inspect.getfullargspec(py)
+        if spec.varargs or spec.varkw or spec.kwonlyargs:
+            raise AdjitError(f"custom_vjp function `{py.__name__}` "
+                             f"({py.__code__.co_filename}, line {py.__code__.co_firstlineno}) "
+                             "takes *args, **kwargs or keyword-only parameters; name each "
+                             "parameter.")
+        self.params = tuple(spec.args)
+        self.defaults = dict(zip(self.params[len(self.params) - len(spec.defaults or ()):],
+                                 spec.defaults or ()))
+        self.fwd = self.bwd = self.jvp = None
+        self.helpers = None
+        self.key = _fresh_key(py.__name__)
+        define_custom(self, f"custom_vjp function `{py.__name__}`", "array", handler="custom",
+                      cuda=False, notes="the user's own rule")
+
+    def __call__(self, *args, **kwargs):
+        return self.primal(*args, **kwargs)
+
+    def __repr__(self):
+        return f"<adjit.custom_vjp {self.__name__}>"
+
+    def __reduce__(self):
+        return (_by_name, (self.__module__, self.__qualname__))
+
+    @property
+    def where(self):
+        code = self.__wrapped__.__code__
+        return f"`{self.__name__}` ({code.co_filename}, line {code.co_firstlineno})"
+
+    def defvjp(self, fwd, bwd):
+        """Give the reverse-mode rule: `fwd(*args) -> (result, residuals)` and
+        `bwd(residuals, g) -> (one cotangent per argument)`; plain Python or @njit."""
+        if self.fwd is not None:
+            raise AdjitError(f"custom_vjp function {self.where} already has a rule",
+                             "Give defvjp once, before the first gradient that uses it.")
+        _refuse_random(fwd, self)
+        self.fwd, self.bwd = _compiled(fwd), _compiled(bwd)
+        self._register()
+
+    def defjvp(self, jvp):
+        """Give the forward-mode rule: `jvp(primals, tangents) -> (result, tangent)`, both
+        tuples with one entry per argument, linear in the tangents. Returns jvp (usable as a
+        decorator)."""
+        if self.fwd is None:
+            raise AdjitError(f"custom_vjp function {self.where} has no reverse rule yet",
+                             "Call defvjp(fwd, bwd) first, then defjvp(jvp).")
+        if self.jvp is not None:
+            raise AdjitError(f"custom_vjp function {self.where} already has a tangent rule",
+                             "Give defjvp once.")
+        self.jvp = _compiled(jvp)
+        self._register()
+        return jvp
+
+    # the helpers generated code calls ---------------------------------------------------
+    def _register(self):
+        ps = ", ".join(self.params)
+        n = len(self.params)
+        k0 = self.key
+        lines = [f"def {k0}_value({ps}):",
+                 f"    return fwd({ps})[0]",
+                 f"def {k0}_vjp({ps}, g):",
+                 f"    c = bwd(fwd({ps})[1], g)",
+                 "    return (" + "".join(f"owned(c[{k}]), " for k in range(n)) + ")",
+                 f"def {k0}_cotangents({ps}, g):",
+                 f"    return bwd(fwd({ps})[1], g)"]
+        if self.jvp is not None:
+            for k in range(n):
+                tangents = ", ".join("d" if j == k else f"zero_like({p})"
+                                     for j, p in enumerate(self.params))
+                lines += [f"def {k0}_jvp{k}({ps}, d):",
+                          f"    return owned(jvp(({ps},), ({tangents},))[1])"]
+        ns = {"fwd": self.fwd, "bwd": self.bwd, "jvp": self.jvp, "owned": owned,
+              "zero_like": zero_like, "np": np, "__name__": __name__}
+        exec(compile("\n".join(lines) + "\n", f"<custom_vjp {self.__name__}>", "exec"), ns)  # noqa: S102
+        helpers = {name: numba.njit(fn) for name, fn in ns.items()
+                   if name.startswith(k0)}
+        tangent = tuple(f"{k0}_jvp{k}({ps}, d)" if self.jvp is not None else None
+                        for k in range(n))
+        rule = ArrayRule(
+            k0, self.params, tuple(f"shared[{k}]" for k in range(n)), tangent,
+            functools.partial(_result_of, helpers[f"{k0}_value"]), reads=True,
+            defaults={p: repr(v) for p, v in self.defaults.items()},
+            shared=f"{k0}_vjp({ps}, out_bar)", helpers=helpers,
+            missing_tangent=None if self.jvp is not None else
+            f"forward mode through the custom_vjp function {self.where}, which has no "
+            "tangent rule")
+        value = helpers[f"{k0}_value"]
+        if self.helpers is None:
+            define_custom(value, f"custom_vjp function `{self.__name__}`", "array",
+                          handler="keep", array_rule=rule, cuda=False)
+        else:       # defjvp after defvjp: the same helper, its rule now with tangents
+            from .rules.table import REGISTRY, _refresh_array_tables
+            REGISTRY.get(self.helpers[f"{k0}_value"]).array_rule = rule
+            helpers[f"{k0}_value"] = self.helpers[f"{k0}_value"]
+            _refresh_array_tables()
+        for k in range(n if self.jvp is not None else 0):
+            define_custom(helpers[f"{k0}_jvp{k}"], f"the tangent rule of `{self.__name__}`",
+                          "unsupported", cuda=False, notes="the tangent rule of the "
+                          f"custom_vjp function `{self.__name__}`: second derivatives through "
+                          "custom rules are not built")
+        self.helpers = helpers
+
+    # checks made where a call is normalized (numpy_calls.lower_custom) -------------------
+    def check_call(self, descs, error):
+        """The result descriptor of a call on arguments of these descriptors; `error(what,
+        instead)` raises at the call for a rule that does not fit the arguments."""
+        if self.fwd is None:
+            raise error(f"a call to the custom_vjp function `{self.__name__}`, which has no "
+                        "rule", f"Give it one with {self.__name__}.defvjp(fwd, bwd) before "
+                        "differentiating code that calls it.")
+        fwd_type = _type_of(self.fwd, descs)
+        if isinstance(fwd_type, str):
+            raise error(f"the fwd rule of `{self.__name__}` on these arguments ({fwd_type})",
+                        "fwd takes the primal's arguments and returns (result, residuals).")
+        if not isinstance(fwd_type, nt.BaseTuple) or len(fwd_type) != 2:
+            raise error(f"the fwd rule of `{self.__name__}`, which returns {fwd_type}",
+                        "Return a pair: (the primal's result, residuals), residuals a value or "
+                        "a tuple.")
+        out = opaque._descriptor(fwd_type[0])
+        if out is None or out[0] not in ("f", "i", "array") or \
+                (out[0] == "array" and out[2] != "f"):
+            raise error(f"the custom_vjp function `{self.__name__}` with a result of type "
+                        f"{fwd_type[0]}", "Return one float or one float array (a tuple of "
+                        "results: write one custom_vjp function per result).")
+        g = ("f",) if out[0] != "array" else out
+        bars = _type_of(self.helpers[f"{self.key}_cotangents"], list(descs) + [g])
+        n = len(self.params)
+        if isinstance(bars, str) or not isinstance(bars, nt.BaseTuple) or len(bars) != n:
+            what = bars if isinstance(bars, str) else f"returns {bars}"
+            raise error(f"the bwd rule of `{self.__name__}` ({what})",
+                        f"bwd(residuals, g) returns a tuple of {n} cotangent(s), one per "
+                        "argument of the primal (0.0 for one without a derivative).")
+        for k, (d, t) in enumerate(zip(descs, bars)):
+            want_array = d[0] == "array"
+            if want_array != isinstance(t, nt.Array) or (want_array and t.ndim != d[1]):
+                raise error(f"the bwd rule of `{self.__name__}`: its cotangent for "
+                            f"`{self.params[k]}` is {t}", "Return a cotangent of the "
+                            "argument's shape: a number for a number, an array of the same "
+                            "dimensions for an array.")
+        return out
+
+
+def _by_name(module, qualname):
+    import importlib
+    obj = importlib.import_module(module)
+    for part in qualname.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def _compiled(fn):
+    if isinstance(fn, Dispatcher):
+        return fn
+    if isinstance(fn, custom_vjp):
+        return fn.primal
+    if not inspect.isfunction(fn):
+        raise AdjitError(f"a custom_vjp rule must be a Python or @njit function, not {fn!r}")
+    return numba.njit(fn)
+
+
+def _numba_type(desc):
+    if desc[0] == "const":
+        v = desc[1]
+        return nt.boolean if isinstance(v, bool) else nt.int64 if isinstance(v, int) else \
+            nt.float64
+    return opaque._numba_type(desc)
+
+
+def _type_of(dispatcher, descs):
+    """numba's result type of dispatcher on arguments of these descriptors, or its message."""
+    sig = tuple(_numba_type(d) for d in descs)
+    try:
+        with warnings.catch_warnings():     # (a probe on any-layout arrays: no advice)
+            warnings.simplefilter("ignore", NumbaPerformanceWarning)
+            dispatcher.compile(sig)
+    except Exception as exc:   # noqa: BLE001 - numba's typing errors have many classes
+        return opaque._message(exc)
+    return dispatcher.overloads[sig].signature.return_type
+
+
+def _result_of(value, args):
+    """The ArrayRule result: (ndim, dtype) of the call, from its arguments' (ndim, is_float)."""
+    descs = [("array", nd, "f" if fl else "i") if nd else ("f",) if fl else ("i",)
+             for nd, fl in args]
+    t = _type_of(value, descs)
+    if isinstance(t, nt.Array):
+        return t.ndim, "f"
+    return 0, "f"
+
+
+def _refuse_random(fwd, owner):
+    """fwd runs again in the backward sweep: a random draw in it would differ there."""
+    seen = set()
+
+    def draws(fn, depth):
+        fn = getattr(fn, "py_func", fn)
+        if not inspect.isfunction(fn) or id(fn) in seen or depth > 4:
+            return False
+        seen.add(id(fn))
+        names = set(fn.__code__.co_names)
+        glb = fn.__globals__
+        for name in names:
+            obj = glb.get(name)
+            if obj is np.random or getattr(obj, "__module__", "") in ("numpy.random",
+                                                                      "numpy.random.mtrand"):
+                return True
+            if obj is np and "random" in names:
+                return True
+            if draws(obj, depth + 1):
+                return True
+        return False
+
+    if draws(fwd, 0):
+        raise AdjitError(f"the fwd rule of the custom_vjp function {owner.where} draws random "
+                         "numbers", "adjit computes the residuals again in the backward sweep "
+                         "from the arguments: draw outside and pass the draw in as an "
+                         "argument.")
+
+
+@typeof_impl.register(custom_vjp)
+def _typeof_custom(val, c):
+    """In @njit code a custom_vjp function is its compiled primal."""
+    return nt.Dispatcher(val.primal)

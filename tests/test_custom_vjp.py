@@ -1,0 +1,423 @@
+"""custom_vjp: functions with their own derivative rules, used wherever they are called.
+
+Each test shows that the user's rule is the one used (the automatic derivative would differ:
+a clipped cotangent, a rule finite where the primal's own derivative overflows, a zero where
+differentiating the code gives NaN), and checks the gradients of whole programs against
+central differences of their values and against hand-written derivatives. The programs call
+the functions as users do: in loops, from @njit helpers, with stop_gradient, argnums
+tuples, checkpointed time loops, array arguments and array results.
+"""
+import math
+import pickle
+
+import numba
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import adjit
+from adjit import AdjitError, custom_vjp, stop_gradient
+from fd import fd_grad
+
+
+# the functions with rules, as a user writes them --------------------------------------------
+
+@custom_vjp
+def log1pexp(x):
+    return math.log(1.0 + math.exp(x))      # overflows for x > 709: the rule does not
+
+
+def log1pexp_fwd(x):
+    if x > 0.0:
+        return x + math.log1p(math.exp(-x)), x
+    return math.log1p(math.exp(x)), x
+
+
+def log1pexp_bwd(x, g):
+    return (g / (1.0 + math.exp(-x)),)
+
+
+log1pexp.defvjp(log1pexp_fwd, log1pexp_bwd)
+
+
+@custom_vjp
+def clip_gradient(x, lo, hi):
+    return x
+
+
+def clip_gradient_fwd(x, lo, hi):
+    return x, (lo, hi)
+
+
+def clip_gradient_bwd(res, g):
+    lo, hi = res
+    return (min(max(g, lo), hi), 0.0, 0.0)
+
+
+clip_gradient.defvjp(clip_gradient_fwd, clip_gradient_bwd)
+
+
+@custom_vjp
+def softclip(x, lo, hi):
+    return lo + (hi - lo) / (1.0 + math.exp(-x))
+
+
+@numba.njit
+def softclip_fwd(x, lo, hi):
+    s = 1.0 / (1.0 + math.exp(-x))
+    return lo + (hi - lo) * s, (s, lo, hi)
+
+
+@numba.njit
+def softclip_bwd(res, g):
+    s, lo, hi = res
+    return (g * (hi - lo) * s * (1.0 - s), g * (1.0 - s), g * s)
+
+
+softclip.defvjp(softclip_fwd, softclip_bwd)
+
+
+@softclip.defjvp
+def softclip_jvp(primals, tangents):
+    x, lo, hi = primals
+    dx, dlo, dhi = tangents
+    s = 1.0 / (1.0 + math.exp(-x))
+    return lo + (hi - lo) * s, (hi - lo) * s * (1.0 - s) * dx + (1.0 - s) * dlo + s * dhi
+
+
+@custom_vjp
+def safe_norm(v):
+    return np.sqrt(np.sum(v * v))
+
+
+def safe_norm_fwd(v):
+    n = np.sqrt(np.sum(v * v))
+    return n, (v, n)
+
+
+def safe_norm_bwd(res, g):
+    v, n = res
+    if n == 0.0:
+        return (np.zeros_like(v),)
+    return (g * v / n,)
+
+
+safe_norm.defvjp(safe_norm_fwd, safe_norm_bwd)
+
+
+@custom_vjp
+def softmax(z):
+    e = np.exp(z - np.max(z))
+    return e / np.sum(e)
+
+
+def softmax_fwd(z):
+    s = softmax(z)
+    return s, s
+
+
+def softmax_bwd(s, g):
+    return (s * (g - np.dot(g, s)),)
+
+
+softmax.defvjp(softmax_fwd, softmax_bwd)
+
+
+def sigmoid(x):
+    return 1.0 / (1.0 + math.exp(-x))
+
+
+# the rule is the one used ---------------------------------------------------------------------
+
+def softplus_loss(x):
+    s = 0.0
+    for i in range(x.shape[0]):
+        s += log1pexp(x[i] * 2.0)
+    return s
+
+
+def naive_softplus_loss(x):
+    s = 0.0
+    for i in range(x.shape[0]):
+        s += math.log(1.0 + math.exp(x[i] * 2.0))
+    return s
+
+
+def test_overflow_free_rule_at_800():
+    x = np.array([400.0, -0.3, 0.0, 1.5])          # 2 * 400 = 800: exp overflows
+    g = adjit.grad(softplus_loss)(x)
+    np.testing.assert_allclose(g, 2.0 * np.array([sigmoid(2.0 * v) for v in x]), rtol=1e-14)
+    assert g[0] == 2.0
+    with np.errstate(over="ignore", invalid="ignore"):
+        plain = adjit.grad(naive_softplus_loss)(x)  # the code's own derivative: inf / inf
+    assert not np.isfinite(plain[0])
+    value, _ = adjit.value_and_grad(softplus_loss)(x)
+    assert value == pytest.approx(800.0 + sum(math.log1p(math.exp(2.0 * v)) for v in x[1:]))
+
+
+def test_clipped_gradient():
+    def f(x):
+        return 10.0 * clip_gradient(x * x, -1.0, 1.0)
+    assert adjit.grad(f)(3.0) == 6.0        # d(x*x)/dx * clip(10) = 6 * 1, not 60
+    assert adjit.grad(f)(-0.5) == -1.0
+
+
+def rnn(x, w, steps):
+    """A recurrence with its hidden state's cotangent clipped at every step."""
+    h = 0.0
+    for t in range(steps):
+        h = clip_gradient(math.tanh(w * h + x[t]), -0.5, 0.5)
+    return 3.0 * h
+
+
+def rnn_hand_grad(x, w, steps):
+    hs = [0.0]
+    for t in range(steps):
+        hs.append(math.tanh(w * hs[-1] + x[t]))
+    g, x_bar, w_bar = 3.0, np.zeros_like(x), 0.0
+    for t in range(steps - 1, -1, -1):
+        g = min(max(g, -0.5), 0.5)
+        pre = g * (1.0 - hs[t + 1] ** 2)
+        x_bar[t] += pre
+        w_bar += pre * hs[t]
+        g = pre * w
+    return x_bar, w_bar
+
+
+def test_clipped_recurrence_matches_the_hand_adjoint():
+    x = np.array([0.4, -0.2, 0.9, 0.1, -0.6])
+    x_bar, w_bar = adjit.grad(rnn, argnums=(0, 1))(x, 1.7, 5)
+    hx, hw = rnn_hand_grad(x, 1.7, 5)
+    np.testing.assert_allclose(x_bar, hx, rtol=1e-13)
+    assert w_bar == pytest.approx(hw, rel=1e-13)
+
+
+def norms(x):
+    return safe_norm(x) ** 2 + safe_norm(2.0 * x)
+
+
+def test_safe_norm_at_zero_and_elsewhere():
+    x = np.array([3.0, 4.0])
+    np.testing.assert_allclose(adjit.grad(norms)(x), 2.0 * x + 2.0 * x / 5.0, rtol=1e-14)
+    np.testing.assert_array_equal(adjit.grad(norms)(np.zeros(3)), np.zeros(3))
+
+
+# whole programs against central differences ----------------------------------------------------
+
+def pull_in_loop(x, n):
+    """An array argument that the loop changes after each call: the rule reads each
+    iteration's value."""
+    y = x.copy()
+    s = 0.0
+    for t in range(n):
+        s += safe_norm(y)
+        y[0] = y[0] * 1.5 + y[1]
+    return s
+
+
+def changed_after(x):
+    y = x * 1.0
+    s = safe_norm(y)
+    y[0] = 0.0
+    return s + np.sum(y)
+
+
+def attention(z, w):
+    """An array result: a weighted sum of a softmax."""
+    p = softmax(z * 2.0)
+    return np.sum(w * p) + p[0] ** 2
+
+
+@pytest.mark.parametrize("f, args", [
+    (pull_in_loop, (np.array([0.3, 0.4, -1.2]), 3)),
+    (changed_after, (np.array([0.3, 0.4, -1.2]),)),
+    (attention, (np.array([0.2, -0.5, 1.1, 0.0]), np.array([1.0, -2.0, 0.5, 3.0]))),
+    (softplus_loss, (np.array([0.7, -1.3, 2.2]),)),
+], ids=["array-changed-in-loop", "array-changed-after", "array-result", "scalar-in-loop"])
+def test_programs_match_differences(f, args):
+    np.testing.assert_allclose(adjit.grad(f)(*args), fd_grad(f, args, 0), rtol=1e-6,
+                               atol=1e-8)
+
+
+@numba.njit
+def squash(a, b):
+    return softclip(a * b, -1.0, b) ** 2
+
+
+def with_helper(x, b):
+    """Called from an @njit helper adjit reads, and with a stopped argument."""
+    return squash(x, b) + softclip(x, stop_gradient(b), 2.0)
+
+
+def with_helper_stopped_held(x, b, b_held):
+    return squash(x, b) + softclip(x, b_held, 2.0)
+
+
+def test_depth_stop_gradient_and_argnums():
+    x, b = 0.3, 0.8
+    gx, gb = adjit.grad(with_helper, argnums=(0, 1))(x, b)
+    assert gx == pytest.approx(fd_grad(with_helper, (x, b), 0), rel=1e-7)
+    # b under stop_gradient carries nothing: hold it fixed in the oracle
+    assert gb == pytest.approx(fd_grad(lambda bb: with_helper_stopped_held(x, bb, b), (b,), 0),
+                               rel=1e-7)
+
+
+def relax(x0, k, dt, steps):
+    """A time loop calling a custom function every step."""
+    x = x0
+    v = 0.0
+    for t in range(steps):
+        v = v - dt * k * softclip(x, -1.0, 1.0)
+        x = x + dt * v
+    return x * x
+
+
+@pytest.mark.parametrize("checkpoint", [None, 4])
+def test_time_loop_with_checkpointing(checkpoint):
+    args = (0.9, 2.0, 0.05, 40)
+    g = adjit.grad(relax, argnums=(0, 1), checkpoint=checkpoint)(*args)
+    assert g[0] == pytest.approx(fd_grad(relax, args, 0), rel=1e-6)
+    assert g[1] == pytest.approx(fd_grad(relax, args, 1), rel=1e-6)
+
+
+@given(st.floats(-30.0, 30.0), st.floats(-3.0, 0.0), st.floats(0.5, 4.0))
+def test_softclip_rule_is_the_derivative(x, lo, hi):
+    """softclip's rule is its true derivative: grad agrees with the analytic one."""
+    def f(x, lo, hi):
+        return softclip(x, lo, hi) * 1.0
+    gx, glo, ghi = adjit.grad(f, argnums=(0, 1, 2))(x, lo, hi)
+    s = sigmoid(x)
+    assert gx == pytest.approx((hi - lo) * s * (1.0 - s), rel=1e-12, abs=1e-300)
+    assert glo == pytest.approx(1.0 - s, rel=1e-12, abs=1e-300)
+    assert ghi == pytest.approx(s, rel=1e-12, abs=1e-300)
+
+
+# forward mode ---------------------------------------------------------------------------------
+
+def soft_energy(x, lo):
+    s = 0.0
+    for i in range(x.shape[0]):
+        s += softclip(x[i], lo, 2.0) * x[i]
+    return s
+
+
+def test_forward_mode_with_a_tangent_rule():
+    x, lo = np.array([0.3, -1.1, 2.0]), -0.5
+    v = np.array([0.2, 1.0, -0.7])
+    value, tangent = adjit.jvp(soft_energy)(x, lo, v)
+    assert value == pytest.approx(soft_energy(x, lo))
+    assert tangent == pytest.approx(np.dot(adjit.grad(soft_energy)(x, lo), v), rel=1e-13)
+    np.testing.assert_allclose(adjit.jacfwd(soft_energy)(x, lo),
+                               fd_grad(soft_energy, (x, lo), 0), rtol=1e-6)
+
+
+def test_forward_mode_without_a_tangent_rule_is_refused():
+    with pytest.raises(AdjitError, match=r"forward mode through the custom_vjp function "
+                       r"`log1pexp`.*defjvp"):
+        adjit.jvp(softplus_loss)(np.array([0.1, 0.2]), np.ones(2))
+
+
+def test_second_derivatives_through_a_rule_are_refused():
+    with pytest.raises(AdjitError, match="tangent rule of the custom_vjp function `softclip`: second derivatives"):
+        adjit.hvp(soft_energy)(np.array([0.3, 0.4]), -0.5, np.ones(2))
+    with pytest.raises(AdjitError, match="log1pexp.*defjvp"):
+        adjit.hessian(softplus_loss)(np.array([0.1, 0.2]))
+
+
+# outside differentiation, pickling ----------------------------------------------------------
+
+@numba.njit
+def uses_log1pexp(x):
+    return log1pexp(x) + 1.0
+
+
+def test_an_ordinary_compiled_function_outside_differentiation():
+    assert log1pexp(0.5) == pytest.approx(math.log1p(math.exp(0.5)))
+    assert uses_log1pexp(0.5) == pytest.approx(math.log1p(math.exp(0.5)) + 1.0)
+    assert pickle.loads(pickle.dumps(log1pexp)) is log1pexp
+    g = pickle.loads(pickle.dumps(adjit.grad(softplus_loss)))
+    np.testing.assert_allclose(g(np.array([400.0])), [2.0])
+
+
+def test_gradient_called_from_njit():
+    g = adjit.grad(softplus_loss)
+
+    @numba.njit
+    def step(x):
+        return x - 0.1 * g(x)
+    x = np.array([0.5, -0.5])
+    np.testing.assert_allclose(step(x), x - 0.1 * 2.0 / (1.0 + np.exp(-2.0 * x)), rtol=1e-14)
+
+
+# refusals -------------------------------------------------------------------------------------
+
+def test_a_function_without_a_rule_is_refused():
+    @custom_vjp
+    def bare(x):
+        return x * x
+
+    def f(x):
+        return bare(x) + 1.0
+    with pytest.raises(AdjitError, match=r"`bare`, which has no rule.*defvjp"):
+        adjit.grad(f)(1.0)
+
+
+def test_rules_of_the_wrong_shape_are_refused():
+    @custom_vjp
+    def two(x, y):
+        return x * y
+
+    def not_a_pair(x, y):
+        return x * y
+
+    def one_cotangent(res, g):
+        return (g,)
+    two.defvjp(not_a_pair, one_cotangent)
+
+    def f(x):
+        return two(x, 2.0)
+    with pytest.raises(AdjitError, match=r"fwd rule of `two`.*Return a pair"):
+        adjit.grad(f)(1.0)
+
+    @custom_vjp
+    def three(x, y):
+        return x * y
+
+    def fwd(x, y):
+        return x * y, (x, y)
+    three.defvjp(fwd, one_cotangent)
+
+    def f3(x):
+        return three(x, 2.0)
+    with pytest.raises(AdjitError, match=r"bwd rule of `three`.*tuple of 2 cotangent"):
+        adjit.grad(f3)(1.0)
+
+
+def test_rule_given_twice_and_random_fwd_are_refused():
+    @custom_vjp
+    def noisy(x):
+        return x
+
+    def fwd(x):
+        return x + np.random.normal(), None
+
+    def bwd(res, g):
+        return (g,)
+    with pytest.raises(AdjitError, match="draws random numbers"):
+        noisy.defvjp(fwd, bwd)
+    with pytest.raises(AdjitError, match="already has a rule"):
+        log1pexp.defvjp(log1pexp_fwd, log1pexp_bwd)
+
+
+def test_cuda_kernels_refuse_custom_functions():
+    cuda = pytest.importorskip("numba.cuda")
+    import adjit.cuda
+
+    @cuda.jit
+    def kernel(x, out):
+        i = cuda.grid(1)
+        if i < x.shape[0]:
+            out[i] = log1pexp(x[i])
+    with pytest.raises(AdjitError, match="custom_vjp function `log1pexp` in CUDA code"):
+        adjit.cuda.adjoint_kernel(kernel, argnums=0).source_for(np.zeros(4), np.zeros(4))
