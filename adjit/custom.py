@@ -56,18 +56,24 @@ def _fresh_key(name):
     return key
 
 
-def owned(value):
+def owned(value, like, what):
     """A cotangent or tangent as the generated code keeps it: an array copied (a rule may
-    return its own argument, which the adjoint sweep changes), a number as a float."""
+    return its own argument, which the adjoint sweep changes) after checking it has the
+    shape of `like` (broadcasting one of another shape would be silently wrong: a
+    ValueError naming `what` instead), a number as a float."""
     raise NotImplementedError("called only from compiled code")
 
 
 @overload(owned)
-def _owned(value):
+def _owned(value, like, what):
     if isinstance(value, nt.Array):
-        return lambda value: value.astype(np.float64)
+        def array(value, like, what):
+            if value.shape != like.shape:
+                raise ValueError(what)
+            return value.astype(np.float64)
+        return array
     if isinstance(value, (nt.Integer, nt.Float, nt.Boolean)):
-        return lambda value: float(value)
+        return lambda value, like, what: float(value)
     return None
 
 
@@ -155,7 +161,9 @@ class custom_vjp:
                  f"    return fwd({ps})[0]",
                  f"def {k0}_vjp({ps}, g):",
                  f"    c = bwd(fwd({ps})[1], g)",
-                 "    return (" + "".join(f"owned(c[{k}]), " for k in range(n)) + ")",
+                 "    return (" + "".join(
+                     f"owned(c[{k}], {p}, {self._shape_message('cotangent', p)!r}), "
+                     for k, p in enumerate(self.params)) + ")",
                  f"def {k0}_cotangents({ps}, g):",
                  f"    return bwd(fwd({ps})[1], g)"]
         if self.jvp is not None:
@@ -163,7 +171,9 @@ class custom_vjp:
                 tangents = ", ".join("d" if j == k else f"zero_like({p})"
                                      for j, p in enumerate(self.params))
                 lines += [f"def {k0}_jvp{k}({ps}, d):",
-                          f"    return owned(jvp(({ps},), ({tangents},))[1])"]
+                          f"    r = jvp(({ps},), ({tangents},))",
+                          f"    return owned(r[1], r[0], "
+                          f"{self._shape_message('tangent', None)!r})"]
         ns = {"fwd": self.fwd, "bwd": self.bwd, "jvp": self.jvp, "owned": owned,
               "zero_like": zero_like, "np": np, "__name__": __name__}
         exec(compile("\n".join(lines) + "\n", f"<custom_vjp {self.__name__}>", "exec"), ns)  # noqa: S102
@@ -194,6 +204,13 @@ class custom_vjp:
                           f"custom_vjp function `{self.__name__}`: second derivatives through "
                           "custom rules are not built")
         self.helpers = helpers
+
+    def _shape_message(self, what, param):
+        of = f"for `{param}`" if param else "of the result"
+        rule = "bwd" if what == "cotangent" else "jvp"
+        return (f"adjit: the {rule} rule of the custom_vjp function `{self.__name__}` returned "
+                f"a {what} {of} with another shape than "
+                f"{'that argument' if param else 'the result'}: return one of its shape")
 
     # checks made where a call is normalized (numpy_calls.lower_custom) -------------------
     def check_call(self, descs, error):

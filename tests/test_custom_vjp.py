@@ -421,3 +421,21 @@ def test_cuda_kernels_refuse_custom_functions():
             out[i] = log1pexp(x[i])
     with pytest.raises(AdjitError, match="custom_vjp function `log1pexp` in CUDA code"):
         adjit.cuda.adjoint_kernel(kernel, argnums=0).source_for(np.zeros(4), np.zeros(4))
+
+
+def test_a_cotangent_of_another_shape_raises_when_the_gradient_runs():
+    @custom_vjp
+    def total(v):
+        return np.sum(v)
+
+    def fwd(v):
+        return np.sum(v), None
+
+    def bwd(res, g):
+        return (np.ones(1) * g,)        # would broadcast into every element
+    total.defvjp(fwd, bwd)
+
+    def f(x):
+        return total(x * 2.0)
+    with pytest.raises(ValueError, match="cotangent for `v` with another shape"):
+        adjit.grad(f)(np.ones(3))
