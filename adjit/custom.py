@@ -154,22 +154,23 @@ class custom_vjp:
 
     # the helpers generated code calls ---------------------------------------------------
     def _register(self):
-        ps = ", ".join(self.params)
         n = len(self.params)
+        slots = tuple(f"p{k}" for k in range(n))   # (the user's names could clash with ours)
+        ps = ", ".join(slots)
         k0 = self.key
         lines = [f"def {k0}_value({ps}):",
                  f"    return fwd({ps})[0]",
                  f"def {k0}_vjp({ps}, g):",
                  f"    c = bwd(fwd({ps})[1], g)",
                  "    return (" + "".join(
-                     f"owned(c[{k}], {p}, {self._shape_message('cotangent', p)!r}), "
+                     f"owned(c[{k}], p{k}, {self._shape_message('cotangent', p)!r}), "
                      for k, p in enumerate(self.params)) + ")",
                  f"def {k0}_cotangents({ps}, g):",
                  f"    return bwd(fwd({ps})[1], g)"]
         if self.jvp is not None:
             for k in range(n):
                 tangents = ", ".join("d" if j == k else f"zero_like({p})"
-                                     for j, p in enumerate(self.params))
+                                     for j, p in enumerate(slots))
                 lines += [f"def {k0}_jvp{k}({ps}, d):",
                           f"    r = jvp(({ps},), ({tangents},))",
                           f"    return owned(r[1], r[0], "
@@ -182,9 +183,8 @@ class custom_vjp:
         tangent = tuple(f"{k0}_jvp{k}({ps}, d)" if self.jvp is not None else None
                         for k in range(n))
         rule = ArrayRule(
-            k0, self.params, tuple(f"shared[{k}]" for k in range(n)), tangent,
+            k0, slots, tuple(f"shared[{k}]" for k in range(n)), tangent,
             functools.partial(_result_of, helpers[f"{k0}_value"]), reads=True,
-            defaults={p: repr(v) for p, v in self.defaults.items()},
             shared=f"{k0}_vjp({ps}, out_bar)", helpers=helpers,
             missing_tangent=None if self.jvp is not None else
             f"forward mode through the custom_vjp function {self.where}, which has no "

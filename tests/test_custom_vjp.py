@@ -439,3 +439,38 @@ def test_a_cotangent_of_another_shape_raises_when_the_gradient_runs():
         return total(x * 2.0)
     with pytest.raises(ValueError, match="cotangent for `v` with another shape"):
         adjit.grad(f)(np.ones(3))
+
+
+@custom_vjp
+def scaled_product(d, g, out=2.0):
+    """Parameter names the generated code also uses (d, g, out), and a default."""
+    return d * g * out
+
+
+def scaled_product_fwd(d, g, out=2.0):
+    return d * g * out, (d, g, out)
+
+
+def scaled_product_bwd(res, gbar):
+    d, g, out = res
+    return (gbar * g * out, gbar * d * out, gbar * d * g)
+
+
+scaled_product.defvjp(scaled_product_fwd, scaled_product_bwd)
+
+
+@scaled_product.defjvp
+def scaled_product_jvp(primals, tangents):
+    d, g, out = primals
+    return d * g * out, tangents[0] * g * out + d * tangents[1] * out + d * g * tangents[2]
+
+
+def test_keywords_defaults_and_parameter_names():
+    def f(x, y):
+        return scaled_product(x, y) + scaled_product(x, g=y, out=3.0) ** 2
+    args = (1.5, 0.5)
+    g = adjit.grad(f, argnums=(0, 1))(*args)
+    assert g[0] == pytest.approx(0.5 * 2.0 + 2.0 * (1.5 * 0.5 * 3.0) * 0.5 * 3.0, rel=1e-14)
+    assert g[1] == pytest.approx(1.5 * 2.0 + 2.0 * (1.5 * 0.5 * 3.0) * 1.5 * 3.0, rel=1e-14)
+    _, t = adjit.jvp(f, argnums=(0, 1))(*args, (1.0, 0.0))
+    assert t == pytest.approx(g[0], rel=1e-14)

@@ -7,6 +7,7 @@ name), an allocation - and lowers it; `method` does the same for array methods (
 import ast
 import copy
 import math
+import types
 
 import numpy as np
 
@@ -706,8 +707,11 @@ class NumpyCalls:
         fn = self.src.resolve(node.func)
         if fn.fwd is None:
             fn.check_call((), lambda what, instead: self.error(node, what, instead))
-        args = self.by_position(node, node.args, REGISTRY.get(fn.helpers[f"{fn.key}_value"])
-                                .array_rule) if node.keywords else node.args
+        signature = types.SimpleNamespace(params=fn.params, defaults={
+            p: ast.Constant(value=v) for p, v in fn.defaults.items()})
+        args = self.by_position(node, node.args, signature)
+        args += [signature.defaults[p] for p in fn.params[len(args):]
+                 if p in signature.defaults]
         if len(args) != len(fn.params):
             raise self.error(node, f"a call to `{fn.__name__}` with {len(args)} argument(s)",
                              f"Pass {len(fn.params)}: {', '.join(fn.params)}.")
