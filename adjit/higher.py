@@ -270,3 +270,54 @@ def _error(gf, construct, fix):
 
 
 __all__ = ["KINDS", "specialize", "AdjitError"]
+
+
+def inner_gradient(gf, error):
+    """A gradient object called inside a function adjit differentiates
+    (`L(x) = np.dot(g(x), v)` with `g = grad(E)`): the call is kept whole, as an array-level
+    operation whose derivative is E's Hessian. With g = grad(E, argnums=k), the call's
+    adjoint adds H_kk out_bar to its argument k (the Hessian is symmetric) and H_jk out_bar
+    to another argument j; its tangent in argument j is H_kj d - each a Hessian-vector
+    product (hvp), never a Hessian. The entry is made once per gradient object, in the
+    primitive registry (rules/table.py define_custom), where every pass reads it.
+    `error(what, instead)` raises at the call for a gradient that is not one of these."""
+    if getattr(gf, "_inner_key", None) is not None:
+        return
+    import inspect
+
+    from .api import hvp
+    from .custom import _fresh_key, zero_like
+    from .rules.registry import ArrayRule
+    from .rules.table import define_custom
+    name = gf.__adjit_function__.__name__
+    if gf.mode.name != "grad" or not gf.mode.single or gf.target != "cpu":
+        raise error(f"a call to the {gf.mode.name} object `{name}` inside a function adjit "
+                    "differentiates", "Only a gradient (grad(f) with one argument, on the CPU) "
+                    "can be called there; compute the others outside and pass their values "
+                    "in, or use adjit.hvp / adjit.hessian of the original function.")
+    params = inspect.signature(gf.__adjit_function__).parameters.values()
+    if any(p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params):
+        raise error(f"a call to the gradient `{name}`, whose function takes *args, **kwargs "
+                    "or keyword-only parameters, inside a function adjit differentiates",
+                    "Name each parameter of the function.")
+    n = len(params)
+    k = gf.argnums[0]
+    slots = tuple(f"p{j}" for j in range(n))
+    ps = ", ".join(slots)
+    key = _fresh_key(f"{name}_grad")
+    options = dict(fastmath=gf.fastmath, checkpoint=gf.checkpoint, tape_limit=gf.tape_limit)
+    helpers = {f"{key}_hvp": hvp(gf.fn, argnums=k, **options), "zero_like": zero_like}
+    reverse, tangent = [], []
+    for j in range(n):
+        if j == k:
+            reverse.append(f"{key}_hvp({ps}, out_bar)")
+            tangent.append(f"{key}_hvp({ps}, d)")
+            continue
+        helpers[f"{key}_hvp{j}"] = hvp(gf.fn, argnums=(k, j), **options)
+        reverse.append(f"{key}_hvp{j}({ps}, (out_bar, zero_like(p{j})))[1]")
+        tangent.append(f"{key}_hvp{j}({ps}, (zero_like(p{k}), d))[0]")
+    rule = ArrayRule(key, slots, tuple(reverse), tuple(tangent),
+                     lambda args: (args[k][0], "f"), reads=True, helpers=helpers)
+    define_custom(gf, f"gradient `{name}`", "array", handler="keep", array_rule=rule,
+                  cuda=False)
+    gf._inner_key = key

@@ -869,18 +869,28 @@ def _cube(x):
 _D_CUBE = adjit.grad(_cube)
 
 
+_VG_CUBE = adjit.value_and_grad(_cube)
+
+
 def _uses_a_gradient(x):
     return adjit.stop_gradient(_D_CUBE(x)) * x
+
+
+def _uses_value_and_grad(x):
+    return adjit.stop_gradient(_VG_CUBE(x)[1]) * x
 
 
 def test_gradients_of_gradients_are_right_or_refused():
     """Both once silently differentiated the primal instead (a helper's find): grad(grad f)
     gave f', and a gradient called inside differentiated code was inlined as f. Now
-    grad(grad(f)) is f'' (tests/test_higher.py), other derivatives of gradients are refused,
-    and so is a gradient called inside differentiated code."""
+    grad(grad(f)) is f'' (tests/test_higher.py), a gradient called inside differentiated
+    code is the gradient (its derivative the Hessian, tests/test_higher.py), and other
+    derivatives of gradients and other derivative objects called inside are refused."""
     assert adjit.grad(_D_CUBE)(3.0) == 18.0           # d^2/dx^2 x^3 = 6 x
     with pytest.raises(AdjitError, match="only as jvp"):
         adjit.grad(adjit.value_and_grad(_cube))
-    with pytest.raises(AdjitError, match="a call to the gradient `_D_CUBE`") as info:
-        adjit.value_and_grad(_uses_a_gradient)(3.0)
-    assert "pass its value in as an argument" in str(info.value)
+    value, g = adjit.value_and_grad(_uses_a_gradient)(3.0)
+    assert (value, g) == (81.0, 27.0)                 # stop_gradient(3 x^2) * x at x = 3
+    with pytest.raises(AdjitError, match="a call to the value_and_grad object `_cube`") as info:
+        adjit.value_and_grad(_uses_value_and_grad)(3.0)
+    assert "pass their values in" in str(info.value)

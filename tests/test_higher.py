@@ -16,6 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import adjit
+from fd import fd_grad
 
 
 def rosenbrock(x):
@@ -352,3 +353,68 @@ def test_second_derivatives_through_det_are_refused_naming_the_function():
     loss, args, argnums = _natural_case("kalman_filter_solve")
     with pytest.raises(adjit.AdjitError, match="second derivatives of 'kalman_nll'"):
         adjit.hvp(loss, argnums=argnums[0])(*args, np.ones_like(args[argnums[0]]))
+
+
+# gradients called inside differentiated code ------------------------------------------------
+
+ROSEN_GRAD = adjit.grad(rosenbrock)
+RECURRENCE_GRAD = adjit.grad(recurrence)
+
+
+def rosenbrock_grad_by_hand(x):
+    g = np.zeros_like(x)
+    for i in range(x.shape[0] - 1):
+        r = x[i + 1] - x[i] ** 2
+        g[i] += -400.0 * x[i] * r - 2.0 * (1.0 - x[i])
+        g[i + 1] += 200.0 * r
+    return g
+
+
+def directional(x, v):
+    """L(x) = <grad E(x), v>: its gradient is H(x) v."""
+    return np.dot(ROSEN_GRAD(x), v)
+
+
+def unrolled_descent(x0, lr, steps):
+    """The loss after `steps` gradient steps, differentiated in the start and the rate (a
+    learned optimizer's meta-gradient)."""
+    x = x0.copy()
+    for t in range(steps):
+        x -= lr * ROSEN_GRAD(x)
+    return rosenbrock(x)
+
+
+@numba.njit
+def _gradient_norm(x, a):
+    g = RECURRENCE_GRAD(x, a)
+    return np.sum(g * g)
+
+
+def penalized(x, a):
+    """A gradient penalty, the gradient called from an @njit helper, in two arguments."""
+    return recurrence(x, a) + 0.5 * _gradient_norm(x, a)
+
+
+def test_a_gradient_inside_is_differentiated_by_the_hessian():
+    x = np.array([0.3, -0.5, 1.2, 0.8])
+    v = np.array([1.0, 0.5, -2.0, 0.25])
+    np.testing.assert_allclose(adjit.grad(directional)(x, v), rosenbrock_hessian(x) @ v,
+                               rtol=1e-13)
+    # against differences of the hand-written gradient (nothing of adjit in the oracle)
+    fd = np.array([(np.dot(rosenbrock_grad_by_hand(x + h), v) -
+                    np.dot(rosenbrock_grad_by_hand(x - h), v)) / 2e-6
+                   for h in np.eye(4) * 1e-6])
+    np.testing.assert_allclose(adjit.grad(directional)(x, v), fd, rtol=1e-6)
+    _, t = adjit.jvp(directional)(x, v, v)
+    assert t == pytest.approx(v @ rosenbrock_hessian(x) @ v, rel=1e-13)
+
+
+def test_unrolled_descent_and_a_gradient_penalty_match_differences():
+    x0 = np.array([0.2, 0.1, -0.3])
+    g_x0, g_lr = adjit.grad(unrolled_descent, argnums=(0, 1))(x0, 1e-3, 5)
+    np.testing.assert_allclose(g_x0, fd_grad(unrolled_descent, (x0, 1e-3, 5), 0), rtol=1e-6)
+    assert g_lr == pytest.approx(fd_grad(unrolled_descent, (x0, 1e-3, 5), 1), rel=1e-6)
+    x, a = np.array([0.4, -0.3, 0.9, 0.1]), 0.7
+    g_x, g_a = adjit.grad(penalized, argnums=(0, 1))(x, a)
+    np.testing.assert_allclose(g_x, fd_grad(penalized, (x, a), 0), rtol=1e-6, atol=1e-9)
+    assert g_a == pytest.approx(fd_grad(penalized, (x, a), 1), rel=1e-6)

@@ -1420,6 +1420,9 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining):
                              "functions.")
         if obj in ALLOCATORS:
             return self.allocation(node, obj, out)
+        if getattr(obj, "__adjit_function__", None) is not None:
+            from ..higher import inner_gradient     # (higher imports the pipeline)
+            inner_gradient(obj, lambda what, instead: self.error(node, what, instead))
         handled = self.numpy_call(node, obj, out)
         if handled is not None:
             return handled
@@ -1444,12 +1447,6 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining):
         rule = rule_for_call(obj)
         if rule is not None:
             return self.primitive(node, obj, rule, out)
-        if getattr(obj, "__adjit_function__", None) is not None:
-            raise self.error(node, f"a call to the gradient `{ast.unparse(func)}` inside a "
-                             "function adjit differentiates",
-                             "Compute the gradient outside and pass its value in as an "
-                             "argument; for second derivatives of the original function use "
-                             "adjit.hvp or adjit.hessian (or jvp(grad(f)), grad(grad(f))).")
         inner = unwrap(obj)
         if isinstance(inner, types.FunctionType) and not _library_function(inner):
             return self.inline(node, inner, out)
