@@ -32,7 +32,9 @@ class GradientFunction:
 
     def __init__(self, fn, argnums, with_value, fastmath=False, kind=None, checkpoint=None,
                  tape_limit=None, cache=False, target="cpu"):
+        self._of = None
         if isinstance(fn, GradientFunction):
+            self._of = fn
             fn, kind = _of_gradient(fn, argnums, kind or ("value_and_grad" if with_value
                                                           else "grad"))
         functools.update_wrapper(self, fn, updated=())
@@ -138,6 +140,10 @@ class GradientFunction:
             out.append(t)
         return tuple(out)
 
+    def __adjit_parts__(self):
+        """What cached code calling this gradient depends on (codegen/emit.py)."""
+        return (self.fn, self.mode.name, self._argnums_arg, self.fastmath, self.checkpoint)
+
     def __reduce__(self):
         """Pickle as (function, argnums, mode): the unpickling process compiles afresh, so
         gradients travel to multiprocessing and Dask workers. The function itself pickles
@@ -146,6 +152,10 @@ class GradientFunction:
         module = sys.modules.get(getattr(self, "__module__", None) or "")
         if getattr(module, self.__qualname__, None) is self:
             return self.__qualname__
+        if self._of is not None and self.fn is not self._of.fn:     # (a generated wrapper)
+            return (_rebuild, (self._of, self._argnums_arg, self.mode.with_value,
+                               self.fastmath, self.mode.name, self.checkpoint,
+                               self.tape_limit, self.cache, self.target))
         return (_rebuild, (self.fn, self._argnums_arg, self.mode.with_value, self.fastmath,
                            self.mode.name, self.checkpoint, self.tape_limit, self.cache,
                            self.target))
@@ -204,15 +214,20 @@ class GradientFunction:
 
 def _of_gradient(inner, argnums, kind):
     """(function, kind) for a derivative of the gradient `inner`: jvp(grad(f)) returns
-    (grad f, H v), grad(grad(f)) of a function of one float its second derivative."""
-    if inner.mode.name != "grad" or kind not in ("jvp", "grad") or inner.target != "cpu" or \
-            not inner.mode.single or tuple(check_argnums(inner.fn, argnums)) != inner.argnums:
+    (grad f, H v), grad(grad(f)) of a function of one float its second derivative; any other
+    derivative of a gradient of one argument (mixed grad(grad(f, argnums=1), argnums=0),
+    value_and_grad, vjp, jvp in other arguments) is that derivative of a function calling
+    the gradient, whose derivative is f's Hessian (higher.inner_gradient)."""
+    if inner.mode.name != "grad" or inner.target != "cpu" or not inner.mode.single or \
+            kind not in ("grad", "value_and_grad", "vjp", "jvp"):
         raise AdjitError(
-            f"{kind} of {inner!r}: adjit differentiates a gradient only as jvp(grad(f)) or "
-            "grad(grad(f)), both with one argument and the same argnums as the inner grad "
-            "(on the CPU). Use hvp(f, argnums) for Hessian-vector products and hessian(f, "
-            "argnums) for the matrix of second derivatives.")
-    return inner.fn, "jvp_of_grad" if kind == "jvp" else "grad_of_grad"
+            f"{kind} of {inner!r}: adjit differentiates a gradient only as grad, "
+            "value_and_grad, vjp or jvp of grad(f) with one argument (on the CPU). Use "
+            "hvp(f, argnums) for Hessian-vector products and hessian(f, argnums) for the "
+            "matrix of second derivatives.")
+    if kind in ("jvp", "grad") and tuple(check_argnums(inner.fn, argnums)) == inner.argnums:
+        return inner.fn, "jvp_of_grad" if kind == "jvp" else "grad_of_grad"
+    return higher.calling(inner), kind
 
 
 def _rebuild(fn, argnums, with_value, fastmath, kind=None, checkpoint=None, tape_limit=None,

@@ -77,6 +77,47 @@ def _owned(value, like, what):
     return None
 
 
+def _extent(a):
+    """The first and one past the last byte address an array's elements occupy."""
+    raise NotImplementedError("called only from compiled code")
+
+
+@overload(_extent)
+def _extent_impl(a):
+    def extent(a):
+        lo = np.int64(a.ctypes.data)
+        hi = lo
+        for k in range(a.ndim):
+            e = np.int64(a.shape[k] - 1) * np.int64(a.strides[k])
+            if e < 0:
+                lo += e
+            else:
+                hi += e
+        return lo, hi + a.itemsize
+    return extent
+
+
+def check_new(result, argument, what):
+    """Raise ValueError(what) when an array result may share memory with an array argument
+    (a rule returning `x` or a view of it: adjit gives every array name its own elements, so
+    a write through one name would not show in the other as it does in numba)."""
+    raise NotImplementedError("called only from compiled code")
+
+
+@overload(check_new)
+def _check_new(result, argument, what):
+    if isinstance(result, nt.Array) and isinstance(argument, nt.Array):
+        def check(result, argument, what):
+            if result.size == 0 or argument.size == 0:
+                return
+            a0, a1 = _extent(result)
+            b0, b1 = _extent(argument)
+            if a0 < b1 and b0 < a1:
+                raise ValueError(what)
+        return check
+    return lambda result, argument, what: None
+
+
 def zero_like(value):
     """The zero tangent of an argument: zeros of an array's shape, 0.0 for a number."""
     raise NotImplementedError("called only from compiled code")
@@ -120,6 +161,10 @@ class custom_vjp:
     def __repr__(self):
         return f"<adjit.custom_vjp {self.__name__}>"
 
+    def __adjit_parts__(self):
+        """What a cached gradient calling this function depends on (codegen/emit.py)."""
+        return (self.primal, self.fwd, self.bwd, self.jvp)
+
     def __reduce__(self):
         return (_by_name, (self.__module__, self.__qualname__))
 
@@ -158,15 +203,19 @@ class custom_vjp:
         slots = tuple(f"p{k}" for k in range(n))   # (the user's names could clash with ours)
         ps = ", ".join(slots)
         k0 = self.key
-        lines = [f"def {k0}_value({ps}):",
-                 f"    return fwd({ps})[0]",
-                 f"def {k0}_vjp({ps}, g):",
-                 f"    c = bwd(fwd({ps})[1], g)",
-                 "    return (" + "".join(
-                     f"owned(c[{k}], p{k}, {self._shape_message('cotangent', p)!r}), "
-                     for k, p in enumerate(self.params)) + ")",
-                 f"def {k0}_cotangents({ps}, g):",
-                 f"    return bwd(fwd({ps})[1], g)"]
+        alias = (f"adjit: the fwd rule of the custom_vjp function `{self.__name__}` returned "
+                 "an array that shares memory with an argument (the argument itself or a view "
+                 "of it): return a new array (x.copy())")
+        lines = [f"def {k0}_value({ps}):", f"    r = fwd({ps})[0]"]
+        lines += [f"    check_new(r, {p}, {alias!r})" for p in slots]
+        lines += ["    return r",
+                  f"def {k0}_vjp({ps}, g):",
+                  f"    c = bwd(fwd({ps})[1], g)",
+                  "    return (" + "".join(
+                      f"owned(c[{k}], p{k}, {self._shape_message('cotangent', p)!r}), "
+                      for k, p in enumerate(self.params)) + ")",
+                  f"def {k0}_cotangents({ps}, g):",
+                  f"    return bwd(fwd({ps})[1], g)"]
         if self.jvp is not None:
             for k in range(n):
                 tangents = ", ".join("d" if j == k else f"zero_like({p})"
@@ -176,6 +225,7 @@ class custom_vjp:
                           f"    return owned(r[1], r[0], "
                           f"{self._shape_message('tangent', None)!r})"]
         ns = {"fwd": self.fwd, "bwd": self.bwd, "jvp": self.jvp, "owned": owned,
+              "check_new": check_new,
               "zero_like": zero_like, "np": np, "__name__": __name__}
         exec(compile("\n".join(lines) + "\n", f"<custom_vjp {self.__name__}>", "exec"), ns)  # noqa: S102
         helpers = {name: numba.njit(fn) for name, fn in ns.items()
@@ -220,6 +270,17 @@ class custom_vjp:
             raise error(f"a call to the custom_vjp function `{self.__name__}`, which has no "
                         "rule", f"Give it one with {self.__name__}.defvjp(fwd, bwd) before "
                         "differentiating code that calls it.")
+        for k, d in enumerate(descs):
+            if d[0] == "array":
+                for role, fn in (("fwd rule", self.fwd), ("primal", self.primal)):
+                    line = _writes_to(fn, k)
+                    if line is not None:
+                        raise error(f"the {role} of the custom_vjp function `{self.__name__}`, "
+                                    f"which changes its array argument `{self.params[k]}` in "
+                                    f"place (line {line})", "A rule cannot say what the "
+                                    "change does to the caller's array, and fwd runs again "
+                                    "in the backward sweep: compute into a new array "
+                                    "(v = v / n, not v /= n).")
         fwd_type = _type_of(self.fwd, descs)
         if isinstance(fwd_type, str):
             raise error(f"the fwd rule of `{self.__name__}` on these arguments ({fwd_type})",
@@ -250,6 +311,44 @@ class custom_vjp:
                             "argument's shape: a number for a number, an array of the same "
                             "dimensions for an array.")
         return out
+
+
+def _writes_to(fn, k):
+    """The line of a statement of fn (a Python or @njit function) writing into its k-th
+    parameter in place (`v[i] = ...`, `v /= n`, `v.fill(0)`), or None; None too when its
+    source cannot be read."""
+    import ast
+    py = getattr(fn, "py_func", fn)
+    try:
+        from .frontend.source import read_function
+        src = read_function(py)
+    except Exception:   # noqa: BLE001 - no source: nothing to check
+        return None
+    params = [a.arg for a in src.tree.args.posonlyargs + src.tree.args.args]
+    if k >= len(params):
+        return None
+    name = params[k]
+
+    def base(node):
+        while isinstance(node, (ast.Subscript, ast.Attribute)):
+            node = node.value
+        return node.id if isinstance(node, ast.Name) else None
+
+    rebinds = [node.lineno for node in ast.walk(src.tree) if isinstance(node, ast.Assign)
+               and any(isinstance(t, ast.Name) and t.id == name for t in node.targets)]
+    until = min(rebinds, default=float("inf"))     # (v = v / n: a new array from there on)
+    for node in ast.walk(src.tree):
+        targets = node.targets if isinstance(node, ast.Assign) else \
+            [node.target] if isinstance(node, ast.AugAssign) else []
+        writes = any(isinstance(t, ast.Subscript) and base(t) == name for t in targets) or \
+            (isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name) and
+             node.target.id == name) or \
+            (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and
+             node.func.attr in ("fill", "sort", "resize", "itemset") and
+             base(node.func.value) == name)
+        if writes and node.lineno < until:
+            return node.lineno
+    return None
 
 
 def _by_name(module, qualname):

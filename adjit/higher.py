@@ -13,6 +13,8 @@ passes (its tangent is zero, and the reverse pass sees the same stop_gradient ca
 H 1. Each is a GradientFunction (api.py) of its own kind, so it compiles per argument
 types, is callable from @njit code and pickles like grad's results.
 """
+import inspect
+
 import numba
 import numpy as np
 from numba.core import types
@@ -257,6 +259,17 @@ def _grad_of_grad(gf, arg_types):
     return _hessian(gf, arg_types)      # of a function of one float: H 1
 
 
+def calling(gf):
+    """A function with gf's parameters returning gf(...): what a derivative of the gradient
+    gf differentiates (the call is then f's Hessian, inner_gradient)."""
+    fn = gf.__adjit_function__
+    params = [p.name for p in inspect.signature(fn).parameters.values()]
+    args = ", ".join(params)
+    name = f"{fn.__name__}_grad"
+    return exec_source(f"def {name}({args}):\n    return _grad({args})\n", name,
+                       {"_grad": gf})
+
+
 def _compiled(text, name, namespace, arg_types):
     pyfunc = exec_source(text, name, namespace)
     dispatcher = numba.njit(tuple(arg_types), error_model="numpy")(pyfunc)
@@ -283,8 +296,6 @@ def inner_gradient(gf, error):
     `error(what, instead)` raises at the call for a gradient that is not one of these."""
     if getattr(gf, "_inner_key", None) is not None:
         return
-    import inspect
-
     from .api import hvp
     from .custom import _fresh_key, zero_like
     from .rules.registry import ArrayRule

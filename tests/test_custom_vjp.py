@@ -474,3 +474,101 @@ def test_keywords_defaults_and_parameter_names():
     assert g[1] == pytest.approx(1.5 * 2.0 + 2.0 * (1.5 * 0.5 * 3.0) * 1.5 * 3.0, rel=1e-14)
     _, t = adjit.jvp(f, argnums=(0, 1))(*args, (1.0, 0.0))
     assert t == pytest.approx(g[0], rel=1e-14)
+
+
+def test_a_result_sharing_memory_with_an_argument_raises():
+    """In numba `z = f(y)` with f returning y makes z and y one array; adjit's names each own
+    their elements, so such a result is refused when the gradient runs."""
+    @custom_vjp
+    def ident(x, bound):
+        return x
+
+    def fwd(x, bound):
+        return x, bound
+
+    def bwd(bound, g):
+        return (np.clip(g, -bound, bound), 0.0)
+    ident.defvjp(fwd, bwd)
+
+    def f(x):
+        y = x * 1.0
+        z = ident(y, 10.0)
+        y[0] = 3.0 * y[0]
+        return np.sum(z)
+    with pytest.raises(ValueError, match="shares memory with an argument"):
+        adjit.grad(f)(np.ones(4))
+    with pytest.raises(ValueError, match="shares memory with an argument"):
+        adjit.value_and_grad(f)(np.ones(4))
+
+
+def test_a_rule_changing_its_array_argument_is_refused():
+    @custom_vjp
+    def normalize(v):
+        n = np.sqrt(np.sum(v * v))
+        v /= n
+        return n
+
+    def fwd(v):
+        n = np.sqrt(np.sum(v * v))
+        v /= n
+        return n, v
+
+    def bwd(v, g):
+        return (g * v,)
+    normalize.defvjp(fwd, bwd)
+
+    def f(x):
+        y = x * 1.0
+        return normalize(y) + np.sum(y)
+    with pytest.raises(AdjitError, match="changes its array argument `v` in place"):
+        adjit.grad(f)(np.array([3.0, 4.0]))
+
+
+def test_the_cache_key_follows_the_rules():
+    """cache=True names the generated file by what its code reads: the user's rules,
+    their closures and the functions they call included."""
+    from adjit.codegen.emit import _fingerprint
+
+    def make(bound):
+        @custom_vjp
+        def clip(x):
+            return x
+
+        def fwd(x):
+            return x, None
+
+        def bwd(res, g):
+            return (min(max(g, -bound), bound),)
+        clip.defvjp(fwd, bwd)
+        return clip
+    a, b = make(1.0), make(5.0)
+    assert _fingerprint(a.helpers[f"{a.key}_vjp"]) != _fingerprint(b.helpers[f"{b.key}_vjp"])
+    assert _fingerprint(a) != _fingerprint(b)
+
+
+def test_a_cached_gradient_is_found_again_by_another_process(tmp_path):
+    import subprocess
+    import sys
+    import textwrap
+    script = tmp_path / "job.py"
+    script.write_text(textwrap.dedent("""
+        import hashlib, math, sys
+        import numpy as np
+        from adjit import custom_vjp, grad
+        from adjit.codegen.emit import _fingerprint
+
+        @custom_vjp
+        def softplus(x):
+            return math.log1p(math.exp(x))
+
+        def fwd(x):
+            return softplus(x), x
+
+        def bwd(x, g):
+            return (g / (1.0 + math.exp(-x)),)
+        softplus.defvjp(fwd, bwd)
+        print(hashlib.sha256(_fingerprint(softplus.helpers["softplus_vjp"])).hexdigest())
+    """))
+    runs = [subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                           check=True).stdout for _ in range(2)]
+    assert runs[0] == runs[1] and len(runs[0]) > 60

@@ -224,8 +224,8 @@ def test_refusals_name_the_function_and_what_to_use():
     x = np.array([0.3, -0.5])
     with pytest.raises(adjit.AdjitError, match="hessian"):
         adjit.grad(adjit.grad(rosenbrock))(x)
-    with pytest.raises(adjit.AdjitError, match="same argnums"):
-        adjit.jvp(adjit.grad(recurrence, argnums=1), argnums=0)
+    with pytest.raises(adjit.AdjitError, match="only as grad, value_and_grad, vjp or jvp"):
+        adjit.grad(adjit.grad(recurrence, argnums=(0, 1)))
 
 
 @pytest.fixture(scope="module")
@@ -418,3 +418,28 @@ def test_unrolled_descent_and_a_gradient_penalty_match_differences():
     g_x, g_a = adjit.grad(penalized, argnums=(0, 1))(x, a)
     np.testing.assert_allclose(g_x, fd_grad(penalized, (x, a), 0), rtol=1e-6, atol=1e-9)
     assert g_a == pytest.approx(fd_grad(penalized, (x, a), 1), rel=1e-6)
+
+
+def mixed_function(x, y):
+    return math.sin(x * y) + x ** 3 * y ** 2
+
+
+def test_mixed_second_derivatives_and_other_derivatives_of_gradients():
+    x, y = 0.7, 1.3
+    exact = math.cos(x * y) - x * y * math.sin(x * y) + 6.0 * x ** 2 * y
+    mixed = adjit.grad(adjit.grad(mixed_function, argnums=1), argnums=0)
+    assert mixed(x, y) == pytest.approx(exact, rel=1e-14)
+    assert pickle.loads(pickle.dumps(mixed))(x, y) == pytest.approx(exact, rel=1e-14)
+    value, d = adjit.value_and_grad(adjit.grad(mixed_function), argnums=1)(x, y)
+    assert value == pytest.approx(y * math.cos(x * y) + 3.0 * x ** 2 * y ** 2, rel=1e-14)
+    assert d == pytest.approx(exact, rel=1e-14)
+    # jvp of grad in another argument: the column of mixed second derivatives
+    xr, a, h = np.array([0.2, -0.4, 0.3]), 0.6, 1e-4
+    _, t = adjit.jvp(adjit.grad(recurrence), argnums=1)(xr, a, 1.0)
+    cross = [(recurrence(xr + e, a + h) - recurrence(xr + e, a - h) - recurrence(xr - e, a + h)
+              + recurrence(xr - e, a - h)) / (4 * h * h) for e in np.eye(3) * h]
+    np.testing.assert_allclose(t, cross, rtol=1e-5)
+    # vjp of an array-valued gradient: H u
+    xv, u = np.array([0.3, -0.5, 1.2, 0.8]), np.array([1.0, 0.0, -1.0, 2.0])
+    _, hu = adjit.vjp(adjit.grad(rosenbrock))(xv, u)
+    np.testing.assert_allclose(hu, rosenbrock_hessian(xv) @ u, rtol=1e-13)

@@ -196,17 +196,55 @@ def cache_file(source, name, namespace, signature, fastmath):
     return path
 
 
-def _fingerprint(obj):
+def _fingerprint(obj, seen=None, depth=0):
+    """Bytes that change when what `obj` computes may change: an array's contents, a
+    function's code with, recursively, its closure's values and the globals it reads (the
+    functions it calls, their rules: an object's `__adjit_parts__()`, as custom_vjp
+    functions and gradient objects give); other values by repr."""
     if isinstance(obj, np.ndarray):
         return obj.tobytes() + repr((obj.dtype, obj.shape)).encode()
     if isinstance(obj, types.ModuleType):
         return obj.__name__.encode()
+    if isinstance(obj, (bool, int, float, complex, str, bytes, type(None))):
+        return repr(obj).encode()
+    seen = set() if seen is None else seen
+    if id(obj) in seen or depth > 12:
+        return b"<seen>"
+    seen.add(id(obj))
+    if isinstance(obj, (tuple, list)):
+        return b"(" + b",".join(_fingerprint(x, seen, depth + 1) for x in obj) + b")"
+    parts = getattr(type(obj), "__adjit_parts__", None)
+    if parts is not None:
+        return b"[" + b",".join(_fingerprint(x, seen, depth + 1) for x in parts(obj)) + b"]"
     fn = getattr(obj, "py_func", obj)
     code = getattr(fn, "__code__", None)
-    if code is not None:
-        return code.co_code + repr(code.co_consts).encode() + \
-            getattr(fn, "__qualname__", "").encode()
-    return repr(obj).encode()
+    if code is None:
+        return repr(obj).encode()
+    out = [_code_fingerprint(code), getattr(fn, "__qualname__", "").encode()]
+    for cell in getattr(fn, "__closure__", None) or ():
+        try:
+            out.append(_fingerprint(cell.cell_contents, seen, depth + 1))
+        except ValueError:      # an empty cell
+            out.append(b"<empty>")
+    glb = getattr(fn, "__globals__", {})
+    for name in _all_names(code):
+        if name in glb:
+            out.append(name.encode() + b"=" + _fingerprint(glb[name], seen, depth + 1))
+    return b"|".join(out)
+
+
+def _code_fingerprint(code):
+    consts = [_code_fingerprint(c) if isinstance(c, types.CodeType) else repr(c).encode()
+              for c in code.co_consts]
+    return code.co_code + b"".join(consts) + repr(code.co_names).encode()
+
+
+def _all_names(code):
+    names = list(code.co_names)
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            names += _all_names(c)
+    return names
 
 
 def exec_source(source, name, namespace):
