@@ -8,14 +8,18 @@ straight-through estimator.
    through time, as in training recurrent networks).
 3. Rounding with the identity as its derivative (a straight-through estimator): the
    gradient a quantized model is trained with.
+4. An implicit function (custom_root): a position on a Kepler orbit, through Newton's
+   method on Kepler's equation in a while loop; the solution is differentiated by the
+   implicit function theorem, not through the iterations.
 
 Run: python examples/custom_rules.py
 """
 import math
 
+import numba
 import numpy as np
 
-from adjit import custom_vjp, grad, value_and_grad
+from adjit import custom_root, custom_vjp, grad, value_and_grad
 
 
 # 1. a stable softplus ---------------------------------------------------------------------
@@ -117,6 +121,27 @@ def quantized_fit(scale, xs, ys):
     return err
 
 
+# 4. an implicit function --------------------------------------------------------------------
+
+@numba.njit
+def kepler(E, M, e):
+    return E - e * math.sin(E) - M
+
+
+@custom_root(kepler)
+def eccentric_anomaly(M, e, E0):
+    E = E0
+    while True:
+        step = kepler(E, M, e) / (1.0 - e * math.cos(E))
+        E -= step
+        if abs(step) < 1e-14:
+            return E
+
+
+def orbit_x(M, e):
+    return math.cos(eccentric_anomaly(M, e, M)) - e
+
+
 def main():
     rng = np.random.default_rng(0)
     X = rng.normal(size=(200, 3))
@@ -145,7 +170,17 @@ def main():
         scale -= step * grad(quantized_fit)(scale, xs, ys)
     print(f"3. quantized fit: scale {scale:.3f} (every scale rounding to ys fits), error "
           f"{quantized_fit(scale, xs, ys):.1f}")
+
+    M, e = 1.1, 0.4
+    dM, de = grad(orbit_x, argnums=(0, 1))(M, e)
+    E = eccentric_anomaly(M, e, M)
+    by_hand = (-math.sin(E) / (1.0 - e * math.cos(E)),
+               -math.sin(E) ** 2 / (1.0 - e * math.cos(E)) - 1.0)
+    kepler_err = max(abs(dM - by_hand[0]), abs(de - by_hand[1]))
+    print(f"4. Kepler orbit: dx/dM = {dM:.12f}, dx/de = {de:.12f} (by hand {by_hand[0]:.12f}, "
+          f"{by_hand[1]:.12f})")
     return {"loss_finite": bool(np.isfinite(loss)), "grad_error": float(err),
+            "kepler_error": kepler_err,
             "naive_broken": not np.all(np.isfinite(naive)),
             "clipped": clipped, "unclipped": unclipped,
             "quantized_error": quantized_fit(scale, xs, ys), "scale": scale}

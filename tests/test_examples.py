@@ -78,3 +78,4 @@ def test_custom_rules_are_used(capsys):
     assert r["grad_error"] < 1e-13                      # = the analytic gradient
     assert abs(r["clipped"]) < 0.5 * abs(r["unclipped"])
     assert r["quantized_error"] == 0.0
+    assert r["kepler_error"] < 1e-13
