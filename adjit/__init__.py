@@ -2,7 +2,8 @@
 from .api import (GradientFunction, TapeReport, grad, hessian, hvp, jacfwd, jacobian, jacrev,
                   jvp, value_and_grad, vjp)
 from .api_stop import stop_gradient
-from .custom import custom_root, custom_vjp
+from .custom import custom_vjp
+from .implicit import custom_root
 from .errors import AdjitError
 from .pipeline import STAGES
 from .show import show

@@ -140,6 +140,11 @@ class GradientFunction:
             out.append(t)
         return tuple(out)
 
+    def __adjit_operation__(self, error):
+        """Called where differentiated code calls this object: registers it as an operation
+        whose derivative is the Hessian (higher.inner_gradient), or raises error(...)."""
+        higher.inner_gradient(self, error)
+
     def __adjit_parts__(self):
         """What cached code calling this gradient depends on (codegen/emit.py)."""
         return (self.fn, self.mode.name, self._argnums_arg, self.fastmath, self.checkpoint)

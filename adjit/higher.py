@@ -296,10 +296,13 @@ def inner_gradient(gf, error):
     `error(what, instead)` raises at the call for a gradient that is not one of these."""
     if getattr(gf, "_inner_key", None) is not None:
         return
-    from .api import hvp
     from .custom import _fresh_key, zero_like
     from .rules.registry import ArrayRule
     from .rules.table import define_custom
+
+    def hvp(fn, argnums):       # (api.hvp, without importing the layer above)
+        return type(gf)(fn, argnums, False, fastmath=gf.fastmath, kind="hvp",
+                        checkpoint=gf.checkpoint, tape_limit=gf.tape_limit)
     name = gf.__adjit_function__.__name__
     if gf.mode.name != "grad" or not gf.mode.single or gf.target != "cpu":
         raise error(f"a call to the {gf.mode.name} object `{name}` inside a function adjit "
@@ -316,15 +319,14 @@ def inner_gradient(gf, error):
     slots = tuple(f"p{j}" for j in range(n))
     ps = ", ".join(slots)
     key = _fresh_key(f"{name}_grad")
-    options = dict(fastmath=gf.fastmath, checkpoint=gf.checkpoint, tape_limit=gf.tape_limit)
-    helpers = {f"{key}_hvp": hvp(gf.fn, argnums=k, **options), "zero_like": zero_like}
+    helpers = {f"{key}_hvp": hvp(gf.fn, k), "zero_like": zero_like}
     reverse, tangent = [], []
     for j in range(n):
         if j == k:
             reverse.append(f"{key}_hvp({ps}, out_bar)")
             tangent.append(f"{key}_hvp({ps}, d)")
             continue
-        helpers[f"{key}_hvp{j}"] = hvp(gf.fn, argnums=(k, j), **options)
+        helpers[f"{key}_hvp{j}"] = hvp(gf.fn, (k, j))
         reverse.append(f"{key}_hvp{j}({ps}, (out_bar, zero_like(p{j})))[1]")
         tangent.append(f"{key}_hvp{j}({ps}, (zero_like(p{k}), d))[0]")
     rule = ArrayRule(key, slots, tuple(reverse), tuple(tangent),

@@ -1420,9 +1420,9 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining):
                              "functions.")
         if obj in ALLOCATORS:
             return self.allocation(node, obj, out)
-        if getattr(obj, "__adjit_function__", None) is not None:
-            from ..higher import inner_gradient     # (higher imports the pipeline)
-            inner_gradient(obj, lambda what, instead: self.error(node, what, instead))
+        as_operation = getattr(obj, "__adjit_operation__", None)
+        if as_operation is not None:    # a gradient object: registered as an operation
+            as_operation(lambda what, instead: self.error(node, what, instead))
         handled = self.numpy_call(node, obj, out)
         if handled is not None:
             return handled
