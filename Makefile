@@ -17,8 +17,12 @@ $(VENV)/.test: $(VENV)/.base
 	$(PY) -m pip install -q -e '.[test]'
 	touch $@
 
+# the suite in one worker process per core (pytest-xdist), a test file's tests together so that
+# they share what they compile; TEST_JOBS=1 runs it in this process
+TEST_JOBS ?= auto
+
 test: $(VENV)/.test
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n $(TEST_JOBS) --dist loadfile
 
 # make fuzz N=10000: N generated programs, every construct group drawn, against the reference
 # AD (tests/fuzz/campaign.py)
