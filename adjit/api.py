@@ -157,11 +157,9 @@ class GradientFunction:
         module = sys.modules.get(getattr(self, "__module__", None) or "")
         if getattr(module, self.__qualname__, None) is self:
             return self.__qualname__
-        if self._of is not None and self.fn is not self._of.fn:     # (a generated wrapper)
-            return (_rebuild, (self._of, self._argnums_arg, self.mode.with_value,
-                               self.fastmath, self.mode.name, self.checkpoint,
-                               self.tape_limit, self.cache, self.target))
-        return (_rebuild, (self.fn, self._argnums_arg, self.mode.with_value, self.fastmath,
+        # a derivative of a gradient that differentiates a generated wrapper rebuilds it
+        fn = self._of if self._of is not None and self.fn is not self._of.fn else self.fn
+        return (_rebuild, (fn, self._argnums_arg, self.mode.with_value, self.fastmath,
                            self.mode.name, self.checkpoint, self.tape_limit, self.cache,
                            self.target))
 

@@ -26,7 +26,9 @@ and per argument its tangent) and enters them in the primitive registry as one o
 kept at array level (rules/table.py define_custom), whose ArrayRule is the derivative: every
 pass reads it there, as it reads np.linalg.solve's.
 """
+import ast
 import functools
+import importlib
 import inspect
 import warnings
 
@@ -38,9 +40,10 @@ from numba.core.errors import NumbaPerformanceWarning
 from numba.core.extending import overload, typeof_impl
 
 from .errors import AdjitError
+from .frontend.source import code_names, read_function, referenced
 from .rules import opaque
 from .rules.registry import ArrayRule
-from .rules.table import ARRAY_RULES, define_custom
+from .rules.table import ARRAY_RULES, define_custom, set_array_rule
 
 _KEYS = set()
 
@@ -228,7 +231,8 @@ class custom_vjp:
               "check_new": check_new,
               "zero_like": zero_like, "np": np, "__name__": __name__}
         exec(compile("\n".join(lines) + "\n", f"<custom_vjp {self.__name__}>", "exec"), ns)  # noqa: S102
-        helpers = {name: numba.njit(fn) for name, fn in ns.items()
+        before = self.helpers or {}     # (defjvp after defvjp: those compiled already stay)
+        helpers = {name: before.get(name) or numba.njit(fn) for name, fn in ns.items()
                    if name.startswith(k0)}
         tangent = tuple(f"{k0}_jvp{k}({ps}, d)" if self.jvp is not None else None
                         for k in range(n))
@@ -244,10 +248,7 @@ class custom_vjp:
             define_custom(value, f"custom_vjp function `{self.__name__}`", "array",
                           handler="keep", array_rule=rule, cuda=False)
         else:       # defjvp after defvjp: the same helper, its rule now with tangents
-            from .rules.table import REGISTRY, _refresh_array_tables
-            REGISTRY.get(self.helpers[f"{k0}_value"]).array_rule = rule
-            helpers[f"{k0}_value"] = self.helpers[f"{k0}_value"]
-            _refresh_array_tables()
+            set_array_rule(value, rule)
         for k in range(n if self.jvp is not None else 0):
             define_custom(helpers[f"{k0}_jvp{k}"], f"the tangent rule of `{self.__name__}`",
                           "unsupported", cuda=False, notes="the tangent rule of the "
@@ -263,13 +264,17 @@ class custom_vjp:
                 f"{'that argument' if param else 'the result'}: return one of its shape")
 
     # checks made where a call is normalized (numpy_calls.lower_custom) -------------------
-    def check_call(self, descs, error):
-        """The result descriptor of a call on arguments of these descriptors; `error(what,
-        instead)` raises at the call for a rule that does not fit the arguments."""
+    def require_rule(self, error):
+        """`error(what, instead)` raised at a call in differentiated code before defvjp."""
         if self.fwd is None:
             raise error(f"a call to the custom_vjp function `{self.__name__}`, which has no "
                         "rule", f"Give it one with {self.__name__}.defvjp(fwd, bwd) before "
                         "differentiating code that calls it.")
+
+    def check_call(self, descs, error):
+        """The result descriptor of a call on arguments of these descriptors; `error(what,
+        instead)` raises at the call for a rule that does not fit the arguments (the
+        function has its rule: require_rule)."""
         for k, d in enumerate(descs):
             if d[0] == "array":
                 for role, fn in (("fwd rule", self.fwd), ("primal", self.primal)):
@@ -313,14 +318,13 @@ class custom_vjp:
         return out
 
 
+@functools.lru_cache(maxsize=None)
 def _writes_to(fn, k):
     """The line of a statement of fn (a Python or @njit function) writing into its k-th
     parameter in place (`v[i] = ...`, `v /= n`, `v.fill(0)`), or None; None too when its
     source cannot be read."""
-    import ast
     py = getattr(fn, "py_func", fn)
     try:
-        from .frontend.source import read_function
         src = read_function(py)
     except Exception:   # noqa: BLE001 - no source: nothing to check
         return None
@@ -352,7 +356,6 @@ def _writes_to(fn, k):
 
 
 def _by_name(module, qualname):
-    import importlib
     obj = importlib.import_module(module)
     for part in qualname.split("."):
         obj = getattr(obj, part)
@@ -408,14 +411,10 @@ def _refuse_random(fwd, owner):
         if not inspect.isfunction(fn) or id(fn) in seen or depth > 4:
             return False
         seen.add(id(fn))
-        names = set(fn.__code__.co_names)
-        glb = fn.__globals__
-        for name in names:
-            obj = glb.get(name)
-            if obj is np.random or getattr(obj, "__module__", "") in ("numpy.random",
-                                                                      "numpy.random.mtrand"):
-                return True
-            if obj is np and "random" in names:
+        attributes = set(code_names(fn.__code__))
+        for _, obj in referenced(fn):
+            if obj is np.random or (obj is np and "random" in attributes) or \
+                    getattr(obj, "__module__", "") in ("numpy.random", "numpy.random.mtrand"):
                 return True
             if draws(obj, depth + 1):
                 return True

@@ -282,8 +282,6 @@ def _error(gf, construct, fix):
                     construct, fix)
 
 
-__all__ = ["KINDS", "specialize", "AdjitError"]
-
 
 def inner_gradient(gf, error):
     """A gradient object called inside a function adjit differentiates
@@ -334,3 +332,6 @@ def inner_gradient(gf, error):
     define_custom(gf, f"gradient `{name}`", "array", handler="keep", array_rule=rule,
                   cuda=False)
     gf._inner_key = key
+
+
+__all__ = ["KINDS", "specialize", "AdjitError"]

@@ -85,12 +85,13 @@ def custom_root(residual):
                  "def bwd(res, g):",
                  f"    x, {ps}, = res",
                  f"    lam = implicit_lambda(d_x(x, {params}), g)"]
-        ns = {"solve": fn.primal, "implicit_lambda": implicit_lambda, "np": np,
-              "zero_like": zero_like,
+        ns = {"solve": fn.primal, "implicit_lambda": implicit_lambda,
+              "implicit_solve": implicit_solve, "zero_like": zero_like,
               "d_x": jacobian(residual, argnums=0), "__name__": __name__}
-        for k in range(m):
+        for k in range(m):      # the residual's vjp and jvp in each parameter
             ns[f"pull{k}"] = vjp(residual, argnums=k + 1)
-            lines.append(f"    bar{k} = pull{k}(x, {params}, lam)[1]")
+            ns[f"push{k}"] = jvp(residual, argnums=k + 1)
+        lines += [f"    bar{k} = pull{k}(x, {params}, lam)[1]" for k in range(m)]
         bars = [f"-bar{k}" for k in range(m)] + [f"zero_like(p{k})" for k in range(m, n)]
         lines.append(f"    return ({', '.join(bars)},)")
         # forward mode: J dx = -sum_k (d residual / d param_k) dparam_k
@@ -101,12 +102,8 @@ def custom_root(residual):
                   f"    x = solve({ps})",
                   "    s = " + " + ".join(f"push{k}(x, {params}, t{k})[1]" for k in range(m)),
                   f"    return x, -implicit_solve(d_x(x, {params}), s)"]
-        ns["implicit_solve"] = implicit_solve
-        for k in range(m):
-            ns[f"push{k}"] = jvp(residual, argnums=k + 1)
         exec(compile("\n".join(lines) + "\n", f"<custom_root {fn.__name__}>", "exec"), ns)  # noqa: S102
         fn.defvjp(ns["fwd"], ns["bwd"])
         fn.defjvp(ns["tangent"])
-        fn.residual = residual
         return fn
     return wrap

@@ -406,6 +406,12 @@ def test_rule_given_twice_and_random_fwd_are_refused():
         return (g,)
     with pytest.raises(AdjitError, match="draws random numbers"):
         noisy.defvjp(fwd, bwd)
+    draw = np.random.normal     # reached through a closure, not a global
+
+    def fwd_closure(x):
+        return x + draw(), None
+    with pytest.raises(AdjitError, match="draws random numbers"):
+        noisy.defvjp(fwd_closure, bwd)
     with pytest.raises(AdjitError, match="already has a rule"):
         log1pexp.defvjp(log1pexp_fwd, log1pexp_bwd)
 

@@ -18,6 +18,7 @@ import numpy as np
 
 from .. import ir
 from ..errors import AdjitError
+from ..frontend.source import referenced
 from .fold import fold_temporaries
 
 from ..runtime.tape import check_room, grow_tape, reserve_tape, tape_room
@@ -221,15 +222,8 @@ def _fingerprint(obj, seen=None, depth=0):
     if code is None:
         return repr(obj).encode()
     out = [_code_fingerprint(code), getattr(fn, "__qualname__", "").encode()]
-    for cell in getattr(fn, "__closure__", None) or ():
-        try:
-            out.append(_fingerprint(cell.cell_contents, seen, depth + 1))
-        except ValueError:      # an empty cell
-            out.append(b"<empty>")
-    glb = getattr(fn, "__globals__", {})
-    for name in _all_names(code):
-        if name in glb:
-            out.append(name.encode() + b"=" + _fingerprint(glb[name], seen, depth + 1))
+    out += [name.encode() + b"=" + _fingerprint(value, seen, depth + 1)
+            for name, value in referenced(fn)]
     return b"|".join(out)
 
 
@@ -238,13 +232,6 @@ def _code_fingerprint(code):
               for c in code.co_consts]
     return code.co_code + b"".join(consts) + repr(code.co_names).encode()
 
-
-def _all_names(code):
-    names = list(code.co_names)
-    for c in code.co_consts:
-        if isinstance(c, types.CodeType):
-            names += _all_names(c)
-    return names
 
 
 def exec_source(source, name, namespace):

@@ -62,6 +62,26 @@ def _closure_dict(fn):
     return out
 
 
+def code_names(code):
+    """The names a code object reads as globals or attributes, its nested code's included."""
+    names = list(code.co_names)
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            names += code_names(c)
+    return names
+
+
+def referenced(fn):
+    """(name, value) of what a function (or numba dispatcher) reads from outside its body:
+    its closure's values and the globals its code names; empty for what has no code."""
+    fn = getattr(fn, "py_func", fn)
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return []
+    glb = getattr(fn, "__globals__", {})
+    return list(_closure_dict(fn).items()) + [(n, glb[n]) for n in code_names(code) if n in glb]
+
+
 def _assigned_names(tree):
     names = set()
     for node in ast.walk(tree):

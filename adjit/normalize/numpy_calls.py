@@ -705,8 +705,10 @@ class NumpyCalls:
         """A call of a custom_vjp function (adjit/custom.py): kept whole, as a call of its
         value helper, whose registry entry carries the user's rule."""
         fn = self.src.resolve(node.func)
-        if fn.fwd is None:
-            fn.check_call((), lambda what, instead: self.error(node, what, instead))
+
+        def error(what, instead):
+            return self.error(node, what, instead)
+        fn.require_rule(error)
         signature = types.SimpleNamespace(params=fn.params, defaults={
             p: ast.Constant(value=v) for p, v in fn.defaults.items()})
         args = self.by_position(node, node.args, signature)
@@ -720,7 +722,7 @@ class NumpyCalls:
             if d[0] == "const" and not isinstance(d[1], (bool, int, float)):
                 raise self.error(node, f"a tuple passed to the custom_vjp function "
                                  f"`{fn.__name__}`", "Pass numbers and arrays.")
-        fn.check_call(descs, lambda what, instead: self.error(node, what, instead))
+        fn.check_call(descs, error)
         return self.call_of(fn.helpers[f"{fn.key}_value"], list(atoms))
 
     def call_as_is(self, obj, args, out, node):

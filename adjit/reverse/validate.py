@@ -17,7 +17,7 @@ class Validation:
     def _check_arrays(self):
         for s in ir.walk_stmts(self.stmts):     # a number from an array-level operation
             if isinstance(s, ast.Assign) and not ir.is_store(s) and \
-                    self.prim(s).kind == "arrayop" and ir.target_name(s) in self.active and \
+                    self.prim(s).reads_operands() and ir.target_name(s) in self.active and \
                     not is_array(self.kinds.get(ir.target_name(s))):
                 self._check_operands_kept(s)
         for var, sites in self.layout.sites.items():

@@ -733,6 +733,13 @@ def define_custom(obj, name, family, **fields):
     return entry
 
 
+def set_array_rule(obj, rule):
+    """Give a run-time entry a new ArrayRule (a custom_vjp function given its tangent rule
+    after its reverse one), and the tables the passes read with it."""
+    _R.get(obj).array_rule = rule
+    _refresh_array_tables()
+
+
 CONST_ARRAYS = _Table({e.obj: "eye" for e in _R.family("array") if e.handler == "eye"})
 """numpy functions making arrays of constants: nothing flows from their arguments."""
 
