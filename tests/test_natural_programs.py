@@ -855,6 +855,96 @@ def relaxation_sweeps(x0, w, sweeps):
 
 
 # ---------------------------------------------------------------------------------------
+# Tuples held in names: a helper's result kept whole, shapes, parameter tuples
+# ---------------------------------------------------------------------------------------
+
+@njit
+def _verlet_step(x, v, k, dt):
+    a = -k * x
+    v_half = v + 0.5 * dt * a
+    x_new = x + dt * v_half
+    return x_new, v_half + 0.5 * dt * (-k * x_new)
+
+
+def verlet_state_tuple(x0, v0, k, dt, n):
+    x, v = x0, v0
+    for _ in range(n):
+        state = _verlet_step(x, v, k, dt)
+        x = state[0]
+        v = state[1]
+    return 0.5 * v * v + 0.5 * k * x * x
+
+
+def shape_tuple_name(A, w):
+    shp = A.shape
+    rows, cols = shp
+    s = 0.0
+    for i in range(shp[0]):
+        for j in range(cols):
+            s += w[j] * A[i, j] ** 2
+    return s / rows
+
+
+@njit
+def _decay_model(t, params):
+    a, k, c = params
+    return a * math.exp(-k * t) + c
+
+
+def decay_fit_params_tuple(a, k, c, ts, ys):
+    params = (a, k, c)
+    s = 0.0
+    for i in range(ts.shape[0]):
+        r = _decay_model(ts[i], params) - ys[i]
+        s += r * r
+    return s
+
+
+@njit
+def _distance(p, q):
+    dx = p[0] - q[0]
+    dy = p[1] - q[1]
+    return math.sqrt(dx * dx + dy * dy)
+
+
+def polyline_length_point_tuples(x, y):
+    s = 0.0
+    for i in range(x.shape[0] - 1):
+        s += _distance((x[i], y[i]), (x[i + 1], y[i + 1]))
+    return s
+
+
+def tuple_weights_loops(x):
+    weights = (0.5, 0.3, 0.2)
+    s = 0.0
+    for w in weights:
+        s += w * np.sum(x * x)
+    for k in range(len(weights)):
+        s += weights[k] * x[k] ** 3
+    return s
+
+
+def tuple_keeps_old_values(a, b):
+    t = (a, b)
+    a = a * 2.0 + b
+    t2 = (t[1], a)
+    return t[0] * a + t[1] * t2[1]
+
+
+@njit
+def _halves(z):
+    n = z.shape[0] // 2
+    return z[:n] * 2.0, z[n:] + 1.0
+
+
+def helper_arrays_in_a_tuple(z, c):
+    pair = _halves(z)
+    lo = pair[0]
+    hi = pair[1]
+    return np.sum(lo * hi) + c * np.sum(pair[0])
+
+
+# ---------------------------------------------------------------------------------------
 # the check
 # ---------------------------------------------------------------------------------------
 
@@ -1063,6 +1153,16 @@ CASES = [
     case("wave_three_time_levels", wave_three_levels, (_r(8, scale=0.5), 0.4, 6), (0, 1)),
     case("relaxation_new_array_expression", relaxation_sweeps, (_r(5, scale=0.5), 0.3, 4),
          (0, 1)),
+    # tuples held in names
+    case("verlet_state_tuple", verlet_state_tuple, (0.8, -0.3, 1.7, 0.05, 30), (0, 1, 2, 3)),
+    case("shape_tuple_name", shape_tuple_name, (_r(3, 4), _r(4)), (0, 1)),
+    case("decay_fit_params_tuple", decay_fit_params_tuple, (2.0, 0.7, 0.1, TS, YS),
+         (0, 1, 2)),
+    case("polyline_length_point_tuples", polyline_length_point_tuples, (_r(6), _r(6)),
+         (0, 1)),
+    case("tuple_weights_loops", tuple_weights_loops, (_r(4),), (0,)),
+    case("tuple_keeps_old_values", tuple_keeps_old_values, (0.7, -1.3), (0, 1)),
+    case("helper_arrays_in_a_tuple", helper_arrays_in_a_tuple, (_r(6), 0.4), (0, 1)),
 ]
 
 

@@ -250,6 +250,21 @@ def _written_in(stmts, names, src, depth=0):
     return False
 
 
+def _store_counts(tree):
+    """How often each name is assigned in a function's body (loop targets and augmented
+    assignments count; a name assigned in a loop once counts once), and the names assigned
+    only by statements of the body itself (not in a loop, branch or with block)."""
+    counts, nested = {}, set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            counts[node.id] = counts.get(node.id, 0) + 1
+    for stmt in tree.body:
+        if isinstance(stmt, (ast.For, ast.While, ast.If, ast.With, ast.Try)):
+            nested.update(n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and
+                          isinstance(n.ctx, (ast.Store, ast.Del)))
+    return counts, set(counts) - nested
+
+
 class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining):
     def __init__(self, src, ctx, prefix, subst, views):
         self.src = src
@@ -270,6 +285,9 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining):
                 ctx.namegen.reserve(self.local(local))
                 ctx.user_names.add(self.local(local))
         self.returned_views = []            # (return statement, View) of an inlined helper
+        self.tuples = {}                    # local name -> the TupleValue or Shape it holds
+        # user name -> how often it is assigned; names assigned only outside blocks
+        self.stores, self.straight = _store_counts(src.tree)
         self.views = {}                     # local name -> _Binding or _Unknown
         self.statement_call = None          # the call of an expression statement being read
         self.in_place = set()               # array names a loop rebinds, updated in place
@@ -753,12 +771,13 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining):
     def assign_to(self, tgt, value, out):
         if isinstance(tgt, ast.Name):
             if isinstance(value, (Shape, TupleValue)):
-                raise self.error(tgt, "a tuple assigned to a single name",
-                                 "Unpack it into names: n, m = a.shape.")
+                self.bind_tuple(tgt, value, out)
+                return
             target = self.local(tgt.id)
             if not isinstance(target, str):
                 raise self.error(tgt, f"assigning to parameter '{tgt.id}' of an inlined helper",
                                  "Copy the parameter into a new local variable first.")
+            self.tuples.pop(target, None)       # (t = (a, b) earlier, now a number)
             if target in self.in_place:
                 value = self.assign_in_place(tgt, target, value, out)
                 if value is None:
@@ -793,6 +812,70 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining):
         else:
             raise self.error(tgt, f"assigning to {type(tgt).__name__}",
                              "Assign to a variable name or an array element a[i].")
+
+    def bind_tuple(self, tgt, value, out):
+        """`r = step(x)`, `t = (a, b)`, `shp = a.shape`: the name holds the tuple for reads
+        (`r[0]`, `a, b = r`, `len(r)`, `for v in r`, a helper's argument). Its numbers are
+        copied where it is bound, so a later change of `a` does not reach `t[0]`."""
+        target = self.local(tgt.id)
+        if not isinstance(target, str):
+            raise self.error(tgt, f"assigning to parameter '{tgt.id}' of an inlined helper",
+                             "Copy the parameter into a new local variable first.")
+        if (self.stores.get(tgt.id, 0) != 1 and tgt.id not in self.straight) or \
+                tgt.id in self.src.params:
+            raise self.error(tgt, f"a tuple assigned to `{tgt.id}`, a name also assigned "
+                             "in a loop or branch", "Bind a tuple to a name once "
+                             "(r = step(x)), or unpack it into names: a, b = step(x).")
+        if isinstance(value, TupleValue):
+            items = []
+            for v in value.items:
+                if isinstance(v, View):
+                    user = v.base[len(self.prefix):] if v.base.startswith(self.prefix) \
+                        else v.base
+                    once = 0 if user in self.src.params else 1
+                    if self.stores.get(user, 0) > once or v.base in self.in_place:
+                        raise self.error(tgt, f"a tuple holding the array `{user}`, which "
+                                         "is assigned again later", "Keep the array in a "
+                                         "name of its own, or unpack the tuple at once.")
+                elif isinstance(v, ast.Name):
+                    copy_ = self.fresh("_t")
+                    self.emit_assign(out, copy_, v)
+                    v = ir.name(copy_)
+                items.append(v)
+            value = TupleValue(items)
+        self.tuples[target] = value
+
+    def pick(self, items, k, out):
+        """items[k] for a variable k (`weights[j]` in a loop over range(len(weights))): a
+        chain of branches on the position (vec.tuple_index: IndexError out of range), each
+        assigning its number."""
+        n = len(items)
+        at = self.to_atom(out, self.call_of(vec.tuple_index, [k, ir.const(n)]))
+        conds = [self.to_atom(out, ast.Compare(left=at, ops=[ast.Eq()],
+                                               comparators=[ir.const(j)]))
+                 for j in range(n - 1)]
+        picked = self.fresh("_t")
+
+        def chain(j):
+            body = []
+            self.emit_assign(body, picked, items[j])
+            if j == n - 1:
+                return body
+            branch = []
+            self.emit_if(branch, conds[j], body, chain(j + 1))
+            return branch
+        out.extend(chain(0))
+        return ir.name(picked)
+
+    def tuple_named(self, name):
+        """The TupleValue or Shape a name holds (bind_tuple, or a helper's parameter given
+        a tuple), else None."""
+        if name in self.subst:
+            v = self.subst[name]
+            return v if isinstance(v, (Shape, TupleValue)) else None
+        if name in self.src.locals:
+            return self.tuples.get(self.local(name))
+        return None
 
     def unpack(self, tgt, value, out):
         if isinstance(value, Shape):
@@ -902,6 +985,15 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining):
         per element), `for row in X:` (X[k] for k in range(len(X))), `for i, v in
         enumerate(x)` and `for a, b in zip(x, y)` over arrays. True if `s` was one."""
         it, loc = s.iter, dict(lineno=s.lineno, col_offset=s.col_offset)
+        held = self.tuple_named(it.id) if isinstance(it, ast.Name) else None
+        if held is not None:        # a name holding a tuple: its elements, as a literal's
+            n = len(held.items) if isinstance(held, TupleValue) else held.ndim
+            if n is None:
+                raise self.error(s, "a loop over a shape of unknown length",
+                                 "Loop over range(a.ndim) and read a.shape[k].")
+            it = ast.Tuple(elts=[ast.Subscript(value=ast.Name(id=it.id, ctx=ast.Load()),
+                                               slice=ast.Constant(k), ctx=ast.Load())
+                                 for k in range(n)], ctx=ast.Load())
         if isinstance(it, (ast.Tuple, ast.List)):
             if self._loop_exits(s.body):
                 raise self.error(s, "break or continue in a loop over a literal tuple",
@@ -1144,6 +1236,9 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining):
         return self.to_atom(out, value)
 
     def load_name(self, node):
+        held = self.tuple_named(node.id)
+        if held is not None:
+            return held
         if self.view_name(node) is not None:
             return self.use_view(self.view_name(node), node)
         if node.id in self.src.locals:
@@ -1306,8 +1401,10 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining):
         return ast.Tuple(elts=atoms, ctx=ast.Load()) if len(atoms) != 1 else atoms[0]
 
     def subscript(self, node, out):
-        if isinstance(node.value, ast.Attribute) and node.value.attr == "shape":
-            shape = self.attribute(node.value, out)
+        held = self.tuple_named(node.value.id) if isinstance(node.value, ast.Name) else None
+        if isinstance(held, Shape) or \
+                (isinstance(node.value, ast.Attribute) and node.value.attr == "shape"):
+            shape = held if held is not None else self.attribute(node.value, out)
             k = self.atom(node.slice, out)
             if shape.ndim is not None and isinstance(k, ast.Constant) and \
                     isinstance(k.value, int) and -shape.ndim <= k.value < shape.ndim:
@@ -1318,16 +1415,18 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining):
             return ast.Subscript(value=ast.Attribute(value=ir.name(shape.array), attr="shape",
                                                      ctx=ast.Load()),
                                  slice=k, ctx=ast.Load())
-        base = None
+        base = held
         if isinstance(node.value, ast.Call):
             base = self.rhs(node.value, out)
-            if isinstance(base, TupleValue):
-                # an element of a call's tuple result: np.nonzero(x > 0.5)[0]
-                k = node.slice.value if isinstance(node.slice, ast.Constant) else None
-                if not isinstance(k, int) or not -len(base.items) <= k < len(base.items):
-                    raise self.error(node, "indexing a tuple result with other than a constant "
-                                     "in range", f"Index it from 0 to {len(base.items) - 1}.")
-                return base.items[k]
+        if isinstance(base, TupleValue):
+            # an element of a tuple: np.nonzero(x > 0.5)[0], r[1] of r = step(x)
+            k = node.slice.value if isinstance(node.slice, ast.Constant) else None
+            if k is None and base.items and not any(isinstance(v, View) for v in base.items):
+                return self.pick(base.items, self.atom(node.slice, out), out)
+            if not isinstance(k, int) or not -len(base.items) <= k < len(base.items):
+                raise self.error(node, "indexing a tuple with other than a constant in range",
+                                 f"Index it from 0 to {len(base.items) - 1}.")
+            return base.items[k]
         what, arr, idx = self.resolve_subscript(node.value, node.slice, out, node, base)
         if what == "view":
             return arr
@@ -1436,6 +1535,10 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining):
         if obj in ARRAY_QUERIES:
             if len(node.args) != 1:
                 raise self.error(node, "len() with other than one argument", "Use len(a).")
+            held = self.tuple_named(node.args[0].id) if obj is len and \
+                isinstance(node.args[0], ast.Name) else None
+            if held is not None:
+                return ir.const(len(held.items) if isinstance(held, TupleValue) else held.ndim)
             shape = self.shape_of(node.args[0], out)
             if shape.ndim == 0:
                 raise self.error(node, "len() of a 0-d array", "Use the value itself.")

@@ -14,14 +14,13 @@ from .views import has_take
 
 class Inlining:
     def argument(self, node, out):
-        """A value passed to a helper: an atom, a shape, or a view (the helper's parameter is
-        then a name for part of the caller's array: writes through it reach the array)."""
+        """A value passed to a helper: an atom, a tuple or shape (the helper reads its elements),
+        or a view (the helper's parameter is then a name for part of the caller's array:
+        writes through it reach the array)."""
         value = self.rhs(node, out)
-        if isinstance(value, Shape) or (isinstance(value, View) and not has_take(value)):
+        if isinstance(value, (Shape, TupleValue)) or \
+                (isinstance(value, View) and not has_take(value)):
             return value
-        if isinstance(value, TupleValue):
-            raise self.error(node, "passing a tuple to a helper",
-                             "Pass its elements as separate arguments.")
         return self.to_atom(out, value)
 
     def inline(self, node, fn, out):
@@ -61,9 +60,13 @@ class Inlining:
         subst, copies, views = {}, [], {}
         for p in params:
             v = bound[p]
-            if isinstance(v, Shape):
-                raise self.error(node, "passing a shape tuple to a helper",
-                                 "Pass the numbers a.shape[0], a.shape[1] separately.")
+            if isinstance(v, (Shape, TupleValue)):     # (a tuple: the helper reads it)
+                if p in reassigned:
+                    raise self.error(node, f"a tuple passed as `{p}` to {fn.__name__}, which "
+                                     "assigns that parameter again", "Assign to a new name "
+                                     "in the helper.")
+                subst[p] = v
+                continue
             if isinstance(v, ast.Name) and self.array_ndim(v) is not None and p in reassigned:
                 v = self.view_of(v.id, out)     # the parameter aliases the caller's array
             if isinstance(v, View):

@@ -567,6 +567,8 @@ inactive(np.random.seed, "np.random.seed", ("seed",), None, "seeds numba's gener
          statement=True)
 inactive(vec.check_assert, "vec.check_assert", ("ok",), None, "an assert statement",
          statement=True)
+inactive(vec.tuple_index, "vec.tuple_index", ("k", "n"), lambda d: (0, "i"),
+         "the position t[k] reads in a tuple of numbers")
 inactive(vec.check_same_length, "vec.check_same_length", ("n", "m"), None,
          "an array rebound in a loop keeps its shape", statement=True)
 

@@ -1428,6 +1428,15 @@ def check_assert(ok):
 
 
 @numba.njit(cache=False)
+def tuple_index(k, n):
+    """The position t[k] reads in a tuple of n numbers (k < 0 counts from the end), or
+    IndexError as Python raises."""
+    if k < -n or k >= n:
+        raise IndexError("tuple index out of range")
+    return k + n if k < 0 else k
+
+
+@numba.njit(cache=False)
 def check_same_length(n, m):
     """An array name a loop rebinds keeps its shape (adjit updates its array in place)."""
     if n != m:
