@@ -10,7 +10,7 @@ from numba.core import registry
 from numba.extending import overload, typeof_impl
 
 from .api_stop import stop_gradient
-from . import higher
+from . import custom, higher
 from .errors import AdjitError, error_at
 from .transform import Mode as _Mode
 from .transform import build, check_argnums
@@ -495,6 +495,9 @@ def jvp(fn=None, argnums=0, *, fastmath=False, cache=False, target="cpu"):
         return lambda f: jvp(f, argnums=argnums, fastmath=fastmath, cache=cache, target=target)
     return GradientFunction(fn, argnums, True, fastmath=fastmath, kind="jvp", cache=cache,
                             target=target)
+
+
+custom.use_vjp(lambda fn, argnums: vjp(fn, argnums))
 
 
 def hvp(fn=None, argnums=0, *, fastmath=False, checkpoint=None, tape_limit=None, cache=False):

@@ -39,6 +39,7 @@ from numba.core.dispatcher import Dispatcher
 from numba.core.errors import NumbaPerformanceWarning
 from numba.core.extending import overload, typeof_impl
 
+from .codegen.emit import exec_source
 from .errors import AdjitError
 from .frontend.source import code_names, read_function, referenced
 from .rules import opaque
@@ -46,6 +47,14 @@ from .rules.registry import ArrayRule
 from .rules.table import ARRAY_RULES, define_custom, set_array_rule
 
 _KEYS = set()
+_VJP = None
+"""adjit.vjp, given by adjit.api (the layer above) when it is imported: the second
+derivatives through a tangent rule differentiate it."""
+
+
+def use_vjp(vjp):
+    global _VJP
+    _VJP = vjp
 
 
 def _fresh_key(name):
@@ -251,10 +260,33 @@ class custom_vjp:
             set_array_rule(value, rule)
         for k in range(n if self.jvp is not None else 0):
             define_custom(helpers[f"{k0}_jvp{k}"], f"the tangent rule of `{self.__name__}`",
-                          "unsupported", cuda=False, notes="the tangent rule of the "
-                          f"custom_vjp function `{self.__name__}`: second derivatives through "
-                          "custom rules are not built")
+                          "array", handler="keep", array_rule=self._tangent_rule(k, value),
+                          cuda=False)
         self.helpers = helpers
+
+    def _tangent_rule(self, k, value):
+        """The reverse rule of the k-th tangent helper (`{key}_jvp{k}(p0, ..., d)`, the
+        result's tangent in argument k), which a second derivative differentiates (hvp is
+        reverse over forward): the vjp, by adjit, of the user's jvp rule written as a
+        function of the arguments and that tangent. Compiled when first used."""
+        if _VJP is None:
+            raise AdjitError("adjit.custom needs adjit.api imported (import adjit)")
+        n = len(self.params)
+        slots = tuple(f"p{j}" for j in range(n))
+        ps = ", ".join(slots)
+        tangents = ", ".join("d" if j == k else f"0.0 * {p}" for j, p in enumerate(slots))
+        name = f"{self.key}_tangent{k}"
+        wrapper = exec_source(f"def {name}({ps}, d):\n"
+                              f"    r = jvp(({ps},), ({tangents},))\n"
+                              f"    return r[1]\n", name,
+                              {"jvp": getattr(self.jvp, "py_func", self.jvp)})
+        rule = f"{self.key}_tvjp{k}"
+        return ArrayRule(
+            f"{self.key}_jvp{k}", slots + ("d",), tuple(f"shared[{j}]" for j in range(n + 1)),
+            (None,) * (n + 1), lambda args: _result_of(value, args[:-1]), reads=True,
+            shared=f"{rule}({ps}, d, out_bar)[1]",
+            helpers={rule: _VJP(wrapper, tuple(range(n + 1)))},
+            missing_tangent=f"a third derivative through the custom_vjp function {self.where}")
 
     def _shape_message(self, what, param):
         of = f"for `{param}`" if param else "of the result"

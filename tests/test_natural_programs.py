@@ -932,6 +932,23 @@ def tuple_keeps_old_values(a, b):
 
 
 @njit
+def _ramp(x):
+    if x < 0.0:
+        return 0.0, 0.0
+    elif x < 1.0:
+        return x * x, 2.0 * x
+    return 2.0 * x - 1.0, 2.0
+
+
+def ramp_tuples_from_several_returns(x, c):
+    s = 0.0
+    for i in range(x.shape[0]):
+        v, slope = _ramp(x[i])
+        s += v + c * slope * x[i]
+    return s
+
+
+@njit
 def _halves(z):
     n = z.shape[0] // 2
     return z[:n] * 2.0, z[n:] + 1.0
@@ -1162,6 +1179,8 @@ CASES = [
          (0, 1)),
     case("tuple_weights_loops", tuple_weights_loops, (_r(4),), (0,)),
     case("tuple_keeps_old_values", tuple_keeps_old_values, (0.7, -1.3), (0, 1)),
+    case("ramp_tuples_from_several_returns", ramp_tuples_from_several_returns,
+         (np.array([-0.5, 0.3, 0.8, 1.7, 2.5]), 0.4), (0, 1)),
     case("helper_arrays_in_a_tuple", helper_arrays_in_a_tuple, (_r(6), 0.4), (0, 1)),
 ]
 

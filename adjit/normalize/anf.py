@@ -141,6 +141,12 @@ def normalize_function(src, ctx, prefix="", subst=None, views=None):
         returns = [x for x in ir.walk_stmts(body) if isinstance(x, ast.Return)]
         last = body[-1] if body else None
         stmts, result = lower_exits(body, ctx.namegen, src.loc)
+        if norm.returned_numbers is not None:
+            if norm.returned_views:
+                raise src.loc.error(norm.returned_views[0][0], "a helper returning arrays "
+                                    "from one return and only numbers from another",
+                                    "Return the same kinds of values from every return.")
+            return stmts, TupleValue([ir.name(n) for n in norm.returned_numbers[1]])
         if norm.returned_views:
             if len(returns) != 1 or last is not returns[0]:
                 raise src.loc.error(norm.returned_views[0][0], "a helper that returns an "
@@ -285,6 +291,8 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining):
                 ctx.namegen.reserve(self.local(local))
                 ctx.user_names.add(self.local(local))
         self.returned_views = []            # (return statement, View) of an inlined helper
+        self.returned_numbers = None        # (first return, names) of a helper returning
+        # tuples of numbers (from one or several returns)
         self.tuples = {}                    # local name -> the TupleValue or Shape it holds
         # user name -> how often it is assigned; names assigned only outside blocks
         self.stores, self.straight = _store_counts(src.tree)
@@ -549,8 +557,17 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining):
             elif isinstance(value, TupleValue) and len(self.ctx.stack) > 1:
                 # a helper returning several values (`return x_new, v_new`): numbers as
                 # atoms, arrays as views (of the caller's arrays or of the helper's own)
-                self.returned_views.append((s, TupleValue([self.returned_item(e, out, s)
-                                                           for e in value.items])))
+                items = [self.returned_item(e, out, s) for e in value.items]
+                if any(isinstance(e, View) for e in items):
+                    self.returned_views.append((s, TupleValue(items)))
+                else:       # numbers: each return assigns the same names (several returns)
+                    if self.returned_numbers is None:
+                        self.returned_numbers = (s, [self.fresh("_ret") for _ in items])
+                    if len(items) != len(self.returned_numbers[1]):
+                        raise self.error(s, "a helper returning tuples of different lengths",
+                                         "Return as many values from every return.")
+                    for name, e in zip(self.returned_numbers[1], items):
+                        self.emit_assign(out, name, e)
                 value = ir.const(0)
             elif isinstance(value, (Shape, TupleValue)):
                 raise self.error(s.value, "returning a tuple from the differentiated "
