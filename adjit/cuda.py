@@ -25,8 +25,11 @@ import threading
 
 import numba
 
+from .custom import register_cuda_typeof
 from .errors import AdjitError
 from .frontend.source import read_function, unwrap
+
+register_cuda_typeof()      # (kernels calling custom_vjp functions, on a GPU)
 
 
 def adjoint_kernel(kernel, argnums=0):

@@ -30,6 +30,7 @@ import ast
 import functools
 import importlib
 import inspect
+import sys
 import warnings
 
 import numba
@@ -39,12 +40,12 @@ from numba.core.dispatcher import Dispatcher
 from numba.core.errors import NumbaPerformanceWarning
 from numba.core.extending import overload, typeof_impl
 
-from .codegen.emit import exec_source
+from .codegen.emit import exec_source, exec_sources as _exec_all
 from .errors import AdjitError
 from .frontend.source import code_names, read_function, referenced
 from .rules import opaque
 from .rules.registry import ArrayRule
-from .rules.table import ARRAY_RULES, define_custom, set_array_rule
+from .rules.table import ARRAY_RULES, define_custom, set_array_rule, set_device_twin
 
 _KEYS = set()
 _VJP = None
@@ -163,9 +164,11 @@ class custom_vjp:
                                  spec.defaults or ()))
         self.fwd = self.bwd = self.jvp = None
         self.helpers = None
+        self._device = self._device_primal = None
+        register_cuda_typeof()
         self.key = _fresh_key(py.__name__)
         define_custom(self, f"custom_vjp function `{py.__name__}`", "array", handler="custom",
-                      cuda=False, notes="the user's own rule")
+                      notes="the user's own rule")
 
     def __call__(self, *args, **kwargs):
         return self.primal(*args, **kwargs)
@@ -255,14 +258,42 @@ class custom_vjp:
         value = helpers[f"{k0}_value"]
         if self.helpers is None:
             define_custom(value, f"custom_vjp function `{self.__name__}`", "array",
-                          handler="keep", array_rule=rule, cuda=False)
+                          handler="keep", array_rule=rule)
         else:       # defjvp after defvjp: the same helper, its rule now with tangents
             set_array_rule(value, rule)
         for k in range(n if self.jvp is not None else 0):
             define_custom(helpers[f"{k0}_jvp{k}"], f"the tangent rule of `{self.__name__}`",
-                          "array", handler="keep", array_rule=self._tangent_rule(k, value),
-                          cuda=False)
+                          "array", handler="keep", array_rule=self._tangent_rule(k, value))
+        self._device = None
+        for name, helper in helpers.items():
+            set_device_twin(helper, functools.partial(self._device_helper, name))
         self.helpers = helpers
+
+    def _device_helper(self, name):
+        """The CUDA device version of the helper `name` (kernels and device functions call
+        the function on numbers: no shape checks, no copies), made when CUDA code first
+        calls it, with the rules compiled for the GPU."""
+        if self._device is None:
+            from numba import cuda
+
+            def device(fn):
+                return None if fn is None else cuda.jit(device=True)(getattr(fn, "py_func", fn))
+            n = len(self.params)
+            ps = ", ".join(f"p{k}" for k in range(n))
+            k0 = self.key
+            lines = [f"def {k0}_value({ps}):", f"    return fwd({ps})[0]",
+                     f"def {k0}_vjp({ps}, g):", f"    return bwd(fwd({ps})[1], g)",
+                     f"def {k0}_cotangents({ps}, g):", f"    return bwd(fwd({ps})[1], g)"]
+            for k in range(n if self.jvp is not None else 0):
+                tangents = ", ".join("d" if j == k else "0.0" for j in range(n))
+                lines += [f"def {k0}_jvp{k}({ps}, d):",
+                          f"    return jvp(({ps},), ({tangents},))[1]"]
+            ns = _exec_all("\n".join(lines) + "\n", f"{k0}_device",
+                           {"fwd": device(self.fwd), "bwd": device(self.bwd),
+                            "jvp": device(self.jvp)})
+            self._device = {key: cuda.jit(device=True)(fn) for key, fn in ns.items()
+                            if key.startswith(k0)}
+        return self._device[name]
 
     def _tangent_rule(self, k, value):
         """The reverse rule of the k-th tangent helper (`{key}_jvp{k}(p0, ..., d)`, the
@@ -463,3 +494,29 @@ def _refuse_random(fwd, owner):
 def _typeof_custom(val, c):
     """In @njit code a custom_vjp function is its compiled primal."""
     return nt.Dispatcher(val.primal)
+
+
+_CUDA_TYPEOF = []
+
+
+def register_cuda_typeof():
+    """In numba.cuda kernels a custom_vjp function is its primal compiled as a device
+    function: numba-cuda's typeof learns it once numba.cuda is imported (called by
+    custom_vjp and by adjit.cuda; the simulator runs kernels as Python and needs nothing)."""
+    if _CUDA_TYPEOF or "numba.cuda" not in sys.modules:
+        return
+    from numba.core import config
+    _CUDA_TYPEOF.append(True)
+    if config.ENABLE_CUDASIM:
+        return
+    try:
+        from numba.cuda.typing.typeof import typeof_impl as cuda_typeof
+    except ImportError:     # (a numba-cuda without its own typeof: numba's serves it)
+        return
+
+    @cuda_typeof.register(custom_vjp)
+    def _typeof_custom_on_the_gpu(val, c):
+        if val._device_primal is None:
+            from numba import cuda
+            val._device_primal = cuda.jit(device=True)(val.primal.py_func)
+        return cuda_typeof(val._device_primal, c)

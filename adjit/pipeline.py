@@ -42,7 +42,7 @@ from .reverse.parallel import (check_user_races, has_parallel_loops, parallel_ba
 from .reverse.peephole import propagate_copies
 from .reverse.tape import static_pushes
 from .rules.registry import REGISTRY
-from .rules.table import INACTIVE
+from .rules.table import INACTIVE, has_device_twin
 from .runtime.tape import DEFAULT_TAPE_LIMIT
 
 STAGES = ("source", "normalized", "typed", "hoisted", "active", "adjoint", "tangent")
@@ -362,6 +362,12 @@ def _refuse_local_arrays(src, stmts, kinds, ns):
                 raise error_at(ir.note(s, "origin"), f"a call to the {entry.name} in CUDA code",
                                "Its rules are compiled for the CPU: call it in CPU code, or "
                                "write the function's own code in the kernel.")
+            if has_device_twin(obj) and any(
+                    isinstance(a, ast.Name) and is_array(kinds.get(a.id)) for a in value.args):
+                raise error_at(ir.note(s, "origin"), f"a call to the {entry.name} on an array "
+                               "in CUDA code", "Its rules would allocate arrays, which CUDA "
+                               "code cannot: call it on numbers (x[i]) in kernels and device "
+                               "functions.")
             if obj in INACTIVE:
                 raise error_at(ir.note(s, "origin"), f"`{INACTIVE[obj].name}` in CUDA code",
                                "numba.cuda compiles none of numpy's random draws or arg-"

@@ -7,6 +7,7 @@ NUMBA_ENABLE_CUDASIM=0. Every adjoint is checked against the CPU gradient of the
 """
 import math
 
+import numba
 import numpy as np
 import pytest
 
@@ -563,3 +564,124 @@ def test_every_function_of_numbers_marked_cuda_differentiates_in_device_code(tmp
                 failures.append(f"{e.name} at {[x[i] for x in xs]}: {g[:, i]} != {want}")
     assert not failures, "\n".join(failures[:10])
     assert len(entries) >= 40
+
+
+# custom_vjp functions in kernels and device functions -----------------------------------------
+
+@adjit.custom_vjp
+def softplus_rule(x):
+    return math.log(1.0 + math.exp(x))       # overflows for x > 709: the rules do not
+
+
+def _softplus_fwd(x):
+    if x > 0.0:
+        return x + math.log1p(math.exp(-x)), x
+    return math.log1p(math.exp(x)), x
+
+
+@numba.njit
+def _sigmoid(x):       # (@njit: rules compiled for the CPU and the GPU call it)
+    if x >= 0.0:
+        return 1.0 / (1.0 + math.exp(-x))
+    e = math.exp(x)
+    return e / (1.0 + e)
+
+
+def _softplus_bwd(x, g):
+    return (g * _sigmoid(x),)
+
+
+softplus_rule.defvjp(_softplus_fwd, _softplus_bwd)
+
+
+@softplus_rule.defjvp
+def _softplus_jvp(primals, tangents):
+    x, = primals
+    dx, = tangents
+    return _softplus_fwd(x)[0], dx * _sigmoid(x)
+
+
+@adjit.custom_vjp
+def clip_cotangent(x, bound):
+    return x
+
+
+clip_cotangent.defvjp(lambda x, bound: (x, bound),
+                      lambda bound, g: (min(max(g, -bound), bound), 0.0))
+
+
+@cuda.jit
+def custom_rules_kernel(x, out):
+    i = cuda.grid(1)
+    if i < x.shape[0]:
+        out[i] = softplus_rule(x[i]) + clip_cotangent(x[i] * x[i], 1.0)
+
+
+def test_adjoint_kernels_use_custom_rules():
+    x = np.array([800.0, -800.0, 0.3, -1.2, 2.0, 0.0])
+    n = x.shape[0]
+    out, x_bar = np.zeros(n), np.zeros(n)
+    primal = np.zeros(n - 2)            # (its own log(1 + exp(x)) overflows at 800)
+    launch(custom_rules_kernel, n - 2, x[2:].copy(), primal)   # the user's kernel as written
+    adj = adjit.cuda.adjoint_kernel(custom_rules_kernel, argnums=0)
+    launch(adj, n, x, out, x_bar, np.full(n, 3.0))
+    np.testing.assert_allclose(out[2:], primal, rtol=1e-15)
+    s = 0.5 * (1.0 + np.tanh(0.5 * x))
+    np.testing.assert_allclose(out, np.logaddexp(0.0, x) + x * x, rtol=1e-14)
+    # softplus's rule is finite at 800 (the primal's own derivative is inf/inf there), and
+    # the cotangent 3 reaching clip_cotangent is clipped to 1: 3 s + 1 * 2x, not 3 s + 3 * 2x
+    np.testing.assert_allclose(x_bar, 3.0 * s + 2.0 * x, rtol=1e-14)
+    assert "softplus_rule" in adj.source
+
+
+def custom_scalar_model(x, p):
+    return softplus_rule(p * x) * x + clip_cotangent(x, 0.5)
+
+
+CUSTOM_GRAD_DEVICE = adjit.grad(custom_scalar_model, argnums=(0, 1), target="cuda")
+CUSTOM_JVP_DEVICE = adjit.jvp(custom_scalar_model, argnums=1, target="cuda")
+
+
+@cuda.jit
+def use_custom_device_gradients(x, p, gx, gp, tan):
+    i = cuda.grid(1)
+    if i < x.shape[0]:
+        a, b = CUSTOM_GRAD_DEVICE(x[i], p[0])
+        gx[i] = a
+        gp[i] = b
+        out, t = CUSTOM_JVP_DEVICE(x[i], p[0], 1.0)
+        tan[i] = t
+
+
+def test_device_gradients_use_custom_rules():
+    x = np.linspace(-2.0, 3.0, 9)
+    p = np.array([0.8])
+    gx, gp, tan = np.zeros(9), np.zeros(9), np.zeros(9)
+    launch(use_custom_device_gradients, 9, x, p, gx, gp, tan)
+    s = 1.0 / (1.0 + np.exp(-p[0] * x))
+    np.testing.assert_allclose(gx, s * p[0] * x + np.logaddexp(0.0, p[0] * x) + 0.5,
+                               rtol=1e-13)
+    np.testing.assert_allclose(gp, s * x * x, rtol=1e-13)
+    np.testing.assert_allclose(tan, gp, rtol=1e-13)
+
+
+@adjit.custom_vjp
+def vector_total(v):
+    return np.sum(v)
+
+
+vector_total.defvjp(lambda v: (np.sum(v), v.shape[0]), lambda n, g: (np.full(n, g),))
+
+
+@cuda.jit
+def custom_rule_on_an_array(x, out):
+    i = cuda.grid(1)
+    if i < x.shape[0]:
+        out[i] = vector_total(x) * x[i]
+
+
+def test_custom_rules_on_arrays_in_kernels_are_refused():
+    with pytest.raises(AdjitError, match="custom_vjp function `vector_total` on an array in "
+                       "CUDA code"):
+        adjit.cuda.adjoint_kernel(custom_rule_on_an_array, argnums=0).source_for(
+            np.zeros(4), np.zeros(4))

@@ -509,19 +509,6 @@ def test_rule_given_twice_and_random_fwd_are_refused():
         log1pexp.defvjp(log1pexp_fwd, log1pexp_bwd)
 
 
-def test_cuda_kernels_refuse_custom_functions():
-    cuda = pytest.importorskip("numba.cuda")
-    import adjit.cuda
-
-    @cuda.jit
-    def kernel(x, out):
-        i = cuda.grid(1)
-        if i < x.shape[0]:
-            out[i] = log1pexp(x[i])
-    with pytest.raises(AdjitError, match="custom_vjp function `log1pexp` in CUDA code"):
-        adjit.cuda.adjoint_kernel(kernel, argnums=0).source_for(np.zeros(4), np.zeros(4))
-
-
 def test_a_cotangent_of_another_shape_raises_when_the_gradient_runs():
     @custom_vjp
     def total(v):

@@ -14,6 +14,7 @@ from ..analysis.types import FLOAT, is_array
 from ..errors import error_at
 from ..reverse.dce import eliminate_dead, upward_exposed
 from ..reverse.parallel import parallel_forward
+from ..rules.table import device_twin
 
 
 STATS_SIZE = 5
@@ -118,8 +119,14 @@ def defined_up_front(stmts, kinds, bars, params):
 # CUDA ---------------------------------------------------------------------------------------
 
 def cuda_namespace(ns):
+    """Generated CUDA code's namespace: CPU functions it calls that have device twins (a
+    custom_vjp function's rules) replaced by them."""
     from numba import cuda
     out = dict(ns)
+    for name, value in ns.items():
+        twin = device_twin(value)
+        if twin is not None:
+            out[name] = twin
     out["cuda"] = cuda
     out["numba"] = numba
     return out

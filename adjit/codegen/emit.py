@@ -239,6 +239,11 @@ def exec_source(source, name, namespace):
     return _exec(source, name, dict(namespace))[name]
 
 
+def exec_sources(source, name, namespace):
+    """The namespace after executing generated source defining several functions."""
+    return _exec(source, name, dict(namespace))
+
+
 def _exec(source, name, ns):
     """Execute generated source in `ns` (returned), under a file name registered with
     linecache so that tracebacks show the generated lines."""

@@ -735,6 +735,36 @@ def define_custom(obj, name, family, **fields):
     return entry
 
 
+_DEVICE_TWINS = {}
+
+
+def set_device_twin(obj, make):
+    """What CUDA code calls in place of `obj`, a CPU function generated code calls (a
+    custom_vjp function's compiled rules): `make()` returns the device function, and is
+    called once, when CUDA code first needs it."""
+    _DEVICE_TWINS[obj] = [make, None]
+
+
+def has_device_twin(obj):
+    try:
+        return obj in _DEVICE_TWINS
+    except TypeError:
+        return False
+
+
+def device_twin(obj):
+    """The device function standing for `obj` in CUDA code (set_device_twin), or None."""
+    try:
+        twin = _DEVICE_TWINS.get(obj)
+    except TypeError:       # (an unhashable value in a namespace)
+        return None
+    if twin is None:
+        return None
+    if twin[1] is None:
+        twin[1] = twin[0]()
+    return twin[1]
+
+
 def set_array_rule(obj, rule):
     """Give a run-time entry a new ArrayRule (a custom_vjp function given its tangent rule
     after its reverse one), and the tables the passes read with it."""
