@@ -573,6 +573,7 @@ def softplus_rule(x):
     return math.log(1.0 + math.exp(x))       # overflows for x > 709: the rules do not
 
 
+@numba.njit
 def _softplus_fwd(x):
     if x > 0.0:
         return x + math.log1p(math.exp(-x)), x
