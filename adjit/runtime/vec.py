@@ -13,7 +13,7 @@ from numba.extending import overload
 import numpy as np
 
 
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def bcast(n, m):
     """The broadcast size of two dimensions (numpy's rule); ValueError if incompatible."""
     if n == m or m == 1:
@@ -23,14 +23,14 @@ def bcast(n, m):
     raise ValueError("operands could not be broadcast together")
 
 
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def stride(n, size):
     """1 when a dimension of length n runs along a loop of `size` iterations, 0 when it is
     broadcast (length 1): the index multiplier of that dimension."""
     return 1 if n == size else 0
 
 
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def slice_start(n, start, stop, step, has_start, has_stop):
     """The first index of `a[start:stop:step]` on a dimension of length n (slice.indices)."""
     if step > 0:
@@ -44,7 +44,7 @@ def slice_start(n, start, stop, step, has_start, has_stop):
     return min(max(s, -1), n - 1)
 
 
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def slice_len(n, start, stop, step, has_start, has_stop):
     """The length of `a[start:stop:step]` on a dimension of length n."""
     if step == 0:
@@ -59,13 +59,13 @@ def slice_len(n, start, stop, step, has_start, has_stop):
     return max(0, (s - e - step - 1) // (-step))
 
 
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def index(i, n):
     """An integer index into a dimension of length n, negative ones counted from the end."""
     return i + n if i < 0 else i
 
 
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def take_index(i, n):
     """An entry of an index array used on a dimension of length n: negative entries count
     from the end; out-of-range ones raise IndexError, as numpy does."""
@@ -76,7 +76,7 @@ def take_index(i, n):
     return i
 
 
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def same_length(m, n):
     """A boolean mask's length m against the dimension n it indexes (IndexError unless
     equal, as numpy)."""
@@ -85,7 +85,7 @@ def same_length(m, n):
     return n
 
 
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def infer_size(size, known):
     """The -1 of a reshape: size / known, or numpy's ValueError when that is not whole."""
     if known == 0 or size % known != 0:
@@ -93,7 +93,7 @@ def infer_size(size, known):
     return size // known
 
 
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def same_size(size, new):
     """A reshape keeps the number of elements (numpy's ValueError otherwise)."""
     if size != new:
@@ -101,19 +101,19 @@ def same_size(size, new):
     return new
 
 
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def empty_int(shape):
     """An uninitialized int64 array (index arrays and mask coordinates)."""
     return np.empty(shape, np.int64)
 
 
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def empty_bool(shape):
     """An uninitialized boolean array."""
     return np.empty(shape, np.bool_)
 
 
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def nanmax(a, b):
     """max(a, b) that propagates NaN, as np.max does."""
     if a >= b or a != a:
@@ -121,7 +121,7 @@ def nanmax(a, b):
     return b
 
 
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def nanmin(a, b):
     """min(a, b) that propagates NaN, as np.min does."""
     if a <= b or a != a:
@@ -154,37 +154,37 @@ def _as_float64(a):
     return lambda a: a.astype(np.float64)
 
 
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def mm(a, b):
     """a @ b for 2-D arrays (BLAS)."""
     return np.dot(widened(a, b), widened(b, a))
 
 
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def mm_tn(a, b):
     """a.T @ b (BLAS)."""
     return np.dot(widened(a, b).T, widened(b, a))
 
 
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def mm_nt(a, b):
     """a @ b.T (BLAS)."""
     return np.dot(widened(a, b), widened(b, a).T)
 
 
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def mm_tt(a, b):
     """a.T @ b.T (BLAS)."""
     return np.dot(widened(a, b).T, widened(b, a).T)
 
 
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def sum_bar(out_bar):
     """The adjoint of a value every element of `out_bar`'s array adds (arange's start)."""
     return np.sum(out_bar)
 
 
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def linspace_start_bar(out_bar):
     """start's adjoint through np.linspace(start, stop, n): element k (k < n - 1) is
     start + k * ((stop - start) / (n - 1)), the last is stop."""
@@ -195,7 +195,7 @@ def linspace_start_bar(out_bar):
     return acc
 
 
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def linspace_stop_bar(out_bar):
     """stop's adjoint through np.linspace(start, stop, n) (see linspace_start_bar)."""
     n = out_bar.size
@@ -207,7 +207,7 @@ def linspace_stop_bar(out_bar):
     return acc
 
 
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def arange_step_bar(out_bar):
     """step's adjoint through np.arange(start, stop, step): element k is start + k * step."""
     acc = 0.0
@@ -216,13 +216,13 @@ def arange_step_bar(out_bar):
     return acc
 
 
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def arange_len(start, stop, step):
     """The length of np.arange(start, stop, step)."""
     return max(0, int(np.ceil((stop - start) / step)))
 
 
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def arange_tangent(start_dot, step_dot, n):
     """The tangent of np.arange(start, stop, step) of length n."""
     out = np.empty(n)
@@ -231,7 +231,7 @@ def arange_tangent(start_dot, step_dot, n):
     return out
 
 
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def digamma(x):
     """psi(x), the derivative of log Gamma(x) (math.lgamma's derivative; math.gamma's is
     gamma(x) psi(x)): the reflection psi(1 - x) - pi / tan(pi x) below 1/2, the recurrence
@@ -250,7 +250,7 @@ def digamma(x):
     return shift + math.log(x) - 0.5 / x - series
 
 
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def outer_nt(g, x):
     """g x.T for g, x both vectors or both matrices (np.linalg.solve's A adjoint is -g x.T
     with g = solve(A.T, x_bar))."""
@@ -259,7 +259,7 @@ def outer_nt(g, x):
     return np.dot(g2.reshape(g2.shape[0], -1), x2.reshape(x2.shape[0], -1).T)
 
 
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def lower_sym(d):
     """The symmetric matrix a function of A's lower triangle sees when A moves by d:
     tril(d) + tril(d, -1).T."""
@@ -272,7 +272,7 @@ def lower_sym(d):
     return s
 
 
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def lower_bar(m):
     """A's adjoint through a function of its lower triangle whose adjoint with respect to
     the symmetric matrix is m: tril(m + m.T) - diag(m) (zero above the diagonal)."""
@@ -285,7 +285,7 @@ def lower_bar(m):
     return a
 
 
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def cholesky_tangent(l, d):
     """L_dot = L Phi(L^-1 S L^-T) for L = cholesky(A), S the symmetric move of A's lower
     triangle, Phi the lower triangle with the diagonal halved."""
@@ -299,7 +299,7 @@ def cholesky_tangent(l, d):
     return np.dot(as_float64(l), x)
 
 
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def cholesky_a_bar(l, l_bar):
     """A's adjoint through L = cholesky(A), read through the lower triangle: the column-by-
     column reverse of the factorization (Murray 2016, "Differentiation of the Cholesky
@@ -333,7 +333,7 @@ def cholesky_a_bar(l, l_bar):
     return a
 
 
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def det1(a):
     """[np.linalg.det(a)]."""
     out = np.empty(1)
@@ -341,7 +341,7 @@ def det1(a):
     return out
 
 
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def det_a_bar(a, out, out_bar):
     """A's adjoint through det(A): det_bar det(A) A^-T (A^-T from one LU solve)."""
     n = a.shape[0]
@@ -349,7 +349,7 @@ def det_a_bar(a, out, out_bar):
                                                    np.eye(n))
 
 
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def det_tangent(a, out, d):
     """[det(A) tr(A^-1 A_dot)]."""
     t = np.empty(1)
@@ -357,7 +357,7 @@ def det_tangent(a, out, d):
     return t
 
 
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def slogdet2(a):
     """[sign, log|det|] of np.linalg.slogdet(a)."""
     sign, logdet = np.linalg.slogdet(a)
@@ -367,14 +367,14 @@ def slogdet2(a):
     return out
 
 
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def slogdet_a_bar(a, out_bar):
     """A's adjoint through log|det A|: logdet_bar A^-T (the sign has no derivative)."""
     n = a.shape[0]
     return out_bar[1] * np.linalg.solve(np.ascontiguousarray(as_float64(a).T), np.eye(n))
 
 
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def slogdet_tangent(a, d):
     """[0, tr(A^-1 A_dot)]."""
     t = np.zeros(2)
@@ -382,7 +382,7 @@ def slogdet_tangent(a, d):
     return t
 
 
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def eigh_packed(a):
     """np.linalg.eigh(a) as one (n + 1, n) array: eigenvalues in row 0, eigenvectors below."""
     w, v = np.linalg.eigh(a)
@@ -393,7 +393,7 @@ def eigh_packed(a):
     return out
 
 
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def _gaps(w, need):
     """F[i, j] = 1 / (w[j] - w[i]) off the diagonal; ValueError when eigenvalues repeat and
     eigenvector derivatives are needed (they do not exist there)."""
@@ -410,7 +410,7 @@ def _gaps(w, need):
     return f
 
 
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def eigh_a_bar(out, out_bar):
     """A's adjoint through (w, V) = eigh(A): M = V (diag(w_bar) + F o (V.T V_bar)) V.T, read
     through the lower triangle."""
@@ -425,7 +425,7 @@ def eigh_a_bar(out, out_bar):
     return lower_bar(np.dot(np.dot(v, inner), v.T))
 
 
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def eigh_tangent(out, d):
     """[w_dot; V_dot]: w_dot = diag(V.T S V), V_dot = V (F o (V.T S V)), S the symmetric
     move of A's lower triangle."""
@@ -440,7 +440,7 @@ def eigh_tangent(out, d):
     return t
 
 
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def eigvalsh_a_bar(a, out_bar):
     """A's adjoint through w = eigvalsh(A): V diag(w_bar) V.T, read through the lower
     triangle (V from eigh: eigvalsh does not keep it)."""
@@ -448,7 +448,7 @@ def eigvalsh_a_bar(a, out_bar):
     return lower_bar(np.dot(v * out_bar, v.T))
 
 
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def eigvalsh_tangent(a, d):
     """w_dot = diag(V.T S V)."""
     _, v = np.linalg.eigh(as_float64(a))
@@ -457,7 +457,7 @@ def eigvalsh_tangent(a, d):
 
 
 # np.cumprod (of the flattened array, as numba computes it) and np.interp ---------------------
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def cumprod_bar(a, out_bar):
     """a's adjoint through out = np.cumprod(a), exact at zeros (no division):
     a_bar[j] = prod(a[:j]) * R[j] with R[j] = out_bar[j] + a[j + 1] R[j + 1]."""
@@ -475,7 +475,7 @@ def cumprod_bar(a, out_bar):
     return bar.reshape(a.shape)
 
 
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def cumprod_tangent(a, out, d):
     """out_dot[k] = out_dot[k - 1] a[k] + out[k - 1] a_dot[k]."""
     x = a.ravel()
@@ -490,7 +490,7 @@ def cumprod_tangent(a, out, d):
     return t
 
 
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def _segment(xi, xp):
     """k with xp[k] <= xi < xp[k + 1] (clamped to the segments), and whether xi is outside
     [xp[0], xp[-1]] (np.interp gives an end value there)."""
@@ -503,7 +503,7 @@ def _segment(xi, xp):
     return k, False
 
 
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def interp_bars(x, xp, fp, out_bar):
     """(x_bar, xp_bar, fp_bar) through out = np.interp(x, xp, fp), x an array: inside
     segment k with t = (x - xp[k]) / h, s = (fp[k+1] - fp[k]) / h: d/dx = s,
@@ -532,7 +532,7 @@ def interp_bars(x, xp, fp, out_bar):
     return x_bar.reshape(x.shape), xp_bar, fp_bar
 
 
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def interp_slope(x, xp, fp):
     """d np.interp(x, xp, fp) / dx elementwise: the slope of the segment (0 outside)."""
     xs = x.ravel()
@@ -544,7 +544,7 @@ def interp_slope(x, xp, fp):
     return out.reshape(x.shape)
 
 
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def interp_dxp(x, xp, fp, d):
     """The tangent of np.interp(x, xp, fp) for a tangent d of xp."""
     xs = x.ravel()
@@ -559,7 +559,7 @@ def interp_dxp(x, xp, fp, d):
     return out.reshape(x.shape)
 
 
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def as1(x):
     """[x]."""
     out = np.empty(1)
@@ -567,13 +567,13 @@ def as1(x):
     return out
 
 
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def interp1(x, xp, fp):
     """[np.interp(x, xp, fp)] for a number x."""
     return as1(np.interp(x, xp, fp))
 
 
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def nan_if_none(m, count):
     """m, or NaN when no element counted (np.nanmax/np.nanmin of all-NaN arrays)."""
     if count > 0.0:
@@ -585,7 +585,7 @@ def nan_if_none(m, count):
 # (a Cholesky factor, as in L^-T (L^-1 y)) is solved by substitution in O(n^2) instead of a new
 # O(n^3) LU factorization; any other matrix (or a zero on the diagonal: numba's LinAlgError)
 # goes to np.linalg.solve --------------------------------------------------------------------
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def _triangle(a):
     """1 if a is lower triangular with a nonzero diagonal, 2 if upper, 0 otherwise."""
     n = a.shape[0]
@@ -609,7 +609,7 @@ def _triangle(a):
     return 2
 
 
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def _substitute(a, b, lower, transposed):
     """X with op(a) X = b for triangular a (op: a or a.T), b 1-D or 2-D, by rows."""
     n = a.shape[0]
@@ -629,7 +629,7 @@ def _substitute(a, b, lower, transposed):
     return x
 
 
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def solve_again(a, b, transposed):
     """np.linalg.solve(a.T if transposed else a, b), by substitution when a is triangular."""
     kind = _triangle(a)
@@ -644,7 +644,7 @@ def solve_again(a, b, transposed):
 
 
 # np.kron, np.cross, np.convolve, np.correlate: adjoints by the definitions ---------------------
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def kron_bars(a, b, out_bar):
     """(a_bar, b_bar) through out = np.kron(a, b) of 1-D or 2-D arrays (a 1-D array as one
     row, as numpy): out[i p + k, j q + l] = a[i, j] b[k, l] for b of shape (p, q)."""
@@ -685,19 +685,19 @@ def _summed_like(x, like):
     return None
 
 
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def cross_a_bar(a, b, out_bar):
     """a's adjoint through np.cross(a, b) of 3-vectors (rows): cross(b, out_bar)."""
     return summed_like(np.cross(as_float64(b), out_bar), a)
 
 
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def cross_b_bar(a, b, out_bar):
     """b's adjoint through np.cross(a, b): cross(out_bar, a)."""
     return summed_like(np.cross(out_bar, as_float64(a)), b)
 
 
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def convolve_bars(a, v, out_bar):
     """(a_bar, v_bar) through out = np.convolve(a, v) (numpy's 'full' mode, numba's only):
     out[k + j] += a[k] v[j]."""
@@ -711,7 +711,7 @@ def convolve_bars(a, v, out_bar):
     return a_bar, v_bar
 
 
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def correlate_bars(a, v, out_bar):
     """(a_bar, v_bar) through out = np.correlate(a, v) (numpy's 'valid' mode, numba's only):
     out[k] = sum_n a[n + k] v[n] when a is the longer; otherwise numpy correlates the other
@@ -735,7 +735,7 @@ def correlate_bars(a, v, out_bar):
 
 # np.linalg.matrix_power(a, n): A^n = A ... A, its adjoint sum_k (A^T)^k G (A^T)^(n-1-k) and its
 # tangent sum_k A^k D A^(n-1-k) by one recurrence; a negative n is the power of inv(A) -----------
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def matrix_power(a, n):
     """np.linalg.matrix_power(a, n) as an array (numba types its result Optional)."""
     out = np.empty(a.shape, a.dtype)
@@ -743,7 +743,7 @@ def matrix_power(a, n):
     return out
 
 
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def _power_sum(a, d, n):
     """sum over k < n of a^k d a^(n-1-k), for n >= 1: S_1 = d, S_j+1 = a S_j + d a^j."""
     s = d.copy()
@@ -754,7 +754,7 @@ def _power_sum(a, d, n):
     return s
 
 
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def matrix_power_bar(a, n, out_bar):
     """A's adjoint through np.linalg.matrix_power(A, n)."""
     a64 = np.ascontiguousarray(as_float64(a))
@@ -768,7 +768,7 @@ def matrix_power_bar(a, n, out_bar):
     return -np.dot(np.dot(bt, _power_sum(bt, g, -n)), bt)
 
 
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def matrix_power_tangent(a, n, d):
     """The tangent of np.linalg.matrix_power(A, n) for A's tangent d."""
     a64 = np.ascontiguousarray(as_float64(a))
@@ -784,7 +784,7 @@ def matrix_power_tangent(a, n, d):
 # np.linalg.pinv(A) where A has full rank (the pseudo-inverse is smooth only where the rank
 # does not change): X_dot = -X A_dot X + X X^T A_dot^T (I - A X) + (I - X A) A_dot^T X^T X,
 # and its transpose for the adjoint -------------------------------------------------------------
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def _pinv_parts(a, out):
     """(X, X^T, I - A X, I - X A) for X = pinv(A), in float64."""
     a64 = as_float64(a)
@@ -794,7 +794,7 @@ def _pinv_parts(a, out):
             np.eye(n) - np.dot(x, a64))
 
 
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def pinv_a_bar(a, out, out_bar):
     """A's adjoint through X = np.linalg.pinv(A)."""
     x, xt, p, q = _pinv_parts(a, out)
@@ -803,7 +803,7 @@ def pinv_a_bar(a, out, out_bar):
             + np.dot(np.dot(xt, x), np.dot(gt, q)))
 
 
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def pinv_tangent(a, out, d):
     """The tangent of X = np.linalg.pinv(A) for A's tangent d."""
     x, xt, p, q = _pinv_parts(a, out)
@@ -818,7 +818,7 @@ def pinv_tangent(a, out, d):
 # and W the skew matrix with X's strict lower triangle, R_dot = (X - W) R and
 # Q_dot = A_dot R^-1 - Q (X - W); the adjoint is (Q_bar + Q copyltu(M)) R^-T with
 # M = R R_bar^T - Q_bar^T Q and copyltu(M) = tril(M) + tril(M, -1)^T -------------------------
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def qr_packed(a):
     """[Q^T | R] of np.linalg.qr(a) as one (k, m + n) array, k = min(m, n)."""
     q, r = np.linalg.qr(a)
@@ -829,7 +829,7 @@ def qr_packed(a):
     return out
 
 
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def _qr_parts(a, out):
     m, n = a.shape
     if m < n:
@@ -840,7 +840,7 @@ def _qr_parts(a, out):
     return q, r
 
 
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def qr_a_bar(a, out, out_bar):
     """A's adjoint through (Q, R) = np.linalg.qr(A), from the packed [Q^T | R] and its adjoint."""
     q, r = _qr_parts(a, out)
@@ -855,7 +855,7 @@ def qr_a_bar(a, out, out_bar):
     return _substitute(r, np.ascontiguousarray(c.T), False, False).T.copy()   # C R^-T
 
 
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def qr_tangent(a, out, d):
     """The packed tangent [Q_dot^T | R_dot] of (Q, R) = np.linalg.qr(A) for A's tangent d."""
     q, r = _qr_parts(a, out)
@@ -877,7 +877,7 @@ def qr_tangent(a, out, d):
 # with s = sort(a), pos = q scale (n - 1), the value is s[lo] + f (s[hi] - s[lo]) for
 # lo = floor(pos), hi = lo + 1 (or n - 1), f = pos - lo: linear in the two order statistics
 # (a gather through argsort, as np.sort) and in q, with slope (s[hi] - s[lo]) scale (n - 1) ----
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def _at(n, qk, scale):
     pos = qk * scale * (n - 1)
     lo = min(max(int(math.floor(pos)), 0), n - 1)
@@ -885,7 +885,7 @@ def _at(n, qk, scale):
     return lo, hi, pos - lo if hi > lo else 0.0
 
 
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def _ordered(x, skip):
     """The indices of x's entries in sorted order (only the numbers when `skip`: NaN-skipping
     forms)."""
@@ -895,7 +895,7 @@ def _ordered(x, skip):
     return np.argsort(x)
 
 
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def quantile1(a, q, scale, skip):
     """[np.percentile(a, q)] (scale 0.01) or [np.quantile(a, q)] (scale 1) for a number q; the
     nan- forms when `skip`."""
@@ -907,7 +907,7 @@ def quantile1(a, q, scale, skip):
     return out
 
 
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def quantile_bars(a, q, scale, skip, out_bar):
     """(a_bar, q_bar) through np.percentile / np.quantile(a, q) (nan- forms when `skip`)."""
     x = as_float64(a).ravel()
@@ -928,7 +928,7 @@ def quantile_bars(a, q, scale, skip, out_bar):
     return a_bar.reshape(a.shape), q_bar.reshape(q.shape)
 
 
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def quantile_tangent_a(a, q, scale, skip, d):
     """The tangent of np.percentile / np.quantile(a, q) for a's tangent d (q an array)."""
     x = as_float64(a).ravel()
@@ -943,7 +943,7 @@ def quantile_tangent_a(a, q, scale, skip, d):
     return t.reshape(q.shape)
 
 
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def quantile_tangent_q(a, q, scale, skip, d):
     """The tangent of np.percentile / np.quantile(a, q) for q's tangent d."""
     x = as_float64(a).ravel()
@@ -964,7 +964,7 @@ def quantile_tangent_q(a, q, scale, skip, d):
 # the first k = min(m, n) vectors); through U and Vh it needs a square A with distinct
 # singular values (Townsend 2016, F_ij = 1 / (s_j^2 - s_i^2)): elsewhere the adjoint raises
 # ValueError and the tangent of U and Vh is NaN --------------------------------------------------
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def svd_packed(a):
     """[U; s; Vh] of np.linalg.svd(a), zero-padded to max(m, n) columns."""
     u, s, vh = np.linalg.svd(a)
@@ -976,7 +976,7 @@ def svd_packed(a):
     return out
 
 
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def _svd_f(s):
     """F_ij = 1 / (s_j^2 - s_i^2) off the diagonal; inf where two singular values are equal."""
     k = s.shape[0]
@@ -989,7 +989,7 @@ def _svd_f(s):
     return f
 
 
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def svd_a_bar(a, out, out_bar):
     """A's adjoint through (U, s, Vh) = np.linalg.svd(A), from the packed array's adjoint."""
     m, n = a.shape
@@ -1021,7 +1021,7 @@ def svd_a_bar(a, out, out_bar):
                   np.ascontiguousarray(vh[:k, :]))
 
 
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def svd_tangent(a, out, d):
     """The packed tangent [U_dot; s_dot; Vh_dot] for A's tangent d (U_dot, Vh_dot NaN where
     they do not exist: a matrix that is not square, or equal singular values)."""
@@ -1053,20 +1053,20 @@ def svd_tangent(a, out, d):
 
 # x = np.linalg.lstsq(a, b)[0] = pinv(a) b where a has full rank: the adjoint and tangent of
 # pinv (above) carried through the product with b ------------------------------------------------
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def lstsq_x(a, b):
     """The solution of np.linalg.lstsq(a, b) (numba's rcond)."""
     x, res, rank, sv = np.linalg.lstsq(a, b)
     return x
 
 
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def _as_columns(v):
     c = np.ascontiguousarray(as_float64(v))
     return c.reshape(c.shape[0], -1)
 
 
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def lstsq_bars(a, b, out_bar):
     """(a_bar, b_bar) through x = pinv(a) b."""
     p = np.linalg.pinv(np.ascontiguousarray(as_float64(a)))
@@ -1075,14 +1075,14 @@ def lstsq_bars(a, b, out_bar):
     return a_bar, np.dot(np.ascontiguousarray(p.T), g).reshape(b.shape)
 
 
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def lstsq_tangent_a(a, b, d):
     """x's tangent for a's tangent d: pinv's tangent times b."""
     p = np.linalg.pinv(np.ascontiguousarray(as_float64(a)))
     return np.dot(pinv_tangent(a, p, d), _as_columns(b)).reshape((p.shape[0],) + b.shape[1:])
 
 
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def lstsq_tangent_b(a, d):
     """x's tangent for b's tangent d: pinv(a) d."""
     p = np.linalg.pinv(np.ascontiguousarray(as_float64(a)))
@@ -1093,7 +1093,7 @@ def lstsq_tangent_b(a, d):
 # np.cov(m) and np.corrcoef(m) of a 2-D m (rows are variables, numba's defaults): with
 # X = m - mean(m, axis=1) and n columns, C = X X^T / (n - 1); the adjoint of C is
 # X_bar = (C_bar + C_bar^T) X / (n - 1), centred along each row; R = C_ij / sqrt(C_ii C_jj) ------
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def _centred(m):
     x = np.ascontiguousarray(as_float64(m)).copy()
     for i in range(x.shape[0]):
@@ -1101,7 +1101,7 @@ def _centred(m):
     return x
 
 
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def cov_m_bar(m, out_bar):
     """m's adjoint through C = np.cov(m)."""
     x = _centred(m)
@@ -1111,7 +1111,7 @@ def cov_m_bar(m, out_bar):
     return _centred(xb)
 
 
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def cov_tangent(m, d):
     """C's tangent for m's tangent d: (dX X^T + X dX^T) / (n - 1)."""
     x = _centred(m)
@@ -1120,7 +1120,7 @@ def cov_tangent(m, d):
     return (t + t.T) / (x.shape[1] - 1)
 
 
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def corrcoef_m_bar(m, out_bar):
     """m's adjoint through R = np.corrcoef(m), by way of C = np.cov(m)."""
     x = _centred(m)
@@ -1137,7 +1137,7 @@ def corrcoef_m_bar(m, out_bar):
     return cov_m_bar(m, c_bar)
 
 
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def corrcoef_tangent(m, d):
     """R's tangent: dC_ij / (d_i d_j) - R_ij (dC_ii / C_ii + dC_jj / C_jj) / 2."""
     x = _centred(m)
@@ -1155,7 +1155,7 @@ def corrcoef_tangent(m, d):
 
 
 # np.vander(x, N, increasing): out[i, j] = x[i] ** p_j with p_j = j (increasing) or N - 1 - j --
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def vander_bar(x, increasing, out_bar):
     """x's adjoint through np.vander: sum_j out_bar[i, j] p_j x[i] ** (p_j - 1)."""
     n = out_bar.shape[1]
@@ -1168,7 +1168,7 @@ def vander_bar(x, increasing, out_bar):
     return bar
 
 
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def vander_tangent(x, increasing, out, d):
     """The tangent of np.vander for x's tangent d."""
     n = out.shape[1]
@@ -1182,7 +1182,7 @@ def vander_tangent(x, increasing, out, d):
 
 
 # np.diagflat(v, k), np.geomspace(start, stop, num), np.logspace(start, stop, num) ------------
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def diagflat_bar(v, k, out_bar):
     """v's adjoint through np.diagflat(v, k): the k-th diagonal of out_bar, in v's shape."""
     flat = np.empty(v.size)
@@ -1191,12 +1191,12 @@ def diagflat_bar(v, k, out_bar):
     return flat.reshape(v.shape)
 
 
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def _fraction(k, n):
     return k / (n - 1) if n > 1 else 0.0
 
 
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def geomspace_bars(start, stop, out, out_bar):
     """(start's, stop's) adjoints through out = np.geomspace(start, stop, n): out[k] is
     start (stop / start) ** t_k with t_k = k / (n - 1), so d out[k] / d start is
@@ -1211,7 +1211,7 @@ def geomspace_bars(start, stop, out, out_bar):
     return a, b
 
 
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def geomspace_tangent(out, end, d, first):
     """out's tangent through np.geomspace for the tangent d of start (first) or stop."""
     n = out.size
@@ -1222,7 +1222,7 @@ def geomspace_tangent(out, end, d, first):
     return t
 
 
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def logspace_bars(out, out_bar):
     """(start's, stop's) adjoints through out = np.logspace(start, stop, n) = 10 **
     linspace(start, stop, n): d out[k] / d start is out[k] ln(10) (1 - t_k)."""
@@ -1237,7 +1237,7 @@ def logspace_bars(out, out_bar):
     return a, b
 
 
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def logspace_tangent(out, d, first):
     """out's tangent through np.logspace for the tangent d of start (first) or stop."""
     n = out.size
@@ -1249,7 +1249,7 @@ def logspace_tangent(out, d, first):
 
 
 # np.nancumprod (NaN as 1, of the flattened array), np.append (of the flattened arrays) --------
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def nancumprod_bar(a, out_bar):
     """a's adjoint through np.nancumprod(a): cumprod's of the array with NaN as 1; no
     derivative reaches a NaN element."""
@@ -1259,7 +1259,7 @@ def nancumprod_bar(a, out_bar):
     return np.where(x != x, 0.0, bar).reshape(a.shape)
 
 
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def nancumprod_tangent(a, out, d):
     """The tangent of np.nancumprod(a) for a's tangent d (NaN elements contribute none)."""
     x = a.ravel()
@@ -1303,19 +1303,19 @@ def _zero_like(a):
     return lambda a: 0.0
 
 
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def append_head_bar(arr, out_bar):
     """arr's adjoint through np.append(arr, values): the first arr.size elements."""
     return shaped_like(out_bar[:size_of(arr)].copy(), arr)
 
 
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def append_tail_bar(arr, values, out_bar):
     """values' adjoint through np.append(arr, values): the elements after arr's."""
     return shaped_like(out_bar[size_of(arr):].copy(), values)
 
 
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def gather1(values, idx):
     """values[idx] for a 1-D integer array idx (np.bincount's adjoint in its weights)."""
     out = np.empty(idx.shape[0])
@@ -1375,14 +1375,14 @@ def _take_along_axis_bar(arr, indices, axis, out_bar):
     return more
 
 
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def take_along_axis_adjoint(arr, indices, axis, out_bar):
     """The compiled form of take_along_axis_bar (generated code calls this)."""
     return take_along_axis_bar(arr, indices, axis, out_bar)
 
 
 # np.extract(condition, arr) and np.delete(arr, obj), of the flattened array -----------------
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def _put_back(keep, arr, out_bar):
     """out_bar's elements, in order, at the flat positions of arr where `keep` is true;
     zeros elsewhere; in arr's shape."""
@@ -1395,14 +1395,14 @@ def _put_back(keep, arr, out_bar):
     return bar.reshape(arr.shape)
 
 
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def extract_bar(condition, arr, out_bar):
     """arr's adjoint through np.extract(condition, arr): out_bar back at the elements whose
     condition is true, in order."""
     return _put_back(condition.ravel(), arr, out_bar)
 
 
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def _kept(n, obj):
     keep = np.ones(n, dtype=np.bool_)
     for t in np.asarray(obj).ravel():
@@ -1412,14 +1412,14 @@ def _kept(n, obj):
     return keep
 
 
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def delete_bar(arr, obj, out_bar):
     """arr's adjoint through np.delete(arr, obj) (numba: of the flattened array): out_bar
     back at the elements kept, in order; none at the deleted ones."""
     return _put_back(_kept(arr.size, obj), arr, out_bar)
 
 
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def check_assert(ok):
     """An `assert` of the user's function, kept in generated code (a statement with no
     derivative)."""
@@ -1427,7 +1427,7 @@ def check_assert(ok):
         raise AssertionError("an assert statement of the differentiated function failed")
 
 
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def tuple_index(k, n):
     """The position t[k] reads in a tuple of n numbers (k < 0 counts from the end), or
     IndexError as Python raises."""
@@ -1436,7 +1436,7 @@ def tuple_index(k, n):
     return k + n if k < 0 else k
 
 
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def check_same_length(n, m):
     """An array name a loop rebinds keeps its shape (adjit updates its array in place)."""
     if n != m:
