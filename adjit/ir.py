@@ -166,6 +166,8 @@ def operands(value):
         base = value.value
         arr = base.value if isinstance(base, ast.Attribute) else base
         return [arr] + index_atoms(value)
+    if isinstance(value, ast.Attribute):    # cuda.threadIdx.x, ...: reads no variable
+        return []
     raise AssertionError(f"not a normalized right-hand side: {ast.dump(value)}")
 
 

@@ -686,3 +686,96 @@ def test_custom_rules_on_arrays_in_kernels_are_refused():
                        "CUDA code"):
         adjit.cuda.adjoint_kernel(custom_rule_on_an_array, argnums=0).source_for(
             np.zeros(4), np.zeros(4))
+
+
+# 2-D and 3-D grids, hand-written thread indices ------------------------------------------------
+
+@cuda.jit
+def heat_2d(u, alpha, out):
+    i, j = cuda.grid(2)
+    n, m = u.shape
+    if i < n and j < m:
+        if i == 0 or j == 0 or i == n - 1 or j == m - 1:
+            out[i, j] = u[i, j]
+        else:
+            out[i, j] = u[i, j] + alpha[0] * (u[i - 1, j] + u[i + 1, j] + u[i, j - 1]
+                                              + u[i, j + 1] - 4.0 * u[i, j])
+
+
+def heat_2d_numpy(u, alpha):
+    out = u.copy()
+    out[1:-1, 1:-1] += alpha[0] * (u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + u[1:-1, 2:]
+                                   - 4.0 * u[1:-1, 1:-1])
+    return out
+
+
+def test_2d_grid_stencil_with_boundary_branches():
+    u, alpha = np.random.default_rng(3).random((7, 6)), np.array([0.15])
+    w = np.random.default_rng(4).normal(size=u.shape)
+    out, u_bar, alpha_bar = np.zeros_like(u), np.zeros_like(u), np.zeros(1)
+    adj = adjit.cuda.adjoint_kernel(heat_2d, argnums=(0, 1))
+    adj[(2, 2), (4, 4)](u, alpha, out, u_bar, alpha_bar, w.copy())
+    np.testing.assert_allclose(out, heat_2d_numpy(u, alpha), rtol=1e-14)
+    np.testing.assert_allclose(u_bar, weighted_output_fd(heat_2d_numpy, [u, alpha], 0, w),
+                               rtol=1e-7, atol=1e-9)
+    np.testing.assert_allclose(alpha_bar, weighted_output_fd(heat_2d_numpy, [u, alpha], 1, w),
+                               rtol=1e-7)
+    # out[i, j] is this thread's own; u[i, j] is also read by the neighbours' threads
+    src = adj.source
+    assert "out_bar[i, j] = 0.0" in src and "cuda.atomic.add(u_bar, (i, j)," in src
+
+
+@cuda.jit
+def scaled_squares_by_hand(x, out):
+    i = cuda.threadIdx.x + cuda.blockIdx.x * cuda.blockDim.x
+    if i < x.shape[0]:
+        y = x[i]
+        y *= y
+        y *= 1.5
+        out[i] = y
+
+
+def test_hand_written_thread_index_owns_its_element():
+    x = np.linspace(-1.0, 2.0, 37)
+    out, x_bar = np.zeros(37), np.zeros(37)
+    adj = adjit.cuda.adjoint_kernel(scaled_squares_by_hand, argnums=0)
+    launch(adj, 37, x, out, x_bar, np.ones(37))
+    np.testing.assert_allclose(out, 1.5 * x * x, rtol=1e-15)
+    np.testing.assert_allclose(x_bar, 3.0 * x, rtol=1e-15)
+    assert "x_bar[i] += " in adj.source and "atomic" not in adj.source
+
+
+@cuda.jit
+def strided_3d(x, p, out):
+    i0, j0, k0 = cuda.grid(3)
+    si, sj, sk = cuda.gridsize(3)
+    for i in range(i0, x.shape[0], si):
+        for j in range(j0, x.shape[1], sj):
+            for k in range(k0, x.shape[2], sk):
+                out[i, j, k] = math.sin(p[0] * x[i, j, k]) * x[i, j, k]
+
+
+def test_3d_grid_stride_loops():
+    x, p = np.random.default_rng(5).random((5, 4, 3)), np.array([0.8])
+    out, x_bar, p_bar = np.zeros_like(x), np.zeros_like(x), np.zeros(1)
+    w = np.random.default_rng(6).normal(size=x.shape)
+    adj = adjit.cuda.adjoint_kernel(strided_3d, argnums=(0, 1))
+    adj[(1, 1, 1), (2, 2, 2)](x, p, out, x_bar, p_bar, w.copy())    # each thread: several
+    s, c = np.sin(p[0] * x), np.cos(p[0] * x)
+    np.testing.assert_allclose(out, s * x, rtol=1e-15)
+    np.testing.assert_allclose(x_bar, w * (c * p[0] * x + s), rtol=1e-14)
+    np.testing.assert_allclose(p_bar, [np.sum(w * c * x * x)], rtol=1e-13)
+    assert "x_bar[i, j, k] += " in adj.source       # each element one thread's
+
+
+@cuda.jit
+def rows_only_on_a_2d_grid(x, out):
+    i, j = cuda.grid(2)
+    if i < x.shape[0] and j < 4:
+        out[i] = x[i] * x[i]
+
+
+def test_2d_grid_writing_by_one_index_is_a_race():
+    with pytest.raises(AdjitError, match="a race in kernel 'rows_only_on_a_2d_grid'"):
+        adjit.cuda.adjoint_kernel(rows_only_on_a_2d_grid, argnums=0).source_for(
+            np.ones(4), np.zeros(4))

@@ -17,6 +17,9 @@ from ..api_stop import stop_gradient
 CUDA_INDEX = Rule(("d",), (None,), "int")
 """cuda.grid(1) and cuda.gridsize(1): thread indices, integers without derivatives."""
 
+THREAD_INDEX = Rule((), (), "int")
+"""cuda.threadIdx.x, blockIdx, blockDim, gridDim (x, y, z): integers without derivatives."""
+
 
 class Prim:
     """One primitive: `kind`, the operand atoms, and the rule (for kind 'op')."""
@@ -56,6 +59,8 @@ def classify(value, env):
     """The Prim of a normalized right-hand side."""
     if ir.is_atom(value):
         return Prim("copy", [value])
+    if isinstance(value, ast.Attribute):        # cuda.threadIdx.x, blockIdx, blockDim, gridDim
+        return Prim("op", [], THREAD_INDEX)
     if isinstance(value, ast.BinOp):
         return Prim("op", [value.left, value.right], BINOP_RULES[type(value.op)])
     if isinstance(value, ast.UnaryOp):

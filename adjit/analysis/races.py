@@ -29,6 +29,28 @@ from ..errors import error_at
 from .. import ir
 
 T, G = "T", "G"
+AXES = {"x": (T, G), "y": ("T.y", "G.y"), "z": ("T.z", "G.z")}
+"""Per grid axis, the symbols of the thread's index (blockIdx * blockDim + threadIdx: the
+axis of cuda.grid(k)) and of the grid's size (blockDim * gridDim: cuda.gridsize(k))."""
+_VARYING = ("T", "K", "threadIdx.", "blockIdx.")
+"""Symbols that differ from thread to thread (loop counters: within a thread)."""
+
+
+def _canonical(poly):
+    """blockIdx.a * blockDim.a + threadIdx.a as the axis' thread index, blockDim.a *
+    gridDim.a as its grid size, however the kernel spelled them."""
+    terms = dict(poly.terms)
+    for axis, (t, g) in AXES.items():
+        key = tuple(sorted((f"blockIdx.{axis}", f"blockDim.{axis}")))
+        c = terms.get(key, 0)
+        if c and terms.get((f"threadIdx.{axis}",), 0) == c:
+            del terms[key], terms[(f"threadIdx.{axis}",)]
+            terms[(t,)] = terms.get((t,), 0) + c
+        key = tuple(sorted((f"blockDim.{axis}", f"gridDim.{axis}")))
+        c = terms.pop(key, 0)
+        if c:
+            terms[(g,)] = terms.get((g,), 0) + c
+    return Poly(terms)
 
 
 class Poly:
@@ -102,6 +124,11 @@ class Ownership:
                 self.defs.setdefault(s.target.id, []).append(s)
         self.bounds = {}        # loop counter -> trip count (Poly) when known
         self._memo = {}
+        # the grid axes the kernel's threads may differ in: x, and y or z where it reads them
+        self.coords = {T} | {AXES[v.attr][0] for s in ir.walk_stmts(stmts)
+                             if isinstance(s, ast.Assign) and isinstance(v := s.value,
+                                                                         ast.Attribute)
+                             and v.attr in ("y", "z")}
         self.accesses = []
         for s in ir.walk_stmts(stmts):
             if not isinstance(s, ast.Assign):
@@ -125,7 +152,8 @@ class Ownership:
         if name in self._memo:
             return self._memo[name]
         self._memo[name] = None     # a cycle (a loop-carried index) stays unknown
-        self._memo[name] = self._value_of(name)
+        value = self._value_of(name)
+        self._memo[name] = None if value is None else _canonical(value)
         return self._memo[name]
 
     def _value_of(self, name):
@@ -165,6 +193,8 @@ class Ownership:
         if isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) and \
                 isinstance(v.func.value, ast.Name) and v.func.value.id == "cuda":
             return Poly.sym(T if v.func.attr == "grid" else G)
+        if isinstance(v, ast.Attribute):        # cuda.threadIdx.x, ...
+            return Poly.sym(f"{v.value.attr}.{v.attr}")
         if isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id == "len" \
                 and isinstance(v.args[0], ast.Name) and v.args[0].id in self.params:
             return Poly.sym(f"len({v.args[0].id})")
@@ -197,43 +227,47 @@ class Ownership:
         return all(not self.may_share(probe, q) for q in self.accesses if q.array == array)
 
     def may_share(self, p, q):
-        """Whether threads T != T' may touch one element with p (thread T) and q (T')."""
+        """Whether two threads may touch one element with p (one thread) and q (another).
+        Two threads differ in the index of some grid axis the kernel reads (self.coords):
+        the element is the thread's own when, for each such axis, some dimension of the
+        index is nonzero whenever the threads' indices on that axis differ."""
         if len(p.index) != len(q.index):
             return True
+        covered = set()
         for a, b in zip(p.index, q.index):
             if a is None or b is None:
                 continue
-            if self._never_zero(a - self._other_thread(b)):
+            d = a - self._other_thread(b)
+            if _always_nonzero(d):
                 return False
-        return True
+            covered |= {t for t in self.coords if self._never_zero(d, t)}
+        return not covered >= self.coords
 
     def _other_thread(self, poly):
-        mapping = {s: s + "'" for s in poly.symbols() if s == T or s.startswith("K")}
+        mapping = {s: s + "'" for s in poly.symbols() if s.startswith(_VARYING)}
         return poly.rename(mapping)
 
-    def _never_zero(self, d):
-        """Whether d (T' and K' the other thread's) is nonzero whenever T != T'."""
+    def _never_zero(self, d, t=T):
+        """Whether d (primed symbols the other thread's) is nonzero whenever the threads'
+        indices t and t' on one grid axis differ."""
+        g = G if t == T else "G" + t[1:]
         terms = dict(d.terms)
         const = terms.pop((), 0)
-        a = terms.get((T,), 0)
-        if a != 0 and terms.get((T + "'",), 0) == -a:
-            rest = {m: c for m, c in terms.items() if m not in ((T,), (T + "'",))}
+        a = terms.get((t,), 0)
+        if a != 0 and terms.get((t + "'",), 0) == -a:
+            rest = {m: c for m, c in terms.items() if m not in ((t,), (t + "'",))}
             if not rest and const == 0:
                 return True                                     # injective
-            if const == 0 and self._grid_stride(rest, a):
+            if const == 0 and self._grid_stride(rest, a, g):
                 return True
             if self._bounded(rest, const, abs(a)):
                 return True
-        if const == 0 and self._row_stride(terms):
-            return True
-        g = 0
-        for c in terms.values():
-            g = math.gcd(g, c)
-        return bool(terms) and const % g != 0                   # GCD test
+        return const == 0 and self._row_stride(terms, t)
 
-    def _row_stride(self, terms):
+    def _row_stride(self, terms, t=T):
         """a * m * (T - T') + b * (K - K') with K's trip count m and |b| <= |a|: rows of m
         elements, one row per thread (`out[i * m + k]` for k in range(m))."""
+        T = t   # noqa: N806 - the axis' thread symbol, T in the docstring
         rows = [(m, c) for m, c in terms.items() if T in m or T + "'" in m]
         if len(rows) != 2 or len(terms) != 4:
             return False
@@ -251,7 +285,7 @@ class Ownership:
         return b2 == -b and {k1[0], k2[0]} == {k, k + "'"} and abs(b) <= abs(a) and \
             self.bounds.get(k) is not None and self.bounds[k].terms == {(width[0],): 1}
 
-    def _grid_stride(self, rest, a):
+    def _grid_stride(self, rest, a, G=G):     # noqa: N803 - the axis' grid size symbol
         """rest == a * G * (K - K') for one loop counter K."""
         counters = {s for m in rest for s in m if s.startswith("K")}
         if len(counters) != 2 or len(rest) != 2:
@@ -298,6 +332,17 @@ class Ownership:
                         "proved to be the thread's own), accumulate with cuda.atomic.add(a, "
                         "k, v), write the new values into a second array, or split the work "
                         "into two launches.")
+
+
+def _always_nonzero(d):
+    """The GCD test: every coefficient of d is a multiple of g and its constant is not
+    (parity: red-black `u[2 * t + 1 + color]` against `u[2 * t + color]`)."""
+    terms = dict(d.terms)
+    const = terms.pop((), 0)
+    g = 0
+    for c in terms.values():
+        g = math.gcd(g, c)
+    return bool(terms) and const % g != 0
 
 
 def _quote(stmt):

@@ -256,6 +256,15 @@ def _written_in(stmts, names, src, depth=0):
     return False
 
 
+_THREAD_INDICES = ("threadIdx", "blockIdx", "blockDim", "gridDim")
+
+
+def _cuda_attribute(part, axis):
+    """`cuda.threadIdx.x` (blockIdx, blockDim, gridDim; x, y, z) as generated code spells it."""
+    return ast.Attribute(value=ast.Attribute(value=ir.name("cuda"), attr=part, ctx=ast.Load()),
+                         attr=axis, ctx=ast.Load())
+
+
 def _store_counts(tree):
     """How often each name is assigned in a function's body (loop targets and augmented
     assignments count; a name assigned in a loop once counts once), and the names assigned
@@ -1313,6 +1322,11 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining):
                 return ir.const(shape.ndim)
             return self.size_of([self.to_atom(out, shape.item(k), "_n")
                                  for k in range(shape.ndim)], out)
+        cu = self.cuda_intrinsic(node)
+        if cu is not None:
+            part, _, axis = cu.partition(".")
+            if part in _THREAD_INDICES and axis in ("x", "y", "z"):
+                return _cuda_attribute(part, axis)      # cuda.threadIdx.x, ...: integers
         obj = self.src.resolve(node)
         if obj is not MISSING and isinstance(obj, (int, float)):
             return ir.const(float(obj) if isinstance(obj, float) else obj)
@@ -1516,11 +1530,28 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining):
         cu = self.cuda_intrinsic(func)
         if cu in ("grid", "gridsize"):
             if len(node.args) != 1 or not isinstance(node.args[0], ast.Constant) or \
-                    node.args[0].value != 1:
-                raise self.error(node, f"cuda.{cu} of a 2-D or 3-D grid",
-                                 f"Use a 1-D grid: cuda.{cu}(1).")
-            return ast.Call(func=ast.Attribute(value=ir.name("cuda"), attr=cu, ctx=ast.Load()),
-                            args=[ir.const(1)], keywords=[])
+                    node.args[0].value not in (1, 2, 3) or node.keywords:
+                raise self.error(node, f"cuda.{cu} with other than a constant 1, 2 or 3",
+                                 f"Write cuda.{cu}(1), cuda.{cu}(2) or cuda.{cu}(3).")
+            if node.args[0].value == 1:
+                return ast.Call(func=ast.Attribute(value=ir.name("cuda"), attr=cu,
+                                                   ctx=ast.Load()),
+                                args=[ir.const(1)], keywords=[])
+            # a 2-D or 3-D grid: per axis blockIdx * blockDim + threadIdx (grid), blockDim *
+            # gridDim (gridsize), as numba.cuda computes them
+            items = []
+            for axis in "xyz"[:node.args[0].value]:
+                if cu == "grid":
+                    b = self.to_atom(out, _cuda_attribute("blockIdx", axis))
+                    w = self.to_atom(out, _cuda_attribute("blockDim", axis))
+                    t = self.to_atom(out, _cuda_attribute("threadIdx", axis))
+                    bw = self.to_atom(out, ast.BinOp(left=b, op=ast.Mult(), right=w))
+                    items.append(self.to_atom(out, ast.BinOp(left=bw, op=ast.Add(), right=t)))
+                else:
+                    w = self.to_atom(out, _cuda_attribute("blockDim", axis))
+                    g = self.to_atom(out, _cuda_attribute("gridDim", axis))
+                    items.append(self.to_atom(out, ast.BinOp(left=w, op=ast.Mult(), right=g)))
+            return TupleValue(items)
         if cu is not None:
             raise self.error(node, f"cuda.{cu} in differentiated code",
                              "Use cuda.grid(1), cuda.gridsize(1), and cuda.atomic.add(a, i, v) "
