@@ -13,7 +13,8 @@ cotangent; input shadows accumulate (+=) the gradient. As in Enzyme, the adjoint
 also computes the primal: each thread redoes its part of the kernel (writing the outputs
 again: give accumulators written with cuda.atomic.add fresh zeros if you read them after)
 and then runs its adjoint. Shadow updates use cuda.atomic.add, except `a_bar[i]` where
-`i = cuda.grid(1)`, which only this thread touches. A differentiable scalar is passed as a
+`i = cuda.grid(1)` (or `i, j = cuda.grid(2)`, or `blockIdx.x * blockDim.x + threadIdx.x`
+written out), which only this thread touches. A differentiable scalar is passed as a
 one-element array, and its shadow is one element accumulated atomically.
 
 Generated code allocates nothing: values the backward sweep needs are recomputed or kept in
