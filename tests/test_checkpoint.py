@@ -326,10 +326,31 @@ def test_tape_limit_option_is_checked(bad):
 def while_loop(x, steps):
     s = 0.0
     t = 0
-    while t < steps:
+    while t < steps and s < 1e6:
         s = s * 0.5 + x * x * s + x
         t += 1
     return s
+
+
+def counted_while_loop(x, steps):
+    s = 0.0
+    t = 0
+    while t < steps:
+        s = s * 0.5 + x * x * s + x
+        t += 1
+    return s * t
+
+
+def test_a_counted_while_loop_is_checkpointed():
+    """`while t < steps: ...; t += 1` is the for loop it counts: checkpointed, bitwise."""
+    plain = adjit.value_and_grad(counted_while_loop)
+    ckpt = adjit.value_and_grad(counted_while_loop, checkpoint=3)
+    for steps in (0, 1, 7, 40):
+        assert ckpt(0.3, steps) == plain(0.3, steps)
+        assert plain(0.3, steps)[0] == pytest.approx(counted_while_loop(0.3, steps), rel=1e-15)
+    assert ckpt.last_tape.steps == 40 and ckpt.last_tape.recompute_factor > 1.0
+    assert plain(0.3, 40)[1] == pytest.approx(fd_grad(counted_while_loop, (0.3, 40), 0),
+                                              rel=1e-7)
 
 
 def loop_with_break(x, steps):

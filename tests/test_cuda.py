@@ -779,3 +779,34 @@ def test_2d_grid_writing_by_one_index_is_a_race():
     with pytest.raises(AdjitError, match="a race in kernel 'rows_only_on_a_2d_grid'"):
         adjit.cuda.adjoint_kernel(rows_only_on_a_2d_grid, argnums=0).source_for(
             np.ones(4), np.zeros(4))
+
+
+@cuda.jit
+def counted_while_kernel(a, out):
+    i = cuda.grid(1)
+    if i < a.shape[0]:
+        x = a[i]
+        k = 0
+        while k < 6:            # a counted loop, as numba.cuda users write it
+            x *= math.sin(x) + 1.5
+            k += 1
+        out[i] = x * k
+
+
+def counted_while_numpy(a):
+    x = a[0].copy()
+    for _ in range(6):
+        x = x * (np.sin(x) + 1.5)
+    return x * 6
+
+
+def test_counted_while_loop_in_a_kernel_records_into_a_fixed_local_array():
+    a = np.linspace(0.2, 1.4, 9)
+    w = np.random.default_rng(7).normal(size=9)
+    out, a_bar = np.zeros(9), np.zeros(9)
+    adj = adjit.cuda.adjoint_kernel(counted_while_kernel, argnums=0)
+    launch(adj, 9, a, out, a_bar, w.copy())
+    np.testing.assert_allclose(out, counted_while_numpy([a]), rtol=1e-14)
+    np.testing.assert_allclose(a_bar, weighted_output_fd(lambda v: counted_while_numpy([v]),
+                                                         [a], 0, w), rtol=1e-7)
+    assert "cuda.local.array(" in adj.source

@@ -948,6 +948,15 @@ def ramp_tuples_from_several_returns(x, c):
     return s
 
 
+def logistic_map_while_counter(r, x0, n):
+    x = x0
+    k = 0
+    while k < n:
+        x = r * x * (1.0 - x)
+        k += 1
+    return x + 0.01 * k
+
+
 @njit
 def _halves(z):
     n = z.shape[0] // 2
@@ -1181,6 +1190,7 @@ CASES = [
     case("tuple_keeps_old_values", tuple_keeps_old_values, (0.7, -1.3), (0, 1)),
     case("ramp_tuples_from_several_returns", ramp_tuples_from_several_returns,
          (np.array([-0.5, 0.3, 0.8, 1.7, 2.5]), 0.4), (0, 1)),
+    case("logistic_map_while_counter", logistic_map_while_counter, (3.1, 0.3, 25), (0, 1)),
     case("helper_arrays_in_a_tuple", helper_arrays_in_a_tuple, (_r(6), 0.4), (0, 1)),
 ]
 

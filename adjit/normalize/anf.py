@@ -256,6 +256,14 @@ def _written_in(stmts, names, src, depth=0):
     return False
 
 
+def _is_size(node):
+    """`len(a)` or `a.shape[k]`: an integer a loop bound may be."""
+    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and
+            node.func.id == "len") or \
+        (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute) and
+         node.value.attr == "shape")
+
+
 _THREAD_INDICES = ("threadIdx", "blockIdx", "blockDim", "gridDim")
 
 
@@ -300,6 +308,7 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining):
                 ctx.namegen.reserve(self.local(local))
                 ctx.user_names.add(self.local(local))
         self.returned_views = []            # (return statement, View) of an inlined helper
+        self.previous = None                # the statement before the one being normalized
         self.returned_numbers = None        # (first return, names) of a helper returning
         # tuples of numbers (from one or several returns)
         self.tuples = {}                    # local name -> the TupleValue or Shape it holds
@@ -442,12 +451,15 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining):
     # statements ----------------------------------------------------------
     def block(self, stmts):
         out = []
+        previous = None
         for s in stmts:
             self.origin = (self.loc.filename, getattr(s, "lineno", self.loc.firstlineno),
                            self.loc.name)
             self.loads = {}
             self.shape_cache = {}
+            self.previous = previous        # (counted_while: `k = 0` just before the loop)
             self.stmt(s, out)
+            previous = s
         return out
 
     def constant_test(self, test):
@@ -527,6 +539,11 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining):
                 self.merge_views(before, [after_body, self.views], [body, orelse], s.lineno)
             self.emit_if(out, cond, body, orelse)
         elif isinstance(s, (ast.For, ast.While)):
+            counted = self.counted_while(s) if isinstance(s, ast.While) else None
+            if counted is not None:
+                for x in counted:
+                    self.stmt(x, out)
+                return
             self.flush_before(s, out)
             handed = self.handed_over(s)
             self.refuse_swapped_bases(s)
@@ -1123,6 +1140,69 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining):
             ir.annotate(node, parallel=True)
         node._bounds = (lo, hi, st)
         out.append(node)
+
+    def counted_while(self, s):
+        """`while k < n: ...; k += 1` (the counter an integer incremented once, as the last
+        statement, n an integer the loop does not change, no break or continue) as the for
+        loop it is: `for k in range(k, n)`, then k = max(start, n). Its trip count is then
+        known when it starts (a CUDA kernel's tape gets a fixed size; a time loop can be
+        checkpointed). Statements, or None for another while loop."""
+        t = s.test
+        if s.orelse or not s.body or not isinstance(t, ast.Compare) or len(t.ops) != 1:
+            return None
+        op, left, right = t.ops[0], t.left, t.comparators[0]
+        if isinstance(op, (ast.Gt, ast.GtE)):
+            op, left, right = (ast.Lt() if isinstance(op, ast.Gt) else ast.LtE()), right, left
+        if not isinstance(op, (ast.Lt, ast.LtE)) or not isinstance(left, ast.Name):
+            return None
+        name, last, body = left.id, s.body[-1], s.body[:-1]
+        one = ast.Constant(1)
+        step = last.value if isinstance(last, ast.AugAssign) and \
+            isinstance(last.op, ast.Add) and isinstance(last.target, ast.Name) and \
+            last.target.id == name else \
+            last.value.right if isinstance(last, ast.Assign) and len(last.targets) == 1 and \
+            isinstance(last.targets[0], ast.Name) and last.targets[0].id == name and \
+            isinstance(last.value, ast.BinOp) and isinstance(last.value.op, ast.Add) and \
+            isinstance(last.value.left, ast.Name) and last.value.left.id == name else None
+        if not (isinstance(step, ast.Constant) and step.value == 1 and type(step.value) is int):
+            return None
+        assigned = {n.id for x in body for n in ast.walk(x)
+                    if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del))}
+        reads = {n.id for n in ast.walk(right) if isinstance(n, ast.Name)}
+        if name in assigned or reads & assigned or self._loop_exits(body) or \
+                any(isinstance(n, (ast.Call, ast.Subscript)) and not _is_size(n)
+                    for n in ast.walk(right)):
+            return None
+        if not (self.local(name) in self.ctx.ints if name in self.src.locals else False):
+            return None
+        if not (isinstance(right, ast.Constant) and type(right.value) is int or _is_size(right)
+                or isinstance(right, ast.Name) and (right.id in self.src.locals and
+                                                    self.local(right.id) in self.ctx.ints or
+                                                    isinstance(self.src.resolve_name(right.id),
+                                                               int))):
+            return None
+        loc = dict(lineno=s.lineno, col_offset=s.col_offset)
+        stop = right if isinstance(op, ast.Lt) else ast.BinOp(left=right, op=ast.Add(), right=one)
+        prev = getattr(self, "previous", None)
+        known = prev.value if isinstance(prev, ast.Assign) and len(prev.targets) == 1 and \
+            isinstance(prev.targets[0], ast.Name) and prev.targets[0].id == name and \
+            isinstance(prev.value, ast.Constant) and type(prev.value.value) is int else None
+        out = []
+        if known is None:
+            start = ast.Name(id=self.fresh_local("_start"), ctx=ast.Load())
+            out.append(ast.Assign(targets=[ast.Name(id=start.id, ctx=ast.Store())],
+                                  value=ast.Name(id=name, ctx=ast.Load()), **loc))
+        else:       # `k = 0` just before: a constant trip count where n is one
+            start = ast.Constant(known.value)
+        return out + [
+            ast.For(target=ast.Name(id=name, ctx=ast.Store()),
+                    iter=ast.Call(func=ast.Name(id="range", ctx=ast.Load()),
+                                  args=[copy.deepcopy(start), stop], keywords=[]),
+                    body=body or [ast.Pass(**loc)], orelse=[], **loc),
+            ast.Assign(targets=[ast.Name(id=name, ctx=ast.Store())],
+                       value=ast.Call(func=ast.Name(id="max", ctx=ast.Load()),
+                                      args=[copy.deepcopy(start), copy.deepcopy(stop)],
+                                      keywords=[]), **loc)]
 
     def while_loop(self, s, out):
         body = []
