@@ -43,6 +43,7 @@ from .reverse.peephole import propagate_copies
 from .reverse.tape import static_pushes
 from .rules.registry import REGISTRY
 from .rules.table import INACTIVE, has_device_twin
+from .runtime import vec
 from .runtime.tape import DEFAULT_TAPE_LIMIT
 
 STAGES = ("source", "normalized", "typed", "hoisted", "active", "adjoint", "tangent")
@@ -373,7 +374,10 @@ def _refuse_local_arrays(src, stmts, kinds, ns):
                                "numba.cuda compiles none of numpy's random draws or arg-"
                                "functions: draw or sort on the host and pass the values in "
                                "(numba.cuda.random has a generator for kernels).")
-    local = sorted(v for v in ir.assigned(stmts) if is_array(kinds.get(v)))
+    scratch = {ir.target_name(s) for s in ir.walk_stmts(stmts) if isinstance(s, ast.Assign)
+               and not ir.is_store(s) and isinstance(s.value, ast.Call) and
+               lookup(s.value.func, ns) is vec.local_empty}     # cuda.local.array
+    local = sorted(v for v in ir.assigned(stmts) if is_array(kinds.get(v)) and v not in scratch)
     if local:
         raise src.loc.error(src.tree, f"the array '{local[0]}' made in CUDA code",
                             "Device functions and kernels read and write the arrays passed to "

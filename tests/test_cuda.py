@@ -810,3 +810,50 @@ def test_counted_while_loop_in_a_kernel_records_into_a_fixed_local_array():
     np.testing.assert_allclose(a_bar, weighted_output_fd(lambda v: counted_while_numpy([v]),
                                                          [a], 0, w), rtol=1e-7)
     assert "cuda.local.array(" in adj.source
+
+
+@cuda.jit
+def local_scratch_kernel(x, out):
+    i = cuda.grid(1)
+    if i < out.shape[0]:
+        buf = cuda.local.array(3, numba.float64)
+        for k in range(3):
+            buf[k] = x[i, k] * x[i, k]
+        s = 0.0
+        for k in range(3):
+            s += buf[k] * (k + 1.0) + math.sin(buf[(k + 1) % 3])
+        out[i] = s
+
+
+def local_scratch_numpy(x):
+    buf = x[0] * x[0]
+    return sum(buf[:, k] * (k + 1.0) + np.sin(buf[:, (k + 1) % 3]) for k in range(3))
+
+
+def test_local_scratch_arrays_have_local_adjoints():
+    x = np.random.default_rng(8).random((7, 3))
+    w = np.random.default_rng(9).normal(size=7)
+    out, x_bar = np.zeros(7), np.zeros_like(x)
+    adj = adjit.cuda.adjoint_kernel(local_scratch_kernel, argnums=0)
+    launch(adj, 7, x, out, x_bar, w.copy())
+    np.testing.assert_allclose(out, local_scratch_numpy([x]), rtol=1e-14)
+    np.testing.assert_allclose(x_bar, weighted_output_fd(lambda v: local_scratch_numpy([v]),
+                                                         [x], 0, w), rtol=1e-7)
+    src = adj.source
+    assert "buf_bar = cuda.local.array(3, numba.float64)" in src and "np." not in src
+    assert "x_bar[i, k] += " in src         # the thread's own row: plain updates
+
+
+@cuda.jit
+def local_array_of_a_run_time_size(x, n, out):
+    i = cuda.grid(1)
+    if i < out.shape[0]:
+        buf = cuda.local.array(n, numba.float64)
+        buf[0] = x[i]
+        out[i] = buf[0] * 2.0
+
+
+def test_local_arrays_of_a_run_time_size_are_refused():
+    with pytest.raises(AdjitError, match="cuda.local.array with other than a constant shape"):
+        adjit.cuda.adjoint_kernel(local_array_of_a_run_time_size, argnums=0).source_for(
+            np.ones(4), 3, np.zeros(4))

@@ -209,7 +209,8 @@ class Ownership:
         """Raise an AdjitError at the first pair of accesses two threads may race on."""
         by_array = {}
         for acc in self.accesses:
-            by_array.setdefault(acc.array, []).append(acc)
+            if acc.array in self.params:    # (a cuda.local.array is the thread's own)
+                by_array.setdefault(acc.array, []).append(acc)
         for array, accs in by_array.items():
             for p in accs:
                 if p.kind == "r":
@@ -223,6 +224,8 @@ class Ownership:
     def exclusive(self, array, index_atoms):
         """Whether the element array[index] is touched by this thread alone (no other
         thread reads or writes it): its shadow then needs no atomic update."""
+        if array not in self.params:        # a cuda.local.array: the thread's own
+            return True
         probe = Access(array, "r", [self.value(a) for a in index_atoms], None)
         return all(not self.may_share(probe, q) for q in self.accesses if q.array == array)
 

@@ -146,7 +146,50 @@ class _StopAsValue(ast.NodeTransformer):
 
 
 def cuda_parts(parts):
-    return [(title, [_StopAsValue().visit(s) for s in stmts]) for title, stmts in parts]
+    """Generated statements as CUDA code: stop_gradient calls dropped, and the kernel's
+    scratch arrays (vec.local_empty) and their adjoints (np.zeros_like of one) as
+    `cuda.local.array`s, the adjoints zeroed by a loop."""
+    shapes = {}
+    for _, stmts in parts:
+        for s in ir.walk_stmts(stmts):
+            if isinstance(s, ast.Assign) and isinstance(s.targets[0], ast.Name) and \
+                    isinstance(s.value, ast.Call) and \
+                    ir.unparse(s.value.func) == "vec.local_empty":
+                shapes[s.targets[0].id] = s.value.args[0]
+    return [(title, _local_arrays([_StopAsValue().visit(s) for s in stmts], shapes))
+            for title, stmts in parts]
+
+
+def _local_arrays(stmts, shapes):
+    out = []
+    for s in stmts:
+        for field in ("body", "orelse"):
+            if isinstance(getattr(s, field, None), list):
+                setattr(s, field, _local_arrays(getattr(s, field), shapes))
+        value = getattr(s, "value", None)
+        if isinstance(s, ast.Assign) and isinstance(value, ast.Call) and value.args:
+            func = ir.unparse(value.func)
+            arg = value.args[0]
+            shape = value.args[0] if func == "vec.local_empty" else \
+                shapes.get(arg.id) if func == "np.zeros_like" and \
+                isinstance(arg, ast.Name) else None
+            if shape is not None:
+                target = ir.unparse(s.targets[0])
+                text = f"{target} = cuda.local.array({ir.unparse(shape)}, numba.float64)"
+                if func == "np.zeros_like":
+                    dims = [e.value for e in shape.elts] if isinstance(shape, ast.Tuple) \
+                        else [shape.value]
+                    idx = ", ".join(f"_z{k}" for k in range(len(dims)))
+                    for k, n in enumerate(dims):
+                        text += "\n" + "    " * k + f"for _z{k} in range({n}):"
+                    text += "\n" + "    " * len(dims) + f"{target}[{idx}] = 0.0"
+                new = ast.parse(text).body
+                for n in new:
+                    ir.annotate(n, origin=ir.note(s, "origin", None))
+                out.extend(new)
+                continue
+        out.append(s)
+    return out
 
 
 def unbounded_loop_error(src):

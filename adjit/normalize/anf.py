@@ -1592,6 +1592,22 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining):
             return None
         return ".".join(reversed(chain))
 
+    def local_array(self, node):
+        """`cuda.local.array(shape, float64)` in a kernel: the thread's own scratch array,
+        of a constant shape (vec.local_empty, spelled cuda.local.array in CUDA code)."""
+        args = list(node.args) + [kw.value for kw in node.keywords]
+        shape = args[0] if args else None
+        dims = shape.elts if isinstance(shape, ast.Tuple) else [shape]
+        dtype = self.src.resolve(args[1]) if len(args) == 2 else None
+        if len(args) != 2 or not all(isinstance(d, ast.Constant) and type(d.value) is int
+                                     for d in dims) or \
+                dtype not in (numba.float64, np.float64, float):
+            raise self.error(node, "cuda.local.array with other than a constant shape and "
+                             "float64", "Write cuda.local.array(3, numba.float64) or "
+                             "cuda.local.array((3, 4), numba.float64).")
+        spelled = ast.parse(self.ctx.env.spell(vec.local_empty, "alloc"), mode="eval").body
+        return ast.Call(func=spelled, args=[copy.deepcopy(shape)], keywords=[])
+
     def atomic_add(self, node, out):
         """`cuda.atomic.add(a, i, v)`: a store that adds (kept atomic in generated code)."""
         if len(node.args) != 3 or node.keywords or not isinstance(node.args[0], ast.Name):
@@ -1632,6 +1648,8 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining):
                     g = self.to_atom(out, _cuda_attribute("gridDim", axis))
                     items.append(self.to_atom(out, ast.BinOp(left=w, op=ast.Mult(), right=g)))
             return TupleValue(items)
+        if cu == "local.array":
+            return self.local_array(node)
         if cu is not None:
             raise self.error(node, f"cuda.{cu} in differentiated code",
                              "Use cuda.grid(1), cuda.gridsize(1), and cuda.atomic.add(a, i, v) "

@@ -108,6 +108,13 @@ def empty_int(shape):
 
 
 @numba.njit(cache=True)
+def local_empty(shape):
+    """A kernel's `cuda.local.array(shape, float64)`: the thread's own scratch array (CUDA
+    code spells it cuda.local.array again; codegen/assemble.py cuda_parts)."""
+    return np.empty(shape)
+
+
+@numba.njit(cache=True)
 def empty_bool(shape):
     """An uninitialized boolean array."""
     return np.empty(shape, np.bool_)
