@@ -1,6 +1,7 @@
 """CUDA benchmark: forward kernel, adjoint kernel, their ratio, and adjit's CPU gradient of
-the same work, for an elementwise map (10^7 elements), a 1-D stencil (10^7) and Lennard-Jones
-energies with a cutoff (10^4 atoms, thread per atom).
+the same work, for an elementwise map (10^7 elements), a 1-D stencil (10^7), a 2-D heat
+stencil on a 2-D grid (10^7 cells), a counted while loop per thread (10^7, its values recorded
+in a local array) and Lennard-Jones energies with a cutoff (10^4 atoms, thread per atom).
 
 Needs a GPU (numba-cuda and a driver); without one it says so and exits 0. Kernel times are
 medians of repeated launches on device arrays, synchronized, after a warm-up launch (which
@@ -58,25 +59,25 @@ def main():
     rows = []
 
     def run(name, kernel, argnums, host_args, n_threads, cpu_fn, cpu_args, cpu_argnums,
-            hand=None):
+            hand=None, launch=None):
         d_args = [cuda.to_device(a) for a in host_args]
         adj = adjit.cuda.adjoint_kernel(kernel, argnums)
         shadows = adj.shadows_for(*host_args)
         params = adj.params
         d_shadows = [cuda.to_device(np.ones_like(host_args[params.index(s[:-4])]))
                      for s in shadows]
-        blocks = (n_threads + threads - 1) // threads
+        blocks, threads_ = launch or ((n_threads + threads - 1) // threads, threads)
 
         def fwd():
-            kernel[blocks, threads](*d_args)
+            kernel[blocks, threads_](*d_args)
             cuda.synchronize()
 
         def bwd():
-            adj[blocks, threads](*d_args, *d_shadows)
+            adj[blocks, threads_](*d_args, *d_shadows)
             cuda.synchronize()
 
         def by_hand():
-            hand[blocks, threads](*d_args, *d_shadows)
+            hand[blocks, threads_](*d_args, *d_shadows)
             cuda.synchronize()
 
         tf, tb = median(fwd), median(bwd)
@@ -88,7 +89,7 @@ def main():
                          for s in shadows[:len(argnums)]]
                 ones = [cuda.to_device(np.ones_like(host_args[params.index(s[:-4])]))
                         for s in shadows[len(argnums):]]
-                k[blocks, threads](*d_args, *fresh, *ones)
+                k[blocks, threads_](*d_args, *fresh, *ones)
                 results.append([f.copy_to_host() for f in fresh])
             for mine, theirs in zip(*results):
                 np.testing.assert_allclose(mine, theirs, rtol=1e-9, atol=1e-12)
@@ -102,6 +103,15 @@ def main():
         _elementwise_cpu, (x, 0.7), (0, 1), map_hand)
     run("1-D stencil (1e7)", T.stencil, (0, 1), (x, np.array([0.3]), np.zeros(n)), n,
         _stencil_cpu, (x, 0.3), (0, 1), stencil_hand)
+    side = 8 if SMOKE else 3162
+    u = np.random.default_rng(0).random((side, side))
+    tile = (16, 16)
+    run("2-D heat stencil (3162^2, 2-D grid)", T.heat_2d, (0, 1),
+        (u, np.array([0.15]), np.zeros_like(u)), None, _heat_2d_cpu, (u, 0.15), (0, 1),
+        launch=(((side + 15) // 16, (side + 15) // 16), tile))
+    a = np.linspace(0.2, 1.4, n)
+    run("counted while loop, 6 steps (1e7)", T.counted_while_kernel, 0, (a, np.zeros(n)), n,
+        _counted_while_cpu, (a,), 0)
     pos = T._lattice(27 if SMOKE else 10_000, spacing=1.12)
     run("Lennard-Jones, cutoff 2.5 (1e4 atoms)", T.lj_energies, 0,
         (pos, np.zeros(pos.shape[0])), pos.shape[0], T.lj_total, (pos,), 0)
@@ -179,6 +189,31 @@ def _elementwise_cpu(x, p):
     s = 0.0
     for i in range(x.shape[0]):
         s += math.exp(-p * x[i]) * x[i]
+    return s
+
+
+def _heat_2d_cpu(u, alpha):
+    n, m = u.shape
+    s = 0.0
+    for i in range(n):
+        for j in range(m):
+            if i == 0 or j == 0 or i == n - 1 or j == m - 1:
+                s += u[i, j]
+            else:
+                s += u[i, j] + alpha * (u[i - 1, j] + u[i + 1, j] + u[i, j - 1] + u[i, j + 1]
+                                        - 4.0 * u[i, j])
+    return s
+
+
+def _counted_while_cpu(a):
+    s = 0.0
+    for i in range(a.shape[0]):
+        x = a[i]
+        k = 0
+        while k < 6:
+            x *= math.sin(x) + 1.5
+            k += 1
+        s += x * k
     return s
 
 
