@@ -19,7 +19,14 @@ import sys
 import time
 
 import numpy as np
-from numba import cuda, float64
+
+# numba-cuda 0.2x registers an overload of np.row_stack, which numpy 2.5 removed: with both
+# (the GPU machines' image), compiling any kernel fails inside numba-cuda. As the tests do
+# (tests/conftest.py), give numpy back the alias before numba.cuda is imported.
+if not hasattr(np, "row_stack"):
+    np.row_stack = np.vstack
+
+from numba import cuda, float64  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
 
