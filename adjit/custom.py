@@ -312,9 +312,18 @@ class custom_vjp:
                               f"    return r[1]\n", name,
                               {"jvp": getattr(self.jvp, "py_func", self.jvp)})
         rule = f"{self.key}_tvjp{k}"
+
+        def result(args):
+            ints = [p for p, (_, is_float) in zip(self.params, args[:-1]) if not is_float]
+            if ints:        # (adjit's vjp of the rule would be asked for d/d of an integer)
+                raise AdjitError(f"second derivatives through the custom_vjp function "
+                                 f"{self.where}, called with an integer `{ints[0]}`. Pass "
+                                 "it as a float (n * 1.0), or take second derivatives of "
+                                 "code that does not call the function.")
+            return _result_of(value, args[:-1])
         return ArrayRule(
             f"{self.key}_jvp{k}", slots + ("d",), tuple(f"shared[{j}]" for j in range(n + 1)),
-            (None,) * (n + 1), lambda args: _result_of(value, args[:-1]), reads=True,
+            (None,) * (n + 1), result, reads=True,
             shared=f"{rule}({ps}, d, out_bar)[1]",
             helpers={rule: _VJP(wrapper, tuple(range(n + 1)))},
             missing_tangent=f"a third derivative through the custom_vjp function {self.where}")

@@ -957,6 +957,16 @@ def logistic_map_while_counter(r, x0, n):
     return x + 0.01 * k
 
 
+def shape_kept_after_rebinding(x):
+    a = x * 2.0
+    shp = a.shape                   # the sizes now: rebinding `a` below does not change them
+    a = np.ones(2)
+    b = np.outer(x, x)
+    rows, cols = b.shape
+    b = x[:3] * 1.0
+    return x[0] * shp[0] * a[0] + x[1] * cols + np.sum(b) * rows
+
+
 @njit
 def _halves(z):
     n = z.shape[0] // 2
@@ -1191,6 +1201,7 @@ CASES = [
     case("ramp_tuples_from_several_returns", ramp_tuples_from_several_returns,
          (np.array([-0.5, 0.3, 0.8, 1.7, 2.5]), 0.4), (0, 1)),
     case("logistic_map_while_counter", logistic_map_while_counter, (3.1, 0.3, 25), (0, 1)),
+    case("shape_kept_after_rebinding", shape_kept_after_rebinding, (_r(5),), (0,)),
     case("helper_arrays_in_a_tuple", helper_arrays_in_a_tuple, (_r(6), 0.4), (0, 1)),
 ]
 

@@ -28,11 +28,13 @@ import math
 from ..errors import error_at
 from .. import ir
 
-T, G = "T", "G"
-AXES = {"x": (T, G), "y": ("T.y", "G.y"), "z": ("T.z", "G.z")}
+# (symbols of adjit's own start with "$", which no parameter name can: a kernel's int
+# parameter `T` or `K0` is a symbol of its own)
+T, G = "$T", "$G"
+AXES = {"x": (T, G), "y": ("$T.y", "$G.y"), "z": ("$T.z", "$G.z")}
 """Per grid axis, the symbols of the thread's index (blockIdx * blockDim + threadIdx: the
 axis of cuda.grid(k)) and of the grid's size (blockDim * gridDim: cuda.gridsize(k))."""
-_VARYING = ("T", "K", "threadIdx.", "blockIdx.")
+_VARYING = ("$T", "$K", "$threadIdx.", "$blockIdx.")
 """Symbols that differ from thread to thread (loop counters: within a thread)."""
 
 
@@ -41,12 +43,12 @@ def _canonical(poly):
     gridDim.a as its grid size, however the kernel spelled them."""
     terms = dict(poly.terms)
     for axis, (t, g) in AXES.items():
-        key = tuple(sorted((f"blockIdx.{axis}", f"blockDim.{axis}")))
+        key = tuple(sorted((f"$blockIdx.{axis}", f"$blockDim.{axis}")))
         c = terms.get(key, 0)
-        if c and terms.get((f"threadIdx.{axis}",), 0) == c:
-            del terms[key], terms[(f"threadIdx.{axis}",)]
+        if c and terms.get((f"$threadIdx.{axis}",), 0) == c:
+            del terms[key], terms[(f"$threadIdx.{axis}",)]
             terms[(t,)] = terms.get((t,), 0) + c
-        key = tuple(sorted((f"blockDim.{axis}", f"gridDim.{axis}")))
+        key = tuple(sorted((f"$blockDim.{axis}", f"$gridDim.{axis}")))
         c = terms.pop(key, 0)
         if c:
             terms[(g,)] = terms.get((g,), 0) + c
@@ -168,7 +170,7 @@ class Ownership:
             lo, hi, st = self.value(lo), self.value(hi), self.value(st)
             if lo is None or st is None:
                 return None
-            counter = f"K{len(self.bounds) + 1}:{name}"
+            counter = f"$K{len(self.bounds) + 1}:{name}"
             self.bounds[counter] = (hi - lo) if hi is not None and _is_one(st) else None
             return lo + st * Poly.sym(counter)
         return self._rhs(s.value)
@@ -194,14 +196,14 @@ class Ownership:
                 isinstance(v.func.value, ast.Name) and v.func.value.id == "cuda":
             return Poly.sym(T if v.func.attr == "grid" else G)
         if isinstance(v, ast.Attribute):        # cuda.threadIdx.x, ...
-            return Poly.sym(f"{v.value.attr}.{v.attr}")
+            return Poly.sym(f"${v.value.attr}.{v.attr}")
         if isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id == "len" \
                 and isinstance(v.args[0], ast.Name) and v.args[0].id in self.params:
-            return Poly.sym(f"len({v.args[0].id})")
+            return Poly.sym(f"$len({v.args[0].id})")
         if isinstance(v, ast.Subscript) and isinstance(v.value, ast.Attribute) and \
                 isinstance(v.value.value, ast.Name) and v.value.value.id in self.params and \
                 isinstance(v.slice, ast.Constant):
-            return Poly.sym(f"{v.value.value.id}.shape[{v.slice.value}]")
+            return Poly.sym(f"${v.value.value.id}.shape[{v.slice.value}]")
         return None
 
     # races ---------------------------------------------------------------------------
@@ -253,7 +255,7 @@ class Ownership:
     def _never_zero(self, d, t=T):
         """Whether d (primed symbols the other thread's) is nonzero whenever the threads'
         indices t and t' on one grid axis differ."""
-        g = G if t == T else "G" + t[1:]
+        g = G if t == T else "$G" + t[2:]
         terms = dict(d.terms)
         const = terms.pop((), 0)
         a = terms.get((t,), 0)
@@ -281,7 +283,7 @@ class Ownership:
         if len(width) != 1 or sorted(m2) != sorted([width[0], T + "'" if T in m1 else T]):
             return False
         ks = [(m, c) for m, c in terms.items() if (m, c) not in rows]
-        if any(len(m) != 1 or not m[0].startswith("K") for m, _ in ks):
+        if any(len(m) != 1 or not m[0].startswith("$K") for m, _ in ks):
             return False
         (k1, b), (k2, b2) = ks
         k = k1[0].rstrip("'")
@@ -290,7 +292,7 @@ class Ownership:
 
     def _grid_stride(self, rest, a, G=G):     # noqa: N803 - the axis' grid size symbol
         """rest == a * G * (K - K') for one loop counter K."""
-        counters = {s for m in rest for s in m if s.startswith("K")}
+        counters = {s for m in rest for s in m if s.startswith("$K")}
         if len(counters) != 2 or len(rest) != 2:
             return False
         k = next(c for c in counters if not c.endswith("'"))
@@ -302,7 +304,7 @@ class Ownership:
         spread = abs(const)
         seen = set()
         for m, c in rest.items():
-            if len(m) != 1 or not m[0].startswith("K"):
+            if len(m) != 1 or not m[0].startswith("$K"):
                 return False
             k = m[0].rstrip("'")
             if k in seen:

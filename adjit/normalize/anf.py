@@ -146,6 +146,11 @@ def normalize_function(src, ctx, prefix="", subst=None, views=None):
                 raise src.loc.error(norm.returned_views[0][0], "a helper returning arrays "
                                     "from one return and only numbers from another",
                                     "Return the same kinds of values from every return.")
+            written = [n for n in ast.walk(src.tree) if isinstance(n, ast.Return)]
+            if norm.tuple_returns != len(written):
+                raise src.loc.error(norm.returned_numbers[0], "a helper returning a tuple "
+                                    "from one return and something else from another",
+                                    "Return a tuple of as many values from every return.")
             return stmts, TupleValue([ir.name(n) for n in norm.returned_numbers[1]])
         if norm.returned_views:
             if len(returns) != 1 or last is not returns[0]:
@@ -310,7 +315,8 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining):
         self.returned_views = []            # (return statement, View) of an inlined helper
         self.previous = None                # the statement before the one being normalized
         self.returned_numbers = None        # (first return, names) of a helper returning
-        # tuples of numbers (from one or several returns)
+        # tuples of numbers (from one or several returns), and how many returns did
+        self.tuple_returns = 0
         self.tuples = {}                    # local name -> the TupleValue or Shape it holds
         # user name -> how often it is assigned; names assigned only outside blocks
         self.stores, self.straight = _store_counts(src.tree)
@@ -584,6 +590,7 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining):
                 # a helper returning several values (`return x_new, v_new`): numbers as
                 # atoms, arrays as views (of the caller's arrays or of the helper's own)
                 items = [self.returned_item(e, out, s) for e in value.items]
+                self.tuple_returns += 1
                 if any(isinstance(e, View) for e in items):
                     self.returned_views.append((s, TupleValue(items)))
                 else:       # numbers: each return assigns the same names (several returns)
@@ -869,6 +876,13 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining):
             raise self.error(tgt, f"a tuple assigned to `{tgt.id}`, a name also assigned "
                              "in a loop or branch", "Bind a tuple to a name once "
                              "(r = step(x)), or unpack it into names: a, b = step(x).")
+        if isinstance(value, Shape) and value.ndim is not None:
+            # the sizes as they are now (a.shape is a tuple of numbers: rebinding `a` to
+            # another array later does not change it)
+            value = TupleValue([self.to_atom(out, value.item(k)) for k in range(value.ndim)])
+        elif isinstance(value, Shape):
+            raise self.error(tgt, "a shape of unknown length held in a name",
+                             "Unpack it into names: n, m = a.shape.")
         if isinstance(value, TupleValue):
             items = []
             for v in value.items:
@@ -1142,9 +1156,10 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining):
         out.append(node)
 
     def counted_while(self, s):
-        """`while k < n: ...; k += 1` (the counter an integer incremented once, as the last
-        statement, n an integer the loop does not change, no break or continue) as the for
-        loop it is: `for k in range(k, n)`, then k = max(start, n). Its trip count is then
+        """`k = 0; while k < n: ...; k += 1` (the counter set to an integer constant just
+        before, incremented once, as the last statement; n an integer the loop does not
+        change; no break or continue) as the for loop it is: `for k in range(0, n)`, then
+        k = max(0, n). Its trip count is then
         known when it starts (a CUDA kernel's tape gets a fixed size; a time loop can be
         checkpointed). Statements, or None for another while loop."""
         t = s.test
@@ -1173,28 +1188,26 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining):
                 any(isinstance(n, (ast.Call, ast.Subscript)) and not _is_size(n)
                     for n in ast.walk(right)):
             return None
-        if not (self.local(name) in self.ctx.ints if name in self.src.locals else False):
-            return None
-        if not (isinstance(right, ast.Constant) and type(right.value) is int or _is_size(right)
-                or isinstance(right, ast.Name) and (right.id in self.src.locals and
-                                                    self.local(right.id) in self.ctx.ints or
-                                                    isinstance(self.src.resolve_name(right.id),
-                                                               int))):
-            return None
-        loc = dict(lineno=s.lineno, col_offset=s.col_offset)
-        stop = right if isinstance(op, ast.Lt) else ast.BinOp(left=right, op=ast.Add(), right=one)
         prev = getattr(self, "previous", None)
         known = prev.value if isinstance(prev, ast.Assign) and len(prev.targets) == 1 and \
             isinstance(prev.targets[0], ast.Name) and prev.targets[0].id == name and \
             isinstance(prev.value, ast.Constant) and type(prev.value.value) is int else None
-        out = []
-        if known is None:
-            start = ast.Name(id=self.fresh_local("_start"), ctx=ast.Load())
-            out.append(ast.Assign(targets=[ast.Name(id=start.id, ctx=ast.Store())],
-                                  value=ast.Name(id=name, ctx=ast.Load()), **loc))
-        else:       # `k = 0` just before: a constant trip count where n is one
-            start = ast.Constant(known.value)
-        return out + [
+        if known is None or name in self.src.params:
+            return None     # (a counter that is surely an integer: `k = 0` just before)
+
+        def surely_int(n):      # a parameter, or a local assigned once, typed int
+            once = self.stores.get(n, 0) == (0 if n in self.src.params else 1)
+            return once and n in self.src.locals and isinstance(self.local(n), str) and \
+                self.local(n) in self.ctx.ints
+        if not (isinstance(right, ast.Constant) and type(right.value) is int or _is_size(right)
+                or isinstance(right, ast.Name) and (surely_int(right.id) or (
+                    right.id not in self.src.locals and
+                    type(self.src.resolve_name(right.id)) is int))):
+            return None
+        loc = dict(lineno=s.lineno, col_offset=s.col_offset)
+        stop = right if isinstance(op, ast.Lt) else ast.BinOp(left=right, op=ast.Add(), right=one)
+        start = ast.Constant(known.value)   # (`k = 0` just before: k's value at the start)
+        return [
             ast.For(target=ast.Name(id=name, ctx=ast.Store()),
                     iter=ast.Call(func=ast.Name(id="range", ctx=ast.Load()),
                                   args=[copy.deepcopy(start), stop], keywords=[]),

@@ -517,6 +517,8 @@ for _obj, _n, _result in ((vec.bcast, 2, "int"), (vec.stride, 2, "int"), (vec.in
     _R.define(_obj, f"vec.{_obj.__name__}", "helper",
               rule=Rule("abcdef"[:_n], (None,) * _n, _result))
 _R.define(vec.nan_if_none, "vec.nan_if_none", "helper", rule=Rule("ab", ("1.0", None)))
+_R.define(vec.tuple_index, "vec.tuple_index", "helper", rule=Rule("kn", (None, None), "int"),
+          notes="the position t[k] reads in a tuple of numbers")
 for _obj, _dtype in ((vec.empty_int, "i"), (vec.empty_bool, "b")):
     _R.define(_obj, f"vec.{_obj.__name__}", "allocate", handler=_dtype)
 # matrix products kept at array level (BLAS in both sweeps): C = A @ B gives
@@ -568,8 +570,6 @@ inactive(np.random.seed, "np.random.seed", ("seed",), None, "seeds numba's gener
          statement=True)
 inactive(vec.check_assert, "vec.check_assert", ("ok",), None, "an assert statement",
          statement=True)
-inactive(vec.tuple_index, "vec.tuple_index", ("k", "n"), lambda d: (0, "i"),
-         "the position t[k] reads in a tuple of numbers")
 inactive(vec.check_same_length, "vec.check_same_length", ("n", "m"), None,
          "an array rebound in a loop keeps its shape", statement=True)
 
