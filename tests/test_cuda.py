@@ -857,3 +857,32 @@ def test_local_arrays_of_a_run_time_size_are_refused():
     with pytest.raises(AdjitError, match="cuda.local.array with other than a constant shape"):
         adjit.cuda.adjoint_kernel(local_array_of_a_run_time_size, argnums=0).source_for(
             np.ones(4), 3, np.zeros(4))
+
+
+@cuda.jit
+def coefficient_by_parameter(x, coef, out, T):
+    i = cuda.grid(1)
+    if i < x.shape[0]:
+        w = (coef[T], 2.0 * coef[T + 1], coef[0])
+        s = 0.0
+        for j in range(3):
+            s += w[j] * x[i] ** (j + 1)
+        out[i] = s
+
+
+def test_an_int_parameter_named_T_is_not_the_thread_index():
+    """coef[T] is read by every thread: its shadow is added to atomically (the ownership
+    analysis' own symbols cannot clash with a parameter's name); a tuple indexed by a loop
+    variable in a kernel."""
+    x, coef = np.linspace(-1.0, 1.0, 9), np.array([0.5, -1.2, 0.8])
+    w = np.random.default_rng(10).normal(size=9)
+    out, coef_bar = np.zeros(9), np.zeros(3)
+    adj = adjit.cuda.adjoint_kernel(coefficient_by_parameter, argnums=1)
+    launch(adj, 9, x, coef, out, 1, coef_bar, w.copy())
+    assert "cuda.atomic.add(coef_bar, T" in adj.source
+
+    def numpy_version(x, coef):
+        return coef[1] * x + 2.0 * coef[2] * x ** 2 + coef[0] * x ** 3
+    np.testing.assert_allclose(out, numpy_version(x, coef), rtol=1e-14)
+    np.testing.assert_allclose(coef_bar, weighted_output_fd(numpy_version, [x, coef], 1, w),
+                               rtol=1e-7)
