@@ -886,3 +886,34 @@ def test_an_int_parameter_named_T_is_not_the_thread_index():
     np.testing.assert_allclose(out, numpy_version(x, coef), rtol=1e-14)
     np.testing.assert_allclose(coef_bar, weighted_output_fd(numpy_version, [x, coef], 1, w),
                                rtol=1e-7)
+
+
+SCRATCH = 3
+
+
+def scratch_model(x, y):
+    buf = cuda.local.array(SCRATCH, numba.float64)      # sized by a module constant
+    for k in range(SCRATCH):
+        buf[k] = x * (k + 1.0) + y
+    return buf[0] * buf[2] + math.sin(buf[1])
+
+
+SCRATCH_GRAD = adjit.grad(scratch_model, argnums=(0, 1), target="cuda")
+
+
+@cuda.jit
+def use_scratch_gradient(x, gx, gy):
+    i = cuda.grid(1)
+    if i < x.shape[0]:
+        a, b = SCRATCH_GRAD(x[i], 0.4)
+        gx[i] = a
+        gy[i] = b
+
+
+def test_device_gradient_with_a_local_scratch_array():
+    x = np.linspace(-1.0, 1.0, 7)
+    gx, gy = np.zeros(7), np.zeros(7)
+    launch(use_scratch_gradient, 7, x, gx, gy)
+    b0, b1, b2 = x + 0.4, 2.0 * x + 0.4, 3.0 * x + 0.4
+    np.testing.assert_allclose(gx, 1.0 * b2 + 3.0 * b0 + 2.0 * np.cos(b1), rtol=1e-13)
+    np.testing.assert_allclose(gy, b2 + b0 + np.cos(b1), rtol=1e-13)

@@ -1601,8 +1601,9 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining):
         if not isinstance(func, ast.Name) or not chain:
             return None
         base = self.src.resolve_name(func.id)
-        if not (isinstance(base, types.ModuleType) and base.__name__.startswith("numba.cuda")):
-            return None
+        if not (isinstance(base, types.ModuleType) and base.__name__.startswith("numba.cuda")
+                or type(base).__module__.startswith("numba.cuda.simulator")):
+            return None     # (the simulator swaps the module for a fake one in kernels)
         return ".".join(reversed(chain))
 
     def local_array(self, node):
@@ -1611,15 +1612,25 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining):
         args = list(node.args) + [kw.value for kw in node.keywords]
         shape = args[0] if args else None
         dims = shape.elts if isinstance(shape, ast.Tuple) else [shape]
+
+        def constant(d):        # a number, or a module-level int (NB = 16)
+            if isinstance(d, ast.Constant):
+                return d.value if type(d.value) is int else None
+            if isinstance(d, ast.Name) and d.id not in self.src.locals and \
+                    d.id not in self.src.params:
+                v = self.src.resolve_name(d.id)
+                return v if type(v) is int else None
+            return None
+        sizes = [constant(d) for d in dims]
         dtype = self.src.resolve(args[1]) if len(args) == 2 else None
-        if len(args) != 2 or not all(isinstance(d, ast.Constant) and type(d.value) is int
-                                     for d in dims) or \
-                dtype not in (numba.float64, np.float64, float):
+        if len(args) != 2 or None in sizes or dtype not in (numba.float64, np.float64, float):
             raise self.error(node, "cuda.local.array with other than a constant shape and "
                              "float64", "Write cuda.local.array(3, numba.float64) or "
                              "cuda.local.array((3, 4), numba.float64).")
         spelled = ast.parse(self.ctx.env.spell(vec.local_empty, "alloc"), mode="eval").body
-        return ast.Call(func=spelled, args=[copy.deepcopy(shape)], keywords=[])
+        shape = ir.const(sizes[0]) if not isinstance(shape, ast.Tuple) else \
+            ast.Tuple(elts=[ir.const(n) for n in sizes], ctx=ast.Load())
+        return ast.Call(func=spelled, args=[shape], keywords=[])
 
     def atomic_add(self, node, out):
         """`cuda.atomic.add(a, i, v)`: a store that adds (kept atomic in generated code)."""
