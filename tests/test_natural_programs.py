@@ -957,6 +957,23 @@ def logistic_map_while_counter(r, x0, n):
     return x + 0.01 * k
 
 
+@njit
+def _euler_step_with_error(y, dt):
+    y_new = y + dt * np.sin(y)
+    err = np.sum((y_new - y) ** 2)
+    return y_new, err
+
+
+def step_result_held_in_a_name(x, dt):
+    y = x.copy()
+    e = 0.0
+    for i in range(4):
+        r = _euler_step_with_error(y, dt)
+        y = r[0]
+        e += r[1]
+    return np.sum(y * y) + e
+
+
 def shape_kept_after_rebinding(x):
     a = x * 2.0
     shp = a.shape                   # the sizes now: rebinding `a` below does not change them
@@ -1201,6 +1218,7 @@ CASES = [
     case("ramp_tuples_from_several_returns", ramp_tuples_from_several_returns,
          (np.array([-0.5, 0.3, 0.8, 1.7, 2.5]), 0.4), (0, 1)),
     case("logistic_map_while_counter", logistic_map_while_counter, (3.1, 0.3, 25), (0, 1)),
+    case("step_result_held_in_a_name", step_result_held_in_a_name, (_r(4), 0.1), (0, 1)),
     case("shape_kept_after_rebinding", shape_kept_after_rebinding, (_r(5),), (0,)),
     case("helper_arrays_in_a_tuple", helper_arrays_in_a_tuple, (_r(6), 0.4), (0, 1)),
 ]

@@ -177,17 +177,23 @@ def _rebinding_targets(stmts):
                 yield from _rebinding_targets(getattr(s, field))
 
 
-def _rebound_to_views(stmts):
+def _rebound_to_views(stmts, results=frozenset()):
     """Names a loop body binds to a part of another array or another name (`v = x[i:i + 2]`,
-    `v = a.T`, `v = w`): views and aliases, not new arrays."""
+    `v = a.T`, `v = w`): views and aliases, not new arrays. An element of a helper's tuple
+    result (`r = step(y); y = r[0]`, `results` the names holding one) is not one: it is
+    what `y, e = step(y)` binds."""
     out = set()
     for s in stmts:
+        if isinstance(s, ast.Assign) and isinstance(s.value, ast.Subscript) and \
+                isinstance(s.value.value, ast.Name) and s.value.value.id in results and \
+                isinstance(s.value.slice, ast.Constant):
+            continue
         if isinstance(s, ast.Assign) and isinstance(s.value, (ast.Subscript, ast.Attribute,
                                                                  ast.Name)):
             out |= {t.id for t in s.targets if isinstance(t, ast.Name)}
         for field in ("body", "orelse"):
             if isinstance(s, (ast.If, ast.For, ast.While)):
-                out |= _rebound_to_views(getattr(s, field))
+                out |= _rebound_to_views(getattr(s, field), results)
     return out
 
 
@@ -622,7 +628,8 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining):
         y0`, or the argument itself) first gets an owned copy, when the loop writes neither
         it nor the argument. Returns the local names updated in place."""
         # (a name the loop binds to a view stays a view: see check_loop_views)
-        names = {t.id for t in _rebinding_targets(loop.body)} - _rebound_to_views(loop.body)
+        names = {t.id for t in _rebinding_targets(loop.body)} - \
+            _rebound_to_views(loop.body, self.tuple_results(loop.body))
         marked = set()
         for n in sorted(names):
             local = self.local(n)
@@ -862,6 +869,26 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining):
         else:
             raise self.error(tgt, f"assigning to {type(tgt).__name__}",
                              "Assign to a variable name or an array element a[i].")
+
+    def tuple_results(self, stmts):
+        """Names the statements bind to the result of a helper whose every return is a
+        tuple written out (`r = step(y)`)."""
+        out = set()
+        for x in (n for s in stmts for n in ast.walk(s)):
+            if not (isinstance(x, ast.Assign) and isinstance(x.value, ast.Call) and
+                    len(x.targets) == 1 and isinstance(x.targets[0], ast.Name)):
+                continue
+            fn = unwrap(self.src.resolve(x.value.func))
+            if not isinstance(fn, types.FunctionType) or _library_function(fn):
+                continue
+            try:
+                returns = [r for r in ast.walk(read_function(fn).tree)
+                           if isinstance(r, ast.Return)]
+            except AdjitError:
+                continue
+            if returns and all(isinstance(r.value, ast.Tuple) for r in returns):
+                out.add(x.targets[0].id)
+        return out
 
     def bind_tuple(self, tgt, value, out):
         """`r = step(x)`, `t = (a, b)`, `shp = a.shape`: the name holds the tuple for reads
