@@ -266,7 +266,8 @@ class custom_vjp:
                           "array", handler="keep", array_rule=self._tangent_rule(k, value))
         self._device = None
         for name, helper in helpers.items():
-            set_device_twin(helper, functools.partial(self._device_helper, name))
+            if name != f"{k0}_cotangents":     # (only check_call types that one, on the CPU)
+                set_device_twin(helper, functools.partial(self._device_helper, name))
         self.helpers = helpers
 
     def _device_helper(self, name):
@@ -282,8 +283,7 @@ class custom_vjp:
             ps = ", ".join(f"p{k}" for k in range(n))
             k0 = self.key
             lines = [f"def {k0}_value({ps}):", f"    return fwd({ps})[0]",
-                     f"def {k0}_vjp({ps}, g):", f"    return bwd(fwd({ps})[1], g)",
-                     f"def {k0}_cotangents({ps}, g):", f"    return bwd(fwd({ps})[1], g)"]
+                     f"def {k0}_vjp({ps}, g):", f"    return bwd(fwd({ps})[1], g)"]
             for k in range(n if self.jvp is not None else 0):
                 tangents = ", ".join("d" if j == k else "0.0" for j in range(n))
                 lines += [f"def {k0}_jvp{k}({ps}, d):",

@@ -323,13 +323,7 @@ def softplus(x):
     return math.log(1.0 + math.exp(x))      # overflows for x > 709: the rules do not
 
 
-def softplus_fwd(x):
-    if x > 0.0:
-        return x + math.log1p(math.exp(-x)), x
-    return math.log1p(math.exp(x)), x
-
-
-softplus.defvjp(softplus_fwd, log1pexp_bwd)
+softplus.defvjp(log1pexp_fwd, log1pexp_bwd)
 
 
 @softplus.defjvp

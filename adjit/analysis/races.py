@@ -34,6 +34,8 @@ T, G = "$T", "$G"
 AXES = {"x": (T, G), "y": ("$T.y", "$G.y"), "z": ("$T.z", "$G.z")}
 """Per grid axis, the symbols of the thread's index (blockIdx * blockDim + threadIdx: the
 axis of cuda.grid(k)) and of the grid's size (blockDim * gridDim: cuda.gridsize(k))."""
+_GRID_SIZE = dict(AXES.values())
+"""An axis' thread index symbol -> its grid size symbol."""
 _VARYING = ("$T", "$K", "$threadIdx.", "$blockIdx.")
 """Symbols that differ from thread to thread (loop counters: within a thread)."""
 
@@ -252,10 +254,10 @@ class Ownership:
         mapping = {s: s + "'" for s in poly.symbols() if s.startswith(_VARYING)}
         return poly.rename(mapping)
 
-    def _never_zero(self, d, t=T):
+    def _never_zero(self, d, t):
         """Whether d (primed symbols the other thread's) is nonzero whenever the threads'
         indices t and t' on one grid axis differ."""
-        g = G if t == T else "$G" + t[2:]
+        g = _GRID_SIZE[t]
         terms = dict(d.terms)
         const = terms.pop((), 0)
         a = terms.get((t,), 0)
@@ -269,18 +271,18 @@ class Ownership:
                 return True
         return const == 0 and self._row_stride(terms, t)
 
-    def _row_stride(self, terms, t=T):
-        """a * m * (T - T') + b * (K - K') with K's trip count m and |b| <= |a|: rows of m
-        elements, one row per thread (`out[i * m + k]` for k in range(m))."""
-        T = t   # noqa: N806 - the axis' thread symbol, T in the docstring
-        rows = [(m, c) for m, c in terms.items() if T in m or T + "'" in m]
+    def _row_stride(self, terms, t):
+        """a * m * (t - t') + b * (K - K') with K's trip count m and |b| <= |a|: rows of m
+        elements, one row per thread (`out[i * m + k]` for k in range(m)); t the thread
+        index symbol of one grid axis."""
+        rows = [(m, c) for m, c in terms.items() if t in m or t + "'" in m]
         if len(rows) != 2 or len(terms) != 4:
             return False
         (m1, a), (m2, a2) = rows
         if a2 != -a or len(m1) != 2 or len(m2) != 2:
             return False
-        width = [x for x in m1 if x not in (T, T + "'")]
-        if len(width) != 1 or sorted(m2) != sorted([width[0], T + "'" if T in m1 else T]):
+        width = [x for x in m1 if x not in (t, t + "'")]
+        if len(width) != 1 or sorted(m2) != sorted([width[0], t + "'" if t in m1 else t]):
             return False
         ks = [(m, c) for m, c in terms.items() if (m, c) not in rows]
         if any(len(m) != 1 or not m[0].startswith("$K") for m, _ in ks):
@@ -290,14 +292,14 @@ class Ownership:
         return b2 == -b and {k1[0], k2[0]} == {k, k + "'"} and abs(b) <= abs(a) and \
             self.bounds.get(k) is not None and self.bounds[k].terms == {(width[0],): 1}
 
-    def _grid_stride(self, rest, a, G=G):     # noqa: N803 - the axis' grid size symbol
-        """rest == a * G * (K - K') for one loop counter K."""
+    def _grid_stride(self, rest, a, g):
+        """rest == a * g * (K - K') for one loop counter K, g an axis' grid size symbol."""
         counters = {s for m in rest for s in m if s.startswith("$K")}
         if len(counters) != 2 or len(rest) != 2:
             return False
         k = next(c for c in counters if not c.endswith("'"))
-        return rest.get(tuple(sorted((G, k)))) == a and \
-            rest.get(tuple(sorted((G, k + "'")))) == -a
+        return rest.get(tuple(sorted((g, k)))) == a and \
+            rest.get(tuple(sorted((g, k + "'")))) == -a
 
     def _bounded(self, rest, const, a):
         """|const| + sum |b| (trip - 1) < a over terms b * (K - K') with known trips."""

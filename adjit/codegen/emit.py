@@ -233,7 +233,6 @@ def _code_fingerprint(code):
     return code.co_code + b"".join(consts) + repr(code.co_names).encode()
 
 
-
 def exec_source(source, name, namespace):
     """The Python function `name` of generated source, executed in `namespace`."""
     return _exec(source, name, dict(namespace))[name]

@@ -827,13 +827,13 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining):
 
     def assign_to(self, tgt, value, out):
         if isinstance(tgt, ast.Name):
-            if isinstance(value, (Shape, TupleValue)):
-                self.bind_tuple(tgt, value, out)
-                return
             target = self.local(tgt.id)
             if not isinstance(target, str):
                 raise self.error(tgt, f"assigning to parameter '{tgt.id}' of an inlined helper",
                                  "Copy the parameter into a new local variable first.")
+            if isinstance(value, (Shape, TupleValue)):
+                self.bind_tuple(tgt, target, value, out)
+                return
             self.tuples.pop(target, None)       # (t = (a, b) earlier, now a number)
             if target in self.in_place:
                 value = self.assign_in_place(tgt, target, value, out)
@@ -890,14 +890,11 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining):
                 out.add(x.targets[0].id)
         return out
 
-    def bind_tuple(self, tgt, value, out):
-        """`r = step(x)`, `t = (a, b)`, `shp = a.shape`: the name holds the tuple for reads
-        (`r[0]`, `a, b = r`, `len(r)`, `for v in r`, a helper's argument). Its numbers are
-        copied where it is bound, so a later change of `a` does not reach `t[0]`."""
-        target = self.local(tgt.id)
-        if not isinstance(target, str):
-            raise self.error(tgt, f"assigning to parameter '{tgt.id}' of an inlined helper",
-                             "Copy the parameter into a new local variable first.")
+    def bind_tuple(self, tgt, target, value, out):
+        """`r = step(x)`, `t = (a, b)`, `shp = a.shape`: the name (local `target`) holds the
+        tuple for reads (`r[0]`, `a, b = r`, `len(r)`, `for v in r`, a helper's argument).
+        Its numbers are copied where it is bound, so a later change of `a` does not reach
+        `t[0]`."""
         if (self.stores.get(tgt.id, 0) != 1 and tgt.id not in self.straight) or \
                 tgt.id in self.src.params:
             raise self.error(tgt, f"a tuple assigned to `{tgt.id}`, a name also assigned "
@@ -1215,7 +1212,7 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining):
                 any(isinstance(n, (ast.Call, ast.Subscript)) and not _is_size(n)
                     for n in ast.walk(right)):
             return None
-        prev = getattr(self, "previous", None)
+        prev = self.previous
         known = prev.value if isinstance(prev, ast.Assign) and len(prev.targets) == 1 and \
             isinstance(prev.targets[0], ast.Name) and prev.targets[0].id == name and \
             isinstance(prev.value, ast.Constant) and type(prev.value.value) is int else None

@@ -500,9 +500,9 @@ _R.define(vec.quantile1, "vec.quantile1", "helper", array_rule=ArrayRule(
     shared="vec.quantile_bars(a, vec.as1(q), scale, skip, out_bar)"))
 
 # allocation ------------------------------------------------------------------------------------
-for _obj in (np.zeros, np.ones, np.empty, vec.local_empty):
-    _R.define(_obj, f"np.{_obj.__name__}" if _obj is not vec.local_empty else
-              "vec.local_empty", "allocate", handler="shape")
+for _obj in (np.zeros, np.ones, np.empty):
+    _R.define(_obj, f"np.{_obj.__name__}", "allocate", handler="shape")
+_R.define(vec.local_empty, "vec.local_empty", "allocate", handler="shape")     # (CUDA scratch)
 for _obj in (np.zeros_like, np.ones_like, np.empty_like):
     _R.define(_obj, f"np.{_obj.__name__}", "allocate", handler="like")
 
