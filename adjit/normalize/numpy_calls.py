@@ -385,6 +385,11 @@ class NumpyCalls:
                 raise self.error(node, f"`{ast.unparse(node.func)}` with "
                                  f"`{kw.arg}=` argument",
                                  "Allocate float64 arrays: np.zeros(n) or np.zeros((n, m)).")
+        if len(node.args) == 2 and kind != "like" and \
+                self.src.resolve(node.args[1]) in (np.float64, float):
+            # np.zeros(n, np.float64): the dtype given by position
+            node = ast.copy_location(ast.Call(func=node.func, args=node.args[:1], keywords=[]),
+                                     node)
         if len(node.args) != 1:
             raise self.error(node, f"`{ast.unparse(node.func)}` with {len(node.args)} arguments",
                              "Pass one shape (n or (n, m)), or one array for the *_like forms.")
