@@ -22,6 +22,8 @@ import numpy as np
 from . import ir
 from .analysis.activity import active_variables
 from .analysis.hoist import hoist_invariants, keep_operands
+from .reverse.accumulators import promote_accumulators
+from .reverse.fission import split_stencil_loops
 from .analysis.races import Ownership
 from .analysis.types import (FLOAT, infer_kinds, is_array, is_float_kind, kind_of_constant,
                              kind_of_numba_type)
@@ -457,6 +459,9 @@ def _adjoint(p, o):
             prog.backward, upward_exposed(stats + ast.parse(ret).body), prog.tape, namegen,
             builder.recompute, prog.init, prog.backward_init, builder.recomputed)
         prog.forward = use_plain_bodies(prog.forward, chosen, builder.recompute)
+    split_stencil_loops(prog.backward)
+    promote_accumulators(prog.backward, [b for v, b in prog.bars.names.items()
+                                         if is_array(kinds.get(v))], namegen)
     tail = prog.backward_init + prog.backward + stats + ast.parse(ret).body
     parts = assemble.forward_parts(prog, tail, params, kinds, o.tape_limit,
                                    parallel=parallel) + [

@@ -60,6 +60,10 @@ class ReverseBuilder(Validation, Planning, Emission):
         self._check_opaque()
         self.single_use = self._single_use_temps()
         self.write_once = self._write_once(temps)
+        self.increments = self._increments()
+        self.increment_loads = set(self.increments.values())
+        self.checkpoint = None        # snapshots for top-level time loops: int or "auto"
+        self.stored_in = {}           # var -> array element holding it (set in build)
         self.value_needed = False     # value_and_grad / vjp also return the value
         self.checkpoint = None        # snapshots for top-level time loops: int or "auto"
         self.vec_temps = set()        # arrays the vectorizer made (fully written before read)
@@ -111,8 +115,9 @@ class ReverseBuilder(Validation, Planning, Emission):
             if self.is_active(s.value):
                 out.append(accumulate(self.bar(s.value.id), slot, False,
                                       self.single_use.get(s.value.id) == id(s), origin))
-            if arr in self.write_once or ir.note(s, "atomic", False):
-                return out      # (an atomic add does not overwrite: the adjoint stays)
+            if arr in self.write_once or ir.note(s, "atomic", False) \
+                    or id(s) in self.increments:
+                return out      # (an atomic add, or A[i] += e, leaves the adjoint in place)
             zero = ast.Assign(targets=[_as_store(slot)], value=ir.const(0.0), lineno=0)
             ir.annotate(zero, origin=origin)
             return out + [zero]
@@ -123,7 +128,7 @@ class ReverseBuilder(Validation, Planning, Emission):
         bar = self.bar(target)
         if prim.kind == "load":
             arr = prim.operands[0].id
-            if arr not in self.active:
+            if arr not in self.active or target in self.increment_loads:
                 return []
             slot = ast.Subscript(value=ir.name(self.bar(arr)), slice=copy.deepcopy(s.value.slice),
                                  ctx=ast.Store())
@@ -146,13 +151,13 @@ class ReverseBuilder(Validation, Planning, Emission):
             return out
         partials = {}
         for k, atom in prim.diff_operands():
-            if not self.is_active(atom):
+            if not self.is_active(atom) or self.increments.get(id(s)) == atom.id:
                 continue
             if prim.kind == "copy":
                 partial = ir.const(1.0)
             else:
                 partial = instantiate(prim.rule.partials[k], prim.rule.params, prim.operands,
-                                      target)
+                                      self.stored_in.get(target, target))
             partials.setdefault(atom.id, []).append(partial)
         out = []
         for var, terms in partials.items():
@@ -220,6 +225,7 @@ class ReverseBuilder(Validation, Planning, Emission):
     # assembly --------------------------------------------------------------
     def build(self, wrt):
         """Plan and assemble. Returns an AdjointProgram."""
+        self.stored_in = self._stored_values()
         top = self.mirrors(self.stmts)
         self.plan(top)
         self.taped_trips = {ir.note(s, "trip"): s for s in ir.walk_stmts(self.stmts)

@@ -19,7 +19,7 @@ class _Subst(ast.NodeTransformer):
 def instantiate(template, params, operands, out):
     """The partial `template` with the rule's parameter names replaced by the operands."""
     mapping = dict(zip(params, operands))
-    mapping["out"] = ir.name(out)
+    mapping["out"] = out if isinstance(out, ast.AST) else ir.name(out)   # (or an element)
     expr = _Subst(mapping).visit(copy.deepcopy(template))
     return fold(expr)
 

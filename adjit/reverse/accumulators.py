@@ -1,0 +1,133 @@
+"""Adjoint accumulations held in a register across a loop.
+
+The backward sweep of `for r in ...: Qxc[r] += icf[k, idx] * xc[c]` adds into `xc_bar[c]`
+on every iteration, with `c` fixed: a load and a store of the same element per iteration,
+which the compiler cannot keep in a register because it cannot prove that the other arrays
+the loop writes (`icf_bar`) are different memory. adjit knows: every array name in the
+backward sweep is its own array (views are index maps onto their base, so two names never
+share memory), and adjoint arrays are allocated by adjit. So an adjoint element that a loop
+adds to at an index the loop does not change, where the loop does nothing but add to that
+adjoint array (additions in any order give the same sum, wherever the other indices point),
+is summed in a local variable and added to the array once, after the loop, as a
+hand-written adjoint does:
+
+    xc_bar_sum = 0.0                 # was: for r in ...:
+    for r in ...:                    #          xc_bar[c] += _t16_bar * _t13
+        xc_bar_sum += _t16_bar * _t13
+    if xc_bar_sum != 0.0:
+        xc_bar[c] += xc_bar_sum
+
+The element is read and written only when the loop added something (a loop that runs no
+iteration touches no memory, as before). Only the order of the additions changes: the
+loop's terms are summed first, then added to the element.
+
+Loops of the serial backward sweep only: not prange loops or anything inside them (their
+adjoint arrays are per-thread or shared between threads), not CUDA code.
+"""
+import ast
+
+from .. import ir
+
+
+def promote_accumulators(stmts, array_bars, namegen):
+    """Rewrite `stmts` (the backward sweep) in place; `array_bars` names the adjoint arrays."""
+    _visit(stmts, set(array_bars), namegen)
+    return stmts
+
+
+def _visit(stmts, bars, namegen):
+    k = 0
+    while k < len(stmts):
+        s = stmts[k]
+        if isinstance(s, ast.For) and _is_prange(s):
+            k += 1
+            continue
+        for field in ("body", "orelse"):
+            inner = getattr(s, field, None)
+            if isinstance(inner, list) and inner:
+                _visit(inner, bars, namegen)
+        if isinstance(s, ast.For) and _is_range(s):
+            before, after = _promote(s, bars, namegen)
+            if before:
+                # the sums start above the loop's header temporaries (`_t11 = c + 1`), which
+                # stay next to the range they fold into
+                at = k
+                while at > 0 and isinstance(stmts[at - 1], ast.Assign) \
+                        and isinstance(stmts[at - 1].targets[0], ast.Name):
+                    at -= 1
+                stmts[k + 1:k + 1] = after
+                stmts[at:at] = before
+                k += len(before) + len(after)
+        k += 1
+
+
+def _is_range(loop):
+    it = loop.iter
+    return isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range"
+
+
+def _is_prange(loop):
+    it = loop.iter
+    f = it.func if isinstance(it, ast.Call) else None
+    return (isinstance(f, ast.Name) and f.id == "prange") or \
+        (isinstance(f, ast.Attribute) and f.attr == "prange")
+
+
+def _promote(loop, bars, namegen):
+    assigned = {loop.target.id} if isinstance(loop.target, ast.Name) else {"*"}
+    uses = {}
+    for node in ast.walk(ast.Module(body=loop.body, type_ignores=[])):
+        if isinstance(node, ast.Name):
+            if isinstance(node.ctx, ast.Store):
+                assigned.add(node.id)
+            uses.setdefault(node.id, []).append(node)
+        elif isinstance(node, (ast.While, ast.Return, ast.Break, ast.Continue)):
+            return [], []
+        elif isinstance(node, ast.For) and _is_prange(node):
+            return [], []
+    if "*" in assigned:
+        return [], []
+    sites = {}          # adjoint array -> [(AugAssign, its parent list)]
+    for parent, s in _simple_statements(loop.body):
+        if isinstance(s, ast.AugAssign) and isinstance(s.op, (ast.Add, ast.Sub)) \
+                and isinstance(s.target, ast.Subscript) \
+                and isinstance(s.target.value, ast.Name) and s.target.value.id in bars:
+            sites.setdefault(s.target.value.id, []).append((s, parent))
+    before, after = [], []
+    groups = {}
+    for arr, found in sites.items():
+        if len(uses.get(arr, ())) != len(found):
+            continue        # read, or assigned, in the loop: only additions commute
+        for s, parent in found:
+            atoms = ir.index_atoms(s.target)
+            if all(isinstance(a, ast.Constant) or (isinstance(a, ast.Name)
+                                                   and a.id not in assigned) for a in atoms):
+                groups.setdefault((arr, ast.dump(s.target.slice)), []).append((s, parent))
+    for (arr, _), found in groups.items():
+        index = found[0][0].target.slice
+        total = namegen.fresh(f"{arr}_sum")
+        for s, parent in found:
+            i = next(n for n, x in enumerate(parent) if x is s)
+            parent[i] = ast.AugAssign(target=ast.Name(id=total, ctx=ast.Store()), op=s.op,
+                                      value=s.value)
+            ir.copy_notes(s, parent[i])
+        before.append(ir.assign(total, ir.const(0.0)))
+        slot = ast.Subscript(value=ast.Name(id=arr, ctx=ast.Load()), slice=index,
+                             ctx=ast.Store())
+        after.append(ast.If(
+            test=ast.Compare(left=ast.Name(id=total, ctx=ast.Load()), ops=[ast.NotEq()],
+                             comparators=[ir.const(0.0)]),
+            body=[ast.AugAssign(target=slot, op=ast.Add(),
+                                value=ast.Name(id=total, ctx=ast.Load()))],
+            orelse=[]))
+    return before, after
+
+
+def _simple_statements(stmts):
+    """(enclosing list, statement) for every statement in `stmts`, nested ones included."""
+    for s in stmts:
+        yield stmts, s
+        for field in ("body", "orelse"):
+            inner = getattr(s, field, None)
+            if isinstance(inner, list):
+                yield from _simple_statements(inner)

@@ -1,0 +1,331 @@
+"""The shape of the generated backward sweep: what a hand-written adjoint would do.
+
+Four rewrites make the backward sweep read like a careful person's adjoint:
+
+- `A[i] += e` leaves `A_bar[i]` in place (no reset to zero and add back);
+- an adjoint element a loop only adds to, at an index the loop does not change, is summed
+  in a local variable and added once after the loop (`dxc[c]` in a triangular product);
+- a stencil's adjoint is split into one loop per neighbour, each of which vectorizes;
+- a value the program stores into an array element nothing writes again is read back from
+  that element (`h[i, j] = np.tanh(...)`), not recorded or computed again.
+
+Each is checked on programs written as numba users write them: gradients against central
+finite differences of the numba-compiled function, the generated source for the rewrite,
+and the cases where the rewrite must not apply (which would give wrong numbers if it did).
+"""
+import math
+
+import numba
+import numpy as np
+
+import adjit
+
+from fd import fd_grad
+
+
+def _check(f, args, argnums, rtol=1e-6, atol=1e-7):
+    g = adjit.grad(f, argnums=argnums)
+    got = g(*args)
+    nums = (argnums,) if isinstance(argnums, int) else argnums
+    gots = (got,) if isinstance(argnums, int) else got
+    jf = numba.njit(f)
+    for k, value in zip(nums, gots):
+        np.testing.assert_allclose(value, fd_grad(jf, args, k), rtol=rtol, atol=atol,
+                                   err_msg=f"d/d arg {k} of {f.__name__}")
+    return g.source_for(*args)
+
+
+def _backward(source):
+    """The backward sweep's statements, without the comments that quote the user's lines."""
+    text = source.split("# backward sweep")[1].split("# what the tape took")[0]
+    return "\n".join(line for line in text.splitlines() if not line.strip().startswith("#"))
+
+
+# ---- A[i] += e --------------------------------------------------------------------------
+
+def histogram_energy(x, w, bins):
+    """Soft counts added into bins, with `+=` and `-=` into the same array."""
+    counts = np.zeros(bins.shape[0])
+    for i in range(x.shape[0]):
+        b = bins[i]
+        counts[b] += w[0] * x[i] * x[i]
+        counts[b] -= w[1] * x[i]
+    s = 0.0
+    for k in range(counts.shape[0]):
+        s += counts[k] * counts[k]
+    return s
+
+
+def self_referencing_increment(x):
+    """`a[i] = a[i] + a[i] * c`: the added term reads the same element."""
+    a = x.copy()
+    for k in range(3):
+        for i in range(a.shape[0]):
+            a[i] = a[i] + a[i] * 0.5 * x[i]
+    s = 0.0
+    for i in range(a.shape[0]):
+        s += a[i] * a[i]
+    return s
+
+
+def neighbour_increment(x):
+    """`a[i] += a[i - 1] * x[i]`: the added term reads another element of the array."""
+    a = x.copy()
+    for i in range(1, a.shape[0]):
+        a[i] += a[i - 1] * x[i]
+    return np.sum(a * a)
+
+
+def test_increments_keep_the_adjoint_in_place():
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=12)
+    bins = rng.integers(0, 4, size=12).astype(np.int64)
+    src = _check(histogram_energy, (x, np.array([0.7, -0.3]), bins), (0, 1))
+    back = _backward(src)
+    assert "counts_bar[b] = 0.0" not in back, back
+    _check(self_referencing_increment, (rng.normal(size=6) * 0.5,), 0)
+    _check(neighbour_increment, (rng.normal(size=7) * 0.5,), 0)
+
+
+# ---- sums held in a local across a loop ------------------------------------------------
+
+def triangular_quadratic(L, x):
+    """sum_r (sum_{c <= r} L[r, c] x[c])^2 with the adjoint of x[c] summed over r."""
+    d = x.shape[0]
+    y = np.zeros(d)
+    for c in range(d):
+        for r in range(c, d):
+            y[r] += L[r, c] * x[c]
+    s = 0.0
+    for r in range(d):
+        s += y[r] * y[r]
+    return s
+
+
+def pair_energy(x):
+    """A pair loop: the adjoint of x[i] is summed over j."""
+    n = x.shape[0]
+    e = 0.0
+    for i in range(n):
+        for j in range(i + 1, n):
+            d = x[i] - x[j]
+            e += 1.0 / (1.0 + d * d)
+    return e
+
+
+def read_in_loop(x):
+    """The summed adjoint array is also read in the loop (no local sum may be used)."""
+    n = x.shape[0]
+    y = np.zeros(n)
+    for i in range(n):
+        for j in range(n):
+            y[i] += x[j] * y[j] * 0.1 + x[i] * x[j]
+    return np.sum(y * y)
+
+
+def empty_inner_loops(x):
+    """Inner loops that run no iteration for the last i: nothing is added after them."""
+    n = x.shape[0]
+    s = 0.0
+    for i in range(n):
+        for j in range(i + 1, n):
+            s += x[i] * math.sin(x[j])
+    return s
+
+
+def test_loop_sums_are_held_in_locals():
+    rng = np.random.default_rng(1)
+    d = 6
+    L = np.tril(rng.normal(size=(d, d)))
+    src = _check(triangular_quadratic, (L, rng.normal(size=d)), (0, 1))
+    assert "x_bar_sum" in _backward(src), _backward(src)
+    src = _check(pair_energy, (rng.normal(size=8),), 0)
+    assert "x_bar_sum" in _backward(src)
+    _check(read_in_loop, (rng.normal(size=5),), 0)
+    _check(empty_inner_loops, (rng.normal(size=5),), 0)
+    one = np.array([0.3])
+    _check(empty_inner_loops, (one,), 0)
+
+
+# ---- stencils ----------------------------------------------------------------------------
+
+def heat(u0, alpha, steps):
+    n = u0.shape[0]
+    u = u0.copy()
+    un = np.zeros(n)
+    for t in range(steps):
+        for i in range(1, n - 1):
+            un[i] = u[i] + alpha * (u[i - 1] - 2.0 * u[i] + u[i + 1])
+        for i in range(1, n - 1):
+            u[i] = un[i]
+    s = 0.0
+    for i in range(n):
+        s += u[i] * u[i]
+    return s
+
+
+def heat_2d(u0, steps):
+    """A five-point stencil on a grid, edges held fixed, buffers swapped."""
+    nx, ny = u0.shape
+    u = u0.copy()
+    v = u0.copy()
+    for t in range(steps):
+        for i in range(1, nx - 1):
+            for j in range(1, ny - 1):
+                v[i, j] = u[i, j] + 0.2 * (u[i - 1, j] + u[i + 1, j] + u[i, j - 1]
+                                           + u[i, j + 1] - 4.0 * u[i, j])
+        u, v = v, u
+    return np.sum(u * u)
+
+
+def periodic_advection(u0, c, steps):
+    """Upwind advection with a periodic boundary written as a branch."""
+    n = u0.shape[0]
+    u = u0.copy()
+    un = np.empty(n)
+    for t in range(steps):
+        for i in range(n):
+            if i == 0:
+                left = u[n - 1]
+            else:
+                left = u[i - 1]
+            un[i] = u[i] - c * (u[i] - left)
+        u[:] = un
+    return np.sum(u * u * u)
+
+
+def smoothing_reads_its_adjoint(x):
+    """A stencil whose added-into array is also read in the loop: not split."""
+    n = x.shape[0]
+    y = x.copy()
+    for i in range(1, n - 1):
+        y[i] = 0.25 * y[i - 1] + 0.5 * y[i] + 0.25 * y[i + 1]
+    return np.sum(y * y)
+
+
+def test_stencil_adjoints_split_per_neighbour():
+    rng = np.random.default_rng(2)
+    u0 = rng.random(16)
+    src = _check(heat, (u0, 0.25, 20), 0)
+    back = _backward(src)
+    # the three neighbours of the stencil, each in its own loop over i
+    assert "u_bar[i + 1] +=" in back and "u_bar[i - 1] +=" in back, back
+    stencil_loops = [blk for blk in back.split("for i in range(")[1:] if "un_bar[i]" in blk]
+    assert len(stencil_loops) >= 3, back
+    _check(heat, (u0, 0.25, 20), (0, 1))
+    _check(heat_2d, (rng.random((6, 7)), 5), 0)
+    _check(periodic_advection, (rng.random(9), 0.4, 6), (0, 1))
+    _check(smoothing_reads_its_adjoint, (rng.random(8),), 0)
+
+
+def test_split_stencil_gradient_equals_the_unsplit_one():
+    """The split loops add the same terms in another order: equal to rounding."""
+    rng = np.random.default_rng(3)
+    u0 = rng.random(64)
+    g = adjit.grad(heat)(u0, 0.25, 200)
+    # the same program with the loop body made unsplittable (a branch)
+    def heat_branch(u0, alpha, steps):
+        n = u0.shape[0]
+        u = u0.copy()
+        un = np.zeros(n)
+        for t in range(steps):
+            for i in range(1, n - 1):
+                if alpha > -1.0:
+                    un[i] = u[i] + alpha * (u[i - 1] - 2.0 * u[i] + u[i + 1])
+            for i in range(1, n - 1):
+                u[i] = un[i]
+        s = 0.0
+        for i in range(n):
+            s += u[i] * u[i]
+        return s
+    ref = adjit.grad(heat_branch)(u0, 0.25, 200)
+    np.testing.assert_allclose(g, ref, rtol=1e-12, atol=1e-13)
+
+
+# ---- values read back from the array they were stored in ---------------------------------
+
+def tanh_layer(W, V, X):
+    """A hidden layer the next product reads: the adjoint of the tanh reads h back."""
+    h = np.tanh(X @ W)
+    z = h @ V
+    return np.sum(z * z)
+
+
+def exp_table(x):
+    """A loop stores exp(x[i]) into y; the adjoint reads y[i] back."""
+    n = x.shape[0]
+    y = np.empty(n)
+    for i in range(n):
+        y[i] = math.exp(0.5 * x[i])
+    s = 0.0
+    for i in range(n):
+        s += y[i] * x[i]
+    return s
+
+
+def overwritten_later(x):
+    """y[i] is written again after the exp: the adjoint must not read y back."""
+    n = x.shape[0]
+    y = np.empty(n)
+    for i in range(n):
+        y[i] = math.exp(0.5 * x[i])
+    for i in range(n):
+        y[i] = y[i] * y[i] + 1.0
+    return np.sum(y)
+
+
+def rewritten_each_step(x, steps):
+    """y is refilled every step: its elements are not final inside the time loop."""
+    n = x.shape[0]
+    y = np.empty(n)
+    s = 0.0
+    z = x.copy()
+    for t in range(steps):
+        for i in range(n):
+            y[i] = math.tanh(z[i])
+        for i in range(n):
+            z[i] = z[i] + 0.1 * y[i]
+            s += y[i]
+    return s
+
+
+def positional_dtype(x):
+    """`np.empty(n, np.float64)`, the dtype given by position."""
+    n = x.shape[0]
+    y = np.empty(n, np.float64)
+    for i in range(n):
+        y[i] = math.exp(x[i])
+    s = 0.0
+    for i in range(n):
+        s += y[i] * x[i]
+    return s
+
+
+def negative_start(x):
+    """A loop from -1 stores at y[-1] (the last element) and then at y[n - 1] again: the
+    first value is not in y at the end, and the adjoint must not read it back."""
+    n = x.shape[0]
+    y = np.zeros(n)
+    s = 0.0
+    for i in range(-1, n):
+        y[i] = math.exp(0.2 * x[i] * (i + 2))
+        s += y[i]
+    return s
+
+
+def test_stored_values_are_read_back():
+    rng = np.random.default_rng(4)
+    W = rng.normal(size=(5, 4)) * 0.5
+    X = rng.normal(size=(6, 5))
+    V = rng.normal(size=(4, 3))
+    src = _check(tanh_layer, (W, V, X), (0, 1))
+    back = _backward(src)
+    assert "math.tanh(" not in back and "_ftape" not in src, back
+    x = rng.normal(size=7)
+    src = _check(exp_table, (x,), 0)
+    assert "math.exp" not in _backward(src), _backward(src)
+    _check(overwritten_later, (x,), 0)
+    _check(rewritten_each_step, (x, 4), 0)
+    src = _check(positional_dtype, (x,), 0)
+    assert "math.exp(" not in _backward(src), _backward(src)
+    _check(negative_start, (x,), 0)
