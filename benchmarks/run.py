@@ -54,6 +54,8 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 
 import adjit  # noqa: E402
+import hand  # noqa: E402
+from hand import HAND  # noqa: E402
 from cases import cases, heat, heat_inputs, inputs, pendulum_inputs, pendulum_loss  # noqa: E402
 
 # The time-stepping targets (checked after the table, and in docs/benchmarks.md)
@@ -226,6 +228,7 @@ class Bench:
         all_cases = cases()
         width = max(len(c[0]) for c in all_cases)
         cols = [("case", width), ("forward ms", 10), ("gradient ms", 11), ("grad/fwd", 8),
+                ("hand ms", 8), ("adjit/hand", 10),
                 ("first call s", 12), ("warm process s", 14), ("peak tape", 9)]
         if self.jax_times is not None:
             cols += [("jax grad ms", 11), ("adjit/jax", 9)]
@@ -233,7 +236,7 @@ class Bench:
                                    for k, (c, w) in enumerate(cols)) + " |"
         self.out(header, self.table)
         self.out("|" + "|".join("-" * (w + 2) for _, w in cols) + "|", self.table)
-        warnings, diffs, ckpt_lines = [], [], []
+        warnings, diffs, ckpt_lines, hand_diffs = [], [], [], []
         for index, (name, fn, args, argnums, options) in enumerate(all_cases):
             args = inputs(args)
             os.environ["ADJIT_CACHE_DIR"] = os.path.join(self.tmp, "cache", str(index))
@@ -262,7 +265,17 @@ class Bench:
             r = {"name": name, "forward": tf, "gradient": tg, "ratio": tg / tf,
                  "compile": compile_s, "warm": warm_s, "warm_first": warm_first,
                  "warm_hits": hits, "tape": tape, "options": options}
+            hand_fn = HAND.get((fn, argnums))
+            if hand_fn is not None:
+                th = median_time(hand_fn, args, self.repeats)
+                r["hand"] = th
+                r["hand_diff"] = hand.max_rel_err(grad_value, hand_fn(*args))
+                hand_diffs.append((name, r["hand_diff"]))
+                hand_cols = [f"{ms(th):>8}", f"{tg / th:10.2f}"]
+            else:
+                hand_cols = [f"{'-':>8}", f"{'-':>10}"]
             row = [f"{name:{width}}", f"{ms(tf):>10}", f"{ms(tg):>11}", f"{tg / tf:8.2f}",
+                   *hand_cols,
                    f"{compile_s:12.2f}", f"{warm:>14}", f"{human_bytes(tape.total_bytes):>9}"]
             if self.jax_times is not None and name in self.jax_times:
                 tj, saved = self.jax_times[name]
@@ -295,6 +308,7 @@ class Bench:
         self.out("", self.footers)
         for line in ckpt_lines:
             self.out(line, self.footers)
+        self.hand_footer(hand_diffs)
         self.md_footer()
         for name, d in diffs:
             self.out(f"{name}: adjit and JAX gradients differ by {d:.1e} of the largest "
@@ -312,6 +326,23 @@ class Bench:
         self.target_lines = self.targets()
         for line in self.target_lines:
             self.out(line, self.footers)
+
+    def hand_footer(self, hand_diffs):
+        """The hand-written adjoints (hand.py): checked against central differences on small
+        inputs, and against adjit's gradient on each row's inputs."""
+        checks = [(fn.__name__, argnums, hand.check(fn, argnums))
+                  for fn, argnums in hand.HAND]
+        worst = max(err for _, _, err in checks)
+        self.out(f"hand-written adjoints (benchmarks/hand.py; each stores what its reverse "
+                 f"pass needs, every step's state for the heat rows with alpha and the "
+                 f"leapfrog rows, and does not checkpoint): against central differences on "
+                 f"small inputs, largest error {worst:.1e} of the largest component"
+                 + ("" if worst < 1e-6 else "  <-- MISMATCH"), self.footers)
+        if hand_diffs:
+            name, d = max(hand_diffs, key=lambda t: t[1])
+            self.out(f"adjit and hand-written gradients on the rows' inputs differ by at most "
+                     f"{d:.1e} of the largest component ({name})"
+                     + ("" if d < 1e-8 else "  <-- MISMATCH"), self.footers)
 
     def md_footer(self):
         """Velocity Verlet of examples/lj_md.py with the adjit forces and the analytic ones."""
