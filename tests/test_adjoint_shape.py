@@ -313,6 +313,18 @@ def negative_start(x):
     return s
 
 
+def store_in_while(x):
+    """A store inside a while loop whose trip count depends on the data."""
+    n = x.shape[0]
+    y = np.zeros(n)
+    k = 0
+    while k < n and x[k] < 10.0:
+        for i in range(n):
+            y[i] = math.exp(0.3 * x[i] * (k + 1))
+        k += 1
+    return np.sum(y * x)
+
+
 def test_stored_values_are_read_back():
     rng = np.random.default_rng(4)
     W = rng.normal(size=(5, 4)) * 0.5
@@ -329,3 +341,4 @@ def test_stored_values_are_read_back():
     src = _check(positional_dtype, (x,), 0)
     assert "math.exp(" not in _backward(src), _backward(src)
     _check(negative_start, (x,), 0)
+    _check(store_in_while, (x,), 0)

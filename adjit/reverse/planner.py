@@ -97,6 +97,8 @@ class Planning:
             if self.kinds.get(var) != FLOAT or len(defs) != 1 or var in self.params \
                     or layout.block_of[id(defs[0])] != layout.block_of[id(store)]:
                 continue
+            if any(L not in loops for L in layout.loops[id(store)]):
+                continue        # in a while loop: its iterations are not counted
             enclosing = [loops[L] for L in layout.loops[id(store)]]
             atoms = ir.index_atoms(store.targets[0])
             names = {a.id for a in atoms if isinstance(a, ast.Name)}
