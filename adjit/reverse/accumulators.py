@@ -35,7 +35,10 @@ def promote_accumulators(stmts, array_bars, namegen):
     return stmts
 
 
-def _visit(stmts, bars, namegen):
+def serial_range_loops(stmts, rewrite):
+    """Call rewrite(block, k) for every `for ... in range(...)` loop block[k] of `stmts`,
+    innermost first, outside prange loops and their bodies; rewrite may replace the loop by
+    several statements and returns the index of the last statement it leaves for it."""
     k = 0
     while k < len(stmts):
         s = stmts[k]
@@ -45,20 +48,27 @@ def _visit(stmts, bars, namegen):
         for field in ("body", "orelse"):
             inner = getattr(s, field, None)
             if isinstance(inner, list) and inner:
-                _visit(inner, bars, namegen)
+                serial_range_loops(inner, rewrite)
         if isinstance(s, ast.For) and _is_range(s):
-            before, after = _promote(s, bars, namegen)
-            if before:
-                # the sums start above the loop's header temporaries (`_t11 = c + 1`), which
-                # stay next to the range they fold into
-                at = k
-                while at > 0 and isinstance(stmts[at - 1], ast.Assign) \
-                        and isinstance(stmts[at - 1].targets[0], ast.Name):
-                    at -= 1
-                stmts[k + 1:k + 1] = after
-                stmts[at:at] = before
-                k += len(before) + len(after)
+            k = rewrite(stmts, k)
         k += 1
+
+
+def _visit(stmts, bars, namegen):
+    def promote(block, k):
+        before, after = _promote(block[k], bars, namegen)
+        if not before:
+            return k
+        # the sums start above the loop's header temporaries (`_t11 = c + 1`), which stay
+        # next to the range they fold into
+        at = k
+        while at > 0 and isinstance(block[at - 1], ast.Assign) \
+                and isinstance(block[at - 1].targets[0], ast.Name):
+            at -= 1
+        block[k + 1:k + 1] = after
+        block[at:at] = before
+        return k + len(before) + len(after)
+    serial_range_loops(stmts, promote)
 
 
 def _is_range(loop):

@@ -38,7 +38,7 @@ import ast
 import copy
 
 from .. import ir
-from .accumulators import _is_prange, _is_range
+from .accumulators import serial_range_loops
 
 
 def split_stencil_loops(stmts, live_out=()):
@@ -61,23 +61,17 @@ def _loads(stmts):
 
 
 def _visit(stmts, loads):
-    k = 0
-    while k < len(stmts):
-        s = stmts[k]
-        if isinstance(s, ast.For) and _is_prange(s):
-            k += 1
-            continue
-        for field in ("body", "orelse"):
-            inner = getattr(s, field, None)
-            if isinstance(inner, list) and inner:
-                _visit(inner, loads)
-        if isinstance(s, ast.For) and _is_range(s) and not s.orelse:
-            inside = _loads([s])
-            loops = _split(s, {n for n, c in loads.items() if c > inside.get(n, 0)})
-            if loops:
-                stmts[k:k + 1] = loops
-                k += len(loops) - 1
-        k += 1
+    def split(block, k):
+        loop = block[k]
+        if loop.orelse:
+            return k
+        inside = _loads([loop])
+        loops = _split(loop, {n for n, c in loads.items() if c > inside.get(n, 0)})
+        if not loops:
+            return k
+        block[k:k + 1] = loops
+        return k + len(loops) - 1
+    serial_range_loops(stmts, split)
 
 
 def _split(loop, read_outside):
