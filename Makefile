@@ -14,7 +14,7 @@ $(VENV)/.base: pyproject.toml
 	touch $@
 
 $(VENV)/.test: $(VENV)/.base
-	$(PY) -m pip install -q -e '.[test]'
+	$(PY) -m pip install -q -e '.[test,distributed]'
 	touch $@
 
 # the suite in one worker process per core (pytest-xdist), a test file's tests together so that
@@ -45,7 +45,12 @@ $(VENV)/.plot: $(VENV)/.base
 bench-docs: $(VENV)/.plot
 	$(PY) benchmarks/run.py --docs
 
-examples: $(VENV)/.base
+$(VENV)/.dist: $(VENV)/.base
+	$(PY) -m pip install -q -e '.[distributed]'
+	touch $@
+
+# every example; those that scale out need the extra [distributed]
+examples: $(VENV)/.dist
 	for f in examples/*.py; do echo "== $$f"; $(PY) $$f || exit 1; done
 
 clean:

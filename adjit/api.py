@@ -12,6 +12,7 @@ from numba.extending import overload, typeof_impl
 from .api_stop import stop_gradient
 from . import custom, higher
 from .errors import AdjitError, error_at
+from .frontend.source import receive_script, script_source
 from .transform import Mode as _Mode
 from .transform import build, check_argnums
 
@@ -27,7 +28,7 @@ class GradientFunction:
     from Python or from inside another @numba.njit function. `.source` is the generated
     adjoint for the most recent argument types. Threads may share one object (compilation
     happens once, under a lock); pickling sends the function and options, and the receiving
-    process compiles afresh.
+    process compiles it once: every later copy it unpickles is the same object.
     """
 
     def __init__(self, fn, argnums, with_value, fastmath=False, kind=None, checkpoint=None,
@@ -150,18 +151,31 @@ class GradientFunction:
         return (self.fn, self.mode.name, self._argnums_arg, self.fastmath, self.checkpoint)
 
     def __reduce__(self):
-        """Pickle as (function, argnums, mode): the unpickling process compiles afresh, so
-        gradients travel to multiprocessing and Dask workers. The function itself pickles
-        by reference (a module-level def or @njit function); a module-level `@grad def f`
-        is itself what its module holds under that name, so it pickles as that name."""
+        """Pickle as (function, argnums, mode). The unpickling process builds the gradient
+        once and returns that object for every later copy (in the process that pickled it,
+        the original), so gradients travel to multiprocessing and Dask workers without
+        compiling per task. The function itself pickles by reference (a module-level def or
+        @njit function); a module-level `@grad def f` is itself what its module holds under
+        that name, so it pickles as that name."""
         module = sys.modules.get(getattr(self, "__module__", None) or "")
         if getattr(module, self.__qualname__, None) is self:
             return self.__qualname__
         # a derivative of a gradient that differentiates a generated wrapper rebuilds it
         fn = self._of if self._of is not None and self.fn is not self._of.fn else self.fn
-        return (_rebuild, (fn, self._argnums_arg, self.mode.with_value, self.fastmath,
-                           self.mode.name, self.checkpoint, self.tape_limit, self.cache,
-                           self.target))
+        args = (fn, self._argnums_arg, self.mode.with_value, self.fastmath, self.mode.name,
+                self.checkpoint, self.tape_limit, self.cache, self.target)
+        try:                    # unpickled in this process, it is this object
+            with _REBUILT_LOCK:
+                _REBUILT.setdefault(args, self)
+        except TypeError:
+            pass
+        script = script_source(fn)
+        if script is None:
+            return (_rebuild, args)
+        # a function of the __main__ script travels by value (cloudpickle) without its
+        # source and as a new object each time: the script's text goes along, and the
+        # receiving process knows the function again by its place in the script
+        return (_rebuild_from_script, (script, args))
 
     def _positional(self, args, kwargs):
         """The arguments in the generated function's order (positional parameters, then
@@ -233,10 +247,48 @@ def _of_gradient(inner, argnums, kind):
     return higher.calling(inner), kind
 
 
+_REBUILT = {}
+_REBUILT_LOCK = threading.Lock()
+
+
 def _rebuild(fn, argnums, with_value, fastmath, kind=None, checkpoint=None, tape_limit=None,
              cache=False, target="cpu"):
-    return GradientFunction(fn, argnums, with_value, fastmath, kind, checkpoint, tape_limit,
-                            cache, target)
+    """Unpickle a gradient: the one this process already rebuilt with the same function and
+    options, so that its compiled specializations are reused (a Dask worker that receives
+    the same gradient in many tasks compiles it once), or a new one."""
+    args = (fn, argnums, with_value, fastmath, kind, checkpoint, tape_limit, cache, target)
+    try:
+        hash(args)
+    except TypeError:           # an unhashable option (a list of argnums): build afresh
+        return GradientFunction(*args)
+    with _REBUILT_LOCK:
+        made = _REBUILT.get(args)
+        if made is None:
+            made = _REBUILT[args] = GradientFunction(*args)
+        return made
+
+
+def _rebuild_from_script(script, args):
+    """Unpickle a gradient of a function defined in the sender's __main__ script: its
+    source comes with it (frontend/source.receive_script). Copies of a function with no
+    closure are one gradient per process, known by the script, name and line; a closure
+    (whose cells may hold other values in each copy) is built afresh."""
+    receive_script(*script)
+    fn = args[0]
+    inner = getattr(fn, "__adjit_function__", None) or getattr(fn, "py_func", fn)
+    if getattr(inner, "__closure__", None):
+        return GradientFunction(*args)
+    code = inner.__code__
+    key = (script[0], inner.__qualname__, code.co_firstlineno, code.co_code) + args[1:]
+    try:
+        hash(key)
+    except TypeError:
+        return GradientFunction(*args)
+    with _REBUILT_LOCK:
+        made = _REBUILT.get(key)
+        if made is None:
+            made = _REBUILT[key] = GradientFunction(*args)
+        return made
 
 
 _CUDA_TYPEOF = []

@@ -112,6 +112,7 @@ def test_pickle_round_trip_in_process():
     x = np.linspace(0.0, 1.0, 6)
     before = g(x, 0.7)
     h = pickle.loads(pickle.dumps(g))
+    assert h is g           # unpickled where it was made: the original, compiled code and all
     assert isinstance(h, api.GradientFunction) and h.argnums == (0, 1)
     after = h(x, 0.7)
     assert after[0] == before[0]

@@ -9,6 +9,7 @@ import builtins
 import inspect
 import textwrap
 import types
+from tokenize import TokenError
 
 from ..errors import AdjitError, Location
 
@@ -101,6 +102,49 @@ def unwrap(fn):
     return fn
 
 
+_SHIPPED = {}
+"""Script files (path -> text) whose functions came pickled by value (cloudpickle, as Dask
+sends what a `__main__` script defines): their code objects no longer name the file."""
+
+
+def script_source(fn):
+    """(path, text) of the script that defines `fn` when it is defined in `__main__` (a
+    function Dask pickles by value, without its source); None otherwise."""
+    fn = unwrap(fn)
+    if getattr(fn, "__module__", None) != "__main__":
+        return None
+    path = getattr(fn, "__globals__", {}).get("__file__")
+    if not isinstance(path, str):
+        return None
+    text = _SHIPPED.get(path)
+    if text is None:
+        try:
+            with open(path, encoding="utf-8") as f:
+                text = f.read()
+        except OSError:
+            return None
+    return path, text
+
+
+def receive_script(path, text):
+    """Remember a script's text that came with a pickled gradient (see script_source)."""
+    _SHIPPED.setdefault(path, text)
+
+
+def _script_block(fn):
+    """(path, the def's source) from the script `fn` came from, for a function pickled by
+    value; None if there is none."""
+    found = script_source(fn)
+    if found is None:
+        return None
+    path, text = found
+    lines = text.splitlines(True)[fn.__code__.co_firstlineno - 1:]
+    try:
+        return path, "".join(inspect.getblock(lines))
+    except (IndexError, SyntaxError, TokenError):
+        return None
+
+
 def read_function(fn):
     """Parse `fn` (a plain function or numba dispatcher) into a FunctionSource."""
     fn = unwrap(fn)
@@ -120,9 +164,14 @@ def read_function(fn):
     try:
         text = textwrap.dedent(inspect.getsource(fn))
     except (OSError, TypeError) as exc:
-        raise loc.error(None, f"its source cannot be read ({exc})",
-                        "Define the function in a file (or a notebook cell), not with exec "
-                        "or at the interactive prompt.") from None
+        block = _script_block(fn)
+        if block is None:
+            raise loc.error(None, f"its source cannot be read ({exc})",
+                            "Define the function in a file (or a notebook cell), not with "
+                            "exec or at the interactive prompt.") from None
+        filename, text = block
+        text = textwrap.dedent(text)
+        loc = Location(name, filename, firstlineno)
     try:
         module = ast.parse(text)
     except SyntaxError as exc:
