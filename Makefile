@@ -49,9 +49,12 @@ $(VENV)/.dist: $(VENV)/.base
 	$(PY) -m pip install -q -e '.[distributed]'
 	touch $@
 
-# every example; those that scale out need the extra [distributed]
+# every example; those that scale out need the extra [distributed], and the MPI one runs
+# on two ranks
 examples: $(VENV)/.dist
-	for f in examples/*.py; do echo "== $$f"; $(PY) $$f || exit 1; done
+	for f in examples/*.py; do echo "== $$f"; \
+	  case $$f in *_mpi.py) $(VENV)/bin/mpiexec -n 2 $(PY) $$f || exit 1;; \
+	  *) $(PY) $$f || exit 1;; esac; done
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis

@@ -20,7 +20,7 @@ import numba
 import numpy as np
 
 from . import ir
-from .analysis.activity import active_variables
+from .analysis.activity import active_variables, replicated_result
 from .analysis.hoist import hoist_invariants, keep_operands
 from .reverse.accumulators import promote_accumulators
 from .reverse.fission import split_stencil_loops
@@ -431,6 +431,12 @@ def _adjoint(p, o):
     if extra_name:
         assemble.seed_cotangent(prog, builder, result, kinds, extra_name)
         params = params + [extra_name]
+    if builder.is_active(result) and replicated_result(p.stmts, result, p.env.ns):
+        # one value every MPI rank holds: its cotangent counts once, on rank 0
+        from .runtime import mpi
+        bar = builder.bar(result.id)
+        prog.backward_init += ast.parse(
+            f"{bar} = {p.env.spell(mpi.only_on_root, 'only_on_root')}({bar})").body
     grads = [builder.gradient_expr(q) for q in p.wrt]
     propagate_copies(prog.backward, prog.bars.values(), live_out=grads)
     grad_text = grads[0] if o.single else "(" + ", ".join(grads) + ",)"

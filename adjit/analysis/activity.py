@@ -10,7 +10,7 @@ import ast
 
 from .. import ir
 from ..errors import error_at
-from .prims import classify
+from .prims import classify, message_names
 from .types import is_float_kind
 
 
@@ -39,6 +39,11 @@ def active_variables(stmts, result, wrt, kinds, env, roots=()):
     varied = {v for v in wrt if is_float_kind(kinds.get(v))}
     useful = {result.id} if isinstance(result, ast.Name) else set()
     useful |= set(roots)
+    # what MPI messages carry is active on every rank: a message's two ends are different
+    # statements (on different ranks), and both adjoints must exist (rules/messages.py)
+    carried = {v for v in message_names(stmts, env)[0] if is_float_kind(kinds.get(v))}
+    varied |= carried
+    useful |= carried
     changed = True
     while changed:
         changed = False
@@ -50,6 +55,25 @@ def active_variables(stmts, result, wrt, kinds, env, roots=()):
                 useful.add(source)
                 changed = True
     return {v for v in varied & useful if is_float_kind(kinds.get(v))}
+
+
+def replicated_result(stmts, result, env):
+    """Whether the result depends on a value every MPI rank holds the same copy of (what
+    an allreduce or a bcast returns): then it is one value, not one per rank, and its
+    cotangent counts once (rules/messages.py)."""
+    replicated = message_names(stmts, env)[1]
+    if not replicated or not isinstance(result, ast.Name):
+        return False
+    reached = set(replicated)
+    changed = True
+    edges = _edges(stmts, env)
+    while changed:
+        changed = False
+        for target, source in edges:
+            if source in reached and target not in reached:
+                reached.add(target)
+                changed = True
+    return result.id in reached
 
 
 def opaque_refusal(s):

@@ -9,7 +9,7 @@ import ast
 from .. import ir
 from ..normalize.names import lookup
 from ..rules.table import (ALLOCATORS, ARRAY_OP_OPERANDS, ARRAY_OPS, BINOP_RULES, CONST_ARRAYS,
-                           INACTIVE, INT_ALLOCATORS, READS_OPERANDS, UNARY_RULES, Rule,
+                           INACTIVE, INT_ALLOCATORS, MESSAGES, READS_OPERANDS, UNARY_RULES, Rule,
                            rule_for_call)
 from ..api_stop import stop_gradient
 
@@ -95,3 +95,32 @@ def classify(value, env):
             return Prim("opaque", ir.operands(value), obj=obj)
         return Prim("op", list(value.args), rule, obj)
     raise AssertionError(ast.dump(value))
+
+
+def message_of(s, env):
+    """The registry entry of the MPI message a normalized statement sends or receives
+    (`t = sendrecv_value(...)`, rules/messages.py), or None."""
+    if not (isinstance(s, ast.Assign) and isinstance(s.value, ast.Call)):
+        return None
+    obj = lookup(s.value.func, env)
+    entry = MESSAGES.get(obj) if obj in MESSAGES else None
+    return entry if entry is not None and entry.family != "message" else None
+
+
+def message_names(stmts, env):
+    """(names whose values messages carry: sent arrays and received values, which are
+    always active; names of values every rank holds the same: what allreduce and bcast
+    return)."""
+    carried, replicated = set(), set()
+    for s in ir.walk_stmts(stmts):
+        entry = message_of(s, env)
+        if entry is None:
+            continue
+        target = ir.target_name(s)
+        carried.add(target)
+        for k in entry.message["forced"]:
+            if k < len(s.value.args) and isinstance(s.value.args[k], ast.Name):
+                carried.add(s.value.args[k].id)
+        if entry.message["replicates"]:
+            replicated.add(target)
+    return carried, replicated

@@ -57,7 +57,11 @@ class TangentBuilder:
         for s in stmts:
             if isinstance(s, ast.Assign):
                 out.append(s)
-                out += self._tangent(s)
+                tangents = self._tangent(s)
+                if ir.note(s, "message"):       # an MPI message's tangent is a message too
+                    for t in tangents:
+                        ir.annotate(t, message=True)
+                out += tangents
             elif isinstance(s, ast.If):
                 s.body = self._block(s.body) or [ast.Pass()]
                 s.orelse = self._block(s.orelse)

@@ -21,13 +21,14 @@ from ..frontend.source import MISSING, read_function, unwrap
 from ..runtime import vec
 from ..rules.table import (ALLOCATORS, ARRAY_OPS, ARRAY_QUERIES, ARRAY_RULES, CONST_ARRAYS,
                            ELEMENTWISE, NEW_ARRAY_CALLS,
-                           INACTIVE, rule_for_call)
+                           INACTIVE, MESSAGES, ensure_entries, rule_for_call)
 
 from . import swaps
 from .bindings import Bindings, _At, _Binding
 from .check import check_supported
 from .exits import lower_exits
 from .inline import Inlining
+from .messages import Messages
 from .names import lookup
 from .numpy_calls import NumpyCalls
 from .values import Shape, TupleValue, assigned_user_names
@@ -299,7 +300,7 @@ def _store_counts(tree):
     return counts, set(counts) - nested
 
 
-class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining):
+class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining, Messages):
     def __init__(self, src, ctx, prefix, subst, views):
         self.src = src
         self.loc = src.loc
@@ -1713,6 +1714,9 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining):
                              "functions.")
         if obj in ALLOCATORS:
             return self.allocation(node, obj, out)
+        ensure_entries(obj)
+        if obj in MESSAGES and MESSAGES[obj].family == "message":
+            return self.message_call(node, MESSAGES[obj], out)
         as_operation = getattr(obj, "__adjit_operation__", None)
         if as_operation is not None:    # a gradient object: registered as an operation
             as_operation(lambda what, instead: self.error(node, what, instead))

@@ -55,6 +55,8 @@ def _independent(loop, writes, layout, kinds):
     inner = list(ir.walk_stmts(body))
     if leaves_early(body):
         return "it leaves early"
+    if any(ir.note(s, "message") for s in inner):
+        return "it sends or receives MPI messages"     # (once each, as the other rank does)
     start = layout.pos[id(loop)]
     assigned = ir.assigned(body)
     # scalars carried from one iteration to the next: additive reductions only

@@ -37,6 +37,11 @@ no entry: the normalizer folds any int or float a name resolves to):
   and the rows below it, "whole": the array itself, "qr": [Q^T | R] split after the
   argument's row count).
 
+- `message`: for MPI (numba-mpi, rules/messages.py): on a call users write (family
+  "message"), how it is lowered to a function of values; on that function (an "array"
+  entry), which operands are always active (`forced`) and whether its value is the same on
+  every rank (`replicates`).
+
 docs/coverage.md is generated from the registry (`make coverage`).
 """
 import ast
@@ -100,7 +105,8 @@ class Primitive:
 
     def __init__(self, obj, name, family, rule=None, scalar=None, arity=1, reduction=None,
                  handler=None, cost="cheap", domain=None, methods=(), notes="", params=(),
-                 result=None, statement=False, cuda=True, array_rule=None, packed=None):
+                 result=None, statement=False, cuda=True, array_rule=None, packed=None,
+                 message=None):
         self.obj = obj
         self.name = name
         self.family = family
@@ -119,6 +125,7 @@ class Primitive:
         self.cuda = cuda
         self.array_rule = array_rule
         self.packed = packed
+        self.message = message
 
     @property
     def differentiable(self):

@@ -766,6 +766,27 @@ def device_twin(obj):
     return twin[1]
 
 
+_LAZY = {"numba_mpi": "messages"}
+"""Libraries whose entries are defined the first time a differentiated function refers to
+one of their objects (their import has effects: numba_mpi initializes MPI): top-level
+module -> the module of adjit/rules/ that defines them (its `load()`)."""
+_LOADED = set()
+
+
+def ensure_entries(obj):
+    """Define the registry entries of `obj`'s library if it is one loaded on demand."""
+    module = getattr(obj, "__module__", None)
+    top = module.split(".")[0] if isinstance(module, str) else None
+    if top not in _LAZY or top in _LOADED:
+        return
+    _LOADED.add(top)
+    import importlib
+    made = importlib.import_module(f".{_LAZY[top]}", __package__).load()
+    _refresh_array_tables()
+    INACTIVE.update({e.obj: e for e in made if e.family == "inactive"})
+    MESSAGES.update({e.obj: e for e in made if e.message is not None})
+
+
 def set_array_rule(obj, rule):
     """Give a run-time entry a new ArrayRule (a custom_vjp function given its tangent rule
     after its reverse one), and the tables the passes read with it."""
@@ -796,6 +817,10 @@ derivatives, ever."""
 
 INACTIVE = _Table({e.obj: e for e in _R.family("inactive")})
 """Functions with no derivative, called as they are (their registry entries)."""
+
+MESSAGES = _Table()
+"""MPI calls and the functions of values they are lowered to, by object (their registry
+entries; rules/messages.py, defined on first use)."""
 
 ARRAY_QUERIES = _Table({len: "int"})
 """Functions that read an array's size, not its values."""
