@@ -165,6 +165,30 @@ def broadcast_params_whole(p, x):
     return s
 
 
+def constant_message(x):
+    """Rank 0 sends numbers that depend on no argument; rank 1 uses them."""
+    rank = mpi.rank()
+    buf = np.zeros(2)
+    if rank == 0:
+        mpi.send(np.ones(2) * 3.0, dest=1, tag=5)
+        local = np.sum(x * x)
+    else:
+        mpi.recv(buf, source=0, tag=5)
+        local = np.sum(buf * x)
+    total = np.zeros(1)
+    mpi.allreduce(local, total)
+    return total[0]
+
+
+def ring_shift(x):
+    """Not reduced: each rank returns its own number, and the loss is their sum."""
+    rank = mpi.rank()
+    size = mpi.size()
+    y = np.zeros_like(x)
+    mpi.sendrecv(x, (rank + 1) % size, y, (rank - 1) % size)
+    return np.sum(np.sin(y) * y)
+
+
 def out_of_order(x):
     """Receives that take rank 0's messages in the other order, by tag."""
     rank = mpi.rank()
@@ -333,6 +357,15 @@ def main(path):
     out["bcast"] = {"value_vs_whole": rel(value, wvalue),
                     "dp_on_root_vs_whole": rel(summed(dp if RANK == 0 else 0.0 * dp), wdp),
                     "dp_elsewhere": float(summed(elsewhere)[0])}
+
+    # a message of constants, and a loss each rank returns without reducing it
+    x = np.array([0.5, -1.5]) + RANK
+    dx = adjit.grad(constant_message)(x.copy())
+    out["constant_message"] = rel(dx, 2.0 * x if RANK == 0 else np.full(2, 3.0))
+    dx = adjit.grad(ring_shift)(x.copy())
+    out["ring_shift"] = rel(dx, np.sin(x) + x * np.cos(x))   # d/dx of the next rank's term
+    out["constant_message"] = float(np.max(summed(out["constant_message"])))
+    out["ring_shift"] = float(np.max(summed(out["ring_shift"])))
 
     # refusals, at transformation time (no message is sent)
     refusals = {}

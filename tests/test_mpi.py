@@ -94,6 +94,14 @@ def test_bcast_gathers_the_gradient_on_the_root(measured):
     assert m["dp_elsewhere"] == 0.0, m
 
 
+def test_messages_of_constants_and_losses_not_reduced(measured):
+    """A sent array that depends on no argument still gets the receiver's answer (both ends
+    of a message are active); a loss each rank returns unreduced is their sum, its gradient
+    reaching the sender through the adjoint message."""
+    assert measured["constant_message"] <= EXACT, measured["constant_message"]
+    assert measured["ring_shift"] <= EXACT, measured["ring_shift"]
+
+
 @pytest.mark.parametrize("name, says", [
     ("any_source", "`mpi.recv` from any source (ANY_SOURCE)"),
     ("maximum", "`mpi.allreduce` with operator mpi.Operator.MAX"),

@@ -39,8 +39,8 @@ def active_variables(stmts, result, wrt, kinds, env, roots=()):
     varied = {v for v in wrt if is_float_kind(kinds.get(v))}
     useful = {result.id} if isinstance(result, ast.Name) else set()
     useful |= set(roots)
-    # what MPI messages carry is active on every rank: a message's two ends are different
-    # statements (on different ranks), and both adjoints must exist (rules/messages.py)
+    # MPI messages are active on every rank: a message's two ends are different statements
+    # (on different ranks), and both adjoints must exist (rules/messages.py)
     carried = {v for v in message_names(stmts, env)[0] if is_float_kind(kinds.get(v))}
     varied |= carried
     useful |= carried

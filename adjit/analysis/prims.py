@@ -108,9 +108,9 @@ def message_of(s, env):
 
 
 def message_names(stmts, env):
-    """(names whose values messages carry: sent arrays and received values, which are
-    always active; names of values every rank holds the same: what allreduce and bcast
-    return)."""
+    """(names of the values of message statements (what a receive returns, a send's token),
+    which are always active; names of values every rank holds the same: what allreduce and
+    bcast return)."""
     carried, replicated = set(), set()
     for s in ir.walk_stmts(stmts):
         entry = message_of(s, env)
@@ -118,9 +118,6 @@ def message_names(stmts, env):
             continue
         target = ir.target_name(s)
         carried.add(target)
-        for k in entry.message["forced"]:
-            if k < len(s.value.args) and isinstance(s.value.args[k], ast.Name):
-                carried.add(s.value.args[k].id)
         if entry.message["replicates"]:
             replicated.add(target)
     return carried, replicated

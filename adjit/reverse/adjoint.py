@@ -185,6 +185,10 @@ class ReverseBuilder(Validation, Planning, Emission):
             first = self.single_use.get(atom.id) == id(s)   # linspace's scalar operands
             out.append(accumulate(self.bar(atom.id), substitute(rule.reverse[k], names),
                                   False, first, origin))
+        for k in rule.always:       # (an MPI answer the other rank waits for: value dropped)
+            if k not in dict(active) and k < len(prim.operands):
+                out.append(ast.Assign(targets=[ir.store(self.namegen.fresh("_answered"))],
+                                      value=substitute(rule.reverse[k], names), lineno=0))
         if not is_array(self.kinds.get(target)):
             out += self._reset(target, s)       # a number (a custom_vjp function's result)
         elif self.layout.loops[id(s)]:

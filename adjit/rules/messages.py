@@ -10,7 +10,8 @@ Every rank runs the same generated code. A message's two ends are different stat
 activity analysis finds on each rank alone: the values that messages carry are always
 active (`message["forced"]`: the sent array and the received value), their statements are
 never left out of the forward sweep, hoisted out of loops, or computed again in the
-backward sweep. A value that comes out of an allreduce or a bcast is one value every rank
+backward sweep; and the answer to a message is sent (or received) even where what was sent
+carries no derivative (ArrayRule.always). A value that comes out of an allreduce or a bcast is one value every rank
 holds (`message["replicates"]`): a result that depends on one counts once, its cotangent
 seeded on rank 0 alone.
 """
@@ -48,10 +49,10 @@ def load():
                                               "bcast_value", "reduce_to_root", "send_token",
                                               "send_adjoint", "recv_value", "recv_adjoint",
                                               "sendrecv_value", "sendrecv_adjoint")}
-        rule = ArrayRule(key, params, reverse, tangent, result, helpers=names)
+        rule = ArrayRule(key, params, reverse, tangent, result, helpers=names, always=(0,))
         made.append(R.define(fn, f"adjit.runtime.mpi.{fn.__name__}", "array", handler="keep",
                              array_rule=rule, cuda=False,
-                             message={"replicates": replicates, "forced": (0,)},
+                             message={"replicates": replicates},
                              notes="an MPI message and its adjoint"))
 
     helper(rt.allreduce_sum, "mpi_allreduce", ("x",), ("allreduce_sum(out_bar)",),

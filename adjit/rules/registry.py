@@ -73,11 +73,15 @@ class ArrayRule:
 the expressions call that are not in generated code's namespace (the compiled rules of a
 function given its own derivative, adjit/custom.py), with the objects they stand for.
 `missing_tangent`: why an operand whose `tangent` is None has a derivative all the same
-(forward mode through it is refused with this text)."""
+(forward mode through it is refused with this text). `always`: operands whose reverse and
+tangent expressions run even when the operand carries no derivative, the reverse's value
+dropped and the tangent taken as zeros (an MPI message's answer, which the other rank
+waits for)."""
 
     def __init__(self, key, params, reverse, tangent, result, reads=False, defaults=None,
-                 shared=None, helpers=None, missing_tangent=None):
+                 shared=None, helpers=None, missing_tangent=None, always=()):
         self.key = key
+        self.always = tuple(always)
         self.helpers = dict(helpers or {})
         self.missing_tangent = missing_tangent
         self.shared = None if shared is None else ast.parse(shared, mode="eval").body
