@@ -775,7 +775,10 @@ _LOADED = set()
 
 def ensure_entries(obj):
     """Define the registry entries of `obj`'s library if it is one loaded on demand."""
-    module = getattr(obj, "__module__", None)
+    try:
+        module = getattr(obj, "__module__", None)
+    except Exception:   # noqa: BLE001 - an object whose attributes raise: not a library's
+        return
     top = module.split(".")[0] if isinstance(module, str) else None
     if top not in _LAZY or top in _LOADED:
         return
