@@ -67,7 +67,7 @@ def main(cells=2048, steps=300):
     dt = 0.01
     x = np.linspace(0.0, 1.0, cells, endpoint=False)
     mine = slice(rank * cells // size, (rank + 1) * cells // size)
-    u0 = (0.1 + 0.5 * np.exp(-((x - 0.4) / 0.03) ** 2))[mine].copy()
+    u0 = (0.1 + 0.5 * np.exp(-((x - 0.4) * cells / 60.0) ** 2))[mine].copy()
     truth = np.array([0.21, 0.8])
     forward = numba.njit(misfit)
     # the measurements: the final field of the true parameters
