@@ -189,6 +189,33 @@ def ring_shift(x):
     return np.sum(np.sin(y) * y)
 
 
+@numba.njit
+def exchange(u, n, left, right):
+    assert mpi.sendrecv(u[n:n + 1], right, u[0:1], left) == mpi.SUCCESS
+    status = mpi.sendrecv(u[1:2], left, u[n + 1:n + 2], right)
+    return status
+
+
+@numba.njit
+def heat_njit(u0, alpha, steps):
+    """An @njit program whose halo exchange is an @njit helper checking MPI's status, and
+    whose allreduce names its operator and reduces a number."""
+    rank, size = mpi.rank(), mpi.size()
+    n = u0.shape[0]
+    u = np.zeros(n + 2)
+    u[1:n + 1] = u0
+    left = (rank - 1) % size
+    right = (rank + 1) % size
+    for t in range(steps):
+        exchange(u, n, left, right)
+        un = u.copy()
+        for i in range(1, n + 1):
+            u[i] = un[i] + alpha * (un[i - 1] - 2.0 * un[i] + un[i + 1])
+    total = np.zeros(1)
+    mpi.allreduce(np.sum(u[1:n + 1] ** 2), total, mpi.Operator.SUM)
+    return total[0]
+
+
 def out_of_order(x):
     """Receives that take rank 0's messages in the other order, by tag."""
     rank = mpi.rank()
@@ -357,6 +384,14 @@ def main(path):
     out["bcast"] = {"value_vs_whole": rel(value, wvalue),
                     "dp_on_root_vs_whole": rel(summed(dp if RANK == 0 else 0.0 * dp), wdp),
                     "dp_elsewhere": float(summed(elsewhere)[0])}
+
+    # @njit code as written: a helper, asserted statuses, a named operator
+    u0 = piece(np.linspace(0.0, 1.0, 20))
+    value, (du, dalpha) = adjit.value_and_grad(heat_njit, argnums=(0, 1))(u0, 0.2, 5)
+    h = 1e-6
+    fd = (heat_njit(u0, 0.2 + h, 5) - heat_njit(u0, 0.2 - h, 5)) / (2 * h)  # all ranks
+    out["njit_forms"] = {"value_vs_numba": rel(value, heat_njit(u0, 0.2, 5)),
+                         "dalpha_vs_fd": rel(summed(dalpha), fd)}
 
     # a message of constants, and a loss each rank returns without reducing it
     x = np.array([0.5, -1.5]) + RANK

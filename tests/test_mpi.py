@@ -94,6 +94,11 @@ def test_bcast_gathers_the_gradient_on_the_root(measured):
     assert m["dp_elsewhere"] == 0.0, m
 
 
+def test_njit_program_with_a_helper_and_checked_statuses(measured):
+    m = measured["njit_forms"]
+    assert m["value_vs_numba"] == 0.0 and m["dalpha_vs_fd"] <= FD, m
+
+
 def test_messages_of_constants_and_losses_not_reduced(measured):
     """A sent array that depends on no argument still gets the receiver's answer (both ends
     of a message are active); a loss each rank returns unreduced is their sum, its gradient

@@ -18,6 +18,7 @@ status is MPI_SUCCESS (0): MPI's default error handler stops the program on any 
 import ast
 
 from .. import ir
+from ..frontend.source import MISSING
 
 
 class Messages:
@@ -33,7 +34,7 @@ class Messages:
         self.message_calls = []
         if lower == "allreduce":
             op = args.get("operator")
-            if op is not None and self.src.resolve(op) is not how["sum"]:
+            if op is not None and self.constant_value(op) != how["sum"]:
                 raise self.error(node, f"`{name}` with operator {ast.unparse(op)}",
                                  "adjit differentiates allreduce's sum (the default "
                                  "operator). Compute a maximum or minimum outside the "
@@ -74,6 +75,24 @@ class Messages:
                     any(s.value is c for c in self.message_calls):
                 ir.annotate(s, message=True)
         return ir.const(0)
+
+    def constant_value(self, node):
+        """The value of a constant or of a global name or attribute chain
+        (`mpi.Operator.SUM`, `MPI.ANY_TAG`, `-1`); None for anything else."""
+        if isinstance(node, ast.Constant):
+            return node.value
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            inner = self.constant_value(node.operand)
+            return -inner if isinstance(inner, (int, float)) else None
+        if isinstance(node, ast.Name):
+            value = self.src.resolve_name(node.id)
+        elif isinstance(node, ast.Attribute):
+            base = self.constant_value(node.value) if not isinstance(node.value, ast.Name) \
+                else self.src.resolve_name(node.value.id)
+            value = getattr(base, node.attr, None) if base is not None else None
+        else:
+            return None
+        return None if value is MISSING else value
 
     def message_value(self, helper, atoms):
         call = self.call_of(helper, atoms)
@@ -116,7 +135,7 @@ class Messages:
     def check_source(self, source, node, name, how):
         """A receive from ANY_SOURCE (numba-mpi's default) is refused: the adjoint message
         must go back to the rank the forward message came from."""
-        value = source.value if isinstance(source, ast.Constant) else self.src.resolve(source)
+        value = self.constant_value(source)
         if isinstance(value, int) and value == how["any_source"]:
             raise self.error(node, f"`{name}` from any source (ANY_SOURCE)",
                              "Name the rank the message comes from (source=...): the adjoint "
@@ -128,7 +147,7 @@ class Messages:
         ADJOINT_TAG, which the sender accepts for any of its tags: safe where the receives
         took the messages in the order they were sent, which they do when none names a tag
         (see adjit/runtime/mpi.py)."""
-        value = tag.value if isinstance(tag, ast.Constant) else self.src.resolve(tag)
+        value = self.constant_value(tag)
         style = "any" if isinstance(value, int) and value == how["any_tag"] else "given"
         styles = self.ctx.__dict__.setdefault("receive_tags", {})
         styles.setdefault(style, node)
