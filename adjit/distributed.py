@@ -85,7 +85,7 @@ class EnsembleError(AdjitError):
         return (type(self), (self.args[0], self.errors, self.results))
 
 
-def ensemble_sum(client, fn, members, *, split_every=8):
+def ensemble_sum(client, fn, members, *, split_every=8, timeout=None):
     """sum(fn(*m) for m in members), each member a task on the Dask `client`'s workers and
     the sum a tree of additions on the workers (`split_every` results per addition): only
     the total comes back. `fn` is a gradient (`grad`, `value_and_grad`, `vjp` with its
@@ -94,7 +94,8 @@ def ensemble_sum(client, fn, members, *, split_every=8):
     element by element).
 
     If members fail, an `EnsembleError` (an AdjitError) names the function and the failed
-    members with their errors; its `results` holds the other members' results."""
+    members with their errors; its `results` holds the other members' results. `timeout`
+    (seconds) bounds the wait for the members and for the sum (dask's TimeoutError)."""
     distributed = _require("dask.distributed")
     members = [m if isinstance(m, tuple) else (m,) for m in members]
     if not members:
@@ -105,11 +106,11 @@ def ensemble_sum(client, fn, members, *, split_every=8):
                          "more (results added per task).")
     [remote_fn] = client.scatter([fn], broadcast=True, hash=False)
     futures = client.map(_call, [remote_fn] * len(members), members, pure=False)
-    distributed.wait(futures)
+    distributed.wait(futures, timeout=timeout)
     failed = {k: f.exception() for k, f in enumerate(futures) if f.status == "error"}
     if failed:
         done = {k: f for k, f in enumerate(futures) if k not in failed}
-        results = dict(zip(done, client.gather(list(done.values()))))
+        results = dict(zip(done, client.gather(list(done.values()))))  # (all finished)
         first, exc = next(iter(failed.items()))
         raise EnsembleError(
             f"{len(failed)} of {len(members)} members of the ensemble of '{_name(fn)}' "
@@ -119,7 +120,7 @@ def ensemble_sum(client, fn, members, *, split_every=8):
     while len(level) > 1:
         level = [client.submit(_sum, *level[k:k + split_every], pure=False)
                  for k in range(0, len(level), split_every)]
-    return level[0].result()
+    return level[0].result(timeout)
 
 
 def _vjp_block(x, g, vjp_fn, args):

@@ -68,7 +68,7 @@ def client(tmp_path_factory):
 def test_ensemble_sum_equals_the_serial_sum_and_differences(client):
     g = adjit.value_and_grad(misfit)
     theta, members = _members(12)
-    value, grad = ensemble_sum(client, g, members, split_every=3)
+    value, grad = ensemble_sum(client, g, members, split_every=3, timeout=TIMEOUT)
     serial = [g(*m) for m in members]
     assert value == pytest.approx(sum(v for v, _ in serial), rel=1e-13)
     np.testing.assert_allclose(grad, np.sum([d for _, d in serial], axis=0), rtol=1e-13)
@@ -90,7 +90,7 @@ def test_a_gradient_compiles_once_per_worker(client):
     g = adjit.grad(misfit)
     _, members = _members(2)
     assert client.submit(g, *members[0], pure=False).result(TIMEOUT).shape == (2,)
-    seen = client.gather(client.map(_pid_and_identity, [g] * 16, pure=False))
+    seen = [f.result(TIMEOUT) for f in client.map(_pid_and_identity, [g] * 16, pure=False)]
     by_pid = {}
     for pid, ident, _ in seen:
         by_pid.setdefault(pid, set()).add(ident)
@@ -109,7 +109,7 @@ def test_workers_load_the_compiled_gradient_from_the_shared_cache(client):
     g = adjit.grad(energy, cache=True)
     x = np.linspace(-1.0, 1.0, 7)
     np.testing.assert_allclose(g(x), 3.0 * x * x - 2.0, rtol=1e-14)   # compiled here
-    per_worker = client.run(_cache_hits, g, (x,))
+    per_worker = client.run(_cache_hits, g, (x,), wait=True)
     assert len(per_worker) == 2
     for hits, misses in per_worker.values():
         assert hits >= 1 and misses == 0, per_worker
@@ -120,7 +120,7 @@ def test_failed_members_reach_the_client_and_the_others_are_kept(client):
     theta, members = _members(4)
     bad = (np.array([1, 2]), 0.5, members[0][2])      # an integer array to differentiate
     with pytest.raises(EnsembleError) as info:
-        ensemble_sum(client, g, members[:2] + [bad] + members[2:])
+        ensemble_sum(client, g, members[:2] + [bad] + members[2:], timeout=TIMEOUT)
     err = info.value
     assert isinstance(err, AdjitError)
     assert "misfit" in str(err) and "member 2" in str(err)
@@ -135,11 +135,11 @@ def test_blockwise_vjp_and_grad_equal_the_whole_array(client):
     u = np.cos(np.arange(103.0))
     dx = da.from_array(x, chunks=25)
     du = da.from_array(u, chunks=40)                  # rechunked to x's chunks
-    got = blockwise_vjp(softplus, dx, du).compute()
+    got = client.compute(blockwise_vjp(softplus, dx, du)).result(TIMEOUT)
     whole = adjit.vjp(softplus)(x, u)[1]
     np.testing.assert_allclose(got, whole, rtol=1e-14)
     np.testing.assert_allclose(got, u / (1.0 + np.exp(-x)), rtol=1e-13)
-    got = blockwise_grad(energy, dx).compute()
+    got = client.compute(blockwise_grad(energy, dx)).result(TIMEOUT)
     np.testing.assert_allclose(got, 3.0 * x * x - 2.0, rtol=1e-13)
 
 
