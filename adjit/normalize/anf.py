@@ -1176,6 +1176,11 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining, Message
         ir.annotate(node, user=True)    # a loop the user wrote (not one of vectorized code)
         ir.annotate(node, origin=self.origin)
         if self.src.resolve(it.func) is numba.prange:
+            if any(ir.note(x, "message") for x in ir.walk_stmts(node.body)):
+                raise self.error(s, "an MPI message inside a numba.prange loop",
+                                 "Send and receive outside the parallel loop (threads would "
+                                 "send in any order, and their answers could not be matched): "
+                                 "use range, or exchange before or after the prange loop.")
             ir.annotate(node, parallel=True)
         node._bounds = (lo, hi, st)
         out.append(node)
