@@ -6,6 +6,8 @@ import subprocess
 import sys
 import textwrap
 
+import numpy as np
+
 SCRIPT = textwrap.dedent("""
     import json, sys, time
     import numpy as np
@@ -50,3 +52,46 @@ def test_second_process_loads_the_gradient_from_the_disk_cache(tmp_path):
         second["gk"] == first["gk"]
     sources = [p for p in os.listdir(tmp_path / "cache") if p.endswith(".py")]
     assert len(sources) == 1 and sources[0].startswith("_adjit_energy_value_and_grad")
+
+
+PRANGE = textwrap.dedent("""
+    import json
+    import numba
+    import numpy as np
+    import adjit
+
+    def pair_energy(x):
+        e = 0.0
+        for i in numba.prange(x.shape[0]):
+            for j in range(i + 1, x.shape[0]):
+                d = x[i] - x[j]
+                e += 1.0 / (1.0 + d * d)
+        return e
+
+    g = adjit.grad(pair_energy, cache=True)
+    gx = g(np.linspace(0.0, 3.0, 9))
+    hits = sum(g._called.dispatcher.stats.cache_hits.values())
+    print(json.dumps({"gx": gx.tolist(), "hits": hits}))
+""")
+
+
+def test_a_parallel_gradient_is_loaded_from_the_disk_cache_too(tmp_path):
+    """The parallel backward sweep asks numba for its thread count in a form numba can
+    cache (numba.get_num_threads() would keep the function out of the cache)."""
+    env = dict(os.environ, ADJIT_CACHE_DIR=str(tmp_path / "cache"))
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
+    path = tmp_path / "prange_script.py"
+    path.write_text(PRANGE)
+    runs = []
+    for _ in range(2):
+        out = subprocess.run([sys.executable, str(path)], env=env, capture_output=True,
+                             text=True, timeout=300)
+        assert out.returncode == 0, out.stderr
+        assert "Cannot cache" not in out.stderr, out.stderr
+        runs.append(json.loads(out.stdout.strip().splitlines()[-1]))
+    assert runs[0]["hits"] == 0 and runs[1]["hits"] == 1, runs
+    x = np.linspace(0.0, 3.0, 9)
+    d = x[:, None] - x[None, :]
+    exact = np.sum(-2.0 * d / (1.0 + d * d) ** 2, axis=1)   # d/dx_i of the pair sum
+    np.testing.assert_allclose(runs[1]["gx"], exact, rtol=1e-12, atol=1e-14)

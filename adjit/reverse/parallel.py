@@ -393,7 +393,7 @@ def _chunked(loop, sums, arrays, namegen, tape=None, starts=()):
                 tape_init += [f"{own[arr]} = np.empty(64{dtype})", f"{own[top]} = 0"]
     parts = {name: namegen.fresh(f"{name}_parts") for name in sums + arrays}
     trips = f"{start} + 1" if stop == "-1" else f"{start} - ({stop})"
-    before = [f"{nc} = min(numba.get_num_threads(), max({trips}, 0))"]
+    before = [f"{nc} = min(vec.num_threads(), max({trips}, 0))"]
     before += [f"{parts[s]} = np.zeros({nc})" for s in sums]
     before += [f"{parts[a]} = np.zeros(({nc},) + {a}.shape, {a}.dtype)" for a in arrays]
     head = [f"{own[s]} = 0.0" for s in sums] + [f"{own[a]} = {parts[a]}[{c}]" for a in arrays]

@@ -1449,3 +1449,28 @@ def check_same_length(n, m):
     if n != m:
         raise ValueError("adjit: an array name rebound in a loop changed its shape (adjit "
                          "updates the array in place); give the new array another name")
+
+
+@numba.extending.intrinsic
+def _num_threads(typingctx):
+    """numba's thread count, called by its symbol in the threading layer as numba's own
+    parallel loops call it: numba.get_num_threads() reaches it through a ctypes pointer,
+    which keeps a function from numba's disk cache."""
+    from numba.np.ufunc import parallel
+    parallel._launch_threads()      # (registers the symbol; numba.get_num_threads does too)
+
+    def codegen(context, builder, signature, args):
+        import llvmlite.ir
+        from numba.core import cgutils
+        fn = cgutils.get_or_insert_function(
+            builder.module, llvmlite.ir.FunctionType(llvmlite.ir.IntType(64), []),
+            "get_num_threads")
+        return builder.call(fn, [])
+    return types.int64(), codegen
+
+
+@numba.njit
+def num_threads():
+    """The number of threads numba's parallel loops use now (numba.get_num_threads()), in a
+    form numba can cache."""
+    return _num_threads()
