@@ -32,6 +32,7 @@ class Messages:
         args = self.message_arguments(node, entry, name)
         lower = how["lower"]
         self.message_calls = []
+        start = len(out)
         if lower == "allreduce":
             op = args.get("operator")
             if op is not None and self.constant_value(op) != how["sum"]:
@@ -70,7 +71,7 @@ class Messages:
             self.store_message(args["recvdata"], value, out, node, name)
         else:       # pragma: no cover - the registry names only the forms above
             raise AssertionError(lower)
-        for s in ir.walk_stmts(out):
+        for s in ir.walk_stmts(out[start:]):      # (what this call added)
             if isinstance(s, ast.Assign) and isinstance(s.value, ast.Call) and \
                     any(s.value is c for c in self.message_calls):
                 ir.annotate(s, message=True)

@@ -44,11 +44,12 @@ def load():
     R = REGISTRY
     made = []
 
+    names = {n: getattr(rt, n) for n in ("allreduce_sum", "allreduce_sum_number",
+                                          "bcast_value", "reduce_to_root", "send_token",
+                                          "send_adjoint", "recv_value", "recv_adjoint",
+                                          "sendrecv_value", "sendrecv_adjoint")}
+
     def helper(fn, key, params, reverse, tangent, result, replicates=False):
-        names = {n: getattr(rt, n) for n in ("allreduce_sum", "allreduce_sum_number",
-                                              "bcast_value", "reduce_to_root", "send_token",
-                                              "send_adjoint", "recv_value", "recv_adjoint",
-                                              "sendrecv_value", "sendrecv_adjoint")}
         rule = ArrayRule(key, params, reverse, tangent, result, helpers=names, always=(0,))
         made.append(R.define(fn, f"adjit.runtime.mpi.{fn.__name__}", "array", handler="keep",
                              array_rule=rule, cuda=False,

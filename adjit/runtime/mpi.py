@@ -205,7 +205,3 @@ def sendrecv_adjoint(g, dest, source, sendtag, recvtag, x):
     _check_tag(status[TAG_AT], sendtag)
     return back
 
-
-@numba.njit
-def zeros_like(like):
-    return np.zeros(like.shape, np.float64)
