@@ -42,6 +42,7 @@ from .reverse.dce import eliminate_dead, upward_exposed
 from .reverse.parallel import (check_user_races, has_parallel_loops, parallel_backward,
                                use_plain_bodies)
 from .reverse.peephole import propagate_copies
+from .reverse.replay import replay_unbounded_loops
 from .reverse.tape import static_pushes
 from .rules.registry import REGISTRY
 from .rules.table import INACTIVE, has_device_twin
@@ -170,6 +171,7 @@ def normalize(p, o):
     layouts = {q: k.layout for q, k in kinds.items() if is_array(k)}
     ctx = InlineContext(p.namegen, p.env, arrays, ints, layouts)
     ctx.typed_args = p.arg_kinds is not None
+    ctx.kernel = o.derivative == "kernel"
     p.stmts, result = normalize_function(p.src, ctx)
     p.vec_temps = ctx.vec_temps
     if o.derivative == "kernel":
@@ -426,8 +428,7 @@ def _adjoint(p, o):
     builder.vec_temps = set(p.vec_temps)
     prog = builder.build(p.wrt)
     if o.target == "cuda":
-        builder.tape.bounds = static_pushes(prog.forward, builder.tape,
-                                            assemble.unbounded_loop_error(src))
+        builder.tape.bounds = _bounded_tape(prog, builder, src)
     if extra_name:
         assemble.seed_cotangent(prog, builder, result, kinds, extra_name)
         params = params + [extra_name]
@@ -533,6 +534,17 @@ def _tangent(p, o):
         p.compiled = Transformed(p.source, p.python, None)
 
 
+def _bounded_tape(prog, builder, src):
+    """The sizes of a CUDA tape (its float and int local arrays): the forward sweep's pushes,
+    with the loops that would record a run-time number of iterations replayed instead
+    (reverse/replay.py), plus one replayed iteration's."""
+    error = assemble.unbounded_loop_error(src)
+    extra = replay_unbounded_loops(prog.forward, prog.backward, builder.tape, builder.kinds,
+                                   builder.namegen, error)
+    bounds = static_pushes(prog.forward, builder.tape, error)
+    return bounds[0] + extra[0], bounds[1] + extra[1]
+
+
 def _adjoint_kernel(p):
     """The adjoint of a CUDA kernel (Enzyme's convention): the primal arguments, then the
     shadows of the argnums arrays, then those of the other arrays the kernel writes. Each
@@ -545,8 +557,7 @@ def _adjoint_kernel(p):
     builder = ReverseBuilder(p.stmts, None, params, kinds, p.active, p.env.ns, p.namegen,
                              p.vec_temps.write_once, bounded=True)
     prog = builder.build(p.wrt)
-    builder.tape.bounds = static_pushes(prog.forward, builder.tape,
-                                        assemble.unbounded_loop_error(src))
+    builder.tape.bounds = _bounded_tape(prog, builder, src)
     shadows = [builder.bar(q) for q in p.wrt] + [builder.bar(q) for q in written
                                                  if q not in p.wrt]
     prog.backward_init = [x for x in prog.backward_init

@@ -364,8 +364,9 @@ def test_device_function_source_allocates_only_fixed_local_arrays():
 
 def unbounded_loop(x, n):
     s = 0.0
-    for k in range(n):
-        s = math.sin(s + x)
+    for j in range(n):
+        for k in range(n):
+            s = math.sin(s + x)
     return s
 
 
@@ -374,7 +375,8 @@ def array_argument(x):
 
 
 def test_device_function_refusals():
-    with pytest.raises(AdjitError, match="not known when the code is compiled") as info:
+    with pytest.raises(AdjitError, match="known only when the code runs, inside another") \
+            as info:
         adjit.grad(unbounded_loop, target="cuda").source_for(0.5, 4)
     assert "range(8)" in str(info.value) and "line" in str(info.value)
     with pytest.raises(AdjitError, match="array"):
@@ -395,10 +397,20 @@ def recording_kernel(x, n, out):
         out[i] = s
 
 
-def test_kernel_loop_that_must_record_with_unknown_trip_count_is_refused():
+def test_kernel_loop_with_a_run_time_trip_count_is_replayed():
+    x = np.linspace(0.3, 1.2, 6)
+    w = np.random.default_rng(5).normal(size=6)
+    out, x_bar = np.zeros(6), np.zeros(6)
     adj = adjit.cuda.adjoint_kernel(recording_kernel, argnums=0)
-    with pytest.raises(AdjitError, match="CUDA device code cannot grow a tape"):
-        adj.source_for(np.ones(4), np.array([3]), np.zeros(4))
+    launch(adj, 6, x, np.array([3]), out, x_bar, w.copy())
+
+    def run(v):
+        s = v.copy()
+        for _ in range(3):
+            s = np.sin(s) * v
+        return s
+    np.testing.assert_allclose(out, run(x), rtol=1e-14)
+    np.testing.assert_allclose(x_bar, weighted_output_fd(run, [x], 0, w), rtol=1e-7)
 
 
 def test_scalar_in_argnums_of_a_kernel_is_refused():
@@ -917,3 +929,27 @@ def test_device_gradient_with_a_local_scratch_array():
     b0, b1, b2 = x + 0.4, 2.0 * x + 0.4, 3.0 * x + 0.4
     np.testing.assert_allclose(gx, 1.0 * b2 + 3.0 * b0 + 2.0 * np.cos(b1), rtol=1e-13)
     np.testing.assert_allclose(gy, b2 + b0 + np.cos(b1), rtol=1e-13)
+
+
+@cuda.jit
+def early_return(x, p, out):
+    i = cuda.grid(1)
+    if i >= x.shape[0]:
+        return
+    out[i] = math.sin(p[0] * x[i]) * x[i]
+
+
+def test_early_return_guard_as_numba_cuda_users_write_it():
+    x = np.linspace(-1.0, 2.0, 37)
+    p = np.array([1.3])
+    w = np.random.default_rng(11).normal(size=37)
+    out, x_bar, p_bar = np.zeros(37), np.zeros(37), np.zeros(1)
+    adj = adjit.cuda.adjoint_kernel(early_return, argnums=(0, 1))
+    launch(adj, 37, x, p, out, x_bar, p_bar, w.copy())
+
+    def run(v, q):
+        return np.sin(q[0] * v) * v
+    np.testing.assert_allclose(out, run(x, p), rtol=1e-14)
+    np.testing.assert_allclose(x_bar, weighted_output_fd(run, [x, p], 0, w), rtol=1e-7)
+    np.testing.assert_allclose(p_bar, weighted_output_fd(run, [x, p], 1, w), rtol=1e-7)
+    assert "x_bar[i] += " in adj.source       # the thread's own element: no atomic

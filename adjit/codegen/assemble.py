@@ -193,15 +193,32 @@ def _local_arrays(stmts, shapes):
 
 
 def unbounded_loop_error(src):
-    def error(loop):
+    """The AdjitError for a CUDA loop that records values at every iteration and can be
+    neither recorded (its trip count is a run-time value) nor replayed (reverse/replay.py):
+    `error(loop)` for one inside another such loop, `error(loop, why)` otherwise."""
+    cases = {
+        None: ("a loop with a number of iterations known only when the code runs, inside "
+               "another such loop, both needing values recorded at every iteration (CUDA "
+               "device code cannot grow a tape)",
+               "Give the inner or the outer loop a constant trip count (for k in range(8)): "
+               "a loop of constant count records into a fixed local array, and the other "
+               "is computed again from its start."),
+        "reads": ("a loop with a number of iterations known only when the code runs whose "
+                  "iterations read array elements written in the loop or after it (CUDA "
+                  "device code cannot grow a tape: the backward sweep computes such a loop's "
+                  "iterations again from its start, which needs the arrays as they were)",
+                  "Carry the running value in a local variable and store it after the loop "
+                  "(s = out[i]; for k in range(n): s = f(s); out[i] = s), or give the loop a "
+                  "constant trip count (for k in range(8))."),
+        "return": ("a `return` inside a loop with a number of iterations known only when the "
+                   "code runs, whose backward sweep computes its iterations again",
+                   "Leave the loop with `break` and return after it."),
+    }
+
+    def error(loop, why=None):
         origin = ir.note(loop, "origin", None) or (src.loc.filename, src.loc.firstlineno,
                                                      src.loc.name)
-        return error_at(origin, "a loop whose backward sweep needs values recorded at every "
-                        "iteration, with a number of iterations not known when the code is "
-                        "compiled (CUDA device code cannot grow a tape)",
-                        "Give the loop a constant trip count (for k in range(8)), or let the "
-                        "backward sweep recompute what it needs (values of arrays the code "
-                        "does not write are read again, never recorded).")
+        return error_at(origin, *cases[why])
     return error
 
 

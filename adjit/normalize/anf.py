@@ -110,6 +110,7 @@ class InlineContext:
         self.ints = set(ints)               # names known to hold integers (for dtypes here)
         self.layouts = dict(layouts or {})  # numba layouts of argument arrays: "C", "F", "A"
         self.typed_args = False             # whether the arguments' types are known
+        self.kernel = False                 # a CUDA kernel: a bare `return` ends the thread
         self.user_names = set()             # user variables of every inlined function
         self.serial = 0                     # numbers the bindings of names to views
         # array variables: name -> (ndim, dtype), dtype "f", "i", "b" or "?" (not known here:
@@ -583,6 +584,11 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining, Message
             ir.annotate(node, origin=self.origin)
             out.append(node)
         elif isinstance(s, ast.Return):
+            if s.value is None and self.ctx.kernel and len(self.ctx.stack) == 1:
+                node = ast.Return(value=None, lineno=s.lineno)  # (a kernel's thread is done)
+                ir.annotate(node, origin=self.origin)
+                out.append(node)
+                return
             if s.value is None:
                 raise self.error(s, "`return` without a value",
                                  "Return a number: the function's result.")

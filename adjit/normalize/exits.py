@@ -58,7 +58,8 @@ class _Lowering:
         if isinstance(s, ast.Return):
             if not self.general:
                 return False
-            out.append(ir.assign(self.result, s.value, origin))
+            if s.value is not None:
+                out.append(ir.assign(self.result, s.value, origin))
             out.append(ir.assign(self.done, ir.const(True), origin))
             for loop in loops:
                 out.append(ir.assign(loop.skip_flag(), ir.const(True), origin))
@@ -125,6 +126,11 @@ def lower_exits(body, namegen, loc):
     returns = [s for s in ir.walk_stmts(body) if isinstance(s, ast.Return)]
     if not returns:
         out, _ = _Lowering(namegen, False).block(body, [])
+        return out, None
+    if all(s.value is None for s in returns):     # a CUDA kernel's `if i >= n: return`
+        lowering = _Lowering(namegen, True)
+        out, _ = lowering.block(body, [])
+        out.insert(0, ir.assign(lowering.done, ir.const(False), ir.note(body[0], "origin", None)))
         return out, None
     if not _always_returns(body):
         raise loc.error(returns[-1], "a path through the function ends without `return`",

@@ -1,0 +1,216 @@
+"""CUDA loops whose trip count is known only when they run: iterations replayed, not recorded.
+
+On the CPU a tape grows. A CUDA thread's tape is a `cuda.local.array` of a size fixed when
+the code is compiled, so a loop that records values at every iteration and whose number of
+iterations is a run-time value (a Newton iteration `while abs(r) > tol`, `for k in
+range(n)` with `n` an argument, a block reduction's `while s > 0: s //= 2`) cannot record.
+Such a loop (innermost: no loop it contains records with a run-time trip count) is
+differentiated by replaying its iterations instead:
+
+* the forward sweep runs it without recording, after keeping the values it starts from
+  (the scalars its body reads before assigning them: `_e_x = x`; on the tape instead when
+  the loop is inside another loop, whose iterations each start it again);
+* the backward sweep, for each iteration `j` in reverse, puts those values back, runs the
+  `j` iterations before it again (only the statements that carry values from one iteration
+  to the next: no stores, no synchronization, no atomics), runs iteration `j` with its
+  pushes (one iteration's worth: a fixed number) and then its adjoint, which pops them.
+
+The backward sweep of an `n`-iteration loop thus runs n (n - 1) / 2 iterations again (of
+the statements that carry values only): nothing for a loop that records nothing, a few
+dozen for a Newton iteration; a long per-thread loop should have a constant trip count.
+
+A replayed iteration must read what the iteration read in the forward sweep: the arrays
+the replayed statements read must not be written in the loop, in a loop around it, or
+after it (an AdjitError names the loop otherwise: a value of such an array can be neither
+recorded nor read again).
+"""
+import ast
+import copy
+
+from .. import ir
+from ..analysis.types import BOOL, FLOAT, INT
+from .dce import eliminate_dead, upward_exposed
+from .tape import _constant_trips, _unused, static_pushes
+
+
+def replay_unbounded_loops(forward, backward, tape, kinds, namegen, error):
+    """Rewrite (in place) the forward and backward sweeps of a bounded (CUDA) tape's program
+    so that loops recording with a run-time trip count are replayed (see the module).
+    Returns the (float, int) pushes one replayed iteration adds to the tape at most, for the
+    tape's size; `error(loop, why)` is the exception for a loop that cannot be replayed
+    (codegen/assemble.py unbounded_loop_error)."""
+    arrays = {tape.names["f"][0], tape.names["i"][0]}
+    tape_names = tape.reserved_names()
+    found = []
+
+    def find(block, outer):
+        for s in block:
+            if isinstance(s, ast.If):
+                find(s.body, outer)
+                find(s.orelse, outer)
+            elif isinstance(s, (ast.For, ast.While)):
+                if _constant_trips(s) is None and _records(s.body, arrays):
+                    found.append((s, outer))
+                else:
+                    find(s.body, outer + (s,))
+    find(forward, ())
+    if not found:
+        return 0, 0
+    order = list(ir.walk_stmts(forward))
+    position = {id(s): k for k, s in enumerate(order)}
+    extra = [0, 0]
+    loops = {}
+    for loop, outer in found:
+        if any(isinstance(x, ast.Return) for x in ir.walk_stmts(loop.body)):
+            raise error(loop, "return")
+        per = static_pushes(loop.body, tape, error)     # (a nested run-time loop: refused)
+        extra = [max(extra[0], per[0]), max(extra[1], per[1])]
+        inner = list(ir.walk_stmts(loop.body))
+        end = position[id(loop)] + len(inner)
+        later = set()
+        for x in ([loop] + [w for o in outer for w in ir.walk_stmts(o.body)] + order[end + 1:]
+                  + inner):
+            later |= _stored_arrays(x)
+        loop_var = loop.target.id if isinstance(loop, ast.For) else None
+        entry = sorted(v for v in upward_exposed(loop.body) - tape_names - {loop_var}
+                       if kinds.get(v) in (FLOAT, INT, BOOL))
+        recording = _side_effect_free(copy.deepcopy(loop.body), arrays)
+        plain = _without_pushes(copy.deepcopy(loop.body), arrays, tape_names)
+        carried = eliminate_dead(_side_effect_free(copy.deepcopy(plain), arrays),
+                                 set(entry), set())
+        saved = {v: _unused(namegen, f"{v}_start") for v in entry}
+        loops[id(loop)] = (loop, bool(outer), recording, carried, saved, later)
+        loop.body = plain or [ast.Pass()]
+
+    def forward_rewrite(block):
+        out = []
+        for s in block:
+            if id(s) in loops:
+                loop, enclosed, _, _, saved, _ = loops[id(s)]
+                for v, e in saved.items():
+                    out += tape.push(v, kinds[v], checked=False) if enclosed else \
+                        [ir.assign(e, ir.name(v))]
+                ir.annotate(s, comment="iterations replayed in the backward sweep (a run-time "
+                            "number of them)")
+            out.append(s)
+        return out
+    forward[:] = ir.rewrite_blocks(forward, forward_rewrite)
+
+    def backward_rewrite(block):
+        out = []
+        for s in block:
+            key = ir.note(s, "pkey", None) if isinstance(s, ast.For) else None
+            if key not in loops:
+                out.append(s)
+                continue
+            loop, enclosed, recording, carried, saved, later = loops[key]
+            if enclosed:
+                for v, e in reversed(list(saved.items())):
+                    out += tape.pop(e, kinds[v])
+            out.append(_replayed(s, loop, recording, carried, saved, later, tape_names,
+                                 namegen, error))
+            out += [ir.assign(v, ir.name(e)) for v, e in saved.items()]
+        return out
+    backward[:] = ir.rewrite_blocks(backward, backward_rewrite)
+    return tuple(extra)
+
+
+def _replayed(rev, loop, recording, carried, saved, later, tape_names, namegen, error):
+    """The reversed loop `rev` with each iteration's state computed again before its
+    adjoint."""
+    body = list(rev.body)
+    prefix = []
+    var = loop.target.id if isinstance(loop, ast.For) else None
+    if isinstance(loop, ast.While):
+        j = f"{ir.unparse(rev.iter.args[0])} - 1 - {rev.target.id}"
+    elif rev.target.id == var:
+        j = f"{var} - ({ir.unparse(loop._bounds[0])})"
+    else:
+        j = rev.target.id
+        if body and isinstance(body[0], ast.Assign) and ir.target_name(body[0]) == var:
+            prefix, body = body[:1], body[1:]
+    rest = body
+    roots = upward_exposed(rest) | tape_names
+    taped = eliminate_dead(recording, roots, set())
+    for block in (carried, taped):
+        read = {n.value.id for x in block for n in ast.walk(x)
+                if isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Load)
+                and isinstance(n.value, ast.Name)} - tape_names
+        if read & later:
+            raise error(loop, "reads")
+    jn = namegen.fresh("_j")
+    kn = namegen.fresh("_r")
+    stmts = [ir.assign(v, ir.name(e)) for v, e in saved.items()]
+    stmts += ir.parse(f"{jn} = {j}")
+    if carried:
+        replay = ir.parse(f"for {kn} in range({jn}):\n    pass")[0]
+        step = []
+        if var is not None:
+            lo, _, st = (ir.unparse(a) for a in loop._bounds)
+            step = ir.parse(f"{var} = {lo} + {kn} * {st}" if st != "1" else f"{var} = {lo} + {kn}")
+        replay.body = step + copy.deepcopy(carried)
+        ir.annotate(replay, comment="the iterations before this one, again (what they carry)")
+        stmts.append(replay)
+    if var is not None:
+        lo, _, st = (ir.unparse(a) for a in loop._bounds)
+        stmts += ir.parse(f"{var} = {lo} + {jn} * {st}" if st != "1" else f"{var} = {lo} + {jn}")
+    for x in stmts:
+        ir.annotate(x, origin=ir.note(rev, "origin", None))
+    new = copy.copy(rev)
+    new.body = prefix + stmts + taped + rest
+    ir.copy_notes(rev, new)
+    ir.annotate(new, comment="each iteration's values computed again from the loop's start")
+    return new
+
+
+def _records(stmts, arrays):
+    return any(isinstance(s, ast.Assign) and ir.is_store(s) and s.targets[0].value.id in arrays
+               for s in ir.walk_stmts(stmts))
+
+
+def _stored_arrays(s):
+    """Arrays a (simple) statement writes elements of: stores and atomic adds."""
+    if isinstance(s, ast.Assign) and ir.is_store(s):
+        return {s.targets[0].value.id}
+    if isinstance(s, ast.AugAssign) and isinstance(s.target, ast.Subscript):
+        return {s.target.value.id}
+    if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) and s.value.args and \
+            isinstance(s.value.args[0], ast.Name) and \
+            ir.unparse(s.value.func) == "cuda.atomic.add":
+        return {s.value.args[0].id}
+    return set()
+
+
+def _side_effect_free(stmts, tape_arrays):
+    """Statements without what must happen once: element stores (but the tape's), calls
+    made for their effect (synchronization, atomics) and loop exits."""
+    out = []
+    for s in stmts:
+        if isinstance(s, ast.Expr) or isinstance(s, (ast.Break, ast.Continue)):
+            continue
+        if isinstance(s, ast.Assign) and ir.is_store(s) and \
+                s.targets[0].value.id not in tape_arrays:
+            continue
+        if isinstance(s, ast.AugAssign) and isinstance(s.target, ast.Subscript):
+            continue
+        if isinstance(s, (ast.If, ast.For, ast.While)):
+            s.body = _side_effect_free(s.body, tape_arrays) or [ast.Pass()]
+            s.orelse = _side_effect_free(s.orelse, tape_arrays)
+        out.append(s)
+    return out
+
+
+def _without_pushes(stmts, tape_arrays, tape_names):
+    """Statements without their tape pushes (the stores and the counters' increments)."""
+    out = []
+    for s in stmts:
+        if isinstance(s, ast.Assign) and ir.is_store(s) and s.targets[0].value.id in tape_arrays:
+            continue
+        if isinstance(s, ast.AugAssign) and isinstance(s.target, ast.Name) and \
+                s.target.id in tape_names:
+            continue
+        if isinstance(s, (ast.If, ast.For, ast.While)):
+            s.body = _without_pushes(s.body, tape_arrays, tape_names) or [ast.Pass()]
+            s.orelse = _without_pushes(s.orelse, tape_arrays, tape_names)
+        out.append(s)
+    return out
