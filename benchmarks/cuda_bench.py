@@ -1,7 +1,8 @@
-"""CUDA benchmark: forward kernel, adjoint kernel, their ratio, and adjit's CPU gradient of
-the same work, for an elementwise map (10^7 elements), a 1-D stencil (10^7), a 2-D heat
-stencil on a 2-D grid (10^7 cells), a counted while loop per thread (10^7, its values recorded
-in a local array) and Lennard-Jones energies with a cutoff (10^4 atoms, thread per atom).
+"""CUDA benchmark: forward kernel, adjoint kernel, their ratio, a hand-written adjoint, JAX's
+gradient and adjit's CPU gradient of the same work, for an elementwise map (10^7 elements), a
+1-D stencil (10^7), a 2-D heat stencil on a 2-D grid (10^7 cells), a counted while loop per
+thread (10^7, its values recorded in a local array) and Lennard-Jones energies with a cutoff
+(10^4 atoms, thread per atom).
 
 Needs a GPU (numba-cuda and a driver); without one it says so and exits 0. Kernel times are
 medians of repeated launches on device arrays, synchronized, after a warm-up launch (which
@@ -11,7 +12,22 @@ compiled by numba, single-threaded. The hand-written column is a careful person'
 kernel of the map and the stencil (below): it recomputes and writes the primal as adjit's does,
 sums the parameter's adjoint over the block in shared memory, and for the stencil gathers each
 x_bar[i] from its neighbours' cotangents (one plain store per point, no atomics; it leaves
-out_bar as it is, where adjit's zeroes it). Run: .venv/bin/python benchmarks/cuda_bench.py
+out_bar as it is, where adjit's zeroes it).
+
+The JAX column is jax.jit(jax.grad(loss)) on JAX's GPU backend in float64 (jax_enable_x64),
+where loss is the row's math written vectorized with jax.numpy: the sum of the kernel's
+outputs (the bench's output cotangents are ones), differentiated with respect to the row's
+argnums (slices for the stencils, jax.lax.fori_loop for the counted loop, a dense n x n
+pair-distance matrix with the cutoff as a mask for Lennard-Jones). Its time is the median of
+calls on device arrays with block_until_ready, after a warm-up call that compiles; its gradient
+is checked against the adjit adjoint kernel's in the same run (|adjit - jax| <= 1e-9 |jax| +
+1e-12 max|jax|, else the cell says MISMATCH and a line below the table gives the error).
+adjit/JAX is the adjoint kernel's time over JAX's. Without jax the column is skipped ("JAX: not
+installed"), as it is when jax has no GPU device ("JAX: no GPU backend"); the smoke run (SMOKE)
+then runs JAX on the CPU at its tiny sizes, just to exercise the code ("JAX cpu ms").
+
+A row that raises prints its name and the error and the other rows still run. Run:
+.venv/bin/python benchmarks/cuda_bench.py
 """
 import math
 import os
@@ -46,6 +62,47 @@ def median(fn, repeats=9):
     return float(np.median(times))
 
 
+JAX_RTOL = 1e-9
+"""Relative tolerance of the JAX gradient against the adjit adjoint kernel's (float64)."""
+
+
+def jax_setup():
+    """(jax, device, label): JAX and the device its column runs on, label "gpu" or "cpu"
+    (the smoke test only); or (None, None, why) when the column is skipped."""
+    # JAX takes 75% of the GPU's memory at its first use unless told not to; numba needs some
+    os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+    try:
+        import jax
+    except ImportError:
+        return None, None, "JAX: not installed"
+    except Exception as e:                      # a broken install: skip the column, say why
+        return None, None, f"JAX: not installed (importing it failed: {type(e).__name__}: {e})"
+    jax.config.update("jax_enable_x64", True)
+    try:
+        gpus = jax.devices("gpu")
+    except Exception:                           # no GPU plugin, or it found no device
+        gpus = []
+    if gpus:
+        return jax, gpus[0], "gpu"
+    if SMOKE:
+        return jax, jax.devices("cpu")[0], "cpu"
+    return None, None, "JAX: no GPU backend"
+
+
+def jax_grad_error(mine, theirs):
+    """None when every adjit gradient matches JAX's, else the worst max|diff| / max|jax|."""
+    worst, ok = 0.0, True
+    for m, t in zip(mine, theirs):
+        m, t = np.asarray(m, dtype=np.float64), np.asarray(t, dtype=np.float64)
+        if m.shape != t.shape:
+            return float("inf")
+        scale = float(np.max(np.abs(t))) if t.size else 0.0
+        diff = np.abs(m - t)
+        ok = ok and bool(np.all(diff <= JAX_RTOL * np.abs(t) + 1e-12 * max(scale, 1.0)))
+        worst = max(worst, float(np.max(diff)) / max(scale, 1e-300) if t.size else 0.0)
+    return None if ok else worst
+
+
 def main():
     from numba import config, cuda
     if not SMOKE and (config.ENABLE_CUDASIM or not cuda.is_available()):
@@ -62,13 +119,22 @@ def main():
         dev = cuda.get_current_device()
         print(f"device: {dev.name.decode() if isinstance(dev.name, bytes) else dev.name}, "
               f"compute capability {dev.compute_capability}")
+    jax, jdev, jlabel = jax_setup()
+    if jax is None:
+        print(jlabel)
+    else:
+        print(f"JAX: {jax.__version__} on {jdev.platform} ({getattr(jdev, 'device_kind', jdev)})"
+              + (", smoke test only: JAX's CPU backend (no GPU backend)" if jlabel == "cpu"
+                 else ""), flush=True)
     threads = THREADS
     rows = []
+    notes = []
 
     def run(name, kernel, argnums, host_args, n_threads, cpu_fn, cpu_args, cpu_argnums,
-            hand=None, launch=None):
+            hand=None, launch=None, jax_loss=None):
         d_args = [cuda.to_device(a) for a in host_args]
         adj = adjit.cuda.adjoint_kernel(kernel, argnums)
+        n_diff = len(adj.argnums)
         shadows = adj.shadows_for(*host_args)
         params = adj.params
         d_shadows = [cuda.to_device(np.ones_like(host_args[params.index(s[:-4])]))
@@ -87,52 +153,131 @@ def main():
             hand[blocks, threads_](*d_args, *d_shadows)
             cuda.synchronize()
 
+        def gradient(k):
+            """The argnums' adjoints from kernel k: zero shadows, cotangents of ones."""
+            fresh = [cuda.to_device(np.zeros_like(host_args[params.index(s[:-4])]))
+                     for s in shadows[:n_diff]]
+            ones = [cuda.to_device(np.ones_like(host_args[params.index(s[:-4])]))
+                    for s in shadows[n_diff:]]
+            k[blocks, threads_](*d_args, *fresh, *ones)
+            cuda.synchronize()
+            return [f.copy_to_host() for f in fresh]
+
         tf, tb = median(fwd), median(bwd)
         th = median(by_hand) if hand is not None else float("nan")
+        mine = gradient(adj) if hand is not None or (jax is not None and jax_loss) else None
         if hand is not None:        # the hand-written adjoint computes what adjit's does
-            results = []
-            for k in (adj, hand):
-                fresh = [cuda.to_device(np.zeros_like(host_args[params.index(s[:-4])]))
-                         for s in shadows[:len(argnums)]]
-                ones = [cuda.to_device(np.ones_like(host_args[params.index(s[:-4])]))
-                        for s in shadows[len(argnums):]]
-                k[blocks, threads_](*d_args, *fresh, *ones)
-                results.append([f.copy_to_host() for f in fresh])
-            for mine, theirs in zip(*results):
-                np.testing.assert_allclose(mine, theirs, rtol=1e-9, atol=1e-12)
+            for m, theirs in zip(mine, gradient(hand)):
+                np.testing.assert_allclose(m, theirs, rtol=1e-9, atol=1e-12)
+        tj, jax_cell = float("nan"), "-"
+        if jax is not None and jax_loss is not None:
+            try:
+                jargs = [jax.device_put(host_args[k], jdev) for k in adj.argnums]
+                g_jax = jax.jit(jax.grad(jax_loss, argnums=tuple(range(n_diff))))
+
+                def by_jax():
+                    jax.block_until_ready(g_jax(*jargs))
+
+                by_jax()                        # compiles: kept out of the timing
+                tj = median(by_jax)
+                err = jax_grad_error(mine, [np.asarray(r) for r in g_jax(*jargs)])
+                jax_cell = f"{tj * 1e3:.3f}"
+                if err is not None:
+                    jax_cell += " MISMATCH"
+                    notes.append(f"JAX gradient MISMATCH in {name}: max |adjit - jax| / "
+                                 f"max |jax| = {err:.3e} (tolerance rtol {JAX_RTOL:g})")
+            except Exception as e:              # JAX alone failed: keep the row's other times
+                jax_cell, tj = "error", float("nan")
+                notes.append(f"JAX failed in {name}: {type(e).__name__}: {e}")
+                print(notes[-1], flush=True)
         g = adjit.grad(cpu_fn, argnums=cpu_argnums)
         tc = median(lambda: g(*cpu_args), repeats=3)
-        rows.append((name, tf * 1e3, tb * 1e3, tb / tf, th * 1e3, tb / th, tc * 1e3, tc / tb))
+        rows.append((name, tf * 1e3, tb * 1e3, th * 1e3, jax_cell, tb / tj, tc * 1e3))
 
+    def row(name, *args, **kwargs):
+        try:
+            run(name, *args, **kwargs)
+        except Exception as e:                  # one failing row does not stop the others
+            msg = f"{type(e).__name__}: {e}".replace("\n", " ")
+            print(f"row failed: {name}: {msg}", flush=True)
+            rows.append((name, msg))
+
+    jl = jax_losses() if jax is not None else {}
     n = 64 if SMOKE else 10_000_000
     x = np.linspace(0.0, 1.0, n)
-    run("elementwise map (1e7)", T.elementwise, (0, 1), (x, np.array([0.7]), np.zeros(n)), n,
-        _elementwise_cpu, (x, 0.7), (0, 1), map_hand)
-    run("1-D stencil (1e7)", T.stencil, (0, 1), (x, np.array([0.3]), np.zeros(n)), n,
-        _stencil_cpu, (x, 0.3), (0, 1), stencil_hand)
+    row("elementwise map (1e7)", T.elementwise, (0, 1), (x, np.array([0.7]), np.zeros(n)), n,
+        _elementwise_cpu, (x, 0.7), (0, 1), map_hand, jax_loss=jl.get("map"))
+    row("1-D stencil (1e7)", T.stencil, (0, 1), (x, np.array([0.3]), np.zeros(n)), n,
+        _stencil_cpu, (x, 0.3), (0, 1), stencil_hand, jax_loss=jl.get("stencil"))
     side = 8 if SMOKE else 3162
     u = np.random.default_rng(0).random((side, side))
     tile = (16, 16)
-    run("2-D heat stencil (3162^2, 2-D grid)", T.heat_2d, (0, 1),
+    row("2-D heat stencil (3162^2, 2-D grid)", T.heat_2d, (0, 1),
         (u, np.array([0.15]), np.zeros_like(u)), None, _heat_2d_cpu, (u, 0.15), (0, 1),
-        launch=(((side + 15) // 16, (side + 15) // 16), tile))
+        launch=(((side + 15) // 16, (side + 15) // 16), tile), jax_loss=jl.get("heat_2d"))
     a = np.linspace(0.2, 1.4, n)
-    run("counted while loop, 6 steps (1e7)", T.counted_while_kernel, 0, (a, np.zeros(n)), n,
-        _counted_while_cpu, (a,), 0)
+    row("counted while loop, 6 steps (1e7)", T.counted_while_kernel, 0, (a, np.zeros(n)), n,
+        _counted_while_cpu, (a,), 0, jax_loss=jl.get("counted_while"))
     pos = T._lattice(27 if SMOKE else 10_000, spacing=1.12)
-    run("Lennard-Jones, cutoff 2.5 (1e4 atoms)", T.lj_energies, 0,
-        (pos, np.zeros(pos.shape[0])), pos.shape[0], T.lj_total, (pos,), 0)
+    row("Lennard-Jones, cutoff 2.5 (1e4 atoms)", T.lj_energies, 0,
+        (pos, np.zeros(pos.shape[0])), pos.shape[0], T.lj_total, (pos,), 0,
+        jax_loss=jl.get("lj"))
+    jax_head = "JAX cpu ms" if jlabel == "cpu" else "JAX ms"
+    widths = (38, 10, 10, 7, 10, 10, 18, 9, 17, 15)
     print(f"| {'case':38} | {'forward ms':>10} | {'adjoint ms':>10} | {'adj/fwd':>7} | "
-          f"{'by hand ms':>10} | {'adjit/hand':>10} | {'CPU adjit grad ms':>17} | "
-          f"{'CPU/GPU adjoint':>15} |")
-    print("|" + "|".join("-" * (w + 2) for w in (38, 10, 10, 7, 10, 10, 17, 15)) + "|")
-    for name, tf, tb, ratio, th, vs_hand, tc, speedup in rows:
-        hand_cells = f"{th:10.3f} | {vs_hand:10.2f}" if th == th else f"{'-':>10} | {'-':>10}"
-        print(f"| {name:38} | {tf:10.3f} | {tb:10.3f} | {ratio:7.2f} | {hand_cells} | "
-              f"{tc:17.1f} | {speedup:15.1f} |")
+          f"{'by hand ms':>10} | {'adjit/hand':>10} | {jax_head:>18} | {'adjit/JAX':>9} | "
+          f"{'CPU adjit grad ms':>17} | {'CPU/GPU adjoint':>15} |")
+    print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
+    for r in rows:
+        if len(r) == 2:
+            print(f"| {r[0]:38} | failed: {r[1]}")
+            continue
+        name, tf, tb, th, jax_cell, vs_jax, tc = r
+        hand_cells = f"{th:10.3f} | {tb / th:10.2f}" if th == th else f"{'-':>10} | {'-':>10}"
+        vs_jax_cell = f"{vs_jax:9.2f}" if vs_jax == vs_jax else f"{'-':>9}"
+        print(f"| {name:38} | {tf:10.3f} | {tb:10.3f} | {tb / tf:7.2f} | {hand_cells} | "
+              f"{jax_cell:>18} | {vs_jax_cell} | {tc:17.1f} | {tc / tb:15.1f} |")
+    for note in notes:
+        print(note)
     print("targets: adjoint/forward <= 3 (map, stencil), <= 5 (Lennard-Jones with atomics); "
           "adjit/hand <= 1.2")
     return 0
+
+
+def jax_losses():
+    """Each row's loss for JAX: the sum of the kernel's outputs (cotangents of ones) as a
+    function of the row's argnums arrays, vectorized with jax.numpy."""
+    import jax
+    import jax.numpy as jnp
+
+    def map_loss(x, p):                       # out[i] = exp(-p x[i]) x[i]
+        return jnp.sum(jnp.exp(-p[0] * x) * x)
+
+    def stencil_loss(x, a):                   # out[i], 0 < i < n - 1; the ends stay 0
+        xm, xc, xp = x[:-2], x[1:-1], x[2:]
+        return jnp.sum(a[0] * xm * xp + jnp.sin(xc) - 2.0 * xc * xc)
+
+    def heat_2d_loss(u, alpha):               # out = u on the border, u + alpha lap inside
+        lap = (u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + u[1:-1, 2:]
+               - 4.0 * u[1:-1, 1:-1])
+        return jnp.sum(u) + jnp.sum(alpha[0] * lap)
+
+    def counted_while_loss(a):                # six steps of x *= sin(x) + 1.5, out = 6 x
+        x = jax.lax.fori_loop(0, 6, lambda k, x: x * (jnp.sin(x) + 1.5), a)
+        return jnp.sum(x * 6.0)
+
+    def lj_loss(pos):                         # every ordered pair i != j with r^2 < 6.25
+        n = pos.shape[0]
+        d = [pos[:, c][:, None] - pos[:, c][None, :] for c in range(3)]
+        r2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2]
+        idx = jnp.arange(n)
+        inside = (r2 < 6.25) & (idx[:, None] != idx[None, :])
+        r2 = jnp.where(inside, r2, 1.0)       # no 1/0 on the diagonal: no NaN in the gradient
+        inv6 = 1.0 / (r2 * r2 * r2)
+        return jnp.sum(jnp.where(inside, 2.0 * (inv6 * inv6 - inv6), 0.0))
+
+    return {"map": map_loss, "stencil": stencil_loss, "heat_2d": heat_2d_loss,
+            "counted_while": counted_while_loss, "lj": lj_loss}
 
 
 THREADS = 256
