@@ -60,6 +60,20 @@ def atomic_add(array, index, value, origin=None):
     return node
 
 
+def barrier_call():
+    """The call `cuda.syncthreads()` (a CUDA block's barrier: its statement is mirrored
+    in the backward sweep)."""
+    return ast.Call(func=ast.Attribute(value=name("cuda"), attr="syncthreads", ctx=ast.Load()),
+                    args=[], keywords=[])
+
+
+def is_barrier(stmt):
+    """Whether a statement is `cuda.syncthreads()`."""
+    return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and \
+        isinstance(stmt.value.func, ast.Attribute) and stmt.value.func.attr == "syncthreads" \
+        and isinstance(stmt.value.func.value, ast.Name) and stmt.value.func.value.id == "cuda"
+
+
 def store(id_):
     return ast.Name(id=id_, ctx=ast.Store())
 

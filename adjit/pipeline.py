@@ -172,6 +172,8 @@ def normalize(p, o):
     ctx = InlineContext(p.namegen, p.env, arrays, ints, layouts)
     ctx.typed_args = p.arg_kinds is not None
     ctx.kernel = o.derivative == "kernel"
+    if ctx.kernel:
+        _refuse_early_return_before_barrier(p.src)
     p.stmts, result = normalize_function(p.src, ctx)
     p.vec_temps = ctx.vec_temps
     if o.derivative == "kernel":
@@ -230,7 +232,8 @@ def activity(p, o):
         return
     roots = ()
     if o.derivative == "kernel":
-        p.ownership = Ownership(p.stmts, p.params, p.kinds, p.src.loc.name)
+        p.ownership = Ownership(p.stmts, p.params, p.kinds, p.src.loc.name,
+                                assemble.shared_arrays(p.stmts))
         p.ownership.check()
         roots = [q for q in p.params if any(ir.is_store(s) and s.targets[0].value.id == q
                                             for s in ir.walk_stmts(p.stmts))]
@@ -352,7 +355,28 @@ def _check_device_function(src, stmts, kinds, params, ns):
                                 "Device functions take and return scalars (a device function "
                                 "cannot allocate a gradient array); differentiate kernels that "
                                 "read arrays with adjit.cuda.adjoint_kernel.")
+    for s in ir.walk_stmts(stmts):
+        shared = isinstance(s, ast.Assign) and isinstance(s.value, ast.Call) and \
+            lookup(s.value.func, ns) is vec.shared_empty
+        if shared or ir.is_barrier(s):
+            raise error_at(ir.note(s, "origin"), "cuda.shared.array or cuda.syncthreads in a "
+                           "device function's gradient", "A device function's gradient runs "
+                           "in one thread: keep shared memory in the kernel, and differentiate "
+                           "the kernel with adjit.cuda.adjoint_kernel.")
     _refuse_local_arrays(src, stmts, kinds, ns)
+
+
+def _refuse_early_return_before_barrier(src):
+    """`if i >= n: return` and then `cuda.syncthreads()`: threads that left would miss the
+    block's barriers (CUDA leaves that undefined), and the adjoint kernel adds barriers of
+    its own."""
+    returns = [n for n in ast.walk(src.tree) if isinstance(n, ast.Return) and n.value is None]
+    barrier = any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and
+                  n.func.attr == "syncthreads" for n in ast.walk(src.tree))
+    if returns and barrier:
+        raise src.loc.error(returns[0], "a `return` in a kernel that calls cuda.syncthreads()",
+                            "Every thread of a block must reach each barrier: guard the work "
+                            "with `if i < n:` instead of returning early.")
 
 
 def _refuse_local_arrays(src, stmts, kinds, ns):
@@ -380,7 +404,7 @@ def _refuse_local_arrays(src, stmts, kinds, ns):
                                "(numba.cuda.random has a generator for kernels).")
     scratch = {ir.target_name(s) for s in ir.walk_stmts(stmts) if isinstance(s, ast.Assign)
                and not ir.is_store(s) and isinstance(s.value, ast.Call) and
-               lookup(s.value.func, ns) is vec.local_empty}     # cuda.local.array
+               lookup(s.value.func, ns) in (vec.local_empty, vec.shared_empty)}
     local = sorted(v for v in ir.assigned(stmts) if is_array(kinds.get(v)) and v not in scratch)
     if local:
         raise src.loc.error(src.tree, f"the array '{local[0]}' made in CUDA code",
@@ -534,13 +558,13 @@ def _tangent(p, o):
         p.compiled = Transformed(p.source, p.python, None)
 
 
-def _bounded_tape(prog, builder, src):
+def _bounded_tape(prog, builder, src, shared=()):
     """The sizes of a CUDA tape (its float and int local arrays): the forward sweep's pushes,
     with the loops that would record a run-time number of iterations replayed instead
     (reverse/replay.py), plus one replayed iteration's."""
     error = assemble.unbounded_loop_error(src)
     extra = replay_unbounded_loops(prog.forward, prog.backward, builder.tape, builder.kinds,
-                                   builder.namegen, error)
+                                   builder.namegen, error, shared)
     bounds = static_pushes(prog.forward, builder.tape, error)
     return bounds[0] + extra[0], bounds[1] + extra[1]
 
@@ -557,7 +581,7 @@ def _adjoint_kernel(p):
     builder = ReverseBuilder(p.stmts, None, params, kinds, p.active, p.env.ns, p.namegen,
                              p.vec_temps.write_once, bounded=True)
     prog = builder.build(p.wrt)
-    builder.tape.bounds = _bounded_tape(prog, builder, src)
+    builder.tape.bounds = _bounded_tape(prog, builder, src, p.ownership.shared)
     shadows = [builder.bar(q) for q in p.wrt] + [builder.bar(q) for q in written
                                                  if q not in p.wrt]
     prog.backward_init = [x for x in prog.backward_init
@@ -565,9 +589,13 @@ def _adjoint_kernel(p):
                                   and x.targets[0].id in shadows)]
     propagate_copies(prog.backward, prog.bars.values(), live_out=shadows)
     arrays_of = {builder.bar(q): q for q in params if is_array(p.arg_kinds[q])}
-    backward = assemble.atomic_shadow_updates(prog.backward_init + prog.backward, set(shadows),
+    arrays_of.update({builder.bar(a): a for a in ownership.shared})     # (the block's tiles)
+    backward = assemble.atomic_shadow_updates(prog.backward_init + prog.backward,
+                                              set(shadows) | {builder.bar(a) for a in
+                                                              ownership.shared},
                                               ownership, arrays_of)
-    backward, block_sums = assemble.block_summed_atomics(prog.forward, backward, p.namegen)
+    backward, block_sums = assemble.block_summed_atomics(
+        prog.forward, backward, p.namegen, {builder.bar(a) for a in ownership.shared})
     parts = assemble.forward_parts(prog, backward, params, kinds, 0,
                                    "forward sweep (this thread's part of the primal)") + [
         ("backward sweep", backward)]

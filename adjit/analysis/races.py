@@ -106,17 +106,18 @@ class Access:
     """One element access of the forward kernel: kind "r" (read), "w" (write) or "a"
     (atomic add), the index as Polys (None where unknown), and the statement."""
 
-    def __init__(self, array, kind, index, stmt):
+    def __init__(self, array, kind, index, stmt, leaders=frozenset()):
         self.array = array
         self.kind = kind
         self.index = index
         self.stmt = stmt
+        self.leaders = leaders      # axes on which one thread per block makes the access
 
 
 class Ownership:
     """The accesses of a kernel and what they prove (see the module docstring)."""
 
-    def __init__(self, stmts, params, kinds, name):
+    def __init__(self, stmts, params, kinds, name, shared=()):
         self.name = name
         self.params = set(params)
         self.kinds = kinds
@@ -133,16 +134,46 @@ class Ownership:
                              if isinstance(s, ast.Assign) and isinstance(v := s.value,
                                                                          ast.Attribute)
                              and v.attr in ("y", "z")}
+        self.shared = set(shared)
         self.accesses = []
-        for s in ir.walk_stmts(stmts):
-            if not isinstance(s, ast.Assign):
+        self._collect(stmts, frozenset())
+
+    def _collect(self, stmts, leaders):
+        """The accesses of a block; `leaders`: the axes on which an enclosing `if` picks
+        one thread of each block (`if cuda.threadIdx.x == 0:`)."""
+        for s in stmts:
+            if isinstance(s, ast.If):
+                self._collect(s.body, leaders | self._leader_axes(s.test))
+                self._collect(s.orelse, leaders)
+            elif isinstance(s, (ast.For, ast.While)):
+                self._collect(s.body, leaders)
+            elif not isinstance(s, ast.Assign):
                 continue
-            if ir.is_store(s):
+            elif ir.is_store(s):
                 sub = s.targets[0]
                 kind = "a" if ir.note(s, "atomic", False) else "w"
-                self.accesses.append(Access(sub.value.id, kind, self.index(sub), s))
+                self.accesses.append(Access(sub.value.id, kind, self.index(sub), s, leaders))
             elif isinstance(s.value, ast.Subscript) and isinstance(s.value.value, ast.Name):
-                self.accesses.append(Access(s.value.value.id, "r", self.index(s.value), s))
+                self.accesses.append(Access(s.value.value.id, "r", self.index(s.value), s,
+                                            leaders))
+
+    def _leader_axes(self, test):
+        """{axis} when the test is `threadIdx.axis == c` for a constant c."""
+        sites = self.defs.get(test.id, []) if isinstance(test, ast.Name) else []
+        if len(sites) != 1 or not isinstance(sites[0], ast.Assign):
+            return frozenset()
+        v = sites[0].value
+        if isinstance(v, ast.Name):             # (a copy of the test)
+            return self._leader_axes(v)
+        if not (isinstance(v, ast.Compare) and len(v.ops) == 1 and isinstance(v.ops[0], ast.Eq)):
+            return frozenset()
+        a, b = self.value(v.left), self.value(v.comparators[0])
+        for x, y in ((a, b), (b, a)):
+            if x is not None and y is not None and not y.symbols() and len(x.terms) == 1:
+                (mono, coeff), = x.terms.items()
+                if coeff == 1 and len(mono) == 1 and mono[0].startswith("$threadIdx."):
+                    return frozenset({mono[0][len("$threadIdx."):]})
+        return frozenset()
 
     # symbolic values ---------------------------------------------------------------
     def index(self, sub):
@@ -228,10 +259,27 @@ class Ownership:
     def exclusive(self, array, index_atoms):
         """Whether the element array[index] is touched by this thread alone (no other
         thread reads or writes it): its shadow then needs no atomic update."""
+        if array in self.shared:
+            return self._own_shared(array, [self.value(a) for a in index_atoms])
         if array not in self.params:        # a cuda.local.array: the thread's own
             return True
         probe = Access(array, "r", [self.value(a) for a in index_atoms], None)
         return all(not self.may_share(probe, q) for q in self.accesses if q.array == array)
+
+    def _own_shared(self, array, index):
+        """An element of a block's shared array is one thread's alone when the kernel
+        touches that array only at this index, and the index is the thread's position in
+        the block on every axis its threads differ in (`tile[cuda.threadIdx.x]`)."""
+        if any(d is None for d in index):
+            return False
+        own = {(f"$threadIdx.{ax}",) for ax, t in (("x", T), ("y", "$T.y"), ("z", "$T.z"))
+               if t in self.coords}
+        if not own <= {m for d in index if len(d.terms) == 1 for m, c in d.terms.items()
+                       if c == 1}:
+            return False
+        return all(len(q.index) == len(index) and
+                   all(a is not None and a.terms == b.terms for a, b in zip(q.index, index))
+                   for q in self.accesses if q.array == array)
 
     def may_share(self, p, q):
         """Whether two threads may touch one element with p (one thread) and q (another).
@@ -240,10 +288,14 @@ class Ownership:
         index is nonzero whenever the threads' indices on that axis differ."""
         if len(p.index) != len(q.index):
             return True
+        # both made by one thread per block on an axis: blocks tell them apart
+        leaders = {f"$blockIdx.{ax}": AXES[ax][0] for ax in p.leaders & q.leaders}
         covered = set()
         for a, b in zip(p.index, q.index):
             if a is None or b is None:
                 continue
+            if leaders:
+                a, b = a.rename(leaders), b.rename(leaders)
             d = a - self._other_thread(b)
             if _always_nonzero(d):
                 return False

@@ -6,6 +6,7 @@ module makes those parts from the reverse and tangent builders' statements; the 
 (adjit/pipeline.py) decides which parts a derivative has.
 """
 import ast
+import math
 
 import numba
 
@@ -148,16 +149,35 @@ class _StopAsValue(ast.NodeTransformer):
 def cuda_parts(parts):
     """Generated statements as CUDA code: stop_gradient calls dropped, and the kernel's
     scratch arrays (vec.local_empty) and their adjoints (np.zeros_like of one) as
-    `cuda.local.array`s, the adjoints zeroed by a loop."""
+    `cuda.local.array`s, the adjoints zeroed by a loop; its shared arrays
+    (vec.shared_empty) and their adjoints as `cuda.shared.array`s, the adjoints zeroed by
+    the block's threads together, then a barrier."""
     shapes = {}
     for _, stmts in parts:
         for s in ir.walk_stmts(stmts):
             if isinstance(s, ast.Assign) and isinstance(s.targets[0], ast.Name) and \
                     isinstance(s.value, ast.Call) and \
-                    ir.unparse(s.value.func) == "vec.local_empty":
-                shapes[s.targets[0].id] = s.value.args[0]
+                    ir.unparse(s.value.func) in ("vec.local_empty", "vec.shared_empty"):
+                where = "shared" if ir.unparse(s.value.func) == "vec.shared_empty" else "local"
+                shapes[s.targets[0].id] = (s.value.args[0], where)
     return [(title, _local_arrays([_StopAsValue().visit(s) for s in stmts], shapes))
             for title, stmts in parts]
+
+
+def shared_arrays(stmts):
+    """Names of the kernel's `cuda.shared.array`s (vec.shared_empty) in normalized code."""
+    return {s.targets[0].id for s in ir.walk_stmts(stmts) if isinstance(s, ast.Assign)
+            and isinstance(s.targets[0], ast.Name) and isinstance(s.value, ast.Call)
+            and ir.unparse(s.value.func) in ("vec.shared_empty", "shared_empty")}
+
+
+_SHARED_ZERO = """\
+{z} = cuda.threadIdx.x + cuda.blockDim.x * (cuda.threadIdx.y + cuda.blockDim.y * cuda.threadIdx.z)
+while {z} < {size}:
+    {target}[{index}] = 0.0
+    {z} += cuda.blockDim.x * cuda.blockDim.y * cuda.blockDim.z
+cuda.syncthreads()
+"""
 
 
 def _local_arrays(stmts, shapes):
@@ -170,19 +190,32 @@ def _local_arrays(stmts, shapes):
         if isinstance(s, ast.Assign) and isinstance(value, ast.Call) and value.args:
             func = ir.unparse(value.func)
             arg = value.args[0]
-            shape = value.args[0] if func == "vec.local_empty" else \
+            found = (value.args[0], "shared" if func == "vec.shared_empty" else "local") \
+                if func in ("vec.local_empty", "vec.shared_empty") else \
                 shapes.get(arg.id) if func == "np.zeros_like" and \
                 isinstance(arg, ast.Name) else None
-            if shape is not None:
+            if found is not None:
+                shape, where = found
                 target = ir.unparse(s.targets[0])
-                text = f"{target} = cuda.local.array({ir.unparse(shape)}, numba.float64)"
+                text = f"{target} = cuda.{where}.array({ir.unparse(shape)}, numba.float64)"
                 if func == "np.zeros_like":
                     dims = [e.value for e in shape.elts] if isinstance(shape, ast.Tuple) \
                         else [shape.value]
-                    idx = ", ".join(f"_z{k}" for k in range(len(dims)))
-                    for k, n in enumerate(dims):
-                        text += "\n" + "    " * k + f"for _z{k} in range({n}):"
-                    text += "\n" + "    " * len(dims) + f"{target}[{idx}] = 0.0"
+                    if where == "shared":
+                        z = f"_z_{target}"
+                        index, stride = [], 1
+                        for n in reversed(dims):
+                            index.insert(0, f"({z} // {stride}) % {n}" if stride > 1
+                                         else f"{z} % {n}")
+                            stride *= n
+                        text += "\n" + _SHARED_ZERO.format(z=z, size=math.prod(dims),
+                                                           target=target,
+                                                           index=", ".join(index))
+                    else:
+                        idx = ", ".join(f"_z{k}" for k in range(len(dims)))
+                        for k, n in enumerate(dims):
+                            text += "\n" + "    " * k + f"for _z{k} in range({n}):"
+                        text += "\n" + "    " * len(dims) + f"{target}[{idx}] = 0.0"
                 new = ast.parse(text).body
                 for n in new:
                     ir.annotate(n, origin=ir.note(s, "origin", None))
@@ -250,13 +283,14 @@ if {tid} == 0:
 """
 
 
-def block_summed_atomics(forward, backward, namegen):
+def block_summed_atomics(forward, backward, namegen, local=frozenset()):
     """Every thread adding into one fixed shadow element (`cuda.atomic.add(p_bar, 0, v)`, the
     adjoint of a parameter all threads read) contends for one address: 10^7 threads take
     milliseconds where the kernel takes microseconds. Each such element gets a per-thread
     sum instead (a local, in float64), added up across the block in shared memory at the end
     of the kernel, and one atomic add per block. The block-wide sum needs every thread of the
-    block to reach the end: kernels with a `return` keep their atomics. Returns the backward
+    block to reach the end: kernels with a `return` keep their atomics; so do the adjoints
+    of the block's shared arrays (`local`), read again in the same sweep. Returns the backward
     sweep and the statements that end the kernel (the block sums)."""
     if any(isinstance(s, ast.Return) for s in ir.walk_stmts(forward + backward)):
         return backward, []
@@ -266,7 +300,7 @@ def block_summed_atomics(forward, backward, namegen):
         call = s.value if isinstance(s, ast.Expr) else None
         if not (ir.note(s, "atomic", False) is False and isinstance(call, ast.Call) and
                 ir.unparse(call.func) == "cuda.atomic.add" and _constant_index(call.args[1])
-                and isinstance(call.args[0], ast.Name)):
+                and isinstance(call.args[0], ast.Name) and call.args[0].id not in local):
             return s
         key = (call.args[0].id, ir.unparse(call.args[1]))
         if key not in sums:

@@ -525,6 +525,12 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining, Message
             if isinstance(s.value, ast.Call) and \
                     self.cuda_intrinsic(s.value.func) == "atomic.add":
                 self.atomic_add(s.value, out)
+            elif isinstance(s.value, ast.Call) and \
+                    self.cuda_intrinsic(s.value.func) == "syncthreads":
+                if s.value.args or s.value.keywords:
+                    raise self.error(s, "cuda.syncthreads with arguments",
+                                     "Write cuda.syncthreads().")
+                out.append(ir.annotate(ast.Expr(value=ir.barrier_call()), origin=self.origin))
             elif isinstance(s.value, ast.Call):
                 self.statement_call = s.value
                 value = self.rhs(s.value, out)
@@ -1642,28 +1648,40 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining, Message
             return None     # (the simulator swaps the module for a fake one in kernels)
         return ".".join(reversed(chain))
 
-    def local_array(self, node):
+    def local_array(self, node, where="local"):
         """`cuda.local.array(shape, float64)` in a kernel: the thread's own scratch array,
-        of a constant shape (vec.local_empty, spelled cuda.local.array in CUDA code)."""
+        of a constant shape (vec.local_empty, spelled cuda.local.array in CUDA code); and
+        `cuda.shared.array(shape, float64)`, the block's (vec.shared_empty)."""
         args = list(node.args) + [kw.value for kw in node.keywords]
         shape = args[0] if args else None
         dims = shape.elts if isinstance(shape, ast.Tuple) else [shape]
 
-        def constant(d):        # a number, or a module-level int (NB = 16)
+        def constant(d):        # a number, a module-level int (NB = 16), or NB + 2
             if isinstance(d, ast.Constant):
                 return d.value if type(d.value) is int else None
             if isinstance(d, ast.Name) and d.id not in self.src.locals and \
                     d.id not in self.src.params:
                 v = self.src.resolve_name(d.id)
                 return v if type(v) is int else None
+            if isinstance(d, ast.BinOp) and isinstance(d.op, (ast.Add, ast.Sub, ast.Mult,
+                                                              ast.FloorDiv)):
+                a, b = constant(d.left), constant(d.right)
+                if a is None or b is None or (isinstance(d.op, ast.FloorDiv) and b == 0):
+                    return None
+                return {ast.Add: a + b, ast.Sub: a - b, ast.Mult: a * b}.get(
+                    type(d.op), a // b if b else None)
             return None
         sizes = [constant(d) for d in dims]
         dtype = self.src.resolve(args[1]) if len(args) == 2 else None
         if len(args) != 2 or None in sizes or dtype not in (numba.float64, np.float64, float):
-            raise self.error(node, "cuda.local.array with other than a constant shape and "
-                             "float64", "Write cuda.local.array(3, numba.float64) or "
-                             "cuda.local.array((3, 4), numba.float64).")
-        spelled = ast.parse(self.ctx.env.spell(vec.local_empty, "alloc"), mode="eval").body
+            raise self.error(node, f"cuda.{where}.array with other than a constant shape and "
+                             "float64", f"Write cuda.{where}.array(3, numba.float64) or "
+                             f"cuda.{where}.array((3, 4), numba.float64).")
+        if where == "shared" and self.ctx.loop_depth:
+            raise self.error(node, "cuda.shared.array inside a loop",
+                             "Declare the block's shared arrays at the start of the kernel.")
+        alloc = vec.shared_empty if where == "shared" else vec.local_empty
+        spelled = ast.parse(self.ctx.env.spell(alloc, "alloc"), mode="eval").body
         shape = ir.const(sizes[0]) if not isinstance(shape, ast.Tuple) else \
             ast.Tuple(elts=[ir.const(n) for n in sizes], ctx=ast.Load())
         return ast.Call(func=spelled, args=[shape], keywords=[])
@@ -1710,10 +1728,13 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining, Message
             return TupleValue(items)
         if cu == "local.array":
             return self.local_array(node)
+        if cu == "shared.array":
+            return self.local_array(node, "shared")
         if cu is not None:
             raise self.error(node, f"cuda.{cu} in differentiated code",
-                             "Use cuda.grid(1), cuda.gridsize(1), and cuda.atomic.add(a, i, v) "
-                             "as a statement.")
+                             "Use cuda.grid(k), cuda.gridsize(k), cuda.threadIdx/blockIdx/"
+                             "blockDim/gridDim, cuda.local.array, cuda.shared.array, "
+                             "cuda.syncthreads() and cuda.atomic.add(a, i, v) as a statement.")
         if isinstance(func, ast.Attribute) and (self.src.resolve(func.value) is MISSING or
                                                 isinstance(self.src.resolve(func.value),
                                                            np.ndarray)):

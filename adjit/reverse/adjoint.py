@@ -218,6 +218,8 @@ class ReverseBuilder(Validation, Planning, Emission):
         for s in reversed(stmts):
             if isinstance(s, ast.Assign):
                 out.append(AssignMirror(s, self.adjoint_of(s)))
+            elif ir.is_barrier(s):      # the block's threads meet again, in reverse
+                out.append(AssignMirror(s, [ir.copy_notes(s, ast.Expr(value=ir.barrier_call()))]))
             elif isinstance(s, ast.If):
                 if ir.note(s, "forward_only", False):
                     continue

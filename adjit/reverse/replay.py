@@ -33,7 +33,7 @@ from .dce import eliminate_dead, upward_exposed
 from .tape import _constant_trips, _unused, static_pushes
 
 
-def replay_unbounded_loops(forward, backward, tape, kinds, namegen, error):
+def replay_unbounded_loops(forward, backward, tape, kinds, namegen, error, shared=()):
     """Rewrite (in place) the forward and backward sweeps of a bounded (CUDA) tape's program
     so that loops recording with a run-time trip count are replayed (see the module).
     Returns the (float, int) pushes one replayed iteration adds to the tape at most, for the
@@ -67,26 +67,28 @@ def replay_unbounded_loops(forward, backward, tape, kinds, namegen, error):
         extra = [max(extra[0], per[0]), max(extra[1], per[1])]
         inner = list(ir.walk_stmts(loop.body))
         end = position[id(loop)] + len(inner)
-        later = set()
+        later, changed = set(), set()
         for x in ([loop] + [w for o in outer for w in ir.walk_stmts(o.body)] + order[end + 1:]
                   + inner):
             later |= _stored_arrays(x)
+            changed |= ir.assigned([x]) if isinstance(x, (ast.Assign, ast.For)) else set()
         loop_var = loop.target.id if isinstance(loop, ast.For) else None
+        # (the values the loop starts from that it, or code after it, changes)
         entry = sorted(v for v in upward_exposed(loop.body) - tape_names - {loop_var}
-                       if kinds.get(v) in (FLOAT, INT, BOOL))
-        recording = _side_effect_free(copy.deepcopy(loop.body), arrays)
+                       if kinds.get(v) in (FLOAT, INT, BOOL) and v in changed)
+        tiles = _refilled(loop, shared, order)
+        recording = _side_effect_free(copy.deepcopy(loop.body), arrays | tiles, bool(tiles))
         plain = _without_pushes(copy.deepcopy(loop.body), arrays, tape_names)
-        carried = eliminate_dead(_side_effect_free(copy.deepcopy(plain), arrays),
-                                 set(entry), set())
+        free = _side_effect_free(copy.deepcopy(plain), arrays)
         saved = {v: _unused(namegen, f"{v}_start") for v in entry}
-        loops[id(loop)] = (loop, bool(outer), recording, carried, saved, later)
+        loops[id(loop)] = (loop, bool(outer), recording, free, saved, later, tiles)
         loop.body = plain or [ast.Pass()]
 
     def forward_rewrite(block):
         out = []
         for s in block:
             if id(s) in loops:
-                loop, enclosed, _, _, saved, _ = loops[id(s)]
+                loop, enclosed, _, _, saved, _, _ = loops[id(s)]
                 for v, e in saved.items():
                     out += tape.push(v, kinds[v], checked=False) if enclosed else \
                         [ir.assign(e, ir.name(v))]
@@ -103,11 +105,11 @@ def replay_unbounded_loops(forward, backward, tape, kinds, namegen, error):
             if key not in loops:
                 out.append(s)
                 continue
-            loop, enclosed, recording, carried, saved, later = loops[key]
+            loop, enclosed, recording, free, saved, later, tiles = loops[key]
             if enclosed:
                 for v, e in reversed(list(saved.items())):
                     out += tape.pop(e, kinds[v])
-            out.append(_replayed(s, loop, recording, carried, saved, later, tape_names,
+            out.append(_replayed(s, loop, recording, free, saved, later, tiles, tape_names,
                                  namegen, error))
             out += [ir.assign(v, ir.name(e)) for v, e in saved.items()]
         return out
@@ -115,7 +117,7 @@ def replay_unbounded_loops(forward, backward, tape, kinds, namegen, error):
     return tuple(extra)
 
 
-def _replayed(rev, loop, recording, carried, saved, later, tape_names, namegen, error):
+def _replayed(rev, loop, recording, free, saved, later, tiles, tape_names, namegen, error):
     """The reversed loop `rev` with each iteration's state computed again before its
     adjoint."""
     body = list(rev.body)
@@ -130,19 +132,35 @@ def _replayed(rev, loop, recording, carried, saved, later, tape_names, namegen, 
         if body and isinstance(body[0], ast.Assign) and ir.target_name(body[0]) == var:
             prefix, body = body[:1], body[1:]
     rest = body
-    roots = upward_exposed(rest) | tape_names
-    taped = eliminate_dead(recording, roots, set())
-    for block in (carried, taped):
+    taped = eliminate_dead(recording, upward_exposed(rest) | tape_names, set())
+    # the values carried from one iteration to the next that the iteration needs, and
+    # those they need from the iterations before
+    # (a value the iteration's pushes record before its first assignment in the iteration,
+    # and which no statement of the iteration reads before that, is recorded only for the
+    # iteration before, computed again by its own turn of this loop: its value at the start
+    # is the loop's, kept, right for the first iteration and read by no one for the others)
+    assigned = ir.assigned(loop.body)
+    needs = upward_exposed(taped) & upward_exposed(free) & assigned
+    carried = []
+    while needs:
+        carried = eliminate_dead(copy.deepcopy(free), needs, set())
+        more = needs | (upward_exposed(carried) & assigned)
+        if more == needs:
+            break
+        needs = more
+    for block, allowed in ((carried, set()), (taped, tiles)):
         read = {n.value.id for x in block for n in ast.walk(x)
                 if isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Load)
                 and isinstance(n.value, ast.Name)} - tape_names
-        if read & later:
+        if read & (later - allowed):
             raise error(loop, "reads")
+    if tiles:       # (the block's threads are done with the tiles of the iteration after)
+        taped = [ast.Expr(value=ir.barrier_call())] + taped
     jn = namegen.fresh("_j")
     kn = namegen.fresh("_r")
     stmts = [ir.assign(v, ir.name(e)) for v, e in saved.items()]
-    stmts += ir.parse(f"{jn} = {j}")
     if carried:
+        stmts += ir.parse(f"{jn} = {j}")
         replay = ir.parse(f"for {kn} in range({jn}):\n    pass")[0]
         step = []
         if var is not None:
@@ -151,9 +169,11 @@ def _replayed(rev, loop, recording, carried, saved, later, tape_names, namegen, 
         replay.body = step + copy.deepcopy(carried)
         ir.annotate(replay, comment="the iterations before this one, again (what they carry)")
         stmts.append(replay)
-    if var is not None:
-        lo, _, st = (ir.unparse(a) for a in loop._bounds)
-        stmts += ir.parse(f"{var} = {lo} + {jn} * {st}" if st != "1" else f"{var} = {lo} + {jn}")
+        if var is not None:
+            stmts += ir.parse(f"{var} = {lo} + {jn} * {st}" if st != "1"
+                              else f"{var} = {lo} + {jn}")
+    if taped and rest and ir.is_barrier(taped[-1]) and ir.is_barrier(rest[0]):
+        rest = rest[1:]         # (one barrier ends the iteration's recording and starts its adjoint)
     for x in stmts:
         ir.annotate(x, origin=ir.note(rev, "origin", None))
     new = copy.copy(rev)
@@ -181,21 +201,49 @@ def _stored_arrays(s):
     return set()
 
 
-def _side_effect_free(stmts, tape_arrays):
-    """Statements without what must happen once: element stores (but the tape's), calls
-    made for their effect (synchronization, atomics) and loop exits."""
+def _refilled(loop, shared, order):
+    """The block's shared arrays each iteration of the loop fills before reading them (a
+    tiled product's tiles): stored only in the loop, first by a statement of the body's own
+    block, before any read. Storing them again in the backward sweep gives the iteration
+    back the tiles it read."""
+    inner = list(ir.walk_stmts(loop.body))
+    inside = {id(x) for x in inner}
+    out = set()
+    for a in shared:
+        stores = [x for x in order if a in _stored_arrays(x)]
+        if not stores or any(id(x) not in inside for x in stores):
+            continue
+        first = next((x for x in inner if a in _stored_arrays(x) or a in _loaded(x)), None)
+        if first is not None and a in _stored_arrays(first) and \
+                any(first is b for b in loop.body):
+            out.add(a)
+    return out
+
+
+def _loaded(s):
+    if isinstance(s, ast.Assign) and isinstance(s.value, ast.Subscript) and \
+            isinstance(s.value.value, ast.Name):
+        return {s.value.value.id}
+    return set()
+
+
+def _side_effect_free(stmts, kept_arrays, barriers=False):
+    """Statements without what must happen once: element stores (but those into
+    `kept_arrays`: the tape's, refilled tiles), calls made for their effect
+    (synchronization, unless `barriers`, and atomics) and loop exits."""
     out = []
     for s in stmts:
-        if isinstance(s, ast.Expr) or isinstance(s, (ast.Break, ast.Continue)):
+        if isinstance(s, ast.Expr) and not (barriers and ir.is_barrier(s)) or \
+                isinstance(s, (ast.Break, ast.Continue)):
             continue
         if isinstance(s, ast.Assign) and ir.is_store(s) and \
-                s.targets[0].value.id not in tape_arrays:
+                s.targets[0].value.id not in kept_arrays:
             continue
         if isinstance(s, ast.AugAssign) and isinstance(s.target, ast.Subscript):
             continue
         if isinstance(s, (ast.If, ast.For, ast.While)):
-            s.body = _side_effect_free(s.body, tape_arrays) or [ast.Pass()]
-            s.orelse = _side_effect_free(s.orelse, tape_arrays)
+            s.body = _side_effect_free(s.body, kept_arrays, barriers) or [ast.Pass()]
+            s.orelse = _side_effect_free(s.orelse, kept_arrays, barriers)
         out.append(s)
     return out
 

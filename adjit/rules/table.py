@@ -503,6 +503,7 @@ _R.define(vec.quantile1, "vec.quantile1", "helper", array_rule=ArrayRule(
 for _obj in (np.zeros, np.ones, np.empty):
     _R.define(_obj, f"np.{_obj.__name__}", "allocate", handler="shape")
 _R.define(vec.local_empty, "vec.local_empty", "allocate", handler="shape")     # (CUDA scratch)
+_R.define(vec.shared_empty, "vec.shared_empty", "allocate", handler="shape")   # (a block's)
 for _obj in (np.zeros_like, np.ones_like, np.empty_like):
     _R.define(_obj, f"np.{_obj.__name__}", "allocate", handler="like")
 

@@ -115,6 +115,13 @@ def local_empty(shape):
 
 
 @numba.njit(cache=True)
+def shared_empty(shape):
+    """A kernel's `cuda.shared.array(shape, float64)`: the block's array (CUDA code spells it
+    cuda.shared.array again; codegen/assemble.py cuda_parts)."""
+    return np.empty(shape)
+
+
+@numba.njit(cache=True)
 def empty_bool(shape):
     """An uninitialized boolean array."""
     return np.empty(shape, np.bool_)
