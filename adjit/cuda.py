@@ -96,4 +96,6 @@ class AdjointKernel:
         return f"<adjit adjoint kernel of {self.fn.__name__} argnums={self.argnums}>"
 
 
-__all__ = ["adjoint_kernel", "AdjointKernel"]
+from .cuda_loop import LoopForward, TimeLoop, time_loop  # noqa: E402  (time loops)
+
+__all__ = ["adjoint_kernel", "AdjointKernel", "time_loop", "TimeLoop", "LoopForward"]
