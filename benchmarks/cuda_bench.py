@@ -1,8 +1,11 @@
 """CUDA benchmark: forward kernel, adjoint kernel, their ratio, a hand-written adjoint, JAX's
 gradient and adjit's CPU gradient of the same work, for an elementwise map (10^7 elements), a
 1-D stencil (10^7), a 2-D heat stencil on a 2-D grid (10^7 cells), a counted while loop per
-thread (10^7, its values recorded in a local array) and Lennard-Jones energies with a cutoff
-(10^4 atoms, thread per atom).
+thread (10^7, its values recorded in a local array), Lennard-Jones energies with a cutoff
+(10^4 atoms, thread per atom), a block tree reduction in shared memory (10^7), Newton's
+iteration to a tolerance in a while loop per thread (10^7: a run-time number of iterations,
+replayed in the backward sweep) and numba's tiled matrix product in shared memory (1024^2,
+tanh of the product).
 
 Needs a GPU (numba-cuda and a driver); without one it says so and exits 0. Kernel times are
 medians of repeated launches on device arrays, synchronized, after a warm-up launch (which
@@ -18,7 +21,8 @@ The JAX column is jax.jit(jax.grad(loss)) on JAX's GPU backend in float64 (jax_e
 where loss is the row's math written vectorized with jax.numpy: the sum of the kernel's
 outputs (the bench's output cotangents are ones), differentiated with respect to the row's
 argnums (slices for the stencils, jax.lax.fori_loop for the counted loop, a dense n x n
-pair-distance matrix with the cutoff as a mask for Lennard-Jones). Its time is the median of
+pair-distance matrix with the cutoff as a mask for Lennard-Jones, 40 Newton steps for the
+cube root, jnp.tanh(A @ B) for the product). Its time is the median of
 calls on device arrays with block_until_ready, after a warm-up call that compiles; its gradient
 is checked against the adjit adjoint kernel's in the same run (|adjit - jax| <= 1e-9 |jax| +
 1e-12 max|jax|, else the cell says MISMATCH and a line below the table gives the error).
@@ -222,6 +226,19 @@ def main():
     row("Lennard-Jones, cutoff 2.5 (1e4 atoms)", T.lj_energies, 0,
         (pos, np.zeros(pos.shape[0])), pos.shape[0], T.lj_total, (pos,), 0,
         jax_loss=jl.get("lj"))
+    row("shared-memory block reduction (1e7)", block_reduce, (0, 1),
+        (x, np.array([0.7]), np.zeros((n + threads - 1) // threads)), n,
+        _block_reduce_cpu, (x, 0.7), (0, 1), jax_loss=jl.get("block_reduce"))
+    b = np.linspace(0.5, 30.0, n)
+    row("Newton to a tolerance, while loop (1e7)", cube_root, 0, (b, np.zeros(n)), n,
+        _cube_root_cpu, (b,), 0, jax_loss=jl.get("cube_root"))
+    m = 32 if SMOKE else 1024
+    rng = np.random.default_rng(1)
+    A, B = rng.normal(size=(m, m)) / math.sqrt(m), rng.normal(size=(m, m)) / math.sqrt(m)
+    g = (m + TILE - 1) // TILE
+    row(f"tiled matrix product, shared memory ({m}^2)", tiled_matmul, (0, 1),
+        (A, B, np.zeros((m, m))), None, _matmul_cpu, (A, B), (0, 1),
+        launch=((g, g), (TILE, TILE)), jax_loss=jl.get("matmul"))
     jax_head = "JAX cpu ms" if jlabel == "cpu" else "JAX ms"
     widths = (38, 10, 10, 7, 10, 10, 18, 9, 17, 15)
     print(f"| {'case':38} | {'forward ms':>10} | {'adjoint ms':>10} | {'adj/fwd':>7} | "
@@ -276,8 +293,21 @@ def jax_losses():
         inv6 = 1.0 / (r2 * r2 * r2)
         return jnp.sum(jnp.where(inside, 2.0 * (inv6 * inv6 - inv6), 0.0))
 
+    def block_reduce_loss(x, p):              # the block sums of exp(p x) x, all of them
+        return jnp.sum(jnp.exp(p[0] * x) * x)
+
+    def cube_root_loss(a):                    # Newton's iteration for a^(1/3), converged
+        x = jax.lax.fori_loop(0, 40, lambda k, x: x - (x * x * x - a) / (3.0 * x * x),
+                              1.0 + a / 3.0)
+        return jnp.sum(x)
+
+    def matmul_loss(A, B):
+        return jnp.sum(jnp.tanh(A @ B))
+
     return {"map": map_loss, "stencil": stencil_loss, "heat_2d": heat_2d_loss,
-            "counted_while": counted_while_loss, "lj": lj_loss}
+            "counted_while": counted_while_loss, "lj": lj_loss,
+            "block_reduce": block_reduce_loss, "cube_root": cube_root_loss,
+            "matmul": matmul_loss}
 
 
 THREADS = 256
@@ -355,6 +385,87 @@ def _heat_2d_cpu(u, alpha):
                 s += u[i, j] + alpha * (u[i - 1, j] + u[i + 1, j] + u[i, j - 1] + u[i, j + 1]
                                         - 4.0 * u[i, j])
     return s
+
+
+# Kernels of the shapes numba.cuda users write with shared memory and run-time loops (the
+# tests' versions are in tests/test_cuda_shared.py and tests/test_cuda_dynamic.py)
+@cuda.jit
+def block_reduce(x, p, out):
+    tile = cuda.shared.array(THREADS, float64)
+    t = cuda.threadIdx.x
+    i = cuda.grid(1)
+    if i < x.shape[0]:
+        tile[t] = math.exp(p[0] * x[i]) * x[i]
+    else:
+        tile[t] = 0.0
+    cuda.syncthreads()
+    s = cuda.blockDim.x // 2
+    while s > 0:
+        if t < s:
+            tile[t] += tile[t + s]
+        cuda.syncthreads()
+        s //= 2
+    if t == 0:
+        out[cuda.blockIdx.x] = tile[0]
+
+
+@cuda.jit
+def cube_root(a, out):
+    i = cuda.grid(1)
+    if i < a.shape[0]:
+        x = 1.0 + a[i] / 3.0
+        r = x * x * x - a[i]
+        while abs(r) > 1e-13 * a[i]:
+            x = x - r / (3.0 * x * x)
+            r = x * x * x - a[i]
+        out[i] = x
+
+
+TILE = 16
+
+
+@cuda.jit
+def tiled_matmul(A, B, C):
+    sA = cuda.shared.array(shape=(TILE, TILE), dtype=float64)
+    sB = cuda.shared.array(shape=(TILE, TILE), dtype=float64)
+    x, y = cuda.grid(2)
+    tx = cuda.threadIdx.x
+    ty = cuda.threadIdx.y
+    bpg = cuda.gridDim.x
+    tmp = 0.0
+    for i in range(bpg):
+        sA[tx, ty] = 0.0
+        sB[tx, ty] = 0.0
+        if x < A.shape[0] and (ty + i * TILE) < A.shape[1]:
+            sA[tx, ty] = A[x, ty + i * TILE]
+        if y < B.shape[1] and (tx + i * TILE) < B.shape[0]:
+            sB[tx, ty] = B[tx + i * TILE, y]
+        cuda.syncthreads()
+        for j in range(TILE):
+            tmp += sA[tx, j] * sB[j, ty]
+        cuda.syncthreads()
+    if x < C.shape[0] and y < C.shape[1]:
+        C[x, y] = math.tanh(tmp)
+
+
+def _block_reduce_cpu(x, p):
+    return np.sum(np.exp(p * x) * x)
+
+
+def _cube_root_cpu(a):
+    s = 0.0
+    for i in range(a.shape[0]):
+        x = 1.0 + a[i] / 3.0
+        r = x * x * x - a[i]
+        while abs(r) > 1e-13 * a[i]:
+            x = x - r / (3.0 * x * x)
+            r = x * x * x - a[i]
+        s += x
+    return s
+
+
+def _matmul_cpu(A, B):
+    return np.sum(np.tanh(A @ B))
 
 
 def _counted_while_cpu(a):

@@ -512,6 +512,9 @@ def test_cuda_bench_script_runs(capsys):
         del os.environ["ADJIT_CUDA_BENCH_SMOKE"]
     out = capsys.readouterr().out
     assert out.count("| ") >= 4 and "Lennard-Jones" in out
+    assert "row failed" not in out and "MISMATCH" not in out, out
+    for row in ("block reduction", "Newton to a tolerance", "tiled matrix product"):
+        assert row in out
 
 
 # every function of numbers docs/coverage.md marks as working on CUDA ----------------------------
