@@ -357,7 +357,8 @@ def _check_device_function(src, stmts, kinds, params, ns):
                                 "read arrays with adjit.cuda.adjoint_kernel.")
     for s in ir.walk_stmts(stmts):
         shared = isinstance(s, ast.Assign) and isinstance(s.value, ast.Call) and \
-            lookup(s.value.func, ns) is vec.shared_empty
+            vec.SCRATCH.get(getattr(lookup(s.value.func, ns), "__name__", None),
+                            ("",))[0] == "shared"
         if shared or ir.is_barrier(s):
             raise error_at(ir.note(s, "origin"), "cuda.shared.array or cuda.syncthreads in a "
                            "device function's gradient", "A device function's gradient runs "
@@ -404,7 +405,7 @@ def _refuse_local_arrays(src, stmts, kinds, ns):
                                "(numba.cuda.random has a generator for kernels).")
     scratch = {ir.target_name(s) for s in ir.walk_stmts(stmts) if isinstance(s, ast.Assign)
                and not ir.is_store(s) and isinstance(s.value, ast.Call) and
-               lookup(s.value.func, ns) in (vec.local_empty, vec.shared_empty)}
+               getattr(lookup(s.value.func, ns), "__name__", None) in vec.SCRATCH}
     local = sorted(v for v in ir.assigned(stmts) if is_array(kinds.get(v)) and v not in scratch)
     if local:
         raise src.loc.error(src.tree, f"the array '{local[0]}' made in CUDA code",

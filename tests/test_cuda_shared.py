@@ -15,7 +15,7 @@ import pytest
 
 cuda = pytest.importorskip("numba.cuda")
 
-from numba import float64  # noqa: E402
+from numba import float32, float64  # noqa: E402
 
 import adjit  # noqa: E402
 import adjit.cuda  # noqa: E402
@@ -290,3 +290,36 @@ def test_barriers_every_thread_may_not_reach_are_refused():
             np.ones(8), np.zeros(8))
     with pytest.raises(AdjitError, match="in a device function's gradient"):
         adjit.grad(device_with_a_tile, target="cuda").source_for(1.0)
+
+
+# float32 tiles for float32 data
+
+@cuda.jit
+def tiled_stencil32(x, out):
+    tile = cuda.shared.array(TPB + 2, float32)
+    t = cuda.threadIdx.x
+    i = cuda.grid(1)
+    n = x.shape[0]
+    if i < n:
+        tile[t + 1] = x[i]
+        if t == 0:
+            tile[0] = x[i - 1] if i > 0 else 0.0
+        if t == TPB - 1 or i == n - 1:
+            tile[t + 2] = x[i + 1] if i + 1 < n else 0.0
+    cuda.syncthreads()
+    if i < n:
+        out[i] = math.sin(tile[t]) * tile[t + 1] + tile[t + 2] * tile[t + 2]
+
+
+def test_float32_tiles():
+    n = 40
+    x = np.random.default_rng(8).normal(size=n).astype(np.float32)
+    w = np.random.default_rng(9).normal(size=n).astype(np.float32)
+    out, x_bar = np.zeros(n, np.float32), np.zeros(n, np.float32)
+    adj = adjit.cuda.adjoint_kernel(tiled_stencil32, argnums=0)
+    adj[(n + TPB - 1) // TPB, TPB](x, out, x_bar, w.copy())
+    x64, w64 = x.astype(np.float64), w.astype(np.float64)
+    np.testing.assert_allclose(out, tiled_stencil_numpy(x64), rtol=2e-5, atol=1e-6)
+    np.testing.assert_allclose(x_bar, fd(tiled_stencil_numpy, [x64], 0, w64), rtol=1e-4,
+                               atol=1e-5)
+    assert "cuda.shared.array(18, numba.float32)" in adj.source

@@ -16,6 +16,7 @@ from ..errors import error_at
 from ..reverse.dce import eliminate_dead, upward_exposed
 from ..reverse.parallel import parallel_forward
 from ..rules.table import device_twin
+from ..runtime import vec
 
 
 STATS_SIZE = 5
@@ -156,19 +157,23 @@ def cuda_parts(parts):
     for _, stmts in parts:
         for s in ir.walk_stmts(stmts):
             if isinstance(s, ast.Assign) and isinstance(s.targets[0], ast.Name) and \
-                    isinstance(s.value, ast.Call) and \
-                    ir.unparse(s.value.func) in ("vec.local_empty", "vec.shared_empty"):
-                where = "shared" if ir.unparse(s.value.func) == "vec.shared_empty" else "local"
-                shapes[s.targets[0].id] = (s.value.args[0], where)
+                    isinstance(s.value, ast.Call) and _scratch(s.value.func):
+                shapes[s.targets[0].id] = (s.value.args[0],) + _scratch(s.value.func)
     return [(title, _local_arrays([_StopAsValue().visit(s) for s in stmts], shapes))
             for title, stmts in parts]
+
+
+def _scratch(func):
+    """(memory space, dtype) when `func` spells one of vec.SCRATCH's allocators."""
+    name = ir.unparse(func)
+    return vec.SCRATCH.get(name[4:]) if name.startswith("vec.") else None
 
 
 def shared_arrays(stmts):
     """Names of the kernel's `cuda.shared.array`s (vec.shared_empty) in normalized code."""
     return {s.targets[0].id for s in ir.walk_stmts(stmts) if isinstance(s, ast.Assign)
             and isinstance(s.targets[0], ast.Name) and isinstance(s.value, ast.Call)
-            and ir.unparse(s.value.func) in ("vec.shared_empty", "shared_empty")}
+            and (_scratch(s.value.func) or ("",))[0] == "shared"}
 
 
 _SHARED_ZERO = """\
@@ -190,14 +195,13 @@ def _local_arrays(stmts, shapes):
         if isinstance(s, ast.Assign) and isinstance(value, ast.Call) and value.args:
             func = ir.unparse(value.func)
             arg = value.args[0]
-            found = (value.args[0], "shared" if func == "vec.shared_empty" else "local") \
-                if func in ("vec.local_empty", "vec.shared_empty") else \
+            found = (value.args[0],) + _scratch(value.func) if _scratch(value.func) else \
                 shapes.get(arg.id) if func == "np.zeros_like" and \
                 isinstance(arg, ast.Name) else None
             if found is not None:
-                shape, where = found
+                shape, where, dtype = found
                 target = ir.unparse(s.targets[0])
-                text = f"{target} = cuda.{where}.array({ir.unparse(shape)}, numba.float64)"
+                text = f"{target} = cuda.{where}.array({ir.unparse(shape)}, numba.{dtype})"
                 if func == "np.zeros_like":
                     dims = [e.value for e in shape.elts] if isinstance(shape, ast.Tuple) \
                         else [shape.value]

@@ -1651,7 +1651,8 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining, Message
     def local_array(self, node, where="local"):
         """`cuda.local.array(shape, float64)` in a kernel: the thread's own scratch array,
         of a constant shape (vec.local_empty, spelled cuda.local.array in CUDA code); and
-        `cuda.shared.array(shape, float64)`, the block's (vec.shared_empty)."""
+        `cuda.shared.array(shape, float64)`, the block's (vec.shared_empty); float32 too
+        (vec.SCRATCH)."""
         args = list(node.args) + [kw.value for kw in node.keywords]
         shape = args[0] if args else None
         dims = shape.elts if isinstance(shape, ast.Tuple) else [shape]
@@ -1673,14 +1674,16 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining, Message
             return None
         sizes = [constant(d) for d in dims]
         dtype = self.src.resolve(args[1]) if len(args) == 2 else None
-        if len(args) != 2 or None in sizes or dtype not in (numba.float64, np.float64, float):
+        single = dtype in (numba.float32, np.float32)
+        if len(args) != 2 or None in sizes or not (single or dtype in (numba.float64,
+                                                                       np.float64, float)):
             raise self.error(node, f"cuda.{where}.array with other than a constant shape and "
-                             "float64", f"Write cuda.{where}.array(3, numba.float64) or "
-                             f"cuda.{where}.array((3, 4), numba.float64).")
+                             "float64 or float32", f"Write cuda.{where}.array(3, numba.float64) "
+                             f"or cuda.{where}.array((3, 4), numba.float32).")
         if where == "shared" and self.ctx.loop_depth:
             raise self.error(node, "cuda.shared.array inside a loop",
                              "Declare the block's shared arrays at the start of the kernel.")
-        alloc = vec.shared_empty if where == "shared" else vec.local_empty
+        alloc = getattr(vec, f"{where}_empty{'32' if single else ''}")
         spelled = ast.parse(self.ctx.env.spell(alloc, "alloc"), mode="eval").body
         shape = ir.const(sizes[0]) if not isinstance(shape, ast.Tuple) else \
             ast.Tuple(elts=[ir.const(n) for n in sizes], ctx=ast.Load())

@@ -502,8 +502,8 @@ _R.define(vec.quantile1, "vec.quantile1", "helper", array_rule=ArrayRule(
 # allocation ------------------------------------------------------------------------------------
 for _obj in (np.zeros, np.ones, np.empty):
     _R.define(_obj, f"np.{_obj.__name__}", "allocate", handler="shape")
-_R.define(vec.local_empty, "vec.local_empty", "allocate", handler="shape")     # (CUDA scratch)
-_R.define(vec.shared_empty, "vec.shared_empty", "allocate", handler="shape")   # (a block's)
+for _name in vec.SCRATCH:             # (a CUDA kernel's local and shared arrays)
+    _R.define(getattr(vec, _name), f"vec.{_name}", "allocate", handler="shape")
 for _obj in (np.zeros_like, np.ones_like, np.empty_like):
     _R.define(_obj, f"np.{_obj.__name__}", "allocate", handler="like")
 

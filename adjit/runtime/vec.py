@@ -122,6 +122,24 @@ def shared_empty(shape):
 
 
 @numba.njit(cache=True)
+def local_empty32(shape):
+    """A kernel's `cuda.local.array(shape, float32)`."""
+    return np.empty(shape, np.float32)
+
+
+@numba.njit(cache=True)
+def shared_empty32(shape):
+    """A kernel's `cuda.shared.array(shape, float32)`."""
+    return np.empty(shape, np.float32)
+
+
+SCRATCH = {"local_empty": ("local", "float64"), "shared_empty": ("shared", "float64"),
+           "local_empty32": ("local", "float32"), "shared_empty32": ("shared", "float32")}
+"""A kernel's scratch arrays, by the name of their allocator here: (CUDA memory space,
+numba dtype), spelled `cuda.<space>.array(shape, numba.<dtype>)` in CUDA code."""
+
+
+@numba.njit(cache=True)
 def empty_bool(shape):
     """An uninitialized boolean array."""
     return np.empty(shape, np.bool_)
