@@ -19,8 +19,12 @@ one-element array, and its shadow is one element accumulated atomically.
 
 Generated code allocates nothing: values the backward sweep needs are recomputed or kept in
 registers, or recorded in fixed-size `cuda.local.array`s when the loop that records them has
-a constant trip count; otherwise an AdjitError says so. Under numba's CUDA simulator
-(`NUMBA_ENABLE_CUDASIM=1`) the same code runs on the CPU.
+a constant trip count; a loop whose trip count is known only when it runs is replayed from
+its start in the backward sweep instead (reverse/replay.py). Shared-memory tiles
+(`cuda.shared.array`) get shadow tiles in shared memory and `cuda.syncthreads()` barriers run
+in reverse. What cannot be differentiated exactly is an AdjitError (docs/cuda.md). Under
+numba's CUDA simulator (`NUMBA_ENABLE_CUDASIM=1`) the same code runs on the CPU.
+`time_loop` (cuda_loop.py) differentiates a host loop of launches.
 """
 import threading
 
