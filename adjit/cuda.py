@@ -14,8 +14,12 @@ also computes the primal: each thread redoes its part of the kernel (writing the
 again: give accumulators written with cuda.atomic.add fresh zeros if you read them after)
 and then runs its adjoint. Shadow updates use cuda.atomic.add, except `a_bar[i]` where
 `i = cuda.grid(1)` (or `i, j = cuda.grid(2)`, or `blockIdx.x * blockDim.x + threadIdx.x`
-written out), which only this thread touches. A differentiable scalar is passed as a
-one-element array, and its shadow is one element accumulated atomically.
+written out), which only this thread touches. A stencil's adjoint (`out[i] = f(x[i - 1], x[i],
+x[i + 1])` in a kernel without loops or shared memory) is generated in gather form: each
+thread adds up the terms of its own `x_bar[i]`, computing its neighbours' adjoints again,
+with plain updates, and a second kernel launched after it (same grid) consumes the output
+shadows (codegen/gather.py). A differentiable scalar is passed as a one-element array, and
+its shadow is one element accumulated atomically.
 
 Generated code allocates nothing: values the backward sweep needs are recomputed or kept in
 registers, or recorded in fixed-size `cuda.local.array`s when the loop that records them has
@@ -71,8 +75,8 @@ class AdjointKernel:
         with self._lock:
             spec = self._specs.get(key)
             if spec is None:
-                source, pyfunc, shadows = build_kernel(self.fn, self.argnums, key)
-                spec = (source, cuda.jit(pyfunc), shadows)
+                source, pyfunc, shadows, after = build_kernel(self.fn, self.argnums, key)
+                spec = (source, cuda.jit(pyfunc), shadows, [cuda.jit(f) for f in after])
                 self._specs[key] = spec
             self.source = spec[0]
             return spec
@@ -93,7 +97,10 @@ class AdjointKernel:
                 raise AdjitError(f"the adjoint of kernel '{self.fn.__name__}' takes "
                                  f"{n + len(spec[2])} arguments: "
                                  f"{', '.join(list(self.params) + spec[2])}; got {len(args)}.")
-            return spec[1][config](*args)
+            out = spec[1][config](*args)
+            for kernel in spec[3]:      # (a gather-form adjoint: the consumed shadows zeroed)
+                kernel[config](*args)
+            return out
         return launch
 
     def __repr__(self):

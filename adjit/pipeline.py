@@ -27,7 +27,7 @@ from .reverse.fission import split_stencil_loops
 from .analysis.races import Ownership
 from .analysis.types import (FLOAT, infer_kinds, is_array, is_float_kind, kind_of_constant,
                              kind_of_numba_type)
-from .codegen import assemble
+from .codegen import assemble, gather
 from .codegen.emit import compile_source, exec_source, render
 from .errors import error_at
 from .forward.tangent import TangentBuilder
@@ -110,6 +110,7 @@ class Program:
         self.kinds = self.wrt = self.active = None
         self.source = self.python = self.compiled = None
         self.shadows = self.ownership = self.builder = None
+        self.after = []            # (CUDA) kernels launched after the adjoint kernel
         self.entry = self.wrapper = None
         self.steps = []
         self.done = []
@@ -590,11 +591,20 @@ def _adjoint_kernel(p):
                                   and x.targets[0].id in shadows)]
     propagate_copies(prog.backward, prog.bars.values(), live_out=shadows)
     arrays_of = {builder.bar(q): q for q in params if is_array(p.arg_kinds[q])}
+    backward = prog.backward_init + prog.backward
+    plan = gather.plan(p.stmts, prog.forward, backward, ownership, p.wrt, written,
+                       builder.bar)
+    zero = None
+    if plan is not None:        # each thread gathers its own elements' adjoints
+        backward, zero = gather.gather_kernel(plan, prog.forward, backward, builder.bar,
+                                              written, ownership, set(arrays_of))
     arrays_of.update({builder.bar(a): a for a in ownership.shared})     # (the block's tiles)
-    backward = assemble.atomic_shadow_updates(prog.backward_init + prog.backward,
+    backward = assemble.atomic_shadow_updates(backward,
                                               set(shadows) | {builder.bar(a) for a in
                                                               ownership.shared},
-                                              ownership, arrays_of)
+                                              ownership, arrays_of,
+                                              {builder.bar(q) for q in plan.arrays}
+                                              if plan else frozenset())
     backward, block_sums = assemble.block_summed_atomics(
         prog.forward, backward, p.namegen, {builder.bar(a) for a in ownership.shared})
     parts = assemble.forward_parts(prog, backward, params, kinds, 0,
@@ -606,5 +616,15 @@ def _adjoint_kernel(p):
     name = f"{src.fn.__name__}_adjoint"
     p.source = render(name, params + shadows, assemble.cuda_parts(parts), fold=True)
     p.python = exec_source(p.source, name, assemble.cuda_namespace(p.env.ns))
+    p.after = []
+    if zero is not None:        # launched after the gather kernel, with its grid
+        zname = f"{src.fn.__name__}_adjoint_zero"
+        zparts = [("variables assigned in branches start defined (numba prunes constant "
+                   "branches)", assemble.defined_up_front(zero, kinds, prog.bars, params)),
+                  ("launched after the adjoint kernel: the output shadows it read, consumed",
+                   zero)]
+        zsource = render(zname, params + shadows, assemble.cuda_parts(zparts), fold=True)
+        p.after = [exec_source(zsource, zname, assemble.cuda_namespace(p.env.ns))]
+        p.source += "\n\n" + zsource
     p.shadows = shadows
     p.compiled = Transformed(p.source, p.python, None)

@@ -447,9 +447,10 @@ try:
     for kernel, args, argnums in cases:
         adj = adjit.cuda.adjoint_kernel(kernel, argnums)
         types = tuple(numba.typeof(a) for a in args)
-        source, pyfunc, shadows = build_kernel(adj.fn, adj.argnums, types)
+        source, pyfunc, shadows, after = build_kernel(adj.fn, adj.argnums, types)
         shadow_types = tuple(types[adj.params.index(s[:-4])] for s in shadows)
-        cuda.compile_ptx(pyfunc, types + shadow_types, cc=(9, 0))
+        for f in [pyfunc] + after:
+            cuda.compile_ptx(f, types + shadow_types, cc=(9, 0))
         done.append(kernel.py_func.__name__)
     spec = T.GRAD_DEVICE.specialize((numba.float64, numba.float64))
     cuda.compile_ptx(spec.pyfunc, (numba.float64, numba.float64), device=True, cc=(9, 0))
@@ -735,9 +736,16 @@ def test_2d_grid_stencil_with_boundary_branches():
                                rtol=1e-7, atol=1e-9)
     np.testing.assert_allclose(alpha_bar, weighted_output_fd(heat_2d_numpy, [u, alpha], 1, w),
                                rtol=1e-7)
-    # out[i, j] is this thread's own; u[i, j] is also read by the neighbours' threads
+    # out[i, j] is this thread's own; u[i, j] is also read by the neighbours' threads, whose
+    # terms this thread gathers (computing their adjoints again), with plain updates; the
+    # output shadows are consumed by a second kernel, once every thread has read them
     src = adj.source
-    assert "out_bar[i, j] = 0.0" in src and "cuda.atomic.add(u_bar, (i, j)," in src
+    assert "out_bar[i, j] = 0.0" in src.split("def heat_2d_adjoint_zero")[1]
+    lines = src.splitlines()
+    assert all(lines[k - 1].strip().startswith("if not 0 <= ")     # (beyond the grid)
+               for k, line in enumerate(lines) if "cuda.atomic.add(u_bar" in line)
+    assert "u_bar[i, j] += " in src
+    assert src.count("the neighbour at") == 4
 
 
 @cuda.jit

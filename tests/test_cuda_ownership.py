@@ -173,11 +173,46 @@ def test_grid_stride_loop_that_needs_a_tape_is_refused():
                                                                              np.ones(8))
 
 
-def test_shared_read_accumulates_atomically():
-    """x[i] of a stencil is read by threads i - 1, i and i + 1: every update of x_bar is
-    atomic (a plain x_bar[i] += ... would lose other threads' updates on a GPU)."""
+def test_shared_read_is_gathered():
+    """x[i] of a stencil is read by threads i - 1, i and i + 1: thread i gathers the terms
+    of x_bar[i] (its neighbours' adjoints computed again) with plain updates of its own
+    element; a plain x_bar[i - 1] += ... would lose other threads' updates on a GPU."""
     src = adjit.cuda.adjoint_kernel(stencil_read_only, 0).source_for(np.ones(8), np.zeros(8))
-    assert "x_bar[" not in src.replace("cuda.atomic.add(x_bar", "")
+    lines = src.splitlines()
+    # (elements no thread of the launch owns, beyond the grid, are still scattered)
+    assert all(lines[k - 1].strip().startswith("if not 0 <= ")
+               for k, line in enumerate(lines) if "cuda.atomic.add(x_bar" in line)
+    assert "x_bar[i] += " in src
+    assert "the neighbour at x-1" in src and "the neighbour at x+1" in src
+
+
+@cuda.jit
+def stencil_in_a_grid_stride_loop(x, out):
+    for i in range(cuda.grid(1), x.shape[0], cuda.gridsize(1)):
+        if i >= 1 and i < x.shape[0] - 1:
+            out[i] = x[i - 1] * x[i] + x[i + 1]
+
+
+def test_scatter_stays_atomic_where_the_gather_form_does_not_apply():
+    """In a grid-stride loop a thread handles several points: the adjoint scatters into the
+    neighbours with atomic adds."""
+    x = np.random.default_rng(12).normal(size=20)
+    w = np.random.default_rng(13).normal(size=20)
+    out, x_bar = np.zeros(20), np.zeros(20)
+    adj = adjit.cuda.adjoint_kernel(stencil_in_a_grid_stride_loop, 0)
+    adj[2, 4](x, out, x_bar, w.copy())
+
+    def run(v):
+        o = np.zeros_like(v)
+        o[1:-1] = v[:-2] * v[1:-1] + v[2:]
+        return o
+    h, g = 1e-6, np.zeros(20)
+    for k in range(20):
+        e = np.zeros(20)
+        e[k] = h
+        g[k] = (np.sum(w * run(x + e)) - np.sum(w * run(x - e))) / (2 * h)
+    np.testing.assert_allclose(x_bar, g, rtol=1e-7, atol=1e-9)
+    assert "cuda.atomic.add(x_bar" in adj.source and "the neighbour at" not in adj.source
 
 
 @cuda.jit

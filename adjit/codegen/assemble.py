@@ -321,13 +321,16 @@ def block_summed_atomics(forward, backward, namegen, local=frozenset()):
     return init + backward, ast.parse(code).body
 
 
-def atomic_shadow_updates(stmts, shadows, ownership, arrays_of):
+def atomic_shadow_updates(stmts, shadows, ownership, arrays_of, plain=frozenset()):
     """`x_bar[j] += v` on a shadow becomes cuda.atomic.add(x_bar, j, v) unless no other
-    thread touches x[j] (analysis/races.py). A zeroing `x_bar[j] = 0.0` (the adjoint of
-    overwriting x[j]) stays: in a race-free kernel the element a thread writes is its own."""
+    thread touches x[j] (analysis/races.py) or the shadow is gathered (`plain`: each thread
+    updates only its own elements, codegen/gather.py). A zeroing `x_bar[j] = 0.0` (the
+    adjoint of overwriting x[j]) stays: in a race-free kernel the element a thread writes is
+    its own."""
     def atomic(s):
         if not (isinstance(s, ast.AugAssign) and isinstance(s.target, ast.Subscript) and
-                isinstance(s.target.value, ast.Name) and s.target.value.id in shadows):
+                isinstance(s.target.value, ast.Name) and s.target.value.id in shadows
+                and s.target.value.id not in plain):
             return s
         target = s.target
         if ownership.exclusive(arrays_of[target.value.id], ir.index_atoms(target)):

@@ -33,7 +33,10 @@ def _prune(stmts, live, keep_stores, index_live):
             elif tgt.value.id in keep_stores:
                 out.append(s)
         elif isinstance(s, ast.AugAssign):
-            if s.target.id in live:
+            if isinstance(s.target, ast.Subscript):     # (an adjoint's `x_bar[j] += e`)
+                if s.target.value.id in keep_stores:
+                    out.append(s)
+            elif s.target.id in live:
                 out.append(s)
         elif isinstance(s, ast.If):
             body = _prune(s.body, live, keep_stores, index_live)
