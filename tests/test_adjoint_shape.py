@@ -218,6 +218,39 @@ def test_stencil_adjoints_split_per_neighbour():
     _check(smoothing_reads_its_adjoint, (rng.random(8),), 0)
 
 
+def reaction_diffusion(u0, alpha, k, steps):
+    """A step with a Laplacian and a nonlinear reaction, its coefficients differentiated."""
+    n = u0.shape[0]
+    u = u0.copy()
+    un = np.zeros(n)
+    for t in range(steps):
+        for i in range(1, n - 1):
+            lap = u[i - 1] - 2.0 * u[i] + u[i + 1]
+            un[i] = u[i] + alpha * lap - k * u[i] * u[i] * u[i]
+        for i in range(1, n - 1):
+            u[i] = un[i]
+    return np.sum(u * u)
+
+
+def test_values_recorded_in_slots_of_their_iteration():
+    """With the coefficient differentiated, the Laplacian is recorded: at its definition,
+    in the slot of its own iteration (base + i - 1), so that the reversed loop carries
+    nothing from one iteration to the next and still splits per neighbour; the tape is
+    reserved once for the whole time loop."""
+    rng = np.random.default_rng(5)
+    u0 = rng.random(16)
+    src = _check(heat, (u0, 0.25, 20), (0, 1))
+    back = _backward(src)
+    assert "u_bar[i + 1] +=" in back and "u_bar[i - 1] +=" in back, back
+    assert "_fn -= 1" not in back and "_ftape[_fbase1 + (i - 1)]" in back, back
+    forward = src.split("# backward sweep")[0]
+    assert "_ftape[_fbase1 + (i - 1)] = " in forward
+    assert forward.index("reserve_tape(_ftape, _fn + max(max(steps, 0) * max(_t1 - 1, 0)") < \
+        forward.index("for t in range(steps)"), forward
+    src = _check(reaction_diffusion, (u0, 0.2, 0.3, 15), (0, 1, 2))
+    assert "_fn -= 1" not in _backward(src)
+
+
 def test_split_stencil_gradient_equals_the_unsplit_one():
     """The split loops add the same terms in another order: equal to rounding."""
     rng = np.random.default_rng(3)

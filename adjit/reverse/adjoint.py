@@ -73,6 +73,7 @@ class ReverseBuilder(Validation, Planning, Emission):
         self.pushed = set()           # ids of assignments whose old value is recorded
         self.inverted = {}            # id(site) -> (site, statement undoing it) (planner)
         self.replays_after = {}       # id(stmt) -> values replayed after its mirror
+        self.indexed = {}             # id(loop) -> IndexedTape: slots by the loop counter
         self._inverses = {}
         self.recompute_fills = {}     # id(recomputed loop) -> arrays each iteration fills
         self.allow_recompute = True
@@ -246,6 +247,7 @@ class ReverseBuilder(Validation, Planning, Emission):
                     if isinstance(x, ast.Assign) and not ir.is_store(x)
                     and self.layout.pos[id(x)] < self.layout.pos[id(loop)]}
                 self.checkpointed[id(loop)] = cp
+        self.indexed = self._indexed_loops()
         backward = self._backward(top, self.stmts)
         forward = self._forward(self.stmts)
         if self.checkpointed:

@@ -5,7 +5,7 @@ import ast
 import copy
 
 from .. import ir
-from ..analysis.types import FLOAT, INT, is_array
+from ..analysis.types import BOOL, FLOAT, INT, is_array
 from ..rules.templates import fold
 from .dce import eliminate_dead, upward_exposed
 from .recompute import filled_buffers
@@ -57,6 +57,9 @@ class Emission:
                 if id(s) in self.recomputed:
                     out.append(self._recomputed_forward(s))
                     continue
+                if id(s) in self.indexed:
+                    out += self._indexed_forward(s)
+                    continue
                 parallel = ir.note(s, "parallel", False) and not any(
                     id(x) in self.checkpointed for x in ir.walk_stmts(s.body))
                 plain = copy.deepcopy(s.body) if parallel else None
@@ -66,6 +69,8 @@ class Emission:
                     for r in reserve:
                         ir.annotate(r, pkey=id(s))
                     out += reserve
+                elif not reserved and not self.tape.bounded:
+                    out += self._reserve_nest(s)
                 s.body = self._forward(s.body, bool(counts))
                 if parallel:
                     self._recompute_variant(s, plain, counts)
@@ -163,6 +168,14 @@ class Emission:
             return out
         return ir.rewrite_blocks(stmts, expand)
 
+    def _assign_pushes(self, s):
+        """(float pushes, int pushes) of one assignment: its recorded value, its trip count."""
+        target = ir.target_name(s)
+        f = i = 0
+        if id(s) in self.pushed:
+            f, i = (1, 0) if self.kinds[target] == FLOAT else (0, 1)
+        return f, i + (target in self.taped_trips)
+
     def _pushes_in(self, stmts):
         """(float pushes, int pushes) the statements make, not counting nested loop bodies,
         with both branches of an `if` counted (an upper bound); None if a nested loop body
@@ -170,11 +183,8 @@ class Emission:
         f = i = 0
         for s in stmts:
             if isinstance(s, ast.Assign):
-                target = ir.target_name(s)
-                if id(s) in self.pushed:
-                    f, i = (f + 1, i) if self.kinds[target] == FLOAT else (f, i + 1)
-                if target in self.taped_trips:
-                    i += 1
+                df, di = self._assign_pushes(s)
+                f, i = f + df, i + di
             elif isinstance(s, ast.If):
                 inner = [self._pushes_in(s.body), self._pushes_in(s.orelse)]
                 if None in inner:
@@ -196,6 +206,68 @@ class Emission:
             return None
         counts = self._pushes_in(loop.body)
         return counts if counts and counts != (0, 0) else None
+
+    def _reserve_nest(self, loop):
+        """One reservation before a loop nest whose loops all have trip counts known when
+        the nest starts: the tape grows once to its full size instead of doubling its way
+        there (each doubling copies the tape and touches new memory)."""
+        total = self._nest_pushes(loop, loop)
+        if total is None:
+            return []
+        out = []
+        for kind, expr in ((FLOAT, total[0]), (INT, total[1])):
+            if expr != "0":
+                out += self.tape.reserve(kind, expr)
+        return out
+
+    def _nest_pushes(self, loop, outer):
+        """(float, int) source expressions of the pushes all iterations of `loop` make, or
+        None: nested loops must be `for` loops whose bounds nothing in `outer` assigns."""
+        if not isinstance(loop, ast.For) or ir.note(loop, "trip") or \
+                id(loop) in self.checkpointed or id(loop) in self.recomputed:
+            return None
+        names = [a.id for a in loop._bounds if isinstance(a, ast.Name)]
+        counters = {x.target.id for x in [outer] + list(ir.walk_stmts(outer.body))
+                    if isinstance(x, ast.For)}
+        if loop is not outer and any(n in counters or any(
+                self.layout.inside(site, id(outer.body))
+                for site in self.layout.sites.get(n, ())) for n in names):
+            return None         # (a triangular nest: the inner bounds change in it)
+        per = self._body_pushes(loop.body, outer)
+        if per is None:
+            return None
+        lo, hi, st = (ast.unparse(a) for a in loop._bounds)
+        trips = (f"max({hi}, 0)" if lo == "0" else f"max({hi} - {lo}, 0)") if st == "1" \
+            else f"len(range({lo}, {hi}, {st}))"
+        return tuple("0" if e == "0" else trips if e == "1" else
+                     f"{trips} * ({e})" if "+" in e else f"{trips} * {e}" for e in per)
+
+    def _body_pushes(self, stmts, outer):
+        f, i, nested = 0, 0, []
+        for s in stmts:
+            if isinstance(s, ast.Assign):
+                if self.snapshots.get(id(s)):
+                    return None
+                df, di = self._assign_pushes(s)
+                f, i = f + df, i + di
+            elif isinstance(s, ast.If):
+                for part in (s.body, s.orelse):
+                    inner = self._body_pushes(part, outer)
+                    if inner is None:
+                        return None
+                    nested.append(inner)
+            elif isinstance(s, (ast.For, ast.While)):
+                if id(s) in self.pushed:
+                    i += 1
+                inner = self._nest_pushes(s, outer)
+                if inner is None:
+                    return None
+                nested.append(inner)
+        exprs = []
+        for k, base in enumerate((f, i)):
+            parts = ([str(base)] if base else []) + [n[k] for n in nested if n[k] != "0"]
+            exprs.append(" + ".join(parts) if parts else "0")
+        return tuple(exprs)
 
     def _reserve(self, loop, counts):
         lo, hi, st = (ast.unparse(a) for a in loop._bounds)
@@ -228,7 +300,7 @@ class Emission:
             s = m.stmt
             if isinstance(m, AssignMirror):
                 out += self._with_snapshots(s, m.adj)
-                if id(s) in self.pushed:
+                if id(s) in self.pushed and not self._loaded_at_iteration_start(s):
                     target = ir.target_name(s)
                     out += self.tape.pop(target, self.kinds[target])
                 elif id(s) in self.inverted:
@@ -275,8 +347,78 @@ class Emission:
                 ir.annotate(x, origin=ir.note(adj[0], "origin"))
         return out
 
+    # values recorded at their definition, in slots the loop counter indexes --------------
+    def _indexed_loops(self):
+        """{id(loop): IndexedTape} for the serial `for` loops of step 1 whose recorded values
+        are all the iteration's own temporaries: each assigned once, directly in the body,
+        not read before that in the body, and nowhere else. Such a loop records each value
+        after its assignment into a slot computed from the loop counter (base + (i - lo) *
+        count + k), and its reversed loop loads the iteration's values at its start: no
+        value and no tape counter is carried from one reversed iteration to the next, so
+        the backward loop can be split and vectorized (reverse/fission.py). Left as they are:
+        loops with nested loops or branches that record, loops that leave early, checkpointed,
+        recomputed or parallel loops, and CUDA code."""
+        if self.tape.bounded:
+            return {}
+        out = {}
+        for loop in ir.walk_stmts(self.stmts):
+            if not isinstance(loop, ast.For) or ir.note(loop, "trip") or \
+                    ir.note(loop, "parallel", False) or id(loop) in self.recomputed or \
+                    id(loop) in self.checkpointed:
+                continue
+            step = loop._bounds[2]
+            if not (isinstance(step, ast.Constant) and step.value == 1):
+                continue
+            inner = list(ir.walk_stmts(loop.body))
+            pushed = [x for x in inner if id(x) in self.pushed]
+            if not pushed or any(isinstance(x, (ast.For, ast.While)) and id(x) in self.pushed
+                                 for x in inner):
+                continue
+            if any(id(x) in self.inverted or id(x) in self.replays_after or
+                   self.snapshots.get(id(x)) or ir.note(x, "atomic", False) or
+                   (isinstance(x, ast.Assign) and ir.target_name(x) in self.taped_trips)
+                   for x in inner):
+                continue
+            top = {id(x) for x in loop.body}
+            exposed = upward_exposed(loop.body)
+            if not all(id(x) in top and isinstance(x, ast.Assign) and ir.target_name(x)
+                       and len(self.layout.sites.get(ir.target_name(x), ())) == 1
+                       and ir.target_name(x) not in exposed for x in pushed):
+                continue
+            out[id(loop)] = IndexedTape(self, loop, pushed)
+        return out
+
+    def _loaded_at_iteration_start(self, s):
+        return any(id(s) in plan.stmt_ids for plan in self.indexed.values())
+
+    def _indexed_forward(self, loop):
+        plan = self.indexed[id(loop)]
+        ids = plan.stmt_ids
+        saved = self.pushed
+        self.pushed = {k for k in saved if k not in ids}
+        try:
+            body = self._forward(loop.body, True)
+        finally:
+            self.pushed = saved
+        new = []
+        for x in body:
+            new.append(x)
+            if id(x) in ids:
+                new += plan.store(x)
+        loop.body = new
+        ir.annotate(loop, comment="values recorded in slots the loop counter indexes")
+        return plan.reserve() + plan.before() + [loop] + plan.after_forward()
+
     def _reverse_loop(self, m, s):
         body = self._backward(m.body, s.body) or [ast.Pass()]
+        if id(s) in self.indexed:
+            plan = self.indexed[id(s)]
+            lo = ast.unparse(s._bounds[0])
+            header = f"for {s.target.id} in range({ast.unparse(s._bounds[1])} - 1, {lo} - 1, -1):\n    pass\n"
+            loop = fold(ir.parse(header)[0])
+            loop.body = plan.loads() + body
+            ir.annotate(loop, origin=ir.note(s, "origin", None), pkey=id(s))
+            return plan.before_backward() + [loop] + plan.after_backward()
         if id(s) in self.checkpointed:
             self.checkpointed[id(s)].reverse = body
             marker = ast.Pass()
@@ -344,3 +486,82 @@ def _merge_resets(stmts):
             continue
         out.append(s)
     return out
+
+
+class IndexedTape:
+    """The recording plan of a loop whose values sit in slots its counter indexes (see
+    Emission._indexed_loops)."""
+
+    def __init__(self, builder, loop, pushed):
+        self.builder = builder
+        self.loop = loop
+        self.stmts = list(pushed)
+        self.stmt_ids = {id(x) for x in pushed}
+        self.slots = {}         # id(stmt) -> (tape kind "f"/"i", k)
+        self.counts = {"f": 0, "i": 0}
+        for x in pushed:
+            which = "f" if builder.kinds[ir.target_name(x)] == FLOAT else "i"
+            self.slots[id(x)] = (which, self.counts[which])
+            self.counts[which] += 1
+        self.bases = {w: builder.namegen.fresh(f"_{w}base") for w in ("f", "i")
+                      if self.counts[w]}
+        lo, hi, _ = (ast.unparse(a) for a in loop._bounds)
+        self.lo, self.trips = lo, f"max({hi} - {lo}, 0)"
+        self.span = f"({hi} - {lo})"     # (tape.reserve takes max(..., 0) itself)
+
+    def _slot(self, which, k):
+        c = self.counts[which]
+        var = self.loop.target.id
+        offset = f"({var} - {self.lo})" if self.lo != "0" else var
+        return f"{self.bases[which]} + {offset}" + (f" * {c}" if c > 1 else "") + \
+            (f" + {k}" if k else "")
+
+    def reserve(self):
+        out = []
+        for which, kind in (("f", FLOAT), ("i", INT)):
+            if self.counts[which]:
+                count = self.counts[which]
+                out += self.builder.tape.reserve(
+                    kind, f"{self.span} * {count}" if count > 1 else self.span)
+        return out
+
+    def before(self):
+        return ir.parse("\n".join(f"{base} = {self.builder.tape.names[w][1]}"
+                                   for w, base in self.bases.items()))
+
+    def store(self, stmt):
+        which, k = self.slots[id(stmt)]
+        target = ir.target_name(stmt)
+        value = f"int({target})" if self.builder.kinds[target] == BOOL else target
+        self.builder.tape.used[which] = True
+        return ir.parse(f"{self.builder.tape.names[which][0]}[{self._slot(which, k)}] = {value}")
+
+    def _span(self, w):
+        c = self.counts[w]
+        return self.trips + (f" * {c}" if c > 1 else "")
+
+    def after_forward(self):
+        """The tape's top past the loop's slots."""
+        return ir.parse("\n".join(f"{self.builder.tape.names[w][1]} = {base} + {self._span(w)}"
+                                   for w, base in self.bases.items()))
+
+    def before_backward(self):
+        """The loop's first slot, from the tape's top."""
+        return ir.parse("\n".join(f"{base} = {self.builder.tape.names[w][1]} - {self._span(w)}"
+                                   for w, base in self.bases.items()))
+
+    def loads(self):
+        """The iteration's values, at the start of its reversed iteration."""
+        out = []
+        for x in self.stmts:
+            which, k = self.slots[id(x)]
+            target = ir.target_name(x)
+            value = f"{self.builder.tape.names[which][0]}[{self._slot(which, k)}]"
+            if self.builder.kinds[target] == BOOL:
+                value += " != 0"
+            out += ir.parse(f"{target} = {value}")
+        return out
+
+    def after_backward(self):
+        return ir.parse("\n".join(f"{self.builder.tape.names[w][1]} = {base}"
+                                   for w, base in self.bases.items()))
