@@ -38,3 +38,16 @@ def assert_grad_matches_fd(g, f, args, argnums=0, rtol=1e-5, atol=1e-6):
         np.testing.assert_allclose(value, expected, rtol=rtol, atol=atol,
                                    err_msg=f"d/d arg {k} of {f.__name__}")
     return got
+
+
+def weighted_output_fd(run, arrays, k, weights, h=1e-6):
+    """d <weights, run(*arrays)> / d arrays[k] by central differences: the gradient a
+    kernel's adjoint gives for output cotangents `weights`."""
+    g = np.zeros_like(arrays[k])
+    for idx in np.ndindex(arrays[k].shape):
+        hi = [a.copy() for a in arrays]
+        lo = [a.copy() for a in arrays]
+        hi[k][idx] += h
+        lo[k][idx] -= h
+        g[idx] = (np.sum(weights * run(*hi)) - np.sum(weights * run(*lo))) / (2 * h)
+    return g

@@ -16,7 +16,7 @@ cuda = pytest.importorskip("numba.cuda")
 import adjit  # noqa: E402
 import adjit.cuda  # noqa: E402
 from adjit import AdjitError, stop_gradient  # noqa: E402
-from fd import fd_grad  # noqa: E402
+from fd import fd_grad, weighted_output_fd  # noqa: E402
 
 pytestmark = pytest.mark.cuda
 
@@ -25,19 +25,6 @@ THREADS = 32
 
 def launch(kernel, n, *args):
     kernel[(n + THREADS - 1) // THREADS, THREADS](*args)
-
-
-def weighted_output_fd(run, arrays, k, weights, h=1e-6):
-    """d <weights, outputs> / d arrays[k] by central differences; run(*arrays) -> outputs."""
-    base = [a.copy() for a in arrays]
-    g = np.zeros_like(base[k])
-    for idx in np.ndindex(base[k].shape):
-        hi = [a.copy() for a in base]
-        lo = [a.copy() for a in base]
-        hi[k][idx] += h
-        lo[k][idx] -= h
-        g[idx] = (np.sum(weights * run(*hi)) - np.sum(weights * run(*lo))) / (2 * h)
-    return g
 
 
 # 1. elementwise map -----------------------------------------------------------------------

@@ -20,22 +20,11 @@ from numba import float32, float64  # noqa: E402
 import adjit  # noqa: E402
 import adjit.cuda  # noqa: E402
 from adjit import AdjitError  # noqa: E402
+from fd import weighted_output_fd as fd  # noqa: E402
 
 pytestmark = pytest.mark.cuda
 
 TPB = 16
-
-
-def fd(run, arrays, k, weights, h=1e-6):
-    """d <weights, run(*arrays)> / d arrays[k] by central differences."""
-    g = np.zeros_like(arrays[k])
-    for idx in np.ndindex(arrays[k].shape):
-        hi = [a.copy() for a in arrays]
-        lo = [a.copy() for a in arrays]
-        hi[k][idx] += h
-        lo[k][idx] -= h
-        g[idx] = (np.sum(weights * run(*hi)) - np.sum(weights * run(*lo))) / (2 * h)
-    return g
 
 
 # a 1-D stencil through a tile with halo cells

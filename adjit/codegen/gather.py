@@ -26,6 +26,7 @@ import copy
 from .. import ir
 from ..analysis.races import AXES
 from ..reverse.dce import eliminate_dead
+from .assemble import _scratch
 
 _RAW = ("threadIdx", "blockIdx")
 
@@ -46,9 +47,7 @@ def plan(stmts, forward, backward, ownership, wrt, written, bar):
            for s in ir.walk_stmts(stmts + forward)):
         return None
     if ownership.shared or any(isinstance(s, ast.Assign) and isinstance(s.value, ast.Call)
-                               and ir.unparse(s.value.func).startswith("vec.")
-                               and "empty" in ir.unparse(s.value.func)
-                               for s in ir.walk_stmts(stmts)):
+                               and _scratch(s.value.func) for s in ir.walk_stmts(stmts)):
         return None
     loaded = {s.value.value.id for s in ir.walk_stmts(stmts) if isinstance(s, ast.Assign)
               and isinstance(s.value, ast.Subscript) and isinstance(s.value.value, ast.Name)}
