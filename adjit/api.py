@@ -484,13 +484,16 @@ def grad(fn=None, argnums=0, *, fastmath=False, checkpoint=None, tape_limit=None
     reorder the adjoint arithmetic while keeping NaN and inf semantics; it applies when the
     gradient is called from Python (inside @njit callers the caller's flags apply).
 
-    `checkpoint` bounds the tape of time loops: "auto" (about sqrt(steps) snapshots) or a
-    number of snapshots makes every top-level `for ... in range(...)` loop that records on
-    the tape a checkpointed loop (binomial checkpointing, Revolve): its steps run without
-    recording, the loop state is saved at a few steps, and each step is recomputed from the
-    nearest snapshot when the backward sweep reaches it. Memory: the snapshots plus one
-    step's tape; the gradient is identical to the bit; the cost is recomputed steps (see
-    `.last_tape.recompute_factor`). `tape_limit` (bytes; default half the machine's
+    `checkpoint` bounds the tape of time loops: a number of snapshots or "auto" makes every
+    top-level `for ... in range(...)` loop that records on the tape a checkpointed loop
+    (binomial checkpointing, Revolve): its steps run without recording, the loop state is
+    saved at a few steps, and each step is recomputed from the nearest snapshot when the
+    backward sweep reaches it. With a number of snapshots, memory is the snapshots plus one
+    step's tape. "auto" cuts the steps into blocks of about sqrt(steps * state / step tape)
+    with a snapshot at each block's start (each step runs twice; memory about
+    2 sqrt(steps * state * step tape), within an eighth of `tape_limit`; about sqrt(steps)
+    single-step snapshots when a step's tape is not known before the loop). The gradient is
+    identical to the bit; the cost is recomputed steps (see `.last_tape.recompute_factor`). `tape_limit` (bytes; default half the machine's
     memory) turns a tape that would grow beyond it into an AdjitError saying what to do.
 
     `cache=True` keeps the compiled gradient on disk (numba's cache, beside the generated

@@ -17,11 +17,12 @@ d loss / d (w2, c) through the whole integration, which scipy's L-BFGS-B minimiz
 start far from the truth (the early readings, before the simulated and the observed pendulum
 drift half a period apart, keep the fit out of the local minima an oscillating signal has).
 The reverse sweep needs the angle and the velocity of every step. Recorded, that is a tape
-of 10^5 steps x a few numbers; with checkpoint="auto" (the default here) adjit keeps about
-sqrt(steps) snapshots of the loop state and recomputes the steps in between during the
-reverse sweep (binomial checkpointing): the tape holds one step, the gradient is the same
-to the last bit (checked below against the recorded one), at the price of running each step
-about 3.5 times instead of once.
+of 10^5 steps x a few numbers; with checkpoint="auto" (the default here) adjit cuts the
+steps into blocks of a few hundred, keeps a snapshot of the loop state at each block's
+start, and in the reverse sweep runs each block again with the tape before its adjoints:
+snapshots and one block's tape take a few kB, the gradient is the same to the last bit
+(checked below against the recorded one), at the price of running each step twice instead
+of once.
 Run: .venv/bin/python examples/pendulum_fit.py
 """
 import math

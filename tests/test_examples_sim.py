@@ -59,4 +59,4 @@ def test_pendulum_fit_recovers_the_parameters(capsys):
     # checkpointed (the default): bit-identical to the recorded gradient, in far less memory
     assert r["same_bits"]
     assert r["tape_bytes"] < r["recorded_tape_bytes"] / 10
-    assert 2.0 < r["recompute_factor"] < 5.0
+    assert r["recompute_factor"] == 2.0      # a snapshot at each block: every step twice

@@ -68,11 +68,12 @@ class Checkpointed:
         self.snapshots = snapshots      # an int, or "auto"
         gen = builder.namegen
         self.names = {k: gen.fresh(f"_c{k}") for k in
-                      ("steps", "snaps", "slots", "pos", "next", "k", "sched", "act", "sf", "si",
-                       "step")}
+                      ("steps", "snaps", "block", "slots", "pos", "next", "k", "sched", "act",
+                       "sf", "si", "step")}
         self.taped = None
         self.reverse = None
-        self.reserve = []       # tape room for one step, made once before the schedule loop
+        self.reserve = []       # tape room for one block of steps, made before the schedule
+        self.step_counts = None     # (floats, ints) one step records, when known on entry
 
     # the state ---------------------------------------------------------------------------
     def state(self):
@@ -213,9 +214,13 @@ class Checkpointed:
         snaps = self._snapshots()
         lines = [f"{n['steps']} = {self._trips()}"]
         if self.snapshots == "auto":
-            lines.append(f"{n['snaps']} = ckpt.auto_snapshots({n['steps']})")
-        lines += [f"{n['slots']} = ckpt.slots({n['steps']}, {snaps})",
-                  f"{n['pos']} = ckpt.descent({n['steps']}, {snaps})"]
+            lines.append(f"{n['snaps']}, {n['block']} = ckpt.auto_plan({n['steps']}, "
+                         f"{self._state_bytes()}, {self._step_bytes()}, "
+                         f"{self.b.tape.room} // 8)")
+        else:
+            lines.append(f"{n['block']} = 1")
+        lines += [f"{n['slots']} = ckpt.slots({n['steps']}, {snaps}, {n['block']})",
+                  f"{n['pos']} = ckpt.descent({n['steps']}, {snaps}, {n['block']})"]
         if scalars[FLOAT]:
             lines.append(f"{n['sf']} = np.empty(({n['slots']}, {len(scalars[FLOAT])}))")
         ints = len(scalars[INT]) + len(scalars[BOOL])
@@ -253,6 +258,18 @@ class Checkpointed:
         ir.annotate(loop, origin=ir.note(self.loop, "origin", None))
         return out + [loop]
 
+    def _state_bytes(self):
+        """Source of the bytes one snapshot of the state takes."""
+        scalars, arrays = self.state()
+        parts = [str(8 * sum(len(v) for v in scalars.values()))]
+        return " + ".join(parts + [f"{a}.nbytes" for a in arrays])
+
+    def _step_bytes(self):
+        """Source of the bytes one step records (-1: not known before the loop runs)."""
+        if not self.step_counts:
+            return "-1"
+        return " + ".join(f"8 * ({c})" for c in self.step_counts) or "-1"
+
     def _snapshots(self):
         return str(self.snapshots) if self.snapshots != "auto" else self.names["snaps"]
 
@@ -273,7 +290,7 @@ class Checkpointed:
         scalars, arrays = self.state()
         snaps = self._snapshots()
         text = f"""\
-{n['sched']} = ckpt.start({n['steps']}, {snaps})
+{n['sched']} = ckpt.start({n['steps']}, {snaps}, {n['block']})
 while True:
     {n['act']} = ckpt.next_action({n['sched']})
     if {n['act']} == ckpt.STEP:
@@ -290,7 +307,16 @@ while True:
 """
         head, loop = _parse(text)
         step, advance, restore, save = _branches(loop.body[1])
-        step.body = self._step_index(f"{n['sched']}[1]") + self.taped + self.reverse
+        # the steps of one block with the tape, then their adjoints (one step without blocks)
+        taped, back = _parse(f"""\
+for {n['k']} in range({n['sched']}[1], {n['sched']}[2]):
+    pass
+for {n['k']} in range({n['sched']}[2] - 1, {n['sched']}[1] - 1, -1):
+    pass
+""")
+        taped.body = self._step_index(n["k"]) + self.taped
+        back.body = self._step_index(n["k"]) + self.reverse
+        step.body = [taped, back]
         advance.body[0].body = self._step_index(n["k"]) + self._call_step()
         restore.body = self._restore(f"{n['sched']}[1]", scalars, arrays) or [ast.Pass()]
         save.body = self._save(f"{n['sched']}[1]", scalars, arrays) or [ast.Pass()]

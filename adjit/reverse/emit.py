@@ -152,10 +152,14 @@ class Emission:
         counts = self._reservable(s)
         reserve = []
         if counts:
+            block = cp.names["block"]
             for kind, count in ((FLOAT, counts[0]), (INT, counts[1])):
                 if count:
-                    reserve += self.tape.reserve(kind, str(count))
-        cp.reserve = reserve        # once before the schedule: every step pops what it pushes
+                    reserve += self.tape.reserve(kind, f"({count}) * {block}")
+        per_step = tuple(str(c) for c in counts) if counts else self._body_pushes(s.body, s)
+        if per_step:
+            cp.step_counts = tuple(c for c in per_step if c != "0")
+        cp.reserve = reserve        # once before the schedule: every block pops what it pushes
         cp.taped = self._forward(s.body, bool(counts))
         return cp.forward(cp.defined_before)
 

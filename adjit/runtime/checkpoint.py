@@ -7,7 +7,8 @@ until every step has been reversed:
     RESTORE s       copy snapshot slot s back into the state
     ADVANCE a, b    run steps a .. b-1 without recording
     SAVE s          copy the state into snapshot slot s
-    STEP j          run step j with the tape, then its adjoint (the state is at step j)
+    STEP j, j2      run steps j .. j2-1 with the tape, then their adjoints from j2-1 down to
+                    j (the state is at step j; j2 = j + 1 unless blocks are used, below)
     DONE
 
 Snapshots are used as a stack: slot k holds the state at the start of the k-th pending
@@ -18,6 +19,13 @@ segment. Reversing a segment [a, b) whose start is in slot k with c = S - 1 - k 
 * else split at m = a + d: ADVANCE a..m, SAVE k+1, reverse [m, b) with slot k+1, then
   reverse [a, m) with slot k again.
 
+Blocks: with `block` = L > 1 the schedule works on blocks of L consecutive steps (the last
+one may be shorter): snapshots are taken at block starts, ADVANCE runs whole blocks, and
+STEP j, j2 runs the steps of one block with the tape, then their adjoints in reverse (the
+tape holds L steps). `next_action`'s arguments are steps, not blocks. With a snapshot at
+every block's start (`auto_plan` picks L and the snapshot count so that they fit the memory
+allowed) no step is advanced again: each runs twice, plainly and then with the tape.
+
 With c free slots and each step advanced (recomputed without the tape) at most r times, at
 most L(c, r) = C(c + r + 1, c + 1) steps can be reversed (L(c, r) = L(c, r-1) + L(c-1, r)).
 The split takes the smallest such r for the segment (no step is recomputed more than r
@@ -26,6 +34,8 @@ part: this matches the fewest recomputed steps that an exhaustive search finds (
 tests/test_checkpoint.py), as Revolve's schedule does. The state
 array `st` keeps the stack, a short queue of actions, and counters of the work done.
 """
+import math
+
 import numba
 import numpy as np
 
@@ -34,8 +44,9 @@ DONE, RESTORE, ADVANCE, SAVE, STEP = 0, 1, 2, 3, 4
 _ACTION, _ARG1, _ARG2, _CUR, _T, _S, _DEPTH, _QLEN, _QHEAD = 0, 1, 2, 3, 4, 5, 6, 7, 8
 _QUEUE = 9          # 3 actions of 3 ints
 _ADVANCED, _TAPED = 18, 19
-_FRAMES = 20        # frames of 4 ints: a, b, slot, (phase, j) packed below
-_FRAME = 5          # a, b, slot, phase, j
+_STEPS, _BLOCK = 20, 21     # the loop's steps and the block length (_T counts blocks)
+_FRAMES = 22        # frames of 5 ints: a, b, slot, phase, j (in blocks)
+_FRAME = 5
 
 
 @numba.njit(cache=True)
@@ -62,46 +73,83 @@ def split(length, free):
 
 
 @numba.njit(cache=True)
-def slots(steps, snapshots):
-    """How many snapshot slots a loop of `steps` steps uses (at most `snapshots`)."""
-    return max(1, min(snapshots, steps))
+def _blocks(steps, block):
+    return (steps + block - 1) // block if steps > 0 else 0
 
 
 @numba.njit(cache=True)
-def descent(steps, snapshots):
+def slots(steps, snapshots, block=1):
+    """How many snapshot slots a loop of `steps` steps uses (at most `snapshots`)."""
+    return max(1, min(snapshots, _blocks(steps, block)))
+
+
+@numba.njit(cache=True)
+def descent(steps, snapshots, block=1):
     """The steps before which the first (forward) pass saves snapshots 0, 1, ...: a
     -1-terminated int array."""
-    s = slots(steps, snapshots)
+    s = slots(steps, snapshots, block)
     out = np.full(s + 1, -1, np.int64)
-    if steps <= 0:
+    blocks = _blocks(steps, block)
+    if blocks <= 0:
         return out
     a, k = 0, 0
     out[0] = 0
-    while steps - a > 1 and s - 1 - k > 0:
-        a += split(steps - a, s - 1 - k)
+    while blocks - a > 1 and s - 1 - k > 0:
+        a += split(blocks - a, s - 1 - k)
         k += 1
-        out[k] = a
+        out[k] = a * block
     return out
 
 
 @numba.njit(cache=True)
-def start(steps, snapshots):
+def start(steps, snapshots, block=1):
     """The schedule's state after the forward pass (which ran all steps, saving snapshots
     where `descent` says): the segments still to reverse, one per snapshot."""
-    s = slots(steps, snapshots)
+    s = slots(steps, snapshots, block)
+    blocks = _blocks(steps, block)
     st = np.zeros(_FRAMES + _FRAME * (s + 2), np.int64)
-    st[_T] = steps
+    st[_T] = blocks
     st[_S] = s
-    st[_CUR] = steps
-    if steps <= 0:
+    st[_CUR] = blocks
+    st[_STEPS] = max(steps, 0)
+    st[_BLOCK] = block
+    if blocks <= 0:
         return st
-    pos = descent(steps, snapshots)
+    pos = descent(steps, snapshots, block)
     k = 0
     while k + 1 <= s and pos[k + 1] >= 0:
-        _push(st, pos[k], steps, k, 1, pos[k + 1])     # waiting for its second part
+        _push(st, pos[k] // block, blocks, k, 1, pos[k + 1] // block)  # waits for its 2nd part
         k += 1
-    _push(st, pos[k], steps, k, 0, 0)
+    _push(st, pos[k] // block, blocks, k, 0, 0)
     return st
+
+
+@numba.njit(cache=True)
+def _step_of(st, a):
+    """The first step of block a (the loop's end for a = the number of blocks)."""
+    return min(a * st[_BLOCK], st[_STEPS])
+
+
+@numba.njit(cache=True)
+def auto_plan(steps, snapshot_bytes, step_bytes, budget):
+    """checkpoint="auto": (snapshots, block) for a loop whose state takes `snapshot_bytes`
+    and whose tape takes `step_bytes` per step (-1: not known before the loop runs), within
+    `budget` bytes for both. Where they fit, blocks of about sqrt(steps * snapshot / step)
+    steps with a snapshot at every block's start: memory about 2 sqrt(steps * snapshot *
+    step), and each step runs twice (plainly, then with the tape). Where they do not, blocks
+    that fill half the budget with tape and as many snapshots as the rest holds (the
+    binomial schedule over the blocks then advances some steps again). Without a known step
+    size: about sqrt(steps) snapshots of single steps (each step recomputed at most about
+    twice)."""
+    if steps <= 1 or step_bytes <= 0:
+        return auto_snapshots(steps), 1
+    snap = max(snapshot_bytes, 8)
+    block = max(1, min(steps, int(math.ceil(math.sqrt(steps * snap / step_bytes)))))
+    blocks = _blocks(steps, block)
+    if blocks * snap + block * step_bytes <= budget:
+        return blocks, block
+    block = max(1, min(steps, budget // (2 * step_bytes)))
+    return max(1, min(_blocks(steps, block), (budget - block * step_bytes) // snap)), block
 
 
 @numba.njit(cache=True)
@@ -151,9 +199,9 @@ def _fill(st):
             _restore_to(st, a, slot)
             if j > a:
                 _queue(st, ADVANCE, a, j)
-                st[_ADVANCED] += j - a
-            _queue(st, STEP, j, 0)
-            st[_TAPED] += 1
+                st[_ADVANCED] += _step_of(st, j) - _step_of(st, a)
+            _queue(st, STEP, j, j + 1)
+            st[_TAPED] += _step_of(st, j + 1) - _step_of(st, j)
             st[_CUR] = j + 1
             st[f + 4] = j - 1
             continue
@@ -161,8 +209,8 @@ def _fill(st):
         free = st[_S] - 1 - slot
         if length == 1:
             _restore_to(st, a, slot)
-            _queue(st, STEP, a, 0)
-            st[_TAPED] += 1
+            _queue(st, STEP, a, a + 1)
+            st[_TAPED] += _step_of(st, a + 1) - _step_of(st, a)
             st[_CUR] = a + 1
             st[_DEPTH] -= 1
         elif free <= 0:
@@ -172,7 +220,7 @@ def _fill(st):
             m = a + split(length, free)
             _restore_to(st, a, slot)
             _queue(st, ADVANCE, a, m)
-            st[_ADVANCED] += m - a
+            st[_ADVANCED] += _step_of(st, m) - _step_of(st, a)
             _queue(st, SAVE, slot + 1, 0)
             st[_CUR] = m
             st[f + 3] = 1
@@ -191,6 +239,9 @@ def next_action(st):
     st[_ACTION] = st[q]
     st[_ARG1] = st[q + 1]
     st[_ARG2] = st[q + 2]
+    if st[q] == ADVANCE or st[q] == STEP:        # blocks -> steps
+        st[_ARG1] = _step_of(st, st[q + 1])
+        st[_ARG2] = _step_of(st, st[q + 2])
     st[_QHEAD] += 1
     return st[_ACTION]
 
@@ -205,7 +256,7 @@ def recomputed(st):
 def add_counts(st, stats):
     """Add this loop's steps, steps advanced again and steps taped to stats[2:5] (the
     TapeReport counts of the generated function)."""
-    stats[2] += st[_T]
+    stats[2] += st[_STEPS]
     stats[3] += st[_ADVANCED]
     stats[4] += st[_TAPED]
 
