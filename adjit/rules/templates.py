@@ -44,7 +44,9 @@ def _num(node):
 
 def fold(node):
     """Fold constant arithmetic, constant comparisons and conditional expressions, and the
-    identities x * 1, x ** 1, x + 0."""
+    identities x * 1, x ** 1, x + 0. `literal(a, v)` in a template is True where the operand
+    put in for `a` is the number v written in the program, else False: a partial can then
+    take a cheaper form for that case (`1.0 / b`: d/db is -out * out, no second division)."""
     for field, value in ast.iter_fields(node):
         if isinstance(value, ast.AST):
             setattr(node, field, fold(value))
@@ -74,6 +76,10 @@ def fold(node):
             _num(node.comparators[0]) and type(node.ops[0]) in _COMPARISON:
         return ast.Constant(value=_COMPARISON[type(node.ops[0])](node.left.value,
                                                                  node.comparators[0].value))
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+            node.func.id == "literal" and len(node.args) == 2:
+        value, want = node.args
+        return ast.Constant(value=_num(value) and value.value == want.value)
     if isinstance(node, ast.IfExp) and isinstance(node.test, ast.Constant) and \
             isinstance(node.test.value, bool):
         return node.body if node.test.value else node.orelse     # `b * a ** (b - 1)`, b = 2

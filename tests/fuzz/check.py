@@ -44,6 +44,10 @@ from adjit.transform import build
 from . import grammar, refad
 
 GRAD_TOL = 1e-10      # |adjit - reference| <= GRAD_TOL * gabs, gabs the |partial| gradient
+# plus a floor of GRAD_FLOOR times the largest |partial| of any argument: where the
+# reference's arithmetic makes an intermediate exactly 0 (np.linspace(-1, 1, 3) summed), its
+# gabs there is 0, while numba's (BLAS with fused multiply-adds) leaves a rounding residue
+GRAD_FLOOR = 1e-14
 VALUE_TOL = 1e-12     # relative, for the value
 # float32 arguments: float32 rounding (eps 1.2e-7) in the program's forward values moves
 # every partial; relative to the |partial| scale, plus a floor of the largest scale
@@ -271,7 +275,8 @@ def check(program, jit=False, fd=True, subsets=_ALL_SUBSETS, oracle_only=False):
                                f"{np.shape(want)}{' float32' if _is_f32(args[p]) else ''}",
                                **where)
             diff = np.abs(np.asarray(gp, dtype=float) - want)
-            bound = GRAD_TOL * scale
+            bound = GRAD_TOL * scale + GRAD_FLOOR * max(
+                float(np.max(g)) for g in ref.gabs if g is not None)
             if f32:
                 # plus float32's smallest normal number: a partial below it underflows
                 # where the program's float32 data carries it (a float64 reference keeps it)
