@@ -76,6 +76,8 @@ class ReverseBuilder(Validation, Planning, Emission):
         self.indexed = {}             # id(loop) -> IndexedTape: slots by the loop counter
         self._inverses = {}
         self.recompute_fills = {}     # id(recomputed loop) -> arrays each iteration fills
+        self.recompute_loops = {}     # id(recomputed loop) -> the loop, in the forward code
+        self.forward_stmts = []       # the forward sweep, once built
         self.allow_recompute = True
 
     # helpers -------------------------------------------------------------
@@ -250,6 +252,7 @@ class ReverseBuilder(Validation, Planning, Emission):
         self.indexed = self._indexed_loops()
         backward = self._backward(top, self.stmts)
         forward = self._forward(self.stmts)
+        self.forward_stmts = forward
         if self.checkpointed:
             backward = self._expand_checkpoints(backward)
         if self.recomputed:

@@ -91,6 +91,7 @@ class Emission:
                     per_iteration += self.tape.reserve(kind, str(count))
         self.recompute[id(loop)] = (plain, per_iteration + taped)
         self.recompute_fills[id(loop)] = filled_buffers(loop, self.layout, self.kinds)
+        self.recompute_loops[id(loop)] = loop
         loop.body = plain
         return loop
 
@@ -113,8 +114,16 @@ class Emission:
                     rest = s.body[at + 1:]
                     roots = upward_exposed(rest) | tape_names
                     key = ir.note(s.body[at], "pkey")
-                    taped = copy.deepcopy(self.recompute[key][1])
-                    s.body = s.body[:at] + eliminate_dead(taped, roots, set()) + rest
+                    taped = eliminate_dead(copy.deepcopy(self.recompute[key][1]), roots, set())
+                    kept = self._keep_iterations(key, s, taped, rest, tape_names)
+                    if kept is not None:
+                        s.body = s.body[:at] + kept[0] + rest
+                        ir.annotate(s, comment="each iteration's values kept by the forward "
+                                               "sweep, loaded before its adjoint")
+                        if not upward_exposed(s.body[:at]) & kept[1]:
+                            ir.annotate(s, fills=kept[1])
+                        continue
+                    s.body = s.body[:at] + taped + rest
                     ir.annotate(s, comment="each iteration computed again before its adjoint")
                     # what the iteration fills before reading is not needed from before it
                     # (so the forward sweep need not compute it for this loop)
@@ -128,6 +137,99 @@ class Emission:
                         ir.annotate(s, fills=fills)
             return block
         return expand(stmts)
+
+    def _keep_iterations(self, key, loop, taped, rest, tape_names):
+        """The other way to give a recomputed loop's adjoint its iteration's values, where
+        computing the iteration again costs a loop nest (ADBench's mixture model: a
+        triangular product per component): the forward loop stores, at the end of each
+        iteration, the buffers it filled and the numbers its adjoint reads (what the
+        computation again would leave), and the reversed iteration loads them. Returns
+        (loads, names they fill) or None where the iteration is computed again: it records
+        on the tape, it has no nested loop nest, its adjoint reads an array it writes that
+        it does not fill completely (or allocates), or the loop is not a counted loop of
+        step 1."""
+        fwd = self.recompute_loops.get(key)
+        if fwd is None or not isinstance(fwd, ast.For) or \
+                not (isinstance(fwd._bounds[2], ast.Constant) and fwd._bounds[2].value == 1):
+            return None
+        if any(isinstance(n, ast.Name) and n.id in tape_names
+               for x in taped for n in ast.walk(x)):
+            return None
+        loops = [x for x in ir.walk_stmts(taped) if isinstance(x, (ast.For, ast.While))]
+        if not any(isinstance(y, (ast.For, ast.While)) for x in loops
+                   for y in ir.walk_stmts(x.body)):
+            return None         # computing it again costs about what storing it would
+        reads = {n.id for x in rest for n in ast.walk(x) if isinstance(n, ast.Name)}
+        stored = {x.targets[0].value.id for x in ir.walk_stmts(taped) if ir.is_store(x)}
+        assigned = ir.assigned(taped) - {fwd.target.id}
+        arrays = sorted(a for a in stored & reads)
+        if any(a not in self.recompute_fills[key] or a in assigned for a in arrays):
+            return None
+        numbers = self._ordered((assigned & upward_exposed(rest)) - set(arrays))
+        if any(is_array(self.kinds.get(v)) or self.kinds.get(v) not in (FLOAT, INT, BOOL)
+               for v in numbers):
+            return None
+        floats = [v for v in numbers if self.kinds[v] == FLOAT]
+        ints = [v for v in numbers if self.kinds[v] != FLOAT]
+        parent = self._block_of(fwd)
+        if parent is None:
+            return None
+        lo, hi = (ast.unparse(a) for a in fwd._bounds[:2])
+        trips = f"max({hi} - {lo}, 0)" if lo != "0" else f"max({hi}, 0)"
+        slot = f"{fwd.target.id} - {lo}" if lo != "0" else fwd.target.id
+        gen, alloc, store, load = self.namegen, [], [], []
+        for a in arrays:
+            keep = gen.fresh(f"_kept_{a.lstrip('_')}")
+            alloc.append(f"{keep} = np.empty(({trips},) + {a}.shape, {a}.dtype)")
+            if getattr(self.kinds.get(a), "ndim", None) == 1:    # element loops: no views
+                j = gen.fresh("_j")
+                store.append(f"for {j} in range({a}.shape[0]):\n    {keep}[{slot}, {j}] = {a}[{j}]")
+                load.append(f"for {j} in range({a}.shape[0]):\n    {a}[{j}] = {keep}[{slot}, {j}]")
+            else:
+                store.append(f"{keep}[{slot}] = {a}")
+                load.append(f"{a}[...] = {keep}[{slot}]")
+        for group, dtype in ((floats, ""), (ints, ", np.int64")):
+            if not group:
+                continue
+            keep = gen.fresh("_kept")
+            alloc.append(f"{keep} = np.empty(({trips}, {len(group)}){dtype})")
+            for k, v in enumerate(group):
+                bool_ = self.kinds[v] == BOOL
+                store.append(f"{keep}[{slot}, {k}] = {'int(' + v + ')' if bool_ else v}")
+                load.append(f"{v} = {keep}[{slot}, {k}]" + (" != 0" if bool_ else ""))
+        origin = ir.note(fwd, "origin", None)
+        new = ir.parse("\n".join(alloc))
+        for x in new:
+            ir.annotate(x, origin=origin)
+        sizes = {n.id for e in fwd._bounds[:2] for n in ast.walk(e) if isinstance(n, ast.Name)}
+        if parent is not self.forward_stmts and all(
+                not self.layout.loops[id(site)] for n in sizes | set(arrays)
+                for site in self.layout.sites.get(n, ())):
+            self.forward_stmts.extend(new)      # once per call, not per outer iteration
+        else:
+            at = next(k for k, x in enumerate(parent) if x is fwd)
+            parent[at:at] = new
+        fwd.body = fwd.body + ir.parse("\n".join(store))
+        return ir.parse("\n".join(load)), frozenset(arrays) | frozenset(numbers)
+
+    def _block_of(self, loop):
+        """The statement list holding `loop`: in the forward sweep or in the recording body
+        of a recomputed loop."""
+        lists = [self.forward_stmts] + [body for _, body in self.recompute.values()]
+        seen = set()
+        while lists:
+            block = lists.pop()
+            if id(block) in seen:
+                continue
+            seen.add(id(block))
+            if any(x is loop for x in block):
+                return block
+            for x in block:
+                for field in ("body", "orelse"):
+                    inner = getattr(x, field, None)
+                    if isinstance(inner, list):
+                        lists.append(inner)
+        return None
 
     def _recompute_variant(self, loop, plain, counts):
         """A prange loop whose body records values: the other way to differentiate it
