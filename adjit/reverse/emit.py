@@ -146,12 +146,16 @@ class Emission:
         computation again would leave), and the reversed iteration loads them. Returns
         (loads, names they fill) or None where the iteration is computed again: it records
         on the tape, it has no nested loop nest, its adjoint reads an array it writes that
-        it does not fill completely (or allocates), or the loop is not a counted loop of
-        step 1."""
+        it does not fill completely (or allocates), the loop is not a counted loop of step
+        1, or it is not inside another recomputed loop (the kept rows then hold the
+        components of one data point, not every point)."""
         fwd = self.recompute_loops.get(key)
         if fwd is None or not isinstance(fwd, ast.For) or \
                 not (isinstance(fwd._bounds[2], ast.Constant) and fwd._bounds[2].value == 1):
             return None
+        if not any(outer in self.recomputed for outer in self.layout.loops[id(fwd)]):
+            return None     # rows for every iteration of the loop over the data points would
+            # be the tape growing with the data that computing again avoids
         if any(isinstance(n, ast.Name) and n.id in tape_names
                for x in taped for n in ast.walk(x)):
             return None
