@@ -55,6 +55,9 @@ def recurrence(x, a):
     return out
 
 
+recurrence_njit = numba.njit(recurrence)    # the differences' oracle, compiled once per module
+
+
 def pendulum_energy(theta0, g, dt, steps):
     """Leapfrog for a pendulum: a function of the final state (its energy alone would be
     nearly conserved, with second derivatives too small for the differences' oracle)."""
@@ -116,7 +119,7 @@ def test_hessian_matches_the_analytic_hessian():
 
 def test_recurrence_against_differences_of_values():
     x, a = np.array([0.2, -0.4, 0.9]), 0.7
-    compiled = numba.njit(recurrence)
+    compiled = recurrence_njit
     np.testing.assert_allclose(adjit.hessian(recurrence)(x, a), fd_hessian(compiled, (x, a), 0),
                                rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(adjit.hessian(recurrence, argnums=1)(x, a),
@@ -166,7 +169,7 @@ def test_hvp_in_several_arguments_takes_and_returns_tuples():
     vx, va = np.array([1.0, 0.5, -0.2]), 0.4
     hx, ha = adjit.hvp(recurrence, argnums=(0, 1))(x, a, (vx, va))
     # the blocks of the full Hessian in (x, a), from differences of values
-    compiled = numba.njit(recurrence)
+    compiled = recurrence_njit
 
     def joined(z):
         return compiled(z[:3], z[3])
@@ -180,7 +183,7 @@ def test_hessian_in_several_arguments_is_a_nested_tuple_of_blocks():
     x, a = np.array([0.2, -0.4, 0.9]), 0.7
     H = adjit.hessian(recurrence, argnums=(0, 1))(x, a)
     assert [[np.shape(b) for b in row] for row in H] == [[(3, 3), (3,)], [(3,), ()]]
-    compiled = numba.njit(recurrence)
+    compiled = recurrence_njit
 
     def joined(z):
         return compiled(z[:3], z[3])
@@ -293,11 +296,11 @@ def test_jacobian_shapes_and_tuple_argnums():
     np.testing.assert_allclose(Jy, reaction_jacobian(y, k), rtol=1e-14, atol=1e-15)
     np.testing.assert_allclose(Jk, [-y[0], y[0], 0.0], rtol=1e-14, atol=1e-15)
     x = np.array([0.4, -1.1, 0.8])
+    expected = fd_jacobian(numba.njit(outer_product), (x,), 0)    # the oracle, compiled once
     for make in (adjit.jacobian, adjit.jacfwd, adjit.jacrev):
         J = make(outer_product)(x)
         assert J.shape == (3, 3, 3)
-        np.testing.assert_allclose(J, fd_jacobian(numba.njit(outer_product), (x,), 0),
-                                   rtol=1e-6, atol=1e-8)
+        np.testing.assert_allclose(J, expected, rtol=1e-6, atol=1e-8)
     # a float result: the Jacobian is the gradient
     np.testing.assert_allclose(adjit.jacobian(rosenbrock)(x), adjit.grad(rosenbrock)(x),
                                rtol=0)
