@@ -216,6 +216,29 @@ def test_scatter_stays_atomic_where_the_gather_form_does_not_apply():
 
 
 @cuda.jit
+def stored_then_overwritten(x, out, n):
+    i = cuda.grid(1)
+    if i >= 1 and i < n - 1:
+        out[i] = x[i - 1] * x[i]
+        out[i] = 2.0 * x[i + 1]
+
+
+def test_an_output_stored_twice_keeps_the_scatter():
+    """(kernel-fuzzer find) The first store is overwritten: its adjoint must see the shadow
+    the second store consumed. The gather form leaves output shadows to its second kernel,
+    so it does not apply; d/dx is the second store's alone."""
+    x = np.random.default_rng(14).normal(size=10)
+    w = np.random.default_rng(15).normal(size=10)
+    out, x_bar = np.zeros(10), np.zeros(10)
+    adj = adjit.cuda.adjoint_kernel(stored_then_overwritten, 0)
+    adj[3, 4](x, out, 8, x_bar, w.copy())
+    expect = np.zeros(10)
+    expect[2:8] = 2.0 * w[1:7]      # out[i] = 2 x[i + 1] for 1 <= i < 7
+    np.testing.assert_allclose(x_bar, expect, rtol=1e-12, atol=1e-14)
+    assert "the neighbour at" not in adj.source
+
+
+@cuda.jit
 def racy_stencil(u, c):
     i = cuda.grid(1)
     if i >= 1 and i < u.shape[0] - 1:

@@ -17,8 +17,9 @@ of the same grid zeroes what the first one read (the launch runs both).
 Applies to kernels with no loops, shared or local arrays, barriers or atomics; whose outputs
 are only written, and whose differentiated input is only read, at indices that are the
 thread's own grid index plus constant offsets (every grid axis the kernel reads told apart);
-and which read the thread index only to form that grid index. Otherwise the adjoint keeps
-its atomic scatter.
+which read the thread index only to form that grid index; and where no thread stores into
+an array twice (outside the two branches of one `if`). Otherwise the adjoint keeps its
+atomic scatter.
 """
 import ast
 import copy
@@ -51,7 +52,7 @@ def plan(stmts, forward, backward, ownership, wrt, written, bar):
         return None
     loaded = {s.value.value.id for s in ir.walk_stmts(stmts) if isinstance(s, ast.Assign)
               and isinstance(s.value, ast.Subscript) and isinstance(s.value.value, ast.Name)}
-    if set(written) & loaded:
+    if set(written) & loaded or _stored_twice(stmts):
         return None
     if not _thread_index_only_in_grid_index(forward, ownership):
         return None
@@ -81,6 +82,29 @@ def plan(stmts, forward, backward, ownership, wrt, written, bar):
                 s.targets[0].value.id in {bar(q) for q in arrays}:
             return None
     return Gather(arrays, axes)
+
+
+def _stored_twice(stmts):
+    """Whether a thread may store into an array twice (not in two branches of one `if`):
+    the earlier store's adjoint must then see the shadow the later one consumed, which the
+    gather form, leaving the output shadows to its second kernel, does not do."""
+    stores = {}
+
+    def visit(block, path):
+        for s in block:
+            if isinstance(s, ast.Assign) and ir.is_store(s):
+                stores.setdefault(s.targets[0].value.id, []).append(path)
+            elif isinstance(s, ast.If):
+                visit(s.body, path + ((id(s), 0),))
+                visit(s.orelse, path + ((id(s), 1),))
+
+    def exclusive(p, q):
+        branch = dict(p)
+        return any(k in branch and branch[k] != v for k, v in q)
+
+    visit(stmts, ())
+    return any(not exclusive(p, q) for paths in stores.values()
+               for k, p in enumerate(paths) for q in paths[k + 1:])
 
 
 def _updates(s, shadow):
