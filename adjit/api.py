@@ -493,8 +493,9 @@ def grad(fn=None, argnums=0, *, fastmath=False, checkpoint=None, tape_limit=None
     with a snapshot at each block's start (each step runs twice; memory about
     2 sqrt(steps * state * step tape), within an eighth of `tape_limit`; about sqrt(steps)
     single-step snapshots when a step's tape is not known before the loop). The gradient is
-    identical to the bit; the cost is recomputed steps (see `.last_tape.recompute_factor`). `tape_limit` (bytes; default half the machine's
-    memory) turns a tape that would grow beyond it into an AdjitError saying what to do.
+    identical to the bit; the cost is recomputed steps (see `.last_tape.recompute_factor`).
+    `tape_limit` (bytes; default half the machine's memory) turns a tape that would grow
+    beyond it into an AdjitError saying what to do.
 
     `cache=True` keeps the compiled gradient on disk (numba's cache, beside the generated
     source in $ADJIT_CACHE_DIR or ~/.cache/adjit): a later process with the same function

@@ -21,6 +21,7 @@ from ..analysis.types import BOOL, FLOAT, INT, is_array
 from ..errors import error_at
 from .. import ir
 from .dce import eliminate_dead, upward_exposed
+from .emit import trip_count
 
 
 def select(builder):
@@ -134,11 +135,6 @@ class Checkpointed:
             value = f"{lo_t} + {k} * {st_t}"
         return _parse(f"{var} = {value}")
 
-    def _trips(self):
-        lo, hi, st = (ast.unparse(a) for a in self.loop._bounds)
-        if _const(self.loop._bounds[2], 1):
-            return f"max({hi} - {lo}, 0)" if lo != "0" else f"max({hi}, 0)"
-        return f"len(range({lo}, {hi}, {st}))"
 
     def _transfers(self, slot, scalars, arrays):
         """(save, restore) source lines for each piece of the state and snapshot `slot`:
@@ -212,7 +208,7 @@ class Checkpointed:
         n = self.names
         scalars, arrays = self.state()
         snaps = self._snapshots()
-        lines = [f"{n['steps']} = {self._trips()}"]
+        lines = [f"{n['steps']} = {trip_count(self.loop._bounds)}"]
         if self.snapshots == "auto":
             lines.append(f"{n['snaps']}, {n['block']} = ckpt.auto_plan({n['steps']}, "
                          f"{self._state_bytes()}, {self._step_bytes()}, "
@@ -261,14 +257,15 @@ class Checkpointed:
     def _state_bytes(self):
         """Source of the bytes one snapshot of the state takes."""
         scalars, arrays = self.state()
-        parts = [str(8 * sum(len(v) for v in scalars.values()))]
-        return " + ".join(parts + [f"{a}.nbytes" for a in arrays])
+        numbers = 8 * sum(len(v) for v in scalars.values())
+        return " + ".join(([str(numbers)] if numbers else []) +
+                          [f"{a}.nbytes" for a in arrays]) or "0"
 
     def _step_bytes(self):
         """Source of the bytes one step records (-1: not known before the loop runs)."""
         if not self.step_counts:
             return "-1"
-        return " + ".join(f"8 * ({c})" for c in self.step_counts) or "-1"
+        return " + ".join(f"8 * ({c})" for c in self.step_counts)
 
     def _snapshots(self):
         return str(self.snapshots) if self.snapshots != "auto" else self.names["snaps"]

@@ -170,16 +170,14 @@ class Emission:
         if any(a not in self.recompute_fills[key] or a in assigned for a in arrays):
             return None
         numbers = self._ordered((assigned & upward_exposed(rest)) - set(arrays))
-        if any(is_array(self.kinds.get(v)) or self.kinds.get(v) not in (FLOAT, INT, BOOL)
-               for v in numbers):
+        if any(self.kinds.get(v) not in (FLOAT, INT, BOOL) for v in numbers):
             return None
         floats = [v for v in numbers if self.kinds[v] == FLOAT]
         ints = [v for v in numbers if self.kinds[v] != FLOAT]
         parent = self._block_of(fwd)
         if parent is None:
             return None
-        lo, hi = (ast.unparse(a) for a in fwd._bounds[:2])
-        trips = f"max({hi} - {lo}, 0)" if lo != "0" else f"max({hi}, 0)"
+        lo, trips = ast.unparse(fwd._bounds[0]), trip_count(fwd._bounds)
         slot = f"{fwd.target.id} - {lo}" if lo != "0" else fwd.target.id
         gen, alloc, store, load = self.namegen, [], [], []
         for a in arrays:
@@ -346,9 +344,7 @@ class Emission:
         per = self._body_pushes(loop.body, outer)
         if per is None:
             return None
-        lo, hi, st = (ast.unparse(a) for a in loop._bounds)
-        trips = (f"max({hi}, 0)" if lo == "0" else f"max({hi} - {lo}, 0)") if st == "1" \
-            else f"len(range({lo}, {hi}, {st}))"
+        trips = trip_count(loop._bounds)
         return tuple("0" if e == "0" else trips if e == "1" else
                      f"{trips} * ({e})" if "+" in e else f"{trips} * {e}" for e in per)
 
@@ -598,6 +594,14 @@ def _merge_resets(stmts):
     return out
 
 
+def trip_count(bounds):
+    """Source of the number of iterations of `for v in range(lo, hi, st)` (never negative)."""
+    lo, hi, st = (ast.unparse(a) for a in bounds)
+    if st != "1":
+        return f"len(range({lo}, {hi}, {st}))"
+    return f"max({hi}, 0)" if lo == "0" else f"max({hi} - {lo}, 0)"
+
+
 class IndexedTape:
     """The recording plan of a loop whose values sit in slots its counter indexes (see
     Emission._indexed_loops)."""
@@ -616,7 +620,7 @@ class IndexedTape:
         self.bases = {w: builder.namegen.fresh(f"_{w}base") for w in ("f", "i")
                       if self.counts[w]}
         lo, hi, _ = (ast.unparse(a) for a in loop._bounds)
-        self.lo, self.trips = lo, f"max({hi} - {lo}, 0)"
+        self.lo, self.trips = lo, trip_count(loop._bounds)
         self.span = f"({hi} - {lo})"     # (tape.reserve takes max(..., 0) itself)
 
     def _slot(self, which, k):
