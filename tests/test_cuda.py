@@ -207,6 +207,26 @@ def test_lennard_jones_forces_from_the_adjoint_kernel():
     assert "_ftape" not in adj.source          # the pair loop recomputes: no tape at all
 
 
+def test_the_pair_loop_sums_its_own_atom_and_skips_zero_adds():
+    """The adjoint of thread i's loop over j adds into pos_bar[i] (the same element every
+    iteration) and pos_bar[j] (another atom's). The first goes through a local sum and one
+    atomic add after the loop; the second is skipped when the pair lies beyond the cutoff
+    (its adjoint is 0): what `.source` shows, and the forces stay those of the CPU."""
+    pos = _lattice(27, spacing=1.6)           # many pairs beyond the cutoff of 2.5
+    n = pos.shape[0]
+    e, pos_bar = np.zeros(n), np.zeros_like(pos)
+    adj = adjit.cuda.adjoint_kernel(lj_energies, argnums=0)
+    launch(adj, n, pos, e, pos_bar, np.ones(n))
+    np.testing.assert_allclose(pos_bar, fd_grad(lj_total, (pos,), 0), rtol=1e-5, atol=1e-6)
+    src = adj.source_for(pos, e)
+    for k in range(3):
+        assert f"summed: one atomic add\n        if _acc" in src
+        assert f"cuda.atomic.add(pos_bar, (i, {k}), _acc" in src
+    loop = src[src.index("for j in range(n - 1, -1, -1)"):src.index("summed: one atomic")]
+    assert "(i, " not in loop.split("dx_bar = ")[1]            # no atomic into pos_bar[i] there
+    assert loop.count("!= 0.0:\n") == 3 and loop.count("cuda.atomic.add(pos_bar, (j, ") == 3
+
+
 # 5. reduction with cuda.atomic.add ------------------------------------------------------------
 
 @cuda.jit

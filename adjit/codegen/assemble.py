@@ -339,3 +339,116 @@ def atomic_shadow_updates(stmts, shadows, ownership, arrays_of, plain=frozenset(
             ast.UnaryOp(op=ast.USub(), operand=s.value)
         return ir.atomic_add(target.value.id, target.slice, value, ir.note(s, "origin", None))
     return ir.rewrite_blocks(stmts, lambda block: [atomic(s) for s in block])
+
+
+def _is_atomic(s):
+    return isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) and \
+        ir.unparse(s.value.func) == "cuda.atomic.add" and isinstance(s.value.args[0], ast.Name)
+
+
+def loop_atomics(stmts, namegen):
+    """Atomic adds in the backward sweep's loops, made cheaper (each choice shows in `.source`).
+
+    - An atomic add whose element does not change in the loop (`pos_bar[i, 0]` in a thread's
+      loop over the other atoms `j`) adds into a local sum instead, and the sum goes to
+      memory once after the loop: one atomic per thread where there was one per iteration.
+      This needs the loop to leave that shadow alone otherwise (no read of it, no barrier
+      after which another thread could read it, no `return` skipping the flush).
+    - Every other atomic add in a loop is skipped when it adds zero: in a loop behind a
+      branch (a cutoff radius, a mask) most iterations' adjoints are zero, and an atomic add
+      costs a memory round trip where the test costs nothing. Adding 0.0 changes no value.
+    """
+    flushed = set()
+
+    def visit(block):
+        out = []
+        for s in block:
+            for field in ("body", "orelse"):
+                inner = getattr(s, field, None)
+                if isinstance(inner, list) and inner:
+                    setattr(s, field, visit(inner))
+            if isinstance(s, (ast.For, ast.While)):
+                out.extend(_hoist_invariant(s, namegen, flushed))
+            else:
+                out.append(s)
+        return out
+
+    def guard(block, in_loop):
+        out = []
+        for s in block:
+            loop = in_loop or isinstance(s, (ast.For, ast.While))
+            for field in ("body", "orelse"):
+                inner = getattr(s, field, None)
+                if isinstance(inner, list) and inner:
+                    setattr(s, field, guard(inner, loop))
+            if in_loop and _is_atomic(s) and id(s) not in flushed:
+                out.extend(_skip_zero(s, namegen))
+            else:
+                out.append(s)
+        return out
+    return guard(visit(stmts), False)
+
+
+def _skip_zero(s, namegen):
+    call = s.value
+    value = call.args[2]
+    pre = []
+    if not isinstance(value, (ast.Name, ast.Constant)):
+        v = namegen.fresh("_add")
+        pre = [ir.assign(v, value, ir.note(s, "origin", None))]
+        call.args[2] = value = ir.name(v)
+    if isinstance(value, ast.Constant):
+        return [s]
+    cond = ast.Compare(left=ir.name(value.id), ops=[ast.NotEq()], comparators=[ir.const(0.0)])
+    return pre + [ast.If(test=cond, body=[s], orelse=[])]
+
+
+def _hoist_invariant(loop, namegen, flushed):
+    """[sums set to 0, the loop adding into them, the sums' atomic adds] (see loop_atomics)."""
+    body = loop.body + loop.orelse
+    if any(ir.is_barrier(s) or isinstance(s, ast.Return) for s in ir.walk_stmts(body)):
+        return [loop]
+    stored = {n.id for n in ast.walk(loop)
+              if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    atomics = [s for s in ir.walk_stmts(body) if _is_atomic(s)]
+    # a shadow named in the loop other than as the array of its atomic adds keeps them
+    named, by_array = {}, {}
+    for s in body:
+        for n in ast.walk(s):
+            if isinstance(n, ast.Name):
+                named[n.id] = named.get(n.id, 0) + 1
+    for s in atomics:
+        by_array[s.value.args[0].id] = by_array.get(s.value.args[0].id, 0) + 1
+    sums, replaced = {}, {}
+    for s in atomics:
+        array, index = s.value.args[0].id, s.value.args[1]
+        if named.get(array) != by_array[array] or \
+                any(isinstance(n, ast.Name) and n.id in stored for n in ast.walk(index)):
+            continue
+        key = (array, ir.unparse(index))
+        if key not in sums:
+            sums[key] = (namegen.fresh("_acc"), index, ir.note(s, "origin", None))
+        add = ast.AugAssign(target=ir.store(sums[key][0]), op=ast.Add(), value=s.value.args[2])
+        ir.annotate(add, origin=ir.note(s, "origin", None))
+        replaced[id(s)] = add
+    if not sums:
+        return [loop]
+    for field in ("body", "orelse"):
+        if getattr(loop, field):
+            setattr(loop, field, ir.rewrite_blocks(
+                getattr(loop, field), lambda block: [replaced.get(id(s), s) for s in block]))
+    init = [ir.assign(acc, ir.const(0.0)) for acc, _, _ in sums.values()]
+    flush = []
+    for (array, _), (acc, index, origin) in sums.items():
+        add = ir.atomic_add(array, index, ir.name(acc), origin)
+        flushed.add(id(add))
+        guard = ast.If(test=ast.Compare(left=ir.name(acc), ops=[ast.NotEq()],
+                                        comparators=[ir.const(0.0)]), body=[add], orelse=[])
+        flush.append(ir.annotate(guard, origin=origin, comment=(
+            f"the loop's adds into {array}[{_index_text(index)}], summed: one atomic add")))
+    return init + [loop] + flush
+
+
+def _index_text(index):
+    return ", ".join(ir.unparse(e) for e in index.elts) if isinstance(index, ast.Tuple) \
+        else ir.unparse(index)
