@@ -220,7 +220,7 @@ def test_the_pair_loop_sums_its_own_atom_and_skips_zero_adds():
     np.testing.assert_allclose(pos_bar, fd_grad(lj_total, (pos,), 0), rtol=1e-5, atol=1e-6)
     src = adj.source_for(pos, e)
     for k in range(3):
-        assert f"summed: one atomic add\n        if _acc" in src
+        assert "summed: one atomic add\n        if _acc" in src
         assert f"cuda.atomic.add(pos_bar, (i, {k}), _acc" in src
     loop = src[src.index("for j in range(n - 1, -1, -1)"):src.index("summed: one atomic")]
     assert "(i, " not in loop.split("dx_bar = ")[1]            # no atomic into pos_bar[i] there
