@@ -608,6 +608,7 @@ def _adjoint_kernel(p):
     backward, block_sums = assemble.block_summed_atomics(
         prog.forward, backward, p.namegen, {builder.bar(a) for a in ownership.shared})
     backward = assemble.loop_atomics(backward, p.namegen)
+    backward = assemble.late_zeroing(backward, set(shadows))
     parts = assemble.forward_parts(prog, backward, params, kinds, 0,
                                    "forward sweep (this thread's part of the primal)") + [
         ("backward sweep", backward)]

@@ -452,3 +452,31 @@ def _hoist_invariant(loop, namegen, flushed):
 def _index_text(index):
     return ", ".join(ir.unparse(e) for e in index.elts) if isinstance(index, ast.Tuple) \
         else ir.unparse(index)
+
+
+def late_zeroing(stmts, shadows):
+    """A consumed output shadow (`out_bar[i] = 0.0` right after `g = out_bar[i]`) is zeroed
+    at the end of its block instead, once the thread's arithmetic has used what it read: the
+    store then no longer follows the load of the same element at once. Only where nothing
+    after it in the block names that shadow, reassigns its index or synchronizes."""
+    def is_zeroing(s):
+        return isinstance(s, ast.Assign) and ir.is_store(s) and \
+            s.targets[0].value.id in shadows and isinstance(s.value, ast.Constant)
+
+    def rewrite(block):
+        kept, moved = [], []
+        for k, s in enumerate(block):
+            if is_zeroing(s):
+                later = block[k + 1:]
+                shadow = s.targets[0].value.id
+                index = {n.id for n in ast.walk(s.targets[0].slice) if isinstance(n, ast.Name)}
+                names = {n.id for t in later for n in ast.walk(t) if isinstance(n, ast.Name)}
+                stored = {n.id for t in later for n in ast.walk(t)
+                          if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+                if later and shadow not in names and not index & stored and \
+                        not any(ir.is_barrier(t) for t in ir.walk_stmts(later)):
+                    moved.append(s)
+                    continue
+            kept.append(s)
+        return kept + moved
+    return ir.rewrite_blocks(stmts, rewrite)
