@@ -53,6 +53,20 @@ def test_elementwise_map_matches_the_analytic_gradient():
     np.testing.assert_allclose(x_bar, 2 * w * (e - p[0] * x * e), rtol=1e-13)
 
 
+def test_the_output_shadow_is_consumed_after_the_arithmetic_that_reads_it():
+    """Zeroing out_bar[i] right after loading it made the adjoint of a map 0.64 ms on an
+    H100, zeroing it after the arithmetic 0.24 ms: the store waits for the end of its block,
+    unless something after it there reads the shadow (an in-place kernel adds into it)."""
+    src = adjit.cuda.adjoint_kernel(elementwise, argnums=(0, 1)).source_for(
+        np.ones(4), np.ones(1), np.ones(4))
+    block = src[src.index("= out_bar[i]"):src.index("# the adjoints every thread adds to")]
+    assert block.rstrip().endswith("out_bar[i] = 0.0")
+    assert block.index("x_bar[i] += ") < block.index("out_bar[i] = 0.0")
+    src = adjit.cuda.adjoint_kernel(in_place, argnums=(0, 1)).source_for(np.ones(4), np.ones(1))
+    block = src[src.index("# backward sweep"):]
+    assert block.index("x_bar[i] = 0.0") < block.index("x_bar[i] += ")
+
+
 def test_owned_elements_are_plain_updates_others_atomic():
     src = adjit.cuda.adjoint_kernel(elementwise, argnums=(0, 1)).source_for(
         np.ones(4), np.ones(1), np.ones(4))
