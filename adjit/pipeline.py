@@ -597,7 +597,7 @@ def _adjoint_kernel(p):
     zero = None
     if plan is not None:        # each thread gathers its own elements' adjoints
         backward, zero = gather.gather_kernel(plan, prog.forward, backward, builder.bar,
-                                              written, ownership, set(arrays_of))
+                                              written, ownership, set(arrays_of), p.namegen)
     arrays_of.update({builder.bar(a): a for a in ownership.shared})     # (the block's tiles)
     backward = assemble.atomic_shadow_updates(backward,
                                               set(shadows) | {builder.bar(a) for a in

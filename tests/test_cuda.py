@@ -765,7 +765,10 @@ def test_2d_grid_stencil_with_boundary_branches():
     lines = src.splitlines()
     assert all(lines[k - 1].strip().startswith("if not 0 <= ")     # (beyond the grid)
                for k, line in enumerate(lines) if "cuda.atomic.add(u_bar" in line)
-    assert "u_bar[i, j] += " in src
+    assert "u_bar[i, j] += " not in src and src.count("_g1 += ") == 6    # (2 own, 4 neighbours)
+    flat = " ".join(src.split())
+    assert ("u_bar[cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x, cuda.blockIdx.y * "
+            "cuda.blockDim.y + cuda.threadIdx.y] += _g1") in flat
     assert src.count("the neighbour at") == 4
 
 

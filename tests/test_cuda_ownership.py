@@ -17,6 +17,7 @@ cuda = pytest.importorskip("numba.cuda")
 import adjit  # noqa: E402
 import adjit.cuda  # noqa: E402
 from adjit import AdjitError  # noqa: E402
+from fd import weighted_output_fd  # noqa: E402
 
 pytestmark = pytest.mark.cuda
 
@@ -176,13 +177,16 @@ def test_grid_stride_loop_that_needs_a_tape_is_refused():
 def test_shared_read_is_gathered():
     """x[i] of a stencil is read by threads i - 1, i and i + 1: thread i gathers the terms
     of x_bar[i] (its neighbours' adjoints computed again) with plain updates of its own
-    element; a plain x_bar[i - 1] += ... would lose other threads' updates on a GPU."""
+    element; a plain x_bar[i - 1] += ... would lose other threads' updates on a GPU. The
+    terms add up in a local, and the element is updated once."""
     src = adjit.cuda.adjoint_kernel(stencil_read_only, 0).source_for(np.ones(8), np.zeros(8))
     lines = src.splitlines()
     # (elements no thread of the launch owns, beyond the grid, are still scattered)
     assert all(lines[k - 1].strip().startswith("if not 0 <= ")
                for k, line in enumerate(lines) if "cuda.atomic.add(x_bar" in line)
-    assert "x_bar[i] += " in src
+    assert "x_bar[i] += " not in src and "x_bar[_t" not in src
+    assert src.count("_g1 += ") == 3                  # its own point's term and two neighbours'
+    assert "x_bar[cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x] += _g1" in src
     assert "the neighbour at x-1" in src and "the neighbour at x+1" in src
 
 
@@ -314,3 +318,33 @@ def test_atomic_histogram_is_accepted():
     y = R.normal(size=16)
     bins = R.integers(0, 3, size=16)
     check_kernel(histogram, 2, (y, np.zeros(3), bins), (0,), [1])
+
+
+@cuda.jit
+def reads_its_transpose(u, out):
+    i, j = cuda.grid(2)
+    n = u.shape[0]
+    if i > 0 and i < n and j < n:
+        out[i, j] = u[i, j] * u[j, i] + u[i - 1, j]
+
+
+def reads_its_transpose_numpy(u):
+    out = np.zeros_like(u)
+    out[1:, :] = u[1:, :] * u.T[1:, :] + u[:-1, :]
+    return out
+
+
+def test_a_transposed_read_keeps_the_scatter():
+    """Thread (i, j) reads u[j, i], thread (j, i)'s own element: its adjoint term is an
+    atomic add there, not a plain update of an element another thread updates too (the
+    gather form would treat both reads as the thread's own and race on a GPU)."""
+    u = np.random.default_rng(5).random((6, 6))
+    w = np.random.default_rng(6).normal(size=u.shape)
+    out, u_bar = np.zeros_like(u), np.zeros_like(u)
+    adj = adjit.cuda.adjoint_kernel(reads_its_transpose, 0)
+    adj[(2, 2), (4, 4)](u, out, u_bar, w.copy())
+    np.testing.assert_allclose(out, reads_its_transpose_numpy(u), rtol=1e-14)
+    np.testing.assert_allclose(u_bar, weighted_output_fd(reads_its_transpose_numpy, [u], 0, w),
+                               rtol=1e-6, atol=1e-8)
+    src = adj.source_for(u, out)
+    assert "the neighbour at" not in src and "cuda.atomic.add(u_bar, (j, i)" in src

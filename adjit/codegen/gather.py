@@ -17,9 +17,11 @@ of the same grid zeroes what the first one read (the launch runs both).
 Applies to kernels with no loops, shared or local arrays, barriers or atomics; whose outputs
 are only written, and whose differentiated input is only read, at indices that are the
 thread's own grid index plus constant offsets (every grid axis the kernel reads told apart);
-which read the thread index only to form that grid index; and where no thread stores into
-an array twice (outside the two branches of one `if`). Otherwise the adjoint keeps its
-atomic scatter.
+which read the thread index only to form that grid index, with the axes in the same
+dimensions at every read of an array (not `u[i, j]` and `u[j, i]`); and where no thread
+stores into an array twice (outside the two branches of one `if`). Otherwise the adjoint
+keeps its atomic scatter. A thread's own element's terms add up in a local and go to memory
+with one update.
 """
 import ast
 import copy
@@ -72,6 +74,10 @@ def plan(stmts, forward, backward, ownership, wrt, written, bar):
                 offsets = None
                 break
             offsets.add(off)
+        # u[i, j] and u[j, i] both read at offset 0: thread (i, j)'s update of u_bar[j, i]
+        # is thread (j, i)'s own element, so it cannot be a plain update
+        if offsets and len({_layout(s.target, ownership) for s in updates}) > 1:
+            offsets = None
         if offsets and any(any(c) for c in offsets):
             arrays[q] = offsets
     if not arrays:
@@ -205,12 +211,27 @@ def _axis_letter(t):
     return next(a for a, (sym, _) in AXES.items() if sym == t)
 
 
-def gather_kernel(g, forward, backward, bar, outputs, ownership, shadows):
+def gather_kernel(g, forward, backward, bar, outputs, ownership, shadows, namegen):
     """(the backward sweep of the gather kernel, the body of the kernel that zeroes the
     output shadows it read). `forward` is the forward sweep; `backward` the adjoint before
-    atomic updates."""
+    atomic updates. The terms of the thread's own element add up in a local (`_g1 += ...`),
+    stored with one update at the end (a hand-written adjoint's one read-modify-write per
+    point, not one per neighbour: the compiler cannot merge updates through memory that may
+    alias)."""
     gathered = {bar(q): offsets for q, offsets in g.arrays.items()}
     out_bars = {bar(q) for q in outputs}
+    sums = {}
+    for b in gathered:          # (plan() saw to one layout per gathered array)
+        layout = next(_layout(s.target, ownership) for s in ir.walk_stmts(backward)
+                      if _updates(s, b))
+        sums[b] = (namegen.fresh("_g"), layout)
+
+    def summed(s):
+        b = s.target.value.id
+        if b not in sums:
+            return s
+        add = ast.AugAssign(target=ir.store(sums[b][0]), op=ast.Add(), value=s.value)
+        return ir.copy_notes(s, add, ("origin",))
 
     def is_zeroing(s):
         return isinstance(s, ast.Assign) and ir.is_store(s) and \
@@ -240,6 +261,8 @@ def gather_kernel(g, forward, backward, bar, outputs, ownership, shadows):
                                         ir.note(s, "origin", None))]
             ir.annotate(guard, origin=ir.note(s, "origin", None))
             return [guard]
+        if any(_updates(s, b) for b in gathered):
+            return [summed(s)]
         return [s]
     real = _filter(copy.deepcopy(backward), keep_real)
     zero = eliminate_dead(_filter(copy.deepcopy(forward), _no_calls) + _filter(copy.deepcopy(backward),
@@ -253,12 +276,12 @@ def gather_kernel(g, forward, backward, bar, outputs, ownership, shadows):
             if is_zeroing(s):
                 return []
             if any(_updates(s, b) for b in gathered):
-                return [s] if own(s) == c else []
+                return [summed(s)] if own(s) == c else []
             return [] if _is_shadow_write(s, shadows) else [s]
         body = _filter(copy.deepcopy(forward), lambda s: [] if ir.is_store(s) or
                        isinstance(s, ast.Expr) else [s]) + \
             _filter(copy.deepcopy(backward), keep_virtual)
-        body = eliminate_dead(body, set(), set(gathered))
+        body = eliminate_dead(body, {acc for acc, _ in sums.values()}, set(gathered))
         shift = {_axis_letter(t): k for t, k in zip(g.axes, c)}
         body = [_Shift(shift).visit(s) for s in body]
         tests = []
@@ -274,7 +297,31 @@ def gather_kernel(g, forward, backward, bar, outputs, ownership, shadows):
         ir.annotate(guard, comment=f"the neighbour at {label}: its adjoint's terms that land "
                     "in this thread's elements")
         real.append(guard)
-    return real, zero
+    for b, (acc, layout) in sums.items():
+        index = ", ".join(f"cuda.blockIdx.{a} * cuda.blockDim.{a} + cuda.threadIdx.{a}"
+                          for a in map(_axis_letter, layout))
+        flush = ir.parse(f"if {acc} != 0.0:\n    {b}[{index}] += {acc}")[0]
+        ir.annotate(flush, comment=f"this thread's element of {b}: its terms, summed, added once")
+        real.append(flush)
+    init = [ir.assign(acc, ir.const(0.0)) for acc, _ in sums.values()]
+    return init + real, zero
+
+
+def _layout(sub, ownership):
+    """The grid axis symbol of each dimension of an index (see _axis_of)."""
+    return tuple(_axis_of(d) for d in ownership.index(sub))
+
+
+def _axis_of(poly):
+    """The grid axis symbol an index is the grid index of plus a constant, or None."""
+    if poly is None:
+        return None
+    terms = dict(poly.terms)
+    terms.pop((), None)
+    if len(terms) != 1:
+        return None
+    (mono, coeff), = terms.items()
+    return mono[0] if coeff == 1 and len(mono) == 1 else None
 
 
 def _is_shadow_write(s, shadows):
