@@ -375,3 +375,33 @@ def test_stored_values_are_read_back():
     assert "math.exp(" not in _backward(src), _backward(src)
     _check(negative_start, (x,), 0)
     _check(store_in_while, (x,), 0)
+
+
+# ---- one division for a quotient of two active values ----------------------------------------
+
+def ratio_sum(x, y):
+    s = 0.0
+    for i in range(x.shape[0]):
+        s += x[i] / y[i] + y[i] / (x[i] + 2.0)
+    return s
+
+
+def self_ratio(x):
+    """x / x: one operand twice, where the partials (not the joint form) apply."""
+    s = 0.0
+    for i in range(x.shape[0]):
+        s += x[i] / x[i] * x[i]
+    return s
+
+
+def test_a_quotient_of_two_active_values_divides_once_in_its_adjoint():
+    """d(a / b) = (da - out db) / b: the cotangent over b, computed once, serves both
+    operands, where the partials 1 / b and -out / b divide twice."""
+    x = np.linspace(0.5, 2.0, 7)
+    y = np.linspace(1.0, 3.0, 7)
+    src = _check(ratio_sum, (x, y), (0, 1), rtol=1e-8, atol=1e-9)
+    backward = _backward(src).split("for i in range")[-1]
+    assert backward.count(" / ") == 2 * 2            # the two quotients again, one division each
+    assert backward.count("_q") >= 4
+    src = _check(self_ratio, (x,), 0, rtol=1e-8, atol=1e-9)
+    assert "_q" not in _backward(src)

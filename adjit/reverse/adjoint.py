@@ -152,6 +152,9 @@ class ReverseBuilder(Validation, Planning, Emission):
                 ir.annotate(fill, origin=origin)
                 out.append(fill)
             return out
+        joint = self._joint_adjoint(s, prim, target, bar, origin)
+        if joint is not None:
+            return joint + self._reset(target, s)
         partials = {}
         for k, atom in prim.diff_operands():
             if not self.is_active(atom) or self.increments.get(id(s)) == atom.id:
@@ -168,6 +171,32 @@ class ReverseBuilder(Validation, Planning, Emission):
             first = self.single_use.get(var) == id(s)
             out.append(accumulate(self.bar(var), expr, negated, first, origin))
         return out + self._reset(target, s)
+
+    def _joint_adjoint(self, s, prim, target, bar, origin):
+        """The adjoint terms of a primitive whose rule has a joint form (Rule.joint), where
+        all its operands are active and distinct: the shared value once, then each
+        operand's term. None where the partials apply."""
+        rule = prim.rule if prim.kind != "copy" else None
+        if rule is None or getattr(rule, "joint", None) is None:
+            return None
+        operands = list(prim.diff_operands())
+        names = [atom.id for _, atom in operands if isinstance(atom, ast.Name)]
+        if len(operands) != len(rule.params) or len(set(names)) != len(operands) or \
+                not all(self.is_active(atom) and self.increments.get(id(s)) != atom.id
+                        for _, atom in operands):
+            return None
+        shared = self.namegen.fresh("_q")
+        mapping = dict(zip(rule.params, prim.operands))
+        mapping.update(out=self.stored_in.get(target, target), bar=bar)
+        out = [ir.assign(shared, substitute(rule.joint[0], mapping), origin)]
+        mapping["shared"] = shared
+        for k, atom in operands:
+            expr, negated = substitute(rule.joint[1][k], mapping), False
+            if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.USub):
+                expr, negated = expr.operand, True
+            first = self.single_use.get(atom.id) == id(s)
+            out.append(accumulate(self.bar(atom.id), expr, negated, first, origin))
+        return out
 
     def _array_adjoint(self, s, prim, target, bar, origin):
         """Adjoints of the array-level operations (matrix products, linspace, arange), from

@@ -50,13 +50,19 @@ import ast
 class Rule:
     """Partial derivatives of one primitive, as parsed expression templates."""
 
-    def __init__(self, params, partials, result="float"):
+    def __init__(self, params, partials, result="float", joint=None):
         self.params = tuple(params)
         self.partials = tuple(None if p is None else ast.parse(p, mode="eval").body
                               for p in partials)
         self.text = tuple(partials)
         self.result = result
         assert len(self.params) == len(self.partials)
+        # (shared, adjoints): where every operand is active, `shared` (over the operands,
+        # `out` and `bar`, the result's adjoint) is computed once and operand k's adjoint
+        # term is adjoints[k] (which names it `shared`): `a / b` divides once, not twice
+        self.joint = None if joint is None else (
+            ast.parse(joint[0], mode="eval").body,
+            tuple(ast.parse(e, mode="eval").body for e in joint[1]))
 
 
 class ArrayRule:

@@ -82,8 +82,9 @@ operator_entry(ast.Add, "+", _binary("1.0", "1.0", "join"))
 operator_entry(ast.Sub, "-", _binary("1.0", "-1.0", "join"))
 operator_entry(ast.Mult, "*", _binary("b", "a", "join"))
 # d(1 / b)/db = -1 / b**2 = -out * out: a multiply where -out / b divides a second time
-operator_entry(ast.Div, "/", _binary("1.0 / b", "-out * out if literal(a, 1.0) else -out / b",
-                                     "float"))
+operator_entry(ast.Div, "/", Rule(("a", "b"), ("1.0 / b",
+                                                "-out * out if literal(a, 1.0) else -out / b"),
+                                   "float", joint=("bar / b", ("shared", "-(shared * out)"))))
 operator_entry(ast.Pow, "**", Rule(("a", "b"), _POW, "join"))
 operator_entry(ast.Mod, "%", _binary("1.0", "-math.floor(a / b)", "join"))
 operator_entry(ast.FloorDiv, "//", _binary(None, None, "join"))
