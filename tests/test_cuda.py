@@ -221,6 +221,45 @@ def test_lennard_jones_forces_from_the_adjoint_kernel():
     assert "_ftape" not in adj.source          # the pair loop recomputes: no tape at all
 
 
+@cuda.jit
+def shared_pairs(x, w, out):
+    i = cuda.grid(1)
+    if i < out.shape[0]:
+        s = 0.0
+        for k in range(w.shape[0]):
+            if w[k] > 0.0:                       # a mask: some iterations add nothing
+                s += x[i // 2] * w[k] * x[k]
+        out[i] = s
+
+
+def shared_pairs_numpy(x, w):
+    out = np.zeros(2 * x.shape[0] - 1)
+    for i in range(out.shape[0]):
+        out[i] = sum(x[i // 2] * w[k] * x[k] for k in range(w.shape[0]) if w[k] > 0.0)
+    return out
+
+
+def test_a_loop_adding_into_an_element_two_threads_share():
+    """x[i // 2] belongs to threads 2m and 2m + 1: its adjoint stays atomic, summed over the
+    loop first (one atomic add per thread); x[k]'s, whose element changes with k, is skipped
+    where the mask made the term zero."""
+    x = np.linspace(0.3, 1.7, 6)
+    w = np.array([0.5, -1.0, 2.0, -0.2, 1.5, -0.3])
+    n = 2 * x.shape[0] - 1
+    cot = np.random.default_rng(7).normal(size=n)
+    out, x_bar, w_bar = np.zeros(n), np.zeros_like(x), np.zeros_like(w)
+    adj = adjit.cuda.adjoint_kernel(shared_pairs, argnums=(0, 1))
+    launch(adj, n, x, w, out, x_bar, w_bar, cot.copy())
+    np.testing.assert_allclose(out, shared_pairs_numpy(x, w), rtol=1e-14)
+    np.testing.assert_allclose(x_bar, weighted_output_fd(shared_pairs_numpy, [x, w], 0, cot),
+                               rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(w_bar, weighted_output_fd(shared_pairs_numpy, [x, w], 1, cot),
+                               rtol=1e-6, atol=1e-8)
+    src = adj.source_for(x, w, out)
+    assert "summed: one atomic add" in src and "cuda.atomic.add(x_bar, i // 2, _acc" in src
+    assert src.count("cuda.atomic.add(") == 3                 # x_bar[k], w_bar[k], the sum
+
+
 def test_the_pair_loop_sums_its_own_atom_and_skips_zero_adds():
     """The adjoint of thread i's loop over j adds into pos_bar[i] (the same element every
     iteration) and pos_bar[j] (another atom's). The first goes through a local sum and one

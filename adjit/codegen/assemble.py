@@ -6,6 +6,7 @@ module makes those parts from the reverse and tangent builders' statements; the 
 (adjit/pipeline.py) decides which parts a derivative has.
 """
 import ast
+import copy
 import math
 
 import numba
@@ -419,11 +420,12 @@ def _hoist_invariant(loop, namegen, flushed):
                 named[n.id] = named.get(n.id, 0) + 1
     for s in atomics:
         by_array[s.value.args[0].id] = by_array.get(s.value.args[0].id, 0) + 1
+    invariant = _invariant_values(loop, stored)
     sums, replaced = {}, {}
     for s in atomics:
-        array, index = s.value.args[0].id, s.value.args[1]
-        if named.get(array) != by_array[array] or \
-                any(isinstance(n, ast.Name) and n.id in stored for n in ast.walk(index)):
+        array = s.value.args[0].id
+        index = invariant(s.value.args[1])
+        if named.get(array) != by_array[array] or index is None:
             continue
         key = (array, ir.unparse(index))
         if key not in sums:
@@ -447,6 +449,49 @@ def _hoist_invariant(loop, namegen, flushed):
         flush.append(ir.annotate(guard, origin=origin, comment=(
             f"the loop's adds into {array}[{_index_text(index)}], summed: one atomic add")))
     return init + [loop] + flush
+
+
+_PURE = (ast.BinOp, ast.UnaryOp, ast.Constant, ast.Name, ast.Tuple, ast.operator,
+         ast.unaryop, ast.expr_context)
+
+
+def _invariant_values(loop, stored):
+    """invariant(expr): `expr` with the names the loop assigns replaced by what they hold,
+    where that is the same in every iteration (`_t6 = i // 2`, assigned once in the loop
+    from names it does not assign), so it can be evaluated after the loop; None where the
+    value may change from one iteration to the next."""
+    defs = {}
+    for s in ir.walk_stmts(loop.body):
+        if isinstance(s, ast.Assign) and isinstance(s.targets[0], ast.Name):
+            defs.setdefault(s.targets[0].id, []).append(s.value)
+    memo = {}
+
+    def value(name):
+        if name not in stored:
+            return ir.name(name)
+        if name in memo:
+            return memo[name]
+        memo[name] = None                       # (a cycle: not invariant)
+        found = defs.get(name, [])
+        if len(found) == 1 and name != getattr(loop, "target", ast.Name(id="")).id and \
+                all(isinstance(n, _PURE) for n in ast.walk(found[0])):
+            memo[name] = expression(found[0])
+        return memo[name]
+
+    def expression(expr):
+        for n in ast.walk(expr):
+            if isinstance(n, ast.Name) and value(n.id) is None:
+                return None
+        return _SubstituteNames(value).visit(copy.deepcopy(expr))
+    return expression
+
+
+class _SubstituteNames(ast.NodeTransformer):
+    def __init__(self, value):
+        self.value = value
+
+    def visit_Name(self, node):
+        return copy.deepcopy(self.value(node.id))
 
 
 def _index_text(index):
