@@ -88,9 +88,7 @@ class _Parenthesize(ast.NodeTransformer):
 
     @staticmethod
     def _wrap(node):
-        if (isinstance(node, ast.Constant) and isinstance(node.value, (int, float, complex))
-                and not isinstance(node.value, bool) and (node.value.real < 0 or (
-                    isinstance(node.value, float) and str(node.value).startswith("-")))):
+        if isinstance(node, ast.Constant) and _negative(node.value):
             return ast.UnaryOp(op=ast.USub(), operand=ast.Constant(value=-node.value))
         return node
 
@@ -114,7 +112,14 @@ class _Parenthesize(ast.NodeTransformer):
 def unparse(node):
     """Python source for an AST node, with a negative number as the base of `**`
     parenthesized (ast.unparse spells Constant(-0.7) ** 2 as `-0.7 ** 2`, which is -0.49)."""
+    if not any(isinstance(n, ast.Constant) and _negative(n.value) for n in ast.walk(node)):
+        return ast.unparse(node)            # (nothing to parenthesize: no copy needed)
     return ast.unparse(_Parenthesize().visit(copy.deepcopy(node)))
+
+
+def _negative(value):
+    return isinstance(value, (int, float, complex)) and not isinstance(value, bool) and (
+        value.real < 0 or (isinstance(value, float) and str(value).startswith("-")))
 
 
 def assign(target, value, origin=None):

@@ -111,9 +111,12 @@ def _foldable(nxt, t, value):
 
 def _fold_into(nxt, t, value, depth):
     where = _where(nxt)
-    trial = _Replace(t, copy.deepcopy(value)).visit(copy.deepcopy(where))
-    if 4 * depth + len(ast.unparse(trial)) + 8 > WIDTH:
-        return False
+    # the folded text is at most both texts, less the name, plus parentheses around the value
+    bound = len(ast.unparse(where)) - len(t) + len(ast.unparse(value)) + 2
+    if 4 * depth + bound + 8 > WIDTH:
+        trial = _Replace(t, copy.deepcopy(value)).visit(copy.deepcopy(where))
+        if 4 * depth + len(ast.unparse(trial)) + 8 > WIDTH:
+            return False
     _substitute(nxt, t, value)
     return True
 

@@ -69,16 +69,40 @@ def eliminate_dead(forward, roots, keep_stores):
     live = set(roots)
     contents = set(roots)
     index_live = set(roots)
+    memo = {}       # id(node) -> (names read, names whose elements are read): the pruning
+    #                 rounds keep the same statement objects, so each is walked once
     while True:
         kept = _prune(forward, live, set(keep_stores) | (contents & live), index_live)
         reads, elements = set(live), set(roots)
         for s in kept:
-            reads |= reads_of(s)
-            elements |= _element_reads(s)
-        unshadowed = set(roots) | _reads_outside_own_loops(kept, ())
+            r, e = _stmt_reads(s, memo)
+            reads |= r
+            elements |= e
+        unshadowed = set(roots) | _reads_outside_own_loops(kept, (), memo)
         if reads == live and elements == contents and unshadowed == index_live:
             return kept
         live, contents, index_live = reads, elements, unshadowed
+
+
+def _stmt_reads(s, memo):
+    """(names read, names read other than as `name.shape`) of a statement, nested ones
+    included (compound statements from their header and their bodies' statements)."""
+    if isinstance(s, (ast.If, ast.For, ast.While)):
+        r, e = _node_reads(s.iter if isinstance(s, ast.For) else s.test, memo)
+        r, e = set(r), set(e)
+        for inner in s.body + s.orelse:
+            ir_, ie = _stmt_reads(inner, memo)
+            r |= ir_
+            e |= ie
+        return r, e
+    return _node_reads(s, memo)
+
+
+def _node_reads(node, memo):
+    found = memo.get(id(node))
+    if found is None or found[0] is not node:
+        found = memo[id(node)] = (node, reads_of(node), _element_reads(node))
+    return found[1], found[2]
 
 
 def _element_reads(s):
@@ -90,20 +114,22 @@ def _element_reads(s):
     return {n.id for n in load_names(s) if id(n) not in shapes}
 
 
-def _reads_outside_own_loops(stmts, loop_vars):
+def _reads_outside_own_loops(stmts, loop_vars, memo=None):
     """Names read where no enclosing `for` rebinds them: a loop kept only for its final
     index must be read after it, not inside another loop over the same name."""
+    memo = {} if memo is None else memo
     out = set()
     for s in stmts:
         if isinstance(s, ast.For):
-            out |= reads_of(s.iter) - set(loop_vars)
-            out |= _reads_outside_own_loops(s.body, loop_vars + (s.target.id,))
+            out |= _node_reads(s.iter, memo)[0] - set(loop_vars)
+            out |= _reads_outside_own_loops(s.body, loop_vars + (s.target.id,), memo)
         elif isinstance(s, (ast.If, ast.While)):
-            out |= (reads_of(s.test) if isinstance(s, ast.If) else set()) - set(loop_vars)
-            out |= _reads_outside_own_loops(s.body, loop_vars)
-            out |= _reads_outside_own_loops(s.orelse, loop_vars)
+            out |= (_node_reads(s.test, memo)[0] if isinstance(s, ast.If) else set()) - \
+                set(loop_vars)
+            out |= _reads_outside_own_loops(s.body, loop_vars, memo)
+            out |= _reads_outside_own_loops(s.orelse, loop_vars, memo)
         else:
-            out |= reads_of(s) - set(loop_vars)
+            out |= _node_reads(s, memo)[0] - set(loop_vars)
     return out
 
 
