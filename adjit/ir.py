@@ -112,9 +112,15 @@ class _Parenthesize(ast.NodeTransformer):
 def unparse(node):
     """Python source for an AST node, with a negative number as the base of `**`
     parenthesized (ast.unparse spells Constant(-0.7) ** 2 as `-0.7 ** 2`, which is -0.49)."""
-    if not any(isinstance(n, ast.Constant) and _negative(n.value) for n in ast.walk(node)):
+    if not any(_negative_base(n) for n in ast.walk(node)):
         return ast.unparse(node)            # (nothing to parenthesize: no copy needed)
     return ast.unparse(_Parenthesize().visit(copy.deepcopy(node)))
+
+
+def _negative_base(n):
+    base = n.left if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Pow) else \
+        n.value if isinstance(n, (ast.Attribute, ast.Subscript)) else None
+    return isinstance(base, ast.Constant) and _negative(base.value)
 
 
 def _negative(value):
