@@ -22,7 +22,7 @@ import numpy as np
 from . import ir
 from .analysis.activity import active_variables, replicated_result
 from .analysis.hoist import hoist_invariants, keep_operands
-from .reverse.accumulators import promote_accumulators
+from .reverse.accumulators import hoist_loads, promote_accumulators
 from .reverse.fission import split_stencil_loops
 from .analysis.races import Ownership
 from .analysis.types import (FLOAT, infer_kinds, is_array, is_float_kind, kind_of_constant,
@@ -495,6 +495,11 @@ def _adjoint(p, o):
     split_stencil_loops(prog.backward)
     promote_accumulators(prog.backward, [b for v, b in prog.bars.names.items()
                                          if is_array(kinds.get(v))], namegen)
+    exposed = upward_exposed(prog.backward_init + prog.backward + ast.parse(ret).body)
+    for t in dict.fromkeys(hoist_loads(prog.backward, exposed)):
+        zero = {FLOAT: 0.0, "int": 0, "bool": False}.get(kinds.get(t))
+        if zero is not None:
+            prog.backward_init.insert(0, ir.assign(t, ir.const(zero)))
     tail = prog.backward_init + prog.backward + stats + ast.parse(ret).body
     parts = assemble.forward_parts(prog, tail, params, kinds, o.tape_limit,
                                    parallel=parallel) + [

@@ -405,3 +405,42 @@ def test_a_quotient_of_two_active_values_divides_once_in_its_adjoint():
     assert backward.count("_q") >= 4
     src = _check(self_ratio, (x,), 0, rtol=1e-8, atol=1e-9)
     assert "_q" not in _backward(src)
+
+
+# ---- a load every iteration of a loop repeats, made once before it -------------------------
+
+def triangular_product(x, w):
+    """y = L x with L lower triangular, as a loop nest (the GMM objective's Q (x - mu))."""
+    n = x.shape[0]
+    y = np.zeros(n)
+    for c in range(n):
+        for r in range(c + 1, n):
+            y[r] += w[r, c] * x[c]
+    s = 0.0
+    for r in range(n):
+        s += y[r] * y[r]
+    return s
+
+
+def decaying_sum(x):
+    """acc[0] is loaded and stored in every iteration (its adjoint too): no hoisting."""
+    acc = np.zeros(1)
+    for r in range(x.shape[0]):
+        acc[0] = acc[0] * 0.5 + x[r] * x[r]
+    return acc[0]
+
+
+def test_a_load_the_loop_repeats_is_made_once_before_it():
+    """The reversed inner loop reads x[c] (c fixed) while it adds into w_bar and x_bar: the
+    compiler cannot keep x[c] in a register across those stores; adjit loads it once before
+    the loop, guarded by the loop's running at all (c = n - 1 runs no iteration)."""
+    x = np.linspace(-1.0, 1.5, 6)
+    w = np.random.default_rng(3).normal(size=(6, 6))
+    back = _backward(_check(triangular_product, (x, w), (0, 1), rtol=1e-8, atol=1e-9))
+    lines = [line.strip() for line in back.splitlines() if line.strip()]
+    at = [k for k, line in enumerate(lines) if line.endswith("= x[c]")]
+    assert len(at) == 1                                 # once, before the loop over r
+    assert lines[at[0] - 1].startswith("if ") and lines[at[0] + 1].startswith("for r in range(")
+    back = _backward(_check(decaying_sum, (x,), 0, rtol=1e-8, atol=1e-9))
+    inner = back.split("for r in range(")[1]
+    assert "= acc_bar[0]" in inner and "acc_bar[0] = " in inner    # still loaded in the loop

@@ -141,3 +141,81 @@ def _simple_statements(stmts):
             inner = getattr(s, field, None)
             if isinstance(inner, list):
                 yield from _simple_statements(inner)
+
+
+def hoist_loads(stmts, exposed):
+    """A load the backward sweep repeats in every iteration of a loop (`_t14 = xc[c]` in the
+    reversed loop over r, c fixed) is made once before it. The compiler cannot do this: the
+    loop stores into other arrays (`icf_bar[k, idx] += ...`), and without knowing that they
+    are different memory it loads again after every store. adjit knows (the module
+    docstring). A load moves when it is a statement of the loop's own body (not under an
+    `if`), its index does not change in the loop, nothing in the loop writes or rebinds the
+    array, and the loop reads the name only after it; the load runs only when the loop runs
+    at least once, so it reads no element the loop would not have read. Names in `exposed`
+    (read from the forward sweep) stay; returns the names moved, which the caller defines
+    up front (the guarded load is all that assigns them: without it they would look read
+    from the forward sweep)."""
+    names = []
+
+    def rewrite(block, k):
+        loop = block[k]
+        moved = [s for s in _invariant_loads(loop) if s.targets[0].id not in exposed]
+        if not moved:
+            return k
+        names.extend(s.targets[0].id for s in moved)
+        loop.body = [s for s in loop.body if id(s) not in {id(m) for m in moved}]
+        guard = ast.If(test=_nonempty(loop), body=moved, orelse=[])
+        ir.copy_notes(moved[0], guard, ("origin",))
+        block[k:k] = [guard]
+        return k + 1
+    serial_range_loops(stmts, rewrite)
+    return names
+
+
+def _invariant_loads(loop):
+    if not isinstance(loop.target, ast.Name) or loop.orelse:
+        return []
+    stored, written, order = {loop.target.id}, set(), []
+    for node in ast.walk(ast.Module(body=loop.body, type_ignores=[])):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            stored.add(node.id)
+        elif isinstance(node, (ast.Subscript, ast.Attribute)) and \
+                isinstance(node.ctx, ast.Store) and isinstance(node.value, ast.Name):
+            written.add(node.value.id)
+        elif isinstance(node, ast.Call):
+            return []           # (a call may write an array: a tape growing, a helper)
+    moved = []
+    first_use = {}
+    for pos, s in enumerate(loop.body):
+        for node in ast.walk(s):
+            if isinstance(node, ast.Name):
+                first_use.setdefault(node.id, (pos, s))
+    for pos, s in enumerate(loop.body):
+        if not (isinstance(s, ast.Assign) and isinstance(s.targets[0], ast.Name) and
+                isinstance(s.value, ast.Subscript) and isinstance(s.value.value, ast.Name)):
+            continue
+        t, array = s.targets[0].id, s.value.value.id
+        atoms = ir.index_atoms(s.value)
+        if array in written or array in stored or t in written or \
+                any(not isinstance(a, (ast.Name, ast.Constant)) for a in atoms) or \
+                any(isinstance(a, ast.Name) and a.id in stored for a in atoms):
+            continue
+        assignments = [n for n in ast.walk(ast.Module(body=loop.body, type_ignores=[]))
+                       if isinstance(n, ast.Name) and n.id == t and isinstance(n.ctx, ast.Store)]
+        if len(assignments) != 1 or first_use[t][1] is not s:
+            continue
+        moved.append(s)
+    return moved
+
+
+def _nonempty(loop):
+    args = loop.iter.args
+    text = f"len({ir.unparse(loop.iter)}) > 0"
+    if len(args) == 1:
+        text = f"{ir.unparse(args[0])} > 0"
+    elif len(args) == 2:
+        text = f"{ir.unparse(args[0])} < {ir.unparse(args[1])}"
+    elif isinstance(args[2], ast.Constant) and args[2].value in (1, -1):
+        op = "<" if args[2].value == 1 else ">"
+        text = f"{ir.unparse(args[0])} {op} {ir.unparse(args[1])}"
+    return ast.parse(text, mode="eval").body
