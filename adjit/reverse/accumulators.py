@@ -175,7 +175,7 @@ def hoist_loads(stmts, exposed):
 def _invariant_loads(loop):
     if not isinstance(loop.target, ast.Name) or loop.orelse:
         return []
-    stored, written, order = {loop.target.id}, set(), []
+    stored, written = {loop.target.id}, set()
     for node in ast.walk(ast.Module(body=loop.body, type_ignores=[])):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
             stored.add(node.id)
