@@ -1088,6 +1088,16 @@ def case(name, loss, args, argnums, xfail=None, **kw):
     return pytest.param(loss, args, argnums, kw, id=name, marks=marks)
 
 
+
+def clipped_descent_copy_input(x, w, steps):
+    """`x = x.copy()` so the caller's array is left alone, then updated in place."""
+    x = x.copy()
+    for t in range(steps):
+        for i in range(x.shape[0]):
+            x[i] = x[i] - 0.1 * w[i] * math.tanh(x[i])
+    return np.sum(x * x)
+
+
 CASES = [
     # ODE integrators
     case("euler_logistic", euler_logistic, (1.3, 2.0, 0.1, 0.05, 40), (0, 1, 2, 3)),
@@ -1221,6 +1231,8 @@ CASES = [
     case("step_result_held_in_a_name", step_result_held_in_a_name, (_r(4), 0.1), (0, 1)),
     case("shape_kept_after_rebinding", shape_kept_after_rebinding, (_r(5),), (0,)),
     case("helper_arrays_in_a_tuple", helper_arrays_in_a_tuple, (_r(6), 0.4), (0, 1)),
+    case("copy_the_input_then_update_it", clipped_descent_copy_input, (_r(5), _r(5), 4),
+         (0, 1)),
 ]
 
 

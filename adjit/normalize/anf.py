@@ -101,6 +101,13 @@ _PURE_BUILTINS = frozenset((
     "range", "len", "float", "int", "bool", "abs", "min", "max", "round", "pow", "divmod",
     "enumerate", "zip", "reversed", "stop_gradient"))
 
+
+def _is_copy_call(value):
+    """Whether an expression is `a.copy()` of a name."""
+    return isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and \
+        value.func.attr == "copy" and isinstance(value.func.value, ast.Name) and \
+        not value.args and not value.keywords
+
 class InlineContext:
     """State shared by a function and every function inlined into it."""
 
@@ -866,7 +873,10 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining, Message
                 value = self.materialize(value, out, tgt)
             if isinstance(value, ast.Name) and value.id == target:
                 return      # `z = z` does nothing (its adjoint would zero z_bar: fuzzer find)
-            if target in ir.atom_names(ir.operands(value)) and not ir.is_atom(value):
+            if target in ir.atom_names(ir.operands(value)) and not ir.is_atom(value) and \
+                    not _is_copy_call(value):
+                # (`x = x.copy()` stays one statement: the web split names the copy x_2, a
+                # new array, where a temporary would make x_2 = _t1 two names for one array)
                 value = self.to_atom(out, value)
             self.emit_assign(out, target, value)
         elif isinstance(tgt, ast.Subscript):
