@@ -25,6 +25,16 @@ class Validation:
                 continue
             origin = ir.note(sites[0], "origin", None)
             if var in self.params or len(sites) > 1:
+                own_copy = next((s for s in sites if isinstance(s, ast.Assign) and
+                                 ir.unparse(s.value) == f"{var}.copy()"), None)
+                if own_copy is not None:
+                    raise error_at(ir.note(own_copy, "origin", None) or origin,
+                                   f"'{var} = {var}.copy()' inside a loop or a branch rebinds "
+                                   f"'{var}' on some paths only (or on every iteration), so "
+                                   f"which array '{var}' is cannot be told when the code is "
+                                   "compiled",
+                                   f"Copy once before the loop or branch ({var} = {var}.copy() "
+                                   f"at the top) and update '{var}' in place afterwards.")
                 raise error_at(origin, f"the array variable '{var}' is reassigned",
                                "Assign each array variable once; update it in place "
                                f"({var}[:] = ...) or copy values (b = a.copy()) instead of "
