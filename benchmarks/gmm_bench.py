@@ -34,7 +34,8 @@ njit(parallel=True) and adjit's gradient of it (which adjit runs in parallel), w
 thread count.
 
 Times are medians of repeated calls (at least 5, more for fast ones), after warm-up calls
-(compile excluded); each ratio is taken from the same run. Before a size is timed, adjit's
+(compile excluded); the forward, adjit's gradient and the hand adjoint are called in turn
+within each round, so each ratio comes from the same moments of the run. Before a size is timed, adjit's
 gradient is checked against the hand adjoint (rtol 1e-8), and at the smallest size both are
 also checked against central finite differences of the njit objective; a disagreement is
 printed as FAIL and makes the script exit with status 1.
@@ -371,6 +372,24 @@ def median_ms(fn, args, min_repeats=5, target_s=1.0, max_repeats=200):
     return 1e3 * float(np.median(samples))
 
 
+def interleaved_ms(fns, args, min_repeats=5, target_s=1.5, max_repeats=200):
+    """Median ms of single calls of each function, called in turn within each round (a
+    burst of load on the shared machine then slows all of them, not one: steadier ratios)."""
+    one = 0.0
+    for fn in fns:
+        t0 = time.perf_counter()
+        fn(*args)
+        one += time.perf_counter() - t0
+    reps = int(min(max_repeats, max(min_repeats, target_s / max(one, 1e-9))))
+    samples = [[] for _ in fns]
+    for _ in range(reps):
+        for fn, out in zip(fns, samples):
+            t0 = time.perf_counter()
+            fn(*args)
+            out.append(time.perf_counter() - t0)
+    return [1e3 * float(np.median(s)) for s in samples]
+
+
 def max_rel_err(a, b):
     """max |a - b| / max(|b|, 1) over all entries of the tuples of arrays a and b."""
     worst = 0.0
@@ -490,9 +509,7 @@ def main(argv=None):
         tape = g_adjit.last_tape.total_bytes
         if (d, K) == (10, 5):
             tape_d10_k5 = tape
-        fwd = median_ms(gmm_objective, args)
-        grad_ms = median_ms(g_adjit, args)
-        hand_ms = median_ms(gmm_hand_grad, args)
+        fwd, grad_ms, hand_ms = interleaved_ms((gmm_objective, g_adjit, gmm_hand_grad), args)
         jax_col = "-"
         if have_jax:
             jg = make_jax_grad(d)
