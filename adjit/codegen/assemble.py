@@ -503,7 +503,8 @@ def late_zeroing(stmts, shadows):
     """A consumed output shadow (`out_bar[i] = 0.0` right after `g = out_bar[i]`) is zeroed
     at the end of its block instead, once the thread's arithmetic has used what it read: the
     store then no longer follows the load of the same element at once. Only where nothing
-    after it in the block names that shadow, reassigns its index or synchronizes."""
+    after it in the block names that shadow, reassigns its index, synchronizes or leaves the
+    block early (`break`, `continue`, `return`: the moved store would not run)."""
     def is_zeroing(s):
         return isinstance(s, ast.Assign) and ir.is_store(s) and \
             s.targets[0].value.id in shadows and isinstance(s.value, ast.Constant)
@@ -518,7 +519,9 @@ def late_zeroing(stmts, shadows):
                 names = {n.id for t in later for n in ast.walk(t) if isinstance(n, ast.Name)}
                 stored = {n.id for t in later for n in ast.walk(t)
                           if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
-                if later and shadow not in names and not index & stored and \
+                jumps = any(isinstance(n, (ast.Break, ast.Continue, ast.Return))
+                            for t in later for n in ast.walk(t))
+                if later and shadow not in names and not index & stored and not jumps and \
                         not any(ir.is_barrier(t) for t in ir.walk_stmts(later)):
                     moved.append(s)
                     continue
