@@ -1098,6 +1098,15 @@ def clipped_descent_copy_input(x, w, steps):
     return np.sum(x * x)
 
 
+
+def asarray_then_scaled_copy(x, w):
+    """`np.asarray` on what is already an array (a defensive first line), then a copy."""
+    x = np.asarray(x)
+    y = x[1:].copy()
+    y[0] = y[0] * w
+    return np.sum(y * y) + np.sum(x * np.asarray(x * w))
+
+
 CASES = [
     # ODE integrators
     case("euler_logistic", euler_logistic, (1.3, 2.0, 0.1, 0.05, 40), (0, 1, 2, 3)),
@@ -1233,6 +1242,7 @@ CASES = [
     case("helper_arrays_in_a_tuple", helper_arrays_in_a_tuple, (_r(6), 0.4), (0, 1)),
     case("copy_the_input_then_update_it", clipped_descent_copy_input, (_r(5), _r(5), 4),
          (0, 1)),
+    case("asarray_and_array_of_arrays", asarray_then_scaled_copy, (_r(5), 0.7), (0, 1)),
 ]
 
 

@@ -259,6 +259,12 @@ class NumpyCalls:
             if len(args) != 1 or any(kw.arg != "dtype" for kw in node.keywords):
                 raise self.error(node, "np.array with other than one list argument",
                                  "Write np.array([a, b, c]).")
+            if self.src.resolve(node.func) is np.asarray and not node.keywords and \
+                    not isinstance(args[0], (ast.List, ast.Tuple)):
+                value = self.operand(args[0], out)      # np.asarray of an array is the array
+                if isinstance(value, Lazy) and not isinstance(value, Scalar) or \
+                        isinstance(value, ast.Name) and self.array_ndim(value) is not None:
+                    return value
             return self.array_literal(args[0], out)
         if what in ("concatenate", "stack"):
             axis = self.axis_argument(node, args, 1) or 0
