@@ -67,6 +67,12 @@ def barrier_call():
                     args=[], keywords=[])
 
 
+def if_nonzero(var, body):
+    """`if var != 0.0: body` (an addition of a sum skipped where it would add nothing)."""
+    return ast.If(test=ast.Compare(left=name(var), ops=[ast.NotEq()], comparators=[const(0.0)]),
+                  body=body, orelse=[])
+
+
 def is_barrier(stmt):
     """Whether a statement is `cuda.syncthreads()`."""
     return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and \

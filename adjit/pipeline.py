@@ -497,9 +497,8 @@ def _adjoint(p, o):
                                          if is_array(kinds.get(v))], namegen)
     exposed = upward_exposed(prog.backward_init + prog.backward + ast.parse(ret).body)
     for t in dict.fromkeys(hoist_loads(prog.backward, exposed)):
-        zero = {FLOAT: 0.0, "int": 0, "bool": False}.get(kinds.get(t))
-        if zero is not None:
-            prog.backward_init.insert(0, ir.assign(t, ir.const(zero)))
+        if kinds.get(t) in assemble.ZEROS:
+            prog.backward_init.insert(0, ir.assign(t, ir.const(assemble.ZEROS[kinds[t]])))
     tail = prog.backward_init + prog.backward + stats + ast.parse(ret).body
     parts = assemble.forward_parts(prog, tail, params, kinds, o.tape_limit,
                                    parallel=parallel) + [

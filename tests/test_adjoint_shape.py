@@ -409,19 +409,6 @@ def test_a_quotient_of_two_active_values_divides_once_in_its_adjoint():
 
 # ---- a load every iteration of a loop repeats, made once before it -------------------------
 
-def triangular_product(x, w):
-    """y = L x with L lower triangular, as a loop nest (the GMM objective's Q (x - mu))."""
-    n = x.shape[0]
-    y = np.zeros(n)
-    for c in range(n):
-        for r in range(c + 1, n):
-            y[r] += w[r, c] * x[c]
-    s = 0.0
-    for r in range(n):
-        s += y[r] * y[r]
-    return s
-
-
 def decaying_sum(x):
     """acc[0] is loaded and stored in every iteration (its adjoint too): no hoisting."""
     acc = np.zeros(1)
@@ -431,12 +418,12 @@ def decaying_sum(x):
 
 
 def test_a_load_the_loop_repeats_is_made_once_before_it():
-    """The reversed inner loop reads x[c] (c fixed) while it adds into w_bar and x_bar: the
-    compiler cannot keep x[c] in a register across those stores; adjit loads it once before
-    the loop, guarded by the loop's running at all (c = n - 1 runs no iteration)."""
+    """The reversed inner loop of the triangular product reads x[c] (c fixed) while it adds
+    into L_bar: the compiler cannot keep x[c] in a register across those stores; adjit loads
+    it once before the loop, guarded by the loop's running at all."""
     x = np.linspace(-1.0, 1.5, 6)
-    w = np.random.default_rng(3).normal(size=(6, 6))
-    back = _backward(_check(triangular_product, (x, w), (0, 1), rtol=1e-8, atol=1e-9))
+    L = np.random.default_rng(3).normal(size=(6, 6))
+    back = _backward(_check(triangular_quadratic, (L, x), (0, 1), rtol=1e-8, atol=1e-9))
     lines = [line.strip() for line in back.splitlines() if line.strip()]
     at = [k for k, line in enumerate(lines) if line.endswith("= x[c]")]
     assert len(at) == 1                                 # once, before the loop over r

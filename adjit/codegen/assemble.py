@@ -20,6 +20,9 @@ from ..rules.table import device_twin
 from ..runtime import vec
 
 
+ZEROS = {FLOAT: 0.0, "int": 0, "bool": False}
+"""The zero of each scalar kind (a name defined before the paths that assign it)."""
+
 STATS_SIZE = 5
 """The tape statistics: tape bytes, snapshot bytes, checkpointed steps, steps advanced
 again without the tape, steps run with the tape (see api.TapeReport)."""
@@ -104,9 +107,8 @@ def defined_up_front(stmts, kinds, bars, params):
         if n in params:
             continue
         kind = kinds.get(primal_of.get(n, n))
-        zero = {FLOAT: "0.0", "int": "0", "bool": "False"}.get(kind)
-        if zero is not None:
-            by_zero.setdefault(zero, []).append(n)
+        if kind in ZEROS:
+            by_zero.setdefault(repr(ZEROS[kind]), []).append(n)
     out = []
     for zero, group in by_zero.items():
         line = []
@@ -400,8 +402,7 @@ def _skip_zero(s, namegen):
         call.args[2] = value = ir.name(v)
     if isinstance(value, ast.Constant):
         return [s]
-    cond = ast.Compare(left=ir.name(value.id), ops=[ast.NotEq()], comparators=[ir.const(0.0)])
-    return pre + [ast.If(test=cond, body=[s], orelse=[])]
+    return pre + [ir.if_nonzero(value.id, [s])]
 
 
 def _hoist_invariant(loop, namegen, flushed):
@@ -444,9 +445,7 @@ def _hoist_invariant(loop, namegen, flushed):
     for (array, _), (acc, index, origin) in sums.items():
         add = ir.atomic_add(array, index, ir.name(acc), origin)
         flushed.add(id(add))
-        guard = ast.If(test=ast.Compare(left=ir.name(acc), ops=[ast.NotEq()],
-                                        comparators=[ir.const(0.0)]), body=[add], orelse=[])
-        flush.append(ir.annotate(guard, origin=origin, comment=(
+        flush.append(ir.annotate(ir.if_nonzero(acc, [add]), origin=origin, comment=(
             f"the loop's adds into {array}[{_index_text(index)}], summed: one atomic add")))
     return init + [loop] + flush
 

@@ -127,14 +127,10 @@ def _offset(sub, ownership, axes):
         return None
     out = {}
     for d in index:
-        terms = dict(d.terms)
-        c = terms.pop((), 0)
-        if len(terms) != 1:
+        axis = _axis_of(d)
+        if axis is None or axis not in axes or axis in out:
             return None
-        (mono, coeff), = terms.items()
-        if coeff != 1 or len(mono) != 1 or mono[0] not in axes or mono[0] in out:
-            return None
-        out[mono[0]] = c
+        out[axis] = dict(d.terms).get((), 0)
     return tuple(out[t] for t in axes)
 
 
@@ -300,7 +296,7 @@ def gather_kernel(g, forward, backward, bar, outputs, ownership, shadows, namege
     for b, (acc, layout) in sums.items():
         index = ", ".join(f"cuda.blockIdx.{a} * cuda.blockDim.{a} + cuda.threadIdx.{a}"
                           for a in map(_axis_letter, layout))
-        flush = ir.parse(f"if {acc} != 0.0:\n    {b}[{index}] += {acc}")[0]
+        flush = ir.if_nonzero(acc, ir.parse(f"{b}[{index}] += {acc}"))
         ir.annotate(flush, comment=f"this thread's element of {b}: its terms, summed, added once")
         real.append(flush)
     init = [ir.assign(acc, ir.const(0.0)) for acc, _ in sums.values()]

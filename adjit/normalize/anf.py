@@ -108,6 +108,7 @@ def _is_copy_call(value):
         value.func.attr == "copy" and isinstance(value.func.value, ast.Name) and \
         not value.args and not value.keywords
 
+
 class InlineContext:
     """State shared by a function and every function inlined into it."""
 

@@ -124,12 +124,8 @@ def _promote(loop, bars, namegen):
         before.append(ir.assign(total, ir.const(0.0)))
         slot = ast.Subscript(value=ast.Name(id=arr, ctx=ast.Load()), slice=index,
                              ctx=ast.Store())
-        after.append(ast.If(
-            test=ast.Compare(left=ast.Name(id=total, ctx=ast.Load()), ops=[ast.NotEq()],
-                             comparators=[ir.const(0.0)]),
-            body=[ast.AugAssign(target=slot, op=ast.Add(),
-                                value=ast.Name(id=total, ctx=ast.Load()))],
-            orelse=[]))
+        after.append(ir.if_nonzero(total, [ast.AugAssign(target=slot, op=ast.Add(),
+                                                         value=ir.name(total))]))
     return before, after
 
 
@@ -175,36 +171,33 @@ def hoist_loads(stmts, exposed):
 def _invariant_loads(loop):
     if not isinstance(loop.target, ast.Name) or loop.orelse:
         return []
-    stored, written = {loop.target.id}, set()
+    stores, written = {loop.target.id: 1}, set()      # (name: how often the loop assigns it)
     for node in ast.walk(ast.Module(body=loop.body, type_ignores=[])):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-            stored.add(node.id)
+            stores[node.id] = stores.get(node.id, 0) + 1
         elif isinstance(node, (ast.Subscript, ast.Attribute)) and \
                 isinstance(node.ctx, ast.Store) and isinstance(node.value, ast.Name):
             written.add(node.value.id)
         elif isinstance(node, ast.Call):
             return []           # (a call may write an array: a tape growing, a helper)
     moved = []
-    first_use = {}
-    for pos, s in enumerate(loop.body):
+    first_use = {}          # name -> the statement of the loop's body that names it first
+    for s in loop.body:
         for node in ast.walk(s):
             if isinstance(node, ast.Name):
-                first_use.setdefault(node.id, (pos, s))
-    for pos, s in enumerate(loop.body):
+                first_use.setdefault(node.id, s)
+    for s in loop.body:
         if not (isinstance(s, ast.Assign) and isinstance(s.targets[0], ast.Name) and
                 isinstance(s.value, ast.Subscript) and isinstance(s.value.value, ast.Name)):
             continue
         t, array = s.targets[0].id, s.value.value.id
         atoms = ir.index_atoms(s.value)
-        if array in written or array in stored or t in written or \
+        if array in written or array in stores or t in written or \
                 any(not isinstance(a, (ast.Name, ast.Constant)) for a in atoms) or \
-                any(isinstance(a, ast.Name) and a.id in stored for a in atoms):
+                any(isinstance(a, ast.Name) and a.id in stores for a in atoms):
             continue
-        assignments = [n for n in ast.walk(ast.Module(body=loop.body, type_ignores=[]))
-                       if isinstance(n, ast.Name) and n.id == t and isinstance(n.ctx, ast.Store)]
-        if len(assignments) != 1 or first_use[t][1] is not s:
-            continue
-        moved.append(s)
+        if stores[t] == 1 and first_use[t] is s:
+            moved.append(s)
     return moved
 
 
