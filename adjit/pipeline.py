@@ -23,6 +23,7 @@ from . import ir
 from .analysis.activity import active_variables, replicated_result
 from .analysis.hoist import hoist_invariants, keep_operands
 from .reverse.accumulators import hoist_loads, promote_accumulators
+from .reverse.ascending import ascending_loops
 from .reverse.fission import split_stencil_loops
 from .analysis.races import Ownership
 from .analysis.types import (FLOAT, infer_kinds, is_array, is_float_kind, kind_of_constant,
@@ -493,6 +494,7 @@ def _adjoint(p, o):
             builder.recompute, prog.init, prog.backward_init, builder.recomputed)
         prog.forward = use_plain_bodies(prog.forward, chosen, builder.recompute)
     split_stencil_loops(prog.backward)
+    ascending_loops(prog.backward, upward_exposed(stats + ast.parse(ret).body), namegen)
     promote_accumulators(prog.backward, [b for v, b in prog.bars.names.items()
                                          if is_array(kinds.get(v))], namegen)
     exposed = upward_exposed(prog.backward_init + prog.backward + ast.parse(ret).body)

@@ -72,7 +72,10 @@ def newton_cg(x, steps, tol):
             p = -g
         e0 = energy_njit(x)
         t = 1.0
-        while energy_njit(x + t * p) > e0 + 1e-4 * t * np.sum(g * p) and t > 1e-8:
+        # Armijo's condition, with the energy's own rounding as slack: near the minimum the
+        # decrease a step makes is below what float64 resolves in the energy
+        slack = 1e-13 * abs(e0)
+        while energy_njit(x + t * p) > e0 + 1e-4 * t * np.sum(g * p) + slack and t > 1e-8:
             t *= 0.5
         x = x + t * p
     g = denergy(x)

@@ -133,30 +133,35 @@ def _reads_outside_own_loops(stmts, loop_vars, memo=None):
     return out
 
 
-def upward_exposed(stmts, live_after=frozenset()):
+def upward_exposed(stmts, live_after=frozenset(), record=None):
     """Names the statements may read before assigning them: what they need from earlier code.
 
     Structured liveness over assignments, element stores, `if` and `for` (the shapes the
     backward sweep is made of), so a value the backward sweep replays or pops itself is not
-    asked of the forward sweep.
+    asked of the forward sweep. With a dict `record`, every `for` loop's id maps to the
+    names live after it (those its later code, or its enclosing loops' next iterations, may
+    read).
     """
     live = set(live_after)
     for s in reversed(stmts):
-        live = _live_before(s, live)
+        live = _live_before(s, live, record)
     return live
 
 
-def _live_before(s, live):
+def _live_before(s, live, record=None):
     if isinstance(s, ast.Assign) and isinstance(s.targets[0], ast.Name):
         return (live - {s.targets[0].id}) | reads_of(s.value)
     if isinstance(s, ast.If):
-        return reads_of(s.test) | upward_exposed(s.body, live) | upward_exposed(s.orelse, live)
+        return reads_of(s.test) | upward_exposed(s.body, live, record) | \
+            upward_exposed(s.orelse, live, record)
     if isinstance(s, ast.For):
+        if record is not None:
+            record[id(s)] = record.get(id(s), set()) | live
         var = s.target.id
         entry = set(live)
         fills = note(s, "fills", frozenset())     # arrays each iteration fills first
         while True:
-            body_in = upward_exposed(s.body, entry) - {var} - fills
+            body_in = upward_exposed(s.body, entry, record) - {var} - fills
             new_entry = set(live) | body_in
             if new_entry == entry:
                 break
@@ -165,8 +170,10 @@ def _live_before(s, live):
     if isinstance(s, ast.While):
         entry = set(live)
         while True:
-            new_entry = set(live) | upward_exposed(s.body, entry)
+            new_entry = set(live) | upward_exposed(s.body, entry, record)
             if new_entry == entry:
                 return entry
             entry = new_entry
+    if isinstance(s, ast.AugAssign) and isinstance(s.target, ast.Name):
+        return live | {s.target.id} | reads_of(s.value)     # `s += e` reads s
     return live | reads_of(s)

@@ -179,11 +179,21 @@ class Emission:
             return None
         lo, trips = ast.unparse(fwd._bounds[0]), trip_count(fwd._bounds)
         slot = f"{fwd.target.id} - {lo}" if lo != "0" else fwd.target.id
-        gen, alloc, store, load = self.namegen, [], [], []
+        gen, alloc, store, load, after = self.namegen, [], [], [], []
+        later = [x for x in parent[next(k for k, x in enumerate(parent) if x is fwd) + 1:]]
         for a in arrays:
             keep = gen.fresh(f"_kept_{a.lstrip('_')}")
             alloc.append(f"{keep} = np.empty(({trips},) + {a}.shape, {a}.dtype)")
-            if getattr(self.kinds.get(a), "ndim", None) == 1:    # element loops: no views
+            if getattr(self.kinds.get(a), "ndim", None) == 1 and \
+                    _elements_only(a, fwd.body + rest):
+                # the iteration works in its own row: nothing to copy out or back
+                _to_row(a, keep, slot, fwd.body + rest)
+                if any(isinstance(n, ast.Name) and n.id == a for x in later
+                       for n in ast.walk(x)):      # the last row, for what follows
+                    j = gen.fresh("_j")
+                    after.append(f"if {trips} > 0:\n    for {j} in range({a}.shape[0]):\n"
+                                 f"        {a}[{j}] = {keep}[{trips} - 1, {j}]")
+            elif getattr(self.kinds.get(a), "ndim", None) == 1:    # element loops: no views
                 j = gen.fresh("_j")
                 store.append(f"for {j} in range({a}.shape[0]):\n    {keep}[{slot}, {j}] = {a}[{j}]")
                 load.append(f"for {j} in range({a}.shape[0]):\n    {a}[{j}] = {keep}[{slot}, {j}]")
@@ -212,6 +222,9 @@ class Emission:
             at = next(k for k, x in enumerate(parent) if x is fwd)
             parent[at:at] = new
         fwd.body = fwd.body + ir.parse("\n".join(store))
+        if after:
+            at = next(k for k, x in enumerate(parent) if x is fwd)
+            parent[at + 1:at + 1] = ir.parse("\n".join(after))
         return ir.parse("\n".join(load)), frozenset(arrays) | frozenset(numbers)
 
     def _block_of(self, loop):
@@ -558,6 +571,35 @@ class Emission:
         ir.annotate(loop, origin=ir.note(s, "origin", None),
                     parallel=ir.note(s, "parallel", False) and not trip, pkey=id(s))
         return out + [loop]
+
+
+def _elements_only(array, stmts):
+    """Whether the statements use a 1-D array only by its elements (`a[j]`)."""
+    inner = set()
+    for x in stmts:
+        for n in ast.walk(x):
+            if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name) and \
+                    n.value.id == array:
+                if isinstance(n.slice, (ast.Tuple, ast.Slice)):
+                    return False
+                inner.add(id(n.value))
+    return all(id(n) in inner for x in stmts for n in ast.walk(x)
+               if isinstance(n, ast.Name) and n.id == array)
+
+
+def _to_row(array, keep, slot, stmts):
+    """`a[j]` becomes `keep[slot, j]` in the statements (in place)."""
+    row = ast.parse(slot, mode="eval").body
+
+    class Rename(ast.NodeTransformer):
+        def visit_Subscript(self, node):
+            self.generic_visit(node)
+            if isinstance(node.value, ast.Name) and node.value.id == array:
+                node.value = ast.Name(id=keep, ctx=ast.Load())
+                node.slice = ast.Tuple(elts=[copy.deepcopy(row), node.slice], ctx=ast.Load())
+            return node
+    for x in stmts:
+        Rename().visit(x)
 
 
 def _without_pushes(stmts, tape_names):
