@@ -494,7 +494,8 @@ def _adjoint(p, o):
             builder.recompute, prog.init, prog.backward_init, builder.recomputed)
         prog.forward = use_plain_bodies(prog.forward, chosen, builder.recompute)
     split_stencil_loops(prog.backward)
-    ascending_loops(prog.backward, upward_exposed(stats + ast.parse(ret).body), namegen)
+    ascending_loops(prog.backward, upward_exposed(stats + ast.parse(ret).body), namegen,
+                    prog.forward)
     promote_accumulators(prog.backward, [b for v, b in prog.bars.names.items()
                                          if is_array(kinds.get(v))], namegen)
     exposed = upward_exposed(prog.backward_init + prog.backward + ast.parse(ret).body)

@@ -67,16 +67,26 @@ def _counts(fn, ctx):
 
 def _drop_dead_definitions(fn):
     """Temporaries no longer read leave the `a = b = 0.0` statements that define them up
-    front (numba needs a variable defined on every path only where it is read)."""
-    loads = _counts(fn, ast.Load)
-    for block in ir.blocks(fn.body):
-        for s in list(block):
-            if isinstance(s, ast.Assign) and len(s.targets) > 1 and \
-                    isinstance(s.value, ast.Constant):
-                s.targets = [n for n in s.targets if not (_TEMP.match(n.id) and
-                                                          not loads.get(n.id))]
-                if not s.targets:
-                    block.remove(s)
+    front (numba needs a variable defined on every path only where it is read), and a
+    temporary nothing reads is not computed (no call: a call may be there for its
+    effect)."""
+    while True:
+        loads = _counts(fn, ast.Load)
+        dropped = False
+        for block in ir.blocks(fn.body):
+            for s in list(block):
+                if isinstance(s, ast.Assign) and len(s.targets) > 1 and \
+                        isinstance(s.value, ast.Constant):
+                    s.targets = [n for n in s.targets if not (_TEMP.match(n.id) and
+                                                              not loads.get(n.id))]
+                    if not s.targets:
+                        block.remove(s)
+                elif _temporary(s) and not loads.get(s.targets[0].id) and len(block) > 1 \
+                        and not any(isinstance(n, ast.Call) for n in ast.walk(s.value)):
+                    block.remove(s)         # (a split loop's index no term reads now)
+                    dropped = True
+        if not dropped:
+            return
 
 
 def _temporary(s):

@@ -40,13 +40,53 @@ _PURE_MODULES = {"math", "np", "numpy"}
 _SIMPLE = (ast.Assign, ast.AugAssign, ast.If, ast.For, ast.Pass)
 
 
-def ascending_loops(stmts, live_after, namegen):
+def ascending_loops(stmts, live_after, namegen, forward=()):
     """Rewrite `stmts` (the backward sweep) in place; `live_after` names what is read after
-    it."""
+    it, `forward` is the forward sweep (where a counter's start may be found)."""
     record = {}
     upward_exposed(stmts, live_after, record)
-    _visit(stmts, record, namegen)
+    starts = _Starts(list(forward) + list(stmts))
+    _visit(stmts, record, (namegen, starts))
     return stmts
+
+
+class _Starts:
+    """Where the forward code sets a counter just before a loop (`idx = d` before
+    `for c in range(d):`), with a value that is the same wherever the backward sweep is
+    (constants, and names the function assigns once): then the counter's start is that
+    value, and no copy of the nest need step it."""
+
+    def __init__(self, stmts):
+        self.sets = {}
+        self.before = {}        # (origin, loop variable) -> [statement before each loop]
+        for block in ir.blocks(stmts):
+            for k, x in enumerate(block):
+                if isinstance(x, ast.For) and isinstance(x.target, ast.Name) and \
+                        not _descending(x):         # (a reversed loop starts nothing)
+                    key = (ir.note(x, "origin", None), x.target.id)
+                    self.before.setdefault(key, []).append(block[k - 1] if k else None)
+        for node in ast.walk(ast.Module(body=list(stmts), type_ignores=[])):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                self.sets[node.id] = self.sets.get(node.id, 0) + 1
+
+    def value(self, loop, counter):
+        """The source of the counter's value where `loop`'s forward loop starts, or None."""
+        origin = ir.note(loop, "origin", None)
+        found = self.before.get((origin, loop.target.id), ())
+        if origin is None or not found:
+            return None
+        texts = set()
+        for x in found:
+            if not (isinstance(x, ast.Assign) and isinstance(x.targets[0], ast.Name) and
+                    x.targets[0].id == counter):
+                return None
+            if any(isinstance(n, (ast.Call, ast.Subscript, ast.Attribute))
+                   for n in ast.walk(x.value)):
+                return None
+            if any(self.sets.get(n, 0) != 1 for n in reads_of(x.value)):
+                return None
+            texts.add(ir.unparse(x.value))
+        return texts.pop() if len(texts) == 1 else None
 
 
 def _visit(block, record, namegen):
@@ -89,8 +129,17 @@ def _flip(loop, record, namegen):
     nest = []                       # the loops to flip: `loop` and those holding a step
     if not _commutes(loop, record, counters, nest):
         return None
+    namegen, starts = namegen
     skeleton, entry = [], {}
-    if counters:
+    known = {n: starts.value(loop, n) for n in counters}
+    if counters and all(known.values()):
+        # the forward code set each counter to a value known here
+        for n, value in known.items():
+            entry[n] = namegen.fresh(f"{n}_entry")
+            skeleton.append(ir.parse(f"{entry[n]} = {value}")[0])
+        ir.annotate(skeleton[0], comment="the loop below counts from where the forward sweep "
+                    "started, upward")
+    elif counters:
         found = _skeleton(loop, counters, namegen)
         if found is None:
             return None
@@ -435,8 +484,8 @@ def _skeleton(loop, counters, namegen):
         top = []
     else:
         start = [ir.assign(e, ir.name(n)) for n, e in entry.items()]
-    ir.annotate(start[0], comment="where the loop below started its count: it runs upward, "
-                "as the forward sweep did")
+    ir.annotate(start[0], comment="where the loop below starts counting: it runs upward, as "
+                "the forward sweep did")
     return start + top, entry
 
 

@@ -59,7 +59,10 @@ class Tape:
         if self.bounded:
             return []
         arr, top = self.names[which]
-        return _parse(f"{arr} = reserve_tape({arr}, {top} + max({count}, 0), {self.room})\n")
+        # the call only when the tape is short: a call that hands the array back costs
+        # numba two reference counts, on every iteration of the loop around it
+        return _parse(f"if {top} + {count} > {arr}.shape[0]:\n"
+                      f"    {arr} = reserve_tape({arr}, {top} + max({count}, 0), {self.room})\n")
 
     def pop(self, var, kind):
         which = self._which(kind)
