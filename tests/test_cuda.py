@@ -106,6 +106,22 @@ def test_adjoints_every_thread_adds_to_are_summed_per_block(blocks, threads, dty
     assert sums.count("cuda.atomic.add(c_bar, ") == 2 and "cuda.syncthreads()" in sums
 
 
+
+@cuda.jit
+def grid_index_only(x, state):
+    i = cuda.grid(1)        # a kernel that computes its index and nothing from its inputs
+
+
+def test_a_kernel_that_differentiates_nothing_has_an_empty_adjoint():
+    """Its adjoint kernel compiles (its body is `pass`, it was a source with no body) and
+    leaves the shadows zero."""
+    x, state = np.ones(8), np.ones((2, 8))
+    adj = adjit.cuda.adjoint_kernel(grid_index_only, argnums=(1,))
+    assert "pass" in adj.source_for(x, state)
+    state_bar = np.zeros_like(state)
+    launch(adj, 8, x, state, state_bar)
+    assert not state_bar.any()
+
 # 2. stencil ---------------------------------------------------------------------------------
 
 @cuda.jit

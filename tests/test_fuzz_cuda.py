@@ -354,8 +354,9 @@ def test_reducer_keeps_the_failure():
     out = check(small, adjoint=planted)
     assert out.label == "MISMATCH-wrong"
     assert category(small, out) == category(kernel, first)
-    assert len(small.source) < len(kernel.source) // 2 and len(small.params) < 6
-    assert "cuda.grid(1)" in small.source and "if i < n:" in small.source
+    # the planted error does not depend on the kernel's statements: the reducer may take
+    # them all (a kernel whose adjoint does nothing compiles, with `pass` for its body)
+    assert len(small.source) < len(kernel.source) // 2
 
 
 def test_bounded_run_fails_on_a_planted_crash():

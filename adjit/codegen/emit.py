@@ -81,6 +81,7 @@ def render(name, params, parts, fold=False):
         # a part whose statements all folded away loses its title
         fn.body = [s for k, s in enumerate(fn.body) if not (
             id(s) in titles and (k + 1 == len(fn.body) or id(fn.body[k + 1]) in titles))]
+    fn.body = fn.body or [ast.Pass()]           # (a kernel whose adjoint does nothing)
     text = ir.unparse(ast.fix_missing_locations(ast.Module(body=[fn], type_ignores=[])))
     pattern = re.compile(rf"^(\s*){_COMMENT}\((\d+)\)$", re.M)
     text = pattern.sub(lambda m: f"{m.group(1)}# {comments[int(m.group(2))]}", text)
