@@ -122,6 +122,26 @@ def test_a_kernel_that_differentiates_nothing_has_an_empty_adjoint():
     launch(adj, 8, x, state, state_bar)
     assert not state_bar.any()
 
+
+@cuda.jit
+def add_index_inside(state, n):
+    i = cuda.grid(1)
+    if i >= 1 and i < n - 1:
+        state[1, i] += i        # d state_out / d state_in = 1: the shadow passes through
+
+
+def test_an_adjoint_branch_that_only_reads_a_shadow_compiles():
+    """The branch's adjoint statement reads the shadow into a temporary nothing uses; the
+    temporary stays, so the branch keeps a body (dropping it left `if _c2:` empty)."""
+    n = 8
+    state = np.zeros((2, 10))
+    state_bar = np.random.default_rng(3).normal(size=(2, 10))
+    want = state_bar.copy()
+    adj = adjit.cuda.adjoint_kernel(add_index_inside, argnums=(0,))
+    launch(adj, n, state, n, state_bar)
+    np.testing.assert_array_equal(state_bar, want)
+    np.testing.assert_array_equal(state[1, 1:n - 1], np.arange(1, n - 1))
+
 # 2. stencil ---------------------------------------------------------------------------------
 
 @cuda.jit

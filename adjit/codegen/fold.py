@@ -81,8 +81,10 @@ def _drop_dead_definitions(fn):
                                                               not loads.get(n.id))]
                     if not s.targets:
                         block.remove(s)
-                elif _temporary(s) and not loads.get(s.targets[0].id) and len(block) > 1 \
-                        and not any(isinstance(n, ast.Call) for n in ast.walk(s.value)):
+                elif _temporary(s) and not loads.get(s.targets[0].id) and \
+                        sum(not isinstance(x, ast.Expr) for x in block) > 1 and \
+                        not any(isinstance(n, ast.Call) for n in ast.walk(s.value)):
+                    # (a block keeps a statement: its comments alone would leave it empty)
                     block.remove(s)         # (a split loop's index no term reads now)
                     dropped = True
         if not dropped:
