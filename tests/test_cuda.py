@@ -109,7 +109,7 @@ def test_adjoints_every_thread_adds_to_are_summed_per_block(blocks, threads, dty
 
 @cuda.jit
 def grid_index_only(x, state):
-    i = cuda.grid(1)        # a kernel that computes its index and nothing from its inputs
+    i = cuda.grid(1)  # noqa: F841 - a kernel that computes its index and nothing else
 
 
 def test_a_kernel_that_differentiates_nothing_has_an_empty_adjoint():
