@@ -13,7 +13,7 @@ import pytest
 
 import adjit
 
-from fd import fd_grad
+from fd import assert_grad_matches_fd
 
 
 def packed_quadratic(icf, x):
@@ -103,12 +103,7 @@ def rng():
 
 def _check(fn, args, argnums, rtol=1e-6, atol=1e-8):
     g = adjit.grad(fn, argnums=argnums)
-    got = g(*args)
-    got = got if isinstance(got, tuple) else (got,)
-    f = numba.njit(fn)
-    for k, a in zip(argnums if isinstance(argnums, tuple) else (argnums,), got):
-        want = fd_grad(f, args, k)
-        np.testing.assert_allclose(a, want, rtol=rtol, atol=atol)
+    assert_grad_matches_fd(g, numba.njit(fn), args, argnums, rtol=rtol, atol=atol)
     return g
 
 

@@ -180,7 +180,8 @@ class Emission:
         lo, trips = ast.unparse(fwd._bounds[0]), trip_count(fwd._bounds)
         slot = f"{fwd.target.id} - {lo}" if lo != "0" else fwd.target.id
         gen, alloc, store, load, after = self.namegen, [], [], [], []
-        later = [x for x in parent[next(k for k, x in enumerate(parent) if x is fwd) + 1:]]
+        at = next(k for k, x in enumerate(parent) if x is fwd)
+        later = parent[at + 1:]
         for a in arrays:
             keep = gen.fresh(f"_kept_{a.lstrip('_')}")
             alloc.append(f"{keep} = np.empty(({trips},) + {a}.shape, {a}.dtype)")
@@ -213,18 +214,15 @@ class Emission:
         new = ir.parse("\n".join(alloc))
         for x in new:
             ir.annotate(x, origin=origin)
+        parent[at + 1:at + 1] = ir.parse("\n".join(after))     # (before `new` moves fwd)
         sizes = {n.id for e in fwd._bounds[:2] for n in ast.walk(e) if isinstance(n, ast.Name)}
         if parent is not self.forward_stmts and all(
                 not self.layout.loops[id(site)] for n in sizes | set(arrays)
                 for site in self.layout.sites.get(n, ())):
             self.forward_stmts.extend(new)      # once per call, not per outer iteration
         else:
-            at = next(k for k, x in enumerate(parent) if x is fwd)
             parent[at:at] = new
         fwd.body = fwd.body + ir.parse("\n".join(store))
-        if after:
-            at = next(k for k, x in enumerate(parent) if x is fwd)
-            parent[at + 1:at + 1] = ir.parse("\n".join(after))
         return ir.parse("\n".join(load)), frozenset(arrays) | frozenset(numbers)
 
     def _block_of(self, loop):
