@@ -44,7 +44,7 @@ from .reverse.parallel import (check_user_races, has_parallel_loops, parallel_ba
                                use_plain_bodies)
 from .reverse.peephole import propagate_copies
 from .reverse.replay import replay_unbounded_loops
-from .reverse.tape import static_pushes
+from .reverse.tape import static_pushes, unsigned_slots
 from .rules.registry import REGISTRY
 from .rules.table import INACTIVE, has_device_twin
 from .runtime import vec
@@ -508,6 +508,7 @@ def _adjoint(p, o):
         ("backward sweep", prog.backward_init + prog.backward),
         ("what the tape took (TapeReport)", stats),
         (None, ast.parse(ret).body)]
+    unsigned_slots(parts, prog.tape)
     inner = f"{name}_taped"
     source = render(inner, params + [stats_name], parts, fold=True)
     source += "\n\n" + render(name, params, [(None, ast.parse(

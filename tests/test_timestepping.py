@@ -650,3 +650,18 @@ def test_double_buffering_by_reference_swap(f, param, steps):
     value, got = SWAPS[f](*_copy(args))
     assert value == pytest.approx(f(*_copy(args)), rel=1e-12)
     _check_against_fd(f, args, got, (0, 1))
+
+
+def test_recorded_slots_are_read_with_an_unsigned_index():
+    """The values a stencil step records sit in slots computed from the step's base
+    (`_fbase1 + (i - 1)`). The generated code indexes them with an unsigned integer, so
+    numba does not test each slot for a negative index (which keeps the loop from loading
+    vectors); the gradient is the same."""
+    name = "copyback"
+    g = GRADS[name]
+    args = next(c[2] for c in CASES if c[0] == name)
+    _assert_close_to_fd(name, g(*_copy(args)), heat_copyback, args, (0, 1))
+    source = g.source
+    slots = [line.strip() for line in source.splitlines() if "_ftape[" in line and "_fbase" in line]
+    assert slots, source
+    assert all("_ftape[np.uint64(_fbase" in line for line in slots), slots

@@ -96,6 +96,30 @@ class Tape:
         return out
 
 
+def unsigned_slots(parts, tape):
+    """Index the tape's slots with unsigned integers in `parts` ((title, stmts) pairs, the
+    CPU function about to be rendered), in place: `_ftape[np.uint64(_fbase1 + (i - 1))]`.
+
+    numba wraps a negative signed index around (`a[-1]` is the last element), a compare and
+    select on every access that LLVM removes only where it proves the index is not negative.
+    A slot computed from a base the loop does not know (`_fbase1 + (i - 1)`) keeps it, and
+    its loop then loads one element at a time instead of a vector. Slots are never
+    negative, so the unsigned index reads the same element without the test. A plain top
+    (`_ftape[_fn]`, a push or pop) keeps its form: the test costs little there and the
+    source reads better."""
+    arrays = {tape.names[w][0] for w in ("f", "i")}
+    for _, stmts in parts:
+        for stmt in stmts:
+            for node in ast.walk(stmt):
+                if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and \
+                        node.value.id in arrays and isinstance(node.slice, ast.BinOp):
+                    node.slice = ast.Call(
+                        func=ast.Attribute(value=ast.Name(id="np", ctx=ast.Load()),
+                                           attr="uint64", ctx=ast.Load()),
+                        args=[node.slice], keywords=[])
+    return parts
+
+
 def _unused(namegen, name):
     """`name`, or `name_`, ... if the user's code already uses it."""
     while name in namegen.taken:
