@@ -493,7 +493,7 @@ def _adjoint(p, o):
             prog.backward, upward_exposed(stats + ast.parse(ret).body), prog.tape, namegen,
             builder.recompute, prog.init, prog.backward_init, builder.recomputed)
         prog.forward = use_plain_bodies(prog.forward, chosen, builder.recompute)
-    split_stencil_loops(prog.backward)
+    split_stencil_loops(prog.backward, namegen=namegen)
     ascending_loops(prog.backward, upward_exposed(stats + ast.parse(ret).body), namegen,
                     prog.forward)
     promote_accumulators(prog.backward, [b for v, b in prog.bars.names.items()

@@ -1,22 +1,33 @@
-"""Stencil adjoints split into one loop per neighbour.
+"""Stencil adjoints in gather form (or split into one loop per neighbour).
 
 The adjoint of a stencil `un[i] = u[i] + alpha * (u[i - 1] - 2.0 * u[i] + u[i + 1])` adds
 into three elements of `u_bar` per point. In one loop, iteration i adds into `u_bar[i - 1]`,
 which iteration i - 1 adds into again: a chain of read-modify-writes through memory that
-the compiler cannot vectorize. Split into one loop per neighbour,
+the compiler cannot vectorize. The gather form turns it around: each element is updated
+once, by the iteration of the same index, from its neighbours' cotangents,
+
+    for i in range(2, n - 2):                       # every neighbour inside the range
+        u_bar[i] += un_bar[i + 1] * alpha + (un_bar[i] - 2 alpha un_bar[i]) + un_bar[i - 1] * alpha
+    (short loops near both ends test each neighbour: `if 1 <= i + 1 < n - 1:`)
+    for i in range(n - 2, 0, -1):                   # resets, sums, everything else
+        un_bar[i] = 0.0
+
+A neighbour's term is what the original iteration `i - k` computed: the statements it
+needs are copied with the loop variable shifted (`(1.0 + 0.1 * (i - 1))`). Where the
+gather form does not apply (an added-into index with the loop variable in two places, or
+another index of the same array that changes with the iteration), the loop is split into
+one loop per neighbour instead,
 
     for i in range(n - 2, 0, -1):
         u_bar[i + 1] += un_bar[i] * alpha
     for i in range(n - 2, 0, -1):
         u_bar[i - 1] += un_bar[i] * alpha
-    for i in range(n - 2, 0, -1):
-        u_bar[i] += un_bar[i] * (1 - 2 alpha)
-        un_bar[i] = 0.0
+    ...
 
-each loop writes each element once, and runs vectorized (SIMD): the gather form of the
-adjoint, computed one neighbour at a time.
+each writing each element once.
 
-A loop of the backward sweep is split when all of this holds (anything else stays as it is):
+A loop of the backward sweep is gathered or split when all of this holds (anything else
+stays as it is):
 
 - its body is straight-line: assignments to numbers, `A[...] += e`, `A[...] = e`;
 - some array is added into at two or more different indices (the neighbours), each index
@@ -29,10 +40,10 @@ A loop of the backward sweep is split when all of this holds (anything else stay
   the loop variable itself, and every read of it in the loop is at that index and comes
   before the assignment: the assignments stay in the last loop, after every read.
 
-Additions into one element then happen in another order (one neighbour's terms first), as
-floating-point sums in any order are equally exact; nothing else changes. Serial loops of
-the CPU backward sweep only (not prange loops or their bodies, not CUDA kernels, where
-another thread may own the element).
+Additions into one element then happen in another order (the neighbours' terms summed
+first), as floating-point sums in any order are equally exact; nothing else changes.
+Serial loops of the CPU backward sweep only (not prange loops or their bodies, not CUDA
+kernels, where another thread may own the element).
 """
 import ast
 import copy
@@ -41,13 +52,13 @@ from .. import ir
 from .accumulators import serial_range_loops
 
 
-def split_stencil_loops(stmts, live_out=()):
+def split_stencil_loops(stmts, live_out=(), namegen=None):
     """Rewrite `stmts` (the backward sweep) in place and return it. `live_out` names the
     variables read after it."""
     loads = _loads(stmts)
     for name in live_out:
         loads[name] = loads.get(name, 0) + 1
-    _visit(stmts, loads)
+    _visit(stmts, loads, namegen)
     return stmts
 
 
@@ -60,13 +71,13 @@ def _loads(stmts):
     return counts
 
 
-def _visit(stmts, loads):
+def _visit(stmts, loads, namegen):
     def split(block, k):
         loop = block[k]
         if loop.orelse:
             return k
         inside = _loads([loop])
-        loops = _split(loop, {n for n, c in loads.items() if c > inside.get(n, 0)})
+        loops = _split(loop, {n for n, c in loads.items() if c > inside.get(n, 0)}, namegen)
         if not loops:
             return k
         block[k:k + 1] = loops
@@ -74,7 +85,7 @@ def _visit(stmts, loads):
     serial_range_loops(stmts, split)
 
 
-def _split(loop, read_outside):
+def _split(loop, read_outside, namegen):
     if not isinstance(loop.target, ast.Name):
         return None
     var = loop.target.id
@@ -147,6 +158,9 @@ def _split(loop, read_outside):
     parts = [_slice(body, set(added[arr][index])) for arr, index in groups[:-1]]
     if not all(_cheap(part) for part in parts):
         return None     # each neighbour's loop would compute too much again
+    gathered = _gather(loop, var, body, neighbours, added, local, read_outside, defs, namegen)
+    if gathered is not None:
+        return gathered
     arr, index = groups[-1]
     rest = {pos for pos, s in enumerate(body)
             if not _in_group(s, groups[:-1]) and not (_assigns_local(s, local)
@@ -159,6 +173,186 @@ def _split(loop, read_outside):
         ir.copy_notes(loop, new)
         out.append(new)
     return out
+
+
+def _gather(loop, var, body, neighbours, added, local, read_outside, defs, namegen):
+    """The gather form of a stencil adjoint, or None where it does not apply.
+
+    Each element the neighbours' additions reach is written once, by the iteration that
+    owns it, with every neighbour's term added up first:
+
+        for i in range(lo + 1, hi - 1):
+            u_bar[i] += un_bar[i + 1] * alpha + (un_bar[i] - ...) + un_bar[i - 1] * alpha
+
+    Near the ends, where some neighbour lies outside the loop's range, a short loop tests
+    each term (`if lo <= i - 1 < hi:`). The resets, sums and other additions then run in one
+    more loop over the original range, after every read. A term is the neighbour's value as
+    the original iteration `i - k` computed it: the statements it needs are copied with
+    the loop variable shifted."""
+    if namegen is None:
+        return None
+    bounds = _bounds(loop.iter)
+    if bounds is None:
+        return None
+    rows = {}              # (array, index dump with the loop variable's place blanked) -> ...
+    gathered = set()
+    for arr in sorted(neighbours):
+        for index, positions in added[arr].items():
+            target = _target(body[positions[0]])
+            atoms = ir.index_atoms(target)
+            offsets = [_offset(a, var, defs) for a in atoms]
+            at = [p for p, o in enumerate(offsets) if o is not None]
+            if len(at) != 1:
+                continue
+            others = [a for p, a in enumerate(atoms) if p != at[0]]
+            if any(isinstance(n, ast.Name) and (n.id == var or n.id in local)
+                   for a in others for n in ast.walk(a)):
+                continue
+            key = (arr, at[0], tuple(ast.dump(a) for a in others))
+            rows.setdefault(key, (target, {}))[1].setdefault(offsets[at[0]], []).extend(
+                positions)
+            gathered.update(positions)
+    if not any(len(offs) > 1 for _, offs in rows.values()):
+        return None
+    acc = namegen.fresh("_g")
+    terms = {}              # position -> the statements computing its term into acc
+    for key, (target, offs) in rows.items():
+        for o, positions in offs.items():
+            for pos in positions:
+                add = body[pos]
+                value = add.value if isinstance(add.op, ast.Add) else \
+                    ast.UnaryOp(op=ast.USub(), operand=add.value)
+                own = body[:pos] + [ast.AugAssign(target=ast.Name(id=acc, ctx=ast.Store()),
+                                                  op=ast.Add(), value=value)]
+                term = _slice(own, {pos})
+                if not _cheap(term):
+                    return None
+                terms[pos] = term
+    lo, hi, setup = _named_bounds(bounds, namegen)
+    out = list(setup)
+    for (arr, place, _), (target, offs) in rows.items():
+        index = list(ir.index_atoms(target))
+        index[place] = ast.Name(id=var, ctx=ast.Load())
+        store = ast.Subscript(value=ast.Name(id=arr, ctx=ast.Load()),
+                              slice=(ast.Tuple(elts=index, ctx=ast.Load()) if len(index) > 1
+                                     else index[0]), ctx=ast.Store())
+        low, high = min(offs), max(offs)
+
+        def body_for(guarded):
+            stmts = [ir.assign(acc, ir.const(0.0))] if guarded else []
+            first = not guarded
+            for o in sorted(offs):
+                for pos in offs[o]:
+                    part = _shifted(terms[pos], var, o)
+                    if first:
+                        part[-1] = ir.assign(acc, part[-1].value)
+                    first = False
+                    if guarded:
+                        test = _expr(f"{lo} <= {_plus_text(var, -o)} < {hi}")
+                        part = [ast.If(test=test, body=part, orelse=[])]
+                    stmts += part
+            stmts.append(ast.AugAssign(target=copy.deepcopy(store), op=ast.Add(),
+                                       value=ast.Name(id=acc, ctx=ast.Load())))
+            return stmts
+
+        def range_loop(start, stop, stmts):
+            new = ast.For(target=copy.deepcopy(loop.target),
+                          iter=_expr(f"range({start}, {stop})"), body=stmts,
+                          orelse=[], type_comment=None)
+            ir.copy_notes(loop, new)
+            return new
+
+        if low == high:
+            out.append(range_loop(_plus_text(lo, low), _plus_text(hi, low), body_for(False)))
+            continue
+        out.append(range_loop(_plus_text(lo, low),
+                              f"min({_plus_text(lo, high)}, {_plus_text(hi, high)})",
+                              body_for(True)))
+        out.append(range_loop(_plus_text(lo, high), _plus_text(hi, low), body_for(False)))
+        out.append(range_loop(f"max({_plus_text(hi, low)}, {_plus_text(lo, high)})",
+                              _plus_text(hi, high), body_for(True)))
+    rest = {pos for pos, s in enumerate(body)
+            if pos not in gathered and not (_assigns_local(s, local)
+                                            and _target(s).id not in read_outside)}
+    rest_stmts = _slice(body, rest) if rest else []
+    if not rest_stmts and var in read_outside:
+        return None         # the loop variable's last value comes from the original loop
+    if rest_stmts:
+        new = ast.For(target=copy.deepcopy(loop.target), iter=copy.deepcopy(loop.iter),
+                      body=rest_stmts, orelse=[], type_comment=None)
+        ir.copy_notes(loop, new)
+        out.append(new)
+    return out
+
+
+def _bounds(it):
+    """(lo, hi) of the indices `range(...)` visits, in either order, as source text; None
+    for another step."""
+    if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and
+            it.func.id == "range" and not it.keywords and 1 <= len(it.args) <= 3):
+        return None
+    args = it.args
+    if len(args) == 1:
+        return "0", ir.unparse(args[0])
+    step = args[2] if len(args) == 3 else ast.Constant(value=1)
+    if isinstance(step, ast.UnaryOp) and isinstance(step.op, ast.USub) and \
+            isinstance(step.operand, ast.Constant):
+        step = ast.Constant(value=-step.operand.value)
+    if not isinstance(step, ast.Constant) or step.value not in (1, -1):
+        return None
+    if step.value == 1:
+        return ir.unparse(args[0]), ir.unparse(args[1])
+    return _plus_text(ir.unparse(args[1]), 1), _plus_text(ir.unparse(args[0]), 1)
+
+
+def _named_bounds(bounds, namegen):
+    """Bounds as names or constants (computed once before the loops), and their
+    assignments."""
+    out, setup = [], []
+    for text in bounds:
+        node = _expr(text)
+        if isinstance(node, (ast.Name, ast.Constant)):
+            out.append(text)
+            continue
+        name = namegen.fresh("_b")
+        setup.append(ir.assign(name, node))
+        out.append(name)
+    return out[0], out[1], setup
+
+
+def _plus_text(text, k):
+    """Source of `text + k`, folding a constant: `n - 1` plus 1 is `n`."""
+    if k == 0:
+        return text
+    node = _expr(text)
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return str(node.value + k)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)) and \
+            isinstance(node.right, ast.Constant) and type(node.right.value) is int:
+        c = node.right.value if isinstance(node.op, ast.Add) else -node.right.value
+        base = ir.unparse(node.left)
+        return _plus_text(base, c + k) if c + k else base
+    if isinstance(node, ast.Name):
+        return f"{text} + {k}" if k > 0 else f"{text} - {-k}"
+    return f"({text}) + {k}" if k > 0 else f"({text}) - {-k}"
+
+
+def _expr(text):
+    return ast.parse(text, mode="eval").body
+
+
+def _shifted(stmts, var, k):
+    """Copies of `stmts` computing what iteration `var - k` computed."""
+    if k == 0:
+        return [copy.deepcopy(s) for s in stmts]
+    shifted = _expr(_plus_text(var, -k))
+
+    class Shift(ast.NodeTransformer):
+        def visit_Name(self, node):
+            if node.id == var and isinstance(node.ctx, ast.Load):
+                return copy.deepcopy(shifted)
+            return node
+    return [Shift().visit(copy.deepcopy(s)) for s in stmts]
 
 
 def _offset(atom, var, defs):
