@@ -40,6 +40,7 @@ from .normalize.webs import split_webs
 from .reverse.adjoint import ReverseBuilder
 from .reverse.checkpoint import records
 from .reverse.dce import eliminate_dead, upward_exposed
+from .reverse.dots import dot_sums
 from .reverse.parallel import (check_user_races, has_parallel_loops, parallel_backward,
                                use_plain_bodies)
 from .reverse.peephole import propagate_copies
@@ -496,6 +497,9 @@ def _adjoint(p, o):
     split_stencil_loops(prog.backward, namegen=namegen)
     ascending_loops(prog.backward, upward_exposed(stats + ast.parse(ret).body), namegen,
                     prog.forward)
+    of_bar = {b: v for v, b in prog.bars.names.items()}
+    dot_sums(prog.backward, lambda name: kinds.get(of_bar.get(name, name)),
+             prog.tape.names["f"][0], upward_exposed(stats + ast.parse(ret).body))
     promote_accumulators(prog.backward, [b for v, b in prog.bars.names.items()
                                          if is_array(kinds.get(v))], namegen)
     exposed = upward_exposed(prog.backward_init + prog.backward + ast.parse(ret).body)

@@ -14,6 +14,7 @@ finite differences of the numba-compiled function, the generated source for the 
 and the cases where the rewrite must not apply (which would give wrong numbers if it did).
 """
 import math
+import re
 
 import numba
 import numpy as np
@@ -286,7 +287,8 @@ def test_values_recorded_in_slots_of_their_iteration():
     src = _check(heat, (u0, 0.25, 20), (0, 1))
     back = _backward(src)
     assert "un_bar[i + 1]" in back and "un_bar[i - 1]" in back, back
-    assert "_fn -= 1" not in back and "_ftape[np.uint64(_fbase1 + (i - 1))]" in back, back
+    # the slots are read by the coefficient's sum: from _fbase1, one per iteration
+    assert "_fn -= 1" not in back and "_ftape, _fbase1, 1, max(_t1 - 1, 0))" in back, back
     forward = src.split("# backward sweep")[0]
     assert "_ftape[np.uint64(_fbase1 + (i - 1))] = " in forward
     assert forward.index("reserve_tape(_ftape, _fn + max(max(steps, 0) * max(_t1 - 1, 0)") < \
@@ -475,3 +477,50 @@ def test_a_load_the_loop_repeats_is_made_once_before_it():
     back = _backward(_check(decaying_sum, (x,), 0, rtol=1e-8, atol=1e-9))
     inner = back.split("for r in range(")[1]
     assert "= acc_bar[0]" in inner and "acc_bar[0] = " in inner    # still loaded in the loop
+
+
+# ---- sums of products taken in vector lanes (reverse/dots.py) -----------------------------
+
+def periodic_scale(x, c, w):
+    """y[i] = c * x[i - 1] with x[-1] the last element (numba's negative index), then a
+    weighted sum: the adjoint of c is a sum of products read at i - 1, from i = 0."""
+    n = x.shape[0]
+    y = np.empty(n)
+    for i in range(n):
+        y[i] = c * x[i - 1]
+    s = 0.0
+    for i in range(n):
+        s += w[i] * y[i] * y[i]
+    return s
+
+
+def mirrored_scale(x, c, w):
+    """The element read steps down while the loop steps up: x[n - 1 - i]."""
+    n = x.shape[0]
+    y = np.empty(n)
+    for i in range(n):
+        y[i] = c * x[n - 1 - i]
+    s = 0.0
+    for i in range(n):
+        s += w[i] * y[i] * y[i]
+    return s
+
+
+def test_coefficient_sums_are_one_call():
+    """The adjoint of a coefficient that enters every point (alpha, c) is a sum of products
+    of two elements: it is taken before its loop by dot_range, in vector lanes, and the
+    loop keeps the rest; the gradient is the same to rounding. Negative indices (x[-1]) and
+    indices stepping down keep their meaning."""
+    rng = np.random.default_rng(11)
+    src = _check(heat, (rng.random(16), 0.25, 20), (0, 1))
+    back = _backward(src)
+    assert "alpha_bar += dot_range(un_bar, 1, 1, _ftape, _fbase1, 1, max(_t1 - 1, 0))" in back, \
+        back
+    assert "alpha_bar +=" not in back.split("dot_range")[1], back
+    for f in (periodic_scale, mirrored_scale):
+        x, w = rng.normal(size=7), rng.random(7)
+        src = _check(f, (x, 0.7, w), (0, 1))
+        assert "c_bar += dot_range(" in _backward(src), src
+    src = _check(mirrored_scale, (rng.normal(size=7), 0.7, rng.random(7)), 1)
+    # x[n - 1 - i]: from the last element down (n - 1 is a temporary named before the loop)
+    assert re.search(r"dot_range\(y_bar, 0, 1, x, \w+, -1, max\(n, 0\)\)", _backward(src)), src

@@ -1,0 +1,332 @@
+"""Sums of products in the backward sweep computed as one call, in vector lanes.
+
+The adjoint of a coefficient that enters every point of a loop adds one product per
+iteration into a number:
+
+    for i in range(1, n - 1):
+        _t9 = _ftape[np.uint64(_fbase1 + (i - 1))]      # the recorded Laplacian
+        _t11_bar = un_bar[i]
+        un_bar[i] = 0.0
+        alpha_bar += _t11_bar * _t9
+
+Each addition waits for the one before (numba keeps floating-point additions in order), so
+the loop runs at one addition per few cycles, and nothing else in it vectorizes either.
+Where the two factors are elements of one-dimensional float arrays at indices that step by
+a constant with the loop variable, the sum is taken before the loop by
+`dot_range(un_bar, 1, 1, _ftape, _fbase1, 1, n)` (runtime/sums.py), which adds the products
+in vector lanes, and the loop keeps the rest:
+
+    alpha_bar += dot_range(un_bar, 1, 1, _ftape, _fbase1, 1, max(_t1 - 1, 0))
+    for i in range(1, _t1):
+        un_bar[i] = 0.0
+
+Taken before the loop, the sum reads what each iteration read when nothing in the loop
+writes the two arrays, or when the loop writes an array only at the index it reads it at,
+after reading it (an adjoint reset): each iteration then reads an element no other
+iteration writes. Only the order of the additions changes. Serial loops of the CPU
+backward sweep only.
+"""
+import ast
+import copy
+
+from .. import ir
+from ..analysis.types import FLOAT, is_array
+from .accumulators import serial_range_loops
+from .dce import upward_exposed
+
+
+def dot_sums(stmts, kind_of, float_tape, live_after):
+    """Rewrite `stmts` (the backward sweep) in place. `kind_of(name)` gives a variable's
+    kind (None when unknown); `float_tape` names the float tape array; `live_after` holds
+    the names read after the sweep (what is live after each loop follows from it)."""
+    live = {}
+    upward_exposed(stmts, frozenset(live_after), live)
+    def one_d_float(name):
+        if name == float_tape:
+            return True
+        kind = kind_of(name)
+        return is_array(kind) and kind.is_float and kind.ndim == 1 and kind.dtype == "f"
+
+    def rewrite(block, k):
+        loop = block[k]
+        if loop.orelse:
+            return k
+        new = _rewrite(loop, one_d_float, kind_of, live.get(id(loop), set()))
+        if new is None:
+            return k
+        block[k:k + 1] = new
+        return k + len(new) - 1
+
+    serial_range_loops(stmts, rewrite)
+    return stmts
+
+
+def _rewrite(loop, one_d_float, kind_of, read_outside):
+    if not isinstance(loop.target, ast.Name):
+        return None
+    var = loop.target.id
+    body = loop.body
+    if not all(_simple(s) for s in body):
+        return None
+    span = _span(loop.iter)
+    if span is None:
+        return None
+    lo, count = span
+    assigned = {}
+    for s in body:
+        t = _target(s)
+        if isinstance(t, ast.Name):
+            assigned[t.id] = assigned.get(t.id, 0) + 1
+    if var in assigned:
+        return None
+    calls = []
+    taken = set()
+    for pos, s in enumerate(body):
+        if not (isinstance(s, ast.AugAssign) and isinstance(s.target, ast.Name)
+                and isinstance(s.op, (ast.Add, ast.Sub))):
+            continue
+        total = s.target.id
+        if assigned.get(total) != 1 or kind_of(total) not in (None, FLOAT) or \
+                any(isinstance(n, ast.Name) and n.id == total and isinstance(n.ctx, ast.Load)
+                    for x in body for n in ast.walk(x)):
+            continue
+        factors = _product(s.value, body[:pos], var, assigned)
+        if factors is None:
+            continue
+        sign = -1 if isinstance(s.op, ast.Sub) else 1
+        args = []
+        for negative, array, step, rest, at in factors:
+            sign *= -1 if negative else 1
+            if not one_d_float(array) or not _unwritten(body, array, at):
+                break
+            args.append((array, step, rest))
+        else:
+            (a, sa, ra), (b, sb, rb) = args
+            call = (f"dot_range({a}, {_at(sa, lo, ra)}, {sa}, {b}, {_at(sb, lo, rb)}, {sb}, "
+                    f"{count})")
+            op = "+=" if sign > 0 else "-="
+            stmt = ir.parse(f"{total} {op} {call}")[0]
+            ir.copy_notes(s, stmt)
+            calls.append(stmt)
+            taken.add(pos)
+    if not calls:
+        return None
+    rest = [s for pos, s in enumerate(body) if pos not in taken]
+    rest = _live(rest, read_outside, var)
+    out = calls
+    if rest:
+        new = ast.For(target=copy.deepcopy(loop.target), iter=loop.iter, body=rest,
+                      orelse=[], type_comment=None)
+        ir.copy_notes(loop, new)
+        out = calls + [new]
+    elif var in read_outside:
+        return None         # the loop variable's last value is read after the loop
+    return out
+
+
+def _product(value, before, var, assigned):
+    """The two factors of `value` as (negative, array, step, rest, load): a product of two
+    elements each read at `step * var + rest` (rest not changing in the loop), through
+    numbers the iteration assigned once before (`_t9 = _ftape[...]`) and negations."""
+    if not (isinstance(value, ast.BinOp) and isinstance(value.op, ast.Mult)):
+        return None
+    out = []
+    for side in (value.left, value.right):
+        load = _load(side, before, var, assigned, False)
+        if load is None:
+            return None
+        out.append(load)
+    return out
+
+
+def _load(node, before, var, assigned, negative):
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        return _load(node.operand, before, var, assigned, not negative)
+    if isinstance(node, ast.Name):
+        if assigned.get(node.id) != 1:
+            return None
+        defs = [s for s in before if isinstance(s, ast.Assign)
+                and isinstance(s.targets[0], ast.Name) and s.targets[0].id == node.id]
+        if len(defs) != 1:
+            return None
+        return _load(defs[0].value, before[:before.index(defs[0])], var, assigned, negative)
+    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and \
+            not isinstance(node.slice, (ast.Slice, ast.Tuple)):
+        index = node.slice
+        if isinstance(index, ast.Call) and ir.unparse(index.func) == "np.uint64" and \
+                len(index.args) == 1:
+            index = index.args[0]
+        affine = _affine(_resolve(index, before, assigned), var)
+        if affine is None or affine[0] == 0:
+            return None
+        step, rest = affine
+        if any(isinstance(n, ast.Name) and n.id in assigned for n in ast.walk(rest)):
+            return None
+        return negative, node.value.id, step, rest, node
+    return None
+
+
+def _resolve(node, before, assigned):
+    """`node` with the numbers the iteration assigned once before it (`_t1 = i - 1`)
+    replaced by their definitions, so that an index reads in the loop variable."""
+    if isinstance(node, ast.Name) and assigned.get(node.id) == 1:
+        defs = [k for k, s in enumerate(before) if isinstance(s, ast.Assign)
+                and isinstance(s.targets[0], ast.Name) and s.targets[0].id == node.id]
+        if len(defs) == 1:
+            return _resolve(before[defs[0]].value, before[:defs[0]], assigned)
+        return node
+    if isinstance(node, ast.BinOp):
+        return ast.BinOp(left=_resolve(node.left, before, assigned), op=node.op,
+                         right=_resolve(node.right, before, assigned))
+    if isinstance(node, ast.UnaryOp):
+        return ast.UnaryOp(op=node.op, operand=_resolve(node.operand, before, assigned))
+    return node
+
+
+def _affine(node, var):
+    """(k, rest) with `node` = k * var + rest, k an integer constant and rest not reading
+    var; None for anything else."""
+    if isinstance(node, ast.Name) and node.id == var:
+        return 1, ast.Constant(value=0)
+    if not any(isinstance(n, ast.Name) and n.id == var for n in ast.walk(node)):
+        return 0, node
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
+        left, right = _affine(node.left, var), _affine(node.right, var)
+        if left is None or right is None:
+            return None
+        k = left[0] + right[0] if isinstance(node.op, ast.Add) else left[0] - right[0]
+        return k, ast.BinOp(left=left[1], op=node.op, right=right[1])
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+        for a, b in ((node.left, node.right), (node.right, node.left)):
+            if isinstance(b, ast.Constant) and type(b.value) is int:
+                inner = _affine(a, var)
+                if inner is None:
+                    return None
+                return inner[0] * b.value, ast.BinOp(left=inner[1], op=ast.Mult(), right=b)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        inner = _affine(node.operand, var)
+        return None if inner is None else (-inner[0], ast.UnaryOp(op=ast.USub(),
+                                                                  operand=inner[1]))
+    return None
+
+
+def _at(step, lo, rest):
+    """Source of the index at the loop's first value: step * lo + rest."""
+    first = ast.parse(lo, mode="eval").body
+    if step != 1:
+        first = ast.BinOp(left=ast.Constant(value=step), op=ast.Mult(), right=first)
+    return ir.unparse(_fold(ast.BinOp(left=first, op=ast.Add(), right=rest)))
+
+
+def _fold(node):
+    """`node` with its integer constant arithmetic done and additions of zero dropped:
+    `_fbase1 + (0 - 1)` at first index 1 reads `_fbase1`."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        inner = _fold(node.operand)
+        if isinstance(inner, ast.Constant) and type(inner.value) is int:
+            return ast.Constant(value=-inner.value)
+        return ast.UnaryOp(op=ast.USub(), operand=inner)
+    if not isinstance(node, ast.BinOp) or not isinstance(node.op, (ast.Add, ast.Sub, ast.Mult)):
+        return node
+    left, right = _fold(node.left), _fold(node.right)
+    const = [isinstance(x, ast.Constant) and type(x.value) is int for x in (left, right)]
+    if all(const):
+        a, b = left.value, right.value
+        return ast.Constant(value=a + b if isinstance(node.op, ast.Add) else
+                            a - b if isinstance(node.op, ast.Sub) else a * b)
+    if isinstance(node.op, (ast.Add, ast.Sub)):
+        # (x + c1) + c2 -> x + (c1 + c2); x + 0 -> x; 0 + x -> x
+        c = right.value if const[1] else None
+        if c is not None:
+            c = c if isinstance(node.op, ast.Add) else -c
+            if isinstance(left, ast.BinOp) and isinstance(left.op, (ast.Add, ast.Sub)) and \
+                    isinstance(left.right, ast.Constant) and type(left.right.value) is int:
+                c += left.right.value if isinstance(left.op, ast.Add) else -left.right.value
+                left = left.left
+            if c == 0:
+                return left
+            return ast.BinOp(left=left, op=ast.Add() if c > 0 else ast.Sub(),
+                             right=ast.Constant(value=abs(c)))
+        if const[0] and left.value == 0:
+            return right if isinstance(node.op, ast.Add) else ast.UnaryOp(op=ast.USub(),
+                                                                          operand=right)
+        if const[0] and isinstance(node.op, ast.Add):
+            return _fold(ast.BinOp(left=right, op=ast.Add(), right=left))     # c + x -> x + c
+        if isinstance(right, ast.BinOp) and isinstance(right.op, (ast.Add, ast.Sub)) and \
+                isinstance(right.right, ast.Constant) and type(right.right.value) is int:
+            # x + (y - c) -> (x + y) - c
+            inner = ast.BinOp(left=left, op=node.op, right=right.left)
+            c = right.right.value if isinstance(right.op, ast.Add) else -right.right.value
+            c = c if isinstance(node.op, ast.Add) else -c
+            return _fold(ast.BinOp(left=inner, op=ast.Add(), right=ast.Constant(value=c)))
+    if isinstance(node.op, ast.Mult) and any(const):
+        c, x = (left.value, right) if const[0] else (right.value, left)
+        if c == 1:
+            return x
+    return ast.BinOp(left=left, op=node.op, right=right)
+
+
+def _unwritten(body, array, load):
+    """Whether the loop leaves `array` alone, but for a reset at the load's own index after
+    the load."""
+    index = ast.dump(load.slice)
+    read_at = next(p for p, s in enumerate(body) if any(n is load for n in ast.walk(s)))
+    for pos, s in enumerate(body):
+        t = _target(s)
+        if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and \
+                t.value.id == array:
+            if isinstance(s, ast.AugAssign) or ast.dump(t.slice) != index or pos <= read_at:
+                return False
+        elif isinstance(t, ast.Name) and t.id == array:
+            return False
+    return True
+
+
+def _live(body, read_outside, var):
+    """`body` without assignments to numbers nothing reads any more."""
+    body = list(body)
+    changed = True
+    while changed:
+        changed = False
+        reads = {n.id for s in body for n in ast.walk(s)
+                 if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+        for s in body:
+            t = _target(s)
+            if isinstance(s, ast.Assign) and isinstance(t, ast.Name) and t.id not in reads \
+                    and t.id not in read_outside and t.id != var:
+                body.remove(s)
+                changed = True
+                break
+    return body
+
+
+def _span(it):
+    """(first index, count) of the values `range(...)` visits, as source text, for a step
+    of 1 or -1; None otherwise."""
+    if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and
+            it.func.id == "range" and not it.keywords and 1 <= len(it.args) <= 3):
+        return None
+    args = [ir.unparse(a) for a in it.args]
+    if len(args) == 1:
+        return "0", f"max({args[0]}, 0)"
+    step = args[2] if len(args) == 3 else "1"
+    if step == "1":
+        return args[0], f"max({_difference(args[1], args[0])}, 0)"
+    if step == "-1":
+        return (ir.unparse(_fold(ast.parse(f"{args[1]} + 1", mode="eval").body)),
+                f"max({_difference(args[0], args[1])}, 0)")
+    return None
+
+
+def _difference(a, b):
+    return ir.unparse(_fold(ast.parse(f"({a}) - ({b})", mode="eval").body))
+
+
+def _simple(s):
+    return isinstance(s, (ast.Assign, ast.AugAssign)) and \
+        (not isinstance(s, ast.Assign) or len(s.targets) == 1) and \
+        isinstance(_target(s), (ast.Name, ast.Subscript))
+
+
+def _target(s):
+    return s.target if isinstance(s, ast.AugAssign) else s.targets[0]

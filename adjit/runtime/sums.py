@@ -1,0 +1,23 @@
+"""Sums the generated backward sweep computes in vector lanes."""
+import numba
+import numpy as np
+
+
+@numba.njit(fastmath={"reassoc"}, error_model="numpy", cache=True)
+def dot_range(a, a0, sa, b, b0, sb, n):
+    """sum over k < n of a[a0 + sa k] * b[b0 + sb k], the terms added in any order (so in
+    vector lanes: the order of a sum's additions is all that `reassoc` lets change here).
+
+    Indices that stay non-negative are used unsigned, so numba does not test each for
+    wrapping around; where one would be negative (a user's `x[i - 1]` at i = 0 reads the
+    last element), the loop indexes as numba does, element by element."""
+    s = 0.0
+    if n <= 0:
+        return s
+    if min(a0, a0 + sa * (n - 1)) >= 0 and min(b0, b0 + sb * (n - 1)) >= 0:
+        for k in range(n):
+            s += a[np.uint64(a0 + sa * k)] * b[np.uint64(b0 + sb * k)]
+    else:
+        for k in range(n):
+            s += a[a0 + sa * k] * b[b0 + sb * k]
+    return s
