@@ -330,6 +330,8 @@ def cases():
          {}),
         ("heat d/(u0, alpha) (1024 x 1e4), ckpt=64", heat, lambda: heat_inputs(1024, 10_000),
          (0, 1), {"checkpoint": 64}),
+        ("heat d/(u0, alpha) (1024 x 1e4), ckpt=auto", heat,
+         lambda: heat_inputs(1024, 10_000), (0, 1), {"checkpoint": "auto"}),
         ("LJ MD forces (38 atoms of lj_md.py)", lennard_jones, lambda: (lj_cluster(),), 0, {}),
         ("pendulum leapfrog (1e5 steps)", pendulum_loss, lambda: pendulum_inputs(100_000),
          (0, 1), {}),

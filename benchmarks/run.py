@@ -236,7 +236,7 @@ class Bench:
                                    for k, (c, w) in enumerate(cols)) + " |"
         self.out(header, self.table)
         self.out("|" + "|".join("-" * (w + 2) for _, w in cols) + "|", self.table)
-        warnings, diffs, ckpt_lines, hand_diffs = [], [], [], []
+        warnings, diffs, ckpt_lines, hand_diffs, fwd_compiles = [], [], [], [], []
         for index, (name, fn, args, argnums, options) in enumerate(all_cases):
             args = inputs(args)
             os.environ["ADJIT_CACHE_DIR"] = os.path.join(self.tmp, "cache", str(index))
@@ -248,6 +248,10 @@ class Bench:
             if sum(g._called.dispatcher.stats.cache_hits.values()):
                 warnings.append(f"warning: {name}: the first call here loaded the gradient "
                                 "from the disk cache: its first-call time is not a compile")
+            if not forward.signatures:
+                t0 = time.perf_counter()
+                forward(*args)
+                fwd_compiles.append((name, time.perf_counter() - t0))
             tf = median_time(forward, args, self.repeats)
             tg = median_time(g, args, self.repeats)
             tape = g.last_tape
@@ -310,6 +314,9 @@ class Bench:
             self.out(line, self.footers)
         self.hand_footer(hand_diffs)
         self.md_footer()
+        self.out("numba's own first call of each forward (numba.njit(f), compiling it, in the "
+                 "same process), for the 'first call' column: " + ", ".join(
+                     f"{name} {s:.2f} s" for name, s in fwd_compiles), self.footers)
         for name, d in diffs:
             self.out(f"{name}: adjit and JAX gradients differ by {d:.1e} of the largest "
                      "component" + ("" if d < 1e-8 else "  <-- MISMATCH"), self.footers)
@@ -545,7 +552,8 @@ def write_docs(bench, series, path, elapsed):
         "- **grad/fwd**: the two times' ratio, from the same run.",
         "- **first call s**: the gradient's first call in the benchmark process: the source "
         "transformation, numba's compilation of the generated adjoint, writing it to the disk "
-        "cache, and one gradient evaluation (numba itself is already warm).",
+        "cache, and one gradient evaluation (numba itself is already warm). A footer gives "
+        "numba's own first call of each forward, which compiles it, for comparison.",
         "- **warm process s**: `A / B`. A fresh Python process (benchmarks/warm_start.py, "
         "same interpreter and environment, the `ADJIT_CACHE_DIR` the benchmark process "
         "compiled into) builds the same gradient with `cache=True` and calls it once. A is "
