@@ -506,6 +506,18 @@ def mirrored_scale(x, c, w):
     return s
 
 
+def affine_misfit(a, b, x, y):
+    """A line fitted through points: b's adjoint sums single elements, a's products."""
+    n = x.shape[0]
+    r = np.empty(n)
+    for i in range(n):
+        r[i] = a * x[i] + b - y[i]
+    s = 0.0
+    for i in range(n):
+        s += r[i] * r[i]
+    return s
+
+
 def test_coefficient_sums_are_one_call():
     """The adjoint of a coefficient that enters every point (alpha, c) is a sum of products
     of two elements: it is taken before its loop by dot_range, in vector lanes, and the
@@ -524,3 +536,24 @@ def test_coefficient_sums_are_one_call():
     src = _check(mirrored_scale, (rng.normal(size=7), 0.7, rng.random(7)), 1)
     # x[n - 1 - i]: from the last element down (n - 1 is a temporary named before the loop)
     assert re.search(r"dot_range\(y_bar, 0, 1, x, \w+, -1, max\(n, 0\)\)", _backward(src)), src
+    x = rng.random(9)
+    src = _check(affine_misfit, (0.4, -0.2, x, 2.0 * x + 1.0), (0, 1))
+    back = _backward(src)
+    assert "b_bar += sum_range(r_bar, 0, 1, max(n, 0))" in back, back
+    assert "a_bar += dot_range(r_bar, 0, 1, x, 0, 1, max(n, 0))" in back, back
+
+
+def test_range_sums_index_as_numba_does():
+    """dot_range and sum_range against numpy: unit and other steps, a descending index, and
+    a start below zero (numba's x[-1], the last element)."""
+    from adjit.runtime.sums import dot_range, sum_range
+    rng = np.random.default_rng(4)
+    a, b = rng.normal(size=12), rng.normal(size=30)
+    for a0, sa, b0, sb, n in ((0, 1, 0, 1, 12), (2, 1, 5, 3, 8), (11, -1, 0, 2, 12),
+                              (-1, 1, 3, 1, 6), (-3, 1, -12, 2, 5), (0, 1, 0, 1, 0)):
+        ia = [a0 + sa * k for k in range(n)]
+        ib = [b0 + sb * k for k in range(n)]
+        assert dot_range(a, a0, sa, b, b0, sb, n) == pytest.approx(
+            float(np.dot(a[ia], b[ib])) if n else 0.0, rel=1e-13, abs=1e-13)
+        assert sum_range(a, a0, sa, n) == pytest.approx(
+            float(np.sum(a[ia])) if n else 0.0, rel=1e-13, abs=1e-13)

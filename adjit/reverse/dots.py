@@ -14,7 +14,8 @@ the loop runs at one addition per few cycles, and nothing else in it vectorizes 
 Where the two factors are elements of one-dimensional float arrays at indices that step by
 a constant with the loop variable, the sum is taken before the loop by
 `dot_range(un_bar, 1, 1, _ftape, _fbase1, 1, n)` (runtime/sums.py), which adds the products
-in vector lanes, and the loop keeps the rest:
+in vector lanes, and the loop keeps the rest (a sum of single elements, the adjoint of an
+offset `y[i] = a * x[i] + b`, by `sum_range(y_bar, 0, 1, n)`):
 
     alpha_bar += dot_range(un_bar, 1, 1, _ftape, _fbase1, 1, max(_t1 - 1, 0))
     for i in range(1, _t1):
@@ -101,9 +102,13 @@ def _rewrite(loop, one_d_float, kind_of, read_outside):
                 break
             args.append((array, step, rest))
         else:
-            (a, sa, ra), (b, sb, rb) = args
-            call = (f"dot_range({a}, {_at(sa, lo, ra)}, {sa}, {b}, {_at(sb, lo, rb)}, {sb}, "
-                    f"{count})")
+            if len(args) == 1:
+                (a, sa, ra), = args
+                call = f"sum_range({a}, {_at(sa, lo, ra)}, {sa}, {count})"
+            else:
+                (a, sa, ra), (b, sb, rb) = args
+                call = (f"dot_range({a}, {_at(sa, lo, ra)}, {sa}, {b}, {_at(sb, lo, rb)}, "
+                        f"{sb}, {count})")
             op = "+=" if sign > 0 else "-="
             stmt = ir.parse(f"{total} {op} {call}")[0]
             ir.copy_notes(s, stmt)
@@ -125,11 +130,13 @@ def _rewrite(loop, one_d_float, kind_of, read_outside):
 
 
 def _product(value, before, var, assigned):
-    """The two factors of `value` as (negative, array, step, rest, load): a product of two
-    elements each read at `step * var + rest` (rest not changing in the loop), through
-    numbers the iteration assigned once before (`_t9 = _ftape[...]`) and negations."""
+    """The factors of `value` as (negative, array, step, rest, load): one element, or a
+    product of two, each read at `step * var + rest` (rest not changing in the loop),
+    through numbers the iteration assigned once before (`_t9 = _ftape[...]`) and
+    negations."""
     if not (isinstance(value, ast.BinOp) and isinstance(value.op, ast.Mult)):
-        return None
+        load = _load(value, before, var, assigned, False)
+        return None if load is None else [load]
     out = []
     for side in (value.left, value.right):
         load = _load(side, before, var, assigned, False)

@@ -21,3 +21,19 @@ def dot_range(a, a0, sa, b, b0, sb, n):
         for k in range(n):
             s += a[a0 + sa * k] * b[b0 + sb * k]
     return s
+
+
+@numba.njit(fastmath={"reassoc"}, error_model="numpy", cache=True)
+def sum_range(a, a0, sa, n):
+    """sum over k < n of a[a0 + sa k], the terms added in any order (dot_range's one-array
+    form)."""
+    s = 0.0
+    if n <= 0:
+        return s
+    if min(a0, a0 + sa * (n - 1)) >= 0:
+        for k in range(n):
+            s += a[np.uint64(a0 + sa * k)]
+    else:
+        for k in range(n):
+            s += a[a0 + sa * k]
+    return s
