@@ -265,9 +265,12 @@ def _gather(loop, var, body, neighbours, added, local, read_outside, defs, nameg
         if low == high:
             out.append(range_loop(_plus_text(lo, low), _plus_text(hi, low), body_for(False)))
             continue
-        out.append(range_loop(_plus_text(lo, low),
-                              f"min({_plus_text(lo, high)}, {_plus_text(hi, high)})",
-                              body_for(True)))
+        head = range_loop(_plus_text(lo, low),
+                          f"min({_plus_text(lo, high)}, {_plus_text(hi, high)})", body_for(True))
+        # where the original range is empty the head loop could still run, adding nothing
+        # to elements the original loop never touched: it runs only when the range is not
+        out.append(head if _known_below(lo, hi) else
+                   ast.If(test=_expr(f"{lo} < {hi}"), body=[head], orelse=[]))
         out.append(range_loop(_plus_text(lo, high), _plus_text(hi, low), body_for(False)))
         out.append(range_loop(f"max({_plus_text(hi, low)}, {_plus_text(lo, high)})",
                               _plus_text(hi, high), body_for(True)))
@@ -283,6 +286,14 @@ def _gather(loop, var, body, neighbours, added, local, read_outside, defs, nameg
         ir.copy_notes(loop, new)
         out.append(new)
     return out
+
+
+def _known_below(lo, hi):
+    """Whether lo < hi is known from the source text alone (two integer constants)."""
+    try:
+        return int(lo) < int(hi)
+    except ValueError:
+        return False
 
 
 def _bounds(it):
