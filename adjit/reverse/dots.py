@@ -42,6 +42,7 @@ def dot_sums(stmts, kind_of, float_tape, live_after):
     the names read after the sweep (what is live after each loop follows from it)."""
     live = {}
     upward_exposed(stmts, frozenset(live_after), live)
+
     def one_d_float(name):
         if name == float_tape:
             return True
@@ -290,7 +291,7 @@ def _unwritten(body, array, load):
 
 
 def _live(body, read_outside, var):
-    """`body` without assignments to numbers nothing reads any more."""
+    """`body` without assignments to numbers nothing reads any more (calls are kept)."""
     body = list(body)
     changed = True
     while changed:
@@ -300,7 +301,8 @@ def _live(body, read_outside, var):
         for s in body:
             t = _target(s)
             if isinstance(s, ast.Assign) and isinstance(t, ast.Name) and t.id not in reads \
-                    and t.id not in read_outside and t.id != var:
+                    and t.id not in read_outside and t.id != var and \
+                    not any(isinstance(n, ast.Call) for n in ast.walk(s.value)):
                 body.remove(s)
                 changed = True
                 break
