@@ -116,6 +116,9 @@ def _params():
         marks = [pytest.mark.xfail(strict=True, reason=ex.xfail)] if ex.xfail else []
         if "cuda" in ex.code:
             marks.append(pytest.mark.cuda)
+        if "numba_mpi" in ex.code and importlib.util.find_spec("numba_mpi") is None:
+            # the mpi extra (make test installs it); test_mpi.py skips the same way
+            marks.append(pytest.mark.skip(reason="numba-mpi is not installed"))
         out.append(pytest.param(ex, id=name, marks=marks))
     return out
 
