@@ -146,6 +146,55 @@ def parse(text):
     return ast.parse(text).body
 
 
+def fold_int(node):
+    """`node` (an index or bound) with its integer constant arithmetic done, constants
+    added to a sum gathered into one and additions of zero dropped: `_fbase1 + (0 - 1) + 1`
+    reads `_fbase1`, `n - 1 + 1` reads `n`. Integers only: float sums keep their order."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        inner = fold_int(node.operand)
+        if isinstance(inner, ast.Constant) and type(inner.value) is int:
+            return ast.Constant(value=-inner.value)
+        return ast.UnaryOp(op=ast.USub(), operand=inner)
+    if not isinstance(node, ast.BinOp) or not isinstance(node.op, (ast.Add, ast.Sub, ast.Mult)):
+        return node
+    left, right = fold_int(node.left), fold_int(node.right)
+    const = [isinstance(x, ast.Constant) and type(x.value) is int for x in (left, right)]
+    if all(const):
+        a, b = left.value, right.value
+        return ast.Constant(value=a + b if isinstance(node.op, ast.Add) else
+                            a - b if isinstance(node.op, ast.Sub) else a * b)
+    if isinstance(node.op, (ast.Add, ast.Sub)):
+        # (x + c1) + c2 -> x + (c1 + c2); x + 0 -> x; 0 + x -> x
+        c = right.value if const[1] else None
+        if c is not None:
+            c = c if isinstance(node.op, ast.Add) else -c
+            if isinstance(left, ast.BinOp) and isinstance(left.op, (ast.Add, ast.Sub)) and \
+                    isinstance(left.right, ast.Constant) and type(left.right.value) is int:
+                c += left.right.value if isinstance(left.op, ast.Add) else -left.right.value
+                left = left.left
+            if c == 0:
+                return left
+            return ast.BinOp(left=left, op=ast.Add() if c > 0 else ast.Sub(),
+                             right=ast.Constant(value=abs(c)))
+        if const[0] and left.value == 0:
+            return right if isinstance(node.op, ast.Add) else ast.UnaryOp(op=ast.USub(),
+                                                                          operand=right)
+        if const[0] and isinstance(node.op, ast.Add):
+            return fold_int(ast.BinOp(left=right, op=ast.Add(), right=left))     # c + x -> x + c
+        if isinstance(right, ast.BinOp) and isinstance(right.op, (ast.Add, ast.Sub)) and \
+                isinstance(right.right, ast.Constant) and type(right.right.value) is int:
+            # x + (y - c) -> (x + y) - c
+            inner = ast.BinOp(left=left, op=node.op, right=right.left)
+            c = right.right.value if isinstance(right.op, ast.Add) else -right.right.value
+            c = c if isinstance(node.op, ast.Add) else -c
+            return fold_int(ast.BinOp(left=inner, op=ast.Add(), right=ast.Constant(value=c)))
+    if isinstance(node.op, ast.Mult) and any(const):
+        c, x = (left.value, right) if const[0] else (right.value, left)
+        if c == 1:
+            return x
+    return ast.BinOp(left=left, op=node.op, right=right)
+
+
 def load_names(node):
     """Every Name node `node` reads (loads), nested ones included."""
     return [n for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]

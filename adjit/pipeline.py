@@ -489,17 +489,17 @@ def _adjoint(p, o):
     stats_name = namegen.fresh("_tape_stats")
     stats = assemble.stats_statements(stats_name, prog.tape, builder.checkpointed.values())
     parallel = has_parallel_loops(prog.backward) or has_parallel_loops(prog.forward)
+    live_after = upward_exposed(stats + ast.parse(ret).body)    # what the sweep leaves read
     if parallel:
         prog.backward, chosen = parallel_backward(
-            prog.backward, upward_exposed(stats + ast.parse(ret).body), prog.tape, namegen,
+            prog.backward, live_after, prog.tape, namegen,
             builder.recompute, prog.init, prog.backward_init, builder.recomputed)
         prog.forward = use_plain_bodies(prog.forward, chosen, builder.recompute)
     split_stencil_loops(prog.backward, namegen=namegen)
-    ascending_loops(prog.backward, upward_exposed(stats + ast.parse(ret).body), namegen,
-                    prog.forward)
+    ascending_loops(prog.backward, live_after, namegen, prog.forward)
     of_bar = {b: v for v, b in prog.bars.names.items()}
     dot_sums(prog.backward, lambda name: kinds.get(of_bar.get(name, name)),
-             prog.tape.names["f"][0], upward_exposed(stats + ast.parse(ret).body))
+             prog.tape.names["f"][0], live_after)
     promote_accumulators(prog.backward, [b for v, b in prog.bars.names.items()
                                          if is_array(kinds.get(v))], namegen)
     exposed = upward_exposed(prog.backward_init + prog.backward + ast.parse(ret).body)

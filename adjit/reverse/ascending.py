@@ -393,15 +393,8 @@ def _path(outer, inner):
 
 
 def _plus_one(node):
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Sub) and \
-            isinstance(node.right, ast.Constant) and node.right.value == 1:
-        return node.left
-    if _int_constant(node):
-        return ast.Constant(value=node.value + 1)
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and \
-            _int_constant(node.operand) and node.operand.value == 1:
-        return ast.Constant(value=0)
-    return ast.BinOp(left=node, op=ast.Add(), right=ast.Constant(value=1))
+    return ir.fold_int(ast.BinOp(left=copy.deepcopy(node), op=ast.Add(),
+                                 right=ast.Constant(value=1)))
 
 
 def _skeleton(loop, counters, namegen):

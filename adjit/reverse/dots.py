@@ -33,6 +33,7 @@ import copy
 from .. import ir
 from ..analysis.types import FLOAT, is_array
 from .accumulators import serial_range_loops
+from .fission import _bounds, _simple, _target
 from .dce import upward_exposed
 
 
@@ -70,10 +71,11 @@ def _rewrite(loop, one_d_float, kind_of, read_outside):
     body = loop.body
     if not all(_simple(s) for s in body):
         return None
-    span = _span(loop.iter)
-    if span is None:
+    bounds = _bounds(loop.iter)
+    if bounds is None:
         return None
-    lo, count = span
+    lo, hi = bounds
+    count = f"max({ir.unparse(ir.fold_int(ast.parse(f'({hi}) - ({lo})', mode='eval').body))}, 0)"
     assigned = {}
     for s in body:
         t = _target(s)
@@ -223,55 +225,7 @@ def _at(step, lo, rest):
     first = ast.parse(lo, mode="eval").body
     if step != 1:
         first = ast.BinOp(left=ast.Constant(value=step), op=ast.Mult(), right=first)
-    return ir.unparse(_fold(ast.BinOp(left=first, op=ast.Add(), right=rest)))
-
-
-def _fold(node):
-    """`node` with its integer constant arithmetic done and additions of zero dropped:
-    `_fbase1 + (0 - 1)` at first index 1 reads `_fbase1`."""
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        inner = _fold(node.operand)
-        if isinstance(inner, ast.Constant) and type(inner.value) is int:
-            return ast.Constant(value=-inner.value)
-        return ast.UnaryOp(op=ast.USub(), operand=inner)
-    if not isinstance(node, ast.BinOp) or not isinstance(node.op, (ast.Add, ast.Sub, ast.Mult)):
-        return node
-    left, right = _fold(node.left), _fold(node.right)
-    const = [isinstance(x, ast.Constant) and type(x.value) is int for x in (left, right)]
-    if all(const):
-        a, b = left.value, right.value
-        return ast.Constant(value=a + b if isinstance(node.op, ast.Add) else
-                            a - b if isinstance(node.op, ast.Sub) else a * b)
-    if isinstance(node.op, (ast.Add, ast.Sub)):
-        # (x + c1) + c2 -> x + (c1 + c2); x + 0 -> x; 0 + x -> x
-        c = right.value if const[1] else None
-        if c is not None:
-            c = c if isinstance(node.op, ast.Add) else -c
-            if isinstance(left, ast.BinOp) and isinstance(left.op, (ast.Add, ast.Sub)) and \
-                    isinstance(left.right, ast.Constant) and type(left.right.value) is int:
-                c += left.right.value if isinstance(left.op, ast.Add) else -left.right.value
-                left = left.left
-            if c == 0:
-                return left
-            return ast.BinOp(left=left, op=ast.Add() if c > 0 else ast.Sub(),
-                             right=ast.Constant(value=abs(c)))
-        if const[0] and left.value == 0:
-            return right if isinstance(node.op, ast.Add) else ast.UnaryOp(op=ast.USub(),
-                                                                          operand=right)
-        if const[0] and isinstance(node.op, ast.Add):
-            return _fold(ast.BinOp(left=right, op=ast.Add(), right=left))     # c + x -> x + c
-        if isinstance(right, ast.BinOp) and isinstance(right.op, (ast.Add, ast.Sub)) and \
-                isinstance(right.right, ast.Constant) and type(right.right.value) is int:
-            # x + (y - c) -> (x + y) - c
-            inner = ast.BinOp(left=left, op=node.op, right=right.left)
-            c = right.right.value if isinstance(right.op, ast.Add) else -right.right.value
-            c = c if isinstance(node.op, ast.Add) else -c
-            return _fold(ast.BinOp(left=inner, op=ast.Add(), right=ast.Constant(value=c)))
-    if isinstance(node.op, ast.Mult) and any(const):
-        c, x = (left.value, right) if const[0] else (right.value, left)
-        if c == 1:
-            return x
-    return ast.BinOp(left=left, op=node.op, right=right)
+    return ir.unparse(ir.fold_int(ast.BinOp(left=first, op=ast.Add(), right=rest)))
 
 
 def _unwritten(body, array, load):
@@ -307,35 +261,3 @@ def _live(body, read_outside, var):
                 changed = True
                 break
     return body
-
-
-def _span(it):
-    """(first index, count) of the values `range(...)` visits, as source text, for a step
-    of 1 or -1; None otherwise."""
-    if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and
-            it.func.id == "range" and not it.keywords and 1 <= len(it.args) <= 3):
-        return None
-    args = [ir.unparse(a) for a in it.args]
-    if len(args) == 1:
-        return "0", f"max({args[0]}, 0)"
-    step = args[2] if len(args) == 3 else "1"
-    if step == "1":
-        return args[0], f"max({_difference(args[1], args[0])}, 0)"
-    if step == "-1":
-        return (ir.unparse(_fold(ast.parse(f"{args[1]} + 1", mode="eval").body)),
-                f"max({_difference(args[0], args[1])}, 0)")
-    return None
-
-
-def _difference(a, b):
-    return ir.unparse(_fold(ast.parse(f"({a}) - ({b})", mode="eval").body))
-
-
-def _simple(s):
-    return isinstance(s, (ast.Assign, ast.AugAssign)) and \
-        (not isinstance(s, ast.Assign) or len(s.targets) == 1) and \
-        isinstance(_target(s), (ast.Name, ast.Subscript))
-
-
-def _target(s):
-    return s.target if isinstance(s, ast.AugAssign) else s.targets[0]

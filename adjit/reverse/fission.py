@@ -332,20 +332,11 @@ def _named_bounds(bounds, namegen):
 
 
 def _plus_text(text, k):
-    """Source of `text + k`, folding a constant: `n - 1` plus 1 is `n`."""
+    """Source of `text + k`, folding constants: `n - 1` plus 1 is `n`."""
     if k == 0:
         return text
-    node = _expr(text)
-    if isinstance(node, ast.Constant) and type(node.value) is int:
-        return str(node.value + k)
-    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)) and \
-            isinstance(node.right, ast.Constant) and type(node.right.value) is int:
-        c = node.right.value if isinstance(node.op, ast.Add) else -node.right.value
-        base = ir.unparse(node.left)
-        return _plus_text(base, c + k) if c + k else base
-    if isinstance(node, ast.Name):
-        return f"{text} + {k}" if k > 0 else f"{text} - {-k}"
-    return f"({text}) + {k}" if k > 0 else f"({text}) - {-k}"
+    return ir.unparse(ir.fold_int(ast.BinOp(left=_expr(text), op=ast.Add(),
+                                            right=ast.Constant(value=k))))
 
 
 def _expr(text):
