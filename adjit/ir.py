@@ -11,7 +11,7 @@ import ast
 import copy
 
 NOTES = ("origin", "user", "trip", "hoisted", "forward_only", "atomic", "checkpoint", "opaque",
-         "callee", "parallel", "comment", "pkey", "fills", "message")
+         "callee", "parallel", "comment", "pkey", "fills", "message", "gather")
 """The notes a statement can carry: origin (filename, line, function) of the user code it came
 from; on loops, trip (the name of the trip counter of a lowered while loop, or None), user (a
 loop the user wrote, not one of vectorized code) and hoisted (names moved in front of it);
@@ -22,7 +22,10 @@ it, where generated code calls a wrapper: "`math.frexp` (element 0 of its result
 a user's loop over numba.prange, parallel, and pkey (the id of the forward loop, on its
 reversed loop and on the tape reservation in front of it); comment (a line of text .source
 shows above the statement, after its origin); message (an MPI message's statement: kept in
-every forward sweep, never moved or computed again)."""
+every forward sweep, never moved or computed again); gather, on the three loops of a
+stencil adjoint in gather form (reverse/fission.py), (role, description): "head", "main"
+or "tail", and one dict for the three (the array added into, the index, the original
+range's bounds lo and hi, the lowest and highest neighbour offsets)."""
 
 
 def note(node, key, default=None):

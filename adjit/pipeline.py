@@ -24,6 +24,7 @@ from .analysis.activity import active_variables, replicated_result
 from .analysis.hoist import hoist_invariants, keep_operands
 from .reverse.accumulators import hoist_loads, promote_accumulators
 from .reverse.ascending import ascending_loops
+from .reverse.resets import drop_resets
 from .reverse.fission import split_stencil_loops
 from .analysis.races import Ownership
 from .analysis.types import (FLOAT, infer_kinds, is_array, is_float_kind, kind_of_constant,
@@ -500,8 +501,10 @@ def _adjoint(p, o):
     of_bar = {b: v for v, b in prog.bars.names.items()}
     dot_sums(prog.backward, lambda name: kinds.get(of_bar.get(name, name)),
              prog.tape.names["f"][0], live_after)
-    promote_accumulators(prog.backward, [b for v, b in prog.bars.names.items()
-                                         if is_array(kinds.get(v))], namegen)
+    array_bars = [b for v, b in prog.bars.names.items() if is_array(kinds.get(v))]
+    drop_resets(prog.backward, array_bars, live_after, namegen,
+                prog.init + prog.forward + prog.backward_init)
+    promote_accumulators(prog.backward, array_bars, namegen)
     exposed = upward_exposed(prog.backward_init + prog.backward + ast.parse(ret).body)
     for t in dict.fromkeys(hoist_loads(prog.backward, exposed)):
         if kinds.get(t) in assemble.ZEROS:

@@ -209,7 +209,7 @@ def test_stencil_adjoints_gather_their_neighbours():
     """The adjoint of a stencil is written in gather form: away from the ends, one loop
     in which every element of u_bar is updated once, from its neighbours' cotangents
     (un_bar[i - 1], un_bar[i], un_bar[i + 1]); near the ends, short loops that test each
-    neighbour; the resets after every read."""
+    neighbour."""
     rng = np.random.default_rng(2)
     u0 = rng.random(16)
     src = _check(heat, (u0, 0.25, 20), 0)
@@ -219,9 +219,11 @@ def test_stencil_adjoints_gather_their_neighbours():
                 if "un_bar[i + 1]" in blk and "un_bar[i - 1]" in blk and " if " not in blk]
     assert len(interior) == 1, back
     assert interior[0].startswith("2, _t1 - 1)"), interior[0]
-    assert interior[0].count("u_bar[i] +=") == 1 and "un_bar[i] = 0.0" not in interior[0]
+    # u_bar[i] is zero there (the copy-back's adjoint read it): the gather assigns
+    assert interior[0].count("u_bar[i] = _g") == 1 and "u_bar[i] +=" not in interior[0]
     assert "if 1 <= i + 1 < _t1:" in back and "if 1 <= i - 1 < _t1:" in back, back
-    assert back.index("un_bar[i] = 0.0") > back.index("un_bar[i - 1]"), back
+    # the next step's copy-back assigns un_bar: no reset
+    assert "un_bar[i] = 0.0" not in back and "un_bar[i] = u_bar[i]" in back, back
     _check(heat, (u0, 0.25, 20), (0, 1))
     _check(heat_2d, (rng.random((6, 7)), 5), 0)
     _check(periodic_advection, (rng.random(9), 0.4, 6), (0, 1))
@@ -557,3 +559,153 @@ def test_range_sums_index_as_numba_does():
             float(np.dot(a[ia], b[ib])) if n else 0.0, rel=1e-13, abs=1e-13)
         assert sum_range(a, a0, sa, n) == pytest.approx(
             float(np.sum(a[ia])) if n else 0.0, rel=1e-13, abs=1e-13)
+
+
+# ---- zero, then add: an assignment -------------------------------------------------------
+
+def relax(u0, dt, steps):
+    """A pointwise step (no neighbours) and a copy back: the step's adjoint adds into
+    u_bar[i] right after the copy-back's adjoint zeroed it."""
+    n = u0.shape[0]
+    u = u0.copy()
+    un = np.zeros(n)
+    for t in range(steps):
+        for i in range(1, n - 1):
+            un[i] = u[i] - dt * u[i] * u[i] * u[i]
+        for i in range(1, n - 1):
+            u[i] = un[i]
+    return np.sum(u * u)
+
+
+def heat_read_after(u0, alpha, steps):
+    """un is read after the time loop: its adjoint holds something before the backward
+    time loop starts (the first backward step must add to it, not assign)."""
+    n = u0.shape[0]
+    u = u0.copy()
+    un = np.zeros(n)
+    for t in range(steps):
+        for i in range(1, n - 1):
+            un[i] = u[i] + alpha * (u[i - 1] - 2.0 * u[i] + u[i + 1])
+        for i in range(1, n - 1):
+            u[i] = un[i]
+    s = 0.0
+    for i in range(n):
+        s += u[i] * u[i] + 0.5 * un[i] * un[i]
+    return s
+
+
+def heat_warm_start(u0, alpha, steps):
+    """un is set before the time loop and read by its first step's stencil: its adjoint is
+    read after the backward time loop, so what the last backward step leaves in it counts."""
+    n = u0.shape[0]
+    u = u0.copy()
+    un = np.zeros(n)
+    for i in range(n):
+        un[i] = 0.5 * u0[i]
+    for t in range(steps):
+        for i in range(1, n - 1):
+            u[i] = un[i] + alpha * (un[i - 1] - 2.0 * un[i] + un[i + 1])
+        for i in range(1, n - 1):
+            un[i] = u[i]
+    return np.sum(u * u) + np.sum(un * un * un)
+
+
+def heat_other_ranges(u0, alpha, steps):
+    """The copy back covers the whole array and the stencil its inside: the ranges differ,
+    so nothing is dropped."""
+    n = u0.shape[0]
+    u = u0.copy()
+    un = u0.copy()
+    for t in range(steps):
+        for i in range(1, n - 1):
+            un[i] = u[i] + alpha * (u[i - 1] - 2.0 * u[i] + u[i + 1])
+        for i in range(n):
+            u[i] = un[i]
+    return np.sum(u * u)
+
+
+def heat_until_small(u0, alpha, steps):
+    """A time loop that may stop early (`break`): left as it is."""
+    n = u0.shape[0]
+    u = u0.copy()
+    un = np.zeros(n)
+    for t in range(steps):
+        for i in range(1, n - 1):
+            un[i] = u[i] + alpha * (u[i - 1] - 2.0 * u[i] + u[i + 1])
+        for i in range(1, n - 1):
+            u[i] = un[i]
+        if u[n // 2] < 0.01:
+            break
+    return np.sum(u * u)
+
+
+def periodic_smoothing(u0, c, steps):
+    """A periodic stencil over the whole array: u[i - 1] at i = 0 is the last element, so
+    the gather's end loop at i = -1 adds into the element the last iteration owns."""
+    n = u0.shape[0]
+    u = u0.copy()
+    un = np.zeros(n)
+    for t in range(steps):
+        for i in range(n):
+            un[i] = u[i] + c * (u[i - 1] - u[i])
+        for i in range(n):
+            u[i] = un[i]
+    return np.sum(u * u * u)
+
+
+def test_zero_then_add_is_an_assignment():
+    """Adjoint resets that the next write replaces are dropped: the copy-back's adjoint
+    assigns un_bar (the last step's reset goes), the stencil's gather assigns u_bar inside
+    the range the copy-back zeroed (its zeroing goes), a pointwise step assigns too. Where
+    the adjoint held something before the time loop, the first backward step adds and the
+    others assign; where it is read after, one reset runs after the loop."""
+    rng = np.random.default_rng(8)
+    u0 = rng.random(12)
+    back = _backward(_check(heat, (u0, 0.25, 7), 0))
+    assert "u_bar[i] = 0.0" not in back and "un_bar[i] = 0.0" not in back, back
+    assert "_first" not in back, back
+    back = _backward(_check(relax, (u0, 0.1, 6), 0))
+    assert "u_bar[i] = 0.0" not in back and "un_bar[i] = 0.0" not in back, back
+    assert re.search(r"u_bar\[i\] = _t\d+_bar", back) is not None, back
+    # the first backward step adds into what the sum after the loop put in un_bar
+    back = _backward(_check(heat_read_after, (u0, 0.25, 7), (0, 1)))
+    assert "_first" in back and "un_bar[i] += u_bar[i]" in back, back
+    assert "un_bar[i] = u_bar[i]" in back, back
+    # un_bar is read after the backward time loop: one reset there, after the last step
+    src = _check(heat_warm_start, (u0, 0.25, 7), (0, 1))
+    for steps in (0, 1, 2):
+        _check(heat_warm_start, (u0, 0.25, steps), (0, 1))
+        _check(heat_read_after, (u0, 0.25, steps), (0, 1))
+    src = _check(heat_other_ranges, (u0, 0.25, 7), (0, 1))
+    assert "u_bar[i] = 0.0" in _backward(src), src
+    for n in (3, 4, 5):
+        _check(heat, (rng.random(n), 0.25, 3), (0, 1))
+        _check(relax, (rng.random(n), 0.1, 3), 0)
+    # the gather's end loop reaches index -1: it adds there (into the last element), and
+    # the element's own iteration adds too, so neither may assign
+    for steps in (1, 4):
+        back = _backward(_check(periodic_smoothing, (u0, 0.3, steps), (0, 1)))
+        assert "u_bar[i] = 0.0" in back, back
+    x = np.linspace(1.0, 0.5, 12)
+    for steps in (3, 40):
+        src = _check(heat_until_small, (x, 0.25, steps), (0, 1))
+        assert "break" in src
+
+
+@pytest.mark.parametrize("checkpoint", [3, "auto"])
+def test_zero_then_add_in_checkpointed_loops(checkpoint):
+    """A checkpointed time loop's backward steps run in blocks: un_bar carries from one
+    block to the next, so the first step of each block adds and the others assign, and the
+    reset runs once per block."""
+    rng = np.random.default_rng(9)
+    u0 = rng.random(10)
+    for f in (heat, heat_read_after, heat_warm_start):
+        g = adjit.grad(f, argnums=(0, 1), checkpoint=checkpoint)
+        want = adjit.grad(f, argnums=(0, 1))(u0, 0.25, 9)
+        got = g(u0, 0.25, 9)
+        for a, b in zip(got, want):
+            np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
+        jf = numba.njit(f)
+        np.testing.assert_allclose(got[0], fd_grad(jf, (u0, 0.25, 9), 0), rtol=1e-6,
+                                   atol=1e-7)
+    assert "_first" in _backward(g.source_for(u0, 0.25, 9)), g.source_for(u0, 0.25, 9)

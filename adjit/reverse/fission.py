@@ -267,13 +267,18 @@ def _gather(loop, var, body, neighbours, added, local, read_outside, defs, nameg
             continue
         head = range_loop(_plus_text(lo, low),
                           f"min({_plus_text(lo, high)}, {_plus_text(hi, high)})", body_for(True))
+        main = range_loop(_plus_text(lo, high), _plus_text(hi, low), body_for(False))
+        tail = range_loop(f"max({_plus_text(hi, low)}, {_plus_text(lo, high)})",
+                          _plus_text(hi, high), body_for(True))
+        info = {"array": arr, "store": ast.dump(store.slice), "lo": lo, "hi": hi,
+                "low": low, "high": high}
+        for role, part in (("head", head), ("main", main), ("tail", tail)):
+            ir.annotate(part, gather=(role, info))
         # where the original range is empty the head loop could still run, adding nothing
         # to elements the original loop never touched: it runs only when the range is not
         out.append(head if _known_below(lo, hi) else
                    ast.If(test=_expr(f"{lo} < {hi}"), body=[head], orelse=[]))
-        out.append(range_loop(_plus_text(lo, high), _plus_text(hi, low), body_for(False)))
-        out.append(range_loop(f"max({_plus_text(hi, low)}, {_plus_text(lo, high)})",
-                              _plus_text(hi, high), body_for(True)))
+        out += [main, tail]
     rest = {pos for pos, s in enumerate(body)
             if pos not in gathered and not (_assigns_local(s, local)
                                             and _target(s).id not in read_outside)}

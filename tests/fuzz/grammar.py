@@ -157,11 +157,17 @@ GROUPS = {
     # the backward sweep steps back instead of recording (adjit/reverse/plan.py inverse,
     # replayable, reset_windows)
     "counters": "integer counters stepped in loops, indexing loads",
+    # time loops as simulations write them: a step into a second array (a stencil over the
+    # inside, a periodic one, or a pointwise update), then a copy back over the same range
+    # or another one, sometimes a warm start of the second array, a read of it after the
+    # loop, an early `break`. The backward sweep's adjoint resets that the next step
+    # overwrites (adjit/reverse/resets.py) and stencil gathers (adjit/reverse/fission.py)
+    "timesteps": "time loops: a step into a second array and a copy back",
 }
 AVOID |= set(GROUPS)
 # groups with statements of their own (Writer.group_stmt) and with array leaves (group_leaf)
 STMT_GROUPS = ("index-arrays", "masks", "transpose3d", "axis3d", "const-pow", "views",
-               "kwdefaults", "constructors", "buffers", "counters")
+               "kwdefaults", "constructors", "buffers", "counters", "timesteps")
 LEAF_GROUPS = ("index-arrays", "masks", "transpose3d", "axis3d", "const-pow", "constructors")
 CONST_POWS = ("0.0", "1.0", "0", "1", "2", "0.5", "2.0", "3")
 GLOBALS = ("gain", "scale", "bias")     # module globals of group "kwdefaults"
@@ -1522,6 +1528,47 @@ class Writer:
                 f"    {t} = {a}[{idx}] * {w}",
                 f"    {acc} += {a}[{i}] * {final}",
                 f"    {down}"]
+
+    def stmt_timesteps(self, scope, depth):
+        if scope.loop_depth or not self.allocating():
+            return None
+        start = self.vector_loop(scope, "timesteps", ("u", "un", "acc", "t", "i"))
+        if start is None:
+            return None
+        a, n, (u, un, acc, t, i), w = start
+        k = self.pick(3)
+        if k == 0:          # the inside, neighbours on both sides
+            lo, hi = "1", f"{n} - 1"
+            step = self.choice((f"{u}[{i}] + {w} * ({u}[{i} - 1] - 2.0 * {u}[{i}] + {u}[{i} + 1])",
+                                f"0.25 * {u}[{i} - 1] + 0.5 * {u}[{i}] + 0.25 * {u}[{i} + 1]",
+                                f"{u}[{i}] - {w} * {u}[{i}] * ({u}[{i} + 1] - {u}[{i} - 1])"))
+        elif k == 1:        # periodic: u[i - 1] at i = 0 is the last element
+            lo, hi = "0", n
+            step = self.choice((f"{u}[{i}] + {w} * ({u}[{i} - 1] - {u}[{i}])",
+                                f"0.5 * ({u}[{i} - 1] + {u}[({i} + 1) % {n}])"))
+        else:               # pointwise
+            lo, hi = self.choice((("0", n), ("1", f"{n} - 1")))
+            step = self.choice((f"{u}[{i}] - {w} * {u}[{i}] * {u}[{i}] * {u}[{i}]",
+                                f"math.tanh({u}[{i}] * {w}) + {a}[{i}]"))
+        lo2, hi2 = (lo, hi) if self.chance(75) else ("0", n)
+        back = self.choice((f"{un}[{i}]", f"{un}[{i}]", f"0.5 * ({u}[{i}] + {un}[{i}])"))
+        steps = self.choice(("3", "2", "0", "1", n))
+        lines = [f"{u} = {a}.copy()",
+                 f"{un} = np.zeros({n})" if self.chance(70) else f"{un} = {a} * {w}"]
+        if self.chance(25):         # a warm start the first step does not overwrite
+            lines += [f"for {i} in range({n}):", f"    {un}[{i}] = 0.5 * {a}[{i}]"]
+        lines += [f"for {t} in range({steps}):",
+                  f"    for {i} in range({lo}, {hi}):",
+                  f"        {un}[{i}] = {step}",
+                  f"    for {i} in range({lo2}, {hi2}):",
+                  f"        {u}[{i}] = {back}"]
+        if self.chance(20):
+            lines += [f"    if {u}[0] > 1.5:", "        break"]
+        final = f"{u}[{i}] * {u}[{i}]"
+        if self.chance(40):
+            final += f" + {w} * {un}[{i}]"
+        lines += [f"{acc} = 0.0", f"for {i} in range({n}):", f"    {acc} += {final}"]
+        return lines
 
     def group_reduction_of(self, scope, group):
         saved = self.groups

@@ -1,0 +1,399 @@
+"""Adjoint resets that the next write makes unnecessary.
+
+The adjoint of `u[i] = un[i]` reads `u_bar[i]`, sets it to zero and adds it into
+`un_bar[i]`; the adjoint of a loop that assigns `un[i]` ends with `un_bar[i] = 0.0`. A time
+step's backward sweep is then "zero a range, then add into the same range":
+
+    for t in range(steps - 1, -1, -1):
+        for i in range(1, n - 1):          # copy-back's adjoint
+            _t13_bar = u_bar[i]
+            u_bar[i] = 0.0
+            un_bar[i] += _t13_bar
+        ... the stencil's adjoint: reads un_bar, adds into u_bar[0 .. n - 1] ...
+        for i in range(1, n - 1):
+            un_bar[i] = 0.0
+
+Adding into an element known to be zero is assigning it, and a zero that the next write
+replaces before anything reads it need not be stored. Two rewrites:
+
+- within a statement list, a loop that resets `X[i]` (its last use of X) followed, with
+  nothing between naming X, by a loop over the same range that adds into `X[i]` once per
+  iteration and names X nowhere else: the addition becomes an assignment and the reset
+  goes. A stencil adjoint in gather form (reverse/fission.py) counts as such a loop when
+  its elements cover the range: its middle loop assigns, its end loops assign inside the
+  range and add outside it.
+- around a loop (the time loop above): the last thing its body does to X is such a reset
+  and the first is such an addition, over the same range. The addition assigns; the reset
+  goes; X's range then holds the last step's values after the loop instead of zeros, so
+  where X is read after the loop one reset runs there. The first iteration must still add
+  (X holds what came before the loop): where X is a fresh np.zeros_like with nothing
+  between its allocation and the loop naming it, assigning is the same; elsewhere the
+  first iteration runs the adding loop, the others the assigning one.
+
+"The same range" means bounds with the same value: the same text, or names the function
+assigns once, outside every loop and branch, from the same expression (`_t1 = n - 1` and
+`_t12 = n - 1`), read only from such names and parameters it never assigns. Loops with
+`break`, `continue` or `return` are left alone. Serial loops of the CPU backward sweep only
+(not prange loops or their bodies, not CUDA code). Values are unchanged but for the sign of
+a zero (0.0 + -0.0 is 0.0; an assignment keeps -0.0).
+"""
+import ast
+import copy
+
+from .. import ir
+from .accumulators import _is_prange, _is_range
+from .dce import upward_exposed
+from .fission import _bounds
+
+_JUMPS = (ast.Break, ast.Continue, ast.Return, ast.While)
+
+
+def drop_resets(stmts, array_bars, live_after, namegen, before=()):
+    """Rewrite `stmts` (the backward sweep) in place. `array_bars` names the adjoint arrays,
+    `live_after` what is read after the sweep, `before` the function's statements ahead of
+    it (its forward sweep, where adjoint arrays are allocated)."""
+    values = _Values(list(before) + list(stmts))
+    bars = {x for x in array_bars if values.stores.get(x, 0) == 1}
+    if not bars:
+        return stmts
+    for block in list(ir.blocks(stmts)):
+        _within(block, bars, values)
+    record = {}
+    upward_exposed(stmts, live_after, record)
+    fresh = _fresh_at_top(list(before), stmts, bars)
+    _around(stmts, bars, values, record, namegen, fresh)
+    _drop_empty(stmts, live_after)
+    return stmts
+
+
+def _drop_empty(stmts, live_after):
+    """Remove the loops left with nothing to do (whose variable nothing reads after)."""
+    record = {}
+    upward_exposed(stmts, live_after, record)
+    for block in list(ir.blocks(stmts)):
+        block[:] = [s for s in block if not (
+            _range_loop(s) and all(isinstance(x, ast.Pass) for x in s.body) and
+            s.target.id not in record.get(id(s), ()))]
+
+
+class _Values:
+    """Names whose value is one expression for the whole function: assigned once, at the
+    top level (outside loops and branches); and names never assigned (parameters)."""
+
+    def __init__(self, stmts):
+        self.stores = {}
+        for node in ast.walk(ast.Module(body=stmts, type_ignores=[])):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                self.stores[node.id] = self.stores.get(node.id, 0) + 1
+        self.defs = {}
+        for s in stmts:
+            if isinstance(s, ast.Assign) and len(s.targets) == 1 and \
+                    isinstance(s.targets[0], ast.Name) and self.stores[s.targets[0].id] == 1:
+                self.defs[s.targets[0].id] = s.value
+
+    def canonical(self, text):
+        """The dump of `text` with such names replaced by their values (a name whose value
+        is no such expression stands for itself), or None where it reads a name whose value
+        changes."""
+        node = self._canon(ast.parse(text, mode="eval").body, 0)
+        return None if node is None else ast.dump(node)
+
+    def _canon(self, node, depth):
+        if depth > 20:
+            return None
+        if isinstance(node, ast.Constant):
+            return node
+        if isinstance(node, ast.Name):
+            if node.id in self.defs:
+                value = self._canon(self.defs[node.id], depth + 1)
+                return value if value is not None else ast.Name(id=node.id, ctx=ast.Load())
+            return ast.Name(id=node.id, ctx=ast.Load()) if node.id not in self.stores else None
+        if isinstance(node, ast.BinOp):
+            left, right = self._canon(node.left, depth + 1), self._canon(node.right, depth + 1)
+            if left is None or right is None:
+                return None
+            return ast.BinOp(left=left, op=node.op, right=right)
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            inner = self._canon(node.operand, depth + 1)
+            return None if inner is None else ast.UnaryOp(op=node.op, operand=inner)
+        return None
+
+    def same(self, a, b):
+        """Whether two bound texts have one value wherever the backward sweep reads them."""
+        ca = self.canonical(a)
+        return ca is not None and ca == self.canonical(b)
+
+
+def _at_least_zero(text):
+    """Whether the index text is an integer constant >= 0: numba reads a negative index
+    from the end, so a range reaching below zero may name one element twice."""
+    try:
+        value = ast.literal_eval(ir.unparse(ir.fold_int(ast.parse(text, mode="eval").body)))
+    except ValueError:
+        return False
+    return isinstance(value, int) and value >= 0
+
+
+def _names(node):
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+
+
+def _touches(s, x):
+    return x in _names(s)
+
+
+def _range_loop(s):
+    return isinstance(s, ast.For) and isinstance(s.target, ast.Name) and _is_range(s) and \
+        not _is_prange(s) and not s.orelse and _bounds(s.iter) is not None
+
+
+def _jumps(stmts):
+    return any(isinstance(n, _JUMPS) for s in stmts for n in ast.walk(s))
+
+
+def _own(sub, var, x):
+    """Whether `sub` is `x[...]` at an index holding the loop variable."""
+    return isinstance(sub, ast.Subscript) and isinstance(sub.value, ast.Name) and \
+        sub.value.id == x and any(isinstance(a, ast.Name) and a.id == var
+                                  for a in ir.index_atoms(sub)) and \
+        not any(isinstance(a, ast.Slice) for a in ir.index_atoms(sub))
+
+
+def _reset(loop, x):
+    """The statement of `loop` that resets x at the loop's own index, when it runs on every
+    iteration and is the loop's last use of x (index and other statements may precede it);
+    else None."""
+    if not _range_loop(loop) or _jumps(loop.body) or not _at_least_zero(_bounds(loop.iter)[0]):
+        return None
+    var = loop.target.id
+    found = None
+    for s in loop.body:
+        if found is not None and _touches(s, x):
+            return None
+        if isinstance(s, ast.Assign) and len(s.targets) == 1 and \
+                _own(s.targets[0], var, x) and isinstance(s.value, ast.Constant) and \
+                s.value.value == 0.0 and not isinstance(s.value.value, bool):
+            found = s
+    if found is None:
+        return None
+    stored = {n.id for s in loop.body for n in ast.walk(s)
+              if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    if any(isinstance(a, ast.Name) and a.id != var and a.id in stored
+           for a in ir.index_atoms(found.targets[0])) or \
+            any(not isinstance(a, (ast.Name, ast.Constant)) for a in ir.index_atoms(found.targets[0])):
+        return None
+    return found
+
+
+def _adder(loop, x, index, var):
+    """The statement `x[index] += e` of `loop` when it is the loop's only use of x, on every
+    iteration; else None."""
+    if not _range_loop(loop) or loop.target.id != var or _jumps(loop.body):
+        return None
+    found = [s for s in loop.body if _touches(s, x)]
+    if len(found) != 1:
+        return None
+    s = found[0]
+    stored = {n.id for n in ast.walk(loop) if isinstance(n, ast.Name)
+              and isinstance(n.ctx, ast.Store)}
+    if isinstance(s, ast.AugAssign) and not (_names(s.target.slice) - {var}) & stored and \
+            isinstance(s, ast.AugAssign) and isinstance(s.op, ast.Add) and \
+            isinstance(s.target, ast.Subscript) and isinstance(s.target.value, ast.Name) and \
+            s.target.value.id == x and ast.dump(s.target.slice) == index and \
+            not _touches(s.value, x) and not _touches(s.target.slice, x):
+        return s
+    return None
+
+
+def _assign(add):
+    new = ast.Assign(targets=[add.target], value=add.value, lineno=0)
+    ir.copy_notes(add, new)
+    return new
+
+
+def _group(block, k, x, index, var, values, bounds):
+    """The gather form (reverse/fission.py) starting at block[k], adding into `x[index]`
+    and covering `bounds`: ([(loop, its addition)] for its three loops, its description),
+    or None."""
+    first = block[k]
+    head = first.body[0] if isinstance(first, ast.If) and len(first.body) == 1 and \
+        not first.orelse else first
+    role, info = ir.note(head, "gather", (None, None))
+    if role != "head" or info["array"] != x or info["store"] != index or \
+            head.target.id != var or not info["low"] <= 0 <= info["high"] or \
+            not _at_least_zero(f"{info['lo']} + {info['low']}"):
+        return None
+    if not (values.same(info["lo"], bounds[0]) and values.same(info["hi"], bounds[1])):
+        return None
+    if k + 2 >= len(block):
+        return None
+    main, tail = block[k + 1], block[k + 2]
+    for loop, role in ((main, "main"), (tail, "tail")):
+        found = ir.note(loop, "gather", (None, None))
+        if found[0] != role or found[1] is not info:
+            return None
+    parts = []
+    for loop in (head, main, tail):
+        if _jumps(loop.body):
+            return None
+        found = [s for s in loop.body if _touches(s, x)]
+        if len(found) != 1 or not isinstance(found[0], ast.AugAssign) or \
+                not isinstance(found[0].op, ast.Add) or \
+                ast.dump(found[0].target.slice) != index or _touches(found[0].value, x):
+            return None
+        parts.append((loop, found[0]))
+    return parts, info
+
+
+def _rewrite_group(parts, info):
+    for loop, add in parts:
+        pos = loop.body.index(add)
+        if ir.note(loop, "gather")[0] == "main":
+            loop.body[pos] = _assign(add)       # the middle range lies inside the reset one
+        else:
+            test = ast.parse(f"{info['lo']} <= {loop.target.id} < {info['hi']}",
+                             mode="eval").body
+            loop.body[pos] = ast.If(test=test, body=[_assign(copy.deepcopy(add))],
+                                    orelse=[add])
+
+
+def _remove(loop, stmt):
+    loop.body.remove(stmt)
+    if not loop.body:
+        loop.body.append(ast.Pass())
+
+
+def _within(block, bars, values):
+    """Reset loops followed by loops that add into the same elements, in one list."""
+    for k, z in enumerate(block):
+        if not _range_loop(z):
+            continue
+        for x in sorted(bars):
+            reset = _reset(z, x)
+            if reset is None:
+                continue
+            var = z.target.id
+            index = ast.dump(reset.targets[0].slice)
+            bounds = _bounds(z.iter)
+            # the next statement naming x, with nothing between assigning what the index reads
+            between = set()
+            for j in range(k + 1, len(block)):
+                s = block[j]
+                if _touches(s, x):
+                    break
+                between |= {n.id for n in ast.walk(s)
+                            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+            else:
+                continue
+            if _names(reset.targets[0].slice) - {var} & between:
+                continue
+            a = block[j]
+            add = _adder(a, x, index, var) if isinstance(a, ast.For) else None
+            if add is not None and values.same(_bounds(a.iter)[0], bounds[0]) and \
+                    values.same(_bounds(a.iter)[1], bounds[1]):
+                a.body[a.body.index(add)] = _assign(add)
+                _remove(z, reset)
+                continue
+            found = _group(block, j, x, index, var, values, bounds)
+            if found is not None:
+                _rewrite_group(*found)
+                _remove(z, reset)
+
+
+def _fresh_at_top(before, stmts, bars):
+    """{x: position in stmts} for adjoint arrays allocated by np.zeros/np.zeros_like at the
+    function's top level with nothing after the allocation naming them up to that top-level
+    statement of the backward sweep (the first one naming them)."""
+    out = {}
+    whole = before + list(stmts)
+    offset = len(before)
+    for x in bars:
+        alloc = None
+        for p, s in enumerate(whole):
+            if alloc is None:
+                if isinstance(s, ast.Assign) and len(s.targets) == 1 and \
+                        isinstance(s.targets[0], ast.Name) and s.targets[0].id == x and \
+                        isinstance(s.value, ast.Call) and \
+                        ir.unparse(s.value.func) in ("np.zeros_like", "np.zeros"):
+                    alloc = p
+                elif _touches(s, x):
+                    break
+            elif _touches(s, x):
+                if p >= offset:
+                    out[x] = p - offset
+                break
+    return out
+
+
+def _around(stmts, bars, values, record, namegen, fresh, top=True):
+    k = 0
+    while k < len(stmts):
+        s = stmts[k]
+        if isinstance(s, ast.For) and _is_prange(s):
+            k += 1
+            continue
+        for field in ("body", "orelse"):
+            inner = getattr(s, field, None)
+            if isinstance(inner, list) and inner:
+                _around(inner, bars, values, record, namegen, fresh, top=False)
+        if isinstance(s, ast.For) and _is_range(s) and not s.orelse and \
+                not _jumps(s.body):
+            before, after = [], []
+            for x in sorted(bars):
+                b, a = _rotate(s, x, values, record, namegen, top and fresh.get(x) == k)
+                before += b
+                after += a
+            stmts[k + 1:k + 1] = after
+            stmts[k:k] = before
+            k += len(before) + len(after)
+        k += 1
+
+
+def _rotate(loop, x, values, record, namegen, fresh):
+    """The reset at the end of `loop`'s body and the addition at its start (see the module
+    docstring); returns the statements to run before the loop and after it."""
+    body = loop.body
+    touching = [p for p, s in enumerate(body) if _touches(s, x)]
+    if len(touching) < 2:
+        return [], []
+    a, z = body[touching[0]], body[touching[-1]]
+    reset = _reset(z, x) if isinstance(z, ast.For) else None
+    if reset is None:
+        return [], []
+    var = z.target.id
+    bounds = _bounds(z.iter)
+    add = _adder(a, x, ast.dump(reset.targets[0].slice), var)
+    if add is None or not (values.same(_bounds(a.iter)[0], bounds[0]) and
+                           values.same(_bounds(a.iter)[1], bounds[1])):
+        return [], []
+    # the index's other atoms and the bounds keep their values across the loop
+    stored = {n.id for n in ast.walk(loop) if isinstance(n, ast.Name)
+              and isinstance(n.ctx, ast.Store)}
+    if (_names(reset.targets[0].slice) - {var}) & stored:
+        return [], []
+    live = x in record.get(id(loop), ())
+    _remove(z, reset)
+    after = []
+    if live:
+        reset_loop = ast.For(target=ast.Name(id=var, ctx=ast.Store()),
+                             iter=copy.deepcopy(z.iter), body=[copy.deepcopy(reset)],
+                             orelse=[], type_comment=None)
+        ir.copy_notes(z, reset_loop)
+        after.append(reset_loop)
+    if fresh:
+        a.body[a.body.index(add)] = _assign(add)
+        return [], after
+    # the first iteration adds to what x held before the loop; the others assign
+    flag = namegen.fresh("_first")
+    assigning = copy.deepcopy(a)
+    for p, s in enumerate(assigning.body):
+        if _touches(s, x):
+            assigning.body[p] = _assign(s)
+    pos = body.index(a)
+    body[pos] = ast.If(test=ast.Name(id=flag, ctx=ast.Load()),
+                       body=[a, ir.assign(flag, ast.Constant(value=False))],
+                       orelse=[assigning])
+    if after:
+        after = [ast.If(test=ast.UnaryOp(op=ast.Not(), operand=ast.Name(id=flag, ctx=ast.Load())),
+                        body=after, orelse=[])]
+    return [ir.assign(flag, ast.Constant(value=True))], after
