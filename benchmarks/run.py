@@ -612,9 +612,9 @@ def write_docs(bench, series, path, elapsed):
                      f"set ({human_bytes(auto_row['tape'].total_bytes)}) stays in the caches "
                      f"and the gradient takes {auto_row['gradient'] / n_cells * 1e9:.1f} ns per "
                      f"cell update, {auto_row['ratio']:.1f} times the forward: two forward "
-                     "steps, then a backward step of four loops over the cells (the "
-                     "copy-back's adjoint, the stencil's adjoint in gather form, alpha's sum "
-                     "of products, the reset of un_bar).")
+                     "steps, then a backward step of three passes over the cells (the "
+                     "copy-back's adjoint, which assigns un_bar, the stencil's adjoint in "
+                     "gather form, which assigns u_bar, and alpha's sum of products).")
         if ckpt_row is not None:
             text += (f" With checkpoint=64 the gradient takes "
                      f"{ckpt_row['gradient'] / n_cells * 1e9:.1f} ns per cell update: it runs "

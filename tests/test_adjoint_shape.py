@@ -1,13 +1,18 @@
 """The shape of the generated backward sweep: what a hand-written adjoint would do.
 
-Four rewrites make the backward sweep read like a careful person's adjoint:
+Rewrites that make the backward sweep read like a careful person's adjoint:
 
 - `A[i] += e` leaves `A_bar[i]` in place (no reset to zero and add back);
 - an adjoint element a loop only adds to, at an index the loop does not change, is summed
   in a local variable and added once after the loop (`dxc[c]` in a triangular product);
 - a stencil's adjoint is split into one loop per neighbour, each of which vectorizes;
 - a value the program stores into an array element nothing writes again is read back from
-  that element (`h[i, j] = np.tanh(...)`), not recorded or computed again.
+  that element (`h[i, j] = np.tanh(...)`), not recorded or computed again;
+- sums of products over a loop are taken in vector lanes (`dot_range`, `sum_range`);
+- an adjoint reset that the next write replaces is dropped, and adding into the zeroed
+  element becomes assigning it (`un_bar[i] = u_bar[i]`);
+- a loop that records only values costly to compute (exp) keeps its record instead of
+  being computed again in the backward sweep.
 
 Each is checked on programs written as numba users write them: gradients against central
 finite differences of the numba-compiled function, the generated source for the rewrite,
@@ -21,6 +26,7 @@ import numpy as np
 import pytest
 
 import adjit
+from adjit import stop_gradient
 
 from fd import fd_grad
 
@@ -709,3 +715,38 @@ def test_zero_then_add_in_checkpointed_loops(checkpoint):
         np.testing.assert_allclose(got[0], fd_grad(jf, (u0, 0.25, 9), 0), rtol=1e-6,
                                    atol=1e-7)
     assert "_first" in _backward(g.source_for(u0, 0.25, 9)), g.source_for(u0, 0.25, 9)
+
+
+# ---- values costly to compute are recorded, not computed again ---------------------------
+
+def log_sum_exp_loss(z, y):
+    """Cross-entropy of softmax(z) written as loops: the exp loop's iterations are
+    independent, but computing them again in the backward sweep would call exp twice."""
+    n = z.shape[0]
+    m = stop_gradient(np.max(z))
+    s = 0.0
+    for i in range(n):
+        s += math.exp(z[i] - m)
+    lse = m + math.log(s)
+    loss = 0.0
+    for i in range(n):
+        loss -= y[i] * (z[i] - lse)
+    return loss
+
+
+def test_a_loop_recording_only_costly_values_keeps_its_record():
+    """A loop whose iterations record nothing but exp (or another function the registry
+    marks costly) is not computed again in the backward sweep: the recorded values are
+    read back. The vectorized softmax the same."""
+    rng = np.random.default_rng(10)
+    z, y = rng.normal(size=9), rng.random(9)
+    y /= y.sum()
+    back = _backward(_check(log_sum_exp_loss, (z, y), 0))
+    assert "math.exp" not in back and "_ftape[" in back, back
+
+    def softmax_ce(z, y):
+        m = stop_gradient(np.max(z))
+        lse = m + np.log(np.sum(np.exp(z - m)))
+        return -np.sum(y * (z - lse))
+    back = _backward(_check(softmax_ce, (z, y), 0))
+    assert "math.exp" not in back and "_ftape[" in back, back
