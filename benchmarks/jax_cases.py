@@ -96,6 +96,10 @@ def pendulum_loss(w2, c, theta0, omega0, dt, steps, obs_steps, obs):
 MIRRORS = {"softmax_cross_entropy": softmax_cross_entropy, "mlp_loss": mlp_loss,
            "lennard_jones_vec": lennard_jones_vec,
            "lennard_jones_vec_where": lennard_jones_vec_where,
+           # the loop forms of the energy: in JAX one writes it vectorized (a Python loop
+           # over pairs would be unrolled into the traced program)
+           "lennard_jones": lennard_jones_vec, "lennard_jones_prange": lennard_jones_vec,
+           "lennard_jones_helper": lennard_jones_vec,
            "heat": heat, "pendulum_loss": pendulum_loss}
 """JAX function for each benchmark function of the same __name__ in cases.py."""
 

@@ -575,7 +575,8 @@ def write_docs(bench, series, path, elapsed):
         "- **jax grad ms**, **adjit/jax** (with jax installed): `jax.jit(jax.grad(f, "
         "argnums))` of the mirror in benchmarks/jax_cases.py, float64, in its own process "
         "pinned to one CPU, int arguments (step counts) static; the time loops are "
-        "`lax.scan` over whole-array updates. JAX stores every step for the reverse pass, "
+        "`lax.scan` over whole-array updates, and the Lennard-Jones rows written with loops "
+        "are compared with the vectorized energy (how one writes it in JAX). JAX stores every step for the reverse pass, "
         "so the checkpointed rows repeat the time of the uncheckpointed mirror. The "
         "gradients are compared (footer lines).",
         "",
