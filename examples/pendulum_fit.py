@@ -17,12 +17,14 @@ d loss / d (w2, c) through the whole integration, which scipy's L-BFGS-B minimiz
 start far from the truth (the early readings, before the simulated and the observed pendulum
 drift half a period apart, keep the fit out of the local minima an oscillating signal has).
 The reverse sweep needs the angle and the velocity of every step. Recorded, that is a tape
-of 10^5 steps x a few numbers; with checkpoint="auto" (the default here) adjit cuts the
-steps into blocks of a few hundred, keeps a snapshot of the loop state at each block's
-start, and in the reverse sweep runs each block again with the tape before its adjoints:
-snapshots and one block's tape take a few kB, the gradient is the same to the last bit
-(checked below against the recorded one), at the price of running each step twice instead
-of once.
+of 10^5 steps x a few numbers (3.2 MB). checkpoint="auto" uses the memory it is allowed:
+where recording every step fits, it records them (a step records 4 numbers: reading them
+back costs less than running the step again). Here the tape is limited to 1 MB
+(tape_limit), so adjit cuts the steps into blocks of a few hundred, keeps a snapshot of the
+loop state at each block's start, and in the reverse sweep runs each block again with the
+tape before its adjoints: snapshots and one block's tape take a few kB, the gradient is the
+same to the last bit (checked below against the recorded one), at the price of running each
+step twice instead of once.
 Run: .venv/bin/python examples/pendulum_fit.py
 """
 import math
@@ -71,7 +73,7 @@ def angles(w2, c, theta0, omega0, dt, steps, obs_steps):
 
 
 def main(steps=100_000, t_end=10.0, w2_true=9.81, c_true=0.3, theta0=1.2, n_obs=15,
-         noise=0.01, start=(7.0, 1.0), checkpoint="auto", seed=0):
+         noise=0.01, start=(7.0, 1.0), checkpoint="auto", tape_limit=1_000_000, seed=0):
     rng = np.random.default_rng(seed)
     dt = t_end / steps
     times = np.sort(rng.uniform(0.2, t_end, n_obs))
@@ -81,6 +83,8 @@ def main(steps=100_000, t_end=10.0, w2_true=9.81, c_true=0.3, theta0=1.2, n_obs=
     obs = clean + noise * rng.normal(size=n_obs)
 
     options = {} if checkpoint is None else {"checkpoint": checkpoint}
+    if tape_limit is not None:
+        options["tape_limit"] = tape_limit
     value_and_grad = adjit.value_and_grad(loss, argnums=(0, 1), **options)
 
     def fun(p, n_steps):
@@ -123,7 +127,8 @@ def main(steps=100_000, t_end=10.0, w2_true=9.81, c_true=0.3, theta0=1.2, n_obs=
     print(f"damped pendulum theta'' = -w2 sin(theta) - c theta', theta(0) = {theta0}, "
           f"leapfrog with {steps} steps of {dt:g} s, {n_obs} readings with noise {noise}")
     print(f"gradient vs central differences at the start: max rel. diff {grad_fd_error:.1e}")
-    print(f"memory: checkpoint={checkpoint!r}: {tape.total_bytes / 1e3:.0f} kB of tape and "
+    print(f"memory: checkpoint={checkpoint!r}, tape_limit={tape_limit}: "
+          f"{tape.total_bytes / 1e3:.0f} kB of tape and "
           f"snapshots (recompute factor {tape.recompute_factor:.2f}); recorded without "
           f"checkpointing: {full_tape.total_bytes / 1e6:.1f} MB; gradients identical: "
           f"{same_bits}")

@@ -59,7 +59,7 @@ def stats_statements(stats, tape, checkpointed):
     if snaps:
         lines.append(f"{stats}[1] = {' + '.join(snaps)}")
     for cp in checkpointed:
-        lines.append(f"ckpt.add_counts({cp.names['sched']}, {stats})")
+        lines.append(f"ckpt.add_counts({cp.names['sched']}, {stats}, {cp.names['steps']})")
     return ast.parse("\n".join(lines)).body
 
 

@@ -70,7 +70,7 @@ class Checkpointed:
         gen = builder.namegen
         self.names = {k: gen.fresh(f"_c{k}") for k in
                       ("steps", "snaps", "block", "slots", "pos", "next", "k", "sched", "act",
-                       "sf", "si", "step")}
+                       "sf", "si", "step", "last")}
         self.taped = None
         self.reverse = None
         self.reserve = []       # tape room for one block of steps, made before the schedule
@@ -215,8 +215,10 @@ class Checkpointed:
                          f"{self.b.tape.room} // 8)")
         else:
             lines.append(f"{n['block']} = 1")
-        lines += [f"{n['slots']} = ckpt.slots({n['steps']}, {snaps}, {n['block']})",
-                  f"{n['pos']} = ckpt.descent({n['steps']}, {snaps}, {n['block']})"]
+        # the last block is recorded by this pass; the schedule covers the steps before it
+        lines += [f"{n['last']} = ckpt.last_block({n['steps']}, {n['block']})",
+                  f"{n['slots']} = ckpt.slots({n['last']}, {snaps}, {n['block']})",
+                  f"{n['pos']} = ckpt.descent({n['last']}, {snaps}, {n['block']})"]
         if scalars[FLOAT]:
             lines.append(f"{n['sf']} = np.empty(({n['slots']}, {len(scalars[FLOAT])}))")
         ints = len(scalars[INT]) + len(scalars[BOOL])
@@ -246,13 +248,16 @@ class Checkpointed:
                     and self.b.kinds.get(v) in _ZERO:
                 out += _parse(f"{v} = {_ZERO[self.b.kinds[v]]}")
         out += _parse("\n".join(lines))
-        loop = _parse(f"for {n['k']} in range({n['steps']}):\n    pass")[0]
+        loop = _parse(f"for {n['k']} in range({n['last']}):\n    pass")[0]
         save = _parse(f"if {n['k']} == {n['pos']}[{n['next']}]:\n    pass")[0]
         save.body = self._save(n["next"], scalars, arrays) + \
             _parse(f"{n['next']} += 1")
         loop.body = [save] + self._step_index(n["k"]) + self._call_step()
-        ir.annotate(loop, origin=ir.note(self.loop, "origin", None))
-        return out + [loop]
+        taped = _parse(f"for {n['k']} in range({n['last']}, {n['steps']}):\n    pass")[0]
+        taped.body = self._step_index(n["k"]) + copy.deepcopy(self.taped)
+        for node in (loop, taped):
+            ir.annotate(node, origin=ir.note(self.loop, "origin", None))
+        return out + [loop] + copy.deepcopy(self.reserve) + [taped]
 
     def _state_bytes(self):
         """Source of the bytes one snapshot of the state takes."""
@@ -287,7 +292,7 @@ class Checkpointed:
         scalars, arrays = self.state()
         snaps = self._snapshots()
         text = f"""\
-{n['sched']} = ckpt.start({n['steps']}, {snaps}, {n['block']})
+{n['sched']} = ckpt.start({n['last']}, {snaps}, {n['block']})
 while True:
     {n['act']} = ckpt.next_action({n['sched']})
     if {n['act']} == ckpt.STEP:
@@ -333,7 +338,11 @@ for {n['k']} in range({n['sched']}[2] - 1, {n['sched']}[1] - 1, -1):
                 swap_in.append(f"{self._kept(a, 'final')} = {a}.copy()")
                 swap_out.append(f"{a}[...] = {self._kept(a, 'final')}")
         before, after = _parse("\n".join(swap_in)), _parse("\n".join(swap_out))
-        nodes = self.reserve + before + [head, loop] + after
+        # the adjoints of the last block, which the forward sweep recorded
+        last = _parse(f"for {n['k']} in range({n['steps']} - 1, {n['last']} - 1, -1):\n"
+                      "    pass")[0]
+        last.body = self._step_index(n["k"]) + copy.deepcopy(self.reverse)
+        nodes = before + [last] + self.reserve + [head, loop] + after
         for node in nodes:
             ir.annotate(node, origin=ir.note(self.loop, "origin", None))
         return nodes
