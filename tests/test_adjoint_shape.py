@@ -750,3 +750,46 @@ def test_a_loop_recording_only_costly_values_keeps_its_record():
         return -np.sum(y * (z - lse))
     back = _backward(_check(softmax_ce, (z, y), 0))
     assert "math.exp" not in back and "_ftape[" in back, back
+
+
+# ---- adjoint arrays the backward sweep fills once are not zeroed first -------------------
+
+def polynomial(c, t):
+    """Horner's rule: each coefficient's adjoint is set once, by the loop's adjoint."""
+    p = 0.0
+    for k in range(c.shape[0]):
+        p = p * t + c[k]
+    return p
+
+
+def polynomial_from_one(c, t):
+    """The first coefficient is not read: its adjoint must stay zero."""
+    p = 0.0
+    for k in range(1, c.shape[0]):
+        p = p * t + c[k]
+    return p
+
+
+def polynomial_twice(c, t):
+    """Every coefficient read in each of two passes: its adjoint adds up both."""
+    s = 0.0
+    for r in range(2):
+        p = 0.0
+        for k in range(c.shape[0]):
+            p = p * t + c[k]
+        s += p * p
+    return s
+
+
+def test_an_adjoint_array_filled_once_is_allocated_empty():
+    rng = np.random.default_rng(11)
+    c = rng.normal(size=7)
+    src = _check(polynomial, (c, 0.8), (0, 1))
+    assert "c_bar = np.empty_like(c)" in src and "c_bar[k] = " in src, src
+    src = _check(polynomial_from_one, (c, 0.8), (0, 1))
+    assert "c_bar = np.zeros_like(c)" in src, src
+    g = adjit.grad(polynomial_from_one)
+    assert g(c, 0.8)[0] == 0.0
+    src = _check(polynomial_twice, (c, 0.8), (0, 1))
+    assert "c_bar = np.zeros_like(c)" in src, src
+    src = _check(polynomial, (c[:0], 0.8), 0)

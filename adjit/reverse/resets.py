@@ -14,7 +14,7 @@ step's backward sweep is then "zero a range, then add into the same range":
             un_bar[i] = 0.0
 
 Adding into an element known to be zero is assigning it, and a zero that the next write
-replaces before anything reads it need not be stored. Two rewrites:
+replaces before anything reads it need not be stored. Three rewrites:
 
 - within a statement list, a loop that resets `X[i]` (its last use of X) followed, with
   nothing between naming X, by a loop over the same range that adds into `X[i]` once per
@@ -29,6 +29,10 @@ replaces before anything reads it need not be stored. Two rewrites:
   (X holds what came before the loop): where X is a fresh np.zeros_like with nothing
   between its allocation and the loop naming it, assigning is the same; elsewhere the
   first iteration runs the adding loop, the others the assigning one.
+
+- an adjoint array allocated zeroed whose first use is a loop at the backward sweep's top
+  level adding once into each of its elements, over its whole length (Horner's
+  `c_bar[k] += p_bar`): it is allocated empty (`np.empty_like`) and the loop assigns.
 
 "The same range" means bounds with the same value: the same text, or names the function
 assigns once, outside every loop and branch, from the same expression (`_t1 = n - 1` and
@@ -62,8 +66,55 @@ def drop_resets(stmts, array_bars, live_after, namegen, before=()):
     upward_exposed(stmts, live_after, record)
     fresh = _fresh_at_top(list(before), stmts, bars)
     _around(stmts, bars, values, record, namegen, fresh)
+    _filled_once(stmts, list(before), values, fresh)
     _drop_empty(stmts, live_after)
     return stmts
+
+
+def _filled_once(stmts, before, values, fresh):
+    """An adjoint array allocated zeroed (`c_bar = np.zeros_like(c)`) whose first use is a
+    loop of the backward sweep's top level adding once into each of its elements
+    (`for k in range(c.shape[0]): c_bar[k] += e`) is allocated empty and assigned."""
+    for x, k in fresh.items():
+        loop = stmts[k]
+        if not _range_loop(loop) or _jumps(loop.body):
+            continue
+        var = loop.target.id
+        lo, hi = _bounds(loop.iter)
+        alloc = next((s for s in before + list(stmts) if isinstance(s, ast.Assign) and
+                      isinstance(s.targets[0], ast.Name) and s.targets[0].id == x), None)
+        call = alloc.value if alloc is not None else None
+        if not isinstance(call, ast.Call) or not call.args or call.keywords:
+            continue
+        func = ir.unparse(call.func)
+        if func == "np.zeros_like" and len(call.args) == 1 and \
+                isinstance(call.args[0], ast.Name):
+            length, empty = f"{call.args[0].id}.shape[0]", "np.empty_like"
+        elif func == "np.zeros" and not isinstance(call.args[0], (ast.Tuple, ast.List)):
+            length, empty = ir.unparse(call.args[0]), "np.empty"
+        else:
+            continue
+        index = ast.dump(ast.Name(id=var, ctx=ast.Load()))
+        add = _adder(loop, x, index, var)
+        if add is None or not values.same(lo, "0") or not values.same(hi, length):
+            continue
+        # one index, the whole length: a 1-D array (x[k] of a 2-D one would be a row)
+        if func == "np.zeros_like" and not _one_d(call.args[0].id, before + list(stmts)):
+            continue
+        loop.body[loop.body.index(add)] = _assign(add)
+        call.func = ast.parse(empty, mode="eval").body
+
+
+def _one_d(name, stmts):
+    """Whether the code indexes `name` with one index only (a 1-D array), and somewhere."""
+    found = False
+    for node in ast.walk(ast.Module(body=stmts, type_ignores=[])):
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and \
+                node.value.id == name:
+            if isinstance(node.slice, ast.Tuple):
+                return False
+            found = True
+    return found
 
 
 def _drop_empty(stmts, live_after):
@@ -116,6 +167,11 @@ class _Values:
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
             inner = self._canon(node.operand, depth + 1)
             return None if inner is None else ast.UnaryOp(op=node.op, operand=inner)
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute) and \
+                node.value.attr == "shape" and isinstance(node.value.value, ast.Name) and \
+                isinstance(node.slice, ast.Constant) and \
+                self._canon(node.value.value, depth + 1) is not None:
+            return copy.deepcopy(node)      # an array's shape never changes
         return None
 
     def same(self, a, b):
