@@ -11,7 +11,8 @@ import ast
 import copy
 
 NOTES = ("origin", "user", "trip", "hoisted", "forward_only", "atomic", "checkpoint", "opaque",
-         "callee", "parallel", "comment", "pkey", "fills", "message", "gather")
+         "callee", "parallel", "comment", "pkey", "fills", "message", "gather",
+         "overwritten", "steps")
 """The notes a statement can carry: origin (filename, line, function) of the user code it came
 from; on loops, trip (the name of the trip counter of a lowered while loop, or None), user (a
 loop the user wrote, not one of vectorized code) and hoisted (names moved in front of it);

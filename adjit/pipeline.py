@@ -24,7 +24,7 @@ from .analysis.activity import active_variables, replicated_result
 from .analysis.hoist import hoist_invariants, keep_operands
 from .reverse.accumulators import hoist_loads, promote_accumulators
 from .reverse.ascending import ascending_loops
-from .reverse.resets import drop_resets
+from .reverse.resets import copy_sums, drop_resets
 from .reverse.fission import split_stencil_loops
 from .analysis.races import Ownership
 from .analysis.types import (FLOAT, infer_kinds, is_array, is_float_kind, kind_of_constant,
@@ -504,7 +504,14 @@ def _adjoint(p, o):
     array_bars = [b for v, b in prog.bars.names.items() if is_array(kinds.get(v))]
     drop_resets(prog.backward, array_bars, live_after, namegen,
                 prog.init + prog.forward + prog.backward_init)
-    promote_accumulators(prog.backward, array_bars, namegen)
+    copy_sums(prog.backward, live_after, prog.init + prog.forward + prog.backward_init)
+    # the loops over a time loop's steps: top-level loops that read the tape (a loop
+    # checkpointing would cut into blocks), and the blocks where it did
+    tape_names = prog.tape.reserved_names()
+    time_loops = [id(s) for s in prog.backward if isinstance(s, ast.For) and any(
+        isinstance(n, ast.Name) and n.id in tape_names for n in ast.walk(s))]
+    time_loops += [id(s) for s in ir.walk_stmts(prog.backward) if ir.note(s, "steps", False)]
+    promote_accumulators(prog.backward, array_bars, namegen, time_loops)
     exposed = upward_exposed(prog.backward_init + prog.backward + ast.parse(ret).body)
     for t in dict.fromkeys(hoist_loads(prog.backward, exposed)):
         if kinds.get(t) in assemble.ZEROS:

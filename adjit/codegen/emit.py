@@ -21,7 +21,7 @@ from ..errors import AdjitError
 from ..frontend.source import referenced
 from .fold import fold_temporaries
 
-from ..runtime.sums import dot_range, sum_range
+from ..runtime.sums import copy_dot, dot_range, sum_range
 from ..runtime.tape import check_room, grow_tape, reserve_tape, tape_room
 
 _COMMENT = "__adjit_comment__"
@@ -132,7 +132,8 @@ def compile_source(source, name, namespace, signature, fastmath=False, jit=True,
     beside it (njit(cache=True)): a later process finds it instead of compiling. `callees`
     are other functions of the source that `name` calls (compiled for the types they get)."""
     helpers = {"grow_tape": grow_tape, "reserve_tape": reserve_tape, "check_room": check_room,
-               "tape_room": tape_room, "dot_range": dot_range, "sum_range": sum_range}
+               "tape_room": tape_room, "dot_range": dot_range, "sum_range": sum_range,
+               "copy_dot": copy_dot}
     if cache:
         filename = cache_file(source, name, namespace, signature, fastmath)
         # numba's cache rebuilds the function's globals by importing its module by name

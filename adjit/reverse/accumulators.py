@@ -29,9 +29,15 @@ import ast
 from .. import ir
 
 
-def promote_accumulators(stmts, array_bars, namegen):
-    """Rewrite `stmts` (the backward sweep) in place; `array_bars` names the adjoint arrays."""
-    _visit(stmts, set(array_bars), namegen)
+def promote_accumulators(stmts, array_bars, namegen, time_loops=()):
+    """Rewrite `stmts` (the backward sweep) in place; `array_bars` names the adjoint arrays.
+
+    Not across the loops in `time_loops` (ids): the loops over a time loop's steps, which
+    checkpointing cuts into blocks, each a loop of its own. Summed across such a loop, a sum
+    would be added to its element once in the recorded gradient and once per block in the
+    checkpointed one: the two would differ in the last bits, where checkpointing promises
+    the same gradient to the bit."""
+    _visit(stmts, set(array_bars), namegen, set(time_loops))
     return stmts
 
 
@@ -54,8 +60,10 @@ def serial_range_loops(stmts, rewrite):
         k += 1
 
 
-def _visit(stmts, bars, namegen):
+def _visit(stmts, bars, namegen, time_loops=frozenset()):
     def promote(block, k):
+        if id(block[k]) in time_loops:
+            return k
         before, after = _promote(block[k], bars, namegen)
         if not before:
             return k

@@ -318,6 +318,7 @@ for {n['k']} in range({n['sched']}[2] - 1, {n['sched']}[1] - 1, -1):
 """)
         taped.body = self._step_index(n["k"]) + self.taped
         back.body = self._step_index(n["k"]) + self.reverse
+        ir.annotate(back, steps=True)
         step.body = [taped, back]
         advance.body[0].body = self._step_index(n["k"]) + self._call_step()
         restore.body = self._restore(f"{n['sched']}[1]", scalars, arrays) or [ast.Pass()]
@@ -342,6 +343,7 @@ for {n['k']} in range({n['sched']}[2] - 1, {n['sched']}[1] - 1, -1):
         last = _parse(f"for {n['k']} in range({n['steps']} - 1, {n['last']} - 1, -1):\n"
                       "    pass")[0]
         last.body = self._step_index(n["k"]) + copy.deepcopy(self.reverse)
+        ir.annotate(last, steps=True)
         nodes = before + [last] + self.reserve + [head, loop] + after
         for node in nodes:
             ir.annotate(node, origin=ir.note(self.loop, "origin", None))

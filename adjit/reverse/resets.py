@@ -313,6 +313,12 @@ def _rewrite_group(parts, info):
                                     orelse=[add])
 
 
+def _overwritten(loop, x):
+    """Note that the code after `loop` assigns x's elements in the loop's range before it
+    reads them (copy_sums may then use them)."""
+    ir.annotate(loop, overwritten=ir.note(loop, "overwritten", frozenset()) | {x})
+
+
 def _remove(loop, stmt):
     loop.body.remove(stmt)
     if not loop.body:
@@ -349,11 +355,13 @@ def _within(block, bars, values):
                     values.same(_bounds(a.iter)[1], bounds[1]):
                 a.body[a.body.index(add)] = _assign(add)
                 _remove(z, reset)
+                _overwritten(z, x)
                 continue
             found = _group(block, j, x, index, var, values, bounds)
             if found is not None:
                 _rewrite_group(*found)
                 _remove(z, reset)
+                _overwritten(z, x)
 
 
 def _fresh_at_top(before, stmts, bars):
@@ -453,3 +461,206 @@ def _rotate(loop, x, values, record, namegen, fresh):
         after = [ast.If(test=ast.UnaryOp(op=ast.Not(), operand=ast.Name(id=flag, ctx=ast.Load())),
                         body=after, orelse=[])]
     return [ir.assign(flag, ast.Constant(value=True))], after
+
+
+def copy_sums(stmts, live_after, before=()):
+    """A loop copying X into Y (`for i in range(1, n - 1): un_bar[i] = u_bar[i]`, the
+    copy-back's adjoint once it assigns) and, later, nothing between writing Y, a sum over
+    the same elements of Y (`alpha_bar += dot_range(un_bar, 1, 1, _ftape, _fbase1, 1, ...)`):
+    the sum is taken while copying, in one pass (`copy_dot`, runtime/sums.py), where the
+    copy was. Where the copy is the assigning branch of a time loop's first-step test
+    (drop_resets), the adding branch takes the sum after its loop. Numbers the sum's
+    arguments read that are assigned between (`_fbase1 = _fn - ...`) move before the copy
+    when what they read is not assigned there. Serial CPU code only."""
+    values = _Values(list(before) + list(stmts))
+    record = {}
+    upward_exposed(stmts, live_after, record)
+    for block in list(ir.blocks(stmts)):
+        k = 0
+        while k < len(block):
+            if not _fuse_copy_sum(block, k, values, record):
+                k += 1
+    return stmts
+
+
+def _dot_call(s):
+    """(total, op, call) of `total += dot_range(...)` / `-=`, else None."""
+    if isinstance(s, ast.AugAssign) and isinstance(s.target, ast.Name) and \
+            isinstance(s.op, (ast.Add, ast.Sub)) and isinstance(s.value, ast.Call) and \
+            ir.unparse(s.value.func) == "dot_range" and len(s.value.args) == 7 and \
+            isinstance(s.value.args[0], ast.Name):
+        return s.target.id, s.op, s.value
+    return None
+
+
+def _writes(s, y):
+    """Whether `s` (nested statements included) assigns y or one of its elements, or passes
+    it to a call (which may write it)."""
+    for n in ast.walk(s):
+        if isinstance(n, ast.Name) and n.id == y and isinstance(n.ctx, ast.Store):
+            return True
+        if isinstance(n, (ast.Assign, ast.AugAssign)):
+            for t in (n.targets if isinstance(n, ast.Assign) else [n.target]):
+                if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and \
+                        t.value.id == y:
+                    return True
+        if isinstance(n, ast.Call) and any(isinstance(a, ast.Name) and a.id == y
+                                           for a in n.args):
+            return True
+    return False
+
+
+def _stores(s):
+    return {n.id for n in ast.walk(s) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+
+
+def _fuse_copy_sum(block, d, values, record):
+    found = _dot_call(block[d])
+    if found is None:
+        return False
+    total, op, call = found
+    y = call.args[0].id
+    # the statement before the sum that last writes y: the copy (or the first-step test)
+    c = next((p for p in range(d - 1, -1, -1) if _writes(block[p], y)), None)
+    if c is None:
+        return False
+    site = block[c]
+    adding = None
+    if isinstance(site, ast.If) and len(site.orelse) == 1 and isinstance(site.orelse[0], ast.For):
+        copy_loop, adding = site.orelse[0], site.body
+    elif isinstance(site, ast.For):
+        copy_loop = site
+    else:
+        return False
+    if not _range_loop(copy_loop) or _jumps(copy_loop.body):
+        return False
+    pair = _copy_pair(copy_loop)
+    if pair is None or pair[1] != y:
+        return False
+    x = pair[0]
+    first = None
+    if adding is not None:
+        # the first step adds x into y: it adds y into x instead (x's elements in the range
+        # are assigned again before they are read), and the copy with the sum follows for
+        # every step alike, so each step's sum is taken the same way
+        first = next((t for t in adding if isinstance(t, ast.For)), None)
+        if x not in ir.note(copy_loop, "overwritten", ()) or first is None or \
+                not _range_loop(first) or ast.dump(first.iter) != ast.dump(copy_loop.iter) or \
+                first.target.id != copy_loop.target.id or \
+                _added_pair(first) != (x, y) or \
+                (_stores(first) - {x, y}) & set(record.get(id(first), ())) or \
+                any(_touches(t, x) or _touches(t, y) for t in adding if t is not first):
+            return False
+    # the loop's variable and temporary are not read after it
+    if (_stores(copy_loop) - {x, y}) & set(record.get(id(copy_loop), ())):
+        return False
+    lo, hi = _bounds(copy_loop.iter)
+    a0, sa, b, b0, sb, count = call.args[1:]
+    if not (isinstance(sa, ast.Constant) and sa.value == 1) or \
+            not (isinstance(sb, ast.Constant) and sb.value == 1) or \
+            not _at_least_zero(lo) or not values.same(ir.unparse(a0), lo):
+        return False
+    if not (isinstance(count, ast.Call) and ir.unparse(count.func) == "max" and
+            len(count.args) == 2 and ir.unparse(count.args[1]) == "0"):
+        return False
+    length = ir.unparse(ir.fold_int(ast.parse(f"({hi}) - ({lo})", mode="eval").body))
+    if not values.same(ir.unparse(count.args[0]), length):
+        return False
+    # between: nothing names y or the total; what the sum's arguments read is either left
+    # alone or set by a number assignment that can move before the copy
+    between = block[c + 1:d]
+    if any(_touches(s, total) or _writes(s, y) for s in between):
+        return False
+    needed = set()
+    for arg in (b, b0, sb, count):
+        needed |= _names(arg)
+    moved = []
+    assigned = set(_stores(copy_loop)) | ({n for s in adding for n in _stores(s)}
+                                          if adding else set())
+    for s in between:
+        hit = _stores(s) & needed
+        if not hit:
+            assigned |= _stores(s)
+            continue
+        if hit & {n for m in moved for n in _stores(m)} or hit & _names(site):
+            return False
+        if not (isinstance(s, ast.Assign) and len(s.targets) == 1 and
+                isinstance(s.targets[0], ast.Name)) or _names(s.value) & assigned or \
+                any(isinstance(n, (ast.Call, ast.Subscript)) and not
+                    (isinstance(n, ast.Call) and ir.unparse(n.func) in ("max", "min"))
+                    for n in ast.walk(s.value)):
+            return False
+        moved.append(s)
+        assigned |= _stores(s)
+    if not isinstance(b, ast.Name) or b.id in assigned:
+        return False
+    fused = ast.AugAssign(target=ast.Name(id=total, ctx=ast.Store()), op=op, value=ast.Call(
+        func=ast.Name(id="copy_dot", ctx=ast.Load()),
+        args=[ast.Name(id=y, ctx=ast.Load()), ast.Name(id=x, ctx=ast.Load()),
+              ast.parse(lo, mode="eval").body, b, b0, count], keywords=[]))
+    ir.copy_notes(block[d], fused, ("origin",))
+    sum_stmt = block[d]
+    for s in moved + [sum_stmt]:
+        block.remove(s)
+    c = block.index(site)
+    if adding is not None:
+        var = first.target.id
+        first.body = [ast.AugAssign(
+            target=ast.Subscript(value=ast.Name(id=x, ctx=ast.Load()),
+                                 slice=ast.Name(id=var, ctx=ast.Load()), ctx=ast.Store()),
+            op=ast.Add(), value=ast.Subscript(value=ast.Name(id=y, ctx=ast.Load()),
+                                              slice=ast.Name(id=var, ctx=ast.Load()),
+                                              ctx=ast.Load()))]
+        site.orelse = []
+        block[c + 1:c + 1] = [fused]
+    else:
+        block[c] = fused
+    block[c:c] = moved
+    return True
+
+
+def _added_pair(loop):
+    """(X, Y) where the loop's body only adds X[i] into Y[i] (directly or through one
+    temporary), else None."""
+    var = loop.target.id
+    body = loop.body
+    if len(body) == 2 and isinstance(body[0], ast.Assign) and \
+            isinstance(body[0].targets[0], ast.Name) and isinstance(body[1], ast.AugAssign) and \
+            isinstance(body[1].value, ast.Name) and body[1].value.id == body[0].targets[0].id:
+        load, add = body[0].value, body[1]
+    elif len(body) == 1 and isinstance(body[0], ast.AugAssign):
+        load, add = body[0].value, body[0]
+    else:
+        return None
+    store = add.target
+    if not isinstance(add.op, ast.Add):
+        return None
+    for sub in (load, store):
+        if not (isinstance(sub, ast.Subscript) and isinstance(sub.value, ast.Name) and
+                isinstance(sub.slice, ast.Name) and sub.slice.id == var):
+            return None
+    if load.value.id == store.value.id:
+        return None
+    return load.value.id, store.value.id
+
+
+def _copy_pair(loop):
+    """(X, Y) where the loop's body only copies X[i] into Y[i] (directly or through one
+    temporary), 1-D, else None."""
+    var = loop.target.id
+    body = loop.body
+    if len(body) == 2 and isinstance(body[0], ast.Assign) and \
+            isinstance(body[0].targets[0], ast.Name) and isinstance(body[1], ast.Assign) and \
+            isinstance(body[1].value, ast.Name) and body[1].value.id == body[0].targets[0].id:
+        load, store = body[0].value, body[1].targets[0]
+    elif len(body) == 1 and isinstance(body[0], ast.Assign):
+        load, store = body[0].value, body[0].targets[0]
+    else:
+        return None
+    for sub in (load, store):
+        if not (isinstance(sub, ast.Subscript) and isinstance(sub.value, ast.Name) and
+                isinstance(sub.slice, ast.Name) and sub.slice.id == var):
+            return None
+    if load.value.id == store.value.id:
+        return None
+    return load.value.id, store.value.id

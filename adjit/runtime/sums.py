@@ -37,3 +37,24 @@ def sum_range(a, a0, sa, n):
         for k in range(n):
             s += a[a0 + sa * k]
     return s
+
+
+@numba.njit(fastmath={"reassoc"}, error_model="numpy", cache=True)
+def copy_dot(dst, src, lo, b, b0, n):
+    """dst[lo + k] = src[lo + k] for k < n, and the sum of src[lo + k] * b[b0 + k] (in any
+    order): a copy and a sum over what it copied, in one pass (lo is never negative; b0 is
+    indexed as numba does where it is)."""
+    s = 0.0
+    if n <= 0:
+        return s
+    if lo >= 0 and b0 >= 0:
+        for k in range(n):
+            v = src[np.uint64(lo + k)]
+            dst[np.uint64(lo + k)] = v
+            s += v * b[np.uint64(b0 + k)]
+    else:
+        for k in range(n):
+            v = src[lo + k]
+            dst[lo + k] = v
+            s += v * b[b0 + k]
+    return s
