@@ -1030,7 +1030,7 @@ class NumpyCalls:
         if not isinstance(a["tup"], (ast.Tuple, ast.List)):
             raise self.error(node, "np.dstack of something that is not a tuple of arrays",
                              "Write np.dstack((a, b)).")
-        pieces = [self.lazy_operand(self.rhs(e, out), out) for e in a["tup"].elts]
+        pieces = self.operands(list(a["tup"].elts), out)     # left to right (operands)
         if not pieces or any(not isinstance(p, Lazy) or isinstance(p, Scalar) for p in pieces):
             raise self.error(node, "joining something that is not an array",
                              "Pass a tuple of arrays: np.dstack((a, b)).")
@@ -1052,7 +1052,7 @@ class NumpyCalls:
         if not isinstance(a["tup"], (ast.Tuple, ast.List)):
             raise self.error(node, f"{what} of something that is not a tuple of arrays",
                              f"Write {what}((a, b)).")
-        pieces = [self.lazy_operand(self.rhs(e, out), out) for e in a["tup"].elts]
+        pieces = self.operands(list(a["tup"].elts), out)     # left to right (operands)
         if not pieces or any(not isinstance(p, Lazy) or isinstance(p, Scalar) for p in pieces):
             raise self.error(node, "joining something that is not an array",
                              f"Pass a tuple of arrays: {what}((a, b)).")

@@ -674,7 +674,9 @@ class Vectorizing:
 
     def concatenate(self, items, axis, out, node, stack=False, pieces=None):
         if pieces is None:
-            pieces = [self.lazy_operand(self.rhs(e, out), out) for e in items]
+            # left to right; an array a later piece's helper call could write is computed
+            # first, as numpy does (operands)
+            pieces = self.operands(list(items), out)
         if not pieces or any(not isinstance(p, Lazy) or isinstance(p, Scalar) for p in pieces):
             raise self.error(node, "joining something that is not an array",
                              "Pass a tuple of arrays: np.concatenate((a, b)).")
