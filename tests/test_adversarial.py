@@ -1589,3 +1589,20 @@ def outer_in_stack_then_write(x):
                                outer_in_stack_then_write])
 def test_joined_pieces_are_computed_before_a_later_piece_writes(f):
     check(f, np.array([0.5, 0.25, 0.75, 1.0]))
+
+
+# FIXED BUG: a loop nest whose statements all folded away in the generated source (only the
+# comment quoting the user's line was left in its body) made the generated function an
+# IndentationError. Found by the program fuzzer (seed 3131, --groups).
+def counts_then_gathered(x, n):
+    a = np.zeros(4)
+    for i in range(n):
+        for j in range(1, 4):
+            a[1] += 1.5
+    a += x[np.array([3, 3, 1, 1])]
+    return np.sum(a)
+
+
+def test_a_loop_left_without_statements_still_compiles():
+    check(counts_then_gathered, np.array([0.5, 0.25, 0.75, 1.0]), 3,
+          expected=(np.array([0.0, 2.0, 0.0, 2.0]),))

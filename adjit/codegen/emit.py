@@ -83,10 +83,28 @@ def render(name, params, parts, fold=False):
         fn.body = [s for k, s in enumerate(fn.body) if not (
             id(s) in titles and (k + 1 == len(fn.body) or id(fn.body[k + 1]) in titles))]
     fn.body = fn.body or [ast.Pass()]           # (a kernel whose adjoint does nothing)
+    _bodies_with_a_statement(fn)
     text = ir.unparse(ast.fix_missing_locations(ast.Module(body=[fn], type_ignores=[])))
     pattern = re.compile(rf"^(\s*){_COMMENT}\((\d+)\)$", re.M)
     text = pattern.sub(lambda m: f"{m.group(1)}# {comments[int(m.group(2))]}", text)
     return "\n".join(wrap_line(line) for line in text.split("\n")) + "\n"
+
+
+def _is_comment(s):
+    return isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) and \
+        isinstance(s.value.func, ast.Name) and s.value.func.id == _COMMENT
+
+
+def _bodies_with_a_statement(fn):
+    """A loop or branch whose statements all folded away (or were never more than the
+    comment quoting the user's line) gets `pass`: a comment alone is no body."""
+    for node in ast.walk(fn):
+        for field in ("body", "orelse"):
+            inner = getattr(node, field, None)
+            if not isinstance(inner, list) or node is fn:
+                continue
+            if (field == "body" and not inner) or (inner and all(_is_comment(x) for x in inner)):
+                inner.append(ast.Pass())
 
 
 WIDTH = 120
