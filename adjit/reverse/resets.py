@@ -45,7 +45,7 @@ import ast
 import copy
 
 from .. import ir
-from .accumulators import _is_prange, _is_range
+from .accumulators import _is_prange, _is_range, serial_range_loops
 from .dce import upward_exposed
 from .fission import _bounds
 
@@ -75,9 +75,8 @@ def _filled_once(stmts, before, values, fresh):
     """An adjoint array allocated zeroed (`c_bar = np.zeros_like(c)`) whose first use is a
     loop of the backward sweep's top level adding once into each of its elements
     (`for k in range(c.shape[0]): c_bar[k] += e`) is allocated empty and assigned."""
-    for x, k in fresh.items():
-        loop = stmts[k]
-        if not _range_loop(loop) or _jumps(loop.body):
+    for x, loop in fresh.items():
+        if not any(s is loop for s in stmts) or not _range_loop(loop) or _jumps(loop.body):
             continue
         var = loop.target.id
         lo, hi = _bounds(loop.iter)
@@ -365,7 +364,7 @@ def _within(block, bars, values):
 
 
 def _fresh_at_top(before, stmts, bars):
-    """{x: position in stmts} for adjoint arrays allocated by np.zeros/np.zeros_like at the
+    """{x: statement} for adjoint arrays allocated by np.zeros/np.zeros_like at the
     function's top level with nothing after the allocation naming them up to that top-level
     statement of the backward sweep (the first one naming them)."""
     out = {}
@@ -384,33 +383,26 @@ def _fresh_at_top(before, stmts, bars):
                     break
             elif _touches(s, x):
                 if p >= offset:
-                    out[x] = p - offset
+                    out[x] = s
                 break
     return out
 
 
-def _around(stmts, bars, values, record, namegen, fresh, top=True):
-    k = 0
-    while k < len(stmts):
-        s = stmts[k]
-        if isinstance(s, ast.For) and _is_prange(s):
-            k += 1
-            continue
-        for field in ("body", "orelse"):
-            inner = getattr(s, field, None)
-            if isinstance(inner, list) and inner:
-                _around(inner, bars, values, record, namegen, fresh, top=False)
-        if isinstance(s, ast.For) and _is_range(s) and not s.orelse and \
-                not _jumps(s.body):
-            before, after = [], []
-            for x in sorted(bars):
-                b, a = _rotate(s, x, values, record, namegen, top and fresh.get(x) == k)
-                before += b
-                after += a
-            stmts[k + 1:k + 1] = after
-            stmts[k:k] = before
-            k += len(before) + len(after)
-        k += 1
+def _around(stmts, bars, values, record, namegen, fresh):
+    def rewrite(block, k):
+        loop = block[k]
+        if loop.orelse or _jumps(loop.body):
+            return k
+        before, after = [], []
+        for x in sorted(bars):
+            b, a = _rotate(loop, x, values, record, namegen,
+                           block is stmts and fresh.get(x) is loop)
+            before += b
+            after += a
+        block[k + 1:k + 1] = after
+        block[k:k] = before
+        return k + len(before) + len(after)
+    serial_range_loops(stmts, rewrite)
 
 
 def _rotate(loop, x, values, record, namegen, fresh):
@@ -622,41 +614,32 @@ def _fuse_copy_sum(block, d, values, record):
 def _added_pair(loop):
     """(X, Y) where the loop's body only adds X[i] into Y[i] (directly or through one
     temporary), else None."""
-    var = loop.target.id
-    body = loop.body
-    if len(body) == 2 and isinstance(body[0], ast.Assign) and \
-            isinstance(body[0].targets[0], ast.Name) and isinstance(body[1], ast.AugAssign) and \
-            isinstance(body[1].value, ast.Name) and body[1].value.id == body[0].targets[0].id:
-        load, add = body[0].value, body[1]
-    elif len(body) == 1 and isinstance(body[0], ast.AugAssign):
-        load, add = body[0].value, body[0]
-    else:
-        return None
-    store = add.target
-    if not isinstance(add.op, ast.Add):
-        return None
-    for sub in (load, store):
-        if not (isinstance(sub, ast.Subscript) and isinstance(sub.value, ast.Name) and
-                isinstance(sub.slice, ast.Name) and sub.slice.id == var):
-            return None
-    if load.value.id == store.value.id:
-        return None
-    return load.value.id, store.value.id
+    return _elementwise_pair(loop, ast.AugAssign)
 
 
 def _copy_pair(loop):
     """(X, Y) where the loop's body only copies X[i] into Y[i] (directly or through one
     temporary), 1-D, else None."""
+    return _elementwise_pair(loop, ast.Assign)
+
+
+def _elementwise_pair(loop, kind):
+    """(X, Y) where the loop's body only moves X[i] into Y[i] by a statement of `kind`
+    (`Y[i] = X[i]`, or `Y[i] += X[i]` for ast.AugAssign), directly or through one
+    temporary; else None."""
     var = loop.target.id
     body = loop.body
     if len(body) == 2 and isinstance(body[0], ast.Assign) and \
-            isinstance(body[0].targets[0], ast.Name) and isinstance(body[1], ast.Assign) and \
+            isinstance(body[0].targets[0], ast.Name) and isinstance(body[1], kind) and \
             isinstance(body[1].value, ast.Name) and body[1].value.id == body[0].targets[0].id:
-        load, store = body[0].value, body[1].targets[0]
-    elif len(body) == 1 and isinstance(body[0], ast.Assign):
-        load, store = body[0].value, body[0].targets[0]
+        load, last = body[0].value, body[1]
+    elif len(body) == 1 and isinstance(body[0], kind):
+        load, last = body[0].value, body[0]
     else:
         return None
+    if kind is ast.AugAssign and not isinstance(last.op, ast.Add):
+        return None
+    store = last.target if kind is ast.AugAssign else last.targets[0]
     for sub in (load, store):
         if not (isinstance(sub, ast.Subscript) and isinstance(sub.value, ast.Name) and
                 isinstance(sub.slice, ast.Name) and sub.slice.id == var):
