@@ -5,7 +5,9 @@ import ast
 import copy
 
 from .. import ir
+from ..analysis.prims import classify
 from ..analysis.types import BOOL, FLOAT, INT, is_array
+from ..rules.table import PAIRED
 from ..rules.templates import fold
 from .dce import eliminate_dead, upward_exposed
 from .recompute import filled_buffers
@@ -412,7 +414,8 @@ class Emission:
         return _merge_resets(self._backward_raw(mirrors, block))
 
     def _backward_raw(self, mirrors, block):
-        out = self._replay(block)
+        head = self._replay(block)
+        out = []
         for m in mirrors:
             s = m.stmt
             if isinstance(m, AssignMirror):
@@ -439,7 +442,33 @@ class Emission:
                     out += self._reverse_loop(m, s)
                 if isinstance(s, ast.For) and id(s) in self.pushed:
                     out += self.tape.pop(s.target.id, INT)
-        return out
+        return self._sink_paired(head, out)
+
+    def _sink_paired(self, head, body):
+        """The block's backward sweep: the replayed values `head`, then `body`. A replayed
+        sin or cos (PAIRED) moves down to the first statement that reads it, which is where
+        the block's partials are: LLVM computes sin(x) and cos(x) in one sincos call only
+        when both are in one basic block. It stays where it is if anything before that
+        statement assigns it or its argument, or another replayed value reads it."""
+        keep, rest = [], list(body)
+        for k, node in enumerate(head):
+            prim = classify(node.value, self.env)
+            name = ir.target_name(node)
+            args = {a.id for a in prim.operands if isinstance(a, ast.Name)} | {name}
+            if prim.kind != "op" or prim.obj not in PAIRED or \
+                    any(name in _names(h, ast.Load) for h in head[k + 1:]):
+                keep.append(node)
+                continue
+            for j, x in enumerate(rest):
+                if name in _names(x, ast.Load):
+                    rest.insert(j, node)
+                    break
+                if args & _names(x, ast.Store):
+                    keep.append(node)
+                    break
+            else:
+                keep.append(node)
+        return keep + rest
 
     def _with_snapshots(self, s, adj):
         """An array operation's adjoint reading the operands (and result) recorded at it,
@@ -613,6 +642,12 @@ def _without_pushes(stmts, tape_names):
             s.orelse = _without_pushes(s.orelse, tape_names)
         out.append(s)
     return out
+
+
+def _names(node, ctx):
+    """The names node (a statement, with what it nests) reads (ctx ast.Load) or assigns
+    (ast.Store)."""
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ctx)}
 
 
 def _merge_resets(stmts):

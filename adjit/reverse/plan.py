@@ -17,6 +17,7 @@ import ast
 
 from .. import ir
 from ..analysis.types import INT
+from ..rules.table import PAIRED
 
 
 class NeedPoint:
@@ -89,8 +90,8 @@ class Replayable(dict):
 def replayable(stmts, layout, prims_of, recomputed=frozenset()):
     """Block-local definitions the backward sweep can recompute, as a Replayable.
 
-    A definition whose operands are stable in its block is recomputed at the start of the
-    block's backward sweep. One whose operand the block assigns again only later, after
+    A definition whose operands are stable in its block (or assigned in it only before the
+    definition) is recomputed at the start of the block's backward sweep. One whose operand the block assigns again only later, after
     every use of the definition (`t = icf[k, idx]; ... t ...; idx = idx + 1`), is
     recomputed right after the mirror of that later assignment F has restored the operand
     (the planner makes F restore it: see Planning._add_replays), where a person writing
@@ -124,7 +125,8 @@ def replayable(stmts, layout, prims_of, recomputed=frozenset()):
             operands = prim.operands[1:] if prim.kind in ("load", "shape", "len") \
                 else prim.operands
             late = [a.id for a in operands if isinstance(a, ast.Name) and a.id not in local
-                    and a.id in assigned_here]
+                    and a.id in assigned_here
+                    and (a.id in out or not _settled(a.id, s, block_id, layout, prim))]
             if not late:
                 local[v] = s
                 continue
@@ -138,6 +140,20 @@ def replayable(stmts, layout, prims_of, recomputed=frozenset()):
                 after[v] = restore
         out.update(local)
     return Replayable(out, after)
+
+
+def _settled(var, s, block_id, layout, prim):
+    """Whether s is sin or cos (PAIRED) and the block assigns its argument var only before
+    s (`theta = theta + dt * omega; _t = math.sin(theta)`): at the block's end var still
+    holds the value s read, so s can be computed again at the start of the block's backward
+    sweep, as if var were stable; its own partial (cos(theta)) reads var there anyway.
+    (Not for other values: replaying a copy or a comparison there can make the planner
+    record its operand at each of its assignments instead of recording it once.)"""
+    if prim.kind != "op" or prim.obj not in PAIRED:
+        return False
+    pos = layout.pos[id(s)]
+    return all(layout.pos[id(x)] < pos for x in layout.sites.get(var, ())
+               if layout.inside(x, block_id))
 
 
 def _restoring_site(s, late, users, block, layout, chained=()):

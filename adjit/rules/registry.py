@@ -25,6 +25,10 @@ no entry: the normalizer folds any int or float a name resolves to):
   `statement` marks one called for its effect alone (np.random.seed);
 - `cost`: "expensive" for functions that cost more to recompute than a tape push and pop
   (the backward sweep records their values rather than replaying them);
+- `paired`: for an expensive function, the function its rule's partial calls on the same
+  argument (math.sin's partial is math.cos(x)), which LLVM computes together with it in
+  one `sincos` call: where the backward sweep evaluates that partial, computing the value
+  again there costs almost nothing, and it is replayed rather than recorded;
 - `domain`: where the generic test harness (tests/test_registry.py) draws each argument;
 - `methods`: array methods that mean the same (`a.sum()` for np.sum);
 - `cuda`: False for a function whose rule calls what numba.cuda does not compile;
@@ -116,7 +120,7 @@ class Primitive:
     def __init__(self, obj, name, family, rule=None, scalar=None, arity=1, reduction=None,
                  handler=None, cost="cheap", domain=None, methods=(), notes="", params=(),
                  result=None, statement=False, cuda=True, array_rule=None, packed=None,
-                 message=None):
+                 message=None, paired=None):
         self.obj = obj
         self.name = name
         self.family = family
@@ -136,6 +140,7 @@ class Primitive:
         self.array_rule = array_rule
         self.packed = packed
         self.message = message
+        self.paired = paired
 
     @property
     def differentiable(self):

@@ -35,11 +35,11 @@ def _binary(pa, pb, result="float"):
 
 
 def scalar(obj, name, rule, numpy=(), cost="cheap", domain=((-2.0, 2.0),), notes="",
-           cuda=True):
+           cuda=True, paired=None):
     """A function of numbers (math.sin): called as it is on scalars; `numpy` lists numpy
     functions that apply it to every element of arrays (np.sin)."""
     _R.define(obj, name, "scalar", rule=rule, cost=cost, domain=domain, notes=notes,
-              cuda=cuda)
+              cuda=cuda, paired=paired)
     for np_obj in numpy:
         _R.define(np_obj, f"np.{np_obj.__name__}", "elementwise", scalar=obj,
                   arity=len(rule.params), domain=domain, cuda=cuda)
@@ -95,8 +95,8 @@ operator_entry(ast.Not, "not", _unary(None, "bool"))
 # math and builtins, and the numpy functions that apply them elementwise ---------------------
 _POS = ((0.1, 4.0),)
 _UNIT = ((-0.9, 0.9),)
-scalar(math.sin, "math.sin", _unary("math.cos(x)"), (np.sin,), _EXP)
-scalar(math.cos, "math.cos", _unary("-math.sin(x)"), (np.cos,), _EXP)
+scalar(math.sin, "math.sin", _unary("math.cos(x)"), (np.sin,), _EXP, paired=math.cos)
+scalar(math.cos, "math.cos", _unary("-math.sin(x)"), (np.cos,), _EXP, paired=math.sin)
 scalar(math.tan, "math.tan", _unary("1.0 + out * out"), (np.tan,), _EXP, ((-1.3, 1.3),))
 scalar(math.asin, "math.asin", _unary("1.0 / math.sqrt((1.0 - x) * (1.0 + x))"),
        (np.arcsin,), _EXP, _UNIT)
@@ -836,3 +836,8 @@ EXPENSIVE = {e.obj for e in _R.entries if e.cost == _EXP}
 """Functions that cost more to recompute (tens of cycles) than a tape push and pop: a value
 of theirs that the backward sweep reads is recorded rather than replayed when the forward
 sweep computes it anyway (see ReverseBuilder.plan)."""
+
+PAIRED = {e.obj for e in _R.entries if e.paired is not None}
+"""Expensive functions whose rule's partial calls their pair on the same argument (sin, cos):
+LLVM computes both in one sincos call, so the value is replayed beside the partial rather
+than recorded."""
