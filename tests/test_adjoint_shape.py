@@ -855,6 +855,16 @@ def square_used_twice(x):
     return s
 
 
+def square_used_twice_last_in_a_product(x):
+    """The same with the product last: the square's other use must still reach it."""
+    s = 0.0
+    for i in range(x.shape[0]):
+        v = x[i]
+        sq = v * v
+        s += sq * 3.0 + sq * v
+    return s
+
+
 def square_then_changed(x):
     """v changes between the square and the product: v1 * v1 * v2, not a cube."""
     s = 0.0
@@ -884,6 +894,10 @@ def test_a_value_times_itself_is_a_power():
     assert "(3.0 * " not in _backward(src), src
     np.testing.assert_allclose(adjit.grad(square_used_twice)(x), 3.0 * x ** 2 + 6.0 * x,
                                rtol=1e-12)
+    src = _check(square_used_twice_last_in_a_product, (x,), 0, rtol=1e-8, atol=1e-9)
+    assert "(3.0 * sq)" not in _backward(src), src
+    np.testing.assert_allclose(adjit.grad(square_used_twice_last_in_a_product)(x),
+                               3.0 * x ** 2 + 6.0 * x, rtol=1e-12)
     src = _check(square_then_changed, (x,), 0, rtol=1e-8, atol=1e-9)
     assert "(3.0 * " not in _backward(src), src
     np.testing.assert_allclose(adjit.grad(square_then_changed)(x),

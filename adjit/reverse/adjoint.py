@@ -188,11 +188,15 @@ class ReverseBuilder(Validation, Planning, Emission):
         u = _t * x`): the last product's adjoint is `u_bar * (3.0 * _t)`, one multiply by the
         partial product, where the product rule through each partial product computes
         `u_bar * _t + (u_bar * x) * (2.0 * x)`. A partial product qualifies where it is a
-        single-use temporary read only by the next product, in the same block, with x
-        assigned nowhere in between. Returns ({id(last product): (x, power, partial
+        single-use temporary whose adjoint only the next product adds to, in the same block,
+        with x assigned nowhere in between. Returns ({id(last product): (x, power, partial
         product)}, {ids of the partial products' assignments}), over the longest chains."""
         defs = {}           # single-use temporary -> (x, power) of its product chain
         found = {}
+        uses = {}           # var -> how many operands its adjoint receives from
+        for s in ir.walk_stmts(self.stmts):
+            for atom in self._contributing_operands(s):
+                uses[atom.id] = uses.get(atom.id, 0) + 1
         for s in ir.walk_stmts(self.stmts):
             if not (isinstance(s, ast.Assign) and not ir.is_store(s)
                     and isinstance(s.value, ast.BinOp) and isinstance(s.value.op, ast.Mult)):
@@ -208,7 +212,7 @@ class ReverseBuilder(Validation, Planning, Emission):
                 chain = (left.id, 2, None)
             else:
                 for inner, x in ((left.id, right.id), (right.id, left.id)):
-                    if inner in defs and defs[inner][0] == x and \
+                    if inner in defs and defs[inner][0] == x and uses.get(inner) == 1 and \
                             self.single_use.get(inner) == id(s) and \
                             self._unchanged_between(x, defs[inner][2], s):
                         chain = (x, defs[inner][1] + 1, inner)
