@@ -449,6 +449,9 @@ class Writer:
         if k == 1:
             return f"({a} - {self.expr(scope, depth + 1)})"
         if k == 2:
+            if self.chance(20):     # a value times itself: the adjoint of a power
+                return self.choice((f"({a} * {a} * {a})", f"({a} * ({a} * {a}))",
+                                    f"({a} * {a} * {a} * {a})"))
             return f"({a} * {self.expr(scope, depth + 1)})"
         if k == 3:
             return f"(-{a})"
