@@ -5,7 +5,9 @@ wants them: the time loop as lax.scan over whole-array updates.
 Run by run.py as a script in its own process when jax is installed (the optional extra
 adjit[compare]): `python jax_cases.py OUTDIR REPEATS` times jax.jit(jax.grad(f)) for every
 case of cases.py whose function has a mirror here (matched by __name__), on the same inputs,
-and writes OUTDIR/times.json and each gradient as OUTDIR/<k>.npz. Python ints among the
+and writes OUTDIR/times.json (each case's median time, the path of its gradient, and the
+first call's time: tracing, XLA's compilation and one evaluation) and each gradient as
+OUTDIR/<k>.npz. Python ints among the
 arguments (step counts) are static arguments of the jitted gradient, everything else goes in
 as a jax array. Cases that share their inputs and argnums with an earlier case (the same
 gradient with and without checkpointing) reuse its time. Nothing else imports this module.
@@ -14,6 +16,7 @@ Float64 throughout (jax_enable_x64).
 import json
 import os
 import sys
+import time
 
 import jax
 import jax.numpy as jnp
@@ -110,8 +113,10 @@ def main(out, repeats):
     from cases import cases, inputs
     from run import median_time
 
+    # JAX itself warm before the first calls are timed (as numba is for adjit's column)
+    jax.block_until_ready(jax.jit(jax.grad(lambda x: jnp.sum(jnp.tanh(x))))(jnp.ones(3)))
     times = {}
-    done = {}       # (function, argnums, id of the inputs) -> the case's (time, path)
+    done = {}       # (function, argnums, id of the inputs) -> the case's (time, path, first)
     for k, (name, fn, args, argnums, _) in enumerate(cases()):
         f = MIRRORS.get(fn.__name__)
         if f is None:
@@ -129,11 +134,13 @@ def main(out, repeats):
         def call(*a):
             return jax.block_until_ready(g(*a))
 
-        grads = call(*jargs)
+        t0 = time.perf_counter()
+        grads = call(*jargs)            # tracing, XLA's compilation and one evaluation
+        first = time.perf_counter() - t0
         grads = grads if isinstance(grads, tuple) else (grads,)
         path = os.path.join(out, f"{k}.npz")
         np.savez(path, **{f"g{j}": np.asarray(v) for j, v in enumerate(grads)})
-        times[name] = done[key] = (median_time(call, jargs, repeats), path)
+        times[name] = done[key] = (median_time(call, jargs, repeats), path, first)
     about = f"JAX {jax.__version__} on {jax.devices()[0].platform} (in its own process): " \
             "jax.jit(jax.grad(f)), float64, inputs as jax arrays (ints static), timed to " \
             "block_until_ready"

@@ -283,7 +283,7 @@ class Bench:
                    *hand_cols,
                    f"{compile_s:12.2f}", f"{warm:>14}", f"{human_bytes(tape.total_bytes):>9}"]
             if self.jax_times is not None and name in self.jax_times:
-                tj, saved = self.jax_times[name]
+                tj, saved = self.jax_times[name][:2]
                 r["jax"] = tj
                 r["jax_diff"] = max_rel_diff(grad_value, saved)
                 diffs.append((name, r["jax_diff"]))
@@ -318,6 +318,14 @@ class Bench:
         self.out("numba's own first call of each forward (numba.njit(f), compiling it, in the "
                  "same process), for the 'first call' column: " + ", ".join(
                      f"{name} {s:.2f} s" for name, s in fwd_compiles), self.footers)
+        if self.jax_times is not None:
+            firsts = [(name, r["compile"], self.jax_times[name][2])
+                      for name, r in self.results.items()
+                      if name in self.jax_times and "checkpoint" not in r["options"]]
+            self.out("first calls, adjit (the 'first call' column) against JAX (its own "
+                     "process: tracing, XLA's compilation and one evaluation): " + ", ".join(
+                         f"{name} {a:.2f} s / {j:.2f} s" for name, a, j in firsts),
+                     self.footers)
         for name, d in diffs:
             self.out(f"{name}: adjit and JAX gradients differ by {d:.1e} of the largest "
                      "component" + ("" if d < 1e-8 else "  <-- MISMATCH"), self.footers)
@@ -559,7 +567,9 @@ def write_docs(bench, series, path, elapsed):
         "- **first call s**: the gradient's first call in the benchmark process: the source "
         "transformation, numba's compilation of the generated adjoint, writing it to the disk "
         "cache, and one gradient evaluation (numba itself is already warm). A footer gives "
-        "numba's own first call of each forward, which compiles it, for comparison.",
+        "numba's own first call of each forward, which compiles it, for comparison, and "
+        "another (with jax installed) JAX's first call of its gradient (tracing, XLA's "
+        "compilation and one evaluation, JAX itself warm).",
         "- **warm process s**: `A / B`. A fresh Python process (benchmarks/warm_start.py, "
         "same interpreter and environment, the `ADJIT_CACHE_DIR` the benchmark process "
         "compiled into) builds the same gradient with `cache=True` and calls it once. A is "
