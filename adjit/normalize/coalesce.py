@@ -9,6 +9,17 @@ def coalesce_temps(stmts, temps, result):
 
     Only when y is assigned nowhere else and neither name is read between _a's allocation
     and the copy (so no reader of an earlier y can see the rename)."""
+    # (name, Load or Store) -> how often the statements hold it, kept up to date below
+    counts = {}
+    for t in stmts:
+        for n in ast.walk(t):
+            if isinstance(n, ast.Name):
+                key = (n.id, type(n.ctx))
+                counts[key] = counts.get(key, 0) + 1
+
+    def count(name, ctx, step):
+        counts[(name, ctx)] = counts.get((name, ctx), 0) + step
+
     for block in ir.blocks(stmts):
         for k, s in enumerate(block):
             if not (isinstance(s, ast.Assign) and isinstance(s.targets[0], ast.Name) and
@@ -23,15 +34,15 @@ def coalesce_temps(stmts, temps, result):
             between = [n for t in block[start:k] for n in ast.walk(t) if isinstance(n, ast.Name)]
             if any(n.id == y for n in between):
                 continue
-            everywhere = [n for t in stmts for n in ast.walk(t) if isinstance(n, ast.Name)]
-            if sum(1 for n in everywhere if n.id == y and isinstance(n.ctx, ast.Store)) != 1 or \
-                    sum(1 for n in everywhere if n.id == a and isinstance(n.ctx, ast.Load)) != \
+            if counts.get((y, ast.Store), 0) != 1 or counts.get((a, ast.Load), 0) != \
                     sum(1 for n in between if n.id == a and isinstance(n.ctx, ast.Load)) + 1:
                 continue
             for t in block[start:k]:
                 for n in ast.walk(t):
                     if isinstance(n, ast.Name) and n.id == a:
                         n.id = y
+                        count(a, type(n.ctx), -1)
+                        count(y, type(n.ctx), 1)
             write_once = getattr(temps, "write_once", set())
             if a in write_once:
                 write_once.discard(a)
@@ -42,6 +53,9 @@ def coalesce_temps(stmts, temps, result):
                 if len(stores) == len(made):    # the user never writes y afterwards
                     write_once.add(y)
             temps.add(y)
+            for n in ast.walk(s):       # the copy goes
+                if isinstance(n, ast.Name):
+                    count(n.id, type(n.ctx), -1)
             block[k] = ast.Pass()
         block[:] = [s for s in block if not isinstance(s, ast.Pass)] or [ast.Pass()]
     return result

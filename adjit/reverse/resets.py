@@ -75,9 +75,17 @@ def _filled_once(stmts, before, values, fresh):
     """An adjoint array allocated zeroed (`c_bar = np.zeros_like(c)`) whose first use is a
     loop of the backward sweep's top level adding once into each of its elements
     (`for k in range(c.shape[0]): c_bar[k] += e`) is allocated empty and assigned."""
+    body_names = {}     # id(loop) -> the names of each statement of its body
     for x, loop in fresh.items():
-        if not any(s is loop for s in stmts) or not _range_loop(loop) or _jumps(loop.body):
+        if not any(s is loop for s in stmts) or not _range_loop(loop):
             continue
+        if id(loop) not in body_names:
+            body_names[id(loop)] = [_names(s) for s in loop.body]
+        touching = [s for s, names in zip(loop.body, body_names[id(loop)]) if x in names]
+        if len(touching) != 1 or not (isinstance(touching[0], ast.AugAssign) and
+                                      isinstance(touching[0].target, ast.Subscript)) or \
+                _jumps(loop.body):
+            continue        # (_adder's first tests, the names once for all arrays)
         var = loop.target.id
         lo, hi = _bounds(loop.iter)
         alloc = next((s for s in before + list(stmts) if isinstance(s, ast.Assign) and
@@ -243,18 +251,20 @@ def _reset(loop, x):
 def _adder(loop, x, index, var):
     """The statement `x[index] += e` of `loop` when it is the loop's only use of x, on every
     iteration; else None."""
-    if not _range_loop(loop) or loop.target.id != var or _jumps(loop.body):
+    if not _range_loop(loop) or loop.target.id != var:
         return None
     found = [s for s in loop.body if _touches(s, x)]
     if len(found) != 1:
         return None
     s = found[0]
+    if not (isinstance(s, ast.AugAssign) and isinstance(s.op, ast.Add) and
+            isinstance(s.target, ast.Subscript) and isinstance(s.target.value, ast.Name) and
+            s.target.value.id == x and ast.dump(s.target.slice) == index) or \
+            _jumps(loop.body):
+        return None
     stored = {n.id for n in ast.walk(loop) if isinstance(n, ast.Name)
               and isinstance(n.ctx, ast.Store)}
-    if isinstance(s, ast.AugAssign) and not (_names(s.target.slice) - {var}) & stored and \
-            isinstance(s, ast.AugAssign) and isinstance(s.op, ast.Add) and \
-            isinstance(s.target, ast.Subscript) and isinstance(s.target.value, ast.Name) and \
-            s.target.value.id == x and ast.dump(s.target.slice) == index and \
+    if not (_names(s.target.slice) - {var}) & stored and \
             not _touches(s.value, x) and not _touches(s.target.slice, x):
         return s
     return None
@@ -329,7 +339,7 @@ def _within(block, bars, values):
     for k, z in enumerate(block):
         if not _range_loop(z):
             continue
-        for x in sorted(bars):
+        for x in sorted(_zeroed(z) & bars):
             reset = _reset(z, x)
             if reset is None:
                 continue
@@ -363,12 +373,22 @@ def _within(block, bars, values):
                 _overwritten(z, x)
 
 
+def _zeroed(loop):
+    """The arrays a statement of the loop's body sets an element of to 0.0 (those `_reset`
+    can find), a cheap first test before looking for each adjoint array."""
+    return {s.targets[0].value.id for s in loop.body
+            if isinstance(s, ast.Assign) and len(s.targets) == 1 and
+            isinstance(s.targets[0], ast.Subscript) and isinstance(s.targets[0].value, ast.Name)
+            and isinstance(s.value, ast.Constant)}
+
+
 def _fresh_at_top(before, stmts, bars):
     """{x: statement} for adjoint arrays allocated by np.zeros/np.zeros_like at the
     function's top level with nothing after the allocation naming them up to that top-level
     statement of the backward sweep (the first one naming them)."""
     out = {}
     whole = before + list(stmts)
+    names = [_names(s) for s in whole]
     offset = len(before)
     for x in bars:
         alloc = None
@@ -379,9 +399,9 @@ def _fresh_at_top(before, stmts, bars):
                         isinstance(s.value, ast.Call) and \
                         ir.unparse(s.value.func) in ("np.zeros_like", "np.zeros"):
                     alloc = p
-                elif _touches(s, x):
+                elif x in names[p]:
                     break
-            elif _touches(s, x):
+            elif x in names[p]:
                 if p >= offset:
                     out[x] = s
                 break
@@ -394,7 +414,13 @@ def _around(stmts, bars, values, record, namegen, fresh):
         if loop.orelse or _jumps(loop.body):
             return k
         before, after = [], []
-        for x in sorted(bars):
+        # (arrays named in two statements of the body at least; rewriting one array's
+        # statements leaves the others' counts as they are)
+        counts = {}
+        for s in loop.body:
+            for n in _names(s) & bars:
+                counts[n] = counts.get(n, 0) + 1
+        for x in sorted(n for n, c in counts.items() if c >= 2):
             b, a = _rotate(loop, x, values, record, namegen,
                            block is stmts and fresh.get(x) is loop)
             before += b
