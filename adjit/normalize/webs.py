@@ -39,9 +39,15 @@ class _Webs:
 
 
 def _merge(a, b):
+    """A new dict: each name's definitions reaching from a or b (the branches of an `if`
+    mostly share their sets with the state before it: those are taken as they are)."""
     out = dict(a)
     for k, v in b.items():
-        out[k] = out.get(k, frozenset()) | v
+        w = out.get(k)
+        if w is None:
+            out[k] = v
+        elif w is not v:
+            out[k] = w | v
     return out
 
 
