@@ -90,8 +90,9 @@ class Replayable(dict):
 def replayable(stmts, layout, prims_of, recomputed=frozenset()):
     """Block-local definitions the backward sweep can recompute, as a Replayable.
 
-    A definition whose operands are stable in its block (or assigned in it only before the
-    definition) is recomputed at the start of the block's backward sweep. One whose operand the block assigns again only later, after
+    A definition whose operands are stable in its block (or, for sin and cos, assigned in
+    it only before the definition: _settled) is recomputed at the start of the block's
+    backward sweep. One whose operand the block assigns again only later, after
     every use of the definition (`t = icf[k, idx]; ... t ...; idx = idx + 1`), is
     recomputed right after the mirror of that later assignment F has restored the operand
     (the planner makes F restore it: see Planning._add_replays), where a person writing
