@@ -515,10 +515,9 @@ def test_a_sum_into_one_element_across_steps_stays_identical_to_the_bit():
 
 
 def pair_sums(x, n):
-    """Independent iterations (each fills buf, then sums over it): without checkpointing the
-    backward sweep computes each iteration again and runs the inner loops upward; with it,
-    the iterations are recorded (the branch's value popped in reverse), so the inner loop
-    runs downward and the sum held for x_bar[i] adds in the other order."""
+    """Independent iterations (each fills buf, then sums over it): the backward sweep
+    computes each iteration again and runs the inner loops upward, the sum held for
+    x_bar[i] adding in that order, with checkpointing as without."""
     acc = 0.0
     buf = np.zeros(4)
     for i in range(4):
@@ -535,13 +534,16 @@ def pair_sums(x, n):
     return acc
 
 
-@pytest.mark.xfail(strict=True, reason="known: the sum over an inner loop that the recorded "
-                   "gradient runs upward rounds differently from the checkpointed gradient's "
-                   "downward loop (last bits; docs/semantics.md, Checkpointing)")
 def test_checkpointed_equals_a_recomputed_loop_bitwise():
-    rng = np.random.default_rng(36)
-    x = rng.normal(size=4)
-    plain, checkpointed = adjit.grad(pair_sums)(x, 3), adjit.grad(pair_sums, checkpoint=2)(x, 3)
-    np.testing.assert_allclose(checkpointed, plain, rtol=1e-12)     # the same to rounding
-    np.testing.assert_allclose(plain, fd_grad(numba.njit(pair_sums), (x, 3), 0), rtol=1e-6)
-    assert np.array_equal(plain, checkpointed)
+    """A top-level loop whose iterations the backward sweep computes again records nothing
+    across iterations: checkpointing leaves it alone and the plan is the same, so the
+    gradients agree to the bit (before, the checkpointed one recorded the iterations and ran
+    the inner loop downward: 22 of 40 random inputs differed in the last bits; the program
+    fuzzer found it, seed 4242)."""
+    for seed in range(12):
+        x = np.random.default_rng(seed).normal(size=4)
+        plain = adjit.grad(pair_sums)(x, 3)
+        checkpointed = adjit.grad(pair_sums, checkpoint=2)(x, 3)
+        assert np.array_equal(plain, checkpointed), seed
+        np.testing.assert_allclose(plain, fd_grad(numba.njit(pair_sums), (x, 3), 0),
+                                   rtol=1e-6, atol=1e-9)

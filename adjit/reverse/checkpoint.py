@@ -29,8 +29,9 @@ def select(builder):
     the tape. Raises AdjitError for a recording top-level loop that cannot be checkpointed."""
     out = []
     for s in builder.stmts:
-        if not isinstance(s, (ast.For, ast.While)) or id(s) not in builder.kept_loops:
-            continue
+        if not isinstance(s, (ast.For, ast.While)) or id(s) not in builder.kept_loops or \
+                id(s) in builder.recomputed:
+            continue        # (a loop computed again iteration by iteration keeps no tape)
         if isinstance(s, ast.For) and not ir.note(s, "user", False):
             continue        # the loop nest of a vectorized statement, not a time loop
         if not records(builder, s):

@@ -196,7 +196,7 @@ class Planning:
         """Loops whose iterations record values and are independent (reverse/recompute.py)
         are computed again, iteration by iteration, in the backward sweep: plan again
         without recording for their later iterations."""
-        if not self.allow_recompute or self.tape.bounded or self.checkpoint is not None:
+        if not self.allow_recompute or self.tape.bounded:
             return
         inside = {}
         for s in ir.walk_stmts(self.stmts):
@@ -210,6 +210,7 @@ class Planning:
         chosen = {loop for loop in independent_loops(self.stmts, self.layout, self.kinds)
                   if inside.get(loop, set()) & self.pushed and not all(
                       self._costly(by_id[i]) for i in inside[loop] & self.pushed)}
+        chosen = self._outside_checkpoints(chosen)
         while chosen:
             self.recomputed = chosen
             final = planning.replayable(self.stmts, self.layout, self.prim, chosen)
@@ -228,7 +229,7 @@ class Planning:
                         bad.add(loop)
             if not bad:
                 return
-            chosen = chosen - bad
+            chosen = self._outside_checkpoints(chosen - bad)
         self.recomputed = set()
         self._plan_with(top, replayable)
 
@@ -238,6 +239,18 @@ class Planning:
         prim = self.prim(s)
         return prim.obj in PAIRED and ir.target_name(s) in self.active and \
             all(self.is_active(a) for _, a in prim.diff_operands())
+
+    def _outside_checkpoints(self, chosen):
+        """With checkpointing, the loops computed again iteration by iteration are the
+        top-level ones and the loops inside them, as without it: such a loop keeps nothing
+        on the tape across iterations, so checkpointing leaves it alone (checkpoint.select)
+        and its gradient is the one without checkpointing to the bit (the same plan, the same
+        inner loops running upward: reverse/ascending.py). Not a loop inside a top-level
+        loop that is checkpointed: each step is recorded as a whole there."""
+        if self.checkpoint is None:
+            return chosen
+        top = chosen & {id(x) for x in self.stmts}
+        return {loop for loop in chosen if loop in top or set(self.layout.loops[loop]) & top}
 
     def _costly(self, s):
         return self.prim(s).kind == "op" and self.prim(s).obj in EXPENSIVE

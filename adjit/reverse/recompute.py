@@ -26,8 +26,9 @@ Loops are chosen only where the ordinary plan records values inside them (recomp
 loop that records nothing would only add work), and not where everything it records is a
 value costly to compute (exp, tanh, log: the registry's cost): reading a recorded value
 back costs less than calling the function again (a softmax's exp loop: its gradient took
-1.8 times the forward computed again, 1.2 times recorded). Never in checkpointed functions
-or CUDA code.
+1.8 times the forward computed again, 1.2 times recorded). Not in CUDA code; in
+checkpointed functions only top-level loops and the loops inside them (planner
+`_outside_checkpoints`), which checkpointing then leaves alone.
 """
 import ast
 
