@@ -58,10 +58,11 @@ class ReverseBuilder(Validation, Planning, Emission):
                             if isinstance(s, ast.For)}
         self._check_arrays()
         self._check_opaque()
-        self.single_use = self._single_use_temps()
+        contributions = self._contributions()
+        self.single_use = self._single_use_temps(contributions)
         self.write_once = self._write_once(temps)
         self.increments = self._increments()
-        self.powers, self.folded_powers = self._power_chains()
+        self.powers, self.folded_powers = self._power_chains(contributions)
         self.increment_loads = set(self.increments.values())
         self.checkpoint = None        # snapshots for top-level time loops: int or "auto"
         self.stored_in = {}           # var -> array element holding it (set in build)
@@ -183,7 +184,7 @@ class ReverseBuilder(Validation, Planning, Emission):
             out.append(accumulate(self.bar(var), expr, negated, first, origin))
         return out + self._reset(target, s)
 
-    def _power_chains(self):
+    def _power_chains(self, contributions):
         """Products of one scalar with itself, `x * x * x` (normalized to `_t = x * x;
         u = _t * x`): the last product's adjoint is `u_bar * (3.0 * _t)`, one multiply by the
         partial product, where the product rule through each partial product computes
@@ -191,12 +192,8 @@ class ReverseBuilder(Validation, Planning, Emission):
         single-use temporary whose adjoint only the next product adds to, in the same block,
         with x assigned nowhere in between. Returns ({id(last product): (x, power, partial
         product)}, {ids of the partial products' assignments}), over the longest chains."""
-        defs = {}           # single-use temporary -> (x, power) of its product chain
-        found = {}
-        uses = {}           # var -> how many operands its adjoint receives from
-        for s in ir.walk_stmts(self.stmts):
-            for atom in self._contributing_operands(s):
-                uses[atom.id] = uses.get(atom.id, 0) + 1
+        defs = {}           # single-use temporary -> (x, power, its statement)
+        found = {}          # id(product continuing a chain) -> (x, power, partial, its site)
         for s in ir.walk_stmts(self.stmts):
             if not (isinstance(s, ast.Assign) and not ir.is_store(s)
                     and isinstance(s.value, ast.BinOp) and isinstance(s.value.op, ast.Mult)):
@@ -212,7 +209,8 @@ class ReverseBuilder(Validation, Planning, Emission):
                 chain = (left.id, 2, None)
             else:
                 for inner, x in ((left.id, right.id), (right.id, left.id)):
-                    if inner in defs and defs[inner][0] == x and uses.get(inner) == 1 and \
+                    if inner in defs and defs[inner][0] == x and \
+                            len(contributions.get(inner, ())) == 1 and \
                             self.single_use.get(inner) == id(s) and \
                             self._unchanged_between(x, defs[inner][2], s):
                         chain = (x, defs[inner][1] + 1, inner)
@@ -224,13 +222,10 @@ class ReverseBuilder(Validation, Planning, Emission):
                 defs[target] = (x, k, s)
             if inner is not None:
                 found[id(s)] = (x, k, inner, defs[inner][2])
-        powers, folded = {}, set()
-        for key, (x, k, inner, inner_site) in found.items():
-            powers[key] = (x, k, inner)
-            folded.add(id(inner_site))
-        for key in list(powers):        # a chain continued by a longer one: only its last
-            if key in folded:
-                del powers[key]
+        folded = {id(site) for _, _, _, site in found.values()}
+        # a chain continued by a longer one: only its last product
+        powers = {key: (x, k, inner) for key, (x, k, inner, _) in found.items()
+                  if key not in folded}
         return powers, folded
 
     def _unchanged_between(self, var, first, last):

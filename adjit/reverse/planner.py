@@ -138,15 +138,19 @@ class Planning:
                 return False
         return True
 
-    def _single_use_temps(self):
+    def _contributions(self):
+        """{var: the statements its adjoint receives from, once per operand}."""
+        out = {}
+        for s in ir.walk_stmts(self.stmts):
+            for atom in self._contributing_operands(s):
+                out.setdefault(atom.id, []).append(s)
+        return out
+
+    def _single_use_temps(self, contributions):
         """Active scalars assigned once whose adjoint contributions all come from later in
         their own block, the last of them unconditionally: that one (the first the backward
         sweep meets) assigns the adjoint instead of accumulating into a reset zero, so the
         adjoint needs no initialization and no reset. Returns {var: id of that statement}."""
-        contributions = {}
-        for s in ir.walk_stmts(self.stmts):
-            for atom in self._contributing_operands(s):
-                contributions.setdefault(atom.id, []).append(s)
         out = {}
         for var, users in contributions.items():
             sites = self.layout.sites.get(var, [])

@@ -79,14 +79,13 @@ def _filled_once(stmts, before, values, fresh):
     for x, loop in fresh.items():
         if not any(s is loop for s in stmts) or not _range_loop(loop):
             continue
-        if id(loop) not in body_names:
+        if id(loop) not in body_names:      # (read once for all the arrays of one loop)
             body_names[id(loop)] = [_names(s) for s in loop.body]
-        touching = [s for s, names in zip(loop.body, body_names[id(loop)]) if x in names]
-        if len(touching) != 1 or not (isinstance(touching[0], ast.AugAssign) and
-                                      isinstance(touching[0].target, ast.Subscript)) or \
-                _jumps(loop.body):
-            continue        # (_adder's first tests, the names once for all arrays)
         var = loop.target.id
+        index = ast.dump(ast.Name(id=var, ctx=ast.Load()))
+        add = _adder(loop, x, index, var, body_names[id(loop)])
+        if add is None:
+            continue
         lo, hi = _bounds(loop.iter)
         alloc = next((s for s in before + list(stmts) if isinstance(s, ast.Assign) and
                       isinstance(s.targets[0], ast.Name) and s.targets[0].id == x), None)
@@ -101,9 +100,7 @@ def _filled_once(stmts, before, values, fresh):
             length, empty = ir.unparse(call.args[0]), "np.empty"
         else:
             continue
-        index = ast.dump(ast.Name(id=var, ctx=ast.Load()))
-        add = _adder(loop, x, index, var)
-        if add is None or not values.same(lo, "0") or not values.same(hi, length):
+        if not values.same(lo, "0") or not values.same(hi, length):
             continue
         # one index, the whole length: a 1-D array (x[k] of a 2-D one would be a row)
         if func == "np.zeros_like" and not _one_d(call.args[0].id, before + list(stmts)):
@@ -248,12 +245,15 @@ def _reset(loop, x):
     return found
 
 
-def _adder(loop, x, index, var):
+def _adder(loop, x, index, var, names=None):
     """The statement `x[index] += e` of `loop` when it is the loop's only use of x, on every
-    iteration; else None."""
+    iteration; else None. `names`: the names of each statement of the loop's body, when the
+    caller has them."""
     if not _range_loop(loop) or loop.target.id != var:
         return None
-    found = [s for s in loop.body if _touches(s, x)]
+    if names is None:
+        names = [_names(s) for s in loop.body]
+    found = [s for s, held in zip(loop.body, names) if x in held]
     if len(found) != 1:
         return None
     s = found[0]
@@ -414,15 +414,12 @@ def _around(stmts, bars, values, record, namegen, fresh):
         if loop.orelse or _jumps(loop.body):
             return k
         before, after = [], []
-        # (arrays named in two statements of the body at least; rewriting one array's
-        # statements leaves the others' counts as they are)
-        counts = {}
-        for s in loop.body:
-            for n in _names(s) & bars:
-                counts[n] = counts.get(n, 0) + 1
-        for x in sorted(n for n, c in counts.items() if c >= 2):
+        # the adjoint arrays each statement of the body names, read once: rewriting one
+        # array's statements keeps the positions and the other arrays' names
+        names = [_names(s) & bars for s in loop.body]
+        for x in sorted(set().union(*names)):
             b, a = _rotate(loop, x, values, record, namegen,
-                           block is stmts and fresh.get(x) is loop)
+                           block is stmts and fresh.get(x) is loop, names)
             before += b
             after += a
         block[k + 1:k + 1] = after
@@ -431,11 +428,12 @@ def _around(stmts, bars, values, record, namegen, fresh):
     serial_range_loops(stmts, rewrite)
 
 
-def _rotate(loop, x, values, record, namegen, fresh):
+def _rotate(loop, x, values, record, namegen, fresh, names):
     """The reset at the end of `loop`'s body and the addition at its start (see the module
-    docstring); returns the statements to run before the loop and after it."""
+    docstring); returns the statements to run before the loop and after it. `names`: the
+    adjoint arrays each statement of the body names."""
     body = loop.body
-    touching = [p for p, s in enumerate(body) if _touches(s, x)]
+    touching = [p for p, held in enumerate(names) if x in held]
     if len(touching) < 2:
         return [], []
     a, z = body[touching[0]], body[touching[-1]]
