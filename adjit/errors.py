@@ -6,7 +6,11 @@ line in the user's source, the construct at fault, and what to write instead.
 
 
 class AdjitError(Exception):
-    """Raised when adjit cannot transform or differentiate a function."""
+    """Raised when adjit cannot transform or differentiate a function. Made from the
+    message alone, or from what is at fault and what to write instead (joined)."""
+
+    def __init__(self, message, advice=None):
+        super().__init__(message if advice is None else f"{message}. {advice}")
 
 
 class Location:

@@ -20,6 +20,7 @@ import numba
 import numpy as np
 
 from . import ir
+from .analysis import effects
 from .analysis.activity import active_variables, replicated_result
 from .analysis.hoist import hoist_invariants, keep_operands
 from .reverse.accumulators import hoist_loads, promote_accumulators
@@ -187,12 +188,14 @@ def normalize(p, o):
         split_webs(p.stmts, p.src.params, ir.const(0.0))
         coalesce_temps(p.stmts, p.vec_temps, None)
         p.result = None
+        effects.mark(p.stmts, p.env.ns)
         return
     if result is None:
         raise p.src.loc.error(p.src.tree, "the function returns nothing",
                               "Return the float to differentiate.")
     result = split_webs(p.stmts, p.src.params, result)
     p.result = coalesce_temps(p.stmts, p.vec_temps, result)
+    effects.mark(p.stmts, p.env.ns)
 
 
 def typed(p, o):

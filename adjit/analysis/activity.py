@@ -10,6 +10,7 @@ import ast
 
 from .. import ir
 from ..errors import error_at
+from ..rules.table import INACTIVE
 from .prims import classify, message_names
 from .types import is_float_kind
 
@@ -54,7 +55,36 @@ def active_variables(stmts, result, wrt, kinds, env, roots=()):
             if target in useful and source not in useful:
                 useful.add(source)
                 changed = True
+    refuse_draw_parameters(stmts, env, lambda a: a in varied, useful)
     return {v for v in varied & useful if is_float_kind(kinds.get(v))}
+
+
+def refuse_draw_parameters(stmts, env, is_varied, useful=None):
+    """A random draw with no pathwise derivative in a parameter (np.random.gamma's shape,
+    poisson's lam: rejection sampling, counts) whose parameter carries a derivative and whose
+    value the result depends on (`useful`; None: any use) is an AdjitError naming both."""
+    for s in ir.walk_stmts(stmts):
+        if not (isinstance(s, ast.Assign) and isinstance(s.value, ast.Call)) or ir.is_store(s):
+            continue
+        prim = classify(s.value, env)
+        entry = INACTIVE.get(prim.obj) if prim.kind == "inactive" else None
+        if entry is None or not entry.refused:
+            continue
+        if useful is not None and ir.target_name(s) not in useful:
+            continue
+        for name, atom in zip(entry.params, prim.operands):
+            if name in entry.refused and isinstance(atom, ast.Name) and is_varied(atom.id):
+                draw = ir.note(s.value, "callee") or f"`{entry.name}`"
+                raise error_at(ir.note(s, "origin", None),
+                               f"a derivative would have to flow through the parameter "
+                               f"`{name}` of {draw}, a random draw with no pathwise "
+                               f"derivative in `{name}` (numba draws it by rejection or as a "
+                               "count: a small change of the parameter changes which numbers "
+                               "are drawn, not the number drawn)",
+                               f"If `{name}` is a constant for differentiation, wrap it in "
+                               "stop_gradient(...); for the gradient of an expectation in it, "
+                               "write a score-function (REINFORCE) estimator with the draw's "
+                               "log-density.")
 
 
 def replicated_result(stmts, result, env):

@@ -104,7 +104,7 @@ def _hoist_block(block, kinds, env, temps, sites, changing, moved, branch=False)
 
 
 def _movable(s, kinds, env, temps, sites):
-    if not isinstance(s, ast.Assign) or ir.is_store(s) or ir.note(s, "message"):
+    if not isinstance(s, ast.Assign) or ir.is_store(s) or ir.note(s, "effect"):
         return False
     target = ir.target_name(s)
     if sites.get(target) != 1:

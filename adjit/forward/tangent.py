@@ -60,7 +60,7 @@ class TangentBuilder:
                 tangents = self._tangent(s)
                 if ir.note(s, "message"):       # an MPI message's tangent is a message too
                     for t in tangents:
-                        ir.annotate(t, message=True)
+                        ir.annotate(t, message=True, effect=ir.note(s, "effect"))
                 out += tangents
             elif isinstance(s, ast.If):
                 s.body = self._block(s.body) or [ast.Pass()]

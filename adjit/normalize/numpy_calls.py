@@ -13,7 +13,7 @@ import numpy as np
 
 from .. import ir
 from ..api_stop import stop_gradient
-from ..rules.table import (ALLOCATORS, ARRAY_FUNCTIONS, ELEMENTWISE, ELEMENTWISE_ARITY,
+from ..rules.table import (ALLOCATORS, ARRAY_FUNCTIONS, DRAWS, ELEMENTWISE, ELEMENTWISE_ARITY,
                            INACTIVE, METHOD_REDUCTIONS, REDUCTIONS)
 from ..rules import opaque
 from ..runtime import vec
@@ -148,13 +148,15 @@ class NumpyCalls:
         """Vectorized numpy functions; None when `obj` is not one of them."""
         try:
             known = obj in ELEMENTWISE or obj in REDUCTIONS or obj in ARRAY_FUNCTIONS or \
-                obj in INACTIVE
+                obj in INACTIVE or obj in DRAWS
         except TypeError:
             return None
         if not known:
             return None
         if obj in INACTIVE:
             return self.inactive_call(node, INACTIVE[obj], out)
+        if obj in DRAWS:
+            return self.draw_call(node, DRAWS[obj], out)
         args = node.args
         if obj in REDUCTIONS:
             axis = self.axis_argument(node, args, 1)
@@ -164,6 +166,14 @@ class NumpyCalls:
                 raise self.error(node, f"keyword arguments to `{ast.unparse(node.func)}`",
                                  "Pass arguments by position.")
             fn = ELEMENTWISE[obj]
+            if len(args) > ELEMENTWISE_ARITY[obj]:
+                name = ast.unparse(node.func)
+                extra = _parameter_name(obj, ELEMENTWISE_ARITY[obj])
+                raise self.error(node, f"`{name}` with its argument `{extra}`",
+                                 f"adjit differentiates {name} with "
+                                 f"{ELEMENTWISE_ARITY[obj]} argument(s): its derivative would "
+                                 f"ignore `{extra}`. Leave it out, or write the computation "
+                                 "with operators.")
             if len(args) != ELEMENTWISE_ARITY[obj]:
                 # another form of the function (np.where(cond) gives indices): as it is
                 return self.opaque_call(node, obj, out)
@@ -348,8 +358,14 @@ class NumpyCalls:
             return TupleValue([self.index_view(whole, [("int", ir.const(0))], out, node),
                                self.index_view(whole, [("slice", rest)], out, node)])
         if what == "keep":      # kept as a call at array level (np.linalg.solve, inv)
+            rule = REGISTRY.get(obj).array_rule
             if node.keywords:
-                args = self.by_position(node, args, REGISTRY.get(obj).array_rule)
+                args = self.by_position(node, args, rule)
+            if rule is not None and len(args) > len(rule.params):
+                name = ast.unparse(node.func)
+                raise self.error(node, f"`{name}` with {len(args)} arguments",
+                                 f"adjit differentiates {name}({', '.join(rule.params)}): its "
+                                 "derivative would ignore the others; pass those only.")
             return self.call_as_is(obj, args, out, node)
         if what in ("linspace", "arange", "eye"):
             if node.keywords:
@@ -417,10 +433,8 @@ class NumpyCalls:
                 spelled = ast.parse(self.ctx.env.spell(base, "alloc"), mode="eval").body
                 return ast.Call(func=spelled, args=[shape], keywords=[])
             shape = ir.name(like.base if isinstance(like, View) else self.array_name(arg))
-        elif isinstance(arg, ast.Tuple):
-            shape = ast.Tuple(elts=[self.atom(e, out) for e in arg.elts], ctx=ast.Load())
-        else:
-            shape = self.atom(arg, out)
+        else:       # a size, a tuple of sizes, or a name holding one
+            shape = self.argument_atom(arg, out)
         return ast.Call(func=spelled, args=[shape], keywords=[])
 
     def inactive_call(self, node, entry, out):
@@ -442,12 +456,59 @@ class NumpyCalls:
         elif node.keywords:
             raise self.error(node, f"keyword arguments to `{entry.name}`",
                              "Pass the sizes by position.")
-        if entry.statement != (self.statement_call is node):
+        if entry.statement != (self.statement_call is node) and not \
+                (entry.effect and self.statement_call is node):     # (a draw thrown away)
             raise self.error(node, f"`{entry.name}` used as a value" if entry.statement else
                              f"`{entry.name}` called for nothing",
                              "Call it as a statement of its own." if entry.statement else
                              "Assign its result.")
         return self.call_as_is(entry.obj, args, out, node)
+
+    def draw_call(self, node, entry, out):
+        """np.random.normal(loc, scale) & co.: the function of rules/draws.py that computes
+        it as numba does, from standard draws (with `size`, its array form), inlined in place
+        of the call; its statements are the user's line's. The standard draws in it that
+        have no pathwise derivative in a parameter (np.random.gamma's shape) are named as
+        the user's draw where that is refused (analysis/activity.py)."""
+        params = entry.params
+        bound = {}
+        if len(node.args) > len(params):
+            raise self.error(node, f"`{entry.name}` with {len(node.args)} arguments",
+                             f"It takes {', '.join(params)}.")
+        for name, a in zip(params, node.args):
+            bound[name] = a
+        for kw in node.keywords:
+            if kw.arg not in params or kw.arg in bound:
+                raise self.error(node, f"`{entry.name}` with the keyword `{kw.arg}`",
+                                 f"Pass {', '.join(params)} (by position or keyword), each "
+                                 "once.")
+            bound[kw.arg] = kw.value
+        size = bound.pop("size", None)
+        if isinstance(size, ast.Constant) and size.value is None:
+            size = None
+        scalar, sized = entry.draw
+        code = scalar.__code__
+        defaults = dict(zip(code.co_varnames[:code.co_argcount][
+            code.co_argcount - len(scalar.__defaults__ or ()):], scalar.__defaults__ or ()))
+        args = []
+        for name in params[:-1]:
+            if name not in bound and name not in defaults:
+                raise self.error(node, f"`{entry.name}` without its parameter `{name}`",
+                                 f"Pass {name} (numba requires it).")
+            args.append(bound[name] if name in bound else ir.const(defaults[name]))
+        call = ast.Call(func=node.func, args=args + ([size] if size is not None else []),
+                        keywords=[])
+        ast.copy_location(call, node)
+        start = len(out)
+        result = self.inline(call, sized if size is not None else scalar, out)
+        for s in ir.walk_stmts(out[start:]):
+            ir.annotate(s, origin=self.origin)
+            value = getattr(s, "value", None)
+            if isinstance(value, ast.Call):
+                inner = INACTIVE.get(self.resolve_generated(value.func))
+                if inner is not None and inner.refused:
+                    ir.annotate(value, callee=f"`{entry.name}`")
+        return result
 
     def opaque_call(self, node, obj, out):
         """A call of a function with no derivative rule (np.searchsorted, np.digitize,
@@ -611,6 +672,65 @@ class NumpyCalls:
         total = self.reduce("sum", powered, None, out, node)
         return self.scalar_op(("call", "pow"), [total, ir.const(1.0 / order)], out)
 
+    def lower_convolve(self, node, out, correlate=False):
+        """np.convolve(a, v, mode) and np.correlate(a, v, mode) of 1-D arrays: the full
+        convolution (of a with v reversed, for a correlation) kept at array level, and for
+        modes 'valid' and 'same' the part of it numba returns, a slice: with n the shorter
+        length and m the longer, 'valid' starts at n - 1 and has m - n + 1 elements, 'same'
+        starts at n - 1 - n // 2 and has m (numba's _np_correlate_core; one later for a
+        correlation with the longer v and an even n, which numba computes reversed). A
+        correlation in its default mode ('valid') is kept whole (its own rule)."""
+        name = "np.correlate" if correlate else "np.convolve"
+        a = self.call_arguments(node, ["a", "v", "mode"],
+                                {"mode": ir.const("valid" if correlate else "full")}, out)
+        mode = a["mode"]
+        if not (isinstance(mode, ast.Constant) and mode.value in ("full", "valid", "same")):
+            raise self.error(node, f"{name} with the mode `{ast.unparse(mode)}`",
+                             "Write the mode as a constant string: 'full', 'valid' or 'same'.")
+        x, v = (self.argument_atom(a[k], out) for k in ("a", "v"))
+        for atom in (x, v):
+            if not (isinstance(atom, ast.Name) and self.ctx.arrays.get(atom.id, (0,))[0] == 1):
+                raise self.error(node, f"{name} of something that is not a 1-D array",
+                                 "Pass two 1-D arrays (numba's np.convolve and np.correlate "
+                                 "take no others).")
+        if correlate and mode.value == "valid":
+            return self.call_of(np.correlate, [x, v])
+        if correlate:       # a correlation is the convolution with v reversed
+            step = ast.Slice(lower=None, upper=None, step=ir.const(-1))
+            v = self.materialize(self.index_view(self.view_of(v.id, out),
+                                                 [("slice", step)], out, node), out, node)
+        full = self.to_atom(out, self.call_of(np.convolve, [x, v]))
+        if mode.value == "full":
+            return full
+        la, lv = (ir.name(self.local(self.size_local(t, 0, out))) for t in (x, v))
+
+        def op(left, kind, right):
+            return self.to_atom(out, ast.BinOp(left=left, op=kind(), right=right))
+        n = self.to_atom(out, self.call_of(min, [la, lv]))
+        m = self.to_atom(out, self.call_of(max, [la, lv]))
+        start = op(n, ast.Sub, ir.const(1))
+        if mode.value == "valid":
+            stop = op(op(start, ast.Add, m), ast.Sub, op(n, ast.Sub, ir.const(1)))
+        else:
+            start = op(start, ast.Sub, op(n, ast.FloorDiv, ir.const(2)))
+            if correlate:   # numba reverses a correlation with a longer v: even n shifts by 1
+                longer = self.to_atom(out, self.call_of(min, [self.to_atom(out, self.call_of(
+                    max, [op(lv, ast.Sub, la), ir.const(0)])), ir.const(1)]))
+                even = op(ir.const(1), ast.Sub, op(n, ast.Mod, ir.const(2)))
+                start = op(start, ast.Add, op(longer, ast.Mult, even))
+            stop = op(start, ast.Add, m)
+        bounds = []
+        for value in (start, stop):     # locals of the user's function: the slice reads them
+            name = self.fresh_local("_s")
+            self.emit_assign(out, self.local(name), value)
+            self.ctx.ints.add(self.local(name))
+            bounds.append(ir.name(name))
+        part = ast.Slice(lower=bounds[0], upper=bounds[1], step=None)
+        return self.index_view(self.view_of(full.id, out), [("slice", part)], out, node)
+
+    def lower_correlate(self, node, out):
+        return self.lower_convolve(node, out, correlate=True)
+
     def lower_lstsq(self, node, out):
         """np.linalg.lstsq(a, b): (x, residuals, rank, singular values). x is differentiated
         (vec.lstsq_x, pinv(a) b where a has full rank); the rest are calls with no rule, refused
@@ -744,6 +864,11 @@ class NumpyCalls:
     def argument_atom(self, a, out):
         if isinstance(a, ast.Tuple):
             return ast.Tuple(elts=[self.atom(e, out) for e in a.elts], ctx=ast.Load())
+        value = self.rhs(a, out) if isinstance(a, ast.Name) else None
+        if isinstance(value, (Shape, TupleValue)):     # a tuple of sizes held by a name
+            items = [value.item(k) for k in range(value.ndim)] if isinstance(value, Shape) \
+                else value.items
+            return ast.Tuple(elts=[self.to_atom(out, e) for e in items], ctx=ast.Load())
         value = self.operand(a, out)
         if isinstance(value, Scalar):
             value = value.atom
@@ -1176,3 +1301,13 @@ class NumpyCalls:
 
         self.nest([total], [0], out, body)
         return ir.name(name)
+
+
+def _parameter_name(obj, k):
+    """What numpy calls the k-th positional parameter of obj (`decimals` of np.round)."""
+    import inspect
+    try:
+        params = list(inspect.signature(obj).parameters)
+    except (TypeError, ValueError):
+        params = []
+    return params[k] if k < len(params) else f"argument {k + 1}"

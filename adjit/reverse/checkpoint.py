@@ -37,6 +37,19 @@ def select(builder):
         if not records(builder, s):
             continue
         origin = ir.note(s, "origin", None)
+        # (an MPI message may run again: every rank runs the same steps again, in order)
+        effect = next((x for x in ir.walk_stmts(s.body) if ir.note(x, "effect")
+                       and not ir.note(x, "message")), None)
+        if effect is not None:
+            if builder.checkpoint == "auto":
+                continue    # recorded: its steps may not run twice
+            raise error_at(ir.note(effect, "origin", None) or origin,
+                           "checkpointing a loop that makes a call which must run once ("
+                           f"{ir.note(effect, 'effect')})", "A checkpointed loop runs its "
+                           "steps again from snapshots, which would call it again: draw the "
+                           "numbers before the loop (z = np.random.standard_normal((steps, "
+                           "n)), then read z[t]), or pass checkpoint=None or 'auto' (which "
+                           "records such a loop).")
         if isinstance(s, ast.While):
             raise error_at(origin, "checkpointing a `while` loop",
                            "Checkpointing applies to `for t in range(steps)` loops, whose "

@@ -26,7 +26,7 @@ def _prune(stmts, live, keep_stores, index_live):
         if isinstance(s, ast.Assign):
             tgt = s.targets[0]
             if isinstance(tgt, ast.Name):
-                if tgt.id in live or note(s, "message"):    # (MPI: the other rank waits)
+                if tgt.id in live or note(s, "effect"):     # (a draw, an MPI message)
                     out.append(s)
             elif isinstance(tgt, ast.Tuple):    # a checkpointed loop's step: writes arrays
                 out.append(s)

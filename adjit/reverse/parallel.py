@@ -66,6 +66,12 @@ def parallel_backward(stmts, live_after, tape, namegen, recompute, init=(), pref
         if key in recomputed:           # its body computes the iteration again already
             candidate = copy.copy(loop)
         elif key in recompute:
+            effect = next((ir.note(x, "effect") for x in ir.walk_stmts(recompute[key][1])
+                           if ir.note(x, "effect")), None)
+            if effect:
+                ir.annotate(loop, comment="backward runs serially: its iterations make a call "
+                            f"that must run once ({effect})")
+                return None
             roots = upward_exposed(_plain(loop.body)) | tape_names
             replay = eliminate_dead(copy.deepcopy(recompute[key][1]), roots, set())
             # (arrays the iteration allocates itself are its own to write again)

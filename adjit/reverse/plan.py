@@ -109,7 +109,7 @@ def replayable(stmts, layout, prims_of, recomputed=frozenset()):
         assigned_here = ir.assigned(block)
         local = {}
         for s in block:
-            if not isinstance(s, ast.Assign) or ir.is_store(s):
+            if not isinstance(s, ast.Assign) or ir.is_store(s) or ir.note(s, "effect"):
                 continue
             v = ir.target_name(s)
             if len(layout.sites.get(v, ())) != 1:

@@ -59,8 +59,9 @@ def _independent(loop, writes, layout, kinds):
     inner = list(ir.walk_stmts(body))
     if leaves_early(body):
         return "it leaves early"
-    if any(ir.note(s, "message") for s in inner):
-        return "it sends or receives MPI messages"     # (once each, as the other rank does)
+    effect = next((ir.note(s, "effect") for s in inner if ir.note(s, "effect")), None)
+    if effect:
+        return f"it makes a call that must run once ({effect})"
     start = layout.pos[id(loop)]
     assigned = ir.assigned(body)
     # scalars carried from one iteration to the next: additive reductions only

@@ -41,6 +41,22 @@ no entry: the normalizer folds any int or float a name resolves to):
   and the rows below it, "whole": the array itself, "qr": [Q^T | R] split after the
   argument's row count).
 
+- `effect`: for a call with an effect beyond its result (a random draw advances numba's
+  generator, np.random.seed resets it, print writes), why: such a call runs exactly once,
+  in program order, in the forward sweep; no pass drops it, moves it or evaluates it again
+  (analysis/effects.py, which also decides for calls with no entry);
+- `draw`: for a random draw numba computes from standard draws (np.random.normal(loc,
+  scale) is loc + scale * z), (scalar, sized): the functions of rules/draws.py written as
+  numba computes it, which the normalizer inlines in place of a call without and with
+  `size` (their derivative in the parameters is the pathwise one);
+- `refused`: parameters (names in `params`) a random draw has no pathwise derivative in
+  (gamma's shape, poisson's lam): a derivative flowing into one is an AdjitError naming
+  the draw and the parameter;
+
+- `forms`: the argument forms numba accepts for the function, as calls a user writes
+  (rules/forms.py): tests/test_arguments.py calls each against numba and finite
+  differences; adjit honours every argument or refuses the call naming it;
+
 - `message`: for MPI (numba-mpi, rules/messages.py): on a call users write (family
   "message"), how it is lowered to a function of values; on that function (an "array"
   entry), which operands are always active (`forced`) and whether its value is the same on
@@ -120,7 +136,7 @@ class Primitive:
     def __init__(self, obj, name, family, rule=None, scalar=None, arity=1, reduction=None,
                  handler=None, cost="cheap", domain=None, methods=(), notes="", params=(),
                  result=None, statement=False, cuda=True, array_rule=None, packed=None,
-                 message=None, paired=None):
+                 message=None, paired=None, effect=None, draw=None, refused=(), forms=()):
         self.obj = obj
         self.name = name
         self.family = family
@@ -141,6 +157,10 @@ class Primitive:
         self.packed = packed
         self.message = message
         self.paired = paired
+        self.effect = effect
+        self.draw = draw
+        self.refused = tuple(refused)
+        self.forms = tuple(forms)
 
     @property
     def differentiable(self):

@@ -464,14 +464,16 @@ _R.define(np.cross, "np.cross", "array", handler="keep", array_rule=ArrayRule(
     "cross", ("a", "b"), ("vec.cross_a_bar(a, b, out_bar)", "vec.cross_b_bar(a, b, out_bar)"),
     ("np.cross(d, b)", "np.cross(a, d)"), lambda args: (max(args[0][0], args[1][0]), "f"),
     reads=True), notes="3-vectors and rows of 3-vectors; a vector against rows is summed")
-_R.define(np.convolve, "np.convolve", "array", handler="keep", array_rule=ArrayRule(
+_R.define(np.convolve, "np.convolve", "array", handler="convolve", array_rule=ArrayRule(
     "convolve", ("a", "v"), ("shared[0]", "shared[1]"),
     ("np.convolve(d, v)", "np.convolve(a, d)"), lambda args: (1, "f"), reads=True,
-    shared="vec.convolve_bars(a, v, out_bar)"), notes="1-D, 'full' (numba's only mode)")
-_R.define(np.correlate, "np.correlate", "array", handler="keep", array_rule=ArrayRule(
+    shared="vec.convolve_bars(a, v, out_bar)"),
+          notes="1-D; modes 'valid' and 'same' are slices of the full convolution")
+_R.define(np.correlate, "np.correlate", "array", handler="correlate", array_rule=ArrayRule(
     "correlate", ("a", "v"), ("shared[0]", "shared[1]"),
     ("np.correlate(d, v)", "np.correlate(a, d)"), lambda args: (1, "f"), reads=True,
-    shared="vec.correlate_bars(a, v, out_bar)"), notes="1-D, 'valid' (numba's only mode)")
+    shared="vec.correlate_bars(a, v, out_bar)"),
+          notes="1-D; modes 'full' and 'same' are slices of the convolution with v reversed")
 _R.define(np.linalg.matrix_power, "np.linalg.matrix_power", "array", handler="packed",
           packed=(vec.matrix_power, "whole"),
           notes="any integer n (a negative one through the inverse)")
@@ -561,17 +563,69 @@ def inactive(obj, name, params, result, notes="", statement=False):
 inactive(np.argsort, "np.argsort", ("a",), lambda d: (d[0], "i"), "integer result")
 inactive(np.argmax, "np.argmax", ("a",), lambda d: (0, "i"), "integer result, no axis")
 inactive(np.argmin, "np.argmin", ("a",), lambda d: (0, "i"), "integer result, no axis")
-inactive(np.random.random, "np.random.random", ("size",), _sized(0), "a random draw")
-inactive(np.random.standard_normal, "np.random.standard_normal", ("size",), _sized(0),
-         "a random draw")
-inactive(np.random.normal, "np.random.normal", ("loc", "scale", "size"), _sized(2),
-         "a random draw")
-inactive(np.random.uniform, "np.random.uniform", ("low", "high", "size"), _sized(2),
-         "a random draw")
-inactive(np.random.rand, "np.random.rand", ("*",), lambda d: (len(d), "f"), "a random draw")
-inactive(np.random.randn, "np.random.randn", ("*",), lambda d: (len(d), "f"), "a random draw")
-inactive(np.random.seed, "np.random.seed", ("seed",), None, "seeds numba's generator",
-         statement=True)
+# numba's random draws: calls with an effect (each advances numba's generator), run once in
+# the forward sweep and recorded, never evaluated again (analysis/effects.py). The standard
+# draws are called as they are; the others are written as numba transforms a standard draw
+# (rules/draws.py) and have the pathwise derivative in their parameters, except those
+# `refused`: numba draws them by rejection or as counts.
+_DRAW = "a random draw: it advances numba's generator"
+
+
+def _sized_as(k, dtype):
+    rule = _sized(k)
+    return lambda dims: (rule(dims)[0], dtype)
+
+
+def standard_draw(obj, params, dtype="f", refused=(), notes="a random draw"):
+    """A draw called as it is: its `size` is its last parameter (or `*` sizes)."""
+    size = len(params) - 1
+    result = (lambda d: (len(d), dtype)) if params == ("*",) else _sized_as(size, dtype)
+    _R.define(obj, f"np.random.{obj.__name__}", "inactive", params=params, result=result,
+              notes=notes, effect=_DRAW, refused=refused)
+
+
+def transformed_draw(obj, params, notes=""):
+    """A draw written as numba's transformation of standard draws (rules/draws.py)."""
+    from . import draws
+    name = obj.__name__
+    _R.define(obj, f"np.random.{name}", "draw", params=params,
+              draw=(getattr(draws, name), getattr(draws, name + "_n")), effect=_DRAW,
+              notes=notes or "a random draw, with the pathwise derivative in its parameters",
+              refused=("shape",) if name == "gamma" else ())
+
+
+for _obj in (np.random.random, np.random.random_sample, np.random.sample, np.random.ranf,
+             np.random.standard_normal, np.random.standard_exponential,
+             np.random.standard_cauchy):
+    standard_draw(_obj, ("size",))
+standard_draw(np.random.rand, ("*",))
+standard_draw(np.random.randn, ("*",))
+standard_draw(np.random.randint, ("low", "high", "size"), "i", notes="integer result")
+for _obj, _params, _dtype in (
+        (np.random.standard_gamma, ("shape",), "f"), (np.random.beta, ("a", "b"), "f"),
+        (np.random.chisquare, ("df",), "f"), (np.random.f, ("dfnum", "dfden"), "f"),
+        (np.random.standard_t, ("df",), "f"), (np.random.vonmises, ("mu", "kappa"), "f"),
+        (np.random.poisson, ("lam",), "i"), (np.random.binomial, ("n", "p"), "i"),
+        (np.random.negative_binomial, ("n", "p"), "i"), (np.random.geometric, ("p",), "i"),
+        (np.random.hypergeometric, ("ngood", "nbad", "nsample"), "i"),
+        (np.random.logseries, ("p",), "i"), (np.random.zipf, ("a",), "i")):
+    standard_draw(_obj, _params + ("size",), _dtype, refused=_params,
+                  notes="a random draw by rejection or a count: no pathwise derivative in "
+                        + ", ".join(_params))
+for _obj, _params in (
+        (np.random.normal, ("loc", "scale")), (np.random.uniform, ("low", "high")),
+        (np.random.exponential, ("scale",)), (np.random.lognormal, ("mean", "sigma")),
+        (np.random.laplace, ("loc", "scale")), (np.random.logistic, ("loc", "scale")),
+        (np.random.gumbel, ("loc", "scale")), (np.random.rayleigh, ("scale",)),
+        (np.random.weibull, ("a",)), (np.random.pareto, ("a",)), (np.random.power, ("a",)),
+        (np.random.gamma, ("shape", "scale")),
+        (np.random.triangular, ("left", "mode", "right")),
+        (np.random.wald, ("mean", "scale"))):
+    transformed_draw(_obj, _params + ("size",))
+_R.define(np.random.seed, "np.random.seed", "inactive", params=("seed",), result=None,
+          notes="seeds numba's generator", statement=True,
+          effect="it seeds numba's generator")
+_R.define(print, "print", "none", notes="prints", effect="it prints")
 inactive(vec.check_assert, "vec.check_assert", ("ok",), None, "an assert statement",
          statement=True)
 inactive(vec.check_same_length, "vec.check_same_length", ("n", "m"), None,
@@ -642,6 +696,15 @@ not_differentiated("the array itself or a copy, by the memory layout of its argu
                    "write x or x.copy()", np.ascontiguousarray, np.asfortranarray,
                    np.asarray_chkfinite)
 no_derivative("reads raw bytes", np.frombuffer)
+
+
+def _attach_forms():
+    from .forms import FORMS
+    for obj, forms in FORMS.items():
+        _R.get(obj).forms = forms
+
+
+_attach_forms()
 
 
 # what the passes read ---------------------------------------------------------------------------
@@ -838,6 +901,9 @@ of theirs that the backward sweep reads is recorded rather than replayed when th
 sweep computes it anyway (see ReverseBuilder.plan)."""
 
 PAIRED = {e.obj for e in _R.entries if e.paired is not None}
+
+DRAWS = _Table({e.obj: e for e in _R.family("draw")})
+"""Random draws written as numba's transformations of standard draws (rules/draws.py)."""
 """Expensive functions whose rule's partial calls their pair on the same argument (sin, cos):
 LLVM computes both in one sincos call, so the value is replayed beside the partial rather
 than recorded."""

@@ -1,0 +1,153 @@
+"""The argument audit: every argument form numba accepts for a function adjit lowers (the
+registry's `forms`, adjit/rules/forms.py) is honoured as numba honours it, or refused with an
+AdjitError; never replaced by a default.
+
+Each entry's forms run in one generated function (the loss adds up each form's squares),
+against numba's value of the same function and central finite differences of it, in every
+differentiated placeholder; a form marked `!` must be refused. Where an entry's function
+disagrees, each form is tried alone to name the one at fault."""
+import importlib
+import re
+import sys
+
+import numba
+import numpy as np
+import pytest
+
+import adjit
+from adjit import AdjitError
+from adjit.rules.forms import FORMS
+from adjit.rules.registry import REGISTRY
+
+from fd import fd_grad
+
+VALUES = {
+    "x": np.array([0.31, -0.72, 1.13, 0.47, -1.36]),
+    "y": np.array([0.52, -1.14, 0.83]),
+    "p": np.array([0.4, 1.3, 0.7, 2.1, 0.9]),
+    "u": np.array([0.3, -0.55, 0.12, 0.8, -0.25]),
+    "M": np.array([[1.2, -0.4, 0.3], [0.5, 0.9, -0.7], [-0.2, 0.6, 1.4]]),
+    "S": np.array([[2.0, 0.3, -0.4], [0.3, 1.5, 0.2], [-0.4, 0.2, 1.8]]),
+    "T": np.linspace(-1.0, 1.3, 24).reshape(2, 3, 4) ** 3,
+    "v": np.array([0.7, -0.2, 1.1]),
+    "w": np.array([-0.3, 0.9, 0.4]),
+    "s": 0.37,
+}
+PLACEHOLDER = re.compile(r"(?<![\w.])(" + "|".join(VALUES) + r")(?![\w(])")
+AUDITED = ("reduction", "array", "allocate", "inactive", "draw")
+
+
+def _placeholders(forms):
+    return sorted({m for f in forms for m in PLACEHOLDER.findall(f.lstrip("!"))},
+                  key=list(VALUES).index)
+
+
+def _entries():
+    """The registry entries with forms, and those of the audited families (numpy's and
+    numba's generator's) that must have them."""
+    return [e for e in REGISTRY.entries if e.forms or (
+        e.family in AUDITED and e.name.startswith("np."))]
+
+
+def _module(tmp_path_factory, entries):
+    """A module of generated functions: per entry, `f<k>` adds up its forms' losses and
+    `f<k>_<j>` has form j alone."""
+    lines = ["import math", "import numpy as np", ""]
+    for k, e in enumerate(entries):
+        ok = [f for f in e.forms if not f.startswith("!")]
+        groups = [(f"f{k}", ok)] + [(f"f{k}_{j}", [f.lstrip("!")]) for j, f in
+                                    enumerate(e.forms)]
+        for name, forms in groups:
+            if not forms:
+                continue
+            names = _placeholders(forms)
+            lines.append(f"def {name}({', '.join(names)}):")
+            lines.append("    np.random.seed(0)")
+            lines.append("    total = 0.0")
+            for j, form in enumerate(forms):
+                lines.append(f"    r{j} = {form}")
+                lines.append(f"    total += np.sum(r{j} * r{j}) + np.sum(r{j})")
+            lines += ["    return total", ""]
+    folder = tmp_path_factory.mktemp("forms")
+    (folder / "audited_forms.py").write_text("\n".join(lines))
+    sys.path.insert(0, str(folder))
+    try:
+        return importlib.import_module("audited_forms")
+    finally:
+        sys.path.remove(str(folder))
+
+
+ENTRIES = _entries()
+
+
+@pytest.fixture(scope="module")
+def generated(tmp_path_factory):
+    return _module(tmp_path_factory, ENTRIES)
+
+
+def test_every_audited_entry_declares_its_forms():
+    missing = [e.name for e in ENTRIES if e.obj not in FORMS]
+    assert not missing, f"entries with no argument forms (adjit/rules/forms.py): {missing}"
+
+
+def _check(fn, forms):
+    """None if adjit agrees with numba on fn (value, gradient in every placeholder), else
+    what differs."""
+    names = _placeholders(forms)
+    args = tuple(VALUES[n] for n in names)
+    try:
+        primal = numba.njit(fn)
+        value = primal(*args)
+    except Exception as exc:        # noqa: BLE001 - numba's typing errors have many classes
+        return f"numba refuses it (a form numba does not accept?): {str(exc)[:300]}"
+    got_value, got = adjit.value_and_grad(fn, argnums=tuple(range(len(args))))(*args)
+    if not np.isclose(got_value, value, rtol=1e-12, atol=1e-12):
+        return f"value {got_value!r}, numba's {value!r}"
+    for k, name in enumerate(names):
+        expected = fd_grad(primal, args, k)
+        if not np.allclose(got[k], expected, rtol=1e-5, atol=1e-6):
+            return f"d/d{name} {np.round(got[k], 6)!r}, differences give {expected!r}"
+    return None
+
+
+@pytest.mark.parametrize("k", range(len(ENTRIES)), ids=[e.name for e in ENTRIES])
+def test_forms_numba_accepts_are_honoured_or_refused(generated, k):
+    entry = ENTRIES[k]
+    if entry.obj not in FORMS:
+        pytest.skip("no forms (test_every_audited_entry_declares_its_forms fails)")
+    ok = [f for f in entry.forms if not f.startswith("!")]
+    problems = []
+    if ok:
+        try:
+            problem = _check(getattr(generated, f"f{k}"), ok)
+        except AdjitError as exc:
+            problem = f"refused: {exc}"
+        if problem is not None:         # which form: each alone
+            for j, form in enumerate(entry.forms):
+                if form.startswith("!"):
+                    continue
+                try:
+                    alone = _check(getattr(generated, f"f{k}_{j}"), [form])
+                except AdjitError as exc:
+                    alone = f"refused: {str(exc)[:300]}"
+                if alone is not None:
+                    problems.append(f"{form}: {alone}")
+            if not problems:
+                problems.append(f"together: {problem}")
+    for j, form in enumerate(entry.forms):
+        if not form.startswith("!"):
+            continue
+        fn = getattr(generated, f"f{k}_{j}")
+        args = tuple(VALUES[n] for n in _placeholders([form]))
+        try:
+            numba.njit(fn)(*args)
+        except Exception as exc:    # noqa: BLE001
+            problems.append(f"{form}: numba refuses it: {str(exc)[:200]}")
+            continue
+        try:
+            adjit.grad(fn, argnums=tuple(range(len(args))))(*args)
+            problems.append(f"{form}: marked refused, but adjit differentiates it (check it "
+                            "and drop the `!`)")
+        except AdjitError:
+            pass
+    assert not problems, f"{entry.name}:\n  " + "\n  ".join(problems)

@@ -1,0 +1,339 @@
+"""Random draws and other calls with an effect, written as numba users write them.
+
+A draw runs once per evaluation, in program order, in the forward sweep; the backward sweep
+reads what it returned and never draws again. With active parameters a draw has the pathwise
+derivative of numba's transformation of its standard draw. The oracles: numba's own compiled
+function (which seeds itself, so finite differences of it see the same draws) and central
+finite differences of it."""
+import math
+
+import numba
+import numpy as np
+import pytest
+
+import adjit
+from adjit import AdjitError
+
+from fd import fd_grad
+
+X = np.array([0.3, 0.7, 1.1, -0.4])
+
+
+def assert_matches_numba(f, args, argnums=0, rtol=1e-5, atol=1e-6):
+    """grad(f) against central differences of numba's f, value_and_grad's value against
+    numba's value (the same draws: to the bit)."""
+    primal = numba.njit(f)
+    value, g = adjit.value_and_grad(f, argnums=argnums)(*args)
+    assert value == primal(*args)
+    nums = (argnums,) if isinstance(argnums, int) else argnums
+    gs = (g,) if isinstance(argnums, int) else g
+    for k, got in zip(nums, gs):
+        np.testing.assert_allclose(got, fd_grad(primal, args, k), rtol=rtol, atol=atol,
+                                   err_msg=f"d/d arg {k} of {f.__name__}")
+
+
+# draws in loops: recorded, never drawn again ---------------------------------------------------
+
+def normal_in_a_loop(x):
+    np.random.seed(42)
+    s = 0.0
+    sigma = 0.3
+    for i in range(x.size):
+        e = np.random.normal(0.0, 1.0)
+        y = x[i] + sigma * e
+        s += y * y * math.cos(x[i])
+    return s
+
+
+def random_in_a_loop(x):
+    np.random.seed(1)
+    s = 0.0
+    for i in range(x.size):
+        r = np.random.random()
+        s += math.sin(x[i] * r) * x[i]
+    return s
+
+
+def standard_normal_in_nested_loops(x):
+    np.random.seed(3)
+    s = 0.0
+    for i in range(x.shape[0]):
+        for j in range(x.shape[1]):
+            z = np.random.standard_normal()
+            s += (x[i, j] + z) ** 2 * x[i, j]
+    return s
+
+
+def draws_in_a_while_loop(x):
+    np.random.seed(4)
+    s = 0.0
+    i = 0
+    while i < x.size:
+        u = np.random.random()
+        s += x[i] * x[i] * u + math.exp(x[i] * u)
+        i += 1
+    return s
+
+
+def draws_thrown_away(x):
+    np.random.seed(5)
+    np.random.random()              # advances the generator: the next draw is another
+    np.random.normal(0.0, 1.0)
+    s = 0.0
+    for i in range(x.size):
+        s += x[i] * np.random.random() * x[i]
+    return s
+
+
+@pytest.mark.parametrize("f, x", [
+    (normal_in_a_loop, X), (random_in_a_loop, X),
+    (standard_normal_in_nested_loops, X.reshape(2, 2)), (draws_in_a_while_loop, X),
+    (draws_thrown_away, X)], ids=lambda v: getattr(v, "__name__", ""))
+def test_draws_in_loops(f, x):
+    assert_matches_numba(f, (x,))
+
+
+def test_a_loop_with_a_draw_is_recorded_not_computed_again():
+    source = adjit.grad(normal_in_a_loop).source_for(X)
+    assert "computed again" not in source
+    assert source.count("np.random.standard_normal()") == 1
+
+
+@numba.njit
+def jitter(m):
+    return np.random.normal(m, 0.1)
+
+
+def draws_through_a_helper(x):
+    np.random.seed(5)
+    s = 0.0
+    for i in range(x.size):
+        s += jitter(x[i]) ** 2
+    return s
+
+
+def test_draw_with_an_active_parameter_in_a_helper():
+    assert_matches_numba(draws_through_a_helper, (X,))
+
+
+# pathwise derivatives of every location/scale family -----------------------------------------
+
+def normal_and_uniform(p):
+    np.random.seed(6)
+    return np.random.normal(p[0], p[1]) * p[2] + np.random.uniform(p[0], p[1]) ** 2
+
+
+def every_family(p):
+    np.random.seed(3)
+    s = 0.0
+    for i in range(4):
+        s += np.random.laplace(p[0], p[1]) ** 2
+        s += np.random.triangular(p[0], p[0] + p[1], p[0] + 2 * p[1])
+        s += np.random.wald(p[2], p[1]) + np.random.gumbel(p[0], p[1]) * \
+            np.random.logistic(p[0], p[1])
+        s += np.random.exponential(p[1]) + np.random.lognormal(p[0], p[1]) + \
+            np.random.rayleigh(p[1])
+        s += np.random.weibull(p[2]) + np.random.pareto(p[2]) + np.random.power(p[2])
+        s += np.random.gamma(2.5, p[1]) + np.random.normal(p[0]) + \
+            np.random.normal(0.0, scale=p[1]) + np.random.uniform(0.0, high=p[2])
+    return s
+
+
+def every_family_sized(p):
+    np.random.seed(2)
+    a = np.random.laplace(p[0], p[1], 6)
+    b = np.random.triangular(p[0], p[0] + p[1], p[0] + 2 * p[1] + 0.5, 5)
+    c = np.random.wald(p[2], p[1], (2, 2))
+    d = np.random.gumbel(p[0], p[1], 3)
+    e = np.random.logistic(p[0], p[1], 3)
+    f = np.random.exponential(p[1], 3)
+    g = np.random.lognormal(p[0], p[1], 3)
+    h = np.random.rayleigh(p[1], 3)
+    i = np.random.weibull(p[2], 3)
+    j = np.random.pareto(p[2], 3)
+    k = np.random.power(p[2], 3)
+    m = np.random.gamma(2.5, p[1], 3)
+    n = np.random.normal(p[0], p[1], size=(2, 3))
+    o = np.random.uniform(p[0], p[1], 4)
+    return np.sum(a * a) + np.sum(b) + np.sum(c) + np.sum(d * e) + \
+        np.sum(f + g + h + i + j + k + m) + np.sum(np.sin(n)) + np.sum(o ** 3)
+
+
+P = np.array([0.3, 0.8, 1.3])
+
+
+@pytest.mark.parametrize("f", [normal_and_uniform, every_family, every_family_sized],
+                         ids=lambda f: f.__name__)
+def test_pathwise_derivatives(f):
+    assert_matches_numba(f, (P,))
+
+
+@pytest.mark.parametrize("f", [normal_and_uniform, every_family, every_family_sized],
+                         ids=lambda f: f.__name__)
+def test_pathwise_derivatives_in_forward_mode(f):
+    v = np.array([0.2, -0.4, 0.9])
+    primal = numba.njit(f)
+    value, tangent = adjit.jvp(f)(P, v)
+    assert value == primal(P)
+    h = 1e-6
+    assert tangent == pytest.approx((primal(P + h * v) - primal(P - h * v)) / (2 * h),
+                                    rel=1e-5, abs=1e-6)
+
+
+def test_the_size_may_be_a_name_holding_a_tuple():
+    def f(p):
+        np.random.seed(9)
+        shape = (2, 3)
+        return np.sum(np.random.normal(p[0], p[1], shape) ** 2)
+    assert_matches_numba(f, (P,))
+
+
+def test_second_derivative_through_draws():
+    h = 1e-5
+    g = adjit.grad(every_family)
+    H = adjit.hessian(every_family)(P)
+    for k in range(3):
+        e = np.zeros(3)
+        e[k] = h
+        np.testing.assert_allclose(H[:, k], (g(P + e) - g(P - e)) / (2 * h), rtol=1e-4,
+                                   atol=1e-5)
+
+
+# parameters with no pathwise derivative --------------------------------------------------------
+
+def gamma_shape(x):
+    np.random.seed(8)
+    return np.random.gamma(x[0], 2.0) + x[0]
+
+
+def poisson_rate(x):
+    np.random.seed(8)
+    return np.random.poisson(x[0]) * 1.0 + x[0]
+
+
+def beta_parameter(x):
+    np.random.seed(8)
+    return np.random.beta(2.0, x[0]) * x[0]
+
+
+def student_df(x):
+    np.random.seed(8)
+    return np.sum(np.random.standard_t(x[0], 3)) + x[0]
+
+
+@pytest.mark.parametrize("f, draw, param", [
+    (gamma_shape, "np.random.gamma", "shape"), (poisson_rate, "np.random.poisson", "lam"),
+    (beta_parameter, "np.random.beta", "b"), (student_df, "np.random.standard_t", "df")],
+    ids=lambda v: getattr(v, "__name__", None) or str(v))
+def test_no_pathwise_derivative_is_refused(f, draw, param):
+    with pytest.raises(AdjitError, match=f"parameter `{param}` of `{draw}`"):
+        adjit.grad(f)(np.array([2.5]))
+    with pytest.raises(AdjitError, match=f"parameter `{param}` of `{draw}`"):
+        adjit.jvp(f)(np.array([2.5]), np.array([1.0]))
+
+
+def gamma_shape_stopped(x):
+    np.random.seed(8)
+    return np.random.gamma(adjit.stop_gradient(x[0]), x[1]) + x[0]
+
+
+@numba.njit
+def standard_gamma_after_seed(shape):
+    np.random.seed(8)
+    return np.random.standard_gamma(shape)
+
+
+def test_a_stopped_parameter_is_accepted():
+    # d/dx0 = 1 (the draw's shape is stopped); d/dx1 = the standard gamma draw
+    x = np.array([2.5, 1.5])
+    g = adjit.grad(gamma_shape_stopped)(x)
+    assert g[0] == 1.0
+    assert g[1] == pytest.approx(standard_gamma_after_seed(2.5), rel=1e-14)
+
+
+def integer_draws_as_indices(x):
+    np.random.seed(6)
+    s = 0.0
+    for i in range(3):
+        k = np.random.randint(0, x.size)
+        s += x[k] * np.random.poisson(3.0)
+    p = np.random.permutation(x.size)
+    return s + x[p[0]] * 2.0
+
+
+def test_integer_draws_index_and_scale():
+    assert_matches_numba(integer_draws_as_indices, (X,))
+
+
+# time loops: recorded, never checkpointed --------------------------------------------------
+
+def langevin(x, sigma):
+    np.random.seed(4)
+    y = x.copy()
+    for t in range(50):
+        for i in range(y.size):
+            y[i] = y[i] - 0.01 * y[i] ** 3 + sigma * math.sqrt(0.01) * \
+                np.random.standard_normal()
+    return np.sum(y * y)
+
+
+def test_time_loop_with_noise():
+    assert_matches_numba(langevin, (X[:3], 0.4), (0, 1))
+    auto = adjit.grad(langevin, argnums=(0, 1), checkpoint="auto")(X[:3], 0.4)
+    recorded = adjit.grad(langevin, argnums=(0, 1))(X[:3], 0.4)
+    assert np.array_equal(auto[0], recorded[0]) and auto[1] == recorded[1]
+
+
+def test_checkpointing_a_loop_with_draws_is_refused():
+    with pytest.raises(AdjitError, match="checkpointing a loop that makes a call which must "
+                       "run once .a random draw"):
+        adjit.grad(langevin, argnums=(0, 1), checkpoint=5)(X[:3], 0.4)
+
+
+@numba.njit(parallel=True)
+def parallel_draws(x):
+    s = 0.0
+    for i in numba.prange(x.size):
+        s += x[i] * np.random.random()
+    return s
+
+
+def test_parallel_loop_with_draws_runs_serially_and_reads_its_draws():
+    # numba's prange draws from per-thread generators, so no seed reproduces them; the
+    # gradient's own value and gradient must agree: d/dx_i (sum x_i u_i) = u_i
+    x = np.ones(6)
+    value, g = adjit.value_and_grad(parallel_draws)(x)
+    assert value == pytest.approx(np.sum(g), rel=1e-14)
+    assert np.all((g >= 0.0) & (g < 1.0))
+    assert "runs serially: its iterations make a call that must run once" in \
+        adjit.grad(parallel_draws).source_for(x)
+
+
+# other effects ---------------------------------------------------------------------------------
+
+def prints_each_step(x):
+    s = 0.0
+    for i in range(x.size):
+        print(i)
+        s += x[i] * x[i]
+    return s
+
+
+def test_print_runs_once_per_evaluation(capfd):
+    g = adjit.grad(prints_each_step)
+    g(X)
+    capfd.readouterr()
+    np.testing.assert_allclose(g(X), 2 * X, rtol=1e-14)
+    printed = capfd.readouterr().out.split()
+    assert printed == [str(i) for i in range(X.size)]
+
+
+def test_the_registry_says_which_calls_have_an_effect():
+    from adjit.analysis import effects
+    assert effects.of_object(np.random.normal)
+    assert effects.of_object(np.random.seed)
+    assert effects.of_object(print)
+    assert effects.of_object(np.random.shuffle)       # no entry: numpy.random's
+    assert effects.of_object(math.sin) is None
+    assert effects.of_object(np.searchsorted) is None
+    assert effects.of_object(len) is None
