@@ -1,0 +1,149 @@
+"""Programs that once reached the user as a raw Python exception (TypeError and the like)
+from inside the transformation, written the way a numba user writes them. Each now either
+differentiates, checked against central finite differences of numba's own compiled
+function, or is an AdjitError naming the function, its line and what to write instead."""
+import math
+
+import numpy as np
+import pytest
+from numba import njit
+
+import adjit
+from adjit import AdjitError
+
+from fd import assert_grad_matches_fd
+
+
+# ---------------------------------------------------------------------------------------
+# helpers returning an array from several `return`s; module-level arrays sliced
+# ---------------------------------------------------------------------------------------
+
+@njit
+def rodrigues_rotate_point(rot, X):
+    sqtheta = np.sum(rot * rot)
+    if sqtheta != 0.0:
+        theta = math.sqrt(sqtheta)
+        costheta = math.cos(theta)
+        sintheta = math.sin(theta)
+        theta_inverse = 1.0 / theta
+        w = theta_inverse * rot
+        w_cross_X = np.cross(w, X)
+        tmp = (1.0 - costheta) * np.dot(w, X)
+        return X * costheta + w_cross_X * sintheta + w * tmp
+    else:
+        return X + np.cross(rot, X)
+
+
+@njit
+def project(cam, X):
+    Xcam = rodrigues_rotate_point(cam[0:3], X - cam[3:6])
+    distorted = Xcam[0:2] / Xcam[2]
+    rsq = np.sum(distorted * distorted)
+    L = 1.0 + cam[9] * rsq + cam[10] * rsq * rsq
+    return distorted * L * cam[6] + cam[7:9]
+
+
+@njit
+def ba_objective(cams, X, w, obs, feats):
+    s = 0.0
+    for i in range(obs.shape[0]):
+        c = obs[i, 0]
+        p = obs[i, 1]
+        proj = project(cams[c], X[p])
+        err = w[i] * (proj - feats[i])
+        s += np.sum(err * err)
+    return s
+
+
+def test_bundle_adjustment_with_a_rodrigues_helper_returning_from_both_branches():
+    """ADBench's bundle adjustment: the rotation helper returns an array from each branch of
+    an `if`; camera 1 has no rotation, so both branches run inside the loop."""
+    rng = np.random.default_rng(0)
+    cams = rng.normal(size=(3, 11)) * 0.1
+    cams[:, 6] = 1.0
+    cams[1, 0:3] = 0.0
+    X = rng.normal(size=(4, 3)) + np.array([0.0, 0.0, 5.0])
+    w = np.ones(5)
+    obs = np.array([[0, 0], [1, 1], [2, 2], [0, 3], [1, 0]])
+    feats = rng.normal(size=(5, 2))
+    g = adjit.grad(ba_objective, argnums=(0, 1, 2))
+    assert_grad_matches_fd(g, ba_objective, (cams, X, w, obs, feats), (0, 1, 2))
+
+
+@njit
+def sum_rotated(rot, X):
+    return np.sum(rodrigues_rotate_point(rot, X))
+
+
+@pytest.mark.parametrize("rot", [[0.1, 0.2, 0.3], [0.0, 0.0, 0.0]], ids=["rotated", "zero"])
+def test_sum_of_a_helper_returning_an_array_from_either_branch(rot):
+    args = (np.array(rot), np.array([1.0, 2.0, 3.0]))
+    assert_grad_matches_fd(adjit.grad(sum_rotated, argnums=(0, 1)), sum_rotated, args, (0, 1))
+
+
+@njit
+def first_above(x, k):
+    for i in range(x.shape[0]):
+        if x[i] > k:
+            return x * x[i]         # a return inside a loop
+    return x - 1.0
+
+
+@njit
+def calls_first_above(x):
+    s = 0.0
+    for j in range(3):
+        s += np.sum(first_above(x, j * 0.5) ** 2)
+    return s
+
+
+@njit
+def square_or_scale(A):
+    if A[0, 0] > 0.0:
+        return A @ A            # a new array from a matrix product
+    else:
+        return A.T * 3.0
+
+
+@njit
+def calls_square_or_scale(A):
+    return np.sum(square_or_scale(A) ** 2)
+
+
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+def test_helpers_returning_new_arrays_from_several_returns(sign):
+    x = sign * np.array([0.3, 1.2, -0.4])
+    assert_grad_matches_fd(adjit.grad(calls_first_above), calls_first_above, (x,))
+    A = sign * np.array([[0.5, 1.0], [-0.3, 0.7]])
+    assert_grad_matches_fd(adjit.grad(calls_square_or_scale), calls_square_or_scale, (A,))
+
+
+@njit
+def array_or_number(x):
+    if x[0] > 0.0:
+        return x * 2.0
+    return 1.0
+
+
+@njit
+def calls_array_or_number(x):
+    return np.sum(array_or_number(x))
+
+
+def test_a_helper_returning_an_array_or_a_number_is_refused():
+    with pytest.raises(AdjitError, match=r"array_or_number.*test_raw_errors\.py.*line \d+.*"
+                       r"an array from one `return` and a number"):
+        adjit.grad(calls_array_or_number)(np.array([0.5, 1.0]))
+
+
+M = np.arange(20.0).reshape(4, 5)
+
+
+@njit
+def scaled_corner(a):
+    return np.sum(np.full((2, 3), a[0]) * M[:2, :3]) + np.sum(a * M[1, :2])
+
+
+def test_a_slice_of_a_module_level_array():
+    args = (np.array([1.5, -0.5]),)
+    assert_grad_matches_fd(adjit.grad(scaled_corner), scaled_corner, args)
