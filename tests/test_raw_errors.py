@@ -2,16 +2,18 @@
 from inside the transformation, written the way a numba user writes them. Each now either
 differentiates, checked against central finite differences of numba's own compiled
 function, or is an AdjitError naming the function, its line and what to write instead."""
+import ctypes
+import ctypes.util
 import math
 
 import numpy as np
 import pytest
-from numba import njit
+from numba import cfunc, njit, types
 
 import adjit
 from adjit import AdjitError
 
-from fd import assert_grad_matches_fd
+from fd import assert_grad_matches_fd, fd_grad
 
 
 # ---------------------------------------------------------------------------------------
@@ -147,3 +149,110 @@ def scaled_corner(a):
 def test_a_slice_of_a_module_level_array():
     args = (np.array([1.5, -0.5]),)
     assert_grad_matches_fd(adjit.grad(scaled_corner), scaled_corner, args)
+
+
+# ---------------------------------------------------------------------------------------
+# opaque callees: a ctypes function, a cfunc
+# ---------------------------------------------------------------------------------------
+
+libm = ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6")
+c_cos = libm.cos
+c_cos.restype = ctypes.c_double
+c_cos.argtypes = [ctypes.c_double]
+
+
+@cfunc(types.float64(types.float64))
+def doubled(v):
+    return v * 2.0
+
+
+@njit
+def ctypes_on_a_constant(x):
+    s = 0.0
+    for i in range(x.size):
+        s += x[i] * c_cos(0.5) + c_cos(float(i)) * x[i] ** 2
+    return s
+
+
+@njit
+def cfunc_on_a_constant(x):
+    s = 0.0
+    for i in range(x.size):
+        s += x[i] * doubled(3.0) + doubled(float(i)) * x[i] ** 2
+    return s
+
+
+@njit
+def cfunc_on_a_stopped_value(x):
+    return np.sum(x * doubled(adjit.stop_gradient(x[0])))
+
+
+@pytest.mark.parametrize("f", [ctypes_on_a_constant, cfunc_on_a_constant])
+def test_an_opaque_callee_no_derivative_flows_through(f):
+    """A ctypes function (unhashable, once a raw TypeError) or a cfunc on constants, integers
+    and stopped values is called as it is."""
+    x = np.array([1.0, -2.0, 0.5])
+    assert_grad_matches_fd(adjit.grad(f), f, (x,))
+    v = np.array([0.3, 1.0, -0.7])
+    value, tangent = adjit.jvp(f)(x, v)
+    assert value == pytest.approx(f(x), rel=1e-12)
+    assert tangent == pytest.approx(np.dot(fd_grad(f, (x,), 0), v), rel=1e-6)
+
+
+def test_an_opaque_callee_on_a_stopped_value_is_a_constant():
+    x = np.array([1.5, -2.0, 0.5])
+    np.testing.assert_allclose(adjit.grad(cfunc_on_a_stopped_value)(x), np.full(3, 3.0))
+
+
+@njit
+def ctypes_on_the_argument(x):
+    return c_cos(x[0]) * x[1]
+
+
+@njit
+def cfunc_on_the_argument(x):
+    return doubled(x[0]) + x[1]
+
+
+@pytest.mark.parametrize("mode", ["grad", "jvp"])
+@pytest.mark.parametrize("f, callee", [(ctypes_on_the_argument, "c_cos"),
+                                       (cfunc_on_the_argument, "doubled")])
+def test_a_derivative_through_an_opaque_callee_is_refused(f, callee, mode):
+    x = np.array([1.0, 2.0])
+    with pytest.raises(AdjitError) as info:
+        if mode == "grad":
+            adjit.grad(f)(x)
+        else:
+            adjit.jvp(f)(x, np.ones(2))
+    message = str(info.value)
+    assert f"'{f.__name__}' ({__file__}, line " in message
+    assert f"flow through `{callee}`" in message
+    assert "stop_gradient" in message and "custom_vjp" in message
+
+
+@adjit.custom_vjp
+def cos_with_a_rule(v):
+    return c_cos(v)
+
+
+def _cos_fwd(v):
+    return c_cos(v), v
+
+
+def _cos_bwd(v, g):
+    return (-math.sin(v) * g,)
+
+
+cos_with_a_rule.defvjp(_cos_fwd, _cos_bwd)
+
+
+@njit
+def ctypes_with_a_rule(x):
+    return cos_with_a_rule(x[0]) * x[1]
+
+
+def test_the_advice_for_an_opaque_callee_works():
+    """What the refusal suggests: a custom_vjp function around the ctypes call."""
+    x = np.array([1.0, 2.0])
+    assert_grad_matches_fd(adjit.grad(ctypes_with_a_rule), ctypes_with_a_rule, (x,))
+
