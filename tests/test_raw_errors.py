@@ -256,3 +256,82 @@ def test_the_advice_for_an_opaque_callee_works():
     x = np.array([1.0, 2.0])
     assert_grad_matches_fd(adjit.grad(ctypes_with_a_rule), ctypes_with_a_rule, (x,))
 
+
+# ---------------------------------------------------------------------------------------
+# for v in a, enumerate, zip inside @njit helpers
+# ---------------------------------------------------------------------------------------
+
+@njit
+def sum_of_squares(a):
+    s = 0.0
+    for v in a:
+        s += v * v
+    return s
+
+
+@njit
+def weighted_by_position(a):
+    s = 0.0
+    for k, v in enumerate(a):
+        s += k * v * v
+    return s
+
+
+@njit
+def inner_product(a, b):
+    s = 0.0
+    for u, v in zip(a, b):
+        s += u * v
+    return s
+
+
+@njit
+def row_energy(M):
+    s = 0.0
+    for row in M:
+        s += np.sum(row * row)
+    return s
+
+
+@njit
+def loops_in_helpers(a, M):
+    s = sum_of_squares(a) + weighted_by_position(a) + inner_product(a, a[::-1])
+    s += sum_of_squares(a[1:]) + weighted_by_position(a * 2.0) + inner_product(M[0], M[1])
+    return s + row_energy(M.T) + sum_of_squares(M[:, 1])
+
+
+def test_for_enumerate_zip_over_arrays_in_helpers():
+    """As in the differentiated function itself: over arguments, views, rows and new
+    arrays passed to the helper."""
+    args = (np.array([1.0, 2.0, 3.0]), np.arange(6.0).reshape(2, 3) * 0.3)
+    assert_grad_matches_fd(adjit.grad(loops_in_helpers, argnums=(0, 1)), loops_in_helpers,
+                           args, (0, 1))
+
+
+W = np.array([0.5, -1.0, 2.0])
+
+
+@njit
+def weighted_by_module_array(a):
+    s = 0.0
+    for k, w in enumerate(W):
+        s += w * a[k] ** 2
+    for u, w in zip(a, W):
+        s += u * w
+    return s
+
+
+@njit
+def loops_over_a_module_array(a):
+    s = 0.0
+    for j in range(2):
+        s += weighted_by_module_array(a * (j + 1.0))
+    for w in W:
+        s += w * a[0]
+    return s
+
+
+def test_loops_over_a_module_level_array():
+    args = (np.array([1.0, -2.0, 0.5]),)
+    assert_grad_matches_fd(adjit.grad(loops_over_a_module_array), loops_over_a_module_array,
+                           args)

@@ -1170,13 +1170,18 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining, Message
         return False
 
     def _array_name(self, node):
-        """Whether `node` names an array (an argument, a local array, a view or a pending
-        array expression)."""
+        """Whether `node` names an array (an argument, a local array, a view, a pending
+        array expression or a module-level array)."""
         if not isinstance(node, ast.Name):
             return False
         if self.view_name(node) is not None:
             return True
+        if node.id not in self.src.locals and node.id not in self.subst and \
+                isinstance(self.src.resolve_name(node.id), np.ndarray):
+            return True
         target = self.local(node.id)
+        if isinstance(target, ast.Name):    # a helper's parameter bound to the caller's name
+            target = target.id
         return isinstance(target, str) and (target in self.ctx.arrays or (
             target in self.lazy and isinstance(self.lazy[target], Lazy) and
             not isinstance(self.lazy[target], Scalar)))
