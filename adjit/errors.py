@@ -9,6 +9,13 @@ class AdjitError(Exception):
     """Raised when adjit cannot transform or differentiate a function."""
 
 
+class InternalError(AdjitError):
+    """An unexpected failure inside adjit itself (a bug in adjit), not a refusal of the
+    user's code: an exception other than AdjitError raised while transforming a function
+    (chained as its __cause__), or numba failing to compile the code adjit generated. Tests
+    and fuzzers count it as a failure, never as a refusal."""
+
+
 class Location:
     """Where a function lives: its name, file and first line, for error messages."""
 
@@ -27,3 +34,15 @@ def error_at(origin, construct, advice):
     """An AdjitError at a normalized statement's origin (filename, line, function)."""
     filename, line, fname = origin or ("<unknown>", 0, "<unknown>")
     return AdjitError(f"in function '{fname}' ({filename}, line {line}): {construct}. {advice}")
+
+
+def internal_error(origin, during, exc):
+    """The InternalError for `exc`, raised unexpectedly `during` (a phrase: "in the
+    normalized pass") while transforming the function at `origin` (filename, line,
+    function). Raise it `from exc` so that the original traceback stays chained."""
+    filename, line, fname = origin or ("<unknown>", 0, "<unknown>")
+    detail = f"{type(exc).__name__}: {exc}".strip()
+    return InternalError(f"in function '{fname}' ({filename}, line {line}): internal adjit "
+                         f"error {during} ({detail}). This is a bug in adjit, not a problem "
+                         "with your code: please report it with this message and the "
+                         "function (the original traceback is chained below).")

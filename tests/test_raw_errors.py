@@ -4,14 +4,19 @@ differentiates, checked against central finite differences of numba's own compil
 function, or is an AdjitError naming the function, its line and what to write instead."""
 import ctypes
 import ctypes.util
+import inspect
 import math
 
+import numba
 import numpy as np
 import pytest
 from numba import cfunc, njit, types
 
 import adjit
-from adjit import AdjitError
+from adjit import AdjitError, pipeline
+from adjit.codegen.emit import compile_source
+from adjit.errors import InternalError
+from adjit.normalize import anf
 
 from fd import assert_grad_matches_fd, fd_grad
 
@@ -335,3 +340,63 @@ def test_loops_over_a_module_level_array():
     args = (np.array([1.0, -2.0, 0.5]),)
     assert_grad_matches_fd(adjit.grad(loops_over_a_module_array), loops_over_a_module_array,
                            args)
+
+
+# ---------------------------------------------------------------------------------------
+# the internal-error net: an unexpected exception inside adjit is an InternalError
+# ---------------------------------------------------------------------------------------
+
+def running_sum(x):
+    s = 0.0
+    for i in range(x.shape[0]):
+        s += x[i] * 2.0     # @crash_here
+    return s
+
+
+def _line_of(fn, tag):
+    lines, first = inspect.getsourcelines(fn)
+    return first + next(k for k, text in enumerate(lines) if f"# @{tag}" in text)
+
+
+def test_an_unexpected_exception_while_normalizing_is_an_internal_error(monkeypatch):
+    def crash(self, s, out):
+        raise TypeError("'NoneType' object cannot be interpreted as an integer")
+    monkeypatch.setattr(anf._Normalizer, "aug_assign", crash)
+    with pytest.raises(InternalError) as info:
+        adjit.grad(running_sum)(np.ones(3))
+    message = str(info.value)
+    line = _line_of(running_sum, "crash_here")
+    assert message.startswith(f"in function 'running_sum' ({__file__}, line {line}): "
+                              "internal adjit error in the normalized pass (TypeError: ")
+    assert "cannot be interpreted as an integer" in message and "report" in message
+    assert isinstance(info.value, AdjitError)
+    assert isinstance(info.value.__cause__, TypeError)      # the traceback is kept
+
+
+def test_an_unexpected_exception_in_a_later_pass_names_the_function(monkeypatch):
+    def crash(program, options):
+        raise KeyError("_t7")
+    monkeypatch.setattr(pipeline, "PASSES", tuple(
+        (stage, crash if stage == "active" else pass_) for stage, pass_ in pipeline.PASSES))
+    with pytest.raises(InternalError, match=r"in function 'running_sum' \(.*test_raw_errors"
+                       r"\.py, line \d+\): internal adjit error in the active pass "
+                       r"\(KeyError: '_t7'\)") as info:
+        adjit.value_and_grad(running_sum)(np.ones(3))
+    assert isinstance(info.value.__cause__, KeyError)
+    with pytest.raises(InternalError, match="in the active pass"):
+        adjit.show(running_sum, "adjoint", np.ones(3))
+
+
+def test_numba_failing_on_generated_code_is_an_internal_error():
+    origin = (__file__, 12, "running_sum")
+    with pytest.raises(InternalError, match=r"in function 'running_sum' \(.*, line 12\): "
+                       r"internal adjit error: numba could not compile the generated g "
+                       r"\(an adjit bug"):
+        compile_source("def g(x):\n    return undefined_name + x\n", "g", {},
+                       (numba.float64,), origin=origin)
+
+
+def test_refusals_are_not_internal_errors():
+    with pytest.raises(AdjitError) as info:
+        adjit.grad(calls_array_or_number)(np.array([0.5, 1.0]))
+    assert not isinstance(info.value, InternalError)

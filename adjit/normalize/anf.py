@@ -574,7 +574,14 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining, Message
             self.loads = {}
             self.shape_cache = {}
             self.previous = previous        # (counted_while: `k = 0` just before the loop)
-            self.stmt(s, out)
+            try:
+                self.stmt(s, out)
+            except AdjitError:
+                raise
+            except Exception as exc:        # a bug in adjit: pipeline.run reports it at the
+                if getattr(exc, "adjit_origin", None) is None:   # innermost user statement
+                    exc.adjit_origin = self.origin
+                raise
             previous = s
         return out
 
