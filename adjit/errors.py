@@ -36,6 +36,15 @@ def error_at(origin, construct, advice):
     return AdjitError(f"in function '{fname}' ({filename}, line {line}): {construct}. {advice}")
 
 
+def function_origin(fn):
+    """(filename, first line, name) of a function or an @njit dispatcher, for messages."""
+    fn = getattr(fn, "py_func", fn)
+    code = getattr(fn, "__code__", None)
+    name = getattr(fn, "__qualname__", None) or repr(fn)
+    return (code.co_filename, code.co_firstlineno, name) if code is not None else \
+        ("<unknown>", 0, name)
+
+
 def internal_error(origin, during, exc):
     """The InternalError for `exc`, raised unexpectedly `during` (a phrase: "in the
     normalized pass") while transforming the function at `origin` (filename, line,

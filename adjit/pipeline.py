@@ -31,7 +31,7 @@ from .analysis.types import (FLOAT, infer_kinds, is_array, is_float_kind, kind_o
                              kind_of_numba_type)
 from .codegen import assemble, gather
 from .codegen.emit import compile_source, exec_source, render
-from .errors import AdjitError, error_at, internal_error
+from .errors import AdjitError, error_at, function_origin, internal_error
 from .forward.tangent import TangentBuilder
 from .frontend.source import read_function
 from .normalize.anf import InlineContext, normalize_function
@@ -313,11 +313,7 @@ def _origin(program, exc):
     if program.src is not None:
         loc = program.src.loc
         return loc.filename, loc.firstlineno, loc.name
-    fn = getattr(program.fn, "py_func", program.fn)
-    code = getattr(fn, "__code__", None)
-    name = getattr(fn, "__qualname__", None) or repr(fn)
-    return (code.co_filename, code.co_firstlineno, name) if code is not None else \
-        ("<unknown>", 0, name)
+    return function_origin(program.fn)
 
 
 def _printable(stage, options):

@@ -13,7 +13,7 @@ import pytest
 from numba import cfunc, njit, types
 
 import adjit
-from adjit import AdjitError, pipeline
+from adjit import AdjitError, higher, pipeline
 from adjit.codegen.emit import compile_source
 from adjit.errors import InternalError
 from adjit.normalize import anf
@@ -385,6 +385,32 @@ def test_an_unexpected_exception_in_a_later_pass_names_the_function(monkeypatch)
     assert isinstance(info.value.__cause__, KeyError)
     with pytest.raises(InternalError, match="in the active pass"):
         adjit.show(running_sum, "adjoint", np.ones(3))
+
+
+def test_an_internal_error_under_second_derivatives_stays_one(monkeypatch):
+    """hvp differentiates the generated jvp: a crash there is not turned into a refusal of
+    that construct, and a crash in higher.py's own steps is an InternalError as well."""
+    passes = pipeline.PASSES
+    active = dict(passes)["active"]
+
+    def crash(program, options):        # in reverse mode over the jvp only
+        if options.derivative != "tangent":
+            raise KeyError("_t7")
+        active(program, options)
+    monkeypatch.setattr(pipeline, "PASSES", tuple(
+        (stage, crash if stage == "active" else pass_) for stage, pass_ in passes))
+    with pytest.raises(InternalError, match=r"'running_sum' \(.*test_raw_errors\.py, line "
+                       r"\d+\): internal adjit error in reverse mode over its generated "
+                       r"running_sum_jvp \(KeyError: '_t7'\)"):
+        adjit.hvp(running_sum)(np.ones(3), np.ones(3))
+    monkeypatch.setattr(pipeline, "PASSES", passes)
+
+    def crash_jacobian(gf, arg_types):
+        raise IndexError("tuple index out of range")
+    monkeypatch.setattr(higher, "_jacobian", crash_jacobian)
+    with pytest.raises(InternalError, match=r"'running_sum' .*internal adjit error while "
+                       r"building its jacobian \(IndexError: tuple index out of range\)"):
+        adjit.jacobian(running_sum)(np.ones(3))
 
 
 def test_numba_failing_on_generated_code_is_an_internal_error():
