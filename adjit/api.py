@@ -11,7 +11,7 @@ from numba.extending import overload, typeof_impl
 
 from .api_stop import stop_gradient
 from . import custom, higher
-from .errors import AdjitError, error_at
+from .errors import AdjitError, error_at, function_origin, internal_error
 from .frontend.source import receive_script, script_source
 from .transform import Mode as _Mode
 from .transform import build, check_argnums
@@ -67,14 +67,21 @@ class GradientFunction:
         key = tuple(arg_types)
         with self._lock:
             spec = self._specs.get(key)
-            if spec is None and self.mode.name in higher.KINDS:
-                spec = self._specs[key] = higher.specialize(self, key)
-            if spec is None:
-                spec = build(self.fn, self.argnums, key, self.mode, self.fastmath,
-                             checkpoint=self.checkpoint, tape_limit=self.tape_limit,
-                             cache=self.cache, target=self.target,
-                             jit=self.target == "cpu")
-                self._specs[key] = spec
+            try:
+                if spec is None and self.mode.name in higher.KINDS:
+                    spec = self._specs[key] = higher.specialize(self, key)
+                if spec is None:
+                    spec = build(self.fn, self.argnums, key, self.mode, self.fastmath,
+                                 checkpoint=self.checkpoint, tape_limit=self.tape_limit,
+                                 cache=self.cache, target=self.target,
+                                 jit=self.target == "cpu")
+                    self._specs[key] = spec
+            except AdjitError:
+                raise
+            except Exception as exc:    # a bug in adjit (the pipeline's own net is inside
+                # build(); this one also covers the steps of higher.py around it)
+                raise internal_error(function_origin(self.__adjit_function__),
+                                     f"while building its {self.mode.name}", exc) from exc
             self._last = spec
             return spec
 

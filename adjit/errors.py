@@ -13,6 +13,13 @@ class AdjitError(Exception):
         super().__init__(message if advice is None else f"{message}. {advice}")
 
 
+class InternalError(AdjitError):
+    """An unexpected failure inside adjit itself (a bug in adjit), not a refusal of the
+    user's code: an exception other than AdjitError raised while transforming a function
+    (chained as its __cause__), or numba failing to compile the code adjit generated. Tests
+    and fuzzers count it as a failure, never as a refusal."""
+
+
 class Location:
     """Where a function lives: its name, file and first line, for error messages."""
 
@@ -31,3 +38,24 @@ def error_at(origin, construct, advice):
     """An AdjitError at a normalized statement's origin (filename, line, function)."""
     filename, line, fname = origin or ("<unknown>", 0, "<unknown>")
     return AdjitError(f"in function '{fname}' ({filename}, line {line}): {construct}. {advice}")
+
+
+def function_origin(fn):
+    """(filename, first line, name) of a function or an @njit dispatcher, for messages."""
+    fn = getattr(fn, "py_func", fn)
+    code = getattr(fn, "__code__", None)
+    name = getattr(fn, "__qualname__", None) or repr(fn)
+    return (code.co_filename, code.co_firstlineno, name) if code is not None else \
+        ("<unknown>", 0, name)
+
+
+def internal_error(origin, during, exc):
+    """The InternalError for `exc`, raised unexpectedly `during` (a phrase: "in the
+    normalized pass") while transforming the function at `origin` (filename, line,
+    function). Raise it `from exc` so that the original traceback stays chained."""
+    filename, line, fname = origin or ("<unknown>", 0, "<unknown>")
+    detail = f"{type(exc).__name__}: {exc}".strip()
+    return InternalError(f"in function '{fname}' ({filename}, line {line}): internal adjit "
+                         f"error {during} ({detail}). This is a bug in adjit, not a problem "
+                         "with your code: please report it with this message and the "
+                         "function (the original traceback is chained below).")

@@ -20,7 +20,7 @@ import numpy as np
 from numba.core import types
 
 from .codegen.emit import exec_source
-from .errors import AdjitError, error_at
+from .errors import AdjitError, InternalError, error_at, function_origin, internal_error
 from .pipeline import Transformed
 from .transform import Mode as _Mode
 from .transform import build
@@ -65,6 +65,10 @@ def _hvp(gf, arg_types):
     try:
         spec = build(wrapper, gf.argnums, types, outer, gf.fastmath, cache=gf.cache,
                      checkpoint=gf.checkpoint, tape_limit=gf.tape_limit)
+    except InternalError as exc:    # a bug in adjit, not a construct reverse mode refuses
+        raise internal_error(function_origin(gf.__adjit_function__),
+                             f"in reverse mode over its generated {name}_jvp",
+                             exc.__cause__ or exc) from exc
     except AdjitError as exc:
         # the user's code went through forward mode; what reverse mode refuses is in the
         # code forward mode generated (a tangent helper without a rule of its own)

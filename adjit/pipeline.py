@@ -32,7 +32,7 @@ from .analysis.types import (FLOAT, infer_kinds, is_array, is_float_kind, kind_o
                              kind_of_numba_type)
 from .codegen import assemble, gather
 from .codegen.emit import compile_source, exec_source, render
-from .errors import error_at
+from .errors import AdjitError, error_at, function_origin, internal_error
 from .forward.tangent import TangentBuilder
 from .frontend.source import read_function
 from .normalize.anf import InlineContext, normalize_function
@@ -264,13 +264,15 @@ def compile_(p, o):
         return
     if o.derivative == "tangent":
         pyfunc, dispatcher = compile_source(p.source, p.entry, p.env.ns, p.arg_types,
-                                            o.fastmath, o.jit, cache=o.cache)
+                                            o.fastmath, o.jit, cache=o.cache,
+                                            origin=_origin(p, None))
         p.compiled = Transformed(p.source, pyfunc, dispatcher)
         return
     stats_type = numba.types.int64[::1]
     pyfunc, dispatcher = compile_source(p.source, p.entry, p.env.ns,
                                         p.arg_types + (stats_type,), o.fastmath, o.jit,
-                                        wrapper=p.wrapper, cache=o.cache, callees=p.steps)
+                                        wrapper=p.wrapper, cache=o.cache, callees=p.steps,
+                                        origin=_origin(p, None))
     limit = DEFAULT_TAPE_LIMIT if o.tape_limit is None else o.tape_limit
     p.compiled = Transformed(p.source, pyfunc, dispatcher, np.zeros(STATS_SIZE, np.int64),
                              _limit_hint(p, o.checkpoint, limit))
@@ -288,7 +290,13 @@ def run(fn, arg_types, options, until="compiled"):
     program = Program(fn, arg_types, options)
     wanted = _debug_stages()
     for stage, pass_ in PASSES:
-        pass_(program, options)
+        try:
+            pass_(program, options)
+        except AdjitError:
+            raise
+        except Exception as exc:    # a bug in adjit: an InternalError, never a raw exception
+            raise internal_error(_origin(program, exc), f"in the {stage} pass",
+                                 exc) from exc
         program.done.append(stage)
         shown = _printable(stage, options)
         if wanted and shown and (shown in wanted or "all" in wanted):
@@ -297,6 +305,18 @@ def run(fn, arg_types, options, until="compiled"):
         if stage == until or (until in ("adjoint", "tangent") and stage == "derivative"):
             break
     return program
+
+
+def _origin(program, exc):
+    """Where an unexpected exception arose: the user's statement the normalizer was at
+    (anf.py notes it on the exception), else the function's `def` line."""
+    origin = getattr(exc, "adjit_origin", None)
+    if origin is not None:
+        return origin
+    if program.src is not None:
+        loc = program.src.loc
+        return loc.filename, loc.firstlineno, loc.name
+    return function_origin(program.fn)
 
 
 def _printable(stage, options):

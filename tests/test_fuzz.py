@@ -12,10 +12,11 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 
 import adjit
+from adjit.normalize import anf
 from adjit.rules import table
 
 from fuzz import grammar, refad
-from fuzz.campaign import numba_sampled
+from fuzz.campaign import category, numba_sampled
 from fuzz.check import check, copy_arg, reduce
 from fuzz.grammar import Program, programs
 
@@ -413,6 +414,21 @@ def test_planted_wrong_rule_is_caught_and_reduced(monkeypatch):
     assert check(small).reason == "gradient differs"
     assert len(small.source) < len(PLANTED.source) / 2
     assert "math.sin(y)" in small.source and "for" not in small.source
+
+
+def test_an_internal_error_is_a_crash_never_a_refusal(monkeypatch):
+    """An exception inside adjit (planted in the normalizer) reaches the fuzzer as an
+    adjit.errors.InternalError: a crash, even in a construct-group program, where a clean
+    refusal (AdjitError) is a discard the campaign counts."""
+    def crash(self, s, out):
+        raise TypeError("planted")
+    monkeypatch.setattr(anf._Normalizer, "aug_assign", crash)
+    grouped = Program(PLANTED.source, PLANTED.params, PLANTED.seed, ("loops",))
+    for program in (PLANTED, grouped):
+        out = check(program, fd=False)
+        assert (out.status, out.reason) == ("mismatch", "adjit crashed (TypeError)")
+        assert "internal adjit error" in out.detail
+        assert category(out) == "crash"
 
 
 PLANTED_VEC = Program("def f(x, y, w):\n"

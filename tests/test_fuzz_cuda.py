@@ -15,6 +15,7 @@ cuda = pytest.importorskip("numba.cuda")
 
 import adjit.cuda  # noqa: E402
 from adjit import AdjitError  # noqa: E402
+from adjit.errors import InternalError  # noqa: E402
 
 from fuzz_cuda import oracle  # noqa: E402
 from fuzz_cuda.campaign import category, reduce, worker  # noqa: E402
@@ -363,6 +364,16 @@ def test_bounded_run_fails_on_a_planted_crash():
     stats = _run(10, _Planted(_crash))
     bad = unexpected(stats["results"])
     assert bad and all(o.kind == "crash" for _, o in bad)
+
+
+def test_bounded_run_fails_on_a_planted_internal_error():
+    """An InternalError (an exception inside adjit, wrapped) is a crash, not a refusal."""
+    def internal(kernel, argnums):
+        raise InternalError("planted internal error") from TypeError("planted")
+    stats = _run(10, internal)
+    bad = unexpected(stats["results"])
+    assert bad and all(o.kind == "crash" and o.reason == "building: TypeError"
+                       for _, o in bad)
 
 
 def test_bounded_run_fails_when_adjit_refuses_everything():

@@ -114,4 +114,6 @@ def opaque_refusal(s):
                     "which has no derivative rule",
                     "If its result is a constant for differentiation, wrap its arguments in "
                     "stop_gradient(...); otherwise write it as Python/@njit code adjit can read "
-                    "(loops and math functions).")
+                    "(loops and math functions), or call it from an @adjit.custom_vjp "
+                    "function of your own that gives its derivative (fwd and bwd rules: for a "
+                    "ctypes function or a cfunc, whose code adjit cannot read).")

@@ -17,7 +17,7 @@ import numba.core.errors
 import numpy as np
 
 from .. import ir
-from ..errors import AdjitError
+from ..errors import InternalError
 from ..frontend.source import referenced
 from .fold import fold_temporaries
 
@@ -140,7 +140,7 @@ def wrap_line(line, width=WIDTH):
 
 
 def compile_source(source, name, namespace, signature, fastmath=False, jit=True, wrapper=None,
-                   cache=False, callees=()):
+                   cache=False, callees=(), origin=None):
     """Exec generated source; returns (python function, numba dispatcher compiled for
     exactly these argument types). With jit=False the dispatcher is None: the plain Python
     function alone, which the program fuzzer runs to check many argnums choices cheaply.
@@ -148,7 +148,9 @@ def compile_source(source, name, namespace, signature, fastmath=False, jit=True,
     returned is the wrapper, and it calls the compiled `name`. With `cache` the source is
     written to a file named by its digest (cache_file) and numba keeps the machine code
     beside it (njit(cache=True)): a later process finds it instead of compiling. `callees`
-    are other functions of the source that `name` calls (compiled for the types they get)."""
+    are other functions of the source that `name` calls (compiled for the types they get).
+    numba failing to compile it is an InternalError at `origin` (the user's function:
+    filename, line, name)."""
     helpers = {"grow_tape": grow_tape, "reserve_tape": reserve_tape, "check_room": check_room,
                "tape_room": tape_room, "dot_range": dot_range, "sum_range": sum_range,
                "copy_dot": copy_dot}
@@ -181,9 +183,11 @@ def compile_source(source, name, namespace, signature, fastmath=False, jit=True,
         ns[name] = dispatcher
         return outer, dispatcher
     except numba.core.errors.NumbaError as exc:
-        raise AdjitError(f"numba could not compile the generated {name} (an adjit bug: "
-                         f"please report it with this message):\n{exc}\n"
-                         f"generated source:\n{source}") from None
+        filename, line, fname = origin or ("<unknown>", 0, "<unknown>")
+        raise InternalError(f"in function '{fname}' ({filename}, line {line}): internal "
+                            f"adjit error: numba could not compile the generated {name} (an "
+                            f"adjit bug: please report it with this message):\n{exc}\n"
+                            f"generated source:\n{source}") from None
 
 
 def cache_dir():

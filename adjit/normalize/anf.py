@@ -150,7 +150,14 @@ def normalize_function(src, ctx, prefix="", subst=None, views=None):
         # (counted before lower_exits, which turns early returns into flags)
         returns = [x for x in ir.walk_stmts(body) if isinstance(x, ast.Return)]
         last = body[-1] if body else None
+        merged = None
+        if (len(returns) > 1 or (returns and last is not returns[0])) and \
+                not norm.returned_views and norm.returned_numbers is None:
+            body, merged = _returned_arrays(norm, body, returns)
         stmts, result = lower_exits(body, ctx.namegen, src.loc)
+        if merged is not None:
+            ctx.ints.add(result.id)
+            result = _merge_returned_arrays(norm, stmts, result, merged)
         if norm.returned_numbers is not None:
             if norm.returned_views:
                 raise src.loc.error(norm.returned_views[0][0], "a helper returning arrays "
@@ -172,6 +179,92 @@ def normalize_function(src, ctx, prefix="", subst=None, views=None):
         return stmts, result
     finally:
         ctx.stack.pop()
+
+
+def _count_returns(stmts):
+    """How many `return` statements a function body has (nested functions' not counted)."""
+    count = 0
+    for s in stmts:
+        if isinstance(s, ast.Return):
+            count += 1
+        elif not isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            count += sum(_count_returns(getattr(s, f, [])) for f in
+                         ("body", "orelse", "finalbody", "handlers"))
+    return count
+
+
+def _made_by(stmts, name):
+    """Whether `stmts` (those a `return`'s expression became) make `name` a new array: an
+    assignment of a call's result to it (an allocation, a matrix product, np.cross)."""
+    return any(isinstance(x, ast.Assign) and not ir.is_store(x) and
+               ir.target_name(x) == name and isinstance(x.value, ast.Call)
+               for x in ir.walk_stmts(stmts))
+
+
+def _returned_arrays(norm, body, returns):
+    """Several `return`s that return arrays (`if c: return X * a` / `else: return X + b`,
+    each a new array): numba gives the call one array either way, adjit needs one name for
+    one array. Each `return` keeps its own array, records its shape and returns its number
+    instead; _merge_returned_arrays then copies the one taken into the call's result.
+    Returns (the body, (arrays, shape names, dtype)), or (body, None) without arrays."""
+    infos = [norm.ctx.arrays.get(r.value.id) if isinstance(r.value, ast.Name) else None
+             for r in returns]
+    known = [i for i in infos if i is not None]
+    if not known:
+        return body, None
+    ndims = {i[0] for i in known}
+    if len(known) != len(infos) or len(ndims) != 1:
+        first = returns[infos.index(None)] if None in infos else returns[0]
+        raise norm.error(first, "a function returning an array from one `return` and a "
+                         "number or an array of another rank from another",
+                         "Return values of the same kind from every return (np.full(shape, "
+                         "v) for a constant array).")
+    dtypes = {i[1] for i in known}
+    if len(dtypes) != 1 or "?" in dtypes:
+        raise norm.error(returns[0], "a function returning arrays whose dtype is not known "
+                         "from several `return`s", "Return float arrays (x.astype(np.float64))"
+                         " or assign the result to one variable and return it once, at the "
+                         "end.")
+    shape = [norm.fresh("_rs") for _ in range(ndims.pop())]
+    norm.ctx.ints.update(shape)
+    number = {id(r): k for k, r in enumerate(returns)}
+
+    def rewrite(block):
+        new = []
+        for x in block:
+            if not (isinstance(x, ast.Return) and id(x) in number):
+                new.append(x)
+                continue
+            origin = ir.note(x, "origin", None)
+            for j, n in enumerate(shape):
+                new.append(ir.assign(n, ast.Subscript(
+                    value=ast.Attribute(value=ir.name(x.value.id), attr="shape",
+                                        ctx=ast.Load()),
+                    slice=ir.const(j), ctx=ast.Load()), origin))
+            ret = ast.Return(value=ir.const(number[id(x)]), lineno=x.lineno)
+            ir.annotate(ret, origin=origin)
+            new.append(ret)
+        return new
+
+    arrays = [r.value.id for r in returns]
+    return ir.rewrite_blocks(body, rewrite), (arrays, shape, dtypes.pop(), returns[0])
+
+
+def _merge_returned_arrays(norm, stmts, which, merged):
+    """After the body: `result = np.empty(shape)`, then `result[...] = array k` for the
+    return k that was taken (its number is in `which`). Returns the result's name."""
+    arrays, shape, dtype, first = merged
+    norm.origin = ir.note(first, "origin", None) or norm.origin
+    name = norm.fresh("_a")
+    norm.allocate(name, [ir.name(n) for n in shape], stmts, dtype)
+    norm.add_temp(name)
+    target = norm.full_view(name, [ir.name(n) for n in shape])
+    for k, arr in enumerate(arrays):
+        branch = []
+        norm.store_elements(target, norm.view_of(arr, branch), branch)
+        norm.emit_if(stmts, ast.Compare(left=which, ops=[ast.Eq()],
+                                        comparators=[ir.const(k)]), branch, [])
+    return ir.name(name)
 
 
 def _rebinding_targets(stmts):
@@ -329,6 +422,7 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining, Message
                 ctx.namegen.reserve(self.local(local))
                 ctx.user_names.add(self.local(local))
         self.returned_views = []            # (return statement, View) of an inlined helper
+        self.several_returns = len(self.ctx.stack) > 1 and _count_returns(src.tree.body) > 1
         self.previous = None                # the statement before the one being normalized
         self.returned_numbers = None        # (first return, names) of a helper returning
         # tuples of numbers (from one or several returns), and how many returns did
@@ -480,7 +574,14 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining, Message
             self.loads = {}
             self.shape_cache = {}
             self.previous = previous        # (counted_while: `k = 0` just before the loop)
-            self.stmt(s, out)
+            try:
+                self.stmt(s, out)
+            except AdjitError:
+                raise
+            except Exception as exc:        # a bug in adjit: pipeline.run reports it at the
+                if getattr(exc, "adjit_origin", None) is None:   # innermost user statement
+                    exc.adjit_origin = self.origin
+                raise
             previous = s
         return out
 
@@ -606,9 +707,12 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining, Message
             if s.value is None:
                 raise self.error(s, "`return` without a value",
                                  "Return a number: the function's result.")
+            mark = len(out)
             value = self.rhs(s.value, out)
-            if isinstance(value, ast.Name) and self.array_ndim(value) is not None:
-                value = self.view_of(value.id, out)
+            if isinstance(value, ast.Name) and self.array_ndim(value) is not None and not (
+                    self.several_returns and _made_by(out[mark:], value.id)):
+                value = self.view_of(value.id, out)     # (a new array from one of several
+                # returns stays a name: normalize_function copies it into the call's result)
             if isinstance(value, View) and not has_take(value) and len(self.ctx.stack) > 1:
                 # a helper returning (part of) an array: the caller gets the same memory
                 self.returned_views.append((s, value))
@@ -1073,13 +1177,18 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining, Message
         return False
 
     def _array_name(self, node):
-        """Whether `node` names an array (an argument, a local array, a view or a pending
-        array expression)."""
+        """Whether `node` names an array (an argument, a local array, a view, a pending
+        array expression or a module-level array)."""
         if not isinstance(node, ast.Name):
             return False
         if self.view_name(node) is not None:
             return True
+        if node.id not in self.src.locals and node.id not in self.subst and \
+                isinstance(self.src.resolve_name(node.id), np.ndarray):
+            return True
         target = self.local(node.id)
+        if isinstance(target, ast.Name):    # a helper's parameter bound to the caller's name
+            target = target.id
         return isinstance(target, str) and (target in self.ctx.arrays or (
             target in self.lazy and isinstance(self.lazy[target], Lazy) and
             not isinstance(self.lazy[target], Scalar)))
@@ -1429,9 +1538,7 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining, Message
         if isinstance(obj, (bool, int, float)) and not isinstance(obj, np.ndarray):
             return ir.const(obj)
         if isinstance(obj, np.ndarray):
-            spelled = self.ctx.env.spell(obj, node.id)
-            self.ctx.arrays[spelled] = (obj.ndim, {"f": "f", "b": "b"}.get(obj.dtype.kind, "i"))
-            return ir.name(spelled)
+            return ir.name(self.global_array(obj, node.id))
         raise self.error(node, f"the global '{node.id}' ({type(obj).__name__}) used as a value",
                          "Use numbers, numpy arrays, or call it as a function.")
 
@@ -1551,6 +1658,13 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining, Message
         self.emit_if(out, cond, body, orelse)
         return ir.name(result)
 
+    def global_array(self, obj, hint):
+        """The generated name of a module-level numpy array, noted as an array (its rank
+        and dtype) so that views and loops over it know its dimensions."""
+        spelled = self.ctx.env.spell(obj, hint)
+        self.ctx.arrays[spelled] = (obj.ndim, {"f": "f", "b": "b"}.get(obj.dtype.kind, "i"))
+        return spelled
+
     def array_name(self, node):
         if isinstance(node, ast.Name) and node.id in self.src.locals:
             target = self.local(node.id)
@@ -1562,7 +1676,7 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining, Message
         if isinstance(node, ast.Name):
             obj = self.src.resolve_name(node.id)
             if isinstance(obj, np.ndarray):
-                return self.ctx.env.spell(obj, node.id)
+                return self.global_array(obj, node.id)
         raise self.error(node, "indexing something that is not an array variable",
                          "Index numpy arrays held in variables: a[i] or a[i, j].")
 

@@ -85,7 +85,43 @@ def _message(exc):
     return (lines[0] if lines else type(exc).__name__)[:300]
 
 
-@functools.lru_cache(maxsize=None)
+class _Same:
+    """A cache key holding an object by identity: a ctypes function is unhashable, and the
+    callee of a call is one object either way."""
+    __slots__ = ("obj",)
+
+    def __init__(self, obj):
+        self.obj = obj
+
+    def __hash__(self):
+        return id(self.obj)
+
+    def __eq__(self, other):
+        return isinstance(other, _Same) and other.obj is self.obj
+
+
+def _cached(fn):
+    """functools.lru_cache keyed by the callee's identity (it keeps the callee alive, as
+    lru_cache would); a call whose constant arguments are unhashable is not cached."""
+    cache = {}
+
+    @functools.wraps(fn)
+    def wrapper(obj, *rest, **named):
+        key = (_Same(obj), rest, tuple(sorted(named.items())))
+        try:
+            return cache[key]
+        except KeyError:
+            pass
+        except TypeError:       # an unhashable constant argument
+            return fn(obj, *rest, **named)
+        value = fn(obj, *rest, **named)
+        cache[key] = value
+        return value
+    wrapper.cache_clear = cache.clear
+    return wrapper
+
+
+@_cached
 def _result(obj, args, keywords):
     dispatcher = _function(obj, args, keywords, None, "probe")
     sig = tuple(_numba_type(d) for d in list(args) + [v for _, v in keywords]
@@ -107,7 +143,7 @@ def _dummy(desc):
     return {"f": 1.0, "i": 1, "b": True}[desc[0]]
 
 
-@functools.lru_cache(maxsize=None)
+@_cached
 def may_share_memory(obj, args, keywords=()):
     """Whether obj's array result may be a view of an array argument (np.atleast_1d,
     np.ascontiguousarray): the call is made on small arrays of the same types and its result
@@ -125,7 +161,7 @@ def may_share_memory(obj, args, keywords=()):
                np.shares_memory(r, v) for r in results for v in values)
 
 
-@functools.lru_cache(maxsize=None)
+@_cached
 def caller(obj, args, keywords, item=None):
     """An @njit function of the non-constant arguments of obj(*args, **keywords) (constants
     and keywords written into it), returning the call's result or its element `item`: what

@@ -12,8 +12,8 @@
 Programs that draw a construct group of grammar.GROUPS (`program.groups`, only with
 `--only`/`--all-constructs`) are judged the same way, except that a clean refusal
 (AdjitError) is a discard whose reason, "adjit refused: <message>", the campaign counts per
-group; an AdjitError that says it is an adjit bug (numba could not compile the generated
-code) is a crash. Float32 arguments (group "float32") are compared with float32 tolerances:
+group; an adjit.errors.InternalError (an unexpected exception inside adjit, or numba
+failing to compile the generated code) is a crash. Float32 arguments (group "float32") are compared with float32 tolerances:
 the program runs in float32 in numpy, the reference in float64 on the same (exact) values,
 and the gradient must come back float32.
 
@@ -39,6 +39,7 @@ import numpy as np
 import adjit
 from adjit import AdjitError
 from adjit.api import _Mode
+from adjit.errors import InternalError
 from adjit.transform import build
 
 from . import grammar, refad
@@ -134,6 +135,14 @@ def _is_f32(a):
     return isinstance(a, np.ndarray) and a.dtype == np.float32
 
 
+def _crash_kind(exc):
+    """What an InternalError wraps: the original exception's class (as a raw exception
+    inside adjit was reported before adjit wrapped them), or numba's failure to compile."""
+    if exc.__cause__ is not None:
+        return type(exc.__cause__).__name__
+    return "numba could not compile" if "(an adjit bug" in str(exc) else "InternalError"
+
+
 def refusal_key(message):
     """A refusal's message without its location, names and numbers: its first sentence."""
     line = message.strip().split("\n", 1)[0]
@@ -227,6 +236,9 @@ def check(program, jit=False, fd=True, subsets=_ALL_SUBSETS, oracle_only=False):
         where = {"argnums": argnums, "numba": numba_run}
         try:
             g = make()
+        except InternalError as exc:    # a bug inside adjit: never a refusal
+            return Outcome("mismatch", f"adjit crashed ({_crash_kind(exc)})",
+                           f"{header}\n{label}: {exc}", **where)
         except AdjitError as exc:
             for name, message in KNOWN_REFUSALS.items():
                 if name in grammar.AVOID and message in str(exc):
@@ -338,6 +350,9 @@ def _checkpoint_check(f, floats, types, args, after, header):
         plain = _binding(f, build(f, floats, types, _PY_MODE, jit=False).pyfunc)
         checkpointed = _binding(f, build(f, floats, types, _PY_MODE, jit=False,
                                          checkpoint=2).pyfunc)
+    except InternalError as exc:        # a bug inside adjit: never a refusal
+        return Outcome("mismatch", f"adjit crashed checkpointing ({_crash_kind(exc)})",
+                       f"{header}\ncheckpoint=2: {exc}", **where)
     except AdjitError as exc:
         if "checkpointing a" in str(exc):
             return None     # a top-level while loop or early exit that records: refused

@@ -11,7 +11,8 @@
 - "mismatch", with `kind`:
   - "wrong": race-free, accepted, and a shadow or a primal output is wrong;
   - "racy-accepted": the oracle found a race and adjit accepted the kernel;
-  - "crash": an exception that is not an AdjitError (building or launching the adjoint);
+  - "crash": an exception that is not an AdjitError, or an adjit.errors.InternalError
+    (an unexpected exception inside adjit), building or launching the adjoint;
   - "oracle": numba's simulator and the sequential run disagree on a race-free kernel's
     outputs (a bug in the oracle or the grammar, not in adjit).
 
@@ -118,6 +119,11 @@ def message_of(exc):
     return text.split(". ", 1)[0][:120]
 
 
+def _internal_kind(exc):
+    """An InternalError's original exception class (its __cause__), else InternalError."""
+    return type(exc.__cause__).__name__ if exc.__cause__ is not None else "InternalError"
+
+
 def _launch(kern, launch, args):
     blocks, threads = launch
     kern[blocks, threads](*args)
@@ -128,6 +134,7 @@ def check(kernel, adjoint=None):
     adjit.cuda.adjoint_kernel (the tests plant wrong adjoints with it)."""
     import adjit.cuda
     from adjit import AdjitError
+    from adjit.errors import InternalError
     adjoint = adjoint or adjit.cuda.adjoint_kernel
 
     names = [p for p, _ in kernel.params]
@@ -154,6 +161,9 @@ def check(kernel, adjoint=None):
         try:
             adj = adjoint(kern, kernel.argnums)
             shadows = adj.shadows_for(*args)
+        except InternalError as exc:    # a bug inside adjit: never a refusal
+            return Outcome("mismatch", "crash", f"building: {_internal_kind(exc)}",
+                           f"{type(exc).__name__}: {exc}", races=seq.races)
         except AdjitError as exc:
             return Outcome("refused", reason=message_of(exc), detail=str(exc),
                            races=seq.races)
@@ -184,6 +194,9 @@ def check(kernel, adjoint=None):
                            races=seq.races)
         try:
             _launch(adj, kernel.launch, primal + arrays)
+        except InternalError as exc:    # a bug inside adjit: never a refusal
+            return Outcome("mismatch", "crash", f"launching: {_internal_kind(exc)}",
+                           f"{type(exc).__name__}: {exc}", races=seq.races)
         except AdjitError as exc:
             return Outcome("refused", reason=message_of(exc), detail=str(exc),
                            races=seq.races)
