@@ -88,7 +88,8 @@ def infer_kinds(stmts, arg_kinds, env):
 def _fixpoint(stmts, arg_kinds, env):
     kinds = dict(arg_kinds)
     for name, obj in env.items():
-        if hasattr(obj, "ndim") and hasattr(obj, "dtype"):
+        # global arrays (not the numpy module or a class, whose `ndim` is no number)
+        if isinstance(getattr(obj, "ndim", None), int) and hasattr(obj, "dtype"):
             kinds[name] = ArrayKind(obj.ndim, obj.dtype.kind == "f")
     changed = True
     while changed:
