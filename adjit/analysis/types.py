@@ -10,6 +10,7 @@ import numpy as np
 from ..errors import error_at
 from .. import ir
 from ..rules import opaque
+from ..rules.registry import Refused
 from ..rules.table import ARRAY_RULES, INACTIVE, INT_ALLOCATORS
 from .prims import classify
 
@@ -222,8 +223,11 @@ def _kind_of(stmt, kinds, env):
     if prim.kind == "copyarr":
         return ops[0]
     if prim.kind == "arrayop":
-        ndim, dtype = ARRAY_RULES[prim.obj].result(
-            [(k.ndim, k.is_float) if is_array(k) else (0, k == FLOAT) for k in ops])
+        try:
+            ndim, dtype = ARRAY_RULES[prim.obj].result(
+                [(k.ndim, k.is_float) if is_array(k) else (0, k == FLOAT) for k in ops])
+        except Refused as exc:
+            raise error_at(origin, *exc.args) from None
         if not ndim:    # a number (a custom_vjp function's result)
             return FLOAT if dtype == "f" else INT
         return ArrayKind(ndim, dtype == "f")
