@@ -552,9 +552,9 @@ def _adjoint(p, o):
         f"return {inner}({', '.join(params)}, np.zeros({STATS_SIZE}, np.int64))").body)])
     p.steps = []
     for cp in builder.checkpointed.values():
-        step, step_params, body, results = cp.step_function()
-        source += "\n\n" + render(step, step_params,
-                                  assemble.step_parts(body, results, kinds, step_params),
+        step, step_params, body, results, packed = cp.step_function()
+        source += "\n\n" + render(step, [packed] if packed else step_params,
+                                  assemble.step_parts(body, results, kinds, step_params, packed),
                                   fold=True)
         p.steps.append(step)
     p.source, p.entry, p.wrapper = source, inner, name

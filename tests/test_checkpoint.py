@@ -10,6 +10,7 @@
 """
 import functools
 import math
+import re
 
 import numba
 import numpy as np
@@ -547,3 +548,57 @@ def test_checkpointed_equals_a_recomputed_loop_bitwise():
         assert np.array_equal(plain, checkpointed), seed
         np.testing.assert_allclose(plain, fd_grad(numba.njit(pair_sums), (x, 3), 0),
                                    rtol=1e-6, atol=1e-9)
+
+
+@numba.njit
+def lotka_volterra(y, p):
+    a, b, c, d = p[0], p[1], p[2], p[3]
+    out = np.empty(2)
+    out[0] = a * y[0] - b * y[0] * y[1]
+    out[1] = c * y[0] * y[1] - d * y[1]
+    return out
+
+
+@numba.njit
+def rk4_lotka_volterra(p, y0):
+    y = y0.copy()
+    dt = 0.01
+    for t in range(100):
+        k1 = lotka_volterra(y, p)
+        k2 = lotka_volterra(y + 0.5 * dt * k1, p)
+        k3 = lotka_volterra(y + 0.5 * dt * k2, p)
+        k4 = lotka_volterra(y + dt * k3, p)
+        y = y + dt / 6.0 * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
+    return y[0] + y[1]
+
+
+@numba.njit
+def rk4_lotka_volterra_in_place(p, y0):
+    y = y0.copy()
+    dt = 0.01
+    for t in range(100):
+        k1 = lotka_volterra(y, p)
+        k2 = lotka_volterra(y + 0.5 * dt * k1, p)
+        k3 = lotka_volterra(y + 0.5 * dt * k2, p)
+        k4 = lotka_volterra(y + dt * k3, p)
+        y[:] = y + dt / 6.0 * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
+    return y[0] + y[1]
+
+
+def test_a_runge_kutta_step_of_many_values_is_checkpointed():
+    """An RK4 step calling its right-hand side four times carries 32 values into the step
+    function: a call of over 30 arguments, which CPython compiles as f(*args) and numba
+    would not inline (numba could not compile the gradient). They pass as one tuple; the
+    gradient is the recorded one to the bit (written `y = ...` or `y[:] = ...`, the same
+    operations) and matches finite differences."""
+    args = (np.array([1.1, 0.4, 0.1, 0.4]), np.array([10.0, 5.0]))
+    plain = adjit.grad(rk4_lotka_volterra, argnums=(0, 1))(*args)
+    for k in range(2):
+        np.testing.assert_allclose(plain[k], fd_grad(rk4_lotka_volterra, args, k), rtol=1e-6)
+    for loss, checkpoint in ((rk4_lotka_volterra, "auto"), (rk4_lotka_volterra, 10),
+                             (rk4_lotka_volterra_in_place, 3)):
+        g = adjit.grad(loss, argnums=(0, 1), checkpoint=checkpoint)
+        got = g(*args)
+        assert np.array_equal(got[0], plain[0]) and np.array_equal(got[1], plain[1])
+        assert g.last_tape.steps == 100 and g.last_tape.recompute_factor > 1.0
+        assert re.search(r"^def _cstep\d+\(_cargs\d+\):$", g.source, re.M)

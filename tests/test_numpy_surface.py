@@ -398,6 +398,73 @@ def test_kron_and_convolve_match_their_analytic_derivatives():
     np.testing.assert_allclose(gx, np.full(4, 0.75), rtol=1e-15)
 
 
+def kron_weighted(a, b):
+    k = np.kron(a, b)
+    return np.sum(np.sin(k) * k)
+
+
+# the operand shapes of autograd's test_kron, numbers and rows/columns of one included: one
+# gradient per pair of ranks (its compiled code serves every shape)
+_KRON_A = {0: [()], 1: [(5,), (1,)], 2: [(5, 5), (4, 4), (5, 1), (1, 5), (2, 3)]}
+_KRON_B = {0: [()], 1: [(3,), (1,)], 2: [(3, 3), (2, 2), (1, 3), (3, 1)]}
+
+
+def _number_or_array(rng, shape):
+    return float(rng.normal()) if shape == () else rng.normal(size=shape)
+
+
+@pytest.mark.parametrize("rank_b", [0, 1, 2])
+@pytest.mark.parametrize("rank_a", [0, 1, 2])
+def test_kron_of_numbers_vectors_and_matrices_matches_finite_differences(rank_a, rank_b):
+    """Every form numba's np.kron compiles: a number is a 1 x 1 matrix and a 1-D array one
+    row (two numbers give an array of one element, as numba returns)."""
+    compiled = numba.njit(kron_weighted)
+    g = adjit.grad(kron_weighted, argnums=(0, 1))
+    tangents = adjit.jvp(kron_weighted, argnums=(0, 1))
+    rng = np.random.default_rng(10 * rank_a + rank_b)
+    for shape_a in _KRON_A[rank_a]:
+        for shape_b in _KRON_B[rank_b]:
+            args = (_number_or_array(rng, shape_a), _number_or_array(rng, shape_b))
+            grads = g(*args)
+            for k in range(2):
+                assert np.shape(grads[k]) == np.shape(args[k])
+                np.testing.assert_allclose(grads[k], fd_grad(compiled, args, k), rtol=1e-6,
+                                           atol=1e-8, err_msg=f"{shape_a} x {shape_b}, {k}")
+            v = (_number_or_array(rng, shape_a), _number_or_array(rng, shape_b))
+            _, tangent = tangents(*args, v)
+            assert tangent == pytest.approx(np.sum(grads[0] * v[0]) + np.sum(grads[1] * v[1]),
+                                            rel=1e-12, abs=1e-12)
+
+
+def kron_of_counts(w, b):
+    spread = np.kron(np.arange(3), b)       # numba: integer, as np.arange(3) is
+    scaled = np.kron(b, np.arange(3))
+    return np.sum(spread * w) + np.sum(scaled * scaled * w)
+
+
+def test_kron_with_an_integer_first_operand_is_integer_as_in_numba():
+    """numba's np.kron takes its result's dtype from the first operand: integer products
+    (truncated) carry no derivative; with the integers second the result is float."""
+    args = (0.7, np.array([0.4, -1.3, 2.6]))
+    compiled = numba.njit(kron_of_counts)
+    grads = adjit.grad(kron_of_counts, argnums=(0, 1))(*args)
+    for k in range(2):
+        np.testing.assert_allclose(grads[k], fd_grad(compiled, args, k), rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("shapes", [((2, 1, 2), (3, 3)), ((5,), (2, 1, 2)), ((), (2, 3, 2)),
+                                    ((2, 3, 2), (2, 1, 2))])
+def test_kron_of_a_3d_array_is_refused_as_numba_refuses_it(shapes):
+    args = tuple(np.ones(s) if s else 1.5 for s in shapes)
+    with pytest.raises(numba.core.errors.TypingError, match="only supported on 1 and 2-D"):
+        numba.njit(kron_weighted)(*args)
+    with pytest.raises(adjit.AdjitError, match="np.kron of a 3-D array, which numba does not "
+                       "compile") as info:
+        adjit.grad(kron_weighted, argnums=(0, 1)).source_for(*args)
+    assert "kron_weighted" in str(info.value) and "test_numpy_surface.py" in str(info.value)
+    assert "line" in str(info.value) and "1-D or 2-D arrays" in str(info.value)
+
+
 def least_squares_by_qr(a, y):
     q, r = np.linalg.qr(a)
     coef = np.linalg.solve(r, q.T @ y)

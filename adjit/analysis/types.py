@@ -10,6 +10,7 @@ import numpy as np
 from ..errors import error_at
 from .. import ir
 from ..rules import opaque
+from ..rules.registry import Refused
 from ..rules.table import ARRAY_RULES, INACTIVE, INT_ALLOCATORS
 from .prims import classify
 
@@ -88,7 +89,8 @@ def infer_kinds(stmts, arg_kinds, env):
 def _fixpoint(stmts, arg_kinds, env):
     kinds = dict(arg_kinds)
     for name, obj in env.items():
-        if hasattr(obj, "ndim") and hasattr(obj, "dtype"):
+        # global arrays (not the numpy module or a class, whose `ndim` is no number)
+        if isinstance(getattr(obj, "ndim", None), int) and hasattr(obj, "dtype"):
             kinds[name] = ArrayKind(obj.ndim, obj.dtype.kind == "f")
     changed = True
     while changed:
@@ -221,8 +223,11 @@ def _kind_of(stmt, kinds, env):
     if prim.kind == "copyarr":
         return ops[0]
     if prim.kind == "arrayop":
-        ndim, dtype = ARRAY_RULES[prim.obj].result(
-            [(k.ndim, k.is_float) if is_array(k) else (0, k == FLOAT) for k in ops])
+        try:
+            ndim, dtype = ARRAY_RULES[prim.obj].result(
+                [(k.ndim, k.is_float) if is_array(k) else (0, k == FLOAT) for k in ops])
+        except Refused as exc:
+            raise error_at(origin, *exc.args) from None
         if not ndim:    # a number (a custom_vjp function's result)
             return FLOAT if dtype == "f" else INT
         return ArrayKind(ndim, dtype == "f")

@@ -43,13 +43,17 @@ def forward_parts(prog, tail, params, kinds, limit, title="forward sweep", paral
             (title, prog.init + prog.tape.allocations(limit) + forward)]
 
 
-def step_parts(body, results, kinds, params):
+def step_parts(body, results, kinds, params, packed=None):
     """The parts of a checkpointed loop's step function (reverse/checkpoint.py): its body
-    and the return of the scalars the loop carries."""
+    and the return of the scalars the loop carries; with `packed`, first the unpacking of
+    the one tuple it takes into its parameters."""
     ret = ir.parse(f"return {', '.join(results)}") if results else []
-    return [("variables assigned in branches start defined (numba prunes constant branches)",
-             defined_up_front(body + ret, kinds, NoBars(), params)),
-            ("one step of the loop, nothing recorded", body + ret)]
+    unpack = [("its arguments, passed as one tuple (numba inlines no call of over 30 "
+               "arguments)", ir.parse(f"{', '.join(params)} = {packed}"))] if packed else []
+    return unpack + [
+        ("variables assigned in branches start defined (numba prunes constant branches)",
+         defined_up_front(body + ret, kinds, NoBars(), params)),
+        ("one step of the loop, nothing recorded", body + ret)]
 
 
 def stats_statements(stats, tape, checkpointed):

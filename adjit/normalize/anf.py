@@ -16,9 +16,10 @@ import numba
 import numpy as np
 
 from .. import ir
-from ..errors import AdjitError
+from ..errors import AdjitError, error_at
 from ..frontend.source import MISSING, read_function, unwrap
 from ..runtime import vec
+from ..rules.registry import Refused
 from ..rules.table import (ALLOCATORS, ARRAY_OPS, ARRAY_QUERIES, ARRAY_RULES, CONST_ARRAYS,
                            ELEMENTWISE, NEW_ARRAY_CALLS,
                            INACTIVE, MESSAGES, ensure_entries, rule_for_call)
@@ -491,9 +492,12 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining, Message
                                  for a in value.args)
                     info = (1, "f" if floats else "?")
                 elif obj in ARRAY_OPS:
-                    info = ARRAY_RULES[ARRAY_OPS[obj]].result(
-                        [(self.ctx.arrays.get(a.id, (0, "f"))[0], True)
-                         if isinstance(a, ast.Name) else (0, True) for a in value.args])
+                    try:
+                        info = ARRAY_RULES[ARRAY_OPS[obj]].result(
+                            [(self.ctx.arrays.get(a.id, (0, "f"))[0], True)
+                             if isinstance(a, ast.Name) else (0, True) for a in value.args])
+                    except Refused as exc:
+                        raise error_at(self.origin, *exc.args) from None
                     info = info if info[0] else None    # a number (custom_vjp functions)
                 elif obj in INACTIVE:
                     ndim, dtype = INACTIVE[obj].result(

@@ -188,9 +188,11 @@ class Checkpointed:
     def step_function(self):
         """One step of the loop, run plainly (nothing recorded), as a function of its own:
         the forward sweep and the schedule's ADVANCE both call it. Returns (name, parameters,
-        body, results): it writes the arrays among its parameters in place and returns the
-        scalars the loop carries from step to step or leaves for the code after it (each of
-        those is a parameter too, so a step that does not assign it passes it on)."""
+        body, results, packed): it writes the arrays among its parameters in place and returns
+        the scalars the loop carries from step to step or leaves for the code after it (each
+        of those is a parameter too, so a step that does not assign it passes it on). With
+        more than _MAX_ARGS parameters, `packed` names the one tuple parameter the function
+        takes instead, which it unpacks into them (None otherwise)."""
         if getattr(self, "_step", None) is None:
             self._step = self._make_step()
         return self._step
@@ -208,11 +210,13 @@ class Checkpointed:
         plain = eliminate_dead(copy.deepcopy(self.plain), set(results),
                                set(arrays) | (stored & live_after))
         params = [v for v in b._ordered(upward_exposed(plain) | set(results)) if v in b.kinds]
-        return self.names["step"], params, plain, results
+        packed = b.namegen.fresh("_cargs") if len(params) > _MAX_ARGS else None
+        return self.names["step"], params, plain, results, packed
 
     def _call_step(self):
-        name, params, _, results = self.step_function()
-        call = f"{name}({', '.join(params)})"
+        name, params, _, results, packed = self.step_function()
+        args = ", ".join(params)
+        call = f"{name}(({args}))" if packed else f"{name}({args})"
         if not results:
             return _parse(call)
         return _parse(f"{', '.join(results)} = {call}")
@@ -373,6 +377,10 @@ def _branches(node):
 
 
 _ZERO = {FLOAT: "0.0", INT: "0", BOOL: "False"}
+
+_MAX_ARGS = 30
+"""The most arguments a step function is called with one by one: CPython compiles a call
+with more as f(*args) (CALL_FUNCTION_EX), and numba cannot inline a function called so."""
 
 
 def _const(atom, value):

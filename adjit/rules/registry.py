@@ -85,13 +85,19 @@ class Rule:
             tuple(ast.parse(e, mode="eval").body for e in joint[1]))
 
 
+class Refused(Exception):
+    """Raised by an ArrayRule's `result` for operands the operation does not take (numba
+    does not compile it for them): args are (the construct, what to write instead)."""
+
+
 class ArrayRule:
     """The derivative of an operation kept at array level (a matrix product, np.linspace):
     for each operand, `reverse[k]` is added to its adjoint and `tangent[k]` is its term of
     the result's tangent - Python expressions over the operand names, `out`, `out_bar` (the
     result's adjoint) and `d` (the operand's tangent); None for an operand with no
     derivative. `defaults` fill operands a call leaves out; `result(args)` gives the
-    result's (ndim, dtype) from the operands' (ndim, is_float), ndim 0 for a number;
+    result's (ndim, dtype) from the operands' (ndim, is_float), ndim 0 for a number
+    (or raises Refused);
     `reads`: whether the reverse expressions read operands' values, `reads_out` whether
     they read the result's (either must then not change afterwards). `shared`: an expression
     the reverse expressions of several operands need (`shared` names its value there),

@@ -21,7 +21,7 @@ import numpy as np
 
 from ..api_stop import stop_gradient
 from ..runtime import vec
-from .registry import REGISTRY, ArrayRule, Rule
+from .registry import REGISTRY, ArrayRule, Refused, Rule
 
 _R = REGISTRY
 
@@ -456,10 +456,23 @@ _R.define(vec.interp1, "vec.interp1", "helper", array_rule=ArrayRule(
 
 # products and filters kept at array level, adjoints by their definitions (runtime/vec.py);
 # tangents are the same bilinear function of one tangent and the other operand
+def _kron_result(args):
+    """numba's np.kron: numbers and 1-D or 2-D arrays; the result has the first operand's
+    dtype (an integer `a` truncates the products) and the larger rank, 1 for two numbers
+    (numba returns an array of one element where numpy returns a number)."""
+    ndim = max(args[0][0], args[1][0], 1)
+    if ndim > 2:
+        raise Refused(f"np.kron of a {ndim}-D array, which numba does not compile",
+                      "numba's np.kron takes numbers and 1-D or 2-D arrays: take the "
+                      "products of 2-D slices, or write the loops.")
+    return ndim, "f" if args[0][1] else "i"
+
+
 _R.define(np.kron, "np.kron", "array", handler="keep", array_rule=ArrayRule(
     "kron", ("a", "b"), ("shared[0]", "shared[1]"), ("np.kron(d, b)", "np.kron(a, d)"),
-    lambda args: (max(args[0][0], args[1][0]), "f"), reads=True,
-    shared="vec.kron_bars(a, b, out_bar)"), notes="1-D and 2-D arrays")
+    _kron_result, reads=True, shared="vec.kron_bars(a, b, out_bar)"),
+    notes="numbers, 1-D and 2-D arrays; an integer first operand makes numba's result "
+          "integer (no derivative)")
 _R.define(np.cross, "np.cross", "array", handler="keep", array_rule=ArrayRule(
     "cross", ("a", "b"), ("vec.cross_a_bar(a, b, out_bar)", "vec.cross_b_bar(a, b, out_bar)"),
     ("np.cross(d, b)", "np.cross(a, d)"), lambda args: (max(args[0][0], args[1][0]), "f"),

@@ -678,11 +678,13 @@ def solve_again(a, b, transposed):
 # np.kron, np.cross, np.convolve, np.correlate: adjoints by the definitions ---------------------
 @numba.njit(cache=True)
 def kron_bars(a, b, out_bar):
-    """(a_bar, b_bar) through out = np.kron(a, b) of 1-D or 2-D arrays (a 1-D array as one
-    row, as numpy): out[i p + k, j q + l] = a[i, j] b[k, l] for b of shape (p, q)."""
-    a2 = np.atleast_2d(a)
-    b2 = np.atleast_2d(b)
-    g = np.atleast_2d(out_bar)
+    """(a_bar, b_bar) through out = np.kron(a, b) of numbers and 1-D or 2-D arrays, each read
+    as numba's np.kron reads it (a number as a 1 x 1 matrix, a 1-D array as one row):
+    out[i p + k, j q + l] = a[i, j] b[k, l] for b of shape (p, q). Each adjoint has its
+    operand's shape (a number for a number)."""
+    a2 = kron_matrix(a)
+    b2 = kron_matrix(b)
+    g = kron_matrix(out_bar)
     m, n = a2.shape
     p, q = b2.shape
     a_bar = np.zeros((m, n))
@@ -694,7 +696,19 @@ def kron_bars(a, b, out_bar):
                     gij = g[i * p + k, j * q + l]
                     a_bar[i, j] += gij * b2[k, l]
                     b_bar[k, l] += gij * a2[i, j]
-    return a_bar.reshape(a.shape), b_bar.reshape(b.shape)
+    return shaped_like(a_bar.ravel(), a), shaped_like(b_bar.ravel(), b)
+
+
+def kron_matrix(x):
+    """x as a matrix, as numba's np.kron reads it: a number 1 x 1, a 1-D array one row."""
+    return x
+
+
+@overload(kron_matrix)
+def _kron_matrix(x):
+    if isinstance(x, types.Array):
+        return lambda x: np.atleast_2d(x)
+    return lambda x: np.full((1, 1), x)
 
 
 def summed_like(x, like):
