@@ -483,6 +483,11 @@ class NumpyCalls:
                                  f"Pass {', '.join(params)} (by position or keyword), each "
                                  "once.")
             bound[kw.arg] = kw.value
+        given = [k for k, name in enumerate(params) if name in bound]
+        if given and any(params[k] not in bound for k in range(max(given))):
+            raise self.error(node, f"`{entry.name}` with an argument left out before one "
+                             "given", "Pass the arguments before it too (numba has no "
+                             "defaults there).")
         size = bound.pop("size", None)
         if isinstance(size, ast.Constant) and size.value is None:
             size = None

@@ -3,7 +3,7 @@
     python -m adjit.rules.coverage            # write docs/coverage.md (make coverage)
     python -m adjit.rules.coverage --refresh  # re-read the list from the installed numba
 
-The rows are the numpy, numpy.linalg and math functions numba compiles in nopython mode
+The rows are the numpy, numpy.linalg, numpy.random and math functions numba compiles in nopython mode
 (numba_functions.txt: read once from numba's own typing registries, its ufunc database and
 its math declarations, and kept in the repository so that the table does not change with
 the installed numba), joined with the registry's entries. tests/test_coverage.py fails when
@@ -23,7 +23,7 @@ HERE = pathlib.Path(__file__).resolve().parent
 LIST = HERE / "numba_functions.txt"
 DOC = HERE.parent.parent / "docs" / "coverage.md"
 
-_MODULES = (("np.linalg", np.linalg), ("np", np), ("math", math))
+_MODULES = (("np.linalg", np.linalg), ("np.random", np.random), ("np", np), ("math", math))
 
 
 def numba_functions():
@@ -54,7 +54,10 @@ def refresh():
         attr = getattr(obj, "__name__", None)
         for prefix, module in _MODULES:
             try:
-                if attr and getattr(module, attr, None) is obj:
+                found = getattr(module, attr, None) if attr else None
+                # (np.random's functions are bound methods: equal, not the same object)
+                if found is obj or (module is np.random and found is not None and
+                                    found == obj):
                     names.add(f"{prefix}.{attr}")
                     break
             except TypeError:
@@ -90,9 +93,16 @@ def _row(name):
     if entry.family == "reduction":
         return f"| `{name}` | yes | yes | | all | reduction, `axis=`; {entry.notes or ''} |" \
             .replace("; |", " |")
+    if entry.family == "draw":
+        params = ", ".join(q for q in entry.params if q != "size" and q not in entry.refused)
+        refused = f"; none in {', '.join(entry.refused)} (refused)" if entry.refused else ""
+        return f"| `{name}` | yes | yes | | {params} | a random draw, numba's transformation " \
+            f"of its standard draw: the pathwise derivative{refused} |"
     if entry.family == "inactive":
+        refused = f"; a derivative into {', '.join(entry.refused)} is refused" \
+            if entry.refused else ""
         return f"| `{name}` | yes | yes | | none (no derivative) | called as it is: " \
-            f"{entry.notes} |"
+            f"{entry.notes}{refused} |"
     if entry.family == "none":
         return f"| `{name}` | - | - | - | none | no derivative: {entry.notes}; called as it " \
             f"is |"
@@ -120,6 +130,7 @@ def _differentiable(entry):
 
 _ARRAY_ARGS = {"linspace": "start, stop", "arange": "start, step", "eye": "none",
                "keep": "all", "interp": "x, xp, fp", "quantile": "a, q",
+               "convolve": "a, v", "correlate": "a, v",
                "take": "a (not the indices)", "norm": "x"}
 _ARRAY_NOTES = {
     "dot": "matrix products in BLAS, others fused", "matmul": "as `@`",
@@ -133,6 +144,9 @@ _ARRAY_NOTES = {
     "eye": "constants", "cumsum": "`axis=`", "diff": "`n=`, `axis=`", "trace": "",
     "diagonal": "a view", "diag": "1-D in: a diagonal matrix; 2-D in: a copy of the diagonal",
     "outer": "", "var": "over all elements (numba: one argument)", "std": "as var",
+    "convolve": "1-D, modes 'full', 'valid', 'same' (slices of the full convolution)",
+    "correlate": "1-D, modes 'valid', 'full', 'same' (slices of the convolution with v "
+                 "reversed)",
     "ptp": "max - min", "flip": "a view, `axis=`", "fliplr": "a view", "flipud": "a view",
     "expand_dims": "a view", "copy": "", "vdot": "of the flattened arrays",
     "average": "over all elements, `weights=`", "trapezoid": "1-D, `x=` or `dx=`",
@@ -183,9 +197,12 @@ def render():
         "Operators (`+ - * / ** % // @`, unary `-`, comparisons) and the builtins `abs`, `min`,",
         "`max`, `float`, `int`, `round`, `len` are supported too; array methods (`a.sum()`,",
         "`a.T`, `a.reshape(...)`, ...) follow the functions they name. Random draws",
-        "(`np.random.random`, `standard_normal`, `normal`, `uniform`, `rand`, `randn`, and",
-        "`np.random.seed` as a statement) are called as they are: constants for",
-        "differentiation.",
+        "(`np.random.*`) run once per evaluation, in program order, and the backward sweep",
+        "reads what they returned; with parameters that carry a derivative they have the",
+        "pathwise derivative of numba's transformation of its standard draw (rows below),",
+        "and a derivative into a parameter drawn by rejection or as a count (gamma's shape,",
+        "poisson's lam) is refused. Every argument form numba accepts is honoured or",
+        "refused by name (rules/forms.py lists them; tests/test_arguments.py runs them).",
         "",
         "| function | reverse | forward | CUDA | differentiable | notes |",
         "|---|---|---|---|---|---|",
