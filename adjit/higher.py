@@ -8,7 +8,9 @@ that jvp's tangent (reverse over forward). Its cost is about that of a gradient 
 jvp: two to four times f's gradient. H is never formed. stop_gradient stays stopped in both
 passes (its tangent is zero, and the reverse pass sees the same stop_gradient call).
 
-`hessian` runs the Hessian-vector product over the basis vectors in one compiled loop;
+`hessian` runs the Hessian-vector product over the basis vectors in one compiled loop (as
+jacobian runs jvps or vjps), putting numba's random generator back where it was before each
+product (runtime/generator.py), so that every column sees the same draws;
 `jvp(grad(f))` returns (grad f, H v) and `grad(grad(f))` of a function of one float is
 H 1. Each is a GradientFunction (api.py) of its own kind, so it compiles per argument
 types, is callable from @njit code and pickles like grad's results.
@@ -22,6 +24,7 @@ from numba.core import types
 from .codegen.emit import exec_source
 from .errors import AdjitError, InternalError, error_at, function_origin, internal_error
 from .pipeline import Transformed
+from .runtime.generator import restore_generator, save_generator
 from .transform import Mode as _Mode
 from .transform import build
 
@@ -109,8 +112,10 @@ def _jacobian(gf, arg_types):
     name = gf.__adjit_function__.__name__
     params = list(gf._order)
     args = ", ".join(params)
-    lines = [f"def {name}_{gf.mode.name}({args}):"]
-    namespace = {"np": np}
+    lines = [f"def {name}_{gf.mode.name}({args}):",
+             "    _generator = save_generator()"]
+    namespace = {"np": np, "save_generator": save_generator,
+                 "restore_generator": restore_generator}
     results = []
     for k in gf.argnums:
         x, x_type = params[k], arg_types[k]
@@ -133,14 +138,16 @@ def _jacobian(gf, arg_types):
 
 def _jacobian_lines(k, x, x_array, out_array, args, how):
     """Statements computing _J{k}, d result / d x, in the generated Jacobian function."""
+    again = "restore_generator(_generator)"   # (every pass draws what one evaluation draws)
     if not out_array:           # a float result: the Jacobian is the gradient
-        return [f"    _J{k} = _vjp{k}({args}, 1.0)[1]"]
+        return [f"    {again}", f"    _J{k} = _vjp{k}({args}, 1.0)[1]"]
     if not x_array:             # a float argument: one jvp
-        return [f"    _J{k} = _jvp{k}({args}, 1.0)[1]"]
+        return [f"    {again}", f"    _J{k} = _jvp{k}({args}, 1.0)[1]"]
     fwd = [f"        _n{k} = {x}.size",
            f"        _e{k} = np.zeros(_n{k})",
            f"        _F{k} = np.empty((_out{k}.size, _n{k}))",
            f"        for _j in range(_n{k}):",
+           f"            {again}",
            f"            _e{k}[_j] = 1.0",
            f"            _F{k}[:, _j] = _jvp{k}({args}, _e{k}.reshape({x}.shape))[1].ravel()",
            f"            _e{k}[_j] = 0.0",
@@ -149,12 +156,13 @@ def _jacobian_lines(k, x, x_array, out_array, args, how):
            f"        _c{k} = np.zeros(_m{k})",
            f"        _R{k} = np.empty((_m{k}, {x}.size))",
            f"        for _i in range(_m{k}):",
+           f"            {again}",
            f"            _c{k}[_i] = 1.0",
            f"            _R{k}[_i, :] = _vjp{k}({args}, _c{k}.reshape(_out{k}.shape))[1].ravel()",
            f"            _c{k}[_i] = 0.0",
            f"        _J{k} = _R{k}.reshape(_out{k}.shape + {x}.shape)"]
     # the result (for its shape): the value of one jvp, in the zero direction
-    head = [f"    _out{k} = _jvp{k}({args}, np.zeros_like({x}))[0]"]
+    head = [f"    {again}", f"    _out{k} = _jvp{k}({args}, np.zeros_like({x}))[0]"]
     if how == "jacfwd":
         return head + ["    if True:"] + fwd
     if how == "jacrev":
@@ -176,7 +184,9 @@ def _hessian(gf, arg_types):
                 f"    _n = {x}.size\n"
                 f"    _H = np.empty((_n, _n), {x}.dtype)\n"
                 f"    _e = np.zeros(_n, {x}.dtype)\n"
+                f"    _generator = save_generator()\n"
                 f"    for _k in range(_n):\n"
+                f"        restore_generator(_generator)\n"
                 f"        _e[_k] = 1.0\n"
                 f"        _column = _hvp({args}, _e.reshape({x}.shape))\n"
                 f"        _H[:, _k] = _column.ravel()\n"
@@ -189,8 +199,11 @@ def _hessian(gf, arg_types):
         _inner(gf, "hvp").specialize(tuple(arg_types) + (x_type,))
         raise _error(gf, f"hessian in argument '{x}' of type {x_type}",
                      "Differentiate with respect to a float or a float array.")
-    return _compiled(text, f"{name}_hessian", {"_hvp": _inner(gf, "hvp"), "np": np},
-                     arg_types)
+    return _compiled(text, f"{name}_hessian", {"_hvp": _inner(gf, "hvp"), "np": np,
+                                               **_GENERATOR}, arg_types)
+
+
+_GENERATOR = {"save_generator": save_generator, "restore_generator": restore_generator}
 
 
 def _hessian_blocks(gf, arg_types):
@@ -208,7 +221,7 @@ def _hessian_blocks(gf, arg_types):
             raise _error(gf, f"hessian in argument '{params[k]}' of type {arg_types[k]}",
                          "Differentiate with respect to floats or float arrays.")
         is_array.append(isinstance(arg_types[k], types.Array))
-    lines = [f"def {name}_hessian({args}):"]
+    lines = [f"def {name}_hessian({args}):", "    _generator = save_generator()"]
     for a, k in enumerate(ks):
         lines.append(f"    _z{a} = np.zeros_like({params[k]})" if is_array[a] else
                      f"    _z{a} = 0.0")
@@ -216,6 +229,7 @@ def _hessian_blocks(gf, arg_types):
         xb = params[kb]
         if not is_array[b]:
             direction = ", ".join("1.0" if a == b else f"_z{a}" for a in range(len(ks)))
+            lines.append("    restore_generator(_generator)")
             lines.append(f"    _hv{b} = _hvp({args}, ({direction},))")
             for a in range(len(ks)):
                 lines.append(f"    _H{a}_{b} = _hv{b}[{a}]")
@@ -226,7 +240,8 @@ def _hessian_blocks(gf, arg_types):
         for a, ka in enumerate(ks):
             size = f"{params[ka]}.size" if is_array[a] else "1"
             lines.append(f"    _B{a}_{b} = np.empty(({size}, _n{b}))")
-        lines += [f"    for _k in range(_n{b}):", f"        _e{b}[_k] = 1.0",
+        lines += [f"    for _k in range(_n{b}):", "        restore_generator(_generator)",
+                  f"        _e{b}[_k] = 1.0",
                   f"        _hv = _hvp({args}, ({direction},))"]
         for a in range(len(ks)):
             lines.append(f"        _B{a}_{b}[:, _k] = _hv[{a}].ravel()" if is_array[a] else
@@ -239,8 +254,8 @@ def _hessian_blocks(gf, arg_types):
                      for a in range(len(ks)))
     lines.append(f"    return ({rows},)")
     text = "\n".join(lines) + "\n"
-    return _compiled(text, f"{name}_hessian", {"_hvp": _inner(gf, "hvp"), "np": np},
-                     arg_types)
+    return _compiled(text, f"{name}_hessian", {"_hvp": _inner(gf, "hvp"), "np": np,
+                                               **_GENERATOR}, arg_types)
 
 
 def _jvp_of_grad(gf, arg_types):

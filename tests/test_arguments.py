@@ -151,3 +151,45 @@ def test_forms_numba_accepts_are_honoured_or_refused(generated, k):
         except AdjitError:
             pass
     assert not problems, f"{entry.name}:\n  " + "\n  ".join(problems)
+
+
+SPELLED = [e for e in REGISTRY.family("scalar", "elementwise")
+           if e.obj not in FORMS and "." in e.name and (e.rule is not None or
+                                                         e.family == "elementwise")]
+
+
+@pytest.fixture(scope="module")
+def one_more(tmp_path_factory):
+    """Per entry of a function of numbers or elements, `g<k>` calls it with one argument
+    more than its rule takes."""
+    lines = ["import math", "import operator", "import numpy as np", ""]
+    for k, e in enumerate(SPELLED):
+        arity = len(e.rule.params) if e.rule is not None else e.arity
+        value = "x" if e.family == "elementwise" else "s"
+        args = ", ".join([value] * arity + ["0.5"])
+        lines += [f"def g{k}({value}):", f"    return np.sum({e.name}({args}))", ""]
+    folder = tmp_path_factory.mktemp("one_more")
+    (folder / "one_more_argument.py").write_text("\n".join(lines))
+    sys.path.insert(0, str(folder))
+    try:
+        return importlib.import_module("one_more_argument")
+    finally:
+        sys.path.remove(str(folder))
+
+
+def test_an_argument_more_than_a_rule_reads_is_refused(one_more):
+    """np.round(x, 1) must not differentiate as np.round(x): every function of numbers or
+    elements called with an argument its rule does not read is an AdjitError."""
+    accepted = []
+    for k, e in enumerate(SPELLED):
+        fn = getattr(one_more, f"g{k}")
+        arg = VALUES["x"] if e.family == "elementwise" else VALUES["s"]
+        try:
+            adjit.grad(fn)(arg)
+        except AdjitError:
+            continue
+        except Exception as exc:        # noqa: BLE001 - numba refusing the call at run time
+            accepted.append(f"{e.name}: {type(exc).__name__}: {str(exc)[:120]}")
+            continue
+        accepted.append(e.name)
+    assert not accepted, f"called with an argument more than the rule reads: {accepted}"

@@ -337,3 +337,60 @@ def test_the_registry_says_which_calls_have_an_effect():
     assert effects.of_object(math.sin) is None
     assert effects.of_object(np.searchsorted) is None
     assert effects.of_object(len) is None
+
+
+def generator_object(x):
+    rng = np.random.default_rng(0)
+    return x[0] * rng.normal()
+
+
+def test_a_generator_object_is_refused_with_what_to_write():
+    with pytest.raises(AdjitError, match="np.random.default_rng`, which adjit does not take. "
+                       "It makes a numpy Generator object.*np.random.seed"):
+        adjit.grad(generator_object)(X)
+
+
+# derivatives made of many passes: each pass draws what one evaluation draws ----------------
+
+@numba.njit
+def seed_numba(s):
+    np.random.seed(s)
+
+
+@numba.njit
+def uniforms(n):
+    return np.random.random(n)
+
+
+def unseeded_draws(x):
+    y = np.empty(3)
+    for i in range(3):
+        y[i] = x[i] * np.random.random() + x[0] * np.random.random()
+    return y
+
+
+def unseeded_energy(x):
+    return np.sum(x * x) * np.random.random()
+
+
+@pytest.mark.parametrize("how", ["jacobian", "jacfwd", "jacrev"])
+def test_a_jacobian_sees_the_draws_of_one_evaluation(how):
+    x = np.array([0.5, -1.0, 2.0])
+    seed_numba(11)
+    J = getattr(adjit, how)(unseeded_draws)(x)
+    after = uniforms(2)
+    seed_numba(11)
+    u = uniforms(8)
+    expected = np.diag(u[0:6:2])
+    expected[:, 0] += u[1:6:2]
+    np.testing.assert_allclose(J, expected, rtol=1e-15)
+    # and the generator is left where one evaluation leaves it
+    np.testing.assert_array_equal(after, u[6:8])
+
+
+def test_a_hessian_sees_the_draws_of_one_evaluation():
+    x = np.array([0.5, -1.0, 2.0])
+    seed_numba(5)
+    H = adjit.hessian(unseeded_energy)(x)
+    seed_numba(5)
+    np.testing.assert_allclose(H, 2.0 * uniforms(1)[0] * np.eye(3), rtol=1e-15)

@@ -79,3 +79,13 @@ def test_custom_rules_are_used(capsys):
     assert abs(r["clipped"]) < 0.5 * abs(r["unclipped"])
     assert r["quantized_error"] == 0.0
     assert r["kepler_error"] < 1e-13
+
+
+def test_monte_carlo_greeks_are_the_pathwise_derivatives(capsys):
+    r = load("monte_carlo_greeks").main(n_paths=2000, n_steps=20)
+    assert capsys.readouterr().out
+    # the same draws in every evaluation: finite differences of the function agree
+    assert r["fd_error"] < 1e-6
+    # within the Monte Carlo error of Black-Scholes' delta, vega and rho
+    assert abs(r["grad"][0] - r["exact"][0]) < 0.03
+    np.testing.assert_allclose(r["grad"][1:], r["exact"][1:], rtol=0.1)

@@ -169,11 +169,13 @@ class NumpyCalls:
             if len(args) > ELEMENTWISE_ARITY[obj]:
                 name = ast.unparse(node.func)
                 extra = _parameter_name(obj, ELEMENTWISE_ARITY[obj])
-                raise self.error(node, f"`{name}` with its argument `{extra}`",
+                what = f"its argument `{extra}`" if extra else \
+                    f"{len(args)} arguments"
+                raise self.error(node, f"`{name}` with {what}",
                                  f"adjit differentiates {name} with "
                                  f"{ELEMENTWISE_ARITY[obj]} argument(s): its derivative would "
-                                 f"ignore `{extra}`. Leave it out, or write the computation "
-                                 "with operators.")
+                                 f"ignore {f'`{extra}`' if extra else 'the others'}. Leave "
+                                 "it out, or write the computation with operators.")
             if len(args) != ELEMENTWISE_ARITY[obj]:
                 # another form of the function (np.where(cond) gives indices): as it is
                 return self.opaque_call(node, obj, out)
@@ -533,6 +535,10 @@ class NumpyCalls:
         try:
             result = opaque.result(obj, descs, kw_descs)
         except opaque.Untyped as exc:
+            entry = REGISTRY.get(obj)
+            if entry is not None and entry.family == "unsupported":
+                raise self.error(node, f"a call to `{name}`, which adjit does not take",
+                                 f"It {entry.notes}.") from None
             raise self.error(node, f"a call to `{name}` that adjit has no derivative rule for "
                              f"and numba does not compile for these arguments ({exc})",
                              "Call it as numba accepts it; write it as Python/@njit code "
@@ -1315,4 +1321,4 @@ def _parameter_name(obj, k):
         params = list(inspect.signature(obj).parameters)
     except (TypeError, ValueError):
         params = []
-    return params[k] if k < len(params) else f"argument {k + 1}"
+    return params[k] if k < len(params) else None

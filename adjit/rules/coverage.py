@@ -3,11 +3,11 @@
     python -m adjit.rules.coverage            # write docs/coverage.md (make coverage)
     python -m adjit.rules.coverage --refresh  # re-read the list from the installed numba
 
-The rows are the numpy, numpy.linalg, numpy.random and math functions numba compiles in nopython mode
-(numba_functions.txt: read once from numba's own typing registries, its ufunc database and
-its math declarations, and kept in the repository so that the table does not change with
-the installed numba), joined with the registry's entries. tests/test_coverage.py fails when
-docs/coverage.md is not what this module writes.
+The rows are the numpy, numpy.linalg, numpy.random and math functions numba compiles in
+nopython mode (numba_functions.txt: read once from numba's own typing registries, its ufunc
+database and its math declarations, and kept in the repository so that the table does not
+change with the installed numba), joined with the registry's entries.
+tests/test_coverage.py fails when docs/coverage.md is not what this module writes.
 """
 import argparse
 import math

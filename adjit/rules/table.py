@@ -708,6 +708,9 @@ not_differentiated("the array itself or a copy, by the memory layout of its argu
                    "write x or x.copy()", np.ascontiguousarray, np.asfortranarray,
                    np.asarray_chkfinite)
 no_derivative("reads raw bytes", np.frombuffer)
+not_differentiated("makes a numpy Generator object, which adjit does not hold: seed numba's "
+                   "generator with np.random.seed(s) and draw with np.random.normal(...) & "
+                   "co., which adjit differentiates", np.random.default_rng)
 
 
 def _attach_forms():
