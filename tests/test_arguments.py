@@ -2,10 +2,12 @@
 registry's `forms`, adjit/rules/forms.py) is honoured as numba honours it, or refused with an
 AdjitError; never replaced by a default.
 
-Each entry's forms run in one generated function (the loss adds up each form's squares),
-against numba's value of the same function and central finite differences of it, in every
-differentiated placeholder; a form marked `!` must be refused. Where an entry's function
-disagrees, each form is tried alone to name the one at fault."""
+An entry's forms run in one generated function (the loss adds up each form's squares and
+values): adjit's generated code, run by Python, against the function run by numpy (whose
+semantics numba's functions follow) and central finite differences of it, in every
+differentiated placeholder; where an entry disagrees, each form is tried alone to name the
+one at fault. A form marked `!` must be refused. tests/test_arguments_numba.py checks that
+numba compiles every form and gives numpy's value, and runs adjit's compiled gradients."""
 import importlib
 import re
 import sys
@@ -17,6 +19,7 @@ import pytest
 import adjit
 from adjit import AdjitError
 from adjit.rules.forms import FORMS
+from adjit.transform import Mode, build
 from adjit.rules.registry import REGISTRY
 
 from fd import fd_grad
@@ -49,30 +52,41 @@ def _entries():
         e.family in AUDITED and e.name.startswith("np."))]
 
 
-def _module(tmp_path_factory, entries):
-    """A module of generated functions: per entry, `f<k>` adds up its forms' losses and
-    `f<k>_<j>` has form j alone."""
+def _function(lines, name, forms):
+    names = _placeholders(forms)
+    lines.append(f"def {name}({', '.join(names)}):")
+    lines.append("    np.random.seed(0)")
+    lines.append("    total = 0.0")
+    for j, form in enumerate(forms):
+        lines.append(f"    r{j} = {form}")
+        lines.append(f"    total += np.sum(r{j} * r{j}) + np.sum(r{j})")
+    lines += ["    return total", ""]
+
+
+def ok_forms(entry):
+    return [f for f in entry.forms if not f.startswith("!")]
+
+
+def refused_forms():
+    return [(e, f[1:]) for e in ENTRIES for f in e.forms if f.startswith("!")]
+
+
+def generate(tmp_path_factory, name):
+    """A module of generated functions: `f<k>` adds up the losses of entry k's forms numba
+    accepts, `f<k>_<j>` has its form j alone, `r<i>` the refused form i alone."""
     lines = ["import math", "import numpy as np", ""]
-    for k, e in enumerate(entries):
-        ok = [f for f in e.forms if not f.startswith("!")]
-        groups = [(f"f{k}", ok)] + [(f"f{k}_{j}", [f.lstrip("!")]) for j, f in
-                                    enumerate(e.forms)]
-        for name, forms in groups:
-            if not forms:
-                continue
-            names = _placeholders(forms)
-            lines.append(f"def {name}({', '.join(names)}):")
-            lines.append("    np.random.seed(0)")
-            lines.append("    total = 0.0")
-            for j, form in enumerate(forms):
-                lines.append(f"    r{j} = {form}")
-                lines.append(f"    total += np.sum(r{j} * r{j}) + np.sum(r{j})")
-            lines += ["    return total", ""]
+    for k, e in enumerate(ENTRIES):
+        if ok_forms(e):
+            _function(lines, f"f{k}", ok_forms(e))
+        for j, f in enumerate(e.forms):
+            _function(lines, f"f{k}_{j}", [f.lstrip("!")])
+    for i, (_, f) in enumerate(refused_forms()):
+        _function(lines, f"r{i}", [f])
     folder = tmp_path_factory.mktemp("forms")
-    (folder / "audited_forms.py").write_text("\n".join(lines))
+    (folder / f"{name}.py").write_text("\n".join(lines))
     sys.path.insert(0, str(folder))
     try:
-        return importlib.import_module("audited_forms")
+        return importlib.import_module(name)
     finally:
         sys.path.remove(str(folder))
 
@@ -82,7 +96,7 @@ ENTRIES = _entries()
 
 @pytest.fixture(scope="module")
 def generated(tmp_path_factory):
-    return _module(tmp_path_factory, ENTRIES)
+    return generate(tmp_path_factory, "audited_forms")
 
 
 def test_every_audited_entry_declares_its_forms():
@@ -90,67 +104,55 @@ def test_every_audited_entry_declares_its_forms():
     assert not missing, f"entries with no argument forms (adjit/rules/forms.py): {missing}"
 
 
+_PY_MODE = Mode("value_and_grad", with_value=True, single=False)
+
+
 def _check(fn, forms):
-    """None if adjit agrees with numba on fn (value, gradient in every placeholder), else
-    what differs."""
+    """None if adjit's generated code, run by Python, agrees with the function run by numpy
+    (the value, and central differences in every placeholder), else what differs."""
     names = _placeholders(forms)
     args = tuple(VALUES[n] for n in names)
+    value = fn(*args)
+    types = tuple(numba.typeof(a) for a in args)
     try:
-        primal = numba.njit(fn)
-        value = primal(*args)
-    except Exception as exc:        # noqa: BLE001 - numba's typing errors have many classes
-        return f"numba refuses it (a form numba does not accept?): {str(exc)[:300]}"
-    got_value, got = adjit.value_and_grad(fn, argnums=tuple(range(len(args))))(*args)
+        code = build(fn, tuple(range(len(args))), types, _PY_MODE, jit=False)
+    except AdjitError as exc:
+        return f"refused: {str(exc)[:300]}"
+    got_value, got = code.pyfunc(*args)
     if not np.isclose(got_value, value, rtol=1e-12, atol=1e-12):
-        return f"value {got_value!r}, numba's {value!r}"
+        return f"value {got_value!r}, the function's {value!r}"
     for k, name in enumerate(names):
-        expected = fd_grad(primal, args, k)
+        expected = fd_grad(fn, args, k)
         if not np.allclose(got[k], expected, rtol=1e-5, atol=1e-6):
             return f"d/d{name} {np.round(got[k], 6)!r}, differences give {expected!r}"
     return None
 
 
 @pytest.mark.parametrize("k", range(len(ENTRIES)), ids=[e.name for e in ENTRIES])
-def test_forms_numba_accepts_are_honoured_or_refused(generated, k):
+def test_forms_numba_accepts_are_honoured(generated, k):
     entry = ENTRIES[k]
-    if entry.obj not in FORMS:
-        pytest.skip("no forms (test_every_audited_entry_declares_its_forms fails)")
-    ok = [f for f in entry.forms if not f.startswith("!")]
-    problems = []
-    if ok:
+    if not ok_forms(entry) or _check(getattr(generated, f"f{k}"), ok_forms(entry)) is None:
+        return
+    problems = [f"{form}: {problem}" for j, form in enumerate(entry.forms)
+                if not form.startswith("!") and
+                (problem := _check(getattr(generated, f"f{k}_{j}"), [form])) is not None]
+    assert problems, "the forms fail together, and each alone passes"
+    assert not problems, "\n  ".join([entry.name] + problems)
+
+
+def test_forms_marked_refused_are_refused(generated):
+    accepted = []
+    for i, (entry, form) in enumerate(refused_forms()):
+        names = _placeholders([form])
+        types = tuple(numba.typeof(VALUES[n]) for n in names)
         try:
-            problem = _check(getattr(generated, f"f{k}"), ok)
-        except AdjitError as exc:
-            problem = f"refused: {exc}"
-        if problem is not None:         # which form: each alone
-            for j, form in enumerate(entry.forms):
-                if form.startswith("!"):
-                    continue
-                try:
-                    alone = _check(getattr(generated, f"f{k}_{j}"), [form])
-                except AdjitError as exc:
-                    alone = f"refused: {str(exc)[:300]}"
-                if alone is not None:
-                    problems.append(f"{form}: {alone}")
-            if not problems:
-                problems.append(f"together: {problem}")
-    for j, form in enumerate(entry.forms):
-        if not form.startswith("!"):
-            continue
-        fn = getattr(generated, f"f{k}_{j}")
-        args = tuple(VALUES[n] for n in _placeholders([form]))
-        try:
-            numba.njit(fn)(*args)
-        except Exception as exc:    # noqa: BLE001
-            problems.append(f"{form}: numba refuses it: {str(exc)[:200]}")
-            continue
-        try:
-            adjit.grad(fn, argnums=tuple(range(len(args))))(*args)
-            problems.append(f"{form}: marked refused, but adjit differentiates it (check it "
-                            "and drop the `!`)")
+            build(getattr(generated, f"r{i}"), tuple(range(len(names))), types, _PY_MODE,
+                  jit=False)
         except AdjitError:
-            pass
-    assert not problems, f"{entry.name}:\n  " + "\n  ".join(problems)
+            continue
+        accepted.append(f"{entry.name}: !{form}: adjit differentiates it (check it against "
+                        "numba and differences, and drop the `!`)")
+    assert not accepted, "\n  ".join([""] + accepted)
 
 
 SPELLED = [e for e in REGISTRY.family("scalar", "elementwise")

@@ -331,6 +331,15 @@ class NumpyCalls:
                 raise self.error(node, f"keyword arguments to `{ast.unparse(node.func)}`",
                                  "Pass arguments by position.")
             helper, how = REGISTRY.get(obj).packed
+            rule = REGISTRY.get(helper).array_rule if REGISTRY.get(helper) else None
+            if rule is not None and len(args) > len(rule.params):
+                name = ast.unparse(node.func)
+                extra = _parameter_name(obj, len(rule.params))
+                raise self.error(node, f"`{name}` with its argument `{extra}`" if extra else
+                                 f"`{name}` with {len(args)} arguments",
+                                 f"adjit differentiates {name} with {len(rule.params)} "
+                                 "argument(s): its derivative would ignore the others; pass "
+                                 "those only.")
             atoms = [self.argument_atom(a, out) for a in args]
             packed = self.to_atom(out, self.call_of(helper, atoms), "_p")
             if how == "whole":
@@ -536,14 +545,13 @@ class NumpyCalls:
             result = opaque.result(obj, descs, kw_descs)
         except opaque.Untyped as exc:
             entry = REGISTRY.get(obj)
+            advice = ("Call it as numba accepts it; write it as Python/@njit code adjit can "
+                      "read (loops and math functions) if a derivative must flow through it.")
             if entry is not None and entry.family == "unsupported":
-                raise self.error(node, f"a call to `{name}`, which adjit does not take",
-                                 f"It {entry.notes}.") from None
+                advice = f"`{name}` is not differentiated: {entry.notes}."
             raise self.error(node, f"a call to `{name}` that adjit has no derivative rule for "
                              f"and numba does not compile for these arguments ({exc})",
-                             "Call it as numba accepts it; write it as Python/@njit code "
-                             "adjit can read (loops and math functions) if a derivative must "
-                             "flow through it.")
+                             advice) from None
         if result is None:
             raise self.error(node, f"a call to `{name}`, whose result adjit cannot hold "
                              "(complex numbers, strings, objects)",

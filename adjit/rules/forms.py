@@ -95,7 +95,7 @@ FORMS = {
     np.atleast_3d: ("np.atleast_3d(M)",),
     np.rot90: ("np.rot90(M)", "np.rot90(M, 2)", "np.rot90(M, k=3)"),
     np.real: ("np.real(x)",),
-    np.row_stack: ("np.row_stack((M, S))",),
+    np.row_stack: ("np.row_stack((M, S))",),    # (numpy deprecates the alias)
     np.linalg.solve: ("np.linalg.solve(M, y)", "np.linalg.solve(M, S)"),
     np.linalg.inv: ("np.linalg.inv(M)",),
     np.nansum: ("np.nansum(x)",),
@@ -154,10 +154,10 @@ FORMS = {
     # allocations (differentiated through what is written into them)
     np.zeros: ("np.zeros(3) + s", "np.zeros((2, 3)) + s", "np.zeros(3, dtype=np.float64) + s"),
     np.ones: ("np.ones(3) * s", "np.ones((2, 2)) * s"),
-    np.empty: ("np.empty(3) * 0.0 + s",),
+    np.empty: ("np.empty(3).shape[0] * s",),     # (what np.empty holds is undefined)
     np.zeros_like: ("np.zeros_like(x) + s",),
     np.ones_like: ("np.ones_like(M) * s",),
-    np.empty_like: ("np.empty_like(x) * 0.0 + s",),
+    np.empty_like: ("np.empty_like(x).size * s",),
     # no derivative: integer results
     np.argsort: ("x[np.argsort(x)] * p",),
     np.argmax: ("x[np.argmax(x)] * s",),
