@@ -17,7 +17,7 @@ from adjit.rules import table
 
 from fuzz import grammar, refad
 from fuzz.campaign import category, numba_sampled
-from fuzz.check import check, copy_arg, reduce
+from fuzz.check import ONCE_REFUSAL, REAL_NAMESPACE, _differences, check, copy_arg, load, reduce
 from fuzz.grammar import Program, programs
 
 FUZZ_PROGRAMS = int(os.environ.get("ADJIT_FUZZ_PROGRAMS", "260"))
@@ -483,6 +483,117 @@ def test_discards_are_deterministic(body, reason):
     assert [(o.status, o.reason) for o in outcomes] == [("discard", reason)] * 2
 
 
+# the groups judged by finite differences (grammar.FD_GROUPS: draws, forms) -----------------------
+DRAWS = Program("def h(b, p):\n"
+                "    s = 0.0\n"
+                "    for v in b:\n"
+                "        s += v * np.random.normal(p, 0.5 + p * p)\n"
+                "    return s\n"
+                "\n"
+                "\n"
+                "def f(x, y):\n"
+                "    np.random.seed(7)\n"
+                "    np.random.random()\n"
+                "    s = 0.0\n"
+                "    for i in range(4):\n"
+                "        s += math.sin(x[i]) * np.random.laplace(y, 0.5 + y * y)\n"
+                "        s += x[np.random.randint(0, 4)] * np.random.standard_normal()\n"
+                "    return s + h(x, y) + np.sum(np.random.normal(y, 1.5, 4) * x)\n",
+                (("x", "array1"), ("y", "float")), 5, ("draws",))
+
+
+def test_draws_are_judged_by_differences_of_the_program():
+    """A program that seeds itself and draws in loops, in a helper, as an index and at
+    once: adjit against differences of the program in Python (numpy's generator) and, for
+    the numba runs, of the program compiled by numba; checkpoint=2 is refused for its loop
+    that draws, and checkpoint="auto" is the recorded gradient to the bit."""
+    out = check(DRAWS, jit=True)
+    assert (out.status, out.fd) == ("ok", "checked"), f"{out.reason}\n{out.detail}"
+    f = load(DRAWS.source, REAL_NAMESPACE)
+    with pytest.raises(adjit.AdjitError, match=ONCE_REFUSAL):
+        adjit.grad(f, argnums=(0, 1), checkpoint=2)(*DRAWS.args())
+
+
+def test_a_wrong_rule_is_caught_by_differences(monkeypatch):
+    """A planted wrong derivative of math.sin in a draws program: a mismatch in the
+    interpreter and under numba (the numba oracle is the program compiled by numba)."""
+    plant(monkeypatch, math.sin, "math.cos(x) * (1.0 + 1e-4)")
+    out = check(DRAWS, subsets=[(0,)])
+    assert (out.status, out.reason) == ("mismatch", "gradient differs from finite differences")
+    out = check(DRAWS, jit=True, subsets=[])
+    assert (out.status, out.reason) == ("mismatch", "gradient differs from finite differences")
+    assert "(numba)" in out.detail
+
+
+def test_a_program_that_does_not_seed_itself_is_reported():
+    """Without its seed a draws program is no test (every evaluation draws anew): the
+    checker says so instead of comparing."""
+    source = DRAWS.source.replace("    np.random.seed(7)\n", "")
+    out = check(Program(source, DRAWS.params, DRAWS.seed, DRAWS.groups), subsets=[])
+    assert (out.status, out.reason) == ("mismatch", "the program draws differently each run")
+
+
+def test_differences_skip_ties_kinks_and_flips():
+    """Differences are compared only where two steps agree and so do the two sides: not at
+    a tie of max, abs at 0, or a branch that flips within the step."""
+    def f(x):
+        flip = 1.0 if x[3] > 0.5 else 0.0
+        return max(x[0], 2.0 * x[0]) + abs(x[1]) + math.sin(x[2]) + flip * x[3]
+    x = np.array([0.0, 0.0, 0.7, 0.5])
+    d, _, ok = _differences(f, [x], (0,), f(x))[0]
+    assert list(ok) == [False, False, True, False]
+    assert d[2] == pytest.approx(math.cos(0.7), rel=1e-8)
+
+
+def test_form_leaves_and_arguments():
+    """The forms of group "forms": adjit's FORMS that numba accepts (none marked `!`), but
+    the draws of group "draws"; their placeholders' arguments in the domains they need."""
+    from adjit.rules.forms import FORMS
+    leaves = grammar.form_leaves()
+    allowed = {f for forms in FORMS.values() for f in forms if not f.startswith("!")}
+    assert len(leaves) > 200 and {form for form, _, _ in leaves} <= allowed
+    assert not any(re.match(r"np\.random\.(normal|uniform|exponential|random\(|seed)", form)
+                   for form, _, _ in leaves)
+    assert any(form.startswith("np.random.weibull") for form, _, _ in leaves)
+    params = tuple(("f" + ph, "form:" + ph) for ph in grammar.FORM_SHAPES)
+    program = Program("", params, 3)
+    args = dict(zip(grammar.FORM_SHAPES, program.args()))
+    assert all(np.shape(args[ph]) == shape for ph, shape in grammar.FORM_SHAPES.items())
+    assert np.all(args["p"] > 0) and np.all(np.abs(args["u"]) < 1) and 0 < args["s"] < 1
+    assert np.all(np.linalg.eigvalsh(args["S"]) > 0.5) and abs(np.linalg.det(args["M"])) > 0.1
+    assert program.float_params() == tuple(range(len(params)))
+
+
+def test_reference_module_arrays_and_loops_over_arrays():
+    """Module-level arrays sliced and indexed, `for v in a`, enumerate, zip and rows of a
+    2-D array in a helper (groups "globals", "callee-loops"): refad's value is numpy's and
+    its gradient the one written out by hand."""
+    src = ("G1 = np.array([[0.5, -1.25, 0.3, 2.0], [1.5, -0.7, 3.0, 0.5], "
+           "[0.25, 1.0, -2.0, 0.75]])\n"
+           "G2 = np.array([2.0, -0.7, 0.75, 1.5])\n"
+           "def h(b, c, p):\n"
+           "    s = 0.0\n"
+           "    for v in b:\n"
+           "        s += v * p\n"
+           "    for k, v in enumerate(c):\n"
+           "        s += v * G2[k]\n"
+           "    for u, v in zip(b, G2[1:]):\n"
+           "        s += u * v\n"
+           "    for r in G1[1:]:\n"
+           "        s += np.sum(r[:2] * b[:2])\n"
+           "    return s\n"
+           "def f(x, y):\n"
+           "    return h(x, x[1:], y) + np.sum(G1[1:, :2] * x[:2]) + G1[2, 1] * y\n")
+    x, y = np.array([1.0, -2.0, 0.5, 3.0]), 0.25
+    r = _ref(src, x, y)
+    assert r.value == pytest.approx(_numpy(src, x, y), rel=1e-15)
+    g1 = np.array([[0.5, -1.25, 0.3, 2.0], [1.5, -0.7, 3.0, 0.5], [0.25, 1.0, -2.0, 0.75]])
+    g2 = np.array([2.0, -0.7, 0.75, 1.5])
+    want = np.full(4, y) + np.concatenate(([0.0], g2[:3])) + np.concatenate((g2[1:], [0.0]))
+    want[:2] += 2.0 * g1[1:, :2].sum(axis=0)
+    np.testing.assert_allclose(r.grads[0], want, rtol=1e-15)
+    assert r.grads[1] == pytest.approx(np.sum(x) + g1[2, 1], rel=1e-15)
+
 # the grammar ---------------------------------------------------------------------------------
 REQUIRED = {
     "While", "Break", "Continue", "IfExp", "BoolOp", "Not", "AugAssign", "swap", "elif",
@@ -676,6 +787,12 @@ GROUP_CONSTRUCTS = {
     "kwdefaults": ("keyword-only", "call with keyword", "call without", "f default",
                    "global"),
     "constructors": ("np.linspace(", "np.eye(", "np.diag(", "np.empty(", "np.arange("),
+    "draws": ("np.random.seed(", "active draw", "sized draw", "np.random.randint(",
+              "draw thrown away", "draw in a helper", "draw in a loop"),
+    "globals": ("global slice", "global element", "global in a helper"),
+    "callee-loops": ("for v in", "enumerate(", "zip(", "loop helper called", "rows",
+                     "module array iterated"),
+    "forms": ("form argument", "form in a loop", "np.random.seed("),
 }
 
 
@@ -735,7 +852,71 @@ def _group_features(program):
         if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name) and \
                 node.targets[0].id in grammar.GLOBALS:
             seen.add("global")
+        seen |= _new_group_features(node, kinds)
+    if _loop_helper_called(tree):
+        seen.add("loop helper called")
     return seen
+
+
+def _new_group_features(node, kinds):
+    """GROUP_CONSTRUCTS of groups "draws", "globals", "callee-loops" and "forms" in a node."""
+    seen = set()
+    text = ast.unparse(node) if isinstance(node, (ast.stmt, ast.expr)) else ""
+    if isinstance(node, ast.Call) and text.startswith("np.random."):
+        if any(not isinstance(a, ast.Constant) for a in node.args[:2]) and \
+                re.match(r"np\.random\.(normal|uniform|exponential|laplace|gumbel|logistic|"
+                         r"lognormal|rayleigh)\(", text):
+            seen.add("active draw")
+        if re.match(r"np\.random\.\w+\(.*(, |size=)(\d|\(\d)", text):
+            seen.add("sized draw")
+    if isinstance(node, ast.Expr) and text.startswith("np.random.") and \
+            "seed" not in text:
+        seen.add("draw thrown away")
+    if isinstance(node, ast.FunctionDef) and node.name != "f" and "np.random." in text:
+        seen.add("draw in a helper")
+    if isinstance(node, (ast.For, ast.While)) and "np.random." in text:
+        seen.add("draw in a loop")
+        if any(k.startswith("form:") for k in kinds.values()):
+            seen.add("form in a loop")
+    if isinstance(node, ast.Subscript) and re.fullmatch(r"G\d", ast.unparse(node.value)):
+        elts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        seen.add("global slice" if any(isinstance(e, ast.Slice) for e in elts) else
+                 "global element")
+    if isinstance(node, ast.FunctionDef) and node.name != "f" and \
+            re.search(r"\bG\d\b", text):
+        seen.add("global in a helper")
+    if isinstance(node, ast.For) and not isinstance(node.iter, ast.Call):
+        seen.add("for v in")
+        if isinstance(node.target, ast.Name) and re.search(r"np\.sum\(" + node.target.id,
+                                                             text):
+            seen.add("rows")
+        if re.fullmatch(r"G\d.*", ast.unparse(node.iter)):
+            seen.add("module array iterated")
+    if isinstance(node, ast.For) and isinstance(node.iter, ast.Call):
+        fn = ast.unparse(node.iter.func)
+        if fn in ("enumerate", "zip"):
+            seen.add(fn + "(")
+            if any(re.fullmatch(r"G\d.*", ast.unparse(a)) for a in node.iter.args):
+                seen.add("module array iterated")
+    if isinstance(node, ast.FunctionDef) and node.name == "f" and \
+            any(k.startswith("form:") for k in kinds.values()):
+        seen.add("form argument")
+        for c in ast.walk(node):
+            if isinstance(c, ast.For) and any(
+                    isinstance(n, ast.Name) and n.id.startswith("f") and n.id[1:] in
+                    grammar.FORM_SHAPES for n in ast.walk(c)):
+                seen.add("form in a loop")
+    return seen
+
+
+def _loop_helper_called(tree):
+    """Whether a helper with a loop over an array (not a range) is called."""
+    loopers = {d.name for d in tree.body if isinstance(d, ast.FunctionDef) and d.name != "f"
+               and any(isinstance(n, ast.For) and not (
+                   isinstance(n.iter, ast.Call) and ast.unparse(n.iter.func) == "range")
+                   for n in ast.walk(d))}
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and
+               n.func.id in loopers for n in ast.walk(tree))
 
 
 def test_groups_are_drawn_only_when_enabled(monkeypatch):

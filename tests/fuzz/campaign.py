@@ -149,12 +149,13 @@ def save_case(program, reason, detail):
     REGRESSIONS.mkdir(exist_ok=True)
     path = REGRESSIONS / f"fuzz_{digest}.py"
     where = "\n".join(line for line in detail.splitlines() if "argnums" in line or "adjit" in line
-                      or "reference" in line)[:600]
+                      or "reference" in line or "differences" in line)[:600]
     path.write_text(
         f'"""Found by the program fuzzer ({time.strftime("%Y-%m-%d")}): {reason}.\n\n'
         f"{where}\n\nCause and fix: (write them here when fixing the bug)\n\"\"\"\n"
         f"PARAMS = {program.params!r}\n"
         f"SEED = {program.seed}\n"
+        + (f"GROUPS = {tuple(program.groups)!r}\n" if program.groups else "") +
         f"SOURCE = '''\\\n{program.source}'''\n", encoding="utf-8")
     return path
 

@@ -25,9 +25,15 @@ Construct groups (GROUPS, each avoided by default through AVOID; `python -m fuzz
 NAME` draws one): integer index arrays with repeats (gathers, scatters, np.take), boolean
 masks, transposes with axes of 3-D arrays, reductions over axes of 3-D arrays, constant
 exponents at exact zeros, float32 and non-contiguous arguments, views written and read
-through both names, defaults and keyword-only parameters named like module globals, and
-constructors of differentiated values. There numpy itself is the oracle: views are written
-through, repeated scatter indices keep their last write (refad.py).
+through both names, defaults and keyword-only parameters named like module globals,
+constructors of differentiated values, scratch buffers and prange loops, integer counters,
+time loops, module-level arrays, loops over arrays in helpers (`for v in a`, enumerate,
+zip). There numpy itself is the oracle: views are written through, repeated scatter indices
+keep their last write (refad.py). Two groups refad cannot run, random draws in a program
+that seeds itself and the argument forms of adjit/rules/forms.py (FD_GROUPS), are judged by
+finite differences of the program itself, in Python and compiled by numba (check.py); such
+a program has no stop_gradient and no float32 argument, and means the same in numba
+(reductions along an axis are np.sum, an in-place update never reads a view of its target).
 
 Every choice is an integer drawn from hypothesis with the simplest option first, so
 hypothesis shrinks a failing program toward fewer statements and simpler expressions.
@@ -41,6 +47,7 @@ import dataclasses
 import functools
 import math
 import re
+import warnings
 
 import numpy as np
 from hypothesis import strategies as st
@@ -79,11 +86,16 @@ REDUCED_SHAPES = ((N,), (N,), SHAPE2, SHAPE2, (2,), (3,), (2, 2), (N, N), (3, 1)
 #   loop (inside an `if` or a conditional expression in the loop, in any `while` loop, sizes
 #   read from np.linspace/np.arange made in the loop), is refused: "allocated in a loop with
 #   a shape that changes between iterations".
+# - "checkpoint sum order" (check.py discards it): with checkpoint=2 a loop whose backward
+#   iterations commute runs downward, block by block, where the recorded gradient runs it
+#   upward (adjit/reverse/ascending.py), so its sums differ in the last bits
+#   (tests/fuzz/found/fuzz_ckpt_ascending.py): a checkpointed gradient equal to rounding
+#   (not to the bit) is discarded as that known bug;
 # (Fixed since: "aug slice reads target", `a[1:] += a[:-1]` was a running update; "prefix
 # slice", `x[:3]` was taken for all of x where materialized; "like of computed array",
 # `np.full_like(a, v)` of `a = -np.min(w, 0)` crashed; "slice update from its own name",
 # `x[::-1] = x` was a running update leaving a palindrome.)
-AVOID = {"mm operand in loop", "alloc in loop"}
+AVOID = {"mm operand in loop", "alloc in loop", "checkpoint sum order"}
 # Construct groups drawn only when their name is not in AVOID (`python -m fuzz --only NAME`
 # draws one of them in nearly every program, `--all-constructs` all of them): numpy is the
 # oracle (refad runs real numpy indexing, views and masks on object arrays of Vars). With
@@ -163,12 +175,54 @@ GROUPS = {
     # loop, an early `break`. The backward sweep's adjoint resets that the next step
     # overwrites (adjit/reverse/resets.py) and stencil gathers (adjit/reverse/fission.py)
     "timesteps": "time loops: a step into a second array and a copy back",
+    # np.random.seed(<int>) as f's first statement, then draws: np.random.random(),
+    # standard_normal(), normal/uniform/exponential/laplace/gumbel/logistic/lognormal/rayleigh
+    # with parameters from the program's active values (scales kept positive: 0.5 + e * e),
+    # sized draws `np.random.normal(a, b, 4)` as array leaves, np.random.randint(0, n) as an
+    # index, draws thrown away as statements, draws in helpers (helpers with an effect), in
+    # loops, nested loops and noisy time loops. Judged by finite differences of the program
+    # itself, which seeds its own generator (FD_GROUPS, check.py)
+    "draws": "random draws with active parameters in a program that seeds itself",
+    # module-level arrays G1 (2-D) and G2 (1-D) that f and the helpers read: sliced
+    # (G1[1:, :2]), indexed (G1[i], G1[i, j]), in expressions with active values; constants
+    # for refad too (its np.array of the module's literal)
+    "globals": "module-level arrays sliced and indexed in f and in helpers",
+    # helpers that loop over arrays (`for v in a`, `for k, v in enumerate(a)`, `for u, v in
+    # zip(a, b)`, rows of 2-D arrays) given arguments, locals, slices and module-level
+    # arrays; the same loops in f. refad iterates its arrays as numpy does
+    "callee-loops": "loops over array elements in helpers: for v in a, enumerate, zip",
+    # the argument forms numba accepts (adjit/rules/forms.py FORMS, not those marked `!` nor
+    # the draws of group "draws") as float leaves (np.sum of an array form) in loops and
+    # branches, their placeholders bound to extra parameters fx, fy, fp, fu, fM, fS, fT, fv,
+    # fw, fs of f; judged by finite differences like "draws"
+    "forms": "argument forms of numpy functions (adjit/rules/forms.py)",
 }
 AVOID |= set(GROUPS)
 # groups with statements of their own (Writer.group_stmt) and with array leaves (group_leaf)
 STMT_GROUPS = ("index-arrays", "masks", "transpose3d", "axis3d", "const-pow", "views",
-               "kwdefaults", "constructors", "buffers", "counters", "timesteps")
-LEAF_GROUPS = ("index-arrays", "masks", "transpose3d", "axis3d", "const-pow", "constructors")
+               "kwdefaults", "constructors", "buffers", "counters", "timesteps", "draws",
+               "globals", "callee-loops", "forms")
+LEAF_GROUPS = ("index-arrays", "masks", "transpose3d", "axis3d", "const-pow", "constructors",
+               "draws", "globals")
+# groups whose programs refad cannot run (numpy's generator, the numpy functions of FORMS):
+# a program drawing one is judged by finite differences of the program itself (check.py),
+# so it has no stop_gradient (differences do not see it) and no float32 arguments
+FD_GROUPS = ("draws", "forms")
+# module-level arrays (groups "globals", "callee-loops"): their shapes, and the views of
+# them that array leaves read besides VIEWS
+GLOBAL_SHAPES = {"G1": ((3, 4), SHAPE2), "G2": ((N,), (3,))}
+GLOBAL_VIEWS = {1: ("[1:3]", "[::-1]", "[:3]"),
+                2: ("[1:, :2]", "[:, :2]", "[:2, 1:]", "[:, ::2]", "[#0, 1:3]", "[1:, 1:]",
+                    "[:, 1:3]")}
+# what the elements of the module-level arrays are
+GLOBAL_VALUES = ("0.5", "-1.25", "0.3", "2.0", "1.5", "-0.7", "0.25", "-2.0", "1.0", "0.75")
+# placeholders of adjit/rules/forms.py: their shapes (s a number), the extra parameter of f
+# each is bound to ("f" + placeholder), and the draws FORMS lists that group "draws" covers
+FORM_SHAPES = {"x": (5,), "y": (3,), "p": (5,), "u": (5,), "M": (3, 3), "S": (3, 3),
+               "T": SHAPE3, "v": (3,), "w": (3,), "s": ()}
+FORM_PLACEHOLDER = re.compile(r"(?<![\w.])(" + "|".join(FORM_SHAPES) + r")(?![\w(])")
+DRAWN_BY_DRAWS = ("random", "standard_normal", "normal", "uniform", "exponential", "laplace",
+                  "gumbel", "logistic", "lognormal", "rayleigh", "randint", "seed")
 CONST_POWS = ("0.0", "1.0", "0", "1", "2", "0.5", "2.0", "3")
 GLOBALS = ("gain", "scale", "bias")     # module globals of group "kwdefaults"
 # views of 3-D arrays (indices only: transposes are drawn by Writer.tensor)
@@ -279,7 +333,26 @@ class Program:
     def float_params(self):
         """Positions of the parameters adjit can differentiate."""
         return tuple(k for k, (_, kind) in enumerate(self.params)
-                     if kind.split("/")[0] in ("float", "array1", "array2", "array3"))
+                     if kind.split("/")[0] in ("float", "array1", "array2", "array3")
+                     or kind.startswith("form:"))
+
+
+def _form_arg(placeholder, rng):
+    """A value for a placeholder of adjit/rules/forms.py, in the domain its forms need: p
+    positive, u in (-1, 1), M well conditioned, S symmetric positive definite, s in (0, 1)."""
+    shape = FORM_SHAPES[placeholder]
+    if placeholder == "s":
+        return float(rng.uniform(0.2, 0.6))
+    if placeholder == "p":
+        return rng.uniform(0.3, 2.2, shape)
+    if placeholder == "u":
+        return rng.uniform(-0.9, 0.9, shape)
+    if placeholder == "M":
+        return np.eye(3) * 1.5 + rng.uniform(-0.5, 0.5, shape)
+    if placeholder == "S":
+        a = rng.uniform(-0.7, 0.7, shape)
+        return a @ a.T + np.diag([1.0, 1.5, 2.0])
+    return rng.uniform(-1.5, 1.5, shape)
 
 
 def _make_arg(kind, rng):
@@ -287,6 +360,8 @@ def _make_arg(kind, rng):
     mods = set(mods.split("+")) if mods else set()
     if base == "int":
         return N_PARAM
+    if base.startswith("form:"):
+        return _form_arg(base[5:], rng)
     if base.startswith("index:"):
         return np.array([int(v) for v in base[6:].split(",")], dtype=np.int64)
     if base == "float":
@@ -312,6 +387,43 @@ def _make_arg(kind, rng):
     return out
 
 
+@functools.lru_cache(maxsize=None)
+def form_leaves():
+    """(form, placeholders, whether its result is an array) for every form of adjit's
+    adjit/rules/forms.py that numba accepts (not marked `!`), but the draws of group "draws";
+    numpy's result at sample values tells array from number (forms numpy does not run, or
+    whose result is not float, are left out). numpy's generator is left as it was."""
+    from adjit.rules.forms import FORMS
+    covered = {getattr(np.random, name) for name in DRAWN_BY_DRAWS}
+    rng = np.random.default_rng(0)
+    values = {ph: _form_arg(ph, rng) for ph in FORM_SHAPES}
+    state = np.random.get_state()
+    out = []
+    try:
+        for fn, forms in FORMS.items():
+            if any(fn is c for c in covered):
+                continue
+            for form in forms:
+                if form.startswith("!"):
+                    continue
+                names = tuple(sorted(set(FORM_PLACEHOLDER.findall(form)),
+                                     key=list(FORM_SHAPES).index))
+                names_ = {"np": np, "math": math, "round": round, "abs": abs, "min": min,
+                          "max": max, "float": float}
+                try:
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")
+                        r = eval(form, names_, values)  # noqa: S307
+                except Exception:   # noqa: BLE001 - a form numpy does not run
+                    continue
+                if np.asarray(r).dtype.kind != "f":
+                    continue
+                out.append((form, names, bool(np.ndim(r))))
+    finally:
+        np.random.set_state(state)
+    return tuple(out)
+
+
 class Scope:
     """What a block may read and write. Copied on entry to a block, so names made inside a
     block stay inside it; writes to outer names are still allowed."""
@@ -325,6 +437,7 @@ class Scope:
         self.flags = []         # bool names
         self.indexes = {}       # index array name -> its values (group "index-arrays")
         self.masks = {}         # bool array name -> its shape (group "masks")
+        self.forms = False      # f's scope: its form parameters are here (group "forms")
         self.loop_depth = 0
         self.in_while = False
 
@@ -338,6 +451,7 @@ class Scope:
         c.flags = list(self.flags)
         c.indexes = dict(self.indexes)
         c.masks = dict(self.masks)
+        c.forms = self.forms
         c.loop_depth = self.loop_depth
         c.in_while = self.in_while
         return c
@@ -350,6 +464,7 @@ class Helper:
                          # "kw" (float, then parameters with defaults: group "kwdefaults")
     vec: bool = False    # its body has vectorized code (may allocate arrays)
     defaults: tuple = ()     # "kw": (name, keyword-only) of its parameters with defaults
+    shapes: tuple = ()       # "loop" (arrays, then a float): the shapes of its arrays
 
 
 class Writer:
@@ -378,6 +493,13 @@ class Writer:
         self.globals = []       # module globals (group "kwdefaults")
         self.view_names = []    # (view, base) pairs made by group "views"
         self.group_depth = 0    # > 0 while drawing a group leaf
+        self.fd_judged = False  # a program of FD_GROUPS: seeded, no stop_gradient, no float32
+        self.global_arrays = {}     # module-level arrays (groups "globals", "callee-loops")
+        self.iterating = set()  # arrays a `for v in a` loop being drawn iterates: not written
+        self.nesting = 0        # > 0 while drawing a draw's parameters or a form's arguments
+        self.form_pool = []     # the forms of FORMS this program draws (group "forms")
+        self.called = set()     # the "loop" helpers called so far (group "callee-loops")
+        self.results = []       # floats of f's top level the new groups made: f returns them
 
     # choices -----------------------------------------------------------------------------
     def pick(self, n):
@@ -403,6 +525,9 @@ class Writer:
     # integers and indices ----------------------------------------------------------------
     def index(self, scope, n):
         """An int expression in [-n, n) for an axis of length n."""
+        if self.on("draws") and self.chance(8):
+            self.used.add("draws")
+            return f"np.random.randint(0, {n})"
         if self.on("index-arrays") and scope.indexes and self.chance(25):
             text = self.index_element(scope, n)
             if text:
@@ -426,6 +551,10 @@ class Writer:
 
     # float expressions -------------------------------------------------------------------
     def atom(self, scope):
+        if (self.on("draws") or self.on("forms")) and not self.nesting:
+            text = self.group_atom(scope)
+            if text:
+                return text
         k = self.pick(4)
         if k == 0 and scope.floats:
             return self.choice(scope.floats)
@@ -496,19 +625,22 @@ class Writer:
                                            self.expr(scope, depth + 1)))
             return f"({a} if {self.cond(scope)} else {b})"
         if k == 13:
-            return f"stop_gradient({a})"
+            # (finite differences, the oracle of FD_GROUPS, do not see stop_gradient)
+            return a if self.fd_judged else f"stop_gradient({a})"
         if k == 14 and self.helpers:
             return self.call(scope, a)
         if k == 15 and depth <= 1 and self.allocating():
             return self.reduction(scope)
         return f"({a} * {self.choice(CONSTS)})"
 
-    def call(self, scope, a):
-        helpers = self.helpers if self.allocating() else [h for h in self.helpers if not h.vec]
-        if not helpers:
-            return f"math.sin({a})"
-        h = self.choice(helpers)
-        self.vec_drawn += h.vec     # a helper calling h has vectorized code too
+    def call(self, scope, a, h=None):
+        if h is None:
+            helpers = self.helpers if self.allocating() else \
+                [h for h in self.helpers if not h.vec]
+            if not helpers:
+                return f"math.sin({a})"
+            h = self.choice(helpers)
+            self.vec_drawn += h.vec     # a helper calling h has vectorized code too
         if h.kind == "reader" and scope.arrays:
             arr = self.choice([n for n, s in sorted(scope.arrays.items()) if s == (N,)] or ["?"])
             if arr != "?":
@@ -525,6 +657,18 @@ class Writer:
             return f"{h.name}({a}, {self.atom(scope)})"
         if h.kind == "kw":
             return self.kw_call(scope, h, a)
+        if h.kind == "loop":     # arrays in scope, their views, module-level arrays
+            self.called.add(h.name)
+            args = []
+            with_globals = scope.child()
+            with_globals.arrays.update(self.global_arrays)
+            for shape in h.shapes:
+                cands = self.sources(with_globals, shape)
+                if not cands:
+                    return f"math.sin({a})"
+                args.append(self.spell(with_globals, *self.choice(cands)))
+            self.used.add("callee-loops")
+            return f"{h.name}({', '.join(args)}, {a})"
         return f"math.sin({a})"
 
     def cond(self, scope, depth=0):
@@ -690,7 +834,7 @@ class Writer:
         """Arrays that may be written here: local (or argument) arrays that no matrix
         product, reshape or numpy view still reads (see `freeze`)."""
         return [a for a in scope.writable if a not in self.frozen
-                and (shape is None or scope.arrays[a] == shape)]
+                and a not in self.iterating and (shape is None or scope.arrays[a] == shape)]
 
     def note_write(self, a):
         """Record a definition of or a write into array `a` inside the current loops."""
@@ -723,7 +867,10 @@ class Writer:
         """(name, spec) for every array read whole or through a view spec with `shape`."""
         out = []
         for name, s in sorted(scope.arrays.items()):
-            for spec in VIEWS[len(s)] if len(s) < 3 else VIEWS3:
+            specs = VIEWS[len(s)] if len(s) < 3 else VIEWS3
+            if name in self.global_arrays:
+                specs = specs + GLOBAL_VIEWS[len(s)]
+            for spec in specs:
                 if view_shape(s, spec) == shape:
                     out.append((name, spec))
         return out
@@ -812,6 +959,8 @@ class Writer:
             return self.const_pow(a, scalar=False)
         if k <= 6:
             template = self.rotating(ELEMENTWISE)
+            if self.fd_judged:
+                template = template.replace("stop_gradient", "")
             b = self.aoperand(scope, self.sub_shape(shape), d + 1) if "{b}" in template else ""
             c = self.aoperand(scope, self.sub_shape(shape), d + 1) if "{c}" in template else ""
             return template.format(a=a, b=b, c=c)
@@ -827,7 +976,7 @@ class Writer:
             return f"np.outer({u}, {v})"
         # a reduction broadcast back (softmax-like: x - np.max(x), x / np.sum(x * x), ...)
         if len(shape) == 2 and self.chance(50):
-            fn = self.choice(("mean", "max", "sum"))
+            fn = self.axis_fn(self.choice(("mean", "max", "sum")))
             return self.choice((f"({a} - np.{fn}({a}, axis=0))", f"({a} - np.{fn}({a}, 0))"))
         return self.choice((f"({a} - np.max({a}))", f"({a} - np.mean({a}))",
                             f"({a} / (1.0 + np.sum({a} * {a})))",
@@ -861,7 +1010,7 @@ class Writer:
             self.used.add("axis3d")
         src = (k, shape[0]) if axis in ("0", "-2") else (shape[0], k)
         a = self.aexpr(scope, src, d + 1)
-        fn = self.choice(("sum", "mean", "max", "min", "prod"))
+        fn = self.axis_fn(self.choice(("sum", "mean", "max", "min", "prod")))
         return self.choice((f"np.{fn}({a}, axis={axis})", f"{a}.{fn}(axis={axis})",
                             f"np.{fn}({a}, {axis})", f"{a}.{fn}({axis})"))
 
@@ -976,6 +1125,8 @@ class Writer:
         self.prefer = self.no_helper_write = None
         if rhs == a and spec is not None and "slice update from its own name" in AVOID:
             rhs = f"{a}.copy()"
+        if op != "=":
+            rhs = self.unaliased(rhs, a)
         self.note_write(a)
         if spec is None:
             return f"{a} {op} {rhs}"
@@ -1070,10 +1221,13 @@ class Writer:
     def helper(self, kind=None):
         if kind is None:
             kind = self.choice(("scalar", "reader", "writer") +
-                               (("kw",) if self.on("kwdefaults") else ()))
+                               (("kw",) if self.on("kwdefaults") else ()) +
+                               (("loop",) if self.on("callee-loops") else ()))
         name = self.fresh("h")
         if kind == "kw":
             return self.kw_helper(name)
+        if kind == "loop":
+            return self.loop_helper(name)
         scope = Scope()
         if kind == "scalar":
             params = ["p", "q"]
@@ -1089,6 +1243,7 @@ class Writer:
             scope.arrays["b"] = (N,)
             scope.ints["j"] = (0, N - 1)
             scope.floats.append("p")
+        self.add_globals(scope)
         self.stmt_budget = 4
         # the body is inlined at every call, maybe inside the caller's loops: every write in
         # it counts as in a loop; the caller may write the array parameter (never frozen)
@@ -1097,7 +1252,10 @@ class Writer:
         body = self.block(scope, 1, 1, 2)
         if kind == "writer":
             body.append(f"b[j % {N}] = {self.expr(scope)}")
-        body.append(f"return {self.expr(scope)}")
+        result = self.expr(scope)
+        if self.on("draws") and self.chance(50):    # a helper with an effect
+            result = f"{result} + {self.draw_scalar(scope)}"
+        body.append(f"return {result}")
         self.loops, self.no_freeze = [], set()
         self.helpers.append(Helper(name, kind, self.vec_drawn > drawn))
         return [f"def {name}({', '.join(params)}):"] + indent(body)
@@ -1124,13 +1282,27 @@ class Writer:
                 scope.indexes[name] = tuple(int(v) for v in kind[6:].split(","))
             elif kind == "array3":
                 scope.arrays[name] = SHAPE3
+            elif kind.startswith("form:"):     # read, never written (their domains)
+                scope.forms = True
+                shape = FORM_SHAPES[kind[5:]]
+                if shape:
+                    scope.arrays[name] = shape
+                else:
+                    scope.floats.append(name)
             else:
                 scope.arrays[name] = (N,) if kind == "array1" else SHAPE2
                 if self.chance(15):
                     scope.writable.append(name)     # f writes into its argument
         extra = self.f_defaults(scope) if self.on("kwdefaults") else ""
+        self.add_globals(scope)
         self.stmt_budget = 16
-        body = [self.new_array(scope)] if self.chance(40) else []
+        body = []
+        if self.fd_judged:      # the program seeds its own generator: each run draws alike
+            body.append(f"np.random.seed({self.pick(10000)})")
+            if self.on("draws") and self.chance(35):     # a draw thrown away
+                body.append(self.choice(("np.random.random()", f"np.random.random({N})",
+                                         "np.random.standard_normal()")))
+        body += [self.new_array(scope)] if self.chance(40) else []
         body += self.block(scope, 0, 2, 6)
         for g in self.groups:       # every group drawn at least once (nearly: with several)
             if g in STMT_GROUPS and g not in self.used and self.likely(50):
@@ -1138,7 +1310,12 @@ class Writer:
                     body += self.group_stmt(scope, 0, g) or []
                     if g in self.used:
                         break
+        if any(h.kind == "loop" and h.name not in self.called for h in self.helpers):
+            before = len(scope.floats)
+            body += self.stmt_callee_loops(scope, 0, call=True) or []
+            self.results += scope.floats[before:]
         terms = [self.expr(scope)] + [self.choice(scope.floats) for _ in range(self.pick(3))]
+        terms += [v for v in self.results if self.chance(70)]
         if self.chance(25):
             terms.append(self.reduction(scope))     # (not in a loop: always allowed)
         made = [a for a in sorted(scope.arrays) if a[0] == "a"]
@@ -1156,6 +1333,33 @@ class Writer:
     # construct groups (GROUPS; none is drawn while its name is in AVOID) --------------------
     def on(self, group):
         return group in self.groups
+
+    def unaliased(self, rhs, a):
+        """The right-hand side of an in-place update of array `a` (`a[1:] += rhs`): copied
+        in a program of FD_GROUPS where it is a view of `a` (or of a name for a view of
+        it). numpy reads such an operand before it writes (it copies what overlaps), numba
+        element by element as it writes (`x[2:] -= x[1:3]` is a running update there), and
+        a program of FD_GROUPS is compiled by numba too."""
+        if not self.fd_judged:
+            return rhs
+        names = {a} | {v for v, b in self.view_names if b == a} | \
+            {b for v, b in self.view_names if v == a}
+        base = _view_base(rhs)
+        return f"{rhs}.copy()" if base in names else rhs
+
+    def axis_fn(self, fn):
+        """The reduction along an axis: numba compiles only np.sum with an axis (adjit
+        differentiates them all), and a program of FD_GROUPS is compiled by numba too."""
+        return "sum" if self.fd_judged else fn
+
+    def choose_oracle(self):
+        """Whether this program draws the groups judged by finite differences (FD_GROUPS):
+        then it seeds itself and has neither stop_gradient nor float32 arguments; else
+        those groups are left out of it (half the programs when other groups are on)."""
+        fd = [g for g in self.groups if g in FD_GROUPS]
+        if fd and len(fd) < len(self.groups) and self.chance(50):
+            self.groups = [g for g in self.groups if g not in FD_GROUPS]
+        self.fd_judged = any(g in FD_GROUPS for g in self.groups)
 
     def likely(self, percent):
         """A chance for a program-level choice of a group: certain when it is the only
@@ -1178,7 +1382,7 @@ class Writer:
                     mods[name].append("zeros")
                 elif kind == "float" and self.chance(30):
                     mods[name].append("zero")
-        if self.on("float32") and self.likely(80):
+        if self.on("float32") and not self.fd_judged and self.likely(80):
             for name, kind in params:
                 if kind.startswith("array") and (name == "x" or self.chance(50)):
                     mods[name].append("f32")
@@ -1197,6 +1401,11 @@ class Writer:
             elif kind.startswith("array"):
                 self.c_contig.add(name)
             out.append((name, kind))
+        if self.on("forms"):        # the forms this program draws, their placeholders
+            leaves = form_leaves()
+            self.form_pool = [self.rotating(leaves) for _ in range(1 + self.pick(3))]
+            used = {ph for _, names, _ in self.form_pool for ph in names}
+            out += [("f" + ph, "form:" + ph) for ph in FORM_SHAPES if ph in used]
         return out
 
     def group_stmt(self, scope, depth, group=None):
@@ -1205,7 +1414,11 @@ class Writer:
         if not opts:
             return None
         g = group or self.choice(opts)
-        return getattr(self, "stmt_" + g.replace("-", "_"))(scope, depth)
+        before = len(scope.floats)
+        lines = getattr(self, "stmt_" + g.replace("-", "_"))(scope, depth)
+        if depth == 0 and g in FD_GROUPS + ("globals", "callee-loops"):
+            self.results += scope.floats[before:]     # f's result reads them (function)
+        return lines
 
     def group_leaf(self, scope, shape):
         """An array of `shape` from a construct group (gathers, np.where with masks, 3-D
@@ -1220,6 +1433,14 @@ class Writer:
             self.group_depth -= 1
 
     def group_leaf_of(self, scope, shape, g):
+        if g == "draws":
+            return self.draw_sized(scope, shape)
+        if g == "globals":
+            cands = [c for c in self.sources(scope, shape) if c[0] in self.global_arrays]
+            if not cands:
+                return None
+            self.used.add("globals")
+            return self.spell(scope, *self.choice(cands))
         if g == "index-arrays":
             return self.gather(scope, shape)
         if g == "masks":
@@ -1240,10 +1461,16 @@ class Writer:
         """A float from a construct group (masked sums, reductions of 3-D arrays, arange
         with float bounds), or None."""
         opts = [g for g in self.groups if g in ("masks", "transpose3d", "axis3d",
-                                                 "constructors")]
+                                                 "constructors", "draws", "forms")]
         if not opts or not self.allocating():
             return None
         g = self.choice(opts)
+        if g == "draws":
+            a = self.draw_sized(scope, self.choice(((N,), (3,), SHAPE2)))
+            return self.choice((f"np.sum({a})", f"np.sum({a} * {self.scalar(scope)})",
+                                f"np.max({a})", f"np.mean(np.sin({a}))"))
+        if g == "forms":
+            return self.form_leaf(scope)
         if g == "masks":
             shape = self.choice([s for s in REDUCED_SHAPES if len(s) <= 2])
             a = self.aleaf(scope, shape)
@@ -1268,7 +1495,7 @@ class Writer:
             if g == "axis3d":
                 k = self.choice(("0", "1", "2", "-1", "-2", "-3"))
                 self.used.add("axis3d")
-                fn = self.choice(("sum", "mean", "max", "min", "prod"))
+                fn = self.axis_fn(self.choice(("sum", "mean", "max", "min", "prod")))
                 return f"np.sum(np.{fn}({text}, axis={k}) * {self.scalar(scope)})"
             return self.choice((f"np.sum({text})", f"np.max({text})", f"np.mean({text})"))
         e = f"math.tanh({self.scalar(scope)})"
@@ -1573,6 +1800,430 @@ class Writer:
         lines += [f"{acc} = 0.0", f"for {i} in range({n}):", f"    {acc} += {final}"]
         return lines
 
+    # group "draws" ---------------------------------------------------------------------
+    def positive(self, scope, small=False):
+        """A positive float expression of the program's values (a scale)."""
+        t = self.expr(scope, 2)
+        if small:
+            return self.choice((f"(0.1 + 0.4 * math.tanh({t}) ** 2)", "0.3",
+                                f"(0.2 + 0.1 * abs({t}))"))
+        return self.choice((f"(0.5 + {t} * {t})", f"(0.5 + abs({t}))",
+                            f"(1.0 + math.tanh({t}) ** 2)", "0.5", "1.5"))
+
+    def drawing(self, make):
+        """make() with draws and forms kept out of the expressions it draws."""
+        self.nesting += 1
+        try:
+            return make()
+        finally:
+            self.nesting -= 1
+
+    def draw_scalar(self, scope):
+        """A float drawn from numba's generator, its parameters from the program's values."""
+        self.used.add("draws")
+        return self.drawing(lambda: self._draw_scalar(scope))
+
+    def _draw_scalar(self, scope):
+        k = self.pick(12)
+        if k == 0:
+            return "np.random.random()"
+        if k == 1:
+            return "np.random.standard_normal()"
+        loc = self.expr(scope, 2)
+        if k == 2:
+            return self.choice((f"np.random.normal({loc}, {self.positive(scope)})",
+                                f"np.random.normal({loc})",
+                                f"np.random.normal(loc={loc}, scale={self.positive(scope)})",
+                                f"np.random.normal(0.0, {self.positive(scope)})"))
+        if k == 3:
+            return f"np.random.uniform({loc}, {self.expr(scope, 2)})"
+        if k == 4:
+            return f"np.random.exponential({self.positive(scope)})"
+        if k == 8:
+            return f"np.random.lognormal(math.tanh({loc}), {self.positive(scope, True)})"
+        if k == 9:
+            return f"np.random.rayleigh({self.positive(scope)})"
+        if k in (5, 6, 7):
+            fn = ("laplace", "gumbel", "logistic")[k - 5]
+            return f"np.random.{fn}({loc}, {self.positive(scope)})"
+        return f"({loc} * np.random.random())"
+
+    def draw_sized(self, scope, shape):
+        """An array of `shape` drawn at once (a size argument)."""
+        if not self.allocating():
+            return None
+        self.used.add("draws")
+        return self.drawing(lambda: self._draw_sized(scope, shape))
+
+    def _draw_sized(self, scope, shape):
+        size = str(shape[0]) if len(shape) == 1 else f"({shape[0]}, {shape[1]})"
+        k = self.pick(10 if len(shape) == 1 else 4)
+        if k == 0:
+            return self.choice((f"np.random.random({size})", f"np.random.random(size={size})"))
+        if k == 1:
+            return f"np.random.standard_normal({size})"
+        loc = self.scalar(scope)
+        if k == 2:
+            return self.choice((f"np.random.normal({loc}, {self.positive(scope)}, {size})",
+                                f"np.random.normal({loc}, {self.positive(scope)}, "
+                                f"size={size})"))
+        if k == 3:
+            return f"np.random.uniform({loc}, {self.scalar(scope)}, {size})"
+        if k == 4:
+            return f"np.random.exponential({self.positive(scope)}, {size})"
+        if k == 5:
+            return f"np.random.lognormal(math.tanh({loc}), {self.positive(scope, True)}, " \
+                   f"{size})"
+        if k == 6:
+            return f"np.random.rayleigh({self.positive(scope)}, {size})"
+        fn = ("laplace", "gumbel", "logistic")[k - 7]
+        return f"np.random.{fn}({loc}, {self.positive(scope)}, {size})"
+
+    def group_atom(self, scope):
+        """A float from a draw or a form, at an atom (or None)."""
+        if self.on("draws") and self.chance(8):
+            return self.draw_scalar(scope)
+        if self.on("forms") and scope.forms and self.allocating() and self.chance(6):
+            return self.form_leaf(scope)
+        return None
+
+    def stmt_draws(self, scope, depth):
+        k = self.choice((0, 0, 1, 2, 3, 4, 5))
+        if k == 0:          # a draw thrown away: it advances the generator
+            return [self.choice(("np.random.random()", "np.random.standard_normal()",
+                                 self.draw_scalar(scope), f"np.random.random({N})"))]
+        if k == 1 and depth < 3 and scope.loop_depth < 2:
+            return self.draw_loop(scope, depth)
+        if k == 2 and not scope.loop_depth and self.allocating():
+            return self.noisy_time_loop(scope)
+        if k == 3 and self.allocating():
+            v = self.fresh("v")
+            a = self.draw_sized(scope, self.choice(((N,), (3,), SHAPE2, (2,))))
+            if a is None:
+                return None
+            line = f"{v} = np.sum({a} * {self.scalar(scope)})"
+            scope.floats.append(v)
+            scope.assignable.append(v)
+            return [line]
+        if k == 4 and self.allocating():   # a new array drawn at once, then read and written
+            a = self.fresh("a")
+            shape = self.choice(((N,), SHAPE2))
+            text = self.draw_sized(scope, shape)
+            scope.arrays[a] = shape
+            scope.writable.append(a)
+            self.c_contig.add(a)
+            self.note_write(a)
+            return [f"{a} = {text}"]
+        v = self.fresh("v")
+        line = f"{v} = {self.draw_scalar(scope)}"
+        if self.chance(40):
+            line += f" * {self.expr(scope, 1)}"
+        scope.floats.append(v)
+        scope.assignable.append(v)
+        return [line]
+
+    def draw_loop(self, scope, depth):
+        """A loop (or two nested) whose iterations draw: acc += draw * e."""
+        acc, i = self.fresh("v"), self.fresh("i")
+        n = self.choice((N, 3, 2))
+        inner = scope.child()
+        inner.ints[i] = (0, n - 1)
+        inner.loop_depth += 1
+        inner.in_while = False
+        self.loops.append(i)
+        lines = [f"for {i} in range({n}):"]
+        body = inner
+        if self.chance(40) and inner.loop_depth < 2:
+            j = self.fresh("i")
+            body = inner.child()
+            body.ints[j] = (0, 2)
+            body.loop_depth += 1
+            self.loops.append(j)
+            lines.append(f"    for {j} in range({self.choice(('3', f'{i} + 1'))}):")
+        nested = len(lines)
+        pad = "    " * nested
+        if self.chance(30):     # a draw thrown away in the loop: the next one is another
+            lines.append(f"{pad}np.random.{self.choice(('random', 'standard_normal'))}()")
+        lines.append(f"{pad}{acc} += {self.draw_scalar(body)} * {self.expr(body, 1)}")
+        if self.chance(50) and depth + nested < 3:
+            lines += [pad + t for t in self.block(body, depth + nested, 0, 1)]
+        del self.loops[-nested:]
+        scope.floats.append(acc)
+        scope.assignable.append(acc)
+        self.used.add("draws")
+        return [f"{acc} = 0.0"] + lines
+
+    def noisy_time_loop(self, scope):
+        """A time loop with noise (Langevin-like) over a copy of a 1-D array."""
+        if not any(len(s) == 1 for s in scope.arrays.values()):
+            return None
+        scale = self.positive(scope)        # (before vector_loop makes `acc` a float)
+        a, n, (u, acc, t, i), w = self.vector_loop(scope, "draws", ("u", "acc", "t", "i"))
+        step = self.choice((
+            f"{u}[{i}] - 0.1 * {u}[{i}] ** 3 + {scale} * np.random.standard_normal()",
+            f"np.random.normal(0.9 * {u}[{i}], {scale})",
+            f"0.5 * {u}[{i}] + {w} * np.random.uniform(-1.0, 1.0)",
+            f"{u}[{i}] + 0.1 * np.random.laplace({u}[{i}], {scale})"))
+        return [f"{u} = {a}.copy()",
+                f"for {t} in range({self.choice(('3', '2', n))}):",
+                f"    for {i} in range({n}):",
+                f"        {u}[{i}] = {step}",
+                f"{acc} = 0.0",
+                f"for {i} in range({n}):",
+                f"    {acc} += {u}[{i}] * {u}[{i}]"]
+
+    # group "globals" ------------------------------------------------------------------
+    def module_arrays(self):
+        """Module-level arrays G1 (2-D) and G2 (1-D), or one of them: literals."""
+        k = self.pick(3)
+        names = ("G1", "G2") if k == 0 else ("G1",) if k == 1 else ("G2",)
+        lines = []
+        for g in names:
+            shape = self.choice(GLOBAL_SHAPES[g])
+            rows = [", ".join(self.choice(GLOBAL_VALUES) for _ in range(shape[-1]))
+                    for _ in range(shape[0] if len(shape) == 2 else 1)]
+            text = f"[{rows[0]}]" if len(shape) == 1 else \
+                "[" + ", ".join(f"[{r}]" for r in rows) + "]"
+            lines.append(f"{g} = np.array({text})")
+            self.global_arrays[g] = shape
+            self.c_contig.add(g)
+        return lines
+
+    def add_globals(self, scope):
+        """The module-level arrays, readable in f and in helpers (group "globals")."""
+        if self.on("globals"):
+            scope.arrays.update(self.global_arrays)
+
+    def stmt_globals(self, scope, depth):
+        gs = [g for g in sorted(self.global_arrays) if g in scope.arrays]
+        if not gs:
+            return None
+        g = self.choice(gs)
+        shape = self.global_arrays[g]
+        self.used.add("globals")
+        v = self.fresh("v")
+        k = self.pick(4)
+        if k == 0 and self.allocating():
+            spec = self.choice([sp for sp in ("",) + GLOBAL_VIEWS[len(shape)]
+                                if all(view_shape(shape, sp))])
+            region = view_shape(shape, spec)
+            line = f"{v} = np.sum({self.spell(scope, g, spec)} * " \
+                   f"{self.aoperand(scope, self.sub_shape(region), 1)})"
+        elif k == 1 and depth < 3 and scope.loop_depth < 2:
+            i = self.fresh("i")
+            inner = scope.child()
+            inner.ints[i] = (0, shape[0] - 1)
+            inner.loop_depth += 1
+            inner.in_while = False
+            self.loops.append(i)
+            e = self.expr(inner, 1)
+            cell = f"{g}[{i}]" if len(shape) == 1 else f"{g}[{i}, {self.index(inner, shape[1])}]"
+            self.loops.pop()
+            scope.floats.append(v)
+            scope.assignable.append(v)
+            return [f"{v} = 0.0", f"for {i} in range({self.choice((f'len({g})', shape[0]))}):",
+                    f"    {v} += {cell} * {e}"]
+        elif k == 2 and self.allocating() and len(shape) == 2:
+            a = self.fresh("a")
+            line = f"{a} = {g}[{self.index(scope, shape[0])}] * {self.scalar(scope)}"
+            scope.arrays[a] = (shape[1],)
+            scope.writable.append(a)
+            self.c_contig.add(a)
+            self.note_write(a)
+            return [line]
+        else:
+            idx = ", ".join(self.index(scope, n) for n in shape)
+            line = f"{v} = {g}[{idx}] * {self.expr(scope, 1)}"
+        scope.floats.append(v)
+        scope.assignable.append(v)
+        return [line]
+
+    # group "callee-loops" --------------------------------------------------------------
+    def iterables(self, scope):
+        """(text, shape) of what a `for` loop over an array may iterate: 1-D arrays and their
+        slices, 2-D arrays (rows), their transposes, rows and columns, module arrays."""
+        arrays = dict(self.global_arrays)
+        arrays.update(scope.arrays)
+        out = []
+        for name, s in sorted(arrays.items()):
+            specs = {1: ("", "", "[1:]", "[::-1]", "[:-1]", "[::2]", "[1:3]"),
+                     2: ("", "", ".T", "[1:]", "[#0]", "[:, #1]")}.get(len(s), ())
+            for spec in specs:
+                shape = view_shape(s, spec)
+                if all(shape):
+                    text = name + spec
+                    for k in range(len(s)):
+                        text = text.replace(f"#{k}", self.index(scope, s[k]))
+                    out.append((text, shape))
+        return out
+
+    def callee_loop(self, scope, depth):
+        """`for v in a:`, `for k, v in enumerate(a):` or `for u, v in zip(a, b):` adding to
+        an accumulator: (lines, its name), or None. Nothing writes the arrays iterated."""
+        its = self.iterables(scope)
+        if not its or depth >= 3 or scope.loop_depth >= 2:
+            return None
+        text, shape = self.choice(its)
+        acc, v = self.fresh("v"), self.fresh("v")
+        inner = scope.child()
+        inner.loop_depth += 1
+        inner.in_while = False
+        bases = {_view_base(text)}
+        k = self.pick(3)
+        ones = [c for c in its if len(c[1]) == 1]
+        if k == 2 and len(shape) == 1 and ones:
+            text2, _ = self.choice(ones)
+            u = self.fresh("v")
+            bases.add(_view_base(text2))
+            header = f"for {u}, {v} in zip({text}, {text2}):"
+            inner.floats.append(u)
+        elif k >= 1:
+            i = self.fresh("i")
+            header = f"for {i}, {v} in enumerate({text}):"
+            inner.ints[i] = (0, shape[0] - 1)
+        else:
+            header = f"for {v} in {text}:"
+        if len(shape) == 1:
+            inner.floats.append(v)
+        else:
+            inner.arrays[v] = shape[1:]     # a row: a view of the array (never written)
+        new = bases - self.iterating
+        self.iterating |= new
+        self.loops.append(v)
+        try:
+            e = self.expr(inner, 1)
+            if len(shape) == 1:
+                first = self.choice((f"{acc} += {v} * {e}", f"{acc} += math.sin({v}) * {e}",
+                                     f"{acc} = {acc} * 0.5 + {v} * {e}",
+                                     f"{acc} += max({v}, {e})"))
+            elif self.allocating():
+                other = self.aoperand(inner, self.sub_shape(shape[1:]), 1)
+                first = f"{acc} += np.sum({v} * {other})"
+            else:
+                first = f"{acc} += {v}[{self.index(inner, shape[1])}] * {e}"
+            body = [first]
+            if self.chance(40):
+                body += self.block(inner, depth + 1, 0, 1)
+        finally:
+            self.loops.pop()
+            self.iterating -= new
+        scope.floats.append(acc)
+        scope.assignable.append(acc)
+        return [f"{acc} = 0.0", header] + indent(body), acc
+
+    def stmt_callee_loops(self, scope, depth, call=False):
+        """A call of a helper that loops over arrays (always with `call`, one not called
+        yet first), or such a loop in place."""
+        loops = [h for h in self.helpers if h.kind == "loop" and
+                 (self.allocating() or not h.vec)]
+        fresh = [h for h in loops if h.name not in self.called]     # not called yet
+        if loops and (call or self.chance(90 if fresh else 50)):
+            h = self.choice(fresh or loops)
+            text = self.call(scope, self.expr(scope, 1), h)
+            if text.startswith(h.name):
+                self.called.add(h.name)
+                self.vec_drawn += h.vec
+                v = self.fresh("v")
+                scope.floats.append(v)
+                scope.assignable.append(v)
+                return [f"{v} = {text}"]
+        out = None if call else self.callee_loop(scope, depth)
+        if out is None:
+            return None
+        self.used.add("callee-loops")
+        return out[0]
+
+    def loop_helper(self, name):
+        """def h(b, p) / def h(b, c, p) whose body loops over b, c, their slices, locals
+        and module arrays (group "callee-loops")."""
+        scope = Scope()
+        shapes = [self.choice(((N,), (N,), (3,), SHAPE2))]
+        if self.chance(40):
+            shapes.append(self.choice(((N,), (3,))))
+        params = ["b", "c"][:len(shapes)]
+        for p, shape in zip(params, shapes):
+            scope.arrays[p] = shape
+        scope.floats.append("p")
+        scope.assignable.append("p")
+        self.add_globals(scope)
+        self.stmt_budget = 4
+        self.loops, self.no_freeze = [name], {"b", "c"}
+        drawn = self.vec_drawn
+        body = []
+        if self.chance(30) and self.allocating():       # a local array to loop over
+            a = self.fresh("a")
+            shape = self.choice(shapes)
+            text = self.aexpr(scope, shape, 1)
+            body.append(f"{a} = {text}.copy()" if _view_base(text) else f"{a} = {text}")
+            scope.arrays[a] = shape
+        if self.chance(40):
+            body += self.block(scope, 1, 1, 1)
+        accs = []
+        for _ in range(1 + self.pick(2)):
+            out = self.callee_loop(scope, 1)
+            if out:
+                body += out[0]
+                accs.append(out[1])
+        result = " + ".join([self.expr(scope)] + accs)
+        body.append(f"return {result}")
+        self.loops, self.no_freeze = [], set()
+        self.helpers.append(Helper(name, "loop", self.vec_drawn > drawn, shapes=tuple(shapes)))
+        return [f"def {name}({', '.join(params + ['p'])}):"] + indent(body)
+
+    # group "forms" ---------------------------------------------------------------------
+    def form_leaf(self, scope):
+        """A form of the program's pool, its placeholders its parameters (free vectors
+        sometimes scaled by an expression of the program's values): a float (np.sum of an
+        array form)."""
+        if not self.form_pool:
+            return None
+        form, names, is_array = self.choice(self.form_pool)
+        self.used.add("forms")
+
+        def bind(m):
+            ph = m.group(1)
+            name = "f" + ph
+            return scaled.get(ph, name)
+        scaled = {}
+        for ph in names:
+            if ph in "xyvwT" and self.chance(25):
+                e = self.drawing(lambda: self.scalar(scope))
+                scaled[ph] = f"(f{ph} * {e})"
+        text = FORM_PLACEHOLDER.sub(bind, form)
+        return f"np.sum({text})" if is_array else f"({text})"
+
+    def stmt_forms(self, scope, depth):
+        if not scope.forms or not self.allocating() or not self.form_pool:
+            return None
+        v = self.fresh("v")
+        k = self.pick(3)
+        if k == 1 and depth < 3 and scope.loop_depth < 2:
+            i = self.fresh("i")
+            inner = scope.child()
+            inner.ints[i] = (0, N - 1)
+            inner.loop_depth += 1
+            inner.in_while = False
+            self.loops.append(i)
+            leaf, e = self.form_leaf(inner), self.expr(inner, 1)
+            self.loops.pop()
+            scope.floats.append(v)
+            scope.assignable.append(v)
+            return [f"{v} = 0.0", f"for {i} in range({self.choice((N, 3))}):",
+                    f"    {v} += {leaf} * {e}"]
+        if k == 2 and depth < 3:
+            cond = self.cond(scope)
+            leaf = self.in_branch(lambda: self.form_leaf(scope) if self.allocating() else None)
+            if leaf is None:
+                return None
+            other = self.in_branch(lambda: self.expr(scope))
+            scope.floats.append(v)
+            scope.assignable.append(v)
+            return [f"if {cond}:", f"    {v} = {leaf}", "else:", f"    {v} = {other}"]
+        line = f"{v} = {self.form_leaf(scope)} * {self.expr(scope, 1)}"
+        scope.floats.append(v)
+        scope.assignable.append(v)
+        return [line]
+
     def group_reduction_of(self, scope, group):
         saved = self.groups
         self.groups = [group]
@@ -1651,7 +2302,7 @@ class Writer:
         spec, _ = self.choice(cands)
         if spec[0] != "[":
             k, _, rest = spec.partition("[")
-            fn = self.choice(("sum", "mean", "max", "min", "prod"))
+            fn = self.axis_fn(self.choice(("sum", "mean", "max", "min", "prod")))
             text = self.choice((f"np.{fn}({text}, axis={k})", f"{text}.{fn}(axis={k})",
                                 f"np.{fn}({text}, {k})", f"{text}.{fn}({k})"))
             self.used.add("axis3d")
@@ -1732,7 +2383,8 @@ class Writer:
         v or a; f's result reads both names when the view was made at its top level."""
         args = [a for a in ("x", "w") if a in scope.arrays and a not in scope.writable]
         bases = [a for a in self.writable(scope) + args
-                 if len(scope.arrays[a]) <= 2 and a not in self.frozen]
+                 if len(scope.arrays[a]) <= 2 and a not in self.frozen
+                 and a not in self.iterating]
         if not bases:
             return None
         b = self.choice(sorted(bases))
@@ -1776,13 +2428,16 @@ class Writer:
         elif self.allocating():
             if k == 1:
                 rhs = self.protecting(n, lambda: self.aoperand(scope, self.sub_shape(nshape), 1))
+                rhs = self.unaliased(rhs, n)
                 lines.append(f"{n} {self.choice(('+=', '-=', '*='))} {rhs}")
             else:
                 stores = [s for s in STORES[len(nshape)] if all(view_shape(nshape, s))]
                 st_ = self.choice(stores)
                 region = view_shape(nshape, st_)
                 rhs = self.protecting(n, lambda: self.aoperand(scope, self.sub_shape(region), 1))
-                lines.append(f"{self.spell(scope, n, st_)} {self.choice(('=', '+='))} {rhs}")
+                op = self.choice(('=', '+='))
+                rhs = self.unaliased(rhs, n) if op == "+=" else rhs
+                lines.append(f"{self.spell(scope, n, st_)} {op} {rhs}")
         return lines
 
     # group "kwdefaults"
@@ -1810,6 +2465,7 @@ class Writer:
             scope.floats.append(d)
             scope.assignable.append(d)
         scope.floats += [g for g in self.globals if g not in names]
+        self.add_globals(scope)
         self.stmt_budget = 3
         self.loops, self.no_freeze = [name], {"b"}
         drawn = self.vec_drawn
@@ -1941,13 +2597,24 @@ def indent(lines):
 def programs(draw):
     w = Writer(draw)
     w.vec_heavy = w.chance(50)
+    w.choose_oracle()
     lines = []
     if w.on("kwdefaults"):
         lines += w.module_globals() + ["", ""]
+    if w.on("globals") or w.on("callee-loops"):
+        lines += w.module_arrays() + ["", ""]
+    start = len(lines)
     for _ in range(draw(st.integers(0, 2))):
         lines += w.helper() + ["", ""]
     if w.on("kwdefaults") and not any(h.kind == "kw" for h in w.helpers):
         lines += w.helper("kw") + ["", ""]
+    if w.on("callee-loops") and not any(h.kind == "loop" for h in w.helpers) and \
+            w.likely(70):
+        lines += w.helper("loop") + ["", ""]
     body, params = w.function()
+    if w.on("globals") and re.search(r"\bG\d\b", "\n".join(lines[start:] + body)):
+        w.used.add("globals")
+    if w.fd_judged and not w.used & set(FD_GROUPS):     # (it seeds: judged as they are)
+        w.used.add("draws" if w.on("draws") else "forms")
     seed = draw(st.integers(0, 2 ** 32 - 1))
     return Program("\n".join(lines + body) + "\n", params, seed, tuple(sorted(w.used)))

@@ -15,7 +15,8 @@ CASES = sorted(pathlib.Path(__file__).parent.glob("fuzz_*.py"))
 @pytest.mark.parametrize("path", CASES, ids=[p.stem for p in CASES])
 def test_fuzz_reproducer(path):
     case = runpy.run_path(str(path))
-    program = Program(case["SOURCE"], tuple(case["PARAMS"]), case["SEED"])
+    program = Program(case["SOURCE"], tuple(case["PARAMS"]), case["SEED"],
+                      tuple(case.get("GROUPS", ())))     # (draws, forms: judged by differences)
     out = check(program, jit=True)
     assert out.status == "ok", f"{out.status}: {out.reason}\n{out.detail}"
 
