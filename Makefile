@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 N ?= 1000
 SEED ?= 0
 
-.PHONY: test bench bench-docs examples fuzz fuzz-cuda clean cuda-bench coverage
+.PHONY: test check durations bench bench-docs examples fuzz fuzz-cuda clean cuda-bench coverage
 
 $(VENV)/.base: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -18,11 +18,23 @@ $(VENV)/.test: $(VENV)/.base
 	touch $@
 
 # the suite in one worker process per core (pytest-xdist), a test file's tests together so that
-# they share what they compile; TEST_JOBS=1 runs it in this process
+# they share what they compile (tests marked `spread` go to any free worker: tests/conftest.py);
+# TEST_JOBS=1 runs it in this process
 TEST_JOBS ?= auto
 
 test: $(VENV)/.test
-	$(PY) -m pytest -q -n $(TEST_JOBS) --dist loadfile
+	$(PY) -m pytest -q -n $(TEST_JOBS) --dist loadgroup
+
+# the edit-test loop (a few minutes): every test file's cheapest tests by the durations a
+# full run recorded (tests/durations.json), up to CHECK_SECONDS per file
+CHECK_SECONDS ?= 3
+check: $(VENV)/.test
+	$(PY) -m pytest -q -n $(TEST_JOBS) --dist loadgroup --quick $(CHECK_SECONDS)
+
+# the whole suite, writing every test's duration to tests/durations.json (what `make check`
+# chooses by): run it after adding or changing tests, and commit the file
+durations: $(VENV)/.test
+	$(PY) -m pytest -q -n $(TEST_JOBS) --dist loadgroup --record-durations
 
 # make fuzz N=10000: N generated programs, every construct group drawn, against the reference
 # AD (tests/fuzz/campaign.py)

@@ -1,7 +1,20 @@
-"""Test configuration: a bounded hypothesis profile for CI, a larger one for local runs."""
+"""Test configuration: the hypothesis profiles (a bounded default, a larger one on request),
+how the suite spreads over workers (a test file's tests together, so that they share what
+they compile, but for tests marked `spread`), and `make check`'s selection (`--quick`: the
+cheapest tests of every file by the durations a full run recorded in tests/durations.json)."""
+import json
 import os
 import pathlib
 import sys
+
+# The suite compiles with LLVM's optimizations off (NUMBA_OPT=0, numba's own code and adjit's
+# generated code alike): the same IR, the same floating-point operations in the same order,
+# in about 60% of the compile time, which is most of the suite's time. What users run is
+# compiled at numba's default (3); tests/test_optimized.py runs the hand-adjoint and bitwise
+# checkpoint tests at that level, and `make bench` and `make examples` run there too.
+# NUMBA_OPT=3 make test runs everything optimized.
+if "numba" not in sys.modules:
+    os.environ.setdefault("NUMBA_OPT", "0")
 
 # The CUDA tests (tests/test_cuda.py) run in numba's CUDA simulator unless the environment
 # chooses: on a machine with a GPU, NUMBA_ENABLE_CUDASIM=0 runs the same tests on it.
@@ -16,15 +29,109 @@ import numpy as _np
 if not hasattr(_np, "row_stack"):
     _np.row_stack = _np.vstack
 
+import pytest
 from hypothesis import HealthCheck, settings
 
-settings.register_profile("ci", max_examples=25, deadline=None,
+# `make test` (and CI, which runs it) draws 25 examples per property; HYPOTHESIS_PROFILE=deep
+# draws 200 for a longer look before a release or after changing a rule
+settings.register_profile("default", max_examples=25, deadline=None,
                           suppress_health_check=[HealthCheck.too_slow])
-settings.register_profile("dev", max_examples=60, deadline=None,
+settings.register_profile("deep", max_examples=200, deadline=None,
                           suppress_health_check=[HealthCheck.too_slow])
-settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 # The benchmark cases are also test programs: one definition of each.
 _ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(_ROOT / "benchmarks"))
 sys.path.insert(0, str(_ROOT / "examples"))
+
+
+# -- workers: `make test` runs with --dist loadgroup; every test is in its file's group (the
+# file's tests run in one process and share its compiled fixtures), but for tests marked
+# `spread` (seeded chunks of one long test), which go to whichever worker is free
+DURATIONS = _ROOT / "tests" / "durations.json"
+
+
+def pytest_addoption(parser):
+    parser.addoption("--quick", type=float, default=None, metavar="SECONDS",
+                     help="run every test file's cheapest tests: per file, by the durations "
+                          "in tests/durations.json, the cheapest test and then others while "
+                          "the file's total stays under SECONDS (make check)")
+    parser.addoption("--record-durations", action="store_true",
+                     help="write every test's duration (setup, call, teardown) to "
+                          "tests/durations.json at the end of the run")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if item.get_closest_marker("spread") is None:
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
+    budget = config.getoption("--quick")
+    if budget is None:
+        return
+    known = json.loads(DURATIONS.read_text()) if DURATIONS.exists() else {}
+    by_file = {}
+    for item in items:
+        by_file.setdefault(item.nodeid.split("::")[0], []).append(item)
+    keep = set()
+    for tests in by_file.values():
+        keep |= _cheapest(tests, known, budget)
+    drop = [t for t in items if t not in keep]
+    config.hook.pytest_deselected(items=drop)
+    items[:] = [t for t in items if t in keep]
+
+
+QUICK_MOST = 20.0   # seconds: a file whose cheapest test costs more has no quick part
+
+
+def _cheapest(tests, known, budget):
+    """A file's tests for --quick: greedily the test that adds least to the file's time (its
+    own setup and call, and the setup of the module fixtures it needs that no chosen test has
+    paid for yet, estimated as the longest recorded setup among the tests that use it)."""
+    def recorded(t):
+        d = known.get(_plain(t.nodeid), [0.5, 0.5])
+        return d if isinstance(d, list) else [0.0, d]
+
+    def shared(t):
+        info = getattr(t, "_fixtureinfo", None)
+        return {(defs[-1].baseid, name) for name, defs in
+                (info.name2fixturedefs.items() if info else ()) if defs and
+                defs[-1].scope != "function"}
+    fixture_cost = {}
+    for t in tests:
+        for f in shared(t):
+            fixture_cost[f] = max(fixture_cost.get(f, 0.0), recorded(t)[0])
+    paid, chosen, total = set(), set(), 0.0
+    left = list(tests)
+    while left:
+        cost = {t: recorded(t)[1] + sum(fixture_cost[f] for f in shared(t) - paid)
+                + (0.0 if shared(t) else recorded(t)[0]) for t in left}
+        t = min(left, key=cost.get)
+        if total + cost[t] > (budget if chosen else QUICK_MOST):
+            break
+        chosen.add(t)
+        paid |= shared(t)
+        total += cost[t]
+        left.remove(t)
+    return chosen
+
+
+def _plain(nodeid):
+    return nodeid.split("@")[0]
+
+
+_SPENT = {}
+
+
+def pytest_runtest_logreport(report):
+    """Durations as [setup, call and teardown] per test (tests/durations.json)."""
+    spent = _SPENT.setdefault(_plain(report.nodeid), [0.0, 0.0])
+    spent[report.when != "setup"] += report.duration
+
+
+def pytest_sessionfinish(session):
+    if session.config.getoption("--record-durations", False) and \
+            not hasattr(session.config, "workerinput") and _SPENT:
+        DURATIONS.write_text(json.dumps({k: [round(v[0], 2), round(v[1], 2)] for k, v in
+                                         sorted(_SPENT.items())}, indent=0) + "\n")

@@ -42,7 +42,9 @@ def _run(tmp_path, env):
 
 
 def test_second_process_loads_the_gradient_from_the_disk_cache(tmp_path):
-    env = dict(os.environ, ADJIT_CACHE_DIR=str(tmp_path / "cache"))
+    # at numba's default optimization (the suite's NUMBA_OPT=0 keeps the unused globals of
+    # linked helpers, which numba will not cache: "uses dynamic globals")
+    env = dict(os.environ, ADJIT_CACHE_DIR=str(tmp_path / "cache"), NUMBA_OPT="3")
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
     first = _run(tmp_path, env)
@@ -78,7 +80,9 @@ PRANGE = textwrap.dedent("""
 def test_a_parallel_gradient_is_loaded_from_the_disk_cache_too(tmp_path):
     """The parallel backward sweep asks numba for its thread count in a form numba can
     cache (numba.get_num_threads() would keep the function out of the cache)."""
-    env = dict(os.environ, ADJIT_CACHE_DIR=str(tmp_path / "cache"))
+    # at numba's default optimization (the suite's NUMBA_OPT=0 keeps the unused globals of
+    # linked helpers, which numba will not cache: "uses dynamic globals")
+    env = dict(os.environ, ADJIT_CACHE_DIR=str(tmp_path / "cache"), NUMBA_OPT="3")
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
     path = tmp_path / "prange_script.py"

@@ -6,6 +6,7 @@ import math
 import os
 import pickle
 
+import numba
 import numpy as np
 import pytest
 
@@ -105,6 +106,9 @@ def _cache_hits(g, args):
     return sum(stats.cache_hits.values()), sum(stats.cache_misses.values())
 
 
+@pytest.mark.skipif(numba.config.OPT == 0, reason="numba caches nothing at NUMBA_OPT=0 (the "
+                    "unused globals of linked helpers stay): tests/test_optimized.py runs this "
+                    "test at numba's default level")
 def test_workers_load_the_compiled_gradient_from_the_shared_cache(client):
     g = adjit.grad(energy, cache=True)
     x = np.linspace(-1.0, 1.0, 7)

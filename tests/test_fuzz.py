@@ -21,18 +21,23 @@ from fuzz.check import ONCE_REFUSAL, REAL_NAMESPACE, _differences, check, copy_a
 from fuzz.grammar import Program, programs
 
 FUZZ_PROGRAMS = int(os.environ.get("ADJIT_FUZZ_PROGRAMS", "260"))
+FUZZ_CHUNKS = 4     # seeded chunks that any free worker runs (the chunk is in the seed)
 _CHECKED = {}       # (source, seed) -> outcome: hypothesis draws a third of the programs twice
 
 
-@settings(max_examples=FUZZ_PROGRAMS, deadline=None, derandomize=True, database=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-@given(programs())
-def test_generated_programs_match_the_reference(program):
-    """A few hundred random programs: every argnums subset in the interpreter, 1 in 20 also
-    compiled by numba, against the reference AD (to 1e-10 of the gradient's scale) and
-    finite differences. The same programs every run (derandomized: an unrelated change
-    cannot fail by drawing a new program); `make fuzz` explores new ones. A failure prints
-    the program, shrunk by hypothesis; save it under tests/regressions/."""
+@pytest.mark.spread
+@pytest.mark.parametrize("chunk", range(FUZZ_CHUNKS))
+@settings(max_examples=FUZZ_PROGRAMS // FUZZ_CHUNKS, deadline=None, derandomize=True,
+          database=None, suppress_health_check=[HealthCheck.too_slow,
+                                                HealthCheck.data_too_large])
+@given(program=programs())
+def test_generated_programs_match_the_reference(chunk, program):
+    """A few hundred random programs in FUZZ_CHUNKS chunks: every argnums subset in the
+    interpreter, 1 in 20 also compiled by numba, against the reference AD (to 1e-10 of the
+    gradient's scale) and finite differences. The same programs every run (derandomized, a
+    chunk's parameter in its seed: an unrelated change cannot fail by drawing a new
+    program); `make fuzz` explores new ones. A failure prints the program, shrunk by
+    hypothesis; save it under tests/regressions/."""
     key = (program.source, program.seed)
     if key not in _CHECKED:
         _CHECKED[key] = check(program, jit=numba_sampled(program, 20))
@@ -356,6 +361,7 @@ GROUP_PROGRAMS = int(os.environ.get("ADJIT_FUZZ_GROUP_PROGRAMS", "12"))
 GROUP_ADJIT_PROGRAMS = int(os.environ.get("ADJIT_FUZZ_GROUP_ADJIT_PROGRAMS", "5"))
 
 
+@pytest.mark.spread
 @pytest.mark.parametrize("group", sorted(grammar.GROUPS))
 def test_group_programs_match_the_reference(group, monkeypatch):
     monkeypatch.setattr(grammar, "AVOID", grammar.AVOID - {group})
