@@ -250,3 +250,22 @@ def test_float32_and_calls_from_njit(rng):
     for _ in range(3):
         ref = ref - 0.1 * g(ref, 0.0, X64, y64)
     np.testing.assert_allclose(w1, ref, rtol=1e-12)
+
+
+def _prange_then_overwrite(x):
+    acc = 0.0
+    for i in numba.prange(4):
+        acc += math.sin(x[i])
+    x[2] = 0.5
+    return acc
+
+
+@pytest.mark.xfail(strict=True, reason="open bug (found by the fuzzer, 2026-11-28): grad "
+                   "alone drops the prange loop from the forward sweep and computes it again "
+                   "in the backward sweep after x[2] = 0.5, so d/dx[2] is cos(0.5), not "
+                   "cos(x[2]); serial loops are right. reverse/parallel.py must not recompute "
+                   "a loop that reads an array written after it")
+def test_a_parallel_loop_read_before_its_array_is_written():
+    x = np.array([0.3, -0.7, 1.2, 0.4])
+    g = adjit.grad(_prange_then_overwrite)(x.copy())
+    np.testing.assert_allclose(g, np.cos(x), rtol=1e-14)
