@@ -517,7 +517,8 @@ def _adjoint(p, o):
     if parallel:
         prog.backward, chosen = parallel_backward(
             prog.backward, live_after, prog.tape, namegen,
-            builder.recompute, prog.init, prog.backward_init, builder.recomputed)
+            builder.recompute, prog.init, prog.backward_init, builder.recomputed,
+            prog.forward)
         prog.forward = use_plain_bodies(prog.forward, chosen, builder.recompute)
     split_stencil_loops(prog.backward, namegen=namegen)
     ascending_loops(prog.backward, live_after, namegen, prog.forward)

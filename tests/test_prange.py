@@ -260,12 +260,10 @@ def _prange_then_overwrite(x):
     return acc
 
 
-@pytest.mark.xfail(strict=True, reason="open bug (found by the fuzzer, 2026-11-28): grad "
-                   "alone drops the prange loop from the forward sweep and computes it again "
-                   "in the backward sweep after x[2] = 0.5, so d/dx[2] is cos(0.5), not "
-                   "cos(x[2]); serial loops are right. reverse/parallel.py must not recompute "
-                   "a loop that reads an array written after it")
 def test_a_parallel_loop_read_before_its_array_is_written():
+    """grad alone drops the loop from the forward sweep; its backward may not compute it
+    again after x[2] = 0.5 (it did, giving cos(0.5) for d/dx[2]): it runs serially on the
+    recorded values (a fuzzer finding, reduced)."""
     x = np.array([0.3, -0.7, 1.2, 0.4])
     g = adjit.grad(_prange_then_overwrite)(x.copy())
     np.testing.assert_allclose(g, np.cos(x), rtol=1e-14)

@@ -43,7 +43,7 @@ def parallel_forward(stmts, live_after, forbidden):
 
 
 def parallel_backward(stmts, live_after, tape, namegen, recompute, init=(), prefix=(),
-                      recomputed=frozenset()):
+                      recomputed=frozenset(), forward=()):
     """The backward sweep with the reversed parallel loops that qualify split into chunks
     run by `numba.prange`, each with its own copies of the adjoints iterations share.
     A loop whose body records values (`recompute`: forward loop id -> (plain body,
@@ -51,7 +51,9 @@ def parallel_backward(stmts, live_after, tape, namegen, recompute, init=(), pref
     adjoint, on a tape of the chunk's own. Returns (statements, ids of the forward loops
     that must now run plain: use_plain_bodies). `init`: the statements giving recorded
     scalars their first value (each chunk starts its own copies so); `prefix`: the statements
-    before `stmts` (the backward sweep's initializations)."""
+    before `stmts` (the backward sweep's initializations); `forward`: the forward sweep, whose
+    writes after a loop (or anywhere, where the loop itself left the forward sweep) keep it
+    from being computed again: it would read what was written after it."""
     tape_names = tape.reserved_names()
     first = {s.targets[0].id: s.value for s in init if isinstance(s, ast.Assign) and
              isinstance(s.targets[0], ast.Name)}
@@ -82,6 +84,12 @@ def parallel_backward(stmts, live_after, tape, namegen, recompute, init=(), pref
                 ir.annotate(loop, comment=f"backward runs serially: its iterations store "
                             f"into `{stored[0]}`, which running one again would repeat")
                 return None
+            later = sorted((_arrays_read(replay) & _written_after(forward, key))
+                           - _assigned(replay))
+            if later:
+                ir.annotate(loop, comment=f"backward runs serially: `{later[0]}`, which its "
+                            "iterations read, is written after the loop")
+                return None
             candidate = copy.copy(loop)
             candidate.body = replay + loop.body
         # values recorded before they are overwritten: each chunk's own (balanced per iteration)
@@ -101,6 +109,29 @@ def parallel_backward(stmts, live_after, tape, namegen, recompute, init=(), pref
             v, ast.Constant(0.0))), lineno=0) for v in sorted(recorded)]
         return _chunked(candidate, sums, arrays, namegen, tape if private else None, starts)
     return _rewrite(stmts, set(live_after), rewrite), chosen
+
+
+def _arrays_read(stmts):
+    """Names the statements index (read or written)."""
+    return {n.value.id for x in stmts for n in ast.walk(x)
+            if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name)}
+
+
+def _written_after(forward, key):
+    """Names the forward sweep stores into or assigns from the loop with pkey `key` on (the
+    loop included); all it writes where the loop is not in it."""
+    start = 0
+    for k, s in enumerate(forward):
+        if any(ir.note(n, "pkey", None) == key for n in ir.walk_stmts([s])):
+            start = k
+            break
+    out = set()
+    for x in ir.walk_stmts(forward[start:]):
+        for t in [e for t in _targets(x) for e in (t.elts if isinstance(t, ast.Tuple)
+                                                    else [t])]:
+            out.add(t.value.id if isinstance(t, ast.Subscript) and
+                    isinstance(t.value, ast.Name) else getattr(t, "id", None))
+    return out - {None}
 
 
 def _zero_at_entry(prefix, stmts):
