@@ -587,20 +587,12 @@ def _checkpoint_check(f, floats, types, args, after, header):
     except Exception as exc:   # noqa: BLE001 - a crash inside adjit is a finding
         return Outcome("mismatch", f"adjit crashed checkpointing ({type(exc).__name__})",
                        f"{header}\ncheckpoint=2: {type(exc).__name__}: {exc}", **where)
-    with np.errstate(all="ignore"):
-        value, grads = plain(*_copy(args))
-        inputs = _copy(args)
-        try:
-            cvalue, cgrads = checkpointed(*inputs)
-        except Exception as exc:   # noqa: BLE001 - generated code must not raise
-            return Outcome("mismatch", "checkpointed code raised",
-                           f"{header}\ncheckpoint=2: {type(exc).__name__}: {exc}", **where)
-    if _mutated(inputs, after) is not None:
-        return Outcome("mismatch", "argument mutated", f"{header}\ncheckpoint=2", **where)
+    bad, (value, grads), (cvalue, cgrads) = _run_both(plain, checkpointed, args, after,
+                                                      header, "checkpoint=2", where)
+    if bad is not None:
+        return bad
     if "prange" in header and not any(_is_f32(a) for a in args):
-        same = np.allclose(value, cvalue, rtol=1e-13, atol=1e-15, equal_nan=True) and all(
-            np.allclose(a, b, rtol=1e-12, atol=1e-14, equal_nan=True)
-            for a, b in zip(grads, cgrads))
+        same = _equal_to_rounding(value, cvalue, grads, cgrads)
     elif any(_is_f32(a) for a in args):
         # in the interpreter numpy's promotion (NEP 50) gives float32 for a Python float
         # times a float32 and float64 for float64 operands, so the two generated functions'
@@ -627,9 +619,32 @@ def _known_order(value, cvalue, grads, cgrads):
     rounding, while grammar.AVOID names that known bug ("checkpoint sum order": the sums of
     a loop run upward when recorded, downward when checkpointed)."""
     return "checkpoint sum order" in grammar.AVOID and \
-        np.allclose(value, cvalue, rtol=1e-13, atol=1e-15, equal_nan=True) and all(
-            np.allclose(a, b, rtol=1e-12, atol=1e-14, equal_nan=True)
-            for a, b in zip(grads, cgrads))
+        _equal_to_rounding(value, cvalue, grads, cgrads)
+
+
+def _equal_to_rounding(value, cvalue, grads, cgrads):
+    return np.allclose(value, cvalue, rtol=1e-13, atol=1e-15, equal_nan=True) and all(
+        np.allclose(a, b, rtol=1e-12, atol=1e-14, equal_nan=True)
+        for a, b in zip(grads, cgrads))
+
+
+def _run_both(plain, checkpointed, args, after, header, label, where):
+    """The recorded and the checkpointed gradient on copies of the arguments: (a failing
+    Outcome or None, (value, gradients) recorded, (value, gradients) checkpointed); the
+    checkpointed run must raise nothing and leave its arguments as the program does."""
+    with np.errstate(all="ignore"):
+        recorded = plain(*_copy(args))
+        inputs = _copy(args)
+        try:
+            ours = checkpointed(*inputs)
+        except Exception as exc:   # noqa: BLE001 - generated code must not raise
+            return (Outcome("mismatch", "checkpointed code raised",
+                            f"{header}\n{label}: {type(exc).__name__}: {exc}", **where),
+                    (None, None), (None, None))
+    if _mutated(inputs, after) is not None:
+        return (Outcome("mismatch", "argument mutated", f"{header}\n{label}", **where),
+                (None, None), (None, None))
+    return None, recorded, ours
 
 
 def _checkpoint_auto(f, floats, types, args, after, header, plain):
@@ -647,16 +662,10 @@ def _checkpoint_auto(f, floats, types, args, after, header, plain):
     except AdjitError as exc:
         return Outcome("mismatch", "adjit refused to checkpoint a valid program",
                        f"{header}\n{label}: {exc}", **where)
-    with np.errstate(all="ignore"):
-        value, grads = plain(*_copy(args))
-        inputs = _copy(args)
-        try:
-            cvalue, cgrads = auto(*inputs)
-        except Exception as exc:   # noqa: BLE001 - generated code must not raise
-            return Outcome("mismatch", "checkpointed code raised",
-                           f"{header}\n{label}: {type(exc).__name__}: {exc}", **where)
-    if _mutated(inputs, after) is not None:
-        return Outcome("mismatch", "argument mutated", f"{header}\n{label}", **where)
+    bad, (value, grads), (cvalue, cgrads) = _run_both(plain, auto, args, after, header,
+                                                      label, where)
+    if bad is not None:
+        return bad
     if not (np.array_equal(value, cvalue, equal_nan=True) and all(
             np.array_equal(a, b, equal_nan=True) for a, b in zip(grads, cgrads))):
         if _known_order(value, cvalue, grads, cgrads):
