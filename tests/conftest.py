@@ -89,29 +89,27 @@ def _cheapest(tests, known, budget):
     """A file's tests for --quick: greedily the test that adds least to the file's time (its
     own setup and call, and the setup of the module fixtures it needs that no chosen test has
     paid for yet, estimated as the longest recorded setup among the tests that use it)."""
-    def recorded(t):
-        d = known.get(_plain(t.nodeid), [0.5, 0.5])
-        return d if isinstance(d, list) else [0.0, d]
-
-    def shared(t):
+    def fixtures(t):
         info = getattr(t, "_fixtureinfo", None)
-        return {(defs[-1].baseid, name) for name, defs in
-                (info.name2fixturedefs.items() if info else ()) if defs and
-                defs[-1].scope != "function"}
+        return frozenset((defs[-1].baseid, name) for name, defs in
+                         (info.name2fixturedefs.items() if info else ()) if defs and
+                         defs[-1].scope != "function")
+    recorded = {t: known.get(_plain(t.nodeid), [0.5, 0.5]) for t in tests}
+    shared = {t: fixtures(t) for t in tests}
     fixture_cost = {}
     for t in tests:
-        for f in shared(t):
-            fixture_cost[f] = max(fixture_cost.get(f, 0.0), recorded(t)[0])
+        for f in shared[t]:
+            fixture_cost[f] = max(fixture_cost.get(f, 0.0), recorded[t][0])
     paid, chosen, total = set(), set(), 0.0
     left = list(tests)
     while left:
-        cost = {t: recorded(t)[1] + sum(fixture_cost[f] for f in shared(t) - paid)
-                + (0.0 if shared(t) else recorded(t)[0]) for t in left}
+        cost = {t: recorded[t][1] + sum(fixture_cost[f] for f in shared[t] - paid)
+                + (0.0 if shared[t] else recorded[t][0]) for t in left}
         t = min(left, key=cost.get)
         if total + cost[t] > (budget if chosen else QUICK_MOST):
             break
         chosen.add(t)
-        paid |= shared(t)
+        paid |= shared[t]
         total += cost[t]
         left.remove(t)
     return chosen
