@@ -85,12 +85,39 @@ def draws_thrown_away(x):
     return s
 
 
+@numba.njit
+def noise_scale(p):
+    np.random.exponential(0.5 + abs(p))     # a helper's draw whose number is not used
+    return 2.0 * p
+
+
+def draws_thrown_away_beside_a_parallel_loop(x, sigma):
+    # numba's parallel pipeline deletes a draw whose number nothing reads; the gradient,
+    # compiled with parallel=True for the prange loop, must still make it
+    np.random.seed(302)
+    np.random.standard_normal()
+    noise_scale(sigma)
+    r = np.random.rayleigh(1.0)
+    acc = 0.0
+    for i in numba.prange(x.size):
+        acc += x[i] * x[i]
+    return acc * sigma + r * sigma
+
+
 @pytest.mark.parametrize("f, x", [
     (normal_in_a_loop, X), (random_in_a_loop, X),
     (standard_normal_in_nested_loops, X.reshape(2, 2)), (draws_in_a_while_loop, X),
     (draws_thrown_away, X)], ids=lambda v: getattr(v, "__name__", ""))
 def test_draws_in_loops(f, x):
     assert_matches_numba(f, (x,))
+
+
+def test_draws_nothing_reads_are_made_beside_a_parallel_loop():
+    f = draws_thrown_away_beside_a_parallel_loop
+    assert_matches_numba(f, (X, 0.7), argnums=(0, 1))
+    value, tangent = adjit.jvp(f, argnums=1)(X, 0.7, 1.0)
+    assert value == numba.njit(f)(X, 0.7)
+    assert tangent == pytest.approx(fd_grad(numba.njit(f), (X, 0.7), 1), rel=1e-6)
 
 
 def test_a_loop_with_a_draw_is_recorded_not_computed_again():

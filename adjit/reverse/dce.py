@@ -15,6 +15,29 @@ def reads_of(node):
     return {n.id for n in load_names(node)}
 
 
+def _kept(s):
+    """An effect statement whose value nothing reads. numba's parallel pipeline deletes a
+    numpy.random call whose result is unused (numba/core/ir_utils.py,
+    remove_dead_random_call), so in a function with a prange loop the draw would not be
+    made and every later draw would differ from the program's: the value goes through
+    vec.keep, a call numba keeps."""
+    kept = getattr(s, "_dce_kept", None)     # the same node in every pruning round (the
+    if kept is not None:                    # memo of eliminate_dead is by id)
+        return kept
+    call = s.value
+    kept = s
+    if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and \
+            ast.unparse(call.func.value) in ("np.random", "numpy.random") and \
+            call.func.attr not in ("seed", "shuffle"):
+        keep = ast.Call(ast.Attribute(ast.Name("vec", ast.Load()), "keep", ast.Load()),
+                        [call], [])
+        kept = copy_notes(s, type(s)(**{f: getattr(s, f) for f in s._fields}))
+        kept.value = keep
+        ast.copy_location(kept, s)
+    s._dce_kept = kept
+    return kept
+
+
 def _control_only(stmts):
     return all(isinstance(s, ast.Pass) or (isinstance(s, ast.If) and
                all(isinstance(b, ast.Break) for b in s.body)) for s in stmts)
@@ -26,8 +49,10 @@ def _prune(stmts, live, keep_stores, index_live):
         if isinstance(s, ast.Assign):
             tgt = s.targets[0]
             if isinstance(tgt, ast.Name):
-                if tgt.id in live or note(s, "effect"):     # (a draw, an MPI message)
+                if tgt.id in live:
                     out.append(s)
+                elif note(s, "effect"):     # (a draw, an MPI message): run once though unread
+                    out.append(_kept(s))
             elif isinstance(tgt, ast.Tuple):    # a checkpointed loop's step: writes arrays
                 out.append(s)
             elif tgt.value.id in keep_stores:
@@ -49,6 +74,8 @@ def _prune(stmts, live, keep_stores, index_live):
             index_read = isinstance(s, ast.For) and s.target.id in index_live
             if not _control_only(body) or index_read:
                 out.append(_copy_with(s, body or [ast.Pass()], []))
+        elif isinstance(s, ast.Expr) and note(s, "effect"):
+            out.append(_kept(s))
         else:
             out.append(s)
     return out

@@ -1466,6 +1466,13 @@ def delete_bar(arr, obj, out_bar):
 
 
 @numba.njit(cache=True)
+def keep(value):
+    """`value`, through a call numba's dead-code elimination keeps (a draw whose number
+    nothing reads is still made: reverse/dce.py)."""
+    return value
+
+
+@numba.njit(cache=True)
 def check_assert(ok):
     """An `assert` of the user's function, kept in generated code (a statement with no
     derivative)."""
