@@ -65,9 +65,12 @@ _EXP = "expensive"
 _SIGN = "1.0 if x > 0.0 else -1.0 if x < 0.0 else 0.0 * x"
 # 1 - tanh(x)**2 cancels where |tanh(x)| is near 1: the relative error grows as
 # eps / (1 - |out|), and all digits are gone past |x| = 19. (1 - out)(1 + out) keeps it under
-# 3e-12 up to |out| = 0.9999 (|x| < 4.95) at the cost of a multiply; beyond, 1 / cosh(x)**2
-# is exact to rounding and costs a cosh, where the derivative is below 2e-4 anyway.
-_TANH = "(1.0 - out) * (1.0 + out) if abs(out) < 0.9999 else 1.0 / math.cosh(x) ** 2"
+# 3e-12 up to |out| = 0.9999 (|x| < 4.95) at the cost of a multiply; beyond, sech(x)**2 =
+# 4 e / (1 + e)**2 with e = exp(-2|x|) is exact to rounding, where the derivative is below
+# 2e-4 anyway, and goes to 0 without overflow (1 / cosh(x)**2 overflows cosh(x)**2 past
+# |x| = 355: inf in numba, an OverflowError in the interpreter)
+_TANH = ("(1.0 - out) * (1.0 + out) if abs(out) < 0.9999 else "
+         "4.0 * math.exp(-2.0 * abs(x)) / (1.0 + math.exp(-2.0 * abs(x))) ** 2")
 # d(a ** b)/da is b * a ** (b - 1) except at b == 0, where a ** 0 == 1 is constant: the
 # formula would give 0 * inf = nan at a == 0 (JAX gives 0 there too). d/db is
 # a ** b * log(a): 0 at a == 0 (the limit for b > 0), nan for a < 0 (no real derivative)
