@@ -5,11 +5,11 @@ from .api_stop import stop_gradient
 from .custom import custom_vjp
 from .implicit import custom_root
 from .errors import AdjitError
-from .pipeline import STAGES
+from .pipeline import STAGES, SWEEP_STAGES
 from .show import show
 from . import cuda
 
 __all__ = ["grad", "value_and_grad", "vjp", "jvp", "hvp", "hessian", "jacobian", "jacfwd",
            "jacrev", "custom_vjp", "custom_root", "stop_gradient", "AdjitError", "GradientFunction", "TapeReport", "show",
-           "STAGES", "cuda"]
+           "STAGES", "SWEEP_STAGES", "cuda"]
 __version__ = "0.1.0"

@@ -12,6 +12,7 @@ returns one as runnable Python, and `ADJIT_DEBUG_PRINT_AFTER=normalized,adjoint`
 prints stages while adjit compiles, as numba's NUMBA_DEBUG_PRINT_AFTER does for its passes.
 """
 import ast
+import copy
 import os
 import sys
 import textwrap
@@ -23,10 +24,6 @@ from . import ir
 from .analysis import effects
 from .analysis.activity import active_variables, replicated_result
 from .analysis.hoist import hoist_invariants, keep_operands
-from .reverse.accumulators import hoist_loads, promote_accumulators
-from .reverse.ascending import ascending_loops
-from .reverse.resets import copy_sums, drop_resets
-from .reverse.fission import split_stencil_loops
 from .analysis.races import Ownership
 from .analysis.types import (FLOAT, infer_kinds, is_array, is_float_kind, kind_of_constant,
                              kind_of_numba_type)
@@ -39,14 +36,14 @@ from .normalize.anf import InlineContext, normalize_function
 from .normalize.coalesce import coalesce_temps
 from .normalize.names import Env, NameGen, lookup
 from .normalize.webs import split_webs
+from .reverse import sweep as sweep_passes
 from .reverse.adjoint import ReverseBuilder
 from .reverse.checkpoint import records
 from .reverse.dce import eliminate_dead, upward_exposed
-from .reverse.dots import dot_sums
-from .reverse.parallel import (check_user_races, has_parallel_loops, parallel_backward,
-                               use_plain_bodies)
+from .reverse.parallel import check_user_races
 from .reverse.peephole import propagate_copies
 from .reverse.replay import replay_unbounded_loops
+from .reverse.sweep import Sweep
 from .reverse.tape import static_pushes, unsigned_slots
 from .rules.registry import REGISTRY
 from .rules.table import INACTIVE, has_device_twin
@@ -57,6 +54,11 @@ STAGES = ("source", "normalized", "typed", "hoisted", "active", "adjoint", "tang
 """The stages `adjit.show` prints, in pipeline order. Every one is runnable Python: the first
 five compute what the function computes, "adjoint" is the reverse-mode derivative
 (grad(f).source), "tangent" the forward-mode one (jvp(f).source)."""
+
+SWEEP_STAGES = sweep_passes.STAGES
+"""The reverse-mode derivative after each rewrite of its backward sweep ("sweep.<name>",
+reverse/sweep.py), in order: `adjit.show` prints them, runnable, as it prints STAGES; the
+last is "adjoint" before its tape indices are made unsigned."""
 
 STATS_SIZE = assemble.STATS_SIZE
 
@@ -118,6 +120,8 @@ class Program:
         self.entry = self.wrapper = None
         self.steps = []
         self.done = []
+        self.capture = ()         # sweep stages ("sweep.<name>") adjit.show asks for
+        self.captured = {}        # their sources
 
     def render(self, stage):
         """The program at `stage` (one it has passed) as runnable Python."""
@@ -125,6 +129,8 @@ class Program:
             return ir.unparse(self.src.tree) + "\n"
         if stage in ("adjoint", "tangent"):
             return self.source
+        if stage in self.captured:
+            return self.captured[stage]
         body = self.stmts + ([ast.Return(value=self.result)] if self.result is not None else [])
         notes = {"typed": self._kind_notes, "hoisted": self._kind_notes,
                  "active": self._active_notes}.get(stage)
@@ -284,10 +290,12 @@ PASSES = (("source", parse), ("normalized", normalize), ("typed", typed),
 """The pipeline, in order: (stage name, pass)."""
 
 
-def run(fn, arg_types, options, until="compiled"):
+def run(fn, arg_types, options, until="compiled", capture=()):
     """Run the passes on `fn` for arguments of these numba types, up to and including the
-    stage `until`; returns the Program."""
+    stage `until`; returns the Program. The sources after the sweep passes named in
+    `capture` ("sweep.<name>") are kept in program.captured."""
     program = Program(fn, arg_types, options)
+    program.capture = tuple(capture)
     wanted = _debug_stages()
     for stage, pass_ in PASSES:
         try:
@@ -491,63 +499,47 @@ def _adjoint(p, o):
         prog.backward_init += ast.parse(
             f"{bar} = {p.env.spell(mpi.only_on_root, 'only_on_root')}({bar})").body
     grads = [builder.gradient_expr(q) for q in p.wrt]
-    propagate_copies(prog.backward, prog.bars.values(), live_out=grads)
     grad_text = grads[0] if o.single else "(" + ", ".join(grads) + ",)"
     value = ir.unparse(result)
     if o.with_value:
         saved = "_value" if "_value" not in namegen.taken else namegen.fresh("_value")
         prog.backward_init.insert(0, ast.parse(f"{saved} = {value}").body[0])
-        ret = f"return {saved}, {grad_text}"
+        ret = ast.parse(f"return {saved}, {grad_text}").body
     else:
-        ret = f"return {grad_text}"
+        ret = ast.parse(f"return {grad_text}").body
     name = f"{src.fn.__name__}_{o.name}"
+    sweep = Sweep(prog, builder, kinds, namegen, grads, ret, assemble.ZEROS)
     if o.target == "cuda":
-        tail = prog.backward_init + prog.backward + ast.parse(ret).body
-        parts = assemble.forward_parts(prog, tail, params, kinds, 0) + [
-            ("backward sweep", prog.backward_init + prog.backward),
-            (None, ast.parse(ret).body)]
-        p.source = render(name, params, assemble.cuda_parts(parts), fold=True)
+        def device_source(copied=True):
+            tail = prog.backward_init + prog.backward + ret
+            parts = assemble.forward_parts(prog, tail, params, kinds, 0) + [
+                ("backward sweep", prog.backward_init + prog.backward), (None, ret)]
+            parts = copy.deepcopy(parts) if copied else parts
+            return render(name, params, assemble.cuda_parts(parts), fold=True)
+        _run_sweep(p, sweep, "device", device_source)
+        p.source = device_source(copied=False)
         p.python = exec_source(p.source, name, assemble.cuda_namespace(p.env.ns))
         p.compiled = Transformed(p.source, p.python, None)
         return
     stats_name = namegen.fresh("_tape_stats")
     stats = assemble.stats_statements(stats_name, prog.tape, builder.checkpointed.values())
-    parallel = has_parallel_loops(prog.backward) or has_parallel_loops(prog.forward)
-    live_after = upward_exposed(stats + ast.parse(ret).body)    # what the sweep leaves read
-    if parallel:
-        prog.backward, chosen = parallel_backward(
-            prog.backward, live_after, prog.tape, namegen,
-            builder.recompute, prog.init, prog.backward_init, builder.recomputed,
-            prog.forward)
-        prog.forward = use_plain_bodies(prog.forward, chosen, builder.recompute)
-    split_stencil_loops(prog.backward, namegen=namegen)
-    ascending_loops(prog.backward, live_after, namegen, prog.forward)
-    of_bar = {b: v for v, b in prog.bars.names.items()}
-    dot_sums(prog.backward, lambda name: kinds.get(of_bar.get(name, name)),
-             prog.tape.names["f"][0], live_after)
-    array_bars = [b for v, b in prog.bars.names.items() if is_array(kinds.get(v))]
-    drop_resets(prog.backward, array_bars, live_after, namegen,
-                prog.init + prog.forward + prog.backward_init)
-    copy_sums(prog.backward, live_after, prog.init + prog.forward + prog.backward_init)
-    # the loops over a time loop's steps: top-level loops that read the tape (a loop
-    # checkpointing would cut into blocks), and the blocks where it did
-    tape_names = prog.tape.reserved_names()
-    time_loops = [id(s) for s in prog.backward if isinstance(s, ast.For) and any(
-        isinstance(n, ast.Name) and n.id in tape_names for n in ast.walk(s))]
-    time_loops += [id(s) for s in ir.walk_stmts(prog.backward) if ir.note(s, "steps", False)]
-    promote_accumulators(prog.backward, array_bars, namegen, time_loops)
-    exposed = upward_exposed(prog.backward_init + prog.backward + ast.parse(ret).body)
-    for t in dict.fromkeys(hoist_loads(prog.backward, exposed)):
-        if kinds.get(t) in assemble.ZEROS:
-            prog.backward_init.insert(0, ir.assign(t, ir.const(assemble.ZEROS[kinds[t]])))
-    tail = prog.backward_init + prog.backward + stats + ast.parse(ret).body
-    parts = assemble.forward_parts(prog, tail, params, kinds, o.tape_limit,
-                                   parallel=parallel) + [
-        ("backward sweep", prog.backward_init + prog.backward),
-        ("what the tape took (TapeReport)", stats),
-        (None, ast.parse(ret).body)]
-    unsigned_slots(parts, prog.tape)
+    sweep.live_after = upward_exposed(stats + ret)      # what the sweep leaves read
     inner = f"{name}_taped"
+
+    def parts_now():
+        tail = prog.backward_init + prog.backward + stats + ret
+        return assemble.forward_parts(prog, tail, params, kinds, o.tape_limit,
+                                      parallel=sweep.parallel) + [
+            ("backward sweep", prog.backward_init + prog.backward),
+            ("what the tape took (TapeReport)", stats),
+            (None, ret)]
+
+    def source_now():       # (for adjit.show and ADJIT_DEBUG_PRINT_AFTER; changes nothing)
+        return render(inner, params + [stats_name], copy.deepcopy(parts_now()), fold=True)
+
+    _run_sweep(p, sweep, "adjoint", source_now)
+    parts = parts_now()
+    unsigned_slots(parts, prog.tape)
     source = render(inner, params + [stats_name], parts, fold=True)
     source += "\n\n" + render(name, params, [(None, ast.parse(
         f"return {inner}({', '.join(params)}, np.zeros({STATS_SIZE}, np.int64))").body)])
@@ -559,6 +551,28 @@ def _adjoint(p, o):
                                   fold=True)
         p.steps.append(step)
     p.source, p.entry, p.wrapper = source, inner, name
+
+
+def _run_sweep(p, sweep, kind, source_now):
+    """The sweep passes of this kind of derivative (reverse/sweep.py), in order; after each,
+    the derivative's source (source_now()) is kept where adjit.show asked for it
+    (p.capture) and printed where ADJIT_DEBUG_PRINT_AFTER names it (or `sweep`, `all`)."""
+    wanted = _debug_stages()
+    for name in sweep_passes.PIPELINES[kind]:
+        stage = f"sweep.{name}"
+        try:
+            sweep_passes.PASSES[name](sweep)
+        except AdjitError:
+            raise
+        except Exception as exc:    # a bug in adjit (as in run())
+            raise internal_error(_origin(p, exc), f"in the {stage} pass", exc) from exc
+        printed = bool(wanted & {stage, "sweep", "all"})
+        if stage in p.capture or printed:
+            text = source_now()
+            p.captured[stage] = text
+            if printed:
+                print(f"# adjit: {p.src.loc.name} after {stage}\n{text}", file=sys.stdout,
+                      flush=True)
 
 
 def _tangent(p, o):

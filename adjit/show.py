@@ -7,7 +7,7 @@ forward-mode one.
 
 from .errors import AdjitError
 from .frontend.source import read_function
-from .pipeline import STAGES, Options, Program, normalize, run
+from .pipeline import STAGES, SWEEP_STAGES, Options, Program, normalize, run
 
 
 def show(fn, stage="normalized", *example_args, argnums=0):
@@ -18,7 +18,10 @@ def show(fn, stage="normalized", *example_args, argnums=0):
     with the kind of every variable; "hoisted": after loop-invariant size arithmetic and
     allocations moved out of loops; "active": with the variables that carry derivatives;
     "adjoint": the generated gradient (grad(fn, argnums).source_for(*example_args));
-    "tangent": the generated forward-mode derivative (jvp(fn, argnums)).
+    "tangent": the generated forward-mode derivative (jvp(fn, argnums)). The stages of
+    adjit.SWEEP_STAGES ("sweep.copies", "sweep.parallel", ..., "sweep.loads") are the
+    reverse-mode derivative after each rewrite of its backward sweep (reverse/sweep.py):
+    what each pass changed is the difference between one and the one before.
 
     The example arguments decide the types the code is specialized for (whether a name is an
     array decides how vectorized code is lowered). Only "source" and "normalized" can do
@@ -34,6 +37,8 @@ def stage_callable(fn, stage, *example_args, argnums=0):
     program = _program(fn, stage, example_args, argnums)
     if stage in ("adjoint", "tangent"):
         return program.compiled.pyfunc     # the generated source, run by the interpreter
+    if stage in SWEEP_STAGES:
+        return _sweep_callable(program, stage)
     text = program.render(stage)
     if stage == "source":
         ns = dict(getattr(fn, "py_func", fn).__globals__)
@@ -45,14 +50,40 @@ def stage_callable(fn, stage, *example_args, argnums=0):
     return ns[name]
 
 
+def sweep_callables(fn, *example_args, argnums=0):
+    """{stage: the gradient's Python function after that sweep pass} for every stage of
+    SWEEP_STAGES, from one run of the pipeline (for testing the sweep passes)."""
+    program = _program(fn, SWEEP_STAGES, example_args, argnums)
+    return {stage: _sweep_callable(program, stage) for stage in SWEEP_STAGES}
+
+
+def _sweep_callable(program, stage):
+    """The derivative's functions (wrapper, checkpointed steps, helpers), with the taped
+    function replaced by the one of `stage`: it takes fn's arguments, returns the gradient."""
+    from .codegen.emit import compile_source
+    wrapper, _ = compile_source(program.source, program.entry, program.env.ns, (), jit=False,
+                                wrapper=program.wrapper)
+    exec(compile(program.render(stage), f"<adjit {stage}>", "exec"),  # noqa: S102
+         wrapper.__globals__)
+    return wrapper
+
+
 def normalized_callable(fn, *example_args):
     """The normalized program of `fn` as a Python function (for testing the pass)."""
     return stage_callable(fn, "normalized", *example_args)
 
 
 def _program(fn, stage, example_args, argnums):
-    if stage not in STAGES:
-        raise AdjitError(f"unknown stage {stage!r}; choose one of {', '.join(STAGES)}")
+    if stage == SWEEP_STAGES:       # (all of them: sweep_callables)
+        import numba
+        from .transform import check_argnums
+        options = Options(check_argnums(fn, argnums), "adjoint", "grad", jit=False,
+                          single=isinstance(argnums, int))
+        return run(fn, tuple(numba.typeof(a) for a in example_args), options,
+                   capture=SWEEP_STAGES)
+    if stage not in STAGES and stage not in SWEEP_STAGES:
+        raise AdjitError(f"unknown stage {stage!r}; choose one of "
+                         f"{', '.join(STAGES + SWEEP_STAGES)}")
     from .transform import check_argnums
     nums = check_argnums(fn, argnums)
     single = isinstance(argnums, int)
@@ -76,5 +107,7 @@ def _program(fn, stage, example_args, argnums):
         picked = [example_args[k] for k in nums]
         types += (numba.typeof(picked[0] if single else tuple(picked)),)
     # the derivatives run to "compiled": with jit=False that only makes their Python function
+    if stage in SWEEP_STAGES:
+        return run(fn, types, options, capture=(stage,))
     return run(fn, types, options, until="compiled" if stage in ("adjoint", "tangent")
                else stage)

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import adjit
-from adjit.show import stage_callable
+from adjit.show import stage_callable, sweep_callables
 
 from fd import fd_grad
 from programs import PROGRAMS
@@ -64,6 +64,54 @@ def test_adjoint_stage_is_the_gradient(f, args, argnums):
 
 
 @pytest.mark.parametrize("f, args, argnums", CASES, ids=IDS)
+def test_every_sweep_stage_is_the_gradient(f, args, argnums):
+    """After each rewrite of the backward sweep the derivative still computes the gradient
+    (the same to rounding as the finished one; and against finite differences)."""
+    nums = (argnums,) if isinstance(argnums, int) else argnums
+    final = stage_callable(f, "adjoint", *_copies(args), argnums=argnums)(*_copies(args))
+    final = (final,) if isinstance(argnums, int) else final
+    for stage, g in sweep_callables(f, *_copies(args), argnums=argnums).items():
+        got = g(*_copies(args))
+        gots = (got,) if isinstance(argnums, int) else got
+        for k, x, want in zip(nums, gots, final):
+            np.testing.assert_allclose(x, want, rtol=1e-12, atol=1e-14,
+                                       err_msg=f"{stage}, d/d argument {k}")
+    for k, want in zip(nums, final):
+        np.testing.assert_allclose(want, fd_grad(lambda *a: f(*_copies(a)), _copies(args), k),
+                                   rtol=1e-5, atol=1e-6)
+
+
+def test_sweep_stages_show_each_rewrite():
+    from cases import heat
+    args = (np.linspace(0.0, 1.0, 12), 0.25, 6)
+    texts = {st: adjit.show(heat, st, *args, argnums=(0, 1)) for st in adjit.SWEEP_STAGES}
+    assert list(texts) == [f"sweep.{n}" for n in ("copies", "parallel", "fission", "ascending",
+                                                  "dots", "resets", "sums", "accumulators",
+                                                  "loads")]
+    for text in texts.values():
+        ast.parse(text)
+    # the stencil's adjoint loop is split (fission), its sum over the tape a dot_range (dots)
+    assert "dot_range" not in texts["sweep.ascending"] and "dot_range" in texts["sweep.dots"]
+    assert texts["sweep.parallel"] != texts["sweep.fission"]
+    # the last stage is the finished source but for the unsigned tape indices
+    final = adjit.grad(heat, argnums=(0, 1)).source_for(*args)
+    assert final.split("\n\n\n")[0].replace("np.uint64(", "") != final.split("\n\n\n")[0]
+    assert _without_unsigned(final.split("\n\n\n")[0]) == \
+        ast.unparse(ast.parse(texts["sweep.loads"]))
+    with pytest.raises(adjit.AdjitError, match="sweep.copies"):
+        adjit.show(heat, "sweep.nothing", *args)
+
+
+def _without_unsigned(text):
+    tree = ast.parse(text)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Call) and \
+                ast.unparse(node.slice.func) == "np.uint64":
+            node.slice = node.slice.args[0]
+    return ast.unparse(tree)
+
+
+@pytest.mark.parametrize("f, args, argnums", CASES, ids=IDS)
 def test_tangent_stage_is_the_directional_derivative(f, args, argnums):
     k = argnums if isinstance(argnums, int) else argnums[0]
     direction = np.linspace(0.3, 1.1, np.size(args[k])).reshape(np.shape(args[k]))
@@ -102,6 +150,11 @@ def test_debug_print_after(monkeypatch, capsys):
     assert "# adjit: matrix after normalized" in out and "def matrix_normalized" in out
     assert "# adjit: matrix after adjoint" in out and "def matrix_grad" in out
     assert "after typed" not in out
+    monkeypatch.setenv("ADJIT_DEBUG_PRINT_AFTER", "sweep.dots")
+    adjit.grad(matrix, argnums=0).source_for(np.eye(3), np.ones(3))
+    out = capsys.readouterr().out
+    assert "# adjit: matrix after sweep.dots" in out and "def matrix_grad_taped" in out
+    assert "after sweep.copies" not in out
 
 
 # layering: a package imports only from its own stage or earlier ones -------------------------

@@ -1,0 +1,125 @@
+"""Hashes of the code adjit generates, to show a refactoring changed none of it.
+
+    PYTHONPATH=.:tests:benchmarks python tests/source_hashes.py > before.txt
+    (change adjit)
+    PYTHONPATH=.:tests:benchmarks python tests/source_hashes.py > after.txt
+    diff before.txt after.txt          # no output: byte-identical generated code
+
+One line per generated source: the program, the derivative (grad, value_and_grad, jvp, the
+checkpointed grad where a benchmark asks for it) and the sha1 of `.source`, or of the
+AdjitError's message where adjit refuses. The programs: every benchmark case
+(benchmarks/cases.py), every program of tests/programs.py, and the first 200 distinct
+programs the fuzzer draws from a fixed seed with every construct group. Nothing is compiled
+(the sources are made with jit=False), so a run takes a few minutes; `--show NAME` prints
+the sources of the lines whose name starts with NAME, to read a difference.
+"""
+import hashlib
+import sys
+import warnings
+
+import numba
+import numpy as np
+
+from adjit.errors import AdjitError
+from adjit.transform import Mode, build
+
+FUZZ_SEED = 4242
+FUZZ_PROGRAMS = 200
+MODES = (("grad", Mode("grad", False, False)),
+         ("value_and_grad", Mode("value_and_grad", True, False)),
+         ("jvp", Mode("jvp", True, False, "tangent")))
+
+
+def _types(fn, args, argnums, mode):
+    types = tuple(numba.typeof(a) for a in args)
+    if mode.extra == "tangent":
+        picked = tuple(args[k] for k in argnums)
+        types += (numba.typeof(picked),)
+    return types
+
+
+def sources_of(name, fn, args, argnums, options=None):
+    """(line name, source or refusal text) of each derivative of fn."""
+    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    out = []
+    for label, mode in MODES:
+        opts = dict(options or {})
+        if mode.extra and "checkpoint" in opts:
+            continue
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                text = build(fn, nums, _types(fn, args, nums, mode), mode, jit=False,
+                             **opts).source
+        except AdjitError as exc:
+            text = f"refused: {exc}"
+        out.append((f"{name} [{label}{''.join(f' {k}={v}' for k, v in opts.items())}]", text))
+    return out
+
+
+def benchmark_sources():
+    import cases
+    for name, fn, args, argnums, options in cases.cases():
+        if callable(args):
+            args = cases.inputs(args)
+        yield from sources_of(f"bench: {name}", fn, args, argnums, options)
+
+
+def program_sources():
+    import programs
+    for k, (fn, args, argnums) in enumerate(programs.PROGRAMS):
+        yield from sources_of(f"programs {k}: {fn.__name__}", fn, args, argnums)
+
+
+def fuzz_programs():
+    """The first FUZZ_PROGRAMS distinct programs drawn from FUZZ_SEED, every group drawn."""
+    from hypothesis import HealthCheck, Phase, Verbosity, given, settings
+    from hypothesis import seed as hseed
+
+    from fuzz import grammar
+    from fuzz.grammar import programs
+    grammar.AVOID.difference_update(grammar.GROUPS)
+    found = {}
+
+    class Enough(Exception):
+        pass
+
+    def one(program):
+        if len(found) >= FUZZ_PROGRAMS:
+            raise Enough
+        found.setdefault(program.source, program)
+
+    for round_ in range(10):
+        settings_ = settings(max_examples=2 * FUZZ_PROGRAMS, database=None, deadline=None,
+                             phases=[Phase.generate], suppress_health_check=list(HealthCheck),
+                             verbosity=Verbosity.quiet)
+        try:
+            settings_(hseed(FUZZ_SEED + round_)(given(programs())(one)))()
+        except Enough:
+            break
+    return list(found.values())[:FUZZ_PROGRAMS]
+
+
+def fuzz_sources():
+    from fuzz.check import REAL_NAMESPACE, _with_defaults, load
+    for k, program in enumerate(fuzz_programs()):
+        f = load(program.source, REAL_NAMESPACE)
+        args = _with_defaults(f, program.args())
+        yield from sources_of(f"fuzz {k} (seed {program.seed})", f, args,
+                              program.float_params())
+
+
+def main(argv):
+    show = argv[argv.index("--show") + 1] if "--show" in argv else None
+    np.random.seed(0)
+    for group in (benchmark_sources, program_sources, fuzz_sources):
+        for name, text in group():
+            if show is not None:
+                if name.startswith(show):
+                    print(f"# ==== {name}\n{text}")
+                continue
+            print(f"{hashlib.sha1(text.encode()).hexdigest()}  {name}", flush=True)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
