@@ -267,3 +267,23 @@ def test_a_parallel_loop_read_before_its_array_is_written():
     x = np.array([0.3, -0.7, 1.2, 0.4])
     g = adjit.grad(_prange_then_overwrite)(x.copy())
     np.testing.assert_allclose(g, np.cos(x), rtol=1e-14)
+
+
+def _linspace_beside_a_parallel_loop(x, a):
+    grid = np.linspace(a, 2.0, 1)       # one point: [a]
+    acc = 0.0
+    for i in numba.prange(x.shape[0]):
+        acc += x[i] * x[i]
+    return acc + grid[0] * a
+
+
+def test_numpy_calls_beside_a_parallel_loop_mean_what_numpy_says():
+    """The gradient is compiled with parallel=True for its prange loops only: numba's
+    parallel conversion of numpy calls made np.linspace(a, 2.0, 1) [nan] (numba 0.68; numpy
+    and numba's serial code give [a]): the value was nan (a fuzzer finding, reduced)."""
+    x = np.array([0.3, -0.7, 1.2, 0.4])
+    value, (gx, ga) = adjit.value_and_grad(_linspace_beside_a_parallel_loop, argnums=(0, 1))(
+        x, 0.6)
+    assert value == pytest.approx(np.sum(x * x) + 0.36, rel=1e-14)
+    np.testing.assert_allclose(gx, 2 * x, rtol=1e-14)
+    assert ga == pytest.approx(1.2, rel=1e-14)

@@ -139,6 +139,17 @@ def wrap_line(line, width=WIDTH):
     return "\n".join(pieces + [prefix + line[start:]])
 
 
+def prange_only():
+    """numba's parallel options for generated code: its prange loops (and their reductions)
+    run in parallel, and nothing else is made parallel. The generated code says where it is
+    parallel; numba's conversion of numpy calls and array expressions into parallel loops
+    adds little to it and is not always numpy's function: np.linspace(a, b, 1) is [nan]
+    under numba 0.68's parallel=True ([a] in numpy and in numba's serial code)."""
+    return {"prange": True, "reduction": True, "fusion": True, "numpy": False,
+            "setitem": False, "inplace_binop": False, "comprehension": False,
+            "stencil": False}
+
+
 def compile_source(source, name, namespace, signature, fastmath=False, jit=True, wrapper=None,
                    cache=False, callees=(), origin=None):
     """Exec generated source; returns (python function, numba dispatcher compiled for
@@ -173,7 +184,7 @@ def compile_source(source, name, namespace, signature, fastmath=False, jit=True,
     # parallel where a loop is a prange (not a comment quoting the user's prange loop)
     parallel = re.search(r"^\s*for \w+ in numba\.prange\(", source, re.M) is not None
     jit = numba.njit(tuple(signature), error_model="numpy", fastmath=fastmath, cache=cache,
-                     parallel=parallel)
+                     parallel=prange_only() if parallel else False)
     try:
         for callee in callees:
             ns[callee] = numba.njit(error_model="numpy", fastmath=fastmath, cache=cache,
