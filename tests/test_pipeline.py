@@ -161,7 +161,7 @@ def test_debug_print_after(monkeypatch, capsys):
 LAYERS = {"errors": 0, "api_stop": 0, "ir": 0, "runtime": 0, "rules": 0,
           "frontend": 1, "normalize": 2, "analysis": 3, "reverse": 4, "forward": 4,
           "codegen": 5, "pipeline": 6, "transform": 7, "show": 7, "custom": 7, "higher": 7.5,
-          "api": 8, "implicit": 8.5, "distributed": 8.5, "cuda_loop": 9, "cuda": 9,
+          "api": 8, "implicit": 8.5, "distributed": 8.5, "cuda": 9,
           "__init__": 10}
 ROOT = pathlib.Path(adjit.__file__).parent
 
@@ -175,6 +175,48 @@ def _imports(path):
             names = [target + [a.name] for a in node.names] if not node.module else [target]
             for t in names:
                 yield node.lineno, t
+
+
+def _module(path):
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def test_no_import_cycles():
+    """No two modules of adjit import each other, directly or through others, not even
+    inside a function (a cycle the layering above cannot see: a module and a helper
+    module of the same package)."""
+    paths = {_module(p): p for p in ROOT.rglob("*.py")}
+    graph = {}
+    for name, path in paths.items():
+        package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+        if package == [""]:
+            package = []
+        deps = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.level:
+                base = package[:len(package) - node.level + 1]
+                target = base + (node.module.split(".") if node.module else [])
+                for c in [target + [a.name] for a in node.names] + [target]:
+                    if ".".join(c) in paths and ".".join(c) != name:
+                        deps.add(".".join(c))
+                        break
+        graph[name] = deps
+    cycles, state = [], {}
+
+    def visit(v, trail):
+        state[v] = "open"
+        for w in sorted(graph[v]):
+            if state.get(w) == "open":
+                cycles.append(" -> ".join(trail[trail.index(w):] + [v, w]))
+            elif w not in state:
+                visit(w, trail + [v])
+        state[v] = "done"
+
+    for v in sorted(graph):
+        if v not in state:
+            visit(v, [])
+    assert not cycles, "\n".join(cycles)
 
 
 def test_imports_flow_down_the_pipeline():

@@ -130,6 +130,12 @@ class InlineContext:
         self.stack = []
         self.prefix_counts = {}
 
+    @staticmethod
+    def normalize_callee(src, ctx, prefix, subst, views):
+        """A helper's body, normalized by the same pass (normalize_function): the inliner
+        (inline.py) calls it here, so that it need not import this module."""
+        return normalize_function(src, ctx, prefix, subst, views)
+
     def prefix_for(self, fname):
         k = self.prefix_counts.get(fname, 0) + 1
         self.prefix_counts[fname] = k

@@ -78,8 +78,8 @@ class Inlining:
             else:
                 subst[p] = v
         out.extend(copies)
-        from .anf import normalize_function     # the callee goes through the same pass
-        stmts, result = normalize_function(callee, self.ctx, prefix, subst, views)
+        # the callee goes through the same pass
+        stmts, result = self.ctx.normalize_callee(callee, self.ctx, prefix, subst, views)
         out.extend(stmts)
         self.loads = {}
         if result is None:

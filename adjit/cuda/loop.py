@@ -60,10 +60,10 @@ import numbers
 
 import numpy as np
 
-from .cuda import AdjointKernel
-from .errors import AdjitError
-from .frontend.source import read_function, unwrap
-from .runtime import checkpoint as schedule
+from .kernel import AdjointKernel
+from ..errors import AdjitError
+from ..frontend.source import read_function, unwrap
+from ..runtime import checkpoint as schedule
 
 _SHAPE_ATTRS = ("shape", "size", "ndim", "dtype")
 

@@ -28,15 +28,15 @@ its start in the backward sweep instead (reverse/replay.py). Shared-memory tiles
 (`cuda.shared.array`) get shadow tiles in shared memory and `cuda.syncthreads()` barriers run
 in reverse. What cannot be differentiated exactly is an AdjitError (docs/cuda.md). Under
 numba's CUDA simulator (`NUMBA_ENABLE_CUDASIM=1`) the same code runs on the CPU.
-`time_loop` (cuda_loop.py) differentiates a host loop of launches.
+`time_loop` (cuda/loop.py) differentiates a host loop of launches.
 """
 import threading
 
 import numba
 
-from .custom import register_cuda_typeof
-from .errors import AdjitError
-from .frontend.source import read_function, unwrap
+from ..custom import register_cuda_typeof
+from ..errors import AdjitError
+from ..frontend.source import read_function, unwrap
 
 register_cuda_typeof()      # (kernels calling custom_vjp functions, on a GPU)
 
@@ -70,7 +70,7 @@ class AdjointKernel:
     def specialize(self, arg_types):
         from numba import cuda
 
-        from .transform import build_kernel
+        from ..transform import build_kernel
         key = tuple(arg_types)
         with self._lock:
             spec = self._specs.get(key)
@@ -106,7 +106,3 @@ class AdjointKernel:
     def __repr__(self):
         return f"<adjit adjoint kernel of {self.fn.__name__} argnums={self.argnums}>"
 
-
-from .cuda_loop import LoopForward, TimeLoop, time_loop  # noqa: E402  (time loops)
-
-__all__ = ["adjoint_kernel", "AdjointKernel", "time_loop", "TimeLoop", "LoopForward"]
