@@ -458,7 +458,7 @@ def _limit_hint(p, checkpoint, limit):
                 f"snapshots do not fit in tape_limit={limit}. Pass fewer snapshots "
                 f"(checkpoint=<int>) or a larger tape_limit.")
     loops = [s for s in p.stmts if isinstance(s, (ast.For, ast.While)) and
-             id(s) in p.builder.kept_loops and records(p.builder, s)]
+             id(s) in p.builder.plan.kept_loops and records(p.builder, s)]
     lines = [str(ir.note(s, "origin", (None, "?"))[1]) for s in loops]
     what = f"the loop(s) at line {', '.join(lines)} record every step" if lines else \
         "the recorded values do not fit"

@@ -53,7 +53,9 @@ def sources_of(name, fn, args, argnums, options=None):
                              **opts).source
         except AdjitError as exc:
             text = f"refused: {exc}"
-        out.append((f"{name} [{label}{''.join(f' {k}={v}' for k, v in opts.items())}]", text))
+        shown = "".join(f" {k}={sorted(v) if isinstance(v, (set, frozenset)) else v}"
+                        for k, v in opts.items())      # (a set prints in any order)
+        out.append((f"{name} [{label}{shown}]", text))
     return out
 
 

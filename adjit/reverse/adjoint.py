@@ -71,10 +71,7 @@ class ReverseBuilder(Validation, Planning, Emission):
         self.vec_temps = set()        # arrays the vectorizer made (fully written before read)
         self.checkpointed = {}        # id(loop) -> checkpointing.Checkpointed
         self.recompute = {}           # id(prange loop) -> (plain body, recording body)
-        self.recomputed = set()       # ids of loops computed again per iteration (planner)
-        self.pushed = set()           # ids of assignments whose old value is recorded
-        self.inverted = {}            # id(site) -> (site, statement undoing it) (planner)
-        self.replays_after = {}       # id(stmt) -> values replayed after its mirror
+        self.plan = planning.Plan()   # what the planner decides (reverse/plan.py)
         self.indexed = {}             # id(loop) -> IndexedTape: slots by the loop counter
         self._inverses = {}
         self.recompute_fills = {}     # id(recomputed loop) -> arrays each iteration fills
@@ -328,10 +325,10 @@ class ReverseBuilder(Validation, Planning, Emission):
         """Plan and assemble. Returns an AdjointProgram."""
         self.stored_in = self._stored_values()
         top = self.mirrors(self.stmts)
-        self.plan(top)
+        self.make_plan(top)
         self.taped_trips = {ir.note(s, "trip"): s for s in ir.walk_stmts(self.stmts)
                             if isinstance(s, (ast.For, ast.While)) and ir.note(s, "trip")
-                            and id(s) in self.kept_loops and self.layout.loops[id(s)]}
+                            and id(s) in self.plan.kept_loops and self.layout.loops[id(s)]}
         if self.checkpoint is not None:
             for loop in checkpointing.select(self):
                 cp = checkpointing.Checkpointed(self, loop, copy.deepcopy(loop.body),
@@ -347,15 +344,15 @@ class ReverseBuilder(Validation, Planning, Emission):
         self.forward_stmts = forward
         if self.checkpointed:
             backward = self._expand_checkpoints(backward)
-        if self.recomputed:
+        if self.plan.recomputed:
             backward = self._expand_recomputed(backward)
         init = []
         # (from the layout: the bodies of recomputed loops are copies by now)
         recorded = {var for var, sites in self.layout.sites.items()
-                    if any(id(x) in self.pushed for x in sites)}
+                    if any(id(x) in self.plan.pushed for x in sites)}
         for var in self._ordered(recorded - set(self.params)):
             first = self.layout.sites[var][0]
-            defined_first = isinstance(first, ast.Assign) and id(first) not in self.pushed \
+            defined_first = isinstance(first, ast.Assign) and id(first) not in self.plan.pushed \
                 and any(first is s for s in self.stmts)
             if not defined_first:
                 init.append(ir.assign(var, ir.const(_ZERO[self.kinds[var]])))

@@ -29,8 +29,8 @@ def select(builder):
     the tape. Raises AdjitError for a recording top-level loop that cannot be checkpointed."""
     out = []
     for s in builder.stmts:
-        if not isinstance(s, (ast.For, ast.While)) or id(s) not in builder.kept_loops or \
-                id(s) in builder.recomputed:
+        if not isinstance(s, (ast.For, ast.While)) or id(s) not in builder.plan.kept_loops or \
+                id(s) in builder.plan.recomputed:
             continue        # (a loop computed again iteration by iteration keeps no tape)
         if isinstance(s, ast.For) and not ir.note(s, "user", False):
             continue        # the loop nest of a vectorized statement, not a time loop
@@ -66,7 +66,7 @@ def select(builder):
 
 def records(builder, loop):
     for s in ir.walk_stmts(loop.body):
-        if id(s) in builder.pushed:
+        if id(s) in builder.plan.pushed:
             return True
         if isinstance(s, ast.Assign) and ir.target_name(s) in builder.taped_trips:
             return True

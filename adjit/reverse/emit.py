@@ -30,7 +30,7 @@ class Emission:
         for s in stmts:
             if isinstance(s, ast.Assign):
                 target = ir.target_name(s)
-                if id(s) in self.pushed:
+                if id(s) in self.plan.pushed:
                     out += self.tape.push(target, self.kinds[target], checked=not reserved)
                 if ir.note(s, "atomic", False):    # a store standing for cuda.atomic.add
                     sub = s.targets[0]
@@ -51,12 +51,12 @@ class Emission:
                 s.body = self._forward(s.body, reserved)
                 s.orelse = self._forward(s.orelse, reserved)
             elif isinstance(s, (ast.For, ast.While)):
-                if isinstance(s, ast.For) and id(s) in self.pushed:
+                if isinstance(s, ast.For) and id(s) in self.plan.pushed:
                     out += self.tape.push(s.target.id, INT, checked=not reserved)
                 if id(s) in self.checkpointed:
                     out += self._checkpointed_forward(s)
                     continue
-                if id(s) in self.recomputed:
+                if id(s) in self.plan.recomputed:
                     out.append(self._recomputed_forward(s))
                     continue
                 if id(s) in self.indexed:
@@ -110,7 +110,7 @@ class Emission:
                     if isinstance(inner, list) and inner:
                         setattr(s, field, expand(inner))
                 at = next((k for k, x in enumerate(s.body[:2]) if isinstance(x, ast.Pass) and
-                           ir.note(x, "pkey", None) in self.recomputed), None) \
+                           ir.note(x, "pkey", None) in self.plan.recomputed), None) \
                     if isinstance(s, ast.For) else None
                 if at is not None:
                     rest = s.body[at + 1:]
@@ -155,7 +155,7 @@ class Emission:
         if fwd is None or not isinstance(fwd, ast.For) or \
                 not (isinstance(fwd._bounds[2], ast.Constant) and fwd._bounds[2].value == 1):
             return None
-        if not any(outer in self.recomputed for outer in self.layout.loops[id(fwd)]):
+        if not any(outer in self.plan.recomputed for outer in self.layout.loops[id(fwd)]):
             return None     # rows for every iteration of the loop over the data points would
             # be the tape growing with the data that computing again avoids
         if any(isinstance(n, ast.Name) and n.id in tape_names
@@ -293,7 +293,7 @@ class Emission:
         """(float pushes, int pushes) of one assignment: its recorded value, its trip count."""
         target = ir.target_name(s)
         f = i = 0
-        if id(s) in self.pushed:
+        if id(s) in self.plan.pushed:
             f, i = (1, 0) if self.kinds[target] == FLOAT else (0, 1)
         return f, i + (target in self.taped_trips)
 
@@ -313,7 +313,7 @@ class Emission:
                 f += inner[0][0] + inner[1][0]
                 i += inner[0][1] + inner[1][1]
             elif isinstance(s, (ast.For, ast.While)):
-                if id(s) in self.pushed:
+                if id(s) in self.plan.pushed:
                     i += 1
                 nested = self._pushes_in(s.body)
                 if nested is None or nested != (0, 0):
@@ -345,7 +345,7 @@ class Emission:
         """(float, int) source expressions of the pushes all iterations of `loop` make, or
         None: nested loops must be `for` loops whose bounds nothing in `outer` assigns."""
         if not isinstance(loop, ast.For) or ir.note(loop, "trip") or \
-                id(loop) in self.checkpointed or id(loop) in self.recomputed:
+                id(loop) in self.checkpointed or id(loop) in self.plan.recomputed:
             return None
         names = [a.id for a in loop._bounds if isinstance(a, ast.Name)]
         counters = {x.target.id for x in [outer] + list(ir.walk_stmts(outer.body))
@@ -376,7 +376,7 @@ class Emission:
                         return None
                     nested.append(inner)
             elif isinstance(s, (ast.For, ast.While)):
-                if id(s) in self.pushed:
+                if id(s) in self.plan.pushed:
                     i += 1
                 inner = self._nest_pushes(s, outer)
                 if inner is None:
@@ -400,7 +400,7 @@ class Emission:
     def _replay(self, block, names=None):
         """The block's statements defining `names` (by default the values replayed at the
         start of its backward sweep), in their order."""
-        names = self.replays.get(id(block), ()) if names is None else names
+        names = self.plan.replays.get(id(block), ()) if names is None else names
         out = []
         for s in block:
             if isinstance(s, ast.Assign) and ir.target_name(s) in names:
@@ -420,15 +420,15 @@ class Emission:
             s = m.stmt
             if isinstance(m, AssignMirror):
                 out += self._with_snapshots(s, m.adj)
-                if id(s) in self.pushed and not self._loaded_at_iteration_start(s):
+                if id(s) in self.plan.pushed and not self._loaded_at_iteration_start(s):
                     target = ir.target_name(s)
                     out += self.tape.pop(target, self.kinds[target])
-                elif id(s) in self.inverted:
-                    undo = copy.deepcopy(self.inverted[id(s)][1])
+                elif id(s) in self.plan.inverted:
+                    undo = copy.deepcopy(self.plan.inverted[id(s)][1])
                     ir.annotate(undo, origin=ir.note(s, "origin", None))
                     out.append(undo)
-                if id(s) in self.replays_after:
-                    out += self._replay(block, self.replays_after[id(s)])
+                if id(s) in self.plan.replays_after:
+                    out += self._replay(block, self.plan.replays_after[id(s)])
             elif isinstance(m, IfMirror):
                 body = self._backward(m.body, s.body)
                 orelse = self._backward(m.orelse, s.orelse)
@@ -438,9 +438,9 @@ class Emission:
                     ir.annotate(node, origin=ir.note(s, "origin", None))
                     out.append(node)
             else:
-                if id(s) in self.kept_loops:
+                if id(s) in self.plan.kept_loops:
                     out += self._reverse_loop(m, s)
-                if isinstance(s, ast.For) and id(s) in self.pushed:
+                if isinstance(s, ast.For) and id(s) in self.plan.pushed:
                     out += self.tape.pop(s.target.id, INT)
         return self._sink_paired(head, out)
 
@@ -509,18 +509,18 @@ class Emission:
         out = {}
         for loop in ir.walk_stmts(self.stmts):
             if not isinstance(loop, ast.For) or ir.note(loop, "trip") or \
-                    ir.note(loop, "parallel", False) or id(loop) in self.recomputed or \
+                    ir.note(loop, "parallel", False) or id(loop) in self.plan.recomputed or \
                     id(loop) in self.checkpointed:
                 continue
             step = loop._bounds[2]
             if not (isinstance(step, ast.Constant) and step.value == 1):
                 continue
             inner = list(ir.walk_stmts(loop.body))
-            pushed = [x for x in inner if id(x) in self.pushed]
-            if not pushed or any(isinstance(x, (ast.For, ast.While)) and id(x) in self.pushed
+            pushed = [x for x in inner if id(x) in self.plan.pushed]
+            if not pushed or any(isinstance(x, (ast.For, ast.While)) and id(x) in self.plan.pushed
                                  for x in inner):
                 continue
-            if any(id(x) in self.inverted or id(x) in self.replays_after or
+            if any(id(x) in self.plan.inverted or id(x) in self.plan.replays_after or
                    self.snapshots.get(id(x)) or ir.note(x, "atomic", False) or
                    (isinstance(x, ast.Assign) and ir.target_name(x) in self.taped_trips)
                    for x in inner):
@@ -535,36 +535,36 @@ class Emission:
         return out
 
     def _loaded_at_iteration_start(self, s):
-        return any(id(s) in plan.stmt_ids for plan in self.indexed.values())
+        return any(id(s) in tape.stmt_ids for tape in self.indexed.values())
 
     def _indexed_forward(self, loop):
-        plan = self.indexed[id(loop)]
-        ids = plan.stmt_ids
-        saved = self.pushed
-        self.pushed = {k for k in saved if k not in ids}
+        indexed = self.indexed[id(loop)]
+        ids = indexed.stmt_ids
+        saved = self.plan
+        self.plan = saved.without_pushes(ids)
         try:
             body = self._forward(loop.body, True)
         finally:
-            self.pushed = saved
+            self.plan = saved
         new = []
         for x in body:
             new.append(x)
             if id(x) in ids:
-                new += plan.store(x)
+                new += indexed.store(x)
         loop.body = new
         ir.annotate(loop, comment="values recorded in slots the loop counter indexes")
-        return plan.reserve() + plan.before() + [loop] + plan.after_forward()
+        return indexed.reserve() + indexed.before() + [loop] + indexed.after_forward()
 
     def _reverse_loop(self, m, s):
         body = self._backward(m.body, s.body) or [ast.Pass()]
         if id(s) in self.indexed:
-            plan = self.indexed[id(s)]
+            indexed = self.indexed[id(s)]
             lo = ast.unparse(s._bounds[0])
             header = f"for {s.target.id} in range({ast.unparse(s._bounds[1])} - 1, {lo} - 1, -1):\n    pass\n"
             loop = fold(ir.parse(header)[0])
-            loop.body = plan.loads() + body
+            loop.body = indexed.loads() + body
             ir.annotate(loop, origin=ir.note(s, "origin", None), pkey=id(s))
-            return plan.before_backward() + [loop] + plan.after_backward()
+            return indexed.before_backward() + [loop] + indexed.after_backward()
         if id(s) in self.checkpointed:
             self.checkpointed[id(s)].reverse = body
             marker = ast.Pass()
@@ -589,7 +589,7 @@ class Emission:
                 header = f"for {k} in range({count} - 1, -1, -1):\n    pass\n"
                 body = ir.parse(f"{var} = {lo} + {k} * {st}") + body
         loop = fold(ir.parse(header)[0])
-        if id(s) in self.recomputed:     # after the index, before the adjoint
+        if id(s) in self.plan.recomputed:     # after the index, before the adjoint
             marker = ast.Pass()
             ir.annotate(marker, pkey=id(s))
             at = 0 if header.startswith(f"for {getattr(s.target, 'id', '')} in") else 1

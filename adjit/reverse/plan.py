@@ -20,6 +20,26 @@ from ..analysis.types import INT
 from ..rules.table import PAIRED
 
 
+class Plan:
+    """What the planner decided (reverse/planner.py), and all that emission (reverse/emit.py)
+    and checkpointing read of its decisions. Statements and loops are named by id()."""
+
+    def __init__(self):
+        self.pushed = set()         # assignments whose old value is recorded on the tape
+        self.inverted = {}          # site -> (site, the statement that undoes it)
+        self.replays = {}           # block -> values replayed at its start
+        self.replays_after = {}     # statement -> values replayed after its mirror
+        self.kept_loops = set()     # loops whose backward sweep has content
+        self.recomputed = set()     # loops computed again per iteration (reverse/recompute.py)
+
+    def without_pushes(self, ids):
+        """A copy with these assignments not recorded (emission's view of one loop)."""
+        other = Plan()
+        other.__dict__.update(self.__dict__)
+        other.pushed = {k for k in self.pushed if k not in ids}
+        return other
+
+
 class NeedPoint:
     """A place in the backward sweep that reads a primal variable, by forward position."""
 

@@ -169,8 +169,9 @@ class Planning:
         return out
 
     # planning --------------------------------------------------------------
-    def plan(self, top):
-        """Decide replays and tape pushes, iterating until the needs stop growing."""
+    def make_plan(self, top):
+        """Decide replays and tape pushes (self.plan, a reverse/plan.py Plan), iterating until
+        the needs stop growing."""
         layout = self.layout
         self._windows = planning.reset_windows(self.stmts, layout,
                                                lambda s: self._inverse(s) is not None)
@@ -212,11 +213,11 @@ class Planning:
         # recorded value back costs less (softmax's exp: 1.8x the forward computed again,
         # 1.1x recorded)
         chosen = {loop for loop in independent_loops(self.stmts, self.layout, self.kinds)
-                  if inside.get(loop, set()) & self.pushed and not all(
-                      self._costly(by_id[i]) for i in inside[loop] & self.pushed)}
+                  if inside.get(loop, set()) & self.plan.pushed and not all(
+                      self._costly(by_id[i]) for i in inside[loop] & self.plan.pushed)}
         chosen = self._outside_checkpoints(chosen)
         while chosen:
-            self.recomputed = chosen
+            self.plan.recomputed = chosen
             final = planning.replayable(self.stmts, self.layout, self.prim, chosen)
             points = self._plan_with(top, final.only(
                 lambda v, s: v in replayable or not self._costly(s)))
@@ -224,7 +225,7 @@ class Planning:
             # forward would not record it, and its backward would leave another value there
             bad = set()
             for s in ir.walk_stmts(self.stmts):
-                if (id(s) not in self.pushed and id(s) not in self.inverted) or \
+                if (id(s) not in self.plan.pushed and id(s) not in self.plan.inverted) or \
                         not isinstance(s, (ast.Assign, ast.For)):
                     continue
                 var = s.target.id if isinstance(s, ast.For) else ir.target_name(s)
@@ -234,7 +235,7 @@ class Planning:
             if not bad:
                 return
             chosen = self._outside_checkpoints(chosen - bad)
-        self.recomputed = set()
+        self.plan.recomputed = set()
         self._plan_with(top, replayable)
 
     def _partial_pairs(self, s):
@@ -285,19 +286,19 @@ class Planning:
 
     def _plan_with(self, top, replayable):
         layout = self.layout
-        self.pushed = set()
-        self.inverted = {}
-        self.replays = {}
-        self.replays_after = {}
-        self.kept_loops = set()
+        self.plan.pushed = set()
+        self.plan.inverted = {}
+        self.plan.replays = {}
+        self.plan.replays_after = {}
+        self.plan.kept_loops = set()
         while True:
             points = {}
-            self.replays = {}
-            self.replays_after = {}
+            self.plan.replays = {}
+            self.plan.replays_after = {}
             self._collect(top, self.stmts, points)
             self._recompute_reads(points)
             self._add_replays(replayable, points)
-            for site, _ in self.inverted.values():
+            for site, _ in self.plan.inverted.values():
                 # the undoing statement reads the value the site assigned
                 self._need(points, [ir.target_name(site)], layout.pos[id(site)],
                            layout.loops[id(site)])
@@ -309,7 +310,7 @@ class Planning:
                     # recorded copy
                     continue
                 for site in layout.sites.get(var, []):
-                    if planning.needs_push(layout, site, pts, self.recomputed,
+                    if planning.needs_push(layout, site, pts, self.plan.recomputed,
                                            self._windows.get(id(site))):
                         undo = self._inverse(site)
                         if undo is not None:
@@ -317,10 +318,10 @@ class Planning:
                         else:
                             pushed.add(id(site))
             kept = self._nonempty_loops(top, pushed | set(inverted))
-            if pushed == self.pushed and inverted.keys() == self.inverted.keys() and \
-                    kept == self.kept_loops:
+            if pushed == self.plan.pushed and inverted.keys() == self.plan.inverted.keys() and \
+                    kept == self.plan.kept_loops:
                 return points
-            self.pushed, self.inverted, self.kept_loops = pushed, inverted, kept
+            self.plan.pushed, self.plan.inverted, self.plan.kept_loops = pushed, inverted, kept
 
     def _inverse(self, site):
         if id(site) not in self._inverses:
@@ -331,7 +332,7 @@ class Planning:
         """What a recomputed iteration reads from before its loop is read by the backward
         sweep there, so the planner keeps it as it keeps the backward sweep's own reads."""
         for s in ir.walk_stmts(self.stmts):
-            if not isinstance(s, ast.For) or id(s) not in self.recomputed:
+            if not isinstance(s, ast.For) or id(s) not in self.plan.recomputed:
                 continue
             own = ir.assigned(s.body)
             for x in ir.walk_stmts(s.body):
@@ -363,7 +364,7 @@ class Planning:
                 self._collect(m.body, s.body, points)
                 self._collect(m.orelse, s.orelse, points)
             else:
-                if id(s) in self.kept_loops:
+                if id(s) in self.plan.kept_loops:
                     if isinstance(s, ast.For):
                         self._need(points, ir.atom_names(s._bounds), pos, loops)
                 self._collect(m.body, s.body, points)
@@ -385,12 +386,12 @@ class Planning:
             loops = layout.block_loops[block_id]
             restore = replayable.after.get(v)
             if restore is None:
-                self.replays.setdefault(block_id, set()).add(v)
+                self.plan.replays.setdefault(block_id, set()).add(v)
             else:
                 # replayed once `restore`'s mirror has put back what it changes: operands
                 # the block assigns are needed as they were at the definition (so the
                 # mirrors of their later assignments restore them)
-                self.replays_after.setdefault(id(restore), set()).add(v)
+                self.plan.replays_after.setdefault(id(restore), set()).add(v)
                 changed = ir.assigned(block)
             for a in self.prim(s).operands:
                 if not (isinstance(a, ast.Name) and a.id in self.kinds):
@@ -410,13 +411,13 @@ class Planning:
 
     def _has_content(self, m, pushed=None, kept=None):
         """Whether a mirror emits anything: adjoint statements, pops, replays or a kept loop."""
-        pushed = self.pushed if pushed is None else pushed
-        kept = self.kept_loops if kept is None else kept
+        pushed = self.plan.pushed if pushed is None else pushed
+        kept = self.plan.kept_loops if kept is None else kept
         if isinstance(m, AssignMirror):
-            return bool(m.adj) or id(m.stmt) in pushed or id(m.stmt) in self.inverted
+            return bool(m.adj) or id(m.stmt) in pushed or id(m.stmt) in self.plan.inverted
         if isinstance(m, IfMirror):
             return any(self._has_content(x, pushed, kept) for x in m.body + m.orelse) or \
-                bool(self.replays.get(id(m.stmt.body)) or self.replays.get(id(m.stmt.orelse)))
+                bool(self.plan.replays.get(id(m.stmt.body)) or self.plan.replays.get(id(m.stmt.orelse)))
         return id(m.stmt) in kept
 
     def _nonempty_loops(self, mirrors, pushed):
@@ -431,7 +432,7 @@ class Planning:
                 elif isinstance(m, LoopMirror):
                     visit(m.body)
                     if any(self._has_content(x, pushed, kept) for x in m.body) or \
-                            self.replays.get(id(m.stmt.body)) or id(m.stmt) in pushed:
+                            self.plan.replays.get(id(m.stmt.body)) or id(m.stmt) in pushed:
                         kept.add(id(m.stmt))
 
         visit(mirrors)

@@ -79,7 +79,7 @@ def parallel(s):
     b = s.builder
     prog.backward, chosen = parallel_backward(
         prog.backward, s.live_after, prog.tape, s.namegen, b.recompute, prog.init,
-        prog.backward_init, b.recomputed, prog.forward)
+        prog.backward_init, b.plan.recomputed, prog.forward)
     prog.forward = use_plain_bodies(prog.forward, chosen, b.recompute)
 
 

@@ -916,7 +916,7 @@ ARRAY_QUERIES = _Table({len: "int"})
 EXPENSIVE = {e.obj for e in _R.entries if e.cost == _EXP}
 """Functions that cost more to recompute (tens of cycles) than a tape push and pop: a value
 of theirs that the backward sweep reads is recorded rather than replayed when the forward
-sweep computes it anyway (see ReverseBuilder.plan)."""
+sweep computes it anyway (see ReverseBuilder.make_plan)."""
 
 PAIRED = {e.obj for e in _R.entries if e.paired is not None}
 
