@@ -46,6 +46,7 @@ from .frontend.source import code_names, read_function, referenced
 from .rules import opaque
 from .rules.registry import ArrayRule
 from .rules.table import ARRAY_RULES, define_custom, set_array_rule, set_device_twin
+from . import ir
 
 _KEYS = set()
 _VJP = None
@@ -410,10 +411,10 @@ def _writes_to(fn, k):
             node = node.value
         return node.id if isinstance(node, ast.Name) else None
 
-    rebinds = [node.lineno for node in ast.walk(src.tree) if isinstance(node, ast.Assign)
+    rebinds = [node.lineno for node in ir.walk(src.tree) if isinstance(node, ast.Assign)
                and any(isinstance(t, ast.Name) and t.id == name for t in node.targets)]
     until = min(rebinds, default=float("inf"))     # (v = v / n: a new array from there on)
-    for node in ast.walk(src.tree):
+    for node in ir.walk(src.tree):
         targets = node.targets if isinstance(node, ast.Assign) else \
             [node.target] if isinstance(node, ast.AugAssign) else []
         writes = any(isinstance(t, ast.Subscript) and base(t) == name for t in targets) or \

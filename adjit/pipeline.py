@@ -406,9 +406,9 @@ def _refuse_early_return_before_barrier(src):
     """`if i >= n: return` and then `cuda.syncthreads()`: threads that left would miss the
     block's barriers (CUDA leaves that undefined), and the adjoint kernel adds barriers of
     its own."""
-    returns = [n for n in ast.walk(src.tree) if isinstance(n, ast.Return) and n.value is None]
+    returns = [n for n in ir.walk(src.tree) if isinstance(n, ast.Return) and n.value is None]
     barrier = any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and
-                  n.func.attr == "syncthreads" for n in ast.walk(src.tree))
+                  n.func.attr == "syncthreads" for n in ir.walk(src.tree))
     if returns and barrier:
         raise src.loc.error(returns[0], "a `return` in a kernel that calls cuda.syncthreads()",
                             "Every thread of a block must reach each barrier: guard the work "

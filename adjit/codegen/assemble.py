@@ -99,9 +99,9 @@ def defined_up_front(stmts, kinds, bars, params):
         if isinstance(s, ast.Assign) and isinstance(s.targets[0], ast.Name):
             assigned_before.add(s.targets[0].id)
             continue
-        for node in ast.walk(s):
+        for node in ir.walk(s):
             if isinstance(node, ast.If):
-                for inner in ast.walk(node):
+                for inner in ir.walk(node):
                     if isinstance(inner, ast.Name) and isinstance(inner.ctx, ast.Store) \
                             and inner.id not in assigned_before:
                         names.setdefault(inner.id, None)
@@ -414,13 +414,13 @@ def _hoist_invariant(loop, namegen, flushed):
     body = loop.body + loop.orelse
     if any(ir.is_barrier(s) or isinstance(s, ast.Return) for s in ir.walk_stmts(body)):
         return [loop]
-    stored = {n.id for n in ast.walk(loop)
+    stored = {n.id for n in ir.walk(loop)
               if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
     atomics = [s for s in ir.walk_stmts(body) if _is_atomic(s)]
     # a shadow named in the loop other than as the array of its atomic adds keeps them
     named, by_array = {}, {}
     for s in body:
-        for n in ast.walk(s):
+        for n in ir.walk(s):
             if isinstance(n, ast.Name):
                 named[n.id] = named.get(n.id, 0) + 1
     for s in atomics:
@@ -477,12 +477,12 @@ def _invariant_values(loop, stored):
         memo[name] = None                       # (a cycle: not invariant)
         found = defs.get(name, [])
         if len(found) == 1 and name != getattr(loop, "target", ast.Name(id="")).id and \
-                all(isinstance(n, _PURE) for n in ast.walk(found[0])):
+                all(isinstance(n, _PURE) for n in ir.walk(found[0])):
             memo[name] = expression(found[0])
         return memo[name]
 
     def expression(expr):
-        for n in ast.walk(expr):
+        for n in ir.walk(expr):
             if isinstance(n, ast.Name) and value(n.id) is None:
                 return None
         return _SubstituteNames(value).visit(copy.deepcopy(expr))
@@ -518,12 +518,12 @@ def late_zeroing(stmts, shadows):
             if is_zeroing(s):
                 later = block[k + 1:]
                 shadow = s.targets[0].value.id
-                index = {n.id for n in ast.walk(s.targets[0].slice) if isinstance(n, ast.Name)}
-                names = {n.id for t in later for n in ast.walk(t) if isinstance(n, ast.Name)}
-                stored = {n.id for t in later for n in ast.walk(t)
+                index = {n.id for n in ir.walk(s.targets[0].slice) if isinstance(n, ast.Name)}
+                names = {n.id for t in later for n in ir.walk(t) if isinstance(n, ast.Name)}
+                stored = {n.id for t in later for n in ir.walk(t)
                           if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
                 jumps = any(isinstance(n, (ast.Break, ast.Continue, ast.Return))
-                            for t in later for n in ast.walk(t))
+                            for t in later for n in ir.walk(t))
                 if later and shadow not in names and not index & stored and not jumps and \
                         not any(ir.is_barrier(t) for t in ir.walk_stmts(later)):
                     moved.append(s)

@@ -98,7 +98,7 @@ def _is_comment(s):
 def _bodies_with_a_statement(fn):
     """A loop or branch whose statements all folded away (or were never more than the
     comment quoting the user's line) gets `pass`: a comment alone is no body."""
-    for node in ast.walk(fn):
+    for node in ir.walk(fn):
         for field in ("body", "orelse"):
             inner = getattr(node, field, None)
             if not isinstance(inner, list) or node is fn:

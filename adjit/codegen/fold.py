@@ -59,7 +59,7 @@ def fold_temporaries(fn):
 
 def _counts(fn, ctx):
     out = {}
-    for node in ast.walk(fn):
+    for node in ir.walk(fn):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ctx):
             out[node.id] = out.get(node.id, 0) + 1
     return out
@@ -83,7 +83,7 @@ def _drop_dead_definitions(fn):
                         block.remove(s)
                 elif _temporary(s) and not loads.get(s.targets[0].id) and \
                         sum(not isinstance(x, ast.Expr) for x in block) > 1 and \
-                        not any(isinstance(n, ast.Call) for n in ast.walk(s.value)):
+                        not any(isinstance(n, ast.Call) for n in ir.walk(s.value)):
                     # (a block keeps a statement: its comments alone would leave it empty)
                     block.remove(s)         # (a split loop's index no term reads now)
                     dropped = True
@@ -113,11 +113,11 @@ def _foldable(nxt, t, value):
     where = _where(nxt)
     if where is None or _comment(nxt):
         return False
-    uses = [n for n in ast.walk(where) if isinstance(n, ast.Name) and n.id == t and
+    uses = [n for n in ir.walk(where) if isinstance(n, ast.Name) and n.id == t and
             isinstance(n.ctx, ast.Load)]
     if len(uses) != 1:
         return False
-    return not (_reads_memory(value) and any(_impure(c) for c in ast.walk(where)
+    return not (_reads_memory(value) and any(_impure(c) for c in ir.walk(where)
                                              if isinstance(c, ast.Call)))
 
 
@@ -160,7 +160,7 @@ def _comment(s):
 
 
 def _reads_memory(value):
-    return any(isinstance(n, (ast.Subscript, ast.Attribute, ast.Call)) for n in ast.walk(value))
+    return any(isinstance(n, (ast.Subscript, ast.Attribute, ast.Call)) for n in ir.walk(value))
 
 
 def _impure(call):

@@ -171,7 +171,7 @@ def _reads_thread_identity(s):
     else:
         nodes = [s]
     for node in nodes:
-        for n in ast.walk(node):
+        for n in ir.walk(node):
             if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and \
                     n.value.id == "cuda" and n.attr in _RAW + ("grid",):
                 return True

@@ -64,6 +64,7 @@ from .kernel import AdjointKernel
 from ..errors import AdjitError
 from ..frontend.source import read_function, unwrap
 from ..runtime import checkpoint as schedule
+from .. import ir
 
 _SHAPE_ATTRS = ("shape", "size", "ndim", "dtype")
 
@@ -450,7 +451,7 @@ def _reads(fn_tree, name):
     """Whether a kernel's source may read array `name`: any use but `name[...] = v` and
     `name.shape` (and size, ndim, dtype) counts (passing it to a device function too)."""
     stores, plain = set(), set()
-    for node in ast.walk(fn_tree):
+    for node in ir.walk(fn_tree):
         if isinstance(node, ast.Assign):
             for t in node.targets:
                 for sub in (t.elts if isinstance(t, ast.Tuple) else [t]):
@@ -460,7 +461,7 @@ def _reads(fn_tree, name):
                 and isinstance(node.value, ast.Name):
             plain.add(id(node.value))
     return any(isinstance(node, ast.Name) and node.id == name and id(node) not in stores
-               and id(node) not in plain for node in ast.walk(fn_tree))
+               and id(node) not in plain for node in ir.walk(fn_tree))
 
 
 # elementwise helpers on our own (C-contiguous) buffers -------------------------------------

@@ -12,6 +12,7 @@ import types
 from tokenize import TokenError
 
 from ..errors import AdjitError, Location
+from .. import ir
 
 _MISSING = object()
 
@@ -85,7 +86,7 @@ def referenced(fn):
 
 def _assigned_names(tree):
     names = set()
-    for node in ast.walk(tree):
+    for node in ir.walk(tree):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
             names.add(node.id)
     return names

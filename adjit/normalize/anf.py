@@ -170,7 +170,7 @@ def normalize_function(src, ctx, prefix="", subst=None, views=None):
                 raise src.loc.error(norm.returned_views[0][0], "a helper returning arrays "
                                     "from one return and only numbers from another",
                                     "Return the same kinds of values from every return.")
-            written = [n for n in ast.walk(src.tree) if isinstance(n, ast.Return)]
+            written = [n for n in ir.walk(src.tree) if isinstance(n, ast.Return)]
             if norm.tuple_returns != len(written):
                 raise src.loc.error(norm.returned_numbers[0], "a helper returning a tuple "
                                     "from one return and something else from another",
@@ -337,7 +337,7 @@ def _binds(stmts, name):
 
 
 def _names_in(stmts):
-    return {n.id for s in stmts for n in ast.walk(s) if isinstance(n, ast.Name)}
+    return {n.id for s in stmts for n in ir.walk(s) if isinstance(n, ast.Name)}
 
 
 def _written_in(stmts, names, src, depth=0):
@@ -345,7 +345,7 @@ def _written_in(stmts, names, src, depth=0):
     `name op= `, or a call of a user function whose parameter receiving it it writes (read
     from that function's source, a few calls deep); any other call than numpy's or math's
     might."""
-    for node in (n for s in stmts for n in ast.walk(s)):
+    for node in (n for s in stmts for n in ir.walk(s)):
         if isinstance(node, (ast.Assign, ast.AugAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             for t in targets:
@@ -399,12 +399,12 @@ def _store_counts(tree):
     assignments count; a name assigned in a loop once counts once), and the names assigned
     only by statements of the body itself (not in a loop, branch or with block)."""
     counts, nested = {}, set()
-    for node in ast.walk(tree):
+    for node in ir.walk(tree):
         if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
             counts[node.id] = counts.get(node.id, 0) + 1
     for stmt in tree.body:
         if isinstance(stmt, (ast.For, ast.While, ast.If, ast.With, ast.Try)):
-            nested.update(n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and
+            nested.update(n.id for n in ir.walk(stmt) if isinstance(n, ast.Name) and
                           isinstance(n.ctx, (ast.Store, ast.Del)))
     return counts, set(counts) - nested
 
@@ -599,7 +599,7 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining, Message
         """The truth of an `if` test made of numbers, operators and module-level numbers or
         flags only (none of the function's own names, no calls); None for any other test."""
         leaves = {}
-        for n in ast.walk(test):
+        for n in ir.walk(test):
             if isinstance(n, ast.Name):
                 if n.id in self.src.locals:
                     return None
@@ -624,7 +624,7 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining, Message
         numpy computed them where they were bound, and a write in the body would otherwise
         compute them inside the body, where only one path (or every iteration, from data the
         previous one changed) computes them."""
-        if self.lazy and any(_may_write(n) for n in ast.walk(s)):
+        if self.lazy and any(_may_write(n) for n in ir.walk(s)):
             self.flush_lazy(out)
 
     def stmt(self, s, out):
@@ -866,8 +866,8 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining, Message
         """(mentions of `name` in the function outside `loop`, whether `loop` is inside
         another loop of the function)."""
         tree = self.src.tree
-        inside = sum(1 for n in ast.walk(loop) if isinstance(n, ast.Name) and n.id == name)
-        total = sum(1 for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == name)
+        inside = sum(1 for n in ir.walk(loop) if isinstance(n, ast.Name) and n.id == name)
+        total = sum(1 for n in ir.walk(tree) if isinstance(n, ast.Name) and n.id == name)
 
         def nested(stmts, in_loop):
             for x in stmts:
@@ -1012,7 +1012,7 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining, Message
         """Names the statements bind to the result of a helper whose every return is a
         tuple written out (`r = step(y)`)."""
         out = set()
-        for x in (n for s in stmts for n in ast.walk(s)):
+        for x in (n for s in stmts for n in ir.walk(s)):
             if not (isinstance(x, ast.Assign) and isinstance(x.value, ast.Call) and
                     len(x.targets) == 1 and isinstance(x.targets[0], ast.Name)):
                 continue
@@ -1020,7 +1020,7 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining, Message
             if not isinstance(fn, types.FunctionType) or _library_function(fn):
                 continue
             try:
-                returns = [r for r in ast.walk(read_function(fn).tree)
+                returns = [r for r in ir.walk(read_function(fn).tree)
                            if isinstance(r, ast.Return)]
             except AdjitError:
                 continue
@@ -1353,12 +1353,12 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining, Message
             isinstance(last.value.left, ast.Name) and last.value.left.id == name else None
         if not (isinstance(step, ast.Constant) and step.value == 1 and type(step.value) is int):
             return None
-        assigned = {n.id for x in body for n in ast.walk(x)
+        assigned = {n.id for x in body for n in ir.walk(x)
                     if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del))}
-        reads = {n.id for n in ast.walk(right) if isinstance(n, ast.Name)}
+        reads = {n.id for n in ir.walk(right) if isinstance(n, ast.Name)}
         if name in assigned or reads & assigned or self._loop_exits(body) or \
                 any(isinstance(n, (ast.Call, ast.Subscript)) and not _is_size(n)
-                    for n in ast.walk(right)):
+                    for n in ir.walk(right)):
             return None
         prev = self.previous
         known = prev.value if isinstance(prev, ast.Assign) and len(prev.targets) == 1 and \
@@ -1446,7 +1446,7 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining, Message
 
     def may_write(self, node):
         """Whether evaluating `node` calls a helper (which may write arrays)."""
-        for n in ast.walk(node):
+        for n in ir.walk(node):
             if isinstance(n, ast.Call):
                 obj = self.src.resolve(n.func) if not isinstance(n.func, ast.Attribute) or \
                     self.src.resolve(n.func.value) is not MISSING else MISSING
@@ -1933,7 +1933,7 @@ def _lazy_candidates(src):
     an array value of such a name can stay unevaluated and fuse into the loop of that
     statement. Returns (those names, those of them never passed to a user function)."""
     stores, loads, written, passed = {}, {}, set(), set()
-    for node in ast.walk(src.tree):
+    for node in ir.walk(src.tree):
         if isinstance(node, ast.Name):
             if isinstance(node.ctx, ast.Store):
                 stores[node.id] = stores.get(node.id, 0) + 1
@@ -1957,7 +1957,7 @@ def _lazy_candidates(src):
     simple = (ast.Assign, ast.AugAssign, ast.Return, ast.Expr, ast.AnnAssign)
 
     def names_in(stmt):
-        return [n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and
+        return [n.id for n in ir.walk(stmt) if isinstance(n, ast.Name) and
                 isinstance(n.ctx, ast.Load)]
 
     def visit(block):

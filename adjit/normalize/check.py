@@ -5,6 +5,7 @@ as supported raises an AdjitError naming the construct and what to write instead
 added by a new Python version cannot slip through as a raw traceback.
 """
 import ast
+from .. import ir
 
 SUPPORTED_STMTS = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.If, ast.For,
                    ast.While, ast.Break, ast.Continue, ast.Return, ast.Pass, ast.Assert)
@@ -104,12 +105,12 @@ class _At:
 def check_supported(tree, loc):
     """Raise AdjitError at the first unsupported construct in a function body."""
     # strings passed to a call (np.searchsorted(a, v, side="right")) are the call's business
-    passed = {id(a) for node in ast.walk(tree) if isinstance(node, ast.Call)
+    passed = {id(a) for node in ir.walk(tree) if isinstance(node, ast.Call)
               for a in node.args + [kw.value for kw in node.keywords]}
     # an assert's message is not evaluated unless it fails (and then not by adjit)
-    passed |= {id(node.msg) for node in ast.walk(tree) if isinstance(node, ast.Assert)}
+    passed |= {id(node.msg) for node in ir.walk(tree) if isinstance(node, ast.Assert)}
     # `...` as an element of an index (a[..., 0]) is numpy's ellipsis, supported there
-    for node in ast.walk(tree):
+    for node in ir.walk(tree):
         if isinstance(node, ast.Subscript):
             elts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
             passed |= {id(e) for e in elts if isinstance(e, ast.Constant) and e.value is Ellipsis}
@@ -135,4 +136,4 @@ def _numeric(value):
 def _is_docstring(tree, node):
     """A string that is a statement of its own (a docstring, or a comment written as a
     string anywhere in the body): it computes nothing and is ignored."""
-    return any(isinstance(s, ast.Expr) and s.value is node for s in ast.walk(tree))
+    return any(isinstance(s, ast.Expr) and s.value is node for s in ir.walk(tree))

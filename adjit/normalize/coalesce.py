@@ -12,7 +12,7 @@ def coalesce_temps(stmts, temps, result):
     # (name, Load or Store) -> how often the statements hold it, kept up to date below
     counts = {}
     for t in stmts:
-        for n in ast.walk(t):
+        for n in ir.walk(t):
             if isinstance(n, ast.Name):
                 key = (n.id, type(n.ctx))
                 counts[key] = counts.get(key, 0) + 1
@@ -31,14 +31,14 @@ def coalesce_temps(stmts, temps, result):
                           block[j].targets[0].id == a), None)
             if start is None:
                 continue
-            between = [n for t in block[start:k] for n in ast.walk(t) if isinstance(n, ast.Name)]
+            between = [n for t in block[start:k] for n in ir.walk(t) if isinstance(n, ast.Name)]
             if any(n.id == y for n in between):
                 continue
             if counts.get((y, ast.Store), 0) != 1 or counts.get((a, ast.Load), 0) != \
                     sum(1 for n in between if n.id == a and isinstance(n.ctx, ast.Load)) + 1:
                 continue
             for t in block[start:k]:
-                for n in ast.walk(t):
+                for n in ir.walk(t):
                     if isinstance(n, ast.Name) and n.id == a:
                         n.id = y
                         count(a, type(n.ctx), -1)
@@ -53,7 +53,7 @@ def coalesce_temps(stmts, temps, result):
                 if len(stores) == len(made):    # the user never writes y afterwards
                     write_once.add(y)
             temps.add(y)
-            for n in ast.walk(s):       # the copy goes
+            for n in ir.walk(s):       # the copy goes
                 if isinstance(n, ast.Name):
                     count(n.id, type(n.ctx), -1)
             block[k] = ast.Pass()

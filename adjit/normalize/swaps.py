@@ -27,6 +27,7 @@ import ast
 import copy
 
 from ..errors import AdjitError
+from .. import ir
 
 
 def find_swap(s, is_array):
@@ -91,7 +92,7 @@ def unroll(loop, is_array, fresh, error, params=(), is_view=lambda name: False):
 
     def parse(text):
         nodes = ast.parse(text).body
-        for n in ast.walk(ast.Module(body=nodes, type_ignores=[])):
+        for n in ir.walk(ast.Module(body=nodes, type_ignores=[])):
             if hasattr(n, "lineno"):
                 n.lineno = line
                 n.end_lineno = line
@@ -140,7 +141,7 @@ def _renamed_body(stmts, binding, is_array):
             binding.update(new)
             continue
         node = copy.deepcopy(s)
-        for n in ast.walk(node):
+        for n in ir.walk(node):
             if isinstance(n, ast.Name) and n.id in binding:
                 n.id = binding[n.id]
         out.append(node)
@@ -177,7 +178,7 @@ def _walk_no_defs(stmts):
             yield from _walk_no_defs(s.body)
             yield from _walk_no_defs(s.orelse)
         elif isinstance(s, (ast.For, ast.While)):
-            for inner in ast.walk(s):
+            for inner in ir.walk(s):
                 if isinstance(inner, ast.Return):
                     yield inner
 

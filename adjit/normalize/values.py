@@ -30,7 +30,7 @@ class TupleValue:
 def assigned_user_names(stmts):
     names = set()
     for s in stmts:
-        for node in ast.walk(s):
+        for node in ir.walk(s):
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
                 names.add(node.id)
     return names

@@ -94,7 +94,7 @@ def _is_prange(loop):
 def _promote(loop, bars, namegen):
     assigned = {loop.target.id} if isinstance(loop.target, ast.Name) else {"*"}
     uses = {}
-    for node in ast.walk(ast.Module(body=loop.body, type_ignores=[])):
+    for node in ir.walk(ast.Module(body=loop.body, type_ignores=[])):
         if isinstance(node, ast.Name):
             if isinstance(node.ctx, ast.Store):
                 assigned.add(node.id)
@@ -180,7 +180,7 @@ def _invariant_loads(loop):
     if not isinstance(loop.target, ast.Name) or loop.orelse:
         return []
     stores, written = {loop.target.id: 1}, set()      # (name: how often the loop assigns it)
-    for node in ast.walk(ast.Module(body=loop.body, type_ignores=[])):
+    for node in ir.walk(ast.Module(body=loop.body, type_ignores=[])):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
             stores[node.id] = stores.get(node.id, 0) + 1
         elif isinstance(node, (ast.Subscript, ast.Attribute)) and \
@@ -191,7 +191,7 @@ def _invariant_loads(loop):
     moved = []
     first_use = {}          # name -> the statement of the loop's body that names it first
     for s in loop.body:
-        for node in ast.walk(s):
+        for node in ir.walk(s):
             if isinstance(node, ast.Name):
                 first_use.setdefault(node.id, s)
     for s in loop.body:

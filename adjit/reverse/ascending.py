@@ -65,7 +65,7 @@ class _Starts:
                         not _descending(x):         # (a reversed loop starts nothing)
                     key = (ir.note(x, "origin", None), x.target.id)
                     self.before.setdefault(key, []).append(block[k - 1] if k else None)
-        for node in ast.walk(ast.Module(body=list(stmts), type_ignores=[])):
+        for node in ir.walk(ast.Module(body=list(stmts), type_ignores=[])):
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
                 self.sets[node.id] = self.sets.get(node.id, 0) + 1
 
@@ -81,7 +81,7 @@ class _Starts:
                     x.targets[0].id == counter):
                 return None
             if any(isinstance(n, (ast.Call, ast.Subscript, ast.Attribute))
-                   for n in ast.walk(x.value)):
+                   for n in ir.walk(x.value)):
                 return None
             if any(self.sets.get(n, 0) != 1 for n in reads_of(x.value)):
                 return None
@@ -175,7 +175,7 @@ def _commutes(loop, record, counters, nest):
         if isinstance(s, ast.For) and not (_is_range(s) and isinstance(s.target, ast.Name)
                                            and not s.orelse and not _is_prange(s)):
             return False
-        for node in ast.walk(s.iter if isinstance(s, ast.For) else
+        for node in ir.walk(s.iter if isinstance(s, ast.For) else
                              s.test if isinstance(s, ast.If) else s):
             if isinstance(node, ast.Call) and not _pure(node):
                 return False
@@ -200,7 +200,7 @@ def _commutes(loop, record, counters, nest):
         parts = [s.iter] if isinstance(s, ast.For) else [s.test] if isinstance(s, ast.If) \
             else [s.value] + ([s.targets[0]] if isinstance(s, ast.Assign) else [s.target])
         for part in parts:
-            for node in ast.walk(part):
+            for node in ir.walk(part):
                 if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load):
                     if _shape_of(node.value):
                         continue                # `x.shape[0]`: a number, read only
@@ -336,7 +336,7 @@ def _opens(loop, step, name):
     for s in loop.body:
         if s is step:
             return True
-        if any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(s)):
+        if any(isinstance(n, ast.Name) and n.id == name for n in ir.walk(s)):
             return False
     return False
 
@@ -434,7 +434,7 @@ def _skeleton(loop, counters, namegen):
                 needed |= reads_of(s) - set(entry.values())
             elif isinstance(s, ast.Assign) and isinstance(s.targets[0], ast.Name) and \
                     s.targets[0].id in needed:
-                if any(isinstance(n, (ast.Subscript, ast.Call)) for n in ast.walk(s.value)):
+                if any(isinstance(n, (ast.Subscript, ast.Call)) for n in ir.walk(s.value)):
                     return None
                 needed = (needed - {s.targets[0].id}) | reads_of(s.value)
                 kept.append(copy.deepcopy(s))
@@ -484,7 +484,7 @@ def _skeleton(loop, counters, namegen):
 
 def _sets_any(stmt, names):
     """Whether a statement (nested ones included) assigns one of `names`."""
-    for node in ast.walk(stmt):
+    for node in ir.walk(stmt):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and node.id in names:
             return True
     return False

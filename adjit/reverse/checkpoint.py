@@ -127,7 +127,7 @@ class Checkpointed:
         after = b.stmts[b.stmts.index(self.loop) + 1:]
         assigned_after = ir.assigned(after)
         stored_after = {s.targets[0].value.id for s in ir.walk_stmts(after) if ir.is_store(s)}
-        reads = {n.id for st in self.plain for n in ast.walk(st)
+        reads = {n.id for st in self.plain for n in ir.walk(st)
                  if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
         stored = {s.targets[0].value.id for s in ir.walk_stmts(self.plain) if ir.is_store(s)}
         assigned = ir.assigned(self.plain)

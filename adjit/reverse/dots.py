@@ -92,7 +92,7 @@ def _rewrite(loop, one_d_float, kind_of, read_outside):
         total = s.target.id
         if assigned.get(total) != 1 or kind_of(total) not in (None, FLOAT) or \
                 any(isinstance(n, ast.Name) and n.id == total and isinstance(n.ctx, ast.Load)
-                    for x in body for n in ast.walk(x)):
+                    for x in body for n in ir.walk(x)):
             continue
         factors = _product(s.value, body[:pos], var, assigned)
         if factors is None:
@@ -170,7 +170,7 @@ def _load(node, before, var, assigned, negative):
         if affine is None or affine[0] == 0:
             return None
         step, rest = affine
-        if any(isinstance(n, ast.Name) and n.id in assigned for n in ast.walk(rest)):
+        if any(isinstance(n, ast.Name) and n.id in assigned for n in ir.walk(rest)):
             return None
         return negative, node.value.id, step, rest, node
     return None
@@ -198,7 +198,7 @@ def _affine(node, var):
     var; None for anything else."""
     if isinstance(node, ast.Name) and node.id == var:
         return 1, ast.Constant(value=0)
-    if not any(isinstance(n, ast.Name) and n.id == var for n in ast.walk(node)):
+    if not any(isinstance(n, ast.Name) and n.id == var for n in ir.walk(node)):
         return 0, node
     if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
         left, right = _affine(node.left, var), _affine(node.right, var)
@@ -232,7 +232,7 @@ def _unwritten(body, array, load):
     """Whether the loop leaves `array` alone, but for a reset at the load's own index after
     the load."""
     index = ast.dump(load.slice)
-    read_at = next(p for p, s in enumerate(body) if any(n is load for n in ast.walk(s)))
+    read_at = next(p for p, s in enumerate(body) if any(n is load for n in ir.walk(s)))
     for pos, s in enumerate(body):
         t = _target(s)
         if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and \
@@ -250,13 +250,13 @@ def _live(body, read_outside, var):
     changed = True
     while changed:
         changed = False
-        reads = {n.id for s in body for n in ast.walk(s)
+        reads = {n.id for s in body for n in ir.walk(s)
                  if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
         for s in body:
             t = _target(s)
             if isinstance(s, ast.Assign) and isinstance(t, ast.Name) and t.id not in reads \
                     and t.id not in read_outside and t.id != var and \
-                    not any(isinstance(n, ast.Call) for n in ast.walk(s.value)):
+                    not any(isinstance(n, ast.Call) for n in ir.walk(s.value)):
                 body.remove(s)
                 changed = True
                 break

@@ -159,13 +159,13 @@ class Emission:
             return None     # rows for every iteration of the loop over the data points would
             # be the tape growing with the data that computing again avoids
         if any(isinstance(n, ast.Name) and n.id in tape_names
-               for x in taped for n in ast.walk(x)):
+               for x in taped for n in ir.walk(x)):
             return None
         loops = [x for x in ir.walk_stmts(taped) if isinstance(x, (ast.For, ast.While))]
         if not any(isinstance(y, (ast.For, ast.While)) for x in loops
                    for y in ir.walk_stmts(x.body)):
             return None         # computing it again costs about what storing it would
-        reads = {n.id for x in rest for n in ast.walk(x) if isinstance(n, ast.Name)}
+        reads = {n.id for x in rest for n in ir.walk(x) if isinstance(n, ast.Name)}
         stored = {x.targets[0].value.id for x in ir.walk_stmts(taped) if ir.is_store(x)}
         assigned = ir.assigned(taped) - {fwd.target.id}
         arrays = sorted(a for a in stored & reads)
@@ -192,7 +192,7 @@ class Emission:
                 # the iteration works in its own row: nothing to copy out or back
                 _to_row(a, keep, slot, fwd.body + rest)
                 if any(isinstance(n, ast.Name) and n.id == a for x in later
-                       for n in ast.walk(x)):      # the last row, for what follows
+                       for n in ir.walk(x)):      # the last row, for what follows
                     j = gen.fresh("_j")
                     after.append(f"if {trips} > 0:\n    for {j} in range({a}.shape[0]):\n"
                                  f"        {a}[{j}] = {keep}[{trips} - 1, {j}]")
@@ -217,7 +217,7 @@ class Emission:
         for x in new:
             ir.annotate(x, origin=origin)
         parent[at + 1:at + 1] = ir.parse("\n".join(after))     # (before `new` moves fwd)
-        sizes = {n.id for e in fwd._bounds[:2] for n in ast.walk(e) if isinstance(n, ast.Name)}
+        sizes = {n.id for e in fwd._bounds[:2] for n in ir.walk(e) if isinstance(n, ast.Name)}
         if parent is not self.forward_stmts and all(
                 not self.layout.loops[id(site)] for n in sizes | set(arrays)
                 for site in self.layout.sites.get(n, ())):
@@ -253,7 +253,7 @@ class Emission:
         before its adjoint, on a tape of the thread's own."""
         tape_names = self.tape.reserved_names()
         if not any(isinstance(n, ast.Name) and n.id in tape_names
-                   for x in loop.body for n in ast.walk(x)):
+                   for x in loop.body for n in ir.walk(x)):
             return
         per_iteration = []
         if counts:
@@ -604,13 +604,13 @@ def _elements_only(array, stmts):
     """Whether the statements use a 1-D array only by its elements (`a[j]`)."""
     inner = set()
     for x in stmts:
-        for n in ast.walk(x):
+        for n in ir.walk(x):
             if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name) and \
                     n.value.id == array:
                 if isinstance(n.slice, (ast.Tuple, ast.Slice)):
                     return False
                 inner.add(id(n.value))
-    return all(id(n) in inner for x in stmts for n in ast.walk(x)
+    return all(id(n) in inner for x in stmts for n in ir.walk(x)
                if isinstance(n, ast.Name) and n.id == array)
 
 
@@ -647,7 +647,7 @@ def _without_pushes(stmts, tape_names):
 def _names(node, ctx):
     """The names node (a statement, with what it nests) reads (ctx ast.Load) or assigns
     (ast.Store)."""
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ctx)}
+    return {n.id for n in ir.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ctx)}
 
 
 def _merge_resets(stmts):

@@ -65,7 +65,7 @@ def split_stencil_loops(stmts, live_out=(), namegen=None):
 def _loads(stmts):
     counts = {}
     for s in stmts:
-        for n in ast.walk(s):
+        for n in ir.walk(s):
             if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
                 counts[n.id] = counts.get(n.id, 0) + 1
     return counts
@@ -98,7 +98,7 @@ def _split(loop, read_outside, namegen):
     stored = {}             # array -> (index dump, position)
     added = {}              # array -> {index dump: [positions]}
     for pos, s in enumerate(body):
-        for node in ast.walk(s.value):
+        for node in ir.walk(s.value):
             if isinstance(node, ast.Call):
                 return None
             if isinstance(node, ast.Subscript):
@@ -134,7 +134,7 @@ def _split(loop, read_outside, namegen):
             stored[arr] = (index, pos)
     # reads of numbers before their assignment in the iteration come from the last one
     for pos, s in enumerate(body):
-        for node in ast.walk(s.value):
+        for node in ir.walk(s.value):
             if isinstance(node, ast.Name) and node.id in local and \
                     not any(_assigns(x, node.id) for x in body[:pos]):
                 return None
@@ -206,7 +206,7 @@ def _gather(loop, var, body, neighbours, added, local, read_outside, defs, nameg
                 continue
             others = [a for p, a in enumerate(atoms) if p != at[0]]
             if any(isinstance(n, ast.Name) and (n.id == var or n.id in local)
-                   for a in others for n in ast.walk(a)):
+                   for a in others for n in ir.walk(a)):
                 continue
             key = (arr, at[0], tuple(ast.dump(a) for a in others))
             rows.setdefault(key, (target, {}))[1].setdefault(offsets[at[0]], []).extend(
@@ -395,7 +395,7 @@ def _stencil(targets, var, defs):
 
 def _cheap(stmts):
     """A few additions and multiplications: no call, division or power."""
-    ops = [n for s in stmts for n in ast.walk(s) if isinstance(n, (ast.BinOp, ast.UnaryOp))]
+    ops = [n for s in stmts for n in ir.walk(s) if isinstance(n, (ast.BinOp, ast.UnaryOp))]
     return len(ops) <= 6 and not any(
         isinstance(n, ast.BinOp) and isinstance(n.op, (ast.Div, ast.Pow, ast.Mod,
                                                        ast.FloorDiv)) for n in ops)
@@ -427,9 +427,9 @@ def _assigned(body):
 
 
 def _read_names(body):
-    return {n.id for s in body for n in ast.walk(s.value) if isinstance(n, ast.Name)} | \
+    return {n.id for s in body for n in ir.walk(s.value) if isinstance(n, ast.Name)} | \
         {n.id for s in body for t in [s.target if isinstance(s, ast.AugAssign) else s.targets[0]]
-         if isinstance(t, ast.Subscript) for n in ast.walk(t.slice) if isinstance(n, ast.Name)}
+         if isinstance(t, ast.Subscript) for n in ir.walk(t.slice) if isinstance(n, ast.Name)}
 
 
 def _in_group(s, groups):
@@ -448,7 +448,7 @@ def _slice(body, keep):
         if pos not in chosen and not (isinstance(target, ast.Name) and target.id in need):
             continue
         chosen.add(pos)
-        for n in ast.walk(s):
+        for n in ir.walk(s):
             if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
                 need.add(n.id)
         if isinstance(s, ast.AugAssign) and isinstance(target, ast.Name):
@@ -462,16 +462,16 @@ def _sink(stmts):
     out = list(stmts)
     for s in reversed(stmts):
         if not (isinstance(s, ast.Assign) and isinstance(s.targets[0], ast.Name)
-                and not any(isinstance(n, ast.Subscript) for n in ast.walk(s.value))):
+                and not any(isinstance(n, ast.Subscript) for n in ir.walk(s.value))):
             continue
         name = s.targets[0].id
-        operands = {n.id for n in ast.walk(s.value) if isinstance(n, ast.Name)}
+        operands = {n.id for n in ir.walk(s.value) if isinstance(n, ast.Name)}
         at = out.index(s)
         k = at + 1
         while k < len(out) and not any(
                 isinstance(n, ast.Name) and (n.id == name or (n.id in operands and
                                                               isinstance(n.ctx, ast.Store)))
-                for n in ast.walk(out[k])) and not (isinstance(out[k], ast.AugAssign)
+                for n in ir.walk(out[k])) and not (isinstance(out[k], ast.AugAssign)
                                                     and _target(out[k]).id in operands
                                                     if isinstance(_target(out[k]), ast.Name)
                                                     else False):

@@ -113,7 +113,7 @@ def parallel_backward(stmts, live_after, tape, namegen, recompute, init=(), pref
 
 def _arrays_read(stmts):
     """Names the statements index (read or written)."""
-    return {n.value.id for x in stmts for n in ast.walk(x)
+    return {n.value.id for x in stmts for n in ir.walk(x)
             if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name)}
 
 
@@ -256,7 +256,7 @@ def _assigned(stmts):
     for s in ir.walk_stmts(stmts):
         if isinstance(s, ast.Assign):
             for t in s.targets:
-                names |= {n.id for n in ast.walk(t) if isinstance(n, ast.Name)
+                names |= {n.id for n in ir.walk(t) if isinstance(n, ast.Name)
                           and isinstance(n.ctx, ast.Store)}
         elif isinstance(s, ast.AugAssign) and isinstance(s.target, ast.Name):
             names.add(s.target.id)
@@ -331,7 +331,7 @@ def _mentions(s, name):
     """Whether a statement (not its nested blocks) reads or writes `name`."""
     parts = [s.test] if isinstance(s, (ast.If, ast.While)) else \
         [s.target, s.iter] if isinstance(s, ast.For) else [s]
-    return any(isinstance(n, ast.Name) and n.id == name for p in parts for n in ast.walk(p))
+    return any(isinstance(n, ast.Name) and n.id == name for p in parts for n in ir.walk(p))
 
 
 def _first_index(sub):
@@ -351,7 +351,7 @@ def _unshareable(loop, after, forbidden, forward, private=frozenset(), escapes=N
         return "it leaves early", (), ()
     used = set()
     for s in stmts:
-        used |= {n.id for n in ast.walk(s) if isinstance(n, ast.Name)}
+        used |= {n.id for n in ir.walk(s) if isinstance(n, ast.Name)}
     if used & set(forbidden):
         return "it records values on the tape", (), ()
     assigned = _assigned(body)
@@ -407,7 +407,7 @@ def _own_nodes(s):
     parts = [s.test] if isinstance(s, (ast.If, ast.While)) else \
         [s.target, s.iter] if isinstance(s, ast.For) else [s]
     for p in parts:
-        yield from ast.walk(p)
+        yield from ir.walk(p)
 
 
 def _chunked(loop, sums, arrays, namegen, tape=None, starts=()):
@@ -422,7 +422,7 @@ def _chunked(loop, sums, arrays, namegen, tape=None, starts=()):
     own = {name: namegen.fresh(f"{name}_own") for name in sums + resets + zeros + arrays}
     tape_init = []
     if tape is not None:
-        used = {n.id for x in loop.body for n in ast.walk(x) if isinstance(n, ast.Name)}
+        used = {n.id for x in loop.body for n in ir.walk(x) if isinstance(n, ast.Name)}
         for which, dtype in (("f", ""), ("i", ", np.int64")):
             arr, top = tape.names[which]
             if arr in used:

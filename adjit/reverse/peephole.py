@@ -7,11 +7,12 @@ in a later simple statement of the same block and neither side changes before th
 import ast
 
 from ..ir import load_names
+from .. import ir
 
 
 def _writes(node):
     out = set()
-    for n in ast.walk(node):
+    for n in ir.walk(node):
         if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
             out.add(n.id)
         elif isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name):

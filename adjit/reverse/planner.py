@@ -336,7 +336,7 @@ class Planning:
                 continue
             own = ir.assigned(s.body)
             for x in ir.walk_stmts(s.body):
-                names = [n.id for n in ast.walk(x.test if isinstance(x, (ast.If, ast.While))
+                names = [n.id for n in ir.walk(x.test if isinstance(x, (ast.If, ast.While))
                                                 else x.iter if isinstance(x, ast.For) else x)
                          if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
                          and n.id not in own]
@@ -355,7 +355,7 @@ class Planning:
             s = m.stmt
             pos, loops = layout.pos[id(s)], layout.loops[id(s)]
             if isinstance(m, AssignMirror):
-                names = [n.id for a in m.adj for n in ast.walk(a) if isinstance(n, ast.Name)
+                names = [n.id for a in m.adj for n in ir.walk(a) if isinstance(n, ast.Name)
                          and isinstance(n.ctx, ast.Load)]
                 self._need(points, names, pos, loops)
             elif isinstance(m, IfMirror):

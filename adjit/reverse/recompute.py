@@ -99,9 +99,9 @@ def _reads(s):
     """Names a statement (not its nested blocks) reads, arrays of element stores included."""
     parts = [s.test] if isinstance(s, (ast.If, ast.While)) else \
         [s.iter] if isinstance(s, ast.For) else [s.value] if isinstance(s, ast.Assign) else [s]
-    names = {n.id for p in parts for n in ast.walk(p) if isinstance(n, ast.Name)}
+    names = {n.id for p in parts for n in ir.walk(p) if isinstance(n, ast.Name)}
     if isinstance(s, ast.Assign) and ir.is_store(s):
-        names |= {n.id for n in ast.walk(s.targets[0].slice) if isinstance(n, ast.Name)}
+        names |= {n.id for n in ir.walk(s.targets[0].slice) if isinstance(n, ast.Name)}
     return names
 
 
@@ -149,7 +149,7 @@ def _additive_reduction(name, inner):
 def _adds_to(v, name):
     return isinstance(v, ast.BinOp) and isinstance(v.op, (ast.Add, ast.Sub)) and \
         isinstance(v.left, ast.Name) and v.left.id == name and \
-        name not in {n.id for n in ast.walk(v.right) if isinstance(n, ast.Name)}
+        name not in {n.id for n in ir.walk(v.right) if isinstance(n, ast.Name)}
 
 
 def _own_write_only(arr, loop, inner):
@@ -162,7 +162,7 @@ def _own_write_only(arr, loop, inner):
             first = index.elts[0] if isinstance(index, ast.Tuple) and index.elts else index
             if not (isinstance(first, ast.Name) and first.id == var):
                 return False
-            if arr in {n.id for n in ast.walk(s.value) if isinstance(n, ast.Name)}:
+            if arr in {n.id for n in ir.walk(s.value) if isinstance(n, ast.Name)}:
                 return False
         elif arr in _reads(s):
             return False
@@ -198,7 +198,7 @@ def _filled_before_read(arr, length, stmts, filled):
                     if not store_seen:
                         if ir.is_store(x) and x.targets[0].value.id == arr:
                             store_seen = True
-                            if arr in {n.id for n in ast.walk(x.value) if isinstance(n, ast.Name)}:
+                            if arr in {n.id for n in ir.walk(x.value) if isinstance(n, ast.Name)}:
                                 return False
                             continue
                         if any(arr in _reads(y) for y in ir.walk_stmts([x])):
@@ -241,7 +241,7 @@ def _at(s, arr, var):
     """Whether every mention of arr in a simple statement is arr[var] (a load or a store)."""
     if not isinstance(s, ast.Assign):
         return False
-    at = {id(n.value) for n in ast.walk(s) if isinstance(n, ast.Subscript) and
+    at = {id(n.value) for n in ir.walk(s) if isinstance(n, ast.Subscript) and
           isinstance(n.value, ast.Name) and n.value.id == arr and
           isinstance(n.slice, ast.Name) and n.slice.id == var}
-    return all(id(n) in at for n in ast.walk(s) if isinstance(n, ast.Name) and n.id == arr)
+    return all(id(n) in at for n in ir.walk(s) if isinstance(n, ast.Name) and n.id == arr)

@@ -149,7 +149,7 @@ def _replayed(rev, loop, recording, free, saved, later, tiles, tape_names, nameg
             break
         needs = more
     for block, allowed in ((carried, set()), (taped, tiles)):
-        read = {n.value.id for x in block for n in ast.walk(x)
+        read = {n.value.id for x in block for n in ir.walk(x)
                 if isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Load)
                 and isinstance(n.value, ast.Name)} - tape_names
         if read & (later - allowed):

@@ -112,7 +112,7 @@ def _filled_once(stmts, before, values, fresh):
 def _one_d(name, stmts):
     """Whether the code indexes `name` with one index only (a 1-D array), and somewhere."""
     found = False
-    for node in ast.walk(ast.Module(body=stmts, type_ignores=[])):
+    for node in ir.walk(ast.Module(body=stmts, type_ignores=[])):
         if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and \
                 node.value.id == name:
             if isinstance(node.slice, ast.Tuple):
@@ -137,7 +137,7 @@ class _Values:
 
     def __init__(self, stmts):
         self.stores = {}
-        for node in ast.walk(ast.Module(body=stmts, type_ignores=[])):
+        for node in ir.walk(ast.Module(body=stmts, type_ignores=[])):
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
                 self.stores[node.id] = self.stores.get(node.id, 0) + 1
         self.defs = {}
@@ -195,7 +195,7 @@ def _at_least_zero(text):
 
 
 def _names(node):
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+    return {n.id for n in ir.walk(node) if isinstance(n, ast.Name)}
 
 
 def _touches(s, x):
@@ -208,7 +208,7 @@ def _range_loop(s):
 
 
 def _jumps(stmts):
-    return any(isinstance(n, _JUMPS) for s in stmts for n in ast.walk(s))
+    return any(isinstance(n, _JUMPS) for s in stmts for n in ir.walk(s))
 
 
 def _own(sub, var, x):
@@ -236,7 +236,7 @@ def _reset(loop, x):
             found = s
     if found is None:
         return None
-    stored = {n.id for s in loop.body for n in ast.walk(s)
+    stored = {n.id for s in loop.body for n in ir.walk(s)
               if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
     if any(isinstance(a, ast.Name) and a.id != var and a.id in stored
            for a in ir.index_atoms(found.targets[0])) or \
@@ -262,7 +262,7 @@ def _adder(loop, x, index, var, names=None):
             s.target.value.id == x and ast.dump(s.target.slice) == index) or \
             _jumps(loop.body):
         return None
-    stored = {n.id for n in ast.walk(loop) if isinstance(n, ast.Name)
+    stored = {n.id for n in ir.walk(loop) if isinstance(n, ast.Name)
               and isinstance(n.ctx, ast.Store)}
     if not (_names(s.target.slice) - {var}) & stored and \
             not _touches(s.value, x) and not _touches(s.target.slice, x):
@@ -352,7 +352,7 @@ def _within(block, bars, values):
                 s = block[j]
                 if _touches(s, x):
                     break
-                between |= {n.id for n in ast.walk(s)
+                between |= {n.id for n in ir.walk(s)
                             if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
             else:
                 continue
@@ -447,7 +447,7 @@ def _rotate(loop, x, values, record, namegen, fresh, names):
                            values.same(_bounds(a.iter)[1], bounds[1])):
         return [], []
     # the index's other atoms and the bounds keep their values across the loop
-    stored = {n.id for n in ast.walk(loop) if isinstance(n, ast.Name)
+    stored = {n.id for n in ir.walk(loop) if isinstance(n, ast.Name)
               and isinstance(n.ctx, ast.Store)}
     if (_names(reset.targets[0].slice) - {var}) & stored:
         return [], []
@@ -512,7 +512,7 @@ def _dot_call(s):
 def _writes(s, y):
     """Whether `s` (nested statements included) assigns y or one of its elements, or passes
     it to a call (which may write it)."""
-    for n in ast.walk(s):
+    for n in ir.walk(s):
         if isinstance(n, ast.Name) and n.id == y and isinstance(n.ctx, ast.Store):
             return True
         if isinstance(n, (ast.Assign, ast.AugAssign)):
@@ -527,7 +527,7 @@ def _writes(s, y):
 
 
 def _stores(s):
-    return {n.id for n in ast.walk(s) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    return {n.id for n in ir.walk(s) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
 
 
 def _fuse_copy_sum(block, d, values, record):
@@ -604,7 +604,7 @@ def _fuse_copy_sum(block, d, values, record):
                 isinstance(s.targets[0], ast.Name)) or _names(s.value) & assigned or \
                 any(isinstance(n, (ast.Call, ast.Subscript)) and not
                     (isinstance(n, ast.Call) and ir.unparse(n.func) in ("max", "min"))
-                    for n in ast.walk(s.value)):
+                    for n in ir.walk(s.value)):
             return False
         moved.append(s)
         assigned |= _stores(s)

@@ -113,7 +113,7 @@ def accumulators(s):
     # checkpointing would cut into blocks), and the blocks where it did
     tape_names = prog.tape.reserved_names()
     time_loops = [id(t) for t in prog.backward if isinstance(t, ast.For) and any(
-        isinstance(n, ast.Name) and n.id in tape_names for n in ast.walk(t))]
+        isinstance(n, ast.Name) and n.id in tape_names for n in ir.walk(t))]
     time_loops += [id(t) for t in ir.walk_stmts(prog.backward) if ir.note(t, "steps", False)]
     promote_accumulators(prog.backward, s.array_bars(), s.namegen, time_loops)
 

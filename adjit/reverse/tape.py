@@ -9,6 +9,7 @@ pushes into `cuda.local.array`s.
 import ast
 
 from ..analysis.types import BOOL, FLOAT
+from .. import ir
 
 INITIAL_CAPACITY = 1024
 
@@ -110,7 +111,7 @@ def unsigned_slots(parts, tape):
     arrays = {tape.names[w][0] for w in ("f", "i")}
     for _, stmts in parts:
         for stmt in stmts:
-            for node in ast.walk(stmt):
+            for node in ir.walk(stmt):
                 if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and \
                         node.value.id in arrays and isinstance(node.slice, ast.BinOp):
                     node.slice = ast.Call(

@@ -77,7 +77,7 @@ class Validation:
         if not sites or not all(isinstance(x, ast.Assign) for x in sites):
             return not sites and name in self.params
         for x in sites:
-            for n in ast.walk(x.value):
+            for n in ir.walk(x.value):
                 if isinstance(n, ast.Attribute) and n.attr in ("shape", "size", "ndim") and \
                         isinstance(n.value, ast.Name) and is_array(self.kinds.get(n.value.id)):
                     continue

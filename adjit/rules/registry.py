@@ -65,6 +65,7 @@ no entry: the normalizer folds any int or float a name resolves to):
 docs/coverage.md is generated from the registry (`make coverage`).
 """
 import ast
+from .. import ir
 
 
 class Rule:
@@ -129,7 +130,7 @@ waits for)."""
         self.text = (tuple(reverse), tuple(tangent))
         self.reads_out = any(isinstance(n, ast.Name) and n.id == "out"
                              for r in self.reverse + (self.shared,) if r is not None
-                             for n in ast.walk(r))
+                             for n in ir.walk(r))
 
     @property
     def differentiable(self):
