@@ -1,29 +1,102 @@
-"""Central finite differences: the independent oracle every gradient test compares against."""
+"""Finite differences: the independent oracle every gradient test compares against.
+
+One home for them: gradients (`fd_grad`, central differences of second or fourth order),
+cotangent-weighted gradients of array results (`fd_weighted`), vector-Jacobian and
+Jacobian-vector products (`fd_vjp`, `fd_jvp`), Jacobians and Hessians (`fd_jacobian`,
+`fd_hessian`). Every evaluation gets copies of the array arguments: a function that writes
+its inputs sees the same values each time."""
 import numpy as np
 
 
-def fd_grad(f, args, k, h=1e-6):
-    """d f / d args[k] by central differences (a float, or an array of args[k]'s shape)."""
-    args = list(args)
+def _copies(args):
+    return [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+
+
+def _with(args, k, value):
+    out = _copies(args)
+    out[k] = value
+    return out
+
+
+def stencil(phi, h, order=2):
+    """phi'(0) by central differences: second order (truncation ~h^2) or fourth order
+    (truncation ~h^4, two more evaluations)."""
+    if order == 4:
+        return (-phi(2 * h) + 8 * phi(h) - 8 * phi(-h) + phi(-2 * h)) / (12 * h)
+    return (phi(h) - phi(-h)) / (2 * h)
+
+
+def fd_grad(f, args, k, h=1e-6, order=2, dtype=None):
+    """d f / d args[k] by central differences (a float, or an array of args[k]'s shape).
+    With `dtype`, args[k] is varied as an array of that type (float64 for a float32 one)."""
     x = args[k]
     if np.ndim(x) == 0:
-        hi = list(args)
-        hi[k] = x + h
-        lo = list(args)
-        lo[k] = x - h
-        return (f(*hi) - f(*lo)) / (2 * h)
+        return stencil(lambda d: f(*_with(args, k, x + d)), h, order)
+    if dtype is not None:
+        x = np.array(x, dtype=dtype)
     g = np.zeros_like(x, dtype=np.float64)
     for idx in np.ndindex(x.shape):
-        xp = x.copy()
-        xp[idx] += h
-        xm = x.copy()
-        xm[idx] -= h
-        hi = list(args)
-        hi[k] = xp
-        lo = list(args)
-        lo[k] = xm
-        g[idx] = (f(*hi) - f(*lo)) / (2 * h)
+        def phi(d, idx=idx):
+            xd = x.copy()
+            xd[idx] += d
+            return f(*_with(args, k, xd))
+        g[idx] = stencil(phi, h, order)
     return g
+
+
+def fd_weighted(f, args, k, weights, h=1e-6, order=2):
+    """d <weights, f(*args)> / d args[k]: the gradient a vjp (or a kernel's adjoint, or a
+    time loop's backward) gives for the cotangent `weights`."""
+    return fd_grad(lambda *a: np.sum(weights * np.asarray(f(*a))), args, k, h, order)
+
+
+def fd_vjp(f, args, k, u, h=1e-6, order=2):
+    """u^T J with respect to args[k] (fd_weighted)."""
+    return fd_weighted(f, args, k, u, h, order)
+
+
+def fd_jvp(f, args, argnums, tangents, h=1e-6, order=2):
+    """J t: the derivative of f along the tangents of the argnums arguments."""
+    def phi(d):
+        a = _copies(args)
+        for k, t in zip(argnums, tangents):
+            a[k] = args[k] + d * t
+        return np.asarray(f(*a), dtype=np.float64)
+    return stencil(phi, h, order)
+
+
+def fd_jacobian(f, args, k, h=1e-6):
+    """d f / d args[k] for an array-valued f: shape f's result + args[k]'s shape."""
+    x = np.asarray(args[k], dtype=np.float64)
+    cols = []
+    for idx in np.ndindex(x.shape or (1,)):
+        d = np.zeros(x.shape or (1,))
+        d[idx] = h
+        hi = (x + d.reshape(x.shape)) if x.ndim else float(x + h)
+        lo = (x - d.reshape(x.shape)) if x.ndim else float(x - h)
+        cols.append((np.asarray(f(*_with(args, k, hi))) - np.asarray(f(*_with(args, k, lo))))
+                    / (2 * h))
+    out = np.stack(cols, axis=-1)
+    return out.reshape(np.shape(f(*_copies(args))) + x.shape)
+
+
+def fd_hessian(f, args, k, h=1e-4):
+    """d^2 f / d args[k]^2 by central differences of f's values (4 evaluations an entry)."""
+    x = np.asarray(args[k], dtype=np.float64)
+    n = x.size
+
+    def at(dx):
+        return f(*_with(args, k, (x.ravel() + dx).reshape(x.shape) if x.ndim
+                        else float(x + dx[0])))
+    H = np.zeros((n, n))
+    for i in range(n):
+        for j in range(n):
+            ei = np.zeros(n)
+            ej = np.zeros(n)
+            ei[i] = h
+            ej[j] = h
+            H[i, j] = (at(ei + ej) - at(ei - ej) - at(ej - ei) + at(-ei - ej)) / (4 * h * h)
+    return H.reshape(x.shape + x.shape)
 
 
 def assert_grad_matches_fd(g, f, args, argnums=0, rtol=1e-5, atol=1e-6):
@@ -41,13 +114,5 @@ def assert_grad_matches_fd(g, f, args, argnums=0, rtol=1e-5, atol=1e-6):
 
 
 def weighted_output_fd(run, arrays, k, weights, h=1e-6):
-    """d <weights, run(*arrays)> / d arrays[k] by central differences: the gradient a
-    kernel's adjoint gives for output cotangents `weights`."""
-    g = np.zeros_like(arrays[k])
-    for idx in np.ndindex(arrays[k].shape):
-        hi = [a.copy() for a in arrays]
-        lo = [a.copy() for a in arrays]
-        hi[k][idx] += h
-        lo[k][idx] -= h
-        g[idx] = (np.sum(weights * run(*hi)) - np.sum(weights * run(*lo))) / (2 * h)
-    return g
+    """d <weights, run(*arrays)> / d arrays[k] by central differences (fd_weighted)."""
+    return fd_weighted(run, arrays, k, weights, h)

@@ -20,6 +20,8 @@ import pytest
 
 from adjit import AdjitError, grad, stop_gradient, value_and_grad
 
+from fd import fd_grad
+
 X5 = np.array([1.1, 2.0, -0.7, 1.5, 0.3])
 A3 = np.array([[1.1, 0.3, -0.4], [0.2, 1.5, 0.7], [-0.6, 0.9, 1.2]])
 
@@ -27,23 +29,6 @@ A3 = np.array([[1.1, 0.3, -0.4], [0.2, 1.5, 0.7], [-0.6, 0.9, 1.2]])
 # --------------------------------------------------------------------------- harness
 def _copy(args):
     return [a.copy() if isinstance(a, np.ndarray) else a for a in args]
-
-
-def fd_grad(f, args, k, h=1e-6):
-    """Central finite difference of f w.r.t. argument k (float or float array)."""
-    x = args[k]
-    if isinstance(x, float):
-        a1, a2 = _copy(args), _copy(args)
-        a1[k] = x + h
-        a2[k] = x - h
-        return (f(*a1) - f(*a2)) / (2 * h)
-    g = np.zeros_like(x)
-    for idx in np.ndindex(x.shape):
-        a1, a2 = _copy(args), _copy(args)
-        a1[k][idx] += h
-        a2[k][idx] -= h
-        g[idx] = (f(*a1) - f(*a2)) / (2 * h)
-    return g
 
 
 _CACHE = {}

@@ -17,6 +17,7 @@ cuda = pytest.importorskip("numba.cuda")
 import adjit  # noqa: E402
 import adjit.cuda  # noqa: E402
 from adjit import AdjitError  # noqa: E402
+from fd import fd_weighted  # noqa: E402
 
 pytestmark = pytest.mark.cuda
 
@@ -59,18 +60,6 @@ HEAT = adjit.cuda.time_loop(heat_step, state=(0, 2), params=(1,))
 HEAT_GRID = ((2, 2), (6, 5))          # 4 blocks of 6 x 5 threads over a 12 x 10 field
 
 
-def fd_grad(f, args, k, w, h=1e-6):
-    """d sum(w * f(*args)) / d args[k] by central differences."""
-    g = np.zeros_like(args[k])
-    for idx in np.ndindex(g.shape):
-        hi = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
-        lo = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
-        hi[k][idx] += h
-        lo[k][idx] -= h
-        g[idx] = (np.sum(w * f(*hi)) - np.sum(w * f(*lo))) / (2 * h)
-    return g
-
-
 @pytest.fixture(scope="module")
 def heat_case():
     rng = np.random.default_rng(0)
@@ -88,9 +77,9 @@ def test_heat_2d_gradients_match_finite_differences(heat_case):
     u0, alpha, w, steps = c["u0"], c["alpha"], c["w"], c["steps"]
     np.testing.assert_allclose(c["fwd"].state.copy_to_host(), heat_numpy(u0, alpha, steps),
                                rtol=1e-14, atol=1e-15)
-    np.testing.assert_allclose(c["u0_bar"], fd_grad(heat_numpy, [u0, alpha, steps], 0, w),
+    np.testing.assert_allclose(c["u0_bar"], fd_weighted(heat_numpy, [u0, alpha, steps], 0, w),
                                rtol=1e-7, atol=1e-8)
-    np.testing.assert_allclose(c["alpha_bar"], fd_grad(heat_numpy, [u0, alpha, steps], 1, w),
+    np.testing.assert_allclose(c["alpha_bar"], fd_weighted(heat_numpy, [u0, alpha, steps], 1, w),
                                rtol=1e-7)
     # 3 snapshots for 20 steps: each step recomputed at most twice, every step reversed once
     stats = c["fwd"].stats
@@ -149,7 +138,7 @@ def test_1d_several_parameters_match_finite_differences(rd_case):
     grads = [g.copy_to_host() for g in fwd.backward(w)]      # (u0_bar, d_bar, r_bar)
     args = [u0, d, r, dt, steps]
     for k, g in enumerate(grads):
-        np.testing.assert_allclose(g, fd_grad(reaction_diffusion_numpy, args, k, w),
+        np.testing.assert_allclose(g, fd_weighted(reaction_diffusion_numpy, args, k, w),
                                    rtol=1e-7, atol=1e-9)
     assert grads[0][0] != 0.0 and grads[0][-1] != 0.0       # the ends reach the interior
     for given, k in zip((u0, d, r, w), kept):
@@ -263,7 +252,7 @@ def test_two_level_scheme_snapshots_both_buffers():
     grads = [g.copy_to_host() for g in fwd.backward(w)]
     assert fwd.stats["levels"] == 2 and fwd.stats["forward_launches"] > steps
     for k, g in enumerate(grads):
-        np.testing.assert_allclose(g, fd_grad(wave_numpy, [u0, c2, gamma, steps], k, w),
+        np.testing.assert_allclose(g, fd_weighted(wave_numpy, [u0, c2, gamma, steps], k, w),
                                    rtol=1e-7, atol=1e-8)
     every = [g.copy_to_host() for g in WAVE.vjp[(1, 12)](u0, c2, gamma, steps, w, snapshots=10)]
     for g, g_all in zip(grads, every):

@@ -16,7 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import adjit
-from fd import fd_grad
+from fd import fd_grad, fd_hessian, fd_jacobian
 
 
 def rosenbrock(x):
@@ -77,26 +77,6 @@ def stopped_weights(x):
 
 def matrix_loss(A, w):
     return np.sum(np.tanh(A @ w)) + np.sum(A * A) * 0.1
-
-
-def fd_hessian(f, args, k, h=1e-4):
-    """d^2 f / d args[k]^2 by central differences of f's values (4 evaluations an entry)."""
-    x = np.asarray(args[k], dtype=np.float64)
-    n = x.size
-    H = np.zeros((n, n))
-
-    def at(dx):
-        a = list(args)
-        a[k] = (x.ravel() + dx).reshape(x.shape) if x.ndim else float(x + dx[0])
-        return f(*a)
-    for i in range(n):
-        for j in range(n):
-            ei = np.zeros(n)
-            ej = np.zeros(n)
-            ei[i] = h
-            ej[j] = h
-            H[i, j] = (at(ei + ej) - at(ei - ej) - at(ej - ei) + at(-ei - ej)) / (4 * h * h)
-    return H.reshape(x.shape + x.shape)
 
 
 @pytest.fixture(scope="module")
@@ -267,20 +247,6 @@ def reaction_jacobian(y, k):
 
 def outer_product(x):
     return np.outer(x, np.tanh(x))
-
-
-def fd_jacobian(f, args, k, h=1e-6):
-    x = np.asarray(args[k], dtype=np.float64)
-    cols = []
-    for idx in np.ndindex(x.shape or (1,)):
-        d = np.zeros(x.shape or (1,))
-        d[idx] = h
-        hi, lo = list(args), list(args)
-        hi[k] = (x + d.reshape(x.shape)) if x.ndim else float(x + h)
-        lo[k] = (x - d.reshape(x.shape)) if x.ndim else float(x - h)
-        cols.append((np.asarray(f(*hi)) - np.asarray(f(*lo))) / (2 * h))
-    out = np.stack(cols, axis=-1)
-    return out.reshape(np.shape(f(*args)) + x.shape)
 
 
 @pytest.mark.parametrize("make", [adjit.jacobian, adjit.jacfwd, adjit.jacrev])

@@ -23,6 +23,8 @@ from hypothesis.extra import numpy as hnp
 
 import adjit
 
+import fd as _fd
+
 # ------------------------------------------------------------------------------------------
 # shared compiled objects, argument-mutation check, oracles
 # ------------------------------------------------------------------------------------------
@@ -82,30 +84,10 @@ def call(kind, f, *args, argnums=0):
 H = 1e-4
 
 
-def _stencil(phi, h=H):
-    """phi'(0) by the 4th-order central difference (truncation ~h^4, rounding ~eps/h)."""
-    return (-phi(2 * h) + 8 * phi(h) - 8 * phi(-h) + phi(-2 * h)) / (12 * h)
-
-
-def _replace(args, k, value):
-    out = list(args)
-    out[k] = value
-    return out
-
-
 def fd_grad(f, args, k):
-    """d f / d args[k] for a float-valued f: a float, or an array of args[k]'s shape."""
-    x = args[k]
-    if np.ndim(x) == 0:
-        return _stencil(lambda d: float(f(*_replace(args, k, x + d))))
-    g = np.zeros(np.shape(x))
-    for idx in np.ndindex(g.shape):
-        def phi(d, idx=idx):
-            xd = np.array(x, dtype=np.float64)
-            xd[idx] += d
-            return float(f(*_replace(args, k, xd)))
-        g[idx] = _stencil(phi)
-    return g
+    """d f / d args[k] by fourth-order central differences (tests/fd.py) with h = 1e-4,
+    args[k] taken in float64."""
+    return _fd.fd_grad(f, args, k, H, order=4, dtype=np.float64)
 
 
 def fd_vjp(f, args, k, u):
@@ -115,12 +97,7 @@ def fd_vjp(f, args, k, u):
 
 def fd_jvp(f, args, argnums, tangents):
     """J t: the derivative of f along the tangents of the argnums arguments."""
-    def phi(d):
-        a = list(args)
-        for k, t in zip(argnums, tangents):
-            a[k] = args[k] + d * t
-        return np.asarray(f(*a), dtype=np.float64)
-    return _stencil(phi)
+    return _fd.fd_jvp(f, args, argnums, tangents, H, order=4)
 
 
 def _mag(*arrays):
