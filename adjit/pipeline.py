@@ -1,6 +1,6 @@
-"""The pipeline: one ordered list of named passes, shared by every derivative adjit makes.
+"""The pipeline: named passes, in the order PIPELINES gives for each kind of derivative.
 
-    source -> normalized -> typed -> hoisted -> active -> adjoint | tangent -> compiled
+    source -> normalized -> typed -> hoisted -> active -> adjoint | tangent | kernel -> compiled
 
 Each pass takes the Program (the function being differentiated and everything learned about
 it so far) and the Options, and fills in the Program's next fields. grad and value_and_grad,
@@ -253,15 +253,24 @@ def activity(p, o):
     p.active = active_variables(p.stmts, p.result, p.wrt, p.kinds, p.env.ns, roots=roots)
 
 
-def derive(p, o):
-    """adjoint / tangent: the generated derivative's source (reverse/, forward/, codegen/)."""
+def adjoint(p, o):
+    """adjoint: the reverse-mode derivative's source (reverse/, its backward sweep rewritten
+    by the passes of reverse/sweep.py, codegen/)."""
     check_user_races(p.stmts)
-    if o.derivative == "kernel":
-        _adjoint_kernel(p)
-    elif o.derivative == "tangent":
-        _tangent(p, o)
-    else:
-        _adjoint(p, o)
+    _adjoint(p, o)
+
+
+def tangent(p, o):
+    """tangent: the forward-mode derivative's source (forward/, codegen/)."""
+    check_user_races(p.stmts)
+    _tangent(p, o)
+
+
+def kernel(p, o):
+    """kernel: a CUDA adjoint kernel's source (reverse/, codegen/gather.py and the atomics
+    of codegen/assemble.py)."""
+    check_user_races(p.stmts)
+    _adjoint_kernel(p)
 
 
 def compile_(p, o):
@@ -284,10 +293,19 @@ def compile_(p, o):
                              _limit_hint(p, o.checkpoint, limit))
 
 
-PASSES = (("source", parse), ("normalized", normalize), ("typed", typed),
-          ("hoisted", hoist), ("active", activity), ("derivative", derive),
-          ("compiled", compile_))
-"""The pipeline, in order: (stage name, pass)."""
+PASSES = {"source": parse, "normalized": normalize, "typed": typed, "hoisted": hoist,
+          "active": activity, "adjoint": adjoint, "tangent": tangent, "kernel": kernel,
+          "compiled": compile_}
+"""Every pass, by the name of the stage it makes."""
+
+PIPELINES = {
+    "adjoint": ("source", "normalized", "typed", "hoisted", "active", "adjoint", "compiled"),
+    "tangent": ("source", "normalized", "typed", "hoisted", "active", "tangent", "compiled"),
+    "kernel": ("source", "normalized", "typed", "hoisted", "active", "kernel", "compiled"),
+}
+"""The passes each kind of derivative (Options.derivative) runs, in order: grad,
+value_and_grad, vjp and device functions are "adjoint", jvp "tangent", CUDA adjoint
+kernels "kernel"; they share every pass but the one that writes the derivative."""
 
 
 def run(fn, arg_types, options, until="compiled", capture=()):
@@ -297,9 +315,9 @@ def run(fn, arg_types, options, until="compiled", capture=()):
     program = Program(fn, arg_types, options)
     program.capture = tuple(capture)
     wanted = _debug_stages()
-    for stage, pass_ in PASSES:
+    for stage in PIPELINES[options.derivative]:
         try:
-            pass_(program, options)
+            PASSES[stage](program, options)
         except AdjitError:
             raise
         except Exception as exc:    # a bug in adjit: an InternalError, never a raw exception
@@ -310,7 +328,7 @@ def run(fn, arg_types, options, until="compiled", capture=()):
         if wanted and shown and (shown in wanted or "all" in wanted):
             print(f"# adjit: {program.src.loc.name} after {shown}\n{program.render(shown)}",
                   file=sys.stdout, flush=True)
-        if stage == until or (until in ("adjoint", "tangent") and stage == "derivative"):
+        if stage == until:
             break
     return program
 
@@ -328,8 +346,8 @@ def _origin(program, exc):
 
 
 def _printable(stage, options):
-    if stage == "derivative":
-        return "tangent" if options.derivative == "tangent" else "adjoint"
+    if stage == "kernel":
+        return "adjoint"        # (a kernel's adjoint prints as the adjoint stage)
     return stage if stage in STAGES else None
 
 

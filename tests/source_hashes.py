@@ -4,6 +4,8 @@
     (change adjit)
     PYTHONPATH=.:tests:benchmarks python tests/source_hashes.py > after.txt
     diff before.txt after.txt          # no output: byte-identical generated code
+    NUMBA_ENABLE_CUDASIM=1 PYTHONPATH=.:tests:benchmarks python tests/source_hashes.py \
+        --kernels                       # the same for 150 CUDA adjoint kernels
 
 One line per generated source: the program, the derivative (grad, value_and_grad, jvp, the
 checkpointed grad where a benchmark asks for it) and the sha1 of `.source`, or of the
@@ -25,6 +27,7 @@ from adjit.transform import Mode, build
 
 FUZZ_SEED = 4242
 FUZZ_PROGRAMS = 200
+FUZZ_KERNELS = 150
 MODES = (("grad", Mode("grad", False, False)),
          ("value_and_grad", Mode("value_and_grad", True, False)),
          ("jvp", Mode("jvp", True, False, "tangent")))
@@ -111,10 +114,53 @@ def fuzz_sources():
                               program.float_params())
 
 
+def kernel_programs():
+    """The first FUZZ_KERNELS distinct kernels the CUDA kernel fuzzer draws from FUZZ_SEED."""
+    from hypothesis import HealthCheck, Phase, Verbosity, given, settings
+    from hypothesis import seed as hseed
+
+    from fuzz_cuda.grammar import kernels
+    found = {}
+
+    class Enough(Exception):
+        pass
+
+    def one(kernel):
+        if len(found) >= FUZZ_KERNELS:
+            raise Enough
+        found.setdefault(kernel.source, kernel)
+
+    for round_ in range(10):
+        settings_ = settings(max_examples=2 * FUZZ_KERNELS, database=None, deadline=None,
+                             phases=[Phase.generate], suppress_health_check=list(HealthCheck),
+                             verbosity=Verbosity.quiet)
+        try:
+            settings_(hseed(FUZZ_SEED + round_)(given(kernels())(one)))()
+        except Enough:
+            break
+    return list(found.values())[:FUZZ_KERNELS]
+
+
+def kernel_sources():
+    """Adjoint kernels (adjit.cuda.adjoint_kernel), made under numba's CUDA simulator."""
+    import adjit.cuda
+    from fuzz_cuda.check import load
+    for k, kernel in enumerate(kernel_programs()):
+        try:
+            text = adjit.cuda.adjoint_kernel(load(kernel.source), kernel.argnums).source_for(
+                *kernel.args())
+        except AdjitError as exc:
+            text = f"refused: {exc}"
+        yield f"kernel {k} (seed {kernel.seed}) [adjoint kernel]", text
+
+
 def main(argv):
     show = argv[argv.index("--show") + 1] if "--show" in argv else None
     np.random.seed(0)
-    for group in (benchmark_sources, program_sources, fuzz_sources):
+    groups = (benchmark_sources, program_sources, fuzz_sources)
+    if "--kernels" in argv:
+        groups = (kernel_sources,)
+    for group in groups:
         for name, text in group():
             if show is not None:
                 if name.startswith(show):
