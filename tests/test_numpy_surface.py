@@ -99,6 +99,29 @@ def test_manipulation_matches_numba_and_finite_differences():
     check_against_numba(manipulation, (X, np.arange(9.0).reshape(3, 3) / 7.0, W))
 
 
+def array_methods(x, lo):
+    c = x.cumsum()
+    p = (x * 0.5 + 1.0).cumprod()
+    k = x.argmax()
+    return (np.sum(c * x) + p[-1] + x.clip(lo, 0.8).sum() + x[k] + x.repeat(2).sum()
+            + x.take(np.array([0, 2])).sum() + (1.0 if (x > 0).all() else 0.5 * x.sum())
+            + x.conj().sum() + x[x.argsort()[0]])
+
+
+def test_array_methods_are_their_numpy_functions():
+    # a.cumsum() is np.cumsum(a), and so on for the methods numba compiles
+    check_against_numba(array_methods, (X, 0.25))
+
+
+def test_an_array_method_adjit_does_not_lower_is_refused_with_the_ones_it_does():
+    def sorts_in_place(x):
+        y = x.copy()
+        y.sort()
+        return np.sum(y * x)
+    with pytest.raises(adjit.AdjitError, match=r"the method call `.sort\(...\)`.*cumsum"):
+        adjit.grad(sorts_in_place)(X)
+
+
 def sorting_and_shifting(x, a, w):
     s = np.sort(x * w)
     return (np.sum(s * np.arange(5.0)) + np.median(x) + np.median(x[:4] * 2.0)

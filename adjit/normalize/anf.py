@@ -31,7 +31,7 @@ from .exits import lower_exits
 from .inline import Inlining
 from .messages import Messages
 from .names import lookup
-from .numpy_calls import NumpyCalls
+from .numpy_calls import ARRAY_METHODS, NumpyCalls
 from .values import Shape, TupleValue, assigned_user_names
 from .vectorize import ONE, Lazy, Op, Scalar, View, Vectorizing, _index_node
 from .views import Indexing, has_take
@@ -94,10 +94,8 @@ def _may_write(node):
     return False
 
 
-_READING_METHODS = frozenset((
-    "sum", "mean", "max", "min", "prod", "std", "var", "copy", "reshape", "ravel", "flatten",
-    "transpose", "swapaxes", "astype", "dot", "argmax", "argmin", "any", "all", "cumsum",
-    "cumprod", "clip", "round", "item", "conj", "trace", "diagonal", "ptp", "nonzero"))
+# methods that only read their array: those adjit lowers, and some it refuses
+_READING_METHODS = ARRAY_METHODS | {"astype", "round", "item", "trace", "diagonal", "nonzero"}
 _PURE_BUILTINS = frozenset((
     "range", "len", "float", "int", "bool", "abs", "min", "max", "round", "pow", "divmod",
     "enumerate", "zip", "reversed", "stop_gradient"))
@@ -1882,6 +1880,11 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining, Message
             raise self.error(node, f"a call to `{ast.unparse(func)}`, which adjit cannot resolve",
                              "Call module-level functions, math.*, or numpy allocation "
                              "functions.")
+        return self.call_object(node, obj, out)
+
+    def call_object(self, node, obj, out):
+        """The call `node` of the resolved object `obj`."""
+        func = node.func
         if obj in ALLOCATORS:
             return self.allocation(node, obj, out)
         ensure_entries(obj)

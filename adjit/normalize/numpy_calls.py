@@ -14,13 +14,19 @@ import numpy as np
 from .. import ir
 from ..api_stop import stop_gradient
 from ..rules.table import (ALLOCATORS, ARRAY_FUNCTIONS, DRAWS, ELEMENTWISE, ELEMENTWISE_ARITY,
-                           INACTIVE, METHOD_REDUCTIONS, REDUCTIONS)
+                           INACTIVE, METHOD_FUNCTIONS, METHOD_REDUCTIONS, REDUCTIONS)
 from ..rules import opaque
 from ..runtime import vec
 from ..rules.registry import REGISTRY
 from .values import Shape, TupleValue
 from .views import has_take
 from .vectorize import ONE, Lazy, Op, Scalar, View, _index_node
+
+
+ARRAY_METHODS = frozenset(("copy", "reshape", "ravel", "flatten", "dot", "var", "std", "ptp",
+                           "swapaxes", "transpose")) | set(METHOD_REDUCTIONS) | \
+    set(METHOD_FUNCTIONS)
+"""The array methods NumpyCalls.method lowers (none writes its array)."""
 
 
 class NumpyCalls:
@@ -69,10 +75,16 @@ class NumpyCalls:
                 (ast.Tuple(elts=node.args, ctx=ast.Load()) if node.args else None)
             return self.transpose(self.operand(func.value, out), out,
                                   self.axes_argument(axes, node), node)
+        if name in METHOD_FUNCTIONS:      # a.cumsum(): np.cumsum(a)
+            obj = METHOD_FUNCTIONS[name]
+            spelled = ast.copy_location(ast.Attribute(value=ir.name("np"), attr=obj.__name__,
+                                                      ctx=ast.Load()), node)
+            call = ast.copy_location(ast.Call(func=spelled, args=[func.value] + node.args,
+                                              keywords=node.keywords), node)
+            return self.call_object(call, obj, out)
         raise self.error(node, f"the method call `.{name}(...)`",
-                         "Array methods adjit knows: copy, sum, mean, prod, max, min, reshape, "
-                         "ravel, flatten, dot, transpose, swapaxes; use the numpy functions or "
-                         "loops for the rest.")
+                         f"Array methods adjit knows: {', '.join(sorted(ARRAY_METHODS))}; "
+                         "use the numpy functions or loops for the rest.")
 
     def like_shape(self, arg, out, node, like=None):
         """Size atoms of the array expression `arg` (for the *_like allocators)."""

@@ -761,6 +761,19 @@ ELEMENTWISE_ARITY = _Table({e.obj: e.arity for e in _R.family("elementwise")})
 REDUCTIONS = _Table({e.obj: e.reduction for e in _R.family("reduction")})
 METHOD_REDUCTIONS = {m: e.reduction for e in _R.family("reduction") for m in e.methods}
 
+# array methods numba compiles that are the numpy function of the same array: `a.cumsum()`
+# is np.cumsum(a), lowered the same way (normalize/numpy_calls.py). Not a.sort(), which
+# sorts in place.
+for _obj, _names in ((np.cumsum, ("cumsum",)), (np.cumprod, ("cumprod",)),
+                     (np.clip, ("clip",)), (np.repeat, ("repeat",)), (np.take, ("take",)),
+                     (np.argmax, ("argmax",)), (np.argmin, ("argmin",)),
+                     (np.argsort, ("argsort",)), (np.any, ("any",)), (np.all, ("all",)),
+                     (np.conjugate, ("conj", "conjugate"))):
+    _R.get(_obj).methods += _names
+METHOD_FUNCTIONS = {m: e.obj for e in _R.entries if e.family != "reduction"
+                    for m in e.methods}
+"""Array methods that are a numpy function of the array: method name -> the function."""
+
 def _array_tables():
     """The tables of array-level functions and operations, from the registry: computed at
     import and again when a function gets its rule at run time (define_custom)."""
