@@ -459,6 +459,14 @@ def test_loops_that_cannot_be_checkpointed_are_named(fn, what):
     assert "line" in str(info.value) and "checkpoint=None" in str(info.value)
 
 
+@pytest.mark.parametrize("fn", [while_loop, loop_with_break])
+def test_auto_records_the_loops_it_cannot_checkpoint(fn):
+    # checkpoint="auto" checkpoints what it can; such a loop is recorded as without it
+    plain = adjit.value_and_grad(fn)(0.5, 10)
+    assert adjit.value_and_grad(fn, checkpoint="auto")(0.5, 10) == plain
+    assert plain[1] == pytest.approx(fd_grad(fn, (0.5, 10), 0), rel=1e-7)
+
+
 def test_generated_source_reads_like_a_checkpointed_adjoint():
     src = _HEAT_CK.source_for(np.ones(5), 0.2, 3)
     for piece in ("ckpt.descent", "ckpt.start", "ckpt.next_action", "ckpt.STEP",

@@ -50,6 +50,8 @@ def select(builder):
                            "numbers before the loop (z = np.random.standard_normal((steps, "
                            "n)), then read z[t]), or pass checkpoint=None or 'auto' (which "
                            "records such a loop).")
+        if (isinstance(s, ast.While) or ir.note(s, "trip")) and builder.checkpoint == "auto":
+            continue        # recorded: its number of steps is not known when it starts
         if isinstance(s, ast.While):
             raise error_at(origin, "checkpointing a `while` loop",
                            "Checkpointing applies to `for t in range(steps)` loops, whose "
