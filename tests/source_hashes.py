@@ -76,33 +76,37 @@ def program_sources():
         yield from sources_of(f"programs {k}: {fn.__name__}", fn, args, argnums)
 
 
-def fuzz_programs():
-    """The first FUZZ_PROGRAMS distinct programs drawn from FUZZ_SEED, every group drawn."""
+def _first_distinct(strategy, count):
+    """The first `count` distinct draws (by .source) of a hypothesis strategy, drawn from
+    FUZZ_SEED: the same ones every run."""
     from hypothesis import HealthCheck, Phase, Verbosity, given, settings
     from hypothesis import seed as hseed
-
-    from fuzz import grammar
-    from fuzz.grammar import programs
-    grammar.AVOID.difference_update(grammar.GROUPS)
     found = {}
 
     class Enough(Exception):
         pass
 
-    def one(program):
-        if len(found) >= FUZZ_PROGRAMS:
+    def one(drawn):
+        if len(found) >= count:
             raise Enough
-        found.setdefault(program.source, program)
+        found.setdefault(drawn.source, drawn)
 
     for round_ in range(10):
-        settings_ = settings(max_examples=2 * FUZZ_PROGRAMS, database=None, deadline=None,
+        settings_ = settings(max_examples=2 * count, database=None, deadline=None,
                              phases=[Phase.generate], suppress_health_check=list(HealthCheck),
                              verbosity=Verbosity.quiet)
         try:
-            settings_(hseed(FUZZ_SEED + round_)(given(programs())(one)))()
+            settings_(hseed(FUZZ_SEED + round_)(given(strategy)(one)))()
         except Enough:
             break
-    return list(found.values())[:FUZZ_PROGRAMS]
+    return list(found.values())[:count]
+
+
+def fuzz_programs():
+    """The first FUZZ_PROGRAMS distinct programs drawn from FUZZ_SEED, every group drawn."""
+    from fuzz import grammar
+    grammar.AVOID.difference_update(grammar.GROUPS)
+    return _first_distinct(grammar.programs(), FUZZ_PROGRAMS)
 
 
 def fuzz_sources():
@@ -116,29 +120,8 @@ def fuzz_sources():
 
 def kernel_programs():
     """The first FUZZ_KERNELS distinct kernels the CUDA kernel fuzzer draws from FUZZ_SEED."""
-    from hypothesis import HealthCheck, Phase, Verbosity, given, settings
-    from hypothesis import seed as hseed
-
     from fuzz_cuda.grammar import kernels
-    found = {}
-
-    class Enough(Exception):
-        pass
-
-    def one(kernel):
-        if len(found) >= FUZZ_KERNELS:
-            raise Enough
-        found.setdefault(kernel.source, kernel)
-
-    for round_ in range(10):
-        settings_ = settings(max_examples=2 * FUZZ_KERNELS, database=None, deadline=None,
-                             phases=[Phase.generate], suppress_health_check=list(HealthCheck),
-                             verbosity=Verbosity.quiet)
-        try:
-            settings_(hseed(FUZZ_SEED + round_)(given(kernels())(one)))()
-        except Enough:
-            break
-    return list(found.values())[:FUZZ_KERNELS]
+    return _first_distinct(kernels(), FUZZ_KERNELS)
 
 
 def kernel_sources():

@@ -7,9 +7,8 @@ sweep entirely, which is what a hand-written adjoint does.
 """
 import ast
 
-from ..ir import copy_notes, load_names, note
+from ..ir import copy_notes, load_names, note, walk
 from ..rules.table import SHAPE_ONLY_CALLS
-from .. import ir
 
 
 def reads_of(node):
@@ -135,9 +134,9 @@ def _node_reads(node, memo):
 
 def _element_reads(s):
     """Names a statement (nested ones included) reads other than as `name.shape`."""
-    shapes = {id(n.value) for n in ir.walk(s) if isinstance(n, ast.Attribute)
+    shapes = {id(n.value) for n in walk(s) if isinstance(n, ast.Attribute)
               and n.attr in ("shape", "ndim", "size", "dtype") and isinstance(n.value, ast.Name)}
-    shapes |= {id(n.args[0]) for n in ir.walk(s) if isinstance(n, ast.Call) and n.args
+    shapes |= {id(n.args[0]) for n in walk(s) if isinstance(n, ast.Call) and n.args
                and ast.unparse(n.func) in SHAPE_ONLY_CALLS and isinstance(n.args[0], ast.Name)}
     return {n.id for n in load_names(s) if id(n) not in shapes}
 

@@ -6,13 +6,12 @@ in a later simple statement of the same block and neither side changes before th
 """
 import ast
 
-from ..ir import load_names
-from .. import ir
+from ..ir import load_names, walk
 
 
 def _writes(node):
     out = set()
-    for n in ir.walk(node):
+    for n in walk(node):
         if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
             out.add(n.id)
         elif isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name):
