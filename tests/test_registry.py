@@ -147,6 +147,18 @@ def test_every_differentiable_entry_has_a_domain():
             assert e.domain, e.name
 
 
+def test_every_array_function_has_one_lowering_and_every_lowering_a_function():
+    """An "array" entry names its lowering by handler (normalize/lowering.py): a handler no
+    method lowers would fail only when a program calls the function, a lowering no entry
+    names is dead code."""
+    from adjit.normalize.lowering import LOWERINGS, missing, lowers
+    handlers = {e.handler for e in REGISTRY.family("array")} | {"custom"}   # custom_vjp
+    assert missing(handlers) == []
+    assert sorted(set(LOWERINGS) - handlers) == []
+    with pytest.raises(ValueError, match="two lowerings of the registry handler 'cumsum'"):
+        lowers("cumsum")(lambda self, node, obj, out: None)
+
+
 # array-level functions --------------------------------------------------------------------
 R = np.random.default_rng(1)
 A = R.normal(size=(3, 4))

@@ -20,8 +20,8 @@ from ..errors import AdjitError, error_at
 from ..frontend.source import MISSING, read_function, unwrap
 from ..runtime import vec
 from ..rules.registry import Refused
-from ..rules.table import (ALLOCATORS, ARRAY_OPS, ARRAY_QUERIES, ARRAY_RULES, CONST_ARRAYS,
-                           ELEMENTWISE, NEW_ARRAY_CALLS,
+from ..rules.table import (ALLOCATORS, ARRAY_FUNCTIONS, ARRAY_OPS, ARRAY_QUERIES, ARRAY_RULES,
+                           CONST_ARRAYS, ELEMENTWISE, NEW_ARRAY_CALLS,
                            INACTIVE, MESSAGES, ensure_entries, rule_for_call)
 
 from . import swaps
@@ -29,6 +29,7 @@ from .bindings import Bindings, _At, _Binding
 from .check import check_supported
 from .exits import lower_exits
 from .inline import Inlining
+from .lowering import missing
 from .messages import Messages
 from .names import lookup
 from .numpy_calls import ARRAY_METHODS, NumpyCalls
@@ -37,6 +38,11 @@ from .vectorize import ONE, Lazy, Op, Scalar, View, Vectorizing, _index_node
 from .views import Indexing, has_take
 
 _RESERVED = {"math", "np", "numba", "stop_gradient"}
+
+# every whole-array function of the registry has its lowering (normalize/lowering.py)
+if missing(ARRAY_FUNCTIONS.values()):
+    raise ImportError("registry handlers with no lowering: "
+                      f"{', '.join(missing(ARRAY_FUNCTIONS.values()))}")
 
 
 

@@ -1,9 +1,10 @@
 """numpy calls and array methods, lowered by what the registry says about them.
 
 `numpy_call` asks the registry (rules/table.py) what a function is - elementwise (one scalar
-primitive per element), a reduction, a whole-array function (the vectorizer's handler of that
-name), an allocation - and lowers it; `method` does the same for array methods (`a.sum()`,
-`a.T`, `a.copy()`)."""
+primitive per element), a reduction, a whole-array function (lowered by the method registered
+for its handler: normalize/lowering.py; the `lower_*` methods here and in views.py), an
+allocation - and lowers it; `method` does the same for array methods (`a.sum()`, `a.T`,
+`a.copy()`)."""
 import ast
 import copy
 import math
@@ -19,6 +20,7 @@ from ..rules import opaque
 from ..runtime import vec
 from ..rules.registry import REGISTRY
 from .values import Shape, TupleValue
+from .lowering import LOWERINGS, lowers
 from .views import has_take
 from .vectorize import ONE, Lazy, Op, Scalar, View, _index_node
 
@@ -201,202 +203,268 @@ class NumpyCalls:
                 return lazy
             scalar = Op(op, [Scalar(a) for a in operands], [])
             return self.scalar_op(scalar.fn, [a.atom for a in scalar.args], out)
-        what = ARRAY_FUNCTIONS[obj]
-        handler = getattr(self, f"lower_{what}", None)
-        if handler is not None:
-            return handler(node, out)
-        if what in ("dot", "matmul"):
-            return self.matmul(self.operand(args[0], out), self.operand(args[1], out), out, node)
-        if what == "outer":
-            return self.outer(args[0] and self.operand(args[0], out),
-                              self.operand(args[1], out), out, node)
-        if what == "transpose":
-            axes = args[1] if len(args) > 1 else None
-            for kw in node.keywords:
-                if kw.arg != "axes" or axes is not None:
-                    raise self.error(node, f"np.transpose with `{kw.arg}=`",
-                                     "Write np.transpose(x) or np.transpose(x, (1, 0, 2)).")
-                axes = kw.value
-            return self.transpose(self.operand(args[0], out), out,
-                                  self.axes_argument(axes, node), node)
-        if what in ("swapaxes", "moveaxis"):
-            if len(args) != 3 or node.keywords:
-                raise self.error(node, f"np.{what} with other than (array, axis, axis)",
-                                 f"Write np.{what}(x, a, b) with constant axes.")
-            return self.permute_axes(what, self.operand(args[0], out), args[1:], node, out)
-        if what == "reshape":
-            if len(args) != 2 or node.keywords:
-                raise self.error(node, "np.reshape with other than (array, shape)",
-                                 "Write np.reshape(x, (m, n)).")
-            shape = args[1].elts if isinstance(args[1], (ast.Tuple, ast.List)) else [args[1]]
-            return self.reshape_view(self.operand(args[0], out), shape, out, node)
-        if what == "ravel":
-            if len(args) != 1 or node.keywords:
-                raise self.error(node, "np.ravel with an order", "Write np.ravel(x).")
-            return self.reshape_view(self.operand(args[0], out), [ir.const(-1)], out, node)
-        if what == "take":
-            if len(args) not in (2, 3) or any(kw.arg != "axis" for kw in node.keywords):
-                raise self.error(node, "np.take with other than (array, indices, axis)",
-                                 "Write np.take(x, idx) or np.take(x, idx, axis=k).")
-            axis = args[2] if len(args) > 2 else next((kw.value for kw in node.keywords), None)
-            x = self.operand(args[0], out)
-            if not isinstance(x, Lazy) or isinstance(x, Scalar):
-                raise self.error(node, "np.take from something that is not an array",
-                                 "Take from arrays.")
-            axis = self.axes_argument(axis, node, len(x.shape))
-            if axis is None:
-                x = self.reshape_view(x, [ir.const(-1)], out, node)
-                axis = 0
-            if not isinstance(x, View):
-                x = self.view_of(self.materialize(x, out, node).id, out)
-            full = ("slice", ast.Slice(lower=None, upper=None, step=None))
-            items = [full] * axis + self.index_items(args[1], out, node)
-            w = self.index_view(x, items, out, node)
-            if not w.shape and not has_take(w):
-                return self.to_atom(out, ast.Subscript(value=ir.name(w.base), slice=_index_node(
-                    self.map_index(w, [], None, out)), ctx=ast.Load()))
-            return w
-        if what == "norm":
-            ord_ = args[1] if len(args) == 2 else None
-            for kw in node.keywords:
-                if kw.arg != "ord" or ord_ is not None:
-                    raise self.error(node, f"np.linalg.norm with `{kw.arg}=`",
-                                     "numba takes np.linalg.norm(x) and np.linalg.norm(x, ord) "
-                                     "only: no axis.")
-                ord_ = kw.value
-            if len(args) not in (1, 2):
-                raise self.error(node, "np.linalg.norm with other than (x, ord)",
-                                 "Write np.linalg.norm(x) or np.linalg.norm(x, ord).")
-            x = self.operand(args[0], out)
-            if ord_ is not None:
-                o = self.constant_number(ord_)
-                if o is None:
-                    raise self.error(node, "np.linalg.norm with an `ord` that is not a "
-                                     "number constant", "Write the number (1, 2, np.inf, ...).")
-                if o != 2 or (isinstance(x, Lazy) and len(x.shape) == 2):
-                    return self.norm_of_order(x, o, out, node)
-            sq = self.elementwise(("call", "square"), [x], out, node)
-            total = self.reduce("sum", sq, None, out, node) if sq is not None else \
-                self.to_atom(out, ast.BinOp(left=x, op=ast.Mult(), right=x))
-            return self.scalar_op(("call", math.sqrt), [total], out)
-        if what == "array":
-            if len(args) != 1 or any(kw.arg != "dtype" for kw in node.keywords):
-                raise self.error(node, "np.array with other than one list argument",
-                                 "Write np.array([a, b, c]).")
-            if self.src.resolve(node.func) is np.asarray and not node.keywords and \
-                    not isinstance(args[0], (ast.List, ast.Tuple)):
-                value = self.operand(args[0], out)      # np.asarray of an array is the array
-                if isinstance(value, Lazy) and not isinstance(value, Scalar) or \
-                        isinstance(value, ast.Name) and self.array_ndim(value) is not None:
-                    return value
-            return self.array_literal(args[0], out)
-        if what in ("concatenate", "stack"):
-            axis = self.axis_argument(node, args, 1) or 0
-            if not args or not isinstance(args[0], (ast.Tuple, ast.List)):
-                raise self.error(node, f"np.{what} of something other than a tuple of arrays",
-                                 f"Write np.{what}((a, b)).")
-            return self.concatenate(args[0].elts, axis, out, node, stack=what == "stack")
-        if what in ("full", "full_like"):
-            if len(args) != 2 or node.keywords:
-                raise self.error(node, f"np.{what} with other than (shape, value)",
-                                 f"Write np.{what}(shape, value).")
-            if what == "full_like":
-                shape = self.like_shape(args[0], out, node)
+        return LOWERINGS[ARRAY_FUNCTIONS[obj]](self, node, obj, out)
+
+    # whole-array functions, each lowered by the method registered for its registry handler --
+    @lowers("dot", "matmul")
+    def lower_matmul(self, node, obj, out):
+        """np.dot(a, b), np.matmul(a, b): matrix products (normalize/vectorize.py)."""
+        args = node.args
+        return self.matmul(self.operand(args[0], out), self.operand(args[1], out), out, node)
+
+    @lowers("outer")
+    def lower_outer(self, node, obj, out):
+        args = node.args
+        return self.outer(args[0] and self.operand(args[0], out),
+                          self.operand(args[1], out), out, node)
+
+    @lowers("transpose")
+    def lower_transpose(self, node, obj, out):
+        """np.transpose(x, axes=None): a view."""
+        args = node.args
+        axes = args[1] if len(args) > 1 else None
+        for kw in node.keywords:
+            if kw.arg != "axes" or axes is not None:
+                raise self.error(node, f"np.transpose with `{kw.arg}=`",
+                                 "Write np.transpose(x) or np.transpose(x, (1, 0, 2)).")
+            axes = kw.value
+        return self.transpose(self.operand(args[0], out), out,
+                              self.axes_argument(axes, node), node)
+
+    @lowers("swapaxes", "moveaxis")
+    def lower_permute_axes(self, node, obj, out):
+        """np.swapaxes(x, a, b), np.moveaxis(x, source, destination): views."""
+        args, what = node.args, obj.__name__
+        if len(args) != 3 or node.keywords:
+            raise self.error(node, f"np.{what} with other than (array, axis, axis)",
+                             f"Write np.{what}(x, a, b) with constant axes.")
+        return self.permute_axes(what, self.operand(args[0], out), args[1:], node, out)
+
+    @lowers("reshape")
+    def lower_reshape(self, node, obj, out):
+        args = node.args
+        if len(args) != 2 or node.keywords:
+            raise self.error(node, "np.reshape with other than (array, shape)",
+                             "Write np.reshape(x, (m, n)).")
+        shape = args[1].elts if isinstance(args[1], (ast.Tuple, ast.List)) else [args[1]]
+        return self.reshape_view(self.operand(args[0], out), shape, out, node)
+
+    @lowers("ravel")
+    def lower_ravel(self, node, obj, out):
+        args = node.args
+        if len(args) != 1 or node.keywords:
+            raise self.error(node, "np.ravel with an order", "Write np.ravel(x).")
+        return self.reshape_view(self.operand(args[0], out), [ir.const(-1)], out, node)
+
+    @lowers("take")
+    def lower_take(self, node, obj, out):
+        """np.take(x, idx, axis=None): a gather view (of the flattened array without an
+        axis)."""
+        args = node.args
+        if len(args) not in (2, 3) or any(kw.arg != "axis" for kw in node.keywords):
+            raise self.error(node, "np.take with other than (array, indices, axis)",
+                             "Write np.take(x, idx) or np.take(x, idx, axis=k).")
+        axis = args[2] if len(args) > 2 else next((kw.value for kw in node.keywords), None)
+        x = self.operand(args[0], out)
+        if not isinstance(x, Lazy) or isinstance(x, Scalar):
+            raise self.error(node, "np.take from something that is not an array",
+                             "Take from arrays.")
+        axis = self.axes_argument(axis, node, len(x.shape))
+        if axis is None:
+            x = self.reshape_view(x, [ir.const(-1)], out, node)
+            axis = 0
+        if not isinstance(x, View):
+            x = self.view_of(self.materialize(x, out, node).id, out)
+        full = ("slice", ast.Slice(lower=None, upper=None, step=None))
+        items = [full] * axis + self.index_items(args[1], out, node)
+        w = self.index_view(x, items, out, node)
+        if not w.shape and not has_take(w):
+            return self.to_atom(out, ast.Subscript(value=ir.name(w.base), slice=_index_node(
+                self.map_index(w, [], None, out)), ctx=ast.Load()))
+        return w
+
+    @lowers("norm")
+    def lower_norm(self, node, obj, out):
+        """np.linalg.norm(x, ord=None): the 2-norm as sqrt(sum(x * x)); other orders and
+        matrix norms by norm_of_order."""
+        args = node.args
+        ord_ = args[1] if len(args) == 2 else None
+        for kw in node.keywords:
+            if kw.arg != "ord" or ord_ is not None:
+                raise self.error(node, f"np.linalg.norm with `{kw.arg}=`",
+                                 "numba takes np.linalg.norm(x) and np.linalg.norm(x, ord) "
+                                 "only: no axis.")
+            ord_ = kw.value
+        if len(args) not in (1, 2):
+            raise self.error(node, "np.linalg.norm with other than (x, ord)",
+                             "Write np.linalg.norm(x) or np.linalg.norm(x, ord).")
+        x = self.operand(args[0], out)
+        if ord_ is not None:
+            o = self.constant_number(ord_)
+            if o is None:
+                raise self.error(node, "np.linalg.norm with an `ord` that is not a "
+                                 "number constant", "Write the number (1, 2, np.inf, ...).")
+            if o != 2 or (isinstance(x, Lazy) and len(x.shape) == 2):
+                return self.norm_of_order(x, o, out, node)
+        sq = self.elementwise(("call", "square"), [x], out, node)
+        total = self.reduce("sum", sq, None, out, node) if sq is not None else \
+            self.to_atom(out, ast.BinOp(left=x, op=ast.Mult(), right=x))
+        return self.scalar_op(("call", math.sqrt), [total], out)
+
+    @lowers("array")
+    def lower_array(self, node, obj, out):
+        """np.array([a, b, c]) and np.asarray (of an array: the array itself)."""
+        args = node.args
+        if len(args) != 1 or any(kw.arg != "dtype" for kw in node.keywords):
+            raise self.error(node, "np.array with other than one list argument",
+                             "Write np.array([a, b, c]).")
+        if obj is np.asarray and not node.keywords and \
+                not isinstance(args[0], (ast.List, ast.Tuple)):
+            value = self.operand(args[0], out)      # np.asarray of an array is the array
+            if isinstance(value, Lazy) and not isinstance(value, Scalar) or \
+                    isinstance(value, ast.Name) and self.array_ndim(value) is not None:
+                return value
+        return self.array_literal(args[0], out)
+
+    @lowers("concatenate", "stack")
+    def lower_concatenate(self, node, obj, out):
+        args, what = node.args, obj.__name__
+        axis = self.axis_argument(node, args, 1) or 0
+        if not args or not isinstance(args[0], (ast.Tuple, ast.List)):
+            raise self.error(node, f"np.{what} of something other than a tuple of arrays",
+                             f"Write np.{what}((a, b)).")
+        return self.concatenate(args[0].elts, axis, out, node, stack=what == "stack")
+
+    @lowers("full", "full_like")
+    def lower_full(self, node, obj, out):
+        """np.full(shape, value), np.full_like(a, value): a new array, every element
+        stored."""
+        args, what = node.args, obj.__name__
+        if len(args) != 2 or node.keywords:
+            raise self.error(node, f"np.{what} with other than (shape, value)",
+                             f"Write np.{what}(shape, value).")
+        if what == "full_like":
+            shape = self.like_shape(args[0], out, node)
+        else:
+            shape_node = args[0]
+            if isinstance(shape_node, ast.Attribute) and shape_node.attr == "shape":
+                given = self.shape_of(shape_node.value, out)
+                shape = [self.to_atom(out, given.item(k), "_n") for k in range(given.ndim)]
             else:
-                shape_node = args[0]
-                if isinstance(shape_node, ast.Attribute) and shape_node.attr == "shape":
-                    given = self.shape_of(shape_node.value, out)
-                    shape = [self.to_atom(out, given.item(k), "_n") for k in range(given.ndim)]
-                else:
-                    elts = shape_node.elts if isinstance(shape_node, ast.Tuple) else [shape_node]
-                    shape = [self.atom(e, out) for e in elts]
-            name = self.new_array(shape, out)
-            self.store_elements(self.full_view(name, shape), self.operand(args[1], out), out,
-                                node)
-            return ir.name(name)
-        if what == "interp":    # an array of query points kept whole; a number packed
-            if node.keywords or len(args) != 3:
-                raise self.error(node, "np.interp with other than (x, xp, fp)",
-                                 "Write np.interp(x, xp, fp) (numba takes no left=, right=).")
-            atoms = [self.argument_atom(a, out) for a in args]
-            if isinstance(atoms[0], ast.Name) and atoms[0].id in self.ctx.arrays:
-                return self.call_of(obj, atoms)
-            packed = self.to_atom(out, self.call_of(vec.interp1, atoms), "_p")
-            return self.element(packed, 0, out)
-        if what == "quantile":  # an array of q kept whole; a number packed
-            name = f"np.{obj.__name__}"
-            wanted = 1 if obj is np.nanmedian else 2
-            if node.keywords or len(args) != wanted:
-                raise self.error(node, f"{name} with other than ({'a' if wanted == 1 else 'a, q'})",
-                                 f"Write {name}({'a' if wanted == 1 else 'a, q'}) (numba takes "
-                                 "no other arguments).")
-            atoms = [self.argument_atom(a, out) for a in args] + \
-                ([ir.const(0.5)] if obj is np.nanmedian else [])
-            if isinstance(atoms[1], ast.Name) and atoms[1].id in self.ctx.arrays:
-                return self.call_of(obj, atoms)
-            scale = ir.const(0.01 if obj in (np.percentile, np.nanpercentile) else 1.0)
-            skip = ir.const(obj in (np.nanpercentile, np.nanquantile, np.nanmedian))
-            packed = self.to_atom(out, self.call_of(vec.quantile1, atoms + [scale, skip]), "_p")
-            return self.element(packed, 0, out)
-        if what == "packed":    # a number or a tuple, computed as one array and unpacked
-            if node.keywords:
-                raise self.error(node, f"keyword arguments to `{ast.unparse(node.func)}`",
-                                 "Pass arguments by position.")
-            helper, how = REGISTRY.get(obj).packed
-            rule = REGISTRY.get(helper).array_rule if REGISTRY.get(helper) else None
-            if rule is not None and len(args) > len(rule.params):
-                name = ast.unparse(node.func)
-                extra = _parameter_name(obj, len(rule.params))
-                raise self.error(node, f"`{name}` with its argument `{extra}`" if extra else
-                                 f"`{name}` with {len(args)} arguments",
-                                 f"adjit differentiates {name} with {len(rule.params)} "
-                                 "argument(s): its derivative would ignore the others; pass "
-                                 "those only.")
-            atoms = [self.argument_atom(a, out) for a in args]
-            packed = self.to_atom(out, self.call_of(helper, atoms), "_p")
-            if how == "whole":
-                return packed
-            if how == "svd":
-                if not (isinstance(atoms[0], ast.Name) and atoms[0].id in self.ctx.arrays):
-                    raise self.error(node, "np.linalg.svd of something that is not an array",
-                                     "Pass a 2-D array.")
-                return self.unpack_svd(packed, atoms[0], out, node)
-            if how == "qr":     # [Q^T | R]: Q is the transpose of the first m columns
-                if not (isinstance(atoms[0], ast.Name) and atoms[0].id in self.ctx.arrays):
-                    raise self.error(node, "np.linalg.qr of something that is not an array",
-                                     "Pass a 2-D array.")
-                m = self.size_local(atoms[0], 0, out)
-                whole = self.view_of(packed.id, out)
-                every = ast.Slice(lower=None, upper=None, step=None)
-                q_t, r = (self.index_view(whole, [("slice", every), ("slice", part)], out, node)
-                          for part in (ast.Slice(lower=None, upper=ir.name(m), step=None),
-                                       ast.Slice(lower=ir.name(m), upper=None, step=None)))
-                return TupleValue([self.transpose(q_t, out, node=node), r])
-            if how == "item":
-                return self.element(packed, 0, out)
-            if how == "items":
-                return TupleValue([self.element(packed, k, out) for k in range(2)])
+                elts = shape_node.elts if isinstance(shape_node, ast.Tuple) else [shape_node]
+                shape = [self.atom(e, out) for e in elts]
+        name = self.new_array(shape, out)
+        self.store_elements(self.full_view(name, shape), self.operand(args[1], out), out,
+                            node)
+        return ir.name(name)
+
+    @lowers("interp")
+    def lower_interp(self, node, obj, out):
+        """np.interp(x, xp, fp): an array of query points kept whole; a number packed."""
+        args = node.args
+        if node.keywords or len(args) != 3:
+            raise self.error(node, "np.interp with other than (x, xp, fp)",
+                             "Write np.interp(x, xp, fp) (numba takes no left=, right=).")
+        atoms = [self.argument_atom(a, out) for a in args]
+        if isinstance(atoms[0], ast.Name) and atoms[0].id in self.ctx.arrays:
+            return self.call_of(obj, atoms)
+        packed = self.to_atom(out, self.call_of(vec.interp1, atoms), "_p")
+        return self.element(packed, 0, out)
+
+    @lowers("quantile")
+    def lower_quantile(self, node, obj, out):
+        """np.quantile, np.percentile, their nan forms and np.nanmedian: an array of q kept
+        whole; a number packed (vec.quantile1, its scale and whether it skips nans)."""
+        args = node.args
+        name = f"np.{obj.__name__}"
+        wanted = 1 if obj is np.nanmedian else 2
+        if node.keywords or len(args) != wanted:
+            raise self.error(node, f"{name} with other than ({'a' if wanted == 1 else 'a, q'})",
+                             f"Write {name}({'a' if wanted == 1 else 'a, q'}) (numba takes "
+                             "no other arguments).")
+        atoms = [self.argument_atom(a, out) for a in args] + \
+            ([ir.const(0.5)] if obj is np.nanmedian else [])
+        if isinstance(atoms[1], ast.Name) and atoms[1].id in self.ctx.arrays:
+            return self.call_of(obj, atoms)
+        scale = ir.const(0.01 if obj in (np.percentile, np.nanpercentile) else 1.0)
+        skip = ir.const(obj in (np.nanpercentile, np.nanquantile, np.nanmedian))
+        packed = self.to_atom(out, self.call_of(vec.quantile1, atoms + [scale, skip]), "_p")
+        return self.element(packed, 0, out)
+
+    @lowers("packed")
+    def lower_packed(self, node, obj, out):
+        """A number or a tuple (np.linalg.det, slogdet, eigh, svd, qr, matrix_power),
+        computed as one array by the entry's `packed` helper and unpacked where the call
+        stood."""
+        args = node.args
+        if node.keywords:
+            raise self.error(node, f"keyword arguments to `{ast.unparse(node.func)}`",
+                             "Pass arguments by position.")
+        helper, how = REGISTRY.get(obj).packed
+        rule = REGISTRY.get(helper).array_rule if REGISTRY.get(helper) else None
+        if rule is not None and len(args) > len(rule.params):
+            name = ast.unparse(node.func)
+            extra = _parameter_name(obj, len(rule.params))
+            raise self.error(node, f"`{name}` with its argument `{extra}`" if extra else
+                             f"`{name}` with {len(args)} arguments",
+                             f"adjit differentiates {name} with {len(rule.params)} "
+                             "argument(s): its derivative would ignore the others; pass "
+                             "those only.")
+        atoms = [self.argument_atom(a, out) for a in args]
+        packed = self.to_atom(out, self.call_of(helper, atoms), "_p")
+        if how == "whole":
+            return packed
+        if how == "svd":
+            if not (isinstance(atoms[0], ast.Name) and atoms[0].id in self.ctx.arrays):
+                raise self.error(node, "np.linalg.svd of something that is not an array",
+                                 "Pass a 2-D array.")
+            return self.unpack_svd(packed, atoms[0], out, node)
+        if how == "qr":     # [Q^T | R]: Q is the transpose of the first m columns
+            if not (isinstance(atoms[0], ast.Name) and atoms[0].id in self.ctx.arrays):
+                raise self.error(node, "np.linalg.qr of something that is not an array",
+                                 "Pass a 2-D array.")
+            m = self.size_local(atoms[0], 0, out)
             whole = self.view_of(packed.id, out)
-            rest = ast.Slice(lower=ir.const(1), upper=None, step=None)
-            return TupleValue([self.index_view(whole, [("int", ir.const(0))], out, node),
-                               self.index_view(whole, [("slice", rest)], out, node)])
-        if what == "keep":      # kept as a call at array level (np.linalg.solve, inv)
-            rule = REGISTRY.get(obj).array_rule
-            if node.keywords:
-                args = self.by_position(node, args, rule)
-            if rule is not None and len(args) > len(rule.params):
-                name = ast.unparse(node.func)
-                raise self.error(node, f"`{name}` with {len(args)} arguments",
-                                 f"adjit differentiates {name}({', '.join(rule.params)}): its "
-                                 "derivative would ignore the others; pass those only.")
-            return self.call_as_is(obj, args, out, node)
-        if what in ("linspace", "arange", "eye"):
-            if node.keywords:
-                raise self.error(node, f"keyword arguments to np.{what}",
-                                 "Pass arguments by position.")
-            spelled = ast.parse(self.ctx.env.spell(obj, what), mode="eval").body
-            return ast.Call(func=spelled, args=[self.atom(a, out) for a in args], keywords=[])
-        raise AssertionError(what)
+            every = ast.Slice(lower=None, upper=None, step=None)
+            q_t, r = (self.index_view(whole, [("slice", every), ("slice", part)], out, node)
+                      for part in (ast.Slice(lower=None, upper=ir.name(m), step=None),
+                                   ast.Slice(lower=ir.name(m), upper=None, step=None)))
+            return TupleValue([self.transpose(q_t, out, node=node), r])
+        if how == "item":
+            return self.element(packed, 0, out)
+        if how == "items":
+            return TupleValue([self.element(packed, k, out) for k in range(2)])
+        whole = self.view_of(packed.id, out)
+        rest = ast.Slice(lower=ir.const(1), upper=None, step=None)
+        return TupleValue([self.index_view(whole, [("int", ir.const(0))], out, node),
+                           self.index_view(whole, [("slice", rest)], out, node)])
+
+    @lowers("keep")
+    def lower_keep(self, node, obj, out):
+        """A call kept at array level (np.linalg.solve, inv, ...): its entry's ArrayRule is
+        the derivative."""
+        args = node.args
+        rule = REGISTRY.get(obj).array_rule
+        if node.keywords:
+            args = self.by_position(node, args, rule)
+        if rule is not None and len(args) > len(rule.params):
+            name = ast.unparse(node.func)
+            raise self.error(node, f"`{name}` with {len(args)} arguments",
+                             f"adjit differentiates {name}({', '.join(rule.params)}): its "
+                             "derivative would ignore the others; pass those only.")
+        return self.call_as_is(obj, args, out, node)
+
+    @lowers("linspace", "arange", "eye")
+    def lower_spelled(self, node, obj, out):
+        """np.linspace, np.arange, np.eye / np.identity: kept as the call, its arguments
+        atoms (their array rules: rules/table.py)."""
+        args = node.args
+        what = ARRAY_FUNCTIONS[obj]
+        if node.keywords:
+            raise self.error(node, f"keyword arguments to np.{what}",
+                             "Pass arguments by position.")
+        spelled = ast.parse(self.ctx.env.spell(obj, what), mode="eval").body
+        return ast.Call(func=spelled, args=[self.atom(a, out) for a in args], keywords=[])
 
     def primitive(self, node, obj, rule, out):
         if obj is stop_gradient:
@@ -703,7 +771,8 @@ class NumpyCalls:
         total = self.reduce("sum", powered, None, out, node)
         return self.scalar_op(("call", "pow"), [total, ir.const(1.0 / order)], out)
 
-    def lower_convolve(self, node, out, correlate=False):
+    @lowers("convolve", "correlate")
+    def lower_convolve(self, node, obj, out):
         """np.convolve(a, v, mode) and np.correlate(a, v, mode) of 1-D arrays: the full
         convolution (of a with v reversed, for a correlation) kept at array level, and for
         modes 'valid' and 'same' the part of it numba returns, a slice: with n the shorter
@@ -711,6 +780,7 @@ class NumpyCalls:
         starts at n - 1 - n // 2 and has m (numba's _np_correlate_core; one later for a
         correlation with the longer v and an even n, which numba computes reversed). A
         correlation in its default mode ('valid') is kept whole (its own rule)."""
+        correlate = obj is np.correlate
         name = "np.correlate" if correlate else "np.convolve"
         a = self.call_arguments(node, ["a", "v", "mode"],
                                 {"mode": ir.const("valid" if correlate else "full")}, out)
@@ -759,10 +829,8 @@ class NumpyCalls:
         part = ast.Slice(lower=bounds[0], upper=bounds[1], step=None)
         return self.index_view(self.view_of(full.id, out), [("slice", part)], out, node)
 
-    def lower_correlate(self, node, out):
-        return self.lower_convolve(node, out, correlate=True)
-
-    def lower_lstsq(self, node, out):
+    @lowers("lstsq")
+    def lower_lstsq(self, node, obj, out):
         """np.linalg.lstsq(a, b): (x, residuals, rank, singular values). x is differentiated
         (vec.lstsq_x, pinv(a) b where a has full rank); the rest are calls with no rule, refused
         where a derivative would flow through them."""
@@ -773,10 +841,10 @@ class NumpyCalls:
         x = self.call_of(vec.lstsq_x, [self.argument_atom(a, out) for a in node.args])
         return TupleValue([self.to_atom(out, x)] + rest.items[1:])
 
-    def lower_cov(self, node, out):
+    @lowers("cov")
+    def lower_cov(self, node, obj, out):
         """np.cov(m) and np.corrcoef(m) of a 2-D array (rows are variables), kept at array
         level (runtime/vec.py has their adjoints and tangents)."""
-        obj = self.src.resolve(node.func)
         name = f"np.{obj.__name__}"
         if len(node.args) != 1 or node.keywords:
             raise self.error(node, f"{name} with arguments other than one array",
@@ -789,7 +857,8 @@ class NumpyCalls:
                              f"{name}(x[None, :]) for one.")
         return self.call_of(obj, [atom])
 
-    def lower_cond(self, node, out):
+    @lowers("cond")
+    def lower_cond(self, node, obj, out):
         """np.linalg.cond(a) (numba: the 2-norm condition number, no p): the largest singular
         value over the smallest."""
         a = self.call_arguments(node, ["x"], {}, out)
@@ -863,10 +932,11 @@ class NumpyCalls:
                 placed[k] = copy.deepcopy(rule.defaults[params[k]])
         return placed
 
-    def lower_custom(self, node, out):
+    @lowers("custom")
+    def lower_custom(self, node, obj, out):
         """A call of a custom_vjp function (adjit/custom.py): kept whole, as a call of its
         value helper, whose registry entry carries the user's rule."""
-        fn = self.src.resolve(node.func)
+        fn = obj
 
         def error(what, instead):
             return self.error(node, what, instead)
@@ -912,11 +982,12 @@ class NumpyCalls:
                             mode="eval").body
         return ast.Call(func=spelled, args=list(atoms), keywords=[])
 
-    def lower_nan_reduce(self, node, out):
+    @lowers("nan_reduce")
+    def lower_nan_reduce(self, node, obj, out):
         """np.nansum/nanprod/nanmean/nanmax/nanmin(a): the reduction of np.where(a != a,
         fill, a), as numba computes them over all elements; nanmean divides by the count of
         numbers, nanmax/nanmin are NaN when there is none."""
-        name = self.src.resolve(node.func).__name__
+        name = obj.__name__
         if len(node.args) != 1 or node.keywords:
             raise self.error(node, f"np.{name} with arguments other than the array",
                              f"numba compiles np.{name}(a) alone.")
@@ -956,14 +1027,10 @@ class NumpyCalls:
         return self.to_atom(out, self.call_of(vec.nan_if_none, [total, count]))
 
     # statistics composed of reductions ------------------------------------------------------
-    def lower_var(self, node, out):
-        return self.spread("var", node, node.args[0] if node.args else None, node.args[1:], out)
-
-    def lower_std(self, node, out):
-        return self.spread("std", node, node.args[0] if node.args else None, node.args[1:], out)
-
-    def lower_ptp(self, node, out):
-        return self.spread("ptp", node, node.args[0] if node.args else None, node.args[1:], out)
+    @lowers("var", "std", "ptp")
+    def lower_spread(self, node, obj, out):
+        return self.spread(obj.__name__, node, node.args[0] if node.args else None,
+                           node.args[1:], out)
 
     def spread(self, what, node, array, rest, out):
         """np.var(a), np.std(a), np.ptp(a) (and the methods) over all elements, as numba
@@ -992,9 +1059,12 @@ class NumpyCalls:
         return self.scalar_op(("call", math.sqrt), [v], out)
 
     # manipulation by views and compositions ------------------------------------------------
-    def lower_flip(self, node, out, axis_default=None, what="np.flip"):
+    @lowers("flip", "fliplr", "flipud")
+    def lower_flip(self, node, obj, out):
         """np.flip(m, axis=None), np.fliplr (axis 1), np.flipud (axis 0): a view with the
         axis (or every axis) read backwards, never a copy."""
+        what = f"np.{obj.__name__}"
+        axis_default = {"np.fliplr": 1, "np.flipud": 0}.get(what)
         names = ["m", "axis"] if what == "np.flip" else ["m"]
         a = self.call_arguments(node, names, {"axis": None}, out)
         v = self.array_operand(a["m"], out, what)
@@ -1015,7 +1085,8 @@ class NumpyCalls:
                  for k in range(ndim)]
         return self.index_view(v, items, out, node)
 
-    def lower_rot90(self, node, out):
+    @lowers("rot90")
+    def lower_rot90(self, node, obj, out):
         """np.rot90(m, k=1): a view, as numpy makes it - k = 1: flip axis 1, then swap axes 0
         and 1; k = 2: flip both; k = 3: swap, then flip axis 1 (k a constant, taken mod 4)."""
         a = self.call_arguments(node, ["m", "k"], {"k": ast.Constant(1)}, out)
@@ -1049,7 +1120,8 @@ class NumpyCalls:
             return flip(v, (0, 1))
         return flip(self.transpose(v, out, swap, node), (1,))
 
-    def lower_real(self, node, out):
+    @lowers("real")
+    def lower_real(self, node, obj, out):
         """np.real of real numbers: the number; of a real array, the array itself (a view
         of all of it, as numpy returns)."""
         a = self.call_arguments(node, ["val"], {}, out)
@@ -1061,13 +1133,8 @@ class NumpyCalls:
         full = ("slice", ast.Slice(lower=None, upper=None, step=None))
         return self.index_view(v, [full] * len(v.shape), out, node)
 
-    def lower_fliplr(self, node, out):
-        return self.lower_flip(node, out, 1, "np.fliplr")
-
-    def lower_flipud(self, node, out):
-        return self.lower_flip(node, out, 0, "np.flipud")
-
-    def lower_expand_dims(self, node, out):
+    @lowers("expand_dims")
+    def lower_expand_dims(self, node, obj, out):
         """np.expand_dims(a, axis): a view with a new axis of length 1 (a[:, None])."""
         a = self.call_arguments(node, ["a", "axis"], {}, out)
         v = self.array_operand(a["a"], out, "np.expand_dims")
@@ -1083,11 +1150,12 @@ class NumpyCalls:
         items.insert(axis, ("new",))
         return self.index_view(v, items, out, node)
 
-    def lower_atleast(self, node, out):
+    @lowers("atleast")
+    def lower_atleast(self, node, obj, out):
         """np.atleast_1d/2d/3d(a) of one array: a view of it with axes of length 1 added as
         numpy adds them ((n,) -> (1, n) -> (1, n, 1); (m, n) -> (m, n, 1)), the array itself
         when it has enough."""
-        name = self.src.resolve(node.func).__name__
+        name = obj.__name__
         if len(node.args) != 1 or node.keywords:
             raise self.error(node, f"np.{name} of other than one array",
                              f"Call np.{name} once per array.")
@@ -1102,14 +1170,16 @@ class NumpyCalls:
                      (3, 2): [full, full, ("new",)]}[want, ndim]
         return self.index_view(v, items, out, node)
 
-    def lower_copy(self, node, out):
+    @lowers("copy")
+    def lower_copy(self, node, obj, out):
         """np.copy(a): what a.copy() is."""
         a = self.call_arguments(node, ["a"], {}, out)
         call = ast.copy_location(ast.Call(func=ast.copy_location(ast.Attribute(
             value=a["a"], attr="copy", ctx=ast.Load()), node), args=[], keywords=[]), node)
         return self.method(call, out)
 
-    def lower_vdot(self, node, out):
+    @lowers("vdot")
+    def lower_vdot(self, node, obj, out):
         """np.vdot(a, b): the sum of the products of the flattened arrays."""
         a = self.call_arguments(node, ["a", "b"], {}, out)
         x, y = (self.reshape_view(self.array_operand(a[k], out, "np.vdot"), [ir.const(-1)],
@@ -1117,7 +1187,8 @@ class NumpyCalls:
         return self.reduce("sum", self.elementwise(("bin", ast.Mult()), [x, y], out, node),
                            None, out, node)
 
-    def lower_average(self, node, out):
+    @lowers("average")
+    def lower_average(self, node, obj, out):
         """np.average(a, weights=None) over all elements: the mean, or sum(a w) / sum(w)."""
         a = self.call_arguments(node, ["a", "weights"], {"weights": None}, out)
         x = self.array_operand(a["a"], out, "np.average")
@@ -1132,7 +1203,8 @@ class NumpyCalls:
         bottom = self.reduce("sum", w, None, out, node)
         return self.to_atom(out, ast.BinOp(left=top, op=ast.Div(), right=bottom))
 
-    def lower_trapezoid(self, node, out):
+    @lowers("trapezoid")
+    def lower_trapezoid(self, node, obj, out):
         """np.trapezoid(y, x=None, dx=1.0) of 1-D arrays: sum((y[1:] + y[:-1]) * dx) / 2,
         with dx = x[1:] - x[:-1] when x is given."""
         a = self.call_arguments(node, ["y", "x", "dx"], {"x": None, "dx": None}, out)
@@ -1167,19 +1239,23 @@ class NumpyCalls:
                                                     right=self.atom(a["dx"], out)))
         return self.to_atom(out, ast.BinOp(left=total, op=ast.Mult(), right=ir.const(0.5)))
 
-    def lower_hstack(self, node, out):
+    @lowers("hstack")
+    def lower_hstack(self, node, obj, out):
         """np.hstack: 1-D arrays end to end, others along axis 1 (numpy's rule)."""
         return self.joined(node, out, "np.hstack", lambda ndim: (0 if ndim == 1 else 1, False))
 
-    def lower_vstack(self, node, out):
+    @lowers("vstack")
+    def lower_vstack(self, node, obj, out):
         """np.vstack: 1-D arrays as rows, others along axis 0."""
         return self.joined(node, out, "np.vstack", lambda ndim: (0, ndim == 1))
 
-    def lower_column_stack(self, node, out):
+    @lowers("column_stack")
+    def lower_column_stack(self, node, obj, out):
         """np.column_stack: 1-D arrays as columns, others along axis 1."""
         return self.joined(node, out, "np.column_stack", lambda ndim: (1, ndim == 1))
 
-    def lower_dstack(self, node, out):
+    @lowers("dstack")
+    def lower_dstack(self, node, obj, out):
         """np.dstack: along a third axis; 1-D arrays (n,) become (1, n, k), 2-D ones
         (m, n, k), 3-D ones are joined along axis 2."""
         a = self.call_arguments(node, ["tup"], {}, out)
@@ -1215,10 +1291,12 @@ class NumpyCalls:
         axis, stack = rule(len(pieces[0].shape))
         return self.concatenate(None, axis, out, node, stack=stack, pieces=pieces)
 
-    def lower_tril(self, node, out, upper=False):
+    @lowers("tril", "triu")
+    def lower_tril(self, node, obj, out):
         """np.tril(m, k=0) / np.triu(m, k=0) of a 2-D array: a new array keeping the elements
         on and below (above) the k-th diagonal, zeros elsewhere; the adjoint keeps the same
         elements of the result's adjoint."""
+        upper = obj is np.triu
         what = "np.triu" if upper else "np.tril"
         a = self.call_arguments(node, ["m", "k"], {"k": None}, out)
         v = self.array_operand(a["m"], out, what)
@@ -1247,9 +1325,6 @@ class NumpyCalls:
         self.nest(v.shape, [0, 1], out, body)
         return ir.name(name)
 
-    def lower_triu(self, node, out):
-        return self.lower_tril(node, out, upper=True)
-
     # sorting and shifting --------------------------------------------------------------------
     def sorted_view(self, node, array, out, what):
         """A 1-D array in sorted order: a gather through np.argsort (whose order carries no
@@ -1265,12 +1340,14 @@ class NumpyCalls:
             keywords=[]))
         return self.index_view(self.view_of(base.id, out), [("array", order, 1)], out, node)
 
-    def lower_sort(self, node, out):
+    @lowers("sort")
+    def lower_sort(self, node, obj, out):
         """np.sort(a) of a 1-D array."""
         a = self.call_arguments(node, ["a"], {}, out)
         return self.sorted_view(node, a["a"], out, "np.sort")
 
-    def lower_median(self, node, out):
+    @lowers("median")
+    def lower_median(self, node, obj, out):
         """np.median(a) of a 1-D array: the mean of the elements at (n - 1) // 2 and n // 2 of
         the sorted array (the same element when n is odd: (m + m) / 2 is m exactly)."""
         a = self.call_arguments(node, ["a"], {}, out)
@@ -1286,7 +1363,8 @@ class NumpyCalls:
         total = self.to_atom(out, ast.BinOp(left=left, op=ast.Add(), right=right))
         return self.to_atom(out, ast.BinOp(left=total, op=ast.Mult(), right=ir.const(0.5)))
 
-    def lower_roll(self, node, out):
+    @lowers("roll")
+    def lower_roll(self, node, obj, out):
         """np.roll(a, shift) without an axis: the flattened array shifted circularly
         (element i of the result is element (i - shift) mod n), in a's shape."""
         a = self.call_arguments(node, ["a", "shift"], {}, out)
@@ -1311,7 +1389,8 @@ class NumpyCalls:
             return ir.name(name)
         return self.reshape_view(self.view_of(name, out), None, out, node, atoms=shape)
 
-    def lower_repeat(self, node, out):
+    @lowers("repeat")
+    def lower_repeat(self, node, obj, out):
         """np.repeat(a, repeats) with an int number of repeats and no axis: each element of
         the flattened array `repeats` times in a row."""
         a = self.call_arguments(node, ["a", "repeats"], {}, out)

@@ -32,6 +32,7 @@ import collections
 from ..api_stop import stop_gradient
 from ..runtime import vec
 from .. import ir
+from .lowering import lowers
 from .vectorize import ONE, Lazy, Op, Scalar, View, _index_node, _is_const, _key, _same
 
 TakeSource = collections.namedtuple(
@@ -476,7 +477,8 @@ class Indexing:
                              f"Pass an array to {what}.")
         return v
 
-    def lower_cumsum(self, node, out):
+    @lowers("cumsum")
+    def lower_cumsum(self, node, obj, out):
         """np.cumsum(x, axis=None): a running sum along the axis (of the flattened array
         without one); its adjoint is the mirrored loop, a reversed running sum."""
         a = self.call_arguments(node, ["a", "axis"], {"axis": None}, out)
@@ -512,7 +514,8 @@ class Indexing:
             self.nest(v.shape, [axis], out, body)
         return ir.name(name)
 
-    def lower_ediff1d(self, node, out):
+    @lowers("ediff1d")
+    def lower_ediff1d(self, node, obj, out):
         """np.ediff1d(x): the differences of the flattened array, x[1:] - x[:-1]."""
         a = self.call_arguments(node, ["ary"], {}, out)
         v = self.reshape_view(self.array_operand(a["ary"], out, "np.ediff1d"), [ir.const(-1)],
@@ -522,7 +525,8 @@ class Indexing:
                 (ir.const(1), None), (None, ir.const(-1))))
         return self.elementwise(("bin", ast.Sub()), [later, earlier], out, node)
 
-    def lower_diff(self, node, out):
+    @lowers("diff")
+    def lower_diff(self, node, obj, out):
         """np.diff(x, n=1, axis=-1): x[..., 1:] - x[..., :-1], n times (views: no copy)."""
         a = self.call_arguments(node, ["a", "n", "axis"], {"n": ir.const(1),
                                                           "axis": ir.const(-1)}, out)
@@ -545,7 +549,8 @@ class Indexing:
                                                                      out, node))
         return v
 
-    def lower_diagonal(self, node, out):
+    @lowers("diagonal")
+    def lower_diagonal(self, node, obj, out):
         """np.diagonal(a) of a 2-D array: a view of the elements a[i, i] (the flat positions
         i * (m + 1) of an n x m array, read in C order)."""
         a = self.call_arguments(node, ["a"], {}, out)
@@ -562,13 +567,15 @@ class Indexing:
         length = self.to_atom(out, self.vcall(min, [n, m]), "_n")
         return View(v.base, 1, [(0, ir.const(0), step)], {}, [length], None, v)
 
-    def lower_trace(self, node, out):
+    @lowers("trace")
+    def lower_trace(self, node, obj, out):
         """np.trace(a): the sum of the diagonal."""
         a = self.call_arguments(node, ["a"], {}, out)
         diag = self.diagonal_view(self.array_operand(a["a"], out, "np.trace"), out, node)
         return self.reduce("sum", diag, None, out, node)
 
-    def lower_diag(self, node, out):
+    @lowers("diag")
+    def lower_diag(self, node, obj, out):
         """np.diag(v): a 2-D array with v on its diagonal (v 1-D), or a copy of the diagonal
         of a 2-D v."""
         a = self.call_arguments(node, ["v"], {}, out)
