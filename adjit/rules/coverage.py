@@ -114,8 +114,8 @@ def _row(name):
         return f"| `{name}` | yes | yes | | a | at array level: {entry.notes} |"
     if entry.handler == "keep":
         return f"| `{name}` | yes | yes | | all | at array level: {entry.notes} |"
-    return f"| `{name}` | yes | yes | | {_ARRAY_ARGS.get(entry.handler, 'array')} | " \
-        f"{_ARRAY_NOTES.get(entry.handler, 'whole arrays')} |"
+    return f"| `{name}` | yes | yes | | {entry.through or 'array'} | " \
+        f"{entry.notes or 'whole arrays'} |"
 
 
 def _differentiable(entry):
@@ -126,43 +126,6 @@ def _differentiable(entry):
         return ", ".join(args) if args else "none (piecewise constant)"
     return {"pow": "a, b", "square": "x", "neg": "x", "where": "a, b (not the condition)",
             "clip": "a, bounds"}.get(entry.scalar, "")
-
-
-_ARRAY_ARGS = {"linspace": "start, stop", "arange": "start, step", "eye": "none",
-               "keep": "all", "interp": "x, xp, fp", "quantile": "a, q",
-               "convolve": "a, v", "correlate": "a, v",
-               "take": "a (not the indices)", "norm": "x"}
-_ARRAY_NOTES = {
-    "dot": "matrix products in BLAS, others fused", "matmul": "as `@`",
-    "transpose": "a view, any axes", "swapaxes": "a view", "moveaxis": "a view",
-    "reshape": "a view of C-contiguous arrays (else a copy, as numpy)",
-    "ravel": "a view of C-contiguous arrays", "take": "gather, `axis=`",
-    "norm": "`ord` as numba takes it: vectors 1, 2, inf, -inf, 0, p; matrices Frobenius, "
-            "1, -1, 2, -2 (singular values), inf, -inf", "array": "of scalars (int lists: index arrays)",
-    "concatenate": "", "stack": "", "full": "", "full_like": "",
-    "linspace": "linear in its endpoints", "arange": "length piecewise constant",
-    "eye": "constants", "cumsum": "`axis=`", "diff": "`n=`, `axis=`", "trace": "",
-    "diagonal": "a view", "diag": "1-D in: a diagonal matrix; 2-D in: a copy of the diagonal",
-    "outer": "", "var": "over all elements (numba: one argument)", "std": "as var",
-    "convolve": "1-D, modes 'full', 'valid', 'same' (slices of the full convolution)",
-    "correlate": "1-D, modes 'valid', 'full', 'same' (slices of the convolution with v "
-                 "reversed)",
-    "ptp": "max - min", "flip": "a view, `axis=`", "fliplr": "a view", "flipud": "a view",
-    "expand_dims": "a view", "copy": "", "vdot": "of the flattened arrays",
-    "average": "over all elements, `weights=`", "trapezoid": "1-D, `x=` or `dx=`",
-    "hstack": "", "vstack": "", "column_stack": "", "dstack": "1-D, 2-D and 3-D arrays",
-    "atleast": "a view of one array (axes of length 1 added as numpy adds them)",
-    "rot90": "a view, constant k", "real": "of real numbers and arrays: themselves (a view)", "tril": "2-D, `k=`", "triu": "2-D, `k=`",
-    "sort": "1-D: a gather through argsort", "median": "1-D", "roll": "no axis: flattened",
-    "repeat": "int repeats, no axis", "ediff1d": "of the flattened array (no to_end, to_begin)",
-    "interp": "piecewise linear in x, xp and fp (end values outside); x an array or a number",
-    "lstsq": "the solution x (pinv(a) b, a of full rank); residuals, rank and singular "
-             "values have no derivative (refused where one would flow)",
-    "cov": "one 2-D array, rows are variables (numba's defaults)",
-    "cond": "the 2-norm condition number (numba's; no p): max(s) / min(s) of the SVD",
-    "quantile": "linear interpolation (numba's) of the flattened array; q an array or a number; "
-                "the nan- forms skip NaN (nanmedian: nanquantile at 0.5)",
-}
 
 
 def render():

@@ -29,6 +29,9 @@ no entry: the normalizer folds any int or float a name resolves to):
   argument (math.sin's partial is math.cos(x)), which LLVM computes together with it in
   one `sincos` call: where the backward sweep evaluates that partial, computing the value
   again there costs almost nothing, and it is replayed rather than recorded;
+- `notes`: what docs/coverage.md says of the function beyond its derivative's arguments;
+  `through`: for a whole-array function whose handler does not tell, the arguments a
+  derivative flows through, as that page lists them;
 - `domain`: where the generic test harness (tests/test_registry.py) draws each argument;
 - `methods`: array methods that mean the same (`a.sum()` for np.sum);
 - `cuda`: False for a function whose rule calls what numba.cuda does not compile;
@@ -143,7 +146,8 @@ class Primitive:
     def __init__(self, obj, name, family, rule=None, scalar=None, arity=1, reduction=None,
                  handler=None, cost="cheap", domain=None, methods=(), notes="", params=(),
                  result=None, statement=False, cuda=True, array_rule=None, packed=None,
-                 message=None, paired=None, effect=None, draw=None, refused=(), forms=()):
+                 message=None, paired=None, effect=None, draw=None, refused=(), forms=(),
+                 through=""):
         self.obj = obj
         self.name = name
         self.family = family
@@ -168,6 +172,7 @@ class Primitive:
         self.draw = draw
         self.refused = tuple(refused)
         self.forms = tuple(forms)
+        self.through = through
 
     @property
     def differentiable(self):

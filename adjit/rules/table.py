@@ -243,28 +243,68 @@ for _obj, _how, _methods in ((np.sum, "sum", ("sum",)), (np.mean, "mean", ("mean
     _R.define(_obj, f"np.{_obj.__name__}", "reduction", reduction=_how, methods=_methods,
               notes="ties split equally" if _how in ("max", "min") else "")
 
-# whole-array operations, lowered by the vectorizer's handler of that name ----------------------
-for _obj, _handler in ((np.dot, "dot"), (np.matmul, "matmul"), (np.outer, "outer"),
-                       (np.transpose, "transpose"), (np.swapaxes, "swapaxes"),
-                       (np.moveaxis, "moveaxis"), (np.reshape, "reshape"), (np.ravel, "ravel"),
-                       (np.take, "take"), (np.linalg.norm, "norm"), (np.array, "array"),
-                       (np.asarray, "array"), (np.concatenate, "concatenate"),
-                       (np.stack, "stack"), (np.full, "full"), (np.full_like, "full_like"),
-                       (np.linspace, "linspace"), (np.arange, "arange"), (np.eye, "eye"),
-                       (np.identity, "eye"), (np.cumsum, "cumsum"), (np.diff, "diff"),
-                       (np.trace, "trace"), (np.diagonal, "diagonal"), (np.diag, "diag"),
-                       (np.var, "var"), (np.std, "std"), (np.ptp, "ptp"), (np.flip, "flip"),
-                       (np.fliplr, "fliplr"), (np.flipud, "flipud"),
-                       (np.expand_dims, "expand_dims"), (np.copy, "copy"), (np.vdot, "vdot"),
-                       (np.average, "average"), (np.trapezoid, "trapezoid"),
-                       (np.hstack, "hstack"), (np.vstack, "vstack"),
-                       (np.column_stack, "column_stack"), (np.tril, "tril"),
-                       (np.triu, "triu"), (np.sort, "sort"), (np.median, "median"),
-                       (np.roll, "roll"), (np.repeat, "repeat"), (np.ediff1d, "ediff1d"),
-                       (np.dstack, "dstack"), (np.atleast_1d, "atleast"),
-                       (np.atleast_2d, "atleast"), (np.atleast_3d, "atleast"),
-                       (np.rot90, "rot90"), (np.real, "real")):
-    _R.define(_obj, _np_name(_obj), "array", handler=_handler)
+# whole-array operations, lowered by the normalizer's lowering of that handler name
+# (normalize/lowering.py); the note and, where the handler does not tell, the arguments a
+# derivative flows through are what docs/coverage.md says of them
+_ATLEAST = "a view of one array (axes of length 1 added as numpy adds them)"
+for _obj, _handler, _notes, *_through in (
+        (np.dot, "dot", "matrix products in BLAS, others fused"),
+        (np.matmul, "matmul", "as `@`"),
+        (np.outer, "outer", ""),
+        (np.transpose, "transpose", "a view, any axes"),
+        (np.swapaxes, "swapaxes", "a view"),
+        (np.moveaxis, "moveaxis", "a view"),
+        (np.reshape, "reshape", "a view of C-contiguous arrays (else a copy, as numpy)"),
+        (np.ravel, "ravel", "a view of C-contiguous arrays"),
+        (np.take, "take", "gather, `axis=`", "a (not the indices)"),
+        (np.linalg.norm, "norm", "`ord` as numba takes it: vectors 1, 2, inf, -inf, 0, p; "
+                                 "matrices Frobenius, 1, -1, 2, -2 (singular values), inf, "
+                                 "-inf", "x"),
+        (np.array, "array", "of scalars (int lists: index arrays)"),
+        (np.asarray, "array", "of scalars (int lists: index arrays)"),
+        (np.concatenate, "concatenate", ""),
+        (np.stack, "stack", ""),
+        (np.full, "full", ""),
+        (np.full_like, "full_like", ""),
+        (np.linspace, "linspace", "linear in its endpoints", "start, stop"),
+        (np.arange, "arange", "length piecewise constant", "start, step"),
+        (np.eye, "eye", "constants", "none"),
+        (np.identity, "eye", "constants", "none"),
+        (np.cumsum, "cumsum", "`axis=`"),
+        (np.diff, "diff", "`n=`, `axis=`"),
+        (np.trace, "trace", ""),
+        (np.diagonal, "diagonal", "a view"),
+        (np.diag, "diag", "1-D in: a diagonal matrix; 2-D in: a copy of the diagonal"),
+        (np.var, "var", "over all elements (numba: one argument)"),
+        (np.std, "std", "as var"),
+        (np.ptp, "ptp", "max - min"),
+        (np.flip, "flip", "a view, `axis=`"),
+        (np.fliplr, "fliplr", "a view"),
+        (np.flipud, "flipud", "a view"),
+        (np.expand_dims, "expand_dims", "a view"),
+        (np.copy, "copy", ""),
+        (np.vdot, "vdot", "of the flattened arrays"),
+        (np.average, "average", "over all elements, `weights=`"),
+        (np.trapezoid, "trapezoid", "1-D, `x=` or `dx=`"),
+        (np.hstack, "hstack", ""),
+        (np.vstack, "vstack", ""),
+        (np.column_stack, "column_stack", ""),
+        (np.tril, "tril", "2-D, `k=`"),
+        (np.triu, "triu", "2-D, `k=`"),
+        (np.sort, "sort", "1-D: a gather through argsort"),
+        (np.median, "median", "1-D"),
+        (np.roll, "roll", "no axis: flattened"),
+        (np.repeat, "repeat", "int repeats, no axis"),
+        (np.ediff1d, "ediff1d", "of the flattened array (no to_end, to_begin)"),
+        (np.dstack, "dstack", "1-D, 2-D and 3-D arrays"),
+        (np.atleast_1d, "atleast", _ATLEAST),
+        (np.atleast_2d, "atleast", _ATLEAST),
+        (np.atleast_3d, "atleast", _ATLEAST),
+        (np.rot90, "rot90", "a view, constant k"),
+        (np.real, "real", "of real numbers and arrays: themselves (a view)"),
+):
+    _R.define(_obj, _np_name(_obj), "array", handler=_handler, notes=_notes,
+              through=_through[0] if _through else "")
 
 # numpy < 2.5: vstack's deprecated alias (where something made it vstack itself, vstack's
 # entry serves)
@@ -347,14 +387,18 @@ _R.define(np.vander, "np.vander", "array", handler="keep", array_rule=ArrayRule(
     ("vec.vander_tangent(x, increasing, out, d)", None, None), lambda args: (2, "f"),
     reads=True, defaults={"N": "None", "increasing": "False"}),
     notes="in x; N and increasing by position")
+_COV = "one 2-D array, rows are variables (numba's defaults)"
 _R.define(np.cov, "np.cov", "array", handler="cov", array_rule=ArrayRule(
     "cov", ("m",), ("vec.cov_m_bar(m, out_bar)",), ("vec.cov_tangent(m, d)",),
-    lambda args: (2, "f"), reads=True))
+    lambda args: (2, "f"), reads=True), notes=_COV)
 _R.define(np.corrcoef, "np.corrcoef", "array", handler="cov", array_rule=ArrayRule(
     "corrcoef", ("m",), ("vec.corrcoef_m_bar(m, out_bar)",), ("vec.corrcoef_tangent(m, d)",),
-    lambda args: (2, "f"), reads=True))
-_R.define(np.linalg.cond, "np.linalg.cond", "array", handler="cond")
-_R.define(np.linalg.lstsq, "np.linalg.lstsq", "array", handler="lstsq")
+    lambda args: (2, "f"), reads=True), notes=_COV)
+_R.define(np.linalg.cond, "np.linalg.cond", "array", handler="cond",
+          notes="the 2-norm condition number (numba's; no p): max(s) / min(s) of the SVD")
+_R.define(np.linalg.lstsq, "np.linalg.lstsq", "array", handler="lstsq",
+          notes="the solution x (pinv(a) b, a of full rank); residuals, rank and singular "
+                "values have no derivative (refused where one would flow)")
 _R.define(vec.lstsq_x, "vec.lstsq_x", "helper", array_rule=ArrayRule(
     "lstsq_x", ("a", "b"), ("shared[0]", "shared[1]"),
     ("vec.lstsq_tangent_a(a, b, d)", "vec.lstsq_tangent_b(a, d)"),
@@ -449,7 +493,8 @@ _R.define(np.interp, "np.interp", "array", handler="interp", array_rule=ArrayRul
     "interp", ("x", "xp", "fp"), ("shared[0]", "shared[1]", "shared[2]"),
     ("vec.interp_slope(x, xp, fp) * d", "vec.interp_dxp(x, xp, fp, d)", "np.interp(x, xp, d)"),
     lambda args: (args[0][0], "f"), reads=True, shared=_INTERP_BARS),
-    notes="in x, xp and fp; end values outside [xp[0], xp[-1]]")
+    notes="piecewise linear in x, xp and fp (end values outside); x an array or a number",
+    through="x, xp, fp")
 _R.define(vec.interp1, "vec.interp1", "helper", array_rule=ArrayRule(
     "interp1", ("x", "xp", "fp"), ("shared[0][0]", "shared[1]", "shared[2]"),
     ("vec.interp_slope(vec.as1(x), xp, fp) * d", "vec.interp_dxp(vec.as1(x), xp, fp, d)",
@@ -484,12 +529,14 @@ _R.define(np.convolve, "np.convolve", "array", handler="convolve", array_rule=Ar
     "convolve", ("a", "v"), ("shared[0]", "shared[1]"),
     ("np.convolve(d, v)", "np.convolve(a, d)"), lambda args: (1, "f"), reads=True,
     shared="vec.convolve_bars(a, v, out_bar)"),
-          notes="1-D; modes 'valid' and 'same' are slices of the full convolution")
+          notes="1-D, modes 'full', 'valid', 'same' (slices of the full convolution)",
+          through="a, v")
 _R.define(np.correlate, "np.correlate", "array", handler="correlate", array_rule=ArrayRule(
     "correlate", ("a", "v"), ("shared[0]", "shared[1]"),
     ("np.correlate(d, v)", "np.correlate(a, d)"), lambda args: (1, "f"), reads=True,
     shared="vec.correlate_bars(a, v, out_bar)"),
-          notes="1-D; modes 'full' and 'same' are slices of the convolution with v reversed")
+          notes="1-D, modes 'valid', 'full', 'same' (slices of the convolution with v "
+                "reversed)", through="a, v")
 _R.define(np.linalg.matrix_power, "np.linalg.matrix_power", "array", handler="packed",
           packed=(vec.matrix_power, "whole"),
           notes="any integer n (a negative one through the inverse)")
@@ -504,6 +551,8 @@ _R.define(np.linalg.pinv, "np.linalg.pinv", "array", handler="keep", array_rule=
 # np.percentile(a, q) and np.quantile(a, q) (and the nan- forms, skipping NaN): linear in two
 # order statistics of a and in q (see runtime/vec.py); an array q kept whole, a number q through
 # the packed helper vec.quantile1; np.nanmedian(a) is np.nanquantile(a, 0.5)
+_QUANTILE = ("linear interpolation (numba's) of the flattened array; q an array or a number; "
+             "the nan- forms skip NaN (nanmedian: nanquantile at 0.5)")
 for _obj, _scale, _skip in ((np.percentile, "0.01", "False"), (np.quantile, "1.0", "False"),
                             (np.nanpercentile, "0.01", "True"), (np.nanquantile, "1.0", "True")):
     _R.define(_obj, f"np.{_obj.__name__}", "array", handler="quantile", array_rule=ArrayRule(
@@ -511,8 +560,10 @@ for _obj, _scale, _skip in ((np.percentile, "0.01", "False"), (np.quantile, "1.0
         (f"vec.quantile_tangent_a(a, q, {_scale}, {_skip}, d)",
          f"vec.quantile_tangent_q(a, q, {_scale}, {_skip}, d)"),
         lambda args: (args[1][0], "f"), reads=True,
-        shared=f"vec.quantile_bars(a, q, {_scale}, {_skip}, out_bar)"))
-_R.define(np.nanmedian, "np.nanmedian", "array", handler="quantile")
+        shared=f"vec.quantile_bars(a, q, {_scale}, {_skip}, out_bar)"), notes=_QUANTILE,
+        through="a, q")
+_R.define(np.nanmedian, "np.nanmedian", "array", handler="quantile", notes=_QUANTILE,
+          through="a, q")
 _R.define(vec.quantile1, "vec.quantile1", "helper", array_rule=ArrayRule(
     "quantile1", ("a", "q", "scale", "skip"), ("shared[0]", "shared[1][0]", None, None),
     ("vec.quantile_tangent_a(a, vec.as1(q), scale, skip, d)",
