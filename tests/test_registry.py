@@ -159,6 +159,44 @@ def test_every_array_function_has_one_lowering_and_every_lowering_a_function():
         lowers("cumsum")(lambda self, node, obj, out: None)
 
 
+def test_every_helper_a_rule_calls_exists():
+    """The rules are text the passes paste into generated code (`vec.convolve_bars(a, v,
+    out_bar)`): a misspelt helper would fail only when a program first uses that rule."""
+    import ast
+    import math as math_
+    from adjit.runtime import vec
+    modules = {"vec": vec, "np": np, "math": math_}
+
+    def chains(tree):
+        for node in ast.walk(tree):
+            parts = []
+            while isinstance(node, ast.Attribute):
+                parts.append(node.attr)
+                node = node.value
+            if parts and isinstance(node, ast.Name) and node.id in modules:
+                yield node.id, parts[::-1]
+
+    checked = 0
+    for e in REGISTRY.entries:
+        trees = []
+        for rule in (e.rule,):
+            if rule is not None:
+                trees += [t for t in rule.partials if t is not None]
+                if rule.joint is not None:
+                    trees += [rule.joint[0], *rule.joint[1]]
+        r = e.array_rule
+        if r is not None:
+            trees += [t for t in r.reverse + r.tangent + (r.shared,) if t is not None]
+        for tree in trees:
+            for root, parts in chains(tree):
+                obj = modules[root]
+                for part in parts:
+                    assert hasattr(obj, part), f"{e.name}: {root}.{'.'.join(parts)}"
+                    obj = getattr(obj, part)
+                checked += 1
+    assert checked > 150
+
+
 # array-level functions --------------------------------------------------------------------
 R = np.random.default_rng(1)
 A = R.normal(size=(3, 4))
