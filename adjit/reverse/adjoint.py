@@ -4,10 +4,11 @@ The forward sweep is the normalized primal plus tape pushes; the backward sweep 
 statements in reverse, with each statement's adjoint rule, the branch each `if` took (its
 condition variable) and each loop reversed (its bounds, or its recorded trip count).
 
-ReverseBuilder holds the adjoint rules of statements (this module); it is assembled from
-three parts with one job each: validate.py (what is refused before anything is built),
-planner.py (which primal values are kept, replayed or recorded: the rules are in plan.py)
-and emit.py (the two sweeps, with checkpointed loops expanded by checkpoint.py).
+ReverseBuilder holds the adjoint rules of statements (this module). validate.py says what is
+refused before anything is built (and which operands are recorded at array-level
+operations); two parts with one job each make the rest: planner.py (which primal values are
+kept, replayed or recorded: the rules are in plan.py) and emit.py (the two sweeps, with
+checkpointed loops expanded by checkpoint.py).
 """
 import ast
 import copy
@@ -24,7 +25,7 @@ from .mirrors import AssignMirror, IfMirror, LoopMirror
 from .naming import BarNames
 from .planner import Planning
 from .tape import Tape
-from .validate import Validation
+from .validate import validate
 
 
 class AdjointProgram:
@@ -39,7 +40,7 @@ class AdjointProgram:
         self.tape = tape
 
 
-class ReverseBuilder(Validation, Planning, Emission):
+class ReverseBuilder(Planning, Emission):
     def __init__(self, stmts, result, params, kinds, active, env, namegen, temps=(),
                  bounded=False):
         self.stmts = stmts
@@ -52,12 +53,12 @@ class ReverseBuilder(Validation, Planning, Emission):
         self.layout = ir.Layout(stmts)
         self.bar = BarNames(set(kinds) | set(namegen.taken))
         self.tape = Tape(namegen, bounded)   # bounded: CUDA device code
-        self.snapshots = {}     # id(array op) -> (operands, results) recorded at it
         self._prims = {}
         self.loop_target = {id(s): s.target.id for s in ir.walk_stmts(stmts)
                             if isinstance(s, ast.For)}
-        self._check_arrays()
-        self._check_opaque()
+        # refusals first; id(array op) -> (operands, results) recorded at it
+        self.snapshots = validate(stmts, self.layout, self.prim, kinds, active, params,
+                                  bounded)
         contributions = self._contributions()
         self.single_use = self._single_use_temps(contributions)
         self.write_once = self._write_once(temps)

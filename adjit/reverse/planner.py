@@ -306,7 +306,7 @@ class Planning:
             for var, pts in points.items():
                 if is_array(self.kinds.get(var)):
                     # an array's backward readers need its shape (the same every iteration,
-                    # see _check_arrays) or final contents (plan.final_loads), never a
+                    # see validate.py) or final contents (plan.final_loads), never a
                     # recorded copy
                     continue
                 for site in layout.sites.get(var, []):

@@ -13,8 +13,29 @@ from ..errors import error_at
 from ..rules.table import ARRAY_OP_NAMES, ARRAY_RULES
 
 
-class Validation:
-    def _check_arrays(self):
+def validate(stmts, layout, prim, kinds, active, params, bounded):
+    """Raise an AdjitError for what the reverse pass refuses in the normalized statements
+    (`prim(s)`: a statement's primitive; `bounded`: CUDA device code, which has no room for
+    arrays on its tape); return the snapshots the backward sweep needs: id(array-level
+    operation) -> (operands, results) recorded at it."""
+    checks = _Checks(stmts, layout, prim, kinds, active, params, bounded)
+    checks.arrays()
+    checks.opaque()
+    return checks.snapshots
+
+
+class _Checks:
+    def __init__(self, stmts, layout, prim, kinds, active, params, bounded):
+        self.stmts = stmts
+        self.layout = layout
+        self.prim = prim
+        self.kinds = kinds
+        self.active = active
+        self.params = params
+        self.bounded = bounded
+        self.snapshots = {}
+
+    def arrays(self):
         for s in ir.walk_stmts(self.stmts):     # a number from an array-level operation
             if isinstance(s, ast.Assign) and not ir.is_store(s) and \
                     self.prim(s).reads_operands() and ir.target_name(s) in self.active and \
@@ -88,7 +109,7 @@ class Validation:
                         return False
         return True
 
-    def _check_opaque(self):
+    def opaque(self):
         """No derivative flows through a call with no derivative rule (rules/opaque.py)."""
         for s in ir.walk_stmts(self.stmts):
             if isinstance(s, ast.Assign) and not ir.is_store(s) and \
@@ -110,7 +131,7 @@ class Validation:
             for w in ir.walk_stmts(self.stmts):
                 changes = (ir.is_store(w) and w.targets[0].value.id == arr) or \
                     (isinstance(w, ast.Assign) and ir.target_name(w) == arr)
-                if changes and not self.tape.bounded and w is not s and (
+                if changes and not self.bounded and w is not s and (
                         self.layout.pos[id(w)] > pos or loops & set(self.layout.loops[id(w)])):
                     kept = self.snapshots.setdefault(id(s), ([], []))[0]
                     if arr not in kept:
@@ -140,7 +161,7 @@ class Validation:
         iteration's result is recorded (self.snapshots; refused in CUDA code); elements
         written into it are refused."""
         if self.layout.loops[id(s)]:
-            if self.tape.bounded:
+            if self.bounded:
                 raise error_at(ir.note(s, "origin", None),
                                f"{ast.unparse(s.value.func)} inside a loop in CUDA code",
                                "Its adjoint reads each iteration's result, which a device "
