@@ -27,8 +27,9 @@ from .analysis.hoist import hoist_invariants, keep_operands
 from .analysis.races import Ownership
 from .analysis.types import (FLOAT, infer_kinds, is_array, is_float_kind, kind_of_constant,
                              kind_of_numba_type)
-from .codegen import assemble, gather
+from .codegen import assemble, kernel_sweep
 from .codegen.emit import compile_source, exec_source, render
+from .codegen.kernel_sweep import KernelSweep
 from .errors import AdjitError, error_at, function_origin, internal_error
 from .forward.tangent import TangentBuilder
 from .frontend.source import read_function
@@ -41,7 +42,6 @@ from .reverse.adjoint import ReverseBuilder
 from .reverse.checkpoint import records
 from .reverse.dce import eliminate_dead, upward_exposed
 from .reverse.parallel import check_user_races
-from .reverse.peephole import propagate_copies
 from .reverse.replay import replay_unbounded_loops
 from .reverse.sweep import Sweep
 from .reverse.tape import static_pushes, unsigned_slots
@@ -267,8 +267,9 @@ def tangent(p, o):
 
 
 def kernel(p, o):
-    """kernel: a CUDA adjoint kernel's source (reverse/, codegen/gather.py and the atomics
-    of codegen/assemble.py)."""
+    """kernel: a CUDA adjoint kernel's source (reverse/, its backward sweep rewritten by the
+    named passes of codegen/kernel_sweep.py: copies, gather, atomics, block_sums,
+    loop_atomics, late_zeroing)."""
     check_user_races(p.stmts)
     _adjoint_kernel(p)
 
@@ -534,7 +535,8 @@ def _adjoint(p, o):
                 ("backward sweep", prog.backward_init + prog.backward), (None, ret)]
             parts = copy.deepcopy(parts) if copied else parts
             return render(name, params, assemble.cuda_parts(parts), fold=True)
-        _run_sweep(p, sweep, "device", device_source)
+        _run_sweep(p, sweep, sweep_passes.PIPELINES["device"], sweep_passes.PASSES,
+                   device_source)
         p.source = device_source(copied=False)
         p.python = exec_source(p.source, name, assemble.cuda_namespace(p.env.ns))
         p.compiled = Transformed(p.source, p.python, None)
@@ -555,7 +557,7 @@ def _adjoint(p, o):
     def source_now():       # (for adjit.show and ADJIT_DEBUG_PRINT_AFTER; changes nothing)
         return render(inner, params + [stats_name], copy.deepcopy(parts_now()), fold=True)
 
-    _run_sweep(p, sweep, "adjoint", source_now)
+    _run_sweep(p, sweep, sweep_passes.PIPELINES["adjoint"], sweep_passes.PASSES, source_now)
     parts = parts_now()
     unsigned_slots(parts, prog.tape)
     source = render(inner, params + [stats_name], parts, fold=True)
@@ -571,15 +573,16 @@ def _adjoint(p, o):
     p.source, p.entry, p.wrapper = source, inner, name
 
 
-def _run_sweep(p, sweep, kind, source_now):
-    """The sweep passes of this kind of derivative (reverse/sweep.py), in order; after each,
-    the derivative's source (source_now()) is kept where adjit.show asked for it
-    (p.capture) and printed where ADJIT_DEBUG_PRINT_AFTER names it (or `sweep`, `all`)."""
+def _run_sweep(p, sweep, names, passes, source_now):
+    """The sweep passes `names` (of reverse/sweep.py, or codegen/kernel_sweep.py for a CUDA
+    adjoint kernel), in order; after each, the derivative's source (source_now()) is kept
+    where adjit.show asked for it (p.capture) and printed where ADJIT_DEBUG_PRINT_AFTER
+    names it (or `sweep`, `all`)."""
     wanted = _debug_stages()
-    for name in sweep_passes.PIPELINES[kind]:
+    for name in names:
         stage = f"sweep.{name}"
         try:
-            sweep_passes.PASSES[name](sweep)
+            passes[name](sweep)
         except AdjitError:
             raise
         except Exception as exc:    # a bug in adjit (as in run())
@@ -667,34 +670,26 @@ def _adjoint_kernel(p):
     prog.backward_init = [x for x in prog.backward_init
                           if not (isinstance(x, ast.Assign) and isinstance(x.targets[0], ast.Name)
                                   and x.targets[0].id in shadows)]
-    propagate_copies(prog.backward, prog.bars.values(), live_out=shadows)
     arrays_of = {builder.bar(q): q for q in params if is_array(p.arg_kinds[q])}
-    backward = prog.backward_init + prog.backward
-    plan = gather.plan(p.stmts, prog.forward, backward, ownership, p.wrt, written,
-                       builder.bar)
-    zero = None
-    if plan is not None:        # each thread gathers its own elements' adjoints
-        backward, zero = gather.gather_kernel(plan, prog.forward, backward, builder.bar,
-                                              written, ownership, set(arrays_of), p.namegen)
-    arrays_of.update({builder.bar(a): a for a in ownership.shared})     # (the block's tiles)
-    backward = assemble.atomic_shadow_updates(backward,
-                                              set(shadows) | {builder.bar(a) for a in
-                                                              ownership.shared},
-                                              ownership, arrays_of,
-                                              {builder.bar(q) for q in plan.arrays}
-                                              if plan else frozenset())
-    backward, block_sums = assemble.block_summed_atomics(
-        prog.forward, backward, p.namegen, {builder.bar(a) for a in ownership.shared})
-    backward = assemble.loop_atomics(backward, p.namegen)
-    backward = assemble.late_zeroing(backward, set(shadows))
-    parts = assemble.forward_parts(prog, backward, params, kinds, 0,
-                                   "forward sweep (this thread's part of the primal)") + [
-        ("backward sweep", backward)]
-    if block_sums:
-        parts.append(("the adjoints every thread adds to, summed over the block: one atomic "
-                      "add per block", block_sums))
+    sweep = KernelSweep(prog, builder, p.stmts, ownership, p.wrt, written, shadows, arrays_of,
+                        p.namegen)
     name = f"{src.fn.__name__}_adjoint"
-    p.source = render(name, params + shadows, assemble.cuda_parts(parts), fold=True)
+
+    def kernel_parts():
+        parts = assemble.forward_parts(prog, sweep.backward, params, kinds, 0,
+                                       "forward sweep (this thread's part of the primal)") + [
+            ("backward sweep", sweep.backward)]
+        if sweep.block_sums:
+            parts.append(("the adjoints every thread adds to, summed over the block: one "
+                          "atomic add per block", sweep.block_sums))
+        return assemble.cuda_parts(parts)
+
+    def source_now():       # (for ADJIT_DEBUG_PRINT_AFTER; changes nothing)
+        return render(name, params + shadows, copy.deepcopy(kernel_parts()), fold=True)
+
+    _run_sweep(p, sweep, kernel_sweep.KERNEL_PASSES, kernel_sweep.PASSES, source_now)
+    zero = sweep.zero
+    p.source = render(name, params + shadows, kernel_parts(), fold=True)
     p.python = exec_source(p.source, name, assemble.cuda_namespace(p.env.ns))
     p.after = []
     if zero is not None:        # launched after the gather kernel, with its grid

@@ -38,8 +38,9 @@ def build(fn, argnums, arg_types, mode, fastmath=False, jit=True, checkpoint=Non
 
 
 def build_kernel(fn, argnums, arg_types):
-    """The adjoint of a CUDA kernel (pipeline._adjoint_kernel). Returns (source, python
-    function, shadow names, python functions of the kernels launched after it)."""
+    """The adjoint of a CUDA kernel (pipeline._adjoint_kernel; its sweep passes:
+    codegen/kernel_sweep.py). Returns (source, python function, shadow names, python
+    functions of the kernels launched after it)."""
     program = run(fn, arg_types, Options(argnums, derivative="kernel", name="adjoint",
                                          target="cuda"))
     return program.source, program.python, program.shadows, program.after

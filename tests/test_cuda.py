@@ -107,6 +107,26 @@ def test_adjoints_every_thread_adds_to_are_summed_per_block(blocks, threads, dty
 
 
 
+def test_the_kernel_sweep_passes_print_after_each(monkeypatch, capsys):
+    """ADJIT_DEBUG_PRINT_AFTER=sweep prints the adjoint kernel after each of its sweep
+    passes (codegen/kernel_sweep.py), in order: c_bar's additions become atomics, then one
+    atomic per block; the last print is the kernel compiled."""
+    from adjit.codegen.kernel_sweep import KERNEL_PASSES
+    monkeypatch.setenv("ADJIT_DEBUG_PRINT_AFTER", "sweep")
+    u, c = np.linspace(-1.0, 1.5, 8), np.array([0.7, -1.3])
+    src = adjit.cuda.adjoint_kernel(scaled_field, argnums=(0, 1)).source_for(
+        u, c, np.zeros_like(u))
+    out = capsys.readouterr().out
+    printed = out.split("# adjit: scaled_field after sweep.")[1:]
+    assert [p.split("\n", 1)[0] for p in printed] == list(KERNEL_PASSES)
+    after = {p.split("\n", 1)[0]: p.split("\n", 1)[1] for p in printed}
+    assert "cuda.atomic.add(c_bar" not in after["gather"]
+    assert "cuda.atomic.add(c_bar" in after["atomics"] and \
+        "summed over the block" not in after["atomics"]
+    assert "summed over the block" in after["block_sums"]
+    assert after["late_zeroing"].strip() == src.strip()
+
+
 @cuda.jit
 def grid_index_only(x, state):
     i = cuda.grid(1)  # noqa: F841 - a kernel that computes its index and nothing else
