@@ -844,7 +844,7 @@ class NumpyCalls:
     @lowers("cov")
     def lower_cov(self, node, obj, out):
         """np.cov(m) and np.corrcoef(m) of a 2-D array (rows are variables), kept at array
-        level (runtime/vec.py has their adjoints and tangents)."""
+        level (runtime/arrays.py has their adjoints and tangents)."""
         name = f"np.{obj.__name__}"
         if len(node.args) != 1 or node.keywords:
             raise self.error(node, f"{name} with arguments other than one array",

@@ -502,7 +502,7 @@ _R.define(vec.interp1, "vec.interp1", "helper", array_rule=ArrayRule(
     lambda args: (1, "f"), reads=True,
     shared="vec.interp_bars(vec.as1(x), xp, fp, out_bar)"))
 
-# products and filters kept at array level, adjoints by their definitions (runtime/vec.py);
+# products and filters kept at array level, adjoints by their definitions (runtime/arrays.py);
 # tangents are the same bilinear function of one tangent and the other operand
 def _kron_result(args):
     """numba's np.kron: numbers and 1-D or 2-D arrays; the result has the first operand's
@@ -549,8 +549,8 @@ _R.define(np.linalg.pinv, "np.linalg.pinv", "array", handler="keep", array_rule=
     notes="exact where A has full rank (elsewhere the pseudo-inverse jumps with the rank)")
 
 # np.percentile(a, q) and np.quantile(a, q) (and the nan- forms, skipping NaN): linear in two
-# order statistics of a and in q (see runtime/vec.py); an array q kept whole, a number q through
-# the packed helper vec.quantile1; np.nanmedian(a) is np.nanquantile(a, 0.5)
+# order statistics of a and in q (see runtime/arrays.py); an array q kept whole, a number q
+# through the packed helper vec.quantile1; np.nanmedian(a) is np.nanquantile(a, 0.5)
 _QUANTILE = ("linear interpolation (numba's) of the flattened array; q an array or a number; "
              "the nan- forms skip NaN (nanmedian: nanquantile at 0.5)")
 for _obj, _scale, _skip in ((np.percentile, "0.01", "False"), (np.quantile, "1.0", "False"),

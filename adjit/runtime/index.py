@@ -1,0 +1,261 @@
+"""The run-time index and scratch helpers generated code calls (as `vec.<name>`, through
+runtime/vec.py): broadcast sizes, slice bounds, reshape sizes and index-array entries
+computed exactly as numpy does (raising numpy's errors), scratch arrays (local and shared
+memory in CUDA code), dtype widening for BLAS, asserts, tuple indices, numba's thread count
+in a form its disk cache keeps, and digamma (the derivative of math.lgamma)."""
+import math
+
+import numba
+from numba.core import types
+from numba.extending import overload
+import numpy as np
+
+
+@numba.njit(cache=True)
+def bcast(n, m):
+    """The broadcast size of two dimensions (numpy's rule); ValueError if incompatible."""
+    if n == m or m == 1:
+        return n
+    if n == 1:
+        return m
+    raise ValueError("operands could not be broadcast together")
+
+
+@numba.njit(cache=True)
+def stride(n, size):
+    """1 when a dimension of length n runs along a loop of `size` iterations, 0 when it is
+    broadcast (length 1): the index multiplier of that dimension."""
+    return 1 if n == size else 0
+
+
+@numba.njit(cache=True)
+def slice_start(n, start, stop, step, has_start, has_stop):
+    """The first index of `a[start:stop:step]` on a dimension of length n (slice.indices)."""
+    if step > 0:
+        if not has_start:
+            return 0
+        s = start + n if start < 0 else start
+        return min(max(s, 0), n)
+    if not has_start:
+        return n - 1
+    s = start + n if start < 0 else start
+    return min(max(s, -1), n - 1)
+
+
+@numba.njit(cache=True)
+def slice_len(n, start, stop, step, has_start, has_stop):
+    """The length of `a[start:stop:step]` on a dimension of length n."""
+    if step == 0:
+        raise ValueError("slice step cannot be zero")
+    s = slice_start(n, start, stop, step, has_start, has_stop)
+    if step > 0:
+        e = n if not has_stop else (stop + n if stop < 0 else stop)
+        e = min(max(e, 0), n)
+        return max(0, (e - s + step - 1) // step)
+    e = -1 if not has_stop else (stop + n if stop < 0 else stop)
+    e = min(max(e, -1), n - 1)
+    return max(0, (s - e - step - 1) // (-step))
+
+
+@numba.njit(cache=True)
+def index(i, n):
+    """An integer index into a dimension of length n, negative ones counted from the end."""
+    return i + n if i < 0 else i
+
+
+@numba.njit(cache=True)
+def take_index(i, n):
+    """An entry of an index array used on a dimension of length n: negative entries count
+    from the end; out-of-range ones raise IndexError, as numpy does."""
+    if i < 0:
+        i += n
+    if i < 0 or i >= n:
+        raise IndexError("index out of bounds in an integer-array index")
+    return i
+
+
+@numba.njit(cache=True)
+def same_length(m, n):
+    """A boolean mask's length m against the dimension n it indexes (IndexError unless
+    equal, as numpy)."""
+    if m != n:
+        raise IndexError("boolean index did not match indexed array")
+    return n
+
+
+@numba.njit(cache=True)
+def infer_size(size, known):
+    """The -1 of a reshape: size / known, or numpy's ValueError when that is not whole."""
+    if known == 0 or size % known != 0:
+        raise ValueError("cannot reshape array into the requested shape")
+    return size // known
+
+
+@numba.njit(cache=True)
+def same_size(size, new):
+    """A reshape keeps the number of elements (numpy's ValueError otherwise)."""
+    if size != new:
+        raise ValueError("cannot reshape array into the requested shape")
+    return new
+
+
+@numba.njit(cache=True)
+def empty_int(shape):
+    """An uninitialized int64 array (index arrays and mask coordinates)."""
+    return np.empty(shape, np.int64)
+
+
+@numba.njit(cache=True)
+def local_empty(shape):
+    """A kernel's `cuda.local.array(shape, float64)`: the thread's own scratch array (CUDA
+    code spells it cuda.local.array again; codegen/assemble.py cuda_parts)."""
+    return np.empty(shape)
+
+
+@numba.njit(cache=True)
+def shared_empty(shape):
+    """A kernel's `cuda.shared.array(shape, float64)`: the block's array (CUDA code spells it
+    cuda.shared.array again; codegen/assemble.py cuda_parts)."""
+    return np.empty(shape)
+
+
+@numba.njit(cache=True)
+def local_empty32(shape):
+    """A kernel's `cuda.local.array(shape, float32)`."""
+    return np.empty(shape, np.float32)
+
+
+@numba.njit(cache=True)
+def shared_empty32(shape):
+    """A kernel's `cuda.shared.array(shape, float32)`."""
+    return np.empty(shape, np.float32)
+
+
+SCRATCH = {"local_empty": ("local", "float64"), "shared_empty": ("shared", "float64"),
+           "local_empty32": ("local", "float32"), "shared_empty32": ("shared", "float32")}
+"""A kernel's scratch arrays, by the name of their allocator here: (CUDA memory space,
+numba dtype), spelled `cuda.<space>.array(shape, numba.<dtype>)` in CUDA code."""
+
+
+@numba.njit(cache=True)
+def empty_bool(shape):
+    """An uninitialized boolean array."""
+    return np.empty(shape, np.bool_)
+
+
+@numba.njit(cache=True)
+def nanmax(a, b):
+    """max(a, b) that propagates NaN, as np.max does."""
+    if a >= b or a != a:
+        return a
+    return b
+
+
+@numba.njit(cache=True)
+def nanmin(a, b):
+    """min(a, b) that propagates NaN, as np.min does."""
+    if a <= b or a != a:
+        return a
+    return b
+
+
+def widened(a, other):
+    """`a`, or `a` as float64 where `other` has another dtype: BLAS in numba multiplies
+    only arrays of one dtype, and an adjoint (float64) meets float32 operands."""
+    return a if a.dtype == other.dtype else a.astype(np.float64)
+
+
+@overload(widened)
+def _widened(a, other):
+    if a.dtype == other.dtype:
+        return lambda a, other: a
+    return lambda a, other: a.astype(np.float64)
+
+
+def as_float64(a):
+    """`a` as float64, copied only when it has another dtype."""
+    return a if a.dtype == np.float64 else a.astype(np.float64)
+
+
+@overload(as_float64)
+def _as_float64(a):
+    if a.dtype == types.float64:
+        return lambda a: a
+    return lambda a: a.astype(np.float64)
+
+
+@numba.njit(cache=True)
+def digamma(x):
+    """psi(x), the derivative of log Gamma(x) (math.lgamma's derivative; math.gamma's is
+    gamma(x) psi(x)): the reflection psi(1 - x) - pi / tan(pi x) below 1/2, the recurrence
+    psi(x) = psi(x + 1) - 1/x up to 10, then the asymptotic series (error below 1e-14)."""
+    if x <= 0.0 and x == math.floor(x):
+        return math.nan
+    shift = 0.0
+    if x < 0.5:
+        shift = -math.pi / math.tan(math.pi * x)
+        x = 1.0 - x
+    while x < 10.0:
+        shift -= 1.0 / x
+        x += 1.0
+    f = 1.0 / (x * x)
+    series = f * (1.0 / 12 - f * (1.0 / 120 - f * (1.0 / 252 - f * (1.0 / 240 - f / 132))))
+    return shift + math.log(x) - 0.5 / x - series
+
+
+# np.cumprod (of the flattened array, as numba computes it) and np.interp ---------------------
+@numba.njit(cache=True)
+def keep(value):
+    """`value`, through a call numba's dead-code elimination keeps (a draw whose number
+    nothing reads is still made: reverse/dce.py)."""
+    return value
+
+
+@numba.njit(cache=True)
+def check_assert(ok):
+    """An `assert` of the user's function, kept in generated code (a statement with no
+    derivative)."""
+    if not ok:
+        raise AssertionError("an assert statement of the differentiated function failed")
+
+
+@numba.njit(cache=True)
+def tuple_index(k, n):
+    """The position t[k] reads in a tuple of n numbers (k < 0 counts from the end), or
+    IndexError as Python raises."""
+    if k < -n or k >= n:
+        raise IndexError("tuple index out of range")
+    return k + n if k < 0 else k
+
+
+@numba.njit(cache=True)
+def check_same_length(n, m):
+    """An array name a loop rebinds keeps its shape (adjit updates its array in place)."""
+    if n != m:
+        raise ValueError("adjit: an array name rebound in a loop changed its shape (adjit "
+                         "updates the array in place); give the new array another name")
+
+
+@numba.extending.intrinsic
+def _num_threads(typingctx):
+    """numba's thread count, called by its symbol in the threading layer as numba's own
+    parallel loops call it: numba.get_num_threads() reaches it through a ctypes pointer,
+    which keeps a function from numba's disk cache."""
+    from numba.np.ufunc import parallel
+    parallel._launch_threads()      # (registers the symbol; numba.get_num_threads does too)
+
+    def codegen(context, builder, signature, args):
+        import llvmlite.ir
+        from numba.core import cgutils
+        fn = cgutils.get_or_insert_function(
+            builder.module, llvmlite.ir.FunctionType(llvmlite.ir.IntType(64), []),
+            "get_num_threads")
+        return builder.call(fn, [])
+    return types.int64(), codegen
+
+
+@numba.njit
+def num_threads():
+    """The number of threads numba's parallel loops use now (numba.get_num_threads()), in a
+    form numba can cache."""
+    return _num_threads()
