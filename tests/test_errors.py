@@ -894,3 +894,20 @@ def test_gradients_of_gradients_are_right_or_refused():
     with pytest.raises(AdjitError, match="a call to the value_and_grad object `_cube`") as info:
         adjit.value_and_grad(_uses_value_and_grad)(3.0)
     assert "pass their values in" in str(info.value)
+
+
+def test_a_function_made_by_exec_is_refused_not_mistaken_for_its_neighbour(tmp_path):
+    """A function exec made in a script has no source file; adjit's lookup for functions a
+    script ships by value (Dask) read the script at the function's line instead and
+    differentiated the function defined there (g: 3.0 where f's derivative is 4.0). Also
+    compiled under the script's own name, where Python's own lookup finds g."""
+    script = tmp_path / "script.py"
+    script.write_text("import numpy as np\n\ndef g(x):\n    return 3.0 * x\n")
+    made = "\n\ndef f(x):\n    return x * x\n"         # f's first line is 3, as g's
+    ns = {"__name__": "__main__", "__file__": str(script)}
+    exec(made, ns)  # noqa: S102
+    with pytest.raises(adjit.AdjitError, match="its source cannot be read"):
+        grad(ns["f"])(2.0)
+    exec(compile(made, str(script), "exec"), ns)  # noqa: S102
+    with pytest.raises(adjit.AdjitError, match="holds `def g`, not `def f`"):
+        grad(ns["f"])(2.0)

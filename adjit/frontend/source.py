@@ -182,6 +182,15 @@ def read_function(fn):
     if not isinstance(tree, ast.FunctionDef):
         raise loc.error(None, "its source is not a plain `def` statement",
                         "Define the function with `def` (not async def, lambda or class).")
+    if tree.name != fn.__code__.co_name:
+        # the text found at its line is another function's: a function made by exec or
+        # compile has no file of its own, and the lookups fall back on its module's file
+        # (Python's own, or _script_block's for functions a script ships by value)
+        raise loc.error(None, f"its source cannot be read (line {firstlineno} of "
+                        f"{filename} holds `def {tree.name}`, not `def {fn.__code__.co_name}`)",
+                        "Define the function in a file with `def`, not with exec or compile; "
+                        "to differentiate a wrapper made so, differentiate the function it "
+                        "calls.")
     ast.increment_lineno(tree, firstlineno - 1)
     tree.decorator_list = []
     star = tree.args.vararg or tree.args.kwarg
