@@ -12,7 +12,7 @@ import copy
 
 NOTES = ("origin", "user", "trip", "hoisted", "forward_only", "atomic", "checkpoint", "opaque",
          "callee", "parallel", "comment", "pkey", "fills", "message", "gather",
-         "overwritten", "steps", "effect")
+         "overwritten", "steps", "effect", "raises")
 """The notes a statement can carry: origin (filename, line, function) of the user code it came
 from; on loops, trip (the name of the trip counter of a lowered while loop, or None), user (a
 loop the user wrote, not one of vectorized code) and hoisted (names moved in front of it);
@@ -28,7 +28,8 @@ stencil adjoint in gather form (reverse/fission.py), (role, description): "head"
 or "tail", and one dict for the three (the array added into, the index, the original
 range's bounds lo and hi, the lowest and highest neighbour offsets); effect (a statement
 making a call with an effect beyond its result, why: run once, in program order, never
-dropped, moved or computed again; analysis/effects.py)."""
+dropped, moved or computed again; analysis/effects.py); raises (the user's `raise`
+statement, vec.raise_error: the path that reaches it ends there, normalize/exits.py)."""
 
 
 def note(node, key, default=None):

@@ -183,6 +183,7 @@ def normalize(p, o):
     ctx = InlineContext(p.namegen, p.env, arrays, ints, layouts)
     ctx.typed_args = p.arg_kinds is not None
     ctx.kernel = o.derivative == "kernel"
+    ctx.cuda = o.target == "cuda"
     if ctx.kernel:
         _refuse_early_return_before_barrier(p.src)
     p.stmts, result = normalize_function(p.src, ctx)

@@ -157,7 +157,7 @@ def f_import_from(x):
 
 def f_raise(x):
     if x < 0.0:
-        raise ValueError("negative")  # @raise
+        raise ValueError(f"negative: {x}")  # @raise
     return x * 2.0
 
 
@@ -224,7 +224,7 @@ SYNTAX_CASES = [
     (f_del, "del", "del", "remove the del"),
     (f_import, "import", "import", "module level"),
     (f_import_from, "import_from", "import", "module level"),
-    (f_raise, "raise", "raise", "validate inputs"),
+    (f_raise, "raise", "raise", "string literal"),
     (f_walrus, "walrus", ":=", "line of its own"),
     (f_fstring, "fstring", "f-string", "numbers"),
     (f_list_literal, "list_literal", "list literal", "np.array"),

@@ -21,6 +21,7 @@ from ..errors import InternalError
 from ..frontend.source import referenced
 from .fold import fold_temporaries
 
+from ..runtime import vec
 from ..runtime.sums import copy_dot, dot_range, sum_range
 from ..runtime.tape import check_room, grow_tape, reserve_tape, tape_room
 
@@ -83,11 +84,42 @@ def render(name, params, parts, fold=False):
         fn.body = [s for k, s in enumerate(fn.body) if not (
             id(s) in titles and (k + 1 == len(fn.body) or id(fn.body[k + 1]) in titles))]
     fn.body = fn.body or [ast.Pass()]           # (a kernel whose adjoint does nothing)
+    _raises_as_written(fn)
     _bodies_with_a_statement(fn)
     text = ir.unparse(ast.fix_missing_locations(ast.Module(body=[fn], type_ignores=[])))
     pattern = re.compile(rf"^(\s*){_COMMENT}\((\d+)\)$", re.M)
     text = pattern.sub(lambda m: f"{m.group(1)}# {comments[int(m.group(2))]}", text)
     return "\n".join(wrap_line(line) for line in text.split("\n")) + "\n"
+
+
+def _raises_as_written(fn):
+    """The user's `raise ValueError("...")` and `assert c`, carried through the passes as
+    the statements vec.raise_error(kind, message) and vec.check_assert(c), are raise
+    statements again in generated code (`if not c: raise AssertionError(...)` for an
+    assert): numba then treats them as it treats the user's. A prange loop holding one runs
+    serially, so that the exception reaches the caller; raised by a called function inside
+    a parallel loop, it is lost (the gradient returned NaN where numba raised)."""
+    for node in ir.walk(fn):
+        for field in ("body", "orelse"):
+            stmts = getattr(node, field, None)
+            if not isinstance(stmts, list):
+                continue
+            for k, s in enumerate(stmts):
+                call = s.value if isinstance(s, ast.Expr) else None
+                if not isinstance(call, ast.Call):
+                    continue
+                if ast.unparse(call.func) == "vec.raise_error":
+                    kind, message = (a.value for a in call.args)
+                    cls = ast.Name(id=vec.RAISABLE[kind].__name__, ctx=ast.Load())
+                    exc = ast.Call(func=cls, args=[ast.Constant(value=message)],
+                                   keywords=[]) if message else cls
+                    stmts[k] = ast.copy_location(ast.Raise(exc=exc, cause=None), s)
+                elif ast.unparse(call.func) == "vec.check_assert":
+                    exc = ast.Call(func=ast.Name(id="AssertionError", ctx=ast.Load()),
+                                   args=[ast.Constant(value=vec.ASSERT_FAILED)], keywords=[])
+                    stmts[k] = ast.copy_location(ast.If(
+                        test=ast.UnaryOp(op=ast.Not(), operand=call.args[0]),
+                        body=[ast.Raise(exc=exc, cause=None)], orelse=[]), s)
 
 
 def _is_comment(s):

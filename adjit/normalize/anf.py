@@ -124,6 +124,7 @@ class InlineContext:
         self.layouts = dict(layouts or {})  # numba layouts of argument arrays: "C", "F", "A"
         self.typed_args = False             # whether the arguments' types are known
         self.kernel = False                 # a CUDA kernel: a bare `return` ends the thread
+        self.cuda = False                   # CUDA code (a kernel or a device function)
         self.user_names = set()             # user variables of every inlined function
         self.serial = 0                     # numbers the bindings of names to views
         # array variables: name -> (ndim, dtype), dtype "f", "i", "b" or "?" (not known here:
@@ -666,6 +667,8 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining, Message
             cond = self.atom(s.test, out)
             out.append(ir.annotate(ast.Expr(value=self.call_of(vec.check_assert, [cond])),
                                    origin=self.origin))
+        elif isinstance(s, ast.Raise):
+            out.append(self.raise_statement(s))
         elif isinstance(s, ast.If) and (taken := self.constant_test(s.test)) is not None:
             # `if DEBUG:` with a module-level flag, `if 4.41 <= -0.3:`: only the branch taken
             # is code (numba would prune the other in one sweep and maybe not in the other)
@@ -1786,6 +1789,41 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining, Message
                 or type(base).__module__.startswith("numba.cuda.simulator")):
             return None     # (the simulator swaps the module for a fake one in kernels)
         return ".".join(reversed(chain))
+
+    def raise_statement(self, s):
+        """`raise ValueError("...")` (or `raise ValueError`): a builtin exception of
+        vec.RAISABLE with no argument or one string literal, kept in generated code as
+        vec.raise_error(kind, message), which raises it where the statement would. It has
+        no derivative; a path that raises returns nothing to differentiate."""
+        what = ast.unparse(s)
+        if self.ctx.cuda:
+            raise self.error(s, "a `raise` statement in CUDA code is not supported",
+                             "Kernels and device functions cannot raise on the GPU: check "
+                             "the inputs on the host before the launch.")
+        if s.exc is None or s.cause is not None:
+            raise self.error(s, f"`{what}` is not supported" if s.exc is not None else
+                             "a bare `raise` (re-raising) is not supported",
+                             "Raise a new exception: raise ValueError(\"...\").")
+        call = s.exc if isinstance(s.exc, ast.Call) else None
+        cls = self.src.resolve(call.func if call is not None else s.exc)
+        names = ", ".join(k.__name__ for k in vec.RAISABLE)
+        if not any(cls is k for k in vec.RAISABLE):
+            raise self.error(s, f"`{what}`: raising "
+                             f"{getattr(cls, '__name__', ast.unparse(s.exc))} is not supported",
+                             f"Raise one of {names} (with a message saying which error).")
+        args = call.args if call is not None else []
+        if call is not None and (call.keywords or len(args) > 1 or args and not (
+                isinstance(args[0], ast.Constant) and isinstance(args[0].value, str))):
+            raise self.error(s, f"`{what}`: an exception message that is not one string "
+                             "literal is not supported",
+                             "Give the message as a string literal: "
+                             f"raise {cls.__name__}(\"...\") (numba cannot format numbers "
+                             "into it).")
+        kind = next(k for k, c in enumerate(vec.RAISABLE) if c is cls)
+        message = args[0].value if args else ""
+        return ir.annotate(ast.Expr(value=self.call_of(
+            vec.raise_error, [ir.const(kind), ast.Constant(value=message)])), origin=self.origin,
+            raises=True)
 
     def local_array(self, node, where="local"):
         """`cuda.local.array(shape, float64)` in a kernel: the thread's own scratch array,

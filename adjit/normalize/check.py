@@ -8,7 +8,8 @@ import ast
 from .. import ir
 
 SUPPORTED_STMTS = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.If, ast.For,
-                   ast.While, ast.Break, ast.Continue, ast.Return, ast.Pass, ast.Assert)
+                   ast.While, ast.Break, ast.Continue, ast.Return, ast.Pass, ast.Assert,
+                   ast.Raise)
 SUPPORTED_EXPRS = (ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.Compare, ast.IfExp, ast.Call,
                    ast.Name, ast.Constant, ast.Attribute, ast.Subscript, ast.Tuple,
                    ast.keyword, ast.Slice, ast.List)
@@ -46,8 +47,6 @@ ADVICE = {
     "Delete": ("a `del` statement", "Remove the del; locals end with the function"),
     "Import": ("an import inside the function", "Import at module level"),
     "ImportFrom": ("an import inside the function", "Import at module level"),
-    "Raise": ("a `raise` statement",
-              "Validate inputs before calling the gradient, outside the differentiated function"),
     "Match": ("a `match` statement", "Use if/elif/else"),
     "NamedExpr": ("an assignment expression (:=)", "Assign on a line of its own"),
     "Starred": ("star-unpacking (*args)", "Unpack values explicitly, one name each"),
@@ -114,8 +113,14 @@ def check_supported(tree, loc):
         if isinstance(node, ast.Subscript):
             elts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
             passed |= {id(e) for e in elts if isinstance(e, ast.Constant) and e.value is Ellipsis}
+    # a raise statement's exception is the normalizer's business (anf.raise_statement says
+    # which forms it keeps: an f-string message is refused there, with its own advice)
+    raised = {id(n) for node in ir.walk(tree) if isinstance(node, ast.Raise)
+              and node.exc is not None for n in ast.walk(node.exc)}
     for stmt in tree.body:
         for node, line in _walk_with_lines(stmt, stmt.lineno):
+            if id(node) in raised:
+                continue
             if not is_supported_class(type(node)):
                 construct, advice = describe(type(node))
                 raise loc.error(_At(line), f"{construct} is not supported", advice + ".")

@@ -113,8 +113,10 @@ class _Lowering:
 
 
 def _always_returns(stmts):
+    """Whether every path through `stmts` ends in a `return` (or a `raise`: it ends the
+    function as surely, and a path that raises returns nothing to differentiate)."""
     for s in stmts:
-        if isinstance(s, ast.Return):
+        if isinstance(s, ast.Return) or ir.note(s, "raises", False):
             return True
         if isinstance(s, ast.If) and _always_returns(s.body) and _always_returns(s.orelse):
             return True

@@ -694,6 +694,8 @@ _R.define(np.random.seed, "np.random.seed", "inactive", params=("seed",), result
 _R.define(print, "print", "none", notes="prints", effect="it prints")
 inactive(vec.check_assert, "vec.check_assert", ("ok",), None, "an assert statement",
          statement=True)
+inactive(vec.raise_error, "vec.raise_error", ("kind", "message"), None, "a raise statement",
+         statement=True)
 inactive(vec.check_same_length, "vec.check_same_length", ("n", "m"), None,
          "an array rebound in a loop keeps its shape", statement=True)
 

@@ -211,12 +211,54 @@ def keep(value):
     return value
 
 
+ASSERT_FAILED = "an assert statement of the differentiated function failed"
+
+
 @numba.njit(cache=True)
 def check_assert(ok):
-    """An `assert` of the user's function, kept in generated code (a statement with no
-    derivative)."""
+    """An `assert` of the user's function through the passes (a statement with no
+    derivative); generated code spells it `if not ok: raise AssertionError(ASSERT_FAILED)`
+    (codegen/emit.py)."""
     if not ok:
-        raise AssertionError("an assert statement of the differentiated function failed")
+        raise AssertionError(ASSERT_FAILED)
+
+
+RAISABLE = (ValueError, TypeError, IndexError, KeyError, RuntimeError, NotImplementedError,
+            ZeroDivisionError, ArithmeticError, OverflowError, FloatingPointError,
+            AssertionError, LookupError, Exception)
+"""The exception classes a differentiated function may raise (by position in raise_error)."""
+
+
+@numba.njit(cache=True)
+def raise_error(kind, message):
+    """A `raise` statement of the user's function through the passes (a statement with no
+    derivative): raises RAISABLE[kind](message), as the statement would; generated code
+    spells it as that raise statement (codegen/emit.py)."""
+    if kind == 0:
+        raise ValueError(message)
+    if kind == 1:
+        raise TypeError(message)
+    if kind == 2:
+        raise IndexError(message)
+    if kind == 3:
+        raise KeyError(message)
+    if kind == 4:
+        raise RuntimeError(message)
+    if kind == 5:
+        raise NotImplementedError(message)
+    if kind == 6:
+        raise ZeroDivisionError(message)
+    if kind == 7:
+        raise ArithmeticError(message)
+    if kind == 8:
+        raise OverflowError(message)
+    if kind == 9:
+        raise FloatingPointError(message)
+    if kind == 10:
+        raise AssertionError(message)
+    if kind == 11:
+        raise LookupError(message)
+    raise Exception(message)
 
 
 @numba.njit(cache=True)

@@ -14,7 +14,8 @@ from .index import (  # noqa: F401 - the names generated code calls
     bcast, stride, slice_start, slice_len, index, take_index, same_length, infer_size,
     same_size, empty_int, local_empty, shared_empty, local_empty32, shared_empty32, SCRATCH,
     empty_bool, nanmax, nanmin, widened, as_float64, keep, check_assert, tuple_index,
-    check_same_length, num_threads, digamma)
+    check_same_length, num_threads, digamma,
+    RAISABLE, raise_error, ASSERT_FAILED)
 from .linalg import (  # noqa: F401 - the names generated code calls
     mm, mm_tn, mm_nt, mm_tt, outer_nt, lower_sym, lower_bar, cholesky_tangent, cholesky_a_bar,
     det1, det_a_bar, det_tangent, slogdet2, slogdet_a_bar, slogdet_tangent, eigh_packed,

@@ -1,0 +1,242 @@
+"""`raise` in differentiated code, written as numba users write it: input checks at the top
+of a function or a helper, a check inside a loop, and a solver that raises when it does not
+converge after returning from inside its loop. The derivative is that of the path that does
+not raise (against central differences and the analytic one); where the function raises,
+its gradient, value_and_grad and jvp raise the same exception with the same message, from
+Python and from @njit code. Forms numba cannot compile or adjit does not keep are refused by
+name (tests/test_errors.py, docs/errors.md).
+
+PYTEST_DONT_REWRITE: numba compiles this module's functions, `assert` included, which
+pytest's assertion rewriting would turn into calls numba cannot type."""
+import math
+
+import numba
+import numpy as np
+import pytest
+
+import adjit
+from fd import fd_grad
+
+
+@numba.njit
+def decay_sum(x, scale):
+    if scale <= 0.0:
+        raise ValueError("scale must be positive")
+    s = 0.0
+    for i in range(x.shape[0]):
+        s += np.exp(-x[i] / scale)
+    return s
+
+
+@numba.njit
+def newton_sqrt(a):
+    x = a
+    for it in range(50):
+        x_new = 0.5 * (x + a / x)
+        if abs(x_new - x) < 1e-12:
+            return x_new
+        x = x_new
+    raise RuntimeError("Newton's iteration did not converge")
+
+
+@numba.njit
+def check_positive(v):
+    if v <= 0.0:
+        raise ValueError("expected a positive value")
+    return v
+
+
+@numba.njit
+def log_loss(x, s):
+    s = check_positive(s)
+    t = 0.0
+    for i in range(x.shape[0]):
+        t += math.log1p(x[i] ** 2 / s)
+    return t
+
+
+@numba.njit
+def root_sum(x):
+    s = 0.0
+    for i in range(x.shape[0]):
+        if x[i] < 0.0:
+            raise ValueError("root_sum: negative entry")
+        s += math.sqrt(x[i])
+    return s
+
+
+X = np.array([0.3, 0.7, 1.1, 2.0])
+
+
+def test_a_guard_at_the_top_keeps_the_derivative_and_raises_where_the_function_does():
+    g = adjit.grad(decay_sum, argnums=(0, 1))
+    gx, gs = g(X, 2.0)
+    want = [fd_grad(decay_sum, (X, 2.0), 0), fd_grad(decay_sum, (X, 2.0), 1)]
+    np.testing.assert_allclose(gx, -np.exp(-X / 2.0) / 2.0, rtol=1e-13)
+    np.testing.assert_allclose(gx, want[0], rtol=1e-7)
+    np.testing.assert_allclose(gs, want[1], rtol=1e-7)
+    for call in (lambda: g(X, -1.0), lambda: adjit.value_and_grad(decay_sum)(X, 0.0),
+                 lambda: adjit.jvp(decay_sum, argnums=1)(X, -2.0, 1.0)):
+        with pytest.raises(ValueError, match="^scale must be positive$"):
+            call()
+    with pytest.raises(ValueError, match="^scale must be positive$"):
+        decay_sum(X, -1.0)              # (what numba's own function does)
+
+
+def test_a_solver_that_raises_after_its_loop():
+    """Returns from inside its loop on convergence; the path that finishes the loop raises.
+    d sqrt(a) / da = 1 / (2 sqrt(a)); NaN never converges."""
+    g = adjit.grad(newton_sqrt)
+    for a in (0.5, 2.0, 9.0):
+        assert g(a) == pytest.approx(0.5 / math.sqrt(a), rel=1e-12)
+        assert g(a) == pytest.approx(fd_grad(newton_sqrt, (a,), 0), rel=1e-6)
+    value, d = adjit.value_and_grad(newton_sqrt)(3.0)
+    assert value == newton_sqrt(3.0) and d == pytest.approx(0.5 / math.sqrt(3.0), rel=1e-12)
+    with pytest.raises(RuntimeError, match="did not converge"):
+        newton_sqrt(math.nan)           # (what numba's own function does)
+    with pytest.raises(RuntimeError, match="^Newton's iteration did not converge$"):
+        g(math.nan)
+
+
+def test_a_check_in_a_helper_and_in_a_loop():
+    gx, gs = adjit.grad(log_loss, argnums=(0, 1))(X, 2.0)
+    np.testing.assert_allclose(gx, fd_grad(log_loss, (X, 2.0), 0), rtol=1e-7)
+    assert gs == pytest.approx(fd_grad(log_loss, (X, 2.0), 1), rel=1e-7)
+    with pytest.raises(ValueError, match="^expected a positive value$"):
+        adjit.grad(log_loss, argnums=(0, 1))(X, -2.0)
+    g = adjit.grad(root_sum)
+    np.testing.assert_allclose(g(X), 0.5 / np.sqrt(X), rtol=1e-13)
+    with pytest.raises(ValueError, match="^root_sum: negative entry$"):
+        g(np.array([1.0, -4.0]))
+
+
+@numba.njit(parallel=True)
+def parallel_roots(x):
+    s = 0.0
+    for i in numba.prange(x.shape[0]):
+        if x[i] < 0.0:
+            raise ValueError("negative entry")
+        s += math.sqrt(x[i])
+    return s
+
+
+@numba.njit(parallel=True)
+def parallel_asserted(x):
+    s = 0.0
+    for i in numba.prange(x.shape[0]):
+        assert x[i] >= 0.0
+        s += math.sqrt(x[i])
+    return s
+
+
+def test_a_raise_or_assert_in_a_prange_loop_reaches_the_caller():
+    """numba runs a prange loop holding a raise or an assert serially, so the exception
+    reaches the caller; so does the gradient (a helper raising inside a parallel loop was
+    lost: the gradient returned NaN where numba raised)."""
+    bad = np.array([1.0, -4.0, 2.0, 3.0])
+    for fn, cls in ((parallel_roots, ValueError), (parallel_asserted, AssertionError)):
+        g = adjit.grad(fn)
+        np.testing.assert_allclose(g(X), 0.5 / np.sqrt(X), rtol=1e-13)
+        with pytest.raises(cls):
+            fn(bad)
+        for call in (g, adjit.value_and_grad(fn)):
+            with pytest.raises(cls):
+                call(bad)
+
+
+G_NEWTON = adjit.grad(newton_sqrt)
+
+
+@numba.njit
+def twice_the_slope(a):
+    return 2.0 * G_NEWTON(a)
+
+
+def test_a_gradient_called_from_njit_code_raises_there_too():
+    assert twice_the_slope(4.0) == pytest.approx(0.5, rel=1e-12)
+    with pytest.raises(RuntimeError, match="did not converge"):
+        twice_the_slope(math.nan)
+
+
+@numba.njit
+def one_of_each(x, k):
+    if k == 0:
+        raise ValueError("value")
+    elif k == 1:
+        raise TypeError("type")
+    elif k == 2:
+        raise IndexError("index")
+    elif k == 3:
+        raise ZeroDivisionError("division")
+    elif k == 4:
+        raise NotImplementedError
+    elif k == 5:
+        raise Exception("anything")
+    return x * x
+
+
+def test_each_exception_class_is_raised_as_written():
+    g = adjit.grad(one_of_each)
+    assert g(1.5, -1) == 3.0
+    for k, cls, message in ((0, ValueError, "value"), (1, TypeError, "type"),
+                            (2, IndexError, "index"), (3, ZeroDivisionError, "division"),
+                            (4, NotImplementedError, ""), (5, Exception, "anything")):
+        with pytest.raises(cls) as raised:
+            g(1.5, k)
+        assert type(raised.value) is cls and str(raised.value) == message
+
+
+class MyError(Exception):
+    pass
+
+
+def custom_class(x):
+    if x < 0.0:
+        raise MyError("negative")
+    return x * x
+
+
+def bare(x):
+    if x < 0.0:
+        raise
+    return x * x
+
+
+def chained(x):
+    if x < 0.0:
+        raise ValueError("negative") from None
+    return x * x
+
+
+def two_arguments(x):
+    if x < 0.0:
+        raise ValueError("negative", 3)
+    return x * x
+
+
+@pytest.mark.parametrize("fn, words", [
+    (custom_class, "raising MyError is not supported"),
+    (bare, "a bare `raise` (re-raising) is not supported"),
+    (chained, "from None` is not supported"),
+    (two_arguments, "not one string literal is not supported"),
+])
+def test_forms_adjit_does_not_keep_are_refused_by_name(fn, words):
+    with pytest.raises(adjit.AdjitError, match=f"'{fn.__name__}'") as raised:
+        adjit.grad(fn)(1.5)
+    assert words in str(raised.value)
+    assert f"line {fn.__code__.co_firstlineno + 2}" in str(raised.value)
+
+
+@pytest.mark.cuda
+def test_raise_in_a_kernel_is_refused():
+    from numba import cuda
+
+    @cuda.jit
+    def kernel(x, out):
+        i = cuda.grid(1)
+        if x[i] < 0.0:
+            raise ValueError("negative")
+        out[i] = x[i] * x[i]
+
+    with pytest.raises(adjit.AdjitError, match="a `raise` statement in CUDA code"):
+        adjit.cuda.adjoint_kernel(kernel, argnums=(0,)).source_for(np.ones(4), np.ones(4))
