@@ -341,6 +341,16 @@ def _run_adjit(program, label, where, make, args, after, primal, value_tol, head
             # float power raises; the point is singular, as the reference path discards
             return Outcome("discard", "singular point (0.0 to a negative power in an "
                                       "adjoint, interpreted)"), None
+        except ValueError as exc:
+            if where["numba"] or str(exc) != "math domain error":
+                return Outcome("mismatch", "generated code raised",
+                               f"{header}\n{label}: {type(exc).__name__}: {exc}",
+                               **where), None
+            # np.sqrt of a negative number (written math.sqrt per element): NaN in numpy and
+            # in numba, ValueError in Python's math; interpreted, the point is one where the
+            # program computes NaN (--seed 15: sqrt(1 + a b) of two arrays of other draws)
+            return Outcome("discard", "NaN point (a math function outside its domain, "
+                                      "interpreted)"), None
         except Exception as exc:   # noqa: BLE001 - generated code must not raise
             return Outcome("mismatch", "generated code raised",
                            f"{header}\n{label}: {type(exc).__name__}: {exc}", **where), None
