@@ -184,6 +184,9 @@ def normalize(p, o):
     ctx.typed_args = p.arg_kinds is not None
     ctx.kernel = o.derivative == "kernel"
     ctx.cuda = o.target == "cuda"
+    ctx.dtypes = {q: np.dtype(numba.np.numpy_support.as_dtype(t.dtype))
+                  for q, t in zip(p.params or (), p.arg_types or ())
+                  if isinstance(t, numba.types.Array)}
     if ctx.kernel:
         _refuse_early_return_before_barrier(p.src)
     p.stmts, result = normalize_function(p.src, ctx)

@@ -11,7 +11,7 @@ from ..errors import error_at
 from .. import ir
 from ..rules import opaque
 from ..rules.registry import Refused
-from ..rules.table import ARRAY_RULES, INACTIVE, INT_ALLOCATORS
+from ..rules.table import ARRAY_RULES, DECLARED_ALLOCATORS, INACTIVE, INT_ALLOCATORS
 from .prims import classify
 
 FLOAT, INT, BOOL, OTHER = "float", "int", "bool", "other"
@@ -122,9 +122,11 @@ def _floats_into_int_arrays(stmts, kinds):
     """Integer arrays adjit made (np.array([...]) of values that looked like integers when
     it was lowered) that receive a float somewhere: they become float arrays, as numpy's
     np.array of those values would be. Returns whether any changed."""
+    declared = set(DECLARED_ALLOCATORS.values())     # the user's: numba truncates a float
     allocs = {ir.target_name(s): s for s in ir.walk_stmts(stmts)
               if isinstance(s, ast.Assign) and not ir.is_store(s) and
-              isinstance(s.value, ast.Call) and _calls(s.value, INT_ALLOCATORS)}
+              isinstance(s.value, ast.Call) and _calls(s.value, INT_ALLOCATORS) and
+              not _calls(s.value, declared)}
     changed = False
     for s in ir.walk_stmts(stmts):
         if ir.is_store(s) and s.targets[0].value.id in allocs and \

@@ -125,6 +125,7 @@ class InlineContext:
         self.typed_args = False             # whether the arguments' types are known
         self.kernel = False                 # a CUDA kernel: a bare `return` ends the thread
         self.cuda = False                   # CUDA code (a kernel or a device function)
+        self.dtypes = {}                    # argument arrays' numpy dtypes (for x.dtype)
         self.user_names = set()             # user variables of every inlined function
         self.serial = 0                     # numbers the bindings of names to views
         # array variables: name -> (ndim, dtype), dtype "f", "i", "b" or "?" (not known here:

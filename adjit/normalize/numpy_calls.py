@@ -10,12 +10,16 @@ import copy
 import math
 import types
 
+import numba
+import numba.core.errors
+import numba.np.numpy_support
 import numpy as np
 
 from .. import ir
 from ..api_stop import stop_gradient
-from ..rules.table import (ALLOCATORS, ARRAY_FUNCTIONS, DRAWS, ELEMENTWISE, ELEMENTWISE_ARITY,
-                           INACTIVE, METHOD_FUNCTIONS, METHOD_REDUCTIONS, REDUCTIONS)
+from ..rules.table import (ALLOCATORS, ARRAY_FUNCTIONS, DECLARED_ALLOCATORS, DRAWS, ELEMENTWISE,
+                           ELEMENTWISE_ARITY, INACTIVE, METHOD_FUNCTIONS, METHOD_REDUCTIONS,
+                           REDUCTIONS)
 from ..rules import opaque
 from ..runtime import vec
 from ..rules.registry import REGISTRY
@@ -493,16 +497,28 @@ class NumpyCalls:
 
     def allocation(self, node, obj, out):
         kind = ALLOCATORS[obj]
+        given = [kw.value for kw in node.keywords if kw.arg == "dtype"]
         for kw in node.keywords:
-            if kw.arg != "dtype" or self.src.resolve(kw.value) not in (np.float64, float):
+            if kw.arg != "dtype":
                 raise self.error(node, f"`{ast.unparse(node.func)}` with "
                                  f"`{kw.arg}=` argument",
-                                 "Allocate float64 arrays: np.zeros(n) or np.zeros((n, m)).")
-        if len(node.args) == 2 and kind != "like" and \
-                self.src.resolve(node.args[1]) in (np.float64, float):
-            # np.zeros(n, np.float64): the dtype given by position
-            node = ast.copy_location(ast.Call(func=node.func, args=node.args[:1], keywords=[]),
-                                     node)
+                                 "Pass the shape, and the dtype as dtype=.")
+        if len(node.args) == 2 and kind != "like" and not (
+                isinstance(node.args[1], ast.Constant) and
+                isinstance(node.args[1].value, (int, float))):
+            given.append(node.args[1])          # np.zeros(n, np.float64): by position
+        if given:
+            dtype = self.declared_dtype(given[-1], node)
+            node = ast.copy_location(ast.Call(func=node.func, args=node.args[:1] if len(
+                node.args) == 2 and kind != "like" else node.args, keywords=[]), node)
+            if dtype.kind in "iub" and kind != "like" and len(node.args) == 1:
+                # an integer or boolean array of the user's: no derivative, kept in its dtype
+                obj = DECLARED_ALLOCATORS[obj, dtype]
+            elif dtype != np.float64:
+                raise self.error(node, f"`{ast.unparse(node.func)}` with dtype {dtype}",
+                                 "adjit allocates the arrays that carry derivatives as "
+                                 "float64: leave the dtype out (or write np.float64), or "
+                                 "allocate an integer or boolean array.")
         if len(node.args) != 1:
             raise self.error(node, f"`{ast.unparse(node.func)}` with {len(node.args)} arguments",
                              "Pass one shape (n or (n, m)), or one array for the *_like forms.")
@@ -527,6 +543,31 @@ class NumpyCalls:
         else:       # a size, a tuple of sizes, or a name holding one
             shape = self.argument_atom(arg, out)
         return ast.Call(func=spelled, args=[shape], keywords=[])
+
+    def declared_dtype(self, given, node):
+        """The numpy dtype an allocation names: np.float64, float, np.int32, np.bool_,
+        numba.float64, 'f8', np.dtype(...), or `x.dtype` of an argument array."""
+        if isinstance(given, ast.Attribute) and given.attr == "dtype" and \
+                isinstance(given.value, ast.Name):
+            name = self.array_name(given.value) if given.value.id in self.src.locals or \
+                given.value.id in self.ctx.dtypes else given.value.id
+            if name in self.ctx.dtypes:
+                return self.ctx.dtypes[name]
+            raise self.error(node, f"`{ast.unparse(given)}` as a dtype, of an array that is "
+                             "not an argument", "Write the dtype (np.float64, np.int64).")
+        if isinstance(given, ast.Call) and self.src.resolve(given.func) is np.dtype and \
+                len(given.args) == 1 and not given.keywords:
+            return self.declared_dtype(given.args[0], node)
+        value = given.value if isinstance(given, ast.Constant) else self.src.resolve(given)
+        try:
+            if isinstance(value, numba.types.Type):
+                return np.dtype(numba.np.numpy_support.as_dtype(value))
+            if value in (int, bool):     # (numba's np.zeros takes neither)
+                raise TypeError(value)
+            return np.dtype(value)
+        except (TypeError, ValueError, NotImplementedError, numba.core.errors.NumbaError):
+            raise self.error(node, f"`{ast.unparse(given)}` as a dtype",
+                             "Write a numpy dtype: np.float64, np.int64, np.bool_.") from None
 
     def inactive_call(self, node, entry, out):
         """A function with no derivative (np.argsort, a random draw): called as it is, its

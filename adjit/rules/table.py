@@ -594,6 +594,16 @@ _R.define(vec.tuple_index, "vec.tuple_index", "helper", rule=Rule("kn", (None, N
           notes="the position t[k] reads in a tuple of numbers")
 for _obj, _dtype in ((vec.empty_int, "i"), (vec.empty_bool, "b")):
     _R.define(_obj, f"vec.{_obj.__name__}", "allocate", handler=_dtype)
+# the user's integer and boolean arrays (np.zeros(n, dtype=np.int64)): kept in their dtype
+DECLARED_ALLOCATORS = {}
+"""(np.zeros / np.ones / np.empty, numpy dtype) -> the helper allocating that array."""
+for _base in (np.zeros, np.ones, np.empty):
+    for _dtype in vec.DECLARED:
+        _obj = getattr(vec, f"{_base.__name__}_{_dtype}")
+        _R.define(_obj, f"vec.{_obj.__name__}", "allocate",
+                  handler="b" if _dtype == "bool_" else "i",
+                  notes=f"np.{_base.__name__}(shape, np.{_dtype})")
+        DECLARED_ALLOCATORS[_base, np.dtype(getattr(np, _dtype))] = _obj
 # matrix products kept at array level (BLAS in both sweeps): C = A @ B gives
 # A_bar += C_bar @ B.T and B_bar += A.T @ C_bar; C_dot = A_dot @ B + A @ B_dot
 _MM = {"mm": (("vec.mm_nt(out_bar, b)", "vec.mm_tn(a, out_bar)"),

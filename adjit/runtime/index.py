@@ -137,6 +137,27 @@ SCRATCH = {"local_empty": ("local", "float64"), "shared_empty": ("shared", "floa
 numba dtype), spelled `cuda.<space>.array(shape, numba.<dtype>)` in CUDA code."""
 
 
+DECLARED = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "bool_")
+"""The integer and boolean dtypes a user's np.zeros / np.ones / np.empty may declare
+(`np.zeros(n, dtype=np.int64)`): each gets zeros_<dtype>, ones_<dtype>, empty_<dtype>."""
+
+
+def _declared(kind, dtype):
+    make = {"zeros": np.zeros, "ones": np.ones, "empty": np.empty}[kind]
+    typ = getattr(np, dtype)
+
+    def allocate(shape):
+        return make(shape, typ)
+    allocate.__name__ = allocate.__qualname__ = f"{kind}_{dtype}"
+    allocate.__doc__ = f"np.{kind}(shape, np.{dtype}), as the user's function allocates it."
+    return numba.njit(cache=True)(allocate)
+
+
+for _kind in ("zeros", "ones", "empty"):
+    for _dtype in DECLARED:
+        globals()[f"{_kind}_{_dtype}"] = _declared(_kind, _dtype)
+
+
 @numba.njit(cache=True)
 def empty_bool(shape):
     """An uninitialized boolean array."""

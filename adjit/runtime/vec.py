@@ -15,7 +15,11 @@ from .index import (  # noqa: F401 - the names generated code calls
     same_size, empty_int, local_empty, shared_empty, local_empty32, shared_empty32, SCRATCH,
     empty_bool, nanmax, nanmin, widened, as_float64, keep, check_assert, tuple_index,
     check_same_length, num_threads, digamma,
-    RAISABLE, raise_error, ASSERT_FAILED)
+    RAISABLE, raise_error, ASSERT_FAILED, DECLARED)
+from . import index as _index
+
+for _name in [f"{k}_{d}" for k in ("zeros", "ones", "empty") for d in DECLARED]:
+    globals()[_name] = getattr(_index, _name)      # zeros_int64, ones_bool_, ...
 from .linalg import (  # noqa: F401 - the names generated code calls
     mm, mm_tn, mm_nt, mm_tt, outer_nt, lower_sym, lower_bar, cholesky_tangent, cholesky_a_bar,
     det1, det_a_bar, det_tangent, slogdet2, slogdet_a_bar, slogdet_tangent, eigh_packed,

@@ -1,0 +1,121 @@
+"""Allocations with a dtype, as numba code writes them: `np.zeros(n, dtype=np.float64)` in its
+many spellings, integer index arrays and boolean masks filled in loops (kept in their dtype,
+with no derivative: a float stored into an int array is truncated, as numba does), against
+numba's own value and central differences; dtypes adjit does not allocate are refused by
+name."""
+import math
+
+import numba
+import numpy as np
+import pytest
+
+import adjit
+from fd import fd_grad
+
+X = np.array([0.3, -0.7, 1.1, 2.3, -1.4])   # (2 x away from integers: int32 truncation)
+
+
+def _module(tmp_path, name, body):
+    """A module file with `body` (adjit reads the source of what it differentiates)."""
+    import importlib.util
+    path = tmp_path / f"{name}.py"
+    path.write_text("import math\nimport numba\nimport numpy as np\n\n" + body)
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("dtype", ["np.float64", "float", "np.double", "numba.float64",
+                                   "'f8'", "'float64'", "np.dtype(np.float64)", "x.dtype"])
+def test_float64_spelled_any_way(tmp_path, dtype):
+    m = _module(tmp_path, "spelled", f"""
+def f(x):
+    n = x.shape[0]
+    a = np.zeros(n, dtype={dtype})
+    b = np.empty((n, 2), {dtype})
+    for i in range(n):
+        a[i] = math.sin(x[i])
+        b[i, 0] = x[i] * a[i]
+        b[i, 1] = 1.0
+    return np.sum(b[:, 0]) + np.sum(a)
+""")
+    g = adjit.grad(m.f)(X)
+    np.testing.assert_allclose(g, np.cos(X) * (1.0 + X) + np.sin(X), rtol=1e-13)
+    np.testing.assert_allclose(g, fd_grad(numba.njit(m.f), (X,), 0), rtol=1e-7)
+
+
+@numba.njit
+def sorted_pairs(x):
+    """The index array of the nearest neighbour of each point, built in a loop."""
+    n = x.shape[0]
+    nearest = np.zeros(n, dtype=np.int64)
+    for i in range(n):
+        best = np.inf
+        for j in range(n):
+            d = abs(x[i] - x[j])
+            if j != i and d < best:
+                best = d
+                nearest[i] = j
+    s = 0.0
+    for i in range(n):
+        s += (x[i] - x[nearest[i]]) ** 2
+    return s
+
+
+@numba.njit
+def masked_energy(x, threshold):
+    n = x.shape[0]
+    keep = np.zeros(n, dtype=np.bool_)
+    counts = np.empty(n, np.int32)
+    for i in range(n):
+        keep[i] = x[i] > threshold
+        counts[i] = 2 * x[i]           # truncated, as numba stores a float into int32
+    e = 0.0
+    for i in range(n):
+        if keep[i]:
+            e += x[i] ** 3 + counts[i]
+    return e
+
+
+def test_an_index_array_filled_in_a_loop():
+    value, g = adjit.value_and_grad(sorted_pairs)(X)
+    assert value == sorted_pairs(X)
+    np.testing.assert_allclose(g, fd_grad(sorted_pairs, (X,), 0), rtol=1e-7)
+
+
+def test_a_boolean_mask_and_a_truncating_int32_array():
+    value, g = adjit.value_and_grad(masked_energy)(X, 0.0)
+    assert value == masked_energy(X, 0.0)
+    np.testing.assert_allclose(g, np.where(X > 0.0, 3 * X ** 2, 0.0), rtol=1e-13)
+    np.testing.assert_allclose(g, fd_grad(masked_energy, (X, 0.0), 0), rtol=1e-7)
+
+
+def float32_scratch(x):
+    a = np.zeros(x.shape[0], dtype=np.float32)
+    for i in range(x.shape[0]):
+        a[i] = x[i] * x[i]
+    return np.sum(a)
+
+
+def like_a_float32_argument(x, y):
+    a = np.zeros(y.shape[0], dtype=y.dtype)
+    for i in range(y.shape[0]):
+        a[i] = x[i] * y[i]
+    return np.sum(a)
+
+
+def builtin_int(x):
+    a = np.zeros(x.shape[0], dtype=int)
+    return x[0] + a[0]
+
+
+@pytest.mark.parametrize("fn, args, words", [
+    (float32_scratch, (X,), "with dtype float32"),
+    (like_a_float32_argument, (X, X.astype(np.float32)), "with dtype float32"),
+    (builtin_int, (X,), "`int` as a dtype"),
+])
+def test_dtypes_adjit_does_not_allocate_are_refused(fn, args, words):
+    with pytest.raises(adjit.AdjitError, match=f"'{fn.__name__}'") as raised:
+        adjit.grad(fn)(*args)
+    assert words in str(raised.value)
