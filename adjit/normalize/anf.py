@@ -1807,8 +1807,9 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining, Message
                              "Raise a new exception: raise ValueError(\"...\").")
         call = s.exc if isinstance(s.exc, ast.Call) else None
         cls = self.src.resolve(call.func if call is not None else s.exc)
-        names = ", ".join(k.__name__ for k in vec.RAISABLE)
-        if not any(cls is k for k in vec.RAISABLE):
+        kind = next((k for k, c in enumerate(vec.RAISABLE) if c is cls), None)
+        if kind is None:
+            names = ", ".join(k.__name__ for k in vec.RAISABLE)
             raise self.error(s, f"`{what}`: raising "
                              f"{getattr(cls, '__name__', ast.unparse(s.exc))} is not supported",
                              f"Raise one of {names} (with a message saying which error).")
@@ -1820,7 +1821,6 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining, Message
                              "Give the message as a string literal: "
                              f"raise {cls.__name__}(\"...\") (numba cannot format numbers "
                              "into it).")
-        kind = next(k for k, c in enumerate(vec.RAISABLE) if c is cls)
         message = args[0].value if args else ""
         return ir.annotate(ast.Expr(value=self.call_of(
             vec.raise_error, [ir.const(kind), ast.Constant(value=message)])), origin=self.origin,

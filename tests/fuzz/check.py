@@ -399,6 +399,18 @@ def _evaluate(fn, args):
     return float(value), None
 
 
+def _value_at(fn, args, k, idx, delta):
+    """fn at a copy of args with entry idx of argument k (a number: k itself) moved by
+    delta; NaN where the evaluation raises or is not finite."""
+    a = _copy(args)
+    if isinstance(a[k], np.ndarray):
+        a[k][idx] += delta
+    else:
+        a[k] += delta
+    value, _ = _evaluate(fn, a)
+    return math.nan if value is None else value
+
+
 def _differences(fn, args, floats, base):
     """Central differences of fn at args for every entry of the float arguments, at steps h
     and h/2, and the one-sided ones at h/2 (base = fn(*args)): {k: (d, d_half, consistent)}.
@@ -407,13 +419,7 @@ def _differences(fn, args, floats, base):
     the mean of the two sides and adjit one side); an evaluation that raises or is not
     finite makes it inconsistent."""
     def at(k, idx, delta):
-        a = _copy(args)
-        if isinstance(a[k], np.ndarray):
-            a[k][idx] += delta
-        else:
-            a[k] += delta
-        value, _ = _evaluate(fn, a)
-        return math.nan if value is None else value
+        return _value_at(fn, args, k, idx, delta)
 
     out = {}
     for k in floats:
@@ -576,13 +582,7 @@ def _resolved_wider(fn, args, k, idx, want):
     (a fuzzer finding, --seed 14). Where a wider step resolves it and agrees, that is no
     mismatch; a wrong gradient agrees with no step."""
     def at(delta):
-        a = _copy(args)
-        if isinstance(a[k], np.ndarray):
-            a[k][idx] += delta
-        else:
-            a[k] += delta
-        value, _ = _evaluate(fn, a)
-        return math.nan if value is None else value
+        return _value_at(fn, args, k, idx, delta)
 
     x0 = float(args[k][idx] if np.ndim(args[k]) else args[k])
     for scale in (1e-4, 1e-2, 1e-1, 1.0):
