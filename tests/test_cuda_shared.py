@@ -312,3 +312,41 @@ def test_float32_tiles():
     np.testing.assert_allclose(x_bar, fd(tiled_stencil_numpy, [x64], 0, w64), rtol=1e-4,
                                atol=1e-5)
     assert "cuda.shared.array(18, numba.float32)" in adj.source
+
+
+# numba's simulator allocates a shared array when the first thread of a block reaches it; its
+# lookup had no lock, so a thread switch in between gave two threads two arrays (a block sum
+# then lost terms: the time-loop tests' parameter adjoints came out wrong under load).
+# Importing adjit.cuda makes that allocation atomic under the simulator.
+
+def test_simulated_shared_arrays_are_one_array_per_block_under_thread_switches():
+    import threading
+    import time
+
+    from numba import config
+    if not config.ENABLE_CUDASIM:
+        pytest.skip("runs in numba's CUDA simulator only")
+    from numba.cuda.simulator.kernelapi import FakeCUDAShared
+
+    class SlowLookup(dict):            # a thread switch between the lookup and the store
+        def get(self, key, default=None):
+            found = super().get(key, default)
+            time.sleep(0.01)
+            return found
+
+    shared = FakeCUDAShared(0)
+    shared._allocations = SlowLookup()
+    got = []
+    start = threading.Barrier(8)
+
+    def thread():
+        start.wait()
+        got.append(shared.array(4, float64))
+
+    threads = [threading.Thread(target=thread) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(got) == 8 and all(a is got[0] for a in got)
+    assert shared.array(3, float64) is not got[0]            # another line: another array

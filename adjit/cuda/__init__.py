@@ -9,5 +9,8 @@ Device functions' gradients are grad(f, target="cuda"); docs/cuda.md says what e
 """
 from .kernel import AdjointKernel, adjoint_kernel
 from .loop import LoopForward, TimeLoop, time_loop
+from .simulator import make_shared_arrays_thread_safe
+
+make_shared_arrays_thread_safe()      # a no-op on a GPU; see simulator.py
 
 __all__ = ["adjoint_kernel", "AdjointKernel", "time_loop", "TimeLoop", "LoopForward"]
