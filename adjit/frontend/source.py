@@ -103,6 +103,20 @@ def unwrap(fn):
     return fn
 
 
+def ufunc_kernel(obj):
+    """The scalar Python kernel of a numba `@vectorize` ufunc (a DUFunc: lazy, or with
+    signatures on the cpu target), or None for anything else. numba's parallel target
+    returns a plain numpy ufunc that keeps no kernel, and that numba cannot call in
+    compiled code either."""
+    try:
+        from numba.np.ufunc.dufunc import DUFunc
+    except ImportError:         # pragma: no cover - a numba that moved it
+        return None
+    if not isinstance(obj, DUFunc):
+        return None
+    return getattr(getattr(obj, "_dispatcher", None), "py_func", None)
+
+
 _SHIPPED = {}
 """Script files (path -> text) whose functions came pickled by value (cloudpickle, as Dask
 sends what a `__main__` script defines): their code objects no longer name the file."""

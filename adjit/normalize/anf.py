@@ -17,7 +17,7 @@ import numpy as np
 
 from .. import ir
 from ..errors import AdjitError, error_at
-from ..frontend.source import MISSING, read_function, unwrap
+from ..frontend.source import MISSING, read_function, ufunc_kernel, unwrap
 from ..runtime import vec
 from ..rules.registry import Refused
 from ..rules.table import (ALLOCATORS, ARRAY_FUNCTIONS, ARRAY_OPS, ARRAY_QUERIES, ARRAY_RULES,
@@ -1921,6 +1921,12 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining, Message
                                                            np.ndarray)):
             return self.method(node, out)
         obj = self.src.resolve(func)
+        if obj is MISSING and isinstance(func, ast.Attribute) and \
+                ufunc_kernel(self.src.resolve(func.value)) is not None:
+            raise self.error(node, f"the ufunc method `{ast.unparse(func)}`",
+                             "adjit differentiates a @vectorize ufunc called on its operands; "
+                             "write the reduction or accumulation as a loop over the "
+                             "elements calling the ufunc.")
         if obj is MISSING:
             raise self.error(node, f"a call to `{ast.unparse(func)}`, which adjit cannot resolve",
                              "Call module-level functions, math.*, or numpy allocation "
@@ -1938,6 +1944,9 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining, Message
         as_operation = getattr(obj, "__adjit_operation__", None)
         if as_operation is not None:    # a gradient object: registered as an operation
             as_operation(lambda what, instead: self.error(node, what, instead))
+        kernel = ufunc_kernel(obj)
+        if kernel is not None:
+            return self.ufunc_call(node, obj, kernel, out)
         handled = self.numpy_call(node, obj, out)
         if handled is not None:
             return handled

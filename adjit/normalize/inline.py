@@ -23,12 +23,15 @@ class Inlining:
             return value
         return self.to_atom(out, value)
 
-    def inline(self, node, fn, out):
+    def inline(self, node, fn, out, atoms=None):
+        """The helper `fn` called by `node`, inlined into `out`. `atoms`: the arguments as
+        this pass's atoms already (a @vectorize kernel on one element of each operand: it
+        takes numbers, so it cannot write the arrays pending in self.lazy)."""
         callee = read_function(fn)
         params = callee.params
         positional = [a.arg for a in callee.tree.args.posonlyargs + callee.tree.args.args]
-        values = [self.argument(a, out) for a in node.args]
-        if self.lazy:
+        values = [self.argument(a, out) for a in node.args] if atoms is None else list(atoms)
+        if self.lazy and atoms is None:
             self.flush_lazy(out)     # the helper may write any array it is given
         if len(values) > len(positional):
             raise self.error(node, f"a call to {fn.__name__} with the wrong arguments "

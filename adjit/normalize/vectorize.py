@@ -180,6 +180,29 @@ class Vectorizing:
         lz = [self.as_lazy(a) for a in args]
         return Op(fn, lz, self.broadcast([a.shape for a in lz], out, node))
 
+    def ufunc_call(self, node, ufunc, kernel, out):
+        """A call of a numba `@vectorize` ufunc: its scalar kernel, inlined, on numbers; on
+        arrays an elementwise operation like any other (numpy's broadcasting), whose loop
+        body is the kernel inlined on one element of each operand."""
+        name = ast.unparse(node.func)
+        for kw in node.keywords:
+            raise self.error(node, f"the keyword argument `{kw.arg}=` of the ufunc `{name}`",
+                             f"Call {name} with its operands only and assign the result "
+                             "(`y[:] = f(x)` writes into an array).")
+        if len(node.args) != ufunc.nin:
+            raise self.error(node, f"the ufunc `{name}` called with {len(node.args)} "
+                             f"operand(s)", f"It takes {ufunc.nin}.")
+        operands = self.operands(node.args, out)
+        kinds = [self.lazy_dtype(self.as_lazy(a)) for a in operands]
+        if any(isinstance(a, Lazy) for a in operands) and all(k in "ib" for k in kinds):
+            # integers in, no derivative out: numba's own call, with numba's result dtype
+            return self.opaque_call(node, ufunc, out)
+        lazy = self.elementwise(("kernel", kernel), operands, out, node)
+        if lazy is not None:
+            return lazy
+        return self.scalar_op(("kernel", kernel), [self.to_atom(out, a) for a in operands],
+                              out)
+
     def transpose(self, v, out, axes=None, node=None):
         """v.T, np.transpose(v) (dimensions reversed) or with `axes` (result dimension j is
         v's dimension axes[j]): a view with its dimensions permuted, never a copy."""
@@ -411,6 +434,9 @@ class Vectorizing:
             return self.to_atom(stmts, ast.Compare(left=args[0], ops=[fn[1]],
                                                    comparators=[args[1]]))
         what = fn[1]
+        if kind == "kernel":            # a @vectorize kernel on one element of each operand
+            call = ast.Call(func=ir.name(what.__name__), args=[], keywords=[])
+            return self.to_atom(stmts, self.inline(call, what, stmts, atoms=args))
         if what == "square":
             return self.to_atom(stmts, ast.BinOp(left=args[0], op=ast.Mult(), right=args[0]))
         if what == "pow":

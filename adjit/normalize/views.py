@@ -610,6 +610,8 @@ class Indexing:
         args = [self.lazy_dtype(a) for a in v.args]
         if kind == "call":
             return args[0] if op in ("neg", stop_gradient) else "f"
+        if kind == "kernel":        # a @vectorize kernel on at least one float operand
+            return "f"
         if kind == "unary":
             return args[0] if args[0] in ("i", "f") else "?"
         if all(a == "i" for a in args) and isinstance(op, (ast.Add, ast.Sub, ast.Mult,

@@ -1,0 +1,164 @@
+"""numba's own decorators inside differentiated code, written as numba users write them.
+
+A `@vectorize` ufunc (eager signatures or lazy) is an elementwise function: adjit inlines its
+scalar kernel on numbers, and on arrays makes it the body of the loop over the broadcast
+elements, like any other elementwise operation. Every gradient is checked against central
+differences of numba's own compiled forward (the same function under @njit), and forward
+mode against reverse mode by the dot-product test."""
+import math
+
+import numpy as np
+import pytest
+from numba import njit, vectorize
+
+import adjit
+from adjit import AdjitError
+from fd import fd_grad
+
+# a density library's style: eager signatures, a ufunc per formula ---------------------------
+
+_SIGNATURES = ["float64(float64, float64, float64)", "float32(float32, float32, float32)"]
+
+
+@vectorize(_SIGNATURES)
+def norm_pdf(x, mu, sigma):
+    z = (x - mu) / sigma
+    return math.exp(-0.5 * z * z) / (sigma * math.sqrt(2.0 * math.pi))
+
+
+@vectorize(_SIGNATURES)
+def norm_logcdf(x, mu, sigma):
+    z = (x - mu) / (sigma * math.sqrt(2.0))
+    return math.log(0.5 * math.erfc(-z))
+
+
+def negative_log_likelihood(mu, sigma, x):
+    """An unbinned fit: the data an array, the parameters numbers broadcast against it."""
+    return -np.sum(np.log(norm_pdf(x, mu, sigma)))
+
+
+def censored_log_likelihood(params, x, limit):
+    mu, sigma = params[0], params[1]
+    inside = np.sum(np.log(norm_pdf(x, mu, sigma)))
+    return inside + 3.0 * norm_logcdf(limit, mu, sigma)     # numbers in, a number out
+
+
+# lazy: the kernel has branches; applied to arrays and to elements in a loop ------------------
+
+@vectorize
+def huber(r, delta):
+    a = abs(r)
+    if a <= delta:
+        return 0.5 * r * r
+    return delta * (a - 0.5 * delta)
+
+
+def robust_fit_loss(theta, t, y):
+    residual = theta[0] + theta[1] * t + theta[2] * t * t - y
+    total = np.sum(huber(residual, 0.3))
+    for i in range(t.shape[0]):
+        total += 0.1 * huber(theta[0] * t[i] - y[i], 1.0)
+    return total
+
+
+@vectorize(["float64(float64, float64)"])
+def soft_clip(v, limit):
+    return limit * math.tanh(v / limit)
+
+
+@njit
+def layer(W, x):
+    """An @njit helper that calls the ufunc on its own temporaries."""
+    return soft_clip(W @ x, 2.0)
+
+
+def two_layers(W1, W2, x):
+    h = layer(W1, x)
+    return np.sum(layer(W2, h) ** 2)
+
+
+def broadcast_table(a, b):
+    """A row and a column broadcast into a table; the result kept, indexed and written."""
+    table = soft_clip(a[:, None] * b[None, :], 1.5)
+    table[0, 0] = 0.0
+    s = 0.0
+    for i in range(table.shape[0]):
+        s += table[i, i] * a[i]
+    return s + np.sum(table[:, 1:])
+
+
+RNG = np.random.default_rng(7)
+X = RNG.normal(0.3, 1.2, size=40)
+
+
+def _check(f, args, argnums):
+    compiled = njit(f)
+    value, grads = adjit.value_and_grad(f, argnums=argnums)(*args)
+    assert value == pytest.approx(compiled(*args), rel=1e-12)
+    grads = grads if isinstance(argnums, tuple) else (grads,)
+    nums = argnums if isinstance(argnums, tuple) else (argnums,)
+    for k, g in zip(nums, grads):
+        np.testing.assert_allclose(g, fd_grad(compiled, args, k), rtol=1e-6, atol=1e-7)
+    return grads
+
+
+def test_eager_ufuncs_in_a_likelihood_match_numba_and_finite_differences():
+    args = (0.2, 1.1, X)
+    g_mu, g_sigma = _check(negative_log_likelihood, args, (0, 1))
+    # the analytic gradient of the normal negative log-likelihood
+    assert g_mu == pytest.approx(-np.sum(X - 0.2) / 1.1 ** 2, rel=1e-12)
+    assert g_sigma == pytest.approx(X.size / 1.1 - np.sum((X - 0.2) ** 2) / 1.1 ** 3,
+                                    rel=1e-12)
+    _check(censored_log_likelihood, (np.array([0.1, 0.9]), X, 2.5), 0)
+
+
+def test_a_lazy_ufunc_with_branches_on_arrays_and_on_elements():
+    t = np.linspace(-1.0, 1.0, 25)
+    y = 0.5 - 0.8 * t + 0.3 * t * t + RNG.normal(0.0, 0.4, size=t.size)
+    theta = np.array([0.2, -0.5, 0.1])
+    _check(robust_fit_loss, (theta, t, y), 0)
+    # the forward and reverse modes agree (the dot-product test)
+    g = adjit.grad(robust_fit_loss)(theta, t, y)
+    v = np.array([0.3, -1.0, 0.7])
+    _, tangent = adjit.jvp(robust_fit_loss)(theta, t, y, v)
+    assert tangent == pytest.approx(np.dot(g, v), rel=1e-12)
+
+
+def test_a_ufunc_inside_an_njit_helper_and_broadcast_in_two_dimensions():
+    W1, W2, x = RNG.normal(size=(6, 4)), RNG.normal(size=(3, 6)), RNG.normal(size=4)
+    _check(two_layers, (W1, W2, x), (0, 1, 2))
+    a, b = RNG.normal(size=5), RNG.normal(size=4)
+    _check(broadcast_table, (a, b), (0, 1))
+
+
+def test_the_generated_loop_is_the_kernel_inlined():
+    text = adjit.show(negative_log_likelihood, "normalized", 0.2, 1.1, X)
+    assert "# norm_pdf, line" in text and "math.exp(" in text    # the kernel's own lines
+    code = [line for line in text.splitlines() if not line.strip().startswith("#")]
+    assert not any("norm_pdf(" in line for line in code)          # no call is left
+
+
+def _out_keyword(x):
+    y = np.empty_like(x)
+    soft_clip(x, 2.0, out=y)
+    return np.sum(y)
+
+
+def _integers_times(x, n):
+    k = np.arange(n)
+    return x * np.sum(soft_clip(k, 3))
+
+
+def test_keywords_are_refused_by_name_and_integer_operands_are_numbas_own_call():
+    with pytest.raises(AdjitError, match=r"_out_keyword.*`out=` of the ufunc `soft_clip`"):
+        adjit.grad(_out_keyword)(X)
+    # integers in: no derivative flows through, and numba computes the call as it would
+    g = adjit.grad(_integers_times)(1.5, 4)
+    assert g == pytest.approx(njit(_integers_times)(1.0, 4), rel=1e-15)
+
+
+def test_a_ufunc_with_an_accumulator_method_is_refused():
+    def uses_reduce(x):
+        return soft_clip.reduce(x)
+    with pytest.raises(AdjitError, match=r"the ufunc method `soft_clip.reduce`.*as a loop"):
+        adjit.grad(uses_reduce)(X)
