@@ -42,6 +42,8 @@ ENTRIES = _entries()
 def _call(e, names):
     if e.obj is np.where:
         return f"np.where({names[0]} > 0.0, {names[1]}, {names[2]})"
+    if e.name == "type(x)(v)":                  # written as users write it
+        return f"type({names[0]})({names[1]})"
     if e.family == "scalar" and e.rule is not None and e.rule.result in ("int", "bool"):
         return f"float({e.name}({', '.join(names)}))"
     return f"{e.name}({', '.join(names)})"

@@ -278,6 +278,8 @@ def _kind_of(stmt, kinds, env):
         raise error_at(origin, "an operation on a value adjit cannot type",
                        "Use float or int scalars and float64 arrays.")
     result = prim.rule.result
+    if result == "first":
+        return ops[0]
     if result == "join":
         out = None
         for k in ops:

@@ -33,7 +33,7 @@ from .lowering import missing
 from .messages import Messages
 from .names import lookup
 from .numpy_calls import ARRAY_METHODS, NumpyCalls
-from .values import Shape, TupleValue, assigned_user_names
+from .values import Shape, TupleValue, TypeOf, assigned_user_names
 from .vectorize import ONE, Lazy, Op, Scalar, View, Vectorizing, _index_node
 from .views import Indexing, has_take
 
@@ -441,6 +441,7 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining, Message
         # tuples of numbers (from one or several returns), and how many returns did
         self.tuple_returns = 0
         self.tuples = {}                    # local name -> the TupleValue or Shape it holds
+        self.types_held = {}                # local name -> the TypeOf it holds (T = type(x))
         # user name -> how often it is assigned; names assigned only outside blocks
         self.stores, self.straight = _store_counts(src.tree)
         self.views = {}                     # local name -> _Binding or _Unknown
@@ -977,6 +978,9 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining, Message
             if isinstance(value, (Shape, TupleValue)):
                 self.bind_tuple(tgt, target, value, out)
                 return
+            if isinstance(value, TypeOf):
+                self.bind_type(tgt, target, value)
+                return
             self.tuples.pop(target, None)       # (t = (a, b) earlier, now a number)
             if target in self.in_place:
                 value = self.assign_in_place(tgt, target, value, out)
@@ -1035,6 +1039,38 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining, Message
             if returns and all(isinstance(r.value, ast.Tuple) for r in returns):
                 out.add(x.targets[0].id)
         return out
+
+    def bind_type(self, tgt, target, value):
+        """`T = type(x)`: the name holds x's type for calls `T(0.5)` (the number x is
+        already an atom, so a later change of `x` leaves T as it was)."""
+        if (self.stores.get(tgt.id, 0) != 1 and tgt.id not in self.straight) or \
+                tgt.id in self.src.params:
+            raise self.error(tgt, f"a type assigned to `{tgt.id}`, a name also assigned in a "
+                             "loop or branch", "Bind `T = type(x)` once, before its uses.")
+        self.types_held[target] = value
+
+    def type_called(self, func, out):
+        """The TypeOf that `func` (a name bound by `T = type(x)`, or `type(x)` itself) holds,
+        or None."""
+        if isinstance(func, ast.Name) and func.id in self.src.locals:
+            target = self.local(func.id)
+            return self.types_held.get(target) if isinstance(target, str) else None
+        if isinstance(func, ast.Call) and self.src.resolve(func.func) is type:
+            return self.rhs(func, out)
+        return None
+
+    def type_of(self, node, out):
+        """`type(v)` of a number: a TypeOf, only ever called."""
+        if len(node.args) != 1 or node.keywords:
+            raise self.error(node, "type() with other than one argument",
+                             "Write type(x) of a number, then call it: type(x)(0.5).")
+        value = self.operand(node.args[0], out)
+        if isinstance(value, Lazy) and not isinstance(value, Scalar) or \
+                isinstance(value, (Shape, TupleValue)) or self.array_ndim(value) is not None:
+            raise self.error(node, f"`{ast.unparse(node)}` of an array or tuple",
+                             "Take the type of an element, type(a[0]), to convert numbers "
+                             "to the array's dtype.")
+        return TypeOf(self.to_atom(out, value.atom if isinstance(value, Scalar) else value))
 
     def bind_tuple(self, tgt, target, value, out):
         """`r = step(x)`, `t = (a, b)`, `shp = a.shape`: the name (local `target`) holds the
@@ -1916,6 +1952,12 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining, Message
                              "Use cuda.grid(k), cuda.gridsize(k), cuda.threadIdx/blockIdx/"
                              "blockDim/gridDim, cuda.local.array, cuda.shared.array, "
                              "cuda.syncthreads() and cuda.atomic.add(a, i, v) as a statement.")
+        held = self.type_called(func, out)
+        if held is not None:
+            if len(node.args) != 1 or node.keywords:
+                raise self.error(node, f"`{ast.unparse(node)}`: a type called with other than "
+                                 "one argument", "Convert one number: T(0.5).")
+            return self.vcall(vec.convert_like, [held.atom, self.atom(node.args[0], out)])
         if isinstance(func, ast.Attribute) and (self.src.resolve(func.value) is MISSING or
                                                 isinstance(self.src.resolve(func.value),
                                                            np.ndarray)):
@@ -1938,6 +1980,8 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining, Message
         func = node.func
         if obj in ALLOCATORS:
             return self.allocation(node, obj, out)
+        if obj is type:
+            return self.type_of(node, out)
         ensure_entries(obj)
         if obj in MESSAGES and MESSAGES[obj].family == "message":
             return self.message_call(node, MESSAGES[obj], out)

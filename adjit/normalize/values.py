@@ -27,6 +27,14 @@ class TupleValue:
         self.items = items
 
 
+class TypeOf:
+    """`type(v)` of a number (`T = type(x)`, `type(scale)`): only ever called, `T(0.5)`,
+    which converts to v's type (float32, float64 or an integer type, as numba does)."""
+
+    def __init__(self, atom):
+        self.atom = atom
+
+
 def assigned_user_names(stmts):
     names = set()
     for s in stmts:

@@ -5,8 +5,9 @@ respect to that operand, written as a Python expression over the operand names a
 (the result). The reverse pass turns a rule into `a_bar += out_bar * <partial>`; forward
 mode into `out_dot = <partial> * a_dot + ...`. `None` marks an operand the result does not
 depend on differentiably (a floor, a comparison, an integer conversion). `result` is the
-result's kind for type inference: "float", "int", "bool", or "join" (the common kind of the
-operands, as `abs`, `min` and `max` keep integers integers).
+result's kind for type inference: "float", "int", "bool", "join" (the common kind of the
+operands, as `abs`, `min` and `max` keep integers integers), or "first" (the first operand's
+kind: a conversion to its type).
 
 Adding a function is one entry here: its rule, its domain (where tests/test_registry.py
 draws arguments to check it against finite differences in both modes), and for a numpy
@@ -141,6 +142,10 @@ scalar(max, "max", _binary("0.0 if b > a else 1.0", "1.0 if b > a else 0.0", "jo
        notes="ties to the first argument")
 scalar(float, "float", _unary("1.0"))
 scalar(int, "int", _unary(None, "int"))
+scalar(vec.convert_like, "type(x)(v)", Rule(("like", "v"), (None, "1.0"), "first"),
+       domain=((-2.0, 2.0), (-2.0, 2.0)), cuda=False,
+       notes="`T = type(x); T(v)`: v in x's type (float64, float32: rounded; an integer "
+       "type: no derivative)")
 scalar(bool, "bool", _unary(None, "bool"))
 scalar(round, "round", _unary(None, "int"))
 scalar(stop_gradient, "stop_gradient", _unary(None, "join"),

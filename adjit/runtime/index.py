@@ -206,6 +206,13 @@ def _as_float64(a):
 
 
 @numba.njit(cache=True)
+def convert_like(like, v):
+    """`type(like)(v)`: the number v converted to the type of the number `like`, as numba
+    converts (`T = type(x); T(0.5)`, `type(scale)(1)`)."""
+    return type(like)(v)
+
+
+@numba.njit(cache=True)
 def digamma(x):
     """psi(x), the derivative of log Gamma(x) (math.lgamma's derivative; math.gamma's is
     gamma(x) psi(x)): the reflection psi(1 - x) - pi / tan(pi x) below 1/2, the recurrence
