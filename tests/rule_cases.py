@@ -8,6 +8,8 @@ import math
 import numpy as np
 from scipy import special
 
+from adjit.runtime import vec
+
 
 def r_sin(x): return math.sin(x)  # noqa: E704
 def r_cos(x): return math.cos(x)  # noqa: E704
@@ -170,6 +172,7 @@ def b_np_copysign(a, b): return np.copysign(a, b)  # noqa: E704
 def b_fmax(a, b): return np.fmax(a, b)  # noqa: E704
 def b_fmin(a, b): return np.fmin(a, b)  # noqa: E704
 def b_fmod(a, b): return np.fmod(a, b)  # noqa: E704
+def b_type(a, b): return type(a)(b) * a  # noqa: E704
 
 BINARY = [
     (b_add, (-3, 3), (-3, 3), lambda a, b: (1.0, 1.0)),
@@ -196,6 +199,7 @@ BINARY = [
     (b_fmax, (-3, -0.1), (0.1, 3), lambda a, b: (0.0, 1.0)),
     (b_fmin, (-3, -0.1), (0.1, 3), lambda a, b: (1.0, 0.0)),
     (b_fmod, (2.1, 2.9), (1.1, 1.4), lambda a, b: (1.0, -float(math.trunc(a / b)))),
+    (b_type, (-3, 3), (-3, 3), lambda a, b: (b, a)),
 ]
 
 RULES_COVERED = {
@@ -208,6 +212,6 @@ RULES_COVERED = {
     math.degrees, math.radians, np.degrees, np.radians, math.isnan, math.isinf, math.isfinite,
     np.rint, np.round, np.around, np.ceil, np.trunc, math.exp2, np.spacing, np.reciprocal,
     np.conjugate, np.angle, np.nan_to_num, math.ldexp, np.ldexp, math.nextafter, np.nextafter,
-    np.fmax, np.fmin, np.fmod,
+    np.fmax, np.fmin, np.fmod, vec.convert_like,
 }
 _ = np

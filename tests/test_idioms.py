@@ -1,7 +1,13 @@
 """Idioms of published numba code, written as their authors write them.
 
 `T = type(x)` then `T(0.5)`: one body for float32 and float64 (the style of numba density
-libraries). Every gradient is checked against central differences of numba's own compiled
+libraries). Functions as values: `e = math.exp`, and a right-hand side passed to an @njit
+integrator that calls it (`rk4(f, y, h)`). Array names rebound in time loops as simulation
+code does: an adaptive step accepted in a branch (`if err < tol: y = ynew`), backward Euler
+with Newton updates (`z = z - np.linalg.solve(J, G)`, then `y = z`), a recurrent cell whose
+helper makes temporaries from slices, and an integrator helper that rebinds its own name.
+Loops over `np.ndindex` and `np.ndenumerate`, in the function and in its helpers. Optional
+arguments tested with `is None` (`def f(x, w=None)`), the branch numba prunes pruned. Every gradient is checked against central differences of numba's own compiled
 forward (the same functions under @njit)."""
 import math
 
@@ -55,12 +61,16 @@ def integer_typed(x, n):
 X = np.random.default_rng(3).normal(1.0, 2.0, size=30)
 
 
-def _check(f, args, k):
+def _check(f, args, argnums):
+    """adjit's value and gradient against numba's forward and central differences of it
+    (one compile for every argument in `argnums`, an int or a tuple)."""
     compiled = njit(f)
-    value, g = adjit.value_and_grad(f, argnums=k)(*args)
+    value, grads = adjit.value_and_grad(f, argnums=argnums)(*args)
     assert value == pytest.approx(compiled(*args), rel=1e-12)
-    np.testing.assert_allclose(g, fd_grad(compiled, args, k), rtol=1e-6, atol=1e-7)
-    return g
+    for k, g in zip(*((argnums, grads) if isinstance(argnums, tuple) else
+                      ((argnums,), (grads,)))):
+        np.testing.assert_allclose(g, fd_grad(compiled, args, k), rtol=1e-6, atol=1e-7)
+    return grads
 
 
 def test_type_of_a_parameter_converts_constants_in_a_density():
@@ -117,3 +127,221 @@ def test_types_adjit_cannot_hold_are_refused_with_what_to_write():
 
 def test_a_type_bound_in_a_loop_body_is_used_there():
     _check(type_in_a_loop, (X[:5].copy(),), 0)
+
+
+# functions as values ---------------------------------------------------------------------
+
+def aliased(x):
+    e = math.exp
+    sq = np.sqrt
+    s = 0.0
+    for i in range(x.shape[0]):
+        s += e(x[i]) * 0.1
+    return s + np.sum(sq(x * x + 1.0))
+
+
+@njit
+def decay(y, k):
+    return -k * y * y
+
+
+@njit
+def rk4_step(f, y, h, k):
+    k1 = f(y, k)
+    k2 = f(y + 0.5 * h * k1, k)
+    k3 = f(y + 0.5 * h * k2, k)
+    k4 = f(y + h * k3, k)
+    return y + h / 6.0 * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
+
+
+@njit
+def integrate(f, y0, h, n, k):
+    y = y0
+    for _ in range(n):
+        y = rk4_step(f, y, h, k)
+    return y
+
+
+def final_state(p):
+    return integrate(decay, p[0], 0.1, 8, p[1])
+
+
+def _function_as_a_number(x):
+    e = math.exp
+    return x[0] + e
+
+
+def test_a_function_bound_to_a_name_is_that_function():
+    _check(aliased, (X[:6].copy(),), 0)
+
+
+def test_a_function_passed_through_helpers_is_called_where_they_call_it():
+    p = np.array([0.9, 0.7])
+    g = _check(final_state, (p,), 0)
+    assert g[0] != 0.0 and g[1] != 0.0
+
+
+def test_a_function_used_as_a_number_is_refused():
+    with pytest.raises(AdjitError, match=r"the function `math.exp` used as a value"):
+        adjit.grad(_function_as_a_number)(X)
+
+
+def final_states(y0, k):
+    return np.sum(integrate(decay, y0, 0.1, 6, k[0]) ** 2)
+
+
+def test_an_array_state_through_a_passed_right_hand_side():
+    _check(final_states, (np.array([0.9, 0.4, -0.3]), np.array([0.7])), (0, 1))
+
+
+# array names rebound in time loops -------------------------------------------------------
+
+def adaptive_euler(y0, rate):
+    """Step doubling's error estimate, the step accepted in a branch or halved."""
+    t = 0.0
+    h = 0.25
+    y = y0.copy()
+    while t < 1.0:
+        ynew = y + h * (-rate[0] * y * y)
+        half = y + 0.5 * h * (-rate[0] * y * y)
+        half = half + 0.5 * h * (-rate[0] * half * half)
+        err = np.max(np.abs(ynew - half))
+        if err < 2e-3:
+            t += h
+            y = ynew
+        else:
+            h *= 0.5
+    return np.sum(y * y)
+
+
+def backward_euler(y0, a):
+    y = y0.copy()
+    n = y.shape[0]
+    for _ in range(4):
+        z = y.copy()
+        for _ in range(5):                         # Newton on z - y + dt * a * z**2 = 0
+            G = z - y + 0.1 * a[0] * z * z
+            J = np.eye(n) + 0.2 * a[0] * np.diag(z)
+            z = z - np.linalg.solve(J, G)
+        y = z
+    return np.sum(y)
+
+
+@njit
+def sigmoid(v):
+    return 1.0 / (1.0 + np.exp(-v))
+
+
+def lstm_loss(Wx, Wh, b, xs, h0, c0):
+    n = h0.shape[0]
+    h = h0.copy()
+    c = c0.copy()
+    for t in range(xs.shape[0]):
+        z = Wx @ xs[t] + Wh @ h + b
+        i = sigmoid(z[:n])
+        f = sigmoid(z[n:2 * n])
+        o = sigmoid(z[2 * n:3 * n])
+        g = np.tanh(z[3 * n:])
+        c = f * c + i * g
+        h = o * np.tanh(c)
+    return np.sum(h * h)
+
+
+def test_an_adaptive_step_accepted_in_a_branch():
+    y0, rate = np.array([0.8, 0.3, -0.5]), np.array([1.3])
+    _check(adaptive_euler, (y0, rate), (0, 1))
+
+
+def test_backward_euler_with_newton_updates():
+    y0, a = np.array([0.8, 0.3, -0.5]), np.array([1.1])
+    _check(backward_euler, (y0, a), (0, 1))
+
+
+def test_a_recurrent_cell_with_a_helper_on_slices():
+    rng = np.random.default_rng(5)
+    n, d, steps = 3, 2, 4
+    args = (rng.normal(size=(4 * n, d)), rng.normal(size=(4 * n, n)), rng.normal(size=4 * n),
+            rng.normal(size=(steps, d)), rng.normal(size=n), rng.normal(size=n))
+    _check(lstm_loss, args, (0, 1, 2, 4))
+
+
+# loops over every index of an array --------------------------------------------------------
+
+@njit
+def smooth_into(out, a):
+    """Writes every element of `out` through a tuple index, as n-dimensional code does."""
+    for idx in np.ndindex(out.shape):
+        i, j = idx
+        out[idx] = 0.5 * a[idx] + 0.25 * (a[max(i - 1, 0), j] + a[i, min(j + 1, a.shape[1] - 1)])
+
+
+def smoothed_energy(a):
+    out = np.empty_like(a)
+    smooth_into(out, a)
+    total = 0.0
+    for idx, v in np.ndenumerate(out):
+        total += (idx[0] + 1.0) * v * v
+    n, m = a.shape
+    for i, j in np.ndindex(n, m):
+        total += math.sin(a[i, j]) * (j - i)
+    return total
+
+
+def _break_in_ndindex(a):
+    s = 0.0
+    for idx in np.ndindex(a.shape):
+        if a[idx] > 0.5:
+            break
+        s += a[idx]
+    return s
+
+
+def test_loops_over_every_index_in_the_function_and_its_helpers():
+    a = np.random.default_rng(11).normal(size=(4, 3))
+    _check(smoothed_energy, (a,), 0)
+
+
+def test_break_in_an_index_loop_is_refused():
+    with pytest.raises(AdjitError, match=r"break in a loop over np.ndindex"):
+        adjit.grad(_break_in_ndindex)(np.ones((2, 2)))
+
+
+# optional arguments -------------------------------------------------------------------------
+
+@njit
+def weighted_mean(x, w=None):
+    if w is None:
+        w = np.ones_like(x)
+    return np.sum(w * x) / np.sum(w)
+
+
+@njit
+def affine(x, scale=None, shift=None):
+    s = 1.0 if scale is None else scale
+    out = x * s
+    if shift is not None:
+        out = out + shift
+    return out
+
+
+def optional_arguments(x):
+    return weighted_mean(x) + weighted_mean(x, x * x) + weighted_mean(x, None) * 0.5 + \
+        np.sum(affine(x) ** 2) + np.sum(affine(x, 2.0, x) ** 2)
+
+
+@njit
+def _uses_none(x, w=None):
+    return np.sum(x * w)
+
+
+def _none_as_a_number(x):
+    return _uses_none(x)
+
+
+def test_optional_arguments_left_out_given_and_given_none():
+    _check(optional_arguments, (np.array([0.3, 0.7, -0.4, 1.2]),), 0)
+
+
+def test_none_used_as_a_number_is_refused():
+    with pytest.raises(AdjitError, match="None used as a value"):
+        adjit.grad(_none_as_a_number)(X)

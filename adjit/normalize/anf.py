@@ -33,7 +33,8 @@ from .lowering import missing
 from .messages import Messages
 from .names import lookup
 from .numpy_calls import ARRAY_METHODS, NumpyCalls
-from .values import Shape, TupleValue, TypeOf, assigned_user_names
+from .values import (FunctionValue, NoneValue, Shape, TupleValue, TypeOf,
+                     assigned_user_names)
 from .vectorize import ONE, Lazy, Op, Scalar, View, Vectorizing, _index_node
 from .views import Indexing, has_take
 
@@ -337,6 +338,22 @@ def _copy_call(name, where):
         args=[], keywords=[]), where)
 
 
+def _this_loops_statements(stmts):
+    """The statements of a loop body, nested ones included but not those of inner loops
+    (a break there leaves the inner loop)."""
+    for x in stmts:
+        yield x
+        if isinstance(x, ast.If):
+            yield from _this_loops_statements(x.body)
+            yield from _this_loops_statements(x.orelse)
+
+
+def _is_name_assign(s):
+    """`a = b` of two names."""
+    return isinstance(s, ast.Assign) and len(s.targets) == 1 and \
+        isinstance(s.targets[0], ast.Name) and isinstance(s.value, ast.Name)
+
+
 def _binds(stmts, name):
     """Whether the statements (nested ones included) bind `name` (`name = ...`)."""
     return any(t.id == name for t in _rebinding_targets(stmts))
@@ -346,11 +363,21 @@ def _names_in(stmts):
     return {n.id for s in stmts for n in ir.walk(s) if isinstance(n, ast.Name)}
 
 
-def _written_in(stmts, names, src, depth=0):
+def _written_in(stmts, names, src, depth=0, functions=None):
     """Whether `stmts` (of function `src`) write into one of `names`: `name[...] = `,
     `name op= `, or a call of a user function whose parameter receiving it it writes (read
     from that function's source, a few calls deep); any other call than numpy's or math's
-    might."""
+    might. `functions`: names in `src` that hold a function (`e = math.exp`, a parameter
+    given one) and the function each holds."""
+    functions = functions or {}
+
+    def resolve(node, local=False):
+        if isinstance(node, ast.Name) and node.id in functions:
+            return functions[node.id]
+        if local and isinstance(node, ast.Name) and node.id in getattr(src, "locals", ()):
+            return MISSING
+        return src.resolve(node)
+
     for node in (n for s in stmts for n in ir.walk(s)):
         if isinstance(node, (ast.Assign, ast.AugAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
@@ -373,12 +400,18 @@ def _written_in(stmts, names, src, depth=0):
             if not passed:
                 continue
             try:
-                callee = read_function(src.resolve(node.func))
+                callee = read_function(resolve(node.func))
             except Exception:       # not a function adjit can read: it might write
                 return True
             params = {callee.params[k] for k in passed if k < len(callee.params)}
+            given = {}              # the callee's parameters given functions
+            for k, a in enumerate(node.args[:len(callee.params)]):
+                if isinstance(a, (ast.Name, ast.Attribute)):
+                    obj = resolve(a, local=True)
+                    if obj is not MISSING and callable(obj) and not isinstance(obj, type):
+                        given[callee.params[k]] = obj
             if depth > 3 or len(params) < len(passed) or \
-                    _written_in(callee.tree.body, params, callee, depth + 1):
+                    _written_in(callee.tree.body, params, callee, depth + 1, given):
                 return True
     return False
 
@@ -441,7 +474,7 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining, Message
         # tuples of numbers (from one or several returns), and how many returns did
         self.tuple_returns = 0
         self.tuples = {}                    # local name -> the TupleValue or Shape it holds
-        self.types_held = {}                # local name -> the TypeOf it holds (T = type(x))
+        self.held = {}                      # local name -> the TypeOf or FunctionValue it holds
         # user name -> how often it is assigned; names assigned only outside blocks
         self.stores, self.straight = _store_counts(src.tree)
         self.views = {}                     # local name -> _Binding or _Unknown
@@ -570,6 +603,16 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining, Message
             raise self.error(_At(self.origin[1]), "a tuple used as a value",
                              "Use tuples only to unpack them into names (a, b = b, a), or "
                              "compare their items (a.shape[0] == b.shape[0]).")
+        if isinstance(value, NoneValue):
+            raise self.error(_At(self.origin[1]), "None used as a value (an optional "
+                             "argument left out)", "Test it first: `if w is None:` (the "
+                             "branch for None is the one kept, as numba keeps it).")
+        if isinstance(value, (FunctionValue, TypeOf)):
+            what = f"the function `{value.spelled}`" if isinstance(value, FunctionValue) \
+                else "a type, type(...),"
+            raise self.error(_At(self.origin[1]), f"{what} used as a value",
+                             "Call it, bind it to a name (f = math.exp) or pass it to a "
+                             "helper that calls it.")
         if isinstance(value, Lazy):
             return self.materialize(value, out)
         if ir.is_atom(value):
@@ -797,7 +840,7 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining, Message
             # function's names): copied, when the loop writes neither it nor the name
             if (base not in self.src.params and base in self.own_names()) or \
                     self.ctx.arrays.get(base, (0, "?"))[1] != "f" or \
-                    _written_in(loop.body, {n, base}, self.src):
+                    _written_in(loop.body, {n, base}, self.src, 0, self.functions_held()):
                 continue
             value = self.view_of(local, out) if binding is None else binding.view
             own = self.materialize(value, out, loop, copy=True).id
@@ -814,46 +857,80 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining, Message
         un.copy()` (so `u` keeps one array the loop updates in place, see
         rebound_in_place), where that changes nothing a program can see: `un` is made
         afresh at the top of every iteration (a copy, an allocation or arithmetic, never a
-        view), nothing writes either name after the hand-over in the iteration, and `un`
-        is not a name before the loop. Rewrites the loop in place; returns the (u, un)
-        pairs, whose aliasing the caller restores after the loop (`un = u`)."""
+        view; later bindings of it in the iteration make new arrays too, as Newton updates
+        `z = z - np.linalg.solve(J, G)` do), nothing writes either name after the
+        hand-over in the iteration, and `un` is not a name before the loop. The hand-over
+        may sit in a branch of an `if` at the top of the body (an accepted step of an
+        adaptive integrator: `if err < tol: t += h; y = ynew`) when `un` is not used after
+        the loop. Rewrites the loop in place; returns the (u, un) pairs, whose aliasing the
+        caller restores after the loop (`un = u`)."""
         body = loop.body
         out = []
         for k, s in enumerate(body):
-            if not (isinstance(s, ast.Assign) and len(s.targets) == 1 and
-                    isinstance(s.targets[0], ast.Name) and isinstance(s.value, ast.Name)):
-                continue
-            a, b = s.targets[0].id, s.value.id
-            if a == b or b in self.src.params:
-                continue
-            if not self.is_array_local(a) or _other_names_for(body, {a, b}, s):
-                continue        # (a third name for either array would see the difference)
-            if self.is_array_local(b):
-                # `prev = cur; ...; cur = nxt`: b takes another array later in the
-                # iteration, and neither name is written before that
-                later = [j for j in range(k + 1, len(body)) if _binds([body[j]], b)]
-                if later and isinstance(body[later[0]], ast.Assign) and \
-                        len(body[later[0]].targets) == 1 and \
-                        isinstance(body[later[0]].targets[0], ast.Name) and \
-                        not _written_in(body[k + 1:later[0] + 1], {a, b}, self.src) and \
-                        not _binds(body[k + 1:later[0]], a) and \
-                        not _binds(body[k + 1:later[0]], b):
-                    s.value = _copy_call(b, s.value)
-                continue
-            made = [j for j, x in enumerate(body[:k]) if isinstance(x, ast.Assign) and
-                    any(isinstance(t, ast.Name) and t.id == b for t in x.targets)]
-            if len(made) != 1 or not self.makes_new_array(body[made[0]].value) or \
-                    b in _names_in(body[:made[0]]) or _binds(body[k + 1:], b) or \
-                    _binds(body[:made[0]] + body[made[0] + 1:k], b) or \
-                    _written_in(body[k + 1:], {a, b}, self.src):
-                continue
-            outside, nested = self.mentioned_outside(b, loop)
-            if outside and nested:
-                continue    # (the name after the loop would need the alias in every pass)
-            s.value = _copy_call(b, s.value)
-            if outside:
-                out.append((a, b))
+            for site, after in self._handover_sites(s):
+                pair = self._hand_over(loop, body, k, site, after, branch=site is not s)
+                if pair is not None:
+                    out.append(pair)
         return out
+
+    @staticmethod
+    def _handover_sites(s):
+        """`a = b` statements at `s` (s itself, or the top level of a branch of the `if` s),
+        each with the statements after it in its branch."""
+        if isinstance(s, ast.If):
+            for branch in (s.body, s.orelse):
+                for j, x in enumerate(branch):
+                    if _is_name_assign(x):
+                        yield x, branch[j + 1:]
+        elif _is_name_assign(s):
+            yield s, []
+
+    def _hand_over(self, loop, body, k, s, after, branch):
+        a, b = s.targets[0].id, s.value.id
+        if a == b or b in self.src.params:
+            return None
+        if not self.is_array_local(a) or _other_names_for(body, {a, b}, s):
+            return None         # (a third name for either array would see the difference)
+        rest = after + body[k + 1:]
+        if self.is_array_local(b):
+            if branch:
+                return None
+            # `prev = cur; ...; cur = nxt`: b takes another array later in the
+            # iteration, and neither name is written before that
+            later = [j for j in range(k + 1, len(body)) if _binds([body[j]], b)]
+            if later and isinstance(body[later[0]], ast.Assign) and \
+                    len(body[later[0]].targets) == 1 and \
+                    isinstance(body[later[0]].targets[0], ast.Name) and \
+                    not _written_in(body[k + 1:later[0] + 1], {a, b}, self.src, 0,
+                                    self.functions_held()) and \
+                    not _binds(body[k + 1:later[0]], a) and \
+                    not _binds(body[k + 1:later[0]], b):
+                s.value = _copy_call(b, s.value)
+            return None
+        made = [j for j, x in enumerate(body[:k]) if isinstance(x, ast.Assign) and
+                any(isinstance(t, ast.Name) and t.id == b for t in x.targets)]
+        if len(made) != 1 or not self.makes_new_array(body[made[0]].value) or \
+                b in _names_in(body[:made[0]]) or _binds(rest, b) or \
+                self.binds_other_than_new(body[:made[0]] + body[made[0] + 1:k], b) or \
+                _written_in(rest, {a, b}, self.src, 0, self.functions_held()):
+            return None
+        outside, nested = self.mentioned_outside(b, loop)
+        if outside and (nested or branch):
+            return None     # (the name after the loop would need the alias in every pass)
+        s.value = _copy_call(b, s.value)
+        return (a, b) if outside else None
+
+    def binds_other_than_new(self, stmts, name):
+        """Whether `stmts` (nested ones included) bind `name` to anything but a new array
+        (`z = z - np.linalg.solve(J, G)` makes one; `z = y`, `z = y[1:]` do not)."""
+        for x in ir.walk_stmts(stmts):
+            if isinstance(x, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name
+                                                 for t in x.targets):
+                if len(x.targets) != 1 or not self.makes_new_array(x.value):
+                    return True
+            elif _binds([x], name) and not isinstance(x, (ast.If, ast.For, ast.While)):
+                return True
+        return False
 
     def makes_new_array(self, value):
         """Whether an expression surely makes a new array (never a view of another): a
@@ -934,7 +1011,7 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining, Message
                              f"{len(lazy.shape)} dimensions where it has {ndim}",
                              "Keep its shape in the loop, or give the new array another name.")
         for k, n in enumerate(lazy.shape):
-            size = self.to_atom(out, self.shape_of(ir.name(target), out).item(k), "_n")
+            size = self.to_atom(out, Shape(target, ndim=ndim).item(k), "_n")
             out.append(ir.annotate(ast.Expr(value=self.call_of(
                 vec.check_same_length, [size, ir.const(1) if n is ONE else n])),
                 origin=self.origin))
@@ -978,8 +1055,8 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining, Message
             if isinstance(value, (Shape, TupleValue)):
                 self.bind_tuple(tgt, target, value, out)
                 return
-            if isinstance(value, TypeOf):
-                self.bind_type(tgt, target, value)
+            if isinstance(value, (TypeOf, FunctionValue)):
+                self.bind_held(tgt, target, value)
                 return
             self.tuples.pop(target, None)       # (t = (a, b) earlier, now a number)
             if target in self.in_place:
@@ -1040,22 +1117,44 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining, Message
                 out.add(x.targets[0].id)
         return out
 
-    def bind_type(self, tgt, target, value):
-        """`T = type(x)`: the name holds x's type for calls `T(0.5)` (the number x is
-        already an atom, so a later change of `x` leaves T as it was)."""
+    def bind_held(self, tgt, target, value):
+        """`T = type(x)`, `e = math.exp`: the name holds a type or a function for calls
+        (`T(0.5)`, `e(x)`); x's number is already an atom, so a later change of `x` leaves T
+        as it was."""
+        what = "type" if isinstance(value, TypeOf) else "function"
         if (self.stores.get(tgt.id, 0) != 1 and tgt.id not in self.straight) or \
                 tgt.id in self.src.params:
-            raise self.error(tgt, f"a type assigned to `{tgt.id}`, a name also assigned in a "
-                             "loop or branch", "Bind `T = type(x)` once, before its uses.")
-        self.types_held[target] = value
+            raise self.error(tgt, f"a {what} assigned to `{tgt.id}`, a name also assigned in "
+                             "a loop or branch", f"Bind `{tgt.id}` once, before its uses.")
+        self.held[target] = value
 
-    def type_called(self, func, out):
-        """The TypeOf that `func` (a name bound by `T = type(x)`, or `type(x)` itself) holds,
-        or None."""
-        if isinstance(func, ast.Name) and func.id in self.src.locals:
-            target = self.local(func.id)
-            return self.types_held.get(target) if isinstance(target, str) else None
-        if isinstance(func, ast.Call) and self.src.resolve(func.func) is type:
+    def functions_held(self):
+        """{user name: function} for the names that hold a function here (`e = math.exp`,
+        a parameter given one)."""
+        out = {}
+        for name, v in self.subst.items():
+            if isinstance(v, FunctionValue):
+                out[name] = v.obj
+        for name in self.src.locals:
+            target = self.local(name)
+            if isinstance(target, str) and isinstance(self.held.get(target), FunctionValue):
+                out[name] = self.held[target].obj
+        return out
+
+    def held_value(self, func, out=None):
+        """The TypeOf or FunctionValue that `func` holds: a local bound by `T = type(x)` or
+        `e = math.exp`, a helper's parameter given a function, or `type(x)` itself (with
+        `out`); else None."""
+        if isinstance(func, ast.Name):
+            if func.id in self.subst:
+                v = self.subst[func.id]
+                return v if isinstance(v, (TypeOf, FunctionValue)) else None
+            if func.id in self.src.locals:
+                target = self.local(func.id)
+                return self.held.get(target) if isinstance(target, str) else None
+            return None
+        if out is not None and isinstance(func, ast.Call) and \
+                self.src.resolve(func.func) is type:
             return self.rhs(func, out)
         return None
 
@@ -1275,6 +1374,9 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining, Message
             not (isinstance(it.func, ast.Attribute) and self._array_name(it.func.value)) else None
         if func in (range, numba.prange):
             return False
+        if func in (np.ndindex, np.ndenumerate):
+            self.index_loops(s, it, func, out)
+            return True
         if func is enumerate and len(it.args) in (1, 2) and not it.keywords and \
                 isinstance(s.target, ast.Tuple) and len(s.target.elts) == 2:
             arrays, names = [it.args[0]], [s.target.elts[1]]
@@ -1321,6 +1423,82 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining, Message
                        body=head + s.body, orelse=s.orelse, **loc)
         self.for_loop(ast.fix_missing_locations(loop), out)
         return True
+
+    def index_loops(self, s, it, func, out):
+        """`for idx in np.ndindex(a.shape)` (or `np.ndindex(n, m)`, `for i, j in ...`) and
+        `for idx, v in np.ndenumerate(a)`: one range loop per dimension, in C order, the
+        body under the innermost with `idx = (i0, i1, ...)` (and `v = a[i0, i1, ...]`)."""
+        name = f"np.{func.__name__}"
+        loc = dict(lineno=s.lineno, col_offset=s.col_offset)
+        if it.keywords or s.orelse:
+            raise self.error(s, f"a loop over {name} with keywords or an else",
+                             f"Write {name}(shape) (or {name}(a)) and no else.")
+        if any(isinstance(x, ast.Break) for x in _this_loops_statements(s.body)):
+            raise self.error(s, f"break in a loop over {name}",
+                             "Loop over range(...) per dimension and leave them with a flag.")
+
+        def local(stem, value):
+            name_ = self.fresh(stem)
+            self.src.locals.add(name_)
+            self.stmt(ast.Assign(targets=[ast.Name(id=name_, ctx=ast.Store())], value=value,
+                                 **loc), out)
+            return name_
+
+        def ref(name_):
+            return ast.Name(id=name_, ctx=ast.Load())
+
+        value_target = None
+        if func is np.ndenumerate:
+            if len(it.args) != 1 or not (isinstance(s.target, ast.Tuple) and
+                                         len(s.target.elts) == 2):
+                raise self.error(s, f"{name} with other than one array, or its items "
+                                 "not unpacked", f"Write `for idx, v in {name}(a):`.")
+            arr = it.args[0] if isinstance(it.args[0], ast.Name) else \
+                ast.Name(id=local("_seq", it.args[0]), ctx=ast.Load())
+            if not self._array_name(arr):
+                raise self.error(s, f"{name} of something that is not an array",
+                                 f"Pass an array: {name}(a).")
+            ndim = self.shape_of(arr, out).ndim
+            sizes = [ast.Subscript(value=ast.Attribute(value=copy.deepcopy(arr), attr="shape",
+                                                       ctx=ast.Load()),
+                                   slice=ast.Constant(k), ctx=ast.Load()) for k in range(ndim)]
+            index_target, value_target = s.target.elts
+        else:
+            index_target = s.target
+            shape = it.args[0] if len(it.args) == 1 else ast.Tuple(elts=list(it.args),
+                                                                   ctx=ast.Load())
+            if isinstance(shape, ast.Tuple):
+                sizes = list(shape.elts)
+            else:
+                held = self.tuple_named(shape.id) if isinstance(shape, ast.Name) else None
+                ndim = len(held.items) if isinstance(held, TupleValue) else \
+                    held.ndim if held is not None else \
+                    self.shape_of(shape.value, out).ndim \
+                    if isinstance(shape, ast.Attribute) and shape.attr == "shape" else None
+                if ndim is None:
+                    raise self.error(s, f"{name} of a shape adjit cannot count the dimensions "
+                                     "of", f"Write {name}(a.shape), {name}((n, m)) or "
+                                     f"{name}(n, m).")
+                sizes = [ast.Subscript(value=copy.deepcopy(shape), slice=ast.Constant(k),
+                                       ctx=ast.Load()) for k in range(ndim)]
+        if not sizes:
+            raise self.error(s, f"{name} over no dimensions", "Compute the one value directly.")
+        sizes = [ref(local("_nd", n)) for n in sizes]      # each size evaluated once
+        indices = [self.fresh("_k") for _ in sizes]
+        self.src.locals.update(indices)
+        head = [ast.Assign(targets=[index_target], value=ast.Tuple(
+            elts=[ref(k) for k in indices], ctx=ast.Load()), **loc)]
+        if value_target is not None:
+            head.append(ast.Assign(targets=[value_target], value=ast.Subscript(
+                value=copy.deepcopy(arr), slice=ast.Tuple(elts=[ref(k) for k in indices],
+                                                          ctx=ast.Load()),
+                ctx=ast.Load()), **loc))
+        body = head + s.body
+        for k, n in reversed(list(zip(indices, sizes))):
+            body = [ast.For(target=ast.Name(id=k, ctx=ast.Store()),
+                            iter=ast.Call(func=ast.Name(id="range", ctx=ast.Load()), args=[n],
+                                          keywords=[]), body=body, orelse=[], **loc)]
+        self.for_loop(ast.fix_missing_locations(body[0]), out)
 
     def for_loop(self, s, out):
         if self.iteration_by_index(s, out):
@@ -1578,6 +1756,10 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining, Message
             return self.use_view(self.view_name(node), node)
         if node.id in self.src.locals:
             target = self.local(node.id)
+            if isinstance(target, (FunctionValue, TypeOf, NoneValue)):
+                return target                  # a helper's parameter given a function
+            if isinstance(target, str) and target in self.held:
+                return self.held[target]       # e = math.exp; T = type(x)
             if isinstance(target, str):
                 # a read of a name a loop may bind to a view later in its body
                 # (check_loop_views: the next iteration would mean that view)
@@ -1593,6 +1775,8 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining, Message
             return ir.const(obj)
         if isinstance(obj, np.ndarray):
             return ir.name(self.global_array(obj, node.id))
+        if callable(obj) and not isinstance(obj, type):
+            return FunctionValue(obj, node.id)
         raise self.error(node, f"the global '{node.id}' ({type(obj).__name__}) used as a value",
                          "Use numbers, numpy arrays, or call it as a function.")
 
@@ -1637,6 +1821,8 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining, Message
         obj = self.src.resolve(node)
         if obj is not MISSING and isinstance(obj, (int, float)):
             return ir.const(float(obj) if isinstance(obj, float) else obj)
+        if obj is not MISSING and callable(obj) and not isinstance(obj, type):
+            return FunctionValue(obj, ast.unparse(node))         # e = math.exp
         raise self.error(node, f"the attribute `.{node.attr}`",
                          "Use elements a[i], a.shape[k], len(a), or constants like math.pi.")
 
@@ -1658,6 +1844,11 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining, Message
         return ast.BinOp(left=left, op=op, right=right)
 
     def compare(self, node, out):
+        if any(isinstance(op, (ast.Is, ast.IsNot)) for op in node.ops):
+            if len(node.ops) > 1:
+                raise self.error(node, "an `is` test in a chained comparison",
+                                 "Test `x is None` on its own.")
+            return self.is_none(node, out)
         if len(node.ops) == 1:
             left, right = self.operands([node.left, node.comparators[0]], out)
             if isinstance(left, Lazy) or isinstance(right, Lazy):
@@ -1674,6 +1865,21 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining, Message
         for op, comp in zip(node.ops, node.comparators):
             pending.append((op, comp))
         return self._chain(left, pending, result, out, node)
+
+    def is_none(self, node, out):
+        """`w is None`, `w is not None`: a constant, as numba makes it (an optional argument
+        left out holds None; any number or array is not None)."""
+        left, right = node.left, node.comparators[0]
+        if isinstance(left, ast.Constant) and left.value is None:
+            left, right = right, left
+        if not (isinstance(right, ast.Constant) and right.value is None):
+            raise self.error(node, "`is` between values other than None",
+                             "Compare numbers with == and test optional arguments with "
+                             "`is None`.")
+        held = self.load_name(left) if isinstance(left, ast.Name) else self.rhs(left, out)
+        none = isinstance(held, NoneValue) or \
+            (isinstance(held, ast.Constant) and held.value is None)
+        return ir.const(none == isinstance(node.ops[0], ast.Is))
 
     def _chain(self, left, pending, result, out, node):
         op, comp = pending[0]
@@ -1952,7 +2158,9 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining, Message
                              "Use cuda.grid(k), cuda.gridsize(k), cuda.threadIdx/blockIdx/"
                              "blockDim/gridDim, cuda.local.array, cuda.shared.array, "
                              "cuda.syncthreads() and cuda.atomic.add(a, i, v) as a statement.")
-        held = self.type_called(func, out)
+        held = self.held_value(func, out)
+        if isinstance(held, FunctionValue):
+            return self.call_object(node, held.obj, out)
         if held is not None:
             if len(node.args) != 1 or node.keywords:
                 raise self.error(node, f"`{ast.unparse(node)}`: a type called with other than "

@@ -18,7 +18,8 @@ SUPPORTED_OTHER = (ast.expr_context, ast.operator, ast.unaryop, ast.boolop, ast.
 SUPPORTED_OPERATORS = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow, ast.Mod, ast.FloorDiv,
                        ast.MatMult,
                        ast.USub, ast.UAdd, ast.Not, ast.And, ast.Or,
-                       ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.Eq, ast.NotEq)
+                       ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.Eq, ast.NotEq,
+                       ast.Is, ast.IsNot)      # (only `x is None`: anf.is_none says so)
 
 _LOOP = "Write an explicit `for i in range(n):` loop instead"
 ADVICE = {
@@ -62,8 +63,6 @@ ADVICE = {
     "LShift": ("the << operator", "Use integer multiplication"),
     "RShift": ("the >> operator", "Use integer floor division (//)"),
     "Invert": ("the ~ operator", "Use `not` in conditions"),
-    "Is": ("an `is` comparison", "Compare numbers with == or !="),
-    "IsNot": ("an `is not` comparison", "Compare numbers with == or !="),
     "In": ("an `in` test", "Compare elements one by one in a loop"),
     "NotIn": ("a `not in` test", "Compare elements one by one in a loop"),
 }

@@ -6,8 +6,10 @@ result (a scalar, an array, or a view) is the call's value."""
 import ast
 
 from .. import ir
-from ..frontend.source import read_function
-from .values import Shape, TupleValue, assigned_user_names
+from ..frontend.source import FunctionSource, read_function
+from .prune import has_none_tests, pruned_function
+from .values import NONE, FunctionValue, NoneValue, Shape, TupleValue, TypeOf, \
+    assigned_user_names
 from .vectorize import View
 from .views import has_take
 
@@ -18,7 +20,7 @@ class Inlining:
         or a view (the helper's parameter is then a name for part of the caller's array:
         writes through it reach the array)."""
         value = self.rhs(node, out)
-        if isinstance(value, (Shape, TupleValue)) or \
+        if isinstance(value, (Shape, TupleValue, FunctionValue, TypeOf)) or \
                 (isinstance(value, View) and not has_take(value)):
             return value
         return self.to_atom(out, value)
@@ -49,6 +51,9 @@ class Inlining:
         defaults.update(callee.fn.__kwdefaults__ or {})
         for p, d in defaults.items():
             if p not in bound:
+                if d is None:
+                    bound[p] = NONE         # `w=None`: only `w is None` may read it
+                    continue
                 if not isinstance(d, (bool, int, float)):
                     raise self.error(node, f"the non-numeric default of `{p}`",
                                      f"Pass `{p}` explicitly.")
@@ -58,11 +63,27 @@ class Inlining:
             raise self.error(node, f"a call to {fn.__name__} with the wrong arguments (no "
                              f"value for `{missing[0]}`)",
                              f"Pass {len(params)} argument(s): {', '.join(params)}.")
+        if has_none_tests(callee.tree):
+            # the branches numba prunes for these arguments (None or not) go here too
+            none = {p: isinstance(bound[p], NoneValue) or (
+                isinstance(bound[p], ast.Constant) and bound[p].value is None) for p in params}
+            callee = FunctionSource(callee.fn, pruned_function(callee.tree, none), callee.loc)
         prefix = self.ctx.prefix_for(self.prefix + callee.fn.__name__)
         reassigned = assigned_user_names(callee.tree.body)
         subst, copies, views = {}, [], {}
         for p in params:
             v = bound[p]
+            if isinstance(v, ast.Constant) and v.value is None:
+                v = NONE                    # None passed: as the default None
+            if isinstance(v, NoneValue) and p in reassigned:
+                continue                    # `if w is None: w = ...`: a local from there on
+            if isinstance(v, (FunctionValue, TypeOf, NoneValue)):   # called, or compared
+                if p in reassigned:
+                    raise self.error(node, f"a function or None passed as `{p}` to "
+                                     f"{fn.__name__}, which assigns that parameter again",
+                                     "Assign to a new name in the helper.")
+                subst[p] = v
+                continue
             if isinstance(v, (Shape, TupleValue)):     # (a tuple: the helper reads it)
                 if p in reassigned:
                     raise self.error(node, f"a tuple passed as `{p}` to {fn.__name__}, which "

@@ -27,6 +27,23 @@ class TupleValue:
         self.items = items
 
 
+class FunctionValue:
+    """A function as a value (`e = math.exp`, a helper passed to a helper `rk4(rhs, y, h)`):
+    only ever called; each call is a call of `obj` itself."""
+
+    def __init__(self, obj, spelled):
+        self.obj = obj
+        self.spelled = spelled          # the user's spelling, for messages
+
+
+class NoneValue:
+    """None, as a helper's optional argument holds it (`def f(x, w=None)`): only ever
+    compared, `w is None` (a constant: the other branch goes, as numba prunes it)."""
+
+
+NONE = NoneValue()
+
+
 class TypeOf:
     """`type(v)` of a number (`T = type(x)`, `type(scale)`): only ever called, `T(0.5)`,
     which converts to v's type (float32, float64 or an integer type, as numba does)."""

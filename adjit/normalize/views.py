@@ -34,6 +34,7 @@ from ..runtime import vec
 from .. import ir
 from .lowering import lowers
 from .vectorize import ONE, Lazy, Op, Scalar, View, _index_node, _is_const, _key, _same
+from .values import Shape, TupleValue
 
 TakeSource = collections.namedtuple(
     "TakeSource", "b arr col n_src flag n_dim start step")
@@ -201,6 +202,16 @@ class Indexing:
     def index_items(self, sl, out, node):
         """Evaluate the elements of an index: [("new",), ("ellipsis",), ("slice", Slice),
         ("int", atom), ("array", name, ndim), ("mask", Lazy, ndim)]."""
+        held = self.tuple_named(sl.id) if isinstance(sl, ast.Name) else None
+        if isinstance(held, (TupleValue, Shape)):        # idx = (i, j); a[idx]
+            known = isinstance(held, TupleValue) or held.ndim is not None
+            atoms = held.items if isinstance(held, TupleValue) else \
+                [self.to_atom(out, held.item(k)) for k in range(held.ndim or 0)]
+            if not known or any(not ir.is_atom(a) for a in atoms):
+                raise self.error(node, f"an index `{sl.id}` holding arrays or a tuple of "
+                                 "unknown length", "Index with a tuple of integers: a[i, j] "
+                                 "or idx = (i, j); a[idx].")
+            return [("int", a) for a in atoms]
         elts = list(sl.elts) if isinstance(sl, ast.Tuple) else [sl]
         items = []
         for e in elts:

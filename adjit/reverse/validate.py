@@ -83,17 +83,23 @@ class _Checks:
                 # same check fixed where that array was allocated (or it is an argument)
                 shape = [a.id for a in self.prim(s).operands if isinstance(a, ast.Name)
                          and not is_array(self.kinds.get(a.id))]
-                if any(n in varying and not self._from_shapes(n, set()) for n in shape):
+                if any(n in varying and not self._from_shapes(n, {}) for n in shape):
                     raise error_at(origin, f"the array '{var}' is allocated in a loop with a "
                                    "shape that changes between iterations",
                                    "Allocate it once before the loop, with its largest shape.")
 
     def _from_shapes(self, name, seen):
         """Whether `name` is computed from arrays' shapes alone (`P.shape[0]`, sizes
-        broadcast from them): the same in every iteration, as array shapes are fixed."""
+        broadcast from them): the same in every iteration, as array shapes are fixed.
+        `seen` maps the names looked at to their answer (None while in progress: a name
+        computed from itself is not)."""
         if name in seen:
-            return False
-        seen.add(name)
+            return bool(seen[name])
+        seen[name] = None
+        seen[name] = self._computed_from_shapes(name, seen)
+        return seen[name]
+
+    def _computed_from_shapes(self, name, seen):
         sites = self.layout.sites.get(name, [])
         if not sites or not all(isinstance(x, ast.Assign) for x in sites):
             return not sites and name in self.params

@@ -1,0 +1,79 @@
+"""Branches on optional arguments, decided where a helper is inlined.
+
+numba compiles `def f(x, w=None)` once for `w` left out (None) and once for `w` given, and
+prunes the branch of `if w is None:` that cannot run, so the other branch may use `w` as an
+array or reassign it (`if w is None: w = np.ones_like(x)`). The inliner knows the same: for
+each parameter, whether it holds None. Here every `if p is None:` / `if p is not None:`
+(and `not (...)` of one) and every conditional expression `a if p is None else b` on such a
+parameter is replaced by the part that runs; statements after a return that is then at the
+top of a block are dropped, as they cannot run either."""
+import ast
+import copy
+
+
+def has_none_tests(tree):
+    """Whether the function's body tests anything with `is` (nothing to prune otherwise)."""
+    return any(isinstance(n, ast.Compare) and any(isinstance(op, (ast.Is, ast.IsNot))
+                                                  for op in n.ops) for n in ast.walk(tree))
+
+
+def decided(test, none):
+    """True or False when `test` is `p is None`, `p is not None` (either way round), or
+    `not` of one, on a parameter p in `none` (p -> whether it holds None); else None."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = decided(test.operand, none)
+        return None if inner is None else not inner
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and
+            isinstance(test.ops[0], (ast.Is, ast.IsNot))):
+        return None
+    left, right = test.left, test.comparators[0]
+    if isinstance(left, ast.Constant) and left.value is None:
+        left, right = right, left
+    if not (isinstance(right, ast.Constant) and right.value is None and
+            isinstance(left, ast.Name) and left.id in none):
+        return None
+    return none[left.id] == isinstance(test.ops[0], ast.Is)
+
+
+class _Expressions(ast.NodeTransformer):
+    def __init__(self, none):
+        self.none = none
+
+    def visit_IfExp(self, node):
+        taken = decided(node.test, self.none)
+        if taken is None:
+            return self.generic_visit(node)
+        return self.visit(node.body if taken else node.orelse)
+
+
+def prune(stmts, none):
+    """`stmts` with the branches that cannot run removed (new nodes; `stmts` unchanged)."""
+    out = []
+    for s in stmts:
+        if isinstance(s, ast.If):
+            taken = decided(s.test, none)
+            if taken is not None:
+                out.extend(prune(s.body if taken else s.orelse, none))
+                if out and isinstance(out[-1], ast.Return):
+                    break
+                continue
+        s = copy.copy(s)
+        for field in ("body", "orelse"):
+            if isinstance(getattr(s, field, None), list):
+                setattr(s, field, prune(getattr(s, field), none))
+        for field, value in ast.iter_fields(s):
+            if isinstance(value, ast.expr):
+                setattr(s, field, _Expressions(none).visit(copy.deepcopy(value)))
+        if isinstance(s, ast.If) and not s.body:
+            s.body = [ast.Pass()]
+        out.append(s)
+        if isinstance(s, ast.Return):
+            break
+    return out
+
+
+def pruned_function(tree, none):
+    """A copy of the FunctionDef `tree` with its body pruned."""
+    new = copy.copy(tree)
+    new.body = prune(tree.body, none) or [ast.Pass()]
+    return new
