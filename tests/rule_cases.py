@@ -79,6 +79,97 @@ def r_np_ldexp(x): return np.ldexp(x, -2)  # noqa: E704
 def r_nextafter(x): return math.nextafter(x, 0.0) * x  # noqa: E704
 def r_np_nextafter(x): return np.nextafter(x, 5.0) + x  # noqa: E704
 
+# scipy.special, as code outside numba calls it (the ufunc), and as numba users call it (a
+# ctypes wrapper of the C function at its address in scipy.special.cython_special)
+def _address_wrapper(symbol, nargs):
+    import ctypes
+    from numba.extending import get_cython_function_address
+    return ctypes.CFUNCTYPE(ctypes.c_double, *[ctypes.c_double] * nargs)(
+        get_cython_function_address("scipy.special.cython_special", symbol))
+
+
+_ndtri = _address_wrapper("ndtri", 1)
+_i0e = _address_wrapper("i0e", 1)
+_kv = _address_wrapper("__pyx_fuse_1kv", 2)
+_stdtr = _address_wrapper("__pyx_fuse_0stdtr", 2)
+
+
+def s_erf(x): return special.erf(x)  # noqa: E704
+def s_erfc(x): return special.erfc(x)  # noqa: E704
+def s_erfcx(x): return special.erfcx(x)  # noqa: E704
+def s_erfinv(x): return special.erfinv(x)  # noqa: E704
+def s_erfcinv(x): return special.erfcinv(x)  # noqa: E704
+def s_ndtr(x): return special.ndtr(x)  # noqa: E704
+def s_log_ndtr(x): return special.log_ndtr(x)  # noqa: E704
+def s_ndtri(x): return _ndtri(x)  # noqa: E704
+def s_gammaln(x): return special.gammaln(x)  # noqa: E704
+def s_gamma(x): return special.gamma(x)  # noqa: E704
+def s_psi(x): return special.digamma(x)  # noqa: E704
+def s_expit(x): return special.expit(x)  # noqa: E704
+def s_log_expit(x): return special.log_expit(x)  # noqa: E704
+def s_logit(x): return special.logit(x)  # noqa: E704
+def s_i0(x): return special.i0(x)  # noqa: E704
+def s_i1(x): return special.i1(x)  # noqa: E704
+def s_i0e(x): return _i0e(x)  # noqa: E704
+def s_i1e(x): return special.i1e(x)  # noqa: E704
+def s_gammainc(x): return special.gammainc(2.5, x)  # noqa: E704
+def s_gammaincc(x): return special.gammaincc(1.5, x)  # noqa: E704
+def s_kv(x): return _kv(1.5, x)  # noqa: E704
+def s_stdtr(x): return _stdtr(4.0, x)  # noqa: E704
+def s_xlogy(a, b): return special.xlogy(a, b)  # noqa: E704
+def s_xlog1py(a, b): return special.xlog1py(a, b)  # noqa: E704
+def s_betaln(a, b): return special.betaln(a, b)  # noqa: E704
+def s_beta(a, b): return special.beta(a, b)  # noqa: E704
+
+
+def _t_pdf(t, df):
+    return math.exp(math.lgamma((df + 1) / 2) - math.lgamma(df / 2)) / math.sqrt(df * math.pi) \
+        * (1 + t * t / df) ** (-(df + 1) / 2)
+
+
+def _sign(x):
+    return 1.0 if x > 0 else -1.0
+
+
+SPECIAL = [
+    (s_erf, (-3.0, 3.0), lambda x: 2.0 / math.sqrt(math.pi) * math.exp(-x * x)),
+    (s_erfc, (-3.0, 3.0), lambda x: -2.0 / math.sqrt(math.pi) * math.exp(-x * x)),
+    (s_erfcx, (-2.0, 5.0), lambda x: 2.0 * x * special.erfcx(x) - 2.0 / math.sqrt(math.pi)),
+    (s_erfinv, (-0.95, 0.95), lambda x: math.sqrt(math.pi) / 2 * math.exp(special.erfinv(x) ** 2)),
+    (s_erfcinv, (0.05, 1.95), lambda x: -math.sqrt(math.pi) / 2 *
+     math.exp(special.erfcinv(x) ** 2)),
+    (s_ndtr, (-4.0, 4.0), lambda x: math.exp(-x * x / 2) / math.sqrt(2 * math.pi)),
+    (s_log_ndtr, (-8.0, 4.0), lambda x: math.exp(-x * x / 2) / math.sqrt(2 * math.pi) /
+     special.ndtr(x)),
+    (s_ndtri, (0.02, 0.98), lambda x: 1.0 / (math.exp(-special.ndtri(x) ** 2 / 2) /
+                                            math.sqrt(2 * math.pi))),
+    (s_gammaln, (0.2, 12.0), lambda x: float(special.digamma(x))),
+    (s_gamma, (0.2, 5.0), lambda x: special.gamma(x) * float(special.digamma(x))),
+    (s_psi, (0.2, 12.0), lambda x: float(special.polygamma(1, x))),
+    (s_expit, (-6.0, 6.0), lambda x: special.expit(x) * special.expit(-x)),
+    (s_log_expit, (-6.0, 6.0), lambda x: special.expit(-x)),
+    (s_logit, (0.02, 0.98), lambda x: 1.0 / (x * (1.0 - x))),
+    (s_i0, (-3.0, 3.0), lambda x: special.i1(x)),
+    (s_i1, (0.1, 3.0), lambda x: special.i0(x) - special.i1(x) / x),
+    (s_i0e, (0.1, 3.0), lambda x: special.i1e(x) - _sign(x) * special.i0e(x)),
+    (s_i1e, (0.1, 3.0), lambda x: special.i0e(x) - special.i1e(x) / x -
+     _sign(x) * special.i1e(x)),
+    (s_gammainc, (0.1, 5.0), lambda x: x ** 1.5 * math.exp(-x) / math.gamma(2.5)),
+    (s_gammaincc, (0.1, 5.0), lambda x: -x ** 0.5 * math.exp(-x) / math.gamma(1.5)),
+    (s_kv, (0.2, 4.0), lambda x: float(special.kvp(1.5, x))),
+    (s_stdtr, (-4.0, 4.0), lambda x: _t_pdf(x, 4.0)),
+]
+
+SPECIAL_BINARY = [
+    (s_xlogy, (-3, 3), (0.2, 3), lambda a, b: (math.log(b), a / b)),
+    (s_xlog1py, (-3, 3), (-0.5, 3), lambda a, b: (math.log1p(b), a / (1 + b))),
+    (s_betaln, (0.2, 4), (0.2, 4), lambda a, b: (
+        special.digamma(a) - special.digamma(a + b), special.digamma(b) - special.digamma(a + b))),
+    (s_beta, (0.2, 4), (0.2, 4), lambda a, b: (
+        special.beta(a, b) * (special.digamma(a) - special.digamma(a + b)),
+        special.beta(a, b) * (special.digamma(b) - special.digamma(a + b)))),
+]
+
 UNARY = [
     (r_sin, (-3.0, 3.0), math.cos),
     (r_cos, (-3.0, 3.0), lambda x: -math.sin(x)),
@@ -202,6 +293,9 @@ BINARY = [
     (b_type, (-3, 3), (-3, 3), lambda a, b: (b, a)),
 ]
 
+UNARY += SPECIAL
+BINARY += SPECIAL_BINARY
+
 RULES_COVERED = {
     math.sin, math.cos, math.tan, math.asin, math.acos, math.atan, math.sinh, math.cosh,
     math.tanh, math.exp, math.expm1, math.log, math.log1p, math.log10, math.sqrt, math.erf,
@@ -213,5 +307,10 @@ RULES_COVERED = {
     np.rint, np.round, np.around, np.ceil, np.trunc, math.exp2, np.spacing, np.reciprocal,
     np.conjugate, np.angle, np.nan_to_num, math.ldexp, np.ldexp, math.nextafter, np.nextafter,
     np.fmax, np.fmin, np.fmod, vec.convert_like,
-}
+} | {vec.special.function(name, n) for name, n in (
+    ("erf", 1), ("erfc", 1), ("erfcx", 1), ("erfinv", 1), ("erfcinv", 1), ("ndtr", 1),
+    ("log_ndtr", 1), ("ndtri", 1), ("gammaln", 1), ("gamma", 1), ("psi", 1), ("expit", 1),
+    ("log_expit", 1), ("logit", 1), ("i0", 1), ("i1", 1), ("i0e", 1), ("i1e", 1),
+    ("gammainc", 2), ("gammaincc", 2), ("kv", 2), ("stdtr", 2), ("xlogy", 2), ("xlog1py", 2),
+    ("betaln", 2), ("beta", 2))}
 _ = np

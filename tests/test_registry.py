@@ -76,7 +76,8 @@ def programs(tmp_path_factory):
     """One module with a function per registry entry (adjit reads the source of functions
     from files)."""
     path = tmp_path_factory.mktemp("registry") / "registry_programs.py"
-    path.write_text("import math\nimport operator\nimport numpy as np\n\n\n" +
+    path.write_text("import math\nimport operator\nimport numpy as np\nimport scipy.special"
+                    "\n\n\n" +
                     "\n\n".join(_source(e, k) for k, e in enumerate(ENTRIES)))
     spec = importlib.util.spec_from_file_location("registry_programs", path)
     module = importlib.util.module_from_spec(spec)

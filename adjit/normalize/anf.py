@@ -18,7 +18,7 @@ import numpy as np
 from .. import ir
 from ..errors import AdjitError, error_at
 from ..frontend.source import MISSING, read_function, ufunc_kernel, unwrap
-from ..runtime import vec
+from ..runtime import special, vec
 from ..rules.registry import Refused
 from ..rules.table import (ALLOCATORS, ARRAY_FUNCTIONS, ARRAY_OPS, ARRAY_QUERIES, ARRAY_RULES,
                            CONST_ARRAYS, ELEMENTWISE, NEW_ARRAY_CALLS,
@@ -2186,6 +2186,7 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining, Message
     def call_object(self, node, obj, out):
         """The call `node` of the resolved object `obj`."""
         func = node.func
+        obj = special.by_address(obj) or obj     # a user's address wrapper of scipy.special
         if obj in ALLOCATORS:
             return self.allocation(node, obj, out)
         if obj is type:

@@ -207,6 +207,80 @@ for _obj in (math.isnan, math.isinf, math.isfinite):
 for _obj in (np.rint, np.round, np.around, np.ceil, np.trunc):
     ufunc(_obj, _unary(None), notes="piecewise constant")
 
+# scipy.special: the C functions numba users reach through their addresses (runtime/special.py
+# wraps them; a user's own address wrapper of one is recognized by its address), and the
+# scipy.special ufuncs themselves on numbers and arrays (which numba does not compile) ------
+_SQRT_PI = "1.7724538509055159"
+_SQRT_2PI = "2.5066282746310002"
+
+
+def special(name, params, partials, domain, refused=(), notes=""):
+    """scipy.special.<name> on doubles: one entry for adjit's wrapper of its C function, and
+    one for the ufunc applying it to every element of arrays (skipped where this scipy has
+    no such function)."""
+    import scipy.special
+    from ..runtime import special as sp
+    obj = sp.function(name, len(params))
+    if obj is None:
+        return
+    spelled = f"scipy.special.{name}"
+    rule = Rule(params, partials, refused={
+        params.index(p): (f"a derivative through `{p}`, argument {params.index(p) + 1} of "
+                          f"{spelled}", f"adjit differentiates {spelled} in `{params[-1]}` "
+                          f"only: pass `{p}` as a constant (or stop_gradient({p}))")
+        for p in refused})
+    _R.define(obj, spelled, "scalar", rule=rule, cost=_EXP, domain=domain, notes=notes,
+              cuda=False)
+    _R.define(getattr(scipy.special, name), spelled, "elementwise", scalar=obj,
+              arity=len(params), domain=domain, cuda=False, notes=notes)
+
+
+special("erf", ("x",), (f"2.0 / {_SQRT_PI} * math.exp(-x * x)",), ((-2.0, 2.0),))
+special("erfc", ("x",), (f"-2.0 / {_SQRT_PI} * math.exp(-x * x)",), ((-2.0, 2.0),))
+special("erfcx", ("x",), (f"2.0 * x * out - 2.0 / {_SQRT_PI}",), ((-2.0, 3.0),))
+special("erfinv", ("x",), (f"0.5 * {_SQRT_PI} * math.exp(out * out)",), ((-0.9, 0.9),))
+special("erfcinv", ("x",), (f"-0.5 * {_SQRT_PI} * math.exp(out * out)",), ((0.1, 1.9),))
+special("ndtr", ("x",), (f"math.exp(-0.5 * x * x) / {_SQRT_2PI}",), ((-3.0, 3.0),))
+special("log_ndtr", ("x",), (f"math.exp(-0.5 * x * x - out) / {_SQRT_2PI}",), ((-6.0, 3.0),))
+special("ndtri", ("x",), (f"{_SQRT_2PI} * math.exp(0.5 * out * out)",), ((0.05, 0.95),))
+special("gammaln", ("x",), ("vec.digamma(x)",), ((0.3, 6.0),))
+special("gamma", ("x",), ("out * vec.digamma(x)",), ((0.3, 4.0),))
+special("psi", ("x",), ("vec.trigamma(x)",), ((0.3, 6.0),),
+        notes="scipy.special.digamma is the same function")
+special("expit", ("x",), ("out * (1.0 - out)",), ((-4.0, 4.0),))
+special("log_expit", ("x",), ("-math.expm1(out)",), ((-4.0, 4.0),))
+special("logit", ("x",), ("1.0 / (x * (1.0 - x))",), ((0.05, 0.95),))
+special("i0", ("x",), ("vec.special.i1(x)",), ((-3.0, 3.0),))
+special("i1", ("x",), ("0.5 if x == 0.0 else vec.special.i0(x) - out / x",), ((-3.0, 3.0),))
+# e**-|x| I0(x) and e**-|x| I1(x) are not differentiable at 0: there, as |x|, the mean of the
+# one-sided derivatives (sign(0) = 0, as JAX)
+special("i0e", ("x",), ("vec.special.i1e(x) - (0.0 if x == 0.0 else math.copysign(1.0, x)) "
+                        "* out",), ((-3.0, 3.0),), notes="at 0 the mean of the one-sided "
+                                                          "derivatives, 0")
+special("i1e", ("x",), ("0.5 if x == 0.0 else vec.special.i0e(x) - out / x - "
+                        "math.copysign(1.0, x) * out",), ((-3.0, 3.0),))
+special("xlogy", ("x", "y"), ("math.log(y)", "x / y"), ((-2.0, 2.0), (0.2, 3.0)))
+special("xlog1py", ("x", "y"), ("math.log1p(y)", "x / (1.0 + y)"), ((-2.0, 2.0), (-0.5, 2.0)))
+special("betaln", ("a", "b"), ("vec.digamma(a) - vec.digamma(a + b)",
+                               "vec.digamma(b) - vec.digamma(a + b)"), ((0.3, 4.0), (0.3, 4.0)))
+special("beta", ("a", "b"), ("out * (vec.digamma(a) - vec.digamma(a + b))",
+                             "out * (vec.digamma(b) - vec.digamma(a + b))"),
+        ((0.3, 4.0), (0.3, 4.0)))
+special("gammainc", ("a", "x"), ("0.0", "math.exp((a - 1.0) * math.log(x) - x - math.lgamma(a))"),
+        ((1, 5), (0.2, 4.0)), refused=("a",), notes="in x only")
+special("gammaincc", ("a", "x"), ("0.0", "-math.exp((a - 1.0) * math.log(x) - x - "
+                                  "math.lgamma(a))"),
+        ((1, 5), (0.2, 4.0)), refused=("a",), notes="in x only")
+special("kv", ("v", "x"), ("0.0", "-0.5 * (vec.special.kv(v - 1.0, x) + "
+                           "vec.special.kv(v + 1.0, x))"),
+        ((0, 3), (0.3, 3.0)), refused=("v",), notes="in x only")
+special("stdtr", ("df", "t"), ("0.0", "math.exp(math.lgamma(0.5 * (df + 1.0)) - "
+                               "math.lgamma(0.5 * df) - 0.5 * math.log(df * math.pi) - "
+                               "0.5 * (df + 1.0) * math.log1p(t * t / df))"),
+        ((1, 9), (-3.0, 3.0)), refused=("df",), notes="in t only")
+# (scipy.special.voigt_profile has no entry: its derivative needs the complex Faddeeva function;
+# a call of it where no derivative flows is an opaque call, and refused where one would)
+
 # numpy elementwise functions the vectorizer writes out -----------------------------------------
 lowered(np.add, ast.Add, 2)
 lowered(np.subtract, ast.Sub, 2)

@@ -231,6 +231,29 @@ def digamma(x):
     return shift + math.log(x) - 0.5 / x - series
 
 
+@numba.njit(cache=True)
+def trigamma(x):
+    """psi'(x), the derivative of digamma (scipy.special.psi's): the reflection
+    pi**2 / sin(pi x)**2 - psi'(1 - x) below 1/2, the recurrence psi'(x) = psi'(x + 1) +
+    1/x**2 up to 10, then the asymptotic series (relative error below 1e-13)."""
+    if x <= 0.0 and x == math.floor(x):
+        return math.nan
+    sign, shift = 1.0, 0.0
+    if x < 0.5:
+        s = math.sin(math.pi * x)
+        shift = math.pi * math.pi / (s * s)
+        sign = -1.0
+        x = 1.0 - x
+    acc = 0.0
+    while x < 10.0:
+        acc += 1.0 / (x * x)
+        x += 1.0
+    f = 1.0 / (x * x)
+    series = 1.0 / x + 0.5 * f + f / x * (1.0 / 6 - f * (1.0 / 30 - f * (1.0 / 42 - f * (
+        1.0 / 30 - f * 5.0 / 66))))
+    return shift + sign * (acc + series)
+
+
 # np.cumprod (of the flattened array, as numba computes it) and np.interp ---------------------
 @numba.njit(cache=True)
 def keep(value):

@@ -14,9 +14,10 @@ from .index import (  # noqa: F401 - the names generated code calls
     bcast, stride, slice_start, slice_len, index, take_index, same_length, infer_size,
     same_size, empty_int, local_empty, shared_empty, local_empty32, shared_empty32, SCRATCH,
     empty_bool, nanmax, nanmin, widened, as_float64, keep, check_assert, tuple_index,
-    check_same_length, num_threads, digamma, convert_like,
+    check_same_length, num_threads, digamma, trigamma, convert_like,
     RAISABLE, raise_error, ASSERT_FAILED, DECLARED)
 from . import index as _index
+from . import special  # noqa: F401 - scipy.special's C functions (vec.special.i1)
 
 for _name in [f"{k}_{d}" for k in ("zeros", "ones", "empty") for d in DECLARED]:
     globals()[_name] = getattr(_index, _name)      # zeros_int64, ones_bool_, ...
