@@ -1873,7 +1873,8 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining, Message
         if isinstance(left, ast.Constant) and left.value is None:
             left, right = right, left
         if not (isinstance(right, ast.Constant) and right.value is None):
-            raise self.error(node, "`is` between values other than None",
+            op = "is not" if isinstance(node.ops[0], ast.IsNot) else "is"
+            raise self.error(node, f"`{op}` between values other than None",
                              "Compare numbers with == and test optional arguments with "
                              "`is None`.")
         held = self.load_name(left) if isinstance(left, ast.Name) else self.rhs(left, out)
