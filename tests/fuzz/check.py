@@ -34,6 +34,7 @@ those too.
 """
 import ast
 import copy
+import ctypes
 import hashlib
 import inspect
 import itertools
@@ -43,6 +44,7 @@ import re
 import warnings
 
 import numba
+from numba.extending import get_cython_function_address
 import numpy as np
 
 import adjit
@@ -68,7 +70,8 @@ MAX_VALUE = 1e6
 MAX_SCALE = 1e8
 FD_AGREE = 1e-5       # FD vs reference, relative to 1 + |gradient|, where FD is consistent
 
-REAL_NAMESPACE = {"math": math, "np": np, "numba": numba,
+REAL_NAMESPACE = {"math": math, "np": np, "numba": numba, "ctypes": ctypes,
+                  "get_cython_function_address": get_cython_function_address,
                   "stop_gradient": adjit.stop_gradient}
 _ALL_SUBSETS = "all"
 # refusals of valid programs that are known adjit bugs (grammar.AVOID names them): such a

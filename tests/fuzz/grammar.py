@@ -196,18 +196,26 @@ GROUPS = {
     # branches, their placeholders bound to extra parameters fx, fy, fp, fu, fM, fS, fT, fv,
     # fw, fs of f; judged by finite differences like "draws"
     "forms": "argument forms of numpy functions (adjit/rules/forms.py)",
+    # numba code as its authors write it: module-level @vectorize kernels (eager and lazy,
+    # one with a branch) called on numbers and on arrays, `type(v)(0.5)` conversions,
+    # `for idx in np.ndindex(a.shape)` loops reading a[idx], a helper with an optional
+    # argument tested `is None` (called with and without it), a function bound to a name
+    # (`fn = math.sin`), and scipy.special through a ctypes wrapper of its C function's
+    # address. Judged by finite differences of numba's compile of the program (FD_GROUPS)
+    "idioms": "numba idioms: @vectorize kernels, type(v)(c), np.ndindex, is None, "
+              "function values, scipy.special address wrappers",
 }
 AVOID |= set(GROUPS)
 # groups with statements of their own (Writer.group_stmt) and with array leaves (group_leaf)
 STMT_GROUPS = ("index-arrays", "masks", "transpose3d", "axis3d", "const-pow", "views",
                "kwdefaults", "constructors", "buffers", "counters", "timesteps", "draws",
-               "globals", "callee-loops", "forms")
+               "globals", "callee-loops", "forms", "idioms")
 LEAF_GROUPS = ("index-arrays", "masks", "transpose3d", "axis3d", "const-pow", "constructors",
                "draws", "globals")
 # groups whose programs refad cannot run (numpy's generator, the numpy functions of FORMS):
 # a program drawing one is judged by finite differences of the program itself (check.py),
 # so it has no stop_gradient (differences do not see it) and no float32 arguments
-FD_GROUPS = ("draws", "forms")
+FD_GROUPS = ("draws", "forms", "idioms")
 # module-level arrays (groups "globals", "callee-loops"): their shapes, and the views of
 # them that array leaves read besides VIEWS
 GLOBAL_SHAPES = {"G1": ((3, 4), SHAPE2), "G2": ((N,), (3,))}
@@ -2038,6 +2046,48 @@ class Writer:
         scope.assignable.append(v)
         return [line]
 
+    # group "idioms" ---------------------------------------------------------------------
+    def stmt_idioms(self, scope, depth):
+        """One idiom of published numba code (IDIOM_DEFINITIONS are the module's)."""
+        v = self.fresh("v")
+        k = self.pick(7)
+        arrays = [a for a in sorted(scope.arrays) if len(scope.arrays[a]) <= 2]
+        if k == 0:
+            lines = [f"{v} = vk_{self.choice(('tanh', 'step'))}({self.expr(scope, 1)}, "
+                     f"{self.expr(scope, 1)})" if self.chance(50) else
+                     f"{v} = vk_knee({self.expr(scope, 1)})"]
+        elif k == 1 and self.allocating():
+            shape = self.choice(((N,), SHAPE2))
+            a = self.aexpr(scope, shape, 1)
+            call = self.choice((f"vk_tanh({a}, {self.scalar(scope)})", f"vk_knee({a})",
+                                f"vk_step({self.scalar(scope)}, {a})"))
+            lines = [f"{v} = np.{self.choice(('sum', 'mean', 'max'))}({call})"]
+        elif k == 2:
+            t = self.fresh("T")
+            lines = [f"{t} = type({self.choice(scope.floats)})",
+                     f"{v} = {t}(0.5) * {self.expr(scope, 1)}"]
+        elif k == 3 and arrays and depth < 3 and scope.loop_depth < 2:
+            a = self.choice(arrays)
+            idx = self.fresh("idx")
+            e = self.expr(scope, 1)
+            lines = [f"{v} = 0.0", f"for {idx} in np.ndindex({a}.shape):",
+                     f"    {v} += {a}[{idx}] * {e}"]
+        elif k == 4:
+            lines = [f"{v} = opt_scale({self.expr(scope, 1)})" if self.chance(50) else
+                     f"{v} = opt_scale({self.expr(scope, 1)}, {self.expr(scope, 1)})"]
+        elif k == 5:
+            fn = self.fresh("fn")
+            lines = [f"{fn} = math.{self.choice(('sin', 'tanh', 'atan'))}",
+                     f"{v} = {fn}({self.expr(scope, 1)}) * {self.expr(scope, 1)}"]
+        else:
+            lines = [f"{v} = {self.choice(('sp_erf', 'sp_expit'))}({self.expr(scope, 1)})" +
+                     (f" + sp_gammaln(1.5 + {self.expr(scope, 1)} ** 2)" if self.chance(40)
+                      else "")]
+        self.used.add("idioms")
+        scope.floats.append(v)
+        scope.assignable.append(v)
+        return lines
+
     # group "callee-loops" --------------------------------------------------------------
     def iterables(self, scope):
         """(text, shape) of what a `for` loop over an array may iterate: 1-D arrays and their
@@ -2589,6 +2639,40 @@ class Writer:
         return lines
 
 
+# the module-level definitions programs of group "idioms" call (as numba code defines them)
+IDIOM_DEFINITIONS = """\
+@numba.vectorize(["float64(float64, float64)"])
+def vk_tanh(a, b):
+    return a * math.tanh(b) + 0.5 * b
+
+
+@numba.vectorize
+def vk_step(a, b):
+    return a * b - 0.25 * a * a
+
+
+@numba.vectorize
+def vk_knee(a):
+    if a > 0.3:
+        return a * a
+    return 0.6 * a - 0.09
+
+
+@numba.njit
+def opt_scale(a, w=None):
+    if w is None:
+        return 1.5 * a
+    return a * w
+
+
+sp_erf = ctypes.CFUNCTYPE(ctypes.c_double, ctypes.c_double)(
+    get_cython_function_address("scipy.special.cython_special", "__pyx_fuse_1erf"))
+sp_expit = ctypes.CFUNCTYPE(ctypes.c_double, ctypes.c_double)(
+    get_cython_function_address("scipy.special.cython_special", "__pyx_fuse_0expit"))
+sp_gammaln = ctypes.CFUNCTYPE(ctypes.c_double, ctypes.c_double)(
+    get_cython_function_address("scipy.special.cython_special", "gammaln"))""".splitlines()
+
+
 def indent(lines):
     return ["    " + s for s in lines]
 
@@ -2603,6 +2687,8 @@ def programs(draw):
         lines += w.module_globals() + ["", ""]
     if w.on("globals") or w.on("callee-loops"):
         lines += w.module_arrays() + ["", ""]
+    if w.on("idioms"):
+        lines += IDIOM_DEFINITIONS + ["", ""]
     start = len(lines)
     for _ in range(draw(st.integers(0, 2))):
         lines += w.helper() + ["", ""]
