@@ -264,6 +264,7 @@ def b_fmax(a, b): return np.fmax(a, b)  # noqa: E704
 def b_fmin(a, b): return np.fmin(a, b)  # noqa: E704
 def b_fmod(a, b): return np.fmod(a, b)  # noqa: E704
 def b_type(a, b): return type(a)(b) * a  # noqa: E704
+def b_np_float64(a, b): return np.float64(a) * b + np.int64(a * 3.0) * b  # noqa: E704
 
 BINARY = [
     (b_add, (-3, 3), (-3, 3), lambda a, b: (1.0, 1.0)),
@@ -291,6 +292,7 @@ BINARY = [
     (b_fmin, (-3, -0.1), (0.1, 3), lambda a, b: (1.0, 0.0)),
     (b_fmod, (2.1, 2.9), (1.1, 1.4), lambda a, b: (1.0, -float(math.trunc(a / b)))),
     (b_type, (-3, 3), (-3, 3), lambda a, b: (b, a)),
+    (b_np_float64, (0.1, 0.3), (-3, 3), lambda a, b: (b, a)),
 ]
 
 UNARY += SPECIAL
@@ -306,7 +308,7 @@ RULES_COVERED = {
     math.degrees, math.radians, np.degrees, np.radians, math.isnan, math.isinf, math.isfinite,
     np.rint, np.round, np.around, np.ceil, np.trunc, math.exp2, np.spacing, np.reciprocal,
     np.conjugate, np.angle, np.nan_to_num, math.ldexp, np.ldexp, math.nextafter, np.nextafter,
-    np.fmax, np.fmin, np.fmod, vec.convert_like,
+    np.fmax, np.fmin, np.fmod, vec.convert_like, np.float64, np.int64,
 } | {vec.special.function(name, n) for name, n in (
     ("erf", 1), ("erfc", 1), ("erfcx", 1), ("erfinv", 1), ("erfcinv", 1), ("ndtr", 1),
     ("log_ndtr", 1), ("ndtri", 1), ("gammaln", 1), ("gamma", 1), ("psi", 1), ("expit", 1),

@@ -7,7 +7,8 @@ code does: an adaptive step accepted in a branch (`if err < tol: y = ynew`), bac
 with Newton updates (`z = z - np.linalg.solve(J, G)`, then `y = z`), a recurrent cell whose
 helper makes temporaries from slices, and an integrator helper that rebinds its own name.
 Loops over `np.ndindex` and `np.ndenumerate`, in the function and in its helpers. Optional
-arguments tested with `is None` (`def f(x, w=None)`), the branch numba prunes pruned. Every gradient is checked against central differences of numba's own compiled
+arguments tested with `is None` (`def f(x, w=None)`), the branch numba prunes pruned.
+Conversions: `a.astype(np.int64)` as an index, `a.astype(np.float64)`, `np.float64(v)`. Every gradient is checked against central differences of numba's own compiled
 forward (the same functions under @njit)."""
 import math
 
@@ -345,3 +346,24 @@ def test_optional_arguments_left_out_given_and_given_none():
 def test_none_used_as_a_number_is_refused():
     with pytest.raises(AdjitError, match="None used as a value"):
         adjit.grad(_none_as_a_number)(X)
+
+
+# conversions --------------------------------------------------------------------------------
+
+def binned_lookup(x, table):
+    """Bin indices from float data, as histogramming code computes them."""
+    k = (x * 4.0 + 8.0).astype(np.int64)         # truncation, as C casts: toward zero
+    z = x.astype(np.float64)                     # a copy: the derivative flows
+    positive = x.astype(np.bool_)
+    s = 0.0
+    for i in range(x.shape[0]):
+        s += table[k[i] % table.shape[0]] * z[i] * z[i]
+        if positive[i]:
+            s += 0.5 * x[i]
+    return s + np.float64(x[0]) * 2.0 + np.int64(x[1] * 10.0)
+
+
+def test_astype_and_numpy_scalar_conversions():
+    x = np.array([0.3, -1.7, -0.4, 1.2, 0.05])
+    table = np.linspace(0.5, 2.0, 7)
+    _check(binned_lookup, (x, table), (0, 1))

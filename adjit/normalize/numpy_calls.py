@@ -29,7 +29,7 @@ from .views import has_take
 from .vectorize import ONE, Lazy, Op, Scalar, View, _index_node
 
 
-ARRAY_METHODS = frozenset(("copy", "reshape", "ravel", "flatten", "dot", "var", "std", "ptp",
+ARRAY_METHODS = frozenset(("copy", "astype", "reshape", "ravel", "flatten", "dot", "var", "std", "ptp",
                            "swapaxes", "transpose")) | set(METHOD_REDUCTIONS) | \
     set(METHOD_FUNCTIONS)
 """The array methods NumpyCalls.method lowers (none writes its array)."""
@@ -56,6 +56,8 @@ class NumpyCalls:
             arr = self.array_name(func.value)
             return ast.Call(func=ast.Attribute(value=ir.name(arr), attr="copy", ctx=ast.Load()),
                             args=[], keywords=[])
+        if name == "astype":
+            return self.astype(node, out)
         if name in METHOD_REDUCTIONS:
             axis = self.axis_argument(node, node.args, 0)
             return self.reduce(METHOD_REDUCTIONS[name], self.operand(func.value, out), axis,
@@ -91,6 +93,34 @@ class NumpyCalls:
         raise self.error(node, f"the method call `.{name}(...)`",
                          f"Array methods adjit knows: {', '.join(sorted(ARRAY_METHODS))}; "
                          "use the numpy functions or loops for the rest.")
+
+    def astype(self, node, out):
+        """`a.astype(dtype)`: a new array (numpy copies): float64 values carry the
+        derivative (a copy); an integer dtype truncates each element as int() does and a
+        boolean one tests it against 0 (no derivative)."""
+        func = node.func
+        given = node.args + [kw.value for kw in node.keywords if kw.arg == "dtype"]
+        if len(given) != 1 or any(kw.arg != "dtype" for kw in node.keywords):
+            raise self.error(node, "`.astype(...)` with other than one dtype",
+                             "Write a.astype(np.float64) or a.astype(np.int64).")
+        dtype = self.declared_dtype(given[0], node)
+        value = self.operand(func.value, out)
+        if not isinstance(value, Lazy) or isinstance(value, Scalar):
+            raise self.error(node, "`.astype(...)` of a number",
+                             "Convert numbers with float(v) or int(v).")
+        if dtype == np.float64:
+            if self.lazy_dtype(value) == "f":
+                return self.materialize(value, out, node, copy=True)
+            op = ("call", float)
+        elif dtype.kind in "iu":
+            op = ("call", int)
+        elif dtype.kind == "b":
+            return self.elementwise(("cmp", ast.NotEq()), [value, ir.const(0)], out, node)
+        else:
+            raise self.error(node, f"`.astype({ast.unparse(given[0])})`",
+                             "adjit keeps float64 arrays (and integer or boolean ones): "
+                             "write .astype(np.float64), np.int64 or np.bool_.")
+        return Op(op, [value], value.shape)
 
     def like_shape(self, arg, out, node, like=None):
         """Size atoms of the array expression `arg` (for the *_like allocators)."""

@@ -620,7 +620,7 @@ class Indexing:
             return "b"
         args = [self.lazy_dtype(a) for a in v.args]
         if kind == "call":
-            return args[0] if op in ("neg", stop_gradient) else "f"
+            return args[0] if op in ("neg", stop_gradient) else "i" if op is int else "f"
         if kind == "kernel":        # a @vectorize kernel on at least one float operand
             return "f"
         if kind == "unary":
