@@ -364,6 +364,6 @@ def binned_lookup(x, table):
 
 
 def test_astype_and_numpy_scalar_conversions():
-    x = np.array([0.3, -1.7, -0.4, 1.2, 0.05])
+    x = np.array([0.3, -1.73, -0.4, 1.2, 0.05])
     table = np.linspace(0.5, 2.0, 7)
     _check(binned_lookup, (x, table), (0, 1))
