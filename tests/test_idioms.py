@@ -42,6 +42,26 @@ def norm_logpdf(x, loc, scale):
     return r
 
 
+@njit
+def truncated_logpdf(x, xmin, xmax, loc, scale):
+    """The type taken of a parameter the body assigns again (`scale *= ...`)."""
+    T = type(scale)
+    inv = T(1) / scale
+    z = (x - loc) * inv
+    zmin, zmax = (xmin - loc) * inv, (xmax - loc) * inv
+    scale *= 0.5 * (math.erf(zmax / math.sqrt(2.0)) - math.erf(zmin / math.sqrt(2.0)))
+    for i in range(len(z)):
+        if zmin <= z[i] < zmax:
+            z[i] = -T(0.5) * z[i] * z[i] - T(_LOG_SQRT_2PI) - np.log(scale)
+        else:
+            z[i] = -T(np.inf)
+    return z
+
+
+def truncated_nll(params, x):
+    return -np.sum(truncated_logpdf(x, -2.5, 3.0, params[0], params[1]))
+
+
 def nll(params, x):
     return -np.sum(norm_logpdf(x, params[0], params[1]))
 
@@ -80,6 +100,10 @@ def test_type_of_a_parameter_converts_constants_in_a_density():
     mu, sigma = params
     assert g[0] == pytest.approx(-np.sum(X - mu) / sigma ** 2, rel=1e-12)
     assert g[1] == pytest.approx(X.size / sigma - np.sum((X - mu) ** 2) / sigma ** 3, rel=1e-12)
+
+
+def test_type_of_a_parameter_assigned_again_later():
+    _check(truncated_nll, (np.array([0.4, 1.3]), np.clip(X, -2.4, 2.9)), 0)
 
 
 def test_type_of_an_element_follows_the_arrays_dtype():

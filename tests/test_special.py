@@ -160,3 +160,40 @@ def test_gradients_agree_with_jax_scipy_special():
     w, x = np.array([0.8, 1.7]), np.linspace(-2.0, 2.0, 9) + 0.1     # (i0e: a kink at 0)
     np.testing.assert_allclose(adjit.grad(vectorized_special)(w, x),
                                np.asarray(jax.grad(jax_version)(w, x)), rtol=1e-10)
+
+
+# numba's first-class function wrappers of an address, the other way numba code reaches them
+def _first_class(symbol, signature):
+    from numba.types import WrapperAddressProtocol
+    address = get_cython_function_address("scipy.special.cython_special", symbol)
+    cls = type(symbol, (WrapperAddressProtocol,), {
+        "__wrapper_address__": lambda self: address, "signature": lambda self: signature})
+    return cls()
+
+
+def test_wrapper_address_protocol_objects_are_recognized_too():
+    from numba import float64
+    ndtri = _first_class("ndtri", float64(float64))
+    voigt = _first_class("voigt_profile", float64(float64, float64, float64))
+    global _FC_NDTRI, _FC_VOIGT
+    _FC_NDTRI, _FC_VOIGT = ndtri, voigt
+    p, x = np.array([0.5, 2.0]), np.array([0.2, 0.6, 0.9])
+    g = adjit.grad(_first_class_loss)(p, x)
+    np.testing.assert_allclose(g, [np.sum(sc.ndtri(x)), np.sum(sc.voigt_profile(x, 1.0, 0.5))],
+                               rtol=1e-13)
+    with pytest.raises(AdjitError, match="has no derivative rule"):
+        adjit.grad(_first_class_voigt_active)(p)
+
+
+_FC_NDTRI = _FC_VOIGT = None
+
+
+def _first_class_loss(p, x):
+    s = 0.0
+    for i in range(x.shape[0]):
+        s += _FC_NDTRI(x[i]) * p[0] + _FC_VOIGT(x[i], 1.0, 0.5) * p[1]
+    return s
+
+
+def _first_class_voigt_active(p):
+    return _FC_VOIGT(p[0], 1.0, 0.5)

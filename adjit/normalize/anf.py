@@ -1169,7 +1169,12 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining, Message
             raise self.error(node, f"`{ast.unparse(node)}` of an array or tuple",
                              "Take the type of an element, type(a[0]), to convert numbers "
                              "to the array's dtype.")
-        return TypeOf(self.to_atom(out, value.atom if isinstance(value, Scalar) else value))
+        value = value.atom if isinstance(value, Scalar) else value
+        if isinstance(value, ast.Constant):
+            return TypeOf(value)
+        held = self.fresh()         # (a name of the user's may be assigned again later)
+        self.emit_assign(out, held, value)
+        return TypeOf(ir.name(held))
 
     def bind_tuple(self, tgt, target, value, out):
         """`r = step(x)`, `t = (a, b)`, `shp = a.shape`: the name (local `target`) holds the

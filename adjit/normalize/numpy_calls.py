@@ -682,7 +682,7 @@ class NumpyCalls:
         np.unique, ...), kept as it is; its result type is numba's (rules/opaque.py). The
         reverse and tangent passes refuse it where a derivative would flow through it."""
         name = ast.unparse(node.func)
-        if not callable(obj):
+        if not callable(obj) and not isinstance(obj, numba.types.WrapperAddressProtocol):
             raise self.error(node, f"a call to `{name}`, which is not a function",
                              "Call functions.")
         if any(kw.arg in (None, "out") for kw in node.keywords):

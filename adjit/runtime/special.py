@@ -65,8 +65,14 @@ def _compiled(c_function, nargs, name):
 
 
 def by_address(obj):
-    """adjit's wrapper of the scipy.special C function a ctypes function pointer `obj` points
-    to (a numba user's address wrapper), or None."""
-    if not isinstance(obj, ctypes._CFuncPtr):
-        return None
-    return _BY_ADDRESS.get(ctypes.cast(obj, ctypes.c_void_p).value)
+    """adjit's wrapper of the scipy.special C function that `obj` points to, or None: a
+    ctypes function pointer or a numba WrapperAddressProtocol object (numba's first-class
+    function wrapper of an address), as numba users wrap cython_special's functions."""
+    if isinstance(obj, ctypes._CFuncPtr):
+        return _BY_ADDRESS.get(ctypes.cast(obj, ctypes.c_void_p).value)
+    if isinstance(obj, numba.types.WrapperAddressProtocol):
+        try:
+            return _BY_ADDRESS.get(obj.__wrapper_address__())
+        except Exception:       # a wrapper that cannot tell its address yet
+            return None
+    return None
