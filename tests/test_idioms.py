@@ -58,6 +58,22 @@ def truncated_logpdf(x, xmin, xmax, loc, scale):
     return z
 
 
+@njit
+def family_logpdf(x, q, loc, scale):
+    """A density that hands its cases to other densities, as numba libraries do: each
+    `return` returns another helper's new array."""
+    if q == 1.0:
+        return norm_logpdf(x, loc, scale)
+    out = norm_logpdf(x, loc, scale * q)
+    for i in range(len(out)):
+        out[i] -= math.log(q)
+    return out
+
+
+def family_nll(params, x, q):
+    return -np.sum(family_logpdf(x, q, params[0], params[1]))
+
+
 def truncated_nll(params, x):
     return -np.sum(truncated_logpdf(x, -2.5, 3.0, params[0], params[1]))
 
@@ -104,6 +120,11 @@ def test_type_of_a_parameter_converts_constants_in_a_density():
 
 def test_type_of_a_parameter_assigned_again_later():
     _check(truncated_nll, (np.array([0.4, 1.3]), np.clip(X, -2.4, 2.9)), 0)
+
+
+def test_a_helper_returning_other_helpers_arrays_from_several_returns():
+    for q in (1.0, 1.7):
+        _check(family_nll, (np.array([0.4, 1.3]), X, q), 0)
 
 
 def test_type_of_an_element_follows_the_arrays_dtype():

@@ -468,6 +468,7 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining, Message
                 ctx.namegen.reserve(self.local(local))
                 ctx.user_names.add(self.local(local))
         self.returned_views = []            # (return statement, View) of an inlined helper
+        self.arrays_before = set(ctx.arrays)    # the arrays made before this function's body
         self.several_returns = len(self.ctx.stack) > 1 and _count_returns(src.tree.body) > 1
         self.previous = None                # the statement before the one being normalized
         self.returned_numbers = None        # (first return, names) of a helper returning
@@ -771,8 +772,16 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining, Message
                                  "Return a number: the function's result.")
             mark = len(out)
             value = self.rhs(s.value, out)
+            owned = self.several_returns and isinstance(value, View) and \
+                value.is_identity() and (_made_by(out[mark:], value.base) or
+                                         value.base not in self.arrays_before)
+            if owned:
+                # an array this helper made, no one else's (`return _logpdf(x, mu, sigma)`
+                # in a branch, `out = _logpdf(...); ...; return out`): copied into the
+                # call's result like any array made by a return
+                value = ir.name(value.base)
             if isinstance(value, ast.Name) and self.array_ndim(value) is not None and not (
-                    self.several_returns and _made_by(out[mark:], value.id)):
+                    self.several_returns and (owned or _made_by(out[mark:], value.id))):
                 value = self.view_of(value.id, out)     # (a new array from one of several
                 # returns stays a name: normalize_function copies it into the call's result)
             if isinstance(value, View) and not has_take(value) and len(self.ctx.stack) > 1:
