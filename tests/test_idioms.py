@@ -388,9 +388,25 @@ def test_optional_arguments_left_out_given_and_given_none():
     _check(optional_arguments, (np.array([0.3, 0.7, -0.4, 1.2]),), 0)
 
 
+@njit
+def _assigned_on_a_path(x, w=None):
+    if x[0] > 0.0:
+        w = x
+    if w is None:                 # None or not depends on the data: numba keeps both
+        return np.sum(x)
+    return np.sum(w * x)
+
+
+def _optional_assigned_on_a_path(x):
+    return _assigned_on_a_path(x)
+
+
 def test_none_used_as_a_number_is_refused():
     with pytest.raises(AdjitError, match="None used as a value"):
         adjit.grad(_none_as_a_number)(X)
+    # deciding `w is None` from the call alone would be wrong here: refused, not pruned
+    with pytest.raises(AdjitError, match="optional argument `w`.*left out.*assigned where"):
+        adjit.grad(_optional_assigned_on_a_path)(X)
 
 
 # conversions --------------------------------------------------------------------------------

@@ -7,7 +7,7 @@ import ast
 
 from .. import ir
 from ..frontend.source import FunctionSource, read_function
-from .prune import has_none_tests, pruned_function
+from .prune import assigned_only_when_none, has_none_tests, pruned_function
 from .values import NONE, FunctionValue, NoneValue, Shape, TupleValue, TypeOf, \
     assigned_user_names
 from .vectorize import View
@@ -64,9 +64,17 @@ class Inlining:
                              f"value for `{missing[0]}`)",
                              f"Pass {len(params)} argument(s): {', '.join(params)}.")
         if has_none_tests(callee.tree):
-            # the branches numba prunes for these arguments (None or not) go here too
+            # the branches numba prunes for these arguments (None or not) go here too, for
+            # a parameter the body assigns only while it is None (`if w is None: w = ...`)
             none = {p: isinstance(bound[p], NoneValue) or (
                 isinstance(bound[p], ast.Constant) and bound[p].value is None) for p in params}
+            for p in [p for p in none if not assigned_only_when_none(callee.tree.body, p)]:
+                if none[p]:
+                    raise self.error(node, f"the optional argument `{p}` of {fn.__name__} "
+                                     "left out (None) and assigned where it may not be None",
+                                     f"Assign it only under `if {p} is None:` (a default), "
+                                     "or pass it.")
+                del none[p]
             callee = FunctionSource(callee.fn, pruned_function(callee.tree, none), callee.loc)
         prefix = self.ctx.prefix_for(self.prefix + callee.fn.__name__)
         reassigned = assigned_user_names(callee.tree.body)

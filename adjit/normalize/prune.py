@@ -17,6 +17,31 @@ def has_none_tests(tree):
                                                   for op in n.ops) for n in ast.walk(tree))
 
 
+def assigned_only_when_none(stmts, name, inside=False):
+    """Whether every assignment of `name` in `stmts` sits in a branch that runs only while
+    it is None (`if name is None: name = ...`, the else of `is not None`): the one way a
+    body may give a left-out optional argument a value, for the tests of it to be decided
+    where the helper is inlined."""
+    for s in stmts:
+        if isinstance(s, ast.If):
+            when = decided(s.test, {name: True})
+            for branch, runs in ((s.body, when is True), (s.orelse, when is False)):
+                if not assigned_only_when_none(branch, name, inside or runs):
+                    return False
+            continue
+        for field in ("body", "orelse"):
+            if isinstance(getattr(s, field, None), list) and \
+                    not assigned_only_when_none(getattr(s, field), name, inside):
+                return False
+        targets = s.targets if isinstance(s, ast.Assign) else \
+            [s.target] if isinstance(s, (ast.AugAssign, ast.AnnAssign, ast.For)) else []
+        for t in targets:
+            if any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(t)) and \
+                    not inside:
+                return False
+    return True
+
+
 def decided(test, none):
     """True or False when `test` is `p is None`, `p is not None` (either way round), or
     `not` of one, on a parameter p in `none` (p -> whether it holds None); else None."""
