@@ -141,9 +141,11 @@ scalar(max, "max", _binary("0.0 if b > a else 1.0", "1.0 if b > a else 0.0", "jo
        (np.maximum,), domain=((-2.0, 2.0), (-2.0, 2.0)),
        notes="ties to the first argument")
 scalar(float, "float", _unary("1.0"))
-scalar(np.float64, "np.float64", _unary("1.0"), notes="a number converted to float64")
+scalar(np.float64, "np.float64", _unary("1.0"), notes="a number converted to float64",
+       cuda=False)
 scalar(int, "int", _unary(None, "int"))
-scalar(np.int64, "np.int64", _unary(None, "int"), notes="a number truncated to int64")
+scalar(np.int64, "np.int64", _unary(None, "int"), notes="a number truncated to int64",
+       cuda=False)
 scalar(vec.convert_like, "type(x)(v)", Rule(("like", "v"), (None, "1.0"), "first"),
        domain=((-2.0, 2.0), (-2.0, 2.0)), cuda=False,
        notes="`T = type(x); T(v)`: v in x's type (float64, float32: rounded; an integer "
