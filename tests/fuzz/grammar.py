@@ -200,8 +200,9 @@ GROUPS = {
     # one with a branch) called on numbers and on arrays, `type(v)(0.5)` conversions,
     # `for idx in np.ndindex(a.shape)` loops reading a[idx], a helper with an optional
     # argument tested `is None` (called with and without it), a function bound to a name
-    # (`fn = math.sin`), and scipy.special through a ctypes wrapper of its C function's
-    # address. Judged by finite differences of numba's compile of the program (FD_GROUPS)
+    # (`fn = math.sin`), scipy.special through a ctypes wrapper of its C function's
+    # address, `raise ValueError(...)` under a test, np.zeros(n, dtype=<float64 spelled
+    # several ways>). Judged by finite differences of numba's compile (FD_GROUPS)
     "idioms": "numba idioms: @vectorize kernels, type(v)(c), np.ndindex, is None, "
               "function values, scipy.special address wrappers",
 }
@@ -2050,7 +2051,7 @@ class Writer:
     def stmt_idioms(self, scope, depth):
         """One idiom of published numba code (IDIOM_DEFINITIONS are the module's)."""
         v = self.fresh("v")
-        k = self.pick(7)
+        k = self.pick(9)
         arrays = [a for a in sorted(scope.arrays) if len(scope.arrays[a]) <= 2]
         if k == 0:
             lines = [f"{v} = vk_{self.choice(('tanh', 'step'))}({self.expr(scope, 1)}, "
@@ -2079,6 +2080,13 @@ class Writer:
             fn = self.fresh("fn")
             lines = [f"{fn} = math.{self.choice(('sin', 'tanh', 'atan'))}",
                      f"{v} = {fn}({self.expr(scope, 1)}) * {self.expr(scope, 1)}"]
+        elif k == 7:        # a raise that a finite program never reaches
+            u = self.choice(scope.floats)
+            lines = [f"if math.isnan({u}):", "    raise ValueError(\"a NaN\")",
+                     f"{v} = {u} * {self.expr(scope, 1)}"]
+        elif k == 8 and self.allocating():      # an allocation with its dtype spelled
+            dtype = self.choice(("np.float64", "numba.float64", "'f8'"))
+            lines = [f"{v} = np.sum(np.zeros({N}, dtype={dtype}) + {self.expr(scope, 1)})"]
         else:
             lines = [f"{v} = {self.choice(('sp_erf', 'sp_expit'))}({self.expr(scope, 1)})" +
                      (f" + sp_gammaln(1.5 + {self.expr(scope, 1)} ** 2)" if self.chance(40)
