@@ -338,16 +338,6 @@ def _copy_call(name, where):
         args=[], keywords=[]), where)
 
 
-def _this_loops_statements(stmts):
-    """The statements of a loop body, nested ones included but not those of inner loops
-    (a break there leaves the inner loop)."""
-    for x in stmts:
-        yield x
-        if isinstance(x, ast.If):
-            yield from _this_loops_statements(x.body)
-            yield from _this_loops_statements(x.orelse)
-
-
 def _is_name_assign(s):
     """`a = b` of two names."""
     return isinstance(s, ast.Assign) and len(s.targets) == 1 and \
@@ -1131,8 +1121,7 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining, Message
         (`T(0.5)`, `e(x)`); x's number is already an atom, so a later change of `x` leaves T
         as it was."""
         what = "type" if isinstance(value, TypeOf) else "function"
-        if (self.stores.get(tgt.id, 0) != 1 and tgt.id not in self.straight) or \
-                tgt.id in self.src.params:
+        if not self.bound_once(tgt):
             raise self.error(tgt, f"a {what} assigned to `{tgt.id}`, a name also assigned in "
                              "a loop or branch", f"Bind `{tgt.id}` once, before its uses.")
         self.held[target] = value
@@ -1185,13 +1174,18 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining, Message
         self.emit_assign(out, held, value)
         return TypeOf(ir.name(held))
 
+    def bound_once(self, tgt):
+        """Whether the name `tgt` is assigned once (or only outside blocks) and is not a
+        parameter: what it holds at a read is then what this assignment gave it."""
+        return (self.stores.get(tgt.id, 0) == 1 or tgt.id in self.straight) and \
+            tgt.id not in self.src.params
+
     def bind_tuple(self, tgt, target, value, out):
         """`r = step(x)`, `t = (a, b)`, `shp = a.shape`: the name (local `target`) holds the
         tuple for reads (`r[0]`, `a, b = r`, `len(r)`, `for v in r`, a helper's argument).
         Its numbers are copied where it is bound, so a later change of `a` does not reach
         `t[0]`."""
-        if (self.stores.get(tgt.id, 0) != 1 and tgt.id not in self.straight) or \
-                tgt.id in self.src.params:
+        if not self.bound_once(tgt):
             raise self.error(tgt, f"a tuple assigned to `{tgt.id}`, a name also assigned "
                              "in a loop or branch", "Bind a tuple to a name once "
                              "(r = step(x)), or unpack it into names: a, b = step(x).")
@@ -1331,15 +1325,16 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining, Message
         return {self.local(n) for n in assigned_user_names(stmts)
                 if isinstance(self.local(n), str)}
 
-    def _loop_exits(self, stmts):
-        """Whether a break or continue of this loop (not of an inner one) is in `stmts`."""
+    def _loop_exits(self, stmts, kinds=(ast.Break, ast.Continue)):
+        """Whether a break or continue (`kinds`) of this loop (not of an inner one) is in
+        `stmts`."""
         for t in stmts:
-            if isinstance(t, (ast.Break, ast.Continue)):
+            if isinstance(t, kinds):
                 return True
-            if isinstance(t, ast.If) and (self._loop_exits(t.body) or
-                                          self._loop_exits(t.orelse)):
+            if isinstance(t, ast.If) and (self._loop_exits(t.body, kinds) or
+                                          self._loop_exits(t.orelse, kinds)):
                 return True
-            if isinstance(t, (ast.With, ast.Try)) and self._loop_exits(t.body):
+            if isinstance(t, (ast.With, ast.Try)) and self._loop_exits(t.body, kinds):
                 return True
         return False
 
@@ -1408,14 +1403,10 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining, Message
                              "arrays, enumerate(x), zip(x, y) and literal tuples also work.")
         for j, a in enumerate(arrays):      # each iterable evaluated once, before the loop
             if not isinstance(a, ast.Name):
-                name = self.fresh("_seq")
-                self.src.locals.add(name)
                 try:
-                    self.stmt(ast.Assign(targets=[ast.Name(id=name, ctx=ast.Store())],
-                                         value=a, **loc), out)
+                    arrays[j] = self.assign_new_local("_seq", a, loc, out)
                 except AdjitError:
                     raise refusal from None
-                arrays[j] = ast.Name(id=name, ctx=ast.Load())
             if not self._array_name(arrays[j]):
                 raise refusal
         k = self.fresh("_k")
@@ -1438,6 +1429,15 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining, Message
         self.for_loop(ast.fix_missing_locations(loop), out)
         return True
 
+    def assign_new_local(self, stem, value, loc, out):
+        """`<new local> = value`, normalized into `out` (an iterable or a size evaluated once
+        before the loops a for statement becomes); returns the local's name to load."""
+        name = self.fresh(stem)
+        self.src.locals.add(name)
+        self.stmt(ast.Assign(targets=[ast.Name(id=name, ctx=ast.Store())], value=value, **loc),
+                  out)
+        return ast.Name(id=name, ctx=ast.Load())
+
     def index_loops(self, s, it, func, out):
         """`for idx in np.ndindex(a.shape)` (or `np.ndindex(n, m)`, `for i, j in ...`) and
         `for idx, v in np.ndenumerate(a)`: one range loop per dimension, in C order, the
@@ -1447,16 +1447,9 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining, Message
         if it.keywords or s.orelse:
             raise self.error(s, f"a loop over {name} with keywords or an else",
                              f"Write {name}(shape) (or {name}(a)) and no else.")
-        if any(isinstance(x, ast.Break) for x in _this_loops_statements(s.body)):
+        if self._loop_exits(s.body, ast.Break):
             raise self.error(s, f"break in a loop over {name}",
                              "Loop over range(...) per dimension and leave them with a flag.")
-
-        def local(stem, value):
-            name_ = self.fresh(stem)
-            self.src.locals.add(name_)
-            self.stmt(ast.Assign(targets=[ast.Name(id=name_, ctx=ast.Store())], value=value,
-                                 **loc), out)
-            return name_
 
         def ref(name_):
             return ast.Name(id=name_, ctx=ast.Load())
@@ -1468,7 +1461,7 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining, Message
                 raise self.error(s, f"{name} with other than one array, or its items "
                                  "not unpacked", f"Write `for idx, v in {name}(a):`.")
             arr = it.args[0] if isinstance(it.args[0], ast.Name) else \
-                ast.Name(id=local("_seq", it.args[0]), ctx=ast.Load())
+                self.assign_new_local("_seq", it.args[0], loc, out)
             if not self._array_name(arr):
                 raise self.error(s, f"{name} of something that is not an array",
                                  f"Pass an array: {name}(a).")
@@ -1497,7 +1490,7 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining, Message
                                        ctx=ast.Load()) for k in range(ndim)]
         if not sizes:
             raise self.error(s, f"{name} over no dimensions", "Compute the one value directly.")
-        sizes = [ref(local("_nd", n)) for n in sizes]      # each size evaluated once
+        sizes = [self.assign_new_local("_nd", n, loc, out) for n in sizes]   # evaluated once
         indices = [self.fresh("_k") for _ in sizes]
         self.src.locals.update(indices)
         head = [ast.Assign(targets=[index_target], value=ast.Tuple(

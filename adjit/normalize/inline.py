@@ -63,11 +63,13 @@ class Inlining:
             raise self.error(node, f"a call to {fn.__name__} with the wrong arguments (no "
                              f"value for `{missing[0]}`)",
                              f"Pass {len(params)} argument(s): {', '.join(params)}.")
+        for p, v in bound.items():
+            if isinstance(v, ast.Constant) and v.value is None:
+                bound[p] = NONE             # None passed: as the default None
         if has_none_tests(callee.tree):
             # the branches numba prunes for these arguments (None or not) go here too, for
             # a parameter the body assigns only while it is None (`if w is None: w = ...`)
-            none = {p: isinstance(bound[p], NoneValue) or (
-                isinstance(bound[p], ast.Constant) and bound[p].value is None) for p in params}
+            none = {p: isinstance(bound[p], NoneValue) for p in params}
             for p in [p for p in none if not assigned_only_when_none(callee.tree.body, p)]:
                 if none[p]:
                     raise self.error(node, f"the optional argument `{p}` of {fn.__name__} "
@@ -81,8 +83,6 @@ class Inlining:
         subst, copies, views = {}, [], {}
         for p in params:
             v = bound[p]
-            if isinstance(v, ast.Constant) and v.value is None:
-                v = NONE                    # None passed: as the default None
             if isinstance(v, NoneValue) and p in reassigned:
                 continue                    # `if w is None: w = ...`: a local from there on
             if isinstance(v, (FunctionValue, TypeOf, NoneValue)):   # called, or compared

@@ -185,8 +185,9 @@ class Vectorizing:
         arrays an elementwise operation like any other (numpy's broadcasting), whose loop
         body is the kernel inlined on one element of each operand."""
         name = ast.unparse(node.func)
-        for kw in node.keywords:
-            raise self.error(node, f"the keyword argument `{kw.arg}=` of the ufunc `{name}`",
+        if node.keywords:
+            raise self.error(node, f"the keyword argument `{node.keywords[0].arg}=` of the "
+                             f"ufunc `{name}`",
                              f"Call {name} with its operands only and assign the result "
                              "(`y[:] = f(x)` writes into an array).")
         if len(node.args) != ufunc.nin:
