@@ -4,8 +4,9 @@
 libraries). Functions as values: `e = math.exp`, and a right-hand side passed to an @njit
 integrator that calls it (`rk4(f, y, h)`). Array names rebound in time loops as simulation
 code does: an adaptive step accepted in a branch (`if err < tol: y = ynew`), backward Euler
-with Newton updates (`z = z - np.linalg.solve(J, G)`, then `y = z`), a recurrent cell whose
-helper makes temporaries from slices, and an integrator helper that rebinds its own name.
+with Newton updates (`z = z - np.linalg.solve(J, G)`, then `y = z`), and an integrator
+helper that rebinds its own name (a recurrent cell whose helper makes temporaries from
+slices is tests/test_natural_programs.py's lstm_slices_helper).
 Loops over `np.ndindex` and `np.ndenumerate`, in the function and in its helpers. Optional
 arguments tested with `is None` (`def f(x, w=None)`), the branch numba prunes pruned.
 Conversions: `a.astype(np.int64)` as an index, `a.astype(np.float64)`, `np.float64(v)`. Every gradient is checked against central differences of numba's own compiled
@@ -273,26 +274,6 @@ def backward_euler(y0, a):
     return np.sum(y)
 
 
-@njit
-def sigmoid(v):
-    return 1.0 / (1.0 + np.exp(-v))
-
-
-def lstm_loss(Wx, Wh, b, xs, h0, c0):
-    n = h0.shape[0]
-    h = h0.copy()
-    c = c0.copy()
-    for t in range(xs.shape[0]):
-        z = Wx @ xs[t] + Wh @ h + b
-        i = sigmoid(z[:n])
-        f = sigmoid(z[n:2 * n])
-        o = sigmoid(z[2 * n:3 * n])
-        g = np.tanh(z[3 * n:])
-        c = f * c + i * g
-        h = o * np.tanh(c)
-    return np.sum(h * h)
-
-
 def test_an_adaptive_step_accepted_in_a_branch():
     y0, rate = np.array([0.8, 0.3, -0.5]), np.array([1.3])
     _check(adaptive_euler, (y0, rate), (0, 1))
@@ -301,14 +282,6 @@ def test_an_adaptive_step_accepted_in_a_branch():
 def test_backward_euler_with_newton_updates():
     y0, a = np.array([0.8, 0.3, -0.5]), np.array([1.1])
     _check(backward_euler, (y0, a), (0, 1))
-
-
-def test_a_recurrent_cell_with_a_helper_on_slices():
-    rng = np.random.default_rng(5)
-    n, d, steps = 3, 2, 4
-    args = (rng.normal(size=(4 * n, d)), rng.normal(size=(4 * n, n)), rng.normal(size=4 * n),
-            rng.normal(size=(steps, d)), rng.normal(size=n), rng.normal(size=n))
-    _check(lstm_loss, args, (0, 1, 2, 4))
 
 
 # loops over every index of an array --------------------------------------------------------
