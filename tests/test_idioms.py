@@ -401,3 +401,17 @@ def test_astype_and_numpy_scalar_conversions():
     x = np.array([0.3, -1.73, -0.4, 1.2, 0.05])
     table = np.linspace(0.5, 2.0, 7)
     _check(binned_lookup, (x, table), (0, 1))
+
+
+def flat_energy(a):
+    s = 0.0
+    for v in a.flat:
+        s += v * v * np.sin(v)
+    for v in a[0].flat:
+        s += 2.0 * v
+    return s
+
+
+def test_iterating_flat_visits_every_element_in_c_order():
+    _check(flat_energy, (X[:12].reshape(3, 4).copy(),), 0)
+    _check(flat_energy, (X[:12].reshape(4, 3).T.copy(order="F").T,), 0)

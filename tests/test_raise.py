@@ -186,6 +186,34 @@ def test_each_exception_class_is_raised_as_written():
         assert type(raised.value) is cls and str(raised.value) == message
 
 
+def checked_newton(x, tol, n):
+    """A solver that says what went wrong with the values that matter, as numba code does."""
+    if tol <= 0.0:
+        raise ValueError(f"tol must be positive, got n = {n}")
+    y = x
+    for k in range(n):
+        y = y - (y * y - x) / (2.0 * y)
+    if abs(y * y - x) > tol:
+        raise RuntimeError("no convergence after", n, "steps; residual", y * y - x)
+    return y
+
+
+def test_messages_with_values_are_raised_as_numba_raises_them():
+    compiled = numba.njit(checked_newton)
+    g = adjit.grad(checked_newton)
+    assert g(2.0, 1e-9, 30) == pytest.approx(0.5 / math.sqrt(2.0), rel=1e-12)
+    value, tangent = adjit.jvp(checked_newton)(2.0, 1e-9, 30, 1.0)
+    assert tangent == pytest.approx(0.5 / math.sqrt(2.0), rel=1e-12)
+    for args in ((2.0, -1.0, 3), (2.0, 1e-12, 2)):
+        with pytest.raises(Exception) as numba_raised:
+            compiled(*args)
+        for fn in (g, lambda *a: adjit.jvp(checked_newton)(*a, 1.0)):
+            with pytest.raises(Exception) as raised:
+                fn(*args)
+            assert type(raised.value) is type(numba_raised.value)
+            assert raised.value.args == numba_raised.value.args
+
+
 class MyError(Exception):
     pass
 
@@ -208,9 +236,18 @@ def chained(x):
     return x * x
 
 
-def two_arguments(x):
+def message_of_a_name(x):
     if x < 0.0:
-        raise ValueError("negative", 3)
+        raise ValueError(MESSAGE)
+    return x * x
+
+
+MESSAGE = "negative"
+
+
+def formatted_spec(x):
+    if x < 0.0:
+        raise ValueError(f"negative: {x:.3f}")
     return x * x
 
 
@@ -218,7 +255,8 @@ def two_arguments(x):
     (custom_class, "raising MyError is not supported"),
     (bare, "a bare `raise` (re-raising) is not supported"),
     (chained, "from None` is not supported"),
-    (two_arguments, "not one string literal is not supported"),
+    (message_of_a_name, "not a string literal or an f-string is not supported"),
+    (formatted_spec, "a conversion or format spec"),
 ])
 def test_forms_adjit_does_not_keep_are_refused_by_name(fn, words):
     with pytest.raises(adjit.AdjitError, match=f"'{fn.__name__}'") as raised:

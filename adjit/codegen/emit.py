@@ -109,10 +109,10 @@ def _raises_as_written(fn):
                 if not isinstance(call, ast.Call):
                     continue
                 if ast.unparse(call.func) == "vec.raise_error":
-                    kind, message = (a.value for a in call.args)
+                    kind, message = (a.value for a in call.args[:2])
                     cls = ast.Name(id=vec.RAISABLE[kind].__name__, ctx=ast.Load())
-                    exc = ast.Call(func=cls, args=[ast.Constant(value=message)],
-                                   keywords=[]) if message else cls
+                    exc = ast.Call(func=cls, args=_exception_args(call.args),
+                                   keywords=[]) if message or len(call.args) > 2 else cls
                     stmts[k] = ast.copy_location(ast.Raise(exc=exc, cause=None), s)
                 elif ast.unparse(call.func) == "vec.check_assert":
                     exc = ast.Call(func=ast.Name(id="AssertionError", ctx=ast.Load()),
@@ -120,6 +120,25 @@ def _raises_as_written(fn):
                     stmts[k] = ast.copy_location(ast.If(
                         test=ast.UnaryOp(op=ast.Not(), operand=call.args[0]),
                         body=[ast.Raise(exc=exc, cause=None)], orelse=[]), s)
+
+
+def _exception_args(args):
+    """The arguments of a raised exception, from vec.raise_error's: the message; an
+    f-string (its text's pieces around the values); or the message and the values."""
+    message = args[1].value
+    if len(args) == 2:
+        return [ast.Constant(value=message)]
+    mode, values = args[2].value, args[3:]
+    if mode == vec.RAISE_WITH_VALUES:
+        return [ast.Constant(value=message)] + values
+    pieces = []
+    for k, text in enumerate(message.split(vec.RAISE_PARTS)):
+        if text:
+            pieces.append(ast.Constant(value=text))
+        if k < len(values):
+            pieces.append(ast.FormattedValue(value=values[k], conversion=-1,
+                                             format_spec=None))
+    return [ast.JoinedStr(values=pieces)]
 
 
 def _is_comment(s):

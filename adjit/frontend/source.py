@@ -31,6 +31,12 @@ class FunctionSource:
         self.locals = _assigned_names(tree) | set(self.params)
         self._closure = _closure_dict(fn)
 
+    def with_tree(self, tree, names):
+        """The same function read as `tree` (a rewrite of its own), `names` resolved too."""
+        other = FunctionSource(self.fn, tree, self.loc)
+        other._closure.update(names)
+        return other
+
     def resolve_name(self, name):
         """The object a non-local name refers to, or _MISSING."""
         if name in self.locals:
@@ -103,6 +109,36 @@ def unwrap(fn):
     return fn
 
 
+class GUFuncKernel:
+    """A numba `@guvectorize` gufunc: its Python kernel, the core dimension names of its
+    inputs and outputs, per input whether the kernel takes a core `()` input as a number
+    (True), a 1-element array (False) or either (None: a lazy gufunc, typed per call, takes
+    numbers), and whether it is lazy (numba then needs the output passed)."""
+
+    def __init__(self, kernel, inputs, outputs, scalar, dynamic):
+        self.kernel = kernel
+        self.inputs = inputs
+        self.outputs = outputs
+        self.scalar = scalar
+        self.dynamic = dynamic
+
+
+def gufunc_kernel(obj):
+    """The GUFuncKernel of a numba gufunc, or None for anything else."""
+    builder = getattr(obj, "gufunc_builder", None)
+    kernel = getattr(builder, "py_func", None)
+    if not isinstance(kernel, types.FunctionType) or not hasattr(builder, "sin"):
+        return None
+    inputs = [tuple(c) for c in builder.sin]
+    sigs = getattr(builder, "_sigs", None) or []
+    dynamic = bool(getattr(obj, "_is_dynamic", False))
+    scalar = [None] * len(inputs)
+    if sigs and not dynamic:
+        args = getattr(sigs[0], "args", ())
+        scalar = [not hasattr(t, "ndim") for t in args[:len(inputs)]]
+    return GUFuncKernel(kernel, inputs, [tuple(c) for c in builder.sout], scalar, dynamic)
+
+
 def ufunc_kernel(obj):
     """The scalar Python kernel of a numba `@vectorize` ufunc (a DUFunc: lazy, or with
     signatures on the cpu target), or None for anything else. numba's parallel target
@@ -163,6 +199,9 @@ def _script_block(fn):
 def read_function(fn):
     """Parse `fn` (a plain function or numba dispatcher) into a FunctionSource."""
     fn = unwrap(fn)
+    made = getattr(fn, "__adjit_source__", None)
+    if made is not None:        # a nested function made a helper (normalize/closures.py)
+        return made
     name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", repr(fn))
     if not isinstance(fn, types.FunctionType):
         raise AdjitError(

@@ -17,17 +17,19 @@ import numpy as np
 
 from .. import ir
 from ..errors import AdjitError, error_at
-from ..frontend.source import MISSING, read_function, ufunc_kernel, unwrap
+from ..frontend.source import (MISSING, FunctionSource, gufunc_kernel, read_function,
+                               ufunc_kernel, unwrap)
 from ..runtime import special, vec
-from ..rules.registry import Refused
+from ..rules.registry import REGISTRY, Refused
 from ..rules.table import (ALLOCATORS, ARRAY_FUNCTIONS, ARRAY_OPS, ARRAY_QUERIES, ARRAY_RULES,
                            CONST_ARRAYS, ELEMENTWISE, NEW_ARRAY_CALLS,
-                           INACTIVE, MESSAGES, ensure_entries, rule_for_call)
+                           INACTIVE, INT_ALLOCATORS, MESSAGES, ensure_entries, rule_for_call)
 
-from . import swaps
+from . import closures, comprehensions, swaps
 from .bindings import Bindings, _At, _Binding
 from .check import check_supported
 from .exits import lower_exits
+from .gufuncs import gufunc_call
 from .inline import Inlining
 from .lowering import missing
 from .messages import Messages
@@ -152,6 +154,8 @@ class InlineContext:
 def normalize_function(src, ctx, prefix="", subst=None, views=None):
     """Normalize `src`'s body. Returns (statements, result atom or None). `views` binds
     local names to Views (a helper's parameters that alias the caller's arrays)."""
+    src = closures.lift(src, src.with_tree, FunctionSource)
+    src = comprehensions.desugar(src, src.with_tree)
     check_supported(src.tree, src.loc)
     if src.fn in ctx.stack:
         chain = " -> ".join(f.__name__ for f in ctx.stack + [src.fn])
@@ -524,6 +528,8 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining, Message
                 obj = self.resolve_generated(func)
                 if obj in ALLOCATORS or obj in CONST_ARRAYS:
                     info = (_alloc_ndim(value, obj, self.ctx.arrays), "f")
+                elif obj in INT_ALLOCATORS:     # the user's integer and boolean arrays
+                    info = (_alloc_ndim(value, obj, self.ctx.arrays), INT_ALLOCATORS[obj])
                 elif obj is np.arange:
                     floats = any(isinstance(a, ast.Constant) and isinstance(a.value, float)
                                  for a in value.args)
@@ -704,7 +710,7 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining, Message
             out.append(ir.annotate(ast.Expr(value=self.call_of(vec.check_assert, [cond])),
                                    origin=self.origin))
         elif isinstance(s, ast.Raise):
-            out.append(self.raise_statement(s))
+            out.append(self.raise_statement(s, out))
         elif isinstance(s, ast.If) and (taken := self.constant_test(s.test)) is not None:
             # `if DEBUG:` with a module-level flag, `if 4.41 <= -0.3:`: only the branch taken
             # is code (numba would prune the other in one sweep and maybe not in the other)
@@ -1156,6 +1162,29 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining, Message
             return self.rhs(func, out)
         return None
 
+    def dtype_type_call(self, node, out):
+        """`a.dtype.type(v)`: v as a number of a's dtype (numbagg's `a.dtype.type(0)`):
+        float(v) for float64 arrays, int(v) for integer ones."""
+        arr = node.func.value.value
+        if len(node.args) != 1 or node.keywords:
+            raise self.error(node, f"`{ast.unparse(node.func)}` called with other than one "
+                             "argument", "Convert one number: a.dtype.type(0).")
+        v = self.operand(arr, out)
+        base = v.base if isinstance(v, View) else None
+        dtype = self.ctx.dtypes.get(base) if base is not None else None
+        if dtype is None and base is not None:
+            dtype = {"f": np.dtype(np.float64), "i": np.dtype(np.int64),
+                     "b": np.dtype(np.bool_)}.get(self.ctx.arrays.get(base, (0, "?"))[1])
+        if dtype is None or dtype.kind not in "fiub" or dtype.kind == "f" and \
+                dtype != np.float64:
+            raise self.error(node, f"`{ast.unparse(node.func)}` of "
+                             f"{'a ' + str(dtype) + ' array' if dtype is not None else 'an array whose dtype adjit does not know here'}",
+                             "Write float(v) (or T = type(a[0]); T(v)).")
+        convert = {"f": float, "b": bool}.get(dtype.kind, int)
+        return self.rhs(ast.copy_location(ast.Call(
+            func=ast.Name(id=convert.__name__, ctx=ast.Load()), args=node.args,
+            keywords=[]), node), out)
+
     def type_of(self, node, out):
         """`type(v)` of a number: a TypeOf, only ever called."""
         if len(node.args) != 1 or node.keywords:
@@ -1379,6 +1408,35 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining, Message
                                     **loc)
                 out.extend(self.block([assign] + copy.deepcopy(s.body)))
             return True
+        if isinstance(it, ast.Attribute) and it.attr == "flat" and (
+                self._array_name(it.value) or not isinstance(it.value, ast.Name)):
+            # `for v in a.flat`: every element in C order (a 1-D array's are its elements)
+            if not isinstance(it.value, ast.Name):
+                it = ast.Attribute(value=self.assign_new_local("_seq", it.value, loc, out),
+                                   attr="flat", ctx=ast.Load())
+            ndim = self.shape_of(it.value, out).ndim
+            if ndim != 1:
+                if s.orelse or self._loop_exits(s.body, ast.Break):
+                    raise self.error(s, "break or else in a loop over a.flat of an N-D array",
+                                     "Loop over range(...) per dimension.")
+                arr = it.value
+                sizes = [self.assign_new_local("_nd", ast.Subscript(value=ast.Attribute(
+                    value=copy.deepcopy(arr), attr="shape", ctx=ast.Load()),
+                    slice=ast.Constant(k), ctx=ast.Load()), loc, out) for k in range(ndim)]
+                indices = [self.fresh("_k") for _ in range(ndim)]
+                self.src.locals.update(indices)
+                body = [ast.Assign(targets=[s.target], value=ast.Subscript(
+                    value=copy.deepcopy(arr), slice=ast.Tuple(
+                        elts=[ast.Name(id=k, ctx=ast.Load()) for k in indices],
+                        ctx=ast.Load()), ctx=ast.Load()), **loc)] + s.body
+                for k, n in reversed(list(zip(indices, sizes))):
+                    body = [ast.For(target=ast.Name(id=k, ctx=ast.Store()),
+                                    iter=ast.Call(func=ast.Name(id="range", ctx=ast.Load()),
+                                                  args=[n], keywords=[]),
+                                    body=body, orelse=[], **loc)]
+                self.for_loop(ast.fix_missing_locations(body[0]), out)
+                return True
+            it = it.value
         func = self.src.resolve(it.func) if isinstance(it, ast.Call) and \
             not (isinstance(it.func, ast.Attribute) and self._array_name(it.func.value)) else None
         if func in (range, numba.prange):
@@ -2041,11 +2099,14 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining, Message
             return None     # (the simulator swaps the module for a fake one in kernels)
         return ".".join(reversed(chain))
 
-    def raise_statement(self, s):
+    def raise_statement(self, s, out):
         """`raise ValueError("...")` (or `raise ValueError`): a builtin exception of
         vec.RAISABLE with no argument or one string literal, kept in generated code as
-        vec.raise_error(kind, message), which raises it where the statement would. It has
-        no derivative; a path that raises returns nothing to differentiate."""
+        vec.raise_error(kind, message), which raises it where the statement would. An
+        f-string message, vec.raise_error(kind, its text, RAISE_FORMATTED, *its values),
+        and a message followed by values, (kind, message, RAISE_WITH_VALUES, *values), are
+        written back as the user wrote them (codegen/emit.py). It has no derivative; a path
+        that raises returns nothing to differentiate."""
         what = ast.unparse(s)
         if self.ctx.cuda:
             raise self.error(s, "a `raise` statement in CUDA code is not supported",
@@ -2064,17 +2125,43 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining, Message
                              f"{getattr(cls, '__name__', ast.unparse(s.exc))} is not supported",
                              f"Raise one of {names} (with a message saying which error).")
         args = call.args if call is not None else []
-        if call is not None and (call.keywords or len(args) > 1 or args and not (
-                isinstance(args[0], ast.Constant) and isinstance(args[0].value, str))):
-            raise self.error(s, f"`{what}`: an exception message that is not one string "
-                             "literal is not supported",
-                             "Give the message as a string literal: "
-                             f"raise {cls.__name__}(\"...\") (numba cannot format numbers "
-                             "into it).")
-        message = args[0].value if args else ""
+        first = args[0] if args else None
+        if call is not None and call.keywords or first is not None and not (
+                isinstance(first, ast.Constant) and isinstance(first.value, str) or
+                isinstance(first, ast.JoinedStr)):
+            raise self.error(s, f"`{what}`: an exception message that is not a string "
+                             "literal or an f-string is not supported",
+                             f"Give the message as a string: raise {cls.__name__}(\"...\") "
+                             "or an f-string, then any numbers: raise "
+                             f"{cls.__name__}(\"x must be positive\", x).")
+        if first is None or isinstance(first, ast.Constant) and len(args) == 1:
+            message = first.value if first is not None else ""
+            return ir.annotate(ast.Expr(value=self.call_of(
+                vec.raise_error, [ir.const(kind), ast.Constant(value=message)])),
+                origin=self.origin, raises=True)
+        if isinstance(first, ast.JoinedStr):
+            if len(args) > 1:
+                raise self.error(s, f"`{what}`: an f-string message followed by other "
+                                 "arguments is not supported",
+                                 "Put the values in the f-string.")
+            parts, values = [""], []
+            for piece in first.values:
+                if isinstance(piece, ast.Constant):
+                    parts[-1] += piece.value
+                elif piece.conversion != -1 or piece.format_spec is not None:
+                    raise self.error(s, f"`{what}`: a conversion or format spec in an "
+                                     "exception's f-string (numba formats neither)",
+                                     "Write the value plainly: {x}.")
+                else:
+                    values.append(self.atom(piece.value, out))
+                    parts.append("")
+            mode, text = vec.RAISE_FORMATTED, vec.RAISE_PARTS.join(parts)
+        else:
+            values = [self.atom(a, out) for a in args[1:]]
+            mode, text = vec.RAISE_WITH_VALUES, first.value
         return ir.annotate(ast.Expr(value=self.call_of(
-            vec.raise_error, [ir.const(kind), ast.Constant(value=message)])), origin=self.origin,
-            raises=True)
+            vec.raise_error, [ir.const(kind), ast.Constant(value=text), ir.const(mode)] +
+            values)), origin=self.origin, raises=True)
 
     def local_array(self, node, where="local"):
         """`cuda.local.array(shape, float64)` in a kernel: the thread's own scratch array,
@@ -2174,6 +2261,9 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining, Message
                 raise self.error(node, f"`{ast.unparse(node)}`: a type called with other than "
                                  "one argument", "Convert one number: T(0.5).")
             return self.vcall(vec.convert_like, [held.atom, self.atom(node.args[0], out)])
+        if isinstance(func, ast.Attribute) and func.attr == "type" and \
+                isinstance(func.value, ast.Attribute) and func.value.attr == "dtype":
+            return self.dtype_type_call(node, out)
         if isinstance(func, ast.Attribute) and (self.src.resolve(func.value) is MISSING or
                                                 isinstance(self.src.resolve(func.value),
                                                            np.ndarray)):
@@ -2208,6 +2298,9 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining, Message
         kernel = ufunc_kernel(obj)
         if kernel is not None:
             return self.ufunc_call(node, obj, kernel, out)
+        gufunc = gufunc_kernel(obj)
+        if gufunc is not None:
+            return gufunc_call(self, node, gufunc, out)
         handled = self.numpy_call(node, obj, out)
         if handled is not None:
             return handled
@@ -2215,6 +2308,10 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining, Message
         if isinstance(inner, types.FunctionType) and not _library_function(inner) and \
                 getattr(obj, "__adjit_function__", None) is None:
             return self.inline(node, inner, out)
+        entry = REGISTRY.get(obj)
+        if entry is not None and entry.over_array is not None and (
+                len(node.args) == 1 or entry.family == "iterated"):
+            return self.iterated(node, entry, out)
         if node.keywords and (obj in ARRAY_QUERIES or rule_for_call(obj) is not None):
             raise self.error(node, f"keyword arguments in a call to `{ast.unparse(func)}`",
                              "Pass arguments by position.")
@@ -2240,6 +2337,45 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining, Message
         if isinstance(inner, types.FunctionType) and not _library_function(inner):
             return self.inline(node, inner, out)
         return self.opaque_call(node, obj, out)
+
+    def iterated(self, node, entry, out):
+        """sum(a), max(a), min(a) of a 1-D array (or of a list comprehension's): numba
+        iterates it, so it is that reduction of its elements."""
+        name = ast.unparse(node.func)
+        if node.keywords or not 1 <= len(node.args) <= (2 if entry.over_array == "sum" else 1):
+            raise self.error(node, f"`{name}` with {len(node.args)} argument(s)"
+                             f"{' and keywords' if node.keywords else ''}",
+                             f"Write {name}(a) of an array" +
+                             (", or sum(a, start)." if entry.over_array == "sum" else
+                              f", or {name}(x, y) of numbers."))
+        given = node.args[0]
+        if isinstance(given, (ast.Tuple, ast.List)) and given.elts:
+            # of a literal tuple or list of numbers: the numbers folded
+            if entry.over_array != "sum":
+                return self.rhs(ast.copy_location(ast.Call(
+                    func=node.func, args=given.elts, keywords=[]), node), out) \
+                    if len(given.elts) > 1 else self.rhs(given.elts[0], out)
+            total = node.args[1] if len(node.args) == 2 else None
+            for e in given.elts:
+                total = e if total is None else ast.BinOp(left=total, op=ast.Add(), right=e)
+            return self.rhs(ast.copy_location(total, node), out)
+        v = self.operand(given, out)
+        if not isinstance(v, Lazy) or isinstance(v, Scalar):
+            raise self.error(node, f"`{name}` of one number",
+                             f"numba iterates {name}'s argument: pass an array" +
+                             ("." if entry.over_array == "sum" else
+                              f", or compare numbers with {name}(x, y)."))
+        if len(v.shape) != 1:
+            raise self.error(node, f"`{name}` of a {len(v.shape)}-D array (numba iterates "
+                                   "1-D arrays only)",
+                             f"Write np.{entry.over_array}(a) over every element, or with "
+                             "axis=.")
+        total = self.reduce(entry.over_array, v, None, out, node)
+        if len(node.args) == 2:
+            start = self.atom(node.args[1], out)
+            return ast.BinOp(left=start, op=ast.Add(), right=self.to_atom(out, total))
+        return total
+
 
 _LIBRARIES = {"numpy", "scipy", "numba", "math", "builtins", "adjit"}
 

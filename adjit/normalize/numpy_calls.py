@@ -352,12 +352,17 @@ class NumpyCalls:
         if len(args) != 1 or any(kw.arg != "dtype" for kw in node.keywords):
             raise self.error(node, "np.array with other than one list argument",
                              "Write np.array([a, b, c]).")
-        if obj is np.asarray and not node.keywords and \
-                not isinstance(args[0], (ast.List, ast.Tuple)):
-            value = self.operand(args[0], out)      # np.asarray of an array is the array
+        if not node.keywords and not isinstance(args[0], (ast.List, ast.Tuple)):
+            # of an array (a list comprehension is built as one): np.asarray is the array,
+            # np.array a copy of it
+            value = self.operand(args[0], out)
             if isinstance(value, Lazy) and not isinstance(value, Scalar) or \
                     isinstance(value, ast.Name) and self.array_ndim(value) is not None:
-                return value
+                if obj is np.asarray:
+                    return value
+                return self.materialize(self.lazy_operand(value, out), out, node)
+            raise self.error(node, f"`{ast.unparse(node.func)}` of something other than a list "
+                             "or an array", "Write np.array([a, b, c]).")
         return self.array_literal(args[0], out)
 
     @lowers("concatenate", "stack")

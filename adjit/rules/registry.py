@@ -152,7 +152,7 @@ class Primitive:
                  handler=None, cost="cheap", domain=None, methods=(), notes="", params=(),
                  result=None, statement=False, cuda=True, array_rule=None, packed=None,
                  message=None, paired=None, effect=None, draw=None, refused=(), forms=(),
-                 through=""):
+                 through="", over_array=None):
         self.obj = obj
         self.name = name
         self.family = family
@@ -178,6 +178,7 @@ class Primitive:
         self.refused = tuple(refused)
         self.forms = tuple(forms)
         self.through = through
+        self.over_array = over_array    # a builtin given one array: this reduction of it
 
     @property
     def differentiable(self):

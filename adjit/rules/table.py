@@ -36,11 +36,12 @@ def _binary(pa, pb, result="float"):
 
 
 def scalar(obj, name, rule, numpy=(), cost="cheap", domain=((-2.0, 2.0),), notes="",
-           cuda=True, paired=None):
+           cuda=True, paired=None, over_array=None):
     """A function of numbers (math.sin): called as it is on scalars; `numpy` lists numpy
-    functions that apply it to every element of arrays (np.sin)."""
+    functions that apply it to every element of arrays (np.sin). `over_array`: the builtin
+    given one array is that reduction of its elements (numba iterates the array)."""
     _R.define(obj, name, "scalar", rule=rule, cost=cost, domain=domain, notes=notes,
-              cuda=cuda, paired=paired)
+              cuda=cuda, paired=paired, over_array=over_array)
     for np_obj in numpy:
         _R.define(np_obj, f"np.{np_obj.__name__}", "elementwise", scalar=obj,
                   arity=len(rule.params), domain=domain, cuda=cuda)
@@ -136,10 +137,12 @@ scalar(abs, "abs", _unary(_SIGN, "join"), (np.abs, np.fabs),
 # follows the value
 scalar(min, "min", _binary("0.0 if b < a else 1.0", "1.0 if b < a else 0.0", "join"),
        (np.minimum,), domain=((-2.0, 2.0), (-2.0, 2.0)),
-       notes="ties to the first argument")
+       notes="ties to the first argument; min(a) of a 1-D array is np.min(a)",
+       over_array="min")
 scalar(max, "max", _binary("0.0 if b > a else 1.0", "1.0 if b > a else 0.0", "join"),
        (np.maximum,), domain=((-2.0, 2.0), (-2.0, 2.0)),
-       notes="ties to the first argument")
+       notes="ties to the first argument; max(a) of a 1-D array is np.max(a)",
+       over_array="max")
 scalar(float, "float", _unary("1.0"))
 scalar(np.float64, "np.float64", _unary("1.0"), notes="a number converted to float64",
        cuda=False)
@@ -325,6 +328,11 @@ for _obj, _how, _methods in ((np.sum, "sum", ("sum",)), (np.mean, "mean", ("mean
                              (np.amin, "min", ())):
     _R.define(_obj, f"np.{_obj.__name__}", "reduction", reduction=_how, methods=_methods,
               notes="ties split equally" if _how in ("max", "min") else "")
+
+# the builtin sum iterates what it is given (numba: a 1-D array's elements, a 2-D array's
+# rows); max and min given one array are the scalar entries' over_array
+_R.define(sum, "sum", "iterated", over_array="sum",
+          notes="of an array: np.sum(a, axis=0); sum(a, start) adds start")
 
 # whole-array operations, lowered by the normalizer's lowering of that handler name
 # (normalize/lowering.py); the note and, where the handler does not tell, the arguments a
@@ -791,6 +799,8 @@ inactive(vec.raise_error, "vec.raise_error", ("kind", "message"), None, "a raise
          statement=True)
 inactive(vec.check_same_length, "vec.check_same_length", ("n", "m"), None,
          "an array rebound in a loop keeps its shape", statement=True)
+inactive(vec.check_gufunc_sizes, "vec.check_gufunc_sizes", ("n", "m"), None,
+         "a gufunc's arguments agree in their dimensions", statement=True)
 
 
 def no_derivative(reason, *objs):

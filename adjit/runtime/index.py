@@ -280,6 +280,11 @@ RAISABLE = (ValueError, TypeError, IndexError, KeyError, RuntimeError, NotImplem
 """The exception classes a differentiated function may raise (by position in raise_error)."""
 
 
+RAISE_FORMATTED = 1      # raise_error(kind, text, 1, *values): an f-string's pieces, values
+RAISE_WITH_VALUES = 2    # raise_error(kind, message, 2, *values): Error(message, *values)
+RAISE_PARTS = "\x00"     # what separates an f-string's literal pieces in its text
+
+
 @numba.njit(cache=True)
 def raise_error(kind, message):
     """A `raise` statement of the user's function through the passes (a statement with no
@@ -327,6 +332,13 @@ def check_same_length(n, m):
     if n != m:
         raise ValueError("adjit: an array name rebound in a loop changed its shape (adjit "
                          "updates the array in place); give the new array another name")
+
+
+@numba.njit(cache=True)
+def check_gufunc_sizes(n, m):
+    """Two arguments of a gufunc agree in a loop dimension or a core dimension they share."""
+    if n != m:
+        raise ValueError("a gufunc's arguments differ in a loop or core dimension")
 
 
 @numba.extending.intrinsic

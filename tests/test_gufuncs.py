@@ -1,0 +1,183 @@
+"""numba `@guvectorize` gufuncs, written as moving-window and statistics libraries write them:
+a moving mean with several eager signatures, a NaN-skipping mean reducing its core
+dimension, a matrix-vector product over a stack, a lazy gufunc given its output, a core
+`()` input declared as an array. Called on arrays with loop dimensions and without, from a
+Python function and from @njit code (with the output passed, as numba requires there). Values
+against numba's own gufuncs, gradients against central differences of them."""
+import numpy as np
+import pytest
+from numba import float32, float64, guvectorize, int64, njit
+
+import adjit
+from adjit import AdjitError
+from fd import fd_grad
+
+
+@guvectorize([(float32[:], int64, float32[:]), (float64[:], int64, float64[:])],
+             "(n),()->(n)", nopython=True)
+def move_mean(a, window, out):
+    asum = 0.0
+    count = 0
+    for i in range(window):
+        ai = a[i]
+        if not np.isnan(ai):
+            asum += ai
+            count += 1
+        out[i] = asum / count if count else np.nan
+    for i in range(window, len(a)):
+        ai = a[i]
+        aold = a[i - window]
+        if not np.isnan(ai):
+            asum += ai
+            count += 1
+        if not np.isnan(aold):
+            asum -= aold
+            count -= 1
+        out[i] = asum / count if count else np.nan
+
+
+@guvectorize([(float64[:], float64[:])], "(n)->()", nopython=True)
+def nanmean(a, out):
+    asum = 0.0
+    count = 0
+    for ai in a.flat:
+        if not np.isnan(ai):
+            asum += ai
+            count += 1
+    out[0] = asum / count if count > 0 else np.nan
+
+
+@guvectorize([(float64[:, :], float64[:], float64[:])], "(m,n),(n)->(m)")
+def matvec(a, x, out):
+    for i in range(a.shape[0]):
+        acc = 0.0
+        for j in range(a.shape[1]):
+            acc += a[i, j] * x[j]
+        out[i] = acc
+
+
+@guvectorize("(n),()->(n)")
+def lazy_shift(a, c, out):
+    for i in range(a.shape[0]):
+        out[i] = a[i] + c * a[i] * a[i]
+
+
+@guvectorize([(float64[:], float64[:], float64[:])], "(n),()->(n)")
+def scaled(a, s, out):
+    """A core () input declared as an array: the kernel reads s[0]."""
+    for i in range(a.shape[0]):
+        out[i] = a[i] * s[0]
+
+
+def smoothed_loss(x):
+    return np.sum(move_mean(x, 3) ** 2)
+
+
+def weighted_rows(x, w):
+    return np.sum(nanmean(x) * w)
+
+
+def stacked_matvec(a, x):
+    return np.sum(np.sin(matvec(a, x)))
+
+
+def lazy_with_out(x, c):
+    out = np.empty_like(x)
+    lazy_shift(x, c, out)
+    return np.sum(out * x)
+
+
+def one_row_mean(x):
+    return nanmean(x) * x[0]           # no loop dimension: a number
+
+
+def array_scalar(x, s):
+    return np.sum(scaled(x, s) ** 2)
+
+
+RNG = np.random.default_rng(21)
+X1 = RNG.normal(size=9)
+X2 = RNG.normal(size=(4, 6))
+A3 = RNG.normal(size=(2, 3, 4))
+
+CASES = {
+    "smoothed_1d": (smoothed_loss, (X1,), 0),
+    "smoothed_rows": (smoothed_loss, (X2,), 0),
+    "weighted_rows": (weighted_rows, (X2, np.arange(1.0, 5.0)), (0, 1)),
+    "stacked_matvec": (stacked_matvec, (A3, RNG.normal(size=4)), (0, 1)),
+    "lazy_with_out": (lazy_with_out, (X2, 0.3), (0, 1)),
+    "one_row_mean": (one_row_mean, (X1,), 0),
+    "array_scalar": (array_scalar, (X2, np.array([0.5, 2.0, -1.0, 3.0])), (0, 1)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_gufunc_matches_numba_and_finite_differences(name):
+    f, args, argnums = CASES[name]
+    value, grads = adjit.value_and_grad(f, argnums=argnums)(*args)
+    assert value == pytest.approx(f(*args), rel=1e-12)
+    nums = argnums if isinstance(argnums, tuple) else (argnums,)
+    grads = grads if isinstance(argnums, tuple) else (grads,)
+    for k, g in zip(nums, grads):
+        np.testing.assert_allclose(g, fd_grad(f, args, k), rtol=1e-6, atol=1e-7)
+
+
+def test_moving_mean_gradient_is_the_window_average():
+    g = adjit.grad(lambda_free_window_sum)(X1)
+    # d/dx_j of sum_i mean(x[i-2..i]) : each x_j is in up to three windows
+    expected = np.zeros_like(X1)
+    for i in range(X1.size):
+        lo = max(0, i - 2)
+        expected[lo:i + 1] += 1.0 / (i + 1 - lo)
+    np.testing.assert_allclose(g, expected, rtol=1e-12)
+
+
+def lambda_free_window_sum(x):
+    return np.sum(move_mean(x, 3))
+
+
+@njit
+def njit_caller(x, c):
+    out = np.empty_like(x)
+    lazy_shift(x, c, out)
+    return np.sum(out * x)
+
+
+def test_called_from_njit_code_with_its_output():
+    args = (X2, 0.3)
+    value, g = adjit.value_and_grad(njit_caller)(*args)
+    assert value == pytest.approx(njit_caller(*args), rel=1e-12)
+    np.testing.assert_allclose(g, fd_grad(njit_caller, args, 0), rtol=1e-6, atol=1e-7)
+
+
+def test_forward_mode_agrees_with_the_gradient():
+    t = RNG.normal(size=A3.shape)
+    args = (A3, np.arange(4.0))
+    value, tangent = adjit.jvp(stacked_matvec)(*args, t)
+    assert tangent == pytest.approx(np.sum(adjit.grad(stacked_matvec)(*args) * t), rel=1e-10)
+
+
+def test_loop_dimensions_that_differ_raise_as_numba_does():
+    with pytest.raises(ValueError):
+        weighted_rows(X2, np.ones(3))
+    g = adjit.grad(stacked_matvec)
+    with pytest.raises(ValueError, match="gufunc"):
+        g(A3, np.ones(5))                  # core dimension n: 4 against 5
+
+
+def _partial_loops(a, x):
+    return np.sum(matvec(a, x))            # x with one loop dimension, a with two
+
+
+def _lazy_without_out(x):
+    return np.sum(lazy_shift(x, 1.0))
+
+
+@pytest.mark.parametrize("f, args, words", [
+    (_partial_loops, (A3, np.ones((2, 2, 4))), "different numbers of loop dimensions"),
+    (_lazy_without_out, (X1,), "without its output"),
+])
+def test_calls_adjit_does_not_take_are_refused_by_name(f, args, words):
+    with pytest.raises(AdjitError) as info:
+        adjit.grad(f)(*args)
+    assert words in str(info.value) and f.__name__ in str(info.value)
