@@ -2,6 +2,7 @@
 
     python benchmarks/published.py numba-stats PATH    # PATH: a checkout of numba-stats
     python benchmarks/published.py numbagg PATH        # PATH: a checkout of numbagg
+    python benchmarks/published.py pyhpc-benchmarks PATH
 
 Reads the code base from a checkout at run time (nothing of it is copied into adjit). For
 every distribution function of numba-stats (`_logpdf`, `_pdf`, `_cdf`, `_ppf`, the
@@ -16,6 +17,7 @@ crashed) and the counts.
 """
 import argparse
 import importlib
+import importlib.util
 import math
 import sys
 import types
@@ -248,12 +250,144 @@ def numbagg(path):
     return rows
 
 
+# pyhpc-benchmarks: its three numba kernels called as its `run` functions call them (the
+# outputs it writes allocated as its inputs give them, the arrays it updates copied first),
+# inputs from its own generate_inputs; a weighted sum of what the kernel produces,
+# differentiated in each float input, checked at 12 elements of each against differences
+# of the numba kernel itself
+KERNEL = None
+
+
+def eos(sa, ct, p, w):
+    return np.sum(w * RUN(sa, ct, p))
+
+
+def isoneutral(maskT, maskU, maskV, maskW, dxt, dxu, dyt, dyu, dzt, dzw, cost, cosu, salt,
+               temp, zt, K_iso, w11, w22, w33, wez, wnz, wbx, wby):
+    K_11 = np.zeros_like(maskT)
+    K_22 = np.zeros_like(maskT)
+    K_33 = np.zeros_like(maskT)
+    Ai_ez = np.zeros(maskT.shape + (2, 2))
+    Ai_nz = np.zeros(maskT.shape + (2, 2))
+    Ai_bx = np.zeros(maskT.shape + (2, 2))
+    Ai_by = np.zeros(maskT.shape + (2, 2))
+    KERNEL(maskT, maskU, maskV, maskW, dxt, dxu, dyt, dyu, dzt, dzw, cost, cosu, salt, temp,
+           zt, K_iso, K_11, K_22, K_33, Ai_ez, Ai_nz, Ai_bx, Ai_by)
+    return (np.sum(w11 * K_11) + np.sum(w22 * K_22) + np.sum(w33 * K_33) +
+            np.sum(wez * Ai_ez) + np.sum(wnz * Ai_nz) + np.sum(wbx * Ai_bx) +
+            np.sum(wby * Ai_by))
+
+
+def tke(u, v, w, maskU, maskV, maskW, dxt, dxu, dyt, dyu, dzt, dzw, cost, cosu, kbot,
+        kappaM, mxl, forc, forc_tke_surface, tke0, dtke0, wt, wd, ws):
+    t = tke0.copy()
+    d = dtke0.copy()
+    out_tke, out_dtke, surf = KERNEL(u, v, w, maskU, maskV, maskW, dxt, dxu, dyt, dyu, dzt,
+                                     dzw, cost, cosu, kbot, kappaM, mxl, forc,
+                                     forc_tke_surface, t, d)
+    return np.sum(wt * out_tke) + np.sum(wd * out_dtke) + np.sum(ws * surf)
+
+
+RUN = None
+PYHPC = {   # benchmark -> (module, kernel, target, the inputs differentiated)
+    "equation_of_state": ("eos_numba", "run", eos, ("sa", "ct", "p")),
+    "isoneutral_mixing": ("isoneutral_numba", "isoneutral_diffusion_pre", isoneutral,
+                          ("salt", "temp", "K_iso", "dzt")),
+    "turbulent_kinetic_energy": ("tke_numba", "integrate_tke", tke,
+                                 ("u", "w", "kappaM", "mxl", "forc", "forc_tke_surface",
+                                  "tke0")),
+}
+
+
+def _load(name, path):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def pyhpc(path):
+    rows = []
+    rng = np.random.default_rng(0)
+    for bench, (modname, kernel, form, wrt) in PYHPC.items():
+        base = f"{path}/benchmarks/{bench}"
+        inputs = _load(f"pyhpc_{bench}", f"{base}/__init__.py").generate_inputs(400)
+        if bench == "isoneutral_mixing":
+            inputs = inputs[:16]        # (the outputs it writes: the target allocates them)
+        mod = _load(f"pyhpc_{modname}", f"{base}/{modname}.py")
+        fn = getattr(mod, kernel)
+        target = types.FunctionType(form.__code__, dict(form.__globals__, KERNEL=fn, RUN=fn),
+                                    f"{form.__name__}_{kernel}")
+        params = form.__code__.co_varnames[:form.__code__.co_argcount]
+        produced = _produced(bench, fn, inputs)
+        weights = tuple(rng.normal(size=np.shape(o)) for o in produced)
+        args = tuple(np.copy(a) for a in inputs) + weights
+        argnums = tuple(params.index(q) for q in wrt)
+        rows.append((bench,) + _pyhpc_check(target, args, argnums, rng))
+    return rows
+
+
+def _produced(bench, fn, inputs):
+    """What the kernel produces on these inputs (for the weights' shapes)."""
+    inputs = [np.copy(a) for a in inputs]
+    if bench == "equation_of_state":
+        return [fn(*inputs)]
+    if bench == "isoneutral_mixing":
+        outputs = [np.zeros_like(inputs[0]) for _ in range(3)] + \
+            [np.zeros(inputs[0].shape + (2, 2)) for _ in range(4)]
+        fn(*inputs, *outputs)
+        return outputs
+    return list(fn(*inputs))
+
+
+def _pyhpc_check(target, args, argnums, rng):
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            value, grads = adjit.value_and_grad(target, argnums=argnums)(*args)
+    except adjit.AdjitError as exc:
+        return "refused", str(exc).split(". ")[0].split("): ", 1)[-1]
+    except Exception as exc:        # noqa: BLE001 - what a user would see
+        return "crash", f"{type(exc).__name__}: {str(exc).splitlines()[0][:120]}"
+    reference = target(*[np.copy(a) for a in args])
+    if not math.isclose(value, reference, rel_tol=1e-9, abs_tol=1e-9):
+        return "wrong", f"value {value} against the kernel's {reference}"
+    names = target.__code__.co_varnames
+    judged = 0
+    for k, g in zip(argnums, grads):
+        x = args[k]
+        for flat in rng.choice(x.size, size=min(12, x.size), replace=False):
+            idx = np.unravel_index(flat, x.shape)
+            # a fourth-order stencil at two steps: these kernels sum large terms that
+            # cancel, so a small step drowns in rounding; an element where the two steps
+            # disagree (a kink near it) is not judged
+            d1, d2 = (_stencil(target, args, k, idx, r * max(1.0, abs(x[idx])))
+                      for r in (1e-3, 3e-4))
+            if abs(d1 - d2) > 1e-6 * (1.0 + abs(d1)):
+                continue
+            judged += 1
+            if not abs(g[idx] - d2) <= 1e-5 * (1.0 + abs(d2)):
+                return "wrong", f"d/d{names[k]}{list(idx)} {g[idx]} against differences {d2}"
+    return "ok", f"{judged} elements judged"
+
+
+def _stencil(target, args, k, idx, h):
+    values = []
+    for m in (-2, -1, 1, 2):
+        moved = [np.copy(a) for a in args]
+        moved[k][idx] += m * h
+        values.append(target(*moved))
+    return (values[0] - 8 * values[1] + 8 * values[2] - values[3]) / (12 * h)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("codebase", choices=["numba-stats", "numbagg"])
+    parser.add_argument("codebase", choices=["numba-stats", "numbagg", "pyhpc-benchmarks"])
     parser.add_argument("path", help="a checkout of the code base")
     args = parser.parse_args(argv)
-    rows = {"numba-stats": numba_stats, "numbagg": numbagg}[args.codebase](args.path)
+    rows = {"numba-stats": numba_stats, "numbagg": numbagg,
+            "pyhpc-benchmarks": pyhpc}[args.codebase](args.path)
     for name, outcome, detail in rows:
         print(f"{name:28s} {outcome:8s} {detail}")
     counts = {k: sum(1 for r in rows if r[1] == k)

@@ -159,3 +159,18 @@ def test_nested_functions_adjit_cannot_take_are_refused_by_name(f, words):
         adjit.grad(f)(X)
     assert words in str(info.value)
     assert f.__name__ in str(info.value)
+
+
+def with_a_comprehension(x, y):
+    top = max([abs(e) + 1.0 for e in x])
+    sq = lambda t: t * t * y       # noqa: E731
+    return sq(y) + sq(np.min(x[1:])) + top
+
+
+def test_a_lambda_beside_a_comprehension():
+    compiled = njit(with_a_comprehension)
+    args = (X, 0.5)
+    value, grads = adjit.value_and_grad(with_a_comprehension, argnums=(0, 1))(*args)
+    assert value == pytest.approx(compiled(*args), rel=1e-12)
+    for k, g in enumerate(grads):
+        np.testing.assert_allclose(g, fd_grad(compiled, args, k), rtol=1e-6, atol=1e-7)

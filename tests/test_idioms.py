@@ -20,6 +20,7 @@ from numba import njit
 import adjit
 from adjit import AdjitError
 from fd import fd_grad
+from idiom_programs import solve_tridiag
 
 _LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
 
@@ -415,3 +416,47 @@ def flat_energy(a):
 def test_iterating_flat_visits_every_element_in_c_order():
     _check(flat_energy, (X[:12].reshape(3, 4).copy(),), 0)
     _check(flat_energy, (X[:12].reshape(4, 3).T.copy(order="F").T,), 0)
+
+
+def tridiagonal_energy(a, b, c, d):
+    x = solve_tridiag(a.copy(), b.copy(), c.copy(), d.copy())
+    return np.sum(x * x)
+
+
+@njit
+def stencil_with_skips(u, k0, device="cpu"):
+    """A literal-tuple loop that skips a case (`for kr in (0, 1): if ...: continue`) and an
+    output shaped `u.shape + (2,)`, as isopycnal-mixing kernels write them; a string default
+    the body never reads (a benchmark's `run(..., device="cpu")`)."""
+    out = np.zeros(u.shape + (2,))
+    for k in range(u.shape[0] - 1):
+        for kr in (0, 1):
+            if k == k0 and kr == 0:
+                continue
+            out[k, kr] = u[k + kr] * u[k] + kr
+    return np.sum(out * out)
+
+
+def run_with_device(u):
+    return stencil_with_skips(u, 1) + stencil_with_skips(u, 2, device="cpu")
+
+
+def test_shapes_compared_whole_and_tuple_loops_that_skip():
+    n = 6
+    rng = np.random.default_rng(4)
+    a, c = rng.uniform(0.1, 0.5, n), rng.uniform(0.1, 0.5, n)
+    b, d = rng.uniform(2.0, 3.0, n), rng.normal(size=n)
+    _check(tridiagonal_energy, (a, b, c, d), (0, 1, 2, 3))
+    _check(run_with_device, (X[:7].copy(),), 0)
+    with pytest.raises(AssertionError):
+        adjit.grad(tridiagonal_energy)(a, b[:4], c, d)
+
+
+def test_shape_comparisons_and_joins():
+    def f(x, y):
+        same = x.shape == y.shape
+        other = x.shape != (3,)
+        z = np.ones(x.shape + y.shape)
+        return np.sum(z) * x[0] * (2.0 if same else 1.0) + (1.0 if other else 0.0) * y[0]
+    _check(f, (X[:4].copy(), X[4:8].copy()), (0, 1))
+    _check(f, (X[:4].copy(), X[4:7].copy()), (0, 1))

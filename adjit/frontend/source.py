@@ -34,7 +34,7 @@ class FunctionSource:
     def with_tree(self, tree, names):
         """The same function read as `tree` (a rewrite of its own), `names` resolved too."""
         other = FunctionSource(self.fn, tree, self.loc)
-        other._closure.update(names)
+        other._closure = {**self._closure, **names}
         return other
 
     def resolve_name(self, name):

@@ -1399,9 +1399,16 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining, Message
             it = ast.Tuple(elts=[ast.Subscript(value=ast.Name(id=it.id, ctx=ast.Load()),
                                                slice=ast.Constant(k), ctx=ast.Load())
                                  for k in range(n)], ctx=ast.Load())
+        if isinstance(it, (ast.Tuple, ast.List)) and self._loop_exits(s.body) and \
+                it.elts and all(isinstance(e, ast.Constant) and type(e.value) in (int, float)
+                                for e in it.elts):
+            # `for kr in (0, 1): if ...: continue`: a loop over the array of the numbers
+            it = self.assign_new_local("_seq", ast.List(elts=it.elts, ctx=ast.Load()), loc,
+                                       out)
         if isinstance(it, (ast.Tuple, ast.List)):
             if self._loop_exits(s.body):
-                raise self.error(s, "break or continue in a loop over a literal tuple",
+                raise self.error(s, "break or continue in a loop over a literal tuple of "
+                                 "other than number constants",
                                  "Loop over range(len(...)) and index the values.")
             for elt in it.elts:
                 assign = ast.Assign(targets=[copy.deepcopy(s.target)], value=copy.deepcopy(elt),
@@ -1756,6 +1763,10 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining, Message
         if isinstance(node, ast.Name):
             return self.load_name(node)
         if isinstance(node, ast.BinOp):
+            if isinstance(node.op, ast.Add) and (
+                    self._tuple_length(node.left, out) is not None or
+                    self._tuple_length(node.right, out) is not None):
+                return self.tuple_concatenation(node, out)
             left, right = self.operands([node.left, node.right], out)
             if isinstance(node.op, ast.MatMult):
                 return self.matmul(left, right, out, node)
@@ -1914,6 +1925,10 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining, Message
                 raise self.error(node, "an `is` test in a chained comparison",
                                  "Test `x is None` on its own.")
             return self.is_none(node, out)
+        if len(node.ops) == 1 and isinstance(node.ops[0], (ast.Eq, ast.NotEq)):
+            same = self.tuple_equality(node, out)
+            if same is not None:
+                return same
         if len(node.ops) == 1:
             left, right = self.operands([node.left, node.comparators[0]], out)
             if isinstance(left, Lazy) or isinstance(right, Lazy):
@@ -1930,6 +1945,64 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining, Message
         for op, comp in zip(node.ops, node.comparators):
             pending.append((op, comp))
         return self._chain(left, pending, result, out, node)
+
+    def tuple_equality(self, node, out):
+        """`a.shape == b.shape` (and !=, of shapes, tuple names and literal tuples): item by
+        item, as Python compares tuples (of different lengths: unequal); None when neither
+        side is a tuple."""
+        sides = [node.left, node.comparators[0]]
+        lengths = [self._tuple_length(e, out) for e in sides]
+        if lengths == [None, None]:
+            return None
+        eq = isinstance(node.ops[0], ast.Eq)
+        if None in lengths:
+            raise self.error(node, "a tuple compared with something that is not one",
+                             "Compare shapes with shapes: a.shape == b.shape, or items: "
+                             "a.shape[0] == n.")
+        if lengths[0] != lengths[1] or not lengths[0]:
+            return ir.const(eq == (lengths[0] == lengths[1]))
+
+        def item(e, k):
+            if isinstance(e, ast.Tuple):
+                return e.elts[k]
+            return ast.Subscript(value=copy.deepcopy(e), slice=ast.Constant(k), ctx=ast.Load())
+        parts = [ast.Compare(left=item(sides[0], k), ops=[ast.Eq()],
+                             comparators=[item(sides[1], k)]) for k in range(lengths[0])]
+        test = parts[0] if len(parts) == 1 else ast.BoolOp(op=ast.And(), values=parts)
+        if not eq:
+            test = ast.UnaryOp(op=ast.Not(), operand=test)
+        return self.rhs(ast.copy_location(ast.fix_missing_locations(
+            ast.copy_location(test, node)), node), out)
+
+    def tuple_concatenation(self, node, out):
+        """`a.shape + (2, 2)`: a tuple of both sides' items (shapes numba code builds)."""
+        items = []
+        for side in (node.left, node.right):
+            value = self.rhs(side, out)
+            if isinstance(value, Shape):
+                if value.ndim is None:
+                    raise self.error(node, "a shape of unknown length joined to a tuple",
+                                     "Join shapes of arrays adjit knows the dimensions of.")
+                items += [value.item(k) for k in range(value.ndim)]
+            elif isinstance(value, TupleValue):
+                items += list(value.items)
+            else:
+                raise self.error(node, "a tuple added to something that is not a tuple",
+                                 "Join tuples with tuples: a.shape + (2,).")
+        return TupleValue(items)
+
+    def _tuple_length(self, e, out):
+        if isinstance(e, ast.Tuple):
+            return len(e.elts)
+        if isinstance(e, ast.Name):
+            held = self.tuple_named(e.id)
+            if held is not None:
+                return len(held.items) if isinstance(held, TupleValue) else held.ndim
+            return None
+        if isinstance(e, ast.Attribute) and e.attr == "shape" and \
+                isinstance(e.value, ast.Name) and self._array_name(e.value):
+            return self.shape_of(e.value, out).ndim
+        return None
 
     def is_none(self, node, out):
         """`w is None`, `w is not None`: a constant, as numba makes it (an optional argument

@@ -54,10 +54,10 @@ class Inlining:
                 if d is None:
                     bound[p] = NONE         # `w=None`: only `w is None` may read it
                     continue
-                if not isinstance(d, (bool, int, float)):
+                if not isinstance(d, (bool, int, float, str)):
                     raise self.error(node, f"the non-numeric default of `{p}`",
                                      f"Pass `{p}` explicitly.")
-                bound[p] = ir.const(d)
+                bound[p] = ir.const(d) if not isinstance(d, str) else ast.Constant(value=d)
         missing = [p for p in params if p not in bound]
         if missing:
             raise self.error(node, f"a call to {fn.__name__} with the wrong arguments (no "

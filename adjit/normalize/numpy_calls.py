@@ -1041,8 +1041,11 @@ class NumpyCalls:
     def argument_atom(self, a, out):
         if isinstance(a, ast.Tuple):
             return ast.Tuple(elts=[self.atom(e, out) for e in a.elts], ctx=ast.Load())
-        value = self.rhs(a, out) if isinstance(a, ast.Name) else None
-        if isinstance(value, (Shape, TupleValue)):     # a tuple of sizes held by a name
+        value = self.rhs(a, out) if isinstance(a, ast.Name) or (
+            isinstance(a, ast.BinOp) and isinstance(a.op, ast.Add) and (
+                self._tuple_length(a.left, out) is not None or
+                self._tuple_length(a.right, out) is not None)) else None
+        if isinstance(value, (Shape, TupleValue)):     # a tuple of sizes (a name, a sum)
             items = [value.item(k) for k in range(value.ndim)] if isinstance(value, Shape) \
                 else value.items
             return ast.Tuple(elts=[self.to_atom(out, e) for e in items], ctx=ast.Load())

@@ -204,7 +204,8 @@ GROUPS = {
     # address, `raise ValueError(...)` under a test, np.zeros(n, dtype=<float64 spelled
     # several ways>). Judged by finite differences of numba's compile (FD_GROUPS)
     "idioms": "numba idioms: @vectorize kernels, type(v)(c), np.ndindex, is None, "
-              "function values, scipy.special address wrappers",
+              "function values, scipy.special address wrappers, list comprehensions, "
+              "nested defs and lambdas, @guvectorize gufuncs, f-string raises, a.flat",
 }
 AVOID |= set(GROUPS)
 # groups with statements of their own (Writer.group_stmt) and with array leaves (group_leaf)
@@ -2051,8 +2052,9 @@ class Writer:
     def stmt_idioms(self, scope, depth):
         """One idiom of published numba code (IDIOM_DEFINITIONS are the module's)."""
         v = self.fresh("v")
-        k = self.pick(9)
+        k = self.pick(14)
         arrays = [a for a in sorted(scope.arrays) if len(scope.arrays[a]) <= 2]
+        vectors = [a for a in arrays if len(scope.arrays[a]) == 1]
         if k == 0:
             lines = [f"{v} = vk_{self.choice(('tanh', 'step'))}({self.expr(scope, 1)}, "
                      f"{self.expr(scope, 1)})" if self.chance(50) else
@@ -2087,6 +2089,36 @@ class Writer:
         elif k == 8 and self.allocating():      # an allocation with its dtype spelled
             dtype = self.choice(("np.float64", "numba.float64", "'f8'"))
             lines = [f"{v} = np.sum(np.zeros({N}, dtype={dtype}) + {self.expr(scope, 1)})"]
+        elif k == 9 and vectors and self.allocating():     # a list comprehension
+            a, e, c = self.choice(vectors), self.fresh("e"), self.expr(scope, 1)
+            lines = [self.choice((
+                f"{v} = sum([{e} * math.sin({e}) * {c} for {e} in {a}])",
+                f"{v} = np.sum(np.array([{e} * {c} for {e} in {a} if {e} > 0.1]))",
+                f"{v} = max([abs({e}) + {c} for {e} in {a}])",
+                f"{v} = sum([({e} + 1) * {a}[{e}] * {c} for {e} in range(len({a}))])"))]
+        elif k == 10 and depth == 0 and scope.loop_depth == 0:   # a closure, called
+            g, t = self.fresh("inner"), self.fresh("t")
+            u = self.choice(scope.floats)
+            lines = ([f"def {g}({t}):", f"    return {t} * {u} + math.tanh({t})"]
+                     if self.chance(50) else [f"{g} = lambda {t}: {t} * {t} * {u}"])
+            lines.append(f"{v} = {g}({self.expr(scope, 1)}) + {g}({self.expr(scope, 1)})")
+        elif k == 11 and arrays and self.allocating():      # a gufunc given its output
+            a, o = self.choice(arrays), self.fresh("o")
+            if self.chance(50) or len(scope.arrays[a]) != 2:
+                lines = [f"{o} = np.empty_like({a})",
+                         f"gu_scale({a}, {self.expr(scope, 1)}, {o})",
+                         f"{v} = np.sum({o} * {o})"]
+            else:       # a row-wise reduction
+                lines = [f"{o} = np.empty({a}.shape[0])", f"gu_norm({a}, {o})",
+                         f"{v} = np.sum({o}) * {self.expr(scope, 1)}"]
+        elif k == 12:       # a raise with values that a finite program never reaches
+            u = self.choice(scope.floats)
+            lines = [f"if math.isnan({u}):", f"    raise ValueError(f\"a NaN: {{{u}}}\")",
+                     f"{v} = {u} * {self.expr(scope, 1)}"]
+        elif k == 13 and arrays and depth < 3 and scope.loop_depth < 2:   # a.flat
+            a, e = self.choice(arrays), self.fresh("e")
+            lines = [f"{v} = 0.0", f"for {e} in {a}.flat:",
+                     f"    {v} += {e} * {self.expr(scope, 1)}"]
         else:
             lines = [f"{v} = {self.choice(('sp_erf', 'sp_expit'))}({self.expr(scope, 1)})" +
                      (f" + sp_gammaln(1.5 + {self.expr(scope, 1)} ** 2)" if self.chance(40)
@@ -2671,6 +2703,20 @@ def opt_scale(a, w=None):
     if w is None:
         return 1.5 * a
     return a * w
+
+
+@numba.guvectorize(["void(float64[:], float64, float64[:])"], "(n),()->(n)")
+def gu_scale(a, s, out):
+    for i in range(a.shape[0]):
+        out[i] = a[i] * s + 0.1 * a[i] * a[i]
+
+
+@numba.guvectorize(["void(float64[:], float64[:])"], "(n)->()")
+def gu_norm(a, out):
+    acc = 0.0
+    for v in a:
+        acc += v * v
+    out[0] = math.sqrt(acc + 1.0)
 
 
 sp_erf = ctypes.CFUNCTYPE(ctypes.c_double, ctypes.c_double)(
