@@ -45,7 +45,8 @@ from .errors import AdjitError
 from .frontend.source import code_names, read_function, referenced
 from .rules import opaque
 from .rules.registry import ArrayRule
-from .rules.table import ARRAY_RULES, define_custom, set_array_rule, set_device_twin
+from .rules.table import (ARRAY_RULES, attach_rule, attached_rule, define_custom,
+                          set_array_rule, set_device_twin)
 from . import ir
 
 _KEYS = set()
@@ -389,6 +390,76 @@ class custom_vjp:
                             "argument's shape: a number for a number, an array of the same "
                             "dimensions for an array.")
         return out
+
+
+class _ForeignRule(custom_vjp):
+    """The rule adjit.defvjp gives a function the user does not own (a cfunc, a ctypes or
+    address-wrapper function, someone else's dispatcher): a custom_vjp whose primal is that
+    object itself, its parameters those of the rule's `fwd`."""
+
+    def __init__(self, obj, fwd):
+        py = getattr(fwd, "py_func", fwd)
+        if not inspect.isfunction(py):
+            raise AdjitError(f"adjit.defvjp needs a Python or @njit fwd, not {fwd!r}")
+        functools.update_wrapper(self, py)
+        self.__name__ = getattr(obj, "__name__", None) or py.__name__
+        self.obj = obj
+        self.primal = obj
+        spec = inspect.getfullargspec(py)
+        if spec.varargs or spec.varkw or spec.kwonlyargs:
+            raise AdjitError(f"the fwd rule `{py.__name__}` given to adjit.defvjp takes "
+                             "*args, **kwargs or keyword-only parameters; name each "
+                             "parameter, as the function takes them.")
+        self.params = tuple(spec.args)
+        self.defaults = {}
+        self.fwd = self.bwd = self.jvp = None
+        self.helpers = None
+        self._device = self._device_primal = None
+        self.key = _fresh_key(self.__name__)
+        define_custom(self, f"the function `{self.__name__}` (adjit.defvjp)", "array",
+                      handler="custom", notes="the user's own rule")
+
+    def __repr__(self):
+        return f"<adjit.defvjp rule of {self.obj!r}>"
+
+    def __reduce__(self):
+        raise TypeError("a gradient through adjit.defvjp rules does not pickle: define them "
+                        "in the process that uses it")
+
+    @property
+    def where(self):
+        return f"`{self.__name__}` (given a rule by adjit.defvjp)"
+
+
+def defvjp(obj, fwd, bwd):
+    """Give `obj`, a function you do not own (a `cfunc`, a ctypes function, a scipy.special
+    function reached through numba's address wrappers, a dispatcher in someone else's
+    package), a reverse-mode rule shaped as custom_vjp's: `fwd(*args) -> (result,
+    residuals)`, `bwd(residuals, g) -> one cotangent per argument`. Every call of `obj` in
+    differentiated code, in any function it calls, then uses it."""
+    if isinstance(obj, custom_vjp):
+        raise AdjitError(f"{obj!r} is a custom_vjp function", "Give its rule with "
+                         f"{obj.__name__}.defvjp(fwd, bwd).")
+    if not callable(obj):
+        raise AdjitError(f"adjit.defvjp needs a function, not {obj!r}")
+    if attached_rule(obj) is not None:
+        raise AdjitError(f"{obj!r} already has a rule from adjit.defvjp",
+                         "Give it once, before the first gradient that calls it.")
+    rule = _ForeignRule(obj, fwd)
+    rule.defvjp(fwd, bwd)
+    attach_rule(obj, rule)
+    return rule
+
+
+def defjvp(obj, jvp):
+    """Give `obj` (already given a reverse rule by adjit.defvjp) a forward-mode rule shaped
+    as custom_vjp's defjvp: `jvp(primals, tangents) -> (result, tangent)`."""
+    rule = attached_rule(obj)
+    if rule is None:
+        raise AdjitError(f"{obj!r} has no rule from adjit.defvjp yet",
+                         "Call adjit.defvjp(obj, fwd, bwd) first, then adjit.defjvp(obj, jvp).")
+    rule.defjvp(jvp)
+    return jvp
 
 
 @functools.lru_cache(maxsize=None)

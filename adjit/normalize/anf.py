@@ -23,7 +23,8 @@ from ..runtime import special, vec
 from ..rules.registry import REGISTRY, Refused
 from ..rules.table import (ALLOCATORS, ARRAY_FUNCTIONS, ARRAY_OPS, ARRAY_QUERIES, ARRAY_RULES,
                            CONST_ARRAYS, ELEMENTWISE, NEW_ARRAY_CALLS,
-                           INACTIVE, INT_ALLOCATORS, MESSAGES, ensure_entries, rule_for_call)
+                           INACTIVE, INT_ALLOCATORS, MESSAGES, attached_rule, ensure_entries,
+                           rule_for_call)
 
 from . import closures, comprehensions, swaps
 from .bindings import Bindings, _At, _Binding
@@ -2357,7 +2358,8 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining, Message
     def call_object(self, node, obj, out):
         """The call `node` of the resolved object `obj`."""
         func = node.func
-        obj = special.by_address(obj) or obj     # a user's address wrapper of scipy.special
+        obj = attached_rule(obj) or special.by_address(obj) or obj   # adjit.defvjp's rule;
+        # a user's address wrapper of scipy.special
         if obj in ALLOCATORS:
             return self.allocation(node, obj, out)
         if obj is type:

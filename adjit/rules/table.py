@@ -982,6 +982,21 @@ def _refresh_array_tables():
 _refresh_array_tables()
 
 
+_ATTACHED = {}
+
+
+def attach_rule(obj, rule):
+    """Calls of `obj` (a function the user does not own) are calls of `rule`, the custom_vjp
+    adjit.defvjp made for it (adjit/custom.py)."""
+    _ATTACHED[id(obj)] = (obj, rule)
+
+
+def attached_rule(obj):
+    """The rule adjit.defvjp attached to `obj`, or None."""
+    held = _ATTACHED.get(id(obj))
+    return held[1] if held is not None and held[0] is obj else None
+
+
 def define_custom(obj, name, family, **fields):
     """A registry entry made at run time (a function given its own derivative rule,
     adjit/custom.py): the entry, and the array tables the passes read, now include it."""
