@@ -1810,6 +1810,11 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining, Message
             if node.elts and not any(isinstance(e, (ast.List, ast.Tuple, ast.Starred))
                                      for e in node.elts):
                 return self.array_literal(node, out)
+            if not node.elts:
+                raise self.error(node, "an empty list (a list built by .append) is not "
+                                 "supported", "Build it with a list comprehension, [g(v) for "
+                                 "v in x if c], or allocate np.empty(n) and fill it with a "
+                                 "counter, out[k] = ...; k += 1, then use out[:k].")
             raise self.error(node, "a list literal (outside np.array) is not supported",
                              "Use np.array([a, b, c]) for an array of numbers.")
         raise AssertionError(type(node))
