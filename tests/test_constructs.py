@@ -255,6 +255,15 @@ def break_in_tuple_loop(x):
     return s
 
 
+def break_in_a_tuple_of_values(x):
+    s = 0.0
+    for c in (x[0], 2.0 * x[1]):
+        if c > 1.0:
+            break
+        s += c
+    return s
+
+
 def loop_over_a_number(x):
     s = 0.0
     for v in x[0]:
@@ -262,9 +271,16 @@ def loop_over_a_number(x):
     return s
 
 
-def test_loops_over_tuples_with_exits_and_over_numbers_are_refused():
+def test_a_loop_over_a_tuple_of_numbers_may_break():
+    x = np.array([0.5, 2.0, 1.0])
+    np.testing.assert_allclose(adjit.grad(break_in_tuple_loop)(x),
+                               fd_grad(numba.njit(break_in_tuple_loop), (x,), 0), atol=1e-9)
+    assert adjit.grad(break_in_tuple_loop)(x)[0] == 1.0
+
+
+def test_loops_over_tuples_of_values_with_exits_and_over_numbers_are_refused():
     with pytest.raises(adjit.AdjitError, match="break or continue in a loop over a literal"):
-        adjit.grad(break_in_tuple_loop)(np.array([0.5, 2.0, 1.0]))
+        adjit.grad(break_in_a_tuple_of_values)(np.array([0.5, 2.0, 1.0]))
     with pytest.raises(adjit.AdjitError, match="a for loop over something that is not an "
                                                "array"):
         adjit.grad(loop_over_a_number)(np.array([0.5, 2.0, 1.0]))
