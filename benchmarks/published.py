@@ -84,6 +84,19 @@ def _differences(f, args, k, h=1e-6):
     return (f(*hi) - f(*lo)) / (2 * h)
 
 
+def _differentiate(target, args, argnums):
+    """(value, gradients), or the row of a refusal ('refused', adjit's reason) or of any
+    other exception ('crash', what a user would see)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return adjit.value_and_grad(target, argnums=argnums)(*args)
+    except adjit.AdjitError as exc:
+        return "refused", str(exc).split(". ")[0].split("): ", 1)[-1]
+    except Exception as exc:        # noqa: BLE001 - what a user would see
+        return "crash", f"{type(exc).__name__}: {str(exc).splitlines()[0][:120]}"
+
+
 def check(fn, params, domain, rng):
     """('ok' | 'refused' | 'wrong' | 'crash', detail)."""
     n = 9
@@ -93,14 +106,10 @@ def check(fn, params, domain, rng):
     target = _target(fn, len(params))
     args = (x, w) + tuple(float(p) for p in params)
     argnums = tuple(range(2, len(args)))
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            value, grads = adjit.value_and_grad(target, argnums=argnums)(*args)
-    except adjit.AdjitError as exc:
-        return "refused", str(exc).split(". ")[0].split("): ", 1)[-1]
-    except Exception as exc:        # noqa: BLE001 - what a user would see
-        return "crash", f"{type(exc).__name__}: {str(exc).splitlines()[0][:120]}"
+    got = _differentiate(target, args, argnums)
+    if isinstance(got[0], str):
+        return got
+    value, grads = got
     compiled = numba.njit(target)
     if not math.isclose(value, compiled(*args), rel_tol=1e-10, abs_tol=1e-12):
         return "wrong", f"value {value} against numba's {compiled(*args)}"
@@ -199,14 +208,10 @@ def _numbagg_check(gufunc, form, rng):
     w = rng.normal(size=out_shape)
     args = tuple(arrays) + (w,)
     argnums = tuple(range(len(arrays)))
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            value, grads = adjit.value_and_grad(target, argnums=argnums)(*args)
-    except adjit.AdjitError as exc:
-        return "refused", str(exc).split(". ")[0].split("): ", 1)[-1]
-    except Exception as exc:        # noqa: BLE001 - what a user would see
-        return "crash", f"{type(exc).__name__}: {str(exc).splitlines()[0][:120]}"
+    got = _differentiate(target, args, argnums)
+    if isinstance(got[0], str):
+        return got
+    value, grads = got
     if not math.isclose(value, target(*args), rel_tol=1e-10, abs_tol=1e-12) or \
             math.isnan(value):
         return "wrong", f"value {value} against numbagg's {target(*args)}"
@@ -342,14 +347,10 @@ def _produced(bench, fn, inputs):
 
 
 def _pyhpc_check(target, args, argnums, rng):
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            value, grads = adjit.value_and_grad(target, argnums=argnums)(*args)
-    except adjit.AdjitError as exc:
-        return "refused", str(exc).split(". ")[0].split("): ", 1)[-1]
-    except Exception as exc:        # noqa: BLE001 - what a user would see
-        return "crash", f"{type(exc).__name__}: {str(exc).splitlines()[0][:120]}"
+    got = _differentiate(target, args, argnums)
+    if isinstance(got[0], str):
+        return got
+    value, grads = got
     reference = target(*[np.copy(a) for a in args])
     if not math.isclose(value, reference, rel_tol=1e-9, abs_tol=1e-9):
         return "wrong", f"value {value} against the kernel's {reference}"

@@ -28,7 +28,7 @@ class FunctionSource:
         # every parameter, in the order the generated function takes them: positional ones,
         # then keyword-only ones (they hide module globals of the same name, as in Python)
         self.params = [a.arg for a in args.posonlyargs + args.args + args.kwonlyargs]
-        self.locals = _assigned_names(tree) | set(self.params)
+        self.locals = assigned_names(tree) | set(self.params)
         self._closure = _closure_dict(fn)
 
     def with_tree(self, tree, names):
@@ -90,7 +90,8 @@ def referenced(fn):
     return list(_closure_dict(fn).items()) + [(n, glb[n]) for n in code_names(code) if n in glb]
 
 
-def _assigned_names(tree):
+def assigned_names(tree):
+    """Every name a tree assigns (its locals, nested functions' included)."""
     names = set()
     for node in ir.walk(tree):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):

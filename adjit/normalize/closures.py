@@ -17,6 +17,7 @@ import types
 
 from .. import ir
 from ..errors import Location
+from ..frontend.source import assigned_names
 
 SOURCE = "__adjit_source__"   # the FunctionSource a made helper carries (frontend/source.py)
 
@@ -48,7 +49,7 @@ def lift(src, make_source, function_source):
                                 "function), or at module level.")
         defs[fdef.name] = fdef
         tree.body.remove(s)
-    outer = _assigned(tree) | set(src.params)
+    outer = assigned_names(tree) | set(src.params)
     clash = sorted(outer & set(defs))
     if clash:
         raise src.loc.error(defs[clash[0]], f"the name `{clash[0]}` of a nested function "
@@ -94,21 +95,13 @@ def _nested(s):
     return None
 
 
-def _assigned(tree):
-    names = set()
-    for n in ir.walk(tree):
-        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
-            names.add(n.id)
-    return names
-
-
 def _params(fdef):
     a = fdef.args
     return {p.arg for p in a.posonlyargs + a.args + a.kwonlyargs}
 
 
 def _free(fdef, outer):
-    own = _assigned(fdef) | _params(fdef)
+    own = assigned_names(fdef) | _params(fdef)
     return {n.id for n in ir.walk(fdef) if isinstance(n, ast.Name) and
             isinstance(n.ctx, ast.Load) and n.id in outer and n.id not in own}
 
