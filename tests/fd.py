@@ -116,3 +116,31 @@ def assert_grad_matches_fd(g, f, args, argnums=0, rtol=1e-5, atol=1e-6):
 def weighted_output_fd(run, arrays, k, weights, h=1e-6):
     """d <weights, run(*arrays)> / d arrays[k] by central differences (fd_weighted)."""
     return fd_weighted(run, arrays, k, weights, h)
+
+
+def check_value_and_grad(f, args, argnums=0, forward=None, rtol=1e-6, atol=1e-7,
+                         value_rtol=1e-12, built=None):
+    """The check most tests of a construct make: adjit.value_and_grad(f, argnums)'s value
+    against numba's own compile of f (or `forward`: a dispatcher the test already has, a
+    parallel one, ...) and each gradient against central differences of that compile.
+    `built`: the value_and_grad object to call, where the test reads it afterwards (its
+    .source, its last tape). Returns the gradients as adjit gave them (one array or float for
+    an int argnums, a tuple for a tuple)."""
+    import adjit
+    import numba
+    import pytest
+    if forward is None:
+        forward = f if isinstance(f, numba.core.dispatcher.Dispatcher) else numba.njit(f)
+    if built is None:
+        built = adjit.value_and_grad(f, argnums=argnums)
+    value, grads = built(*args)
+    assert value == pytest.approx(forward(*args), rel=value_rtol)
+    nums = argnums if isinstance(argnums, tuple) else (argnums,)
+    gots = grads if isinstance(argnums, tuple) else (grads,)
+    assert len(gots) == len(nums)
+    name = getattr(f, "__name__", "f")
+    for k, g in zip(nums, gots):
+        assert np.shape(g) == np.shape(args[k])
+        np.testing.assert_allclose(g, fd_grad(forward, args, k), rtol=rtol, atol=atol,
+                                   err_msg=f"d/d arg {k} of {name}")
+    return grads

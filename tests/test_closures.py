@@ -7,11 +7,10 @@ import math
 
 import numpy as np
 import pytest
-from numba import njit
 
 import adjit
 from adjit import AdjitError
-from fd import fd_grad
+from fd import check_value_and_grad
 
 
 def least_squares(p, t, y):
@@ -97,13 +96,7 @@ CASES = {
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_nested_function_matches_numba_and_finite_differences(name):
     f, args, argnums = CASES[name]
-    compiled = njit(f)
-    value, grads = adjit.value_and_grad(f, argnums=argnums)(*args)
-    assert value == pytest.approx(compiled(*args), rel=1e-12)
-    nums = argnums if isinstance(argnums, tuple) else (argnums,)
-    grads = grads if isinstance(argnums, tuple) else (grads,)
-    for k, g in zip(nums, grads):
-        np.testing.assert_allclose(g, fd_grad(compiled, args, k), rtol=1e-6, atol=1e-7)
+    check_value_and_grad(f, args, argnums)
 
 
 def test_late_binding_reads_the_value_at_the_call():
@@ -168,9 +161,4 @@ def with_a_comprehension(x, y):
 
 
 def test_a_lambda_beside_a_comprehension():
-    compiled = njit(with_a_comprehension)
-    args = (X, 0.5)
-    value, grads = adjit.value_and_grad(with_a_comprehension, argnums=(0, 1))(*args)
-    assert value == pytest.approx(compiled(*args), rel=1e-12)
-    for k, g in enumerate(grads):
-        np.testing.assert_allclose(g, fd_grad(compiled, args, k), rtol=1e-6, atol=1e-7)
+    check_value_and_grad(with_a_comprehension, (X, 0.5), (0, 1))

@@ -13,7 +13,7 @@ from numba import njit, vectorize
 
 import adjit
 from adjit import AdjitError
-from fd import fd_grad
+from fd import check_value_and_grad
 
 # a density library's style: eager signatures, a ufunc per formula ---------------------------
 
@@ -91,32 +91,22 @@ RNG = np.random.default_rng(7)
 X = RNG.normal(0.3, 1.2, size=40)
 
 
-def _check(f, args, argnums):
-    compiled = njit(f)
-    value, grads = adjit.value_and_grad(f, argnums=argnums)(*args)
-    assert value == pytest.approx(compiled(*args), rel=1e-12)
-    grads = grads if isinstance(argnums, tuple) else (grads,)
-    nums = argnums if isinstance(argnums, tuple) else (argnums,)
-    for k, g in zip(nums, grads):
-        np.testing.assert_allclose(g, fd_grad(compiled, args, k), rtol=1e-6, atol=1e-7)
-    return grads
-
 
 def test_eager_ufuncs_in_a_likelihood_match_numba_and_finite_differences():
     args = (0.2, 1.1, X)
-    g_mu, g_sigma = _check(negative_log_likelihood, args, (0, 1))
+    g_mu, g_sigma = check_value_and_grad(negative_log_likelihood, args, (0, 1))
     # the analytic gradient of the normal negative log-likelihood
     assert g_mu == pytest.approx(-np.sum(X - 0.2) / 1.1 ** 2, rel=1e-12)
     assert g_sigma == pytest.approx(X.size / 1.1 - np.sum((X - 0.2) ** 2) / 1.1 ** 3,
                                     rel=1e-12)
-    _check(censored_log_likelihood, (np.array([0.1, 0.9]), X, 2.5), 0)
+    check_value_and_grad(censored_log_likelihood, (np.array([0.1, 0.9]), X, 2.5), 0)
 
 
 def test_a_lazy_ufunc_with_branches_on_arrays_and_on_elements():
     t = np.linspace(-1.0, 1.0, 25)
     y = 0.5 - 0.8 * t + 0.3 * t * t + RNG.normal(0.0, 0.4, size=t.size)
     theta = np.array([0.2, -0.5, 0.1])
-    _check(robust_fit_loss, (theta, t, y), 0)
+    check_value_and_grad(robust_fit_loss, (theta, t, y), 0)
     # the forward and reverse modes agree (the dot-product test)
     g = adjit.grad(robust_fit_loss)(theta, t, y)
     v = np.array([0.3, -1.0, 0.7])
@@ -126,9 +116,9 @@ def test_a_lazy_ufunc_with_branches_on_arrays_and_on_elements():
 
 def test_a_ufunc_inside_an_njit_helper_and_broadcast_in_two_dimensions():
     W1, W2, x = RNG.normal(size=(6, 4)), RNG.normal(size=(3, 6)), RNG.normal(size=4)
-    _check(two_layers, (W1, W2, x), (0, 1, 2))
+    check_value_and_grad(two_layers, (W1, W2, x), (0, 1, 2))
     a, b = RNG.normal(size=5), RNG.normal(size=4)
-    _check(broadcast_table, (a, b), (0, 1))
+    check_value_and_grad(broadcast_table, (a, b), (0, 1))
 
 
 def test_the_generated_loop_is_the_kernel_inlined():

@@ -17,7 +17,7 @@ from numba import prange
 
 import adjit
 
-from fd import fd_grad
+from fd import check_value_and_grad
 
 
 def lj_energy(pos, eps):
@@ -130,15 +130,9 @@ def _lattice(rng, n):
 
 
 def _check(fn, args, argnums, rtol=1e-6, atol=1e-8):
-    compiled = numba.njit(parallel=True)(fn)
     g = adjit.value_and_grad(fn, argnums=argnums)
-    value, grads = g(*args)
-    np.testing.assert_allclose(value, compiled(*args), rtol=1e-12)
-    grads = (grads,) if isinstance(argnums, int) else grads
-    nums = (argnums,) if isinstance(argnums, int) else argnums
-    for k, got in zip(nums, grads):
-        np.testing.assert_allclose(got, fd_grad(compiled, args, k), rtol=rtol, atol=atol,
-                                   err_msg=f"d/d arg {k} of {fn.__name__}")
+    check_value_and_grad(fn, args, argnums, forward=numba.njit(parallel=True)(fn),
+                         rtol=rtol, atol=atol, built=g)
     return g
 
 
