@@ -9,7 +9,7 @@ import pytest
 import adjit
 from adjit.show import normalized_callable
 
-from fd import assert_grad_matches_fd, fd_grad
+from fd import assert_grad_matches_fd, check_value_and_grad, fd_grad
 import programs
 from programs import PROGRAMS
 
@@ -372,3 +372,34 @@ def test_the_differentiated_function_returning_a_tuple_is_refused():
     with pytest.raises(adjit.AdjitError, match="returning a tuple from the differentiated "
                                                "function"):
         adjit.grad(returns_a_pair)(np.ones(3))
+
+
+NOISE_SCALE = 1.5       # module-level settings a simulation reads in expressions
+VERBOSE_CHECKS = False
+
+
+def settings_in_expressions(x, fs):
+    np.random.seed(3)
+    # the branch not taken draws and allocates: it is not code, in either sweep
+    v = (np.sum(np.random.standard_exponential(4) * fs) + x[0]) if NOISE_SCALE <= -0.3 \
+        else math.fabs(x[1] * fs)
+    checked = VERBOSE_CHECKS and np.sum(np.random.standard_exponential(3)) > 1.0
+    use_x1 = (NOISE_SCALE > 1.0 and x[2] > 0.0) or VERBOSE_CHECKS
+    return v + np.random.random() * x[0] + (1.0 if checked else 0.0) + \
+        (2.0 * x[1] if use_x1 else x[0])
+
+
+def test_conditional_expressions_and_and_or_of_module_settings_keep_the_value_taken():
+    # numba prunes a branch whose test is made of constants: a draw and an array defined
+    # only there must not be code in the gradient either (found by the program fuzzer:
+    # numba could not compile the backward sweep's read of the pruned array)
+    args = (np.array([0.5, -0.3, 0.2]), 0.7)
+    g = check_value_and_grad(settings_in_expressions, args, (0, 1))
+    np.random.seed(3)
+    r = np.random.random()
+    # d/dx of r x0 + |x1 fs| + 2 x1 (x1 fs < 0), d/dfs of |x1 fs|
+    np.testing.assert_allclose(g[0], [r, 2.0 - 0.7, 0.0], rtol=1e-12)
+    assert g[1] == pytest.approx(0.3, rel=1e-12)
+    source = adjit.show(settings_in_expressions, "normalized", *args)
+    code = [line for line in source.splitlines() if not line.lstrip().startswith("#")]
+    assert not any("standard_exponential" in line for line in code)

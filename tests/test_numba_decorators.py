@@ -152,3 +152,34 @@ def test_a_ufunc_with_an_accumulator_method_is_refused():
         return soft_clip.reduce(x)
     with pytest.raises(AdjitError, match=r"the ufunc method `soft_clip.reduce`.*as a loop"):
         adjit.grad(uses_reduce)(X)
+
+
+@njit
+def _shifted(x, c=1.0, *, gain=2.0):
+    return gain * x + c
+
+
+def calls_a_keyword_only_helper(x):
+    s = 0.0
+    for i in range(x.shape[0]):
+        s += _shifted(x[i], 0.5, gain=3.0)
+    return s
+
+
+def test_keyword_only_parameters_of_numba_compiled_helpers_are_refused():
+    # numba itself computes this call as _shifted(x[i], 1.0, gain=2.0) (numba issue 5903):
+    # the gradient of Python's meaning would not be the derivative of what numba runs
+    x = np.array([0.5, -1.0])
+    assert njit(calls_a_keyword_only_helper)(x) != calls_a_keyword_only_helper(x)
+    with pytest.raises(AdjitError, match=r"keyword-only parameter\(s\) `gain` of a "
+                                         r"numba-compiled function.*numba issue 5903"):
+        adjit.grad(calls_a_keyword_only_helper)(x)
+
+
+def test_keyword_only_parameters_of_plain_python_helpers_have_python_meaning():
+    def scale(v, *, by=2.0):
+        return by * v
+
+    def f(x):
+        return scale(x[0], by=3.0) + scale(x[1])
+    np.testing.assert_allclose(adjit.grad(f)(np.array([1.0, 2.0])), [3.0, 2.0])

@@ -199,6 +199,8 @@ def _script_block(fn):
 
 def read_function(fn):
     """Parse `fn` (a plain function or numba dispatcher) into a FunctionSource."""
+    compiled_by_numba = getattr(fn, "py_func", None) is not None and \
+        getattr(fn, "__adjit_function__", None) is None
     fn = unwrap(fn)
     made = getattr(fn, "__adjit_source__", None)
     if made is not None:        # a nested function made a helper (normalize/closures.py)
@@ -253,6 +255,15 @@ def read_function(fn):
         raise loc.error(tree, f"the parameter `{spelled}`",
                         "adjit compiles a function for a fixed list of named parameters: name "
                         "each argument (def f(x, y, z)), or pass the values as one array.")
+    if compiled_by_numba and tree.args.kwonlyargs:
+        names = ", ".join(f"`{a.arg}`" for a in tree.args.kwonlyargs)
+        raise loc.error(tree, f"the keyword-only parameter(s) {names} of a numba-compiled "
+                        "function",
+                        "numba binds keyword-only parameters wrongly (numba issue 5903: a call "
+                        "gets a default in place of an argument it passed, or does not "
+                        "compile), so numba's code and Python's differ; adjit will not pick "
+                        "one silently. Move them before the `*` (ordinary parameters with "
+                        "defaults), as numba handles those.")
     return FunctionSource(fn, tree, loc)
 
 

@@ -2041,6 +2041,19 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining, Message
         return ir.name(result)
 
     def boolop(self, node, out):
+        # values whose truth is known from numbers and module-level flags decide here, as in
+        # constant_test's `if`: `True and v` is v, `False and v` is False (v never runs)
+        values = []
+        for value in node.values:
+            taken = self.constant_test(value) if value is not node.values[-1] else None
+            if taken is None:
+                values.append(value)
+            elif taken != isinstance(node.op, ast.And):
+                values.append(value)        # decides: `False and ...`, `True or ...`
+                break
+        if len(values) == 1:
+            return self.atom(values[0], out)
+        node = ast.BoolOp(op=node.op, values=values)
         self.flush_before(node, out)     # the later values are evaluated on one path only
         result = self.fresh()
         self.emit_assign(out, result, self.atom(node.values[0], out))
@@ -2054,6 +2067,10 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining, Message
         return ir.name(result)
 
     def ifexp(self, node, out):
+        if (taken := self.constant_test(node.test)) is not None:
+            # only the value chosen is code, as for a constant `if` (numba prunes the other
+            # branch in one sweep and maybe not in the other)
+            return self.atom(node.body if taken else node.orelse, out)
         self.flush_before(node, out)     # each branch is evaluated on one path only
         cond = self.atom(node.test, out)
         result = self.fresh()
@@ -2387,7 +2404,7 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining, Message
         inner = unwrap(obj)
         if isinstance(inner, types.FunctionType) and not _library_function(inner) and \
                 getattr(obj, "__adjit_function__", None) is None:
-            return self.inline(node, inner, out)
+            return self.inline(node, obj, out)
         entry = REGISTRY.get(obj)
         if entry is not None and entry.over_array is not None and (
                 len(node.args) == 1 or entry.family == "iterated"):
@@ -2415,7 +2432,7 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining, Message
             return self.primitive(node, obj, rule, out)
         inner = unwrap(obj)
         if isinstance(inner, types.FunctionType) and not _library_function(inner):
-            return self.inline(node, inner, out)
+            return self.inline(node, obj, out)
         return self.opaque_call(node, obj, out)
 
     def iterated(self, node, entry, out):

@@ -29,7 +29,8 @@ class Inlining:
         """The helper `fn` called by `node`, inlined into `out`. `atoms`: the arguments as
         this pass's atoms already (a @vectorize kernel on one element of each operand: it
         takes numbers, so it cannot write the arrays pending in self.lazy)."""
-        callee = read_function(fn)
+        callee = read_function(fn)      # (a dispatcher's function: read_function unwraps it)
+        fn = callee.fn
         params = callee.params
         positional = [a.arg for a in callee.tree.args.posonlyargs + callee.tree.args.args]
         values = [self.argument(a, out) for a in node.args] if atoms is None else list(atoms)
