@@ -215,13 +215,13 @@ def test_iterations_with_a_loop_nest_are_kept_not_computed_again(rng):
     assert "each iteration's values kept by the forward sweep, loaded before its adjoint" \
         in src
     assert "_kept_xc" in src and "_kept_y" in src
-    original = emit.Emission._keep_iterations
-    emit.Emission._keep_iterations = lambda self, *a: None
+    original = emit.Emitter._keep_iterations
+    emit.Emitter._keep_iterations = lambda self, *a: None
     try:
         again = adjit.grad(mixture_terms, argnums=(0, 1, 2))
         got = again(*args)
     finally:
-        emit.Emission._keep_iterations = original
+        emit.Emitter._keep_iterations = original
     assert "kept by the forward sweep" not in again.source
     for a, b in zip(got, expected):
         assert np.array_equal(a, b)

@@ -31,9 +31,9 @@ from .bindings import Bindings, _At, _Binding
 from .check import check_supported
 from .exits import lower_exits
 from .gufuncs import gufunc_call
-from .inline import Inlining
+from . import inline as inlining
 from .lowering import missing
-from .messages import Messages
+from .messages import message_call
 from .names import lookup
 from .numpy_calls import ARRAY_METHODS, NumpyCalls
 from .values import (FunctionValue, NoneValue, Shape, TupleValue, TypeOf,
@@ -443,7 +443,7 @@ def _store_counts(tree):
     return counts, set(counts) - nested
 
 
-class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining, Messages):
+class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls):
     def __init__(self, src, ctx, prefix, subst, views):
         self.src = src
         self.loc = src.loc
@@ -642,6 +642,10 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining, Message
                 raise
             previous = s
         return out
+
+    def inline(self, node, fn, out, atoms=None):
+        """The helper `fn` called by `node`, inlined into `out` (normalize/inline.py)."""
+        return inlining.inline(self, node, fn, out, atoms)
 
     def constant_test(self, test):
         """The truth of an `if` test made of numbers, operators and module-level numbers or
@@ -2388,7 +2392,7 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls, Inlining, Message
             return self.type_of(node, out)
         ensure_entries(obj)
         if obj in MESSAGES and MESSAGES[obj].family == "message":
-            return self.message_call(node, MESSAGES[obj], out)
+            return message_call(self, node, MESSAGES[obj], out)
         as_operation = getattr(obj, "__adjit_operation__", None)
         if as_operation is not None:    # a gradient object: registered as an operation
             as_operation(lambda what, instead: self.error(node, what, instead))

@@ -14,107 +14,108 @@ from .vectorize import View
 from .views import has_take
 
 
-class Inlining:
-    def argument(self, node, out):
-        """A value passed to a helper: an atom, a tuple or shape (the helper reads its elements),
-        or a view (the helper's parameter is then a name for part of the caller's array:
-        writes through it reach the array)."""
-        value = self.rhs(node, out)
-        if isinstance(value, (Shape, TupleValue, FunctionValue, TypeOf)) or \
-                (isinstance(value, View) and not has_take(value)):
-            return value
-        return self.to_atom(out, value)
+def argument(norm, node, out):
+    """A value passed to a helper: an atom, a tuple or shape (the helper reads its elements),
+    or a view (the helper's parameter is then a name for part of the caller's array:
+    writes through it reach the array)."""
+    value = norm.rhs(node, out)
+    if isinstance(value, (Shape, TupleValue, FunctionValue, TypeOf)) or \
+            (isinstance(value, View) and not has_take(value)):
+        return value
+    return norm.to_atom(out, value)
 
-    def inline(self, node, fn, out, atoms=None):
-        """The helper `fn` called by `node`, inlined into `out`. `atoms`: the arguments as
-        this pass's atoms already (a @vectorize kernel on one element of each operand: it
-        takes numbers, so it cannot write the arrays pending in self.lazy)."""
-        callee = read_function(fn)      # (a dispatcher's function: read_function unwraps it)
-        fn = callee.fn
-        params = callee.params
-        positional = [a.arg for a in callee.tree.args.posonlyargs + callee.tree.args.args]
-        values = [self.argument(a, out) for a in node.args] if atoms is None else list(atoms)
-        if self.lazy and atoms is None:
-            self.flush_lazy(out)     # the helper may write any array it is given
-        if len(values) > len(positional):
-            raise self.error(node, f"a call to {fn.__name__} with the wrong arguments "
-                             f"({len(values)} positional)", f"It takes {len(positional)}: "
-                             f"{', '.join(positional)}; pass the others by keyword.")
-        bound = dict(zip(positional, values))
-        for kw in node.keywords:
-            if kw.arg is None or kw.arg not in params or kw.arg in bound:
-                raise self.error(node, f"the keyword argument `{kw.arg}`",
-                                 f"Pass the parameters of {fn.__name__}: {', '.join(params)}, "
-                                 "each once.")
-            bound[kw.arg] = self.argument(kw.value, out)
-        defaults = dict(zip(positional[len(positional) - len(callee.fn.__defaults__ or ()):],
-                            callee.fn.__defaults__ or ()))
-        defaults.update(callee.fn.__kwdefaults__ or {})
-        for p, d in defaults.items():
-            if p not in bound:
-                if d is None:
-                    bound[p] = NONE         # `w=None`: only `w is None` may read it
-                    continue
-                if not isinstance(d, (bool, int, float, str)):
-                    raise self.error(node, f"the non-numeric default of `{p}`",
-                                     f"Pass `{p}` explicitly.")
-                bound[p] = ir.const(d) if not isinstance(d, str) else ast.Constant(value=d)
-        missing = [p for p in params if p not in bound]
-        if missing:
-            raise self.error(node, f"a call to {fn.__name__} with the wrong arguments (no "
-                             f"value for `{missing[0]}`)",
-                             f"Pass {len(params)} argument(s): {', '.join(params)}.")
-        for p, v in bound.items():
-            if isinstance(v, ast.Constant) and v.value is None:
-                bound[p] = NONE             # None passed: as the default None
-        if has_none_tests(callee.tree):
-            # the branches numba prunes for these arguments (None or not) go here too, for
-            # a parameter the body assigns only while it is None (`if w is None: w = ...`)
-            none = {p: isinstance(bound[p], NoneValue) for p in params}
-            for p in [p for p in none if not assigned_only_when_none(callee.tree.body, p)]:
-                if none[p]:
-                    raise self.error(node, f"the optional argument `{p}` of {fn.__name__} "
-                                     "left out (None) and assigned where it may not be None",
-                                     f"Assign it only under `if {p} is None:` (a default), "
-                                     "or pass it.")
-                del none[p]
-            callee = FunctionSource(callee.fn, pruned_function(callee.tree, none), callee.loc)
-        prefix = self.ctx.prefix_for(self.prefix + callee.fn.__name__)
-        reassigned = assigned_user_names(callee.tree.body)
-        subst, copies, views = {}, [], {}
-        for p in params:
-            v = bound[p]
-            if isinstance(v, NoneValue) and p in reassigned:
-                continue                    # `if w is None: w = ...`: a local from there on
-            if isinstance(v, (FunctionValue, TypeOf, NoneValue)):   # called, or compared
-                if p in reassigned:
-                    raise self.error(node, f"a function or None passed as `{p}` to "
-                                     f"{fn.__name__}, which assigns that parameter again",
-                                     "Assign to a new name in the helper.")
-                subst[p] = v
+
+def inline(norm, node, fn, out, atoms=None):
+    """The helper `fn` called by `node`, inlined into `out` by the normalizer `norm`.
+    `atoms`: the arguments as the normalizer's atoms already (a @vectorize kernel on one
+    element of each operand: it takes numbers, so it cannot write the arrays pending in
+    norm.lazy)."""
+    callee = read_function(fn)      # (a dispatcher's function: read_function unwraps it)
+    fn = callee.fn
+    params = callee.params
+    positional = [a.arg for a in callee.tree.args.posonlyargs + callee.tree.args.args]
+    values = [argument(norm, a, out) for a in node.args] if atoms is None else list(atoms)
+    if norm.lazy and atoms is None:
+        norm.flush_lazy(out)     # the helper may write any array it is given
+    if len(values) > len(positional):
+        raise norm.error(node, f"a call to {fn.__name__} with the wrong arguments "
+                         f"({len(values)} positional)", f"It takes {len(positional)}: "
+                         f"{', '.join(positional)}; pass the others by keyword.")
+    bound = dict(zip(positional, values))
+    for kw in node.keywords:
+        if kw.arg is None or kw.arg not in params or kw.arg in bound:
+            raise norm.error(node, f"the keyword argument `{kw.arg}`",
+                             f"Pass the parameters of {fn.__name__}: {', '.join(params)}, "
+                             "each once.")
+        bound[kw.arg] = argument(norm, kw.value, out)
+    defaults = dict(zip(positional[len(positional) - len(callee.fn.__defaults__ or ()):],
+                        callee.fn.__defaults__ or ()))
+    defaults.update(callee.fn.__kwdefaults__ or {})
+    for p, d in defaults.items():
+        if p not in bound:
+            if d is None:
+                bound[p] = NONE         # `w=None`: only `w is None` may read it
                 continue
-            if isinstance(v, (Shape, TupleValue)):     # (a tuple: the helper reads it)
-                if p in reassigned:
-                    raise self.error(node, f"a tuple passed as `{p}` to {fn.__name__}, which "
-                                     "assigns that parameter again", "Assign to a new name "
-                                     "in the helper.")
-                subst[p] = v
-                continue
-            if isinstance(v, ast.Name) and self.array_ndim(v) is not None and p in reassigned:
-                v = self.view_of(v.id, out)     # the parameter aliases the caller's array
-            if isinstance(v, View):
-                subst[p] = prefix + p
-                self.ctx.namegen.reserve(prefix + p)
-                views[prefix + p] = v
-            elif p in reassigned:
-                copies.append(ir.assign(prefix + p, v, self.origin))
-            else:
-                subst[p] = v
-        out.extend(copies)
-        # the callee goes through the same pass
-        stmts, result = self.ctx.normalize_callee(callee, self.ctx, prefix, subst, views)
-        out.extend(stmts)
-        self.loads = {}
-        if result is None:
-            return ir.const(0.0)
-        return result
+            if not isinstance(d, (bool, int, float, str)):
+                raise norm.error(node, f"the non-numeric default of `{p}`",
+                                 f"Pass `{p}` explicitly.")
+            bound[p] = ir.const(d) if not isinstance(d, str) else ast.Constant(value=d)
+    missing = [p for p in params if p not in bound]
+    if missing:
+        raise norm.error(node, f"a call to {fn.__name__} with the wrong arguments (no "
+                         f"value for `{missing[0]}`)",
+                         f"Pass {len(params)} argument(s): {', '.join(params)}.")
+    for p, v in bound.items():
+        if isinstance(v, ast.Constant) and v.value is None:
+            bound[p] = NONE             # None passed: as the default None
+    if has_none_tests(callee.tree):
+        # the branches numba prunes for these arguments (None or not) go here too, for
+        # a parameter the body assigns only while it is None (`if w is None: w = ...`)
+        none = {p: isinstance(bound[p], NoneValue) for p in params}
+        for p in [p for p in none if not assigned_only_when_none(callee.tree.body, p)]:
+            if none[p]:
+                raise norm.error(node, f"the optional argument `{p}` of {fn.__name__} "
+                                 "left out (None) and assigned where it may not be None",
+                                 f"Assign it only under `if {p} is None:` (a default), "
+                                 "or pass it.")
+            del none[p]
+        callee = FunctionSource(callee.fn, pruned_function(callee.tree, none), callee.loc)
+    prefix = norm.ctx.prefix_for(norm.prefix + callee.fn.__name__)
+    reassigned = assigned_user_names(callee.tree.body)
+    subst, copies, views = {}, [], {}
+    for p in params:
+        v = bound[p]
+        if isinstance(v, NoneValue) and p in reassigned:
+            continue                    # `if w is None: w = ...`: a local from there on
+        if isinstance(v, (FunctionValue, TypeOf, NoneValue)):   # called, or compared
+            if p in reassigned:
+                raise norm.error(node, f"a function or None passed as `{p}` to "
+                                 f"{fn.__name__}, which assigns that parameter again",
+                                 "Assign to a new name in the helper.")
+            subst[p] = v
+            continue
+        if isinstance(v, (Shape, TupleValue)):     # (a tuple: the helper reads it)
+            if p in reassigned:
+                raise norm.error(node, f"a tuple passed as `{p}` to {fn.__name__}, which "
+                                 "assigns that parameter again", "Assign to a new name "
+                                 "in the helper.")
+            subst[p] = v
+            continue
+        if isinstance(v, ast.Name) and norm.array_ndim(v) is not None and p in reassigned:
+            v = norm.view_of(v.id, out)     # the parameter aliases the caller's array
+        if isinstance(v, View):
+            subst[p] = prefix + p
+            norm.ctx.namegen.reserve(prefix + p)
+            views[prefix + p] = v
+        elif p in reassigned:
+            copies.append(ir.assign(prefix + p, v, norm.origin))
+        else:
+            subst[p] = v
+    out.extend(copies)
+    # the callee goes through the same pass
+    stmts, result = norm.ctx.normalize_callee(callee, norm.ctx, prefix, subst, views)
+    out.extend(stmts)
+    norm.loads = {}
+    if result is None:
+        return ir.const(0.0)
+    return result

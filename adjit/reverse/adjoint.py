@@ -6,9 +6,10 @@ condition variable) and each loop reversed (its bounds, or its recorded trip cou
 
 ReverseBuilder holds the adjoint rules of statements (this module). validate.py says what is
 refused before anything is built (and which operands are recorded at array-level
-operations); two parts with one job each make the rest: planner.py (which primal values are
-kept, replayed or recorded: the rules are in plan.py) and emit.py (the two sweeps, with
-checkpointed loops expanded by checkpoint.py).
+operations), facts.py what the rules know of the statements; two objects with one job each
+make the rest: planner.py's Planner returns a Plan (which primal values are kept, replayed
+or recorded: the rules are in plan.py), and emit.py's Emitter takes the builder and that
+Plan and writes the two sweeps (checkpointed loops expanded by checkpoint.py).
 """
 import ast
 import copy
@@ -20,10 +21,11 @@ from ..rules.table import ARRAY_RULES
 from ..rules.templates import accumulate, fold, instantiate, scale, substitute
 from . import checkpoint as checkpointing
 from . import plan as planning
-from .emit import Emission
+from . import facts
+from .emit import Emitter
 from .mirrors import AssignMirror, IfMirror, LoopMirror
 from .naming import BarNames
-from .planner import Planning
+from .planner import Planner
 from .tape import Tape
 from .validate import validate
 
@@ -40,7 +42,11 @@ class AdjointProgram:
         self.tape = tape
 
 
-class ReverseBuilder(Planning, Emission):
+class ReverseBuilder:
+    """The adjoint of normalized statements: the adjoint rule of each statement (here), what
+    those rules know about the statements (facts.py), the planner's decisions (a Plan from
+    planner.py) and the two sweeps emitted as the Plan says (emit.py's Emitter)."""
+
     def __init__(self, stmts, result, params, kinds, active, env, namegen, temps=(),
                  bounded=False):
         self.stmts = stmts
@@ -59,28 +65,36 @@ class ReverseBuilder(Planning, Emission):
         # refusals first; id(array op) -> (operands, results) recorded at it
         self.snapshots = validate(stmts, self.layout, self.prim, kinds, active, params,
                                   bounded)
-        contributions = self._contributions()
-        self.single_use = self._single_use_temps(contributions)
-        self.write_once = self._write_once(temps)
-        self.increments = self._increments()
+        contributions = facts.contributions(stmts, self._contributing_operands)
+        self.single_use = facts.single_use_temps(contributions, self.layout, kinds, params,
+                                                 result)
+        self.write_once = facts.write_once(self.layout, temps)
+        self.increments = facts.increments(stmts, self.layout, active, self.write_once)
         self.powers, self.folded_powers = self._power_chains(contributions)
         self.increment_loads = set(self.increments.values())
         self.checkpoint = None        # snapshots for top-level time loops: int or "auto"
         self.stored_in = {}           # var -> array element holding it (set in build)
         self.value_needed = False     # value_and_grad / vjp also return the value
-        self.checkpoint = None        # snapshots for top-level time loops: int or "auto"
         self.vec_temps = set()        # arrays the vectorizer made (fully written before read)
         self.checkpointed = {}        # id(loop) -> checkpointing.Checkpointed
         self.recompute = {}           # id(prange loop) -> (plain body, recording body)
-        self.plan = planning.Plan()   # what the planner decides (reverse/plan.py)
+        self.plan = planning.Plan()   # what the planner decides (reverse/plan.py), in build
         self.indexed = {}             # id(loop) -> IndexedTape: slots by the loop counter
-        self._inverses = {}
         self.recompute_fills = {}     # id(recomputed loop) -> arrays each iteration fills
         self.recompute_loops = {}     # id(recomputed loop) -> the loop, in the forward code
         self.forward_stmts = []       # the forward sweep, once built
         self.allow_recompute = True
 
     # helpers -------------------------------------------------------------
+    def _ordered(self, names):
+        """Names in the order of their first definition (parameters first)."""
+        first = {}
+        for p in self.params:
+            first.setdefault(p, -1)
+        for var, sites in self.layout.sites.items():
+            first.setdefault(var, self.layout.pos[id(sites[0])])
+        return sorted(names, key=lambda v: (first.get(v, 10**9), v))
+
     def prim(self, s):
         if id(s) not in self._prims:
             self._prims[id(s)] = classify(s.value, self.env)
@@ -324,9 +338,10 @@ class ReverseBuilder(Planning, Emission):
     # assembly --------------------------------------------------------------
     def build(self, wrt):
         """Plan and assemble. Returns an AdjointProgram."""
-        self.stored_in = self._stored_values()
+        self.stored_in = facts.stored_values(self.stmts, self.layout, self.kinds, self.params,
+                                             self.checkpoint is not None or self.tape.bounded)
         top = self.mirrors(self.stmts)
-        self.make_plan(top)
+        self.plan = Planner(self).make_plan(top)
         self.taped_trips = {ir.note(s, "trip"): s for s in ir.walk_stmts(self.stmts)
                             if isinstance(s, (ast.For, ast.While)) and ir.note(s, "trip")
                             and id(s) in self.plan.kept_loops and self.layout.loops[id(s)]}
@@ -339,14 +354,15 @@ class ReverseBuilder(Planning, Emission):
                     if isinstance(x, ast.Assign) and not ir.is_store(x)
                     and self.layout.pos[id(x)] < self.layout.pos[id(loop)]}
                 self.checkpointed[id(loop)] = cp
-        self.indexed = self._indexed_loops()
-        backward = self._backward(top, self.stmts)
-        forward = self._forward(self.stmts)
+        emit = Emitter(self, self.plan)
+        self.indexed = emit.indexed_loops()
+        backward = emit.backward(top, self.stmts)
+        forward = emit.forward(self.stmts)
         self.forward_stmts = forward
         if self.checkpointed:
-            backward = self._expand_checkpoints(backward)
+            backward = emit.expand_checkpoints(backward)
         if self.plan.recomputed:
-            backward = self._expand_recomputed(backward)
+            backward = emit.expand_recomputed(backward)
         init = []
         # (from the layout: the bodies of recomputed loops are copies by now)
         recorded = {var for var, sites in self.layout.sites.items()
@@ -376,6 +392,7 @@ class ReverseBuilder(Planning, Emission):
         if is_array(self.kinds[var]):
             return f"np.zeros_like({var})"
         return "0.0"
+
 
 _ZERO = {FLOAT: 0.0, INT: 0, BOOL: False}
 

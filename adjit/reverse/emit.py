@@ -14,16 +14,16 @@ from .recompute import filled_buffers
 from .mirrors import AssignMirror, IfMirror
 
 
-class Emission:
-    def _ordered(self, names):
-        first = {}
-        for p in self.params:
-            first.setdefault(p, -1)
-        for var, sites in self.layout.sites.items():
-            first.setdefault(var, self.layout.pos[id(sites[0])])
-        return sorted(names, key=lambda v: (first.get(v, 10**9), v))
+class Emitter:
+    """The two sweeps of one ReverseBuilder (`b`) as its Plan (`plan`, from the planner)
+    says: emission reads the builder's statements, rules and tape, and keeps what it makes
+    for later passes on the builder (its recomputed loops' bodies, the forward sweep)."""
 
-    def _forward(self, stmts, reserved=False):
+    def __init__(self, builder, plan):
+        self.b = builder
+        self.plan = plan
+
+    def forward(self, stmts, reserved=False):
         """The primal statements with pushes. Inside a loop whose pushes were reserved in
         advance (see _reserve) the pushes store without a capacity check."""
         out = []
@@ -31,39 +31,39 @@ class Emission:
             if isinstance(s, ast.Assign):
                 target = ir.target_name(s)
                 if id(s) in self.plan.pushed:
-                    out += self.tape.push(target, self.kinds[target], checked=not reserved)
+                    out += self.b.tape.push(target, self.b.kinds[target], checked=not reserved)
                 if ir.note(s, "atomic", False):    # a store standing for cuda.atomic.add
                     sub = s.targets[0]
                     s = ir.atomic_add(sub.value.id, copy.deepcopy(sub.slice), s.value,
                                       ir.note(s, "origin", None))
-                kept, results = self.snapshots.get(id(s), ((), ()))
+                kept, results = self.b.snapshots.get(id(s), ((), ()))
                 for a in kept:
-                    out += self.tape.push_array(a)
+                    out += self.b.tape.push_array(a)
                 out.append(s)
                 for a in results:
-                    out += self.tape.push_array(a)
-                if target in self.active and is_array(self.kinds[target]):
-                    out += ir.parse(f"{self.bar(target)} = np.zeros_like({target})")
-                if target in self.taped_trips:
-                    out += self.tape.push(target, INT, checked=not reserved)
+                    out += self.b.tape.push_array(a)
+                if target in self.b.active and is_array(self.b.kinds[target]):
+                    out += ir.parse(f"{self.b.bar(target)} = np.zeros_like({target})")
+                if target in self.b.taped_trips:
+                    out += self.b.tape.push(target, INT, checked=not reserved)
                 continue
             if isinstance(s, ast.If):
-                s.body = self._forward(s.body, reserved)
-                s.orelse = self._forward(s.orelse, reserved)
+                s.body = self.forward(s.body, reserved)
+                s.orelse = self.forward(s.orelse, reserved)
             elif isinstance(s, (ast.For, ast.While)):
                 if isinstance(s, ast.For) and id(s) in self.plan.pushed:
-                    out += self.tape.push(s.target.id, INT, checked=not reserved)
-                if id(s) in self.checkpointed:
+                    out += self.b.tape.push(s.target.id, INT, checked=not reserved)
+                if id(s) in self.b.checkpointed:
                     out += self._checkpointed_forward(s)
                     continue
                 if id(s) in self.plan.recomputed:
                     out.append(self._recomputed_forward(s))
                     continue
-                if id(s) in self.indexed:
+                if id(s) in self.b.indexed:
                     out += self._indexed_forward(s)
                     continue
                 parallel = ir.note(s, "parallel", False) and not any(
-                    id(x) in self.checkpointed for x in ir.walk_stmts(s.body))
+                    id(x) in self.b.checkpointed for x in ir.walk_stmts(s.body))
                 plain = copy.deepcopy(s.body) if parallel else None
                 counts = self._reservable(s)
                 if counts:
@@ -71,9 +71,9 @@ class Emission:
                     for r in reserve:
                         ir.annotate(r, pkey=id(s))
                     out += reserve
-                elif not reserved and not self.tape.bounded:
+                elif not reserved and not self.b.tape.bounded:
                     out += self._reserve_nest(s)
-                s.body = self._forward(s.body, bool(counts))
+                s.body = self.forward(s.body, bool(counts))
                 if parallel:
                     self._recompute_variant(s, plain, counts)
             out.append(s)
@@ -85,23 +85,23 @@ class Emission:
         is kept for the backward sweep (_expand_recomputed)."""
         plain = copy.deepcopy(loop.body)
         counts = self._reservable(loop)
-        taped = self._forward(loop.body, bool(counts))
+        taped = self.forward(loop.body, bool(counts))
         per_iteration = []
         if counts:
             for kind, count in ((FLOAT, counts[0]), (INT, counts[1])):
                 if count:
-                    per_iteration += self.tape.reserve(kind, str(count))
-        self.recompute[id(loop)] = (plain, per_iteration + taped)
-        self.recompute_fills[id(loop)] = filled_buffers(loop, self.layout, self.kinds)
-        self.recompute_loops[id(loop)] = loop
+                    per_iteration += self.b.tape.reserve(kind, str(count))
+        self.b.recompute[id(loop)] = (plain, per_iteration + taped)
+        self.b.recompute_fills[id(loop)] = filled_buffers(loop, self.b.layout, self.b.kinds)
+        self.b.recompute_loops[id(loop)] = loop
         loop.body = plain
         return loop
 
-    def _expand_recomputed(self, stmts):
+    def expand_recomputed(self, stmts):
         """Each reversed recomputed loop's marker becomes its iteration's recording forward,
         without what the iteration's adjoint does not read (innermost loops first, so an
         outer iteration keeps what an inner one reads)."""
-        tape_names = self.tape.reserved_names()
+        tape_names = self.b.tape.reserved_names()
 
         def expand(block):
             for s in block:
@@ -116,7 +116,7 @@ class Emission:
                     rest = s.body[at + 1:]
                     roots = upward_exposed(rest) | tape_names
                     key = ir.note(s.body[at], "pkey")
-                    taped = eliminate_dead(copy.deepcopy(self.recompute[key][1]), roots, set())
+                    taped = eliminate_dead(copy.deepcopy(self.b.recompute[key][1]), roots, set())
                     kept = self._keep_iterations(key, s, taped, rest, tape_names)
                     if kept is not None:
                         s.body = s.body[:at] + kept[0] + rest
@@ -129,7 +129,7 @@ class Emission:
                     ir.annotate(s, comment="each iteration computed again before its adjoint")
                     # what the iteration fills before reading is not needed from before it
                     # (so the forward sweep need not compute it for this loop)
-                    fills = self.recompute_fills[key]
+                    fills = self.b.recompute_fills[key]
                     # and the values its first pushes record: the end of its backward
                     # sweep puts them back, and no one reads them then (the planner keeps
                     # no reader outside a recomputed loop of a value recorded in it)
@@ -151,11 +151,11 @@ class Emission:
         it does not fill completely (or allocates), the loop is not a counted loop of step
         1, or it is not inside another recomputed loop (the kept rows then hold the
         components of one data point, not every point)."""
-        fwd = self.recompute_loops.get(key)
+        fwd = self.b.recompute_loops.get(key)
         if fwd is None or not isinstance(fwd, ast.For) or \
                 not (isinstance(fwd._bounds[2], ast.Constant) and fwd._bounds[2].value == 1):
             return None
-        if not any(outer in self.plan.recomputed for outer in self.layout.loops[id(fwd)]):
+        if not any(outer in self.plan.recomputed for outer in self.b.layout.loops[id(fwd)]):
             return None     # rows for every iteration of the loop over the data points would
             # be the tape growing with the data that computing again avoids
         if any(isinstance(n, ast.Name) and n.id in tape_names
@@ -169,25 +169,25 @@ class Emission:
         stored = {x.targets[0].value.id for x in ir.walk_stmts(taped) if ir.is_store(x)}
         assigned = ir.assigned(taped) - {fwd.target.id}
         arrays = sorted(a for a in stored & reads)
-        if any(a not in self.recompute_fills[key] or a in assigned for a in arrays):
+        if any(a not in self.b.recompute_fills[key] or a in assigned for a in arrays):
             return None
-        numbers = self._ordered((assigned & upward_exposed(rest)) - set(arrays))
-        if any(self.kinds.get(v) not in (FLOAT, INT, BOOL) for v in numbers):
+        numbers = self.b._ordered((assigned & upward_exposed(rest)) - set(arrays))
+        if any(self.b.kinds.get(v) not in (FLOAT, INT, BOOL) for v in numbers):
             return None
-        floats = [v for v in numbers if self.kinds[v] == FLOAT]
-        ints = [v for v in numbers if self.kinds[v] != FLOAT]
+        floats = [v for v in numbers if self.b.kinds[v] == FLOAT]
+        ints = [v for v in numbers if self.b.kinds[v] != FLOAT]
         parent = self._block_of(fwd)
         if parent is None:
             return None
         lo, trips = ast.unparse(fwd._bounds[0]), trip_count(fwd._bounds)
         slot = f"{fwd.target.id} - {lo}" if lo != "0" else fwd.target.id
-        gen, alloc, store, load, after = self.namegen, [], [], [], []
+        gen, alloc, store, load, after = self.b.namegen, [], [], [], []
         at = next(k for k, x in enumerate(parent) if x is fwd)
         later = parent[at + 1:]
         for a in arrays:
             keep = gen.fresh(f"_kept_{a.lstrip('_')}")
             alloc.append(f"{keep} = np.empty(({trips},) + {a}.shape, {a}.dtype)")
-            if getattr(self.kinds.get(a), "ndim", None) == 1 and \
+            if getattr(self.b.kinds.get(a), "ndim", None) == 1 and \
                     _elements_only(a, fwd.body + rest):
                 # the iteration works in its own row: nothing to copy out or back
                 _to_row(a, keep, slot, fwd.body + rest)
@@ -196,7 +196,7 @@ class Emission:
                     j = gen.fresh("_j")
                     after.append(f"if {trips} > 0:\n    for {j} in range({a}.shape[0]):\n"
                                  f"        {a}[{j}] = {keep}[{trips} - 1, {j}]")
-            elif getattr(self.kinds.get(a), "ndim", None) == 1:    # element loops: no views
+            elif getattr(self.b.kinds.get(a), "ndim", None) == 1:    # element loops: no views
                 j = gen.fresh("_j")
                 store.append(f"for {j} in range({a}.shape[0]):\n    {keep}[{slot}, {j}] = {a}[{j}]")
                 load.append(f"for {j} in range({a}.shape[0]):\n    {a}[{j}] = {keep}[{slot}, {j}]")
@@ -209,7 +209,7 @@ class Emission:
             keep = gen.fresh("_kept")
             alloc.append(f"{keep} = np.empty(({trips}, {len(group)}){dtype})")
             for k, v in enumerate(group):
-                bool_ = self.kinds[v] == BOOL
+                bool_ = self.b.kinds[v] == BOOL
                 store.append(f"{keep}[{slot}, {k}] = {'int(' + v + ')' if bool_ else v}")
                 load.append(f"{v} = {keep}[{slot}, {k}]" + (" != 0" if bool_ else ""))
         origin = ir.note(fwd, "origin", None)
@@ -218,10 +218,10 @@ class Emission:
             ir.annotate(x, origin=origin)
         parent[at + 1:at + 1] = ir.parse("\n".join(after))     # (before `new` moves fwd)
         sizes = {n.id for e in fwd._bounds[:2] for n in ir.walk(e) if isinstance(n, ast.Name)}
-        if parent is not self.forward_stmts and all(
-                not self.layout.loops[id(site)] for n in sizes | set(arrays)
-                for site in self.layout.sites.get(n, ())):
-            self.forward_stmts.extend(new)      # once per call, not per outer iteration
+        if parent is not self.b.forward_stmts and all(
+                not self.b.layout.loops[id(site)] for n in sizes | set(arrays)
+                for site in self.b.layout.sites.get(n, ())):
+            self.b.forward_stmts.extend(new)      # once per call, not per outer iteration
         else:
             parent[at:at] = new
         fwd.body = fwd.body + ir.parse("\n".join(store))
@@ -230,7 +230,7 @@ class Emission:
     def _block_of(self, loop):
         """The statement list holding `loop`: in the forward sweep or in the recording body
         of a recomputed loop."""
-        lists = [self.forward_stmts] + [body for _, body in self.recompute.values()]
+        lists = [self.b.forward_stmts] + [body for _, body in self.b.recompute.values()]
         seen = set()
         while lists:
             block = lists.pop()
@@ -251,7 +251,7 @@ class Emission:
         (reverse/parallel.py picks it where it is safe) runs the body plain in the forward
         sweep and, in the backward sweep, each iteration again with its recording just
         before its adjoint, on a tape of the thread's own."""
-        tape_names = self.tape.reserved_names()
+        tape_names = self.b.tape.reserved_names()
         if not any(isinstance(n, ast.Name) and n.id in tape_names
                    for x in loop.body for n in ir.walk(x)):
             return
@@ -259,33 +259,33 @@ class Emission:
         if counts:
             for kind, count in ((FLOAT, counts[0]), (INT, counts[1])):
                 if count:
-                    per_iteration += self.tape.reserve(kind, str(count))
-        self.recompute[id(loop)] = (plain, per_iteration + loop.body)
+                    per_iteration += self.b.tape.reserve(kind, str(count))
+        self.b.recompute[id(loop)] = (plain, per_iteration + loop.body)
 
     def _checkpointed_forward(self, s):
         """A checkpointed loop: its taped body (one step's recording, run in the backward
         sweep) is kept aside; the forward sweep runs the plain loop, saving snapshots."""
-        cp = self.checkpointed[id(s)]
+        cp = self.b.checkpointed[id(s)]
         counts = self._reservable(s)
         reserve = []
         if counts:
             block = cp.names["block"]
             for kind, count in ((FLOAT, counts[0]), (INT, counts[1])):
                 if count:
-                    reserve += self.tape.reserve(kind, f"({count}) * {block}")
+                    reserve += self.b.tape.reserve(kind, f"({count}) * {block}")
         per_step = tuple(str(c) for c in counts) if counts else self._body_pushes(s.body, s)
         if per_step:
             cp.step_counts = tuple(c for c in per_step if c != "0")
         cp.reserve = reserve        # once before the schedule: every block pops what it pushes
-        cp.taped = self._forward(s.body, bool(counts))
+        cp.taped = self.forward(s.body, bool(counts))
         return cp.forward(cp.defined_before)
 
-    def _expand_checkpoints(self, stmts):
+    def expand_checkpoints(self, stmts):
         def expand(block):
             out = []
             for s in block:
                 key = ir.note(s, "checkpoint", None)
-                out += self.checkpointed[key].backward() if key is not None else [s]
+                out += self.b.checkpointed[key].backward() if key is not None else [s]
             return out
         return ir.rewrite_blocks(stmts, expand)
 
@@ -294,8 +294,8 @@ class Emission:
         target = ir.target_name(s)
         f = i = 0
         if id(s) in self.plan.pushed:
-            f, i = (1, 0) if self.kinds[target] == FLOAT else (0, 1)
-        return f, i + (target in self.taped_trips)
+            f, i = (1, 0) if self.b.kinds[target] == FLOAT else (0, 1)
+        return f, i + (target in self.b.taped_trips)
 
     def _pushes_in(self, stmts):
         """(float pushes, int pushes) the statements make, not counting nested loop bodies,
@@ -338,21 +338,21 @@ class Emission:
         out = []
         for kind, expr in ((FLOAT, total[0]), (INT, total[1])):
             if expr != "0":
-                out += self.tape.reserve(kind, expr)
+                out += self.b.tape.reserve(kind, expr)
         return out
 
     def _nest_pushes(self, loop, outer):
         """(float, int) source expressions of the pushes all iterations of `loop` make, or
         None: nested loops must be `for` loops whose bounds nothing in `outer` assigns."""
         if not isinstance(loop, ast.For) or ir.note(loop, "trip") or \
-                id(loop) in self.checkpointed or id(loop) in self.plan.recomputed:
+                id(loop) in self.b.checkpointed or id(loop) in self.plan.recomputed:
             return None
         names = [a.id for a in loop._bounds if isinstance(a, ast.Name)]
         counters = {x.target.id for x in [outer] + list(ir.walk_stmts(outer.body))
                     if isinstance(x, ast.For)}
         if loop is not outer and any(n in counters or any(
-                self.layout.inside(site, id(outer.body))
-                for site in self.layout.sites.get(n, ())) for n in names):
+                self.b.layout.inside(site, id(outer.body))
+                for site in self.b.layout.sites.get(n, ())) for n in names):
             return None         # (a triangular nest: the inner bounds change in it)
         per = self._body_pushes(loop.body, outer)
         if per is None:
@@ -365,7 +365,7 @@ class Emission:
         f, i, nested = 0, 0, []
         for s in stmts:
             if isinstance(s, ast.Assign):
-                if self.snapshots.get(id(s)):
+                if self.b.snapshots.get(id(s)):
                     return None
                 df, di = self._assign_pushes(s)
                 f, i = f + df, i + di
@@ -394,7 +394,7 @@ class Emission:
         out = []
         for kind, count in ((FLOAT, counts[0]), (INT, counts[1])):
             if count:
-                out += self.tape.reserve(kind, f"{trips} * {count}" if count > 1 else trips)
+                out += self.b.tape.reserve(kind, f"{trips} * {count}" if count > 1 else trips)
         return out
 
     def _replay(self, block, names=None):
@@ -410,7 +410,7 @@ class Emission:
                 out.append(node)
         return out
 
-    def _backward(self, mirrors, block):
+    def backward(self, mirrors, block):
         return _merge_resets(self._backward_raw(mirrors, block))
 
     def _backward_raw(self, mirrors, block):
@@ -422,7 +422,7 @@ class Emission:
                 out += self._with_snapshots(s, m.adj)
                 if id(s) in self.plan.pushed and not self._loaded_at_iteration_start(s):
                     target = ir.target_name(s)
-                    out += self.tape.pop(target, self.kinds[target])
+                    out += self.b.tape.pop(target, self.b.kinds[target])
                 elif id(s) in self.plan.inverted:
                     undo = copy.deepcopy(self.plan.inverted[id(s)][1])
                     ir.annotate(undo, origin=ir.note(s, "origin", None))
@@ -430,8 +430,8 @@ class Emission:
                 if id(s) in self.plan.replays_after:
                     out += self._replay(block, self.plan.replays_after[id(s)])
             elif isinstance(m, IfMirror):
-                body = self._backward(m.body, s.body)
-                orelse = self._backward(m.orelse, s.orelse)
+                body = self.backward(m.body, s.body)
+                orelse = self.backward(m.orelse, s.orelse)
                 if body or orelse:
                     node = ast.If(test=ir.name(s.test.id), body=body or [ast.Pass()],
                                   orelse=orelse, lineno=0)
@@ -441,7 +441,7 @@ class Emission:
                 if id(s) in self.plan.kept_loops:
                     out += self._reverse_loop(m, s)
                 if isinstance(s, ast.For) and id(s) in self.plan.pushed:
-                    out += self.tape.pop(s.target.id, INT)
+                    out += self.b.tape.pop(s.target.id, INT)
         return self._sink_paired(head, out)
 
     def _sink_paired(self, head, body):
@@ -452,7 +452,7 @@ class Emission:
         statement assigns it or its argument, or another replayed value reads it."""
         keep, rest = [], list(body)
         for k, node in enumerate(head):
-            prim = classify(node.value, self.env)
+            prim = classify(node.value, self.b.env)
             name = ir.target_name(node)
             args = {a.id for a in prim.operands if isinstance(a, ast.Name)} | {name}
             if prim.kind != "op" or prim.obj not in PAIRED or \
@@ -473,13 +473,13 @@ class Emission:
     def _with_snapshots(self, s, adj):
         """An array operation's adjoint reading the operands (and result) recorded at it,
         taken back from the tape, instead of the arrays' later contents."""
-        kept, results = self.snapshots.get(id(s), ((), ()))
+        kept, results = self.b.snapshots.get(id(s), ((), ()))
         if not adj or not (kept or results):
             return adj
         names, out = {}, []
         for a in list(reversed(results)) + list(reversed(kept)):
-            names[a] = self.namegen.fresh(f"{a.lstrip('_')}_then")
-            out += self.tape.pop_array(a, names[a])
+            names[a] = self.b.namegen.fresh(f"{a.lstrip('_')}_then")
+            out += self.b.tape.pop_array(a, names[a])
 
         class Rename(ast.NodeTransformer):
             def visit_Name(self, node):
@@ -494,7 +494,7 @@ class Emission:
         return out
 
     # values recorded at their definition, in slots the loop counter indexes --------------
-    def _indexed_loops(self):
+    def indexed_loops(self):
         """{id(loop): IndexedTape} for the serial `for` loops of step 1 whose recorded values
         are all the iteration's own temporaries: each assigned once, directly in the body,
         not read before that in the body, and nowhere else. Such a loop records each value
@@ -504,13 +504,13 @@ class Emission:
         the backward loop can be split and vectorized (reverse/fission.py). Left as they are:
         loops with nested loops or branches that record, loops that leave early, checkpointed,
         recomputed or parallel loops, and CUDA code."""
-        if self.tape.bounded:
+        if self.b.tape.bounded:
             return {}
         out = {}
-        for loop in ir.walk_stmts(self.stmts):
+        for loop in ir.walk_stmts(self.b.stmts):
             if not isinstance(loop, ast.For) or ir.note(loop, "trip") or \
                     ir.note(loop, "parallel", False) or id(loop) in self.plan.recomputed or \
-                    id(loop) in self.checkpointed:
+                    id(loop) in self.b.checkpointed:
                 continue
             step = loop._bounds[2]
             if not (isinstance(step, ast.Constant) and step.value == 1):
@@ -521,29 +521,29 @@ class Emission:
                                  for x in inner):
                 continue
             if any(id(x) in self.plan.inverted or id(x) in self.plan.replays_after or
-                   self.snapshots.get(id(x)) or ir.note(x, "atomic", False) or
-                   (isinstance(x, ast.Assign) and ir.target_name(x) in self.taped_trips)
+                   self.b.snapshots.get(id(x)) or ir.note(x, "atomic", False) or
+                   (isinstance(x, ast.Assign) and ir.target_name(x) in self.b.taped_trips)
                    for x in inner):
                 continue
             top = {id(x) for x in loop.body}
             exposed = upward_exposed(loop.body)
             if not all(id(x) in top and isinstance(x, ast.Assign) and ir.target_name(x)
-                       and len(self.layout.sites.get(ir.target_name(x), ())) == 1
+                       and len(self.b.layout.sites.get(ir.target_name(x), ())) == 1
                        and ir.target_name(x) not in exposed for x in pushed):
                 continue
-            out[id(loop)] = IndexedTape(self, loop, pushed)
+            out[id(loop)] = IndexedTape(self.b, loop, pushed)
         return out
 
     def _loaded_at_iteration_start(self, s):
-        return any(id(s) in tape.stmt_ids for tape in self.indexed.values())
+        return any(id(s) in tape.stmt_ids for tape in self.b.indexed.values())
 
     def _indexed_forward(self, loop):
-        indexed = self.indexed[id(loop)]
+        indexed = self.b.indexed[id(loop)]
         ids = indexed.stmt_ids
         saved = self.plan
         self.plan = saved.without_pushes(ids)
         try:
-            body = self._forward(loop.body, True)
+            body = self.forward(loop.body, True)
         finally:
             self.plan = saved
         new = []
@@ -556,26 +556,26 @@ class Emission:
         return indexed.reserve() + indexed.before() + [loop] + indexed.after_forward()
 
     def _reverse_loop(self, m, s):
-        body = self._backward(m.body, s.body) or [ast.Pass()]
-        if id(s) in self.indexed:
-            indexed = self.indexed[id(s)]
+        body = self.backward(m.body, s.body) or [ast.Pass()]
+        if id(s) in self.b.indexed:
+            indexed = self.b.indexed[id(s)]
             lo = ast.unparse(s._bounds[0])
             header = f"for {s.target.id} in range({ast.unparse(s._bounds[1])} - 1, {lo} - 1, -1):\n    pass\n"
             loop = fold(ir.parse(header)[0])
             loop.body = indexed.loads() + body
             ir.annotate(loop, origin=ir.note(s, "origin", None), pkey=id(s))
             return indexed.before_backward() + [loop] + indexed.after_backward()
-        if id(s) in self.checkpointed:
-            self.checkpointed[id(s)].reverse = body
+        if id(s) in self.b.checkpointed:
+            self.b.checkpointed[id(s)].reverse = body
             marker = ast.Pass()
             ir.annotate(marker, checkpoint=id(s))
             return [marker]
         out = []
         trip = ir.note(s, "trip")
-        if trip and trip in self.taped_trips:
-            out += self.tape.pop(trip, INT)
+        if trip and trip in self.b.taped_trips:
+            out += self.b.tape.pop(trip, INT)
         if isinstance(s, ast.While):
-            k = self.namegen.fresh("_k")
+            k = self.b.namegen.fresh("_k")
             header = f"for {k} in range({trip}):\n    pass\n"
         else:
             lo, hi, st = (ast.unparse(a) for a in s._bounds)
@@ -584,7 +584,7 @@ class Emission:
                 start = f"{lo} + {trip} - 1" if trip else f"{hi} - 1"
                 header = f"for {var} in range({start}, {lo} - 1, -1):\n    pass\n"
             else:
-                k = self.namegen.fresh("_k")
+                k = self.b.namegen.fresh("_k")
                 count = trip or f"len(range({lo}, {hi}, {st}))"
                 header = f"for {k} in range({count} - 1, -1, -1):\n    pass\n"
                 body = ir.parse(f"{var} = {lo} + {k} * {st}") + body
@@ -679,7 +679,7 @@ def trip_count(bounds):
 
 class IndexedTape:
     """The recording plan of a loop whose values sit in slots its counter indexes (see
-    Emission._indexed_loops)."""
+    Emitter.indexed_loops)."""
 
     def __init__(self, builder, loop, pushed):
         self.builder = builder

@@ -115,7 +115,7 @@ def replayable(stmts, layout, prims_of, recomputed=frozenset()):
     backward sweep. One whose operand the block assigns again only later, after
     every use of the definition (`t = icf[k, idx]; ... t ...; idx = idx + 1`), is
     recomputed right after the mirror of that later assignment F has restored the operand
-    (the planner makes F restore it: see Planning._add_replays), where a person writing
+    (the planner makes F restore it: see Planner._add_replays), where a person writing
     the adjoint by hand would load it again instead of recording it."""
     final = final_loads(stmts, layout, recomputed)
     reads = {}

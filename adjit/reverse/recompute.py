@@ -70,7 +70,7 @@ def _independent(loop, writes, layout, kinds):
         if is_array(kinds.get(name)) or not _additive_reduction(name, inner):
             return f"`{name}` carries a value from one iteration to the next"
     # (scalars the loop assigns that code outside it needs from the forward sweep: the
-    # planner's check, see Planning._plan_recomputed)
+    # planner's check, see Planner._plan_recomputed)
     # arrays
     loop_ids = set(layout.loops[id(loop)])
     stored = {s.targets[0].value.id for s in inner if ir.is_store(s)}
