@@ -34,6 +34,7 @@ from .gufuncs import gufunc_call
 from . import inline as inlining
 from .lowering import missing
 from .messages import message_call
+from .stencils import stencil_call, stencil_kernel
 from .names import lookup
 from .numpy_calls import ARRAY_METHODS, NumpyCalls
 from .values import (FunctionValue, NoneValue, Shape, TupleValue, TypeOf,
@@ -394,6 +395,8 @@ def _written_in(stmts, names, src, depth=0, functions=None):
                 return True
             if not passed:
                 continue
+            if stencil_kernel(resolve(node.func)) is not None:
+                continue            # a stencil writes only its output (out=: above)
             try:
                 callee = read_function(resolve(node.func))
             except Exception:       # not a function adjit can read: it might write
@@ -2399,6 +2402,9 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls):
         kernel = ufunc_kernel(obj)
         if kernel is not None:
             return self.ufunc_call(node, obj, kernel, out)
+        stencil = stencil_kernel(obj)
+        if stencil is not None:
+            return stencil_call(self, node, stencil, out)
         gufunc = gufunc_kernel(obj)
         if gufunc is not None:
             return gufunc_call(self, node, gufunc, out)

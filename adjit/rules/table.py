@@ -801,6 +801,9 @@ inactive(vec.check_same_length, "vec.check_same_length", ("n", "m"), None,
          "an array rebound in a loop keeps its shape", statement=True)
 inactive(vec.check_gufunc_sizes, "vec.check_gufunc_sizes", ("n", "m"), None,
          "a gufunc's arguments agree in their dimensions", statement=True)
+inactive(vec.check_stencil_shape, "vec.check_stencil_shape", ("n", "m"), None,
+         "a stencil's relatively indexed arrays have its first argument's shape",
+         statement=True)
 
 
 def no_derivative(reason, *objs):

@@ -341,6 +341,15 @@ def check_gufunc_sizes(n, m):
         raise ValueError("a gufunc's arguments differ in a loop or core dimension")
 
 
+@numba.njit(cache=True)
+def check_stencil_shape(n, m):
+    """A relatively indexed argument of a stencil has the first argument's size in a
+    dimension (numba would read past a smaller one)."""
+    if n != m:
+        raise ValueError("a stencil's relatively indexed arrays differ in shape from its "
+                         "first argument")
+
+
 @numba.extending.intrinsic
 def _num_threads(typingctx):
     """numba's thread count, called by its symbol in the threading layer as numba's own
