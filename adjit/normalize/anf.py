@@ -26,7 +26,8 @@ from ..rules.table import (ALLOCATORS, ARRAY_FUNCTIONS, ARRAY_OPS, ARRAY_QUERIES
                            INACTIVE, INT_ALLOCATORS, MESSAGES, attached_rule, ensure_entries,
                            rule_for_call)
 
-from . import closures, comprehensions, swaps
+from . import appends, closures, comprehensions, swaps
+from .appends import APPENDED
 from .bindings import Bindings, _At, _Binding
 from .check import check_supported
 from .exits import lower_exits
@@ -157,6 +158,7 @@ def normalize_function(src, ctx, prefix="", subst=None, views=None):
     """Normalize `src`'s body. Returns (statements, result atom or None). `views` binds
     local names to Views (a helper's parameters that alias the caller's arrays)."""
     src = closures.lift(src, src.with_tree, FunctionSource)
+    src = appends.desugar(src, src.with_tree)
     src = comprehensions.desugar(src, src.with_tree)
     check_supported(src.tree, src.loc)
     if src.fn in ctx.stack:
@@ -1101,6 +1103,16 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls):
             if what == "view":
                 self.store_view(arr, value, None, out, tgt)
                 return
+            if (isinstance(value, Lazy) and not isinstance(value, Scalar) and value.shape) or \
+                    (isinstance(value, ast.Name) and self.array_ndim(value)):
+                listed = getattr(tgt, APPENDED, None)
+                if listed is not None:
+                    raise self.error(tgt, f"appending arrays to the list `{listed}`",
+                                     "Allocate the array of them and fill its rows: out = "
+                                     "np.empty((n, m)); out[k] = row; k += 1 (then out[:k]).")
+                raise self.error(tgt, "storing an array into one element",
+                                 "Index as many dimensions as the value leaves (a[i, :] = "
+                                 "row), or store a number.")
             atom = self.to_atom(out, value)
             sub = ast.Subscript(value=ir.name(arr), slice=idx, ctx=ast.Store())
             self.emit_assign(out, sub, atom)
@@ -1818,10 +1830,15 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls):
                                      for e in node.elts):
                 return self.array_literal(node, out)
             if not node.elts:
-                raise self.error(node, "an empty list (a list built by .append) is not "
-                                 "supported", "Build it with a list comprehension, [g(v) for "
-                                 "v in x if c], or allocate np.empty(n) and fill it with a "
-                                 "counter, out[k] = ...; k += 1, then use out[:k].")
+                raise self.error(node, "an empty list (a list built by .append) other "
+                                 "than adjit builds one",
+                                 "adjit builds `out = []` in the function's body appended to "
+                                 "(out.append(number)) in one `for` loop after it, over ranges "
+                                 "or arrays whose sizes that loop does not change, and read "
+                                 "after the loop; otherwise build it with a list "
+                                 "comprehension, [g(v) for v in x if c], or allocate "
+                                 "np.empty(n) and fill it with a counter, out[k] = ...; "
+                                 "k += 1, then use out[:k].")
             raise self.error(node, "a list literal (outside np.array) is not supported",
                              "Use np.array([a, b, c]) for an array of numbers.")
         raise AssertionError(type(node))

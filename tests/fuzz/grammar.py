@@ -2052,7 +2052,7 @@ class Writer:
     def stmt_idioms(self, scope, depth):
         """One idiom of published numba code (IDIOM_DEFINITIONS are the module's)."""
         v = self.fresh("v")
-        k = self.pick(14)
+        k = self.pick(15)
         arrays = [a for a in sorted(scope.arrays) if len(scope.arrays[a]) <= 2]
         vectors = [a for a in arrays if len(scope.arrays[a]) == 1]
         if k == 0:
@@ -2119,6 +2119,12 @@ class Writer:
             a, e = self.choice(arrays), self.fresh("e")
             lines = [f"{v} = 0.0", f"for {e} in {a}.flat:",
                      f"    {v} += {e} * {self.expr(scope, 1)}"]
+        elif k == 14 and arrays and self.allocating():      # a stencil
+            a = self.choice(arrays)
+            if len(scope.arrays[a]) == 1:
+                lines = [f"{v} = np.sum(st_diff({a}) ** 2) * {self.expr(scope, 1)}"]
+            else:
+                lines = [f"{v} = np.sum(st_blur({a}, {self.expr(scope, 1)}) * {a})"]
         else:
             lines = [f"{v} = {self.choice(('sp_erf', 'sp_expit'))}({self.expr(scope, 1)})" +
                      (f" + sp_gammaln(1.5 + {self.expr(scope, 1)} ** 2)" if self.chance(40)
@@ -2717,6 +2723,16 @@ def gu_norm(a, out):
     for v in a:
         acc += v * v
     out[0] = math.sqrt(acc + 1.0)
+
+
+@numba.stencil
+def st_diff(a):
+    return a[-1] - 2.0 * a[0] + a[1]
+
+
+@numba.stencil(cval=0.5)
+def st_blur(a, s):
+    return s * (a[0, 1] + a[1, 0] + a[0, -1] + a[-1, 0]) + (1.0 - 4.0 * s) * a[0, 0]
 
 
 sp_erf = ctypes.CFUNCTYPE(ctypes.c_double, ctypes.c_double)(

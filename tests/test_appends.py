@@ -1,0 +1,170 @@
+"""Lists of numbers grown by `.append` in a loop, as numba code builds them: filtered
+values, pairwise terms, index lists for gathers, per-row statistics. Each program's value is
+checked against numba's own compile and its gradient against central differences of it."""
+import math
+
+import numpy as np
+import pytest
+from numba import njit
+
+import adjit
+from adjit import AdjitError
+from fd import check_value_and_grad
+
+RNG = np.random.default_rng(3)
+
+
+def positive_energy(x):
+    vals = []
+    for i in range(x.shape[0]):
+        if x[i] > 0.0:
+            vals.append(x[i] * x[i])
+    return np.sum(np.array(vals)) + len(vals)
+
+
+def mean_pair_kernel(x, w):
+    terms = []
+    for i in range(len(x)):
+        for j in range(i + 1, len(x)):
+            terms.append(math.exp(-w * (x[i] - x[j]) ** 2))
+    total = 0.0
+    for t in terms:
+        total += t
+    return total / len(terms)
+
+
+def gathered_cubes(x):
+    idx = []
+    for i in range(x.shape[0]):
+        if x[i] > 0.0:
+            idx.append(i)
+    return np.sum(x[np.array(idx)] ** 3)
+
+
+def row_statistics(a):
+    norms = []
+    for row in a:
+        norms.append(np.sum(row * row))
+    return max(norms) + sum(norms) / len(norms)
+
+
+def weighted_pairs(x, y):
+    prods = []
+    for k, u in enumerate(x):
+        prods.append((k + 1) * u * y[k])
+    sums = []
+    for i in range(len(x)):
+        sums.append(x[i] + y[i] * y[i])
+    return np.asarray(prods).sum() + np.array(sums).max()
+
+
+@njit
+def _residuals(p, t, y):
+    r = []
+    for i in range(t.shape[0]):
+        r.append(p[0] * math.exp(-p[1] * t[i]) - y[i])
+    return np.array(r)
+
+
+def least_squares(p, t, y):
+    r = _residuals(p, t, y)
+    return 0.5 * np.sum(r * r)
+
+
+def noisy_path(x, sigma):
+    np.random.seed(5)
+    path = []
+    s = 0.0
+    for i in range(x.shape[0]):
+        s += x[i] + sigma * np.random.normal(0.0, 1.0)
+        path.append(s)
+    p = np.array(path)
+    return np.sum(np.tanh(p)) + p[-1]
+
+
+def two_lists(x):
+    small, large = [], []
+    for v in x:
+        if abs(v) < 0.5:
+            small.append(v)
+        else:
+            large.append(v * v)
+    return np.sum(np.array(small)) * 2.0 + np.sum(np.array(large))
+
+
+X = RNG.normal(size=7)
+T = np.linspace(0.0, 2.0, 8)
+CASES = {
+    "filtered_values_and_len": (positive_energy, (X,), 0),
+    "triangular_pairs_counted": (mean_pair_kernel, (X, 0.7), (0, 1)),
+    "index_list_gather": (gathered_cubes, (X,), 0),
+    "rows_max_sum_len": (row_statistics, (RNG.normal(size=(4, 3)),), 0),
+    "enumerate_and_asarray": (weighted_pairs, (X, X[::-1].copy()), (0, 1)),
+    "in_an_njit_helper": (least_squares, (np.array([1.5, 0.8]), T,
+                                          1.4 * np.exp(-0.7 * T)), 0),
+    "seeded_draws": (noisy_path, (X, 0.3), (0, 1)),
+    "two_lists_one_loop_each_branch": (two_lists, (X,), 0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_appended_list_matches_numba_and_finite_differences(name):
+    f, args, argnums = CASES[name]
+    check_value_and_grad(f, args, argnums)
+
+
+def test_filtered_values_gradient_is_the_analytic_one():
+    g = adjit.grad(positive_energy)(X)
+    np.testing.assert_allclose(g, np.where(X > 0.0, 2.0 * X, 0.0), rtol=1e-12)
+
+
+def test_the_list_is_an_array_with_room_for_every_iteration_and_a_count():
+    text = adjit.show(positive_energy, "normalized", X)
+    assert "vals_buf = np.empty(vals_room)" in text
+    assert "vals_buf[vals_n] = " in text
+
+
+def _in_a_while_loop(x):
+    out = []
+    k = 0
+    while k < 3:
+        out.append(x[k])
+        k += 1
+    return np.sum(np.array(out))
+
+
+def _read_while_appending(x):
+    out = []
+    for i in range(3):
+        out.append(x[i])
+        if len(out) > 1:
+            x[0] += 1.0
+    return np.sum(np.array(out))
+
+
+def _of_arrays(a):
+    rows = []
+    for i in range(a.shape[0]):
+        rows.append(a[i] * 2.0)
+    return np.sum(np.array(rows))
+
+
+def _sizes_the_loop_changes(x):
+    out = []
+    n = 1
+    for i in range(3):
+        n += 1
+        for j in range(n):
+            out.append(x[j])
+    return np.sum(np.array(out))
+
+
+@pytest.mark.parametrize("f, args, words", [
+    (_in_a_while_loop, (X,), "other than adjit builds one"),
+    (_read_while_appending, (X,), "other than adjit builds one"),
+    (_sizes_the_loop_changes, (X,), "other than adjit builds one"),
+    (_of_arrays, (np.ones((3, 2)),), "appending arrays to the list `rows`"),
+])
+def test_lists_adjit_does_not_build_are_refused_by_name(f, args, words):
+    with pytest.raises(AdjitError, match=words):
+        adjit.grad(f)(*args)
