@@ -2052,7 +2052,7 @@ class Writer:
     def stmt_idioms(self, scope, depth):
         """One idiom of published numba code (IDIOM_DEFINITIONS are the module's)."""
         v = self.fresh("v")
-        k = self.pick(15)
+        k = self.pick(16)
         arrays = [a for a in sorted(scope.arrays) if len(scope.arrays[a]) <= 2]
         vectors = [a for a in arrays if len(scope.arrays[a]) == 1]
         if k == 0:
@@ -2119,6 +2119,14 @@ class Writer:
             a, e = self.choice(arrays), self.fresh("e")
             lines = [f"{v} = 0.0", f"for {e} in {a}.flat:",
                      f"    {v} += {e} * {self.expr(scope, 1)}"]
+        elif k == 15 and vectors and depth == 0 and scope.loop_depth == 0 and \
+                self.allocating():      # a list grown by appends in a loop
+            a, lst, i = self.choice(vectors), self.fresh("lst"), self.fresh("i")
+            c, e = self.scalar(scope), self.expr(scope, 1)
+            lines = [f"{lst} = []", f"for {i} in range(len({a})):",
+                     f"    if {a}[{i}] > {c}:",
+                     f"        {lst}.append({a}[{i}] * {e})",
+                     f"{v} = np.sum(np.array({lst})) + 0.5 * len({lst})"]
         elif k == 14 and arrays and self.allocating():      # a stencil
             a = self.choice(arrays)
             if len(scope.arrays[a]) == 1:
