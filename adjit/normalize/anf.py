@@ -27,6 +27,7 @@ from ..rules.table import (ALLOCATORS, ARRAY_FUNCTIONS, ARRAY_OPS, ARRAY_QUERIES
                            rule_for_call)
 
 from . import appends, closures, comprehensions, swaps
+from . import einsum  # noqa: F401 - registers np.einsum's lowering
 from .appends import APPENDED
 from .bindings import Bindings, _At, _Binding
 from .check import check_supported

@@ -39,6 +39,7 @@ FORMS = {
     np.dot: ("np.dot(x[:3], y)", "np.dot(M, y)", "np.dot(M, S)"),
     np.matmul: ("M @ S", "M @ y"),     # (numba compiles the operator, not np.matmul)
     np.outer: ("np.outer(x, y)",),
+    np.einsum: (),      # (numba does not compile it: tests/test_einsum.py checks it)
     np.transpose: ("np.transpose(M)", "np.transpose(T, (2, 0, 1))",
                    "np.transpose(T, axes=(1, 0, 2))"),
     np.swapaxes: ("np.swapaxes(T, 0, 2)",),

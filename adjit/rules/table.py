@@ -393,6 +393,8 @@ for _obj, _handler, _notes, *_through in (
         (np.atleast_3d, "atleast", _ATLEAST),
         (np.rot90, "rot90", "a view, constant k"),
         (np.real, "real", "of real numbers and arrays: themselves (a view)"),
+        (np.einsum, "einsum", "constant subscripts, no `...`: the loops they mean (numba does "
+                              "not compile np.einsum)"),
 ):
     _R.define(_obj, _np_name(_obj), "array", handler=_handler, notes=_notes,
               through=_through[0] if _through else "")
@@ -801,6 +803,8 @@ inactive(vec.check_same_length, "vec.check_same_length", ("n", "m"), None,
          "an array rebound in a loop keeps its shape", statement=True)
 inactive(vec.check_gufunc_sizes, "vec.check_gufunc_sizes", ("n", "m"), None,
          "a gufunc's arguments agree in their dimensions", statement=True)
+inactive(vec.check_einsum_sizes, "vec.check_einsum_sizes", ("n", "m"), None,
+         "np.einsum's operands agree in each letter's size", statement=True)
 inactive(vec.check_stencil_shape, "vec.check_stencil_shape", ("n", "m"), None,
          "a stencil's relatively indexed arrays have its first argument's shape",
          statement=True)

@@ -342,6 +342,13 @@ def check_gufunc_sizes(n, m):
 
 
 @numba.njit(cache=True)
+def check_einsum_sizes(n, m):
+    """np.einsum's operands agree in the size of a subscript letter they share."""
+    if n != m:
+        raise ValueError("np.einsum's operands differ in the size of a subscript letter")
+
+
+@numba.njit(cache=True)
 def check_stencil_shape(n, m):
     """A relatively indexed argument of a stencil has the first argument's size in a
     dimension (numba would read past a smaller one)."""
