@@ -403,3 +403,17 @@ def test_conditional_expressions_and_and_or_of_module_settings_keep_the_value_ta
     source = adjit.show(settings_in_expressions, "normalized", *args)
     code = [line for line in source.splitlines() if not line.lstrip().startswith("#")]
     assert not any("standard_exponential" in line for line in code)
+
+
+def counted_pairs(x, y):
+    s = 0.0
+    for k, (u, v) in enumerate(zip(x, y), 1):
+        s += k * u * math.sin(v)
+    return s
+
+
+def test_enumerate_of_zip_counts_zips_loop():
+    args = (np.array([0.5, -1.0, 2.0]), np.array([0.3, 0.2, -0.7, 1.1]))
+    g = check_value_and_grad(counted_pairs, args, (0, 1))
+    np.testing.assert_allclose(g[0], [1.0 * math.sin(0.3), 2.0 * math.sin(0.2),
+                                      3.0 * math.sin(-0.7)], rtol=1e-12)

@@ -29,7 +29,8 @@ from ..rules.table import (ALLOCATORS, ARRAY_FUNCTIONS, ARRAY_OPS, ARRAY_QUERIES
 from . import appends, closures, comprehensions, swaps
 from . import einsum  # noqa: F401 - registers np.einsum's lowering
 from .appends import APPENDED
-from .bindings import Bindings, _At, _Binding
+from . import bindings
+from .bindings import _At, _Binding
 from .check import check_supported
 from .exits import lower_exits
 from .gufuncs import gufunc_call
@@ -449,7 +450,7 @@ def _store_counts(tree):
     return counts, set(counts) - nested
 
 
-class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls):
+class _Normalizer(Vectorizing, Indexing, NumpyCalls):
     def __init__(self, src, ctx, prefix, subst, views):
         self.src = src
         self.loc = src.loc
@@ -486,7 +487,7 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls):
         self.view_uses = []                 # (name, serial) of every read of a binding
         # (serial -1: of a name not bound to a view)
         for name, view in views.items():
-            self.views[name] = self.new_binding(view)
+            self.views[name] = bindings.new_binding(self, view)
 
     # names ---------------------------------------------------------------
     def local(self, id_):
@@ -508,7 +509,7 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls):
         """Append an assignment; forget cached loads it may invalidate."""
         if isinstance(target, str):
             if self.views:
-                self.rebinding(target, out)
+                bindings.rebinding(self, target, out)
             self.loads = {k: v for k, v in self.loads.items() if target not in v[2]}
             self.track_array(target, value)
             if self.is_int(value):
@@ -735,7 +736,8 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls):
             orelse = self.block(s.orelse)
             self.origin = (self.loc.filename, s.lineno, self.loc.name)
             if after_body != before or self.views != before:
-                self.merge_views(before, [after_body, self.views], [body, orelse], s.lineno)
+                bindings.merge_views(self, before, [after_body, self.views], [body, orelse],
+                                     s.lineno)
             self.emit_if(out, cond, body, orelse)
         elif isinstance(s, (ast.For, ast.While)):
             counted = self.counted_while(s) if isinstance(s, ast.While) else None
@@ -745,9 +747,10 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls):
                 return
             self.flush_before(s, out)
             handed = self.handed_over(s)
-            self.refuse_swapped_bases(s)
-            unrolled = swaps.unroll(s, self.is_array_local, self.fresh_local, self.error,
-                                    set(self.src.params), self.is_view_local)
+            bindings.refuse_swapped_bases(self, s)
+            unrolled = swaps.unroll(s, lambda n: bindings.is_array_local(self, n),
+                                    self.fresh_local, self.error, set(self.src.params),
+                                    lambda n: bindings.is_view_local(self, n))
             if unrolled is not None:
                 for x in unrolled:
                     self.stmt(x, out)
@@ -759,7 +762,7 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls):
                 self.for_loop(s, out)
             else:
                 self.while_loop(s, out)
-            self.check_loop_views(before, mark, first, s.lineno)
+            bindings.check_loop_views(self, before, mark, first, s.lineno)
             self.check_in_place_views(self.in_place - outer, s)
             self.in_place = outer
             for a, b in handed:     # after the loop both names mean one array again
@@ -905,10 +908,10 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls):
         a, b = s.targets[0].id, s.value.id
         if a == b or b in self.src.params:
             return None
-        if not self.is_array_local(a) or _other_names_for(body, {a, b}, s):
+        if not bindings.is_array_local(self, a) or _other_names_for(body, {a, b}, s):
             return None         # (a third name for either array would see the difference)
         rest = after + body[k + 1:]
-        if self.is_array_local(b):
+        if bindings.is_array_local(self, b):
             if branch:
                 return None
             # `prev = cur; ...; cur = nxt`: b takes another array later in the
@@ -1083,7 +1086,7 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls):
                     value.id != target:
                 value = self.view_of(value.id, out)     # `y = x`: two names, one array
             if isinstance(value, View) and not has_take(value):
-                self.bind_view(target, value, out)
+                bindings.bind_view(self, target, value, out)
                 return
             if isinstance(value, Lazy) and tgt.id in self.lazy_ok and \
                     not isinstance(value, Scalar) and isinstance(target, str):
@@ -1329,8 +1332,8 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls):
     def aug_assign(self, s, out):
         """`t op= e`. Python loads an element target before it evaluates e (which may call a
         helper that writes the array), so the load comes first here too."""
-        if self.view_name(s.target) is not None:
-            view = self.use_view(self.view_name(s.target), s.target)
+        if bindings.view_name(self, s.target) is not None:
+            view = bindings.use_view(self, bindings.view_name(self, s.target), s.target)
             self.store_view(view, self.rhs(s.value, out), s.op, out, s)
             return
         if isinstance(s.target, ast.Name) and s.target.id in self.src.locals:
@@ -1393,7 +1396,7 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls):
         array expression or a module-level array)."""
         if not isinstance(node, ast.Name):
             return False
-        if self.view_name(node) is not None:
+        if bindings.view_name(self, node) is not None:
             return True
         if node.id not in self.src.locals and node.id not in self.subst and \
                 isinstance(self.src.resolve_name(node.id), np.ndarray):
@@ -1409,7 +1412,8 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls):
         """A for loop over something other than range, as numba users write them, rewritten
         to loops over range: `for k in (0, 1):` (a literal tuple or list: the body once
         per element), `for row in X:` (X[k] for k in range(len(X))), `for i, v in
-        enumerate(x)` and `for a, b in zip(x, y)` over arrays. True if `s` was one."""
+        enumerate(x)`, `for a, b in zip(x, y)` and `for i, (a, b) in enumerate(zip(x, y))`
+        over arrays. True if `s` was one."""
         it, loc = s.iter, dict(lineno=s.lineno, col_offset=s.col_offset)
         held = self.tuple_named(it.id) if isinstance(it, ast.Name) else None
         if held is not None:        # a name holding a tuple: its elements, as a literal's
@@ -1472,7 +1476,17 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls):
         if func in (np.ndindex, np.ndenumerate):
             self.index_loops(s, it, func, out)
             return True
+        inner = it.args[0] if func is enumerate and it.args else None
         if func is enumerate and len(it.args) in (1, 2) and not it.keywords and \
+                isinstance(s.target, ast.Tuple) and len(s.target.elts) == 2 and \
+                isinstance(inner, ast.Call) and self.src.resolve(inner.func) is zip and \
+                inner.args and not inner.keywords and \
+                isinstance(s.target.elts[1], ast.Tuple) and \
+                len(s.target.elts[1].elts) == len(inner.args):
+            # `for k, (a, b) in enumerate(zip(x, y))`: zip's loop, counted
+            arrays, names = list(inner.args), list(s.target.elts[1].elts)
+            start = it.args[1] if len(it.args) == 2 else ast.Constant(0)
+        elif func is enumerate and len(it.args) in (1, 2) and not it.keywords and \
                 isinstance(s.target, ast.Tuple) and len(s.target.elts) == 2:
             arrays, names = [it.args[0]], [s.target.elts[1]]
             start = it.args[1] if len(it.args) == 2 else ast.Constant(0)
@@ -1859,8 +1873,8 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls):
         held = self.tuple_named(node.id)
         if held is not None:
             return held
-        if self.view_name(node) is not None:
-            return self.use_view(self.view_name(node), node)
+        if bindings.view_name(self, node) is not None:
+            return bindings.use_view(self, bindings.view_name(self, node), node)
         if node.id in self.src.locals:
             target = self.local(node.id)
             if isinstance(target, (FunctionValue, TypeOf, NoneValue)):
@@ -1889,7 +1903,7 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls):
 
     def shape_of(self, node, out):
         """The Shape of an array-valued expression (a name, a view, an expression)."""
-        if isinstance(node, ast.Name) and self.view_name(node) is None:
+        if isinstance(node, ast.Name) and bindings.view_name(self, node) is None:
             obj = None if node.id in self.src.locals else self.src.resolve_name(node.id)
             if node.id in self.src.params and len(self.ctx.stack) == 1 and \
                     self.ctx.typed_args and self.array_ndim(ir.name(self.local(node.id))) is None:
@@ -2181,8 +2195,8 @@ class _Normalizer(Vectorizing, Indexing, Bindings, NumpyCalls):
         """("elem", array name, index node) for one element, or ("view", View, None);
         `base`: the base's value when the caller evaluated it already."""
         plain = view = None
-        if isinstance(base_node, ast.Name) and self.view_name(base_node) is not None:
-            view = self.use_view(self.view_name(base_node), base_node)
+        if isinstance(base_node, ast.Name) and bindings.view_name(self, base_node) is not None:
+            view = bindings.use_view(self, bindings.view_name(self, base_node), base_node)
         elif isinstance(base_node, ast.Name):
             plain = self.array_name(base_node)
         else:

@@ -45,7 +45,7 @@ def desugar(src, make_source):
     body = []
     for s in tree.body:         # `small, large = [], []`: one statement each
         body += [ast.copy_location(ast.Assign(targets=[t], value=ast.List(elts=[],
-                                                                         ctx=ast.Load())), s)
+                                                                          ctx=ast.Load())), s)
                  for t in s.targets[0].elts] if _empty_lists(s) else [s]
     tree.body = body
     taken = {n.id for n in ir.walk(tree) if isinstance(n, ast.Name)} | set(src.params)
@@ -344,6 +344,6 @@ class _ReadAs(ast.NodeTransformer):
             return node
         part = ast.Subscript(value=ast.Name(id=self.buf, ctx=ast.Load()),
                              slice=ast.Slice(lower=None, upper=ast.Name(id=self.count,
-                                                                       ctx=ast.Load()),
+                                                                        ctx=ast.Load()),
                                              step=None), ctx=ast.Load())
         return ast.fix_missing_locations(ast.copy_location(part, node))

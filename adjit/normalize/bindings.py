@@ -2,7 +2,8 @@
 
 A name bound to a view (`row = A[i]`, `y = x`) is an index map onto its base array: every read
 and write through the name is rewritten into the base. The bindings of each name are tracked
-here: merged after an `if` (differing positions come from variables each branch sets), checked
+here, by functions of the normalizer (`norm`, whose `views` maps each name to its binding):
+merged after an `if` (differing positions come from variables each branch sets), checked
 around loops, and refused where a path leaves them unknown."""
 import ast
 
@@ -12,161 +13,169 @@ from .views import Take, view_atoms, with_atoms
 from .vectorize import ONE, View
 
 
-class Bindings:
-    # views: names bound to parts of arrays (normalize/views.py) -------------------
-    def new_binding(self, view):
-        self.ctx.serial += 1
-        # an array the vectorizer filled once may now be written again through the name
-        self.ctx.vec_temps.write_once.discard(view.base)
-        return _Binding(view, self.ctx.serial)
+def new_binding(norm, view):
+    """A new binding of a name to `view` (numbered: check_loop_views orders them)."""
+    norm.ctx.serial += 1
+    # an array the vectorizer filled once may now be written again through the name
+    norm.ctx.vec_temps.write_once.discard(view.base)
+    return _Binding(view, norm.ctx.serial)
 
-    def view_name(self, node):
-        """The local target name of `node` (a Name) when it is bound to a view, else None."""
-        if not (isinstance(node, ast.Name) and node.id in self.src.locals):
-            return None
-        target = self.local(node.id)
-        return target if isinstance(target, str) and target in self.views else None
 
-    def use_view(self, target, node):
-        """The View a name is bound to, for a read or a write through it."""
-        binding = self.views[target]
-        if isinstance(binding, _Unknown):
-            raise self.error(node, f"'{getattr(node, 'id', target)}' {binding.why} (line "
-                             f"{binding.line}), so which array it refers to is not known when "
-                             "the code is compiled", "Bind the name to one array or view on every "
-                             "path (before the branch or loop), or copy: v = x[1:].copy().")
-        self.view_uses.append((target, binding.serial))
-        return binding.view
+def view_name(norm, node):
+    """The local target name of `node` (a Name) when it is bound to a view, else None."""
+    if not (isinstance(node, ast.Name) and node.id in norm.src.locals):
+        return None
+    target = norm.local(node.id)
+    return target if isinstance(target, str) and target in norm.views else None
 
-    def bind_view(self, target, view, out):
-        """`target = <a view>`: the name becomes an alias (an index map, no array). Names of
-        user variables the map reads are copied, so that the map keeps the positions it had
-        when the name was bound (`row = A[i]` stays row i when i changes)."""
-        frozen, atoms = {}, view_atoms(view)
-        for k, atom in enumerate(atoms):
-            if isinstance(atom, ast.Name) and atom.id in self.ctx.user_names and \
-                    atom.id not in self.ctx.arrays:
-                if atom.id not in frozen:
-                    keep = self.fresh("_v")
-                    self.emit_assign(out, keep, atom)
-                    frozen[atom.id] = ir.name(keep)
-                atoms[k] = frozen[atom.id]
-        if frozen:
-            view = with_atoms(view, atoms)
-        self.rebinding(target, out)
-        self.views[target] = self.new_binding(view)
 
-    def rebinding(self, name, out):
-        """`name` is about to hold another array or value. Views of the array it held keep
-        that array: its contents are kept in a new array they now read (in Python the old
-        array lives on through them). Views of an argument that is rebound are stale."""
-        self.views.pop(name, None)
-        rooted = [t for t, b in self.views.items() if isinstance(b, _Binding) and
-                  b.view.base == name]
-        if not rooted:
-            return
-        if name in self.src.params or name not in self.ctx.arrays:
-            for t in rooted:
-                self.views[t] = _Unknown(f"views the argument '{name}', which was rebound",
-                                         self.origin[1] if self.origin else 0)
-            return
-        keep = self.fresh(f"_{name}_old")
-        ndim, dtype = self.ctx.arrays[name]
-        out.append(ir.assign(keep, ast.Call(func=ast.Attribute(value=ir.name(name),
-                                                               attr="copy", ctx=ast.Load()),
-                                            args=[], keywords=[]), self.origin))
-        self.ctx.arrays[keep] = (ndim, dtype)
+def use_view(norm, target, node):
+    """The View a name is bound to, for a read or a write through it."""
+    binding = norm.views[target]
+    if isinstance(binding, _Unknown):
+        raise norm.error(node, f"'{getattr(node, 'id', target)}' {binding.why} (line "
+                         f"{binding.line}), so which array it refers to is not known when "
+                         "the code is compiled", "Bind the name to one array or view on every "
+                         "path (before the branch or loop), or copy: v = x[1:].copy().")
+    norm.view_uses.append((target, binding.serial))
+    return binding.view
+
+
+def bind_view(norm, target, view, out):
+    """`target = <a view>`: the name becomes an alias (an index map, no array). Names of
+    user variables the map reads are copied, so that the map keeps the positions it had
+    when the name was bound (`row = A[i]` stays row i when i changes)."""
+    frozen, atoms = {}, view_atoms(view)
+    for k, atom in enumerate(atoms):
+        if isinstance(atom, ast.Name) and atom.id in norm.ctx.user_names and \
+                atom.id not in norm.ctx.arrays:
+            if atom.id not in frozen:
+                keep = norm.fresh("_v")
+                norm.emit_assign(out, keep, atom)
+                frozen[atom.id] = ir.name(keep)
+            atoms[k] = frozen[atom.id]
+    if frozen:
+        view = with_atoms(view, atoms)
+    rebinding(norm, target, out)
+    norm.views[target] = new_binding(norm, view)
+
+
+def rebinding(norm, name, out):
+    """`name` is about to hold another array or value. Views of the array it held keep
+    that array: its contents are kept in a new array they now read (in Python the old
+    array lives on through them). Views of an argument that is rebound are stale."""
+    norm.views.pop(name, None)
+    rooted = [t for t, b in norm.views.items() if isinstance(b, _Binding) and
+              b.view.base == name]
+    if not rooted:
+        return
+    if name in norm.src.params or name not in norm.ctx.arrays:
         for t in rooted:
-            self.views[t] = self.new_binding(_rebased(self.views[t].view, keep))
+            norm.views[t] = _Unknown(f"views the argument '{name}', which was rebound",
+                                     norm.origin[1] if norm.origin else 0)
+        return
+    keep = norm.fresh(f"_{name}_old")
+    ndim, dtype = norm.ctx.arrays[name]
+    out.append(ir.assign(keep, ast.Call(func=ast.Attribute(value=ir.name(name),
+                                                           attr="copy", ctx=ast.Load()),
+                                        args=[], keywords=[]), norm.origin))
+    norm.ctx.arrays[keep] = (ndim, dtype)
+    for t in rooted:
+        norm.views[t] = new_binding(norm, _rebased(norm.views[t].view, keep))
 
-    def merge_views(self, before, branches, out_blocks, line):
-        """The bindings after an `if`: a name bound to the same view on both paths keeps it;
-        views of one array that differ only in positions (`v = x[0]` / `v = x[1]`) read
-        positions each branch sets; anything else cannot be known here."""
-        names = set().union(*branches)
-        merged = {}
-        for name in names:
-            got = [b.get(name) for b in branches]
-            if all(g is got[0] for g in got):
-                merged[name] = got[0]
-                continue
-            views = [g.view if isinstance(g, _Binding) else None for g in got]
-            if all(v is not None for v in views) and _same_structure(views):
-                atoms = [view_atoms(v) for v in views]
-                chosen = list(atoms[0])
-                for k, a in enumerate(atoms[0]):
-                    if all(_same_atom(a, other[k]) for other in atoms[1:]):
-                        continue
-                    sel = self.fresh("_sel")
-                    self.ctx.ints.add(sel)
-                    for block, other in zip(out_blocks, atoms):
-                        block.append(ir.assign(sel, other[k], self.origin))
-                    chosen[k] = ir.name(sel)
-                merged[name] = self.new_binding(with_atoms(views[0], chosen))
-                continue
-            merged[name] = _Unknown("is bound to different arrays or views on the paths "
-                                    "of an `if`", line)
-        self.views = merged
 
-    def check_loop_views(self, before, mark, first, line):
-        """After a loop body: a name the body binds to another view must not be read in the
-        body before that binding (it would mean the previous iteration's binding)."""
-        rebound = {n for n in set(before) | set(self.views)
-                   if self.views.get(n) is not before.get(n)}
-        for name, serial in self.view_uses[mark:]:
-            if name in rebound and serial <= first:
-                user = getattr(self, "in_place_names", {}).get(name, name)
-                now = self.views.get(name)
-                if isinstance(now, _Binding) and now.view.is_identity() and \
-                        now.view.base != name:
-                    other = getattr(self, "in_place_names", {}).get(now.view.base,
-                                                                    now.view.base)
-                    raise self.error(_At(line), f"the loop hands '{user}' the array of "
-                                     f"'{other}' (`{user} = {other}`) and reads '{user}' "
-                                     "before that in the next iteration, where both names "
-                                     "may mean one array", f"Make '{other}' anew at the top of "
-                                     "each iteration (a copy, an allocation or arithmetic) "
-                                     f"and write neither name after `{user} = {other}` in the "
-                                     f"iteration; or copy the values in: {user}[:] = {other}.")
-                raise self.error(_At(line), f"the name '{user}' is read in a loop before the loop "
-                                 "binds it to another view (which array it means changes "
-                                 "between iterations)", "Bind it at the top of the loop body, "
-                                 "or copy: v = x[i].copy().")
-        for name in rebound:
-            if before.get(name) is not None and name in self.views:
-                self.views[name] = _Unknown("is bound in a loop that may run zero times "
-                                            "after it was bound before the loop", line)
-
-    def refuse_swapped_bases(self, loop):
-        """A loop that swaps array names exchanges their contents after the loop (see
-        normalize/swaps.py): a view of one of those arrays would then see the other one."""
-        for x in loop.body:
-            swap = swaps.find_swap(x, self.is_array_local)
-            if not swap:
-                continue
-            for name in swap[0]:
-                target = self.local(name)
-                if self.is_view_local(name) or not isinstance(target, str):
+def merge_views(norm, before, branches, out_blocks, line):
+    """The bindings after an `if`: a name bound to the same view on both paths keeps it;
+    views of one array that differ only in positions (`v = x[0]` / `v = x[1]`) read
+    positions each branch sets; anything else cannot be known here."""
+    names = set().union(*branches)
+    merged = {}
+    for name in names:
+        got = [b.get(name) for b in branches]
+        if all(g is got[0] for g in got):
+            merged[name] = got[0]
+            continue
+        views = [g.view if isinstance(g, _Binding) else None for g in got]
+        if all(v is not None for v in views) and _same_structure(views):
+            atoms = [view_atoms(v) for v in views]
+            chosen = list(atoms[0])
+            for k, a in enumerate(atoms[0]):
+                if all(_same_atom(a, other[k]) for other in atoms[1:]):
                     continue
-                viewers = sorted(t for t, b in self.views.items() if isinstance(b, _Binding)
-                                 and b.view.base == target)
-                if viewers:
-                    raise self.error(x, f"a swap of the array '{name}', which '{viewers[0]}' "
-                                     "is a view of", "Take the view inside the loop, after the "
-                                     "swap, or copy it (v = u[1:].copy()).")
+                sel = norm.fresh("_sel")
+                norm.ctx.ints.add(sel)
+                for block, other in zip(out_blocks, atoms):
+                    block.append(ir.assign(sel, other[k], norm.origin))
+                chosen[k] = ir.name(sel)
+            merged[name] = new_binding(norm, with_atoms(views[0], chosen))
+            continue
+        merged[name] = _Unknown("is bound to different arrays or views on the paths "
+                                "of an `if`", line)
+    norm.views = merged
 
-    def is_view_local(self, name):
-        target = self.local(name) if name in self.src.locals else None
-        return isinstance(target, str) and isinstance(self.views.get(target), _Binding)
 
-    def is_array_local(self, name):
-        if name not in self.src.locals:
-            return False
-        target = self.local(name)
-        if isinstance(target, str) and isinstance(self.views.get(target), _Binding):
-            return True
-        atom = ir.name(target) if isinstance(target, str) else target
-        return self.array_ndim(atom) is not None
+def check_loop_views(norm, before, mark, first, line):
+    """After a loop body: a name the body binds to another view must not be read in the
+    body before that binding (it would mean the previous iteration's binding)."""
+    rebound = {n for n in set(before) | set(norm.views)
+               if norm.views.get(n) is not before.get(n)}
+    for name, serial in norm.view_uses[mark:]:
+        if name in rebound and serial <= first:
+            user = getattr(norm, "in_place_names", {}).get(name, name)
+            now = norm.views.get(name)
+            if isinstance(now, _Binding) and now.view.is_identity() and \
+                    now.view.base != name:
+                other = getattr(norm, "in_place_names", {}).get(now.view.base,
+                                                                now.view.base)
+                raise norm.error(_At(line), f"the loop hands '{user}' the array of "
+                                 f"'{other}' (`{user} = {other}`) and reads '{user}' "
+                                 "before that in the next iteration, where both names "
+                                 "may mean one array", f"Make '{other}' anew at the top of "
+                                 "each iteration (a copy, an allocation or arithmetic) "
+                                 f"and write neither name after `{user} = {other}` in the "
+                                 f"iteration; or copy the values in: {user}[:] = {other}.")
+            raise norm.error(_At(line), f"the name '{user}' is read in a loop before the loop "
+                             "binds it to another view (which array it means changes "
+                             "between iterations)", "Bind it at the top of the loop body, "
+                             "or copy: v = x[i].copy().")
+    for name in rebound:
+        if before.get(name) is not None and name in norm.views:
+            norm.views[name] = _Unknown("is bound in a loop that may run zero times "
+                                        "after it was bound before the loop", line)
+
+
+def refuse_swapped_bases(norm, loop):
+    """A loop that swaps array names exchanges their contents after the loop (see
+    normalize/swaps.py): a view of one of those arrays would then see the other one."""
+    for x in loop.body:
+        swap = swaps.find_swap(x, lambda n: is_array_local(norm, n))
+        if not swap:
+            continue
+        for name in swap[0]:
+            target = norm.local(name)
+            if is_view_local(norm, name) or not isinstance(target, str):
+                continue
+            viewers = sorted(t for t, b in norm.views.items() if isinstance(b, _Binding)
+                             and b.view.base == target)
+            if viewers:
+                raise norm.error(x, f"a swap of the array '{name}', which '{viewers[0]}' "
+                                 "is a view of", "Take the view inside the loop, after the "
+                                 "swap, or copy it (v = u[1:].copy()).")
+
+
+def is_view_local(norm, name):
+    target = norm.local(name) if name in norm.src.locals else None
+    return isinstance(target, str) and isinstance(norm.views.get(target), _Binding)
+
+
+def is_array_local(norm, name):
+    if name not in norm.src.locals:
+        return False
+    target = norm.local(name)
+    if isinstance(target, str) and isinstance(norm.views.get(target), _Binding):
+        return True
+    atom = ir.name(target) if isinstance(target, str) else target
+    return norm.array_ndim(atom) is not None
 
 
 class _Binding:

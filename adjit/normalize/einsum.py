@@ -143,6 +143,6 @@ def _helper(norm, node, inputs, output):
     fn.__qualname__ = "np.einsum"
     loc = Location("np.einsum", norm.loc.filename, node.lineno)
     source = FunctionSource(fn, tree, loc).with_tree(tree, {"_enp": np,
-                                                             "_echeck": vec.check_einsum_sizes})
+                                                            "_echeck": vec.check_einsum_sizes})
     setattr(fn, SOURCE, source)
     return fn if isinstance(fn, types.FunctionType) else None
