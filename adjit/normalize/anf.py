@@ -27,7 +27,8 @@ from ..rules.table import (ALLOCATORS, ARRAY_FUNCTIONS, ARRAY_OPS, ARRAY_QUERIES
                            rule_for_call)
 
 from . import appends, closures, comprehensions, swaps
-from . import einsum  # noqa: F401 - registers np.einsum's lowering
+from . import (einsum, lower_constructors, lower_kept, lower_linalg,  # noqa: F401 - they
+               lower_shapes, lower_statistics)  # register the lowerings of numpy functions
 from .appends import APPENDED
 from . import bindings
 from .bindings import _At, _Binding

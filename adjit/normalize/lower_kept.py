@@ -1,0 +1,104 @@
+"""Lowerings of the numpy functions computed as one call at array level: packed results
+(det, slogdet, eigh, svd, qr), calls kept as they are, custom rules.
+
+Each is a function of the normalizer (`norm`), the call's node, the function object and
+the statement list, registered for its registry entry's handler (normalize/lowering.py)."""
+import ast
+import types
+
+from .. import ir
+from ..rules.registry import REGISTRY
+from .values import TupleValue
+from .lowering import lowers
+from .numpy_calls import _parameter_name
+
+
+@lowers("packed")
+def lower_packed(norm, node, obj, out):
+    """A number or a tuple (np.linalg.det, slogdet, eigh, svd, qr, matrix_power),
+    computed as one array by the entry's `packed` helper and unpacked where the call
+    stood."""
+    args = node.args
+    if node.keywords:
+        raise norm.error(node, f"keyword arguments to `{ast.unparse(node.func)}`",
+                         "Pass arguments by position.")
+    helper, how = REGISTRY.get(obj).packed
+    rule = REGISTRY.get(helper).array_rule if REGISTRY.get(helper) else None
+    if rule is not None and len(args) > len(rule.params):
+        name = ast.unparse(node.func)
+        extra = _parameter_name(obj, len(rule.params))
+        raise norm.error(node, f"`{name}` with its argument `{extra}`" if extra else
+                         f"`{name}` with {len(args)} arguments",
+                         f"adjit differentiates {name} with {len(rule.params)} "
+                         "argument(s): its derivative would ignore the others; pass "
+                         "those only.")
+    atoms = [norm.argument_atom(a, out) for a in args]
+    packed = norm.to_atom(out, norm.call_of(helper, atoms), "_p")
+    if how == "whole":
+        return packed
+    if how == "svd":
+        if not (isinstance(atoms[0], ast.Name) and atoms[0].id in norm.ctx.arrays):
+            raise norm.error(node, "np.linalg.svd of something that is not an array",
+                             "Pass a 2-D array.")
+        return norm.unpack_svd(packed, atoms[0], out, node)
+    if how == "qr":     # [Q^T | R]: Q is the transpose of the first m columns
+        if not (isinstance(atoms[0], ast.Name) and atoms[0].id in norm.ctx.arrays):
+            raise norm.error(node, "np.linalg.qr of something that is not an array",
+                             "Pass a 2-D array.")
+        m = norm.size_local(atoms[0], 0, out)
+        whole = norm.view_of(packed.id, out)
+        every = ast.Slice(lower=None, upper=None, step=None)
+        q_t, r = (norm.index_view(whole, [("slice", every), ("slice", part)], out, node)
+                  for part in (ast.Slice(lower=None, upper=ir.name(m), step=None),
+                               ast.Slice(lower=ir.name(m), upper=None, step=None)))
+        return TupleValue([norm.transpose(q_t, out, node=node), r])
+    if how == "item":
+        return norm.element(packed, 0, out)
+    if how == "items":
+        return TupleValue([norm.element(packed, k, out) for k in range(2)])
+    whole = norm.view_of(packed.id, out)
+    rest = ast.Slice(lower=ir.const(1), upper=None, step=None)
+    return TupleValue([norm.index_view(whole, [("int", ir.const(0))], out, node),
+                       norm.index_view(whole, [("slice", rest)], out, node)])
+
+
+@lowers("keep")
+def lower_keep(norm, node, obj, out):
+    """A call kept at array level (np.linalg.solve, inv, ...): its entry's ArrayRule is
+    the derivative."""
+    args = node.args
+    rule = REGISTRY.get(obj).array_rule
+    if node.keywords:
+        args = norm.by_position(node, args, rule)
+    if rule is not None and len(args) > len(rule.params):
+        name = ast.unparse(node.func)
+        raise norm.error(node, f"`{name}` with {len(args)} arguments",
+                         f"adjit differentiates {name}({', '.join(rule.params)}): its "
+                         "derivative would ignore the others; pass those only.")
+    return norm.call_as_is(obj, args, out, node)
+
+
+@lowers("custom")
+def lower_custom(norm, node, obj, out):
+    """A call of a custom_vjp function (adjit/custom.py): kept whole, as a call of its
+    value helper, whose registry entry carries the user's rule."""
+    fn = obj
+
+    def error(what, instead):
+        return norm.error(node, what, instead)
+    fn.require_rule(error)
+    signature = types.SimpleNamespace(params=fn.params, defaults={
+        p: ast.Constant(value=v) for p, v in fn.defaults.items()})
+    args = norm.by_position(node, node.args, signature)
+    args += [signature.defaults[p] for p in fn.params[len(args):]
+             if p in signature.defaults]
+    if len(args) != len(fn.params):
+        raise norm.error(node, f"a call to `{fn.__name__}` with {len(args)} argument(s)",
+                         f"Pass {len(fn.params)}: {', '.join(fn.params)}.")
+    atoms, descs = zip(*[norm.opaque_argument(a, out) for a in args]) if args else ((), ())
+    for a, d in zip(args, descs):
+        if d[0] == "const" and not isinstance(d[1], (bool, int, float)):
+            raise norm.error(node, f"a tuple passed to the custom_vjp function "
+                             f"`{fn.__name__}`", "Pass numbers and arrays.")
+    fn.check_call(descs, error)
+    return norm.call_of(fn.helpers[f"{fn.key}_value"], list(atoms))
