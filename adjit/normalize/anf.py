@@ -27,8 +27,9 @@ from ..rules.table import (ALLOCATORS, ARRAY_FUNCTIONS, ARRAY_OPS, ARRAY_QUERIES
                            rule_for_call)
 
 from . import appends, closures, comprehensions, swaps
-from . import (einsum, lower_constructors, lower_kept, lower_linalg,  # noqa: F401 - they
-               lower_shapes, lower_statistics)  # register the lowerings of numpy functions
+from . import (einsum, lower_constructors, lower_diagonals, lower_kept,  # noqa: F401 - they
+               lower_linalg, lower_scans, lower_shapes,  # register the lowerings of numpy
+               lower_statistics)  # functions
 from .appends import APPENDED
 from . import bindings
 from .bindings import _At, _Binding

@@ -3,8 +3,8 @@
 `numpy_call` asks the registry (rules/table.py) what a function is - elementwise (one scalar
 primitive per element), a reduction, a whole-array function (lowered by the function
 registered for its handler: normalize/lowering.py; the lowerings live by topic in
-lower_shapes.py, lower_constructors.py, lower_linalg.py, lower_statistics.py, lower_kept.py
-and einsum.py, and views.py's `lower_*` methods), an allocation - and lowers it; `method`
+lower_shapes.py, lower_constructors.py, lower_linalg.py, lower_diagonals.py, lower_scans.py,
+lower_statistics.py, lower_kept.py and einsum.py), an allocation - and lowers it; `method`
 does the same for array methods (`a.sum()`, `a.T`, `a.copy()`)."""
 import ast
 import copy

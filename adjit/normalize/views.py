@@ -32,8 +32,7 @@ import collections
 from ..api_stop import stop_gradient
 from ..runtime import vec
 from .. import ir
-from .lowering import lowers
-from .vectorize import ONE, Lazy, Op, Scalar, View, _index_node, _is_const, _key, _same
+from .vectorize import ONE, Lazy, Scalar, View, _index_node, _is_const, _key, _same
 from .values import Shape, TupleValue
 
 TakeSource = collections.namedtuple(
@@ -488,17 +487,6 @@ class Indexing:
                              f"Pass an array to {what}.")
         return v
 
-    @lowers("cumsum")
-    def lower_cumsum(self, node, obj, out):
-        """np.cumsum(x, axis=None): a running sum along the axis (of the flattened array
-        without one); its adjoint is the mirrored loop, a reversed running sum."""
-        a = self.call_arguments(node, ["a", "axis"], {"axis": None}, out)
-        v = self.array_operand(a["a"], out, "np.cumsum")
-        axis = self.axes_argument(a["axis"], node, len(v.shape))
-        if axis is None:
-            v, axis = self.reshape_view(v, [ir.const(-1)], out, node), 0
-        return self.running_sum(v, axis, out)
-
     def running_sum(self, v, axis, out):
         """A new array of the running sums of v (a view or an expression) along `axis`."""
         name = self.new_array([self._length(n) for n in v.shape], out)
@@ -525,48 +513,6 @@ class Indexing:
             self.nest(v.shape, [axis], out, body)
         return ir.name(name)
 
-    @lowers("ediff1d")
-    def lower_ediff1d(self, node, obj, out):
-        """np.ediff1d(x): the differences of the flattened array, x[1:] - x[:-1]."""
-        a = self.call_arguments(node, ["ary"], {}, out)
-        v = self.reshape_view(self.array_operand(a["ary"], out, "np.ediff1d"), [ir.const(-1)],
-                              out, node)
-        later, earlier = (self.index_view(v, [("slice", ast.Slice(
-            lower=lo, upper=hi, step=None))], out, node) for lo, hi in (
-                (ir.const(1), None), (None, ir.const(-1))))
-        return self.elementwise(("bin", ast.Sub()), [later, earlier], out, node)
-
-    @lowers("diff")
-    def lower_diff(self, node, obj, out):
-        """np.diff(x, n=1, axis=-1): x[..., 1:] - x[..., :-1], n times (views: no copy)."""
-        a = self.call_arguments(node, ["a", "n", "axis"], {"n": ir.const(1),
-                                                          "axis": ir.const(-1)}, out)
-        v = self.array_operand(a["a"], out, "np.diff")
-        n = a["n"]
-        if not (isinstance(n, ast.Constant) and isinstance(n.value, int) and n.value >= 0):
-            raise self.error(node, "np.diff with an order that is not a constant",
-                             "Write the order as a number: np.diff(x, 2).")
-        axis = self.axes_argument(a["axis"], node, len(v.shape))
-        full = ("slice", ast.Slice(lower=None, upper=None, step=None))
-        for _ in range(n.value):
-            if not isinstance(v, View):
-                v = self.view_of(self.materialize(v, out, node).id, out)
-            hi = [full] * axis + [("slice", ast.Slice(lower=ir.const(1), upper=None,
-                                                      step=None))]
-            lo = [full] * axis + [("slice", ast.Slice(lower=None, upper=ir.const(-1),
-                                                      step=None))]
-            left, right = self.index_view(v, hi, out, node), self.index_view(v, lo, out, node)
-            v = Op(("bin", ast.Sub()), [left, right], self.broadcast([left.shape, right.shape],
-                                                                     out, node))
-        return v
-
-    @lowers("diagonal")
-    def lower_diagonal(self, node, obj, out):
-        """np.diagonal(a) of a 2-D array: a view of the elements a[i, i] (the flat positions
-        i * (m + 1) of an n x m array, read in C order)."""
-        a = self.call_arguments(node, ["a"], {}, out)
-        return self.diagonal_view(self.array_operand(a["a"], out, "np.diagonal"), out, node)
-
     def diagonal_view(self, v, out, node):
         if len(v.shape) != 2:
             raise self.error(node, f"the diagonal of a {len(v.shape)}-D array",
@@ -578,32 +524,6 @@ class Indexing:
         length = self.to_atom(out, self.vcall(min, [n, m]), "_n")
         return View(v.base, 1, [(0, ir.const(0), step)], {}, [length], None, v)
 
-    @lowers("trace")
-    def lower_trace(self, node, obj, out):
-        """np.trace(a): the sum of the diagonal."""
-        a = self.call_arguments(node, ["a"], {}, out)
-        diag = self.diagonal_view(self.array_operand(a["a"], out, "np.trace"), out, node)
-        return self.reduce("sum", diag, None, out, node)
-
-    @lowers("diag")
-    def lower_diag(self, node, obj, out):
-        """np.diag(v): a 2-D array with v on its diagonal (v 1-D), or a copy of the diagonal
-        of a 2-D v."""
-        a = self.call_arguments(node, ["v"], {}, out)
-        v = self.array_operand(a["v"], out, "np.diag")
-        if len(v.shape) == 2:
-            return self.materialize(self.diagonal_view(v, out, node), out, node, copy=True)
-        if len(v.shape) != 1:
-            raise self.error(node, f"np.diag of a {len(v.shape)}-D array",
-                             "Pass a 1-D array (to make a diagonal matrix) or a 2-D one.")
-        n = self._length(v.shape[0])
-        name = self.new_array([n, n], out)
-        self.store_elements(self.full_view(name, [n, n]), Scalar(ir.const(0.0)), out, node)
-        target = self.diagonal_view(self.view_of(name, out), out, node)
-        self.store_elements(target, v, out, node)
-        return ir.name(name)
-
-    # dtypes --------------------------------------------------------------------
     def lazy_dtype(self, v):
         """"f", "i", "b" or "?" for an array expression (what it holds, where this pass can
         tell; analysis/types.py checks exactly)."""
