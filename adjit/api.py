@@ -592,16 +592,27 @@ def hessian(fn=None, argnums=0, *, fastmath=False, cache=False):
     return GradientFunction(fn, argnums, False, fastmath=fastmath, kind="hessian", cache=cache)
 
 
-def jacobian(fn=None, argnums=0, *, fastmath=False, cache=False):
+def jacobian(fn=None, argnums=0, *, fastmath=False, cache=False, sparse=None):
     """The Jacobian of `fn` (float or array result): `jacobian(f)(*args)` of shape
     f(*args).shape + x.shape (a tuple, one per argument, for a tuple argnums).
 
     One vjp per element of the result (rows) or one jvp per element of x (columns),
     whichever is fewer, decided at run time; jacfwd and jacrev force the mode. Compiled per
     argument types, callable from @njit code.
+
+    `sparse=P` (the Jacobian's pattern: a scipy.sparse matrix or boolean array of shape
+    (f(x).size, x.size)) returns a scipy.sparse.csr_array instead, from one jvp per color of
+    the columns or one vjp per color of the rows (adjit/sparse.py), each call checked
+    against one more jvp in a random direction.
     """
     if fn is None:
-        return lambda f: jacobian(f, argnums=argnums, fastmath=fastmath, cache=cache)
+        return lambda f: jacobian(f, argnums=argnums, fastmath=fastmath, cache=cache,
+                                  sparse=sparse)
+    if sparse is not None and sparse is not False:
+        from .sparse import SparseJacobian
+        return SparseJacobian(fn, argnums, sparse,
+                              jvp(fn, argnums=argnums, fastmath=fastmath, cache=cache),
+                              vjp(fn, argnums=argnums, fastmath=fastmath, cache=cache))
     return GradientFunction(fn, argnums, False, fastmath=fastmath, kind="jacobian", cache=cache)
 
 

@@ -1,0 +1,191 @@
+"""Sparse Jacobians from a given sparsity pattern: colored, compressed, decompressed.
+
+`jacobian(f, sparse=P)` with P the Jacobian's pattern (a scipy.sparse matrix or a boolean
+array of shape (f(x).size, x.size), both flattened in C order) evaluates one jvp per color
+of the columns (or one vjp per color of the rows, where the rows need fewer colors) in one
+compiled call, and returns a scipy.sparse.csr_array with the pattern's entries.
+
+Columns j and k may share a color when no row has an entry in both (a distance-2 coloring
+of the bipartite graph of the pattern): the jvp in the direction of all the columns of one
+color then gives each of their entries alone in its row. The coloring is greedy in the
+largest-first order (Gebremedhin, Manne and Pothen, "What color is your Jacobian? Graph
+coloring for computing derivatives", SIAM Review 47(4), 2005, section 3), computed once per
+pattern.
+
+A pattern that misses an entry that is not zero at the arguments would give a plausible
+wrong Jacobian (the missing entry added to another of its row, or dropped). Every call
+checks the result: one more jvp in a random direction v must equal J v to rounding, else an
+AdjitError names the rows that differ. (Detecting the pattern from the program itself,
+`sparse=True`, is not built yet.)
+"""
+import numba
+import numpy as np
+
+from .codegen.emit import exec_source
+from .errors import AdjitError, error_at
+from .runtime.generator import restore_generator, save_generator
+
+
+@numba.njit(cache=True)
+def _color(ptr, idx, tptr, tidx, n, m):
+    """Greedy distance-2 coloring of the n columns of a pattern given by its columns (ptr,
+    idx: rows of each column) and rows (tptr, tidx: columns of each row), largest degree
+    first. Returns (colors, number of colors)."""
+    degree = np.empty(n, np.int64)
+    for j in range(n):
+        degree[j] = ptr[j + 1] - ptr[j]
+    order = np.argsort(-degree, kind="mergesort")
+    colors = np.full(n, -1, np.int64)
+    forbidden = np.full(n + 1, -1, np.int64)
+    used = 0
+    for t in range(n):
+        j = order[t]
+        for p in range(ptr[j], ptr[j + 1]):
+            i = idx[p]
+            for q in range(tptr[i], tptr[i + 1]):
+                c = colors[tidx[q]]
+                if c >= 0:
+                    forbidden[c] = j
+        c = 0
+        while forbidden[c] == j:
+            c += 1
+        colors[j] = c
+        if c + 1 > used:
+            used = c + 1
+    return colors, used
+
+
+class SparseJacobian:
+    """The callable `jacobian(f, argnums, sparse=P)` returns: `J(*args)` is a
+    scipy.sparse.csr_array; `.pattern` is P (a boolean csr_array), `.colors` the color of
+    each column (or row, `.by == "rows"`) used."""
+
+    def __init__(self, fn, argnums, pattern, jvp, vjp):
+        if not isinstance(argnums, int):
+            raise _error(fn, f"jacobian(sparse=...) with argnums={argnums!r}",
+                         "Give one argument (an int): a sparse Jacobian is of one array.")
+        if pattern is True:
+            raise _error(fn, "jacobian(sparse=True): detecting the pattern from the program "
+                             "is not built yet",
+                         "Pass the pattern: jacobian(f, sparse=P) with P a scipy.sparse "
+                         "matrix or a boolean array of shape (f(x).size, x.size).")
+        self.fn = fn
+        self.argnums = argnums
+        self.pattern = _as_pattern(fn, pattern)
+        self._jvp = jvp         # adjit.jvp(fn, argnums) and adjit.vjp(fn, argnums)
+        self._vjp = vjp
+        self._compiled = {}
+        cols = self.pattern.tocsc()
+        cols.sort_indices()
+        rows = self.pattern.tocsr()
+        rows.sort_indices()
+        m, n = self.pattern.shape
+        by_cols, k_cols = _color(cols.indptr.astype(np.int64), cols.indices.astype(np.int64),
+                                 rows.indptr.astype(np.int64), rows.indices.astype(np.int64),
+                                 n, m)
+        by_rows, k_rows = _color(rows.indptr.astype(np.int64), rows.indices.astype(np.int64),
+                                 cols.indptr.astype(np.int64), cols.indices.astype(np.int64),
+                                 m, n)
+        if k_rows < k_cols:
+            self.by, self.colors, self.ncolors = "rows", by_rows, int(k_rows)
+            self._structure = rows
+        else:
+            self.by, self.colors, self.ncolors = "columns", by_cols, int(k_cols)
+            self._structure = cols
+        self.__adjit_function__ = fn
+
+    def __call__(self, *args):
+        import scipy.sparse
+        x = np.asarray(args[self.argnums])
+        if x.ndim == 0:
+            raise _error(self.fn, "jacobian(sparse=...) in a float argument",
+                         "Differentiate an array argument.")
+        m, n = self.pattern.shape
+        if x.size != n:
+            raise _error(self.fn, f"a pattern with {n} columns for an argument of {x.size} "
+                                  "elements", "Give the pattern shape (f(x).size, x.size).")
+        types = tuple(numba.typeof(a) for a in args)
+        loop = self._compiled.get(types)
+        if loop is None:
+            loop = self._compiled[types] = self._make(len(args), types)
+        s = self._structure
+        value, data = loop(*args, self.colors, self.ncolors, s.indptr.astype(np.int64),
+                           s.indices.astype(np.int64))
+        if np.size(value) != m:
+            raise _error(self.fn, f"a pattern with {m} rows for a result of {np.size(value)} "
+                                  "elements", "Give the pattern shape (f(x).size, x.size).")
+        make = scipy.sparse.csc_array if self.by == "columns" else scipy.sparse.csr_array
+        J = make((data, s.indices.copy(), s.indptr.copy()), shape=(m, n)).tocsr()
+        self._check(J, args, x)
+        return J
+
+    def _check(self, J, args, x):
+        """One jvp in a random direction must be J v: else the pattern misses an entry."""
+        v = np.random.default_rng(12345).uniform(0.5, 1.5, x.size) * \
+            np.where(np.arange(x.size) % 2 == 0, 1.0, -1.0)
+        _, tangent = self._jvp(*args, v.reshape(x.shape).astype(x.dtype))
+        want = np.asarray(tangent, dtype=np.float64).ravel()
+        got = J @ v
+        scale = abs(J) @ np.abs(v) + np.abs(want) + 1e-300
+        bad = np.nonzero(np.abs(got - want) > 1e-8 * scale + 1e-12 * np.max(scale))[0]
+        if bad.size:
+            raise _error(self.fn, f"a sparsity pattern that misses entries of the Jacobian "
+                                  f"at these arguments (J v differs from the jvp in "
+                                  f"{bad.size} row(s), the first {int(bad[0])})",
+                         "Give every entry that can be nonzero (both sides of a branch, every "
+                         "element an index computed from data may reach).")
+
+    def _make(self, count, types):
+        """The compiled loop over colors: (value, data in the structure's order)."""
+        params = [f"_a{k}" for k in range(count)]
+        args = ", ".join(params)
+        x = params[self.argnums]
+        lines = [f"def sparse_jacobian({args}, _colors, _ncolors, _ptr, _idx):",
+                 "    _generator = save_generator()",
+                 f"    _value = _jvp({args}, np.zeros_like({x}))[0]",
+                 "    _data = np.empty(_idx.size)",
+                 "    _k = _colors.size",
+                 f"    _seed = np.zeros(_k, {x}.dtype)" if self.by == "columns" else
+                 "    _seed = np.zeros(_k)",
+                 "    for _c in range(_ncolors):",
+                 "        restore_generator(_generator)",
+                 "        for _j in range(_k):",
+                 "            _seed[_j] = 1.0 if _colors[_j] == _c else 0.0"]
+        if self.by == "columns":
+            lines.append(f"        _got = _jvp({args}, _seed.reshape({x}.shape))[1].ravel()")
+        else:
+            lines.append(f"        _got = _vjp({args}, _seed.reshape(_value.shape))[1].ravel()")
+        lines += ["        for _j in range(_k):",
+                  "            if _colors[_j] == _c:",
+                  "                for _p in range(_ptr[_j], _ptr[_j + 1]):",
+                  "                    _data[_p] = _got[_idx[_p]]",
+                  "    restore_generator(_generator)",
+                  "    return _value, _data"]
+        namespace = {"np": np, "_jvp": self._jvp, "_vjp": self._vjp,
+                     "save_generator": save_generator, "restore_generator": restore_generator}
+        pyfunc = exec_source("\n".join(lines) + "\n", "sparse_jacobian", namespace)
+        return numba.njit(error_model="numpy")(pyfunc)
+
+
+def _as_pattern(fn, pattern):
+    import scipy.sparse
+    if scipy.sparse.issparse(pattern):
+        P = scipy.sparse.csr_array(pattern, dtype=bool)
+    else:
+        a = np.asarray(pattern)
+        if a.ndim != 2:
+            raise _error(fn, f"a sparsity pattern of {a.ndim} dimension(s)",
+                         "Give a scipy.sparse matrix or a 2-D boolean array of shape "
+                         "(f(x).size, x.size).")
+        P = scipy.sparse.csr_array(a != 0)
+    P.eliminate_zeros()
+    P.sort_indices()
+    return P
+
+
+def _error(fn, construct, fix):
+    inner = getattr(fn, "py_func", fn)
+    code = getattr(inner, "__code__", None)
+    if code is None:
+        return AdjitError(f"{construct}. {fix}")
+    return error_at((code.co_filename, code.co_firstlineno, inner.__qualname__), construct, fix)

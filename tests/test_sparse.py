@@ -1,0 +1,134 @@
+"""Sparse Jacobians from a given pattern: a reaction-diffusion right-hand side written as a
+simulation code writes it, stencils in loops and with np.roll, an arrow shape; values equal
+the dense Jacobian (and finite differences), and a pattern that misses an entry is refused."""
+import numpy as np
+import pytest
+import scipy.sparse as sps
+from scipy.integrate import solve_ivp
+
+import adjit
+from adjit import AdjitError
+from fd import fd_jacobian
+
+
+def brusselator(y, a, b, alpha):
+    """The 2-D Brusselator on an n x n periodic grid: u and v stacked in y."""
+    n = int(np.sqrt(y.size // 2))
+    u = y[: n * n].reshape((n, n))
+    v = y[n * n:].reshape((n, n))
+    du = np.empty((n, n))
+    dv = np.empty((n, n))
+    for i in range(n):
+        for j in range(n):
+            ip, im = (i + 1) % n, (i - 1) % n
+            jp, jm = (j + 1) % n, (j - 1) % n
+            lu = u[ip, j] + u[im, j] + u[i, jp] + u[i, jm] - 4.0 * u[i, j]
+            lv = v[ip, j] + v[im, j] + v[i, jp] + v[i, jm] - 4.0 * v[i, j]
+            du[i, j] = a + u[i, j] * u[i, j] * v[i, j] - (b + 1.0) * u[i, j] + alpha * lu
+            dv[i, j] = b * u[i, j] - u[i, j] * u[i, j] * v[i, j] + alpha * lv
+    return np.concatenate((du.ravel(), dv.ravel()))
+
+
+def brusselator_pattern(n):
+    N = n * n
+    rows, cols = [], []
+    for i in range(n):
+        for j in range(n):
+            k = i * n + j
+            for c in (k, ((i + 1) % n) * n + j, ((i - 1) % n) * n + j,
+                      i * n + (j + 1) % n, i * n + (j - 1) % n):
+                rows += [k, N + k]
+                cols += [c, N + c]
+            rows += [k, N + k]
+            cols += [N + k, k]
+    return sps.csr_array((np.ones(len(rows), bool), (rows, cols)), shape=(2 * N, 2 * N))
+
+
+def diffusion_roll(u, d):
+    return d * (np.roll(u, 1) - 2.0 * u + np.roll(u, -1)) - u ** 3
+
+
+def arrow(x):
+    """A dense first row (a total), a dense first column (every element scaled by x0)."""
+    out = x * x[0]
+    out[0] = np.sum(x * x)
+    return out
+
+
+def tridiagonal_pattern(n, periodic):
+    P = np.eye(n, dtype=bool) | np.eye(n, k=1, dtype=bool) | np.eye(n, k=-1, dtype=bool)
+    if periodic:
+        P[0, -1] = P[-1, 0] = True
+    return P
+
+
+RNG = np.random.default_rng(5)
+
+
+def test_brusselator_sparse_jacobian_is_the_dense_one():
+    n = 6
+    y = RNG.uniform(0.5, 1.5, 2 * n * n)
+    args = (y, 1.0, 3.0, 0.02)
+    J = adjit.jacobian(brusselator, sparse=brusselator_pattern(n))
+    Js = J(*args)
+    assert isinstance(Js, sps.csr_array) and Js.shape == (2 * n * n, 2 * n * n)
+    dense = adjit.jacobian(brusselator)(*args)
+    np.testing.assert_allclose(Js.toarray(), dense, rtol=1e-13, atol=1e-15)
+    np.testing.assert_allclose(Js.toarray(), fd_jacobian(brusselator, args, 0), rtol=1e-6,
+                               atol=1e-8)
+    # a row holds 6 entries (the 5-point stencil and the coupled field): 6 colors at least;
+    # the greedy coloring needs 9 here
+    assert 6 <= J.ncolors <= 10
+    assert J.pattern.nnz == Js.nnz
+
+
+@pytest.mark.parametrize("periodic", [False, True])
+def test_tridiagonal_stencil_with_np_roll(periodic):
+    n = 9
+    u = RNG.normal(size=n)
+    P = tridiagonal_pattern(n, True)        # np.roll wraps: the periodic pattern
+    J = adjit.jacobian(diffusion_roll, sparse=P if periodic else sps.csr_array(P))
+    Js = J(u, 0.3)
+    np.testing.assert_allclose(Js.toarray(), fd_jacobian(diffusion_roll, (u, 0.3), 0),
+                               rtol=1e-6, atol=1e-8)
+    assert J.ncolors == 3                   # 9 columns, bandwidth 3: optimal
+
+
+def test_arrow_shape():
+    x = RNG.normal(size=7)
+    P = np.eye(7, dtype=bool)
+    P[0, :] = P[:, 0] = True
+    J = adjit.jacobian(arrow, sparse=P)
+    np.testing.assert_allclose(J(x).toarray(), adjit.jacobian(arrow)(x), rtol=1e-13)
+
+
+def test_a_pattern_that_misses_an_entry_is_refused():
+    u = RNG.normal(size=9)
+    P = tridiagonal_pattern(9, False)       # np.roll wraps: (0, 8) and (8, 0) are missing
+    with pytest.raises(AdjitError, match="misses entries of the Jacobian"):
+        adjit.jacobian(diffusion_roll, sparse=P)(u, 0.3)
+
+
+def test_a_pattern_of_the_wrong_shape_is_refused():
+    with pytest.raises(AdjitError, match="a pattern with 5 columns for an argument of 9"):
+        adjit.jacobian(diffusion_roll, sparse=np.eye(5, dtype=bool))(np.ones(9), 0.3)
+    with pytest.raises(AdjitError, match="not built yet"):
+        adjit.jacobian(diffusion_roll, sparse=True)
+
+
+def test_stiff_integration_with_scipy_bdf():
+    n = 4
+    P = brusselator_pattern(n)
+    J = adjit.jacobian(brusselator, sparse=P)
+    y0 = 1.0 + 0.2 * np.sin(np.arange(2 * n * n))
+    params = (1.0, 3.0, 0.2)
+
+    def rhs(t, y):
+        return brusselator(y, *params)
+
+    with_j = solve_ivp(rhs, (0.0, 2.0), y0, method="BDF", jac=lambda t, y: J(y, *params),
+                       rtol=1e-8, atol=1e-10)
+    with_fd = solve_ivp(rhs, (0.0, 2.0), y0, method="BDF", jac_sparsity=P, rtol=1e-8,
+                        atol=1e-10)
+    assert with_j.success and with_fd.success
+    np.testing.assert_allclose(with_j.y[:, -1], with_fd.y[:, -1], rtol=1e-5)
