@@ -580,15 +580,24 @@ def hvp(fn=None, argnums=0, *, fastmath=False, checkpoint=None, tape_limit=None,
                             checkpoint=checkpoint, tape_limit=tape_limit, cache=cache)
 
 
-def hessian(fn=None, argnums=0, *, fastmath=False, cache=False):
+def hessian(fn=None, argnums=0, *, fastmath=False, cache=False, sparse=None):
     """The Hessian of the float-valued `fn` in one argument: `hessian(f)(*args)`, of shape
     x.shape + x.shape for an array argument x (a float for a float argument).
 
     Dense: one Hessian-vector product (see hvp) per element of x, in one compiled loop;
-    use hvp where n^2 numbers are too many. Callable from @njit code.
+    use hvp where n^2 numbers are too many. Callable from @njit code. `sparse=P` (the
+    pattern, (x.size, x.size)) returns a scipy.sparse.csr_array from one hvp per color of
+    the columns (adjit/sparse.py), each call checked against one more hvp.
     """
     if fn is None:
-        return lambda f: hessian(f, argnums=argnums, fastmath=fastmath, cache=cache)
+        return lambda f: hessian(f, argnums=argnums, fastmath=fastmath, cache=cache,
+                                 sparse=sparse)
+    if sparse is not None and sparse is not False:
+        from .sparse import SparseJacobian
+        return SparseJacobian(fn, argnums, sparse,
+                              jvp(fn, argnums=argnums, fastmath=fastmath, cache=cache),
+                              vjp(fn, argnums=argnums, fastmath=fastmath, cache=cache),
+                              hvp(fn, argnums=argnums, fastmath=fastmath, cache=cache))
     return GradientFunction(fn, argnums, False, fastmath=fastmath, kind="hessian", cache=cache)
 
 

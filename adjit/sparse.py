@@ -1,4 +1,5 @@
-"""Sparse Jacobians from a given sparsity pattern: colored, compressed, decompressed.
+"""Sparse Jacobians and Hessians from a given sparsity pattern: colored, compressed,
+decompressed.
 
 `jacobian(f, sparse=P)` with P the Jacobian's pattern (a scipy.sparse matrix or a boolean
 array of shape (f(x).size, x.size), both flattened in C order) evaluates one jvp per color
@@ -15,7 +16,9 @@ pattern.
 A pattern that misses an entry that is not zero at the arguments would give a plausible
 wrong Jacobian (the missing entry added to another of its row, or dropped). Every call
 checks the result: one more jvp in a random direction v must equal J v to rounding, else an
-AdjitError names the rows that differ. (Detecting the pattern from the program itself,
+AdjitError names the rows that differ. `hessian(f, sparse=P)` is the same with one hvp
+per column color (the pattern made symmetric; the columns' distance-2 coloring, not yet the
+star coloring that would need fewer). (Detecting the pattern from the program itself,
 `sparse=True`, is not built yet.)
 """
 import numba
@@ -60,12 +63,13 @@ class SparseJacobian:
     scipy.sparse.csr_array; `.pattern` is P (a boolean csr_array), `.colors` the color of
     each column (or row, `.by == "rows"`) used."""
 
-    def __init__(self, fn, argnums, pattern, jvp, vjp):
+    def __init__(self, fn, argnums, pattern, jvp, vjp, hvp=None):
+        self.kind = "jacobian" if hvp is None else "hessian"
         if not isinstance(argnums, int):
-            raise _error(fn, f"jacobian(sparse=...) with argnums={argnums!r}",
+            raise _error(fn, f"{self.kind}(sparse=...) with argnums={argnums!r}",
                          "Give one argument (an int): a sparse Jacobian is of one array.")
         if pattern is True:
-            raise _error(fn, "jacobian(sparse=True): detecting the pattern from the program "
+            raise _error(fn, f"{self.kind}(sparse=True): detecting the pattern from the program "
                              "is not built yet",
                          "Pass the pattern: jacobian(f, sparse=P) with P a scipy.sparse "
                          "matrix or a boolean array of shape (f(x).size, x.size).")
@@ -74,6 +78,13 @@ class SparseJacobian:
         self.pattern = _as_pattern(fn, pattern)
         self._jvp = jvp         # adjit.jvp(fn, argnums) and adjit.vjp(fn, argnums)
         self._vjp = vjp
+        self._hvp = hvp         # adjit.hvp(fn, argnums), for a Hessian
+        if hvp is not None and self.pattern.shape[0] != self.pattern.shape[1]:
+            raise _error(fn, f"a Hessian pattern of shape {self.pattern.shape}",
+                         "Give a square pattern, (x.size, x.size).")
+        if hvp is not None:     # symmetric: the pattern's transpose too
+            self.pattern = (self.pattern + self.pattern.T).astype(bool).tocsr()
+            self.pattern.sort_indices()
         self._compiled = {}
         cols = self.pattern.tocsc()
         cols.sort_indices()
@@ -86,7 +97,7 @@ class SparseJacobian:
         by_rows, k_rows = _color(rows.indptr.astype(np.int64), rows.indices.astype(np.int64),
                                  cols.indptr.astype(np.int64), cols.indices.astype(np.int64),
                                  m, n)
-        if k_rows < k_cols:
+        if k_rows < k_cols and hvp is None:
             self.by, self.colors, self.ncolors = "rows", by_rows, int(k_rows)
             self._structure = rows
         else:
@@ -98,7 +109,7 @@ class SparseJacobian:
         import scipy.sparse
         x = np.asarray(args[self.argnums])
         if x.ndim == 0:
-            raise _error(self.fn, "jacobian(sparse=...) in a float argument",
+            raise _error(self.fn, f"{self.kind}(sparse=...) in a float argument",
                          "Differentiate an array argument.")
         m, n = self.pattern.shape
         if x.size != n:
@@ -111,7 +122,7 @@ class SparseJacobian:
         s = self._structure
         value, data = loop(*args, self.colors, self.ncolors, s.indptr.astype(np.int64),
                            s.indices.astype(np.int64))
-        if np.size(value) != m:
+        if self.kind == "jacobian" and np.size(value) != m:
             raise _error(self.fn, f"a pattern with {m} rows for a result of {np.size(value)} "
                                   "elements", "Give the pattern shape (f(x).size, x.size).")
         make = scipy.sparse.csc_array if self.by == "columns" else scipy.sparse.csr_array
@@ -123,14 +134,18 @@ class SparseJacobian:
         """One jvp in a random direction must be J v: else the pattern misses an entry."""
         v = np.random.default_rng(12345).uniform(0.5, 1.5, x.size) * \
             np.where(np.arange(x.size) % 2 == 0, 1.0, -1.0)
-        _, tangent = self._jvp(*args, v.reshape(x.shape).astype(x.dtype))
-        want = np.asarray(tangent, dtype=np.float64).ravel()
+        direction = v.reshape(x.shape).astype(x.dtype)
+        if self.kind == "hessian":
+            want = np.asarray(self._hvp(*args, direction), dtype=np.float64).ravel()
+        else:
+            want = np.asarray(self._jvp(*args, direction)[1], dtype=np.float64).ravel()
         got = J @ v
         scale = abs(J) @ np.abs(v) + np.abs(want) + 1e-300
         bad = np.nonzero(np.abs(got - want) > 1e-8 * scale + 1e-12 * np.max(scale))[0]
         if bad.size:
-            raise _error(self.fn, f"a sparsity pattern that misses entries of the Jacobian "
-                                  f"at these arguments (J v differs from the jvp in "
+            raise _error(self.fn, f"a sparsity pattern that misses entries of the "
+                                  f"{self.kind.capitalize()} at these arguments (J v differs "
+                                  f"from the {'hvp' if self._hvp else 'jvp'} in "
                                   f"{bad.size} row(s), the first {int(bad[0])})",
                          "Give every entry that can be nonzero (both sides of a branch, every "
                          "element an index computed from data may reach).")
@@ -140,9 +155,10 @@ class SparseJacobian:
         params = [f"_a{k}" for k in range(count)]
         args = ", ".join(params)
         x = params[self.argnums]
+        value = f"_jvp({args}, np.zeros_like({x}))[0]" if self.kind == "jacobian" else "0.0"
         lines = [f"def sparse_jacobian({args}, _colors, _ncolors, _ptr, _idx):",
                  "    _generator = save_generator()",
-                 f"    _value = _jvp({args}, np.zeros_like({x}))[0]",
+                 f"    _value = {value}",
                  "    _data = np.empty(_idx.size)",
                  "    _k = _colors.size",
                  f"    _seed = np.zeros(_k, {x}.dtype)" if self.by == "columns" else
@@ -151,7 +167,9 @@ class SparseJacobian:
                  "        restore_generator(_generator)",
                  "        for _j in range(_k):",
                  "            _seed[_j] = 1.0 if _colors[_j] == _c else 0.0"]
-        if self.by == "columns":
+        if self.kind == "hessian":
+            lines.append(f"        _got = _hvp({args}, _seed.reshape({x}.shape)).ravel()")
+        elif self.by == "columns":
             lines.append(f"        _got = _jvp({args}, _seed.reshape({x}.shape))[1].ravel()")
         else:
             lines.append(f"        _got = _vjp({args}, _seed.reshape(_value.shape))[1].ravel()")
@@ -161,7 +179,7 @@ class SparseJacobian:
                   "                    _data[_p] = _got[_idx[_p]]",
                   "    restore_generator(_generator)",
                   "    return _value, _data"]
-        namespace = {"np": np, "_jvp": self._jvp, "_vjp": self._vjp,
+        namespace = {"np": np, "_jvp": self._jvp, "_vjp": self._vjp, "_hvp": self._hvp,
                      "save_generator": save_generator, "restore_generator": restore_generator}
         pyfunc = exec_source("\n".join(lines) + "\n", "sparse_jacobian", namespace)
         return numba.njit(error_model="numpy")(pyfunc)

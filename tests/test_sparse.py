@@ -132,3 +132,39 @@ def test_stiff_integration_with_scipy_bdf():
                         atol=1e-10)
     assert with_j.success and with_fd.success
     np.testing.assert_allclose(with_j.y[:, -1], with_fd.y[:, -1], rtol=1e-5)
+
+
+def chain_energy(x, k):
+    """Springs between neighbours and a quartic on-site term: a tridiagonal Hessian."""
+    e = 0.0
+    for i in range(x.shape[0] - 1):
+        e += 0.5 * k * (x[i + 1] - x[i] - 1.0) ** 2
+    for i in range(x.shape[0]):
+        e += 0.25 * x[i] ** 4
+    return e
+
+
+def test_sparse_hessian_of_a_chain():
+    n = 12
+    x = RNG.normal(size=n)
+    P = tridiagonal_pattern(n, False)
+    P[np.tril_indices(n, -1)] = False       # the upper half is enough: made symmetric
+    H = adjit.hessian(chain_energy, sparse=P)
+    Hs = H(x, 2.0)
+    np.testing.assert_allclose(Hs.toarray(), adjit.hessian(chain_energy)(x, 2.0), rtol=1e-13,
+                               atol=1e-13)
+    assert H.ncolors == 3 and H.by == "columns"
+    with pytest.raises(AdjitError, match="misses entries of the Hessian"):
+        adjit.hessian(chain_energy, sparse=np.eye(n, dtype=bool))(x, 2.0)
+
+
+def test_trust_constr_with_the_sparse_hessian():
+    from scipy.optimize import minimize
+    n = 10
+    P = tridiagonal_pattern(n, False)
+    g = adjit.grad(chain_energy)
+    H = adjit.hessian(chain_energy, sparse=P)
+    res = minimize(chain_energy, np.linspace(0.0, 1.0, n), args=(3.0,), jac=g, hess=H,
+                   method="trust-constr", options={"gtol": 1e-10})
+    assert res.success
+    np.testing.assert_allclose(g(res.x, 3.0), 0.0, atol=1e-6)
