@@ -4,6 +4,8 @@ import inspect
 import sys
 import threading
 
+import weakref
+
 import numba
 from numba.core import errors as numba_errors
 from numba.core import registry
@@ -595,10 +597,24 @@ def hessian(fn=None, argnums=0, *, fastmath=False, cache=False, sparse=None):
     if sparse is not None and sparse is not False:
         from .sparse import SparseJacobian
         return SparseJacobian(fn, argnums, sparse,
-                              jvp(fn, argnums=argnums, fastmath=fastmath, cache=cache),
-                              vjp(fn, argnums=argnums, fastmath=fastmath, cache=cache),
-                              hvp(fn, argnums=argnums, fastmath=fastmath, cache=cache))
+                              *_products(fn, argnums, fastmath, cache, hessian=True))
     return GradientFunction(fn, argnums, False, fastmath=fastmath, kind="hessian", cache=cache)
+
+
+_PRODUCTS = weakref.WeakKeyDictionary()
+
+
+def _products(fn, argnums, fastmath, cache, hessian):
+    """The jvp, vjp (and hvp) objects of a sparse Jacobian or Hessian, one set per function
+    and options: every pattern given for the same function reuses what they compiled."""
+    made = _PRODUCTS.setdefault(fn, {})
+    key = (argnums, fastmath, cache)
+    if key not in made:
+        made[key] = [jvp(fn, argnums=argnums, fastmath=fastmath, cache=cache),
+                     vjp(fn, argnums=argnums, fastmath=fastmath, cache=cache), None]
+    if hessian and made[key][2] is None:
+        made[key][2] = hvp(fn, argnums=argnums, fastmath=fastmath, cache=cache)
+    return tuple(made[key]) if hessian else tuple(made[key][:2])
 
 
 def jacobian(fn=None, argnums=0, *, fastmath=False, cache=False, sparse=None):
@@ -620,8 +636,7 @@ def jacobian(fn=None, argnums=0, *, fastmath=False, cache=False, sparse=None):
     if sparse is not None and sparse is not False:
         from .sparse import SparseJacobian
         return SparseJacobian(fn, argnums, sparse,
-                              jvp(fn, argnums=argnums, fastmath=fastmath, cache=cache),
-                              vjp(fn, argnums=argnums, fastmath=fastmath, cache=cache))
+                              *_products(fn, argnums, fastmath, cache, hessian=False))
     return GradientFunction(fn, argnums, False, fastmath=fastmath, kind="jacobian", cache=cache)
 
 

@@ -21,12 +21,18 @@ per column color (the pattern made symmetric; the columns' distance-2 coloring, 
 star coloring that would need fewer). (Detecting the pattern from the program itself,
 `sparse=True`, is not built yet.)
 """
+import weakref
+
 import numba
 import numpy as np
 
 from .codegen.emit import exec_source
 from .errors import AdjitError, error_at
 from .runtime.generator import restore_generator, save_generator
+
+
+_LOOPS = weakref.WeakKeyDictionary()
+"""jvp object -> {(kind, by, argument types): the compiled loop over colors}."""
 
 
 @numba.njit(cache=True)
@@ -85,7 +91,7 @@ class SparseJacobian:
         if hvp is not None:     # symmetric: the pattern's transpose too
             self.pattern = (self.pattern + self.pattern.T).astype(bool).tocsr()
             self.pattern.sort_indices()
-        self._compiled = {}
+        self._compiled = _LOOPS.setdefault(jvp, {})    # (shared by every pattern of f)
         cols = self.pattern.tocsc()
         cols.sort_indices()
         rows = self.pattern.tocsr()
@@ -115,7 +121,7 @@ class SparseJacobian:
         if x.size != n:
             raise _error(self.fn, f"a pattern with {n} columns for an argument of {x.size} "
                                   "elements", "Give the pattern shape (f(x).size, x.size).")
-        types = tuple(numba.typeof(a) for a in args)
+        types = (self.kind, self.by) + tuple(numba.typeof(a) for a in args)
         loop = self._compiled.get(types)
         if loop is None:
             loop = self._compiled[types] = self._make(len(args), types)

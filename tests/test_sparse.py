@@ -4,6 +4,7 @@ the dense Jacobian (and finite differences), and a pattern that misses an entry 
 import numpy as np
 import pytest
 import scipy.sparse as sps
+from hypothesis import given, strategies as st
 from scipy.integrate import solve_ivp
 
 import adjit
@@ -168,3 +169,27 @@ def test_trust_constr_with_the_sparse_hessian():
                    method="trust-constr", options={"gtol": 1e-10})
     assert res.success
     np.testing.assert_allclose(g(res.x, 3.0), 0.0, atol=1e-6)
+
+
+def mix(x, A):
+    """A @ tanh(x) with A sparse (stored dense): the Jacobian is A diag(1 - tanh(x)**2)."""
+    return A @ np.tanh(x) + 0.1 * x[0] * np.sum(A, axis=1)
+
+
+@given(st.integers(3, 12), st.integers(3, 12), st.floats(0.05, 0.5), st.integers(0, 2 ** 31))
+def test_random_patterns_color_validly_and_decompress_exactly(m, n, density, seed):
+    rng = np.random.default_rng(seed)
+    A = np.where(rng.random((m, n)) < density, rng.normal(size=(m, n)), 0.0)
+    P = A != 0.0
+    P[:, 0] = True                          # the x[0] term reaches every row
+    x = rng.normal(size=n)
+    J = adjit.jacobian(mix, sparse=P)
+    Js = J(x, A)
+    np.testing.assert_allclose(Js.toarray(), A * (1.0 - np.tanh(x) ** 2) +
+                               0.1 * np.outer(np.sum(A, axis=1), np.eye(n)[0]), rtol=1e-12,
+                               atol=1e-14)
+    # a valid coloring: no two columns (or rows) of one color share a row (or column)
+    S = J.pattern.toarray()
+    S = S if J.by == "columns" else S.T
+    for c in range(J.ncolors):
+        assert np.all(S[:, J.colors == c].sum(axis=1) <= 1)
