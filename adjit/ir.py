@@ -207,6 +207,16 @@ def load_names(node):
     return [n for n in walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]
 
 
+def constant_int(node):
+    """The value of an integer constant (`3`, `-1`) written in the source, or None."""
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and \
+            isinstance(node.operand, ast.Constant) and type(node.operand.value) is int:
+        return -node.operand.value
+    return None
+
+
 def is_atom(node):
     return isinstance(node, (ast.Name, ast.Constant))
 

@@ -147,3 +147,36 @@ def test_what_einsum_cannot_do_is_refused_by_name(f, args, words):
 def test_operands_that_disagree_in_a_letter_raise_as_numpy_does():
     with pytest.raises(ValueError, match="differ in the size of a subscript letter"):
         adjit.grad(trace_of_product)(np.ones((2, 3)), np.ones((2, 2)))
+
+
+# np.linalg.norm along an axis (numpy's; numba compiles no axis=) ------------------------------
+def row_norms_cubed(A):
+    return np.sum(np.linalg.norm(A, axis=1) ** 3)
+
+
+def column_one_norms(A):
+    return np.sum(np.linalg.norm(A, 1, axis=0) * np.arange(3.0))
+
+
+def row_max_norms(A):
+    return np.sum(np.linalg.norm(A, np.inf, 1))
+
+
+def column_min_norms(A):
+    return np.sum(np.linalg.norm(A, ord=-np.inf, axis=-2) ** 2)
+
+
+@pytest.mark.parametrize("f", [row_norms_cubed, column_one_norms, row_max_norms,
+                               column_min_norms])
+def test_norm_along_an_axis_matches_numpy_and_finite_differences(f):
+    A = np.arange(6.0).reshape(2, 3) - 2.2
+    value, g = adjit.value_and_grad(f)(A)
+    assert value == pytest.approx(f(A), rel=1e-12)
+    np.testing.assert_allclose(g, fd_grad(f, (A,), 0), rtol=1e-6, atol=1e-8)
+
+
+def test_row_norm_gradient_is_the_analytic_one():
+    A = RNG.normal(size=(4, 3))
+    r = np.linalg.norm(A, axis=1)
+    np.testing.assert_allclose(adjit.grad(row_norms_cubed)(A), 3.0 * r[:, None] * A,
+                               rtol=1e-12)

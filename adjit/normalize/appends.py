@@ -30,6 +30,7 @@ import copy
 import numpy as np
 
 from .. import ir
+from ..frontend.source import assigned_names
 
 NUMPY = "_adjit_np"        # the name the new code calls numpy by (resolved in the closure)
 APPENDED = "_adjit_appended"    # on an element store an append became: the list's name
@@ -121,7 +122,7 @@ def _rewrite(src, tree, made, name, taken):
     if any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)
            for s in body[j + 1:] for n in ast.walk(s)):
         return False
-    changed_in_loop = _assigned(loop)
+    changed_in_loop = assigned_names(loop)
     room, counting = [], []
     ints = bools = True
     size = _fresh(f"{name}_room", taken)
@@ -277,14 +278,6 @@ def _pure(node):
 
 def _reads(text):
     return {n.id for n in ast.walk(ast.parse(text)) if isinstance(n, ast.Name)}
-
-
-def _assigned(loop):
-    out = set()
-    for n in ast.walk(loop):
-        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
-            out.add(n.id)
-    return out
 
 
 def _surely_int(e, chain):

@@ -206,7 +206,7 @@ class _Desugar:
             start, stop = (ir.const(0), args[0]) if len(args) == 1 else (args[0], args[1])
             span = ast.BinOp(left=stop, op=ast.Sub(), right=start) if len(args) > 1 else stop
             if len(args) == 3:
-                step = _constant_int(args[2])
+                step = ir.constant_int(args[2])
                 if step is None or step == 0:
                     return None
                 if step > 0:
@@ -295,15 +295,6 @@ def _is_call_of(e, src, *objs):
 
 def _is_range(e, src):
     return _is_call_of(e, src, range)
-
-
-def _constant_int(e):
-    if isinstance(e, ast.Constant) and type(e.value) is int:
-        return e.value
-    if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.USub) and \
-            isinstance(e.operand, ast.Constant) and type(e.operand.value) is int:
-        return -e.operand.value
-    return None
 
 
 _INT_OPS = (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod)

@@ -136,20 +136,15 @@ def _default_axes(kw, gu):
     with (-k, ..., -1) (or -1) for k core dimensions and () for none."""
     cores = gu.inputs + gu.outputs
 
-    def number(e):
-        if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.USub) and \
-                isinstance(e.operand, ast.Constant) and type(e.operand.value) is int:
-            return -e.operand.value
-        return e.value if isinstance(e, ast.Constant) and type(e.value) is int else None
     if kw.arg == "axis":
-        return number(kw.value) == -1 and all(len(c) <= 1 for c in cores)
+        return ir.constant_int(kw.value) == -1 and all(len(c) <= 1 for c in cores)
     v = kw.value
     if not isinstance(v, (ast.List, ast.Tuple)) or len(v.elts) not in (len(cores),
                                                                        len(gu.inputs)):
         return False
     for e, core in zip(v.elts, cores):
         items = e.elts if isinstance(e, ast.Tuple) else [e]
-        if [number(i) for i in items] != list(range(-len(core), 0)):
+        if [ir.constant_int(i) for i in items] != list(range(-len(core), 0)):
             return False
     return True
 

@@ -11,7 +11,7 @@ from .. import ir
 from ..runtime import vec
 from .values import TupleValue
 from .lowering import lowers
-from .vectorize import Lazy
+from .vectorize import Lazy, Scalar
 
 
 @lowers("dot", "matmul")
@@ -33,17 +33,23 @@ def lower_norm(norm, node, obj, out):
     """np.linalg.norm(x, ord=None): the 2-norm as sqrt(sum(x * x)); other orders and
     matrix norms by norm_of_order."""
     args = node.args
-    ord_ = args[1] if len(args) == 2 else None
+    ord_ = args[1] if len(args) >= 2 else None
+    axis = args[2] if len(args) == 3 else None
     for kw in node.keywords:
-        if kw.arg != "ord" or ord_ is not None:
+        if kw.arg not in ("ord", "axis") or (ord_ if kw.arg == "ord" else axis) is not None:
             raise norm.error(node, f"np.linalg.norm with `{kw.arg}=`",
-                             "numba takes np.linalg.norm(x) and np.linalg.norm(x, ord) "
-                             "only: no axis.")
-        ord_ = kw.value
-    if len(args) not in (1, 2):
-        raise norm.error(node, "np.linalg.norm with other than (x, ord)",
+                             "Write np.linalg.norm(x), np.linalg.norm(x, ord) or "
+                             "np.linalg.norm(x, ord, axis=k).")
+        if kw.arg == "ord":
+            ord_ = kw.value
+        else:
+            axis = kw.value
+    if len(args) not in (1, 2, 3):
+        raise norm.error(node, "np.linalg.norm with other than (x, ord, axis)",
                          "Write np.linalg.norm(x) or np.linalg.norm(x, ord).")
     x = norm.operand(args[0], out)
+    if axis is not None:
+        return _norm_along(norm, node, x, ord_, axis, out)
     if ord_ is not None:
         o = norm.constant_number(ord_)
         if o is None:
@@ -55,6 +61,32 @@ def lower_norm(norm, node, obj, out):
     total = norm.reduce("sum", sq, None, out, node) if sq is not None else \
         norm.to_atom(out, ast.BinOp(left=x, op=ast.Mult(), right=x))
     return norm.scalar_op(("call", math.sqrt), [total], out)
+
+
+def _norm_along(norm, node, x, ord_, axis, out):
+    """np.linalg.norm(x, ord, axis=k) (numpy's, which numba does not compile): the vector
+    norm of each slice along axis k of a 2-D array, as the reductions it is."""
+    k = ir.constant_int(axis)
+    ndim = len(x.shape) if isinstance(x, Lazy) and not isinstance(x, Scalar) else 0
+    if k is None or ndim != 2 or k not in (0, 1, -1, -2):
+        raise norm.error(node, "np.linalg.norm with `axis=` other than a constant axis of "
+                         "a 2-D array", "Write np.linalg.norm(A, axis=0) or axis=1 of a matrix.")
+    k %= 2
+    o = 2 if ord_ is None else norm.constant_number(ord_)
+    if o not in (1, 2, math.inf, -math.inf):
+        raise norm.error(node, f"np.linalg.norm along an axis of order {o!r}",
+                         "adjit takes the orders 1, 2 (the default), inf and -inf along an "
+                         "axis.")
+
+    def as_lazy(v):
+        return norm.view_of(v.id, out) if isinstance(v, ast.Name) else v
+    if o == 2:
+        total = as_lazy(norm.reduce("sum", norm.elementwise(("call", "square"), [x], out, node),
+                                    k, out, node))
+        return norm.elementwise(("call", math.sqrt), [total], out, node)
+    a = norm.elementwise(("call", abs), [x], out, node)
+    how = "sum" if o == 1 else "max" if o > 0 else "min"
+    return norm.reduce(how, a, k, out, node)
 
 
 @lowers("vdot")

@@ -196,7 +196,7 @@ def _absolute(norm, node, name, src, relative, indices, options):
                                    f"`{name}`", f"Index all {ndim} dimension(s) with one "
                                    "offset each.")
         for j, e in enumerate(items):
-            d = _offset(e)
+            d = ir.constant_int(e)
             if d is None:
                 constant = False
             else:
@@ -221,20 +221,10 @@ def _absolute(norm, node, name, src, relative, indices, options):
     return tree, reach
 
 
-def _offset(e):
-    """A constant integer offset, or None."""
-    if isinstance(e, ast.Constant) and type(e.value) is int:
-        return e.value
-    if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.USub) and \
-            isinstance(e.operand, ast.Constant) and type(e.operand.value) is int:
-        return -e.operand.value
-    return None
-
-
 def _shifted(index, e):
     """`index + e` (`index - 1` for -1, `index` for 0)."""
     base = ast.Name(id=index, ctx=ast.Load())
-    d = _offset(e)
+    d = ir.constant_int(e)
     if d == 0:
         return base
     if d is not None:
