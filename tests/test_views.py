@@ -764,3 +764,16 @@ def test_arrays_computed_before_a_branch_or_loop_that_writes(fn, c):
     """The write is in an `if` or a loop: the pending array is computed before it, not on
     one path only (it was undefined, or zero, on the other) nor in every iteration."""
     check_against_numpy(fn, (np.array([1.3, 0.2, 0.7, -0.38]), c), (0, 1))
+
+
+def _off_diagonal_terms(M, x):
+    return (np.trace(np.sin(M), 1) + np.trace(M * M, offset=-1) + np.trace(M, 5) +
+            np.sum(np.diag(M, -2) ** 2) + np.sum(np.diag(M.T, 2) * 3.0) +
+            np.sum(np.diag(x, 1) @ np.arange(4.0)) + np.sum(np.sin(np.diag(x, k=-2))))
+
+
+def test_offset_diagonals_and_traces_match_numba_and_finite_differences():
+    from fd import check_value_and_grad
+    M = np.arange(12.0).reshape(3, 4) / 7.0 - 0.5
+    x = np.array([0.3, -0.2, 0.9])
+    check_value_and_grad(_off_diagonal_terms, (M, x), (0, 1))

@@ -513,7 +513,9 @@ class Indexing:
             self.nest(v.shape, [axis], out, body)
         return ir.name(name)
 
-    def diagonal_view(self, v, out, node):
+    def diagonal_view(self, v, out, node, k=0):
+        """A view of the k-th diagonal of a 2-D array (a[i, i + k]; below the main one for
+        k < 0): flat positions start + i * (m + 1) of an n x m array, in C order."""
         if len(v.shape) != 2:
             raise self.error(node, f"the diagonal of a {len(v.shape)}-D array",
                              "Take diagonals of 2-D arrays.")
@@ -521,8 +523,22 @@ class Indexing:
             v = self.view_of(self.materialize(v, out, node).id, out)
         n, m = (self._length(s) for s in v.shape)
         step = self.to_atom(out, ast.BinOp(left=m, op=ast.Add(), right=ir.const(1)), "_n")
-        length = self.to_atom(out, self.vcall(min, [n, m]), "_n")
-        return View(v.base, 1, [(0, ir.const(0), step)], {}, [length], None, v)
+        if k == 0:
+            start = ir.const(0)
+            length = self.to_atom(out, self.vcall(min, [n, m]), "_n")
+        else:
+            # k > 0: rows 0.., columns k..; k < 0: rows -k.., columns 0..
+            start = ir.const(k) if k > 0 else \
+                self.to_atom(out, ast.BinOp(left=ir.const(-k), op=ast.Mult(), right=m), "_n")
+            rows = n if k > 0 else self.to_atom(out, ast.BinOp(left=n, op=ast.Sub(),
+                                                               right=ir.const(-k)), "_n")
+            cols = m if k < 0 else self.to_atom(out, ast.BinOp(left=m, op=ast.Sub(),
+                                                               right=ir.const(k)), "_n")
+            length = self.to_atom(out, self.vcall(max, [self.to_atom(
+                out, self.vcall(min, [rows, cols]), "_n"), ir.const(0)]), "_n")
+        return View(v.base, 1, [(0, start, step)], {}, [length], None, v)
+
+    # dtypes --------------------------------------------------------------------
 
     def lazy_dtype(self, v):
         """"f", "i", "b" or "?" for an array expression (what it holds, where this pass can

@@ -65,9 +65,9 @@ FORMS = {
     np.cumsum: ("np.cumsum(x)", "np.cumsum(M)", "np.cumsum(M, axis=0)", "np.cumsum(M, 1)"),
     np.diff: ("np.diff(x)", "np.diff(x, 2)", "np.diff(x, n=3)", "np.diff(M)",
               "np.diff(M, 2)"),
-    np.trace: ("np.trace(M)", "!np.trace(M, 1)", "!np.trace(M, offset=-1)"),
+    np.trace: ("np.trace(M)", "np.trace(M, 1)", "np.trace(M, offset=-1)"),
     np.diagonal: (),        # (numba has no np.diagonal)
-    np.diag: ("np.diag(M)", "np.diag(x)", "!np.diag(M, 1)", "!np.diag(x, k=-1)"),
+    np.diag: ("np.diag(M)", "np.diag(x)", "np.diag(M, 1)", "np.diag(x, k=-1)"),
     np.var: ("np.var(x)", "np.var(M)"),
     np.std: ("np.std(x)", "np.std(M)"),
     np.ptp: ("np.ptp(x)",),
