@@ -89,3 +89,11 @@ def test_monte_carlo_greeks_are_the_pathwise_derivatives(capsys):
     # within the Monte Carlo error of Black-Scholes' delta, vega and rho
     assert abs(r["grad"][0] - r["exact"][0]) < 0.03
     np.testing.assert_allclose(r["grad"][1:], r["exact"][1:], rtol=0.1)
+
+
+def test_brusselator_integrates_with_the_sparse_jacobian(capsys):
+    results = load("brusselator_sparse").main(n=6, t_end=1.0)
+    assert capsys.readouterr().out
+    sparse, colored = results.values()
+    assert sparse.success and colored.success
+    np.testing.assert_allclose(sparse.y[:, -1], colored.y[:, -1], rtol=1e-5)
