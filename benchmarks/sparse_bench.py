@@ -14,10 +14,10 @@ import time
 import numpy as np
 from scipy.optimize._numdiff import approx_derivative
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests"))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "examples"))
 
 import adjit  # noqa: E402
-from test_sparse import brusselator, brusselator_pattern  # noqa: E402
+from brusselator_sparse import brusselator, pattern as brusselator_pattern  # noqa: E402
 
 
 def _median(fn, repeat):

@@ -9,40 +9,8 @@ from scipy.integrate import solve_ivp
 
 import adjit
 from adjit import AdjitError
+from brusselator_sparse import brusselator, pattern as brusselator_pattern  # examples/
 from fd import fd_jacobian
-
-
-def brusselator(y, a, b, alpha):
-    """The 2-D Brusselator on an n x n periodic grid: u and v stacked in y."""
-    n = int(np.sqrt(y.size // 2))
-    u = y[: n * n].reshape((n, n))
-    v = y[n * n:].reshape((n, n))
-    du = np.empty((n, n))
-    dv = np.empty((n, n))
-    for i in range(n):
-        for j in range(n):
-            ip, im = (i + 1) % n, (i - 1) % n
-            jp, jm = (j + 1) % n, (j - 1) % n
-            lu = u[ip, j] + u[im, j] + u[i, jp] + u[i, jm] - 4.0 * u[i, j]
-            lv = v[ip, j] + v[im, j] + v[i, jp] + v[i, jm] - 4.0 * v[i, j]
-            du[i, j] = a + u[i, j] * u[i, j] * v[i, j] - (b + 1.0) * u[i, j] + alpha * lu
-            dv[i, j] = b * u[i, j] - u[i, j] * u[i, j] * v[i, j] + alpha * lv
-    return np.concatenate((du.ravel(), dv.ravel()))
-
-
-def brusselator_pattern(n):
-    N = n * n
-    rows, cols = [], []
-    for i in range(n):
-        for j in range(n):
-            k = i * n + j
-            for c in (k, ((i + 1) % n) * n + j, ((i - 1) % n) * n + j,
-                      i * n + (j + 1) % n, i * n + (j - 1) % n):
-                rows += [k, N + k]
-                cols += [c, N + c]
-            rows += [k, N + k]
-            cols += [N + k, k]
-    return sps.csr_array((np.ones(len(rows), bool), (rows, cols)), shape=(2 * N, 2 * N))
 
 
 def diffusion_roll(u, d):
