@@ -17,9 +17,28 @@ import types
 
 from .. import ir
 from ..errors import Location
-from ..frontend.source import assigned_names
+from ..frontend.source import FunctionSource, assigned_names
 
 SOURCE = "__adjit_source__"   # the FunctionSource a made helper carries (frontend/source.py)
+
+
+def _nothing():
+    pass
+
+
+def made_helper(name, tree, loc, namespace, names, line=None, fn=None):
+    """A function object standing for a helper adjit writes (a stencil's loops, einsum's):
+    read_function gives its FunctionSource, `tree` read as in the function at `loc`, its
+    names resolved in `namespace` (a module's globals) and `names`. With `line`, every node
+    of `tree` is at that line (what comments quote); `fn`: the function whose defaults the
+    tree's parameters have (none: no defaults)."""
+    if line is not None:
+        for n in ast.walk(tree):
+            if "lineno" in n._attributes:
+                n.lineno = n.end_lineno = line
+    carrier = types.FunctionType(_nothing.__code__, namespace, name)
+    setattr(carrier, SOURCE, FunctionSource(fn or carrier, tree, loc).with_tree(tree, names))
+    return carrier
 
 
 def lift(src, make_source, function_source):

@@ -22,16 +22,14 @@ that is not a constant (or a module-level string), `...`, operands that are not 
 arrays, other keywords.
 """
 import ast
-import types
 
 import numpy as np
 
 from ..errors import Location
-from ..frontend.source import FunctionSource
 from ..runtime import vec
-from .closures import SOURCE
+from .closures import made_helper
 from .lowering import lowers
-from .vectorize import Lazy, Scalar, View
+from .vectorize import View, array_valued
 
 
 @lowers("einsum")
@@ -57,8 +55,7 @@ def lower_einsum(norm, node, obj, out):
             for a in operands]
     for k, (a, letters) in enumerate(zip(args, inputs)):
         value = norm.operand(a, out)
-        ndim = len(value.shape) if isinstance(value, Lazy) and \
-            not isinstance(value, Scalar) else 0
+        ndim = len(value.shape) if array_valued(value) else 0
         if ndim != len(letters):
             raise norm.error(node, f"np.einsum's operand {k + 1} with {ndim} dimension(s) for "
                              f"the subscripts {letters!r}",
@@ -133,16 +130,6 @@ def _helper(norm, node, inputs, output):
     else:
         lines.append("    return _eacc")
     tree = ast.parse("\n".join(lines) + "\n").body[0]
-    for n in ast.walk(tree):        # the loops are the call's: its line
-        if "lineno" in n._attributes:
-            n.lineno = n.end_lineno = node.lineno
-    stub = ast.parse(f"def einsum({', '.join(names)}):\n    pass\n")
-    namespace = {}
-    exec(compile(stub, norm.loc.filename, "exec"), namespace)  # noqa: S102 - our own text
-    fn = namespace["einsum"]
-    fn.__qualname__ = "np.einsum"
-    loc = Location("np.einsum", norm.loc.filename, node.lineno)
-    source = FunctionSource(fn, tree, loc).with_tree(tree, {"_enp": np,
-                                                            "_echeck": vec.check_einsum_sizes})
-    setattr(fn, SOURCE, source)
-    return fn if isinstance(fn, types.FunctionType) else None
+    # the loops are the call's: read at its line
+    return made_helper("einsum", tree, Location("np.einsum", norm.loc.filename, node.lineno),
+                       {}, {"_enp": np, "_echeck": vec.check_einsum_sizes}, line=node.lineno)

@@ -23,6 +23,7 @@ import ast
 from .. import ir
 from ..runtime import vec
 from .values import FunctionValue
+from .vectorize import array_valued
 
 
 def gufunc_call(norm, node, gu, out):
@@ -57,7 +58,7 @@ def gufunc_call(norm, node, gu, out):
     names = [a if isinstance(a, ast.Name) else norm.assign_new_local("_gu", a, loc, out)
              for a in args[:nin]]
     values = [norm.operand(n, out) for n in names]
-    dims = [len(v.shape) if _is_array(v) else 0 for v in values]
+    dims = [len(v.shape) if array_valued(v) else 0 for v in values]
     loops = []
     for k, (d, core) in enumerate(zip(dims, gu.inputs)):
         if d < len(core):
@@ -147,11 +148,6 @@ def _default_axes(kw, gu):
         if [ir.constant_int(i) for i in items] != list(range(-len(core), 0)):
             return False
     return True
-
-
-def _is_array(v):
-    from .vectorize import Lazy, Scalar
-    return isinstance(v, Lazy) and not isinstance(v, Scalar)
 
 
 def _slice(name, indices, one_element, loc):

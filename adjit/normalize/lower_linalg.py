@@ -11,7 +11,7 @@ from .. import ir
 from ..runtime import vec
 from .values import TupleValue
 from .lowering import lowers
-from .vectorize import Lazy, Scalar
+from .vectorize import Lazy, array_valued
 
 
 @lowers("dot", "matmul")
@@ -67,7 +67,7 @@ def _norm_along(norm, node, x, ord_, axis, out):
     """np.linalg.norm(x, ord, axis=k) (numpy's, which numba does not compile): the vector
     norm of each slice along axis k of a 2-D array, as the reductions it is."""
     k = ir.constant_int(axis)
-    ndim = len(x.shape) if isinstance(x, Lazy) and not isinstance(x, Scalar) else 0
+    ndim = len(x.shape) if array_valued(x) else 0
     if k is None or ndim != 2 or k not in (0, 1, -1, -2):
         raise norm.error(node, "np.linalg.norm with `axis=` other than a constant axis of "
                          "a 2-D array", "Write np.linalg.norm(A, axis=0) or axis=1 of a matrix.")

@@ -24,15 +24,14 @@ and kernels over integer arrays.
 """
 import ast
 import copy
-import types
 
 import numpy as np
 
 from .. import ir
-from ..frontend.source import FunctionSource, read_function
+from ..frontend.source import read_function
 from ..runtime import vec
-from .closures import SOURCE
-from .vectorize import ONE, Lazy, Scalar, View
+from .closures import made_helper
+from .vectorize import View, array_valued
 
 
 def stencil_kernel(obj):
@@ -70,7 +69,7 @@ def stencil_call(norm, node, stencil, out):
     args = [a if isinstance(a, ast.Name) else norm.assign_new_local("_st", a, loc, out)
             for a in node.args + ([given] if given is not None else [])]
     values = [norm.operand(n, out) for n in args[:len(params)]]
-    ndims = [len(v.shape) if _is_array(v) else None for v in values]
+    ndims = [len(v.shape) if array_valued(v) else None for v in values]
     if ndims[0] is None:
         raise norm.error(node, f"the stencil `{name}` with a first argument that is not an "
                          "array", "Pass the array the stencil runs over first (numba takes "
@@ -95,18 +94,19 @@ def stencil_call(norm, node, stencil, out):
     tree, reach = _absolute(norm, node, name, src, relative, indices, options)
     tree.args.kwonlyargs += [ast.arg(arg=i) for i in indices]
     tree.args.kw_defaults += [None] * ndim
-    point = types.FunctionType(kernel.__code__, kernel.__globals__, kernel.__name__,
-                               kernel.__defaults__, kernel.__closure__)
-    setattr(point, SOURCE, FunctionSource(kernel, tree, src.loc).with_tree(tree, {}))
-    helper = _loop_helper(kernel, src, params, relative, ndim, reach, cval, given is not None)
-    setattr(helper, SOURCE, _function_source(helper, kernel, src, point))
+    point = made_helper(kernel.__name__, tree, src.loc, kernel.__globals__, {}, fn=kernel)
+    loops = _loop_helper(kernel, params, relative, ndim, reach, cval, given is not None)
+    # the loops are the stencil's: read at its `def` line
+    helper = made_helper(kernel.__name__, loops, src.loc, kernel.__globals__,
+                         {"_snp": np, "_scheck": vec.check_stencil_shape, "_spoint": point},
+                         line=src.tree.lineno)
     call = ast.Call(func=ast.Name(id=kernel.__name__, ctx=ast.Load(), **loc), args=args,
                     keywords=[], **loc)
     return norm.inline(call, helper, out)
 
 
-def _loop_helper(kernel, src, params, relative, ndim, reach, cval, given):
-    """The source of the helper that runs the stencil: sizes from the first argument, the
+def _loop_helper(kernel, params, relative, ndim, reach, cval, given):
+    """The tree of the helper that runs the stencil: sizes from the first argument, the
     others checked against them, the output allocated (or `_sout`, given), and the loop nest
     computing the kernel (`_spoint`) inside the reach and `cval` on the border."""
     sizes = [f"_sn{j}" for j in range(ndim)]
@@ -135,32 +135,7 @@ def _loop_helper(kernel, src, params, relative, ndim, reach, cval, given):
     else:
         lines.append(f"{pad}{element} = {point}")
     lines.append("    return _sout")
-    text = "\n".join(lines) + "\n"
-    tree = ast.parse(text).body[0]
-    for n in ast.walk(tree):        # the loops are the stencil's: its `def` line
-        if "lineno" in n._attributes:
-            n.lineno = n.end_lineno = src.tree.lineno
-    fn = types.FunctionType(kernel.__code__, kernel.__globals__, kernel.__name__, None,
-                            kernel.__closure__)
-    fn.__adjit_stencil_tree__ = tree
-    return fn
-
-
-def _function_source(helper, kernel, src, point):
-    """The loop helper's FunctionSource: its tree read as the kernel's (its file and line),
-    its own names resolved to numpy, the size check and the point kernel."""
-    tree = helper.__adjit_stencil_tree__
-    made = FunctionSource(helper, tree, src.loc)
-    return made.with_tree(tree, {"_snp": np, "_scheck": vec.check_stencil_shape,
-                                 "_spoint": point})
-
-
-def _is_array(v):
-    return isinstance(v, Lazy) and not isinstance(v, Scalar)
-
-
-def _size(e):
-    return ir.const(1) if e is ONE else e
+    return ast.parse("\n".join(lines) + "\n").body[0]
 
 
 def _absolute(norm, node, name, src, relative, indices, options):
@@ -231,10 +206,6 @@ def _shifted(index, e):
         return ast.BinOp(left=base, op=ast.Sub() if d < 0 else ast.Add(),
                          right=ast.Constant(abs(d)))
     return ast.BinOp(left=base, op=ast.Add(), right=e)
-
-
-def _index(items):
-    return items[0] if len(items) == 1 else ast.Tuple(elts=items, ctx=ast.Load())
 
 
 def _source_name(norm, atom, loc, out):

@@ -30,6 +30,12 @@ class Lazy:
     """An array expression not yet computed; `shape` lists a size atom (or ONE) per dim."""
 
 
+def array_valued(v):
+    """Whether a normalized value is an array (a lazy expression with dimensions), not a
+    number."""
+    return isinstance(v, Lazy) and not isinstance(v, Scalar)
+
+
 class Scalar(Lazy):
     def __init__(self, atom):
         self.atom = atom
