@@ -97,18 +97,18 @@ class SparseJacobian:
         rows = self.pattern.tocsr()
         rows.sort_indices()
         m, n = self.pattern.shape
-        by_cols, k_cols = _color(cols.indptr.astype(np.int64), cols.indices.astype(np.int64),
-                                 rows.indptr.astype(np.int64), rows.indices.astype(np.int64),
-                                 n, m)
-        by_rows, k_rows = _color(rows.indptr.astype(np.int64), rows.indices.astype(np.int64),
-                                 cols.indptr.astype(np.int64), cols.indices.astype(np.int64),
-                                 m, n)
-        if k_rows < k_cols and hvp is None:
+        col_ptr, col_idx = cols.indptr.astype(np.int64), cols.indices.astype(np.int64)
+        row_ptr, row_idx = rows.indptr.astype(np.int64), rows.indices.astype(np.int64)
+        by_cols, k_cols = _color(col_ptr, col_idx, row_ptr, row_idx, n, m)
+        # rows instead where they need fewer colors (a Hessian's pattern is symmetric)
+        by_rows, k_rows = _color(row_ptr, row_idx, col_ptr, col_idx, m, n) \
+            if hvp is None else (None, k_cols)
+        if k_rows < k_cols:
             self.by, self.colors, self.ncolors = "rows", by_rows, int(k_rows)
-            self._structure = rows
+            self._structure, self._ptr, self._idx = rows, row_ptr, row_idx
         else:
             self.by, self.colors, self.ncolors = "columns", by_cols, int(k_cols)
-            self._structure = cols
+            self._structure, self._ptr, self._idx = cols, col_ptr, col_idx
         self.__adjit_function__ = fn
 
     def __call__(self, *args):
@@ -126,8 +126,7 @@ class SparseJacobian:
         if loop is None:
             loop = self._compiled[types] = self._make(len(args), types)
         s = self._structure
-        value, data = loop(*args, self.colors, self.ncolors, s.indptr.astype(np.int64),
-                           s.indices.astype(np.int64))
+        value, data = loop(*args, self.colors, self.ncolors, self._ptr, self._idx)
         if self.kind == "jacobian" and np.size(value) != m:
             raise _error(self.fn, f"a pattern with {m} rows for a result of {np.size(value)} "
                                   "elements", "Give the pattern shape (f(x).size, x.size).")
