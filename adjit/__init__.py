@@ -1,6 +1,6 @@
 """adjit: source-transformation reverse-mode automatic differentiation, compiled with numba."""
 from .api import (GradientFunction, TapeReport, grad, hessian, hvp, jacfwd, jacobian, jacrev,
-                  jvp, value_and_grad, vjp)
+                  jvp, sparsity, value_and_grad, vjp)
 from .api_stop import stop_gradient
 from .custom import custom_vjp, defjvp, defvjp
 from .implicit import custom_root
@@ -10,6 +10,7 @@ from .show import show
 from . import cuda
 
 __all__ = ["grad", "value_and_grad", "vjp", "jvp", "hvp", "hessian", "jacobian", "jacfwd",
-           "jacrev", "custom_vjp", "defvjp", "defjvp", "custom_root", "stop_gradient", "AdjitError", "GradientFunction", "TapeReport", "show",
+           "jacrev", "sparsity", "custom_vjp", "defvjp", "defjvp", "custom_root",
+           "stop_gradient", "AdjitError", "GradientFunction", "TapeReport", "show",
            "STAGES", "SWEEP_STAGES", "cuda"]
 __version__ = "0.1.0"

@@ -589,7 +589,8 @@ def hessian(fn=None, argnums=0, *, fastmath=False, cache=False, sparse=None):
     Dense: one Hessian-vector product (see hvp) per element of x, in one compiled loop;
     use hvp where n^2 numbers are too many. Callable from @njit code. `sparse=P` (the
     pattern, (x.size, x.size)) returns a scipy.sparse.csr_array from one hvp per color of
-    the columns (adjit/sparse.py), each call checked against one more hvp.
+    the columns (adjit/sparse.py), each call checked against one more hvp; `sparse=True`
+    detects the pattern from the program (adjit.sparsity(f, hessian=True)).
     """
     if fn is None:
         return lambda f: hessian(f, argnums=argnums, fastmath=fastmath, cache=cache,
@@ -628,7 +629,8 @@ def jacobian(fn=None, argnums=0, *, fastmath=False, cache=False, sparse=None):
     `sparse=P` (the Jacobian's pattern: a scipy.sparse matrix or boolean array of shape
     (f(x).size, x.size)) returns a scipy.sparse.csr_array instead, from one jvp per color of
     the columns or one vjp per color of the rows (adjit/sparse.py), each call checked
-    against one more jvp in a random direction.
+    against one more jvp in a random direction. `sparse=True` detects the pattern from the
+    program (adjit.sparsity), once per argument types, shapes and integer values.
     """
     if fn is None:
         return lambda f: jacobian(f, argnums=argnums, fastmath=fastmath, cache=cache,
@@ -638,6 +640,23 @@ def jacobian(fn=None, argnums=0, *, fastmath=False, cache=False, sparse=None):
         return SparseJacobian(fn, argnums, sparse,
                               *_products(fn, argnums, fastmath, cache, hessian=False))
     return GradientFunction(fn, argnums, False, fastmath=fastmath, kind="jacobian", cache=cache)
+
+
+def sparsity(fn=None, argnums=0, *, hessian=False):
+    """The structural sparsity pattern of the Jacobian of `fn` in argument `argnums` (of its
+    Hessian with hessian=True): `sparsity(f)(*args)` is a boolean scipy.sparse.csr_array of
+    shape (f(x).size, x.size) ((x.size, x.size) for a Hessian), both flattened in C order.
+
+    Read from the program (adjit/patterns.py), never from derivatives: an entry is in it if
+    the output can depend on the input for some value of the float arguments (both sides of
+    a branch on float data; an index computed from float data reaches every element).
+    Computed once per argument types, shapes and integer values, and kept. What it cannot
+    bound (a loop count or array size computed from float data) is an AdjitError.
+    """
+    if fn is None:
+        return lambda f: sparsity(f, argnums=argnums, hessian=hessian)
+    from .patterns import Sparsity
+    return Sparsity(fn, argnums, hessian=hessian)
 
 
 def jacfwd(fn=None, argnums=0, *, fastmath=False, cache=False):
@@ -655,4 +674,4 @@ def jacrev(fn=None, argnums=0, *, fastmath=False, cache=False):
 
 
 __all__ = ["grad", "value_and_grad", "vjp", "jvp", "hvp", "hessian", "jacobian", "jacfwd",
-           "jacrev", "stop_gradient", "AdjitError", "GradientFunction", "TapeReport"]
+           "jacrev", "sparsity", "stop_gradient", "AdjitError", "GradientFunction", "TapeReport"]

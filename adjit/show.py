@@ -26,7 +26,13 @@ def show(fn, stage="normalized", *example_args, argnums=0):
     The example arguments decide the types the code is specialized for (whether a name is an
     array decides how vectorized code is lowered). Only "source" and "normalized" can do
     without them: "normalized" then treats every argument as a float.
+
+    "sparsity" is the normalized program rewritten to run on abstract numbers, the sets of
+    inputs each value can depend on (adjit.sparsity, adjit/patterns.py).
     """
+    if stage == "sparsity":
+        from .patterns import rewritten
+        return rewritten(fn, example_args, argnums)[0]
     return _program(fn, stage, example_args, argnums).render(stage)
 
 

@@ -18,8 +18,10 @@ wrong Jacobian (the missing entry added to another of its row, or dropped). Ever
 checks the result: one more jvp in a random direction v must equal J v to rounding, else an
 AdjitError names the rows that differ. `hessian(f, sparse=P)` is the same with one hvp
 per column color (the pattern made symmetric; the columns' distance-2 coloring, not yet the
-star coloring that would need fewer). (Detecting the pattern from the program itself,
-`sparse=True`, is not built yet.)
+star coloring that would need fewer).
+
+`sparse=True` detects the pattern from the program (adjit/patterns.py), once per argument
+types, shapes and integer values; `.pattern`, `.colors` and `.by` are those of the last call.
 """
 import weakref
 
@@ -74,42 +76,48 @@ class SparseJacobian:
         if not isinstance(argnums, int):
             raise _error(fn, f"{self.kind}(sparse=...) with argnums={argnums!r}",
                          "Give one argument (an int): a sparse Jacobian is of one array.")
-        if pattern is True:
-            raise _error(fn, f"{self.kind}(sparse=True): detecting the pattern from the program "
-                             "is not built yet",
-                         "Pass the pattern: jacobian(f, sparse=P) with P a scipy.sparse "
-                         "matrix or a boolean array of shape (f(x).size, x.size).")
         self.fn = fn
         self.argnums = argnums
-        self.pattern = _as_pattern(fn, pattern)
         self._jvp = jvp         # adjit.jvp(fn, argnums) and adjit.vjp(fn, argnums)
         self._vjp = vjp
         self._hvp = hvp         # adjit.hvp(fn, argnums), for a Hessian
-        if hvp is not None and self.pattern.shape[0] != self.pattern.shape[1]:
-            raise _error(fn, f"a Hessian pattern of shape {self.pattern.shape}",
-                         "Give a square pattern, (x.size, x.size).")
-        if hvp is not None:     # symmetric: the pattern's transpose too
-            self.pattern = (self.pattern + self.pattern.T).astype(bool).tocsr()
-            self.pattern.sort_indices()
         self._compiled = _LOOPS.setdefault(jvp, {})    # (shared by every pattern of f)
-        cols = self.pattern.tocsc()
+        self._colored = {}      # detected pattern's key -> (pattern, by, colors, ...)
+        if pattern is True:     # detected from the program, per argument types and shapes
+            from .patterns import Sparsity
+            self._detect = Sparsity(fn, argnums, hessian=hvp is not None)
+            self.pattern = self.colors = self.by = self.ncolors = None
+        else:
+            self._detect = None
+            self._use(self._color(_as_pattern(fn, pattern)))
+        self.__adjit_function__ = fn
+
+    def _color(self, pattern):
+        """(pattern, by, colors, number of colors, structure, its pointers and indices)."""
+        if self._hvp is not None and pattern.shape[0] != pattern.shape[1]:
+            raise _error(self.fn, f"a Hessian pattern of shape {pattern.shape}",
+                         "Give a square pattern, (x.size, x.size).")
+        if self._hvp is not None:     # symmetric: the pattern's transpose too
+            pattern = (pattern + pattern.T).astype(bool).tocsr()
+            pattern.sort_indices()
+        cols = pattern.tocsc()
         cols.sort_indices()
-        rows = self.pattern.tocsr()
+        rows = pattern.tocsr()
         rows.sort_indices()
-        m, n = self.pattern.shape
+        m, n = pattern.shape
         col_ptr, col_idx = cols.indptr.astype(np.int64), cols.indices.astype(np.int64)
         row_ptr, row_idx = rows.indptr.astype(np.int64), rows.indices.astype(np.int64)
         by_cols, k_cols = _color(col_ptr, col_idx, row_ptr, row_idx, n, m)
         # rows instead where they need fewer colors (a Hessian's pattern is symmetric)
         by_rows, k_rows = _color(row_ptr, row_idx, col_ptr, col_idx, m, n) \
-            if hvp is None else (None, k_cols)
+            if self._hvp is None else (None, k_cols)
         if k_rows < k_cols:
-            self.by, self.colors, self.ncolors = "rows", by_rows, int(k_rows)
-            self._structure, self._ptr, self._idx = rows, row_ptr, row_idx
-        else:
-            self.by, self.colors, self.ncolors = "columns", by_cols, int(k_cols)
-            self._structure, self._ptr, self._idx = cols, col_ptr, col_idx
-        self.__adjit_function__ = fn
+            return pattern, "rows", by_rows, int(k_rows), rows, row_ptr, row_idx
+        return pattern, "columns", by_cols, int(k_cols), cols, col_ptr, col_idx
+
+    def _use(self, colored):
+        (self.pattern, self.by, self.colors, self.ncolors, self._structure, self._ptr,
+         self._idx) = colored
 
     def __call__(self, *args):
         import scipy.sparse
@@ -117,6 +125,13 @@ class SparseJacobian:
         if x.ndim == 0:
             raise _error(self.fn, f"{self.kind}(sparse=...) in a float argument",
                          "Differentiate an array argument.")
+        if self._detect is not None:
+            from .patterns import key_of
+            key = key_of(args)
+            colored = self._colored.get(key)
+            if colored is None:
+                colored = self._colored[key] = self._color(self._detect(*args))
+            self._use(colored)
         m, n = self.pattern.shape
         if x.size != n:
             raise _error(self.fn, f"a pattern with {n} columns for an argument of {x.size} "
@@ -149,6 +164,12 @@ class SparseJacobian:
         # (rounding: the products sum in other orders; float32 arguments round more)
         tol = max(1e-8, 1e3 * float(np.finfo(x.dtype).eps)) if x.dtype.kind == "f" else 1e-8
         bad = np.nonzero(np.abs(got - want) > tol * scale + 1e-4 * tol * np.max(scale))[0]
+        if bad.size and self._detect is not None:
+            raise _error(self.fn, f"the sparsity pattern adjit detected misses entries of the "
+                                  f"{self.kind.capitalize()} at these arguments ({bad.size} "
+                                  f"row(s), the first {int(bad[0])}): an internal error",
+                         "Please report it with the function; meanwhile pass the pattern "
+                         "(sparse=P).")
         if bad.size:
             raise _error(self.fn, f"a sparsity pattern that misses entries of the "
                                   f"{self.kind.capitalize()} at these arguments (J v differs "

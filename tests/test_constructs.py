@@ -278,6 +278,29 @@ def test_a_loop_over_a_tuple_of_numbers_may_break():
     assert adjit.grad(break_in_tuple_loop)(x)[0] == 1.0
 
 
+STENCIL = (-1, 0, 1)
+WEIGHTS = (0.25, 0.5, 0.25)
+
+
+def smooth_with_module_tuples(x):
+    """Stencil offsets and weights as module-level tuples, looped over as numba allows."""
+    s = 0.0
+    for i in range(1, x.size - 1):
+        v = 0.0
+        for k in STENCIL:
+            v += WEIGHTS[k + 1] * x[i + k]
+        s += v * v
+    return s
+
+
+def test_a_loop_over_a_module_level_tuple():
+    x = np.array([0.5, -1.0, 2.0, 0.3, 1.1])
+    value, g = adjit.value_and_grad(smooth_with_module_tuples)(x)
+    compiled = numba.njit(smooth_with_module_tuples)
+    assert value == pytest.approx(compiled(x), rel=1e-14)
+    np.testing.assert_allclose(g, fd_grad(compiled, (x,), 0), rtol=1e-7, atol=1e-9)
+
+
 def test_loops_over_tuples_of_values_with_exits_and_over_numbers_are_refused():
     with pytest.raises(adjit.AdjitError, match="break or continue in a loop over a literal"):
         adjit.grad(break_in_a_tuple_of_values)(np.array([0.5, 2.0, 1.0]))

@@ -81,8 +81,6 @@ def test_a_pattern_that_misses_an_entry_is_refused():
 def test_a_pattern_of_the_wrong_shape_is_refused():
     with pytest.raises(AdjitError, match="a pattern with 5 columns for an argument of 9"):
         adjit.jacobian(diffusion_roll, sparse=np.eye(5, dtype=bool))(np.ones(9), 0.3)
-    with pytest.raises(AdjitError, match="not built yet"):
-        adjit.jacobian(diffusion_roll, sparse=True)
 
 
 def test_stiff_integration_with_scipy_bdf():

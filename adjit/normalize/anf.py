@@ -1426,6 +1426,11 @@ class _Normalizer(Vectorizing, Indexing, NumpyCalls):
             it = ast.Tuple(elts=[ast.Subscript(value=ast.Name(id=it.id, ctx=ast.Load()),
                                                slice=ast.Constant(k), ctx=ast.Load())
                                  for k in range(n)], ctx=ast.Load())
+        elif isinstance(it, ast.Name):     # a module-level tuple of numbers: a literal
+            value = self.src.resolve(it)
+            if isinstance(value, tuple) and value and \
+                    all(type(v) in (int, float, bool) for v in value):
+                it = ast.Tuple(elts=[ast.Constant(v) for v in value], ctx=ast.Load())
         if isinstance(it, (ast.Tuple, ast.List)) and self._loop_exits(s.body) and \
                 it.elts and all(isinstance(e, ast.Constant) and type(e.value) in (int, float)
                                 for e in it.elts):
@@ -2138,6 +2143,8 @@ class _Normalizer(Vectorizing, Indexing, NumpyCalls):
                 return target
         if isinstance(node, ast.Name):
             obj = self.src.resolve_name(node.id)
+            if isinstance(obj, tuple):      # a module-level tuple of numbers: numba freezes
+                obj = _tuple_array(obj)     # it; indexed, it reads as an array would
             if isinstance(obj, np.ndarray):
                 return self.global_array(obj, node.id)
         raise self.error(node, "indexing something that is not an array variable",
@@ -2659,3 +2666,21 @@ def _tuple_target_names(tgt, norm):
             if isinstance(local, str):
                 names.add(local)
     return names
+
+
+_TUPLE_ARRAYS = {}
+"""id(tuple) -> (the tuple, its numbers as a read-only array): one array per tuple."""
+
+
+def _tuple_array(t):
+    """The array of a tuple of numbers of one kind (all floats, or all ints), or None."""
+    hit = _TUPLE_ARRAYS.get(id(t))
+    if hit is not None and hit[0] is t:
+        return hit[1]
+    kinds = {type(v) for v in t}
+    if not t or not (kinds <= {float} or kinds <= {int}):
+        return None
+    a = np.array(t)
+    a.flags.writeable = False
+    _TUPLE_ARRAYS[id(t)] = (t, a)
+    return a
