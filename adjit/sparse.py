@@ -38,6 +38,26 @@ _LOOPS = weakref.WeakKeyDictionary()
 
 
 @numba.njit(cache=True)
+def _largest_first(degree):
+    """The vertices by decreasing degree, ties in index order (a counting sort)."""
+    n = degree.size
+    top = 0
+    for j in range(n):
+        top = max(top, degree[j])
+    count = np.zeros(top + 2, np.int64)
+    for j in range(n):
+        count[top - degree[j] + 1] += 1
+    for d in range(1, top + 2):
+        count[d] += count[d - 1]
+    order = np.empty(n, np.int64)
+    for j in range(n):
+        k = top - degree[j]
+        order[count[k]] = j
+        count[k] += 1
+    return order
+
+
+@numba.njit(cache=True)
 def _color(ptr, idx, tptr, tidx, n, m):
     """Greedy distance-2 coloring of the n columns of a pattern given by its columns (ptr,
     idx: rows of each column) and rows (tptr, tidx: columns of each row), largest degree
@@ -45,7 +65,7 @@ def _color(ptr, idx, tptr, tidx, n, m):
     degree = np.empty(n, np.int64)
     for j in range(n):
         degree[j] = ptr[j + 1] - ptr[j]
-    order = np.argsort(-degree, kind="mergesort")
+    order = _largest_first(degree)
     colors = np.full(n, -1, np.int64)
     forbidden = np.full(n + 1, -1, np.int64)
     used = 0
@@ -64,6 +84,86 @@ def _color(ptr, idx, tptr, tidx, n, m):
         if c + 1 > used:
             used = c + 1
     return colors, used
+
+
+@numba.njit(cache=True)
+def _star_color(ptr, idx, n):
+    """Greedy star coloring of the graph of a symmetric pattern (ptr, idx: its rows; the
+    diagonal is skipped), largest degree first: a distance-1 coloring in which every path
+    on four vertices has at least three colors. Vertex v may not take the color c of x on
+    a path v - w - x if x has another neighbour of w's color (v - w - x - y would be a
+    two-colored path) or v has (u - v - w - x would be). Gebremedhin, Manne and Pothen,
+    SIAM Review 47(4), 2005, section 4.2. Returns (colors, number of colors)."""
+    degree = np.empty(n, np.int64)
+    for j in range(n):
+        degree[j] = ptr[j + 1] - ptr[j]
+    order = _largest_first(degree)
+    colors = np.full(n, -1, np.int64)
+    forbidden = np.full(n + 1, -1, np.int64)
+    used = 0
+    for t in range(n):
+        v = order[t]
+        for p in range(ptr[v], ptr[v + 1]):
+            w = idx[p]
+            if w != v and colors[w] >= 0:
+                forbidden[colors[w]] = v
+        for p in range(ptr[v], ptr[v + 1]):
+            w = idx[p]
+            cw = colors[w]
+            if w == v or cw < 0:
+                continue
+            twice = False           # another neighbour of v with w's color
+            for q in range(ptr[v], ptr[v + 1]):
+                u = idx[q]
+                if u != w and u != v and colors[u] == cw:
+                    twice = True
+                    break
+            for r in range(ptr[w], ptr[w + 1]):
+                x = idx[r]
+                cx = colors[x]
+                if x == v or x == w or cx < 0 or forbidden[cx] == v:
+                    continue
+                if twice:
+                    forbidden[cx] = v
+                    continue
+                for q in range(ptr[x], ptr[x + 1]):
+                    y = idx[q]
+                    if y != w and y != x and colors[y] == cw:
+                        forbidden[cx] = v
+                        break
+        c = 0
+        while forbidden[c] == v:
+            c += 1
+        colors[v] = c
+        if c + 1 > used:
+            used = c + 1
+    return colors, used
+
+
+@numba.njit(cache=True)
+def _star_reads(ptr, idx, colors, n):
+    """Where a star coloring's products hold each entry (i, j) of the symmetric pattern (in
+    its CSR order): (the color of the product, the element read). Row i of the product of
+    color(j) holds H[i, j] alone where j is i's only neighbour of that color, else row j of
+    the product of color(i) does (one of the two holds in a star coloring)."""
+    nnz = ptr[n]
+    color = np.empty(nnz, np.int64)
+    read = np.empty(nnz, np.int64)
+    for i in range(n):
+        for p in range(ptr[i], ptr[i + 1]):
+            j = idx[p]
+            alone = True
+            if i != j:
+                for q in range(ptr[i], ptr[i + 1]):
+                    k = idx[q]
+                    if k != j and k != i and colors[k] == colors[j]:
+                        alone = False
+                        break
+            if alone:
+                color[p], read[p] = colors[j], i
+            else:
+                color[p], read[p] = colors[i], j
+    return color, read
 
 
 class SparseJacobian:
@@ -93,31 +193,44 @@ class SparseJacobian:
         self.__adjit_function__ = fn
 
     def _color(self, pattern):
-        """(pattern, by, colors, number of colors, structure, its pointers and indices)."""
+        """(pattern, by, colors, number of colors, the CSR structure's pointers, indices,
+        and per entry the color of the product holding it and the element read there)."""
         if self._hvp is not None and pattern.shape[0] != pattern.shape[1]:
             raise _error(self.fn, f"a Hessian pattern of shape {pattern.shape}",
                          "Give a square pattern, (x.size, x.size).")
         if self._hvp is not None:     # symmetric: the pattern's transpose too
             pattern = (pattern + pattern.T).astype(bool).tocsr()
-            pattern.sort_indices()
+        pattern = pattern.tocsr()
+        pattern.sort_indices()
         cols = pattern.tocsc()
         cols.sort_indices()
-        rows = pattern.tocsr()
-        rows.sort_indices()
         m, n = pattern.shape
         col_ptr, col_idx = cols.indptr.astype(np.int64), cols.indices.astype(np.int64)
-        row_ptr, row_idx = rows.indptr.astype(np.int64), rows.indices.astype(np.int64)
-        by_cols, k_cols = _color(col_ptr, col_idx, row_ptr, row_idx, n, m)
-        # rows instead where they need fewer colors (a Hessian's pattern is symmetric)
-        by_rows, k_rows = _color(row_ptr, row_idx, col_ptr, col_idx, m, n) \
-            if self._hvp is None else (None, k_cols)
-        if k_rows < k_cols:
-            return pattern, "rows", by_rows, int(k_rows), rows, row_ptr, row_idx
-        return pattern, "columns", by_cols, int(k_cols), cols, col_ptr, col_idx
+        row_ptr, row_idx = pattern.indptr.astype(np.int64), pattern.indices.astype(np.int64)
+        rows_of = np.repeat(np.arange(m, dtype=np.int64), np.diff(row_ptr))
+        if self._hvp is not None:     # a star coloring: symmetric entries from either side
+            colors, k = _star_color(row_ptr, row_idx, n)
+            color, read = _star_reads(row_ptr, row_idx, colors, n)
+            by = "star"
+        else:
+            by_cols, k_cols = _color(col_ptr, col_idx, row_ptr, row_idx, n, m)
+            # rows instead where they need fewer colors
+            by_rows, k_rows = _color(row_ptr, row_idx, col_ptr, col_idx, m, n)
+            if k_rows < k_cols:       # entry (i, j): element j of the vjp of i's color
+                by, colors, k = "rows", by_rows, k_rows
+                color, read = by_rows[rows_of], row_idx
+            else:                     # entry (i, j): element i of the jvp of j's color
+                by, colors, k = "columns", by_cols, k_cols
+                color, read = by_cols[row_idx], rows_of
+        order = np.argsort(color, kind="stable").astype(np.int64)
+        starts = np.zeros(k + 1, np.int64)
+        np.cumsum(np.bincount(color, minlength=k), out=starts[1:])
+        return (pattern, by, colors, int(k), row_ptr, row_idx,
+                (order, starts, np.ascontiguousarray(read, dtype=np.int64)))
 
     def _use(self, colored):
-        (self.pattern, self.by, self.colors, self.ncolors, self._structure, self._ptr,
-         self._idx) = colored
+        (self.pattern, self.by, self.colors, self.ncolors, self._ptr, self._idx,
+         self._reads) = colored
 
     def __call__(self, *args):
         import scipy.sparse
@@ -140,13 +253,11 @@ class SparseJacobian:
         loop = self._compiled.get(types)
         if loop is None:
             loop = self._compiled[types] = self._make(len(args), types)
-        s = self._structure
-        value, data = loop(*args, self.colors, self.ncolors, self._ptr, self._idx)
+        value, data = loop(*args, self.colors, self.ncolors, *self._reads)
         if self.kind == "jacobian" and np.size(value) != m:
             raise _error(self.fn, f"a pattern with {m} rows for a result of {np.size(value)} "
                                   "elements", "Give the pattern shape (f(x).size, x.size).")
-        make = scipy.sparse.csc_array if self.by == "columns" else scipy.sparse.csr_array
-        J = make((data, s.indices.copy(), s.indptr.copy()), shape=(m, n)).tocsr()
+        J = scipy.sparse.csr_array((data, self._idx.copy(), self._ptr.copy()), shape=(m, n))
         self._check(J, args, x)
         return J
 
@@ -184,13 +295,13 @@ class SparseJacobian:
         args = ", ".join(params)
         x = params[self.argnums]
         value = f"_jvp({args}, np.zeros_like({x}))[0]" if self.kind == "jacobian" else "0.0"
-        lines = [f"def sparse_jacobian({args}, _colors, _ncolors, _ptr, _idx):",
+        lines = [f"def sparse_jacobian({args}, _colors, _ncolors, _order, _starts, _read):",
                  "    _generator = save_generator()",
                  f"    _value = {value}",
-                 "    _data = np.empty(_idx.size)",
+                 "    _data = np.empty(_read.size)",
                  "    _k = _colors.size",
-                 f"    _seed = np.zeros(_k, {x}.dtype)" if self.by == "columns" else
-                 "    _seed = np.zeros(_k)",
+                 "    _seed = np.zeros(_k)" if self.by == "rows" else
+                 f"    _seed = np.zeros(_k, {x}.dtype)",
                  "    for _c in range(_ncolors):",
                  "        restore_generator(_generator)",
                  "        for _j in range(_k):",
@@ -201,10 +312,9 @@ class SparseJacobian:
             lines.append(f"        _got = _jvp({args}, _seed.reshape({x}.shape))[1].ravel()")
         else:
             lines.append(f"        _got = _vjp({args}, _seed.reshape(_value.shape))[1].ravel()")
-        lines += ["        for _j in range(_k):",
-                  "            if _colors[_j] == _c:",
-                  "                for _p in range(_ptr[_j], _ptr[_j + 1]):",
-                  "                    _data[_p] = _got[_idx[_p]]",
+        lines += ["        for _q in range(_starts[_c], _starts[_c + 1]):",
+                  "            _p = _order[_q]",
+                  "            _data[_p] = _got[_read[_p]]",
                   "    restore_generator(_generator)",
                   "    return _value, _data"]
         namespace = {"np": np, "_jvp": self._jvp, "_vjp": self._vjp, "_hvp": self._hvp,

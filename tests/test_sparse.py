@@ -120,7 +120,7 @@ def test_sparse_hessian_of_a_chain():
     Hs = H(x, 2.0)
     np.testing.assert_allclose(Hs.toarray(), adjit.hessian(chain_energy)(x, 2.0), rtol=1e-13,
                                atol=1e-13)
-    assert H.ncolors == 3 and H.by == "columns"
+    assert H.ncolors == 3 and H.by == "star"
     with pytest.raises(AdjitError, match="misses entries of the Hessian"):
         adjit.hessian(chain_energy, sparse=np.eye(n, dtype=bool))(x, 2.0)
 
@@ -159,3 +159,63 @@ def test_random_patterns_color_validly_and_decompress_exactly(m, n, density, see
     S = S if J.by == "columns" else S.T
     for c in range(J.ncolors):
         assert np.all(S[:, J.colors == c].sum(axis=1) <= 1)
+
+
+def coupled_energy(x, A):
+    """x^T A x / 2 + sum(x^4) / 4 for a symmetric A: the Hessian is A + 3 diag(x^2)."""
+    return 0.5 * x @ (A @ x) + 0.25 * np.sum(x ** 4)
+
+
+def _star_coloring_is_valid(S, colors):
+    """Distance-1 proper, and no path on four vertices colored with two colors only."""
+    n = S.shape[0]
+    adj = [[j for j in range(n) if S[i, j] and j != i] for i in range(n)]
+    for i in range(n):
+        assert all(colors[i] != colors[j] for j in adj[i])
+    for a in range(n):
+        for b in adj[a]:
+            for c in adj[b]:
+                if c == a:
+                    continue
+                for d in adj[c]:
+                    if d in (a, b):
+                        continue
+                    assert len({colors[a], colors[b], colors[c], colors[d]}) >= 3, (a, b, c, d)
+
+
+@given(st.integers(3, 14), st.floats(0.05, 0.5), st.integers(0, 2 ** 31))
+def test_random_hessian_patterns_star_color_validly_and_decompress_exactly(n, density, seed):
+    rng = np.random.default_rng(seed)
+    A = np.where(rng.random((n, n)) < density, rng.normal(size=(n, n)), 0.0)
+    A = A + A.T
+    x = rng.normal(size=n)
+    P = (A != 0.0) | np.eye(n, dtype=bool)
+    H = adjit.hessian(coupled_energy, sparse=np.triu(P))
+    np.testing.assert_allclose(H(x, A).toarray(), A + np.diag(3.0 * x ** 2), rtol=1e-12,
+                               atol=1e-13)
+    _star_coloring_is_valid(H.pattern.toarray(), H.colors)
+
+
+def test_star_coloring_needs_fewer_products_than_columns():
+    """An arrow (one variable coupled to all others) is a star: 2 hvps, where the columns'
+    distance-2 coloring needs one per variable; a 2-D grid's 5-point Hessian needs fewer
+    than its 13-point distance-2 neighbourhood."""
+    n = 30
+    A = np.zeros((n, n))
+    A[0, :] = A[:, 0] = 0.5
+    x = RNG.normal(size=n)
+    H = adjit.hessian(coupled_energy, sparse=(A != 0) | np.eye(n, dtype=bool))
+    np.testing.assert_allclose(H(x, A).toarray(), A + np.diag(3.0 * x ** 2), rtol=1e-13)
+    assert H.ncolors == 2
+    g = 8
+    L = np.zeros((g * g, g * g))
+    for i in range(g):
+        for j in range(g):
+            for di, dj in ((1, 0), (0, 1)):
+                if i + di < g and j + dj < g:
+                    L[i * g + j, (i + di) * g + j + dj] = L[(i + di) * g + j + dj, i * g + j] = 1
+    H2 = adjit.hessian(coupled_energy, sparse=(L != 0) | np.eye(g * g, dtype=bool))
+    y = RNG.normal(size=g * g)
+    np.testing.assert_allclose(H2(y, L).toarray(), L + np.diag(3.0 * y ** 2), rtol=1e-13)
+    _star_coloring_is_valid(H2.pattern.toarray(), H2.colors)
+    assert H2.ncolors <= 6
