@@ -322,3 +322,30 @@ def test_random_stencils(n, offsets, periodic):
     globals().update(OFFSETS=tuple(offsets), PERIODIC=periodic)
     P = adjit.sparsity(residual)(RNG.normal(size=n))
     np.testing.assert_array_equal(P.toarray(), _banded(n, offsets, periodic))
+
+
+def bratu(u, lam):
+    """The 1-D Bratu problem u'' + lam exp(u) = 0, u(0) = u(1) = 0, as residuals."""
+    n = u.size
+    h = 1.0 / (n + 1)
+    r = np.empty(n)
+    for i in range(n):
+        left = u[i - 1] if i > 0 else 0.0
+        right = u[i + 1] if i < n - 1 else 0.0
+        r[i] = (left - 2.0 * u[i] + right) / (h * h) + lam * math.exp(u[i])
+    return r
+
+
+def test_least_squares_with_the_detected_sparse_jacobian():
+    from scipy.optimize import least_squares
+    n = 60
+    J = adjit.jacobian(bratu, sparse=True)
+    fit = least_squares(bratu, np.zeros(n), jac=J, args=(1.0,), method="trf",
+                        tr_solver="lsmr", xtol=1e-14, ftol=1e-14, gtol=1e-14)
+    by_fd = least_squares(bratu, np.zeros(n), jac_sparsity=adjit.sparsity(bratu)(
+        np.zeros(n), 1.0), args=(1.0,), method="trf", tr_solver="lsmr", xtol=1e-14,
+        ftol=1e-14, gtol=1e-14)
+    assert fit.success and np.max(np.abs(fit.fun)) < 1e-8
+    np.testing.assert_allclose(fit.x, by_fd.x, atol=1e-6)
+    assert J.ncolors == 3 and J.pattern.nnz == 3 * n - 2
+    assert fit.njev <= by_fd.njev + 2
