@@ -8,9 +8,9 @@ The 2-D Brusselator on an n x n periodic grid,
 written as a simulation code writes its right-hand side (loops over the grid). scipy's BDF
 solver needs the Jacobian of that right-hand side at every Newton step. Each unknown couples
 to its four neighbours and to the other field at its own point, so the Jacobian has 6 entries
-per row out of 2 n^2: given that pattern, adjit evaluates it exactly from a dozen jvps
-(`adjit.jacobian(rhs, sparse=P)`), where scipy's default estimates it by finite differences
-over the same coloring.
+per row out of 2 n^2. adjit reads that pattern from the code (`adjit.sparsity`) and evaluates
+the Jacobian exactly from a dozen jvps (`adjit.jacobian(rhs, sparse=True)`), where scipy's
+default estimates it by finite differences over the same coloring (given the pattern).
 
     python examples/brusselator_sparse.py [n]
 """
@@ -62,11 +62,12 @@ def main(n=16, t_end=5.0):
     import numba
     params = (1.0, 3.0, 0.02)
     rhs_compiled = numba.njit(brusselator)
-    P = pattern(n)
-    J = adjit.jacobian(brusselator, sparse=P)
     x = np.linspace(0.0, 1.0, n, endpoint=False)
     u0 = 1.0 + np.sin(2 * np.pi * x)[:, None] * np.ones(n)[None, :]
     y0 = np.concatenate((u0.ravel(), np.full(n * n, 3.0)))
+    P = adjit.sparsity(brusselator)(y0, *params)     # read from the code above
+    assert (P != pattern(n)).nnz == 0                # the stencil, exactly
+    J = adjit.jacobian(brusselator, sparse=True)
 
     def rhs(t, y):
         return rhs_compiled(y, *params)
