@@ -67,6 +67,8 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.get_closest_marker("spread") is None:
             item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
+    if getattr(config.option, "loadgroup", False):
+        _group_ids(items)
     budget = config.getoption("--quick")
     if budget is None:
         return
@@ -80,6 +82,23 @@ def pytest_collection_modifyitems(config, items):
     drop = [t for t in items if t not in keep]
     config.hook.pytest_deselected(items=drop)
     items[:] = [t for t in items if t in keep]
+
+
+def _group_ids(items):
+    """pytest-xdist's loadgroup sends a group's tests to one worker by the suffix `@group` of
+    their node ids, which it writes to `item._nodeid`; pytest 9 keeps a node's id in
+    `item._id`, so that write does nothing and every file's tests spread over the workers
+    (each then making the file's module fixtures: its compiled programs, the MPI run). The
+    suffix is written here where pytest 9 reads it (xdist's own write still works before)."""
+    try:
+        from _pytest.nodeid import coerce_node_id
+    except ImportError:
+        return
+    for item in items:
+        groups = sorted({str(m.args[0]) if m.args else str(m.kwargs.get("name", "default"))
+                         for m in item.iter_markers("xdist_group")})
+        if groups and "@" not in item.nodeid:
+            item._id = coerce_node_id(f"{item.nodeid}@{'_'.join(groups)}")
 
 
 QUICK_MOST = 20.0   # seconds: a file whose cheapest test costs more has no quick part
