@@ -109,9 +109,10 @@ def _bitwise(a, b):
 
 class _Info:
     """What a rule says for patterns: which operands a derivative flows through, which
-    operands each partial mentions (its second derivative couples them), the result's
-    kind."""
-    __slots__ = ("flows", "mentions", "result")
+    operands each partial mentions (its second derivative couples them), the operand a
+    partial is alone (`a * b`: a's partial is b, so nothing flows from a where b is a
+    constant zero), the result's kind."""
+    __slots__ = ("flows", "mentions", "factor", "result")
 
 
 _INFOS = {}
@@ -131,6 +132,8 @@ def _info(rule):
         mentions.append(every if "out" in names else
                         tuple(k for k, q in enumerate(rule.params) if q in names))
     info.mentions = tuple(mentions)
+    info.factor = tuple(rule.params.index(p.id) if isinstance(p, ast.Name) and
+                        p.id in rule.params else None for p in rule.partials)
     info.result = rule.result
     _INFOS[id(rule)] = (rule, info)
     return info
@@ -146,6 +149,11 @@ def _kind(v):
     return "f"
 
 
+def _zero(v):
+    """A constant zero (a number the program computes from constants alone)."""
+    return type(v) in (float, int, np.float64, np.float32, np.int64) and v == 0
+
+
 def _cross(a, b):
     return frozenset((i, j) if i <= j else (j, i) for i in a for j in b)
 
@@ -154,15 +162,19 @@ def _apply(info, args):
     """The abstract result of a rule's operation on `args` (numbers, some of them Deps)."""
     deps = EMPTY
     hess = None
+    flows = info.flows
+    if any(m is not None and _zero(args[m]) for m in info.factor):
+        flows = tuple(f and (m is None or not _zero(args[m]))
+                      for f, m in zip(flows, info.factor))
     for k, a in enumerate(args):
         if type(a) is Dep:
-            if info.flows[k] and a.deps:
+            if flows[k] and a.deps:
                 deps = a.deps if not deps else deps | a.deps
             if a.hess is not None:
                 hess = a.hess if hess is None else hess | a.hess
     if hess is not None:
         for k, a in enumerate(args):
-            if info.flows[k] and type(a) is Dep and a.deps:
+            if flows[k] and type(a) is Dep and a.deps:
                 for m in info.mentions[k]:
                     b = args[m]
                     if type(b) is Dep and b.deps:

@@ -218,6 +218,24 @@ def test_arrow_and_kept_matrix_products():
     _holds_every_nonzero(P, mixing, (x, A))
 
 
+D2 = (np.diag(np.full(8, -2.0)) + np.diag(np.ones(7), 1) + np.diag(np.ones(7), -1)) * 4.0
+
+
+def with_an_operator_matrix(u):
+    """A module-level difference operator applied with @: its zeros are the program's
+    constants, so the pattern is its structure."""
+    return D2 @ u + np.exp(u)
+
+
+def test_a_constant_operator_matrix_keeps_its_structure():
+    u = RNG.normal(size=8)
+    P = adjit.sparsity(with_an_operator_matrix)(u)
+    np.testing.assert_array_equal(P.toarray(), _banded(8, (-1, 0, 1)))
+    _holds_every_nonzero(P, with_an_operator_matrix, (u,))
+    J = adjit.jacobian(with_an_operator_matrix, sparse=True)
+    np.testing.assert_allclose(J(u).toarray(), D2 + np.diag(np.exp(u)), rtol=1e-13)
+
+
 def test_an_njit_helper_in_a_finite_volume_residual():
     u = RNG.normal(size=9)
     P = adjit.sparsity(burgers)(u, 0.1)
