@@ -367,3 +367,18 @@ def test_least_squares_with_the_detected_sparse_jacobian():
     np.testing.assert_allclose(fit.x, by_fd.x, atol=1e-6)
     assert J.ncolors == 3 and J.pattern.nnz == 3 * n - 2
     assert fit.njev <= by_fd.njev + 2
+
+
+@pytest.mark.parametrize("fn, extra", [(heat_loops, (0.3,)), (upwind, ()), (lookup, None),
+                                       (diffusion_roll, (0.2,))])
+def test_detected_sparse_jacobians_equal_differences_of_numbas_forward(fn, extra):
+    n = 9
+    compiled = numba.njit(fn)
+    J = adjit.jacobian(fn, sparse=True)
+    for _ in range(3):
+        x = RNG.uniform(0.1, 0.9, n) * RNG.choice([-1.0, 1.0], n)
+        args = (x,) + (extra if extra is not None else (RNG.normal(size=n),))
+        np.testing.assert_allclose(J(*args).toarray(), fd_jacobian(compiled, args, 0),
+                                   rtol=1e-6, atol=1e-8)
+    if fn is heat_loops or fn is diffusion_roll:
+        assert J.ncolors == 3               # a periodic tridiagonal: the optimum
