@@ -38,6 +38,7 @@ import numpy as np
 from .analysis.effects import of_object as effect_of
 from .errors import AdjitError, error_at
 from .rules.registry import REGISTRY
+from .rules.table import ARRAY_QUERIES
 
 EMPTY = frozenset()
 
@@ -284,24 +285,38 @@ class _Undefined:
 _UNDEF = _Undefined()
 
 
+class _StandIns:
+    """Concrete values for unknown numbers, to ask a function for its result's shape: each
+    unknown float a different one (two tries draw differently, so that a shape that depends
+    on the values, np.arange(x0, x0 + 2.0, 0.5), shows), unknown integers 1 or 2."""
+
+    def __init__(self, which):
+        self.which = which
+        self.rng = np.random.default_rng(which)
+
+    def __call__(self, v):
+        t = type(v)
+        if t is Dep:
+            if v.kind == "f":
+                return float(self.rng.uniform(0.5, 1.5))
+            return (1, 2)[self.which] if v.kind == "i" else (True, False)[self.which]
+        if t is np.ndarray and v.dtype == object:
+            kinds = {_kind(e) for e in v.flat}
+            dtype = np.float64 if "f" in kinds or not kinds else \
+                np.int64 if "i" in kinds else np.bool_
+            out = np.empty(v.shape, dtype)
+            flat = out.reshape(-1)
+            for k, e in enumerate(v.flat):
+                flat[k] = self(e) if type(e) is Dep else e
+            return out
+        if t is tuple or t is list:
+            return t(self(e) for e in v)
+        return v
+
+
 def _sample(v, which):
-    """A concrete stand-in for `v`, to ask a function for its result's shape and type."""
-    t = type(v)
-    if t is Dep:
-        return (0.75, 1.25)[which] if v.kind == "f" else (1, 2)[which] if v.kind == "i" \
-            else (True, False)[which]
-    if t is np.ndarray and v.dtype == object:
-        kinds = {_kind(e) for e in v.flat}
-        dtype = np.float64 if "f" in kinds or not kinds else \
-            np.int64 if "i" in kinds else np.bool_
-        out = np.empty(v.shape, dtype)
-        flat = out.reshape(-1)
-        for k, e in enumerate(v.flat):
-            flat[k] = _sample(e, which) if type(e) is Dep else e
-        return out
-    if t is tuple or t is list:
-        return t(_sample(e, which) for e in v)
-    return v
+    """A concrete stand-in for `v` (_StandIns)."""
+    return _StandIns(which)(v)
 
 
 def _concrete(v):
@@ -400,15 +415,18 @@ class Run:
         return self._abstract_call(f, entry, effect, args, kwargs)
 
     def _abstract_call(self, f, entry, effect, args, kwargs):
+        if f in ARRAY_QUERIES:                # len(x): the shape alone answers
+            return f(*(_sample(a, 0) for a in args))
         flows = self._flows(entry, args, kwargs)
-        if entry is not None and entry.rule is not None and entry.family != "helper" and \
+        if entry is not None and entry.rule is not None and \
                 all(type(a) is not np.ndarray for a in args):
             return _apply(_info(entry.rule), args)
         tries = []
         for which in (0, 1):
+            stand_in = _StandIns(which)
             try:
-                tries.append(f(*(_sample(a, which) for a in args),
-                               **{k: _sample(v, which) for k, v in kwargs.items()}))
+                tries.append(f(*(stand_in(a) for a in args),
+                               **{k: stand_in(v) for k, v in kwargs.items()}))
             except Exception as exc:          # noqa: BLE001 - the user's function's own
                 raise Unbounded(f"a call of {_name(f)} on values computed from float data "
                                 f"that fails on stand-in values ({type(exc).__name__}: "
@@ -469,10 +487,12 @@ class Run:
                     raise Unbounded("an integer array given to a function adjit cannot read "
                                     "(it may write into it)",
                                     "Pass the pattern: jacobian(f, sparse=P).")
-                flat = a.reshape(-1)
-                for k in range(flat.size):
-                    flat[k] = _join(flat[k], Dep(deps if _kind(flat[k]) == "f" else EMPTY,
-                                                 _kind(flat[k]), hess))
+                for k in itertools.product(*(range(s) for s in a.shape)):
+                    new = _join(a[k], Dep(deps if _kind(a[k]) == "f" else EMPTY,
+                                          _kind(a[k]), hess))
+                    if not _equal(a[k], new):
+                        a[k] = new
+                        self.changes += 1
 
     @staticmethod
     def _is_view(r, args):
@@ -526,14 +546,13 @@ class Run:
             deps, hess = _deps_of(value)
             kind = _kind(value) if type(value) is not np.ndarray else "f"
             whole = Dep(deps, kind, hess)
-            flat = a.reshape(-1) if a.flags.c_contiguous else None
-            if flat is None:
-                for k in itertools.product(*(range(s) for s in a.shape)):
-                    a[k] = _join(a[k], whole)
-            else:
-                for k in range(flat.size):
-                    flat[k] = _join(flat[k], whole)
-            self.changes += 1
+            grew = False
+            for k in itertools.product(*(range(s) for s in a.shape)):
+                new = _join(a[k], whole)
+                if not _equal(a[k], new):
+                    a[k] = new
+                    grew = True
+            self.changes += grew
             return
         if type(index) is np.ndarray and index.dtype == object:
             index = _concrete(index)
@@ -655,6 +674,11 @@ class Run:
         joined = tuple(_join(before.get(n, _UNDEF), scope.get(n, _UNDEF)) for n in names)
         changed = any(not _equal(before.get(n, _UNDEF), v) for n, v in zip(names, joined))
         return joined, changed
+
+    def raised(self):
+        if not self.depth:
+            raise Unbounded("a raise that every call with these argument types and shapes "
+                            "reaches", "Call it where it returns.")
 
     def count(self):
         self.steps += 1
@@ -823,18 +847,18 @@ class _Rewrite(ast.NodeTransformer):
         body = self._block(node.body)
         orelse = self._block(node.orelse) or [ast.Pass()]
         tup, strs = _names_tuple(names), _names_str(names)
-        out = [ast.Assign([ast.Name(f"_c{k}", ast.Store())],
+        out = [ast.Assign([ast.Name(f"_sp_c{k}", ast.Store())],
                           ast.Call(_expr("_sp.test"), [test], []))]
-        out += _stmts(f"if _c{k} is None:\n    _s{k} = _sp.enter({strs}, locals())")
-        out.append(ast.If(_expr(f"_c{k} is not False"), body, []))
-        restore = f"if _c{k} is None:\n    _a{k} = _sp.grab({strs}, locals())"
+        out += _stmts(f"if _sp_c{k} is None:\n    _sp_s{k} = _sp.enter({strs}, locals())")
+        out.append(ast.If(_expr(f"_sp_c{k} is not False"), body, []))
+        restore = f"if _sp_c{k} is None:\n    _sp_a{k} = _sp.grab({strs}, locals())"
         if names:
-            restore += f"\n    {tup} = _sp.values(_s{k}, {strs})"
+            restore += f"\n    {tup} = _sp.values(_sp_s{k}, {strs})"
         out += _stmts(restore)
-        out.append(ast.If(_expr(f"_c{k} is not True"), orelse, []))
-        merge = f"if _c{k} is None:\n    "
+        out.append(ast.If(_expr(f"_sp_c{k} is not True"), orelse, []))
+        merge = f"if _sp_c{k} is None:\n    "
         merge += f"{tup} = " if names else ""
-        merge += f"_sp.leave(_a{k}, {strs}, locals())"
+        merge += f"_sp.leave(_sp_a{k}, {strs}, locals())"
         out += _stmts(merge)
         return out
 
@@ -861,11 +885,11 @@ class _Rewrite(ast.NodeTransformer):
         tup, strs = _names_tuple(names), _names_str(names)
         if not _breaks(node.body):
             return ast.For(node.target, it, body, [])
-        out = _stmts(f"_d{k} = _sp.depth\n_acc{k} = None\n_w{k} = False")
+        out = _stmts(f"_sp_d{k} = _sp.depth\n_sp_acc{k} = None\n_sp_w{k} = False")
         out.append(ast.For(node.target, it, body, []))
-        out += _stmts(f"if _acc{k} is not None or _w{k}:\n"
-                      f"    {tup + ' = ' if names else ''}_sp.after(_acc{k}, {strs}, "
-                      f"locals(), _w{k})")
+        out += _stmts(f"if _sp_acc{k} is not None or _sp_w{k}:\n"
+                      f"    {tup + ' = ' if names else ''}_sp.after(_sp_acc{k}, {strs}, "
+                      f"locals(), _sp_w{k})")
         return out
 
     def visit_While(self, node):
@@ -879,25 +903,25 @@ class _Rewrite(ast.NodeTransformer):
         head = self.visit_If(ast.If(ast.UnaryOp(ast.Not(), node.test), [ast.Break()], []))
         body = self._block(node.body)
         self.loops.pop()
-        widen = (f"_sp.count()\nif _w{k}:\n"
-                 f"    _j{k}, _ch{k} = _sp.widen(_prev{k}, {strs}, locals())\n")
+        widen = (f"_sp.count()\nif _sp_w{k}:\n"
+                 f"    _sp_j{k}, _sp_ch{k} = _sp.widen(_sp_prev{k}, {strs}, locals())\n")
         if names:
-            widen += f"    {tup} = _j{k}\n"
-        widen += (f"    if not _ch{k} and _sp.changes == _n{k}:\n        break\n"
-                  f"    _prev{k} = _sp.grab({strs}, locals())\n    _n{k} = _sp.changes")
-        out = _stmts(f"_d{k} = _sp.depth\n_acc{k} = None\n_w{k} = False\n_prev{k} = {{}}\n"
-                     f"_n{k} = -1")
+            widen += f"    {tup} = _sp_j{k}\n"
+        widen += (f"    if not _sp_ch{k} and _sp.changes == _sp_n{k}:\n        break\n"
+                  f"    _sp_prev{k} = _sp.grab({strs}, locals())\n    _sp_n{k} = _sp.changes")
+        out = _stmts(f"_sp_d{k} = _sp.depth\n_sp_acc{k} = None\n_sp_w{k} = False\n"
+                     f"_sp_prev{k} = {{}}\n_sp_n{k} = -1")
         out.append(ast.While(ast.Constant(True), head + body + _stmts(widen), []))
-        out += _stmts(f"if _acc{k} is not None or _w{k}:\n"
-                      f"    {tup + ' = ' if names else ''}_sp.after(_acc{k}, {strs}, "
-                      f"locals(), _w{k})")
+        out += _stmts(f"if _sp_acc{k} is not None or _sp_w{k}:\n"
+                      f"    {tup + ' = ' if names else ''}_sp.after(_sp_acc{k}, {strs}, "
+                      f"locals(), _sp_w{k})")
         return out
 
     def _break(self, k, names):
         strs = _names_str(names)
-        return _stmts(f"if _sp.depth > _d{k}:\n"
-                      f"    _acc{k} = _sp.broke(_acc{k}, {strs}, locals(), _w{k})\n"
-                      f"    _w{k} = True\n"
+        return _stmts(f"if _sp.depth > _sp_d{k}:\n"
+                      f"    _sp_acc{k} = _sp.broke(_sp_acc{k}, {strs}, locals(), _sp_w{k})\n"
+                      f"    _sp_w{k} = True\n"
                       f"else:\n    break")
 
     def visit_Break(self, node):
@@ -924,7 +948,9 @@ class _Rewrite(ast.NodeTransformer):
         return node
 
     def visit_Raise(self, node):
-        self.refuse(node, "a raise")
+        # the path that raises ends there: under an unknown test, going on past it only adds
+        # to what the other path has; where it is certain, the function raises
+        return ast.Expr(ast.Call(_expr("_sp.raised"), [], []))
 
     def visit_With(self, node):
         self.refuse(node, "a with block")
@@ -1071,11 +1097,25 @@ class Sparsity:
         self.__adjit_function__ = fn
 
     def __call__(self, *args):
+        args = _with_defaults(self.fn, args)
         key = key_of(args)
         P = self._patterns.get(key)
         if P is None:
             P = self._patterns[key] = detect(self.fn, args, self.argnums, self.hessian)
         return P.copy()
+
+
+def _with_defaults(fn, args):
+    """The arguments with the defaults of the parameters a call leaves out, in order (the
+    normalized program takes every parameter)."""
+    import inspect
+    try:
+        signature = inspect.signature(getattr(fn, "py_func", fn))
+        bound = signature.bind(*args)
+    except (TypeError, ValueError):
+        return args
+    bound.apply_defaults()
+    return tuple(bound.arguments.values())
 
 
 def _error(fn, construct, fix):
