@@ -319,6 +319,25 @@ def _sample(v, which):
     return _StandIns(which)(v)
 
 
+def _element_kind(kinds):
+    """The kind of an element of an object array holding elements of these kinds."""
+    return "f" if "f" in kinds or not kinds else "i" if "i" in kinds else "b"
+
+
+def _first(index):
+    """An index of the same form with element 0 for each unknown part: the shape of what
+    it reads (a number, a row) does not depend on which element."""
+    t = type(index)
+    if t is Dep:
+        return 0
+    if t is tuple:
+        return tuple(_first(e) for e in index)
+    if t is np.ndarray and index.dtype == object:
+        return np.array([0 if type(e) is Dep else e for e in index.flat],
+                        np.int64).reshape(index.shape)
+    return index
+
+
 def _concrete(v):
     """A concrete value's numeric form (object arrays of numbers as numpy arrays)."""
     return _sample(v, 0) if type(v) in (np.ndarray, tuple, list) else v
@@ -520,10 +539,11 @@ class Run:
                 raise Unbounded("an element of a tuple chosen by float data",
                                 "Pass the pattern: jacobian(f, sparse=P).")
             deps, hess = _deps_of(a)
-            kind = "f" if a.dtype == object else _kind(a.dtype.type(0))
+            kind = _kind(a.dtype.type(0)) if a.dtype != object else \
+                _element_kind({_kind(e) for e in a.flat})
             if kind != "f":
                 deps, hess = EMPTY, None
-            probe = a[_sample(index, 0)]
+            probe = a[_first(index)]
             if type(probe) is np.ndarray:
                 return _filled(probe.shape, Dep(deps, kind, hess))
             return Dep(deps, kind, hess)

@@ -198,7 +198,19 @@ def test_an_index_from_float_data_reaches_every_element():
                                                                      1, axis=0))
 
 
+def gather_at_a_counter(x):
+    """A counter a while loop on float data leaves unknown, read through an index array."""
+    ix = np.array([2, 0, 1])
+    k = 0
+    while k < 2 and x[k] > 0.0:
+        k += 1
+    return x[ix[k]] * 2.0 + x[:3]
+
+
 def test_a_loop_that_stops_on_float_data():
+    # ix[k] is one of 2, 0, 1; an index from float data reaches the whole of x
+    np.testing.assert_array_equal(adjit.sparsity(gather_at_a_counter)(np.ones(4)).toarray(),
+                                  np.ones((3, 4), bool))
     x = RNG.uniform(0.0, 0.5, 6)
     P = adjit.sparsity(until_large)(x).toarray()
     np.testing.assert_array_equal(P, [[1, 1, 1, 1, 1, 1], [0, 1, 0, 0, 0, 0],
