@@ -31,6 +31,7 @@ The run is interpreted Python: a Brusselator on a 64 x 64 grid (8,192 unknowns, 
 half a million statements) takes about a second, once per argument types and shapes.
 """
 import ast
+import copy
 import itertools
 
 import numpy as np
@@ -517,10 +518,11 @@ class Run:
     def _is_view(r, args):
         return any(type(a) is np.ndarray and np.shares_memory(r, a) for a in args)
 
-    def range_(self, *args):
+    @staticmethod
+    def range_(*args):
+        """The range, or None where a bound is computed from float data."""
         if any(type(a) is Dep for a in args):
-            raise Unbounded("a loop whose count is computed from float data",
-                            "Pass the pattern: jacobian(f, sparse=P).")
+            return None
         return range(*args)
 
     def iter_(self, v):
@@ -896,21 +898,35 @@ class _Rewrite(ast.NodeTransformer):
             self.refuse(node, "a for loop with an else")
         k = next(self.counter)
         names = _assigned(node.body)
+        spare = copy.deepcopy(node)       # for a count computed from float data (below)
         self.loops.append((k, names, False))
         it = self.visit(node.iter)
-        if not (isinstance(it, ast.Call) and ast.unparse(it.func) == "_sp.range_"):
+        counted = isinstance(it, ast.Call) and ast.unparse(it.func) == "_sp.range_"
+        if not counted:
             it = ast.Call(_expr("_sp.iter_"), [it], [])
         body = self._block(node.body)
         self.loops.pop()
         tup, strs = _names_tuple(names), _names_str(names)
         if not _breaks(node.body):
-            return ast.For(node.target, it, body, [])
-        out = _stmts(f"_sp_d{k} = _sp.depth\n_sp_acc{k} = None\n_sp_w{k} = False")
-        out.append(ast.For(node.target, it, body, []))
-        out += _stmts(f"if _sp_acc{k} is not None or _sp_w{k}:\n"
-                      f"    {tup + ' = ' if names else ''}_sp.after(_sp_acc{k}, {strs}, "
-                      f"locals(), _sp_w{k})")
-        return out
+            out = [ast.For(node.target, ast.Name(f"_sp_r{k}", ast.Load()) if counted else it,
+                           body, [])]
+        else:
+            out = _stmts(f"_sp_d{k} = _sp.depth\n_sp_acc{k} = None\n_sp_w{k} = False")
+            out.append(ast.For(node.target, ast.Name(f"_sp_r{k}", ast.Load()) if counted
+                               else it, body, []))
+            out += _stmts(f"if _sp_acc{k} is not None or _sp_w{k}:\n"
+                          f"    {tup + ' = ' if names else ''}_sp.after(_sp_acc{k}, {strs}, "
+                          f"locals(), _sp_w{k})")
+        if not counted:
+            return out
+        # range(n) with n computed from float data (the count of a mask's elements): any
+        # number of iterations, each at an unknown index - a while loop on an unknown test
+        unknown = ast.While(ast.Name("_sp_unknown", ast.Load()),
+                            [ast.Assign([spare.target], ast.Name("_sp_unknown_int",
+                                                                 ast.Load()))] + spare.body,
+                            [])
+        return [ast.Assign([ast.Name(f"_sp_r{k}", ast.Store())], it),
+                ast.If(_expr(f"_sp_r{k} is not None"), out, self.visit_While(unknown))]
 
     def visit_While(self, node):
         if node.orelse:
@@ -1065,6 +1081,8 @@ def detect(fn, args, argnums=0, hessian=False):
     namespace = dict(ns)
     namespace["_sp"] = Run()
     namespace["_operator"] = operator
+    namespace["_sp_unknown"] = Dep(EMPTY, "b")        # (loops of unknown count)
+    namespace["_sp_unknown_int"] = Dep(EMPTY, "i")
     exec(compile(text, f"<adjit sparsity of {where}>", "exec"), namespace)  # noqa: S102
     x = args[argnums]
     n = int(np.size(x))
