@@ -651,7 +651,7 @@ def sparsity(fn=None, argnums=0, *, hessian=False):
     the output can depend on the input for some value of the float arguments (both sides of
     a branch on float data; an index computed from float data reaches every element).
     Computed once per argument types, shapes and integer values, and kept. What it cannot
-    bound (a loop count or array size computed from float data) is an AdjitError.
+    bound (an array size computed from float data) is an AdjitError.
     """
     if fn is None:
         return lambda f: sparsity(f, argnums=argnums, hessian=hessian)

@@ -18,9 +18,10 @@ value. The program is rewritten for that (`source`, printable as
   joined afterwards, and array stores inside it add to what an element held (they may not
   happen); a `break` under such a branch is recorded (the numbers at that point joined
   into what the loop ends with) and the loop goes on with its stores added, and a `while`
-  loop goes on until nothing changes;
-- what cannot be bounded (a loop count or an array size computed from float data) is an
-  AdjitError that says so: pass the pattern instead (`jacobian(f, sparse=P)`).
+  loop (or a `for` loop whose count is unknown) goes on until nothing changes;
+- what cannot be bounded (an array size computed from float data, an array variable a
+  branch on float data rebinds) is an AdjitError that says so: pass the pattern instead
+  (`jacobian(f, sparse=P)`).
 
 For a Hessian each number also carries the pairs of inputs its second derivative can
 couple: an operation adds the products of the dependencies of operands whose partials
@@ -46,7 +47,7 @@ EMPTY = frozenset()
 
 class Unbounded(Exception):
     """The program uses a value computed from float data where the pattern needs it known
-    (a loop count, an array size): args are (the construct, the advice)."""
+    (an array size, a loop bound): args are (the construct, the advice)."""
 
 
 class Dep:
