@@ -40,6 +40,14 @@ def error_at(origin, construct, advice):
     return AdjitError(f"in function '{fname}' ({filename}, line {line}): {construct}. {advice}")
 
 
+def function_error(fn, construct, advice):
+    """An AdjitError naming the function `fn` (its file and first line, where it has code)."""
+    inner = getattr(fn, "py_func", fn)
+    if getattr(inner, "__code__", None) is None:
+        return AdjitError(f"{construct}. {advice}")
+    return error_at(function_origin(fn), construct, advice)
+
+
 def function_origin(fn):
     """(filename, first line, name) of a function or an @njit dispatcher, for messages."""
     fn = getattr(fn, "py_func", fn)

@@ -38,7 +38,7 @@ import itertools
 import numpy as np
 
 from .analysis.effects import of_object as effect_of
-from .errors import AdjitError, error_at
+from .errors import AdjitError, function_error as _error
 from .rules.registry import REGISTRY
 from .rules.table import ARRAY_QUERIES
 
@@ -1155,11 +1155,3 @@ def _with_defaults(fn, args):
         return args
     bound.apply_defaults()
     return tuple(bound.arguments.values())
-
-
-def _error(fn, construct, fix):
-    inner = getattr(fn, "py_func", fn)
-    code = getattr(inner, "__code__", None)
-    if code is None:
-        return AdjitError(f"{construct}. {fix}")
-    return error_at((code.co_filename, code.co_firstlineno, inner.__qualname__), construct, fix)

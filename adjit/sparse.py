@@ -29,12 +29,22 @@ import numba
 import numpy as np
 
 from .codegen.emit import exec_source
-from .errors import AdjitError, error_at
+from .errors import function_error as _error
 from .runtime.generator import restore_generator, save_generator
 
 
 _LOOPS = weakref.WeakKeyDictionary()
 """jvp object -> {(kind, by, argument types): the compiled loop over colors}."""
+
+
+@numba.njit(cache=True)
+def _start(ptr, n):
+    """A greedy coloring's start: the vertices (ptr: each one's neighbours) by decreasing
+    degree, their colors (-1: none yet), the forbidden-color marks."""
+    degree = np.empty(n, np.int64)
+    for j in range(n):
+        degree[j] = ptr[j + 1] - ptr[j]
+    return _largest_first(degree), np.full(n, -1, np.int64), np.full(n + 1, -1, np.int64)
 
 
 @numba.njit(cache=True)
@@ -62,12 +72,7 @@ def _color(ptr, idx, tptr, tidx, n, m):
     """Greedy distance-2 coloring of the n columns of a pattern given by its columns (ptr,
     idx: rows of each column) and rows (tptr, tidx: columns of each row), largest degree
     first. Returns (colors, number of colors)."""
-    degree = np.empty(n, np.int64)
-    for j in range(n):
-        degree[j] = ptr[j + 1] - ptr[j]
-    order = _largest_first(degree)
-    colors = np.full(n, -1, np.int64)
-    forbidden = np.full(n + 1, -1, np.int64)
+    order, colors, forbidden = _start(ptr, n)
     used = 0
     for t in range(n):
         j = order[t]
@@ -94,12 +99,7 @@ def _star_color(ptr, idx, n):
     a path v - w - x if x has another neighbour of w's color (v - w - x - y would be a
     two-colored path) or v has (u - v - w - x would be). Gebremedhin, Manne and Pothen,
     SIAM Review 47(4), 2005, section 4.2. Returns (colors, number of colors)."""
-    degree = np.empty(n, np.int64)
-    for j in range(n):
-        degree[j] = ptr[j + 1] - ptr[j]
-    order = _largest_first(degree)
-    colors = np.full(n, -1, np.int64)
-    forbidden = np.full(n + 1, -1, np.int64)
+    order, colors, forbidden = _start(ptr, n)
     used = 0
     for t in range(n):
         v = order[t]
@@ -337,11 +337,3 @@ def _as_pattern(fn, pattern):
     P.eliminate_zeros()
     P.sort_indices()
     return P
-
-
-def _error(fn, construct, fix):
-    inner = getattr(fn, "py_func", fn)
-    code = getattr(inner, "__code__", None)
-    if code is None:
-        return AdjitError(f"{construct}. {fix}")
-    return error_at((code.co_filename, code.co_firstlineno, inner.__qualname__), construct, fix)
