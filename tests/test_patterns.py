@@ -408,3 +408,21 @@ def test_detected_sparse_jacobians_equal_differences_of_numbas_forward(fn, extra
                                    rtol=1e-6, atol=1e-8)
     if fn is heat_loops or fn is diffusion_roll:
         assert J.ncolors == 3               # a periodic tridiagonal: the optimum
+
+
+@pytest.mark.parametrize("method", ["BDF", "Radau"])
+def test_stiff_solvers_with_the_detected_sparse_jacobian(method):
+    from scipy.integrate import solve_ivp
+    n = 4
+    params = (1.0, 3.0, 0.2)
+    y0 = 1.0 + 0.2 * np.sin(np.arange(2 * n * n))
+    J = adjit.jacobian(brusselator, sparse=True)
+
+    def rhs(t, y):
+        return brusselator(y, *params)
+    ours = solve_ivp(rhs, (0.0, 1.0), y0, method=method, jac=lambda t, y: J(y, *params),
+                     rtol=1e-8, atol=1e-10)
+    by_fd = solve_ivp(rhs, (0.0, 1.0), y0, method=method, jac_sparsity=brusselator_pattern(n),
+                      rtol=1e-8, atol=1e-10)
+    assert ours.success and by_fd.success and ours.njev >= 1
+    np.testing.assert_allclose(ours.y[:, -1], by_fd.y[:, -1], rtol=1e-5)
