@@ -411,9 +411,16 @@ class Run:
             return None
         owner = getattr(f, "__self__", None)
         if type(owner) is np.ndarray and owner.dtype == object:     # a.sum(), a.copy()
-            method = getattr(np.ndarray, f.__name__)
-            return self.call(lambda a, *rest, **kw: method(a, *rest, **kw), owner, *args,
-                             **kwargs)
+            try:        # numpy's method on the abstract numbers themselves: exact
+                return _from_concrete(f(*args, **kwargs))
+            except Exception:   # noqa: BLE001 - (one that compares or converts them)
+                pass
+            deps, hess = _deps_of((owner,) + args + tuple(kwargs.values()))
+            self._written((owner,), deps, hess)     # it may have written into its array
+            stand_in = _StandIns(0)
+            return _abstract_like(getattr(stand_in(owner), f.__name__)(
+                *(stand_in(a) for a in args), **{k: stand_in(v) for k, v in kwargs.items()}),
+                deps, hess)
         entry = REGISTRY.get(f)
         values = args + tuple(kwargs.values())
         abstract = any(_is_abstract(v) for v in values)

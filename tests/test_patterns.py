@@ -426,3 +426,15 @@ def test_stiff_solvers_with_the_detected_sparse_jacobian(method):
                       rtol=1e-8, atol=1e-10)
     assert ours.success and by_fd.success and ours.njev >= 1
     np.testing.assert_allclose(ours.y[:, -1], by_fd.y[:, -1], rtol=1e-5)
+
+
+def test_array_methods_on_abstract_numbers():
+    """A method numpy runs on the abstract numbers themselves is exact; one that compares
+    them is answered conservatively, and is taken to have written its array."""
+    from adjit.patterns import Dep, Run
+    run = Run()
+    a = np.array([Dep(frozenset({0})), Dep(frozenset({1})), 2.0], dtype=object)
+    assert run.call(a.sum).deps == {0, 1}
+    assert [e.deps for e in run.call(a.copy)[:2]] == [{0}, {1}]
+    assert run.call(a.max).deps == {0, 1}
+    assert all(e.deps == {0, 1} for e in a)
