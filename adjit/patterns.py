@@ -119,13 +119,13 @@ class _Info:
 
 
 _INFOS = {}
-"""id(rule) -> (rule, its _Info): the rule kept alive, so that its id stays its own."""
+"""Rule -> its _Info."""
 
 
 def _info(rule):
-    hit = _INFOS.get(id(rule))
-    if hit is not None:
-        return hit[1]
+    info = _INFOS.get(rule)
+    if info is not None:
+        return info
     info = _Info()
     info.flows = tuple(p is not None for p in rule.partials)
     every = tuple(range(len(rule.params)))
@@ -138,7 +138,7 @@ def _info(rule):
     info.factor = tuple(rule.params.index(p.id) if isinstance(p, ast.Name) and
                         p.id in rule.params else None for p in rule.partials)
     info.result = rule.result
-    _INFOS[id(rule)] = (rule, info)
+    _INFOS[rule] = info
     return info
 
 
@@ -203,7 +203,7 @@ for _cls, _names in ((ast.Add, ("add", "radd")), (ast.Sub, ("sub", "rsub")),
     setattr(Dep, f"__{_names[1]}__", _r)
 Dep.__neg__ = _unary(ast.USub)
 Dep.__pos__ = _unary(ast.UAdd)
-Dep.__abs__ = lambda a: _apply(_info(REGISTRY.get(abs).rule), (a,))
+Dep.__abs__ = _unary(abs)
 for _name in ("lt", "le", "gt", "ge", "eq", "ne"):
     setattr(Dep, f"__{_name}__", _compare)
 for _name in ("and", "rand", "or", "ror", "xor", "rxor", "lshift", "rlshift", "rshift",
@@ -255,6 +255,7 @@ def _join(a, b):
     if b is _UNDEF:
         return a
     ta, tb = type(a), type(b)
+    kind = "f" if "f" in (_kind(a), _kind(b)) else _kind(a)
     if ta is not Dep and tb is not Dep:
         if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
             raise Unbounded("an array chosen by a branch on float data",
@@ -266,14 +267,12 @@ def _join(a, b):
             pass
         if ta is tuple and tb is tuple and len(a) == len(b):
             return tuple(_join(x, y) for x, y in zip(a, b))
-        kind = "f" if "f" in (_kind(a), _kind(b)) else _kind(a)
         return Dep(EMPTY, kind)
     da = a.deps if ta is Dep else EMPTY
     db = b.deps if tb is Dep else EMPTY
     ha = a.hess if ta is Dep else None
     hb = b.hess if tb is Dep else None
     hess = ha if hb is None else hb if ha is None else ha | hb
-    kind = "f" if "f" in (_kind(a), _kind(b)) else _kind(a)
     if ta is Dep and tb is Dep and da == db and a.kind == kind and hess == ha:
         return a
     return Dep(da | db, kind, hess)
@@ -294,19 +293,19 @@ class _StandIns:
 
     def __init__(self, which):
         self.which = which
-        self.rng = np.random.default_rng(which)
+        self.rng = None         # (made at the first unknown float: most calls have none)
 
     def __call__(self, v):
         t = type(v)
         if t is Dep:
             if v.kind == "f":
+                if self.rng is None:
+                    self.rng = np.random.default_rng(self.which)
                 return float(self.rng.uniform(0.5, 1.5))
             return (1, 2)[self.which] if v.kind == "i" else (True, False)[self.which]
         if t is np.ndarray and v.dtype == object:
-            kinds = {_kind(e) for e in v.flat}
-            dtype = np.float64 if "f" in kinds or not kinds else \
-                np.int64 if "i" in kinds else np.bool_
-            out = np.empty(v.shape, dtype)
+            kind = _element_kind({_kind(e) for e in v.flat})
+            out = np.empty(v.shape, {"f": np.float64, "i": np.int64, "b": np.bool_}[kind])
             flat = out.reshape(-1)
             for k, e in enumerate(v.flat):
                 flat[k] = self(e) if type(e) is Dep else e
@@ -449,12 +448,12 @@ class Run:
         if entry is not None and entry.rule is not None and \
                 all(type(a) is not np.ndarray for a in args):
             return _apply(_info(entry.rule), args)
-        tries = []
+        tries, given = [], []
         for which in (0, 1):
             stand_in = _StandIns(which)
+            given.append([stand_in(a) for a in args])
             try:
-                tries.append(f(*(stand_in(a) for a in args),
-                               **{k: stand_in(v) for k, v in kwargs.items()}))
+                tries.append(f(*given[-1], **{k: stand_in(v) for k, v in kwargs.items()}))
             except Exception as exc:          # noqa: BLE001 - the user's function's own
                 raise Unbounded(f"a call of {_name(f)} on values computed from float data "
                                 f"that fails on stand-in values ({type(exc).__name__}: "
@@ -471,16 +470,10 @@ class Run:
                 hess = h if hess is None else hess | h
         if hess is not None and deps:
             hess = hess | _cross(deps, deps)
-        if entry is not None and entry.family == "allocate" and entry.handler in ("like",):
-            deps, hess = EMPTY, hess and None
         if effect is not None and entry is None:
             self._written(args, deps, hess)
-        if type(tries[0]) is np.ndarray and any(
-                type(a) is np.ndarray and a.dtype == object for a in args):
-            samples = [_sample(a, 0) for a in args]
-            r = f(*samples, **{k: _sample(v, 0) for k, v in kwargs.items()})
-            if self._is_view(r, samples):     # a view: the same view of the program's arrays
-                return f(*args, **kwargs)
+        if type(tries[0]) is np.ndarray and self._is_view(tries[0], given[0]):
+            return f(*args, **kwargs)         # a view: the same view of the program's arrays
         return _abstract_like(tries[0], deps, hess)
 
     @staticmethod
@@ -626,23 +619,14 @@ class Run:
     def boolop(self, is_and, *thunks):
         """`a and b and ...` (or `or`), evaluated in order as Python does while the values
         are known; an unknown one makes the result the join of every value it could be."""
-        seen = []
+        out = _UNDEF
         for t in thunks:
             v = t()
             c = self.test(v)
-            if c is None:
-                seen.append(v)
-                continue
-            if c is not is_and or t is thunks[-1]:
-                if not seen:
-                    return v
-                out = v
-                for s in seen:
-                    out = _join(out, s)
-                return out
-        out = _UNDEF
-        for s in seen:
-            out = _join(out, s)
+            if c is None or c is not is_and or t is thunks[-1]:
+                out = _join(out, v)
+            if c is not None and c is not is_and:
+                break
         return out
 
     def compare(self, first, ops, thunks):
@@ -663,7 +647,7 @@ class Run:
     def enter(self, names, scope):
         self.depth += 1
         self.weak += 1
-        return {n: scope[n] for n in names if n in scope}
+        return self.grab(names, scope)
 
     @staticmethod
     def grab(names, scope):
@@ -676,32 +660,27 @@ class Run:
     def leave(self, taken, names, scope):
         self.depth -= 1
         self.weak -= 1
-        return tuple(_join(taken.get(n, _UNDEF), scope.get(n, _UNDEF)) for n in names)
+        return _joined(taken, scope, names)
 
     def broke(self, acc, names, scope, weakened):
         """An unknown `break`: the numbers it would leave the loop with join `acc`; the loop
         goes on with its stores added to elements (returned: whether it already did)."""
-        got = {n: scope[n] for n in names if n in scope}
-        if acc is None:
-            acc = got
-        else:
-            acc = {n: _join(acc.get(n, _UNDEF), got.get(n, _UNDEF))
-                   for n in set(acc) | set(got)}
+        got = self.grab(names, scope)
+        if acc is not None:
+            got = dict(zip(names, _joined(acc, got, names)))
         if not weakened:
             self.weak += 1
-        return acc
+        return got
 
     def after(self, acc, names, scope, weakened):
         if weakened:
             self.weak -= 1
-        if acc is None:
-            return tuple(scope.get(n, _UNDEF) for n in names)
-        return tuple(_join(acc.get(n, _UNDEF), scope.get(n, _UNDEF)) for n in names)
+        return _joined(acc or {}, scope, names)
 
     def widen(self, before, names, scope):
         """A `while` loop past an unknown `break`: each iteration's numbers joined with the
         last's; (the joined values, whether anything changed since)."""
-        joined = tuple(_join(before.get(n, _UNDEF), scope.get(n, _UNDEF)) for n in names)
+        joined = _joined(before, scope, names)
         changed = any(not _equal(before.get(n, _UNDEF), v) for n, v in zip(names, joined))
         return joined, changed
 
@@ -715,6 +694,11 @@ class Run:
         if self.steps > 10_000_000:
             raise Unbounded("a loop that runs more than 10,000,000 times in the abstract run",
                             "Pass the pattern: jacobian(f, sparse=P).")
+
+
+def _joined(a, b, names):
+    """The join of what the dictionaries `a` and `b` hold for each name (UNDEF for none)."""
+    return tuple(_join(a.get(n, _UNDEF), b.get(n, _UNDEF)) for n in names)
 
 
 def _equal(a, b):
@@ -768,6 +752,17 @@ def _names_str(names):
     return "(" + "".join(f"{n!r}, " for n in names) + ")"
 
 
+def _exits(k, names):
+    """The statements before and after loop k that record its unknown `break`s: the depth
+    of unknown branches at its start, the numbers its breaks leave, whether its stores add
+    to elements; after it, those numbers joined into what it ends with."""
+    tup, strs = _names_tuple(names), _names_str(names)
+    return (f"_sp_d{k} = _sp.depth\n_sp_acc{k} = None\n_sp_w{k} = False",
+            f"if _sp_acc{k} is not None or _sp_w{k}:\n"
+            f"    {tup + ' = ' if names else ''}_sp.after(_sp_acc{k}, {strs}, locals(), "
+            f"_sp_w{k})")
+
+
 def _breaks(stmts):
     """Whether a `break` in `stmts` (not in a loop inside them) leaves their loop."""
     for s in stmts:
@@ -784,7 +779,7 @@ class _Rewrite(ast.NodeTransformer):
     def __init__(self, where):
         self.where = where
         self.counter = itertools.count(1)
-        self.loops = []          # per enclosing loop: (label, names it assigns, is_while)
+        self.loops = []          # per enclosing loop: (label, names it assigns)
 
     def refuse(self, node, what):
         raise AdjitError(f"adjit.sparsity of '{self.where}': {what} in its normalized "
@@ -833,11 +828,11 @@ class _Rewrite(ast.NodeTransformer):
         return ast.Call(_expr("_sp.compare"), [node.left, ops, ast.Tuple(
             [_thunk(c) for c in node.comparators], ast.Load())], [])
 
-    def visit_Lambda(self, node):
-        self.refuse(node, "a lambda")
-
-    def visit_NamedExpr(self, node):
-        self.refuse(node, "an assignment expression")
+    def visit(self, node):
+        what = _REFUSED.get(type(node))
+        if what is not None:
+            self.refuse(node, what)
+        return super().visit(node)
 
     # statements
     def visit_Assign(self, node):
@@ -907,24 +902,18 @@ class _Rewrite(ast.NodeTransformer):
         k = next(self.counter)
         names = _assigned(node.body)
         spare = copy.deepcopy(node)       # for a count computed from float data (below)
-        self.loops.append((k, names, False))
+        self.loops.append((k, names))
         it = self.visit(node.iter)
         counted = isinstance(it, ast.Call) and ast.unparse(it.func) == "_sp.range_"
         if not counted:
             it = ast.Call(_expr("_sp.iter_"), [it], [])
         body = self._block(node.body)
         self.loops.pop()
-        tup, strs = _names_tuple(names), _names_str(names)
-        if not _breaks(node.body):
-            out = [ast.For(node.target, ast.Name(f"_sp_r{k}", ast.Load()) if counted else it,
-                           body, [])]
-        else:
-            out = _stmts(f"_sp_d{k} = _sp.depth\n_sp_acc{k} = None\n_sp_w{k} = False")
-            out.append(ast.For(node.target, ast.Name(f"_sp_r{k}", ast.Load()) if counted
-                               else it, body, []))
-            out += _stmts(f"if _sp_acc{k} is not None or _sp_w{k}:\n"
-                          f"    {tup + ' = ' if names else ''}_sp.after(_sp_acc{k}, {strs}, "
-                          f"locals(), _sp_w{k})")
+        out = [ast.For(node.target, ast.Name(f"_sp_r{k}", ast.Load()) if counted else it,
+                       body, [])]
+        if _breaks(node.body):
+            start, end = _exits(k, names)
+            out = _stmts(start) + out + _stmts(end)
         if not counted:
             return out
         # range(n) with n computed from float data (the count of a mask's elements): any
@@ -942,7 +931,7 @@ class _Rewrite(ast.NodeTransformer):
         k = next(self.counter)
         names = _assigned(node.body)
         tup, strs = _names_tuple(names), _names_str(names)
-        self.loops.append((k, names, True))
+        self.loops.append((k, names))
         # while <test>: body  ->  while True: if not <test>: break; body; [widen]
         head = self.visit_If(ast.If(ast.UnaryOp(ast.Not(), node.test), [ast.Break()], []))
         body = self._block(node.body)
@@ -953,13 +942,9 @@ class _Rewrite(ast.NodeTransformer):
             widen += f"    {tup} = _sp_j{k}\n"
         widen += (f"    if not _sp_ch{k} and _sp.changes == _sp_n{k}:\n        break\n"
                   f"    _sp_prev{k} = _sp.grab({strs}, locals())\n    _sp_n{k} = _sp.changes")
-        out = _stmts(f"_sp_d{k} = _sp.depth\n_sp_acc{k} = None\n_sp_w{k} = False\n"
-                     f"_sp_prev{k} = {{}}\n_sp_n{k} = -1")
-        out.append(ast.While(ast.Constant(True), head + body + _stmts(widen), []))
-        out += _stmts(f"if _sp_acc{k} is not None or _sp_w{k}:\n"
-                      f"    {tup + ' = ' if names else ''}_sp.after(_sp_acc{k}, {strs}, "
-                      f"locals(), _sp_w{k})")
-        return out
+        start, end = _exits(k, names)
+        return _stmts(f"{start}\n_sp_prev{k} = {{}}\n_sp_n{k} = -1") + \
+            [ast.While(ast.Constant(True), head + body + _stmts(widen), [])] + _stmts(end)
 
     def _break(self, k, names):
         strs = _names_str(names)
@@ -971,11 +956,8 @@ class _Rewrite(ast.NodeTransformer):
     def visit_Break(self, node):
         if not self.loops:
             self.refuse(node, "a break outside a loop")
-        k, names, _ = self.loops[-1]
+        k, names = self.loops[-1]
         return self._break(k, names)
-
-    def visit_Continue(self, node):
-        self.refuse(node, "a continue")
 
     def visit_Return(self, node):
         node.value = self.visit(node.value) if node.value is not None else None
@@ -996,16 +978,14 @@ class _Rewrite(ast.NodeTransformer):
         # to what the other path has; where it is certain, the function raises
         return ast.Expr(ast.Call(_expr("_sp.raised"), [], []))
 
-    def visit_With(self, node):
-        self.refuse(node, "a with block")
-
-    def visit_Try(self, node):
-        self.refuse(node, "a try block")
-
     def visit_FunctionDef(self, node):
         node.body = self._block(node.body)
         return node
 
+
+_REFUSED = {ast.Lambda: "a lambda", ast.NamedExpr: "an assignment expression",
+            ast.Continue: "a continue", ast.With: "a with block", ast.Try: "a try block"}
+"""What the normalized program does not hold (it lowers them), refused if it ever did."""
 
 _COMPARE = {ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge", ast.Eq: "eq",
             ast.NotEq: "ne", ast.Is: "is_", ast.IsNot: "is_not"}
