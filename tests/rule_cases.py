@@ -27,6 +27,7 @@ def r_log1p(x): return math.log1p(x)  # noqa: E704
 def r_log10(x): return math.log10(x)  # noqa: E704
 def r_sqrt(x): return math.sqrt(x)  # noqa: E704
 def r_erf(x): return math.erf(x)  # noqa: E704
+def r_norm_root(x): return np.linalg.norm(np.array([x, 0.5, -x]))  # noqa: E704
 def r_erfc(x): return math.erfc(x)  # noqa: E704
 def r_fabs(x): return math.fabs(x)  # noqa: E704
 def r_abs(x): return abs(x)  # noqa: E704
@@ -186,6 +187,7 @@ UNARY = [
     (r_log1p, (-0.9, 10.0), lambda x: 1.0 / (1.0 + x)),
     (r_log10, (0.05, 10.0), lambda x: 1.0 / (x * math.log(10.0))),
     (r_sqrt, (0.05, 10.0), lambda x: 0.5 / math.sqrt(x)),
+    (r_norm_root, (-3.0, 3.0), lambda x: 2.0 * x / math.sqrt(2.0 * x * x + 0.25)),
     (r_erf, (-3.0, 3.0), lambda x: 2.0 / math.sqrt(math.pi) * math.exp(-x * x)),
     (r_erfc, (-3.0, 3.0), lambda x: -2.0 / math.sqrt(math.pi) * math.exp(-x * x)),
     (r_fabs, (0.05, 3.0), lambda x: 1.0),
@@ -308,7 +310,7 @@ RULES_COVERED = {
     math.degrees, math.radians, np.degrees, np.radians, math.isnan, math.isinf, math.isfinite,
     np.rint, np.round, np.around, np.ceil, np.trunc, math.exp2, np.spacing, np.reciprocal,
     np.conjugate, np.angle, np.nan_to_num, math.ldexp, np.ldexp, math.nextafter, np.nextafter,
-    np.fmax, np.fmin, np.fmod, vec.convert_like, np.float64, np.int64,
+    np.fmax, np.fmin, np.fmod, vec.convert_like, vec.norm_root, np.float64, np.int64,
 } | {vec.special.function(name, n) for name, n in (
     ("erf", 1), ("erfc", 1), ("erfcx", 1), ("erfinv", 1), ("erfcinv", 1), ("ndtr", 1),
     ("log_ndtr", 1), ("ndtri", 1), ("gammaln", 1), ("gamma", 1), ("psi", 1), ("expit", 1),

@@ -297,6 +297,38 @@ def test_norms_of_every_order_numba_takes_match_finite_differences():
                                 np.array([[1.0, -2.5, 0.4], [3.1, 0.2, -0.7]])))
 
 
+def stretched(x, c):
+    d = x - c
+    return np.sum(np.linalg.norm(d) * d) + np.linalg.norm(d, 2) * d[0]
+
+
+def rows_stretched(m, c):
+    d = m - c
+    return np.sum(np.linalg.norm(d, axis=1) * d[:, 0])
+
+
+def test_the_norm_of_a_zero_vector_has_the_zero_subgradient():
+    """At x == c the norm of x - c has no derivative; its zero subgradient makes the chain
+    exact where the whole is differentiable (|d| d has derivative 0 at d = 0), matching
+    central differences of numba's forward instead of sqrt's inf * 0 = NaN."""
+    c = np.array([0.5, -1.0, 2.0])
+    x = c.copy()
+    value, g = adjit.value_and_grad(stretched)(x, c)
+    assert value == numba.njit(stretched)(x, c) == 0.0
+    # central differences of |d| d at d = 0 are h: the exact 0 within that
+    np.testing.assert_allclose(g, fd_grad(numba.njit(stretched), (x, c), 0), atol=1e-5)
+    np.testing.assert_array_equal(g, np.zeros(3))
+    m = np.array([[0.5, -1.0], [1.5, 2.0]])
+    at = np.array([[0.5, -1.0], [0.0, 1.0]])     # the first row's difference is zero
+    np.testing.assert_allclose(adjit.grad(rows_stretched)(m, at), fd_grad(rows_stretched,
+                               (m, at), 0), atol=1e-5)
+
+    def length(x):
+        return np.linalg.norm(x)
+    np.testing.assert_array_equal(adjit.grad(length)(np.zeros(3)), np.zeros(3))
+    assert adjit.jvp(length)(np.zeros(3), np.ones(3))[1] == 0.0
+
+
 def spectral_norms(m, w):
     return (np.linalg.norm(m * w, 2) + 0.5 * np.linalg.norm(m, -2) + np.linalg.norm(m.T, 2)
             + np.linalg.cond(m @ m.T * w))

@@ -44,6 +44,8 @@ def _call(e, names):
         return f"np.where({names[0]} > 0.0, {names[1]}, {names[2]})"
     if e.name == "type(x)(v)":                  # written as users write it
         return f"type({names[0]})({names[1]})"
+    if e.name == "vec.norm_root":               # the root of np.linalg.norm
+        return f"np.linalg.norm(np.array([{names[0]}, 0.5]))"
     if e.family == "scalar" and e.rule is not None and e.rule.result in ("int", "bool"):
         return f"float({e.name}({', '.join(names)}))"
     return f"{e.name}({', '.join(names)})"

@@ -60,7 +60,7 @@ def lower_norm(norm, node, obj, out):
     sq = norm.elementwise(("call", "square"), [x], out, node)
     total = norm.reduce("sum", sq, None, out, node) if sq is not None else \
         norm.to_atom(out, ast.BinOp(left=x, op=ast.Mult(), right=x))
-    return norm.scalar_op(("call", math.sqrt), [total], out)
+    return norm.scalar_op(("call", vec.norm_root), [total], out)
 
 
 def _norm_along(norm, node, x, ord_, axis, out):
@@ -83,7 +83,7 @@ def _norm_along(norm, node, x, ord_, axis, out):
     if o == 2:
         total = as_lazy(norm.reduce("sum", norm.elementwise(("call", "square"), [x], out, node),
                                     k, out, node))
-        return norm.elementwise(("call", math.sqrt), [total], out, node)
+        return norm.elementwise(("call", vec.norm_root), [total], out, node)
     a = norm.elementwise(("call", abs), [x], out, node)
     how = "sum" if o == 1 else "max" if o > 0 else "min"
     return norm.reduce(how, a, k, out, node)

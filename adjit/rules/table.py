@@ -153,6 +153,10 @@ scalar(vec.convert_like, "type(x)(v)", Rule(("like", "v"), (None, "1.0"), "first
        domain=((-2.0, 2.0), (-2.0, 2.0)), cuda=False,
        notes="`T = type(x); T(v)`: v in x's type (float64, float32: rounded; an integer "
        "type: no derivative)")
+scalar(vec.norm_root, "vec.norm_root", _unary("0.5 / out if out > 0.0 else 0.0"),
+       domain=_POS, cuda=False,
+       notes="the root of np.linalg.norm's sum of squares: the zero subgradient at a zero "
+       "vector (where sqrt's derivative is infinite and the chain through the squares 0)")
 scalar(bool, "bool", _unary(None, "bool"))
 scalar(round, "round", _unary(None, "int"))
 scalar(stop_gradient, "stop_gradient", _unary(None, "join"),

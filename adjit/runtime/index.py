@@ -213,6 +213,15 @@ def convert_like(like, v):
 
 
 @numba.njit(cache=True)
+def norm_root(total):
+    """The 2-norm from its sum of squares: sqrt(total). Its own registry entry so that its
+    derivative at a zero vector is the zero subgradient (sqrt's 0.5 / out would give
+    inf * 0 = NaN where the norm of 0 * y, |y| * y or a distance between equal points is
+    differentiable with derivative 0)."""
+    return math.sqrt(total)
+
+
+@numba.njit(cache=True)
 def digamma(x):
     """psi(x), the derivative of log Gamma(x) (math.lgamma's derivative; math.gamma's is
     gamma(x) psi(x)): the reflection psi(1 - x) - pi / tan(pi x) below 1/2, the recurrence
