@@ -44,8 +44,8 @@ from .names import lookup
 from .numpy_calls import ARRAY_METHODS, NumpyCalls
 from .values import (FunctionValue, NoneValue, Shape, TupleValue, TypeOf,
                      assigned_user_names)
-from .vectorize import ONE, Lazy, Op, Scalar, View, Vectorizing, _index_node
-from .views import Indexing, has_take
+from .vectorize import ONE, Lazy, Op, Scalar, View, Vectorizer, _index_node
+from .views import Indexer, has_take
 
 _RESERVED = {"math", "np", "numba", "stop_gradient"}
 
@@ -106,7 +106,7 @@ def _may_write(node):
         while isinstance(f, ast.Attribute):
             f = f.value
         return not (isinstance(f, ast.Name) and (f.id in ("np", "numpy", "math")
-                                                  or f.id in _PURE_BUILTINS))
+                                                 or f.id in _PURE_BUILTINS))
     return False
 
 
@@ -282,12 +282,12 @@ def _merge_returned_arrays(norm, stmts, which, merged):
     arrays, shape, dtype, first = merged
     norm.origin = ir.note(first, "origin", None) or norm.origin
     name = norm.fresh("_a")
-    norm.allocate(name, [ir.name(n) for n in shape], stmts, dtype)
-    norm.add_temp(name)
-    target = norm.full_view(name, [ir.name(n) for n in shape])
+    norm.arrays.allocate(name, [ir.name(n) for n in shape], stmts, dtype)
+    norm.arrays.add_temp(name)
+    target = norm.arrays.full_view(name, [ir.name(n) for n in shape])
     for k, arr in enumerate(arrays):
         branch = []
-        norm.store_elements(target, norm.view_of(arr, branch), branch)
+        norm.arrays.store_elements(target, norm.arrays.view_of(arr, branch), branch)
         norm.emit_if(stmts, ast.Compare(left=which, ops=[ast.Eq()],
                                         comparators=[ir.const(k)]), branch, [])
     return ir.name(name)
@@ -318,7 +318,7 @@ def _rebound_to_views(stmts, results=frozenset()):
                 isinstance(s.value.slice, ast.Constant):
             continue
         if isinstance(s, ast.Assign) and isinstance(s.value, (ast.Subscript, ast.Attribute,
-                                                                 ast.Name)):
+                                                              ast.Name)):
             out |= {t.id for t in s.targets if isinstance(t, ast.Name)}
         for field in ("body", "orelse"):
             if isinstance(s, (ast.If, ast.For, ast.While)):
@@ -452,8 +452,12 @@ def _store_counts(tree):
     return counts, set(counts) - nested
 
 
-class _Normalizer(Vectorizing, Indexing, NumpyCalls):
+class _Normalizer:
     def __init__(self, src, ctx, prefix, subst, views):
+        # its parts: array expressions as loops, index maps, numpy calls
+        self.arrays = Vectorizer(self)
+        self.indexing = Indexer(self)
+        self.calls = NumpyCalls(self)
         self.src = src
         self.loc = src.loc
         self.ctx = ctx
@@ -520,7 +524,7 @@ class _Normalizer(Vectorizing, Indexing, NumpyCalls):
                 self.ctx.ints.discard(target)
         else:
             if self.lazy:
-                self.flush_lazy(out, target.value.id)
+                self.arrays.flush_lazy(out, target.value.id)
             self.loads = {k: v for k, v in self.loads.items() if k[0] != target.value.id}
         out.append(ir.assign(target, value, self.origin))
 
@@ -621,7 +625,7 @@ class _Normalizer(Vectorizing, Indexing, NumpyCalls):
                              "Call it, bind it to a name (f = math.exp) or pass it to a "
                              "helper that calls it.")
         if isinstance(value, Lazy):
-            return self.materialize(value, out)
+            return self.arrays.materialize(value, out)
         if ir.is_atom(value):
             return value
         t = self.fresh(stem)
@@ -686,7 +690,7 @@ class _Normalizer(Vectorizing, Indexing, NumpyCalls):
         compute them inside the body, where only one path (or every iteration, from data the
         previous one changed) computes them."""
         if self.lazy and any(_may_write(n) for n in ir.walk(s)):
-            self.flush_lazy(out)
+            self.arrays.flush_lazy(out)
 
     def stmt(self, s, out):
         if isinstance(s, ast.Assign):
@@ -721,7 +725,7 @@ class _Normalizer(Vectorizing, Indexing, NumpyCalls):
             # checked where Python checks it (its message is not evaluated: numba's neither
             # unless it fails); AssertionError from the gradient when it fails
             cond = self.atom(s.test, out)
-            out.append(ir.annotate(ast.Expr(value=self.call_of(vec.check_assert, [cond])),
+            out.append(ir.annotate(ast.Expr(value=self.calls.call_of(vec.check_assert, [cond])),
                                    origin=self.origin))
         elif isinstance(s, ast.Raise):
             out.append(self.raise_statement(s, out))
@@ -792,9 +796,9 @@ class _Normalizer(Vectorizing, Indexing, NumpyCalls):
                 # in a branch, `out = _logpdf(...); ...; return out`): copied into the
                 # call's result like any array made by a return
                 value = ir.name(value.base)
-            if isinstance(value, ast.Name) and self.array_ndim(value) is not None and not (
+            if isinstance(value, ast.Name) and self.arrays.array_ndim(value) is not None and not (
                     self.several_returns and (owned or _made_by(out[mark:], value.id))):
-                value = self.view_of(value.id, out)     # (a new array from one of several
+                value = self.arrays.view_of(value.id, out)     # (a new array from one of several
                 # returns stays a name: normalize_function copies it into the call's result)
             if isinstance(value, View) and not has_take(value) and len(self.ctx.stack) > 1:
                 # a helper returning (part of) an array: the caller gets the same memory
@@ -863,8 +867,8 @@ class _Normalizer(Vectorizing, Indexing, NumpyCalls):
                     self.ctx.arrays.get(base, (0, "?"))[1] != "f" or \
                     _written_in(loop.body, {n, base}, self.src, 0, self.functions_held()):
                 continue
-            value = self.view_of(local, out) if binding is None else binding.view
-            own = self.materialize(value, out, loop, copy=True).id
+            value = self.arrays.view_of(local, out) if binding is None else binding.view
+            own = self.arrays.materialize(value, out, loop, copy=True).id
             self.in_place_names[own] = n
             self.views.pop(local, None)
             self.subst[n] = own
@@ -1007,12 +1011,12 @@ class _Normalizer(Vectorizing, Indexing, NumpyCalls):
         value (evaluated) for an ordinary assignment (an alias, a number)."""
         if isinstance(value, ast.Call):         # a matrix product, np.linalg.solve, ...
             value = self.to_atom(out, value)
-            if self.array_ndim(value) is None:
+            if self.arrays.array_ndim(value) is None:
                 return value
-        if isinstance(value, ast.Name) and self.array_ndim(value) is not None:
+        if isinstance(value, ast.Name) and self.arrays.array_ndim(value) is not None:
             if value.id in self.ctx.user_names or value.id in self.src.params:
                 return value            # another name for an array: an alias, not a value
-            value = self.view_of(value.id, out)
+            value = self.arrays.view_of(value.id, out)
         elif isinstance(value, View) and value.is_identity() and \
                 value.base not in self.own_names() and value.base not in self.src.params and \
                 value.base in self.ctx.arrays:
@@ -1025,7 +1029,7 @@ class _Normalizer(Vectorizing, Indexing, NumpyCalls):
         # the array is written again: not one the vectorizer fills once (whose adjoint
         # needs no record of overwritten values)
         self.ctx.vec_temps.write_once.discard(target)
-        lazy = self.as_lazy(self.lazy_operand(value, out))
+        lazy = self.arrays.as_lazy(self.arrays.lazy_operand(value, out))
         ndim = self.ctx.arrays[target][0]
         if len(lazy.shape) != ndim:
             raise self.error(tgt, f"'{tgt.id}' rebound in a loop to an array of "
@@ -1033,23 +1037,23 @@ class _Normalizer(Vectorizing, Indexing, NumpyCalls):
                              "Keep its shape in the loop, or give the new array another name.")
         for k, n in enumerate(lazy.shape):
             size = self.to_atom(out, Shape(target, ndim=ndim).item(k), "_n")
-            out.append(ir.annotate(ast.Expr(value=self.call_of(
+            out.append(ir.annotate(ast.Expr(value=self.calls.call_of(
                 vec.check_same_length, [size, ir.const(1) if n is ONE else n])),
                 origin=self.origin))
-        self.store_view(self.view_of(target, out), lazy, None, out, tgt)
+        self.store_view(self.arrays.view_of(target, out), lazy, None, out, tgt)
         return None
 
     def returned_item(self, value, out, node):
         """One element of a helper's returned tuple, as the caller will hold it."""
-        if isinstance(value, ast.Name) and self.array_ndim(value) is not None:
-            return self.view_of(value.id, out)
+        if isinstance(value, ast.Name) and self.arrays.array_ndim(value) is not None:
+            return self.arrays.view_of(value.id, out)
         if isinstance(value, View) and not has_take(value):
             return value
         if isinstance(value, (Shape, TupleValue)):
             raise self.error(node, "returning a tuple inside a tuple",
                              "Return a flat tuple of numbers and arrays.")
         if isinstance(value, Lazy) and not isinstance(value, Scalar):
-            return self.view_of(self.materialize(value, out, node).id, out)
+            return self.arrays.view_of(self.arrays.materialize(value, out, node).id, out)
         return self.to_atom(out, value)
 
     def emit_if(self, out, cond, body, orelse):
@@ -1084,18 +1088,18 @@ class _Normalizer(Vectorizing, Indexing, NumpyCalls):
                 value = self.assign_in_place(tgt, target, value, out)
                 if value is None:
                     return
-            if isinstance(value, ast.Name) and self.array_ndim(value) is not None and \
+            if isinstance(value, ast.Name) and self.arrays.array_ndim(value) is not None and \
                     value.id != target:
-                value = self.view_of(value.id, out)     # `y = x`: two names, one array
+                value = self.arrays.view_of(value.id, out)     # `y = x`: two names, one array
             if isinstance(value, View) and not has_take(value):
                 bindings.bind_view(self, target, value, out)
                 return
             if isinstance(value, Lazy) and tgt.id in self.lazy_ok and \
                     not isinstance(value, Scalar) and isinstance(target, str):
-                self.bind_lazy(target, value, tgt.id)
+                self.arrays.bind_lazy(target, value, tgt.id)
                 return
             if isinstance(value, Lazy):
-                value = self.materialize(value, out, tgt)
+                value = self.arrays.materialize(value, out, tgt)
             if isinstance(value, ast.Name) and value.id == target:
                 return      # `z = z` does nothing (its adjoint would zero z_bar: fuzzer find)
             if target in ir.atom_names(ir.operands(value)) and not ir.is_atom(value) and \
@@ -1110,7 +1114,7 @@ class _Normalizer(Vectorizing, Indexing, NumpyCalls):
                 self.store_view(arr, value, None, out, tgt)
                 return
             if (isinstance(value, Lazy) and not isinstance(value, Scalar) and value.shape) or \
-                    (isinstance(value, ast.Name) and self.array_ndim(value)):
+                    (isinstance(value, ast.Name) and self.arrays.array_ndim(value)):
                 listed = getattr(tgt, APPENDED, None)
                 if listed is not None:
                     raise self.error(tgt, f"appending arrays to the list `{listed}`",
@@ -1203,8 +1207,9 @@ class _Normalizer(Vectorizing, Indexing, NumpyCalls):
                      "b": np.dtype(np.bool_)}.get(self.ctx.arrays.get(base, (0, "?"))[1])
         if dtype is None or dtype.kind not in "fiub" or dtype.kind == "f" and \
                 dtype != np.float64:
-            raise self.error(node, f"`{ast.unparse(node.func)}` of "
-                             f"{'a ' + str(dtype) + ' array' if dtype is not None else 'an array whose dtype adjit does not know here'}",
+            what = (f"a {dtype} array" if dtype is not None else
+                    "an array whose dtype adjit does not know here")
+            raise self.error(node, f"`{ast.unparse(node.func)}` of {what}",
                              "Write float(v) (or T = type(a[0]); T(v)).")
         convert = {"f": float, "b": bool}.get(dtype.kind, int)
         return self.rhs(ast.copy_location(ast.Call(
@@ -1218,7 +1223,7 @@ class _Normalizer(Vectorizing, Indexing, NumpyCalls):
                              "Write type(x) of a number, then call it: type(x)(0.5).")
         value = self.operand(node.args[0], out)
         if isinstance(value, Lazy) and not isinstance(value, Scalar) or \
-                isinstance(value, (Shape, TupleValue)) or self.array_ndim(value) is not None:
+                isinstance(value, (Shape, TupleValue)) or self.arrays.array_ndim(value) is not None:
             raise self.error(node, f"`{ast.unparse(node)}` of an array or tuple",
                              "Take the type of an element, type(a[0]), to convert numbers "
                              "to the array's dtype.")
@@ -1275,7 +1280,7 @@ class _Normalizer(Vectorizing, Indexing, NumpyCalls):
         chain of branches on the position (vec.tuple_index: IndexError out of range), each
         assigning its number."""
         n = len(items)
-        at = self.to_atom(out, self.call_of(vec.tuple_index, [k, ir.const(n)]))
+        at = self.to_atom(out, self.calls.call_of(vec.tuple_index, [k, ir.const(n)]))
         conds = [self.to_atom(out, ast.Compare(left=at, ops=[ast.Eq()],
                                                comparators=[ir.const(j)]))
                  for j in range(n - 1)]
@@ -1341,9 +1346,9 @@ class _Normalizer(Vectorizing, Indexing, NumpyCalls):
         if isinstance(s.target, ast.Name) and s.target.id in self.src.locals:
             local = self.local(s.target.id)
             arr = local if isinstance(local, str) else getattr(local, "id", None)
-            if arr is not None and self.array_ndim(ir.name(arr)) is not None:
+            if arr is not None and self.arrays.array_ndim(ir.name(arr)) is not None:
                 # `a += e` on an array updates it in place, as numpy does
-                self.store_view(self.view_of(arr, out), self.rhs(s.value, out), s.op, out, s)
+                self.store_view(self.arrays.view_of(arr, out), self.rhs(s.value, out), s.op, out, s)
                 return
         if isinstance(s.target, ast.Name):
             rhs = self.atom(s.value, out)
@@ -1355,7 +1360,8 @@ class _Normalizer(Vectorizing, Indexing, NumpyCalls):
                 current = None
                 if has_take(arr) and self.may_write(s.value):
                     # x[idx] op= e reads x[idx] (a copy) before e runs, which may write x
-                    current = self.view_of(self.materialize(arr, out, s, copy=True).id, out)
+                    copied = self.arrays.materialize(arr, out, s, copy=True)
+                    current = self.arrays.view_of(copied.id, out)
                 self.store_view(arr, self.rhs(s.value, out), s.op, out, s, current)
                 return
             cur = self.to_atom(out, ast.Subscript(value=ir.name(arr), slice=idx, ctx=ast.Load()))
@@ -1523,8 +1529,8 @@ class _Normalizer(Vectorizing, Indexing, NumpyCalls):
         n = lengths[0] if len(lengths) == 1 else \
             ast.Call(func=ast.Name(id="min", ctx=ast.Load()), args=lengths, keywords=[])
         head = [ast.Assign(targets=[t], value=ast.Subscript(value=copy.deepcopy(a),
-                                                             slice=ast.Name(id=k, ctx=ast.Load()),
-                                                             ctx=ast.Load()), **loc)
+                                                            slice=ast.Name(id=k, ctx=ast.Load()),
+                                                            ctx=ast.Load()), **loc)
                 for t, a in zip(names, arrays)]
         if start is not None:
             head.insert(0, ast.Assign(targets=[s.target.elts[0]], value=ast.BinOp(
@@ -1748,24 +1754,26 @@ class _Normalizer(Vectorizing, Indexing, NumpyCalls):
         """`view = value` or `view op= value` elementwise. A value that reads the target
         array is computed into a new array first, as numpy computes the whole right-hand
         side before it assigns."""
-        value = self.lazy_operand(value, out)
+        value = self.arrays.lazy_operand(value, out)
         if op is not None:
             cur = current or View(view.base, view.ndim, view.dims, view.fixed, view.shape,
                                   None, view.parent, view.contiguous)
-            value = Op(("bin", op), [cur, self.as_lazy(value)],
-                       self.broadcast([view.shape, self.as_lazy(value).shape], out, node))
+            value = Op(("bin", op), [cur, self.arrays.as_lazy(value)],
+                       self.arrays.broadcast([view.shape, self.arrays.as_lazy(value).shape], out,
+                                             node))
         if isinstance(value, Lazy) and any(isinstance(leaf, View) and leaf.base == view.base
                                            and not _same_elements(leaf, view)
                                            and not _disjoint(leaf, view)
                                            for leaf in _leaves(value)):
             # x[::-1] = x, u[1:-1] = u[2:] + u[:-2], out[idx] += v (repeated indices): read
             # everything before writing
-            value = self.lazy_operand(self.materialize(value, out, node, copy=True), out)
-        self.store_elements(view, value, out, node)
+            value = self.arrays.lazy_operand(
+                self.arrays.materialize(value, out, node, copy=True), out)
+        self.arrays.store_elements(view, value, out, node)
 
     def operand(self, node, out):
         """An atom, or a Lazy array expression (fused into whatever consumes it)."""
-        return self.lazy_operand(self.rhs(node, out), out)
+        return self.arrays.lazy_operand(self.rhs(node, out), out)
 
     def operands(self, nodes, out):
         """Operands evaluated left to right. numpy computes an array expression when it is
@@ -1776,7 +1784,7 @@ class _Normalizer(Vectorizing, Indexing, NumpyCalls):
         for k, n in enumerate(nodes):
             v = self.operand(n, out)
             if isinstance(v, Op) and any(self.may_write(m) for m in nodes[k + 1:]):
-                v = self.view_of(self.materialize(v, out, n).id, out)
+                v = self.arrays.view_of(self.arrays.materialize(v, out, n).id, out)
             values.append(v)
         return values
 
@@ -1811,9 +1819,9 @@ class _Normalizer(Vectorizing, Indexing, NumpyCalls):
                 return self.tuple_concatenation(node, out)
             left, right = self.operands([node.left, node.right], out)
             if isinstance(node.op, ast.MatMult):
-                return self.matmul(left, right, out, node)
+                return self.arrays.matmul(left, right, out, node)
             if isinstance(left, Lazy) or isinstance(right, Lazy):
-                return self.elementwise(("bin", node.op), [left, right], out, node)
+                return self.arrays.elementwise(("bin", node.op), [left, right], out, node)
             return self.binop(node.op, left, right, node)
         if isinstance(node, ast.UnaryOp):
             operand = self.operand(node.operand, out)
@@ -1823,7 +1831,7 @@ class _Normalizer(Vectorizing, Indexing, NumpyCalls):
                 if not isinstance(node.op, ast.USub):
                     raise self.error(node, "`not` / `~` on an array",
                                      "Use np.where(cond, a, b) for elementwise choices.")
-                return self.elementwise(("unary", node.op), [operand], out, node)
+                return self.arrays.elementwise(("unary", node.op), [operand], out, node)
             if isinstance(node.op, ast.UAdd):
                 return operand
             if isinstance(node.op, ast.Not) and isinstance(operand, ast.Constant):
@@ -1850,7 +1858,7 @@ class _Normalizer(Vectorizing, Indexing, NumpyCalls):
             # a list of numbers is the array of them (numba's reflected list reads the same)
             if node.elts and not any(isinstance(e, (ast.List, ast.Tuple, ast.Starred))
                                      for e in node.elts):
-                return self.array_literal(node, out)
+                return self.arrays.array_literal(node, out)
             if not node.elts:
                 raise self.error(node, "an empty list (a list built by .append) other "
                                  "than adjit builds one",
@@ -1868,8 +1876,8 @@ class _Normalizer(Vectorizing, Indexing, NumpyCalls):
     def tuple_item(self, node, out):
         """An element of a tuple: an atom, or a view (`cur, nxt = nxt, cur` of views)."""
         value = self.rhs(node, out)
-        if isinstance(value, ast.Name) and self.array_ndim(value) is not None:
-            return self.view_of(value.id, out)
+        if isinstance(value, ast.Name) and self.arrays.array_ndim(value) is not None:
+            return self.arrays.view_of(value.id, out)
         if isinstance(value, View) and not has_take(value):
             return value
         if isinstance(value, (Shape, TupleValue)):
@@ -1913,14 +1921,15 @@ class _Normalizer(Vectorizing, Indexing, NumpyCalls):
         if isinstance(node, ast.Name) and bindings.view_name(self, node) is None:
             obj = None if node.id in self.src.locals else self.src.resolve_name(node.id)
             if node.id in self.src.params and len(self.ctx.stack) == 1 and \
-                    self.ctx.typed_args and self.array_ndim(ir.name(self.local(node.id))) is None:
+                    self.ctx.typed_args and \
+                    self.arrays.array_ndim(ir.name(self.local(node.id))) is None:
                 raise self.error(node, f"the shape of `{node.id}`, which is not an array "
                                  "(the argument passed is a number)", "Ask arrays for their "
                                  "shape; pass an array (np.array([x])) for a 1-element one.")
             if node.id in self.src.locals or isinstance(obj, np.ndarray):
                 arr = self.array_name(node)
                 if arr not in self.lazy:
-                    return Shape(arr, ndim=self.array_ndim(ir.name(arr)))
+                    return Shape(arr, ndim=self.arrays.array_ndim(ir.name(arr)))
         value = self.operand(node, out)
         if not isinstance(value, Lazy) or isinstance(value, Scalar):
             raise self.error(node, f"the shape of `{ast.unparse(node)}`, which is not an array",
@@ -1931,7 +1940,7 @@ class _Normalizer(Vectorizing, Indexing, NumpyCalls):
         if node.attr == "shape" and not self.is_module(node.value):
             return self.shape_of(node.value, out)
         if node.attr == "T":
-            return self.transpose(self.operand(node.value, out), out)
+            return self.arrays.transpose(self.operand(node.value, out), out)
         if node.attr in ("size", "ndim") and not self.is_module(node.value):
             shape = self.shape_of(node.value, out)
             if shape.ndim is None:
@@ -1984,7 +1993,7 @@ class _Normalizer(Vectorizing, Indexing, NumpyCalls):
         if len(node.ops) == 1:
             left, right = self.operands([node.left, node.comparators[0]], out)
             if isinstance(left, Lazy) or isinstance(right, Lazy):
-                return self.elementwise(("cmp", node.ops[0]), [left, right], out, node)
+                return self.arrays.elementwise(("cmp", node.ops[0]), [left, right], out, node)
             if isinstance(left, ast.Constant) and isinstance(right, ast.Constant):
                 return ir.const(_constant_compare(node.ops[0], left.value, right.value))
             return ast.Compare(left=left, ops=node.ops, comparators=[right])
@@ -2209,23 +2218,24 @@ class _Normalizer(Vectorizing, Indexing, NumpyCalls):
         elif isinstance(base_node, ast.Name):
             plain = self.array_name(base_node)
         else:
-            base = self.operand(base_node, out) if base is None else self.lazy_operand(base, out)
+            base = self.operand(base_node, out) if base is None else \
+                self.arrays.lazy_operand(base, out)
             if isinstance(base, View) and not has_take(base):
                 view = base     # x[1:][0], x.T[i]: the same memory (a gather is a copy)
             elif isinstance(base, Lazy) and not isinstance(base, Scalar):
-                view = self.view_of(self.materialize(base, out, node).id, out)
+                view = self.arrays.view_of(self.arrays.materialize(base, out, node).id, out)
             else:
                 raise self.error(node, "indexing something that is not an array",
                                  "Index numpy arrays: a[i], a[i, j], a[1:], a[idx].")
-        items = self.index_items(sl, out, node)
+        items = self.indexing.index_items(sl, out, node)
         if plain is not None:
-            ndim = self.array_ndim(ir.name(plain))
+            ndim = self.arrays.array_ndim(ir.name(plain))
             if all(it[0] == "int" for it in items) and (ndim is None or len(items) == ndim):
                 return "elem", plain, _index_node([it[1] for it in items])
-            view = self.view_of(plain, out)
-        w = self.index_view(view, items, out, node)
+            view = self.arrays.view_of(plain, out)
+        w = self.indexing.index_view(view, items, out, node)
         if not w.shape and not has_take(w):
-            return "elem", w.base, _index_node(self.map_index(w, [], None, out))
+            return "elem", w.base, _index_node(self.indexing.map_index(w, [], None, out))
         return "view", w, None
 
     def cuda_intrinsic(self, func):
@@ -2280,7 +2290,7 @@ class _Normalizer(Vectorizing, Indexing, NumpyCalls):
                              f"{cls.__name__}(\"x must be positive\", x).")
         if first is None or isinstance(first, ast.Constant) and len(args) == 1:
             message = first.value if first is not None else ""
-            return ir.annotate(ast.Expr(value=self.call_of(
+            return ir.annotate(ast.Expr(value=self.calls.call_of(
                 vec.raise_error, [ir.const(kind), ast.Constant(value=message)])),
                 origin=self.origin, raises=True)
         if isinstance(first, ast.JoinedStr):
@@ -2303,7 +2313,7 @@ class _Normalizer(Vectorizing, Indexing, NumpyCalls):
         else:
             values = [self.atom(a, out) for a in args[1:]]
             mode, text = vec.RAISE_WITH_VALUES, first.value
-        return ir.annotate(ast.Expr(value=self.call_of(
+        return ir.annotate(ast.Expr(value=self.calls.call_of(
             vec.raise_error, [ir.const(kind), ast.Constant(value=text), ir.const(mode)] +
             values)), origin=self.origin, raises=True)
 
@@ -2404,14 +2414,14 @@ class _Normalizer(Vectorizing, Indexing, NumpyCalls):
             if len(node.args) != 1 or node.keywords:
                 raise self.error(node, f"`{ast.unparse(node)}`: a type called with other than "
                                  "one argument", "Convert one number: T(0.5).")
-            return self.vcall(vec.convert_like, [held.atom, self.atom(node.args[0], out)])
+            return self.arrays.vcall(vec.convert_like, [held.atom, self.atom(node.args[0], out)])
         if isinstance(func, ast.Attribute) and func.attr == "type" and \
                 isinstance(func.value, ast.Attribute) and func.value.attr == "dtype":
             return self.dtype_type_call(node, out)
         if isinstance(func, ast.Attribute) and (self.src.resolve(func.value) is MISSING or
                                                 isinstance(self.src.resolve(func.value),
                                                            np.ndarray)):
-            return self.method(node, out)
+            return self.calls.method(node, out)
         obj = self.src.resolve(func)
         if obj is MISSING and isinstance(func, ast.Attribute) and \
                 ufunc_kernel(self.src.resolve(func.value)) is not None:
@@ -2431,7 +2441,7 @@ class _Normalizer(Vectorizing, Indexing, NumpyCalls):
         obj = attached_rule(obj) or special.by_address(obj) or obj   # adjit.defvjp's rule;
         # a user's address wrapper of scipy.special
         if obj in ALLOCATORS:
-            return self.allocation(node, obj, out)
+            return self.calls.allocation(node, obj, out)
         if obj is type:
             return self.type_of(node, out)
         ensure_entries(obj)
@@ -2442,14 +2452,14 @@ class _Normalizer(Vectorizing, Indexing, NumpyCalls):
             as_operation(lambda what, instead: self.error(node, what, instead))
         kernel = ufunc_kernel(obj)
         if kernel is not None:
-            return self.ufunc_call(node, obj, kernel, out)
+            return self.arrays.ufunc_call(node, obj, kernel, out)
         stencil = stencil_kernel(obj)
         if stencil is not None:
             return stencil_call(self, node, stencil, out)
         gufunc = gufunc_kernel(obj)
         if gufunc is not None:
             return gufunc_call(self, node, gufunc, out)
-        handled = self.numpy_call(node, obj, out)
+        handled = self.calls.numpy_call(node, obj, out)
         if handled is not None:
             return handled
         inner = unwrap(obj)
@@ -2480,11 +2490,11 @@ class _Normalizer(Vectorizing, Indexing, NumpyCalls):
             return shape.item(0)
         rule = rule_for_call(obj)
         if rule is not None:
-            return self.primitive(node, obj, rule, out)
+            return self.calls.primitive(node, obj, rule, out)
         inner = unwrap(obj)
         if isinstance(inner, types.FunctionType) and not _library_function(inner):
             return self.inline(node, obj, out)
-        return self.opaque_call(node, obj, out)
+        return self.calls.opaque_call(node, obj, out)
 
     def iterated(self, node, entry, out):
         """sum(a), max(a), min(a) of a 1-D array (or of a list comprehension's): numba
@@ -2518,7 +2528,7 @@ class _Normalizer(Vectorizing, Indexing, NumpyCalls):
                                    "1-D arrays only)",
                              f"Write np.{entry.over_array}(a) over every element, or with "
                              "axis=.")
-        total = self.reduce(entry.over_array, v, None, out, node)
+        total = self.arrays.reduce(entry.over_array, v, None, out, node)
         if len(node.args) == 2:
             start = self.atom(node.args[1], out)
             return ast.BinOp(left=start, op=ast.Add(), right=self.to_atom(out, total))

@@ -175,7 +175,7 @@ def is_array_local(norm, name):
     if isinstance(target, str) and isinstance(norm.views.get(target), _Binding):
         return True
     atom = ir.name(target) if isinstance(target, str) else target
-    return norm.array_ndim(atom) is not None
+    return norm.arrays.array_ndim(atom) is not None
 
 
 class _Binding:

@@ -71,7 +71,7 @@ def gufunc_call(norm, node, gu, out):
         raise norm.error(node, f"the gufunc `{name}` on arguments with different numbers "
                          "of loop dimensions", "Give every array argument the same leading "
                          "dimensions (or none, to use it whole in each iteration).")
-    shapes = {k: [norm.shape_atom(norm.array_name(n), j, out) for j in range(dims[k])]
+    shapes = {k: [norm.arrays.shape_atom(norm.array_name(n), j, out) for j in range(dims[k])]
               for k, n in enumerate(names) if dims[k]}
     full = [k for k, n in enumerate(loops) if n == depth and depth]
     # sizes: the loop sizes from the first argument with them, a core name from the first
@@ -102,7 +102,7 @@ def gufunc_call(norm, node, gu, out):
         result = norm.fresh("_gu")
         norm.src.locals.add(result)
         shape = sizes + [core_sizes[d] for d in out_core]
-        norm.allocate(norm.local(result), shape or [ir.const(1)], out)
+        norm.arrays.allocate(norm.local(result), shape or [ir.const(1)], out)
         result = ast.Name(id=result, ctx=ast.Load())
     else:
         result = args[nin]
@@ -176,5 +176,5 @@ def _source_name(norm, atom, loc, out):
 def _check_same(norm, a, b, name, out):
     if isinstance(a, ast.Constant) and isinstance(b, ast.Constant) and a.value == b.value:
         return
-    out.append(ir.annotate(ast.Expr(value=norm.call_of(vec.check_gufunc_sizes, [a, b])),
+    out.append(ir.annotate(ast.Expr(value=norm.calls.call_of(vec.check_gufunc_sizes, [a, b])),
                            origin=norm.origin))

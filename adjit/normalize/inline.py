@@ -36,7 +36,7 @@ def inline(norm, node, fn, out, atoms=None):
     positional = [a.arg for a in callee.tree.args.posonlyargs + callee.tree.args.args]
     values = [argument(norm, a, out) for a in node.args] if atoms is None else list(atoms)
     if norm.lazy and atoms is None:
-        norm.flush_lazy(out)     # the helper may write any array it is given
+        norm.arrays.flush_lazy(out)     # the helper may write any array it is given
     if len(values) > len(positional):
         raise norm.error(node, f"a call to {fn.__name__} with the wrong arguments "
                          f"({len(values)} positional)", f"It takes {len(positional)}: "
@@ -101,8 +101,8 @@ def inline(norm, node, fn, out, atoms=None):
                                  "in the helper.")
             subst[p] = v
             continue
-        if isinstance(v, ast.Name) and norm.array_ndim(v) is not None and p in reassigned:
-            v = norm.view_of(v.id, out)     # the parameter aliases the caller's array
+        if isinstance(v, ast.Name) and norm.arrays.array_ndim(v) is not None and p in reassigned:
+            v = norm.arrays.view_of(v.id, out)     # the parameter aliases the caller's array
         if isinstance(v, View):
             subst[p] = prefix + p
             norm.ctx.namegen.reserve(prefix + p)

@@ -25,13 +25,13 @@ def lower_array(norm, node, obj, out):
         # np.array a copy of it
         value = norm.operand(args[0], out)
         if isinstance(value, Lazy) and not isinstance(value, Scalar) or \
-                isinstance(value, ast.Name) and norm.array_ndim(value) is not None:
+                isinstance(value, ast.Name) and norm.arrays.array_ndim(value) is not None:
             if obj is np.asarray:
                 return value
-            return norm.materialize(norm.lazy_operand(value, out), out, node)
+            return norm.arrays.materialize(norm.arrays.lazy_operand(value, out), out, node)
         raise norm.error(node, f"`{ast.unparse(node.func)}` of something other than a list "
                          "or an array", "Write np.array([a, b, c]).")
-    return norm.array_literal(args[0], out)
+    return norm.arrays.array_literal(args[0], out)
 
 
 @lowers("full", "full_like")
@@ -43,7 +43,7 @@ def lower_full(norm, node, obj, out):
         raise norm.error(node, f"np.{what} with other than (shape, value)",
                          f"Write np.{what}(shape, value).")
     if what == "full_like":
-        shape = norm.like_shape(args[0], out, node)
+        shape = norm.calls.like_shape(args[0], out, node)
     else:
         shape_node = args[0]
         if isinstance(shape_node, ast.Attribute) and shape_node.attr == "shape":
@@ -52,9 +52,9 @@ def lower_full(norm, node, obj, out):
         else:
             elts = shape_node.elts if isinstance(shape_node, ast.Tuple) else [shape_node]
             shape = [norm.atom(e, out) for e in elts]
-    name = norm.new_array(shape, out)
-    norm.store_elements(norm.full_view(name, shape), norm.operand(args[1], out), out,
-                        node)
+    name = norm.arrays.new_array(shape, out)
+    norm.arrays.store_elements(norm.arrays.full_view(name, shape), norm.operand(args[1], out), out,
+                               node)
     return ir.name(name)
 
 

@@ -32,34 +32,34 @@ def lower_packed(norm, node, obj, out):
                          f"adjit differentiates {name} with {len(rule.params)} "
                          "argument(s): its derivative would ignore the others; pass "
                          "those only.")
-    atoms = [norm.argument_atom(a, out) for a in args]
-    packed = norm.to_atom(out, norm.call_of(helper, atoms), "_p")
+    atoms = [norm.calls.argument_atom(a, out) for a in args]
+    packed = norm.to_atom(out, norm.calls.call_of(helper, atoms), "_p")
     if how == "whole":
         return packed
     if how == "svd":
         if not (isinstance(atoms[0], ast.Name) and atoms[0].id in norm.ctx.arrays):
             raise norm.error(node, "np.linalg.svd of something that is not an array",
                              "Pass a 2-D array.")
-        return norm.unpack_svd(packed, atoms[0], out, node)
+        return norm.calls.unpack_svd(packed, atoms[0], out, node)
     if how == "qr":     # [Q^T | R]: Q is the transpose of the first m columns
         if not (isinstance(atoms[0], ast.Name) and atoms[0].id in norm.ctx.arrays):
             raise norm.error(node, "np.linalg.qr of something that is not an array",
                              "Pass a 2-D array.")
-        m = norm.size_local(atoms[0], 0, out)
-        whole = norm.view_of(packed.id, out)
+        m = norm.calls.size_local(atoms[0], 0, out)
+        whole = norm.arrays.view_of(packed.id, out)
         every = ast.Slice(lower=None, upper=None, step=None)
-        q_t, r = (norm.index_view(whole, [("slice", every), ("slice", part)], out, node)
+        q_t, r = (norm.indexing.index_view(whole, [("slice", every), ("slice", part)], out, node)
                   for part in (ast.Slice(lower=None, upper=ir.name(m), step=None),
                                ast.Slice(lower=ir.name(m), upper=None, step=None)))
-        return TupleValue([norm.transpose(q_t, out, node=node), r])
+        return TupleValue([norm.arrays.transpose(q_t, out, node=node), r])
     if how == "item":
-        return norm.element(packed, 0, out)
+        return norm.calls.element(packed, 0, out)
     if how == "items":
-        return TupleValue([norm.element(packed, k, out) for k in range(2)])
-    whole = norm.view_of(packed.id, out)
+        return TupleValue([norm.calls.element(packed, k, out) for k in range(2)])
+    whole = norm.arrays.view_of(packed.id, out)
     rest = ast.Slice(lower=ir.const(1), upper=None, step=None)
-    return TupleValue([norm.index_view(whole, [("int", ir.const(0))], out, node),
-                       norm.index_view(whole, [("slice", rest)], out, node)])
+    return TupleValue([norm.indexing.index_view(whole, [("int", ir.const(0))], out, node),
+                       norm.indexing.index_view(whole, [("slice", rest)], out, node)])
 
 
 @lowers("keep")
@@ -69,13 +69,13 @@ def lower_keep(norm, node, obj, out):
     args = node.args
     rule = REGISTRY.get(obj).array_rule
     if node.keywords:
-        args = norm.by_position(node, args, rule)
+        args = norm.calls.by_position(node, args, rule)
     if rule is not None and len(args) > len(rule.params):
         name = ast.unparse(node.func)
         raise norm.error(node, f"`{name}` with {len(args)} arguments",
                          f"adjit differentiates {name}({', '.join(rule.params)}): its "
                          "derivative would ignore the others; pass those only.")
-    return norm.call_as_is(obj, args, out, node)
+    return norm.calls.call_as_is(obj, args, out, node)
 
 
 @lowers("custom")
@@ -89,16 +89,16 @@ def lower_custom(norm, node, obj, out):
     fn.require_rule(error)
     signature = types.SimpleNamespace(params=fn.params, defaults={
         p: ast.Constant(value=v) for p, v in fn.defaults.items()})
-    args = norm.by_position(node, node.args, signature)
+    args = norm.calls.by_position(node, node.args, signature)
     args += [signature.defaults[p] for p in fn.params[len(args):]
              if p in signature.defaults]
     if len(args) != len(fn.params):
         raise norm.error(node, f"a call to `{fn.__name__}` with {len(args)} argument(s)",
                          f"Pass {len(fn.params)}: {', '.join(fn.params)}.")
-    atoms, descs = zip(*[norm.opaque_argument(a, out) for a in args]) if args else ((), ())
+    atoms, descs = zip(*[norm.calls.opaque_argument(a, out) for a in args]) if args else ((), ())
     for a, d in zip(args, descs):
         if d[0] == "const" and not isinstance(d[1], (bool, int, float)):
             raise norm.error(node, f"a tuple passed to the custom_vjp function "
                              f"`{fn.__name__}`", "Pass numbers and arrays.")
     fn.check_call(descs, error)
-    return norm.call_of(fn.helpers[f"{fn.key}_value"], list(atoms))
+    return norm.calls.call_of(fn.helpers[f"{fn.key}_value"], list(atoms))

@@ -18,14 +18,14 @@ from .vectorize import Lazy, array_valued
 def lower_matmul(norm, node, obj, out):
     """np.dot(a, b), np.matmul(a, b): matrix products (normalize/vectorize.py)."""
     args = node.args
-    return norm.matmul(norm.operand(args[0], out), norm.operand(args[1], out), out, node)
+    return norm.arrays.matmul(norm.operand(args[0], out), norm.operand(args[1], out), out, node)
 
 
 @lowers("outer")
 def lower_outer(norm, node, obj, out):
     args = node.args
-    return norm.outer(args[0] and norm.operand(args[0], out),
-                      norm.operand(args[1], out), out, node)
+    return norm.arrays.outer(args[0] and norm.operand(args[0], out),
+                             norm.operand(args[1], out), out, node)
 
 
 @lowers("norm")
@@ -51,16 +51,16 @@ def lower_norm(norm, node, obj, out):
     if axis is not None:
         return _norm_along(norm, node, x, ord_, axis, out)
     if ord_ is not None:
-        o = norm.constant_number(ord_)
+        o = norm.calls.constant_number(ord_)
         if o is None:
             raise norm.error(node, "np.linalg.norm with an `ord` that is not a "
                              "number constant", "Write the number (1, 2, np.inf, ...).")
         if o != 2 or (isinstance(x, Lazy) and len(x.shape) == 2):
-            return norm.norm_of_order(x, o, out, node)
-    sq = norm.elementwise(("call", "square"), [x], out, node)
-    total = norm.reduce("sum", sq, None, out, node) if sq is not None else \
+            return norm.calls.norm_of_order(x, o, out, node)
+    sq = norm.arrays.elementwise(("call", "square"), [x], out, node)
+    total = norm.arrays.reduce("sum", sq, None, out, node) if sq is not None else \
         norm.to_atom(out, ast.BinOp(left=x, op=ast.Mult(), right=x))
-    return norm.scalar_op(("call", vec.norm_root), [total], out)
+    return norm.arrays.scalar_op(("call", vec.norm_root), [total], out)
 
 
 def _norm_along(norm, node, x, ord_, axis, out):
@@ -72,31 +72,31 @@ def _norm_along(norm, node, x, ord_, axis, out):
         raise norm.error(node, "np.linalg.norm with `axis=` other than a constant axis of "
                          "a 2-D array", "Write np.linalg.norm(A, axis=0) or axis=1 of a matrix.")
     k %= 2
-    o = 2 if ord_ is None else norm.constant_number(ord_)
+    o = 2 if ord_ is None else norm.calls.constant_number(ord_)
     if o not in (1, 2, math.inf, -math.inf):
         raise norm.error(node, f"np.linalg.norm along an axis of order {o!r}",
                          "adjit takes the orders 1, 2 (the default), inf and -inf along an "
                          "axis.")
 
     def as_lazy(v):
-        return norm.view_of(v.id, out) if isinstance(v, ast.Name) else v
+        return norm.arrays.view_of(v.id, out) if isinstance(v, ast.Name) else v
     if o == 2:
-        total = as_lazy(norm.reduce("sum", norm.elementwise(("call", "square"), [x], out, node),
-                                    k, out, node))
-        return norm.elementwise(("call", vec.norm_root), [total], out, node)
-    a = norm.elementwise(("call", abs), [x], out, node)
+        squares = norm.arrays.elementwise(("call", "square"), [x], out, node)
+        total = as_lazy(norm.arrays.reduce("sum", squares, k, out, node))
+        return norm.arrays.elementwise(("call", vec.norm_root), [total], out, node)
+    a = norm.arrays.elementwise(("call", abs), [x], out, node)
     how = "sum" if o == 1 else "max" if o > 0 else "min"
-    return norm.reduce(how, a, k, out, node)
+    return norm.arrays.reduce(how, a, k, out, node)
 
 
 @lowers("vdot")
 def lower_vdot(norm, node, obj, out):
     """np.vdot(a, b): the sum of the products of the flattened arrays."""
-    a = norm.call_arguments(node, ["a", "b"], {}, out)
-    x, y = (norm.reshape_view(norm.array_operand(a[k], out, "np.vdot"), [ir.const(-1)],
-                              out, node) for k in ("a", "b"))
-    return norm.reduce("sum", norm.elementwise(("bin", ast.Mult()), [x, y], out, node),
-                       None, out, node)
+    a = norm.indexing.call_arguments(node, ["a", "b"], {}, out)
+    x, y = (norm.indexing.reshape_view(norm.indexing.array_operand(a[k], out, "np.vdot"),
+                                       [ir.const(-1)], out, node) for k in ("a", "b"))
+    return norm.arrays.reduce("sum", norm.arrays.elementwise(("bin", ast.Mult()), [x, y], out,
+                                                             node), None, out, node)
 
 
 @lowers("lstsq")
@@ -107,8 +107,8 @@ def lower_lstsq(norm, node, obj, out):
     if len(node.args) != 2 or node.keywords:
         raise norm.error(node, "np.linalg.lstsq with other than (a, b)",
                          "Write np.linalg.lstsq(a, b) (numba's rcond).")
-    rest = norm.opaque_call(node, np.linalg.lstsq, out)
-    x = norm.call_of(vec.lstsq_x, [norm.argument_atom(a, out) for a in node.args])
+    rest = norm.calls.opaque_call(node, np.linalg.lstsq, out)
+    x = norm.calls.call_of(vec.lstsq_x, [norm.calls.argument_atom(a, out) for a in node.args])
     return TupleValue([norm.to_atom(out, x)] + rest.items[1:])
 
 
@@ -116,12 +116,12 @@ def lower_lstsq(norm, node, obj, out):
 def lower_cond(norm, node, obj, out):
     """np.linalg.cond(a) (numba: the 2-norm condition number, no p): the largest singular
     value over the smallest."""
-    a = norm.call_arguments(node, ["x"], {}, out)
-    x = norm.array_operand(a["x"], out, "np.linalg.cond")
+    a = norm.indexing.call_arguments(node, ["x"], {}, out)
+    x = norm.indexing.array_operand(a["x"], out, "np.linalg.cond")
     if len(x.shape) != 2:
         raise norm.error(node, f"np.linalg.cond of a {len(x.shape)}-D array",
                          "Pass a 2-D array.")
-    s = norm.singular_values(x, out, node)
-    top = norm.reduce("max", s, None, out, node)
-    bottom = norm.reduce("min", s, None, out, node)
+    s = norm.calls.singular_values(x, out, node)
+    top = norm.arrays.reduce("max", s, None, out, node)
+    bottom = norm.arrays.reduce("min", s, None, out, node)
     return norm.to_atom(out, ast.BinOp(left=top, op=ast.Div(), right=bottom))

@@ -13,46 +13,47 @@ from .vectorize import Op, View
 def lower_cumsum(norm, node, obj, out):
     """np.cumsum(x, axis=None): a running sum along the axis (of the flattened array
     without one); its adjoint is the mirrored loop, a reversed running sum."""
-    a = norm.call_arguments(node, ["a", "axis"], {"axis": None}, out)
-    v = norm.array_operand(a["a"], out, "np.cumsum")
-    axis = norm.axes_argument(a["axis"], node, len(v.shape))
+    a = norm.indexing.call_arguments(node, ["a", "axis"], {"axis": None}, out)
+    v = norm.indexing.array_operand(a["a"], out, "np.cumsum")
+    axis = norm.calls.axes_argument(a["axis"], node, len(v.shape))
     if axis is None:
-        v, axis = norm.reshape_view(v, [ir.const(-1)], out, node), 0
-    return norm.running_sum(v, axis, out)
+        v, axis = norm.indexing.reshape_view(v, [ir.const(-1)], out, node), 0
+    return norm.indexing.running_sum(v, axis, out)
 
 
 @lowers("ediff1d")
 def lower_ediff1d(norm, node, obj, out):
     """np.ediff1d(x): the differences of the flattened array, x[1:] - x[:-1]."""
-    a = norm.call_arguments(node, ["ary"], {}, out)
-    v = norm.reshape_view(norm.array_operand(a["ary"], out, "np.ediff1d"), [ir.const(-1)],
-                          out, node)
-    later, earlier = (norm.index_view(v, [("slice", ast.Slice(
+    a = norm.indexing.call_arguments(node, ["ary"], {}, out)
+    v = norm.indexing.reshape_view(norm.indexing.array_operand(a["ary"], out, "np.ediff1d"),
+                                   [ir.const(-1)], out, node)
+    later, earlier = (norm.indexing.index_view(v, [("slice", ast.Slice(
         lower=lo, upper=hi, step=None))], out, node) for lo, hi in (
             (ir.const(1), None), (None, ir.const(-1))))
-    return norm.elementwise(("bin", ast.Sub()), [later, earlier], out, node)
+    return norm.arrays.elementwise(("bin", ast.Sub()), [later, earlier], out, node)
 
 
 @lowers("diff")
 def lower_diff(norm, node, obj, out):
     """np.diff(x, n=1, axis=-1): x[..., 1:] - x[..., :-1], n times (views: no copy)."""
-    a = norm.call_arguments(node, ["a", "n", "axis"], {"n": ir.const(1),
-                                                       "axis": ir.const(-1)}, out)
-    v = norm.array_operand(a["a"], out, "np.diff")
+    a = norm.indexing.call_arguments(node, ["a", "n", "axis"], {"n": ir.const(1),
+                                                                "axis": ir.const(-1)}, out)
+    v = norm.indexing.array_operand(a["a"], out, "np.diff")
     n = a["n"]
     if not (isinstance(n, ast.Constant) and isinstance(n.value, int) and n.value >= 0):
         raise norm.error(node, "np.diff with an order that is not a constant",
                          "Write the order as a number: np.diff(x, 2).")
-    axis = norm.axes_argument(a["axis"], node, len(v.shape))
+    axis = norm.calls.axes_argument(a["axis"], node, len(v.shape))
     full = ("slice", ast.Slice(lower=None, upper=None, step=None))
     for _ in range(n.value):
         if not isinstance(v, View):
-            v = norm.view_of(norm.materialize(v, out, node).id, out)
+            v = norm.arrays.view_of(norm.arrays.materialize(v, out, node).id, out)
         hi = [full] * axis + [("slice", ast.Slice(lower=ir.const(1), upper=None,
                                                   step=None))]
         lo = [full] * axis + [("slice", ast.Slice(lower=None, upper=ir.const(-1),
                                                   step=None))]
-        left, right = norm.index_view(v, hi, out, node), norm.index_view(v, lo, out, node)
-        v = Op(("bin", ast.Sub()), [left, right], norm.broadcast([left.shape, right.shape],
-                                                                 out, node))
+        left = norm.indexing.index_view(v, hi, out, node)
+        right = norm.indexing.index_view(v, lo, out, node)
+        v = Op(("bin", ast.Sub()), [left, right], norm.arrays.broadcast([left.shape, right.shape],
+                                                                        out, node))
     return v

@@ -16,24 +16,24 @@ from .vectorize import Lazy, Scalar, View
 
 @lowers("var", "std", "ptp")
 def lower_spread(norm, node, obj, out):
-    return norm.spread(obj.__name__, node, node.args[0] if node.args else None,
-                       node.args[1:], out)
+    return norm.calls.spread(obj.__name__, node, node.args[0] if node.args else None,
+                             node.args[1:], out)
 
 
 @lowers("average")
 def lower_average(norm, node, obj, out):
     """np.average(a, weights=None) over all elements: the mean, or sum(a w) / sum(w)."""
-    a = norm.call_arguments(node, ["a", "weights"], {"weights": None}, out)
-    x = norm.array_operand(a["a"], out, "np.average")
+    a = norm.indexing.call_arguments(node, ["a", "weights"], {"weights": None}, out)
+    x = norm.indexing.array_operand(a["a"], out, "np.average")
     if a["weights"] is None or (isinstance(a["weights"], ast.Constant) and
                                 a["weights"].value is None):
-        return norm.reduce("mean", x, None, out, node)
-    w = norm.array_operand(a["weights"], out, "np.average")
+        return norm.arrays.reduce("mean", x, None, out, node)
+    w = norm.indexing.array_operand(a["weights"], out, "np.average")
     if not isinstance(w, View):
-        w = norm.view_of(norm.materialize(w, out, node).id, out)
-    top = norm.reduce("sum", norm.elementwise(("bin", ast.Mult()), [x, w], out, node),
-                      None, out, node)
-    bottom = norm.reduce("sum", w, None, out, node)
+        w = norm.arrays.view_of(norm.arrays.materialize(w, out, node).id, out)
+    top = norm.arrays.reduce("sum", norm.arrays.elementwise(("bin", ast.Mult()), [x, w], out, node),
+                             None, out, node)
+    bottom = norm.arrays.reduce("sum", w, None, out, node)
     return norm.to_atom(out, ast.BinOp(left=top, op=ast.Div(), right=bottom))
 
 
@@ -48,22 +48,22 @@ def lower_quantile(norm, node, obj, out):
         raise norm.error(node, f"{name} with other than ({'a' if wanted == 1 else 'a, q'})",
                          f"Write {name}({'a' if wanted == 1 else 'a, q'}) (numba takes "
                          "no other arguments).")
-    atoms = [norm.argument_atom(a, out) for a in args] + \
+    atoms = [norm.calls.argument_atom(a, out) for a in args] + \
         ([ir.const(0.5)] if obj is np.nanmedian else [])
     if isinstance(atoms[1], ast.Name) and atoms[1].id in norm.ctx.arrays:
-        return norm.call_of(obj, atoms)
+        return norm.calls.call_of(obj, atoms)
     scale = ir.const(0.01 if obj in (np.percentile, np.nanpercentile) else 1.0)
     skip = ir.const(obj in (np.nanpercentile, np.nanquantile, np.nanmedian))
-    packed = norm.to_atom(out, norm.call_of(vec.quantile1, atoms + [scale, skip]), "_p")
-    return norm.element(packed, 0, out)
+    packed = norm.to_atom(out, norm.calls.call_of(vec.quantile1, atoms + [scale, skip]), "_p")
+    return norm.calls.element(packed, 0, out)
 
 
 @lowers("median")
 def lower_median(norm, node, obj, out):
     """np.median(a) of a 1-D array: the mean of the elements at (n - 1) // 2 and n // 2 of
     the sorted array (the same element when n is odd: (m + m) / 2 is m exactly)."""
-    a = norm.call_arguments(node, ["a"], {}, out)
-    s = norm.materialize(norm.sorted_view(node, a["a"], out, "np.median"), out, node)
+    a = norm.indexing.call_arguments(node, ["a"], {}, out)
+    s = norm.arrays.materialize(norm.calls.sorted_view(node, a["a"], out, "np.median"), out, node)
     n = norm.to_atom(out, ast.Subscript(value=ast.Attribute(value=s, attr="shape",
                                                             ctx=ast.Load()),
                                         slice=ir.const(0), ctx=ast.Load()), "_n")
@@ -79,8 +79,8 @@ def lower_median(norm, node, obj, out):
 @lowers("sort")
 def lower_sort(norm, node, obj, out):
     """np.sort(a) of a 1-D array."""
-    a = norm.call_arguments(node, ["a"], {}, out)
-    return norm.sorted_view(node, a["a"], out, "np.sort")
+    a = norm.indexing.call_arguments(node, ["a"], {}, out)
+    return norm.calls.sorted_view(node, a["a"], out, "np.sort")
 
 
 @lowers("nan_reduce")
@@ -100,32 +100,34 @@ def lower_nan_reduce(norm, node, obj, out):
                  "nanvar": ("sum", 0.0), "nanstd": ("sum", 0.0), "nancumsum": ("", 0.0),
                  "nanmax": ("max", -math.inf), "nanmin": ("min", math.inf)}[name]
     if not isinstance(x, View):
-        x = norm.view_of(norm.materialize(x, out, node).id, out)
-    is_nan = norm.elementwise(("cmp", ast.NotEq()), [x, x], out, node)
+        x = norm.arrays.view_of(norm.arrays.materialize(x, out, node).id, out)
+    is_nan = norm.arrays.elementwise(("cmp", ast.NotEq()), [x, x], out, node)
     if name == "nancumsum":     # the running sum of the flattened array, NaN as 0
-        filled = norm.elementwise(("call", "where"), [is_nan, ir.const(0.0), x], out, node)
+        filled = norm.arrays.elementwise(("call", "where"), [is_nan, ir.const(0.0), x], out, node)
         if len(x.shape) > 1:
-            filled = norm.reshape_view(norm.view_of(norm.materialize(filled, out, node).id,
-                                                    out), [ir.const(-1)], out, node)
-        return norm.running_sum(filled, 0, out)
-    total = norm.reduce(how, norm.elementwise(("call", "where"), [is_nan, ir.const(fill), x],
-                                              out, node), None, out, node)
+            whole = norm.arrays.materialize(filled, out, node)
+            filled = norm.indexing.reshape_view(norm.arrays.view_of(whole.id, out), [ir.const(-1)],
+                                                out, node)
+        return norm.indexing.running_sum(filled, 0, out)
+    total = norm.arrays.reduce(how, norm.arrays.elementwise(
+        ("call", "where"), [is_nan, ir.const(fill), x], out, node), None, out, node)
     if name in ("nansum", "nanprod"):
         return total
-    ones = norm.elementwise(("call", "where"), [is_nan, ir.const(0.0), ir.const(1.0)],
-                            out, node)
-    count = norm.reduce("sum", ones, None, out, node)
+    ones = norm.arrays.elementwise(("call", "where"), [is_nan, ir.const(0.0), ir.const(1.0)],
+                                   out, node)
+    count = norm.arrays.reduce("sum", ones, None, out, node)
     if name == "nanmean":
         return norm.to_atom(out, ast.BinOp(left=total, op=ast.Div(), right=count))
     if name in ("nanvar", "nanstd"):    # the mean square deviation of the numbers
         mean = norm.to_atom(out, ast.BinOp(left=total, op=ast.Div(), right=count))
-        dev = norm.elementwise(("call", "where"), [is_nan, ir.const(0.0), norm.elementwise(
-            ("bin", ast.Sub()), [x, mean], out, node)], out, node)
-        square = norm.elementwise(("bin", ast.Mult()), [dev, dev], out, node)
-        var = norm.to_atom(out, ast.BinOp(left=norm.reduce("sum", square, None, out, node),
+        centred = norm.arrays.elementwise(("bin", ast.Sub()), [x, mean], out, node)
+        dev = norm.arrays.elementwise(("call", "where"), [is_nan, ir.const(0.0), centred], out,
+                                      node)
+        square = norm.arrays.elementwise(("bin", ast.Mult()), [dev, dev], out, node)
+        var = norm.to_atom(out, ast.BinOp(left=norm.arrays.reduce("sum", square, None, out, node),
                                           op=ast.Div(), right=count))
-        return var if name == "nanvar" else norm.scalar_op(("call", math.sqrt), [var], out)
-    return norm.to_atom(out, norm.call_of(vec.nan_if_none, [total, count]))
+        return var if name == "nanvar" else norm.arrays.scalar_op(("call", math.sqrt), [var], out)
+    return norm.to_atom(out, norm.calls.call_of(vec.nan_if_none, [total, count]))
 
 # statistics composed of reductions ------------------------------------------------------
 
@@ -139,45 +141,45 @@ def lower_cov(norm, node, obj, out):
         raise norm.error(node, f"{name} with arguments other than one array",
                          f"Write {name}(m) with the variables in the rows of m "
                          "(np.vstack((x, y)) for two of them).")
-    atom = norm.argument_atom(node.args[0], out)
+    atom = norm.calls.argument_atom(node.args[0], out)
     if not (isinstance(atom, ast.Name) and norm.ctx.arrays.get(atom.id, (0,))[0] == 2):
         raise norm.error(node, f"{name} of something that is not a 2-D array",
                          f"Pass the variables as the rows of a 2-D array: "
                          f"{name}(x[None, :]) for one.")
-    return norm.call_of(obj, [atom])
+    return norm.calls.call_of(obj, [atom])
 
 
 @lowers("trapezoid")
 def lower_trapezoid(norm, node, obj, out):
     """np.trapezoid(y, x=None, dx=1.0) of 1-D arrays: sum((y[1:] + y[:-1]) * dx) / 2,
     with dx = x[1:] - x[:-1] when x is given."""
-    a = norm.call_arguments(node, ["y", "x", "dx"], {"x": None, "dx": None}, out)
-    y = norm.array_operand(a["y"], out, "np.trapezoid")
+    a = norm.indexing.call_arguments(node, ["y", "x", "dx"], {"x": None, "dx": None}, out)
+    y = norm.indexing.array_operand(a["y"], out, "np.trapezoid")
     if len(y.shape) != 1:
         raise norm.error(node, f"np.trapezoid of a {len(y.shape)}-D array",
                          "Integrate 1-D arrays (one call per row).")
     if not isinstance(y, View):
-        y = norm.view_of(norm.materialize(y, out, node).id, out)
+        y = norm.arrays.view_of(norm.arrays.materialize(y, out, node).id, out)
 
     def part(v, lo, hi):
-        return norm.index_view(v, [("slice", ast.Slice(
+        return norm.indexing.index_view(v, [("slice", ast.Slice(
             lower=None if lo is None else ast.Constant(lo),
             upper=None if hi is None else ast.Constant(hi), step=None))], out, node)
-    pair = norm.elementwise(("bin", ast.Add()), [part(y, 1, None), part(y, None, -1)], out,
-                            node)
+    pair = norm.arrays.elementwise(("bin", ast.Add()), [part(y, 1, None), part(y, None, -1)], out,
+                                   node)
     if a["x"] is not None and not (isinstance(a["x"], ast.Constant) and
                                    a["x"].value is None):
         if a["dx"] is not None:
             raise norm.error(node, "np.trapezoid with both x and dx", "Pass one of them.")
-        x = norm.array_operand(a["x"], out, "np.trapezoid")
+        x = norm.indexing.array_operand(a["x"], out, "np.trapezoid")
         if not isinstance(x, View):
-            x = norm.view_of(norm.materialize(x, out, node).id, out)
-        dx = norm.elementwise(("bin", ast.Sub()), [part(x, 1, None), part(x, None, -1)],
-                              out, node)
-        total = norm.reduce("sum", norm.elementwise(("bin", ast.Mult()), [pair, dx], out,
-                                                    node), None, out, node)
+            x = norm.arrays.view_of(norm.arrays.materialize(x, out, node).id, out)
+        dx = norm.arrays.elementwise(("bin", ast.Sub()), [part(x, 1, None), part(x, None, -1)],
+                                     out, node)
+        total = norm.arrays.reduce("sum", norm.arrays.elementwise(("bin", ast.Mult()), [pair, dx],
+                                                                  out, node), None, out, node)
     else:
-        total = norm.reduce("sum", pair, None, out, node)
+        total = norm.arrays.reduce("sum", pair, None, out, node)
         if a["dx"] is not None:
             total = norm.to_atom(out, ast.BinOp(left=total, op=ast.Mult(),
                                                 right=norm.atom(a["dx"], out)))
@@ -191,11 +193,11 @@ def lower_interp(norm, node, obj, out):
     if node.keywords or len(args) != 3:
         raise norm.error(node, "np.interp with other than (x, xp, fp)",
                          "Write np.interp(x, xp, fp) (numba takes no left=, right=).")
-    atoms = [norm.argument_atom(a, out) for a in args]
+    atoms = [norm.calls.argument_atom(a, out) for a in args]
     if isinstance(atoms[0], ast.Name) and atoms[0].id in norm.ctx.arrays:
-        return norm.call_of(obj, atoms)
-    packed = norm.to_atom(out, norm.call_of(vec.interp1, atoms), "_p")
-    return norm.element(packed, 0, out)
+        return norm.calls.call_of(obj, atoms)
+    packed = norm.to_atom(out, norm.calls.call_of(vec.interp1, atoms), "_p")
+    return norm.calls.element(packed, 0, out)
 
 
 @lowers("convolve", "correlate")
@@ -209,41 +211,42 @@ def lower_convolve(norm, node, obj, out):
     correlation in its default mode ('valid') is kept whole (its own rule)."""
     correlate = obj is np.correlate
     name = "np.correlate" if correlate else "np.convolve"
-    a = norm.call_arguments(node, ["a", "v", "mode"],
-                            {"mode": ir.const("valid" if correlate else "full")}, out)
+    a = norm.indexing.call_arguments(node, ["a", "v", "mode"],
+                                     {"mode": ir.const("valid" if correlate else "full")}, out)
     mode = a["mode"]
     if not (isinstance(mode, ast.Constant) and mode.value in ("full", "valid", "same")):
         raise norm.error(node, f"{name} with the mode `{ast.unparse(mode)}`",
                          "Write the mode as a constant string: 'full', 'valid' or 'same'.")
-    x, v = (norm.argument_atom(a[k], out) for k in ("a", "v"))
+    x, v = (norm.calls.argument_atom(a[k], out) for k in ("a", "v"))
     for atom in (x, v):
         if not (isinstance(atom, ast.Name) and norm.ctx.arrays.get(atom.id, (0,))[0] == 1):
             raise norm.error(node, f"{name} of something that is not a 1-D array",
                              "Pass two 1-D arrays (numba's np.convolve and np.correlate "
                              "take no others).")
     if correlate and mode.value == "valid":
-        return norm.call_of(np.correlate, [x, v])
+        return norm.calls.call_of(np.correlate, [x, v])
     if correlate:       # a correlation is the convolution with v reversed
         step = ast.Slice(lower=None, upper=None, step=ir.const(-1))
-        v = norm.materialize(norm.index_view(norm.view_of(v.id, out),
-                                             [("slice", step)], out, node), out, node)
-    full = norm.to_atom(out, norm.call_of(np.convolve, [x, v]))
+        reversed_ = norm.indexing.index_view(norm.arrays.view_of(v.id, out), [("slice", step)],
+                                             out, node)
+        v = norm.arrays.materialize(reversed_, out, node)
+    full = norm.to_atom(out, norm.calls.call_of(np.convolve, [x, v]))
     if mode.value == "full":
         return full
-    la, lv = (ir.name(norm.local(norm.size_local(t, 0, out))) for t in (x, v))
+    la, lv = (ir.name(norm.local(norm.calls.size_local(t, 0, out))) for t in (x, v))
 
     def op(left, kind, right):
         return norm.to_atom(out, ast.BinOp(left=left, op=kind(), right=right))
-    n = norm.to_atom(out, norm.call_of(min, [la, lv]))
-    m = norm.to_atom(out, norm.call_of(max, [la, lv]))
+    n = norm.to_atom(out, norm.calls.call_of(min, [la, lv]))
+    m = norm.to_atom(out, norm.calls.call_of(max, [la, lv]))
     start = op(n, ast.Sub, ir.const(1))
     if mode.value == "valid":
         stop = op(op(start, ast.Add, m), ast.Sub, op(n, ast.Sub, ir.const(1)))
     else:
         start = op(start, ast.Sub, op(n, ast.FloorDiv, ir.const(2)))
         if correlate:   # numba reverses a correlation with a longer v: even n shifts by 1
-            longer = norm.to_atom(out, norm.call_of(min, [norm.to_atom(out, norm.call_of(
-                max, [op(lv, ast.Sub, la), ir.const(0)])), ir.const(1)]))
+            excess = norm.to_atom(out, norm.calls.call_of(max, [op(lv, ast.Sub, la), ir.const(0)]))
+            longer = norm.to_atom(out, norm.calls.call_of(min, [excess, ir.const(1)]))
             even = op(ir.const(1), ast.Sub, op(n, ast.Mod, ir.const(2)))
             start = op(start, ast.Add, op(longer, ast.Mult, even))
         stop = op(start, ast.Add, m)
@@ -254,4 +257,4 @@ def lower_convolve(norm, node, obj, out):
         norm.ctx.ints.add(norm.local(name))
         bounds.append(ir.name(name))
     part = ast.Slice(lower=bounds[0], upper=bounds[1], step=None)
-    return norm.index_view(norm.view_of(full.id, out), [("slice", part)], out, node)
+    return norm.indexing.index_view(norm.arrays.view_of(full.id, out), [("slice", part)], out, node)

@@ -106,7 +106,7 @@ class _Messages:
         return None if value is MISSING else value
 
     def message_value(self, helper, atoms):
-        call = self.n.call_of(helper, atoms)
+        call = self.n.calls.call_of(helper, atoms)
         self.message_calls.append(call)
         return call
 
@@ -137,11 +137,11 @@ class _Messages:
         if isinstance(value, Lazy):
             return False
         return isinstance(value, ast.Constant) or \
-            (isinstance(value, ast.Name) and self.n.array_ndim(value) is None)
+            (isinstance(value, ast.Name) and self.n.arrays.array_ndim(value) is None)
 
     def message_atom(self, expr, out):
         """The array a message sends (or is shaped like), as an atom."""
-        return self.n.argument_atom(expr, out)
+        return self.n.calls.argument_atom(expr, out)
 
     def check_source(self, source, node, name, how):
         """A receive from ANY_SOURCE (numba-mpi's default) is refused: the adjoint message
@@ -174,7 +174,7 @@ class _Messages:
     def store_message(self, buffer, value, out, node, name):
         """`buffer[...] = value`: where the user's call wrote what it received."""
         if isinstance(buffer, ast.Name):
-            ndim = self.n.array_ndim(ir.name(self.n.local(buffer.id))) \
+            ndim = self.n.arrays.array_ndim(ir.name(self.n.local(buffer.id))) \
                 if isinstance(self.n.local(buffer.id), str) else None
             ndim = self.n.shape_of(buffer, out).ndim if ndim is not None else 0
             if not ndim:

@@ -28,70 +28,76 @@ from .lowering import LOWERINGS
 from .vectorize import ONE, Lazy, Op, Scalar, View
 
 
-ARRAY_METHODS = frozenset(("copy", "astype", "reshape", "ravel", "flatten", "dot", "var", "std", "ptp",
-                           "swapaxes", "transpose")) | set(METHOD_REDUCTIONS) | \
+ARRAY_METHODS = frozenset(("copy", "astype", "reshape", "ravel", "flatten", "dot", "var", "std",
+                           "ptp", "swapaxes", "transpose")) | set(METHOD_REDUCTIONS) | \
     set(METHOD_FUNCTIONS)
 """The array methods NumpyCalls.method lowers (none writes its array)."""
 
 
 class NumpyCalls:
+    """The normalizer's part (`norm.calls`) for calls of numpy functions and array methods,
+    with the normalizer (`n`) it writes through."""
+
+    def __init__(self, norm):
+        self.n = norm
+
     def method(self, node, out):
         """`a.sum()`, `a.reshape(...)`, `a.copy()` and the other array methods."""
         func = node.func
         name = func.attr
         if name == "copy" and not node.args and not node.keywords:
-            base = self.rhs(func.value, out)
-            if isinstance(base, ast.Name) and self.array_ndim(base) is not None:
-                base = ir.name(self.array_name(func.value)) if isinstance(func.value, ast.Name) \
+            base = self.n.rhs(func.value, out)
+            if isinstance(base, ast.Name) and self.n.arrays.array_ndim(base) is not None:
+                base = ir.name(self.n.array_name(func.value)) if isinstance(func.value, ast.Name) \
                     else base
                 return ast.Call(func=ast.Attribute(value=base, attr="copy", ctx=ast.Load()),
                                 args=[], keywords=[])
-            base = self.lazy_operand(base, out)
+            base = self.n.arrays.lazy_operand(base, out)
             if isinstance(base, View) and base.is_identity():
                 return ast.Call(func=ast.Attribute(value=ir.name(base.base), attr="copy",
                                                    ctx=ast.Load()), args=[], keywords=[])
             if isinstance(base, Lazy):
-                return self.materialize(base, out, node)
-            arr = self.array_name(func.value)
+                return self.n.arrays.materialize(base, out, node)
+            arr = self.n.array_name(func.value)
             return ast.Call(func=ast.Attribute(value=ir.name(arr), attr="copy", ctx=ast.Load()),
                             args=[], keywords=[])
         if name == "astype":
             return self.astype(node, out)
         if name in METHOD_REDUCTIONS:
             axis = self.axis_argument(node, node.args, 0)
-            return self.reduce(METHOD_REDUCTIONS[name], self.operand(func.value, out), axis,
-                               out, node)
+            return self.n.arrays.reduce(METHOD_REDUCTIONS[name], self.n.operand(func.value, out),
+                                        axis, out, node)
         if name == "reshape" and not node.keywords:
             args = node.args[0].elts if len(node.args) == 1 and \
                 isinstance(node.args[0], (ast.Tuple, ast.List)) else node.args
-            return self.reshape_view(self.operand(func.value, out), args, out, node)
+            return self.n.indexing.reshape_view(self.n.operand(func.value, out), args, out, node)
         if name in ("ravel", "flatten") and not node.args and not node.keywords:
-            return self.reshape_view(self.operand(func.value, out), [ir.const(-1)], out, node,
-                                     copy=name == "flatten")
+            return self.n.indexing.reshape_view(self.n.operand(func.value, out), [ir.const(-1)],
+                                                out, node, copy=name == "flatten")
         if name == "dot" and len(node.args) == 1:
-            return self.matmul(self.operand(func.value, out), self.operand(node.args[0], out),
-                               out, node)
+            return self.n.arrays.matmul(self.n.operand(func.value, out),
+                                        self.n.operand(node.args[0], out), out, node)
         if name in ("var", "std", "ptp"):
             return self.spread(name, node, func.value, node.args, out)
         if name == "swapaxes" and len(node.args) == 2 and not node.keywords:
-            return self.permute_axes("swapaxes", self.operand(func.value, out), node.args,
+            return self.permute_axes("swapaxes", self.n.operand(func.value, out), node.args,
                                      node, out)
         if name == "transpose" and not node.keywords:
             axes = node.args[0] if len(node.args) == 1 and \
                 isinstance(node.args[0], (ast.Tuple, ast.List)) else \
                 (ast.Tuple(elts=node.args, ctx=ast.Load()) if node.args else None)
-            return self.transpose(self.operand(func.value, out), out,
-                                  self.axes_argument(axes, node), node)
+            return self.n.arrays.transpose(self.n.operand(func.value, out), out,
+                                           self.axes_argument(axes, node), node)
         if name in METHOD_FUNCTIONS:      # a.cumsum(): np.cumsum(a)
             obj = METHOD_FUNCTIONS[name]
             spelled = ast.copy_location(ast.Attribute(value=ir.name("np"), attr=obj.__name__,
                                                       ctx=ast.Load()), node)
             call = ast.copy_location(ast.Call(func=spelled, args=[func.value] + node.args,
                                               keywords=node.keywords), node)
-            return self.call_object(call, obj, out)
-        raise self.error(node, f"the method call `.{name}(...)`",
-                         f"Array methods adjit knows: {', '.join(sorted(ARRAY_METHODS))}; "
-                         "use the numpy functions or loops for the rest.")
+            return self.n.call_object(call, obj, out)
+        raise self.n.error(node, f"the method call `.{name}(...)`",
+                           f"Array methods adjit knows: {', '.join(sorted(ARRAY_METHODS))}; "
+                           "use the numpy functions or loops for the rest.")
 
     def astype(self, node, out):
         """`a.astype(dtype)`: a new array (numpy copies): float64 values carry the
@@ -100,33 +106,33 @@ class NumpyCalls:
         func = node.func
         given = node.args + [kw.value for kw in node.keywords if kw.arg == "dtype"]
         if len(given) != 1 or any(kw.arg != "dtype" for kw in node.keywords):
-            raise self.error(node, "`.astype(...)` with other than one dtype",
-                             "Write a.astype(np.float64) or a.astype(np.int64).")
+            raise self.n.error(node, "`.astype(...)` with other than one dtype",
+                               "Write a.astype(np.float64) or a.astype(np.int64).")
         dtype = self.declared_dtype(given[0], node)
-        value = self.operand(func.value, out)
+        value = self.n.operand(func.value, out)
         if not isinstance(value, Lazy) or isinstance(value, Scalar):
-            raise self.error(node, "`.astype(...)` of a number",
-                             "Convert numbers with float(v) or int(v).")
+            raise self.n.error(node, "`.astype(...)` of a number",
+                               "Convert numbers with float(v) or int(v).")
         if dtype == np.float64:
-            if self.lazy_dtype(value) == "f":
-                return self.materialize(value, out, node, copy=True)
+            if self.n.indexing.lazy_dtype(value) == "f":
+                return self.n.arrays.materialize(value, out, node, copy=True)
             op = ("call", float)
         elif dtype.kind in "iu":
             op = ("call", int)
         elif dtype.kind == "b":
-            return self.elementwise(("cmp", ast.NotEq()), [value, ir.const(0)], out, node)
+            return self.n.arrays.elementwise(("cmp", ast.NotEq()), [value, ir.const(0)], out, node)
         else:
-            raise self.error(node, f"`.astype({ast.unparse(given[0])})`",
-                             "adjit keeps float64 arrays (and integer or boolean ones): "
-                             "write .astype(np.float64), np.int64 or np.bool_.")
+            raise self.n.error(node, f"`.astype({ast.unparse(given[0])})`",
+                               "adjit keeps float64 arrays (and integer or boolean ones): "
+                               "write .astype(np.float64), np.int64 or np.bool_.")
         return Op(op, [value], value.shape)
 
     def like_shape(self, arg, out, node, like=None):
         """Size atoms of the array expression `arg` (for the *_like allocators)."""
-        like = self.operand(arg, out) if like is None else like
+        like = self.n.operand(arg, out) if like is None else like
         if not isinstance(like, Lazy) or isinstance(like, Scalar):
-            raise self.error(node, "a *_like allocation of something that is not an array",
-                             "Pass an array: np.zeros_like(x).")
+            raise self.n.error(node, "a *_like allocation of something that is not an array",
+                               "Pass an array: np.zeros_like(x).")
         return [ir.const(1) if s is ONE else s for s in like.shape]
 
     def axis_argument(self, node, args, position):
@@ -136,16 +142,16 @@ class NumpyCalls:
             if kw.arg == "axis":
                 value = kw.value
             else:
-                raise self.error(node, f"the keyword argument `{kw.arg}=`",
-                                 "adjit supports axis= (an int constant) on reductions.")
+                raise self.n.error(node, f"the keyword argument `{kw.arg}=`",
+                                   "adjit supports axis= (an int constant) on reductions.")
         if value is None or (isinstance(value, ast.Constant) and value.value is None):
             return None
         if isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.USub) and \
                 isinstance(value.operand, ast.Constant):
             value = ast.Constant(value=-value.operand.value)
         if not (isinstance(value, ast.Constant) and isinstance(value.value, int)):
-            raise self.error(node, "an axis that is not an int constant",
-                             "Write the axis as a number: axis=0 or axis=-1.")
+            raise self.n.error(node, "an axis that is not an int constant",
+                               "Write the axis as a number: axis=0 or axis=-1.")
         return value.value
 
     def permute_axes(self, what, v, axis_nodes, node, out):
@@ -155,9 +161,9 @@ class NumpyCalls:
         if what == "moveaxis":
             a, b = (list(e) if isinstance(e, list) else [e] for e in (a, b))
             if len(a) != len(b) or len(set(a)) != len(a) or len(set(b)) != len(b):
-                raise self.error(node, "np.moveaxis with repeated axes or source and "
-                                 "destination of different lengths",
-                                 "Move as many distinct axes as you name.")
+                raise self.n.error(node, "np.moveaxis with repeated axes or source and "
+                                   "destination of different lengths",
+                                   "Move as many distinct axes as you name.")
             rest = [k for k in range(d) if k not in a]
             order = [None] * d
             for src_axis, dst_axis in zip(a, b):
@@ -166,7 +172,7 @@ class NumpyCalls:
         else:
             order = list(range(d))
             order[a], order[b] = order[b], order[a]
-        return self.transpose(v, out, order, node)
+        return self.n.arrays.transpose(v, out, order, node)
 
     def axes_argument(self, node, where, ndim=None):
         """A constant axis (int) or tuple of axes (list of ints) from source; None for none.
@@ -181,13 +187,13 @@ class NumpyCalls:
             value = ast.Constant(value=-value.operand.value)
         if not (isinstance(value, ast.Constant) and isinstance(value.value, int) and
                 not isinstance(value.value, bool)):
-            raise self.error(where, "an axis that is not an int constant",
-                             "Write axes as numbers: axis=0, axis=-1, (1, 0, 2).")
+            raise self.n.error(where, "an axis that is not an int constant",
+                               "Write axes as numbers: axis=0, axis=-1, (1, 0, 2).")
         k = value.value
         if ndim is not None:
             if not -ndim <= k < ndim:
-                raise self.error(where, f"axis {k} of a {ndim}-D array",
-                                 f"Use an axis from {-ndim} to {ndim - 1}.")
+                raise self.n.error(where, f"axis {k} of a {ndim}-D array",
+                                   f"Use an axis from {-ndim} to {ndim - 1}.")
             k %= ndim
         return k
 
@@ -207,61 +213,62 @@ class NumpyCalls:
         args = node.args
         if obj in REDUCTIONS:
             axis = self.axis_argument(node, args, 1)
-            return self.reduce(REDUCTIONS[obj], self.operand(args[0], out), axis, out, node)
+            return self.n.arrays.reduce(REDUCTIONS[obj], self.n.operand(args[0], out), axis, out,
+                                        node)
         if obj in ELEMENTWISE:
             if node.keywords:
-                raise self.error(node, f"keyword arguments to `{ast.unparse(node.func)}`",
-                                 "Pass arguments by position.")
+                raise self.n.error(node, f"keyword arguments to `{ast.unparse(node.func)}`",
+                                   "Pass arguments by position.")
             fn = ELEMENTWISE[obj]
             if len(args) > ELEMENTWISE_ARITY[obj]:
                 name = ast.unparse(node.func)
                 extra = _parameter_name(obj, ELEMENTWISE_ARITY[obj])
                 what = f"its argument `{extra}`" if extra else \
                     f"{len(args)} arguments"
-                raise self.error(node, f"`{name}` with {what}",
-                                 f"adjit differentiates {name} with "
-                                 f"{ELEMENTWISE_ARITY[obj]} argument(s): its derivative would "
-                                 f"ignore {f'`{extra}`' if extra else 'the others'}. Leave "
-                                 "it out, or write the computation with operators.")
+                raise self.n.error(node, f"`{name}` with {what}",
+                                   f"adjit differentiates {name} with "
+                                   f"{ELEMENTWISE_ARITY[obj]} argument(s): its derivative would "
+                                   f"ignore {f'`{extra}`' if extra else 'the others'}. Leave "
+                                   "it out, or write the computation with operators.")
             if len(args) != ELEMENTWISE_ARITY[obj]:
                 # another form of the function (np.where(cond) gives indices): as it is
                 return self.opaque_call(node, obj, out)
-            operands = self.operands(args, out)
+            operands = self.n.operands(args, out)
             # an operator class (np.add is `+`) is that operator; anything else a call
             op = ("bin", fn()) if isinstance(fn, type) and issubclass(fn, ast.operator) else \
                 ("unary", fn()) if isinstance(fn, type) and issubclass(fn, ast.unaryop) else \
                 ("call", fn)
-            lazy = self.elementwise(op, operands, out, node)
+            lazy = self.n.arrays.elementwise(op, operands, out, node)
             if lazy is not None:
                 return lazy
             scalar = Op(op, [Scalar(a) for a in operands], [])
-            return self.scalar_op(scalar.fn, [a.atom for a in scalar.args], out)
-        return LOWERINGS[ARRAY_FUNCTIONS[obj]](self, node, obj, out)
+            return self.n.arrays.scalar_op(scalar.fn, [a.atom for a in scalar.args], out)
+        return LOWERINGS[ARRAY_FUNCTIONS[obj]](self.n, node, obj, out)
 
     # whole-array functions, each lowered by the method registered for its registry handler --
     def primitive(self, node, obj, rule, out):
         if obj is stop_gradient:
-            self.stopped += 1   # no derivative leaves: np.max needs no tie split
+            self.n.stopped += 1   # no derivative leaves: np.max needs no tie split
         try:
-            args = self.operands(node.args, out)
+            args = self.n.operands(node.args, out)
         finally:
             if obj is stop_gradient:
-                self.stopped -= 1
+                self.n.stopped -= 1
         if obj is stop_gradient and len(args) == 1 and isinstance(args[0], Lazy):
             # an array: every element stopped, fused like any elementwise operation
             return Op(("call", stop_gradient), [args[0]], args[0].shape)
-        args = [self.to_atom(out, a) for a in args]
-        spelled = ast.parse(self.ctx.env.spell(obj, "f"), mode="eval").body
+        args = [self.n.to_atom(out, a) for a in args]
+        spelled = ast.parse(self.n.ctx.env.spell(obj, "f"), mode="eval").body
         if obj in (min, max) and len(args) > 2:
             acc = args[0]
             for a in args[1:]:
-                acc = self.to_atom(out, ast.Call(func=spelled, args=[acc, a], keywords=[]))
+                acc = self.n.to_atom(out, ast.Call(func=spelled, args=[acc, a], keywords=[]))
             return acc
         if len(args) != len(rule.params):
-            raise self.error(node, f"`{ast.unparse(node.func)}` called with {len(args)} "
-                             f"argument(s); adjit's rule takes {len(rule.params)}",
-                             "Call it with the documented number of arguments "
-                             "(math.log(x) / math.log(b) for a log in base b).")
+            raise self.n.error(node, f"`{ast.unparse(node.func)}` called with {len(args)} "
+                               f"argument(s); adjit's rule takes {len(rule.params)}",
+                               "Call it with the documented number of arguments "
+                               "(math.log(x) / math.log(b) for a log in base b).")
         return ast.Call(func=spelled, args=args, keywords=[])
 
     def allocation(self, node, obj, out):
@@ -269,9 +276,9 @@ class NumpyCalls:
         given = [kw.value for kw in node.keywords if kw.arg == "dtype"]
         for kw in node.keywords:
             if kw.arg != "dtype":
-                raise self.error(node, f"`{ast.unparse(node.func)}` with "
-                                 f"`{kw.arg}=` argument",
-                                 "Pass the shape, and the dtype as dtype=.")
+                raise self.n.error(node, f"`{ast.unparse(node.func)}` with "
+                                   f"`{kw.arg}=` argument",
+                                   "Pass the shape, and the dtype as dtype=.")
         if len(node.args) == 2 and kind != "like" and not (
                 isinstance(node.args[1], ast.Constant) and
                 isinstance(node.args[1].value, (int, float))):
@@ -284,31 +291,31 @@ class NumpyCalls:
                 # an integer or boolean array of the user's: no derivative, kept in its dtype
                 obj = DECLARED_ALLOCATORS[obj, dtype]
             elif dtype != np.float64:
-                raise self.error(node, f"`{ast.unparse(node.func)}` with dtype {dtype}",
-                                 "adjit allocates the arrays that carry derivatives as "
-                                 "float64: leave the dtype out (or write np.float64), or "
-                                 "allocate an integer or boolean array.")
+                raise self.n.error(node, f"`{ast.unparse(node.func)}` with dtype {dtype}",
+                                   "adjit allocates the arrays that carry derivatives as "
+                                   "float64: leave the dtype out (or write np.float64), or "
+                                   "allocate an integer or boolean array.")
         if len(node.args) != 1:
-            raise self.error(node, f"`{ast.unparse(node.func)}` with {len(node.args)} arguments",
-                             "Pass one shape (n or (n, m)), or one array for the *_like forms.")
-        spelled = ast.parse(self.ctx.env.spell(obj, "alloc"), mode="eval").body
+            raise self.n.error(node, f"`{ast.unparse(node.func)}` with {len(node.args)} arguments",
+                               "Pass one shape (n or (n, m)), or one array for the *_like forms.")
+        spelled = ast.parse(self.n.ctx.env.spell(obj, "alloc"), mode="eval").body
         arg = node.args[0]
         if isinstance(arg, ast.Attribute) and arg.attr == "shape" and kind != "like":
-            given = self.shape_of(arg.value, out)
-            elts = [self.to_atom(out, given.item(k), "_n") for k in range(given.ndim)]
+            given = self.n.shape_of(arg.value, out)
+            elts = [self.n.to_atom(out, given.item(k), "_n") for k in range(given.ndim)]
             shape = ast.Tuple(elts=elts, ctx=ast.Load()) if len(elts) != 1 else elts[0]
             return ast.Call(func=spelled, args=[shape], keywords=[])
         if kind == "like":
-            like = self.operand(arg, out)
+            like = self.n.operand(arg, out)
             if isinstance(like, Lazy) and not (isinstance(like, View) and like.is_identity()):
                 # an expression or a name kept lazy: allocate by its shape
                 elts = self.like_shape(arg, out, node, like)
                 shape = ast.Tuple(elts=elts, ctx=ast.Load()) if len(elts) > 1 else elts[0]
                 base = {np.zeros_like: np.zeros, np.ones_like: np.ones,
                         np.empty_like: np.empty}[obj]
-                spelled = ast.parse(self.ctx.env.spell(base, "alloc"), mode="eval").body
+                spelled = ast.parse(self.n.ctx.env.spell(base, "alloc"), mode="eval").body
                 return ast.Call(func=spelled, args=[shape], keywords=[])
-            shape = ir.name(like.base if isinstance(like, View) else self.array_name(arg))
+            shape = ir.name(like.base if isinstance(like, View) else self.n.array_name(arg))
         else:       # a size, a tuple of sizes, or a name holding one
             shape = self.argument_atom(arg, out)
         return ast.Call(func=spelled, args=[shape], keywords=[])
@@ -318,16 +325,16 @@ class NumpyCalls:
         numba.float64, 'f8', np.dtype(...), or `x.dtype` of an argument array."""
         if isinstance(given, ast.Attribute) and given.attr == "dtype" and \
                 isinstance(given.value, ast.Name):
-            name = self.array_name(given.value) if given.value.id in self.src.locals or \
-                given.value.id in self.ctx.dtypes else given.value.id
-            if name in self.ctx.dtypes:
-                return self.ctx.dtypes[name]
-            raise self.error(node, f"`{ast.unparse(given)}` as a dtype, of an array that is "
-                             "not an argument", "Write the dtype (np.float64, np.int64).")
-        if isinstance(given, ast.Call) and self.src.resolve(given.func) is np.dtype and \
+            name = self.n.array_name(given.value) if given.value.id in self.n.src.locals or \
+                given.value.id in self.n.ctx.dtypes else given.value.id
+            if name in self.n.ctx.dtypes:
+                return self.n.ctx.dtypes[name]
+            raise self.n.error(node, f"`{ast.unparse(given)}` as a dtype, of an array that is "
+                               "not an argument", "Write the dtype (np.float64, np.int64).")
+        if isinstance(given, ast.Call) and self.n.src.resolve(given.func) is np.dtype and \
                 len(given.args) == 1 and not given.keywords:
             return self.declared_dtype(given.args[0], node)
-        value = given.value if isinstance(given, ast.Constant) else self.src.resolve(given)
+        value = given.value if isinstance(given, ast.Constant) else self.n.src.resolve(given)
         try:
             if isinstance(value, numba.types.Type):
                 return np.dtype(numba.np.numpy_support.as_dtype(value))
@@ -335,8 +342,8 @@ class NumpyCalls:
                 raise TypeError(value)
             return np.dtype(value)
         except (TypeError, ValueError, NotImplementedError, numba.core.errors.NumbaError):
-            raise self.error(node, f"`{ast.unparse(given)}` as a dtype",
-                             "Write a numpy dtype: np.float64, np.int64, np.bool_.") from None
+            raise self.n.error(node, f"`{ast.unparse(given)}` as a dtype",
+                               "Write a numpy dtype: np.float64, np.int64, np.bool_.") from None
 
     def inactive_call(self, node, entry, out):
         """A function with no derivative (np.argsort, a random draw): called as it is, its
@@ -345,24 +352,24 @@ class NumpyCalls:
         if entry.params != ("*",):
             for kw in node.keywords:
                 if kw.arg not in entry.params or entry.params.index(kw.arg) < len(node.args):
-                    raise self.error(node, f"`{entry.name}` with the keyword `{kw.arg}`",
-                                     f"Pass {', '.join(entry.params)} (by position or "
-                                     "keyword) only.")
+                    raise self.n.error(node, f"`{entry.name}` with the keyword `{kw.arg}`",
+                                       f"Pass {', '.join(entry.params)} (by position or "
+                                       "keyword) only.")
                 k = entry.params.index(kw.arg)
                 args += [None] * (k + 1 - len(args))
                 args[k] = kw.value
             if None in args:
-                raise self.error(node, f"`{entry.name}` with an argument left out before "
-                                 "one given", "Pass the arguments before it too.")
+                raise self.n.error(node, f"`{entry.name}` with an argument left out before "
+                                   "one given", "Pass the arguments before it too.")
         elif node.keywords:
-            raise self.error(node, f"keyword arguments to `{entry.name}`",
-                             "Pass the sizes by position.")
-        if entry.statement != (self.statement_call is node) and not \
-                (entry.effect and self.statement_call is node):     # (a draw thrown away)
-            raise self.error(node, f"`{entry.name}` used as a value" if entry.statement else
-                             f"`{entry.name}` called for nothing",
-                             "Call it as a statement of its own." if entry.statement else
-                             "Assign its result.")
+            raise self.n.error(node, f"keyword arguments to `{entry.name}`",
+                               "Pass the sizes by position.")
+        if entry.statement != (self.n.statement_call is node) and not \
+                (entry.effect and self.n.statement_call is node):     # (a draw thrown away)
+            raise self.n.error(node, f"`{entry.name}` used as a value" if entry.statement else
+                               f"`{entry.name}` called for nothing",
+                               "Call it as a statement of its own." if entry.statement else
+                               "Assign its result.")
         return self.call_as_is(entry.obj, args, out, node)
 
     def draw_call(self, node, entry, out):
@@ -374,21 +381,21 @@ class NumpyCalls:
         params = entry.params
         bound = {}
         if len(node.args) > len(params):
-            raise self.error(node, f"`{entry.name}` with {len(node.args)} arguments",
-                             f"It takes {', '.join(params)}.")
+            raise self.n.error(node, f"`{entry.name}` with {len(node.args)} arguments",
+                               f"It takes {', '.join(params)}.")
         for name, a in zip(params, node.args):
             bound[name] = a
         for kw in node.keywords:
             if kw.arg not in params or kw.arg in bound:
-                raise self.error(node, f"`{entry.name}` with the keyword `{kw.arg}`",
-                                 f"Pass {', '.join(params)} (by position or keyword), each "
-                                 "once.")
+                raise self.n.error(node, f"`{entry.name}` with the keyword `{kw.arg}`",
+                                   f"Pass {', '.join(params)} (by position or keyword), each "
+                                   "once.")
             bound[kw.arg] = kw.value
         given = [k for k, name in enumerate(params) if name in bound]
         if given and any(params[k] not in bound for k in range(max(given))):
-            raise self.error(node, f"`{entry.name}` with an argument left out before one "
-                             "given", "Pass the arguments before it too (numba has no "
-                             "defaults there).")
+            raise self.n.error(node, f"`{entry.name}` with an argument left out before one "
+                               "given", "Pass the arguments before it too (numba has no "
+                               "defaults there).")
         size = bound.pop("size", None)
         if isinstance(size, ast.Constant) and size.value is None:
             size = None
@@ -399,19 +406,19 @@ class NumpyCalls:
         args = []
         for name in params[:-1]:
             if name not in bound and name not in defaults:
-                raise self.error(node, f"`{entry.name}` without its parameter `{name}`",
-                                 f"Pass {name} (numba requires it).")
+                raise self.n.error(node, f"`{entry.name}` without its parameter `{name}`",
+                                   f"Pass {name} (numba requires it).")
             args.append(bound[name] if name in bound else ir.const(defaults[name]))
         call = ast.Call(func=node.func, args=args + ([size] if size is not None else []),
                         keywords=[])
         ast.copy_location(call, node)
         start = len(out)
-        result = self.inline(call, sized if size is not None else scalar, out)
+        result = self.n.inline(call, sized if size is not None else scalar, out)
         for s in ir.walk_stmts(out[start:]):
-            ir.annotate(s, origin=self.origin)
+            ir.annotate(s, origin=self.n.origin)
             value = getattr(s, "value", None)
             if isinstance(value, ast.Call):
-                inner = INACTIVE.get(self.resolve_generated(value.func))
+                inner = INACTIVE.get(self.n.resolve_generated(value.func))
                 if inner is not None and inner.refused:
                     ir.annotate(value, callee=f"`{entry.name}`")
         return result
@@ -422,11 +429,11 @@ class NumpyCalls:
         reverse and tangent passes refuse it where a derivative would flow through it."""
         name = ast.unparse(node.func)
         if not callable(obj) and not isinstance(obj, numba.types.WrapperAddressProtocol):
-            raise self.error(node, f"a call to `{name}`, which is not a function",
-                             "Call functions.")
+            raise self.n.error(node, f"a call to `{name}`, which is not a function",
+                               "Call functions.")
         if any(kw.arg in (None, "out") for kw in node.keywords):
-            raise self.error(node, f"`{name}` with `out=` or `**keywords`",
-                             "Assign the result instead of passing out=; pass keywords by name.")
+            raise self.n.error(node, f"`{name}` with `out=` or `**keywords`",
+                               "Assign the result instead of passing out=; pass keywords by name.")
         atoms, descs = zip(*[self.opaque_argument(a, out) for a in node.args]) \
             if node.args else ((), ())
         keywords = [(kw.arg, self.opaque_argument(kw.value, out)) for kw in node.keywords]
@@ -439,31 +446,31 @@ class NumpyCalls:
                       "read (loops and math functions) if a derivative must flow through it.")
             if entry is not None and entry.family == "unsupported":
                 advice = f"`{name}` is not differentiated: {entry.notes}."
-            raise self.error(node, f"a call to `{name}` that adjit has no derivative rule for "
-                             f"and numba does not compile for these arguments ({exc})",
-                             advice) from None
+            raise self.n.error(node, f"a call to `{name}` that adjit has no derivative rule for "
+                               f"and numba does not compile for these arguments ({exc})",
+                               advice) from None
         if result is None:
-            raise self.error(node, f"a call to `{name}`, whose result adjit cannot hold "
-                             "(complex numbers, strings, objects)",
-                             "Call it outside the differentiated function.")
+            raise self.n.error(node, f"a call to `{name}`, whose result adjit cannot hold "
+                               "(complex numbers, strings, objects)",
+                               "Call it outside the differentiated function.")
         if result == ("none",):
-            if self.statement_call is not node:
-                raise self.error(node, f"`{name}` used as a value (it returns None)",
-                                 "Call it as a statement of its own.")
+            if self.n.statement_call is not node:
+                raise self.n.error(node, f"`{name}` used as a value (it returns None)",
+                                   "Call it as a statement of its own.")
             for atom, desc in zip(list(atoms) + [a for _, (a, _) in keywords],
                                   list(descs) + [d for _, d in kw_descs]):
-                if desc[0] == "array" and self.ctx.arrays[atom.id][1] == "f":
-                    raise self.error(node, f"a call to `{name}` for its effect, with the float "
-                                     f"array `{ast.unparse(atom)}`, which it may change",
-                                     "adjit cannot see what it writes: write the change as "
-                                     "code adjit can read, or call it on a copy.")
+                if desc[0] == "array" and self.n.ctx.arrays[atom.id][1] == "f":
+                    raise self.n.error(node, f"a call to `{name}` for its effect, with the float "
+                                       f"array `{ast.unparse(atom)}`, which it may change",
+                                       "adjit cannot see what it writes: write the change as "
+                                       "code adjit can read, or call it on a copy.")
         names = [a for a, d in zip(atoms, descs) if d[0] != "const"] + \
             [a for _, (a, d) in keywords if d[0] != "const"]
         if result[0] in ("array", "tuple") and opaque.may_share_memory(obj, descs, kw_descs):
-            raise self.error(node, f"`{name}`, which has no derivative rule and may return a "
-                             "view of its argument (memory adjit cannot follow writes through)",
-                             "Index or reshape the array instead (x[None], x.reshape(...)), or "
-                             "call it outside the differentiated function.")
+            raise self.n.error(node, f"`{name}`, which has no derivative rule and may return a "
+                               "view of its argument (memory adjit cannot follow writes through)",
+                               "Index or reshape the array instead (x[None], x.reshape(...)), or "
+                               "call it outside the differentiated function.")
         if result == ("none",):
             return self.effect_call(obj, atoms, descs, names, kw_descs, out, node)
         if result[0] == "tuple":
@@ -471,7 +478,7 @@ class NumpyCalls:
             for k, item in enumerate(result[1]):
                 call = self.call_of(opaque.caller(obj, descs, kw_descs, k), names)
                 ir.annotate(call, opaque=item, callee=f"`{name}` (element {k} of its result)")
-                items.append(self.own_copy(self.to_atom(out, call), item, out))
+                items.append(self.own_copy(self.n.to_atom(out, call), item, out))
             return TupleValue(items)
         call = self.call_of(opaque.caller(obj, descs, kw_descs), names) if keywords else \
             self.call_of(obj, atoms)
@@ -487,7 +494,7 @@ class NumpyCalls:
         needs every array name to own its elements."""
         if desc[0] != "array":
             return value
-        name = value if isinstance(value, ast.Name) else self.to_atom(out, value)
+        name = value if isinstance(value, ast.Name) else self.n.to_atom(out, value)
         return ast.Call(func=ast.Attribute(value=name, attr="copy", ctx=ast.Load()), args=[],
                         keywords=[])
 
@@ -498,10 +505,10 @@ class NumpyCalls:
         values from before it where it needs them)."""
         copies = {}
         for a in names:
-            if isinstance(a, ast.Name) and a.id in self.ctx.arrays:
+            if isinstance(a, ast.Name) and a.id in self.n.ctx.arrays:
                 copy_of = ast.Call(func=ast.Attribute(value=ir.name(a.id), attr="copy",
                                                       ctx=ast.Load()), args=[], keywords=[])
-                copies[a.id] = self.to_atom(out, copy_of, "_c")
+                copies[a.id] = self.n.to_atom(out, copy_of, "_c")
         names = [copies.get(a.id, a) if isinstance(a, ast.Name) else a for a in names]
         if kw_descs:
             call = self.call_of(opaque.caller(obj, descs, kw_descs), names)
@@ -509,9 +516,10 @@ class NumpyCalls:
             call = self.call_of(obj, [copies.get(a.id, a) if isinstance(a, ast.Name) else a
                                       for a in atoms])
         out.append(ir.annotate(ast.Expr(value=ir.annotate(call, opaque=("none",))),
-                               origin=self.origin))
+                               origin=self.n.origin))
         for arr, c in copies.items():
-            self.store_view(self.view_of(arr, out), self.view_of(c.id, out), None, out, node)
+            self.n.store_view(self.n.arrays.view_of(arr, out), self.n.arrays.view_of(c.id, out),
+                              None, out, node)
         return ir.const(None)
 
     def opaque_argument(self, a, out):
@@ -519,19 +527,19 @@ class NumpyCalls:
         if isinstance(a, (ast.Tuple, ast.List)) and \
                 all(isinstance(e, ast.Constant) for e in a.elts):
             return a, ("const", tuple(e.value for e in a.elts))
-        value = self.operand(a, out)
+        value = self.n.operand(a, out)
         if isinstance(value, Scalar):
             value = value.atom
         elif isinstance(value, Lazy):
-            value = ir.name(self.materialize(value, out).id)
+            value = ir.name(self.n.arrays.materialize(value, out).id)
         elif not ir.is_atom(value):
-            value = self.to_atom(out, value)
+            value = self.n.to_atom(out, value)
         if isinstance(value, ast.Constant):
             return value, ("const", value.value)
-        if value.id in self.ctx.arrays:
-            ndim, dtype = self.ctx.arrays[value.id]
+        if value.id in self.n.ctx.arrays:
+            ndim, dtype = self.n.ctx.arrays[value.id]
             return value, ("array", ndim, dtype if dtype in ("f", "i", "b") else "f")
-        return value, ("i",) if value.id in self.ctx.ints else ("f",)
+        return value, ("i",) if value.id in self.n.ctx.ints else ("f",)
 
     def constant_number(self, node):
         """The value of a number written as a constant (2, -1, np.inf, -np.inf, a module
@@ -542,7 +550,7 @@ class NumpyCalls:
         if isinstance(node, ast.Constant):
             v = node.value
         elif isinstance(node, (ast.Name, ast.Attribute)):
-            v = self.src.resolve(node)
+            v = self.n.src.resolve(node)
         else:
             return None
         return v if isinstance(v, (int, float)) and not isinstance(v, bool) else None
@@ -552,69 +560,69 @@ class NumpyCalls:
         -inf, 0 (the count of nonzeros); for matrices the max/min column (1, -1) or row
         (inf, -inf) sum of |x|, (2, -2) its largest (smallest) singular value."""
         if not isinstance(x, Lazy) or isinstance(x, Scalar) or len(x.shape) not in (1, 2):
-            raise self.error(node, "np.linalg.norm with `ord` of something that is not a "
-                             "vector or a matrix", "Pass a 1-D or 2-D array.")
-        a = self.elementwise(("call", abs), [x], out, node)
+            raise self.n.error(node, "np.linalg.norm with `ord` of something that is not a "
+                               "vector or a matrix", "Pass a 1-D or 2-D array.")
+        a = self.n.arrays.elementwise(("call", abs), [x], out, node)
         inf = math.inf
         if len(x.shape) == 2 and order in (2, -2):     # the largest / smallest singular value
-            return self.reduce("max" if order > 0 else "min",
-                               self.singular_values(x, out, node), None, out, node)
+            return self.n.arrays.reduce("max" if order > 0 else "min",
+                                        self.singular_values(x, out, node), None, out, node)
         if len(x.shape) == 2:
             if order not in (1, -1, inf, -inf):
-                raise self.error(node, f"the matrix norm of order {order!r}",
-                                 "adjit differentiates matrix norms of order 1, -1, 2, -2, inf, "
-                                 "-inf and the Frobenius norm (no ord).")
-            sums = self.reduce("sum", a, 0 if order in (1, -1) else 1, out, node)
+                raise self.n.error(node, f"the matrix norm of order {order!r}",
+                                   "adjit differentiates matrix norms of order 1, -1, 2, -2, inf, "
+                                   "-inf and the Frobenius norm (no ord).")
+            sums = self.n.arrays.reduce("sum", a, 0 if order in (1, -1) else 1, out, node)
             if isinstance(sums, ast.Name):
-                sums = self.view_of(sums.id, out)
-            return self.reduce("max" if order > 0 else "min", sums, None, out, node)
+                sums = self.n.arrays.view_of(sums.id, out)
+            return self.n.arrays.reduce("max" if order > 0 else "min", sums, None, out, node)
         if order == inf or order == -inf:
-            return self.reduce("max" if order > 0 else "min", a, None, out, node)
+            return self.n.arrays.reduce("max" if order > 0 else "min", a, None, out, node)
         if order == 0:
-            nonzero = self.elementwise(("call", "where"), [
-                self.elementwise(("cmp", ast.NotEq()), [x, ir.const(0.0)], out, node),
+            nonzero = self.n.arrays.elementwise(("call", "where"), [
+                self.n.arrays.elementwise(("cmp", ast.NotEq()), [x, ir.const(0.0)], out, node),
                 ir.const(1.0), ir.const(0.0)], out, node)
-            return self.reduce("sum", nonzero, None, out, node)
+            return self.n.arrays.reduce("sum", nonzero, None, out, node)
         if order == 1:
-            return self.reduce("sum", a, None, out, node)
-        powered = self.elementwise(("call", "pow"), [a, ir.const(float(order))], out, node)
-        total = self.reduce("sum", powered, None, out, node)
-        return self.scalar_op(("call", "pow"), [total, ir.const(1.0 / order)], out)
+            return self.n.arrays.reduce("sum", a, None, out, node)
+        powered = self.n.arrays.elementwise(("call", "pow"), [a, ir.const(float(order))], out, node)
+        total = self.n.arrays.reduce("sum", powered, None, out, node)
+        return self.n.arrays.scalar_op(("call", "pow"), [total, ir.const(1.0 / order)], out)
 
     def size_local(self, a, k, out):
         """A new local holding a.shape[k], for slice bounds the views read as user code."""
-        name = self.fresh_local("_m" if k == 0 else "_n")
-        self.emit_assign(out, self.local(name), Shape(a.id).item(k))
-        self.ctx.ints.add(self.local(name))
+        name = self.n.fresh_local("_m" if k == 0 else "_n")
+        self.n.emit_assign(out, self.n.local(name), Shape(a.id).item(k))
+        self.n.ctx.ints.add(self.n.local(name))
         return name
 
     def singular_values(self, x, out, node):
         """The view s of the singular values of the 2-D array value x (vec.svd_packed)."""
-        arr = self.materialize(x, out, node)
-        packed = self.to_atom(out, self.call_of(vec.svd_packed, [arr]), "_p")
+        arr = self.n.arrays.materialize(x, out, node)
+        packed = self.n.to_atom(out, self.call_of(vec.svd_packed, [arr]), "_p")
         return self.unpack_svd(packed, arr, out, node).items[1]
 
     def unpack_svd(self, packed, a, out, node):
         """(U, s, Vh) as views of vec.svd_packed(a): U in the first m rows, s in row m,
         Vh below, zero-padded to max(m, n) columns."""
         m, n = self.size_local(a, 0, out), self.size_local(a, 1, out)
-        whole = self.view_of(packed.id, out)
+        whole = self.n.arrays.view_of(packed.id, out)
         rows_u = ast.Slice(lower=None, upper=ir.name(m), step=None)
         rows_vh = ast.Slice(lower=ast.BinOp(left=ir.name(m), op=ast.Add(), right=ir.const(1)),
                             upper=None, step=None)
         k = ast.Call(func=ast.Name(id="min", ctx=ast.Load()), args=[ir.name(m), ir.name(n)],
                      keywords=[])
         return TupleValue([
-            self.index_view(whole, [("slice", rows_u), ("slice", rows_u)], out, node),
-            self.index_view(whole, [("int", ir.name(m)), ("slice", ast.Slice(
+            self.n.indexing.index_view(whole, [("slice", rows_u), ("slice", rows_u)], out, node),
+            self.n.indexing.index_view(whole, [("int", ir.name(m)), ("slice", ast.Slice(
                 lower=None, upper=k, step=None))], out, node),
-            self.index_view(whole, [("slice", rows_vh), ("slice", ast.Slice(
+            self.n.indexing.index_view(whole, [("slice", rows_vh), ("slice", ast.Slice(
                 lower=None, upper=ir.name(n), step=None))], out, node)])
 
     def element(self, array, k, out):
         """The number array[k], as an atom."""
-        return self.to_atom(out, ast.Subscript(value=ir.name(array.id), slice=ir.const(k),
-                                               ctx=ast.Load()))
+        return self.n.to_atom(out, ast.Subscript(value=ir.name(array.id), slice=ir.const(k),
+                                                 ctx=ast.Load()))
 
     def by_position(self, node, args, rule):
         """The arguments of a call kept at array level, keywords placed by the parameter
@@ -625,20 +633,20 @@ class NumpyCalls:
         placed = list(args) + [None] * (len(params) - len(args))
         for kw in node.keywords:
             if kw.arg not in params:
-                raise self.error(node, f"`{name}` with `{kw.arg}=`",
-                                 f"adjit differentiates {name}({', '.join(params)}); pass "
-                                 "those (numba takes no others).")
+                raise self.n.error(node, f"`{name}` with `{kw.arg}=`",
+                                   f"adjit differentiates {name}({', '.join(params)}); pass "
+                                   "those (numba takes no others).")
             k = params.index(kw.arg)
             if placed[k] is not None:
-                raise self.error(node, f"`{name}` given `{kw.arg}` twice", "Pass it once.")
+                raise self.n.error(node, f"`{name}` given `{kw.arg}` twice", "Pass it once.")
             placed[k] = kw.value
         while placed and placed[-1] is None:
             placed.pop()
         for k, a in enumerate(placed):
             if a is None:
                 if params[k] not in rule.defaults:
-                    raise self.error(node, f"`{name}` without `{params[k]}`",
-                                     f"Pass {params[k]}.")
+                    raise self.n.error(node, f"`{name}` without `{params[k]}`",
+                                       f"Pass {params[k]}.")
                 placed[k] = copy.deepcopy(rule.defaults[params[k]])
         return placed
 
@@ -649,24 +657,24 @@ class NumpyCalls:
 
     def argument_atom(self, a, out):
         if isinstance(a, ast.Tuple):
-            return ast.Tuple(elts=[self.atom(e, out) for e in a.elts], ctx=ast.Load())
-        value = self.rhs(a, out) if isinstance(a, ast.Name) or (
+            return ast.Tuple(elts=[self.n.atom(e, out) for e in a.elts], ctx=ast.Load())
+        value = self.n.rhs(a, out) if isinstance(a, ast.Name) or (
             isinstance(a, ast.BinOp) and isinstance(a.op, ast.Add) and (
-                self._tuple_length(a.left, out) is not None or
-                self._tuple_length(a.right, out) is not None)) else None
+                self.n._tuple_length(a.left, out) is not None or
+                self.n._tuple_length(a.right, out) is not None)) else None
         if isinstance(value, (Shape, TupleValue)):     # a tuple of sizes (a name, a sum)
             items = [value.item(k) for k in range(value.ndim)] if isinstance(value, Shape) \
                 else value.items
-            return ast.Tuple(elts=[self.to_atom(out, e) for e in items], ctx=ast.Load())
-        value = self.operand(a, out)
+            return ast.Tuple(elts=[self.n.to_atom(out, e) for e in items], ctx=ast.Load())
+        value = self.n.operand(a, out)
         if isinstance(value, Scalar):
             value = value.atom
         elif isinstance(value, Lazy):
-            value = ir.name(self.materialize(value, out).id)
+            value = ir.name(self.n.arrays.materialize(value, out).id)
         return value
 
     def call_of(self, obj, atoms):
-        spelled = ast.parse(self.ctx.env.spell(obj, getattr(obj, "__name__", "f")),
+        spelled = ast.parse(self.n.ctx.env.spell(obj, getattr(obj, "__name__", "f")),
                             mode="eval").body
         return ast.Call(func=spelled, args=list(atoms), keywords=[])
 
@@ -675,53 +683,54 @@ class NumpyCalls:
         compiles them: var = mean((a - mean(a)) ** 2) (numpy's two passes), std its square
         root, ptp = max - min; the derivative is that of the composition."""
         if array is None or rest or node.keywords:
-            raise self.error(node, f"np.{what} with arguments other than the array",
-                             f"numba compiles np.{what}(a) alone: write it over all elements, "
-                             "or compose it from np.mean / np.max along an axis.")
-        x = self.operand(array, out)
+            raise self.n.error(node, f"np.{what} with arguments other than the array",
+                               f"numba compiles np.{what}(a) alone: write it over all elements, "
+                               "or compose it from np.mean / np.max along an axis.")
+        x = self.n.operand(array, out)
         if not isinstance(x, Lazy) or isinstance(x, Scalar):
-            raise self.error(node, f"np.{what} of something that is not an array",
-                             "Pass an array.")
+            raise self.n.error(node, f"np.{what} of something that is not an array",
+                               "Pass an array.")
         if not isinstance(x, View):
-            x = self.view_of(self.materialize(x, out, node).id, out)
+            x = self.n.arrays.view_of(self.n.arrays.materialize(x, out, node).id, out)
         if what == "ptp":
-            hi = self.reduce("max", x, None, out, node)
-            lo = self.reduce("min", x, None, out, node)
-            return self.to_atom(out, ast.BinOp(left=hi, op=ast.Sub(), right=lo))
-        m = self.reduce("mean", x, None, out, node)
-        d = self.elementwise(("bin", ast.Sub()), [x, m], out, node)
-        v = self.reduce("mean", self.elementwise(("call", "square"), [d], out, node), None,
-                        out, node)
+            hi = self.n.arrays.reduce("max", x, None, out, node)
+            lo = self.n.arrays.reduce("min", x, None, out, node)
+            return self.n.to_atom(out, ast.BinOp(left=hi, op=ast.Sub(), right=lo))
+        m = self.n.arrays.reduce("mean", x, None, out, node)
+        d = self.n.arrays.elementwise(("bin", ast.Sub()), [x, m], out, node)
+        v = self.n.arrays.reduce("mean", self.n.arrays.elementwise(("call", "square"), [d], out,
+                                                                   node), None, out, node)
         if what == "var":
             return v
-        return self.scalar_op(("call", math.sqrt), [v], out)
+        return self.n.arrays.scalar_op(("call", math.sqrt), [v], out)
 
     # manipulation by views and compositions ------------------------------------------------
     def joined(self, node, out, what, rule):
-        a = self.call_arguments(node, ["tup"], {}, out)
+        a = self.n.indexing.call_arguments(node, ["tup"], {}, out)
         if not isinstance(a["tup"], (ast.Tuple, ast.List)):
-            raise self.error(node, f"{what} of something that is not a tuple of arrays",
-                             f"Write {what}((a, b)).")
-        pieces = self.operands(list(a["tup"].elts), out)     # left to right (operands)
+            raise self.n.error(node, f"{what} of something that is not a tuple of arrays",
+                               f"Write {what}((a, b)).")
+        pieces = self.n.operands(list(a["tup"].elts), out)     # left to right (operands)
         if not pieces or any(not isinstance(p, Lazy) or isinstance(p, Scalar) for p in pieces):
-            raise self.error(node, "joining something that is not an array",
-                             f"Pass a tuple of arrays: {what}((a, b)).")
+            raise self.n.error(node, "joining something that is not an array",
+                               f"Pass a tuple of arrays: {what}((a, b)).")
         axis, stack = rule(len(pieces[0].shape))
-        return self.concatenate(None, axis, out, node, stack=stack, pieces=pieces)
+        return self.n.arrays.concatenate(None, axis, out, node, stack=stack, pieces=pieces)
 
     def sorted_view(self, node, array, out, what):
         """A 1-D array in sorted order: a gather through np.argsort (whose order carries no
         derivative: the values move with their own adjoints)."""
-        v = self.array_operand(array, out, what)
+        v = self.n.indexing.array_operand(array, out, what)
         if len(v.shape) != 1:
-            raise self.error(node, f"{what} of a {len(v.shape)}-D array",
-                             f"{what} takes a 1-D array here (sort each row in a loop).")
-        base = self.materialize(v, out, node)
-        order = self.fresh("_s")
-        self.emit_assign(out, order, ast.Call(func=ast.parse(
-            self.ctx.env.spell(np.argsort, "argsort"), mode="eval").body, args=[base],
+            raise self.n.error(node, f"{what} of a {len(v.shape)}-D array",
+                               f"{what} takes a 1-D array here (sort each row in a loop).")
+        base = self.n.arrays.materialize(v, out, node)
+        order = self.n.fresh("_s")
+        self.n.emit_assign(out, order, ast.Call(func=ast.parse(
+            self.n.ctx.env.spell(np.argsort, "argsort"), mode="eval").body, args=[base],
             keywords=[]))
-        return self.index_view(self.view_of(base.id, out), [("array", order, 1)], out, node)
+        return self.n.indexing.index_view(self.n.arrays.view_of(base.id, out),
+                                          [("array", order, 1)], out, node)
 
 def _parameter_name(obj, k):
     """What numpy calls the k-th positional parameter of obj (`decimals` of np.round)."""

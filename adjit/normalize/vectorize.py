@@ -101,49 +101,53 @@ def leaves(v):
         yield v
 
 
-class Vectorizing:
-    """Mixed into the A-normal-form pass: array expressions to loops."""
+class Vectorizer:
+    """The normalizer's part (`norm.arrays`) that writes array expressions as loops, with
+    the normalizer (`n`) it writes through."""
+
+    def __init__(self, norm):
+        self.n = norm
 
     # kinds ------------------------------------------------------------------
     def array_ndim(self, atom):
         if isinstance(atom, ast.Name):
-            info = self.ctx.arrays.get(atom.id)
+            info = self.n.ctx.arrays.get(atom.id)
             if info is not None:
                 return info[0]
         return None
 
     def note_array(self, name, ndim, dtype="f"):
-        self.ctx.arrays[name] = (ndim, dtype)
+        self.n.ctx.arrays[name] = (ndim, dtype)
 
     def add_temp(self, name):
         """Record an array the vectorizer allocates (and fills completely, once)."""
-        self.ctx.vec_temps.add(name)
-        if self.ctx.loop_depth == 0:
-            self.ctx.vec_temps.write_once.add(name)
+        self.n.ctx.vec_temps.add(name)
+        if self.n.ctx.loop_depth == 0:
+            self.n.ctx.vec_temps.write_once.add(name)
 
     def shape_atom(self, name, k, out):
         key = (id(out), name, k)
-        cached = self.shape_cache.get(key)
+        cached = self.n.shape_cache.get(key)
         if cached is not None:
             return cached
         sub = ast.Subscript(value=ast.Attribute(value=ir.name(name), attr="shape",
                                                 ctx=ast.Load()),
                             slice=ir.const(k), ctx=ast.Load())
-        atom = self.to_atom(out, sub, "_n")
-        self.shape_cache[key] = atom
+        atom = self.n.to_atom(out, sub, "_n")
+        self.n.shape_cache[key] = atom
         return atom
 
     def view_of(self, name, out):
         ndim = self.array_ndim(ir.name(name))
         shape = [self.shape_atom(name, k, out) for k in range(ndim)]
         return View(name, ndim, [(k, ir.const(0), ir.const(1)) for k in range(ndim)], {},
-                    shape, "identity", None, self.ctx.layouts.get(name, "C") == "C")
+                    shape, "identity", None, self.n.ctx.layouts.get(name, "C") == "C")
 
     def lazy_operand(self, value, out):
         """An atom or Lazy, with array names turned into views."""
         if isinstance(value, Lazy):
             return value
-        atom = self.to_atom(out, value)
+        atom = self.n.to_atom(out, value)
         if self.array_ndim(atom) is not None:
             return self.view_of(atom.id, out)
         return atom
@@ -163,20 +167,20 @@ class Vectorizing:
                     sizes.append(s[k])
             consts = [s.value for s in sizes if isinstance(s, ast.Constant)]
             if len(set(consts)) > 1:
-                raise self.error(node, f"operands of lengths {' and '.join(map(str, consts))} "
-                                 "cannot be broadcast together",
-                                 "Use arrays whose shapes broadcast (numpy's rules).")
+                raise self.n.error(node, f"operands of lengths {' and '.join(map(str, consts))} "
+                                   "cannot be broadcast together",
+                                   "Use arrays whose shapes broadcast (numpy's rules).")
             if not sizes:
                 result.append(ONE)
                 continue
             acc = sizes[0]
             for u in sizes[1:]:
-                acc = self.to_atom(out, self.vcall(vec.bcast, [acc, u]), "_n")
+                acc = self.n.to_atom(out, self.vcall(vec.bcast, [acc, u]), "_n")
             result.append(acc)
         return result
 
     def vcall(self, fn, args):
-        spelled = ast.parse(self.ctx.env.spell(fn, "f"), mode="eval").body
+        spelled = ast.parse(self.n.ctx.env.spell(fn, "f"), mode="eval").body
         return ast.Call(func=spelled, args=list(args), keywords=[])
 
     def elementwise(self, fn, args, out, node):
@@ -192,22 +196,22 @@ class Vectorizing:
         body is the kernel inlined on one element of each operand."""
         name = ast.unparse(node.func)
         if node.keywords:
-            raise self.error(node, f"the keyword argument `{node.keywords[0].arg}=` of the "
-                             f"ufunc `{name}`",
-                             f"Call {name} with its operands only and assign the result "
-                             "(`y[:] = f(x)` writes into an array).")
+            raise self.n.error(node, f"the keyword argument `{node.keywords[0].arg}=` of the "
+                               f"ufunc `{name}`",
+                               f"Call {name} with its operands only and assign the result "
+                               "(`y[:] = f(x)` writes into an array).")
         if len(node.args) != ufunc.nin:
-            raise self.error(node, f"the ufunc `{name}` called with {len(node.args)} "
-                             f"operand(s)", f"It takes {ufunc.nin}.")
-        operands = self.operands(node.args, out)
-        kinds = [self.lazy_dtype(self.as_lazy(a)) for a in operands]
+            raise self.n.error(node, f"the ufunc `{name}` called with {len(node.args)} "
+                               f"operand(s)", f"It takes {ufunc.nin}.")
+        operands = self.n.operands(node.args, out)
+        kinds = [self.n.indexing.lazy_dtype(self.as_lazy(a)) for a in operands]
         if any(isinstance(a, Lazy) for a in operands) and all(k in "ib" for k in kinds):
             # integers in, no derivative out: numba's own call, with numba's result dtype
-            return self.opaque_call(node, ufunc, out)
+            return self.n.calls.opaque_call(node, ufunc, out)
         lazy = self.elementwise(("kernel", kernel), operands, out, node)
         if lazy is not None:
             return lazy
-        return self.scalar_op(("kernel", kernel), [self.to_atom(out, a) for a in operands],
+        return self.scalar_op(("kernel", kernel), [self.n.to_atom(out, a) for a in operands],
                               out)
 
     def transpose(self, v, out, axes=None, node=None):
@@ -215,8 +219,8 @@ class Vectorizing:
         v's dimension axes[j]): a view with its dimensions permuted, never a copy."""
         if isinstance(v, Scalar) or not isinstance(v, Lazy):     # a number
             if axes:
-                raise self.error(node, "transposing a scalar with axes",
-                                 "Transpose arrays; a number has no axes.")
+                raise self.n.error(node, "transposing a scalar with axes",
+                                   "Transpose arrays; a number has no axes.")
             return v
         if not isinstance(v, View):
             v = self.view_of(self.materialize(v, out).id, out)
@@ -225,8 +229,8 @@ class Vectorizing:
             axes = list(reversed(range(d)))
         axes = [a + d if isinstance(a, int) and -d <= a < 0 else a for a in axes]
         if sorted(axes) != list(range(d)):
-            raise self.error(node, f"axes {tuple(axes)} for a {d}-D array",
-                             f"Give a permutation of 0..{d - 1} (np.transpose(x, (1, 0, 2))).")
+            raise self.n.error(node, f"axes {tuple(axes)} for a {d}-D array",
+                               f"Give a permutation of 0..{d - 1} (np.transpose(x, (1, 0, 2))).")
         whole = v.whole
         if axes != list(range(d)):
             flip = d == 2 and v.ndim == 2 and len(v.dims) == 2
@@ -238,20 +242,20 @@ class Vectorizing:
 
     def slice_bounds(self, e, n, out):
         """(start, length, step) atoms of slice `e` on a dimension of length atom n."""
-        step = self.atom(e.step, out) if e.step is not None else ir.const(1)
-        lo = self.atom(e.lower, out) if e.lower is not None else None
-        hi = self.atom(e.upper, out) if e.upper is not None else None
+        step = self.n.atom(e.step, out) if e.step is not None else ir.const(1)
+        lo = self.n.atom(e.lower, out) if e.lower is not None else None
+        hi = self.n.atom(e.upper, out) if e.upper is not None else None
         if _is_const(step, 1) and lo is None and hi is None:
             return ir.const(0), n, step
         args = [n, lo or ir.const(0), hi or ir.const(0), step,
                 ir.const(int(lo is not None)), ir.const(int(hi is not None))]
         key = (id(out), "slice") + tuple(_key(a) for a in args)
-        if key in self.shape_cache:
-            return self.shape_cache[key]
+        if key in self.n.shape_cache:
+            return self.n.shape_cache[key]
         start = ir.const(0) if lo is None and isinstance(step, ast.Constant) and \
-            step.value > 0 else self.to_atom(out, self.vcall(vec.slice_start, args))
-        length = self.to_atom(out, self.vcall(vec.slice_len, args), "_n")
-        self.shape_cache[key] = (start, length, step)
+            step.value > 0 else self.n.to_atom(out, self.vcall(vec.slice_start, args))
+        length = self.n.to_atom(out, self.vcall(vec.slice_len, args), "_n")
+        self.n.shape_cache[key] = (start, length, step)
         return start, length, step
 
     # computing trees ----------------------------------------------------------
@@ -259,11 +263,11 @@ class Vectorizing:
         """Keep `name = v` unevaluated: its one later use fuses v into its own loop."""
         v.binding = name
         v.user_name = user_name
-        self.lazy[name] = v
+        self.n.lazy[name] = v
 
     def flush_lazy(self, out, base=None):
         """Compute pending lazy arrays (those reading `base`, or all) before a write."""
-        for name, v in list(self.lazy.items()):
+        for name, v in list(self.n.lazy.items()):
             if isinstance(v, Lazy) and (base is None or any(
                     isinstance(leaf, View) and leaf.base == base for leaf in leaves(v))):
                 self.materialize(v, out)
@@ -272,27 +276,27 @@ class Vectorizing:
         """The array name holding Lazy `v` (a new array unless `v` is a whole variable and
         no `copy` is asked for)."""
         binding = getattr(v, "binding", None)
-        if binding is not None and self.lazy.get(binding) is v:
+        if binding is not None and self.n.lazy.get(binding) is v:
             # a lazily bound name: computed now, under its own name, once
-            del self.lazy[binding]
-            self.lazy[binding] = ir.name(binding)
+            del self.n.lazy[binding]
+            self.n.lazy[binding] = ir.name(binding)
             self.materialize_into(v, binding, out, node)
-            self.ctx.vec_temps.add(binding)
-            if self.ctx.loop_depth == 0 and v.user_name in self.lazy_once:
-                self.ctx.vec_temps.write_once.add(binding)
+            self.n.ctx.vec_temps.add(binding)
+            if self.n.ctx.loop_depth == 0 and v.user_name in self.n.lazy_once:
+                self.n.ctx.vec_temps.write_once.add(binding)
             return ir.name(binding)
         if isinstance(v, View) and v.is_identity() and not copy:
             return ir.name(v.base)
-        name = self.fresh("_a")
+        name = self.n.fresh("_a")
         self.materialize_into(v, name, out, node)
         self.add_temp(name)
         return ir.name(name)
 
     def materialize_into(self, v, name, out, node=None):
         if isinstance(v, Scalar):
-            raise self.error(node or self.src.tree, "a scalar used where an array is needed",
-                             "Pass an array.")
-        shape = self.allocate(name, v.shape, out, self.lazy_dtype(v))
+            raise self.n.error(node or self.n.src.tree, "a scalar used where an array is needed",
+                               "Pass an array.")
+        shape = self.allocate(name, v.shape, out, self.n.indexing.lazy_dtype(v))
         target = View(name, len(shape), [(k, ir.const(0), ir.const(1))
                                          for k in range(len(shape))], {}, list(v.shape))
         self.store_elements(target, v, out, node)
@@ -301,10 +305,10 @@ class Vectorizing:
         """target[...] = value elementwise, value broadcast to the target's shape."""
         value = self.as_lazy(value)
         if len(value.shape) > len(target.shape):
-            raise self.error(node or self.src.tree, "assigning a higher-dimensional array "
-                             "to a lower-dimensional slice",
-                             "Assign arrays whose shapes broadcast to the target's.")
-        if self.lazy:
+            raise self.n.error(node or self.n.src.tree, "assigning a higher-dimensional array "
+                               "to a lower-dimensional slice",
+                               "Assign arrays whose shapes broadcast to the target's.")
+        if self.n.lazy:
             # pending arrays that read the target are computed before the loops that write
             # it (emit_assign's flush would put them inside, reading half-written data)
             self.flush_lazy(out, target.base)
@@ -316,7 +320,7 @@ class Vectorizing:
             idx = self.leaf_index(target, vars_, env, stmts)
             sub = ast.Subscript(value=ir.name(target.base), slice=_index_node(idx),
                                 ctx=ast.Store())
-            self.emit_assign(stmts, sub, self.to_atom(stmts, val))
+            self.n.emit_assign(stmts, sub, self.n.to_atom(stmts, val))
 
         self.nest(shape, list(range(len(shape))), out, body)
 
@@ -336,7 +340,7 @@ class Vectorizing:
                         continue
                     key = (_key(size), _key(full) if full is not ONE else None)
                     if key not in flags:
-                        flags[key] = self.to_atom(out, self.vcall(
+                        flags[key] = self.n.to_atom(out, self.vcall(
                             vec.stride, [size, ir.const(1) if full is ONE else full]), "_f")
         return {"shape": shape, "flags": flags, "loads": {}}
 
@@ -347,7 +351,7 @@ class Vectorizing:
         names = {}
         for j in order:
             if shape[j] is not ONE:
-                names[j] = self.fresh("_i")
+                names[j] = self.n.fresh("_i")
                 vars_[j] = ir.name(names[j])
 
         def build(level, stmts):
@@ -379,7 +383,7 @@ class Vectorizing:
         call = ast.Call(func=ir.name("range"), args=[n], keywords=[])
         node = ast.For(target=ir.store(var), iter=call, body=body or [ast.Pass()], orelse=[],
                        lineno=0)
-        ir.annotate(node, origin=self.origin)
+        ir.annotate(node, origin=self.n.origin)
         node._bounds = (ir.const(0), n, ir.const(1))
         return node
 
@@ -397,7 +401,7 @@ class Vectorizing:
             if flag is not None:
                 i = self.int_op(i, ast.Mult(), flag, env, stmts)
             per_dim.append(i)
-        return self.map_index(view, per_dim, env, stmts)
+        return self.n.indexing.map_index(view, per_dim, env, stmts)
 
     def int_op(self, a, op, b, env, stmts):
         """`a op b` on integer atoms, computed once per loop body (env None: no sharing);
@@ -406,10 +410,10 @@ class Vectorizing:
                 not (isinstance(op, (ast.FloorDiv, ast.Mod)) and b.value == 0):
             return ir.const(_FOLD[type(op)](a.value, b.value))
         if env is None:
-            return self.to_atom(stmts, ast.BinOp(left=a, op=op, right=b))
+            return self.n.to_atom(stmts, ast.BinOp(left=a, op=op, right=b))
         key = ("int", type(op).__name__, _key(a), _key(b), id(stmts))
         if key not in env["loads"]:
-            env["loads"][key] = self.to_atom(stmts, ast.BinOp(left=a, op=op, right=b))
+            env["loads"][key] = self.n.to_atom(stmts, ast.BinOp(left=a, op=op, right=b))
         return env["loads"][key]
 
     def scalar_at(self, v, vars_, env, stmts):
@@ -421,8 +425,8 @@ class Vectorizing:
             key = (v.base, tuple(_key(a) for a in idx), id(stmts))
             if key in env["loads"]:
                 return env["loads"][key]
-            atom = self.to_atom(stmts, ast.Subscript(value=ir.name(v.base),
-                                                     slice=_index_node(idx), ctx=ast.Load()))
+            atom = self.n.to_atom(stmts, ast.Subscript(value=ir.name(v.base),
+                                                       slice=_index_node(idx), ctx=ast.Load()))
             env["loads"][key] = atom
             return atom
         key = ("op", id(v), id(stmts))
@@ -434,31 +438,31 @@ class Vectorizing:
     def scalar_op(self, fn, args, stmts):
         kind = fn[0]
         if kind == "bin":
-            return self.to_atom(stmts, ast.BinOp(left=args[0], op=fn[1], right=args[1]))
+            return self.n.to_atom(stmts, ast.BinOp(left=args[0], op=fn[1], right=args[1]))
         if kind == "unary":
-            return self.to_atom(stmts, ast.UnaryOp(op=fn[1], operand=args[0]))
+            return self.n.to_atom(stmts, ast.UnaryOp(op=fn[1], operand=args[0]))
         if kind == "cmp":
-            return self.to_atom(stmts, ast.Compare(left=args[0], ops=[fn[1]],
-                                                   comparators=[args[1]]))
+            return self.n.to_atom(stmts, ast.Compare(left=args[0], ops=[fn[1]],
+                                                     comparators=[args[1]]))
         what = fn[1]
         if kind == "kernel":            # a @vectorize kernel on one element of each operand
             call = ast.Call(func=ir.name(what.__name__), args=[], keywords=[])
-            return self.to_atom(stmts, self.inline(call, what, stmts, atoms=args))
+            return self.n.to_atom(stmts, self.n.inline(call, what, stmts, atoms=args))
         if what == "square":
-            return self.to_atom(stmts, ast.BinOp(left=args[0], op=ast.Mult(), right=args[0]))
+            return self.n.to_atom(stmts, ast.BinOp(left=args[0], op=ast.Mult(), right=args[0]))
         if what == "pow":
-            return self.to_atom(stmts, ast.BinOp(left=args[0], op=ast.Pow(), right=args[1]))
+            return self.n.to_atom(stmts, ast.BinOp(left=args[0], op=ast.Pow(), right=args[1]))
         if what == "neg":
-            return self.to_atom(stmts, ast.UnaryOp(op=ast.USub(), operand=args[0]))
+            return self.n.to_atom(stmts, ast.UnaryOp(op=ast.USub(), operand=args[0]))
         if what == "where":
-            r = self.fresh()
-            self.emit_if(stmts, args[0], [ir.assign(r, args[1], self.origin)],
-                         [ir.assign(r, args[2], self.origin)])
+            r = self.n.fresh()
+            self.n.emit_if(stmts, args[0], [ir.assign(r, args[1], self.n.origin)],
+                           [ir.assign(r, args[2], self.n.origin)])
             return ir.name(r)
         if what == "clip":
-            lo = self.to_atom(stmts, self.vcall(max, [args[0], args[1]]))
-            return self.to_atom(stmts, self.vcall(min, [lo, args[2]]))
-        return self.to_atom(stmts, self.vcall(what, args))
+            lo = self.n.to_atom(stmts, self.vcall(max, [args[0], args[1]]))
+            return self.n.to_atom(stmts, self.vcall(min, [lo, args[2]]))
+        return self.n.to_atom(stmts, self.vcall(what, args))
 
     # reductions ---------------------------------------------------------------
     def reduce(self, how, v, axis, out, node):
@@ -474,8 +478,8 @@ class Vectorizing:
             order = list(range(ndim))
             return self._reduce_into(how, v, order, None, out, node)
         if not -ndim <= axis < ndim:
-            raise self.error(node, f"axis {axis} of a {ndim}-D array",
-                             f"Use an axis from {-ndim} to {ndim - 1}.")
+            raise self.n.error(node, f"axis {axis} of a {ndim}-D array",
+                               f"Use an axis from {-ndim} to {ndim - 1}.")
         axis %= ndim
         rest = [j for j in range(ndim) if j != axis]
         rshape = [v.shape[j] for j in rest]
@@ -495,39 +499,39 @@ class Vectorizing:
             dims = [v.shape[j] for j in (order if full else order[-1:]) if v.shape[j] is not ONE]
             count = dims[0] if dims else ir.const(1)
             for d in dims[1:]:
-                count = self.to_atom(out, ast.BinOp(left=count, op=ast.Mult(), right=d))
+                count = self.n.to_atom(out, ast.BinOp(left=count, op=ast.Mult(), right=d))
         state = {}
 
         def start(stmts):
             init = {"sum": 0.0, "mean": 0.0, "prod": 1.0, "max": -math.inf,
                     "min": math.inf}[how]
-            state["acc"] = self.fresh("_r")
-            self.emit_assign(stmts, state["acc"], ir.const(init))
+            state["acc"] = self.n.fresh("_r")
+            self.n.emit_assign(stmts, state["acc"], ir.const(init))
 
         def step(vars_, stmts):
             e = self.scalar_at(v, vars_, env, stmts)
             acc = state["acc"]
             if how in ("sum", "mean", "prod"):
                 op = ast.Mult() if how == "prod" else ast.Add()
-                t = self.to_atom(stmts, ast.BinOp(left=ir.name(acc), op=op, right=e))
+                t = self.n.to_atom(stmts, ast.BinOp(left=ir.name(acc), op=op, right=e))
             else:
-                t = self.to_atom(stmts, self.vcall(vec.nanmax if how == "max" else vec.nanmin,
-                                                   [ir.name(acc), e]))
-            self.emit_assign(stmts, acc, t)
+                t = self.n.to_atom(stmts, self.vcall(vec.nanmax if how == "max" else vec.nanmin,
+                                                     [ir.name(acc), e]))
+            self.n.emit_assign(stmts, acc, t)
 
         def finish(vars_, stmts):
             acc = ir.name(state["acc"])
-            if how in ("max", "min") and not self.stopped:
+            if how in ("max", "min") and not self.n.stopped:
                 acc = self._split_ties(v, vars_, env, state["acc"], order, full, stmts)
             if how == "mean":
-                acc = self.to_atom(stmts, ast.BinOp(left=acc, op=ast.Div(), right=count))
+                acc = self.n.to_atom(stmts, ast.BinOp(left=acc, op=ast.Div(), right=count))
             state["result"] = acc
             if not full:
                 name, rest = dest
                 idx = [vars_[j] for j in rest]
                 sub = ast.Subscript(value=ir.name(name), slice=_index_node(idx),
                                     ctx=ast.Store())
-                self.emit_assign(stmts, sub, acc)
+                self.n.emit_assign(stmts, sub, acc)
 
         if full:
             start(out)
@@ -545,23 +549,23 @@ class Vectorizing:
         """max/min with the derivative split equally among the entries equal to it:
         m0 + (sum over ties of (e - m0)) / (number of ties), whose value is m0 and whose
         partial is 1/ties for each tied entry. An infinite m0 is returned as is."""
-        cnt, acc = self.fresh("_cnt"), self.fresh("_r")
-        self.emit_assign(stmts, cnt, ir.const(0))
-        self.emit_assign(stmts, acc, ir.const(0.0))
+        cnt, acc = self.n.fresh("_cnt"), self.n.fresh("_r")
+        self.n.emit_assign(stmts, cnt, ir.const(0))
+        self.n.emit_assign(stmts, acc, ir.const(0.0))
         loop_dims = order if full else order[-1:]
 
         def body(inner_vars, body_stmts):
             e = self.scalar_at(v, inner_vars, env, body_stmts)
-            tie = self.to_atom(body_stmts, ast.Compare(left=e, ops=[ast.Eq()],
-                                                       comparators=[ir.name(m0)]))
+            tie = self.n.to_atom(body_stmts, ast.Compare(left=e, ops=[ast.Eq()],
+                                                         comparators=[ir.name(m0)]))
             branch = []
-            c1 = self.to_atom(branch, ast.BinOp(left=ir.name(cnt), op=ast.Add(),
-                                                right=ir.const(1)))
-            self.emit_assign(branch, cnt, c1)
-            d = self.to_atom(branch, ast.BinOp(left=e, op=ast.Sub(), right=ir.name(m0)))
-            a1 = self.to_atom(branch, ast.BinOp(left=ir.name(acc), op=ast.Add(), right=d))
-            self.emit_assign(branch, acc, a1)
-            self.emit_if(body_stmts, tie, branch, [])
+            c1 = self.n.to_atom(branch, ast.BinOp(left=ir.name(cnt), op=ast.Add(),
+                                                  right=ir.const(1)))
+            self.n.emit_assign(branch, cnt, c1)
+            d = self.n.to_atom(branch, ast.BinOp(left=e, op=ast.Sub(), right=ir.name(m0)))
+            a1 = self.n.to_atom(branch, ast.BinOp(left=ir.name(acc), op=ast.Add(), right=d))
+            self.n.emit_assign(branch, acc, a1)
+            self.n.emit_if(body_stmts, tie, branch, [])
 
         if full:
             self.nest(v.shape, loop_dims, stmts, body)
@@ -571,21 +575,21 @@ class Vectorizing:
             if shape[j] is ONE:
                 body(vars_, stmts)
             else:
-                var = self.fresh("_i")
+                var = self.n.fresh("_i")
                 inner_vars = list(vars_)
                 inner_vars[j] = ir.name(var)
                 inner = []
                 body(inner_vars, inner)
                 stmts.append(self.for_range(var, shape[j], inner))
-        finite = self.to_atom(stmts, ast.BinOp(left=ir.name(m0), op=ast.Sub(),
-                                               right=ir.name(m0)))
-        ok = self.to_atom(stmts, ast.Compare(left=finite, ops=[ast.Eq()],
-                                             comparators=[ir.const(0.0)]))
-        result = self.fresh("_m")
+        finite = self.n.to_atom(stmts, ast.BinOp(left=ir.name(m0), op=ast.Sub(),
+                                                 right=ir.name(m0)))
+        ok = self.n.to_atom(stmts, ast.Compare(left=finite, ops=[ast.Eq()],
+                                               comparators=[ir.const(0.0)]))
+        result = self.n.fresh("_m")
         mean = []
-        q = self.to_atom(mean, ast.BinOp(left=ir.name(acc), op=ast.Div(), right=ir.name(cnt)))
-        self.emit_assign(mean, result, ast.BinOp(left=ir.name(m0), op=ast.Add(), right=q))
-        self.emit_if(stmts, ok, mean, [ir.assign(result, ir.name(m0), self.origin)])
+        q = self.n.to_atom(mean, ast.BinOp(left=ir.name(acc), op=ast.Div(), right=ir.name(cnt)))
+        self.n.emit_assign(mean, result, ast.BinOp(left=ir.name(m0), op=ast.Add(), right=q))
+        self.n.emit_if(stmts, ok, mean, [ir.assign(result, ir.name(m0), self.n.origin)])
         return ir.name(result)
 
     # linear algebra -----------------------------------------------------------
@@ -593,12 +597,12 @@ class Vectorizing:
         a, b = self.lazy_operand(a, out), self.lazy_operand(b, out)
         if not isinstance(a, Lazy) or not isinstance(b, Lazy) or \
                 isinstance(a, Scalar) or isinstance(b, Scalar):
-            raise self.error(node, "a matrix product with a scalar operand",
-                             "Multiply scalars with *; use @ / np.dot for arrays.")
+            raise self.n.error(node, "a matrix product with a scalar operand",
+                               "Multiply scalars with *; use @ / np.dot for arrays.")
         na, nb = len(a.shape), len(b.shape)
         if na > 2 or nb > 2:
-            raise self.error(node, "a matrix product of arrays with more than 2 dimensions",
-                             "Use 1-D and 2-D arrays, or loops.")
+            raise self.n.error(node, "a matrix product of arrays with more than 2 dimensions",
+                               "Use 1-D and 2-D arrays, or loops.")
         if na == 1 and nb == 1:
             return self.reduce("sum", Op(("bin", ast.Mult()), [a, b],
                                          self.broadcast([a.shape, b.shape], out, node)),
@@ -620,10 +624,10 @@ class Vectorizing:
         bn = ir.name(b.base) if tb else self.materialize(b, out, node)
         fn = {(False, False): vec.mm, (True, False): vec.mm_tn, (False, True): vec.mm_nt,
               (True, True): vec.mm_tt}[(ta, tb)]
-        name = self.fresh("_a")
-        self.emit_assign(out, name, self.vcall(fn, [an, bn]))
+        name = self.n.fresh("_a")
+        self.n.emit_assign(out, name, self.vcall(fn, [an, bn]))
         self.note_array(name, 2)
-        self.ctx.vec_temps.add(name)
+        self.n.ctx.vec_temps.add(name)
         return ir.name(name)
 
     def outer(self, a, b, out, node):
@@ -632,8 +636,8 @@ class Vectorizing:
         views = []
         for x in (a, b):
             if not isinstance(x, Lazy) or len(x.shape) != 1:
-                raise self.error(node, "np.outer of arguments that are not 1-D arrays",
-                                 "Pass two 1-D arrays (or use broadcasting: a[:, None] * b).")
+                raise self.n.error(node, "np.outer of arguments that are not 1-D arrays",
+                                   "Pass two 1-D arrays (or use broadcasting: a[:, None] * b).")
             if not isinstance(x, View):
                 x = self.view_of(self.materialize(x, out, node).id, out)
             views.append(x)
@@ -650,13 +654,13 @@ class Vectorizing:
         shape = [ir.const(1) if s is ONE else s for s in shape]
         arg = ast.Tuple(elts=list(shape), ctx=ast.Load()) if len(shape) != 1 else shape[0]
         fn = {"i": vec.empty_int, "b": vec.empty_bool}.get(dtype, np.empty)
-        self.emit_assign(out, name, self.vcall(fn, [arg]))
+        self.n.emit_assign(out, name, self.vcall(fn, [arg]))
         self.note_array(name, len(shape), dtype if dtype in ("i", "b") else "f")
         return shape
 
     def new_array(self, shape, out):
         """A new temporary array of this shape, to be filled completely."""
-        name = self.fresh("_a")
+        name = self.n.fresh("_a")
         self.allocate(name, shape, out)
         self.add_temp(name)
         return name
@@ -671,14 +675,14 @@ class Vectorizing:
             if isinstance(n, (ast.List, ast.Tuple)):
                 inner = [shape_of(e) for e in n.elts]
                 if not inner or any(s != inner[0] for s in inner):
-                    raise self.error(node, "np.array of ragged or empty lists",
-                                     "Give every row the same number of numbers.")
+                    raise self.n.error(node, "np.array of ragged or empty lists",
+                                       "Give every row the same number of numbers.")
                 return [len(n.elts)] + inner[0]
             return []
         shape = shape_of(node)
         if not shape:
-            raise self.error(node, "np.array of something other than a list of numbers",
-                             "Write np.array([a, b, c]).")
+            raise self.n.error(node, "np.array of something other than a list of numbers",
+                               "Write np.array([a, b, c]).")
         values = []
 
         def evaluate(n, prefix):
@@ -686,41 +690,41 @@ class Vectorizing:
                 for k, e in enumerate(n.elts):
                     evaluate(e, prefix + [ir.const(k)])
                 return
-            value = self.atom(n, out)
+            value = self.n.atom(n, out)
             if self.array_ndim(value) is not None:
-                raise self.error(node, "np.array of a list holding arrays",
-                                 "Use np.stack or np.concatenate to combine arrays.")
+                raise self.n.error(node, "np.array of a list holding arrays",
+                                   "Use np.stack or np.concatenate to combine arrays.")
             values.append((prefix, value))
 
         evaluate(node, [])
         # numpy's dtype: int64 for integers only (an index array), bool for booleans only
         bools = all(isinstance(v, ast.Constant) and isinstance(v.value, bool) for _, v in values)
-        dtype = "b" if bools else "i" if all(self.is_int(v) for _, v in values) else "f"
-        name = self.fresh("_a")
+        dtype = "b" if bools else "i" if all(self.n.is_int(v) for _, v in values) else "f"
+        name = self.n.fresh("_a")
         self.allocate(name, [ir.const(s) for s in shape], out, dtype)
         if dtype == "f":
             self.add_temp(name)
         for prefix, value in values:
             sub = ast.Subscript(value=ir.name(name), slice=_index_node(prefix), ctx=ast.Store())
-            self.emit_assign(out, sub, value)
+            self.n.emit_assign(out, sub, value)
         return ir.name(name)
 
     def concatenate(self, items, axis, out, node, stack=False, pieces=None):
         if pieces is None:
             # left to right; an array a later piece's helper call could write is computed
             # first, as numpy does (operands)
-            pieces = self.operands(list(items), out)
+            pieces = self.n.operands(list(items), out)
         if not pieces or any(not isinstance(p, Lazy) or isinstance(p, Scalar) for p in pieces):
-            raise self.error(node, "joining something that is not an array",
-                             "Pass a tuple of arrays: np.concatenate((a, b)).")
+            raise self.n.error(node, "joining something that is not an array",
+                               "Pass a tuple of arrays: np.concatenate((a, b)).")
         ndim = len(pieces[0].shape)
         if any(len(p.shape) != ndim for p in pieces):
-            raise self.error(node, "joining arrays of different dimensions",
-                             "Join arrays with the same number of dimensions.")
+            raise self.n.error(node, "joining arrays of different dimensions",
+                               "Join arrays with the same number of dimensions.")
         out_ndim = ndim + 1 if stack else ndim
         if not -out_ndim <= axis < out_ndim:
-            raise self.error(node, f"axis {axis} for {out_ndim}-D result",
-                             f"Use an axis from {-out_ndim} to {out_ndim - 1}.")
+            raise self.n.error(node, f"axis {axis} for {out_ndim}-D result",
+                               f"Use an axis from {-out_ndim} to {out_ndim - 1}.")
         axis %= out_ndim
         if stack:
             others = self.broadcast([p.shape for p in pieces], out, node)
@@ -731,7 +735,7 @@ class Vectorizing:
             sizes = [ir.const(1) if p.shape[axis] is ONE else p.shape[axis] for p in pieces]
             total = sizes[0]
             for s in sizes[1:]:
-                total = self.to_atom(out, ast.BinOp(left=total, op=ast.Add(), right=s), "_n")
+                total = self.n.to_atom(out, ast.BinOp(left=total, op=ast.Add(), right=s), "_n")
             shape = others[:axis] + [total] + others[axis:]
         shape = [ir.const(1) if s is ONE else s for s in shape]
         name = self.new_array(shape, out)
@@ -751,8 +755,8 @@ class Vectorizing:
                 vshape.append(shape[j])
             self.store_elements(View(name, out_ndim, dims, fixed, vshape), p, out, node)
             if not stack:
-                offset = self.to_atom(out, ast.BinOp(left=offset, op=ast.Add(), right=size),
-                                      "_n") if not _is_const(offset, 0) else size
+                offset = self.n.to_atom(out, ast.BinOp(left=offset, op=ast.Add(), right=size),
+                                        "_n") if not _is_const(offset, 0) else size
         return ir.name(name)
 
 

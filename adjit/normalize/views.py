@@ -116,8 +116,12 @@ def _rebuild(v, atoms):
     return View(v.base, v.ndim, dims, fixed, shape, v.whole, parent, v.contiguous)
 
 
-class Indexing:
-    """Mixed into the A-normal-form pass: subscripts, gathers, masks, reshapes, index maps."""
+class Indexer:
+    """The normalizer's part (`norm.indexing`) for subscripts, gathers, masks, reshapes and
+    index maps, with the normalizer (`n`) it writes through."""
+
+    def __init__(self, norm):
+        self.n = norm
 
     # index maps -----------------------------------------------------------------
     def map_index(self, view, per_dim, env, stmts):
@@ -142,37 +146,37 @@ class Indexing:
             ts = [t for t in ts if not _is_const(t, 0)]
             acc = ts[0] if ts else ir.const(0)
             for t in ts[1:]:
-                acc = self.int_op(acc, ast.Add(), t, env, stmts)
+                acc = self.n.arrays.int_op(acc, ast.Add(), t, env, stmts)
             idx.append(acc)
         if view.parent is None:
             return idx
         return self.map_index(view.parent, self._unravel(idx[0], view.parent.shape, env,
-                                                          stmts), env, stmts)
+                                                         stmts), env, stmts)
 
     def _affine(self, start, step, i, env, stmts):
         if _is_const(i, 0):
             return start
         if not _is_const(step, 1):
-            i = self.int_op(step, ast.Mult(), i, env, stmts)
+            i = self.n.arrays.int_op(step, ast.Mult(), i, env, stmts)
         if not _is_const(start, 0):
-            i = self.int_op(start, ast.Add(), i, env, stmts)
+            i = self.n.arrays.int_op(start, ast.Add(), i, env, stmts)
         return i
 
     def _take_position(self, s, i, env, stmts):
         if s.flag is not None:
-            i = self.int_op(i, ast.Mult(), s.flag, env, stmts)
+            i = self.n.arrays.int_op(i, ast.Mult(), s.flag, env, stmts)
         key = ("take", s.arr, _key(i), s.col, id(stmts))
         if key not in env["loads"]:
             slot = i if s.col is None else ast.Tuple(elts=[i, ir.const(s.col)],
-                                                      ctx=ast.Load())
-            env["loads"][key] = self.to_atom(stmts, ast.Subscript(
+                                                     ctx=ast.Load())
+            env["loads"][key] = self.n.to_atom(stmts, ast.Subscript(
                 value=ir.name(s.arr), slice=slot, ctx=ast.Load()))
         position = env["loads"][key]
         if s.col is None:       # a user's index array: negative and out-of-range indices,
             wrap = ("wrap", _key(position), _key(s.n_dim), id(stmts))   # per dimension
             if wrap not in env["loads"]:
-                env["loads"][wrap] = self.to_atom(stmts, self.vcall(vec.take_index,
-                                                                    [position, s.n_dim]))
+                env["loads"][wrap] = self.n.to_atom(stmts, self.n.arrays.vcall(vec.take_index,
+                                                                               [position, s.n_dim]))
             position = env["loads"][wrap]
         return self._affine(s.start, s.step, position, env, stmts)
 
@@ -193,48 +197,48 @@ class Indexing:
             if k == first:
                 out[k] = rest
                 continue
-            out[k] = self.int_op(rest, ast.Mod(), n, env, stmts)
-            rest = self.int_op(rest, ast.FloorDiv(), n, env, stmts)
+            out[k] = self.n.arrays.int_op(rest, ast.Mod(), n, env, stmts)
+            rest = self.n.arrays.int_op(rest, ast.FloorDiv(), n, env, stmts)
         return out
 
     # subscripts --------------------------------------------------------------
     def index_items(self, sl, out, node):
         """Evaluate the elements of an index: [("new",), ("ellipsis",), ("slice", Slice),
         ("int", atom), ("array", name, ndim), ("mask", Lazy, ndim)]."""
-        held = self.tuple_named(sl.id) if isinstance(sl, ast.Name) else None
+        held = self.n.tuple_named(sl.id) if isinstance(sl, ast.Name) else None
         if isinstance(held, (TupleValue, Shape)):        # idx = (i, j); a[idx]
             known = isinstance(held, TupleValue) or held.ndim is not None
             atoms = held.items if isinstance(held, TupleValue) else \
-                [self.to_atom(out, held.item(k)) for k in range(held.ndim or 0)]
+                [self.n.to_atom(out, held.item(k)) for k in range(held.ndim or 0)]
             if not known or any(not ir.is_atom(a) for a in atoms):
-                raise self.error(node, f"an index `{sl.id}` holding arrays or a tuple of "
-                                 "unknown length", "Index with a tuple of integers: a[i, j] "
-                                 "or idx = (i, j); a[idx].")
+                raise self.n.error(node, f"an index `{sl.id}` holding arrays or a tuple of "
+                                   "unknown length", "Index with a tuple of integers: a[i, j] "
+                                   "or idx = (i, j); a[idx].")
             return [("int", a) for a in atoms]
         elts = list(sl.elts) if isinstance(sl, ast.Tuple) else [sl]
         items = []
         for e in elts:
             if isinstance(e, ast.Constant) and e.value is None or \
                     isinstance(e, ast.Attribute) and e.attr == "newaxis" and \
-                    self.src.resolve(e) is None:        # np.newaxis is None
+                    self.n.src.resolve(e) is None:        # np.newaxis is None
                 items.append(("new",))
             elif isinstance(e, ast.Constant) and e.value is Ellipsis:
                 items.append(("ellipsis",))
             elif isinstance(e, ast.Slice):
                 items.append(("slice", e))
             elif isinstance(e, (ast.List, ast.Tuple)):
-                arr = self.array_literal(e, out)
-                items.append(self._array_item(self.view_of(arr.id, out), out, node))
+                arr = self.n.arrays.array_literal(e, out)
+                items.append(self._array_item(self.n.arrays.view_of(arr.id, out), out, node))
             else:
-                value = self.operand(e, out)
+                value = self.n.operand(e, out)
                 if isinstance(value, Lazy) and not isinstance(value, Scalar):
                     items.append(self._array_item(value, out, node))
                 else:
                     atom = value.atom if isinstance(value, Scalar) else value
                     if isinstance(atom, ast.Constant) and not isinstance(atom.value, int):
-                        raise self.error(node, f"the index {atom.value!r}",
-                                         "Index arrays with integers (int(x) or x // 1 "
-                                         "gives one), slices or integer/boolean arrays.")
+                        raise self.n.error(node, f"the index {atom.value!r}",
+                                           "Index arrays with integers (int(x) or x // 1 "
+                                           "gives one), slices or integer/boolean arrays.")
                     items.append(("int", atom))
         return items
 
@@ -244,15 +248,15 @@ class Indexing:
         if dtype == "b":
             return ("mask", value, ndim)
         if dtype == "f":
-            raise self.error(node, "indexing with an array of floats",
-                             "Index with integer arrays (idx.astype(np.int64) outside, or "
-                             "np.array([0, 2]) of ints) or boolean masks.")
+            raise self.n.error(node, "indexing with an array of floats",
+                               "Index with integer arrays (idx.astype(np.int64) outside, or "
+                               "np.array([0, 2]) of ints) or boolean masks.")
         if ndim != 1:
-            raise self.error(node, f"indexing with a {ndim}-D integer array",
-                             "Index with 1-D integer arrays (as numba requires), or loop over "
-                             "the index array.")
+            raise self.n.error(node, f"indexing with a {ndim}-D integer array",
+                               "Index with 1-D integer arrays (as numba requires), or loop over "
+                               "the index array.")
         if not (isinstance(value, View) and value.is_identity()):
-            value = ir.name(self.materialize(value, out, node).id)
+            value = ir.name(self.n.arrays.materialize(value, out, node).id)
             return ("array", value.id, 1)
         return ("array", value.base, 1)
 
@@ -261,18 +265,18 @@ class Indexing:
         try:
             return self._index_view(v, items, out, node)
         except _Retry:
-            base = self.materialize(v, out, node, copy=True)
-            return self._index_view(self.view_of(base.id, out), items, out, node)
+            base = self.n.arrays.materialize(v, out, node, copy=True)
+            return self._index_view(self.n.arrays.view_of(base.id, out), items, out, node)
 
     def _index_view(self, v, items, out, node):
         consumed = sum(it[2] if it[0] == "mask" else 1 for it in items
                        if it[0] in ("slice", "int", "array", "mask"))
         nd = len(v.shape)
         if sum(1 for it in items if it[0] == "ellipsis") > 1:
-            raise self.error(node, "an index with two ellipses (...)", "Use at most one.")
+            raise self.n.error(node, "an index with two ellipses (...)", "Use at most one.")
         if consumed > nd:
-            raise self.error(node, f"indexing a {nd}-D array with {consumed} indices",
-                             "Index at most one position or slice per dimension.")
+            raise self.n.error(node, f"indexing a {nd}-D array with {consumed} indices",
+                               "Index at most one position or slice per dimension.")
         full = ("slice", ast.Slice(lower=None, upper=None, step=None))
         if any(it[0] == "ellipsis" for it in items):
             k = next(k for k, it in enumerate(items) if it[0] == "ellipsis")
@@ -297,7 +301,7 @@ class Indexing:
                 spec, n = v.dims[j], self._length(v.shape[j])
                 i = it[1]
                 if not (isinstance(i, ast.Constant) and i.value >= 0):
-                    i = self.to_atom(out, self.vcall(vec.index, [i, n]))
+                    i = self.n.to_atom(out, self.n.arrays.vcall(vec.index, [i, n]))
                 if isinstance(spec, Take):
                     for s in spec.sources:
                         fixed.setdefault(s.b, []).append(
@@ -312,7 +316,7 @@ class Indexing:
             adv_at.append(pos)
             if kind == "array":
                 spec = self._simple(v, j)
-                n_src = self.shape_atom(it[1], 0, out)
+                n_src = self.n.arrays.shape_atom(it[1], 0, out)
                 sources.append((spec[0], it[1], None, n_src, self._length(v.shape[j]),
                                 spec[1], spec[2]))
                 j += 1
@@ -356,12 +360,12 @@ class Indexing:
             return spec
         if spec is None or isinstance(spec, Take):
             raise _Retry()
-        start, length, step = self.slice_bounds(sl, n, out)
+        start, length, step = self.n.arrays.slice_bounds(sl, n, out)
         b, s0, st0 = spec
         new_start = self._affine(s0, st0, start, None, out)
         new_step = step if _is_const(st0, 1) else \
             st0 if _is_const(step, 1) else \
-            self.to_atom(out, ast.BinOp(left=st0, op=ast.Mult(), right=step))
+            self.n.to_atom(out, ast.BinOp(left=st0, op=ast.Mult(), right=step))
         shape.append(ONE if _is_const(length, 1) else length)
         return (b, new_start, new_step)
 
@@ -369,7 +373,7 @@ class Indexing:
         terms = [t for t in terms if not _is_const(t, 0)]
         acc = terms[0] if terms else ir.const(0)
         for t in terms[1:]:
-            acc = self.to_atom(out, ast.BinOp(left=acc, op=ast.Add(), right=t))
+            acc = self.n.to_atom(out, ast.BinOp(left=acc, op=ast.Add(), right=t))
         return acc
 
     def _take(self, raw, out, node):
@@ -379,11 +383,11 @@ class Indexing:
                 sizes.append(r[3])
         length = sizes[0]
         for s in sizes[1:]:
-            length = self.to_atom(out, self.vcall(vec.bcast, [length, s]), "_n")
+            length = self.n.to_atom(out, self.n.arrays.vcall(vec.bcast, [length, s]), "_n")
         sources = []
         for b, arr, col, n_src, n_dim, start, step in raw:
             flag = None if _same(n_src, length) else \
-                self.to_atom(out, self.vcall(vec.stride, [n_src, length]), "_f")
+                self.n.to_atom(out, self.n.arrays.vcall(vec.stride, [n_src, length]), "_f")
             sources.append(TakeSource(b, arr, col, n_src, flag, n_dim, start, step))
         return Take(sources, length)
 
@@ -394,29 +398,29 @@ class Indexing:
         for m, (a, b) in enumerate(zip(mask.shape, dims)):
             a, b = self._length(a), self._length(b)
             if not _same(a, b):
-                self.to_atom(out, self.vcall(vec.same_length, [a, b]), "_n")
+                self.n.to_atom(out, self.n.arrays.vcall(vec.same_length, [a, b]), "_n")
         shape = [self._length(s) for s in mask.shape]
-        total = self.size_of(shape, out)
-        coords = self.fresh("_k")
-        self.emit_assign(out, coords, self.vcall(vec.empty_int, [
+        total = self.n.size_of(shape, out)
+        coords = self.n.fresh("_k")
+        self.n.emit_assign(out, coords, self.n.arrays.vcall(vec.empty_int, [
             ast.Tuple(elts=[total, ir.const(k)], ctx=ast.Load())]))
-        self.note_array(coords, 2, "i")
-        count = self.fresh("_cnt")
-        self.emit_assign(out, count, ir.const(0))
-        env = self.loop_env(mask.shape, [mask], out)
+        self.n.arrays.note_array(coords, 2, "i")
+        count = self.n.fresh("_cnt")
+        self.n.emit_assign(out, count, ir.const(0))
+        env = self.n.arrays.loop_env(mask.shape, [mask], out)
 
         def body(vars_, stmts):
-            c = self.scalar_at(mask, vars_, env, stmts)
+            c = self.n.arrays.scalar_at(mask, vars_, env, stmts)
             hit = []
             for m in range(k):
                 sub = ast.Subscript(value=ir.name(coords), slice=ast.Tuple(
                     elts=[ir.name(count), ir.const(m)], ctx=ast.Load()), ctx=ast.Store())
-                self.emit_assign(hit, sub, vars_[m])
-            self.emit_assign(hit, count, ast.BinOp(left=ir.name(count), op=ast.Add(),
-                                                   right=ir.const(1)))
-            self.emit_if(stmts, c, hit, [])
+                self.n.emit_assign(hit, sub, vars_[m])
+            self.n.emit_assign(hit, count, ast.BinOp(left=ir.name(count), op=ast.Add(),
+                                                     right=ir.const(1)))
+            self.n.emit_if(stmts, c, hit, [])
 
-        self.nest(mask.shape, list(range(k)), out, body)
+        self.n.arrays.nest(mask.shape, list(range(k)), out, body)
         return coords, ir.name(count)
 
     # reshapes --------------------------------------------------------------------
@@ -424,36 +428,36 @@ class Indexing:
         """v.reshape(shape), np.reshape, ravel (a view of a C-contiguous array, as numpy and
         numba give; a copy otherwise, as numpy gives) and flatten (`copy`: always a copy).
         `shape_nodes` are AST nodes (one may be -1)."""
-        v = self.lazy_operand(v, out)
+        v = self.n.arrays.lazy_operand(v, out)
         if not isinstance(v, Lazy) or isinstance(v, Scalar):
-            raise self.error(node, "reshape of a scalar", "Reshape arrays.")
+            raise self.n.error(node, "reshape of a scalar", "Reshape arrays.")
         if copy or not (isinstance(v, View) and v.contiguous and not has_take(v)):
-            v = self.view_of(self.materialize(v, out, node, copy=True).id, out)
-        size = self.size_of([self._length(n) for n in v.shape], out)
+            v = self.n.arrays.view_of(self.n.arrays.materialize(v, out, node, copy=True).id, out)
+        size = self.n.size_of([self._length(n) for n in v.shape], out)
         if atoms is None:       # (adjit's own callers may pass the size atoms themselves)
-            atoms = [self.atom(n, out) for n in shape_nodes]
+            atoms = [self.n.atom(n, out) for n in shape_nodes]
         unknown = [k for k, a in enumerate(atoms) if isinstance(a, ast.Constant) and
                    a.value == -1]
         if len(unknown) > 1:
-            raise self.error(node, "a reshape with more than one -1", "Give one size as -1.")
-        known = self.size_of([a for k, a in enumerate(atoms) if k not in unknown], out)
+            raise self.n.error(node, "a reshape with more than one -1", "Give one size as -1.")
+        known = self.n.size_of([a for k, a in enumerate(atoms) if k not in unknown], out)
         if unknown:
-            atoms[unknown[0]] = self.to_atom(out, self.vcall(vec.infer_size, [size, known]),
-                                             "_n")
+            atoms[unknown[0]] = self.n.to_atom(
+                out, self.n.arrays.vcall(vec.infer_size, [size, known]), "_n")
         else:
-            self.to_atom(out, self.vcall(vec.same_size, [size, known]), "_n")
+            self.n.to_atom(out, self.n.arrays.vcall(vec.same_size, [size, known]), "_n")
         strides, acc = [], ir.const(1)
         for a in reversed(atoms):
             strides.append(acc)
             acc = a if _is_const(acc, 1) else \
-                self.to_atom(out, ast.BinOp(left=acc, op=ast.Mult(), right=a), "_n")
+                self.n.to_atom(out, ast.BinOp(left=acc, op=ast.Mult(), right=a), "_n")
         strides.reverse()
         shape = [ONE if _is_const(a, 1) else a for a in atoms]
         flat = [d for d, n in zip(v.dims, v.shape) if d is not None and n is not ONE]
         if len(flat) == 1 and v.parent is None and not isinstance(flat[0], Take):
             # a 1-D view: element f of the reshape is element f of v, an affine position
             b, start, step = flat[0]
-            dims = [(b, ir.const(0), st if _is_const(step, 1) else self.to_atom(
+            dims = [(b, ir.const(0), st if _is_const(step, 1) else self.n.to_atom(
                 out, ast.BinOp(left=step, op=ast.Mult(), right=st))) for st in strides]
             fixed = dict(v.fixed)
             if not _is_const(start, 0):
@@ -468,74 +472,74 @@ class Indexing:
         given = dict(zip(names, node.args))
         for kw in node.keywords:
             if kw.arg not in names or kw.arg in given:
-                raise self.error(node, f"`{ast.unparse(node.func)}` with `{kw.arg}=`",
-                                 f"Its arguments here are {', '.join(names)}.")
+                raise self.n.error(node, f"`{ast.unparse(node.func)}` with `{kw.arg}=`",
+                                   f"Its arguments here are {', '.join(names)}.")
             given[kw.arg] = kw.value
         if len(node.args) > len(names):
-            raise self.error(node, f"`{ast.unparse(node.func)}` with {len(node.args)} "
-                             "arguments", f"Its arguments here are {', '.join(names)}.")
+            raise self.n.error(node, f"`{ast.unparse(node.func)}` with {len(node.args)} "
+                               "arguments", f"Its arguments here are {', '.join(names)}.")
         for n in names:
             if n not in given and n not in defaults:
-                raise self.error(node, f"`{ast.unparse(node.func)}` without `{n}`",
-                                 f"Pass {', '.join(names)}.")
+                raise self.n.error(node, f"`{ast.unparse(node.func)}` without `{n}`",
+                                   f"Pass {', '.join(names)}.")
         return {n: given.get(n, defaults.get(n)) for n in names}
 
     def array_operand(self, node, out, what):
-        v = self.operand(node, out)
+        v = self.n.operand(node, out)
         if not isinstance(v, Lazy) or isinstance(v, Scalar):
-            raise self.error(node, f"{what} of something that is not an array",
-                             f"Pass an array to {what}.")
+            raise self.n.error(node, f"{what} of something that is not an array",
+                               f"Pass an array to {what}.")
         return v
 
     def running_sum(self, v, axis, out):
         """A new array of the running sums of v (a view or an expression) along `axis`."""
-        name = self.new_array([self._length(n) for n in v.shape], out)
-        target = self.full_view(name, [self._length(n) for n in v.shape])
-        env = self.loop_env(v.shape, [v], out)
-        acc = self.fresh("_r")
+        name = self.n.arrays.new_array([self._length(n) for n in v.shape], out)
+        target = self.n.arrays.full_view(name, [self._length(n) for n in v.shape])
+        env = self.n.arrays.loop_env(v.shape, [v], out)
+        acc = self.n.fresh("_r")
         rest = [j for j in range(len(v.shape)) if j != axis]
 
         def pre(vars_, stmts):
-            self.emit_assign(stmts, acc, ir.const(0.0))
+            self.n.emit_assign(stmts, acc, ir.const(0.0))
 
         def body(vars_, stmts):
-            e = self.scalar_at(v, vars_, env, stmts)
-            total = self.to_atom(stmts, ast.BinOp(left=ir.name(acc), op=ast.Add(), right=e))
-            self.emit_assign(stmts, acc, total)
+            e = self.n.arrays.scalar_at(v, vars_, env, stmts)
+            total = self.n.to_atom(stmts, ast.BinOp(left=ir.name(acc), op=ast.Add(), right=e))
+            self.n.emit_assign(stmts, acc, total)
             sub = ast.Subscript(value=ir.name(name), slice=_index_node(
                 self.map_index(target, vars_, env, stmts)), ctx=ast.Store())
-            self.emit_assign(stmts, sub, ir.name(acc))
+            self.n.emit_assign(stmts, sub, ir.name(acc))
 
         if rest:
-            self.nest(v.shape, rest + [axis], out, body, pre=pre)
+            self.n.arrays.nest(v.shape, rest + [axis], out, body, pre=pre)
         else:
             pre(None, out)
-            self.nest(v.shape, [axis], out, body)
+            self.n.arrays.nest(v.shape, [axis], out, body)
         return ir.name(name)
 
     def diagonal_view(self, v, out, node, k=0):
         """A view of the k-th diagonal of a 2-D array (a[i, i + k]; below the main one for
         k < 0): flat positions start + i * (m + 1) of an n x m array, in C order."""
         if len(v.shape) != 2:
-            raise self.error(node, f"the diagonal of a {len(v.shape)}-D array",
-                             "Take diagonals of 2-D arrays.")
+            raise self.n.error(node, f"the diagonal of a {len(v.shape)}-D array",
+                               "Take diagonals of 2-D arrays.")
         if not isinstance(v, View):
-            v = self.view_of(self.materialize(v, out, node).id, out)
+            v = self.n.arrays.view_of(self.n.arrays.materialize(v, out, node).id, out)
         n, m = (self._length(s) for s in v.shape)
-        step = self.to_atom(out, ast.BinOp(left=m, op=ast.Add(), right=ir.const(1)), "_n")
+        step = self.n.to_atom(out, ast.BinOp(left=m, op=ast.Add(), right=ir.const(1)), "_n")
         if k == 0:
             start = ir.const(0)
-            length = self.to_atom(out, self.vcall(min, [n, m]), "_n")
+            length = self.n.to_atom(out, self.n.arrays.vcall(min, [n, m]), "_n")
         else:
             # k > 0: rows 0.., columns k..; k < 0: rows -k.., columns 0..
             start = ir.const(k) if k > 0 else \
-                self.to_atom(out, ast.BinOp(left=ir.const(-k), op=ast.Mult(), right=m), "_n")
-            rows = n if k > 0 else self.to_atom(out, ast.BinOp(left=n, op=ast.Sub(),
-                                                               right=ir.const(-k)), "_n")
-            cols = m if k < 0 else self.to_atom(out, ast.BinOp(left=m, op=ast.Sub(),
-                                                               right=ir.const(k)), "_n")
-            length = self.to_atom(out, self.vcall(max, [self.to_atom(
-                out, self.vcall(min, [rows, cols]), "_n"), ir.const(0)]), "_n")
+                self.n.to_atom(out, ast.BinOp(left=ir.const(-k), op=ast.Mult(), right=m), "_n")
+            rows = n if k > 0 else self.n.to_atom(out, ast.BinOp(left=n, op=ast.Sub(),
+                                                                 right=ir.const(-k)), "_n")
+            cols = m if k < 0 else self.n.to_atom(out, ast.BinOp(left=m, op=ast.Sub(),
+                                                                 right=ir.const(k)), "_n")
+            length = self.n.to_atom(out, self.n.arrays.vcall(max, [self.n.to_atom(
+                out, self.n.arrays.vcall(min, [rows, cols]), "_n"), ir.const(0)]), "_n")
         return View(v.base, 1, [(0, start, step)], {}, [length], None, v)
 
     # dtypes --------------------------------------------------------------------
@@ -548,9 +552,9 @@ class Indexing:
             if isinstance(a, ast.Constant):
                 return "b" if isinstance(a.value, bool) else \
                     "i" if isinstance(a.value, int) else "f"
-            return "i" if a.id in self.ctx.ints else "?"
+            return "i" if a.id in self.n.ctx.ints else "?"
         if isinstance(v, View):
-            return self.ctx.arrays.get(v.base, (0, "?"))[1]
+            return self.n.ctx.arrays.get(v.base, (0, "?"))[1]
         kind, op = v.fn[0], v.fn[1]
         if kind == "cmp":
             return "b"
@@ -562,7 +566,7 @@ class Indexing:
         if kind == "unary":
             return args[0] if args[0] in ("i", "f") else "?"
         if all(a == "i" for a in args) and isinstance(op, (ast.Add, ast.Sub, ast.Mult,
-                                                          ast.FloorDiv, ast.Mod)):
+                                                           ast.FloorDiv, ast.Mod)):
             return "i"
         if any(a == "f" for a in args):
             return "f"
