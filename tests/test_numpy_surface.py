@@ -896,3 +896,45 @@ def test_identity_and_matmul_by_name_match_finite_differences():
     g = adjit.grad(matmul_by_name, argnums=(0, 1))(*args)
     for k in range(2):
         np.testing.assert_allclose(g[k], fd_grad(matmul_by_name, args, k), rtol=1e-6)
+
+
+def rounded_prices(x, s):
+    return (np.sum(np.round(x * s, 1) * x) + np.sum(np.around(x, decimals=2) * s)
+            + round(s * 3.0, 1) * s)
+
+
+def test_rounding_to_decimals_is_numbas_value_with_no_derivative():
+    """np.round(x, 1), np.around(x, decimals=2), round(s, 1): numba's rounding, piecewise
+    constant, so only the factors outside it carry derivatives."""
+    x, s = np.array([0.123, -1.456, 2.789]), 1.3
+    value, (gx, gs) = adjit.value_and_grad(rounded_prices, argnums=(0, 1))(x, s)
+    assert value == numba.njit(rounded_prices)(x, s)
+    np.testing.assert_allclose(gx, np.round(x * s, 1), rtol=1e-15)
+    assert gs == pytest.approx(np.sum(np.around(x, 2)) + round(s * 3.0, 1), rel=1e-14)
+    np.testing.assert_allclose(gx, fd_grad(numba.njit(rounded_prices), (x, s), 0), rtol=1e-6)
+    assert gs == pytest.approx(fd_grad(numba.njit(rounded_prices), (x, s), 1), rel=1e-6)
+
+
+def cleaned(s, x, y):
+    return (np.sum(np.nan_to_num(y, nan=0.5 * s) * s)
+            + np.sum(np.nan_to_num(x, nan=s * s, posinf=s, neginf=-2.0 * s) * x[0])
+            + np.nan_to_num(s, nan=2.0))
+
+
+def test_nan_to_num_with_the_values_numba_takes():
+    """nan=, posinf=, neginf= as numba takes them: each value carries its derivative where
+    it replaces a NaN or an infinity; x's derivative is 1 where x is finite."""
+    s, y = 1.37, np.array([0.3, np.nan, 1.0])
+    x = np.array([0.5, np.nan, 2.0, np.inf, -np.inf])
+    compiled = numba.njit(cleaned)
+    value, (gs, gx, gy) = adjit.value_and_grad(cleaned, argnums=(0, 1, 2))(s, x, y)
+    assert value == compiled(s, x, y)
+    finite = np.isfinite(x)
+    # d/ds of s (0.3 + 1.0) + 0.5 s^2, x0 (s^2 + s - 2 s) and s
+    assert gs == pytest.approx(np.nansum(y) + s + x[0] * (2.0 * s - 1.0) + 1.0, rel=1e-14)
+    assert gs == pytest.approx(fd_grad(compiled, (s, x, y), 0), rel=1e-7)
+    np.testing.assert_allclose(gx[1:], np.where(finite, x[0], 0.0)[1:], rtol=1e-15)
+    assert gx[0] == pytest.approx(x[0] + np.sum(np.nan_to_num(x, nan=s * s, posinf=s,
+                                                              neginf=-2.0 * s)), rel=1e-14)
+    np.testing.assert_array_equal(gy, np.where(np.isnan(y), 0.0, s))
+    assert adjit.jvp(cleaned)(s, x, y, 1.0)[1] == pytest.approx(gs, rel=1e-14)

@@ -91,7 +91,9 @@ def classify(value, env):
         rule = rule_for_call(obj)
         if obj is stop_gradient:
             return Prim("stop", list(value.args), rule, obj)
-        if rule is None:        # a call with no derivative rule (rules/opaque.py)
+        # a call with no derivative rule, or one kept as numba's call of a form the rule
+        # does not describe (rules/opaque.py; numpy_calls.opaque_call notes it)
+        if rule is None or ir.note(value, "opaque") is not None:
             return Prim("opaque", ir.operands(value), obj=obj)
         return Prim("op", list(value.args), rule, obj)
     raise AssertionError(ast.dump(value))

@@ -20,6 +20,44 @@ def lower_spread(norm, node, obj, out):
                              node.args[1:], out)
 
 
+@lowers("nan_to_num")
+def lower_nan_to_num(norm, node, obj, out):
+    """np.nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None) (numba's parameters):
+    the one-argument function (infinities to the largest finite numbers), then each value
+    given chosen where x is NaN, +inf or -inf, so that it carries its own derivative there."""
+    a = norm.indexing.call_arguments(node, ["x", "copy", "nan", "posinf", "neginf"],
+                                     {"copy": None, "nan": None, "posinf": None,
+                                      "neginf": None}, out)
+    if a["copy"] is not None and not (isinstance(a["copy"], ast.Constant) and
+                                      a["copy"].value is True):
+        raise norm.error(node, "np.nan_to_num with `copy=` other than True (it would write "
+                         "the array in place)", "Leave copy out and assign the result: "
+                         "x = np.nan_to_num(x, nan=...).")
+    x = norm.operand(a["x"], out)
+    result = _elementwise(norm, ("call", np.nan_to_num), [x], out, node)
+    largest = float(np.finfo(np.float64).max)
+    for name, test, bound in (("nan", ("call", math.isnan), None),
+                              ("posinf", ("cmp", ast.Gt()), largest),
+                              ("neginf", ("cmp", ast.Lt()), -largest)):
+        given = a[name]
+        if given is None or (isinstance(given, ast.Constant) and given.value is None):
+            continue
+        # an infinity: x beyond the largest float
+        operands = [x] if bound is None else [x, ir.const(bound)]
+        chosen = _elementwise(norm, test, operands, out, node)
+        result = _elementwise(norm, ("call", "where"), [chosen, norm.operand(given, out),
+                                                          result], out, node)
+    return result
+
+
+def _elementwise(norm, fn, args, out, node):
+    """fn applied to numbers or arrays (broadcast), as a lazy array or an atom."""
+    lazy = norm.arrays.elementwise(fn, args, out, node)
+    if lazy is not None:
+        return lazy
+    return norm.arrays.scalar_op(fn, [norm.to_atom(out, v) for v in args], out)
+
+
 @lowers("average")
 def lower_average(norm, node, obj, out):
     """np.average(a, weights=None) over all elements: the mean, or sum(a w) / sum(w)."""

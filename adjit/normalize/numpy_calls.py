@@ -21,6 +21,7 @@ from ..rules.table import (ALLOCATORS, ARRAY_FUNCTIONS, DECLARED_ALLOCATORS, DRA
                            ELEMENTWISE_ARITY, INACTIVE, METHOD_FUNCTIONS, METHOD_REDUCTIONS,
                            REDUCTIONS)
 from ..rules import opaque
+from ..rules.table import rule_for_call
 from ..runtime import vec
 from ..rules.registry import REGISTRY
 from .values import Shape, TupleValue
@@ -216,6 +217,13 @@ class NumpyCalls:
             return self.n.arrays.reduce(REDUCTIONS[obj], self.n.operand(args[0], out), axis, out,
                                         node)
         if obj in ELEMENTWISE:
+            if (node.keywords or len(args) > ELEMENTWISE_ARITY[obj]) and _constant(obj):
+                # piecewise constant (np.round(x, 1), np.around(x, decimals=2)): numba's call
+                # as it is, whatever its other arguments do; no derivative
+                return self.without_derivative(self.opaque_call(node, obj, out), out)
+            handler = REGISTRY.get(obj).handler
+            if (node.keywords or len(args) > ELEMENTWISE_ARITY[obj]) and handler:
+                return LOWERINGS[handler](self.n, node, obj, out)   # np.nan_to_num(x, nan=1.0)
             if node.keywords:
                 raise self.n.error(node, f"keyword arguments to `{ast.unparse(node.func)}`",
                                    "Pass arguments by position.")
@@ -245,8 +253,19 @@ class NumpyCalls:
             return self.n.arrays.scalar_op(scalar.fn, [a.atom for a in scalar.args], out)
         return LOWERINGS[ARRAY_FUNCTIONS[obj]](self.n, node, obj, out)
 
+    def without_derivative(self, value, out):
+        """`value` (a number or an array) as a constant: stop_gradient of it."""
+        value = self.n.arrays.lazy_operand(self.n.to_atom(out, value), out)
+        if isinstance(value, Lazy) and not isinstance(value, Scalar):
+            return Op(("call", stop_gradient), [value], value.shape)
+        atom = value.atom if isinstance(value, Scalar) else value
+        return self.n.arrays.scalar_op(("call", stop_gradient), [atom], out)
+
     # whole-array functions, each lowered by the method registered for its registry handler --
     def primitive(self, node, obj, rule, out):
+        if len(node.args) > len(rule.params) and _constant(obj):
+            # piecewise constant (round(s, 2)): numba's call as it is, no derivative
+            return self.without_derivative(self.opaque_call(node, obj, out), out)
         if obj is stop_gradient:
             self.n.stopped += 1   # no derivative leaves: np.max needs no tie split
         try:
@@ -731,6 +750,12 @@ class NumpyCalls:
             keywords=[]))
         return self.n.indexing.index_view(self.n.arrays.view_of(base.id, out),
                                           [("array", order, 1)], out, node)
+
+def _constant(obj):
+    """Whether the registry says obj is piecewise constant (no partial in any operand)."""
+    rule = rule_for_call(obj)
+    return rule is not None and all(p is None for p in rule.partials)
+
 
 def _parameter_name(obj, k):
     """What numpy calls the k-th positional parameter of obj (`decimals` of np.round)."""

@@ -16,17 +16,18 @@ import numpy as np
 
 FORMS = {
     # functions of numbers: other arities and numba's extra arguments
-    round: ("round(s)", "!round(s, 2)"),
+    round: ("round(s)", "round(s, 2)"),
     float: ("float(s)",),
     abs: ("abs(s)",),
     min: ("min(s, 0.2)", "min(s, 0.2, -0.1)"),
     max: ("max(s, 0.2)", "max(s, 0.2, -0.1)"),
     # numpy functions of elements with more arguments than their arity
-    np.round: ("np.round(x)", "!np.round(x, 1)", "!np.round(x, decimals=1)"),
-    np.around: ("np.around(x)", "!np.around(x, 1)", "!np.around(x, decimals=1)"),
+    np.round: ("np.round(x)", "np.round(x, 1)", "np.round(x, decimals=1)"),
+    np.around: ("np.around(x)", "np.around(x, 1)", "np.around(x, decimals=1)"),
     np.clip: ("np.clip(x, -0.5, 1.0)", "np.clip(x, y[0], 1.0)"),
     np.where: ("np.where(x > 0.2, x, 0.0)", "np.where(x > 0.2, x, p)"),
-    np.nan_to_num: ("np.nan_to_num(x)", "!np.nan_to_num(x, nan=0.5)"),
+    np.nan_to_num: ("np.nan_to_num(x)", "np.nan_to_num(x, nan=0.5)", "np.nan_to_num(x, True, s)",
+                    "np.nan_to_num(x, posinf=s, neginf=-s)", "!np.nan_to_num(x, copy=False)"),
     # reductions
     np.sum: ("np.sum(x)", "np.sum(M, 0)", "np.sum(M, axis=1)", "np.sum(T, axis=2)"),
     np.mean: ("np.mean(x)", "np.mean(M)"),

@@ -47,11 +47,12 @@ def scalar(obj, name, rule, numpy=(), cost="cheap", domain=((-2.0, 2.0),), notes
                   arity=len(rule.params), domain=domain, cuda=cuda)
 
 
-def ufunc(obj, rule, cost="cheap", domain=((-2.0, 2.0),), notes=""):
+def ufunc(obj, rule, cost="cheap", domain=((-2.0, 2.0),), notes="", handler=None):
     """A numpy function with no math counterpart (np.cbrt): the scalar primitive on numbers
-    and, applied elementwise, on arrays."""
+    and, applied elementwise, on arrays. `handler` names the lowering of its forms with more
+    arguments than the rule's (normalize/lowering.py)."""
     _R.define(obj, f"np.{obj.__name__}", "elementwise", rule=rule, scalar=obj,
-              arity=len(rule.params), cost=cost, domain=domain, notes=notes)
+              arity=len(rule.params), cost=cost, domain=domain, notes=notes, handler=handler)
 
 
 def lowered(obj, keyword, arity, domain=((-2.0, 2.0),), notes=""):
@@ -200,8 +201,9 @@ ufunc(np.fmin, _binary("0.0 if b < a or a != a else 1.0", "1.0 if b < a or a != 
       domain=((-2.0, 2.0), (-2.0, 2.0)), notes="a NaN argument is ignored; ties to the first")
 # fmod(a, b) = a - b * trunc(a / b), with the sign of a (C's fmod; % takes b's sign)
 ufunc(np.fmod, _binary("1.0", "-math.trunc(a / b)"), domain=((-2.0, 2.0), (0.3, 2.0)))
-ufunc(np.nan_to_num, _unary("1.0 if math.isfinite(x) else 0.0"),
-      notes="NaN and infinities (replaced by constants) get no derivative")
+ufunc(np.nan_to_num, _unary("1.0 if math.isfinite(x) else 0.0"), handler="nan_to_num",
+      notes="NaN and infinities (replaced by constants) get no derivative through x; "
+      "`nan=`, `posinf=`, `neginf=` carry theirs where they are chosen")
 ufunc(np.floor, _unary(None), notes="piecewise constant")
 
 scalar(math.copysign, "math.copysign",
