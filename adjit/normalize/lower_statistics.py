@@ -45,8 +45,8 @@ def lower_nan_to_num(norm, node, obj, out):
         # an infinity: x beyond the largest float
         operands = [x] if bound is None else [x, ir.const(bound)]
         chosen = _elementwise(norm, test, operands, out, node)
-        result = _elementwise(norm, ("call", "where"), [chosen, norm.operand(given, out),
-                                                          result], out, node)
+        value = norm.operand(given, out)
+        result = _elementwise(norm, ("call", "where"), [chosen, value, result], out, node)
     return result
 
 

@@ -751,6 +751,7 @@ class NumpyCalls:
         return self.n.indexing.index_view(self.n.arrays.view_of(base.id, out),
                                           [("array", order, 1)], out, node)
 
+
 def _constant(obj):
     """Whether the registry says obj is piecewise constant (no partial in any operand)."""
     rule = rule_for_call(obj)
