@@ -938,3 +938,24 @@ def test_nan_to_num_with_the_values_numba_takes():
                                                               neginf=-2.0 * s)), rel=1e-14)
     np.testing.assert_array_equal(gy, np.where(np.isnan(y), 0.0, s))
     assert adjit.jvp(cleaned)(s, x, y, 1.0)[1] == pytest.approx(gs, rel=1e-14)
+
+
+def reduced_svd(m, w):
+    u, s, vh = np.linalg.svd(m, full_matrices=False)
+    return np.sum(s * w[:s.shape[0]]) + u.shape[1] * np.sum(s) + vh.shape[0] * s[0]
+
+
+def reduced_svd_vectors(m):
+    u, s, vh = np.linalg.svd(m, False)
+    return np.sum(np.abs(u[:, 0]) * s[0]) + np.sum(vh[0] ** 2 * s)
+
+
+@pytest.mark.parametrize("shape", [(4, 3), (3, 5), (3, 3)])
+def test_the_reduced_svd_matches_numba_and_finite_differences(shape):
+    """np.linalg.svd(m, full_matrices=False): U with min(m, n) columns, Vh with min(m, n)
+    rows (the shapes enter the value), singular values differentiated for any shape,
+    singular vectors for a square matrix."""
+    m = np.random.default_rng(sum(shape)).standard_normal(shape)
+    check_against_numba(reduced_svd, (m, np.array([1.0, 2.0, 3.0])))
+    if shape[0] == shape[1]:
+        check_against_numba(reduced_svd_vectors, (m,))

@@ -19,10 +19,22 @@ def lower_packed(norm, node, obj, out):
     computed as one array by the entry's `packed` helper and unpacked where the call
     stood."""
     args = node.args
-    if node.keywords:
+    helper, how = REGISTRY.get(obj).packed
+    full = True
+    if how == "svd":    # numba's np.linalg.svd(a, full_matrices=True)
+        given = norm.indexing.call_arguments(node, ["a", "full_matrices"],
+                                             {"full_matrices": None}, out)
+        if given["full_matrices"] is not None:
+            flag = given["full_matrices"]
+            full = flag.value if isinstance(flag, ast.Constant) and \
+                isinstance(flag.value, (bool, int)) else None
+            if full is None:
+                raise norm.error(node, "np.linalg.svd with `full_matrices` that is not a "
+                                 "constant", "Write True or False.")
+        args = [given["a"]]
+    elif node.keywords:
         raise norm.error(node, f"keyword arguments to `{ast.unparse(node.func)}`",
                          "Pass arguments by position.")
-    helper, how = REGISTRY.get(obj).packed
     rule = REGISTRY.get(helper).array_rule if REGISTRY.get(helper) else None
     if rule is not None and len(args) > len(rule.params):
         name = ast.unparse(node.func)
@@ -40,7 +52,7 @@ def lower_packed(norm, node, obj, out):
         if not (isinstance(atoms[0], ast.Name) and atoms[0].id in norm.ctx.arrays):
             raise norm.error(node, "np.linalg.svd of something that is not an array",
                              "Pass a 2-D array.")
-        return norm.calls.unpack_svd(packed, atoms[0], out, node)
+        return norm.calls.unpack_svd(packed, atoms[0], out, node, bool(full))
     if how == "qr":     # [Q^T | R]: Q is the transpose of the first m columns
         if not (isinstance(atoms[0], ast.Name) and atoms[0].id in norm.ctx.arrays):
             raise norm.error(node, "np.linalg.qr of something that is not an array",

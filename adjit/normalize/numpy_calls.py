@@ -621,9 +621,10 @@ class NumpyCalls:
         packed = self.n.to_atom(out, self.call_of(vec.svd_packed, [arr]), "_p")
         return self.unpack_svd(packed, arr, out, node).items[1]
 
-    def unpack_svd(self, packed, a, out, node):
+    def unpack_svd(self, packed, a, out, node, full=True):
         """(U, s, Vh) as views of vec.svd_packed(a): U in the first m rows, s in row m,
-        Vh below, zero-padded to max(m, n) columns."""
+        Vh below, zero-padded to max(m, n) columns. Not `full` (full_matrices=False): the
+        first k = min(m, n) columns of U and rows of Vh, the reduced SVD."""
         m, n = self.size_local(a, 0, out), self.size_local(a, 1, out)
         whole = self.n.arrays.view_of(packed.id, out)
         rows_u = ast.Slice(lower=None, upper=ir.name(m), step=None)
@@ -631,10 +632,15 @@ class NumpyCalls:
                             upper=None, step=None)
         k = ast.Call(func=ast.Name(id="min", ctx=ast.Load()), args=[ir.name(m), ir.name(n)],
                      keywords=[])
+        first_k = ast.Slice(lower=None, upper=k, step=None)
+        cols_u = rows_u if full else first_k
+        if not full:
+            rows_vh = ast.Slice(lower=rows_vh.lower, upper=ast.BinOp(
+                left=rows_vh.lower, op=ast.Add(), right=copy.deepcopy(k)), step=None)
         return TupleValue([
-            self.n.indexing.index_view(whole, [("slice", rows_u), ("slice", rows_u)], out, node),
-            self.n.indexing.index_view(whole, [("int", ir.name(m)), ("slice", ast.Slice(
-                lower=None, upper=k, step=None))], out, node),
+            self.n.indexing.index_view(whole, [("slice", rows_u), ("slice", cols_u)], out, node),
+            self.n.indexing.index_view(whole, [("int", ir.name(m)), ("slice", copy.deepcopy(
+                first_k))], out, node),
             self.n.indexing.index_view(whole, [("slice", rows_vh), ("slice", ast.Slice(
                 lower=None, upper=ir.name(n), step=None))], out, node)])
 

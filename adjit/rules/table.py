@@ -479,8 +479,9 @@ _R.define(np.linalg.eigh, "np.linalg.eigh", "array", handler="packed",
                 "repeated eigenvalue")
 _R.define(np.linalg.svd, "np.linalg.svd", "array", handler="packed",
           packed=(vec.svd_packed, "svd"),
-          notes="full matrices (numba's); singular values for any shape, vectors for a "
-                "square matrix with distinct singular values (else ValueError / NaN)")
+          notes="full_matrices=True (numba's default) or False (the reduced U, Vh); singular "
+                "values for any shape, vectors for a square matrix with distinct singular "
+                "values (else ValueError / NaN)")
 _R.define(np.vander, "np.vander", "array", handler="keep", array_rule=ArrayRule(
     "vander", ("x", "N", "increasing"), ("vec.vander_bar(x, increasing, out_bar)", None, None),
     ("vec.vander_tangent(x, increasing, out, d)", None, None), lambda args: (2, "f"),
