@@ -49,10 +49,11 @@ from .views import Indexer, has_take
 
 _RESERVED = {"math", "np", "numba", "stop_gradient"}
 
-# every whole-array function of the registry has its lowering (normalize/lowering.py)
-if missing(ARRAY_FUNCTIONS.values()):
-    raise ImportError("registry handlers with no lowering: "
-                      f"{', '.join(missing(ARRAY_FUNCTIONS.values()))}")
+# every handler of the registry (whole-array functions, elementwise functions' other forms)
+# has its lowering (normalize/lowering.py)
+_HANDLERS = {e.handler for e in REGISTRY.family("array", "elementwise") if e.handler}
+if missing(_HANDLERS):
+    raise ImportError(f"registry handlers with no lowering: {', '.join(missing(_HANDLERS))}")
 
 
 
