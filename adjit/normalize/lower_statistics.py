@@ -172,19 +172,61 @@ def lower_nan_reduce(norm, node, obj, out):
 
 @lowers("cov")
 def lower_cov(norm, node, obj, out):
-    """np.cov(m) and np.corrcoef(m) of a 2-D array (rows are variables), kept at array
-    level (runtime/arrays.py has their adjoints and tangents)."""
+    """np.cov(m, y=None, rowvar=True, bias=False, ddof=None) and np.corrcoef(x, y=None,
+    rowvar=True) (numba's parameters): the variables as the rows of one 2-D array (m.T where
+    rowvar is False; y's rows after m's; a 1-D array one row), kept at array level
+    (runtime/arrays.py has the adjoints and tangents); bias and ddof scale the covariance
+    by (n - 1) / (n - ddof)."""
     name = f"np.{obj.__name__}"
-    if len(node.args) != 1 or node.keywords:
-        raise norm.error(node, f"{name} with arguments other than one array",
-                         f"Write {name}(m) with the variables in the rows of m "
-                         "(np.vstack((x, y)) for two of them).")
-    atom = norm.calls.argument_atom(node.args[0], out)
-    if not (isinstance(atom, ast.Name) and norm.ctx.arrays.get(atom.id, (0,))[0] == 2):
-        raise norm.error(node, f"{name} of something that is not a 2-D array",
-                         f"Pass the variables as the rows of a 2-D array: "
-                         f"{name}(x[None, :]) for one.")
-    return norm.calls.call_of(obj, [atom])
+    cov = obj is np.cov
+    names = ["m", "y", "rowvar", "bias", "ddof"] if cov else ["x", "y", "rowvar"]
+    a = norm.indexing.call_arguments(node, names, {n: None for n in names[1:]}, out)
+    flags = {}
+    for key, default in (("rowvar", True), ("bias", False), ("ddof", None)):
+        given = a.get(key)
+        if given is None or (isinstance(given, ast.Constant) and given.value is None):
+            flags[key] = default
+        elif isinstance(given, ast.Constant) and isinstance(given.value, (bool, int)):
+            flags[key] = given.value
+        else:
+            raise norm.error(node, f"{name} with `{key}` that is not a constant",
+                             "Write True or False (an int for ddof).")
+
+    def rows(arg):
+        v = norm.indexing.array_operand(arg, out, name)
+        if len(v.shape) == 1:
+            return norm.indexing.reshape_view(v, [ir.const(1), ir.const(-1)], out, node)
+        if len(v.shape) != 2:
+            raise norm.error(node, f"{name} of a {len(v.shape)}-D array",
+                             "Pass the variables as the rows of a 2-D array.")
+        return v if flags["rowvar"] or len(v.shape) == 1 else \
+            norm.arrays.transpose(v, out, node=node)
+    first = a["m" if cov else "x"]
+    y = a["y"]
+    if y is not None and not (isinstance(y, ast.Constant) and y.value is None):
+        v = norm.arrays.concatenate(None, 0, out, node, pieces=[rows(first), rows(y)])
+    else:
+        atom = norm.calls.argument_atom(first, out)
+        if isinstance(atom, ast.Name) and norm.ctx.arrays.get(atom.id, (0,))[0] == 2 and \
+                flags["rowvar"] and not flags["bias"] and flags["ddof"] is None:
+            return norm.calls.call_of(obj, [atom])      # np.cov(m) as it was written
+        if not (isinstance(atom, ast.Name) and norm.ctx.arrays.get(atom.id, (0,))[0] == 2):
+            # numba's of one 1-D array is a 0-d array, which adjit does not hold
+            raise norm.error(node, f"{name} of something that is not a 2-D array",
+                             "Pass the variables as the rows of a 2-D array, or two 1-D "
+                             f"arrays ({name}(x, y)); one variable's variance is "
+                             "np.var(x) * x.size / (x.size - 1).")
+        v = rows(atom)
+    whole = v if isinstance(v, ast.Name) else norm.arrays.materialize(v, out, node)
+    result = norm.to_atom(out, norm.calls.call_of(obj, [whole]))
+    ddof = flags["ddof"] if flags["ddof"] is not None else 0 if flags["bias"] else 1
+    if not cov or ddof == 1:
+        return result
+    n = norm.calls.size_local(whole, 1, out)
+    less = [norm.to_atom(out, ast.BinOp(left=ir.name(n), op=ast.Sub(), right=ir.const(k)))
+            for k in (1, ddof)]
+    factor = norm.to_atom(out, ast.BinOp(left=less[0], op=ast.Div(), right=less[1]))
+    return _elementwise(norm, ("bin", ast.Mult()), [result, factor], out, node)
 
 
 @lowers("trapezoid")
