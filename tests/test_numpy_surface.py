@@ -989,3 +989,14 @@ def test_cov_and_corrcoef_with_numbas_arguments(loss, shapes):
     variables in columns, a second set of variables, the biased and ddof normalizations."""
     rng = np.random.default_rng(7)
     check_against_numba(loss, tuple(rng.standard_normal(s) for s in shapes))
+
+
+def sorted_rows(m):
+    return (np.sum(np.sort(m) * np.arange(12.0).reshape(3, 4)) + np.sum(np.sort(m.T * 2.0)[:, 0])
+            + np.median(m) * 3.0 + np.median(m[:, :3]))
+
+
+def test_rows_sorted_and_the_median_of_a_matrix_match_numba_and_finite_differences():
+    """np.sort of a 2-D array sorts each row (numba's last axis); np.median of a matrix is
+    the median of all its elements."""
+    check_against_numba(sorted_rows, (np.random.default_rng(3).standard_normal((3, 4)),))

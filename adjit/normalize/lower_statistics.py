@@ -98,10 +98,14 @@ def lower_quantile(norm, node, obj, out):
 
 @lowers("median")
 def lower_median(norm, node, obj, out):
-    """np.median(a) of a 1-D array: the mean of the elements at (n - 1) // 2 and n // 2 of
-    the sorted array (the same element when n is odd: (m + m) / 2 is m exactly)."""
+    """np.median(a) of all elements (numba's takes no axis): the mean of the elements at
+    (n - 1) // 2 and n // 2 of the sorted flattened array (the same element when n is odd:
+    (m + m) / 2 is m exactly)."""
     a = norm.indexing.call_arguments(node, ["a"], {}, out)
-    s = norm.arrays.materialize(norm.calls.sorted_view(node, a["a"], out, "np.median"), out, node)
+    v = norm.indexing.array_operand(a["a"], out, "np.median")
+    if len(v.shape) != 1:
+        v = norm.indexing.reshape_view(v, [ir.const(-1)], out, node)
+    s = norm.arrays.materialize(norm.calls.sorted_view(node, v, out, "np.median"), out, node)
     n = norm.to_atom(out, ast.Subscript(value=ast.Attribute(value=s, attr="shape",
                                                             ctx=ast.Load()),
                                         slice=ir.const(0), ctx=ast.Load()), "_n")
@@ -116,9 +120,10 @@ def lower_median(norm, node, obj, out):
 
 @lowers("sort")
 def lower_sort(norm, node, obj, out):
-    """np.sort(a) of a 1-D array."""
+    """np.sort(a) of a 1-D array, or of each row of a 2-D array."""
     a = norm.indexing.call_arguments(node, ["a"], {}, out)
-    return norm.calls.sorted_view(node, a["a"], out, "np.sort")
+    return norm.calls.sorted_view(node, norm.indexing.array_operand(a["a"], out, "np.sort"),
+                                  out, "np.sort")
 
 
 @lowers("nan_reduce")

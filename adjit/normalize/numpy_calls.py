@@ -742,13 +742,22 @@ class NumpyCalls:
         axis, stack = rule(len(pieces[0].shape))
         return self.n.arrays.concatenate(None, axis, out, node, stack=stack, pieces=pieces)
 
-    def sorted_view(self, node, array, out, what):
-        """A 1-D array in sorted order: a gather through np.argsort (whose order carries no
-        derivative: the values move with their own adjoints)."""
-        v = self.n.indexing.array_operand(array, out, what)
+    def sorted_view(self, node, v, out, what):
+        """An array (a lazy value) in sorted order: a gather through np.argsort (whose order
+        carries no derivative: the values move with their own adjoints); a 2-D array's rows
+        each sorted, as numba sorts the last axis."""
+        if len(v.shape) == 2:
+            base = self.n.arrays.materialize(v, out, node)
+            rows, cols = self.size_local(base, 0, out), self.size_local(base, 1, out)
+            order = self.n.to_atom(out, self.call_of(vec.argsort_rows, [base]), "_s")
+            flat = self.n.indexing.reshape_view(self.n.arrays.view_of(base.id, out),
+                                                [ir.const(-1)], out, node)
+            gathered = self.n.indexing.index_view(flat, [("array", order.id, 1)], out, node)
+            return self.n.indexing.reshape_view(gathered, [ir.name(rows), ir.name(cols)], out,
+                                                node)
         if len(v.shape) != 1:
             raise self.n.error(node, f"{what} of a {len(v.shape)}-D array",
-                               f"{what} takes a 1-D array here (sort each row in a loop).")
+                               f"{what} takes a 1-D or 2-D array here (sort in a loop).")
         base = self.n.arrays.materialize(v, out, node)
         order = self.n.fresh("_s")
         self.n.emit_assign(out, order, ast.Call(func=ast.parse(

@@ -738,6 +738,8 @@ def inactive(obj, name, params, result, notes="", statement=False):
 
 
 inactive(np.argsort, "np.argsort", ("a",), lambda d: (d[0], "i"), "integer result")
+inactive(vec.argsort_rows, "vec.argsort_rows", ("a",), lambda d: (1, "i"),
+         "flat positions of each row's sorted order (np.sort of a 2-D array)")
 inactive(np.argmax, "np.argmax", ("a",), lambda d: (0, "i"), "integer result, no axis")
 inactive(np.argmin, "np.argmin", ("a",), lambda d: (0, "i"), "integer result, no axis")
 # numba's random draws: calls with an effect (each advances numba's generator), run once in

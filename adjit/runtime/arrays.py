@@ -14,6 +14,19 @@ from .index import as_float64, keep
 
 
 @numba.njit(cache=True)
+def argsort_rows(a):
+    """Flat positions (C order) of a 2-D array's elements with each row in sorted order:
+    a.ravel()[argsort_rows(a)].reshape(a.shape) is np.sort(a) (numba sorts the last axis)."""
+    m, n = a.shape
+    out = np.empty(m * n, np.int64)
+    for i in range(m):
+        order = np.argsort(a[i])
+        for j in range(n):
+            out[i * n + j] = i * n + order[j]
+    return out
+
+
+@numba.njit(cache=True)
 def sum_bar(out_bar):
     """The adjoint of a value every element of `out_bar`'s array adds (arange's start)."""
     return np.sum(out_bar)
