@@ -1000,3 +1000,23 @@ def test_rows_sorted_and_the_median_of_a_matrix_match_numba_and_finite_differenc
     """np.sort of a 2-D array sorts each row (numba's last axis); np.median of a matrix is
     the median of all its elements."""
     check_against_numba(sorted_rows, (np.random.default_rng(3).standard_normal((3, 4)),))
+
+
+def appended_along_axes(m, s):
+    return (np.sum(np.append(m, s, axis=0) * np.arange(9.0).reshape(3, 3))
+            + np.sum(np.append(m, s[:, :2].T, axis=1) ** 2))
+
+
+def differences_with_ends(x, y):
+    return (np.sum(np.ediff1d(x, to_end=y, to_begin=y[:1] * 2.0) * np.arange(6.0))
+            + np.sum(np.ediff1d(x, y[0]) ** 2) + np.sum(np.ediff1d(x, to_begin=3.0 * y[1]) ** 2))
+
+
+@pytest.mark.parametrize("loss, shapes", [(appended_along_axes, ((2, 3), (1, 3))),
+                                          (differences_with_ends, ((4,), (2,)))],
+                         ids=["append-axis", "ediff1d-ends"])
+def test_append_along_an_axis_and_differences_with_ends(loss, shapes):
+    """np.append(a, b, axis) is np.concatenate((a, b), axis); np.ediff1d(x, to_end,
+    to_begin) puts the flattened ends (a number is one element) around the differences."""
+    rng = np.random.default_rng(5)
+    check_against_numba(loss, tuple(rng.standard_normal(s) for s in shapes))

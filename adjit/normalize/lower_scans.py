@@ -6,7 +6,7 @@ import ast
 
 from .. import ir
 from .lowering import lowers
-from .vectorize import Op, View
+from .vectorize import Lazy, Op, Scalar, View
 
 
 @lowers("cumsum")
@@ -23,14 +23,36 @@ def lower_cumsum(norm, node, obj, out):
 
 @lowers("ediff1d")
 def lower_ediff1d(norm, node, obj, out):
-    """np.ediff1d(x): the differences of the flattened array, x[1:] - x[:-1]."""
-    a = norm.indexing.call_arguments(node, ["ary"], {}, out)
+    """np.ediff1d(ary, to_end=None, to_begin=None): the differences of the flattened array,
+    x[1:] - x[:-1], after the flattened to_begin and before the flattened to_end (a number
+    is one element)."""
+    a = norm.indexing.call_arguments(node, ["ary", "to_end", "to_begin"],
+                                     {"to_end": None, "to_begin": None}, out)
     v = norm.indexing.reshape_view(norm.indexing.array_operand(a["ary"], out, "np.ediff1d"),
                                    [ir.const(-1)], out, node)
     later, earlier = (norm.indexing.index_view(v, [("slice", ast.Slice(
         lower=lo, upper=hi, step=None))], out, node) for lo, hi in (
             (ir.const(1), None), (None, ir.const(-1))))
-    return norm.arrays.elementwise(("bin", ast.Sub()), [later, earlier], out, node)
+    diffs = norm.arrays.elementwise(("bin", ast.Sub()), [later, earlier], out, node)
+    ends = {}
+    written = [None, "to_end", "to_begin"][:len(node.args)] + [k.arg for k in node.keywords]
+    for key in sorted(("to_end", "to_begin"), key=lambda k: written.index(k) if k in written
+                      else 3):       # evaluated in the order the call writes them
+        given = a[key]
+        if given is None or (isinstance(given, ast.Constant) and given.value is None):
+            continue
+        value = norm.operand(given, out)
+        if isinstance(value, Lazy) and not isinstance(value, Scalar):
+            ends[key] = norm.indexing.reshape_view(value, [ir.const(-1)], out, node)
+        else:           # a number: one element
+            name = norm.arrays.new_array([ir.const(1)], out)
+            one = norm.arrays.full_view(name, [ir.const(1)])
+            norm.arrays.store_elements(one, Scalar(norm.to_atom(out, value)), out, node)
+            ends[key] = norm.arrays.view_of(name, out)
+    if not ends:
+        return diffs
+    pieces = [p for p in (ends.get("to_begin"), diffs, ends.get("to_end")) if p is not None]
+    return norm.arrays.concatenate(None, 0, out, node, pieces=pieces)
 
 
 @lowers("diff")

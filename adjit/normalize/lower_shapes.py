@@ -191,6 +191,21 @@ def lower_concatenate(norm, node, obj, out):
     return norm.arrays.concatenate(args[0].elts, axis, out, node, stack=what == "stack")
 
 
+@lowers("append")
+def lower_append(norm, node, obj, out):
+    """np.append(arr, values, axis=None): without an axis, the flattened arrays joined (kept
+    at array level: its ArrayRule); with one, np.concatenate((arr, values), axis)."""
+    a = norm.indexing.call_arguments(node, ["arr", "values", "axis"], {"axis": None}, out)
+    axis = a["axis"]
+    if axis is None or (isinstance(axis, ast.Constant) and axis.value is None):
+        return norm.calls.call_as_is(obj, [a["arr"], a["values"]], out, node)
+    k = ir.constant_int(axis)
+    if k is None:
+        raise norm.error(node, "np.append with an axis that is not an int constant",
+                         "Write the axis as a number: np.append(a, b, axis=0).")
+    return norm.arrays.concatenate([a["arr"], a["values"]], k, out, node)
+
+
 @lowers("hstack")
 def lower_hstack(norm, node, obj, out):
     """np.hstack: 1-D arrays end to end, others along axis 1 (numpy's rule)."""

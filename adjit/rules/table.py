@@ -538,17 +538,18 @@ _R.define(np.logspace, "np.logspace", "array", handler="keep", array_rule=ArrayR
     lambda args: (1, "f"), defaults={"num": "50"}, shared="vec.logspace_bars(out, out_bar)"),
     notes="base 10 (numba's); in start and stop; num by position")
 
-# np.nancumprod: cumprod's rule with NaN as 1. np.append(arr, values) (numba: no axis) joins
-# the flattened arrays (a number is one element). np.unwrap adds a piecewise constant
+# np.nancumprod: cumprod's rule with NaN as 1. np.append(arr, values) joins the flattened
+# arrays (a number is one element); with an axis it is np.concatenate (normalize/lower_shapes.py). np.unwrap adds a piecewise constant
 _R.define(np.nancumprod, "np.nancumprod", "array", handler="keep", array_rule=ArrayRule(
     "nancumprod", ("a",), ("vec.nancumprod_bar(a, out_bar)",),
     ("vec.nancumprod_tangent(a, out, d)",), lambda args: (1, "f"), reads=True),
     notes="of the flattened array; NaN elements get no derivative")
-_R.define(np.append, "np.append", "array", handler="keep", array_rule=ArrayRule(
+_R.define(np.append, "np.append", "array", handler="append", array_rule=ArrayRule(
     "append", ("arr", "values"),
     ("vec.append_head_bar(arr, out_bar)", "vec.append_tail_bar(arr, values, out_bar)"),
     ("np.append(d, vec.zero_like(values))", "np.append(vec.zero_like(arr), d)"),
-    lambda args: (1, "f"), reads=True), notes="no axis (numba's): the flattened arrays")
+    lambda args: (1, "f"), reads=True), through="arr, values",
+    notes="the flattened arrays; with `axis`, np.concatenate((arr, values), axis)")
 _R.define(np.unwrap, "np.unwrap", "array", handler="keep", array_rule=ArrayRule(
     "unwrap", ("p",), ("out_bar",), ("d",), lambda args: (args[0][0], "f")),
     notes="adds multiples of 2 pi: the derivative is the identity; p alone")
