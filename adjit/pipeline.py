@@ -32,10 +32,11 @@ from .codegen.emit import compile_source, exec_source, render
 from .codegen.kernel_sweep import KernelSweep
 from .errors import AdjitError, error_at, function_origin, internal_error
 from .forward.tangent import TangentBuilder
-from .frontend.source import read_function
+from .frontend.source import FunctionSource, read_function
 from .normalize.anf import InlineContext, normalize_function
 from .normalize.coalesce import coalesce_temps
 from .normalize.names import Env, NameGen, lookup
+from .normalize.prune import assigned_only_when_none, has_none_tests, pruned_function
 from .normalize.webs import split_webs
 from .reverse import sweep as sweep_passes
 from .reverse.adjoint import ReverseBuilder
@@ -171,6 +172,23 @@ def parse(p, o):
     p.wrt = [p.params[k] for k in o.argnums]
 
 
+def _pruned_for_none(src, params, arg_types):
+    """The function with the branches of `if w is None:` it cannot run removed, for the
+    arguments it was called with (None, or left out with a default None, or a value), as
+    numba compiles it (normalize/prune.py does the same for inlined helpers)."""
+    none = {q: isinstance(t, (numba.types.NoneType, numba.types.Omitted))
+            for q, t in zip(params, arg_types)
+            if not isinstance(t, numba.types.Optional)}
+    for q in [q for q in none if not assigned_only_when_none(src.tree.body, q)]:
+        if none[q]:
+            raise src.loc.error(src.tree, f"the argument `{q}` passed as None and assigned "
+                                "where it may not be None",
+                                f"Assign it only under `if {q} is None:` (a default), or "
+                                "pass a value.")
+        del none[q]
+    return FunctionSource(src.fn, pruned_function(src.tree, none), src.loc)
+
+
 def normalize(p, o):
     """normalized: A-normal form, helpers inlined, exits lowered to flags, vectorized numpy
     lowered to loops (normalize/), webs of reused names split, temporaries named."""
@@ -189,6 +207,8 @@ def normalize(p, o):
                   if isinstance(t, numba.types.Array)}
     if ctx.kernel:
         _refuse_early_return_before_barrier(p.src)
+    elif p.arg_types and has_none_tests(p.src.tree):
+        p.src = _pruned_for_none(p.src, p.params, p.arg_types)
     p.stmts, result = normalize_function(p.src, ctx)
     p.vec_temps = ctx.vec_temps
     if o.derivative == "kernel":

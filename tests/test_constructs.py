@@ -440,3 +440,35 @@ def test_enumerate_of_zip_counts_zips_loop():
     g = check_value_and_grad(counted_pairs, args, (0, 1))
     np.testing.assert_allclose(g[0], [1.0 * math.sin(0.3), 2.0 * math.sin(0.2),
                                       3.0 * math.sin(-0.7)], rtol=1e-12)
+
+
+def weighted_or_plain(x, w=None):
+    s = 0.0
+    for i in range(x.shape[0]):
+        if w is not None:
+            s += w[i] * x[i] ** 2
+        else:
+            s += x[i] ** 2
+    return s
+
+
+def early_default(x, w=None):
+    if w is None:
+        return np.sum(x ** 2)
+    return np.sum(w * x ** 2)
+
+
+@pytest.mark.parametrize("loss", [weighted_or_plain, early_default])
+def test_optional_arguments_of_the_differentiated_function_prune_as_numba_does(loss):
+    """`def f(x, w=None)` with `if w is None:` / `is not None` tests: called with w left
+    out, passed as None or given, as numba compiles each (the branch that cannot run is not
+    code)."""
+    x = np.array([0.3, 1.2, -0.7])
+    w = np.array([2.0, 0.5, 1.5])
+    np.testing.assert_allclose(adjit.grad(loss)(x), 2.0 * x, rtol=1e-15)
+    np.testing.assert_allclose(adjit.grad(loss)(x, None), 2.0 * x, rtol=1e-15)
+    value, (gx, gw) = adjit.value_and_grad(loss, argnums=(0, 1))(x, w)
+    assert value == pytest.approx(numba.njit(loss)(x, w), rel=1e-15)
+    np.testing.assert_allclose(gx, 2.0 * w * x, rtol=1e-15)
+    np.testing.assert_allclose(gw, x ** 2, rtol=1e-15)
+    assert adjit.jvp(loss)(x, None, np.ones(3))[1] == pytest.approx(np.sum(2.0 * x))

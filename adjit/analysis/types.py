@@ -260,7 +260,9 @@ def _kind_of(stmt, kinds, env):
         if arr is None:
             return None
         if not is_array(arr):
-            raise error_at(origin, f"indexing a {arr} value", "Index only numpy arrays.")
+            what = "a value that is not a number or an array (None, a string, ...)" \
+                if arr == OTHER else f"a {arr} value"
+            raise error_at(origin, f"indexing {what}", "Index only numpy arrays.")
         if len(prim.operands) - 1 != arr.ndim:
             raise error_at(origin, f"indexing a {arr.ndim}-D array with "
                            f"{len(prim.operands) - 1} index(es)",
