@@ -94,7 +94,7 @@ class GradientFunction:
             # a device function called from Python, or from a kernel in the CUDA simulator:
             # the generated Python function itself (numba-cuda compiles it inside kernels)
             return _device_callable(self.specialize(self._numba_types(args)))(*args)
-        pytypes = tuple(map(type, args))
+        pytypes = tuple(a if isinstance(a, str) else type(a) for a in args)
         fast = self._fast
         if fast is not None and fast[0] == pytypes:
             self._called = fast[1]
@@ -141,6 +141,10 @@ class GradientFunction:
                                "adjit compiles for floats, ints, bools and numpy arrays: pass "
                                "a float or np.array(...) instead (a tuple or list of numbers "
                                "as np.array(...); other settings as globals or constants).")
+            if isinstance(a, str):
+                # a setting (mode == "sum"): the gradient is specialized for its value, as
+                # numba's branches on it are decided here (normalize/prune.py)
+                t = numba.types.literal(a)
             problem = _unsupported_type(t)
             if problem:
                 raise error_at(where, f"argument '{name}' is {problem}",

@@ -36,7 +36,8 @@ from .frontend.source import FunctionSource, read_function
 from .normalize.anf import InlineContext, normalize_function
 from .normalize.coalesce import coalesce_temps
 from .normalize.names import Env, NameGen, lookup
-from .normalize.prune import assigned_only_when_none, has_none_tests, pruned_function
+from .normalize.prune import (assigned_only_when_none, has_none_tests, pruned_function,
+                              with_settings)
 from .normalize.webs import split_webs
 from .reverse import sweep as sweep_passes
 from .reverse.adjoint import ReverseBuilder
@@ -172,6 +173,12 @@ def parse(p, o):
     p.wrt = [p.params[k] for k in o.argnums]
 
 
+def _unliteral(types):
+    """Argument types as numba types the values it is called with (a string setting, keyed
+    by its value here, is a str to numba)."""
+    return tuple(numba.types.unliteral(t) for t in types)
+
+
 def _pruned_for_none(src, params, arg_types):
     """The function with the branches of `if w is None:` it cannot run removed, for the
     arguments it was called with (None, or left out with a default None, or a value), as
@@ -209,6 +216,10 @@ def normalize(p, o):
         _refuse_early_return_before_barrier(p.src)
     elif p.arg_types and has_none_tests(p.src.tree):
         p.src = _pruned_for_none(p.src, p.params, p.arg_types)
+    settings = {q: t.literal_value for q, t in zip(p.params or (), p.arg_types or ())
+                if isinstance(t, numba.types.StringLiteral) and q not in (p.wrt or ())}
+    if settings:
+        p.src = FunctionSource(p.src.fn, with_settings(p.src.tree, settings), p.src.loc)
     p.stmts, result = normalize_function(p.src, ctx)
     p.vec_temps = ctx.vec_temps
     if o.derivative == "kernel":
@@ -303,14 +314,15 @@ def compile_(p, o):
     if p.compiled is not None:      # derivatives that run the source as it is
         return
     if o.derivative == "tangent":
-        pyfunc, dispatcher = compile_source(p.source, p.entry, p.env.ns, p.arg_types,
+        pyfunc, dispatcher = compile_source(p.source, p.entry, p.env.ns, _unliteral(p.arg_types),
                                             o.fastmath, o.jit, cache=o.cache,
                                             origin=_origin(p, None))
         p.compiled = Transformed(p.source, pyfunc, dispatcher)
         return
     stats_type = numba.types.int64[::1]
     pyfunc, dispatcher = compile_source(p.source, p.entry, p.env.ns,
-                                        p.arg_types + (stats_type,), o.fastmath, o.jit,
+                                        _unliteral(p.arg_types) + (stats_type,), o.fastmath,
+                                        o.jit,
                                         wrapper=p.wrapper, cache=o.cache, callees=p.steps,
                                         origin=_origin(p, None))
     limit = DEFAULT_TAPE_LIMIT if o.tape_limit is None else o.tape_limit

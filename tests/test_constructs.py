@@ -472,3 +472,46 @@ def test_optional_arguments_of_the_differentiated_function_prune_as_numba_does(l
     np.testing.assert_allclose(gx, 2.0 * w * x, rtol=1e-15)
     np.testing.assert_allclose(gw, x ** 2, rtol=1e-15)
     assert adjit.jvp(loss)(x, None, np.ones(3))[1] == pytest.approx(np.sum(2.0 * x))
+
+
+def reduce_by(x, mode):
+    if mode == "sum":
+        return np.sum(x * x)
+    elif mode != "max":
+        return np.mean(x ** 3)
+    return np.max(x * x)
+
+
+@numba.njit
+def settled_step(y, h, method):
+    if method == "euler":
+        return y - h * y ** 3
+    return y - h * (y - 0.5 * h * y ** 3) ** 3
+
+
+def integrate_with(y0, h, n, method):
+    y = y0.copy()
+    for i in range(n):
+        y = settled_step(y, h, method)
+    return np.sum(y)
+
+
+def test_string_settings_choose_the_branch_as_numba_runs_it():
+    """A string argument compared with constants (`mode == "sum"`, in f or in an @njit
+    helper it is passed to): the gradient is specialized for each value it is called
+    with, and only that branch is code."""
+    x = np.array([0.3, 1.2, -0.7])
+    grad = adjit.grad(reduce_by)
+    compiled = numba.njit(reduce_by)
+    for mode in ("sum", "max", "mean"):
+        np.testing.assert_allclose(grad(x, mode), fd_grad(compiled, (x, mode), 0), rtol=1e-6,
+                                   atol=1e-9)
+    np.testing.assert_allclose(grad(x, "sum"), 2.0 * x, rtol=1e-15)
+    step = adjit.value_and_grad(integrate_with, argnums=(0, 1))
+    for method in ("euler", "midpoint", "euler"):
+        args = (x, 0.1, 5, method)
+        value, (gy, gh) = step(*args)
+        assert value == pytest.approx(numba.njit(integrate_with)(*args), rel=1e-14)
+        np.testing.assert_allclose(gy, fd_grad(numba.njit(integrate_with), args, 0), rtol=1e-6)
+        assert gh == pytest.approx(fd_grad(numba.njit(integrate_with), args, 1), rel=1e-6)
+    assert adjit.jvp(reduce_by)(x, "max", np.ones(3))[1] == pytest.approx(2.0 * 1.2)

@@ -670,14 +670,14 @@ class _Normalizer:
                 if n.id in self.src.locals:
                     return None
                 obj = self.src.resolve_name(n.id)
-                if not isinstance(obj, (bool, int, float)):
+                if not isinstance(obj, (bool, int, float, str)):
                     return None
                 leaves[n.id] = obj
             elif not isinstance(n, (ast.Constant, ast.BinOp, ast.UnaryOp, ast.Compare,
                                     ast.BoolOp, ast.operator, ast.unaryop, ast.cmpop,
                                     ast.boolop, ast.Load, ast.IfExp)):
                 return None
-            elif isinstance(n, ast.Constant) and not isinstance(n.value, (bool, int, float)):
+            elif isinstance(n, ast.Constant) and not isinstance(n.value, (bool, int, float, str)):
                 return None
         try:
             return bool(_fold(test, leaves))

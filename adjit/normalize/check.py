@@ -108,6 +108,11 @@ def check_supported(tree, loc):
     # strings passed to a call (np.searchsorted(a, v, side="right")) are the call's business
     passed = {id(a) for node in ir.walk(tree) if isinstance(node, ast.Call)
               for a in node.args + [kw.value for kw in node.keywords]}
+    # a comparison of constants (a string setting the function was called with, read as the
+    # constant it holds: normalize/prune.py with_settings) is decided when it is normalized
+    passed |= {id(n) for node in ir.walk(tree) if isinstance(node, ast.Compare)
+               and all(isinstance(c, ast.Constant) for c in [node.left] + node.comparators)
+               for n in [node.left] + node.comparators}
     # an assert's message is not evaluated unless it fails (and then not by adjit)
     passed |= {id(node.msg) for node in ir.walk(tree) if isinstance(node, ast.Assert)}
     # `...` as an element of an index (a[..., 0]) is numpy's ellipsis, supported there

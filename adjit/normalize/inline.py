@@ -7,7 +7,8 @@ import ast
 
 from .. import ir
 from ..frontend.source import FunctionSource, read_function
-from .prune import assigned_only_when_none, has_none_tests, pruned_function
+from .prune import assigned_only_when_none, has_none_tests, pruned_function, \
+    with_settings
 from .values import NONE, FunctionValue, NoneValue, Shape, TupleValue, TypeOf, \
     assigned_user_names
 from .vectorize import View
@@ -80,6 +81,10 @@ def inline(norm, node, fn, out, atoms=None):
                                  "or pass it.")
             del none[p]
         callee = FunctionSource(callee.fn, pruned_function(callee.tree, none), callee.loc)
+    settings = {p: v.value for p, v in bound.items()
+                if isinstance(v, ast.Constant) and isinstance(v.value, str)}
+    if settings:        # `if method == "euler":` in the helper, decided for this call
+        callee = FunctionSource(callee.fn, with_settings(callee.tree, settings), callee.loc)
     prefix = norm.ctx.prefix_for(norm.prefix + callee.fn.__name__)
     reassigned = assigned_user_names(callee.tree.body)
     subst, copies, views = {}, [], {}

@@ -102,3 +102,25 @@ def pruned_function(tree, none):
     new = copy.copy(tree)
     new.body = prune(tree.body, none) or [ast.Pass()]
     return new
+
+
+class _Settings(ast.NodeTransformer):
+    def __init__(self, values):
+        self.values = values
+
+    def visit_Name(self, node):
+        if isinstance(node.ctx, ast.Load) and node.id in self.values:
+            return ast.copy_location(ast.Constant(value=self.values[node.id]), node)
+        return node
+
+
+def with_settings(tree, values):
+    """A copy of the FunctionDef `tree` with each parameter in `values` (name -> a string it
+    was called with, a setting such as `mode`) read as that constant, where the body does
+    not assign it: `if mode == "sum":` is then decided (AnfNormalizer.constant_test) and
+    only the branch that runs is code, where numba compiles both."""
+    from .values import assigned_user_names
+    kept = {p: v for p, v in values.items() if p not in assigned_user_names(tree.body)}
+    new = copy.copy(tree)
+    new.body = [_Settings(kept).visit(copy.deepcopy(s)) for s in tree.body]
+    return new
