@@ -100,7 +100,51 @@ X1 = RNG.normal(size=9)
 X2 = RNG.normal(size=(4, 6))
 A3 = RNG.normal(size=(2, 3, 4))
 
+@guvectorize(["void(float64[:], intp[:], float64[:])"], "(n),()->(n)")
+def move_mean(a, window_arr, out):
+    """numba-examples' legacy/movemean.py: the window a 1-element array in the kernel."""
+    window_width = window_arr[0]
+    asum = 0.0
+    count = 0
+    for i in range(window_width):
+        asum += a[i]
+        count += 1
+        out[i] = asum / count
+    for i in range(window_width, len(a)):
+        asum += a[i] - a[i - window_width]
+        out[i] = asum / count
+
+
+def moving_means_as_the_example_calls_them(arr):
+    return np.sum(move_mean(arr, 3) * np.arange(arr.shape[-1]))
+
+
+@guvectorize(["void(float64[:], float64[:], float64[:])"], "(n),()->(n)")
+def boxed_scale(a, s, out):
+    for i in range(len(a)):
+        out[i] = a[i] * s[0]
+
+
+def boxed_scale_by_a_number(x, s):
+    out = np.empty_like(x)
+    boxed_scale(x, s, out)
+    return np.sum(out ** 2)
+
+
+def boxed_scale_by_an_array(x):
+    return np.sum(boxed_scale(x, np.array([3.0])) * np.arange(6.0))
+
+
+def boxed_scale_into_a_smaller_output(x):
+    out = np.empty_like(x)
+    boxed_scale(x, np.array([3.0]), out)
+    return np.sum(out)
+
+
 CASES = {
+    "movemean_example": (moving_means_as_the_example_calls_them, (X2,), 0),
+    "boxed_number": (boxed_scale_by_a_number, (X1[:6], 2.5), (0, 1)),
+    "boxed_array": (boxed_scale_by_an_array, (X1[:6],), 0),
     "smoothed_1d": (smoothed_loss, (X1,), 0),
     "smoothed_rows": (smoothed_loss, (X2,), 0),
     "weighted_rows": (weighted_rows, (X2, np.arange(1.0, 5.0)), (0, 1)),
@@ -175,3 +219,11 @@ def test_calls_adjit_does_not_take_are_refused_by_name(f, args, words):
     with pytest.raises(AdjitError) as info:
         adjit.grad(f)(*args)
     assert words in str(info.value) and f.__name__ in str(info.value)
+
+
+def test_an_output_without_the_loop_dimensions_is_refused():
+    """A 1-element array for a core () input is a loop dimension of size 1 (numpy's rule:
+    the result is (1, n)); an output without it is refused rather than guessed at (numba
+    accepts it)."""
+    with pytest.raises(AdjitError, match="output of the gufunc `boxed_scale` with 1 dim"):
+        adjit.grad(boxed_scale_into_a_smaller_output)(X1[:6])

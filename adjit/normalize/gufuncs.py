@@ -59,6 +59,17 @@ def gufunc_call(norm, node, gu, out):
              for a in args[:nin]]
     values = [norm.operand(n, out) for n in names]
     dims = [len(v.shape) if array_valued(v) else 0 for v in values]
+    # a number for a core () input the kernel declares as an array (`intp[:]`, read as
+    # w[0]): numba gives the kernel a 1-element array of it, used whole by every iteration
+    boxed = set()
+    for k, core in enumerate(gu.inputs):
+        if not dims[k] and not core and gu.scalar[k] is False:
+            names[k] = norm.assign_new_local("_gu", ast.Call(
+                func=ast.Attribute(value=ast.Name(id="np", ctx=ast.Load(), **loc),
+                                   attr="array", ctx=ast.Load(), **loc),
+                args=[ast.List(elts=[names[k]], ctx=ast.Load(), **loc)], keywords=[], **loc),
+                loc, out)
+            boxed.add(k)
     loops = []
     for k, (d, core) in enumerate(zip(dims, gu.inputs)):
         if d < len(core):
@@ -71,7 +82,8 @@ def gufunc_call(norm, node, gu, out):
         raise norm.error(node, f"the gufunc `{name}` on arguments with different numbers "
                          "of loop dimensions", "Give every array argument the same leading "
                          "dimensions (or none, to use it whole in each iteration).")
-    shapes = {k: [norm.arrays.shape_atom(norm.array_name(n), j, out) for j in range(dims[k])]
+    # the sizes of the values the names hold (a name may stand for part of another array)
+    shapes = {k: [_size(norm, values[k], n, j, out) for j in range(dims[k])]
               for k, n in enumerate(names) if dims[k]}
     full = [k for k, n in enumerate(loops) if n == depth and depth]
     # sizes: the loop sizes from the first argument with them, a core name from the first
@@ -109,10 +121,20 @@ def gufunc_call(norm, node, gu, out):
         if not isinstance(result, ast.Name):
             raise norm.error(node, f"the output of the gufunc `{name}` given as an expression",
                              "Pass the output array by its name.")
+        given = norm.arrays.array_ndim(ir.name(norm.array_name(result)))
+        if given != depth + len(out_core):
+            # numpy's rule: the output has every loop dimension; numba is lenient where a
+            # 1-element array stands for a core () input, and adjit does not guess
+            raise norm.error(node, f"the output of the gufunc `{name}` with {given} "
+                             f"dimension(s), where its loop and core dimensions make "
+                             f"{depth + len(out_core)}",
+                             "Pass an output with the loop dimensions of the inputs (a "
+                             "number, not a 1-element array, for a core () input).")
     indices = [norm.fresh("_gi") for _ in range(depth)]
     norm.src.locals.update(indices)
-    call_args = [_slice(n, indices if loops[k] else [], not core and gu.scalar[k] is False,
-                        loc) for k, (n, core) in enumerate(zip(names, gu.inputs))]
+    call_args = [_slice(n, indices if loops[k] else [], not core and gu.scalar[k] is False
+                        and k not in boxed, loc) for k, (n, core) in enumerate(zip(names,
+                                                                                   gu.inputs))]
     # a core () output is a 1-element array in the kernel
     target = _slice(result, indices, not out_core, loc) if depth or out_core else result
     call = ast.Expr(value=ast.Call(func=ast.Name(id=kernel, ctx=ast.Load(), **loc),
@@ -129,6 +151,14 @@ def gufunc_call(norm, node, gu, out):
         return norm.rhs(ast.Subscript(value=result, slice=ast.Constant(0), ctx=ast.Load(),
                                       **loc), out)     # numba returns the number
     return norm.rhs(result, out)
+
+
+def _size(norm, value, name, j, out):
+    """The size of dimension j of the array `value` that `name` holds, as an atom."""
+    size = value.shape[j] if array_valued(value) else None
+    if size is None:
+        return norm.arrays.shape_atom(norm.array_name(name), j, out)
+    return size
 
 
 def _default_axes(kw, gu):
