@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import adjit
-from fd import fd_grad
+from fd import check_value_and_grad, fd_grad
 
 X = np.array([0.3, -0.7, 1.1, 2.3, -1.4])   # (2 x away from integers: int32 truncation)
 
@@ -119,3 +119,25 @@ def test_dtypes_adjit_does_not_allocate_are_refused(fn, args, words):
     with pytest.raises(adjit.AdjitError, match=f"'{fn.__name__}'") as raised:
         adjit.grad(fn)(*args)
     assert words in str(raised.value)
+
+
+@numba.njit
+def _pair_sums(cluster):
+    """numba-examples' Lennard-Jones numba_array_impl.py: a new array shaped by a slice of
+    another's shape, in its dtype."""
+    diff = cluster[:, None, :] - cluster
+    mat = diff * diff
+    out = np.empty(mat.shape[:2], dtype=mat.dtype)
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = mat[i, j].sum()
+    return out
+
+
+def _pair_energy(cluster):
+    return np.sum(_pair_sums(cluster) ** 2)
+
+
+def test_shape_slices_and_the_dtype_of_a_local_array_allocate_as_numba_does():
+    cluster = np.random.default_rng(2).normal(size=(4, 3))
+    check_value_and_grad(_pair_energy, (cluster,), 0)

@@ -10,6 +10,7 @@ import math
 import os
 import re
 
+import numba
 import numpy as np
 import pytest
 
@@ -904,3 +905,22 @@ def test_a_function_made_by_exec_is_refused_not_mistaken_for_its_neighbour(tmp_p
     exec(compile(made, str(script), "exec"), ns)  # noqa: S102
     with pytest.raises(adjit.AdjitError, match="holds `def g`, not `def f`"):
         grad(ns["f"])(2.0)
+
+
+@numba.njit
+def _fill_triple(a, o):
+    for i in range(a.shape[0]):
+        o[i] = a[i] * 3.0
+
+
+def _fill_an_element(x):
+    out = np.zeros(6)
+    for j in range(1):
+        _fill_triple(x, out[j])
+    return np.sum(out)
+
+
+def test_a_store_into_an_element_passed_to_a_helper_is_refused():
+    """numba refuses `o[i] = ...` on a number; adjit once lost the store (gradient 0)."""
+    with pytest.raises(adjit.AdjitError, match="_fill_triple.*an indexed store into a float"):
+        adjit.grad(_fill_an_element)(np.arange(6.0))

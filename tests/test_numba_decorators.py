@@ -183,3 +183,21 @@ def test_keyword_only_parameters_of_plain_python_helpers_have_python_meaning():
     def f(x):
         return scale(x[0], by=3.0) + scale(x[1])
     np.testing.assert_allclose(adjit.grad(f)(np.array([1.0, 2.0])), [3.0, 2.0])
+
+
+def _plain_sum(a, b):
+    return a + b
+
+
+parallel_sum = vectorize(["f8(f8, f8)"], target="parallel")(_plain_sum)
+
+
+def _sum_of_parallel_sum(a, b):
+    return np.sum(parallel_sum(a, b))
+
+
+def test_a_parallel_target_ufunc_is_refused_saying_what_works():
+    """numba-examples' vectorize/sum.py: target='parallel' gives a plain ufunc with no
+    Python kernel (numba cannot call it in compiled code either)."""
+    with pytest.raises(adjit.AdjitError, match="keeps no Python kernel.*cpu target"):
+        adjit.grad(_sum_of_parallel_sum)(np.ones(3), np.ones(3))

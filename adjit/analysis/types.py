@@ -160,6 +160,16 @@ def _check_complete(stmts, kinds):
             raise error_at(origin, f"adjit cannot tell what '{target}' holds (a float, an "
                            "integer or an array)", "Give it a value whose type is known "
                            "where it is first assigned (0.0 for a float, 0 for an integer).")
+        if ir.is_store(s) and isinstance(s.targets[0].value, ast.Name):
+            base = kinds.get(s.targets[0].value.id)
+            if not is_array(base):
+                # numba refuses it; left alone, the store would be lost (a helper's `o[i] =`
+                # given an element out[j] writes nothing the gradient sees)
+                what = "a value that is not a number or an array" if base == OTHER else \
+                    f"a {base} value" if base else "a value of unknown type"
+                raise error_at(origin, f"an indexed store into {what}", "Store only into "
+                               "arrays: pass the array (or a slice of it, out[j:j + 1]) "
+                               "where an element was passed.")
         subs = [s.targets[0]] if ir.is_store(s) else \
             [s.value] if isinstance(s.value, ast.Subscript) and \
             isinstance(s.value.value, ast.Name) else []

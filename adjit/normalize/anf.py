@@ -2176,6 +2176,17 @@ class _Normalizer:
         if isinstance(held, Shape) or \
                 (isinstance(node.value, ast.Attribute) and node.value.attr == "shape"):
             shape = held if held is not None else self.attribute(node.value, out)
+            if isinstance(node.slice, ast.Slice) and shape.ndim is not None:
+                # a.shape[:2], a.shape[1:]: the sizes of those dimensions (a shape tuple)
+                bounds = [None if b is None else ir.constant_int(b)
+                          for b in (node.slice.lower, node.slice.upper, node.slice.step)]
+                if any(b is None and e is not None for b, e in zip(
+                        bounds, (node.slice.lower, node.slice.upper, node.slice.step))):
+                    raise self.error(node, "a shape sliced with bounds that are not "
+                                     "constants", "Slice the shape with constants "
+                                     "(a.shape[:2]).")
+                picked = range(shape.ndim)[slice(*bounds)]
+                return Shape(atoms=[self.to_atom(out, shape.item(k), "_n") for k in picked])
             k = self.atom(node.slice, out)
             if shape.ndim is not None and isinstance(k, ast.Constant) and \
                     isinstance(k.value, int) and -shape.ndim <= k.value < shape.ndim:

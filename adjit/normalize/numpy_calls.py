@@ -335,6 +335,11 @@ class NumpyCalls:
                 spelled = ast.parse(self.n.ctx.env.spell(base, "alloc"), mode="eval").body
                 return ast.Call(func=spelled, args=[shape], keywords=[])
             shape = ir.name(like.base if isinstance(like, View) else self.n.array_name(arg))
+        elif isinstance(arg, ast.Subscript) and isinstance(arg.slice, ast.Slice) and \
+                isinstance(arg.value, ast.Attribute) and arg.value.attr == "shape":
+            sizes = self.n.rhs(arg, out)        # a.shape[:2]: a Shape of those sizes
+            elts = [self.n.to_atom(out, sizes.item(k), "_n") for k in range(sizes.ndim)]
+            shape = ast.Tuple(elts=elts, ctx=ast.Load()) if len(elts) != 1 else elts[0]
         else:       # a size, a tuple of sizes, or a name holding one
             shape = self.argument_atom(arg, out)
         return ast.Call(func=spelled, args=[shape], keywords=[])
@@ -348,6 +353,9 @@ class NumpyCalls:
                 given.value.id in self.n.ctx.dtypes else given.value.id
             if name in self.n.ctx.dtypes:
                 return self.n.ctx.dtypes[name]
+            if self.n.ctx.arrays.get(name, (0, ""))[1] == "f" and all(
+                    d == np.float64 for d in self.n.ctx.dtypes.values()):
+                return np.dtype(np.float64)     # a float array made from float64 arguments
             raise self.n.error(node, f"`{ast.unparse(given)}` as a dtype, of an array that is "
                                "not an argument", "Write the dtype (np.float64, np.int64).")
         if isinstance(given, ast.Call) and self.n.src.resolve(given.func) is np.dtype and \
@@ -465,6 +473,16 @@ class NumpyCalls:
                       "read (loops and math functions) if a derivative must flow through it.")
             if entry is not None and entry.family == "unsupported":
                 advice = f"`{name}` is not differentiated: {entry.notes}."
+            if isinstance(obj, np.ufunc) and entry is None:
+                # numba's vectorize(target="parallel") (or "cuda") returns a plain ufunc
+                # that keeps no Python kernel, and numba does not call it in compiled code
+                raise self.n.error(node, f"a call to the ufunc `{name}`, which keeps no "
+                                   "Python kernel adjit can read (numba's @vectorize with "
+                                   "target='parallel' builds such a ufunc, which numba "
+                                   "cannot call from compiled code either)",
+                                   "Build it with @vectorize on the cpu target (the "
+                                   "default) or lazily (@vectorize with no signatures): "
+                                   "adjit then differentiates its kernel.") from None
             raise self.n.error(node, f"a call to `{name}` that adjit has no derivative rule for "
                                f"and numba does not compile for these arguments ({exc})",
                                advice) from None
