@@ -5,6 +5,8 @@ PY := $(VENV)/bin/python
 
 N ?= 1000
 SEED ?= 0
+# programs per fuzzer process (a worker that kept every compiled program grew to gigabytes)
+FUZZ_CHUNK ?= 250
 
 .PHONY: test check durations bench bench-docs examples fuzz fuzz-cuda clean cuda-bench coverage
 
@@ -39,7 +41,7 @@ durations: $(VENV)/.test
 # make fuzz N=10000: N generated programs, every construct group drawn, against the reference
 # AD (tests/fuzz/campaign.py)
 fuzz: $(VENV)/.test
-	PYTHONPATH=tests $(PY) -m fuzz -n $(N) --seed $(SEED) --groups
+	PYTHONPATH=tests $(PY) -m fuzz -n $(N) --seed $(SEED) --groups --chunk $(FUZZ_CHUNK)
 
 # make fuzz-cuda N=1000: N drawn numba.cuda kernels through adjit.cuda.adjoint_kernel against a
 # sequential oracle with a race detector (tests/fuzz_cuda/campaign.py; CUDA simulator)

@@ -960,3 +960,14 @@ def test_groups_are_drawn_only_when_enabled(monkeypatch):
     groups.clear()
     collect(50)
     assert not groups
+
+
+def test_a_chunked_campaign_runs_each_chunk_in_a_fresh_process(capsys):
+    """`--chunk K`: a worker's programs K at a time, each chunk in a new process (so that
+    a long campaign's memory stays bounded), every program still counted."""
+    from fuzz.campaign import main
+    main(["-n", "3", "--workers", "1", "--chunk", "2", "--seed", "5", "--no-save",
+          "--progress", "0", "--numba-every", "0"])
+    out = capsys.readouterr().out
+    assert re.search(r"programs tried:\s+3 ", out), out
+    assert re.search(r"mismatches:\s+0", out), out

@@ -186,6 +186,11 @@ def main(argv=None):
                         help="each worker prints a line to stderr every K programs, and "
                              "each mismatch (with its program) as it is found (default "
                              "250; 0: neither)")
+    parser.add_argument("--chunk", type=int, default=0, metavar="K",
+                        help="run each worker's programs K at a time, each K in a fresh "
+                             "process (a long campaign's worker otherwise keeps every "
+                             "compiled program: gigabytes after a thousand); each chunk "
+                             "draws from its own seed. Default 0: one process per worker")
     parser.add_argument("--save", action="store_true",
                         help="save reproducers even with --all-constructs or --only")
     parser.add_argument("--reduce-per-signature", type=int, default=None, metavar="K",
@@ -206,14 +211,19 @@ def main(argv=None):
     deadline = None if opts.time_limit is None else time.time() + opts.time_limit
     jobs = [(share, opts.seed * 1000 + k, opts.numba_every, deadline, opts.all_constructs,
              tuple(opts.only), opts.progress) for k, share in enumerate(shares)]
+    if opts.chunk > 0:      # worker k's chunk c draws from seed (seed * 1000 + k) * 1000 + c
+        jobs = [(min(opts.chunk, share - c * opts.chunk), (opts.seed * 1000 + k) * 1000 + c)
+                + job[2:] for k, (share, job) in enumerate(zip(shares, jobs))
+                for c in range(-(-share // opts.chunk))]
     if opts.all_constructs:
         grammar.AVOID.clear()       # for the reductions below, in this process
     grammar.AVOID.difference_update(opts.only)
-    if workers == 1:
+    if workers == 1 and not opts.chunk:
         results = [worker(*jobs[0])]
     else:
-        with multiprocessing.get_context("spawn").Pool(workers) as pool:
-            results = pool.starmap(worker, jobs)
+        with multiprocessing.get_context("spawn").Pool(
+                workers, maxtasksperchild=1 if opts.chunk else None) as pool:
+            results = pool.starmap(worker, jobs, chunksize=1)
     elapsed = time.perf_counter() - start
 
     tried = sum(r["tried"] for r in results)
