@@ -212,3 +212,29 @@ def test_builtin_reductions_of_literal_tuples_and_lists():
     def f(x):
         return sum((x[0], x[1] * x[2], 2.0)) + max([x[0], x[1]]) * min((x[2], x[3], x[0]))
     check_value_and_grad(f, (X,))
+
+
+@njit
+def kmeans_distances(A, num_center, n, centroids):
+    """numba-examples' k-means: the distances of every point to every centroid."""
+    dist = np.array([[math.sqrt(np.sum((A[i, :] - centroids[j, :]) ** 2))
+                      for j in range(num_center)] for i in range(n)])
+    return dist
+
+
+def kmeans_loss(A, centroids):
+    return np.sum(kmeans_distances(A, 3, 10, centroids) * np.arange(30.0).reshape(10, 3))
+
+
+def test_a_list_comprehension_of_rows_is_a_2d_array():
+    rng = np.random.default_rng(4)
+    check_value_and_grad(kmeans_loss, (rng.random((10, 4)), rng.random((3, 4))), (0, 1))
+
+
+def ragged(x):
+    return np.sum(np.array([[x[i] * j for j in range(i)] for i in range(3)]))
+
+
+def test_ragged_rows_are_refused():
+    with pytest.raises(AdjitError, match="rows whose length changes"):
+        adjit.grad(ragged)(np.ones(3))

@@ -145,6 +145,8 @@ class _Desugar:
                 self.pure(comp, c, "a condition")
             gens.append((target, it, ifs))
         elt = _renamed(comp.elt, rename)
+        if isinstance(elt, ast.ListComp) and len(gens) == 1 and not gens[0][2]:
+            return self.rows(comp, gens[0], elt, rename, before, stem)
         if isinstance(elt, (ast.ListComp, ast.List, ast.Tuple, ast.Dict, ast.Set)):
             raise self.error(comp, "a list comprehension of lists or tuples",
                              "Allocate a 2-D array with np.empty((n, m)) and fill its rows "
@@ -169,6 +171,55 @@ class _Desugar:
                                                   slice=ast.Name(id=k, ctx=ast.Load()),
                                                   ctx=ast.Store())], value=elt)
         before.append(_at(where, _nest(gens, [_at(where, store), _increment(k)])))
+        return _at(comp, ast.Name(id=out, ctx=ast.Load()))
+
+    def rows(self, comp, gen, inner, rename, before, stem):
+        """`[[E for j in it2] for i in it1]` (no conditions, it2 the same for every i): the
+        rows of a 2-D array (numba's list of lists, which np.array makes that array)."""
+        if len(inner.generators) != 1 or inner.generators[0].ifs or \
+                inner.generators[0].is_async:
+            raise self.error(comp, "a list comprehension of lists with conditions or "
+                             "several loops inside", "Allocate a 2-D array with "
+                             "np.empty((n, m)) and fill its rows in a loop.")
+        g = inner.generators[0]
+        outer = set(rename.values())
+        if any(isinstance(n, ast.Name) and n.id in outer for n in ir.walk(g.iter)):
+            raise self.error(comp, "a list comprehension of rows whose length changes from "
+                             "row to row", "Make every row the same length (numba's "
+                             "np.array refuses ragged lists too).")
+        self.pure(comp, g.iter, "an inner iterable")
+        it = self.evaluated_once(g.iter, before, stem)
+        new = {name: self.fresh(stem, name) for name in _target_names(g.target, comp, self)}
+        target = _renamed(g.target, new, store=True)
+        elt = _renamed(inner.elt, new)
+        if isinstance(elt, (ast.ListComp, ast.List, ast.Tuple, ast.Dict, ast.Set)):
+            raise self.error(comp, "a list comprehension of lists of lists",
+                             "Allocate the array with np.empty and fill it in loops.")
+        lengths = [self.length([gen], before) for gen in (gen, (target, it, []))]
+        if any(n is None for n in lengths):
+            raise self.error(comp, "a list comprehension of rows over something whose "
+                             "length adjit cannot tell before the loops",
+                             "Loop over a range, an array, enumerate or zip of arrays.")
+        out, k, j = self.fresh(stem, ""), self.fresh(stem, "k"), self.fresh(stem, "j")
+        n, m = self.fresh(stem, "n"), self.fresh(stem, "m")
+        before.append(_at(comp, _assign(n, lengths[0])))
+        before.append(_at(comp, _assign(m, lengths[1])))
+        ints = {t.id for t, i, _ in (gen, (target, it, [])) if isinstance(t, ast.Name) and
+                _is_range(i, self.src)}
+        shape = ast.Tuple(elts=[ast.Name(id=n, ctx=ast.Load()), ast.Name(id=m, ctx=ast.Load())],
+                          ctx=ast.Load())
+        empty = _empty(n, _element_kind(elt, ints))
+        empty.args = [shape]
+        before.append(_at(comp, _assign(out, empty)))
+        before.append(_at(comp, _assign(k, ir.const(0))))
+        store = ast.Assign(targets=[ast.Subscript(
+            value=ast.Name(id=out, ctx=ast.Load()),
+            slice=ast.Tuple(elts=[ast.Name(id=k, ctx=ast.Load()),
+                                  ast.Name(id=j, ctx=ast.Load())], ctx=ast.Load()),
+            ctx=ast.Store())], value=elt)
+        row = [_assign(j, ir.const(0)), _nest([(target, it, [])], [store, _increment(j)]),
+               _increment(k)]
+        before.append(_at(comp, _nest([gen], [_at(comp, s) for s in row])))
         return _at(comp, ast.Name(id=out, ctx=ast.Load()))
 
     def evaluated_once(self, it, before, stem):
