@@ -173,6 +173,24 @@ def parse(p, o):
     p.wrt = [p.params[k] for k in o.argnums]
 
 
+def _refuse_unknown_settings(p):
+    """A string argument whose value adjit is not given (numba types it as a str where
+    compiled code calls the derivative: a hessian's loop, @njit code), compared with a
+    constant: the branch cannot be chosen."""
+    unknown = {q for q, t in zip(p.params or (), p.arg_types or ())
+               if isinstance(t, numba.types.UnicodeType)}
+    for node in ir.walk(p.src.tree) if unknown else ():
+        if isinstance(node, ast.Compare) and any(
+                isinstance(c, ast.Name) and c.id in unknown
+                for c in [node.left] + node.comparators):
+            raise p.src.loc.error(node, "a string setting whose value is not known here "
+                                  "(the derivative is called from compiled code: a "
+                                  "hessian, a jacobian, an @njit function)",
+                                  "adjit decides `mode == \"...\"` for the value the "
+                                  "function is called with: call this derivative from "
+                                  "Python, or write one function per value.")
+
+
 def _unliteral(types):
     """Argument types as numba types the values it is called with (a string setting, keyed
     by its value here, is a str to numba)."""
@@ -220,6 +238,7 @@ def normalize(p, o):
                 if isinstance(t, numba.types.StringLiteral) and q not in (p.wrt or ())}
     if settings:
         p.src = FunctionSource(p.src.fn, with_settings(p.src.tree, settings), p.src.loc)
+    _refuse_unknown_settings(p)
     p.stmts, result = normalize_function(p.src, ctx)
     p.vec_temps = ctx.vec_temps
     if o.derivative == "kernel":

@@ -515,3 +515,12 @@ def test_string_settings_choose_the_branch_as_numba_runs_it():
         np.testing.assert_allclose(gy, fd_grad(numba.njit(integrate_with), args, 0), rtol=1e-6)
         assert gh == pytest.approx(fd_grad(numba.njit(integrate_with), args, 1), rel=1e-6)
     assert adjit.jvp(reduce_by)(x, "max", np.ones(3))[1] == pytest.approx(2.0 * 1.2)
+
+
+def test_a_string_setting_through_compiled_code_is_refused_clearly():
+    """A hessian's loop calls the hvp from compiled code, where numba gives the string's
+    type but not its value: the branch cannot be chosen, and the error says so."""
+    x = np.array([0.3, 1.2, -0.7])
+    np.testing.assert_allclose(adjit.hvp(reduce_by)(x, "sum", np.ones(3)), 2.0 * np.ones(3))
+    with pytest.raises(adjit.AdjitError, match="a string setting whose value is not known"):
+        adjit.hessian(reduce_by)(x, "sum")
