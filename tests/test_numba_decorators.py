@@ -196,8 +196,21 @@ def _sum_of_parallel_sum(a, b):
     return np.sum(parallel_sum(a, b))
 
 
-def test_a_parallel_target_ufunc_is_refused_saying_what_works():
+def test_a_parallel_target_ufunc_is_differentiated_through_its_kernel():
     """numba-examples' vectorize/sum.py: target='parallel' gives a plain ufunc with no
-    Python kernel (numba cannot call it in compiled code either)."""
-    with pytest.raises(adjit.AdjitError, match="keeps no Python kernel.*cpu target"):
-        adjit.grad(_sum_of_parallel_sum)(np.ones(3), np.ones(3))
+    Python kernel; adjit records the kernel when numba builds it (after adjit's import),
+    and refuses one built before, saying what to do."""
+    from adjit.frontend import source
+    a, b = np.array([0.5, 1.0, -2.0]), np.array([1.5, -1.0, 0.25])
+    np.testing.assert_array_equal(adjit.grad(_sum_of_parallel_sum, argnums=(0, 1))(a, b)[1],
+                                  np.ones(3))
+    kernel = source._PARALLEL_KERNELS.pop(parallel_sum)
+    try:
+        with pytest.raises(adjit.AdjitError, match="keeps no Python kernel.*Import adjit"):
+            adjit.grad(_other_parallel_sum)(a, b)
+    finally:
+        source._PARALLEL_KERNELS[parallel_sum] = kernel
+
+
+def _other_parallel_sum(a, b):
+    return np.sum(parallel_sum(a, b) * 2.0)

@@ -11,6 +11,8 @@ import textwrap
 import types
 from tokenize import TokenError
 
+import numpy as np
+
 from ..errors import AdjitError, Location
 from .. import ir
 
@@ -140,15 +142,45 @@ def gufunc_kernel(obj):
     return GUFuncKernel(kernel, inputs, [tuple(c) for c in builder.sout], scalar, dynamic)
 
 
+_PARALLEL_KERNELS = {}
+"""numba ufuncs built with @vectorize(target='parallel') since adjit's import -> kernel."""
+
+
+def _record_parallel_kernels():
+    """numba's parallel target returns a plain numpy ufunc that keeps no reference to its
+    Python kernel: record the kernel as numba builds one (numba's behaviour unchanged)."""
+    try:
+        from numba.np.ufunc.parallel import ParallelUFuncBuilder
+    except ImportError:         # pragma: no cover - a numba that moved it
+        return
+    build = ParallelUFuncBuilder.build_ufunc
+    if getattr(build, "adjit_records", False):
+        return
+
+    def build_ufunc(self):
+        ufunc = build(self)
+        _PARALLEL_KERNELS[ufunc] = self.py_func
+        return ufunc
+    build_ufunc.adjit_records = True
+    ParallelUFuncBuilder.build_ufunc = build_ufunc
+
+
+_record_parallel_kernels()
+
+
 def ufunc_kernel(obj):
     """The scalar Python kernel of a numba `@vectorize` ufunc (a DUFunc: lazy, or with
-    signatures on the cpu target), or None for anything else. numba's parallel target
-    returns a plain numpy ufunc that keeps no kernel, and that numba cannot call in
-    compiled code either."""
+    signatures on the cpu target; a parallel-target ufunc built after adjit was imported),
+    or None for anything else."""
     try:
         from numba.np.ufunc.dufunc import DUFunc
     except ImportError:         # pragma: no cover - a numba that moved it
         return None
+    if isinstance(obj, np.ufunc):
+        try:
+            return _PARALLEL_KERNELS.get(obj)
+        except TypeError:       # pragma: no cover - an unhashable ufunc
+            return None
     if not isinstance(obj, DUFunc):
         return None
     return getattr(getattr(obj, "_dispatcher", None), "py_func", None)

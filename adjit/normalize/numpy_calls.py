@@ -474,15 +474,15 @@ class NumpyCalls:
             if entry is not None and entry.family == "unsupported":
                 advice = f"`{name}` is not differentiated: {entry.notes}."
             if isinstance(obj, np.ufunc) and entry is None:
-                # numba's vectorize(target="parallel") (or "cuda") returns a plain ufunc
-                # that keeps no Python kernel, and numba does not call it in compiled code
+                # numba's vectorize(target="parallel") returns a plain ufunc that keeps no
+                # Python kernel (frontend/source.py records those built after adjit's import)
                 raise self.n.error(node, f"a call to the ufunc `{name}`, which keeps no "
                                    "Python kernel adjit can read (numba's @vectorize with "
-                                   "target='parallel' builds such a ufunc, which numba "
-                                   "cannot call from compiled code either)",
-                                   "Build it with @vectorize on the cpu target (the "
-                                   "default) or lazily (@vectorize with no signatures): "
-                                   "adjit then differentiates its kernel.") from None
+                                   "target='parallel' builds such a ufunc; adjit records "
+                                   "the kernels of those built after it is imported)",
+                                   "Import adjit before the module that builds it, or "
+                                   "build it with @vectorize on the cpu target: adjit then "
+                                   "differentiates its kernel.") from None
             raise self.n.error(node, f"a call to `{name}` that adjit has no derivative rule for "
                                f"and numba does not compile for these arguments ({exc})",
                                advice) from None
