@@ -32,12 +32,11 @@ from .codegen.emit import compile_source, exec_source, render
 from .codegen.kernel_sweep import KernelSweep
 from .errors import AdjitError, error_at, function_origin, internal_error
 from .forward.tangent import TangentBuilder
-from .frontend.source import FunctionSource, read_function
+from .frontend.source import read_function
 from .normalize.anf import InlineContext, normalize_function
 from .normalize.coalesce import coalesce_temps
 from .normalize.names import Env, NameGen, lookup
-from .normalize.prune import (assigned_only_when_none, has_none_tests, pruned_function,
-                              with_settings)
+from .normalize.prune import pruned_source, with_settings
 from .normalize.webs import split_webs
 from .reverse import sweep as sweep_passes
 from .reverse.adjoint import ReverseBuilder
@@ -191,27 +190,16 @@ def _refuse_unknown_settings(p):
                                   "Python, or write one function per value.")
 
 
-def _unliteral(types):
-    """Argument types as numba types the values it is called with (a string setting, keyed
-    by its value here, is a str to numba)."""
-    return tuple(numba.types.unliteral(t) for t in types)
-
-
 def _pruned_for_none(src, params, arg_types):
     """The function with the branches of `if w is None:` it cannot run removed, for the
     arguments it was called with (None, or left out with a default None, or a value), as
-    numba compiles it (normalize/prune.py does the same for inlined helpers)."""
+    numba compiles it."""
     none = {q: isinstance(t, (numba.types.NoneType, numba.types.Omitted))
             for q, t in zip(params, arg_types)
             if not isinstance(t, numba.types.Optional)}
-    for q in [q for q in none if not assigned_only_when_none(src.tree.body, q)]:
-        if none[q]:
-            raise src.loc.error(src.tree, f"the argument `{q}` passed as None and assigned "
-                                "where it may not be None",
-                                f"Assign it only under `if {q} is None:` (a default), or "
-                                "pass a value.")
-        del none[q]
-    return FunctionSource(src.fn, pruned_function(src.tree, none), src.loc)
+    return pruned_source(src, none, lambda q: src.loc.error(
+        src.tree, f"the argument `{q}` passed as None and assigned where it may not be None",
+        f"Assign it only under `if {q} is None:` (a default), or pass a value."))
 
 
 def normalize(p, o):
@@ -232,12 +220,12 @@ def normalize(p, o):
                   if isinstance(t, numba.types.Array)}
     if ctx.kernel:
         _refuse_early_return_before_barrier(p.src)
-    elif p.arg_types and has_none_tests(p.src.tree):
+    elif p.arg_types:
         p.src = _pruned_for_none(p.src, p.params, p.arg_types)
-    settings = {q: t.literal_value for q, t in zip(p.params or (), p.arg_types or ())
-                if isinstance(t, numba.types.StringLiteral) and q not in (p.wrt or ())}
-    if settings:
-        p.src = FunctionSource(p.src.fn, with_settings(p.src.tree, settings), p.src.loc)
+    p.src = with_settings(p.src, {q: t.literal_value
+                                  for q, t in zip(p.params or (), p.arg_types or ())
+                                  if isinstance(t, numba.types.StringLiteral) and
+                                  q not in (p.wrt or ())})
     _refuse_unknown_settings(p)
     p.stmts, result = normalize_function(p.src, ctx)
     p.vec_temps = ctx.vec_temps
@@ -332,16 +320,17 @@ def compile_(p, o):
     """compiled: numba compiles the generated source (codegen/emit.py)."""
     if p.compiled is not None:      # derivatives that run the source as it is
         return
+    # a string setting, keyed by its value here, is a str to numba
+    arg_types = tuple(numba.types.unliteral(t) for t in p.arg_types)
     if o.derivative == "tangent":
-        pyfunc, dispatcher = compile_source(p.source, p.entry, p.env.ns, _unliteral(p.arg_types),
+        pyfunc, dispatcher = compile_source(p.source, p.entry, p.env.ns, arg_types,
                                             o.fastmath, o.jit, cache=o.cache,
                                             origin=_origin(p, None))
         p.compiled = Transformed(p.source, pyfunc, dispatcher)
         return
     stats_type = numba.types.int64[::1]
     pyfunc, dispatcher = compile_source(p.source, p.entry, p.env.ns,
-                                        _unliteral(p.arg_types) + (stats_type,), o.fastmath,
-                                        o.jit,
+                                        arg_types + (stats_type,), o.fastmath, o.jit,
                                         wrapper=p.wrapper, cache=o.cache, callees=p.steps,
                                         origin=_origin(p, None))
     limit = DEFAULT_TAPE_LIMIT if o.tape_limit is None else o.tape_limit

@@ -6,9 +6,8 @@ result (a scalar, an array, or a view) is the call's value."""
 import ast
 
 from .. import ir
-from ..frontend.source import FunctionSource, read_function
-from .prune import assigned_only_when_none, has_none_tests, pruned_function, \
-    with_settings
+from ..frontend.source import read_function
+from .prune import pruned_source, with_settings
 from .values import NONE, FunctionValue, NoneValue, Shape, TupleValue, TypeOf, \
     assigned_user_names
 from .vectorize import View
@@ -69,22 +68,16 @@ def inline(norm, node, fn, out, atoms=None):
     for p, v in bound.items():
         if isinstance(v, ast.Constant) and v.value is None:
             bound[p] = NONE             # None passed: as the default None
-    if has_none_tests(callee.tree):
-        # the branches numba prunes for these arguments (None or not) go here too, for
-        # a parameter the body assigns only while it is None (`if w is None: w = ...`)
-        none = {p: isinstance(bound[p], NoneValue) for p in params}
-        for p in [p for p in none if not assigned_only_when_none(callee.tree.body, p)]:
-            if none[p]:
-                raise norm.error(node, f"the optional argument `{p}` of {fn.__name__} "
-                                 "left out (None) and assigned where it may not be None",
-                                 f"Assign it only under `if {p} is None:` (a default), "
-                                 "or pass it.")
-            del none[p]
-        callee = FunctionSource(callee.fn, pruned_function(callee.tree, none), callee.loc)
-    settings = {p: v.value for p, v in bound.items()
-                if isinstance(v, ast.Constant) and isinstance(v.value, str)}
-    if settings:        # `if method == "euler":` in the helper, decided for this call
-        callee = FunctionSource(callee.fn, with_settings(callee.tree, settings), callee.loc)
+    # the branches numba prunes for these arguments (None or not) go here too
+    callee = pruned_source(callee, {p: isinstance(bound[p], NoneValue) for p in params},
+                           lambda p: norm.error(
+                               node, f"the optional argument `{p}` of {fn.__name__} left "
+                               "out (None) and assigned where it may not be None",
+                               f"Assign it only under `if {p} is None:` (a default), or "
+                               "pass it."))
+    # `if method == "euler":` in the helper, decided for this call
+    callee = with_settings(callee, {p: v.value for p, v in bound.items()
+                                    if isinstance(v, ast.Constant) and isinstance(v.value, str)})
     prefix = norm.ctx.prefix_for(norm.prefix + callee.fn.__name__)
     reassigned = assigned_user_names(callee.tree.body)
     subst, copies, views = {}, [], {}

@@ -6,6 +6,7 @@ import ast
 
 from .. import ir
 from .lowering import lowers
+from .values import left_out
 from .vectorize import Lazy, Op, Scalar, View
 
 
@@ -39,7 +40,7 @@ def lower_ediff1d(norm, node, obj, out):
     for key in sorted(("to_end", "to_begin"), key=lambda k: written.index(k) if k in written
                       else 3):       # evaluated in the order the call writes them
         given = a[key]
-        if given is None or (isinstance(given, ast.Constant) and given.value is None):
+        if left_out(given):
             continue
         value = norm.operand(given, out)
         if isinstance(value, Lazy) and not isinstance(value, Scalar):

@@ -11,6 +11,7 @@ import numpy as np
 from .. import ir
 from .lowering import lowers
 from .views import has_take
+from .values import left_out
 from .vectorize import Lazy, Scalar, View, _index_node
 
 
@@ -197,7 +198,7 @@ def lower_append(norm, node, obj, out):
     at array level: its ArrayRule); with one, np.concatenate((arr, values), axis)."""
     a = norm.indexing.call_arguments(node, ["arr", "values", "axis"], {"axis": None}, out)
     axis = a["axis"]
-    if axis is None or (isinstance(axis, ast.Constant) and axis.value is None):
+    if left_out(axis):
         return norm.calls.call_as_is(obj, [a["arr"], a["values"]], out, node)
     k = ir.constant_int(axis)
     if k is None:

@@ -11,6 +11,7 @@ import numpy as np
 from .. import ir
 from ..runtime import vec
 from .lowering import lowers
+from .values import left_out
 from .vectorize import Lazy, Scalar, View
 
 
@@ -34,28 +35,20 @@ def lower_nan_to_num(norm, node, obj, out):
                          "the array in place)", "Leave copy out and assign the result: "
                          "x = np.nan_to_num(x, nan=...).")
     x = norm.operand(a["x"], out)
-    result = _elementwise(norm, ("call", np.nan_to_num), [x], out, node)
+    result = norm.arrays.apply(("call", np.nan_to_num), [x], out, node)
     largest = float(np.finfo(np.float64).max)
     for name, test, bound in (("nan", ("call", math.isnan), None),
                               ("posinf", ("cmp", ast.Gt()), largest),
                               ("neginf", ("cmp", ast.Lt()), -largest)):
         given = a[name]
-        if given is None or (isinstance(given, ast.Constant) and given.value is None):
+        if left_out(given):
             continue
         # an infinity: x beyond the largest float
         operands = [x] if bound is None else [x, ir.const(bound)]
-        chosen = _elementwise(norm, test, operands, out, node)
+        chosen = norm.arrays.apply(test, operands, out, node)
         value = norm.operand(given, out)
-        result = _elementwise(norm, ("call", "where"), [chosen, value, result], out, node)
+        result = norm.arrays.apply(("call", "where"), [chosen, value, result], out, node)
     return result
-
-
-def _elementwise(norm, fn, args, out, node):
-    """fn applied to numbers or arrays (broadcast), as a lazy array or an atom."""
-    lazy = norm.arrays.elementwise(fn, args, out, node)
-    if lazy is not None:
-        return lazy
-    return norm.arrays.scalar_op(fn, [norm.to_atom(out, v) for v in args], out)
 
 
 @lowers("average")
@@ -63,8 +56,7 @@ def lower_average(norm, node, obj, out):
     """np.average(a, weights=None) over all elements: the mean, or sum(a w) / sum(w)."""
     a = norm.indexing.call_arguments(node, ["a", "weights"], {"weights": None}, out)
     x = norm.indexing.array_operand(a["a"], out, "np.average")
-    if a["weights"] is None or (isinstance(a["weights"], ast.Constant) and
-                                a["weights"].value is None):
+    if left_out(a["weights"]):
         return norm.arrays.reduce("mean", x, None, out, node)
     w = norm.indexing.array_operand(a["weights"], out, "np.average")
     if not isinstance(w, View):
@@ -189,7 +181,7 @@ def lower_cov(norm, node, obj, out):
     flags = {}
     for key, default in (("rowvar", True), ("bias", False), ("ddof", None)):
         given = a.get(key)
-        if given is None or (isinstance(given, ast.Constant) and given.value is None):
+        if left_out(given):
             flags[key] = default
         elif isinstance(given, ast.Constant) and isinstance(given.value, (bool, int)):
             flags[key] = given.value
@@ -208,7 +200,7 @@ def lower_cov(norm, node, obj, out):
             norm.arrays.transpose(v, out, node=node)
     first = a["m" if cov else "x"]
     y = a["y"]
-    if y is not None and not (isinstance(y, ast.Constant) and y.value is None):
+    if not left_out(y):
         v = norm.arrays.concatenate(None, 0, out, node, pieces=[rows(first), rows(y)])
     else:
         atom = norm.calls.argument_atom(first, out)
@@ -231,7 +223,7 @@ def lower_cov(norm, node, obj, out):
     less = [norm.to_atom(out, ast.BinOp(left=ir.name(n), op=ast.Sub(), right=ir.const(k)))
             for k in (1, ddof)]
     factor = norm.to_atom(out, ast.BinOp(left=less[0], op=ast.Div(), right=less[1]))
-    return _elementwise(norm, ("bin", ast.Mult()), [result, factor], out, node)
+    return norm.arrays.apply(("bin", ast.Mult()), [result, factor], out, node)
 
 
 @lowers("trapezoid")
@@ -252,8 +244,7 @@ def lower_trapezoid(norm, node, obj, out):
             upper=None if hi is None else ast.Constant(hi), step=None))], out, node)
     pair = norm.arrays.elementwise(("bin", ast.Add()), [part(y, 1, None), part(y, None, -1)], out,
                                    node)
-    if a["x"] is not None and not (isinstance(a["x"], ast.Constant) and
-                                   a["x"].value is None):
+    if not left_out(a["x"]):
         if a["dx"] is not None:
             raise norm.error(node, "np.trapezoid with both x and dx", "Pass one of them.")
         x = norm.indexing.array_operand(a["x"], out, "np.trapezoid")

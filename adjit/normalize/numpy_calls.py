@@ -24,7 +24,7 @@ from ..rules import opaque
 from ..rules.table import rule_for_call
 from ..runtime import vec
 from ..rules.registry import REGISTRY
-from .values import Shape, TupleValue
+from .values import Shape, TupleValue, left_out
 from .lowering import LOWERINGS
 from .vectorize import ONE, Lazy, Op, Scalar, View
 
@@ -145,7 +145,7 @@ class NumpyCalls:
             else:
                 raise self.n.error(node, f"the keyword argument `{kw.arg}=`",
                                    "adjit supports axis= (an int constant) on reductions.")
-        if value is None or (isinstance(value, ast.Constant) and value.value is None):
+        if left_out(value):
             return None
         if isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.USub) and \
                 isinstance(value.operand, ast.Constant):
@@ -178,7 +178,7 @@ class NumpyCalls:
     def axes_argument(self, node, where, ndim=None):
         """A constant axis (int) or tuple of axes (list of ints) from source; None for none.
         With `ndim`, negative axes count from the end and out-of-range ones are refused."""
-        if node is None or (isinstance(node, ast.Constant) and node.value is None):
+        if left_out(node):
             return None
         if isinstance(node, (ast.Tuple, ast.List)):
             return [self.axes_argument(e, where, ndim) for e in node.elts]
@@ -217,12 +217,13 @@ class NumpyCalls:
             return self.n.arrays.reduce(REDUCTIONS[obj], self.n.operand(args[0], out), axis, out,
                                         node)
         if obj in ELEMENTWISE:
-            if (node.keywords or len(args) > ELEMENTWISE_ARITY[obj]) and _constant(obj):
+            more = node.keywords or len(args) > ELEMENTWISE_ARITY[obj]
+            if more and _constant(obj):
                 # piecewise constant (np.round(x, 1), np.around(x, decimals=2)): numba's call
                 # as it is, whatever its other arguments do; no derivative
                 return self.without_derivative(self.opaque_call(node, obj, out), out)
             handler = REGISTRY.get(obj).handler
-            if (node.keywords or len(args) > ELEMENTWISE_ARITY[obj]) and handler:
+            if more and handler:
                 return LOWERINGS[handler](self.n, node, obj, out)   # np.nan_to_num(x, nan=1.0)
             if node.keywords:
                 raise self.n.error(node, f"keyword arguments to `{ast.unparse(node.func)}`",
@@ -246,11 +247,7 @@ class NumpyCalls:
             op = ("bin", fn()) if isinstance(fn, type) and issubclass(fn, ast.operator) else \
                 ("unary", fn()) if isinstance(fn, type) and issubclass(fn, ast.unaryop) else \
                 ("call", fn)
-            lazy = self.n.arrays.elementwise(op, operands, out, node)
-            if lazy is not None:
-                return lazy
-            scalar = Op(op, [Scalar(a) for a in operands], [])
-            return self.n.arrays.scalar_op(scalar.fn, [a.atom for a in scalar.args], out)
+            return self.n.arrays.apply(op, operands, out, node)
         return LOWERINGS[ARRAY_FUNCTIONS[obj]](self.n, node, obj, out)
 
     def without_derivative(self, value, out):
@@ -319,8 +316,12 @@ class NumpyCalls:
                                "Pass one shape (n or (n, m)), or one array for the *_like forms.")
         spelled = ast.parse(self.n.ctx.env.spell(obj, "alloc"), mode="eval").body
         arg = node.args[0]
-        if isinstance(arg, ast.Attribute) and arg.attr == "shape" and kind != "like":
-            given = self.n.shape_of(arg.value, out)
+        whole = isinstance(arg, ast.Attribute) and arg.attr == "shape"
+        part = isinstance(arg, ast.Subscript) and isinstance(arg.slice, ast.Slice) and \
+            isinstance(arg.value, ast.Attribute) and arg.value.attr == "shape"
+        if (whole or part) and kind != "like":
+            # a.shape, or a slice of it (a.shape[:2]): a Shape of those sizes
+            given = self.n.shape_of(arg.value, out) if whole else self.n.rhs(arg, out)
             elts = [self.n.to_atom(out, given.item(k), "_n") for k in range(given.ndim)]
             shape = ast.Tuple(elts=elts, ctx=ast.Load()) if len(elts) != 1 else elts[0]
             return ast.Call(func=spelled, args=[shape], keywords=[])
@@ -335,11 +336,6 @@ class NumpyCalls:
                 spelled = ast.parse(self.n.ctx.env.spell(base, "alloc"), mode="eval").body
                 return ast.Call(func=spelled, args=[shape], keywords=[])
             shape = ir.name(like.base if isinstance(like, View) else self.n.array_name(arg))
-        elif isinstance(arg, ast.Subscript) and isinstance(arg.slice, ast.Slice) and \
-                isinstance(arg.value, ast.Attribute) and arg.value.attr == "shape":
-            sizes = self.n.rhs(arg, out)        # a.shape[:2]: a Shape of those sizes
-            elts = [self.n.to_atom(out, sizes.item(k), "_n") for k in range(sizes.ndim)]
-            shape = ast.Tuple(elts=elts, ctx=ast.Load()) if len(elts) != 1 else elts[0]
         else:       # a size, a tuple of sizes, or a name holding one
             shape = self.argument_atom(arg, out)
         return ast.Call(func=spelled, args=[shape], keywords=[])

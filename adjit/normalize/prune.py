@@ -10,6 +10,8 @@ top of a block are dropped, as they cannot run either."""
 import ast
 import copy
 
+from ..frontend.source import FunctionSource
+
 
 def has_none_tests(tree):
     """Whether the function's body tests anything with `is` (nothing to prune otherwise)."""
@@ -97,11 +99,22 @@ def prune(stmts, none):
     return out
 
 
-def pruned_function(tree, none):
-    """A copy of the FunctionDef `tree` with its body pruned."""
-    new = copy.copy(tree)
-    new.body = prune(tree.body, none) or [ast.Pass()]
-    return new
+def pruned_source(src, none, refuse):
+    """The FunctionSource `src` with the branches of its `is None` tests that cannot run
+    removed, for `none` (parameter -> whether it holds None): where the function and where a
+    helper is inlined. A parameter the body assigns outside `if p is None:` is left
+    undecided where it holds a value; where it holds None the error `refuse(p)` is raised
+    (whether it is None would then depend on the data, where numba keeps both branches)."""
+    if not has_none_tests(src.tree):
+        return src
+    none = dict(none)
+    for p in [p for p in none if not assigned_only_when_none(src.tree.body, p)]:
+        if none[p]:
+            raise refuse(p)
+        del none[p]
+    new = copy.copy(src.tree)
+    new.body = prune(src.tree.body, none) or [ast.Pass()]
+    return FunctionSource(src.fn, new, src.loc)
 
 
 class _Settings(ast.NodeTransformer):
@@ -114,13 +127,15 @@ class _Settings(ast.NodeTransformer):
         return node
 
 
-def with_settings(tree, values):
-    """A copy of the FunctionDef `tree` with each parameter in `values` (name -> a string it
-    was called with, a setting such as `mode`) read as that constant, where the body does
-    not assign it: `if mode == "sum":` is then decided (AnfNormalizer.constant_test) and
-    only the branch that runs is code, where numba compiles both."""
+def with_settings(src, values):
+    """The FunctionSource `src` with each parameter in `values` (name -> a string it was
+    called with, a setting such as `mode`) read as that constant, where the body does not
+    assign it: `if mode == "sum":` is then decided (AnfNormalizer.constant_test) and only
+    the branch that runs is code, where numba compiles both. `src` itself for no values."""
+    if not values:
+        return src
     from .values import assigned_user_names
-    kept = {p: v for p, v in values.items() if p not in assigned_user_names(tree.body)}
-    new = copy.copy(tree)
-    new.body = [_Settings(kept).visit(copy.deepcopy(s)) for s in tree.body]
-    return new
+    kept = {p: v for p, v in values.items() if p not in assigned_user_names(src.tree.body)}
+    new = copy.copy(src.tree)
+    new.body = [_Settings(kept).visit(copy.deepcopy(s)) for s in src.tree.body]
+    return FunctionSource(src.fn, new, src.loc)

@@ -52,6 +52,12 @@ class TypeOf:
         self.atom = atom
 
 
+def left_out(arg):
+    """Whether a call's argument (an AST node from call_arguments, or None) is left out or
+    written None: numpy's default for it."""
+    return arg is None or (isinstance(arg, ast.Constant) and arg.value is None)
+
+
 def assigned_user_names(stmts):
     names = set()
     for s in stmts:

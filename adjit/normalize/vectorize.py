@@ -190,6 +190,14 @@ class Vectorizer:
         lz = [self.as_lazy(a) for a in args]
         return Op(fn, lz, self.broadcast([a.shape for a in lz], out, node))
 
+    def apply(self, fn, args, out, node):
+        """fn applied to numbers or arrays: a lazy array where any operand is one (numpy's
+        broadcasting), else the scalar operation, as an atom."""
+        lazy = self.elementwise(fn, args, out, node)
+        if lazy is not None:
+            return lazy
+        return self.scalar_op(fn, [self.n.to_atom(out, a) for a in args], out)
+
     def ufunc_call(self, node, ufunc, kernel, out):
         """A call of a numba `@vectorize` ufunc: its scalar kernel, inlined, on numbers; on
         arrays an elementwise operation like any other (numpy's broadcasting), whose loop

@@ -539,7 +539,8 @@ _R.define(np.logspace, "np.logspace", "array", handler="keep", array_rule=ArrayR
     notes="base 10 (numba's); in start and stop; num by position")
 
 # np.nancumprod: cumprod's rule with NaN as 1. np.append(arr, values) joins the flattened
-# arrays (a number is one element); with an axis it is np.concatenate (normalize/lower_shapes.py). np.unwrap adds a piecewise constant
+# arrays (a number is one element); with an axis it is np.concatenate
+# (normalize/lower_shapes.py). np.unwrap adds a piecewise constant
 _R.define(np.nancumprod, "np.nancumprod", "array", handler="keep", array_rule=ArrayRule(
     "nancumprod", ("a",), ("vec.nancumprod_bar(a, out_bar)",),
     ("vec.nancumprod_tangent(a, out, d)",), lambda args: (1, "f"), reads=True),
