@@ -7,6 +7,8 @@ N ?= 1000
 SEED ?= 0
 # programs per fuzzer process (a worker that kept every compiled program grew to gigabytes)
 FUZZ_CHUNK ?= 250
+# the chunk to start at: a stopped campaign goes on with FUZZ_FIRST=<chunks it finished>
+FUZZ_FIRST ?= 0
 
 .PHONY: test check durations bench bench-docs examples fuzz fuzz-cuda clean cuda-bench coverage
 
@@ -41,7 +43,8 @@ durations: $(VENV)/.test
 # make fuzz N=10000: N generated programs, every construct group drawn, against the reference
 # AD (tests/fuzz/campaign.py)
 fuzz: $(VENV)/.test
-	PYTHONPATH=tests $(PY) -m fuzz -n $(N) --seed $(SEED) --groups --chunk $(FUZZ_CHUNK)
+	PYTHONPATH=tests $(PY) -m fuzz -n $(N) --seed $(SEED) --groups --chunk $(FUZZ_CHUNK) \
+	  --first-chunk $(FUZZ_FIRST)
 
 # make fuzz-cuda N=1000: N drawn numba.cuda kernels through adjit.cuda.adjoint_kernel against a
 # sequential oracle with a race detector (tests/fuzz_cuda/campaign.py; CUDA simulator)

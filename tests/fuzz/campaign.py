@@ -160,6 +160,10 @@ def save_case(program, reason, detail):
     return path
 
 
+def _run_job(job):
+    return worker(*job)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m fuzz", description=__doc__.split("\n")[0])
     parser.add_argument("-n", type=int, default=1000, help="programs to try (default 1000)")
@@ -191,6 +195,10 @@ def main(argv=None):
                              "process (a long campaign's worker otherwise keeps every "
                              "compiled program: gigabytes after a thousand); each chunk "
                              "draws from its own seed. Default 0: one process per worker")
+    parser.add_argument("--first-chunk", type=int, default=0, metavar="C",
+                        help="with --chunk: start at each worker's chunk C, continuing a "
+                             "campaign that stopped (chunks 0..C-1 ran before; the same "
+                             "seed and -n draw the same programs as one whole run)")
     parser.add_argument("--save", action="store_true",
                         help="save reproducers even with --all-constructs or --only")
     parser.add_argument("--reduce-per-signature", type=int, default=None, metavar="K",
@@ -214,7 +222,9 @@ def main(argv=None):
     if opts.chunk > 0:      # worker k's chunk c draws from seed (seed * 1000 + k) * 1000 + c
         jobs = [(min(opts.chunk, share - c * opts.chunk), (opts.seed * 1000 + k) * 1000 + c)
                 + job[2:] for k, (share, job) in enumerate(zip(shares, jobs))
-                for c in range(-(-share // opts.chunk))]
+                for c in range(opts.first_chunk, -(-share // opts.chunk))]
+        if not jobs:
+            parser.error(f"--first-chunk {opts.first_chunk}: no chunk left")
     if opts.all_constructs:
         grammar.AVOID.clear()       # for the reductions below, in this process
     grammar.AVOID.difference_update(opts.only)
@@ -223,7 +233,14 @@ def main(argv=None):
     else:
         with multiprocessing.get_context("spawn").Pool(
                 workers, maxtasksperchild=1 if opts.chunk else None) as pool:
-            results = pool.starmap(worker, jobs, chunksize=1)
+            results = []
+            for job, r in zip(jobs, pool.imap(_run_job, jobs, chunksize=1)):
+                results.append(r)
+                if opts.chunk:      # a line per finished chunk: a stopped campaign's record
+                    print(f"chunk seed {job[1]}: {r['tried']} programs, "
+                          f"{sum(r['discards'].values())} discarded, "
+                          f"{len(r['mismatches'])} mismatches "
+                          f"({time.perf_counter() - start:.0f} s)", flush=True)
     elapsed = time.perf_counter() - start
 
     tried = sum(r["tried"] for r in results)
