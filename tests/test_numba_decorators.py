@@ -5,6 +5,7 @@ scalar kernel on numbers, and on arrays makes it the body of the loop over the b
 elements, like any other elementwise operation. Every gradient is checked against central
 differences of numba's own compiled forward (the same function under @njit), and forward
 mode against reverse mode by the dot-product test."""
+import contextlib
 import math
 
 import numpy as np
@@ -13,7 +14,7 @@ from numba import njit, vectorize
 
 import adjit
 from adjit import AdjitError
-from fd import check_value_and_grad
+from fd import check_value_and_grad, fd_grad
 
 # a density library's style: eager signatures, a ufunc per formula ---------------------------
 
@@ -198,18 +199,68 @@ def _sum_of_parallel_sum(a, b):
 
 def test_a_parallel_target_ufunc_is_differentiated_through_its_kernel():
     """numba-examples' vectorize/sum.py: target='parallel' gives a plain ufunc with no
-    Python kernel; adjit records the kernel when numba builds it (after adjit's import),
-    and refuses one built before, saying what to do."""
-    from adjit.frontend import source
+    Python kernel; adjit records the kernel when numba builds it (after adjit's import)."""
     a, b = np.array([0.5, 1.0, -2.0]), np.array([1.5, -1.0, 0.25])
     np.testing.assert_array_equal(adjit.grad(_sum_of_parallel_sum, argnums=(0, 1))(a, b)[1],
                                   np.ones(3))
-    kernel = source._PARALLEL_KERNELS.pop(parallel_sum)
+
+
+@vectorize(["f8(f8, f8)", "f4(f4, f4)"], target="parallel")
+def parallel_poly(a, b):
+    return a * a * b + math.sin(b)
+
+
+def _sum_of_parallel_poly(a, b):
+    return np.sum(parallel_poly(a, b) * np.arange(1.0, a.size + 1.0))
+
+
+@contextlib.contextmanager
+def _built_before_adjit(ufunc):
+    """As if numba had built `ufunc` before adjit's import: its kernel not recorded."""
+    from adjit.frontend import source
+    kernel = source._PARALLEL_KERNELS.pop(ufunc)
     try:
-        with pytest.raises(adjit.AdjitError, match="keeps no Python kernel.*Import adjit"):
-            adjit.grad(_other_parallel_sum)(a, b)
+        yield
     finally:
-        source._PARALLEL_KERNELS[parallel_sum] = kernel
+        source._PARALLEL_KERNELS[ufunc] = kernel
+
+
+def test_a_parallel_ufunc_built_before_adjit_is_read_from_its_module():
+    """A parallel-target ufunc built before adjit's import (a library imported first, as
+    numba-examples' scripts are): its kernel is the module's function of that name, or its
+    decorated def read again, kept because it computes the ufunc's values."""
+    a, b = np.array([0.5, 1.0, -2.0]), np.array([1.5, -1.0, 0.25])
+    with _built_before_adjit(parallel_sum):
+        np.testing.assert_array_equal(adjit.grad(_other_parallel_sum, argnums=(0, 1))(a, b)[0],
+                                      np.full(3, 2.0))
+    w = np.arange(1.0, 4.0)
+    with _built_before_adjit(parallel_poly):
+        ga, gb = adjit.grad(_sum_of_parallel_poly, argnums=(0, 1))(a, b)
+    np.testing.assert_allclose(ga, w * 2.0 * a * b, rtol=1e-14)
+    np.testing.assert_allclose(gb, w * (a * a + np.cos(b)), rtol=1e-14)
+    np.testing.assert_allclose(ga, fd_grad(_sum_of_parallel_poly, (a, b), 0), rtol=1e-6)
+
+
+def _shadowed(a, b):
+    return a - b
+
+
+def test_a_parallel_ufunc_whose_kernel_cannot_be_read_is_refused():
+    """The module's function of the ufunc's name computes something else (the ufunc was
+    built from a local def): refused, saying what to do, not differentiated through it."""
+    def _shadowed(a, b):        # noqa: F811 - the ufunc's own kernel, not the module's
+        return a + 2.0 * b
+    ufunc = vectorize(["f8(f8, f8)"], target="parallel")(_shadowed)
+    from adjit.frontend import source
+    source._PARALLEL_KERNELS.pop(ufunc)
+    globals()["_local_parallel"] = ufunc
+    try:
+        def f(a, b):
+            return np.sum(_local_parallel(a, b))     # noqa: F821
+        with pytest.raises(adjit.AdjitError, match="keeps no Python kernel.*Import adjit"):
+            adjit.grad(f)(np.ones(3), np.ones(3))
+    finally:
+        del globals()["_local_parallel"]
 
 
 def _other_parallel_sum(a, b):

@@ -7,6 +7,7 @@ module what a name means.
 import ast
 import builtins
 import inspect
+import sys
 import textwrap
 import types
 from tokenize import TokenError
@@ -166,6 +167,79 @@ def _record_parallel_kernels():
 
 
 _record_parallel_kernels()
+
+
+def recover_parallel_kernel(ufunc):
+    """The kernel of a parallel-target ufunc numba built before adjit's import, read again:
+    the function of the ufunc's name, or the `def` of that name without its decorators, in a
+    module holding the ufunc, else a function of that name in another module (a kernel
+    imported from a library). Kept (and recorded) only where it computes the ufunc's own
+    values at probe points; None otherwise."""
+    if not isinstance(ufunc, np.ufunc) or getattr(ufunc, "__module__", None) == "numpy":
+        return None
+    name = ufunc.__name__
+    spaces = [m for m in list(sys.modules.values())
+              if isinstance(getattr(m, "__dict__", None), dict)]
+    holders = [m for m in spaces if any(v is ufunc for v in list(m.__dict__.values()))]
+    for module in holders + [m for m in spaces if m not in holders]:
+        fn = module.__dict__.get(name)
+        if not (isinstance(fn, types.FunctionType) and fn.__name__ == name):
+            fn = _undecorated_def(module, name) if module in holders else None
+        if fn is not None and _computes(fn, ufunc):
+            _PARALLEL_KERNELS[ufunc] = fn
+            return fn
+    return None
+
+
+def _undecorated_def(module, name):
+    """The module's top-level `def name` made again without its decorators, with the
+    module's globals (nothing in the module is rebound); None where there is none."""
+    path = getattr(module, "__file__", None)
+    try:
+        with open(path, encoding="utf-8") as f:
+            tree = ast.parse(f.read(), path)
+    except (OSError, TypeError, SyntaxError, ValueError):
+        return None
+    defs = [s for s in tree.body if isinstance(s, ast.FunctionDef) and s.name == name]
+    if len(defs) != 1 or defs[0].args.defaults or defs[0].args.kw_defaults:
+        return None
+    fdef = defs[0]
+    fdef.decorator_list = []
+    code = compile(ast.Module(body=[fdef], type_ignores=[]), path, "exec")
+    inner = [c for c in code.co_consts if isinstance(c, types.CodeType) and c.co_name == name]
+    return types.FunctionType(inner[0], module.__dict__, name) if inner else None
+
+
+def _computes(fn, ufunc):
+    """Whether fn, called on numbers, gives the ufunc's values at probe points of its first
+    floating-point loop: equal where both are finite (at least one such point), and where
+    Python raises (math.sqrt of a negative number) the ufunc's value not finite."""
+    loops = [t for t in ufunc.types if set(t.replace("->", "")) <= set("fd")]
+    if not loops or ufunc.nout != 1:
+        return False
+    dtype = np.float64 if "d" in loops[0] else np.float32
+    points = np.array([0.3, 1.1, 2.7, -0.4, 0.05, 3.9, -1.3, 0.7, 5.2])
+    probes = [np.roll(points, 4 * k).astype(dtype) for k in range(ufunc.nin)]
+    with np.errstate(all="ignore"):
+        try:
+            want = ufunc(*probes)
+        except Exception:       # noqa: BLE001 - not callable on these: cannot be checked
+            return False
+        agreed = 0
+        for i, value in enumerate(want):
+            try:
+                got = fn(*(p[i] for p in probes))
+            except (ArithmeticError, ValueError):
+                if np.isfinite(value):
+                    return False
+                continue
+            except Exception:   # noqa: BLE001 - anything else it raises: not this kernel
+                return False
+            tol = 1e-12 if dtype == np.float64 else 1e-5
+            if not np.isclose(got, value, rtol=tol, atol=tol, equal_nan=True):
+                return False
+            agreed += bool(np.isfinite(value))
+    return agreed > 0
 
 
 def ufunc_kernel(obj):

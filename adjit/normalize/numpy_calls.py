@@ -22,6 +22,7 @@ from ..rules.table import (ALLOCATORS, ARRAY_FUNCTIONS, DECLARED_ALLOCATORS, DRA
                            REDUCTIONS)
 from ..rules import opaque
 from ..rules.table import rule_for_call
+from ..frontend.source import recover_parallel_kernel
 from ..runtime import vec
 from ..rules.registry import REGISTRY
 from .values import Shape, TupleValue, left_out
@@ -471,7 +472,11 @@ class NumpyCalls:
                 advice = f"`{name}` is not differentiated: {entry.notes}."
             if isinstance(obj, np.ufunc) and entry is None:
                 # numba's vectorize(target="parallel") returns a plain ufunc that keeps no
-                # Python kernel (frontend/source.py records those built after adjit's import)
+                # Python kernel (frontend/source.py records those built after adjit's import,
+                # and reads one built before from its module where it computes the ufunc)
+                kernel = recover_parallel_kernel(obj)
+                if kernel is not None:
+                    return self.n.arrays.ufunc_call(node, obj, kernel, out)
                 raise self.n.error(node, f"a call to the ufunc `{name}`, which keeps no "
                                    "Python kernel adjit can read (numba's @vectorize with "
                                    "target='parallel' builds such a ufunc; adjit records "
