@@ -20,6 +20,14 @@ class _Webs:
         self.uses = []
         self.defs = {}
         self.loop_defs = set()
+        self._loads = {}    # id(node) -> (node, the names it loads): a loop's fixpoint
+        #                     visits its body's statements again and again
+
+    def loads(self, node):
+        found = self._loads.get(id(node))
+        if found is None or found[0] is not node:
+            found = self._loads[id(node)] = (node, ir.load_names(node))
+        return found[1]
 
     def find(self, d):
         while self.parent.setdefault(d, d) != d:
@@ -52,24 +60,24 @@ def _merge(a, b):
 
 
 def _flow(stmts, state, webs):
+    state = dict(state)     # the caller's state stays as it was (an if's other branch)
     for s in stmts:
         if isinstance(s, ast.Assign):
-            for n in ir.load_names(s.value):
+            for n in webs.loads(s.value):
                 webs.use(n, state)
             tgt = s.targets[0]
             if isinstance(tgt, ast.Name):
                 d = id(s)
                 webs.defs[d] = (tgt.id, tgt)
-                state = dict(state)
                 state[tgt.id] = frozenset([d])
             else:
-                for n in ir.load_names(tgt):
+                for n in webs.loads(tgt):
                     webs.use(n, state)
         elif isinstance(s, ast.If):
             webs.use(s.test, state) if isinstance(s.test, ast.Name) else None
             state = _merge(_flow(s.body, state, webs), _flow(s.orelse, state, webs))
         elif isinstance(s, ast.For):
-            for n in ir.load_names(s.iter):
+            for n in webs.loads(s.iter):
                 webs.use(n, state)
             state = _loop(s, state, webs, s.target)
         elif isinstance(s, ast.While):

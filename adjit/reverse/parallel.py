@@ -194,6 +194,8 @@ def has_parallel_loops(stmts):
 def _rewrite(stmts, live_after, rewrite):
     """Statements with each outermost parallel loop replaced by rewrite(loop, names live after
     it) where that returns statements."""
+    if not has_parallel_loops(stmts):   # nothing to rewrite: no liveness to work out
+        return list(stmts)
     out = []
     live = set(live_after)
     for s in reversed(stmts):

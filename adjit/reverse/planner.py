@@ -117,23 +117,21 @@ class Planner:
         need = {v for v in points if v in self.b.kinds}
         if self.b.value_needed and isinstance(self.b.result, ast.Name):
             need.add(self.b.result.id)
-        changed = True
-        while changed:
-            changed = False
-            for s in ir.walk_stmts(self.b.stmts):
-                if not isinstance(s, ast.Assign):
-                    continue
-                if ir.is_store(s):
-                    hit = s.targets[0].value.id in need
-                    reads = ir.atom_names([s.value])
-                else:
-                    hit = ir.target_name(s) in need
-                    reads = ir.atom_names(self.b.prim(s).operands)
-                if hit:
-                    for r in reads:
-                        if r not in need:
-                            need.add(r)
-                            changed = True
+        reads = {}      # variable -> the names its assignments (and stores into it) read
+        for s in ir.walk_stmts(self.b.stmts):
+            if not isinstance(s, ast.Assign):
+                continue
+            if ir.is_store(s):
+                reads.setdefault(s.targets[0].value.id, []).extend(ir.atom_names([s.value]))
+            else:
+                reads.setdefault(ir.target_name(s), []).extend(
+                    ir.atom_names(self.b.prim(s).operands))
+        todo = list(need)
+        while todo:
+            for r in reads.get(todo.pop(), ()):
+                if r not in need:
+                    need.add(r)
+                    todo.append(r)
         return need
 
     def _plan_with(self, top, replayable):

@@ -320,4 +320,3 @@ def print_groups(results):
             print(f"                     e.g. {texts[msg][1]}")
         for sig, n in reasons[g].most_common(8):
             print(f"      failed   {n:5d}  {sig[:200]}")
-
