@@ -34,7 +34,7 @@ class GradientFunction:
     """
 
     def __init__(self, fn, argnums, with_value, fastmath=False, kind=None, checkpoint=None,
-                 tape_limit=None, cache=False, target="cpu"):
+                 tape_limit=None, cache=None, target="cpu"):
         self._of = None
         if isinstance(fn, GradientFunction):
             self._of = fn
@@ -51,7 +51,7 @@ class GradientFunction:
         self.fastmath = fastmath
         self.checkpoint = _check_checkpoint(self, checkpoint)
         self.tape_limit = _check_limit(self, tape_limit)
-        self.cache = bool(cache)
+        self.cache = None if cache is None else bool(cache)
         self.target = _check_target(self, target)
         self._cuda_stub = None
         if self.target == "cuda":
@@ -265,7 +265,7 @@ _REBUILT_LOCK = threading.Lock()
 
 
 def _rebuild(fn, argnums, with_value, fastmath, kind=None, checkpoint=None, tape_limit=None,
-             cache=False, target="cpu"):
+             cache=None, target="cpu"):
     """Unpickle a gradient: the one this process already rebuilt with the same function and
     options, so that its compiled specializations are reused (a Dask worker that receives
     the same gradient in many tasks compiles it once), or a new one."""
@@ -485,7 +485,7 @@ def _typeof_gradient(val, c):
 
 
 def grad(fn=None, argnums=0, *, fastmath=False, checkpoint=None, tape_limit=None,
-         cache=False, target="cpu"):
+         cache=None, target="cpu"):
     """The gradient of `fn` with respect to the argument(s) in `argnums`.
 
     Use as `@grad` or `grad(f, argnums=(0, 2))`. With an int argnums the result is the
@@ -510,9 +510,15 @@ def grad(fn=None, argnums=0, *, fastmath=False, checkpoint=None, tape_limit=None
     `tape_limit` (bytes; default half the machine's memory) turns a tape that would grow
     beyond it into an AdjitError saying what to do.
 
-    `cache=True` keeps the compiled gradient on disk (numba's cache, beside the generated
+    `cache` keeps the compiled gradient on disk (numba's cache, beside the generated
     source in $ADJIT_CACHE_DIR or ~/.cache/adjit): a later process with the same function
-    and argument types loads it instead of compiling.
+    and argument types loads it instead of compiling. The key is the generated source (the
+    function and everything it calls, global arrays by content), the argument types, adjit's
+    and numba's versions, so a changed function never loads stale code. Default (None): on,
+    but where numba compiles unoptimized (NUMBA_OPT=0: it caches no function calling another
+    compiled one), where ADJIT_CACHE=0, where the directory cannot be written, or where
+    numba will not cache the code (it calls a ctypes function): then it compiles, silently.
+    `cache=True` asks for it (numba warns where it cannot cache); `cache=False` never.
 
     `target="cuda"` returns a CUDA device function instead: call it from numba.cuda kernels
     (and from Python); scalar arguments, scalar gradients, no heap allocation (see
@@ -526,7 +532,7 @@ def grad(fn=None, argnums=0, *, fastmath=False, checkpoint=None, tape_limit=None
 
 
 def value_and_grad(fn=None, argnums=0, *, fastmath=False, checkpoint=None, tape_limit=None,
-                   cache=False, target="cpu"):
+                   cache=None, target="cpu"):
     """Like grad (same options), but the compiled function returns (value, gradient)."""
     options = dict(fastmath=fastmath, checkpoint=checkpoint, tape_limit=tape_limit,
                    cache=cache, target=target)
@@ -535,7 +541,7 @@ def value_and_grad(fn=None, argnums=0, *, fastmath=False, checkpoint=None, tape_
     return GradientFunction(fn, argnums, True, **options)
 
 
-def vjp(fn=None, argnums=0, *, fastmath=False, checkpoint=None, tape_limit=None, cache=False):
+def vjp(fn=None, argnums=0, *, fastmath=False, checkpoint=None, tape_limit=None, cache=None):
     """Vector-Jacobian product: `vjp(f)(*args, cotangent) -> (out, gradient)`.
 
     `out` is f(*args), a float or a float array; `cotangent` has out's shape (a float for a
@@ -551,7 +557,7 @@ def vjp(fn=None, argnums=0, *, fastmath=False, checkpoint=None, tape_limit=None,
     return GradientFunction(fn, argnums, True, kind="vjp", **options)
 
 
-def jvp(fn=None, argnums=0, *, fastmath=False, cache=False, target="cpu"):
+def jvp(fn=None, argnums=0, *, fastmath=False, cache=None, target="cpu"):
     """Jacobian-vector product (forward mode): `jvp(f)(*args, tangent) -> (out, out_tangent)`.
 
     `tangent` has the shape of the argument in argnums (a tuple of tangents, in argnums
@@ -569,7 +575,7 @@ def jvp(fn=None, argnums=0, *, fastmath=False, cache=False, target="cpu"):
 custom.use_vjp(lambda fn, argnums: vjp(fn, argnums))
 
 
-def hvp(fn=None, argnums=0, *, fastmath=False, checkpoint=None, tape_limit=None, cache=False):
+def hvp(fn=None, argnums=0, *, fastmath=False, checkpoint=None, tape_limit=None, cache=None):
     """Hessian-vector product: `hvp(f)(*args, vector) -> H vector`, H the Hessian of the
     float-valued `f` in the argument(s) in argnums, never formed.
 
@@ -586,7 +592,7 @@ def hvp(fn=None, argnums=0, *, fastmath=False, checkpoint=None, tape_limit=None,
                             checkpoint=checkpoint, tape_limit=tape_limit, cache=cache)
 
 
-def hessian(fn=None, argnums=0, *, fastmath=False, cache=False, sparse=None):
+def hessian(fn=None, argnums=0, *, fastmath=False, cache=None, sparse=None):
     """The Hessian of the float-valued `fn` in one argument: `hessian(f)(*args)`, of shape
     x.shape + x.shape for an array argument x (a float for a float argument).
 
@@ -622,7 +628,7 @@ def _products(fn, argnums, fastmath, cache, hessian):
     return tuple(made[key]) if hessian else tuple(made[key][:2])
 
 
-def jacobian(fn=None, argnums=0, *, fastmath=False, cache=False, sparse=None):
+def jacobian(fn=None, argnums=0, *, fastmath=False, cache=None, sparse=None):
     """The Jacobian of `fn` (float or array result): `jacobian(f)(*args)` of shape
     f(*args).shape + x.shape (a tuple, one per argument, for a tuple argnums).
 
@@ -663,14 +669,14 @@ def sparsity(fn=None, argnums=0, *, hessian=False):
     return Sparsity(fn, argnums, hessian=hessian)
 
 
-def jacfwd(fn=None, argnums=0, *, fastmath=False, cache=False):
+def jacfwd(fn=None, argnums=0, *, fastmath=False, cache=None):
     """jacobian by forward mode: one jvp per element of x (good for few inputs)."""
     if fn is None:
         return lambda f: jacfwd(f, argnums=argnums, fastmath=fastmath, cache=cache)
     return GradientFunction(fn, argnums, False, fastmath=fastmath, kind="jacfwd", cache=cache)
 
 
-def jacrev(fn=None, argnums=0, *, fastmath=False, cache=False):
+def jacrev(fn=None, argnums=0, *, fastmath=False, cache=None):
     """jacobian by reverse mode: one vjp per element of the result (good for few outputs)."""
     if fn is None:
         return lambda f: jacrev(f, argnums=argnums, fastmath=fastmath, cache=cache)

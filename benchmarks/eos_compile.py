@@ -36,6 +36,9 @@ import time
 import numba
 import numpy as np
 
+# compile times are measured here: gradients made without cache= compile (no disk cache)
+os.environ.setdefault("ADJIT_CACHE", "0")
+
 v01 = 9.998420897506056e2
 v02 = 2.839940833161907e0
 v03 = -3.147759265588511e-2

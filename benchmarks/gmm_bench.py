@@ -52,6 +52,9 @@ import os
 import sys
 import time
 
+# compile times are measured here: gradients made without cache= compile (no disk cache)
+os.environ.setdefault("ADJIT_CACHE", "0")
+
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import numba  # noqa: E402

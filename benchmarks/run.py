@@ -40,6 +40,9 @@ import sys
 import tempfile
 import time
 
+# compile times are measured here: gradients made without cache= compile (no disk cache)
+os.environ.setdefault("ADJIT_CACHE", "0")
+
 # One BLAS thread (before numpy loads OpenBLAS), unless the caller chose: on this 2-core CI
 # machine a threaded GEMM waits a scheduler tick (4 ms) for its second thread whenever the
 # other core is busy, which turned the MLP row's 0.6 ms into 8 ms from run to run. The

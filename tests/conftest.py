@@ -16,6 +16,16 @@ import sys
 if "numba" not in sys.modules:
     os.environ.setdefault("NUMBA_OPT", "0")
 
+# Gradients compiled at numba's default optimization (the subprocesses of
+# tests/test_optimized.py, the examples) keep their machine code on disk by default: in a
+# folder of this run's, not the user's ~/.cache/adjit.
+if "ADJIT_CACHE_DIR" not in os.environ:
+    import atexit
+    import shutil
+    import tempfile
+    os.environ["ADJIT_CACHE_DIR"] = tempfile.mkdtemp(prefix="adjit-test-cache-")
+    atexit.register(shutil.rmtree, os.environ["ADJIT_CACHE_DIR"], True)
+
 # The CUDA tests (tests/test_cuda.py) run in numba's CUDA simulator unless the environment
 # chooses: on a machine with a GPU, NUMBA_ENABLE_CUDASIM=0 runs the same tests on it.
 os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")

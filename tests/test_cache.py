@@ -99,3 +99,73 @@ def test_a_parallel_gradient_is_loaded_from_the_disk_cache_too(tmp_path):
     d = x[:, None] - x[None, :]
     exact = np.sum(-2.0 * d / (1.0 + d * d) ** 2, axis=1)   # d/dx_i of the pair sum
     np.testing.assert_allclose(runs[1]["gx"], exact, rtol=1e-12, atol=1e-14)
+
+
+DEFAULT = textwrap.dedent("""
+    import json, sys
+    import numpy as np
+    import scipy.special
+    import adjit
+
+    W = np.linspace(1.0, 2.0, 5) * float(sys.argv[1])
+
+    def weighted(x):
+        return np.sum(W * np.sin(x) ** 2)
+
+    def log_gamma_sum(x):          # scipy.special through a ctypes function: numba will
+        s = 0.0                    # not cache code calling one
+        for i in range(x.shape[0]):
+            s += scipy.special.gammaln(x[i])
+        return s
+
+    x = np.linspace(0.5, 1.5, 5)
+    g, h = adjit.grad(weighted), adjit.grad(log_gamma_sum)
+    gx, hx = g(x), h(x)
+    print(json.dumps({"gx": gx.tolist(), "hx": hx.tolist(),
+                      "hits": sum(g._called.dispatcher.stats.cache_hits.values()),
+                      "h_hits": sum(h._called.dispatcher.stats.cache_hits.values())}))
+""")
+
+
+def test_gradients_are_cached_on_disk_by_default(tmp_path):
+    """Without cache=, a second process loads the gradient; a changed global array is
+    another key (never stale code); code numba cannot cache compiles without a warning;
+    ADJIT_CACHE=0 turns it off."""
+    env = dict(os.environ, ADJIT_CACHE_DIR=str(tmp_path / "cache"), NUMBA_OPT="3")
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
+    path = tmp_path / "default_script.py"
+    path.write_text(DEFAULT)
+
+    def run(scale, **extra):
+        out = subprocess.run([sys.executable, str(path), str(scale)], env=dict(env, **extra),
+                             capture_output=True, text=True, timeout=300)
+        assert out.returncode == 0, out.stderr
+        assert "Cannot cache" not in out.stderr, out.stderr
+        return json.loads(out.stdout.strip().splitlines()[-1])
+
+    first, second, scaled = run(1.0), run(1.0), run(3.0)
+    assert (first["hits"], second["hits"], scaled["hits"]) == (0, 1, 0)
+    assert first["h_hits"] == second["h_hits"] == 0
+    x = np.linspace(0.5, 1.5, 5)
+    exact = np.linspace(1.0, 2.0, 5) * 2.0 * np.sin(x) * np.cos(x)
+    np.testing.assert_allclose(second["gx"], exact, rtol=1e-13)
+    np.testing.assert_allclose(scaled["gx"], 3.0 * exact, rtol=1e-13)
+    from scipy.special import digamma
+    np.testing.assert_allclose(second["hx"], digamma(x), rtol=1e-12)
+    off = run(1.0, ADJIT_CACHE="0", ADJIT_CACHE_DIR=str(tmp_path / "off"))
+    assert off["hits"] == 0 and not os.path.exists(tmp_path / "off")
+
+
+def test_a_cache_directory_that_cannot_be_written_compiles_silently(tmp_path, monkeypatch):
+    from adjit.codegen import emit
+    import adjit
+    blocked = tmp_path / "not-a-directory"
+    blocked.write_text("")
+    monkeypatch.setenv("ADJIT_CACHE_DIR", str(blocked / "cache"))
+    monkeypatch.setattr(emit, "caching_by_default", lambda: True)
+
+    def f(x):
+        return np.sum(x * x * x)
+    np.testing.assert_allclose(adjit.grad(f)(np.array([1.0, 2.0])), [3.0, 12.0])
+    assert emit.caching_by_default() and blocked.read_text() == ""

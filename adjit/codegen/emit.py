@@ -11,6 +11,7 @@ import os
 import re
 import sys
 import types
+import warnings
 
 import numba
 import numba.core.errors
@@ -216,8 +217,18 @@ def compile_source(source, name, namespace, signature, fastmath=False, jit=True,
     helpers = {"grow_tape": grow_tape, "reserve_tape": reserve_tape, "check_room": check_room,
                "tape_room": tape_room, "dot_range": dot_range, "sum_range": sum_range,
                "copy_dot": copy_dot}
+    auto = cache is None
+    if auto:
+        cache = jit and caching_by_default()
+    filename = None
     if cache:
-        filename = cache_file(source, name, namespace, signature, fastmath)
+        try:
+            filename = cache_file(source, name, namespace, signature, fastmath)
+        except OSError:
+            if not auto:
+                raise
+            cache = False       # a cache directory that cannot be written: compile only
+    if cache:
         # numba's cache rebuilds the function's globals by importing its module by name
         module = types.ModuleType(os.path.splitext(os.path.basename(filename))[0])
         module.__file__ = filename
@@ -241,7 +252,11 @@ def compile_source(source, name, namespace, signature, fastmath=False, jit=True,
             ns[callee] = numba.njit(error_model="numpy", fastmath=fastmath, cache=cache,
                                     inline="always")(
                 ns[callee])
-        dispatcher = jit(pyfunc)
+        with warnings.catch_warnings():
+            if auto:    # code numba will not cache (it calls a ctypes function, ...): compiled
+                warnings.filterwarnings("ignore", "Cannot cache compiled function",
+                                        numba.core.errors.NumbaWarning)
+            dispatcher = jit(pyfunc)
         ns[name] = dispatcher
         return outer, dispatcher
     except numba.core.errors.NumbaError as exc:
@@ -250,6 +265,16 @@ def compile_source(source, name, namespace, signature, fastmath=False, jit=True,
                             f"adjit error: numba could not compile the generated {name} (an "
                             f"adjit bug: please report it with this message):\n{exc}\n"
                             f"generated source:\n{source}") from None
+
+
+def caching_by_default():
+    """Whether a gradient made without cache= keeps its compiled code on disk: yes, unless
+    numba compiles with LLVM's optimizations off (NUMBA_OPT=0, as the test suite does),
+    where numba caches no function that calls another compiled one (every gradient calls
+    adjit's runtime), or ADJIT_CACHE=0 turns it off."""
+    if os.environ.get("ADJIT_CACHE", "1").strip().lower() in ("0", "false", "no", "off"):
+        return False
+    return int(numba.core.config.OPT) != 0
 
 
 def cache_dir():
@@ -270,8 +295,8 @@ def cache_file(source, name, namespace, signature, fastmath):
     h = hashlib.sha256()
     flags = sorted(fastmath) if isinstance(fastmath, (set, frozenset)) else fastmath
     for part in (source, repr(tuple(signature)), repr(flags), numba.__version__,
-                 sys.version):     # a set's order changes from process to process
-        h.update(part.encode())
+                 sys.version, str(numba.core.config.OPT), _adjit_digest()):
+        h.update(part.encode())     # (a set's order changes from process to process)
     for key in sorted(namespace):
         h.update(key.encode())
         h.update(_fingerprint(namespace[key]))
@@ -282,6 +307,27 @@ def cache_file(source, name, namespace, signature, fastmath):
             fh.write(source)
         os.replace(tmp, path)       # atomic: concurrent processes write the same text
     return path
+
+
+_DIGEST = []
+
+
+def _adjit_digest():
+    """A digest of adjit's own source files: the runtime helpers the generated code calls
+    (reached through modules, which _fingerprint names only) are compiled into it, so a
+    changed adjit never loads code cached by another."""
+    if not _DIGEST:
+        h = hashlib.sha256()
+        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        for folder, dirs, files in sorted(os.walk(root)):
+            dirs.sort()
+            for f in sorted(files):
+                if f.endswith(".py"):
+                    h.update(f.encode())
+                    with open(os.path.join(folder, f), "rb") as fh:
+                        h.update(fh.read())
+        _DIGEST.append(h.hexdigest())
+    return _DIGEST[0]
 
 
 def _fingerprint(obj, seen=None, depth=0):
