@@ -9,8 +9,10 @@ helper that rebinds its own name (a recurrent cell whose helper makes temporarie
 slices is tests/test_natural_programs.py's lstm_slices_helper).
 Loops over `np.ndindex` and `np.ndenumerate`, in the function and in its helpers. Optional
 arguments tested with `is None` (`def f(x, w=None)`), the branch numba prunes pruned.
-Conversions: `a.astype(np.int64)` as an index, `a.astype(np.float64)`, `np.float64(v)`. Every gradient is checked against central differences of numba's own compiled
-forward (the same functions under @njit)."""
+Conversions: `a.astype(np.int64)` as an index, `a.astype(np.float64)`, `np.float64(v)`.
+Helpers taking `*args` (curve fitting's `model(t, *p)`) and tuples unpacked into calls. Every
+gradient is checked against central differences of numba's own compiled forward (the same
+functions under @njit)."""
 import math
 
 import numpy as np
@@ -449,3 +451,106 @@ def test_shape_comparisons_and_joins():
         return np.sum(z) * x[0] * (2.0 if same else 1.0) + (1.0 if other else 0.0) * y[0]
     check_value_and_grad(f, (X[:4].copy(), X[4:8].copy()), (0, 1))
     check_value_and_grad(f, (X[:4].copy(), X[4:7].copy()), (0, 1))
+
+
+# -- `*args`: a model's parameters as a tuple (curve fitting's `model(t, *p)`), a polynomial of
+# any degree, a wrapper passing its arguments on
+
+@njit
+def decay_model(t, *p):
+    return p[0] * np.exp(-p[1] * t) + p[2]
+
+
+@njit
+def polyval_args(x, *c):
+    s = 0.0
+    for k in range(len(c)):
+        s += c[k] * x ** k
+    return s
+
+
+@njit
+def scaled(factor, *args):
+    return factor * decay_model(args[0], *args[1:])
+
+
+def decay_misfit(a, k, c, t, y):
+    r = decay_model(t, a, k, c) - y
+    return np.sum(r * r)
+
+
+def decay_misfit_tuple(a, k, c, t, y):
+    theta = (a, k, c)
+    r = decay_model(t, *theta) - y
+    return np.sum(r * r)
+
+
+def polynomial_terms(a, b, x):
+    coeffs = (a, b, 0.5)
+    return polyval_args(x, *coeffs) + polyval_args(x, a) + polyval_args(x, *(b, a))
+
+
+def forwarded(a, k, t):
+    return np.sum(scaled(2.0, t, a, k, 0.1) ** 2)
+
+
+T_FIT = np.linspace(0.0, 2.0, 7)
+Y_FIT = 1.5 * np.exp(-0.7 * T_FIT) + 0.2
+
+
+@pytest.mark.parametrize("f, args, argnums", [
+    (decay_misfit, (1.2, 0.5, 0.1, T_FIT, Y_FIT), (0, 1, 2)),
+    (decay_misfit_tuple, (1.2, 0.5, 0.1, T_FIT, Y_FIT), (0, 1, 2)),
+    (polynomial_terms, (1.2, 0.8, 0.7), (0, 1, 2)),
+    (forwarded, (0.6, 0.9, T_FIT), (0, 1)),
+], ids=["star-parameter", "star-tuple", "polynomial", "forwarded-slice"])
+def test_star_args_helpers_and_unpacked_tuples(f, args, argnums):
+    """`def model(t, *p)` called with extra positional arguments or `*theta`, `len(c)` of
+    them, `*args[1:]` passed on: Python's and numba's meaning, against central differences
+    of numba's compile."""
+    check_value_and_grad(f, args, argnums)
+    if f is polynomial_terms:       # a + b x + 0.5 x^2, + a, + b + a x
+        a, b, x = args
+        grads = adjit.grad(f, argnums=(0, 1, 2))(*args)
+        np.testing.assert_allclose(grads, [2.0 + x, x + 1.0, b + x + a], rtol=1e-14)
+
+
+def _singlethread(inner):
+    """numba-examples' nogil.py: a plain Python wrapper over a kernel writing its result."""
+    def func(*args):
+        result = np.empty(len(args[0]), dtype=np.float64)
+        inner(result, *args)
+        return result
+    return func
+
+
+@njit
+def _exp_kernel(result, a, b):
+    for i in range(len(result)):
+        result[i] = math.exp(2.1 * a[i] + 3.2 * b[i])
+
+
+_exp_wrapped = _singlethread(_exp_kernel)
+
+
+def test_a_python_wrapper_passing_star_args_to_a_kernel():
+    def loss(a, b, w):
+        return np.sum(w * _exp_wrapped(a, b))
+    rng = np.random.default_rng(5)
+    a, b, w = rng.random(5), rng.random(5), rng.normal(size=5)
+    ga, gb = adjit.grad(loss, argnums=(0, 1))(a, b, w)
+    e = np.exp(2.1 * a + 3.2 * b)
+    np.testing.assert_allclose(ga, 2.1 * w * e, rtol=1e-13)
+    np.testing.assert_allclose(gb, 3.2 * w * e, rtol=1e-13)
+
+
+def test_star_args_adjit_cannot_unpack_are_refused():
+    def unpack_array(x):
+        return polyval_args(0.5, *x)
+
+    def top(*xs):
+        return xs[0]
+    with pytest.raises(AdjitError, match=r"star-unpacking `\*x` of what is not a tuple"):
+        adjit.grad(unpack_array)(np.ones(3))
+    with pytest.raises(AdjitError, match=r"the parameter `\*xs`"):
+        adjit.grad(top)(1.0)

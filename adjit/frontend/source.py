@@ -31,7 +31,8 @@ class FunctionSource:
         # every parameter, in the order the generated function takes them: positional ones,
         # then keyword-only ones (they hide module globals of the same name, as in Python)
         self.params = [a.arg for a in args.posonlyargs + args.args + args.kwonlyargs]
-        self.locals = assigned_names(tree) | set(self.params)
+        self.vararg = args.vararg.arg if args.vararg is not None else None     # `*args`
+        self.locals = assigned_names(tree) | set(self.params) | {self.vararg} - {None}
         self._closure = _closure_dict(fn)
 
     def with_tree(self, tree, names):
@@ -303,8 +304,9 @@ def _script_block(fn):
         return None
 
 
-def read_function(fn):
-    """Parse `fn` (a plain function or numba dispatcher) into a FunctionSource."""
+def read_function(fn, vararg=False):
+    """Parse `fn` (a plain function or numba dispatcher) into a FunctionSource. `vararg`:
+    a `*args` parameter is allowed (a helper, whose calls give it a tuple)."""
     compiled_by_numba = getattr(fn, "py_func", None) is not None and \
         getattr(fn, "__adjit_function__", None) is None
     fn = unwrap(fn)
@@ -355,7 +357,7 @@ def read_function(fn):
                         "calls.")
     ast.increment_lineno(tree, firstlineno - 1)
     tree.decorator_list = []
-    star = tree.args.vararg or tree.args.kwarg
+    star = tree.args.kwarg or (None if vararg else tree.args.vararg)
     if star is not None:
         spelled = ("*" if star is tree.args.vararg else "**") + star.arg
         raise loc.error(tree, f"the parameter `{spelled}`",

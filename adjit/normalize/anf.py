@@ -2200,6 +2200,14 @@ class _Normalizer:
         base = held
         if isinstance(node.value, ast.Call):
             base = self.rhs(node.value, out)
+        if isinstance(base, TupleValue) and isinstance(node.slice, ast.Slice):
+            bounds = [None if b is None else ir.constant_int(b)
+                      for b in (node.slice.lower, node.slice.upper, node.slice.step)]
+            if any(b is None and e is not None for b, e in zip(
+                    bounds, (node.slice.lower, node.slice.upper, node.slice.step))):
+                raise self.error(node, "a tuple sliced by variables",
+                                 "Slice it with constants.")
+            return TupleValue(base.items[slice(*bounds)])     # args[1:]
         if isinstance(base, TupleValue):
             # an element of a tuple: np.nonzero(x > 0.5)[0], r[1] of r = step(x)
             k = node.slice.value if isinstance(node.slice, ast.Constant) else None
@@ -2384,6 +2392,8 @@ class _Normalizer:
         ir.annotate(out[-1], atomic=True)
 
     def call(self, node, out):
+        if any(isinstance(a, ast.Starred) for a in node.args):
+            node = self.star_arguments(node, out)
         func = node.func
         cu = self.cuda_intrinsic(func)
         if cu in ("grid", "gridsize"):
@@ -2446,6 +2456,49 @@ class _Normalizer:
                              "Call module-level functions, math.*, or numpy allocation "
                              "functions.")
         return self.call_object(node, obj, out)
+
+    def star_arguments(self, node, out):
+        """`f(x, *theta)` with a tuple (or a shape) `theta`, `*args[1:]`, `*(a, b)`: the call
+        with the elements as positional arguments (`theta[0], theta[1]`), as Python passes
+        them."""
+        args = []
+        for a in node.args:
+            if not isinstance(a, ast.Starred):
+                args.append(a)
+                continue
+            if isinstance(a.value, ast.Tuple):
+                args.extend(a.value.elts)
+                continue
+            base, sl = a.value, None
+            if isinstance(base, ast.Subscript) and isinstance(base.slice, ast.Slice):
+                base, sl = base.value, base.slice
+            if not _pure_reference(base):
+                raise self.error(node, f"`*{ast.unparse(a.value)}` in a call",
+                                 "Unpack a tuple held by a name (theta = (a, b); "
+                                 "f(x, *theta)) or written out.")
+            value = self.rhs(base, out)
+            if isinstance(value, TupleValue):
+                n = len(value.items)
+            elif isinstance(value, Shape) and value.ndim is not None:
+                n = value.ndim
+            else:
+                raise self.error(node, f"star-unpacking `*{ast.unparse(a.value)}` of what "
+                                 "is not a tuple is not supported", "Unpack a tuple (numba unpacks only "
+                                 "tuples), or pass values explicitly: an array as one "
+                                 "argument.")
+            picked = range(n)
+            if sl is not None:
+                bounds = [None if b is None else ir.constant_int(b)
+                          for b in (sl.lower, sl.upper, sl.step)]
+                if any(b is None and e is not None for b, e in
+                       zip(bounds, (sl.lower, sl.upper, sl.step))):
+                    raise self.error(node, f"`*{ast.unparse(a.value)}`: a tuple sliced by "
+                                     "variables", "Slice it with constants.")
+                picked = picked[slice(*bounds)]
+            args.extend(ast.copy_location(ast.Subscript(value=base, slice=ir.const(k),
+                                                        ctx=ast.Load()), a) for k in picked)
+        return ast.copy_location(ast.Call(func=node.func, args=args, keywords=node.keywords),
+                                 node)
 
     def call_object(self, node, obj, out):
         """The call `node` of the resolved object `obj`."""
@@ -2706,3 +2759,10 @@ def _tuple_array(t):
     a.flags.writeable = False
     _TUPLE_ARRAYS[id(t)] = (t, a)
     return a
+
+
+def _pure_reference(node):
+    """A name, or attributes of one (`theta`, `x.shape`): reading it again reads the same."""
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return isinstance(node, ast.Name)

@@ -113,6 +113,9 @@ def check_supported(tree, loc):
     passed |= {id(n) for node in ir.walk(tree) if isinstance(node, ast.Compare)
                and all(isinstance(c, ast.Constant) for c in [node.left] + node.comparators)
                for n in [node.left] + node.comparators}
+    # `f(x, *theta)`: a tuple unpacked into a call's arguments (anf.star_arguments)
+    starred = {id(a) for node in ir.walk(tree) if isinstance(node, ast.Call)
+               for a in node.args if isinstance(a, ast.Starred)}
     # an assert's message is not evaluated unless it fails (and then not by adjit)
     passed |= {id(node.msg) for node in ir.walk(tree) if isinstance(node, ast.Assert)}
     # `...` as an element of an index (a[..., 0]) is numpy's ellipsis, supported there
@@ -126,7 +129,7 @@ def check_supported(tree, loc):
               and node.exc is not None for n in ast.walk(node.exc)}
     for stmt in tree.body:
         for node, line in _walk_with_lines(stmt, stmt.lineno):
-            if id(node) in raised:
+            if id(node) in raised or id(node) in starred:
                 continue
             if not is_supported_class(type(node)):
                 construct, advice = describe(type(node))

@@ -30,17 +30,22 @@ def inline(norm, node, fn, out, atoms=None):
     `atoms`: the arguments as the normalizer's atoms already (a @vectorize kernel on one
     element of each operand: it takes numbers, so it cannot write the arrays pending in
     norm.lazy)."""
-    callee = read_function(fn)      # (a dispatcher's function: read_function unwraps it)
+    callee = read_function(fn, vararg=True)     # (a dispatcher's function: unwrapped)
     fn = callee.fn
     params = callee.params
     positional = [a.arg for a in callee.tree.args.posonlyargs + callee.tree.args.args]
     values = [argument(norm, a, out) for a in node.args] if atoms is None else list(atoms)
     if norm.lazy and atoms is None:
         norm.arrays.flush_lazy(out)     # the helper may write any array it is given
-    if len(values) > len(positional):
+    extra = values[len(positional):]
+    if extra and callee.vararg is None:
         raise norm.error(node, f"a call to {fn.__name__} with the wrong arguments "
                          f"({len(values)} positional)", f"It takes {len(positional)}: "
                          f"{', '.join(positional)}; pass the others by keyword.")
+    if any(not (ir.is_atom(v) or isinstance(v, TupleValue)) for v in extra):
+        raise norm.error(node, f"a view, function or None passed to `*{callee.vararg}` "
+                         f"of {fn.__name__}", "Pass numbers, arrays and tuples of them there "
+                         "(a view's copy, a function by a named parameter).")
     bound = dict(zip(positional, values))
     for kw in node.keywords:
         if kw.arg is None or kw.arg not in params or kw.arg in bound:
@@ -68,6 +73,9 @@ def inline(norm, node, fn, out, atoms=None):
     for p, v in bound.items():
         if isinstance(v, ast.Constant) and v.value is None:
             bound[p] = NONE             # None passed: as the default None
+    if callee.vararg is not None:       # `*args`: the tuple of the other positional values
+        params = params + [callee.vararg]
+        bound[callee.vararg] = TupleValue(extra)
     # the branches numba prunes for these arguments (None or not) go here too
     callee = pruned_source(callee, {p: isinstance(bound[p], NoneValue) for p in params},
                            lambda p: norm.error(
