@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 import pytest
-from numba import njit, vectorize
+from numba import double, jit, njit, vectorize
 
 import adjit
 from adjit import AdjitError
@@ -265,3 +265,28 @@ def test_a_parallel_ufunc_whose_kernel_cannot_be_read_is_refused():
 
 def _other_parallel_sum(a, b):
     return np.sum(parallel_sum(a, b) * 2.0)
+
+
+def _sum_of_squares(arr):
+    m, n = arr.shape
+    result = 0.0
+    for i in range(m):
+        for j in range(n):
+            result += arr[i, j] * arr[i, j]
+    return result
+
+
+_jitted_sum_of_squares = jit(_sum_of_squares)
+_compiled_sum_of_squares = _jitted_sum_of_squares.compile(double(double[:, ::1]))
+
+
+def test_an_entry_point_from_dispatcher_compile_is_its_function():
+    """numba-examples' legacy/sum.py: `csum2d = jit(sum2d).compile(sig)` returns the compiled
+    entry point (a builtin keeping no reference to its dispatcher); adjit finds the
+    dispatcher whose entry point it is and differentiates its function."""
+    def loss(arr, w):
+        return _compiled_sum_of_squares(arr * w)
+    arr = np.arange(6.0).reshape(2, 3) / 5.0
+    w = np.linspace(0.5, 1.5, 6).reshape(2, 3)
+    np.testing.assert_allclose(adjit.grad(loss)(arr, w), 2.0 * arr * w * w, rtol=1e-14)
+    assert loss(arr, w) == pytest.approx(np.sum((arr * w) ** 2), rel=1e-14)

@@ -192,6 +192,28 @@ def recover_parallel_kernel(ufunc):
     return None
 
 
+def compiled_entry_dispatcher(obj):
+    """The numba dispatcher whose compiled entry point `obj` is (what `Dispatcher.compile(sig)`
+    returns: a builtin method of numba's closure object, keeping no reference to its
+    dispatcher), found in the module of its function or any other; None for anything else."""
+    owner = getattr(obj, "__self__", None)
+    if type(owner).__name__ != "_Closure" or \
+            type(owner).__module__.split(".")[0] not in ("numba", "_dynfunc"):
+        return None
+    from numba.core.dispatcher import Dispatcher
+    first = sys.modules.get(getattr(obj, "__module__", None))
+    for module in [first] + [m for m in list(sys.modules.values()) if m is not first]:
+        space = getattr(module, "__dict__", None)
+        if not isinstance(space, dict):
+            continue
+        for value in list(space.values()):
+            if isinstance(value, Dispatcher) and any(
+                    getattr(o, "entry_point", None) is obj
+                    for o in list(value.overloads.values())):
+                return value
+    return None
+
+
 def _undecorated_def(module, name):
     """The module's top-level `def name` made again without its decorators, with the
     module's globals (nothing in the module is rebound); None where there is none."""

@@ -17,7 +17,8 @@ import numpy as np
 
 from .. import ir
 from ..errors import AdjitError, error_at
-from ..frontend.source import (MISSING, FunctionSource, gufunc_kernel, read_function,
+from ..frontend.source import (MISSING, FunctionSource, compiled_entry_dispatcher,
+                               gufunc_kernel, read_function,
                                ufunc_kernel, unwrap)
 from ..runtime import special, vec
 from ..rules.registry import REGISTRY, Refused
@@ -2503,8 +2504,9 @@ class _Normalizer:
     def call_object(self, node, obj, out):
         """The call `node` of the resolved object `obj`."""
         func = node.func
-        obj = attached_rule(obj) or special.by_address(obj) or obj   # adjit.defvjp's rule;
-        # a user's address wrapper of scipy.special
+        obj = attached_rule(obj) or special.by_address(obj) or \
+            compiled_entry_dispatcher(obj) or obj   # adjit.defvjp's rule; a user's address
+        # wrapper of scipy.special; the dispatcher of `jit(f).compile(sig)`'s entry point
         if obj in ALLOCATORS:
             return self.calls.allocation(node, obj, out)
         if obj is type:
