@@ -422,3 +422,37 @@ def test_a_hessian_sees_the_draws_of_one_evaluation():
     H = adjit.hessian(unseeded_energy)(x)
     seed_numba(5)
     np.testing.assert_allclose(H, 2.0 * uniforms(1)[0] * np.eye(3), rtol=1e-15)
+
+
+def _burn_then_draw(x):
+    np.random.seed(3)
+    np.random.standard_normal()             # a draw burnt: its value unused
+    return x * x + np.random.random()
+
+
+def _burn_beside_a_closure(x):
+    np.random.seed(3)
+    np.random.standard_normal()
+    sq = lambda t: t * t                    # noqa: E731 - numba inlines it, then deletes the
+    return sq(x) + np.random.random()       # unused draw
+
+
+def _used_beside_a_closure(x):
+    np.random.seed(3)
+    u = np.random.standard_normal()
+    sq = lambda t: t * t                    # noqa: E731
+    return sq(x) + np.random.random() * u
+
+
+def test_an_unused_draw_is_kept_where_numba_keeps_it_and_refused_where_numba_deletes_it():
+    """numba's dead-code elimination deletes an np.random call whose value is unused, and it
+    runs on a function where numba inlines a closure (a lambda, a nested def) or bool():
+    there numba's draws differ from Python's. Elsewhere the
+    unused draw is made, as in Python and numba; there it is refused by name."""
+    value, g = adjit.value_and_grad(_burn_then_draw)(1.5)
+    assert value == numba.njit(_burn_then_draw)(1.5) and g == 3.0
+    with pytest.raises(adjit.AdjitError, match=r"draw whose value is not used "
+                       r"\(`np.random.standard_normal\(\)`\) in a function with a closure"):
+        adjit.grad(_burn_beside_a_closure)(1.5)
+    value, g = adjit.value_and_grad(_used_beside_a_closure)(1.5)
+    assert value == pytest.approx(numba.njit(_used_beside_a_closure)(1.5), rel=1e-15) and g == 3.0

@@ -34,7 +34,7 @@ from . import (einsum, lower_constructors, lower_diagonals, lower_kept,  # noqa:
 from .appends import APPENDED
 from . import bindings
 from .bindings import _At, _Binding
-from .check import check_supported
+from .check import check_dead_draws, check_supported
 from .exits import lower_exits
 from .gufuncs import gufunc_call
 from . import inline as inlining
@@ -163,6 +163,7 @@ class InlineContext:
 def normalize_function(src, ctx, prefix="", subst=None, views=None):
     """Normalize `src`'s body. Returns (statements, result atom or None). `views` binds
     local names to Views (a helper's parameters that alias the caller's arrays)."""
+    check_dead_draws(src)       # (on the function as written: its closures, as numba sees it)
     src = closures.lift(src, src.with_tree, FunctionSource)
     src = appends.desugar(src, src.with_tree)
     src = comprehensions.desugar(src, src.with_tree)

@@ -152,3 +152,51 @@ def _is_docstring(tree, node):
     """A string that is a statement of its own (a docstring, or a comment written as a
     string anywhere in the body): it computes nothing and is ignored."""
     return any(isinstance(s, ast.Expr) and s.value is node for s in ir.walk(tree))
+
+
+def check_dead_draws(src):
+    """Refuse `np.random.<draw>(...)` whose value nothing reads in a function where numba's
+    dead-code elimination runs: numba deletes such a call there (ir_utils.
+    remove_dead_random_call), and it runs when numba inlines a closure (a lambda or a nested
+    def) or a bool() call. numba's draws would then differ from Python's, which adjit keeps
+    (elsewhere numba keeps them too; a prange loop is a range in numba's serial compile, and
+    adjit's parallel gradient keeps such draws itself: reverse/dce.py)."""
+    tree = src.tree
+    trigger = None
+    for node in ir.walk(tree):
+        if isinstance(node, ast.Lambda) or (isinstance(node, ast.FunctionDef) and
+                                            node is not tree):
+            trigger = "a closure (a lambda or a nested def), which numba inlines"
+        elif isinstance(node, ast.Call) and src.resolve(node.func) is bool:
+            trigger = "a bool() call, which numba inlines"
+        if trigger:
+            break
+    if trigger is None:
+        return
+    loads = {n.id for n in ir.walk(tree) if isinstance(n, ast.Name) and
+             isinstance(n.ctx, ast.Load)}
+    for stmt in ir.walk(tree):
+        if isinstance(stmt, ast.Expr):
+            value = stmt.value
+        elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and \
+                isinstance(stmt.targets[0], ast.Name) and stmt.targets[0].id not in loads:
+            value = stmt.value
+        else:
+            continue
+        if _numpy_random_draw(value, src):
+            raise src.loc.error(stmt, f"a random draw whose value is not used "
+                                f"(`{ast.unparse(value)}`) in a function with {trigger}: "
+                                "numba deletes such a draw there (its dead-code elimination "
+                                "removes unused np.random calls), so numba's draws and "
+                                "Python's differ",
+                                "Use the value it returns, or delete the call.")
+
+
+def _numpy_random_draw(node, src):
+    """`np.random.<name>(...)` (the form numba recognizes), not seed or shuffle."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and
+            isinstance(node.func.value, ast.Attribute) and node.func.value.attr == "random"
+            and node.func.attr not in ("seed", "shuffle")):
+        return False
+    import numpy
+    return src.resolve(node.func.value.value) is numpy

@@ -518,15 +518,18 @@ def _unusable(diffs):
 
 
 def _nested_def_and_draws(source):
-    """Whether a function with a nested def also draws random numbers. numba inlines the
-    closure with a pass that ends in its dead-code elimination, which treats every
-    np.random call but seed and shuffle as free of effects (numba/core/ir_utils.py,
+    """Whether a function with a nested def or a lambda also draws random numbers. numba
+    inlines the closure with a pass that ends in its dead-code elimination, which treats
+    every np.random call but seed and shuffle as free of effects (numba/core/ir_utils.py,
     remove_dead_random_call): a draw whose value is unused is dropped, so the draws after it
-    differ from the program's (found by the fuzzer, seed 19). numba's compile is then no
-    oracle; adjit draws every number the program draws, as the interpreter does."""
+    differ from the program's (found by the fuzzer, seed 19; with a lambda, seed 23). adjit
+    refuses a draw whose value is unused there (normalize/check.py check_dead_draws); one
+    used only by dead code it still makes, so numba's compile is no oracle for these
+    programs: they are judged in the interpreter, where adjit draws what the program draws."""
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.FunctionDef) and any(
-                isinstance(n, ast.FunctionDef) for n in ast.walk(node) if n is not node):
+                isinstance(n, (ast.FunctionDef, ast.Lambda)) for n in ast.walk(node)
+                if n is not node):
             if "np.random." in ast.unparse(node):
                 return True
     return False
