@@ -40,9 +40,6 @@ import sys
 import tempfile
 import time
 
-# compile times are measured here: gradients made without cache= compile (no disk cache)
-os.environ.setdefault("ADJIT_CACHE", "0")
-
 # One BLAS thread (before numpy loads OpenBLAS), unless the caller chose: on this 2-core CI
 # machine a threaded GEMM waits a scheduler tick (4 ms) for its second thread whenever the
 # other core is busy, which turned the MLP row's 0.6 ms into 8 ms from run to run. The
@@ -689,6 +686,9 @@ def write_docs(bench, series, path, elapsed):
 
 
 def main():
+    # compile times are measured here: gradients made without cache= compile (no disk
+    # cache; set in main, so that importing this module changes nothing)
+    os.environ.setdefault("ADJIT_CACHE", "0")
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--docs", action="store_true",
                         help="also write docs/benchmarks.md and docs/benchmarks.png "

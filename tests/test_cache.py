@@ -132,6 +132,7 @@ def test_gradients_are_cached_on_disk_by_default(tmp_path):
     another key (never stale code); code numba cannot cache compiles without a warning;
     ADJIT_CACHE=0 turns it off."""
     env = dict(os.environ, ADJIT_CACHE_DIR=str(tmp_path / "cache"), NUMBA_OPT="3")
+    env.pop("ADJIT_CACHE", None)        # (a benchmark's main, run in this process, sets it)
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
     path = tmp_path / "default_script.py"
