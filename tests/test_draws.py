@@ -456,3 +456,16 @@ def test_an_unused_draw_is_kept_where_numba_keeps_it_and_refused_where_numba_del
         adjit.grad(_burn_beside_a_closure)(1.5)
     value, g = adjit.value_and_grad(_used_beside_a_closure)(1.5)
     assert value == pytest.approx(numba.njit(_used_beside_a_closure)(1.5), rel=1e-15) and g == 3.0
+
+
+@numba.njit(parallel=True)
+def _burn_in_parallel(x):
+    np.random.seed(3)
+    np.random.standard_normal()             # numba's parallel passes delete it
+    return x * x + np.random.random()
+
+
+def test_an_unused_draw_in_a_parallel_function_is_refused():
+    with pytest.raises(adjit.AdjitError, match=r"draw whose value is not used .* in a "
+                       r"function with parallel=True"):
+        adjit.grad(_burn_in_parallel)(1.5)

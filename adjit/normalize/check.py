@@ -158,12 +158,18 @@ def check_dead_draws(src):
     """Refuse `np.random.<draw>(...)` whose value nothing reads in a function where numba's
     dead-code elimination runs: numba deletes such a call there (ir_utils.
     remove_dead_random_call), and it runs when numba inlines a closure (a lambda or a nested
-    def) or a bool() call. numba's draws would then differ from Python's, which adjit keeps
-    (elsewhere numba keeps them too; a prange loop is a range in numba's serial compile, and
-    adjit's parallel gradient keeps such draws itself: reverse/dce.py)."""
+    def) or a bool() call, and in a function compiled with parallel=True. numba's draws would
+    then differ from Python's, which adjit keeps (elsewhere numba keeps them too; a prange
+    loop is a range in numba's serial compile, and adjit's parallel gradient keeps such
+    draws itself: reverse/dce.py)."""
     tree = src.tree
     trigger = None
-    for node in ir.walk(tree):
+    fn = src.fn
+    compiled = getattr(fn, "__globals__", {}).get(getattr(fn, "__name__", None))
+    if getattr(compiled, "py_func", None) is fn and \
+            (getattr(compiled, "targetoptions", None) or {}).get("parallel"):
+        trigger = "parallel=True (numba's parallel passes)"
+    for node in ([] if trigger else ir.walk(tree)):
         if isinstance(node, ast.Lambda) or (isinstance(node, ast.FunctionDef) and
                                             node is not tree):
             trigger = "a closure (a lambda or a nested def), which numba inlines"
