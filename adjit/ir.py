@@ -217,6 +217,16 @@ def constant_int(node):
     return None
 
 
+def constant_slice(node):
+    """The Python slice a `lower:upper:step` written with integer constants (or left out)
+    means, or None where a bound is anything else."""
+    parts = (node.lower, node.upper, node.step)
+    bounds = [None if b is None else constant_int(b) for b in parts]
+    if any(b is None and e is not None for b, e in zip(bounds, parts)):
+        return None
+    return slice(*bounds)
+
+
 def is_atom(node):
     return isinstance(node, (ast.Name, ast.Constant))
 

@@ -220,7 +220,6 @@ def compile_source(source, name, namespace, signature, fastmath=False, jit=True,
     auto = cache is None
     if auto:
         cache = jit and caching_by_default()
-    filename = None
     if cache:
         try:
             filename = cache_file(source, name, namespace, signature, fastmath)

@@ -179,10 +179,8 @@ def recover_parallel_kernel(ufunc):
     if not isinstance(ufunc, np.ufunc) or getattr(ufunc, "__module__", None) == "numpy":
         return None
     name = ufunc.__name__
-    spaces = [m for m in list(sys.modules.values())
-              if isinstance(getattr(m, "__dict__", None), dict)]
-    holders = [m for m in spaces if any(v is ufunc for v in list(m.__dict__.values()))]
-    for module in holders + [m for m in spaces if m not in holders]:
+    holders = [m for m in _modules() if any(v is ufunc for v in list(m.__dict__.values()))]
+    for module in _modules(first=holders):
         fn = module.__dict__.get(name)
         if not (isinstance(fn, types.FunctionType) and fn.__name__ == name):
             fn = _undecorated_def(module, name) if module in holders else None
@@ -190,6 +188,13 @@ def recover_parallel_kernel(ufunc):
             _PARALLEL_KERNELS[ufunc] = fn
             return fn
     return None
+
+
+def _modules(first=()):
+    """The loaded modules with a namespace, those in `first` first (each once)."""
+    first = [m for m in first if m is not None]
+    rest = [m for m in list(sys.modules.values()) if all(m is not f for f in first)]
+    return [m for m in first + rest if isinstance(getattr(m, "__dict__", None), dict)]
 
 
 def compiled_entry_dispatcher(obj):
@@ -201,12 +206,8 @@ def compiled_entry_dispatcher(obj):
             type(owner).__module__.split(".")[0] not in ("numba", "_dynfunc"):
         return None
     from numba.core.dispatcher import Dispatcher
-    first = sys.modules.get(getattr(obj, "__module__", None))
-    for module in [first] + [m for m in list(sys.modules.values()) if m is not first]:
-        space = getattr(module, "__dict__", None)
-        if not isinstance(space, dict):
-            continue
-        for value in list(space.values()):
+    for module in _modules(first=[sys.modules.get(getattr(obj, "__module__", None))]):
+        for value in list(module.__dict__.values()):
             if isinstance(value, Dispatcher) and any(
                     getattr(o, "entry_point", None) is obj
                     for o in list(value.overloads.values())):

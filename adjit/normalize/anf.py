@@ -2180,14 +2180,12 @@ class _Normalizer:
             shape = held if held is not None else self.attribute(node.value, out)
             if isinstance(node.slice, ast.Slice) and shape.ndim is not None:
                 # a.shape[:2], a.shape[1:]: the sizes of those dimensions (a shape tuple)
-                bounds = [None if b is None else ir.constant_int(b)
-                          for b in (node.slice.lower, node.slice.upper, node.slice.step)]
-                if any(b is None and e is not None for b, e in zip(
-                        bounds, (node.slice.lower, node.slice.upper, node.slice.step))):
+                picked = ir.constant_slice(node.slice)
+                if picked is None:
                     raise self.error(node, "a shape sliced with bounds that are not "
                                      "constants", "Slice the shape with constants "
                                      "(a.shape[:2]).")
-                picked = range(shape.ndim)[slice(*bounds)]
+                picked = range(shape.ndim)[picked]
                 return Shape(atoms=[self.to_atom(out, shape.item(k), "_n") for k in picked])
             k = self.atom(node.slice, out)
             if shape.ndim is not None and isinstance(k, ast.Constant) and \
@@ -2203,13 +2201,11 @@ class _Normalizer:
         if isinstance(node.value, ast.Call):
             base = self.rhs(node.value, out)
         if isinstance(base, TupleValue) and isinstance(node.slice, ast.Slice):
-            bounds = [None if b is None else ir.constant_int(b)
-                      for b in (node.slice.lower, node.slice.upper, node.slice.step)]
-            if any(b is None and e is not None for b, e in zip(
-                    bounds, (node.slice.lower, node.slice.upper, node.slice.step))):
+            picked = ir.constant_slice(node.slice)
+            if picked is None:
                 raise self.error(node, "a tuple sliced by variables",
                                  "Slice it with constants.")
-            return TupleValue(base.items[slice(*bounds)])     # args[1:]
+            return TupleValue(base.items[picked])     # args[1:]
         if isinstance(base, TupleValue):
             # an element of a tuple: np.nonzero(x > 0.5)[0], r[1] of r = step(x)
             k = node.slice.value if isinstance(node.slice, ast.Constant) else None
@@ -2485,18 +2481,16 @@ class _Normalizer:
                 n = value.ndim
             else:
                 raise self.error(node, f"star-unpacking `*{ast.unparse(a.value)}` of what "
-                                 "is not a tuple is not supported", "Unpack a tuple (numba unpacks only "
-                                 "tuples), or pass values explicitly: an array as one "
-                                 "argument.")
+                                 "is not a tuple is not supported",
+                                 "Unpack a tuple (numba unpacks only tuples), or pass values "
+                                 "explicitly: an array as one argument.")
             picked = range(n)
             if sl is not None:
-                bounds = [None if b is None else ir.constant_int(b)
-                          for b in (sl.lower, sl.upper, sl.step)]
-                if any(b is None and e is not None for b, e in
-                       zip(bounds, (sl.lower, sl.upper, sl.step))):
+                kept = ir.constant_slice(sl)
+                if kept is None:
                     raise self.error(node, f"`*{ast.unparse(a.value)}`: a tuple sliced by "
                                      "variables", "Slice it with constants.")
-                picked = picked[slice(*bounds)]
+                picked = picked[kept]
             args.extend(ast.copy_location(ast.Subscript(value=base, slice=ir.const(k),
                                                         ctx=ast.Load()), a) for k in picked)
         return ast.copy_location(ast.Call(func=node.func, args=args, keywords=node.keywords),

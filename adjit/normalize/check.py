@@ -5,6 +5,9 @@ as supported raises an AdjitError naming the construct and what to write instead
 added by a new Python version cannot slip through as a raw traceback.
 """
 import ast
+
+import numpy as np
+
 from .. import ir
 
 SUPPORTED_STMTS = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.If, ast.For,
@@ -163,20 +166,7 @@ def check_dead_draws(src):
     loop is a range in numba's serial compile, and adjit's parallel gradient keeps such
     draws itself: reverse/dce.py)."""
     tree = src.tree
-    trigger = None
-    fn = src.fn
-    compiled = getattr(fn, "__globals__", {}).get(getattr(fn, "__name__", None))
-    if getattr(compiled, "py_func", None) is fn and \
-            (getattr(compiled, "targetoptions", None) or {}).get("parallel"):
-        trigger = "parallel=True (numba's parallel passes)"
-    for node in ([] if trigger else ir.walk(tree)):
-        if isinstance(node, ast.Lambda) or (isinstance(node, ast.FunctionDef) and
-                                            node is not tree):
-            trigger = "a closure (a lambda or a nested def), which numba inlines"
-        elif isinstance(node, ast.Call) and src.resolve(node.func) is bool:
-            trigger = "a bool() call, which numba inlines"
-        if trigger:
-            break
+    trigger = _dead_code_elimination(src)
     if trigger is None:
         return
     loads = {n.id for n in ir.walk(tree) if isinstance(n, ast.Name) and
@@ -198,11 +188,26 @@ def check_dead_draws(src):
                                 "Use the value it returns, or delete the call.")
 
 
+def _dead_code_elimination(src):
+    """Why numba runs its dead-code elimination on the function, or None."""
+    fn = src.fn
+    compiled = getattr(fn, "__globals__", {}).get(getattr(fn, "__name__", None))
+    if getattr(compiled, "py_func", None) is fn and \
+            (getattr(compiled, "targetoptions", None) or {}).get("parallel"):
+        return "parallel=True (numba's parallel passes)"
+    for node in ir.walk(src.tree):
+        if isinstance(node, ast.Lambda) or (isinstance(node, ast.FunctionDef) and
+                                            node is not src.tree):
+            return "a closure (a lambda or a nested def), which numba inlines"
+        if isinstance(node, ast.Call) and src.resolve(node.func) is bool:
+            return "a bool() call, which numba inlines"
+    return None
+
+
 def _numpy_random_draw(node, src):
     """`np.random.<name>(...)` (the form numba recognizes), not seed or shuffle."""
     if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and
             isinstance(node.func.value, ast.Attribute) and node.func.value.attr == "random"
             and node.func.attr not in ("seed", "shuffle")):
         return False
-    import numpy
-    return src.resolve(node.func.value.value) is numpy
+    return src.resolve(node.func.value.value) is np
