@@ -170,3 +170,42 @@ def test_a_cache_directory_that_cannot_be_written_compiles_silently(tmp_path, mo
         return np.sum(x * x * x)
     np.testing.assert_allclose(adjit.grad(f)(np.array([1.0, 2.0])), [3.0, 12.0])
     assert emit.caching_by_default() and blocked.read_text() == ""
+
+
+WEIGHTS = np.array([1.0, 2.0, 3.0])
+
+
+def weighted_cubes(x):
+    s = 0.0
+    for i in range(x.shape[0]):
+        s += WEIGHTS[i] * x[i] ** 3
+    return s
+
+
+def test_the_same_gradient_made_again_in_a_process_is_not_compiled_again():
+    import adjit
+    x = np.array([0.5, -1.0, 2.0])
+    first = adjit.grad(weighted_cubes)
+    np.testing.assert_allclose(first(x), 3.0 * WEIGHTS * x ** 2, rtol=1e-15)
+    again = adjit.grad(weighted_cubes)
+    np.testing.assert_allclose(again(x), 3.0 * WEIGHTS * x ** 2, rtol=1e-15)
+    assert again._called.dispatcher is first._called.dispatcher
+
+
+def test_a_global_array_changed_in_place_gives_a_new_compile_not_stale_code():
+    # numba reads a global array once, when it compiles: a gradient made after the array
+    # changed compiles again and reads the new values (the one made before keeps the old)
+    import adjit
+    x = np.array([0.5, -1.0, 2.0])
+    before = adjit.grad(weighted_cubes)
+    np.testing.assert_allclose(before(x), 3.0 * WEIGHTS * x ** 2, rtol=1e-15)
+    saved = WEIGHTS.copy()
+    try:
+        WEIGHTS[:] = [-4.0, 0.5, 7.0]
+        after = adjit.grad(weighted_cubes)
+        np.testing.assert_allclose(after(x), 3.0 * np.array([-4.0, 0.5, 7.0]) * x ** 2,
+                                   rtol=1e-15)
+        assert after._called.dispatcher is not before._called.dispatcher
+        np.testing.assert_allclose(before(x), 3.0 * saved * x ** 2, rtol=1e-15)
+    finally:
+        WEIGHTS[:] = saved

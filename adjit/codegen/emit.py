@@ -4,12 +4,14 @@ The source is kept as `.source`: the forward sweep, then the backward sweep, wit
 naming the user's line above each group of statements generated from it.
 """
 import ast
+import collections
 import hashlib
 import itertools
 import linecache
 import os
 import re
 import sys
+import threading
 import types
 import warnings
 
@@ -214,6 +216,50 @@ def compile_source(source, name, namespace, signature, fastmath=False, jit=True,
     are other functions of the source that `name` calls (compiled for the types they get).
     numba failing to compile it is an InternalError at `origin` (the user's function:
     filename, line, name)."""
+    if jit:
+        key = _memo_key(source, name, namespace, signature, fastmath, wrapper, callees, cache)
+        with _COMPILED_LOCK:
+            compiled = _COMPILED.get(key) if key is not None else None
+            if compiled is not None:
+                _COMPILED.move_to_end(key)
+                return compiled
+        compiled = _compile_source(source, name, namespace, signature, fastmath, jit, wrapper,
+                                   cache, callees, origin)
+        if key is not None:
+            with _COMPILED_LOCK:
+                _COMPILED[key] = compiled
+                while len(_COMPILED) > _COMPILED_SIZE:
+                    _COMPILED.popitem(last=False)
+        return compiled
+    return _compile_source(source, name, namespace, signature, fastmath, jit, wrapper, cache,
+                           callees, origin)
+
+
+_COMPILED = collections.OrderedDict()
+_COMPILED_SIZE = 32
+_COMPILED_LOCK = threading.Lock()
+"""The last generated sources compiled in this process, by _memo_key: the same derivative
+made again (grad and value_and_grad of one function share their source, a gradient made
+again in a loop) is not compiled again."""
+
+
+def _memo_key(source, name, namespace, signature, fastmath, wrapper, callees, cache):
+    """What a compiled source depends on, as cache_file digests it (the values it reads from
+    its namespace by content, numba's settings), or None where a value cannot be read."""
+    flags = sorted(fastmath) if isinstance(fastmath, (set, frozenset)) else fastmath
+    h = hashlib.sha256()
+    try:
+        for key in sorted(namespace):
+            h.update(key.encode())
+            h.update(_fingerprint(namespace[key]))
+    except Exception:   # noqa: BLE001 - a value whose fingerprint fails: compile it again
+        return None
+    return (source, name, repr(tuple(signature)), repr(flags), wrapper, tuple(callees),
+            repr(cache), str(numba.core.config.OPT), h.digest())
+
+
+def _compile_source(source, name, namespace, signature, fastmath, jit, wrapper, cache, callees,
+                    origin):
     helpers = {"grow_tape": grow_tape, "reserve_tape": reserve_tape, "check_room": check_room,
                "tape_room": tape_room, "dot_range": dot_range, "sum_range": sum_range,
                "copy_dot": copy_dot}
