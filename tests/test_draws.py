@@ -336,6 +336,25 @@ def test_parallel_loop_with_draws_runs_serially_and_reads_its_draws():
         adjit.grad(parallel_draws).source_for(x)
 
 
+def burn_in_in_parallel_then_draw(x, sigma):
+    # a prange loop whose draws carry no derivative (never recorded), then a draw whose
+    # scale does: in numba's serial compile the loop draws on the one generator, in order
+    np.random.seed(765)
+    burned = 0.0
+    for i in numba.prange(16):
+        burned += math.floor(np.random.random())
+    return burned + np.sum(x * x) * np.random.lognormal(0.0, sigma)
+
+
+def test_a_parallel_loop_that_draws_runs_in_order_even_where_nothing_is_recorded():
+    # numba's threads draw from generators of their own: a prange loop kept parallel would
+    # leave the generator elsewhere, and the lognormal draw after it would differ
+    f = burn_in_in_parallel_then_draw
+    assert_matches_numba(f, (X, 0.4), argnums=(0, 1))
+    assert "runs serially: its iterations make a call that must run once, in order" in \
+        adjit.grad(f, argnums=1).source_for(X, 0.4)
+
+
 # other effects ---------------------------------------------------------------------------------
 
 def prints_each_step(x):

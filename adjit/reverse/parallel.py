@@ -28,7 +28,12 @@ def parallel_forward(stmts, live_after, forbidden):
     def rewrite(loop, after):
         if _step(loop) != 1:
             return None
-        reason = _unshareable(loop, after, forbidden, forward=True)[0]
+        effect = next((ir.note(x, "effect") for x in ir.walk_stmts(loop.body)
+                       if ir.note(x, "effect")), None)
+        # numba's threads draw from generators of their own: the program's draws, and the
+        # generator's state after the loop, are those of the loop run in order
+        reason = f"its iterations make a call that must run once, in order ({effect})" \
+            if effect else _unshareable(loop, after, forbidden, forward=True)[0]
         if reason:
             ir.annotate(loop, comment=f"runs serially: {reason}")
             return None

@@ -246,17 +246,18 @@ def check(program, jit=False, fd=True, subsets=_ALL_SUBSETS, oracle_only=False):
     for argnums in subsets:
         runs.append((f"argnums={argnums} (python)", argnums, False,
                      lambda a=argnums: _binding(f, build(f, a, types, _PY_MODE,
-                                                         jit=False).pyfunc)))
+                                                         jit=False).pyfunc),
+                     lambda a=argnums: _binding(f, build(f, a, types, _PY_MODE).pyfunc)))
     if jit:
         runs.append((f"value_and_grad argnums={floats} (numba)", floats, True,
-                     lambda: adjit.value_and_grad(f, argnums=floats)))
+                     lambda: adjit.value_and_grad(f, argnums=floats), None))
         one = floats[program.seed % len(floats)]
         runs.append((f"grad argnums={one} (numba)", (one,), True,
-                     lambda: _single(adjit.grad(f, argnums=one))))
-    for label, argnums, numba_run, make in runs:
+                     lambda: _single(adjit.grad(f, argnums=one)), None))
+    for label, argnums, numba_run, make, compiled in runs:
         where = {"argnums": argnums, "numba": numba_run}
         bad, grads = _run_adjit(program, label, where, make, args, after, primal, value_tol,
-                                header, groups)
+                                header, groups, compiled)
         if bad is not None:
             return bad
         for p, gp in zip(argnums, grads):
@@ -306,10 +307,14 @@ def check(program, jit=False, fd=True, subsets=_ALL_SUBSETS, oracle_only=False):
     return Outcome("ok", err=worst, fd=fd_status)
 
 
-def _run_adjit(program, label, where, make, args, after, primal, value_tol, header, groups):
+def _run_adjit(program, label, where, make, args, after, primal, value_tol, header, groups,
+               compiled=None):
     """Make one gradient (make()) and call it on copies of the arguments: (a failing
     Outcome or None, its gradients). A refusal is a discard in a construct-group program;
-    the value must be the program's (`primal`), the arguments left as `after`."""
+    the value must be the program's (`primal`), the arguments left as `after`. `compiled`
+    makes the same gradient compiled by numba: where the interpreted one divides a float by
+    zero (Python raises; numba's generated code gives inf or NaN, as numpy does, which a zero
+    adjoint or an untaken branch may then drop), that one is judged instead."""
     argnums = where["argnums"]
     try:
         g = make()
@@ -336,6 +341,11 @@ def _run_adjit(program, label, where, make, args, after, primal, value_tol, head
         try:
             value, grads = g(*inputs)
         except ZeroDivisionError as exc:
+            if not where["numba"] and compiled is not None and \
+                    str(exc) == "float division by zero":
+                return _run_adjit(program, f"{label}, compiled (interpreted, it divided a "
+                                  "float by zero)", dict(where, numba=True), compiled, args,
+                                  after, primal, value_tol, header, groups)
             if where["numba"] or "negative power" not in str(exc):
                 return Outcome("mismatch", "generated code raised",
                                f"{header}\n{label}: {type(exc).__name__}: {exc}",
@@ -489,7 +499,8 @@ def _check_by_differences(program, jit, subsets, oracle_only):
         bad, grads = _run_adjit(
             program, label, where,
             lambda a=argnums: _binding(f, build(f, a, types, _PY_MODE, jit=False).pyfunc),
-            args, after, primal, VALUE_TOL, header, groups)
+            args, after, primal, VALUE_TOL, header, groups,
+            compiled=lambda a=argnums: _binding(f, build(f, a, types, _PY_MODE).pyfunc))
         if bad is None:
             bad = _judge_by_differences(program, label, where, grads, args, diffs, header,
                                         f)
