@@ -15,6 +15,7 @@ from .api_stop import stop_gradient
 from . import custom, higher
 from .errors import AdjitError, error_at, function_origin, internal_error
 from .frontend.source import receive_script, script_source
+from .runtime.tape import RECORDED_TAPE_BYTES
 from .transform import Mode as _Mode
 from .transform import build, check_argnums
 
@@ -74,9 +75,12 @@ class GradientFunction:
                     spec = self._specs[key] = higher.specialize(self, key)
                 if spec is None:
                     spec = build(self.fn, self.argnums, key, self.mode, self.fastmath,
-                                 checkpoint=self.checkpoint, tape_limit=self.tape_limit,
-                                 cache=self.cache, target=self.target,
-                                 jit=self.target == "cpu")
+                                 checkpoint=self.checkpoint or None,
+                                 tape_limit=self.tape_limit, cache=self.cache,
+                                 target=self.target, jit=self.target == "cpu")
+                    spec.types = key
+                    spec.adapt = self.checkpoint is None and self.target == "cpu" and \
+                        spec.stats is not None
                     self._specs[key] = spec
             except AdjitError:
                 raise
@@ -97,20 +101,26 @@ class GradientFunction:
         pytypes = tuple(a if isinstance(a, str) else type(a) for a in args)
         fast = self._fast
         if fast is not None and fast[0] == pytypes:
-            self._called = fast[1]
+            spec = self._called = fast[1]
             try:
-                return fast[1].call(*args)
+                out = spec.call(*args)
+                if spec.adapt and spec.stats[0] > RECORDED_TAPE_BYTES:
+                    self._checkpoint_instead(spec, pytypes)
+                return out
             except TypeError as exc:
                 if "No matching definition" not in str(exc):
                     raise
             except AdjitError as exc:
-                _explain_limit(exc, fast[1])
+                _explain_limit(exc, spec)
                 raise
         spec = self.specialize(self._numba_types(args))
         self._fast = (pytypes, spec)
         self._called = spec
         try:
-            return spec.call(*args)
+            out = spec.call(*args)
+            if spec.adapt and spec.stats[0] > RECORDED_TAPE_BYTES:
+                self._checkpoint_instead(spec, pytypes)
+            return out
         except AdjitError as exc:
             _explain_limit(exc, spec)
             raise
@@ -118,6 +128,27 @@ class GradientFunction:
             raise AdjitError(f"numba could not compile the gradient of "
                              f"'{self.__adjit_function__.__qualname__}':\n{exc}\n"
                              f"generated source:\n{spec.source}") from None
+
+    def _checkpoint_instead(self, spec, pytypes):
+        """After a call whose tape outgrew the CPU's cache (checkpoint=None: adjit chooses),
+        later calls with these argument types run the gradient with checkpoint="auto", the
+        same numbers computed in the same order, where the function has a time loop to
+        checkpoint (its steps then run about twice, against tape traffic through main
+        memory; a loop whose steps record a few numbers each stays recorded in one block)."""
+        with self._lock:
+            spec.adapt = False
+            if self._specs.get(spec.types) is not spec:
+                return
+            try:
+                auto = build(self.fn, self.argnums, spec.types, self.mode, self.fastmath,
+                             checkpoint="auto", tape_limit=self.tape_limit, cache=self.cache)
+            except AdjitError:      # (a loop adjit cannot checkpoint): it stays recorded
+                return
+            if auto.source == spec.source:      # nothing to checkpoint
+                return
+            auto.types, auto.adapt = spec.types, False
+            self._specs[spec.types] = self._last = auto
+            self._fast = (pytypes, auto)
 
     def _numba_types(self, args):
         """numba types of the arguments; an AdjitError for values numba cannot type at all
@@ -403,14 +434,16 @@ def _explain_limit(exc, spec):
 
 
 def _check_checkpoint(gf, checkpoint):
-    if checkpoint is None:
-        return None
+    if checkpoint is None or checkpoint is False:
+        return checkpoint
     if checkpoint == "auto" or (isinstance(checkpoint, int) and not isinstance(checkpoint, bool)
                                 and checkpoint >= 1):
         return checkpoint
     raise AdjitError(f"checkpoint={checkpoint!r} for '{gf.__adjit_function__.__qualname__}' "
                      "is not a number of snapshots. Pass checkpoint='auto', a positive int "
-                     "(snapshots of the loop state), or None (no checkpointing).")
+                     "(snapshots of the loop state), None (adjit chooses: it records, and "
+                     "checkpoints with 'auto' after a call whose tape outgrew the CPU's cache) "
+                     "or False (it records, always).")
 
 
 def _check_limit(gf, limit):
@@ -507,8 +540,12 @@ def grad(fn=None, argnums=0, *, fastmath=False, checkpoint=None, tape_limit=None
     2 sqrt(steps * state * step tape), within an eighth of `tape_limit`; about sqrt(steps)
     single-step snapshots when a step's tape is not known before the loop). The gradient is
     identical to the bit; the cost is recomputed steps (see `.last_tape.recompute_factor`).
-    `tape_limit` (bytes; default half the machine's memory) turns a tape that would grow
-    beyond it into an AdjitError saying what to do.
+    Without `checkpoint` (None) adjit chooses: the gradient records, and after a call from
+    Python whose tape outgrew the CPU's largest cache (a tape beyond it streams through main
+    memory) its later calls with the same argument types run as checkpoint="auto" (compiled
+    once more), where the function has a time loop to checkpoint. `checkpoint=False` records,
+    always. `tape_limit` (bytes; default half the machine's memory) turns a tape that would
+    grow beyond it into an AdjitError saying what to do.
 
     `cache` keeps the compiled gradient on disk (numba's cache, beside the generated
     source in $ADJIT_CACHE_DIR or ~/.cache/adjit): a later process with the same function

@@ -409,6 +409,9 @@ class Transformed:
     array (`stats`, written by every call from Python: see TapeReport), and `limit_hint`
     says what to do when the tape would exceed tape_limit."""
 
+    adapt = False   # checkpoint=None: a call with a large tape makes the gradient checkpoint
+    types = None    # the numba argument types it was built for
+
     def __init__(self, source, pyfunc, dispatcher, stats=None, limit_hint=""):
         self.source = source
         self.pyfunc = pyfunc

@@ -377,6 +377,55 @@ def test_tape_grows_with_steps_without_checkpointing_and_not_with_it():
     assert ckpt[0].recompute_factor < ckpt[-1].recompute_factor < 8
 
 
+def _bits(result):
+    value, grads = result
+    return (value,) + tuple(np.asarray(g).tobytes() for g in grads)
+
+
+def test_a_gradient_left_to_choose_checkpoints_after_a_tape_beyond_the_cache(monkeypatch):
+    # checkpoint=None (the default): the first call records; its tape outgrew the CPU's
+    # cache (here: 100 kB), so the next calls checkpoint with "auto", to the same bits
+    import adjit.api
+    monkeypatch.setattr(adjit.api, "RECORDED_TAPE_BYTES", 100_000)
+    u0, args = np.random.default_rng(8).random(50), (0.2, 1000)
+    g = adjit.value_and_grad(heat_loops, argnums=(0, 1))
+    first = g(u0, *args)
+    recorded = g.last_tape
+    assert recorded.steps == 0 and recorded.tape_bytes > 100_000
+    second = g(u0, *args)
+    chosen = g.last_tape
+    assert chosen.steps == 1000 and chosen.total_bytes < recorded.tape_bytes / 4
+    assert _bits(second) == _bits(first)
+    assert "ckpt.auto_plan" in g.source and "ckpt." not in \
+        adjit.value_and_grad(heat_loops, argnums=(0, 1), checkpoint=False).source_for(u0, *args)
+    np.testing.assert_allclose(second[1][1], fd_grad(numba.njit(heat_loops), (u0,) + args, 1),
+                               rtol=1e-6)
+    # checkpoint=False records, always
+    kept = adjit.value_and_grad(heat_loops, argnums=(0, 1), checkpoint=False)
+    kept(u0, *args)
+    assert _bits(kept(u0, *args)) == _bits(first) and kept.last_tape.steps == 0
+
+
+def wide_sum(x):
+    return np.sum(np.sin(x) * np.cos(x))
+
+
+def test_a_large_tape_without_a_time_loop_stays_recorded(monkeypatch):
+    import adjit.api
+    monkeypatch.setattr(adjit.api, "RECORDED_TAPE_BYTES", 1_000)
+    x = np.linspace(0.0, 1.0, 5000)
+    g = adjit.grad(wide_sum)
+    first = g(x)
+    source = g.source
+    np.testing.assert_array_equal(g(x), first)
+    assert g.source == source and g.last_tape.steps == 0
+
+
+def test_the_default_threshold_is_the_largest_cache():
+    from adjit.runtime import tape
+    assert tape.RECORDED_TAPE_BYTES == max(tape._last_level_cache(), 8 << 20) >= 8 << 20
+
+
 def test_tape_limit_raises_an_adjit_error_naming_the_function_and_the_remedy():
     g = adjit.grad(heat_loops, argnums=(0, 1), tape_limit=100_000)
     u0 = np.random.default_rng(4).random(50)

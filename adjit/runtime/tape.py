@@ -17,6 +17,27 @@ def _physical_memory():
 DEFAULT_TAPE_LIMIT = _physical_memory() // 2
 """The tape_limit gradients get unless they pass their own: half the machine's memory."""
 
+
+def _last_level_cache():
+    """The largest CPU cache's size in bytes (Linux's sysfs), or 32 MiB where unknown."""
+    root = "/sys/devices/system/cpu/cpu0/cache"
+    sizes = []
+    try:
+        for entry in os.listdir(root):
+            with open(os.path.join(root, entry, "size")) as fh:
+                text = fh.read().strip().upper()
+            scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1:], 1)
+            sizes.append(int(text.rstrip("KMG")) * scale)
+    except (OSError, ValueError):
+        pass
+    return max(sizes) if sizes else 32 << 20
+
+
+RECORDED_TAPE_BYTES = max(_last_level_cache(), 8 << 20)
+"""A gradient left to choose (checkpoint=None) whose tape took more than this (the largest
+CPU cache: a tape beyond it is written to and read back from main memory) checkpoints its
+time loops with checkpoint="auto" from its next call on (GradientFunction.__call__)."""
+
 LIMIT_MESSAGE = "adjit: the tape would exceed tape_limit"
 """How a tape-limit error starts; the Python-side caller adds where and what to do."""
 
