@@ -83,7 +83,7 @@ def broadcast_table(a, b):
     table = soft_clip(a[:, None] * b[None, :], 1.5)
     table[0, 0] = 0.0
     s = 0.0
-    for i in range(table.shape[0]):
+    for i in range(table.shape[1]):     # the diagonal of the (5, 4) table
         s += table[i, i] * a[i]
     return s + np.sum(table[:, 1:])
 
