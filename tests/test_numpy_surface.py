@@ -1020,3 +1020,19 @@ def test_append_along_an_axis_and_differences_with_ends(loss, shapes):
     to_begin) puts the flattened ends (a number is one element) around the differences."""
     rng = np.random.default_rng(5)
     check_against_numba(loss, tuple(rng.standard_normal(s) for s in shapes))
+
+
+def angle_and_ramp(w):
+    v = math.tan(w[0])
+    return math.atan(v) + np.sum(np.linspace(1.0, v, 2) - w)
+
+
+def test_a_number_used_by_a_scalar_function_and_by_np_linspace():
+    # v's adjoint receives from atan(v) and from linspace's stop: both add into it (found
+    # by the program fuzzer, where the first had been taken for v's only one)
+    w = np.array([0.3, 0.4])
+    check_against_numba(angle_and_ramp, (w,))
+    g = adjit.grad(angle_and_ramp)(w)
+    assert g[0] == pytest.approx(1.0 / math.cos(0.3) ** 2 * (math.cos(0.3) ** 2 + 1.0) - 1.0,
+                                 rel=1e-14)
+    assert g[1] == -1.0

@@ -23,7 +23,11 @@ _merge_resets), while np.linspace's stop adjoint (the registry rule
 it in the sweep. `v + np.sum(np.linspace(1.0, v, 2) - w)` works; atan(v) (or another
 scalar use of v before the linspace in the expression) is needed.
 
-Cause and fix: (write them here when fixing the bug)
+Cause and fix: the adjoint's single-use analysis (reverse/facts.py single_use_temps) counts
+the statements each scalar's adjoint receives from (ReverseBuilder._contributing_operands),
+and skipped every statement assigning an array, np.linspace's among them: v's one counted
+user was atan(v), whose contribution then assigned v_bar. An array operation's scalar
+operands now count (reverse/adjoint.py); tests/test_numpy_surface.py has the reduced program.
 """
 PARAMS = (('x', 'array1/zeros+rev'), ('y', 'float'), ('z', 'float'), ('w', 'array2/zeros+F'), ('t', 'array3'), ('fx', 'form:x'))
 SEED = 3797
