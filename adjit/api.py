@@ -74,10 +74,7 @@ class GradientFunction:
                 if spec is None and self.mode.name in higher.KINDS:
                     spec = self._specs[key] = higher.specialize(self, key)
                 if spec is None:
-                    spec = build(self.fn, self.argnums, key, self.mode, self.fastmath,
-                                 checkpoint=self.checkpoint or None,
-                                 tape_limit=self.tape_limit, cache=self.cache,
-                                 target=self.target, jit=self.target == "cpu")
+                    spec = self._build(key, self.checkpoint or None)
                     spec.types = key
                     spec.adapt = self.checkpoint is None and self.target == "cpu" and \
                         spec.stats is not None
@@ -129,6 +126,12 @@ class GradientFunction:
                              f"'{self.__adjit_function__.__qualname__}':\n{exc}\n"
                              f"generated source:\n{spec.source}") from None
 
+    def _build(self, key, checkpoint):
+        """The Transformed specialization for numba argument types `key`."""
+        return build(self.fn, self.argnums, key, self.mode, self.fastmath,
+                     checkpoint=checkpoint, tape_limit=self.tape_limit, cache=self.cache,
+                     target=self.target, jit=self.target == "cpu")
+
     def _checkpoint_instead(self, spec, pytypes):
         """After a call whose tape outgrew the CPU's cache (checkpoint=None: adjit chooses),
         later calls with these argument types run the gradient with checkpoint="auto", the
@@ -140,8 +143,7 @@ class GradientFunction:
             if self._specs.get(spec.types) is not spec:
                 return
             try:
-                auto = build(self.fn, self.argnums, spec.types, self.mode, self.fastmath,
-                             checkpoint="auto", tape_limit=self.tape_limit, cache=self.cache)
+                auto = self._build(spec.types, "auto")
             except AdjitError:      # (a loop adjit cannot checkpoint): it stays recorded
                 return
             if auto.source == spec.source:      # nothing to checkpoint

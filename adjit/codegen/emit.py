@@ -224,7 +224,7 @@ def compile_source(source, name, namespace, signature, fastmath=False, jit=True,
                 _COMPILED.move_to_end(key)
                 return compiled
         compiled = _compile_source(source, name, namespace, signature, fastmath, jit, wrapper,
-                                   cache, callees, origin)
+                                   cache, callees, origin, key and key[-1])
         if key is not None:
             with _COMPILED_LOCK:
                 _COMPILED[key] = compiled
@@ -246,20 +246,30 @@ again in a loop) is not compiled again."""
 def _memo_key(source, name, namespace, signature, fastmath, wrapper, callees, cache):
     """What a compiled source depends on, as cache_file digests it (the values it reads from
     its namespace by content, numba's settings), or None where a value cannot be read."""
-    flags = sorted(fastmath) if isinstance(fastmath, (set, frozenset)) else fastmath
-    h = hashlib.sha256()
     try:
-        for key in sorted(namespace):
-            h.update(key.encode())
-            h.update(_fingerprint(namespace[key]))
+        values = _namespace_digest(namespace)
     except Exception:   # noqa: BLE001 - a value whose fingerprint fails: compile it again
         return None
-    return (source, name, repr(tuple(signature)), repr(flags), wrapper, tuple(callees),
-            repr(cache), str(numba.core.config.OPT), h.digest())
+    return (source, name, repr(tuple(signature)), repr(_flags(fastmath)), wrapper,
+            tuple(callees), repr(cache), str(numba.core.config.OPT), values)
+
+
+def _flags(fastmath):
+    """fastmath as written into keys (a set's order changes from process to process)."""
+    return sorted(fastmath) if isinstance(fastmath, (set, frozenset)) else fastmath
+
+
+def _namespace_digest(namespace):
+    """A digest of the values generated code reads from its namespace (_fingerprint)."""
+    h = hashlib.sha256()
+    for key in sorted(namespace):
+        h.update(key.encode())
+        h.update(_fingerprint(namespace[key]))
+    return h.digest()
 
 
 def _compile_source(source, name, namespace, signature, fastmath, jit, wrapper, cache, callees,
-                    origin):
+                    origin, values=None):
     helpers = {"grow_tape": grow_tape, "reserve_tape": reserve_tape, "check_room": check_room,
                "tape_room": tape_room, "dot_range": dot_range, "sum_range": sum_range,
                "copy_dot": copy_dot}
@@ -268,7 +278,7 @@ def _compile_source(source, name, namespace, signature, fastmath, jit, wrapper, 
         cache = jit and caching_by_default()
     if cache:
         try:
-            filename = cache_file(source, name, namespace, signature, fastmath)
+            filename = cache_file(source, name, namespace, signature, fastmath, values)
         except OSError:
             if not auto:
                 raise
@@ -332,19 +342,17 @@ def cache_dir():
     return root
 
 
-def cache_file(source, name, namespace, signature, fastmath):
+def cache_file(source, name, namespace, signature, fastmath, values=None):
     """The file holding this generated source, written once: its name is a digest of the
     source, the argument types, numba's version and the values the code reads from its
     namespace (global arrays by content, functions by their source), so that any change
-    gives a new file and numba's cache, keyed by the file, never serves stale code."""
+    gives a new file and numba's cache, keyed by the file, never serves stale code.
+    `values`: the namespace's _namespace_digest where the caller has it already."""
     h = hashlib.sha256()
-    flags = sorted(fastmath) if isinstance(fastmath, (set, frozenset)) else fastmath
-    for part in (source, repr(tuple(signature)), repr(flags), numba.__version__,
+    for part in (source, repr(tuple(signature)), repr(_flags(fastmath)), numba.__version__,
                  sys.version, str(numba.core.config.OPT), _adjit_digest()):
-        h.update(part.encode())     # (a set's order changes from process to process)
-    for key in sorted(namespace):
-        h.update(key.encode())
-        h.update(_fingerprint(namespace[key]))
+        h.update(part.encode())
+    h.update(values if values is not None else _namespace_digest(namespace))
     path = os.path.join(cache_dir(), f"_adjit_{name}_{h.hexdigest()[:20]}.py")
     if not os.path.exists(path):
         tmp = f"{path}.{os.getpid()}.tmp"

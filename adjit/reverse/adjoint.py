@@ -112,13 +112,12 @@ class ReverseBuilder:
         target = ir.target_name(s)
         if target not in self.active:
             return []
+        prim = self.prim(s)
         if is_array(self.kinds.get(target)):
             # an array operation's scalar operands (np.linspace's start and stop) receive
             # from it too: their adjoint is then never a single use's assignment
-            prim = self.prim(s)
             return [a for _, a in prim.diff_operands() if self.is_active(a) and
                     not is_array(self.kinds.get(a.id))] if prim.kind == "arrayop" else []
-        prim = self.prim(s)
         if prim.kind == "load":
             return []
         return [a for _, a in prim.diff_operands() if self.is_active(a)]

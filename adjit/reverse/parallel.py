@@ -18,6 +18,7 @@ import ast
 import copy
 
 from .. import ir
+from ..analysis import effects
 from ..errors import error_at
 from .dce import _live_before, eliminate_dead, reads_of, upward_exposed
 from .recompute import leaves_early
@@ -28,12 +29,12 @@ def parallel_forward(stmts, live_after, forbidden):
     def rewrite(loop, after):
         if _step(loop) != 1:
             return None
-        effect = next((ir.note(x, "effect") for x in ir.walk_stmts(loop.body)
-                       if ir.note(x, "effect")), None)
+        effect = effects.first(loop.body)
         # numba's threads draw from generators of their own: the program's draws, and the
         # generator's state after the loop, are those of the loop run in order
-        reason = f"its iterations make a call that must run once, in order ({effect})" \
-            if effect else _unshareable(loop, after, forbidden, forward=True)[0]
+        reason = "its iterations make a call that must run once, in order " \
+            f"({effects.of(effect)})" if effect is not None else \
+            _unshareable(loop, after, forbidden, forward=True)[0]
         if reason:
             ir.annotate(loop, comment=f"runs serially: {reason}")
             return None
@@ -73,11 +74,10 @@ def parallel_backward(stmts, live_after, tape, namegen, recompute, init=(), pref
         if key in recomputed:           # its body computes the iteration again already
             candidate = copy.copy(loop)
         elif key in recompute:
-            effect = next((ir.note(x, "effect") for x in ir.walk_stmts(recompute[key][1])
-                           if ir.note(x, "effect")), None)
-            if effect:
+            effect = effects.first(recompute[key][1])
+            if effect is not None:
                 ir.annotate(loop, comment="backward runs serially: its iterations make a call "
-                            f"that must run once ({effect})")
+                            f"that must run once ({effects.of(effect)})")
                 return None
             roots = upward_exposed(_plain(loop.body)) | tape_names
             replay = eliminate_dead(copy.deepcopy(recompute[key][1]), roots, set())

@@ -33,6 +33,7 @@ checkpointed functions only top-level loops and the loops inside them (planner
 import ast
 
 from .. import ir
+from ..analysis import effects
 from ..analysis.types import is_array
 from .dce import upward_exposed
 
@@ -59,9 +60,9 @@ def _independent(loop, writes, layout, kinds):
     inner = list(ir.walk_stmts(body))
     if leaves_early(body):
         return "it leaves early"
-    effect = next((ir.note(s, "effect") for s in inner if ir.note(s, "effect")), None)
-    if effect:
-        return f"it makes a call that must run once ({effect})"
+    effect = effects.first(body)
+    if effect is not None:
+        return f"it makes a call that must run once ({effects.of(effect)})"
     start = layout.pos[id(loop)]
     assigned = ir.assigned(body)
     # scalars carried from one iteration to the next: additive reductions only
