@@ -209,3 +209,19 @@ def test_a_global_array_changed_in_place_gives_a_new_compile_not_stale_code():
         np.testing.assert_allclose(before(x), 3.0 * saved * x ** 2, rtol=1e-15)
     finally:
         WEIGHTS[:] = saved
+
+
+def test_a_gradient_made_again_after_the_cache_folder_changed_is_written_there(
+        tmp_path, monkeypatch):
+    # the in-process memo does not skip the disk cache of a new ADJIT_CACHE_DIR: a later
+    # process looking there finds the gradient (the benchmarks give each case its own folder)
+    import warnings
+    import adjit
+    x = np.array([0.5, -1.0, 2.0])
+    for folder in ("first", "second"):
+        monkeypatch.setenv("ADJIT_CACHE_DIR", str(tmp_path / folder))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")     # numba at NUMBA_OPT=0 caches no machine code
+            g = adjit.grad(weighted_cubes, cache=True)
+            np.testing.assert_allclose(g(x), 3.0 * WEIGHTS * x ** 2, rtol=1e-15)
+        assert [p.name for p in (tmp_path / folder).glob("_adjit_*.py")], folder

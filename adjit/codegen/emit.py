@@ -250,8 +250,11 @@ def _memo_key(source, name, namespace, signature, fastmath, wrapper, callees, ca
         values = _namespace_digest(namespace)
     except Exception:   # noqa: BLE001 - a value whose fingerprint fails: compile it again
         return None
+    # with the disk cache on, where the file goes: a gradient made again after ADJIT_CACHE_DIR
+    # changed is written there too (a later process looks for it there)
+    where = cache_dir() if cache else None
     return (source, name, repr(tuple(signature)), repr(_flags(fastmath)), wrapper,
-            tuple(callees), repr(cache), str(numba.core.config.OPT), values)
+            tuple(callees), repr(cache), where, str(numba.core.config.OPT), values)
 
 
 def _flags(fastmath):
