@@ -21,7 +21,7 @@ import numba
 import numpy as np
 from numba.core import types
 
-from .codegen.emit import exec_source
+from .codegen.emit import exec_source, njit
 from .errors import AdjitError, InternalError, error_at, function_origin, internal_error
 from .pipeline import Transformed
 from .runtime.generator import restore_generator, save_generator
@@ -291,7 +291,7 @@ def calling(gf):
 
 def _compiled(text, name, namespace, arg_types):
     pyfunc = exec_source(text, name, namespace)
-    dispatcher = numba.njit(tuple(arg_types), error_model="numpy")(pyfunc)
+    dispatcher = njit(tuple(arg_types))(pyfunc)
     return Transformed(text, pyfunc, dispatcher)
 
 

@@ -28,7 +28,7 @@ import weakref
 import numba
 import numpy as np
 
-from .codegen.emit import exec_source
+from .codegen.emit import exec_source, njit
 from .errors import function_error as _error
 from .runtime.generator import restore_generator, save_generator
 
@@ -320,7 +320,7 @@ class SparseJacobian:
         namespace = {"np": np, "_jvp": self._jvp, "_vjp": self._vjp, "_hvp": self._hvp,
                      "save_generator": save_generator, "restore_generator": restore_generator}
         pyfunc = exec_source("\n".join(lines) + "\n", "sparse_jacobian", namespace)
-        return numba.njit(error_model="numpy")(pyfunc)
+        return njit()(pyfunc)
 
 
 def _as_pattern(fn, pattern):

@@ -7,6 +7,7 @@ import sys
 import textwrap
 
 import numpy as np
+import pytest
 
 SCRIPT = textwrap.dedent("""
     import json, sys, time
@@ -225,3 +226,40 @@ def test_a_gradient_made_again_after_the_cache_folder_changed_is_written_there(
             g = adjit.grad(weighted_cubes, cache=True)
             np.testing.assert_allclose(g(x), 3.0 * WEIGHTS * x ** 2, rtol=1e-15)
         assert [p.name for p in (tmp_path / folder).glob("_adjit_*.py")], folder
+
+
+def test_generated_code_shares_numbas_numpy_implementations_with_the_users_code(monkeypatch):
+    # numba compiles its numpy functions once per set of compile flags: generated code typed
+    # under numba's default flags (lowered with numpy's error model) reuses what the user's
+    # @njit forward compiled instead of compiling them again
+    import numba
+    from numba.core.typing import templates
+    import adjit
+
+    @numba.njit
+    def forward(a, b):
+        x = np.linalg.solve(a, b)
+        return np.sum(np.sort(x) * np.cumsum(x)) + np.sqrt(np.sum(b * b))
+
+    a = np.array([[4.0, 1.0, 0.5], [1.0, 3.0, 0.2], [0.5, 0.2, 2.0]])
+    b = np.array([1.0, -2.0, 0.5])
+    value = forward(a, b)
+    built = []
+    original = templates._OverloadFunctionTemplate._build_impl
+
+    def recording(self, cache_key, args, kws):
+        flags = cache_key[-1] if cache_key else None
+        built.append(None if flags is None else flags.error_model)
+        return original(self, cache_key, args, kws)
+
+    monkeypatch.setattr(templates._OverloadFunctionTemplate, "_build_impl", recording)
+    g = adjit.value_and_grad(forward.py_func, argnums=1, cache=False)
+    got, grad = g(a, b)
+    assert got == pytest.approx(value, rel=1e-14)
+    assert "numpy" not in built, built
+    # the derivative of sqrt at 0 is still numpy's inf (times 0: nan), not ZeroDivisionError
+    assert np.isnan(adjit.grad(lambda_free_sqrt, cache=False)(np.zeros(2))).all()
+
+
+def lambda_free_sqrt(b):
+    return np.sqrt(np.sum(b * b))

@@ -18,6 +18,10 @@ import warnings
 import numba
 import numba.core.errors
 import numpy as np
+from numba.core import callconv
+from numba.core.compiler import CompilerBase, DefaultPassBuilder
+from numba.core.compiler_machinery import FunctionPass, register_pass
+from numba.core.typed_passes import NopythonTypeInference
 
 from .. import ir
 from ..errors import InternalError
@@ -303,8 +307,8 @@ def _compile_source(source, name, namespace, signature, fastmath, jit, wrapper, 
         return outer, None
     # parallel where a loop is a prange (not a comment quoting the user's prange loop)
     parallel = re.search(r"^\s*for \w+ in numba\.prange\(", source, re.M) is not None
-    jit = numba.njit(tuple(signature), error_model="numpy", fastmath=fastmath, cache=cache,
-                     parallel=prange_only() if parallel else False)
+    jit = njit(tuple(signature), fastmath=fastmath, cache=cache,
+               parallel=prange_only() if parallel else False)
     try:
         for callee in callees:
             ns[callee] = numba.njit(error_model="numpy", fastmath=fastmath, cache=cache,
@@ -323,6 +327,41 @@ def _compile_source(source, name, namespace, signature, fastmath, jit, wrapper, 
                             f"adjit error: numba could not compile the generated {name} (an "
                             f"adjit bug: please report it with this message):\n{exc}\n"
                             f"generated source:\n{source}") from None
+
+
+@register_pass(mutates_CFG=False, analysis_only=True)
+class _NumpyErrorModel(FunctionPass):
+    """Lower the function with numpy's error model (a float divided by zero is inf or NaN,
+    as the derivative formulas adjit writes need at singular points) although it was typed
+    under numba's default flags: numba keys the implementations of its numpy functions by
+    the flags they are typed under, so generated code typed under the default flags shares
+    them with the user's own @njit code instead of compiling each one a second time."""
+    _name = "adjit_numpy_error_model"
+
+    def __init__(self):
+        FunctionPass.__init__(self)
+
+    def run_pass(self, state):
+        ctx = state.targetctx
+        state.targetctx = ctx.subtarget(error_model=callconv.create_error_model("numpy", ctx))
+        return False
+
+
+class _Compiler(CompilerBase):
+    """numba's nopython pipeline, lowering with numpy's error model (_NumpyErrorModel)."""
+
+    def define_pipelines(self):
+        pm = DefaultPassBuilder.define_nopython_pipeline(self.state)
+        pm.add_pass_after(_NumpyErrorModel, NopythonTypeInference)
+        pm.finalize()
+        return [pm]
+
+
+def njit(*signature, **options):
+    """numba.njit for code adjit generates: typed under numba's default flags, so that it
+    shares the implementations of numba's numpy functions with the user's @njit code, and
+    lowered with numpy's error model (_Compiler)."""
+    return numba.njit(*signature, pipeline_class=_Compiler, **options)
 
 
 def caching_by_default():
