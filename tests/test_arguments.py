@@ -201,3 +201,53 @@ def test_an_argument_more_than_a_rule_reads_is_refused(one_more):
             continue
         accepted.append(e.name)
     assert not accepted, f"called with an argument more than the rule reads: {accepted}"
+
+
+def drawn(form):
+    """The form with every placeholder replaced by an expression that draws: each argument
+    moves by a draw of its own, so an argument evaluated twice, or out of order, changes
+    the value (every later draw is another number)."""
+    return PLACEHOLDER.sub(lambda m: f"({m.group(1)} + 0.01 * np.random.random())", form)
+
+
+@pytest.fixture(scope="module")
+def drawing(tmp_path_factory):
+    """`d<k>` adds up the losses of entry k's forms with arguments that draw, then draws
+    once more; `d<k>_<j>` has its form j alone."""
+    lines = ["import math", "import numpy as np", ""]
+
+    def function(name, forms):
+        _function(lines, name, forms)
+        lines[-2] = "    return total + np.random.random()"
+        lines[-len(forms) * 2 - 3:-2] = [
+            line if not line.startswith("    r") else line.split(" = ")[0] + " = " +
+            drawn(line.split(" = ", 1)[1]) for line in lines[-len(forms) * 2 - 3:-2]]
+
+    for k, e in enumerate(ENTRIES):
+        if ok_forms(e):
+            function(f"d{k}", ok_forms(e))
+            for j, f in enumerate(ok_forms(e)):
+                function(f"d{k}_{j}", [f])
+    folder = tmp_path_factory.mktemp("drawing_forms")
+    (folder / "drawing_forms.py").write_text("\n".join(lines))
+    sys.path.insert(0, str(folder))
+    try:
+        return importlib.import_module("drawing_forms")
+    finally:
+        sys.path.remove(str(folder))
+
+
+@pytest.mark.parametrize("k", [k for k, e in enumerate(ENTRIES) if ok_forms(e)],
+                         ids=[e.name for e in ENTRIES if ok_forms(e)])
+def test_every_argument_is_evaluated_once_in_order(drawing, k):
+    """An argument that draws (or has any effect) is evaluated once, in the order Python
+    evaluates it, by every lowering (np.linalg.lstsq(a, b)[0] evaluated b twice: the value
+    came from other draws)."""
+    entry = ENTRIES[k]
+    forms = ok_forms(entry)
+    if _check(getattr(drawing, f"d{k}"), forms) is None:
+        return
+    problems = [f"{drawn(form)}: {problem}" for j, form in enumerate(forms)
+                if (problem := _check(getattr(drawing, f"d{k}_{j}"), [form])) is not None]
+    assert problems, "the forms fail together, and each alone passes"
+    assert not problems, "\n  ".join([entry.name] + problems)

@@ -107,8 +107,10 @@ def lower_lstsq(norm, node, obj, out):
     if len(node.args) != 2 or node.keywords:
         raise norm.error(node, "np.linalg.lstsq with other than (a, b)",
                          "Write np.linalg.lstsq(a, b) (numba's rcond).")
-    rest = norm.calls.opaque_call(node, np.linalg.lstsq, out)
-    x = norm.calls.call_of(vec.lstsq_x, [norm.calls.argument_atom(a, out) for a in node.args])
+    # each argument evaluated once (it may draw): both calls read the same atoms
+    arguments = [norm.calls.opaque_argument(a, out) for a in node.args]
+    rest = norm.calls.opaque_call(node, np.linalg.lstsq, out, arguments)
+    x = norm.calls.call_of(vec.lstsq_x, [atom for atom, _ in arguments])
     return TupleValue([norm.to_atom(out, x)] + rest.items[1:])
 
 

@@ -190,7 +190,7 @@ def lower_cov(norm, node, obj, out):
                              "Write True or False (an int for ddof).")
 
     def rows(arg):
-        v = norm.indexing.array_operand(arg, out, name)
+        v = arg if isinstance(arg, Lazy) else norm.indexing.array_operand(arg, out, name)
         if len(v.shape) == 1:
             return norm.indexing.reshape_view(v, [ir.const(1), ir.const(-1)], out, node)
         if len(v.shape) != 2:
@@ -213,7 +213,7 @@ def lower_cov(norm, node, obj, out):
                              "Pass the variables as the rows of a 2-D array, or two 1-D "
                              f"arrays ({name}(x, y)); one variable's variance is "
                              "np.var(x) * x.size / (x.size - 1).")
-        v = rows(atom)
+        v = rows(norm.arrays.view_of(atom.id, out))     # (evaluated once: atom holds it)
     whole = v if isinstance(v, ast.Name) else norm.arrays.materialize(v, out, node)
     result = norm.to_atom(out, norm.calls.call_of(obj, [whole]))
     ddof = flags["ddof"] if flags["ddof"] is not None else 0 if flags["bias"] else 1

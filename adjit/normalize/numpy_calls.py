@@ -447,10 +447,12 @@ class NumpyCalls:
                     ir.annotate(value, callee=f"`{entry.name}`")
         return result
 
-    def opaque_call(self, node, obj, out):
+    def opaque_call(self, node, obj, out, arguments=None):
         """A call of a function with no derivative rule (np.searchsorted, np.digitize,
         np.unique, ...), kept as it is; its result type is numba's (rules/opaque.py). The
-        reverse and tangent passes refuse it where a derivative would flow through it."""
+        reverse and tangent passes refuse it where a derivative would flow through it.
+        `arguments`: node's positional arguments as opaque_argument made them already (a
+        lowering that passes them to a second call too evaluates each one once)."""
         name = ast.unparse(node.func)
         if not callable(obj) and not isinstance(obj, numba.types.WrapperAddressProtocol):
             raise self.n.error(node, f"a call to `{name}`, which is not a function",
@@ -458,8 +460,9 @@ class NumpyCalls:
         if any(kw.arg in (None, "out") for kw in node.keywords):
             raise self.n.error(node, f"`{name}` with `out=` or `**keywords`",
                                "Assign the result instead of passing out=; pass keywords by name.")
-        atoms, descs = zip(*[self.opaque_argument(a, out) for a in node.args]) \
-            if node.args else ((), ())
+        if arguments is None:
+            arguments = [self.opaque_argument(a, out) for a in node.args]
+        atoms, descs = zip(*arguments) if arguments else ((), ())
         keywords = [(kw.arg, self.opaque_argument(kw.value, out)) for kw in node.keywords]
         kw_descs = tuple((k, d) for k, (_, d) in keywords)
         try:
