@@ -3,6 +3,7 @@
     python benchmarks/published.py numba-stats PATH    # PATH: a checkout of numba-stats
     python benchmarks/published.py numbagg PATH        # PATH: a checkout of numbagg
     python benchmarks/published.py pyhpc-benchmarks PATH
+    python benchmarks/published.py numba-examples PATH      # PATH: a checkout of numba-examples
 
 Reads the code base from a checkout at run time (nothing of it is copied into adjit). For
 every distribution function of numba-stats (`_logpdf`, `_pdf`, `_cdf`, `_ppf`, the
@@ -11,14 +12,23 @@ the function's output with respect to every parameter, as a fit does, and checks
 gradient against central differences of numba's own compile of the same sum. For numbagg,
 its gufuncs (moving windows, exponential moving windows, aggregations, correlation matrices,
 fills) called as its public functions call them, on arrays with NaNs, the gradient in every
-array input against central differences of numbagg's own gufunc. Prints one
-line per function (ok, refused with adjit's reason, nan where the derivative is 0, wrong, or
-crashed) and the counts.
+array input against central differences of numbagg's own gufunc. For numba-examples (the
+numba team's own examples, examples/ and legacy/: Black-Scholes, kernel density, histograms,
+Lennard-Jones, stencils and image filters, k-means, regressions, wave-2d, @vectorize and
+@guvectorize ufuncs, ctypes and recursion), each function called as the example's driver calls
+it (the cases: published_examples.py), one process per case, the gradient of its weighted
+output at two random points against a fourth-order stencil of numba's compile of the same sum.
+Prints one line per function (ok, refused with adjit's reason, nan where the derivative is 0
+or finite, wrong, or crashed; numba-examples: skipped where the example does not load here)
+and the counts.
 """
 import argparse
 import importlib
 import importlib.util
+import json
 import math
+import os
+import subprocess
 import sys
 import types
 import warnings
@@ -27,6 +37,8 @@ import numba
 import numpy as np
 
 import adjit
+import published_examples
+from adjit.errors import InternalError
 
 # a weighted sum of fn(x, *parameters), one wrapper per number of parameters: adjit reads
 # their source, and each target gets its own function object whose global FN is the target
@@ -87,14 +99,27 @@ def _differences(f, args, k, h=1e-6):
 def _differentiate(target, args, argnums):
     """(value, gradients), or the row of a refusal ('refused', adjit's reason) or of any
     other exception ('crash', what a user would see)."""
+    return _attempt(lambda: adjit.value_and_grad(target, argnums=argnums)(*args))
+
+
+def _attempt(run):
+    """run(), or the row of a refusal or crash (an InternalError is adjit's bug: a crash)."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            return adjit.value_and_grad(target, argnums=argnums)(*args)
+            return run()
+    except InternalError as exc:
+        cause = exc.__cause__
+        said = f" ({type(cause).__name__}: {_line(cause)[:80]})" if cause is not None else ""
+        return "crash", f"InternalError: {str(exc).split('): ', 1)[-1][:120]}{said}"
     except adjit.AdjitError as exc:
         return "refused", str(exc).split(". ")[0].split("): ", 1)[-1]
     except Exception as exc:        # noqa: BLE001 - what a user would see
-        return "crash", f"{type(exc).__name__}: {str(exc).splitlines()[0][:120]}"
+        return "crash", f"{type(exc).__name__}: {_line(exc)[:120]}"
+
+
+def _line(exc):
+    return (str(exc).strip().splitlines() or [""])[0]
 
 
 def check(fn, params, domain, rng):
@@ -376,23 +401,139 @@ def _pyhpc_check(target, args, argnums, rng):
 def _stencil(target, args, k, idx, h):
     values = []
     for m in (-2, -1, 1, 2):
-        moved = [np.copy(a) for a in args]
-        moved[k][idx] += m * h
+        moved = _copies(args)
+        if isinstance(moved[k], np.ndarray):
+            moved[k][idx] += m * h
+        else:
+            moved[k] = moved[k] + m * h
         values.append(target(*moved))
     return (values[0] - 8 * values[1] + 8 * values[2] - values[3]) / (12 * h)
 
 
+def _copies(args):
+    """Fresh copies of the arrays (a target may write its arguments), the scalars as they
+    are (a 0-d array would be another type to numba)."""
+    return [np.copy(a) if isinstance(a, np.ndarray) else a for a in args]
+
+
+# numba-examples: the cases of published_examples.py, each in a process of its own (an
+# example that hangs or takes the interpreter down costs its own row only). In the process:
+# the example file loaded from the checkout (its driver statements blanked), adjit's value
+# and gradient of the case's loss at two random points, checked against numba's compile of
+# the same loss (the loss in Python where numba does not compile it: a parallel-target
+# ufunc, a plain-Python caller) at every element of every differentiated argument
+CASE_SECONDS = 600
+ROW = "published-row: "
+
+
+def numba_examples(path):
+    for case in published_examples.CASES:
+        command = [sys.executable, os.path.abspath(__file__), "numba-examples", path,
+                   "--case", case.name]
+        try:
+            done = subprocess.run(command, capture_output=True, text=True,
+                                  timeout=CASE_SECONDS)
+        except subprocess.TimeoutExpired:
+            yield case.name, "crash", f"no result in {CASE_SECONDS} s"
+            continue
+        said = [line[len(ROW):] for line in done.stdout.splitlines() if line.startswith(ROW)]
+        if said:
+            yield tuple(json.loads(said[-1]))
+        else:
+            last = (done.stderr.strip().splitlines() or [""])[-1]
+            yield case.name, "crash", f"exit status {done.returncode}: {last[:120]}"
+
+
+def example_case(path, name):
+    """The row of one case, in this process."""
+    case = next(c for c in published_examples.CASES if c.name == name)
+    published_examples.stub_plotting()
+    try:
+        module = published_examples.load(path, case.file)
+        fn = getattr(module, case.function) if isinstance(case.function, str) else \
+            case.function(module)
+        points = [case.args(np.random.default_rng(seed), module)
+                  for seed in range(case.points)]
+    except Exception as exc:        # noqa: BLE001 - not an adjit result
+        return name, "skipped", f"the example does not load here ({type(exc).__name__}: " \
+            f"{_line(exc)[:100]})"
+    loss = case.loss
+    target = types.FunctionType(loss.__code__, dict(loss.__globals__, FN=fn),
+                                f"{loss.__name__}_{name}")
+    got = _attempt(lambda: [adjit.value_and_grad(target, argnums=case.wrt)(*_copies(a))
+                            for a in points])
+    if isinstance(got[0], str):
+        return (name,) + got
+    return (name,) + _example_check(target, points, got, case.wrt)
+
+
+def _example_check(target, points, results, wrt):
+    """Each derivative against a fourth-order stencil at two steps (relative to the
+    element), judged where the two agree (a kink or rounding near an element makes them
+    differ), to 1e-5 of its size plus 1% of the argument's largest derivative (the 1 of the
+    other targets' 1e-5 * (1 + |d|), in the argument's own scale). NaN where the differences
+    are finite is 'nan' when every other derivative agrees."""
+    compiled = numba.njit(target)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            compiled(*_copies(points[0]))
+        reference, whose, note = compiled, "numba's", ""
+    except Exception:               # noqa: BLE001 - numba does not compile the loss
+        reference, whose, note = target, "Python's", " (reference: the loss in Python)"
+    names = target.__code__.co_varnames
+    judged = total = 0
+    nans = []
+    for p, (args, (value, grads)) in enumerate(zip(points, results)):
+        want = reference(*_copies(args))
+        if not math.isclose(value, want, rel_tol=1e-9, abs_tol=1e-9):
+            return "wrong", f"point {p}: value {value} against {whose} {want}"
+        for k, g in zip(wrt, grads):
+            x = np.asarray(args[k])
+            g = np.asarray(g, dtype=np.float64)
+            if g.shape != x.shape:
+                return "wrong", f"d/d{names[k]} of shape {g.shape}, {names[k]} {x.shape}"
+            steps = [{idx: _stencil(reference, args, k, idx, r * max(1.0, abs(x[idx])))
+                      for idx in np.ndindex(x.shape)} for r in (1e-4, 3e-5)]
+            unit = max(0.01 * max(abs(d) for d in steps[1].values()), 1e-9)
+            for idx in np.ndindex(x.shape):
+                total += 1
+                d1, d2 = steps[0][idx], steps[1][idx]
+                if math.isnan(g[idx]) and math.isfinite(d2):
+                    nans.append(f"{names[k]}{list(idx)}: {d2:.4g}")
+                    continue
+                if abs(d1 - d2) > 1e-6 * (abs(d1) + unit):
+                    continue
+                judged += 1
+                if not abs(g[idx] - d2) <= 1e-5 * (abs(d2) + unit):
+                    return "wrong", (f"point {p}: d/d{names[k]}{list(idx)} {g[idx]} against "
+                                     f"differences {d2}")
+    if nans:
+        return "nan", (f"NaN in {len(nans)} of {total} derivatives where the differences are "
+                       f"finite (e.g. {nans[0]}); the other {judged} judged agree{note}")
+    return "ok", f"{judged} of {total} derivatives judged{note}"
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("codebase", choices=["numba-stats", "numbagg", "pyhpc-benchmarks"])
+    parser.add_argument("codebase", choices=["numba-stats", "numbagg", "pyhpc-benchmarks",
+                                             "numba-examples"])
     parser.add_argument("path", help="a checkout of the code base")
+    parser.add_argument("--case", help=argparse.SUPPRESS)   # numba-examples: one case's row
     args = parser.parse_args(argv)
-    rows = {"numba-stats": numba_stats, "numbagg": numbagg,
-            "pyhpc-benchmarks": pyhpc}[args.codebase](args.path)
-    for name, outcome, detail in rows:
-        print(f"{name:28s} {outcome:8s} {detail}")
+    if args.case:
+        print(ROW + json.dumps(example_case(args.path, args.case)), flush=True)
+        return 0
+    rows = []
+    for row in {"numba-stats": numba_stats, "numbagg": numbagg, "pyhpc-benchmarks": pyhpc,
+                "numba-examples": numba_examples}[args.codebase](args.path):
+        name, outcome, detail = row
+        print(f"{name:28s} {outcome:8s} {detail}", flush=True)
+        rows.append(row)
     counts = {k: sum(1 for r in rows if r[1] == k)
-              for k in ("ok", "refused", "nan", "wrong", "crash")}
+              for k in ("ok", "refused", "nan", "wrong", "crash", "skipped")}
+    if not counts["skipped"]:
+        del counts["skipped"]
     print(", ".join(f"{v} {k}" for k, v in counts.items()), f"of {len(rows)}")
     return 1 if counts["wrong"] or counts["crash"] else 0
 

@@ -175,7 +175,7 @@ def normalize_function(src, ctx, prefix="", subst=None, views=None):
     ctx.stack.append(src.fn)
     try:
         norm = _Normalizer(src, ctx, prefix, subst or {}, views or {})
-        body = norm.block(src.tree.body)
+        body = norm.block(src.tree.body, top=True)
         # (counted before lower_exits, which turns early returns into flags)
         returns = [x for x in ir.walk_stmts(body) if isinstance(x, ast.Return)]
         last = body[-1] if body else None
@@ -639,15 +639,19 @@ class _Normalizer:
         return self.loc.error(node, construct, advice)
 
     # statements ----------------------------------------------------------
-    def block(self, stmts):
+    def block(self, stmts, top=False):
+        """`top`: the function's own body, whose statements after a loop that swaps an
+        argument array the loop's rewrite takes over (normalize/swaps.py)."""
         out = []
         previous = None
-        for s in stmts:
+        for k, s in enumerate(stmts):
             self.origin = (self.loc.filename, getattr(s, "lineno", self.loc.firstlineno),
                            self.loc.name)
             self.loads = {}
             self.shape_cache = {}
             self.previous = previous        # (counted_while: `k = 0` just before the loop)
+            self.rest = stmts[k + 1:] if top else None
+            self.rest_taken = False
             try:
                 self.stmt(s, out)
             except AdjitError:
@@ -656,6 +660,8 @@ class _Normalizer:
                 if getattr(exc, "adjit_origin", None) is None:   # innermost user statement
                     exc.adjit_origin = self.origin
                 raise
+            if self.rest_taken:
+                break
             previous = s
         return out
 
@@ -757,12 +763,15 @@ class _Normalizer:
             self.flush_before(s, out)
             handed = self.handed_over(s)
             bindings.refuse_swapped_bases(self, s)
+            rest = self.rest
             unrolled = swaps.unroll(s, lambda n: bindings.is_array_local(self, n),
                                     self.fresh_local, self.error, set(self.src.params),
-                                    lambda n: bindings.is_view_local(self, n))
+                                    lambda n: bindings.is_view_local(self, n), rest)
             if unrolled is not None:
-                for x in unrolled:
+                stmts, took = unrolled
+                for x in stmts:
                     self.stmt(x, out)
+                self.rest_taken = took
                 return
             outer = self.in_place
             self.in_place = outer | self.rebound_in_place(s, out)

@@ -21,7 +21,9 @@ array name is ever rebound:
 The swap itself costs nothing per step, as in the user's code; one content exchange after
 the loop (O(n), once) puts each name's final array where the code after the loop reads it.
 A swap inside an `if`, or in a loop left early (`break`, `continue`, `return`), is refused:
-the binding after it would depend on the path taken.
+the binding after it would depend on the path taken. A swap of an argument array ends in no
+exchange (the caller would see it): the statements after the loop, which must be at the
+function's top level, are written once per phase instead (unroll's `rest`).
 """
 import ast
 import copy
@@ -46,25 +48,30 @@ def find_swap(s, is_array):
     return t, v
 
 
-def unroll(loop, is_array, fresh, error, params=(), is_view=lambda name: False):
-    """Statements replacing `loop` if its body swaps array names, else None.
+def unroll(loop, is_array, fresh, error, params=(), is_view=lambda name: False, rest=None):
+    """(statements replacing `loop`, whether they replace `rest` too) if its body swaps
+    array names, else None.
 
     `fresh(stem)` makes a new local name; `error(node, construct, fix)` makes an AdjitError;
-    `params` are the function's parameters, which may not be swapped (the exchange of
-    contents after the loop would show in the caller's arrays). Names bound to views of an
-    array (`cur = u[0]`, normalize/views.py) are not arrays of their own: after the loop
-    they are rebound as the phase says, and no contents move."""
+    `params` are the function's parameters. Names bound to views of an array (`cur = u[0]`,
+    normalize/views.py) are not arrays of their own: after the loop they are rebound as the
+    phase says, and no contents move. A swap of a parameter (`u, v = v, u` with u the
+    caller's array and v a local copy) cannot end in an exchange of contents, which the
+    caller would see: `rest`, the function's statements after a loop at its top level, is
+    then written once per phase with the names renamed as the phase binds them (`return u`
+    is `return v` after an odd number of steps), and each array keeps what numba leaves in
+    it."""
     swaps = [s for s in loop.body if find_swap(s, is_array)]
     if not swaps:
         _refuse_nested(loop.body, is_array, error)
         return None
-    for s in swaps:
-        given = [n for n in find_swap(s, is_array)[0] if n in params]
-        if given:
-            raise error(s, f"a swap of the argument array '{given[0]}'",
-                        f"Swap copies: a = {given[0]}.copy() before the loop, then swap a "
-                        "(adjit keeps each name on one array and exchanges contents once after "
-                        "the loop, which the caller would see).")
+    given = [n for s in swaps for n in find_swap(s, is_array)[0] if n in params]
+    if given and rest is None:
+        raise error(swaps[0], f"a swap of the argument array '{given[0]}' in a loop inside "
+                    "another statement",
+                    "Swap it in a loop at the top level of the function (adjit then writes "
+                    "the rest of the function once per phase of the swap), or swap copies: "
+                    f"a = {given[0]}.copy() before the loop, then swap a.")
     _refuse_nested([x for s in loop.body if not find_swap(s, is_array)
                     for x in _children(s)], is_array, error)
     for node in _walk_no_defs(loop.body):
@@ -86,7 +93,7 @@ def unroll(loop, is_array, fresh, error, params=(), is_view=lambda name: False):
     if k == 1:
         out = copy.copy(loop)
         out.body = _renamed_body(loop.body, identity, is_array)[0]
-        return [out]
+        return [out], False
     phase = fresh("_phase")
     line = loop.lineno
 
@@ -112,6 +119,39 @@ def unroll(loop, is_array, fresh, error, params=(), is_view=lambda name: False):
         chain = [node]
     new_loop = copy.copy(loop)
     new_loop.body = body + chain
+    if given:
+        # after j steps (mod k) the phase is j - 1 (k - 1 for j = 0): the rest as bound then,
+        # its closing `return e` as `_ret = e` (an array name copied into one new array: one
+        # `return` of one array, as a helper must return it)
+        last = rest[-1] if rest and isinstance(rest[-1], ast.Return) and \
+            rest[-1].value is not None else None
+        ret = fresh("_ret") if last is not None else None
+        body_rest = rest[:-1] if last is not None else rest
+        returned = last.value.id if last is not None and \
+            isinstance(last.value, ast.Name) and is_array(last.value.id) else None
+        chain = None
+        for j in reversed(range(k)):
+            stmts = _renamed_body(body_rest, powers[j], is_array)[0]
+            if returned is not None:
+                stmts += parse(f"{ret}[...] = {powers[j].get(returned, returned)}")
+            elif last is not None:
+                value = _renamed_body([ast.Expr(value=last.value)], powers[j], is_array)[0][0]
+                stmts.append(ast.copy_location(ast.Assign(
+                    targets=[ast.Name(id=ret, ctx=ast.Store())], value=value.value), last))
+            stmts = stmts or [ast.Pass()]
+            if chain is None:
+                chain = stmts
+                continue
+            node = parse(f"if {phase} == {(j - 1) % k}:\n    pass")[0]
+            node.body = stmts
+            node.orelse = chain
+            chain = [node]
+        if returned is not None:
+            chain = parse(f"{ret} = np.empty_like({returned})") + chain
+        if last is not None:
+            chain.append(ast.copy_location(ast.Return(value=ast.Name(id=ret, ctx=ast.Load())),
+                                           last))
+        return head + [new_loop] + chain, True
     tail = []
     views = [n for n in names if is_view(n)]
     arrays = [n for n in names if n not in views]
@@ -125,7 +165,7 @@ def unroll(loop, is_array, fresh, error, params=(), is_view=lambda name: False):
                          + ("," if len(views) == 1 else ""))
         fix.body = parse("\n".join(lines))
         tail.append(fix)
-    return head + [new_loop] + tail
+    return head + [new_loop] + tail, False
 
 
 def _renamed_body(stmts, binding, is_array):
