@@ -423,3 +423,23 @@ def test_refusals_are_not_internal_errors():
     with pytest.raises(AdjitError) as info:
         adjit.grad(calls_array_or_number)(np.array([0.5, 1.0]))
     assert not isinstance(info.value, InternalError)
+
+
+def test_a_lowering_reading_its_own_temporary_is_an_internal_error(monkeypatch):
+    # a name of adjit's own read as the program's is adjit's bug: an InternalError that asks
+    # for a report, not "the name '_a1' is not defined" addressed to the user
+    from adjit.errors import InternalError
+    from adjit.normalize import lower_statistics
+
+    def lower_cov_reading_a_temporary(norm, node, obj, out):
+        atom = norm.calls.argument_atom(node.args[0], out)
+        return norm.indexing.array_operand(atom, out, "np.cov")
+
+    monkeypatch.setattr(lower_statistics.lower_cov, "__code__",
+                        lower_cov_reading_a_temporary.__code__)
+
+    def f(m):
+        return np.sum(np.cov(m + 0.0))
+
+    with pytest.raises(InternalError, match="adjit's own '_"):
+        adjit.grad(f)(np.eye(3) + 0.1)

@@ -1917,6 +1917,12 @@ class _Normalizer:
             return _copy(target) if not isinstance(target, str) else ir.name(target)
         obj = self.src.resolve_name(node.id)
         if obj is MISSING:
+            if not any(isinstance(n, ast.Name) and n.id == node.id
+                       for n in ast.walk(self.src.tree)):
+                # a name of adjit's own (a lowering read its temporary as a user's name): a
+                # bug, reported as an internal error (pipeline.run), not as the user's
+                raise RuntimeError(f"a lowering read adjit's own '{node.id}' as a name of "
+                                   "the program")
             raise self.error(node, f"the name '{node.id}' is not defined",
                              "Define it at module level before calling the gradient.")
         if isinstance(obj, (bool, int, float)) and not isinstance(obj, np.ndarray):
