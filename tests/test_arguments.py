@@ -52,15 +52,26 @@ def _entries():
         e.family in AUDITED and e.name.startswith("np."))]
 
 
-def _function(lines, name, forms):
+def _function(lines, name, forms, rewrite=lambda form: form, result="total"):
     names = _placeholders(forms)
     lines.append(f"def {name}({', '.join(names)}):")
     lines.append("    np.random.seed(0)")
     lines.append("    total = 0.0")
     for j, form in enumerate(forms):
-        lines.append(f"    r{j} = {form}")
+        lines.append(f"    r{j} = {rewrite(form)}")
         lines.append(f"    total += np.sum(r{j} * r{j}) + np.sum(r{j})")
-    lines += ["    return total", ""]
+    lines += [f"    return {result}", ""]
+
+
+def _module(tmp_path_factory, name, lines):
+    """The module of generated functions `lines`, imported."""
+    folder = tmp_path_factory.mktemp(name)
+    (folder / f"{name}.py").write_text("\n".join(lines))
+    sys.path.insert(0, str(folder))
+    try:
+        return importlib.import_module(name)
+    finally:
+        sys.path.remove(str(folder))
 
 
 def ok_forms(entry):
@@ -82,13 +93,7 @@ def generate(tmp_path_factory, name):
             _function(lines, f"f{k}_{j}", [f.lstrip("!")])
     for i, (_, f) in enumerate(refused_forms()):
         _function(lines, f"r{i}", [f])
-    folder = tmp_path_factory.mktemp("forms")
-    (folder / f"{name}.py").write_text("\n".join(lines))
-    sys.path.insert(0, str(folder))
-    try:
-        return importlib.import_module(name)
-    finally:
-        sys.path.remove(str(folder))
+    return _module(tmp_path_factory, name, lines)
 
 
 ENTRIES = _entries()
@@ -170,13 +175,7 @@ def one_more(tmp_path_factory):
         value = "x" if e.family == "elementwise" else "s"
         args = ", ".join([value] * arity + ["0.5"])
         lines += [f"def g{k}({value}):", f"    return np.sum({e.name}({args}))", ""]
-    folder = tmp_path_factory.mktemp("one_more")
-    (folder / "one_more_argument.py").write_text("\n".join(lines))
-    sys.path.insert(0, str(folder))
-    try:
-        return importlib.import_module("one_more_argument")
-    finally:
-        sys.path.remove(str(folder))
+    return _module(tmp_path_factory, "one_more_argument", lines)
 
 
 def test_an_argument_more_than_a_rule_reads_is_refused(one_more):
@@ -215,26 +214,12 @@ def drawing(tmp_path_factory):
     """`d<k>` adds up the losses of entry k's forms with arguments that draw, then draws
     once more; `d<k>_<j>` has its form j alone."""
     lines = ["import math", "import numpy as np", ""]
-
-    def function(name, forms):
-        _function(lines, name, forms)
-        lines[-2] = "    return total + np.random.random()"
-        lines[-len(forms) * 2 - 3:-2] = [
-            line if not line.startswith("    r") else line.split(" = ")[0] + " = " +
-            drawn(line.split(" = ", 1)[1]) for line in lines[-len(forms) * 2 - 3:-2]]
-
     for k, e in enumerate(ENTRIES):
         if ok_forms(e):
-            function(f"d{k}", ok_forms(e))
+            _function(lines, f"d{k}", ok_forms(e), drawn, "total + np.random.random()")
             for j, f in enumerate(ok_forms(e)):
-                function(f"d{k}_{j}", [f])
-    folder = tmp_path_factory.mktemp("drawing_forms")
-    (folder / "drawing_forms.py").write_text("\n".join(lines))
-    sys.path.insert(0, str(folder))
-    try:
-        return importlib.import_module("drawing_forms")
-    finally:
-        sys.path.remove(str(folder))
+                _function(lines, f"d{k}_{j}", [f], drawn, "total + np.random.random()")
+    return _module(tmp_path_factory, "drawing_forms", lines)
 
 
 @pytest.mark.parametrize("k", [k for k, e in enumerate(ENTRIES) if ok_forms(e)],
