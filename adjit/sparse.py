@@ -31,6 +31,7 @@ import numpy as np
 from .codegen.emit import exec_source, njit
 from .errors import function_error as _error
 from .runtime.generator import restore_generator, save_generator
+from .runtime.jitcache import key_by_level
 
 
 _LOOPS = weakref.WeakKeyDictionary()
@@ -337,3 +338,6 @@ def _as_pattern(fn, pattern):
     P.eliminate_zeros()
     P.sort_indices()
     return P
+
+
+key_by_level(globals())     # numba caches each level apart (runtime/jitcache.py)

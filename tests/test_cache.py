@@ -263,3 +263,32 @@ def test_generated_code_shares_numbas_numpy_implementations_with_the_users_code(
 
 def lambda_free_sqrt(b):
     return np.sqrt(np.sum(b * b))
+
+
+RUNTIME_AT_LEVEL = textwrap.dedent("""
+    import json
+    import numpy as np
+    from adjit.runtime import linalg
+    l = np.linalg.cholesky(np.array([[4.0, 1.0], [1.0, 3.0]]))
+    linalg.cholesky_a_bar(l, np.tril(np.ones((2, 2))))
+    print(json.dumps(sum(linalg.cholesky_a_bar.stats.cache_hits.values())))
+""")
+
+
+def test_the_runtime_cached_at_one_optimization_level_is_not_loaded_at_another(tmp_path):
+    # numba's cache key leaves NUMBA_OPT out: the test suite's unoptimized runtime (-O0) was
+    # loaded by later processes at -O3 (the Cholesky adjoint 200x slower than compiled)
+    path = tmp_path / "runtime.py"
+    path.write_text(RUNTIME_AT_LEVEL)
+
+    def hits(level):
+        env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "numba"), NUMBA_OPT=level)
+        out = subprocess.run([sys.executable, str(path)], env=env, capture_output=True,
+                             text=True, timeout=300)
+        assert out.returncode == 0, out.stderr
+        return json.loads(out.stdout.strip().splitlines()[-1])
+
+    assert hits("0") == 0           # compiled, written at -O0
+    assert hits("3") == 0           # not the -O0 code: compiled again at -O3
+    assert hits("3") == 1           # the -O3 code, from the disk
+    assert hits("0") == 1

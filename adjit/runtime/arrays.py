@@ -11,6 +11,7 @@ from numba.extending import overload
 import numpy as np
 
 from .index import as_float64, keep
+from .jitcache import key_by_level
 
 
 @numba.njit(cache=True)
@@ -719,3 +720,6 @@ def delete_bar(arr, obj, out_bar):
     """arr's adjoint through np.delete(arr, obj) (numba: of the flattened array): out_bar
     back at the elements kept, in order; none at the deleted ones."""
     return _put_back(_kept(arr.size, obj), arr, out_bar)
+
+
+key_by_level(globals())     # numba caches each level apart (jitcache.py)

@@ -44,6 +44,7 @@ import math
 
 import numba
 import numpy as np
+from .jitcache import key_by_level
 
 DONE, RESTORE, ADVANCE, SAVE, STEP = 0, 1, 2, 3, 4
 
@@ -298,3 +299,6 @@ def auto_snapshots(steps):
     while s * s < steps:
         s += 1
     return s
+
+
+key_by_level(globals())     # numba caches each level apart (jitcache.py)

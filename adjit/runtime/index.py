@@ -9,6 +9,7 @@ import numba
 from numba.core import types
 from numba.extending import overload
 import numpy as np
+from .jitcache import key_by_level
 
 
 @numba.njit(cache=True)
@@ -389,3 +390,6 @@ def num_threads():
     """The number of threads numba's parallel loops use now (numba.get_num_threads()), in a
     form numba can cache."""
     return _num_threads()
+
+
+key_by_level(globals())     # numba caches each level apart (jitcache.py)

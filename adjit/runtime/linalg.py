@@ -7,6 +7,7 @@ import numba
 import numpy as np
 
 from .index import as_float64, widened
+from .jitcache import key_by_level
 
 
 @numba.njit(cache=True)
@@ -571,3 +572,6 @@ def lstsq_tangent_b(a, d):
     p = np.linalg.pinv(np.ascontiguousarray(as_float64(a)))
     g = np.dot(p, _as_columns(d))
     return g.reshape((p.shape[0],) + d.shape[1:])
+
+
+key_by_level(globals())     # numba caches each level apart (jitcache.py)

@@ -1,6 +1,7 @@
 """Sums the generated backward sweep computes in vector lanes."""
 import numba
 import numpy as np
+from .jitcache import key_by_level
 
 
 @numba.njit(fastmath={"reassoc"}, error_model="numpy", cache=True)
@@ -58,3 +59,6 @@ def copy_dot(dst, src, lo, b, b0, n):
             dst[lo + k] = v
             s += v * b[b0 + k]
     return s
+
+
+key_by_level(globals())     # numba caches each level apart (jitcache.py)

@@ -6,6 +6,7 @@ import numba
 import numpy as np
 
 from ..errors import AdjitError
+from .jitcache import key_by_level
 
 def _physical_memory():
     try:
@@ -81,3 +82,6 @@ def check_room(need, room):
         raise AdjitError(LIMIT_MESSAGE + ": checkpoint snapshots need " + str(need) +
                          " bytes, " + str(room) + " are allowed")
     return room - need
+
+
+key_by_level(globals())     # numba caches each level apart (jitcache.py)
