@@ -763,10 +763,9 @@ class _Normalizer:
             self.flush_before(s, out)
             handed = self.handed_over(s)
             bindings.refuse_swapped_bases(self, s)
-            rest = self.rest
             unrolled = swaps.unroll(s, lambda n: bindings.is_array_local(self, n),
                                     self.fresh_local, self.error, set(self.src.params),
-                                    lambda n: bindings.is_view_local(self, n), rest)
+                                    lambda n: bindings.is_view_local(self, n), self.rest)
             if unrolled is not None:
                 stmts, took = unrolled
                 for x in stmts:

@@ -105,20 +105,22 @@ def unroll(loop, is_array, fresh, error, params=(), is_view=lambda name: False, 
                 n.end_lineno = line
         return nodes
 
+    def by_phase(statements, phase_of):
+        """`if phase == phase_of(j): statements(j)` for j = 0 .. k - 2, else
+        statements(k - 1)."""
+        chain = statements(k - 1) or [ast.Pass()]
+        for j in reversed(range(k - 1)):
+            node = parse(f"if {phase} == {phase_of(j)}:\n    pass")[0]
+            node.body = statements(j) or [ast.Pass()]
+            node.orelse = chain
+            chain = [node]
+        return chain
+
     head = parse(f"{phase} = {k - 1}")
     body = parse(f"{phase} = {phase} + 1\nif {phase} == {k}:\n    {phase} = 0")
-    chain = None
-    for j in reversed(range(k)):
-        stmts = _renamed_body(loop.body, powers[j], is_array)[0] or [ast.Pass()]
-        if chain is None and j == k - 1 and k > 1:
-            chain = stmts
-            continue
-        node = parse(f"if {phase} == {j}:\n    pass")[0]
-        node.body = stmts
-        node.orelse = chain or []
-        chain = [node]
     new_loop = copy.copy(loop)
-    new_loop.body = body + chain
+    new_loop.body = body + by_phase(lambda j: _renamed_body(loop.body, powers[j], is_array)[0],
+                                    lambda j: j)
     if given:
         # after j steps (mod k) the phase is j - 1 (k - 1 for j = 0): the rest as bound then,
         # its closing `return e` as `_ret = e` (an array name copied into one new array: one
@@ -129,23 +131,18 @@ def unroll(loop, is_array, fresh, error, params=(), is_view=lambda name: False, 
         body_rest = rest[:-1] if last is not None else rest
         returned = last.value.id if last is not None and \
             isinstance(last.value, ast.Name) and is_array(last.value.id) else None
-        chain = None
-        for j in reversed(range(k)):
+
+        def rest_at(j):
             stmts = _renamed_body(body_rest, powers[j], is_array)[0]
             if returned is not None:
                 stmts += parse(f"{ret}[...] = {powers[j].get(returned, returned)}")
             elif last is not None:
-                value = _renamed_body([ast.Expr(value=last.value)], powers[j], is_array)[0][0]
-                stmts.append(ast.copy_location(ast.Assign(
-                    targets=[ast.Name(id=ret, ctx=ast.Store())], value=value.value), last))
-            stmts = stmts or [ast.Pass()]
-            if chain is None:
-                chain = stmts
-                continue
-            node = parse(f"if {phase} == {(j - 1) % k}:\n    pass")[0]
-            node.body = stmts
-            node.orelse = chain
-            chain = [node]
+                value = ast.Assign(targets=[ast.Name(id=ret, ctx=ast.Store())],
+                                   value=last.value)
+                stmts += _renamed_body([ast.copy_location(value, last)], powers[j], is_array)[0]
+            return stmts
+
+        chain = by_phase(rest_at, lambda j: (j - 1) % k)
         if returned is not None:
             chain = parse(f"{ret} = np.empty_like({returned})") + chain
         if last is not None:
