@@ -292,3 +292,26 @@ def test_the_runtime_cached_at_one_optimization_level_is_not_loaded_at_another(t
     assert hits("3") == 0           # not the -O0 code: compiled again at -O3
     assert hits("3") == 1           # the -O3 code, from the disk
     assert hits("0") == 1
+
+
+def test_every_runtime_function_cached_on_disk_is_keyed_by_the_optimization_level():
+    # each module defining numba functions with cache=True ends with key_by_level(globals());
+    # a module that forgets it caches unoptimized code for optimized processes again
+    import importlib
+    import pkgutil
+    import adjit
+    from numba.core.caching import FunctionCache
+    from numba.core.dispatcher import Dispatcher
+    from adjit.runtime.jitcache import LevelCache
+    plain, keyed = [], 0
+    for info in pkgutil.walk_packages(adjit.__path__, "adjit."):
+        try:
+            module = importlib.import_module(info.name)
+        except ImportError:     # an optional dependency (mpi4py, dask) absent
+            continue
+        for name, value in vars(module).items():
+            if isinstance(value, Dispatcher) and isinstance(value._cache, FunctionCache) and \
+                    not isinstance(value._cache, LevelCache):
+                plain.append(f"{info.name}.{name}")
+            keyed += isinstance(value, Dispatcher) and isinstance(value._cache, LevelCache)
+    assert not plain and keyed > 100, (plain, keyed)
