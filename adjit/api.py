@@ -35,7 +35,7 @@ class GradientFunction:
     """
 
     def __init__(self, fn, argnums, with_value, fastmath=False, kind=None, checkpoint=None,
-                 tape_limit=None, cache=None, target="cpu"):
+                 tape_limit=None, cache=None, target="cpu", vector_math=True):
         self._of = None
         if isinstance(fn, GradientFunction):
             self._of = fn
@@ -50,6 +50,7 @@ class GradientFunction:
         with_value, extra = _KINDS[kind]
         self.mode = _Mode(kind, with_value, isinstance(argnums, int), extra)
         self.fastmath = fastmath
+        self.vector_math = bool(vector_math)
         self.checkpoint = _check_checkpoint(self, checkpoint)
         self.tape_limit = _check_limit(self, tape_limit)
         self.cache = None if cache is None else bool(cache)
@@ -130,7 +131,8 @@ class GradientFunction:
         """The Transformed specialization for numba argument types `key`."""
         return build(self.fn, self.argnums, key, self.mode, self.fastmath,
                      checkpoint=checkpoint, tape_limit=self.tape_limit, cache=self.cache,
-                     target=self.target, jit=self.target == "cpu")
+                     target=self.target, jit=self.target == "cpu",
+                     vector_math=self.vector_math)
 
     def _checkpoint_instead(self, spec, pytypes):
         """After a call whose tape outgrew the CPU's cache (checkpoint=None: adjit chooses),
@@ -194,7 +196,8 @@ class GradientFunction:
 
     def __adjit_parts__(self):
         """What cached code calling this gradient depends on (codegen/emit.py)."""
-        return (self.fn, self.mode.name, self._argnums_arg, self.fastmath, self.checkpoint)
+        return (self.fn, self.mode.name, self._argnums_arg, self.fastmath, self.checkpoint,
+                self.vector_math)
 
     def __reduce__(self):
         """Pickle as (function, argnums, mode). The unpickling process builds the gradient
@@ -209,7 +212,7 @@ class GradientFunction:
         # a derivative of a gradient that differentiates a generated wrapper rebuilds it
         fn = self._of if self._of is not None and self.fn is not self._of.fn else self.fn
         args = (fn, self._argnums_arg, self.mode.with_value, self.fastmath, self.mode.name,
-                self.checkpoint, self.tape_limit, self.cache, self.target)
+                self.checkpoint, self.tape_limit, self.cache, self.target, self.vector_math)
         try:                    # unpickled in this process, it is this object
             with _REBUILT_LOCK:
                 _REBUILT.setdefault(args, self)
@@ -298,11 +301,12 @@ _REBUILT_LOCK = threading.Lock()
 
 
 def _rebuild(fn, argnums, with_value, fastmath, kind=None, checkpoint=None, tape_limit=None,
-             cache=None, target="cpu"):
+             cache=None, target="cpu", vector_math=True):
     """Unpickle a gradient: the one this process already rebuilt with the same function and
     options, so that its compiled specializations are reused (a Dask worker that receives
     the same gradient in many tasks compiles it once), or a new one."""
-    args = (fn, argnums, with_value, fastmath, kind, checkpoint, tape_limit, cache, target)
+    args = (fn, argnums, with_value, fastmath, kind, checkpoint, tape_limit, cache, target,
+            vector_math)
     try:
         hash(args)
     except TypeError:           # an unhashable option (a list of argnums): build afresh
@@ -520,7 +524,7 @@ def _typeof_gradient(val, c):
 
 
 def grad(fn=None, argnums=0, *, fastmath=False, checkpoint=None, tape_limit=None,
-         cache=None, target="cpu"):
+         cache=None, target="cpu", vector_math=True):
     """The gradient of `fn` with respect to the argument(s) in `argnums`.
 
     Use as `@grad` or `grad(f, argnums=(0, 2))`. With an int argnums the result is the
@@ -531,6 +535,14 @@ def grad(fn=None, argnums=0, *, fastmath=False, checkpoint=None, tape_limit=None
     reproducible to the bit). A set such as {"contract", "arcp", "nsz"} lets LLVM fuse and
     reorder the adjoint arithmetic while keeping NaN and inf semantics; it applies when the
     gradient is called from Python (inside @njit callers the caller's flags apply).
+
+    `vector_math` (default True): loops of the generated code that LLVM can vectorize call
+    adjit's branch-free exp, expm1, log, log1p, tanh, sin and cos (adjit.runtime.vmath:
+    within 1 ulp, numpy's special values) instead of the C library's, one element at a time;
+    such loops run several times faster. Values computed there may then differ from numba's
+    compiled function in the last bit (as numpy's own vector functions do); with
+    `vector_math=False` the generated code calls what numba calls, and the value equals
+    numba's to the bit.
 
     `checkpoint` bounds the tape of time loops: a number of snapshots or "auto" makes every
     top-level `for ... in range(...)` loop that records on the tape a checkpointed loop
@@ -564,51 +576,53 @@ def grad(fn=None, argnums=0, *, fastmath=False, checkpoint=None, tape_limit=None
     adjit.cuda for kernels over arrays).
     """
     options = dict(fastmath=fastmath, checkpoint=checkpoint, tape_limit=tape_limit,
-                   cache=cache, target=target)
+                   cache=cache, target=target, vector_math=vector_math)
     if fn is None:
         return lambda f: grad(f, argnums=argnums, **options)
     return GradientFunction(fn, argnums, False, **options)
 
 
 def value_and_grad(fn=None, argnums=0, *, fastmath=False, checkpoint=None, tape_limit=None,
-                   cache=None, target="cpu"):
+                   cache=None, target="cpu", vector_math=True):
     """Like grad (same options), but the compiled function returns (value, gradient)."""
     options = dict(fastmath=fastmath, checkpoint=checkpoint, tape_limit=tape_limit,
-                   cache=cache, target=target)
+                   cache=cache, target=target, vector_math=vector_math)
     if fn is None:
         return lambda f: value_and_grad(f, argnums=argnums, **options)
     return GradientFunction(fn, argnums, True, **options)
 
 
-def vjp(fn=None, argnums=0, *, fastmath=False, checkpoint=None, tape_limit=None, cache=None):
+def vjp(fn=None, argnums=0, *, fastmath=False, checkpoint=None, tape_limit=None, cache=None,
+        vector_math=True):
     """Vector-Jacobian product: `vjp(f)(*args, cotangent) -> (out, gradient)`.
 
     `out` is f(*args), a float or a float array; `cotangent` has out's shape (a float for a
     float result) and the gradient is cotangent^T J with respect to the argnums arguments:
     the shape of the argument for an int argnums, a tuple for a tuple. With cotangent 1.0
     for a scalar f it is value_and_grad. Compiled like grad (same options: checkpoint,
-    tape_limit, cache), callable from @njit code.
+    tape_limit, cache, vector_math), callable from @njit code.
     """
     options = dict(fastmath=fastmath, checkpoint=checkpoint, tape_limit=tape_limit,
-                   cache=cache)
+                   cache=cache, vector_math=vector_math)
     if fn is None:
         return lambda f: vjp(f, argnums=argnums, **options)
     return GradientFunction(fn, argnums, True, kind="vjp", **options)
 
 
-def jvp(fn=None, argnums=0, *, fastmath=False, cache=None, target="cpu"):
+def jvp(fn=None, argnums=0, *, fastmath=False, cache=None, target="cpu", vector_math=True):
     """Jacobian-vector product (forward mode): `jvp(f)(*args, tangent) -> (out, out_tangent)`.
 
     `tangent` has the shape of the argument in argnums (a tuple of tangents, in argnums
     order, for a tuple argnums); `out_tangent` = J tangent has the shape of f's result. The
     tangent code runs alongside the primal in one compiled function, nothing is recorded.
     `cache=True` keeps the compiled code on disk as for grad; `target="cuda"` makes a CUDA
-    device function.
+    device function; `vector_math` as for grad.
     """
     if fn is None:
-        return lambda f: jvp(f, argnums=argnums, fastmath=fastmath, cache=cache, target=target)
+        return lambda f: jvp(f, argnums=argnums, fastmath=fastmath, cache=cache, target=target,
+                             vector_math=vector_math)
     return GradientFunction(fn, argnums, True, fastmath=fastmath, kind="jvp", cache=cache,
-                            target=target)
+                            target=target, vector_math=vector_math)
 
 
 custom.use_vjp(lambda fn, argnums: vjp(fn, argnums))

@@ -56,8 +56,10 @@ def _hvp(gf, arg_types):
     # the jvp, taking one direction per argument (adjit code does not index tuples)
     types = tuple(arg_types[:-1]) + vector_types
     tangent_mode = _Mode("jvp", True, single, "tangent")
+    # (its source is differentiated again: it keeps the math module's functions, whose
+    # derivatives adjit knows; the outer gradient's loops get vector math)
     forward = build(gf.fn, gf.argnums, types, tangent_mode, gf.fastmath, jit=False,
-                    split_tangents=True)
+                    split_tangents=True, vector_math=False)
     vectors = ["vector"] if single else [f"vector{k}" for k in range(len(vector_types))]
     args = ", ".join(params + vectors)
     text = (f"def {name}_hvp({args}):\n"

@@ -27,7 +27,7 @@ from .analysis.hoist import hoist_invariants, keep_operands
 from .analysis.races import Ownership
 from .analysis.types import (FLOAT, infer_kinds, is_array, is_float_kind, kind_of_constant,
                              kind_of_numba_type)
-from .codegen import assemble, kernel_sweep
+from .codegen import assemble, kernel_sweep, vector_math
 from .codegen.emit import compile_source, exec_source, render
 from .codegen.kernel_sweep import KernelSweep
 from .errors import AdjitError, error_at, function_origin, internal_error
@@ -72,13 +72,16 @@ class Options:
     `with_value` returns (value, derivative); `single` returns the one gradient bare (the
     user passed an int argnums); `extra` is the trailing argument vjp and jvp take
     ("cotangent", "tangent"); `target` "cpu" or "cuda" (a device function); `jit=False`
-    compiles nothing (the generated source runs in the interpreter); `split_tangents`: a
+    compiles nothing (the generated source runs in the interpreter); `vector_math`: loops
+    that vectorize call adjit/runtime/vmath.py's exp, log, tanh, ... instead of the C
+    library's (codegen/vector_math.py; CPU code only); `split_tangents`: a
     jvp in several arguments takes one trailing tangent parameter per argument instead of a
     tuple (hvp reads that jvp as code, and adjit code does not index tuples)."""
 
     def __init__(self, argnums, derivative="adjoint", name="grad", with_value=False,
                  single=True, extra=None, target="cpu", checkpoint=None, tape_limit=None,
-                 fastmath=False, jit=True, cache=False, split_tangents=False):
+                 fastmath=False, jit=True, cache=False, split_tangents=False,
+                 vector_math=True):
         self.split_tangents = split_tangents and not single
         self.argnums = tuple(argnums)
         self.derivative = derivative
@@ -92,6 +95,7 @@ class Options:
         self.fastmath = fastmath
         self.jit = jit
         self.cache = cache
+        self.vector_math = vector_math
 
     @classmethod
     def of_mode(cls, mode, argnums, **options):
@@ -607,17 +611,27 @@ def _adjoint(p, o):
     _run_sweep(p, sweep, sweep_passes.PIPELINES["adjoint"], sweep_passes.PASSES, source_now)
     parts = parts_now()
     unsigned_slots(parts, prog.tape)
+    steps = [cp.step_function() for cp in builder.checkpointed.values()]
+    if _vector_math(o):
+        vector_math.rewrite([stmts for _, stmts in parts[:-3]] + [s[2] for s in steps],
+                            [parts[-3][1]], p.env.ns, prog.tape.reserved_names())
     source = render(inner, params + [stats_name], parts, fold=True)
     source += "\n\n" + render(name, params, [(None, ast.parse(
         f"return {inner}({', '.join(params)}, np.zeros({STATS_SIZE}, np.int64))").body)])
     p.steps = []
-    for cp in builder.checkpointed.values():
-        step, step_params, body, results, packed = cp.step_function()
+    for step, step_params, body, results, packed in steps:
         source += "\n\n" + render(step, [packed] if packed else step_params,
                                   assemble.step_parts(body, results, kinds, step_params, packed),
                                   fold=True)
         p.steps.append(step)
     p.source, p.entry, p.wrapper = source, inner, name
+
+
+def _vector_math(o):
+    """Whether generated loops call vmath's functions (codegen/vector_math.py): CPU code with
+    the option on (CUDA keeps the math module; run by the interpreter, as adjit.show's
+    stages are, vmath's functions are compiled functions called from Python)."""
+    return o.vector_math and o.target == "cpu"
 
 
 def _run_sweep(p, sweep, names, passes, source_now):
@@ -681,6 +695,8 @@ def _tangent(p, o):
     name = f"{p.src.fn.__name__}_{o.name}"
     if o.target == "cuda":
         parts = assemble.cuda_parts(parts)
+    elif _vector_math(o):
+        vector_math.rewrite([body], [], p.env.ns)
     p.source = render(name, params + tans, parts, fold=True)
     p.entry = name
     if o.target == "cuda":

@@ -301,8 +301,11 @@ def cases():
     """(name, function, args, argnums, grad options) for every benchmark; args is the tuple of
     inputs or a function making it (inputs(args) gives the tuple)."""
     rng = np.random.default_rng(0)
+    sines = rng.random(100_000)
     return [
-        ("sum-of-sin (1e5)", sum_of_sin, (rng.random(100_000),), 0, {}),
+        ("sum-of-sin (1e5)", sum_of_sin, (sines,), 0, {}),
+        ("sum-of-sin (1e5), vector_math=False", sum_of_sin, (sines,), 0,
+         {"vector_math": False}),
         ("horner (1e5 coeffs)", horner, (rng.random(100_000) / 100_000, 0.999), (0, 1), {}),
         ("lennard-jones (200 atoms)", lennard_jones, (lattice(200, 1.2, 1),), 0, {}),
         ("lennard-jones, fastmath=FAST", lennard_jones, (lattice(200, 1.2, 1),), 0,
@@ -318,6 +321,8 @@ def cases():
         ("softmax-CE, vectorized (1e5)", softmax_cross_entropy,
          (rng.normal(size=100_000) * 3.0, rng.dirichlet(np.ones(100_000))), 0, {}),
         ("MLP 64-128-10, vectorized (256)", mlp_loss, mlp_inputs(), (0, 1, 2, 3), {}),
+        ("MLP 64-128-10, vector_math=False", mlp_loss, mlp_inputs(), (0, 1, 2, 3),
+         {"vector_math": False}),
         ("lennard-jones, vectorized (200)", lennard_jones_vec, (lattice(200, 1.2, 1),), 0, {}),
         ("lennard-jones, vec. np.where (200)", lennard_jones_vec_where, (lattice(200, 1.2, 1),),
          0, {}),

@@ -97,3 +97,10 @@ def test_brusselator_integrates_with_the_sparse_jacobian(capsys):
     sparse, colored = results.values()
     assert sparse.success and colored.success
     np.testing.assert_allclose(sparse.y[:, -1], colored.y[:, -1], rtol=1e-5)
+
+
+def test_vector_math_gives_the_same_gradient(capsys):
+    r = load("vector_math").main(n=64, hidden=32)
+    assert capsys.readouterr().out
+    assert r["value_diff"] < 1e-14 and r["grad_diff"] < 1e-13
+    assert any("vmath.tanh" in line for line in r["vmath_lines"])

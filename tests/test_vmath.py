@@ -502,18 +502,27 @@ def test_pow_special_cases_float32():
 
 
 def test_argument_types():
-    """In jitted code the float64 functions take ints and float32 (returning float64) and
-    the float32 ones take float64 and ints (returning float32)."""
+    """In jitted code the float64 functions take ints and float32 (returning float64), the
+    float32 ones take float64 and ints (returning float32), and the names of both
+    precisions (exp, log, sin, ...: what generated code calls) follow the argument, as
+    math.exp does in numba: float32 for a float32, float64 for an int or a float64."""
     @numba.njit
     def mixed(i, x32, x64):
-        return (vmath.exp(i), vmath.log(x32), vmath.pow(i, x32), vmath.sin(x32),
-                vmath.expf(x64), vmath.logf(i), vmath.powf(x64, i), vmath.sinf(x64))
+        return (vmath.exp(i), vmath.log64(x32), vmath.pow(i, x32), vmath.sin64(x32),
+                vmath.expf(x64), vmath.logf(i), vmath.powf(x64, i), vmath.sinf(x64),
+                vmath.log(x32), vmath.sin(x32), vmath.tanh(x64))
     out = mixed(2, np.float32(0.5), 0.5)
     returned = mixed.nopython_signatures[0].return_type
-    assert [str(t) for t in returned] == ["float64"] * 4 + ["float32"] * 4
+    assert [str(t) for t in returned] == ["float64"] * 4 + ["float32"] * 6 + ["float64"]
     assert out[0] == np.exp(2.0) and out[1] == np.log(0.5) and out[2] == np.sqrt(2.0)
     assert out[4] == np.exp(np.float32(0.5)) and out[5] == np.float32(np.log(2.0))
     assert out[6] == np.float32(0.25) and out[7] == np.float32(np.sin(0.5))
+    assert out[8] == vmath.logf(np.float32(0.5)) and out[9] == vmath.sinf(np.float32(0.5))
+    assert out[10] == vmath.tanh64(0.5)
+    # called from Python, the same choice
+    assert isinstance(vmath.exp(np.float32(0.5)), float) and \
+        vmath.exp(np.float32(0.5)) == vmath.expf(np.float32(0.5))
+    assert vmath.exp(0.5) == vmath.exp64(0.5)
 
 
 # -- subprocesses: the optimized loop, the target without FMA -----------------------------------

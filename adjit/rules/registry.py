@@ -152,7 +152,7 @@ class Primitive:
                  handler=None, cost="cheap", domain=None, methods=(), notes="", params=(),
                  result=None, statement=False, cuda=True, array_rule=None, packed=None,
                  message=None, paired=None, effect=None, draw=None, refused=(), forms=(),
-                 through="", over_array=None):
+                 through="", over_array=None, vector=None):
         self.obj = obj
         self.name = name
         self.family = family
@@ -179,6 +179,10 @@ class Primitive:
         self.forms = tuple(forms)
         self.through = through
         self.over_array = over_array    # a builtin given one array: this reduction of it
+        # how a loop calling it vectorizes (codegen/vector_math.py): "inline" (numba lowers it
+        # to arithmetic or an LLVM intrinsic LLVM vectorizes), the function of runtime/vmath.py
+        # that replaces it in such a loop, or None (a call LLVM cannot vectorize)
+        self.vector = vector
 
     @property
     def differentiable(self):

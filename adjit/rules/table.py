@@ -21,7 +21,7 @@ import operator
 import numpy as np
 
 from ..api_stop import stop_gradient
-from ..runtime import vec
+from ..runtime import vec, vmath
 from .registry import REGISTRY, ArrayRule, Refused, Rule
 
 _R = REGISTRY
@@ -36,12 +36,13 @@ def _binary(pa, pb, result="float"):
 
 
 def scalar(obj, name, rule, numpy=(), cost="cheap", domain=((-2.0, 2.0),), notes="",
-           cuda=True, paired=None, over_array=None):
+           cuda=True, paired=None, over_array=None, vector=None):
     """A function of numbers (math.sin): called as it is on scalars; `numpy` lists numpy
     functions that apply it to every element of arrays (np.sin). `over_array`: the builtin
-    given one array is that reduction of its elements (numba iterates the array)."""
+    given one array is that reduction of its elements (numba iterates the array). `vector`:
+    how a loop calling it vectorizes ("inline", or its runtime/vmath.py version)."""
     _R.define(obj, name, "scalar", rule=rule, cost=cost, domain=domain, notes=notes,
-              cuda=cuda, paired=paired, over_array=over_array)
+              cuda=cuda, paired=paired, over_array=over_array, vector=vector)
     for np_obj in numpy:
         _R.define(np_obj, f"np.{np_obj.__name__}", "elementwise", scalar=obj,
                   arity=len(rule.params), domain=domain, cuda=cuda)
@@ -101,8 +102,10 @@ operator_entry(ast.Not, "not", _unary(None, "bool"))
 # math and builtins, and the numpy functions that apply them elementwise ---------------------
 _POS = ((0.1, 4.0),)
 _UNIT = ((-0.9, 0.9),)
-scalar(math.sin, "math.sin", _unary("math.cos(x)"), (np.sin,), _EXP, paired=math.cos)
-scalar(math.cos, "math.cos", _unary("-math.sin(x)"), (np.cos,), _EXP, paired=math.sin)
+scalar(math.sin, "math.sin", _unary("math.cos(x)"), (np.sin,), _EXP, paired=math.cos,
+       vector=vmath.sin)
+scalar(math.cos, "math.cos", _unary("-math.sin(x)"), (np.cos,), _EXP, paired=math.sin,
+       vector=vmath.cos)
 scalar(math.tan, "math.tan", _unary("1.0 + out * out"), (np.tan,), _EXP, ((-1.3, 1.3),))
 scalar(math.asin, "math.asin", _unary("1.0 / math.sqrt((1.0 - x) * (1.0 + x))"),
        (np.arcsin,), _EXP, _UNIT)
@@ -111,43 +114,45 @@ scalar(math.acos, "math.acos", _unary("-1.0 / math.sqrt((1.0 - x) * (1.0 + x))")
 scalar(math.atan, "math.atan", _unary("1.0 / (1.0 + x * x)"), (np.arctan,), _EXP)
 scalar(math.sinh, "math.sinh", _unary("math.cosh(x)"), (np.sinh,), _EXP)
 scalar(math.cosh, "math.cosh", _unary("math.sinh(x)"), (np.cosh,), _EXP)
-scalar(math.tanh, "math.tanh", _unary(_TANH), (np.tanh,), _EXP)
-scalar(math.exp, "math.exp", _unary("out"), (np.exp,), _EXP)
+scalar(math.tanh, "math.tanh", _unary(_TANH), (np.tanh,), _EXP, vector=vmath.tanh)
+scalar(math.exp, "math.exp", _unary("out"), (np.exp,), _EXP, vector=vmath.exp)
 scalar(math.expm1, "math.expm1", _unary("out + 1.0 if out > -0.5 else math.exp(x)"),
-       (np.expm1,), _EXP)
-scalar(math.log, "math.log", _unary("1.0 / x"), (np.log,), _EXP, _POS)
+       (np.expm1,), _EXP, vector=vmath.expm1)
+scalar(math.log, "math.log", _unary("1.0 / x"), (np.log,), _EXP, _POS, vector=vmath.log)
 scalar(math.log1p, "math.log1p", _unary("1.0 / (1.0 + x)"), (np.log1p,), _EXP,
-       ((-0.5, 4.0),))
+       ((-0.5, 4.0),), vector=vmath.log1p)
 scalar(math.log10, "math.log10", _unary("1.0 / (x * 2.302585092994046)"), (np.log10,), _EXP,
        _POS)
-scalar(math.sqrt, "math.sqrt", _unary("0.5 / out"), (np.sqrt,), domain=_POS)
+scalar(math.sqrt, "math.sqrt", _unary("0.5 / out"), (np.sqrt,), domain=_POS,
+       vector="inline")
 scalar(math.erf, "math.erf", _unary("1.1283791670955126 * math.exp(-x * x)"), cost=_EXP)
 scalar(math.erfc, "math.erfc", _unary("-1.1283791670955126 * math.exp(-x * x)"), cost=_EXP)
-scalar(math.fabs, "math.fabs", _unary(_SIGN), notes="sign(x): 0 at x == 0")
-scalar(math.floor, "math.floor", _unary(None, "int"))
-scalar(math.ceil, "math.ceil", _unary(None, "int"))
-scalar(math.trunc, "math.trunc", _unary(None, "int"))
+scalar(math.fabs, "math.fabs", _unary(_SIGN), notes="sign(x): 0 at x == 0",
+       vector="inline")
+scalar(math.floor, "math.floor", _unary(None, "int"), vector="inline")
+scalar(math.ceil, "math.ceil", _unary(None, "int"), vector="inline")
+scalar(math.trunc, "math.trunc", _unary(None, "int"), vector="inline")
 scalar(math.pow, "math.pow", Rule(("a", "b"), _POW), cost=_EXP, domain=(_POS[0], (-2.0, 2.0)))
 scalar(math.hypot, "math.hypot", _binary("a / out", "b / out"), (np.hypot,), _EXP,
        ((0.2, 2.0), (0.2, 2.0)))
 scalar(math.atan2, "math.atan2", _binary("b / (a * a + b * b)", "-a / (a * a + b * b)"),
        (np.arctan2,), _EXP, ((-2.0, 2.0), (0.2, 2.0)))
 scalar(abs, "abs", _unary(_SIGN, "join"), (np.abs, np.fabs),
-       notes="sign(x): 0 at x == 0")
+       notes="sign(x): 0 at x == 0", vector="inline")
 # min(a, b) is b only when b < a (ties and a NaN b give a, a NaN a gives a): the adjoint
 # follows the value
 scalar(min, "min", _binary("0.0 if b < a else 1.0", "1.0 if b < a else 0.0", "join"),
        (np.minimum,), domain=((-2.0, 2.0), (-2.0, 2.0)),
        notes="ties to the first argument; min(a) of a 1-D array is np.min(a)",
-       over_array="min")
+       over_array="min", vector="inline")
 scalar(max, "max", _binary("0.0 if b > a else 1.0", "1.0 if b > a else 0.0", "join"),
        (np.maximum,), domain=((-2.0, 2.0), (-2.0, 2.0)),
        notes="ties to the first argument; max(a) of a 1-D array is np.max(a)",
-       over_array="max")
-scalar(float, "float", _unary("1.0"))
+       over_array="max", vector="inline")
+scalar(float, "float", _unary("1.0"), vector="inline")
 scalar(np.float64, "np.float64", _unary("1.0"), notes="a number converted to float64",
        cuda=False)
-scalar(int, "int", _unary(None, "int"))
+scalar(int, "int", _unary(None, "int"), vector="inline")
 scalar(np.int64, "np.int64", _unary(None, "int"), notes="a number truncated to int64",
        cuda=False)
 scalar(vec.convert_like, "type(x)(v)", Rule(("like", "v"), (None, "1.0"), "first"),
@@ -208,7 +213,8 @@ ufunc(np.floor, _unary(None), notes="piecewise constant")
 
 scalar(math.copysign, "math.copysign",
        _binary("math.copysign(1.0, a) * math.copysign(1.0, b)", None), (np.copysign,),
-       domain=((0.2, 2.0), (-2.0, 2.0)), notes="abs(a) with the sign of b: none through b")
+       domain=((0.2, 2.0), (-2.0, 2.0)), notes="abs(a) with the sign of b: none through b",
+       vector="inline")
 scalar(math.lgamma, "math.lgamma", _unary("vec.digamma(x)"), cost=_EXP, domain=((0.3, 4.0),),
        cuda=False)
 scalar(math.gamma, "math.gamma", _unary("out * vec.digamma(x)"), cost=_EXP,

@@ -16,11 +16,13 @@ compiled at NUMBA_OPT=3 runs several times faster than the same loop with math.e
 A loop LLVM does not vectorize (one that adds into a float sum: no reassociation) gains
 nothing, and the polynomial can be slower than the C library one element at a time.
 
-They are ordinary `numba.njit` functions (error_model="numpy", not cached: numba's cache
-key leaves out NUMBA_OPT, and a copy compiled by the test suite at -O0 would be loaded by an
-optimized caller), callable from jitted code or from Python; the float64 functions convert
-their arguments to float64 (ints, float32: the result is float64), the float32 ones to
-float32. Each marks its LLVM function `alwaysinline` (the intrinsic `_always_inline`):
+They are ordinary `numba.njit` functions (error_model="numpy", cached on disk with the
+optimization level in the key: runtime/jitcache.py), callable from jitted code or from
+Python. `exp`, `expm1`, `log`, `log1p`, `tanh`, `sin` and `cos` take either precision (a
+float32 argument calls the float32 function, anything else the float64 one, whose result is
+float64: what math.exp gives in numba); the float64 functions are also `exp64`, `expm1_64`,
+`log64`, ..., and `sigmoid` and `pow` take float64 (ints and float32 converted), the float32
+ones float32. Each marks its LLVM function `alwaysinline` (the intrinsic `_always_inline`):
 LLVM's inliner otherwise keeps expm1, sin, pow ... as calls, and a loop with a call in it is
 not vectorized. numba's own
 inline="always" is not used: it inlines numba IR into the caller, where the caller's
@@ -68,7 +70,9 @@ import numba
 import numpy as np
 from llvmlite import ir
 from numba.core import types
-from numba.extending import intrinsic
+from numba.extending import intrinsic, overload
+
+from .jitcache import key_by_level
 
 __all__ = ["exp", "expm1", "log", "log1p", "tanh", "sigmoid", "sin", "cos", "pow",
            "expf", "expm1f", "logf", "log1pf", "tanhf", "sigmoidf", "sinf", "cosf", "powf",
@@ -89,7 +93,10 @@ def _target_has_fma():
 
 _HAS_FMA = _target_has_fma()
 
-_jit = numba.njit(error_model="numpy")
+# cached on disk, each optimization level apart (key_by_level at the end); numba keeps a
+# cached function's LLVM bitcode beside its machine code, so callers still inline it. Under
+# NUMBA_OPT=0 numba caches no function that calls another, so nothing is asked of it there.
+_jit = numba.njit(error_model="numpy", cache=int(numba.core.config.OPT) != 0)
 
 
 # -- exact constants, computed at import --------------------------------------------------------
@@ -1137,3 +1144,40 @@ def powf(x, y):
     ax = abs(x)
     r = exp(y * log(ax))
     return np.float32(_pow_special(x, y, ax, r))
+
+
+# -- one name per function for both precisions (what adjit's generated code calls) --------------
+
+def _either_precision(f64, f32):
+    """`f64`'s name for a function of either precision: a float32 argument goes to `f32` (a
+    float32 result, as math.exp of a float32 in numba), anything else to `f64` (ints and
+    float64: a float64 result). In compiled code numba inlines the choice (the callee is
+    always inlined too), so a loop calling it vectorizes as one calling f64 or f32 does."""
+    def either(x):
+        return f32(x) if isinstance(x, np.float32) else f64(x)
+
+    @overload(either, inline="always")
+    def _either(x):
+        if isinstance(x, types.Float) and x.bitwidth == 32:
+            return lambda x: f32(x)
+        if isinstance(x, (types.Float, types.Integer, types.Boolean)):
+            return lambda x: f64(x)
+        return None
+
+    either.__name__ = either.__qualname__ = f64.py_func.__name__
+    either.__doc__ = f64.__doc__ + f"\n\nA float32 argument: {f32.py_func.__name__}."
+    either.float64 = f64
+    return either
+
+
+exp64, expm1_64, log64, log1p64, tanh64, sin64, cos64 = exp, expm1, log, log1p, tanh, sin, cos
+exp = _either_precision(exp64, expf)
+expm1 = _either_precision(expm1_64, expm1f)
+log = _either_precision(log64, logf)
+log1p = _either_precision(log1p64, log1pf)
+tanh = _either_precision(tanh64, tanhf)
+sin = _either_precision(sin64, sinf)
+cos = _either_precision(cos64, cosf)
+
+
+key_by_level(globals())     # numba caches each level apart (jitcache.py)
