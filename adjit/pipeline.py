@@ -28,7 +28,7 @@ from .analysis.races import Ownership
 from .analysis.types import (FLOAT, infer_kinds, is_array, is_float_kind, kind_of_constant,
                              kind_of_numba_type)
 from .codegen import assemble, kernel_sweep, vector_math
-from .codegen.emit import compile_source, exec_source, render
+from .codegen.emit import HELPERS, compile_source, exec_source, render
 from .codegen.kernel_sweep import KernelSweep
 from .errors import AdjitError, error_at, function_origin, internal_error
 from .forward.tangent import TangentBuilder
@@ -159,9 +159,14 @@ def _wrapped(text):
 
 # the passes ----------------------------------------------------------------------------------
 
+GENERATED_NAMES = frozenset(Env().ns) | frozenset(HELPERS) | {"vmath", "cuda"}
+"""The names generated code reads from its namespace (modules, runtime functions): a local
+variable of the user's with one of these names is renamed (`_without_generated_names`)."""
+
+
 def parse(p, o):
     """source: the function's syntax tree, its names resolved (frontend/source.py)."""
-    p.src = read_function(p.fn)
+    p.src = _without_generated_names(read_function(p.fn))
     p.params = list(p.src.params)
     extra = o.extra if o.derivative != "kernel" else None
     trailing = len(o.argnums) if extra and o.split_tangents else 1
@@ -174,6 +179,31 @@ def parse(p, o):
                               f"{', '.join(p.params)}{more}.")
     p.arg_kinds = {q: kind_of_numba_type(t) for q, t in zip(p.params, user_types)}
     p.wrt = [p.params[k] for k in o.argnums]
+
+
+def _without_generated_names(src):
+    """`src` with its parameters and local variables that generated code's names would hide
+    (a parameter `vec`, a local `np`) renamed `vec_`, `np_`: the user's function means its
+    own variable there, generated code the module."""
+    clash = sorted(src.locals & GENERATED_NAMES)
+    if not clash:
+        return src
+    tree = copy.deepcopy(src.tree)
+    used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} | \
+        {a.arg for a in ast.walk(tree) if isinstance(a, ast.arg)} | GENERATED_NAMES
+    renamed = {}
+    for name in clash:
+        new = name + "_"
+        while new in used:
+            new += "_"
+        used.add(new)
+        renamed[name] = new
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id in renamed:
+            node.id = renamed[node.id]
+        elif isinstance(node, ast.arg) and node.arg in renamed:
+            node.arg = renamed[node.arg]
+    return src.with_tree(tree, {})
 
 
 def _refuse_unknown_settings(p):

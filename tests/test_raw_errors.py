@@ -443,3 +443,27 @@ def test_a_lowering_reading_its_own_temporary_is_an_internal_error(monkeypatch):
 
     with pytest.raises(InternalError, match="adjit's own '_"):
         adjit.grad(f)(np.eye(3) + 0.1)
+
+
+def _uses_generated_names(x, vec, ckpt, vmath):
+    tape_room = 0.5 * vec
+    s = 0.0
+    for i in range(x.shape[0]):
+        numba = math.exp(x[i] * ckpt) * tape_room[i]
+        s += numba + vmath * x[i] ** 2
+    return s
+
+
+def test_variables_named_like_generated_codes_modules_are_renamed():
+    """A parameter `vec` or a local `numba` hid the module of that name in the generated
+    code (numba could not compile it: an internal error); they are renamed."""
+    args = (np.linspace(0.1, 0.9, 5), np.linspace(1.0, 2.0, 5), 0.7, 1.3)
+    compiled = njit(_uses_generated_names)
+    value, grads = adjit.value_and_grad(_uses_generated_names, argnums=(0, 1, 2, 3))(*args)
+    assert value == pytest.approx(compiled(*args), rel=1e-14)
+    for k in range(4):
+        np.testing.assert_allclose(grads[k], fd_grad(compiled, args, k), rtol=1e-6, atol=1e-9)
+    g = adjit.grad(_uses_generated_names, argnums=1)
+    g(*args)
+    assert "vec_" in g.source and "def _uses_generated_names_grad(x, vec_, ckpt_, vmath_)" in \
+        g.source

@@ -275,11 +275,15 @@ def _namespace_digest(namespace):
     return h.digest()
 
 
+HELPERS = {"grow_tape": grow_tape, "reserve_tape": reserve_tape, "check_room": check_room,
+           "tape_room": tape_room, "dot_range": dot_range, "sum_range": sum_range,
+           "copy_dot": copy_dot}
+"""Runtime functions generated code calls by their bare names (the tape's, the sums')."""
+
+
 def _compile_source(source, name, namespace, signature, fastmath, jit, wrapper, cache, callees,
                     origin, values=None):
-    helpers = {"grow_tape": grow_tape, "reserve_tape": reserve_tape, "check_room": check_room,
-               "tape_room": tape_room, "dot_range": dot_range, "sum_range": sum_range,
-               "copy_dot": copy_dot}
+    helpers = HELPERS
     auto = cache is None
     if auto:
         cache = jit and caching_by_default()
