@@ -159,7 +159,7 @@ def _wrapped(text):
 
 # the passes ----------------------------------------------------------------------------------
 
-GENERATED_NAMES = frozenset(Env().ns) | frozenset(HELPERS) | {"vmath", "cuda"}
+GENERATED_NAMES = frozenset(Env().ns) | frozenset(HELPERS) | {vector_math.NAME, "cuda"}
 """The names generated code reads from its namespace (modules, runtime functions): a local
 variable of the user's with one of these names is renamed (`_without_generated_names`)."""
 
@@ -643,8 +643,10 @@ def _adjoint(p, o):
     unsigned_slots(parts, prog.tape)
     steps = [cp.step_function() for cp in builder.checkpointed.values()]
     if _vector_math(o):
-        vector_math.rewrite([stmts for _, stmts in parts[:-3]] + [s[2] for s in steps],
-                            [parts[-3][1]], p.env.ns, prog.tape.reserved_names())
+        forward = [stmts for _, stmts in parts[:-3]]    # (then backward, stats, return)
+        vector_math.rewrite(forward + [body for _, _, body, _, _ in steps],
+                            [prog.backward_init, prog.backward], p.env.ns,
+                            prog.tape.reserved_names())
     source = render(inner, params + [stats_name], parts, fold=True)
     source += "\n\n" + render(name, params, [(None, ast.parse(
         f"return {inner}({', '.join(params)}, np.zeros({STATS_SIZE}, np.int64))").body)])

@@ -458,7 +458,7 @@ class Bench:
         for label, rows in against.items():
             if not rows:
                 continue
-            ratios = sorted(v for _, v in rows)
+            ratios = [v for _, v in rows]
             slower = [f"{name} {v:.2f}" for name, v in rows if v > 1.0]
             lines.append(f"adjit against {label}: median time ratio {np.median(ratios):.2f} "
                          f"over {len(rows)} rows; slower on "

@@ -27,6 +27,10 @@ import numpy as np
 
 from ..normalize.names import lookup
 from ..rules import REGISTRY
+from ..runtime import vmath
+
+NAME = "vmath"
+"""The name generated code calls vmath's functions by (`vmath.exp(x)`)."""
 
 _NAMESPACE = {"math": math, "np": np}
 
@@ -38,7 +42,6 @@ def rewrite(forward, backward, ns, neutral=frozenset()):
     `neutral`: names of the tape's bookkeeping, whose statements (a push, a reserve) leave a
     loop's vectorizability to the rest of it (the same loop without a tape, checkpointed,
     must decide alike)."""
-    from ..runtime import vmath
     sites = {}
     for blocks, forward_copy in ((forward, True), (backward, False)):
         for stmts in blocks:
@@ -46,20 +49,21 @@ def rewrite(forward, backward, ns, neutral=frozenset()):
     done = False
     for copies in sites.values():
         deciding = [c for c in copies if c[1]] or copies
-        if all(vectorizable for _, _, vectorizable in deciding):
-            for stmt, _, _ in copies:
-                for call, version in _replaceable(stmt, ns):
-                    call.func = ast.Attribute(value=ast.Name(id="vmath", ctx=ast.Load()),
+        if all(vectorizable for _, _, vectorizable, _ in deciding):
+            for _, _, _, calls in copies:
+                for call, version in calls:
+                    call.func = ast.Attribute(value=ast.Name(id=NAME, ctx=ast.Load()),
                                               attr=version.__name__, ctx=ast.Load())
                     done = True
     if done:
-        ns["vmath"] = vmath
+        ns[NAME] = vmath
     return done
 
 
 def _collect(stmts, in_vector_loop, forward_copy, sites, neutral, ns):
     """Every statement of `stmts` (nested) that calls a function with a vmath version,
-    keyed by its text: (statement, from the forward lists, in a loop that vectorizes)."""
+    keyed by its text: (statement, from the forward lists, in a loop that vectorizes, its
+    replaceable calls)."""
     for s in stmts:
         if isinstance(s, ast.For):
             innermost = not any(isinstance(n, (ast.For, ast.While))
@@ -71,14 +75,11 @@ def _collect(stmts, in_vector_loop, forward_copy, sites, neutral, ns):
             inside = in_vector_loop and isinstance(s, ast.If)
             _collect(s.body, inside, forward_copy, sites, neutral, ns)
             _collect(s.orelse, inside, forward_copy, sites, neutral, ns)
-        elif _replaceable(s, ns):
-            sites.setdefault(ast.dump(s), []).append((s, forward_copy, in_vector_loop))
-
-
-def _entry(func, ns):
-    """The registry entry of the function a call expression names (None if it has none)."""
-    obj = lookup(func, ns)
-    return None if obj is None else REGISTRY.get(obj)
+        else:
+            calls = _replaceable(s, ns)
+            if calls:
+                sites.setdefault(ast.dump(s), []).append((s, forward_copy, in_vector_loop,
+                                                          calls))
 
 
 def _replaceable(stmt, ns):
@@ -87,7 +88,7 @@ def _replaceable(stmt, ns):
     out = []
     for n in ast.walk(stmt):
         if isinstance(n, ast.Call) and len(n.args) == 1 and not n.keywords:
-            entry = _entry(n.func, ns)
+            entry = REGISTRY.get(lookup(n.func, ns))
             if entry is not None and callable(entry.vector):
                 out.append((n, entry.vector))
     return out
@@ -156,7 +157,7 @@ def _known(node, ns):
         obj = lookup(node.func, ns)
         if isinstance(obj, type) and issubclass(obj, np.number):
             return True
-        entry = None if obj is None else REGISTRY.get(obj)
+        entry = REGISTRY.get(obj)
         return entry is not None and entry.vector is not None
     if isinstance(node, ast.BinOp):
         if isinstance(node.op, (ast.FloorDiv, ast.Mod)):

@@ -1166,7 +1166,6 @@ def _either_precision(f64, f32):
 
     either.__name__ = either.__qualname__ = f64.py_func.__name__
     either.__doc__ = f64.__doc__ + f"\n\nA float32 argument: {f32.py_func.__name__}."
-    either.float64 = f64
     return either
 
 
