@@ -644,9 +644,9 @@ def _adjoint(p, o):
     steps = [cp.step_function() for cp in builder.checkpointed.values()]
     if _vector_math(o):
         forward = [stmts for _, stmts in parts[:-3]]    # (then backward, stats, return)
-        vector_math.rewrite(forward + [body for _, _, body, _, _ in steps],
-                            [prog.backward_init, prog.backward], p.env.ns,
-                            prog.tape.reserved_names())
+        backward = [stmts for title, stmts in parts if title == "backward sweep"]
+        vector_math.rewrite(forward + [body for _, _, body, _, _ in steps], backward,
+                            p.env.ns, prog.tape.reserved_names(), kinds, namegen)
     source = render(inner, params + [stats_name], parts, fold=True)
     source += "\n\n" + render(name, params, [(None, ast.parse(
         f"return {inner}({', '.join(params)}, np.zeros({STATS_SIZE}, np.int64))").body)])

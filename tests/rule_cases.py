@@ -267,6 +267,10 @@ def b_fmin(a, b): return np.fmin(a, b)  # noqa: E704
 def b_fmod(a, b): return np.fmod(a, b)  # noqa: E704
 def b_type(a, b): return type(a)(b) * a  # noqa: E704
 def b_np_float64(a, b): return np.float64(a) * b + np.int64(a * 3.0) * b  # noqa: E704
+# rounding to float32, its derivative taken as 1: the second term takes the rounding back out,
+# so that finite differences see a smooth function (a * b; float(): in Python a float32 times
+# a float is a float32, in numba a float64)
+def b_np_float32(a, b): return float(np.float32(a)) * b + (a - float(np.float32(a))) * b  # noqa
 
 BINARY = [
     (b_add, (-3, 3), (-3, 3), lambda a, b: (1.0, 1.0)),
@@ -295,6 +299,7 @@ BINARY = [
     (b_fmod, (2.1, 2.9), (1.1, 1.4), lambda a, b: (1.0, -float(math.trunc(a / b)))),
     (b_type, (-3, 3), (-3, 3), lambda a, b: (b, a)),
     (b_np_float64, (0.1, 0.3), (-3, 3), lambda a, b: (b, a)),
+    (b_np_float32, (-3, 3), (-3, 3), lambda a, b: (b, a)),
 ]
 
 UNARY += SPECIAL
@@ -310,7 +315,7 @@ RULES_COVERED = {
     math.degrees, math.radians, np.degrees, np.radians, math.isnan, math.isinf, math.isfinite,
     np.rint, np.round, np.around, np.ceil, np.trunc, math.exp2, np.spacing, np.reciprocal,
     np.conjugate, np.angle, np.nan_to_num, math.ldexp, np.ldexp, math.nextafter, np.nextafter,
-    np.fmax, np.fmin, np.fmod, vec.convert_like, vec.norm_root, np.float64, np.int64,
+    np.fmax, np.fmin, np.fmod, vec.convert_like, vec.norm_root, np.float64, np.float32, np.int64,
 } | {vec.special.function(name, n) for name, n in (
     ("erf", 1), ("erfc", 1), ("erfcx", 1), ("erfinv", 1), ("erfcinv", 1), ("ndtr", 1),
     ("log_ndtr", 1), ("ndtri", 1), ("gammaln", 1), ("gamma", 1), ("psi", 1), ("expit", 1),

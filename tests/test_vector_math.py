@@ -12,6 +12,7 @@ import pytest
 
 import adjit
 from adjit.codegen.vector_math import vectorizable
+from adjit.runtime import vmath
 
 from fd import fd_grad
 
@@ -80,16 +81,181 @@ def test_a_map_uses_vector_math_and_the_option_turns_it_off():
     assert _calls(off.source, "vmath") == [] and _calls(off.source, "math") == ["exp", "tanh"]
 
 
-def test_a_summing_loop_keeps_the_c_library_and_its_adjoint_loop_vectorizes():
+def test_a_summing_loop_is_split_into_blocks_and_its_adjoint_loop_vectorizes():
     g = adjit.value_and_grad(summed_exponentials, argnums=(0, 1))
     g(X, 0.7)
     forward, backward = g.source.split("# backward sweep")
-    assert "math.exp(" in forward and "vmath" not in forward
-    # the adjoint loop is a map (x_bar[i] = ...): the derivative's exp is vmath's, unless it
-    # is the forward statement computed again (then it keeps the forward's function)
+    # blocks of a map (exp into a buffer, vectorized) and the same sum in the same order
+    code = "\n".join(ln for ln in forward.splitlines() if not ln.strip().startswith("#"))
+    assert "vmath.exp(" in code and "vec.not_negative(" in code
+    assert "math.exp(" not in code.replace("vmath.exp(", "")
     for line in backward.splitlines():
-        if "exp(" in line and "_bar" not in line.split("=")[0]:
-            assert "vmath." not in line, line
+        if "exp(" in line and not line.strip().startswith("#"):
+            assert "vmath." in line, line
+    off = adjit.value_and_grad(summed_exponentials, argnums=(0, 1), vector_math=False)
+    off(X, 0.7)
+    assert "not_negative" not in off.source
+
+
+@numba.njit
+def _exp_sum_reference(x, w, start):
+    """summed_exponentials with vmath's exp, one element at a time: the numbers a split loop
+    must give to the bit."""
+    s = 0.0
+    for i in range(start, x.shape[0]):
+        s += vmath.exp(w * x[i])
+    return s
+
+
+def log_likelihood(x, w):
+    s = 0.0
+    for i in range(1, x.shape[0]):
+        s -= math.log(x[i] * w + 1.0) * x[i - 1]
+    return s
+
+
+@numba.njit
+def _log_likelihood_reference(x, w):
+    s = 0.0
+    for i in range(1, x.shape[0]):
+        s -= vmath.log(x[i] * w + 1.0) * x[i - 1]
+    return s
+
+
+@pytest.mark.parametrize("n", [0, 1, 255, 256, 257, 1000])
+def test_split_loops_give_the_same_numbers_at_every_block_edge(n):
+    x = np.random.default_rng(n).uniform(0.1, 1.5, n)
+    for loss, reference, start in ((summed_exponentials, _exp_sum_reference, 0),
+                                   (log_likelihood, _log_likelihood_reference, 1)):
+        vg = adjit.value_and_grad(loss, argnums=(0, 1))
+        value, (gx, gw) = vg(x, 0.7)
+        assert "not_negative" in vg.source
+        expected = reference(x, 0.7, start) if start == 0 else reference(x, 0.7)
+        assert value == expected                         # to the bit
+        off, (ox, ow) = adjit.value_and_grad(loss, argnums=(0, 1), vector_math=False)(x, 0.7)
+        assert value == pytest.approx(off, rel=1e-13, abs=1e-300)
+        np.testing.assert_allclose(gx, ox, rtol=1e-13, atol=1e-300)
+        assert gw == pytest.approx(ow, rel=1e-13, abs=1e-300)
+        if 0 < n <= 257:
+            compiled = numba.njit(loss)
+            np.testing.assert_allclose(gx, fd_grad(compiled, (x, 0.7), 0), rtol=1e-6,
+                                       atol=1e-8)
+            assert gw == pytest.approx(fd_grad(compiled, (x, 0.7), 1), rel=1e-6, abs=1e-8)
+
+
+def test_a_float32_summing_loop_stays_float32():
+    def loss(x):
+        s = np.float32(0.0)
+        for i in range(x.shape[0]):
+            s += math.exp(x[i] * np.float32(0.5))
+        return s
+
+    @numba.njit
+    def reference(x):
+        s = np.float32(0.0)
+        for i in range(x.shape[0]):
+            s += vmath.exp(x[i] * np.float32(0.5))
+        return s
+    x = np.linspace(-2.0, 2.0, 700).astype(np.float32)
+    vg = adjit.value_and_grad(loss)
+    value, g = vg(x)
+    assert "not_negative" in vg.source_for(x)
+    assert value == reference(x)           # (numba returns a float32 result as a float)
+    assert g.dtype == np.float32
+    np.testing.assert_allclose(g, 0.5 * np.exp(0.5 * x.astype(np.float64)), rtol=3e-6)
+
+
+def test_a_loop_whose_map_reads_the_sum_is_not_split():
+    def loss(x):
+        s = 0.0
+        for i in range(x.shape[0]):
+            s = s + math.exp(x[i] - 0.1 * s)
+        return s
+    vg = adjit.value_and_grad(loss)
+    value, g = vg(X)
+    forward = vg.source.split("# backward sweep")[0]
+    assert "not_negative" not in forward and "vmath" not in forward
+    compiled = numba.njit(loss)
+    assert value == compiled(X)
+    np.testing.assert_allclose(g, fd_grad(compiled, (X,), 0), rtol=1e-6, atol=1e-8)
+
+
+def test_a_split_time_loop_checkpointed_and_recorded_are_identical_to_the_bit():
+    def rollout(u0, k):
+        u = u0.copy()
+        total = 0.0
+        for _ in range(10):
+            s = 0.0
+            for i in range(u.shape[0]):
+                s += math.exp(-k * u[i] * u[i])
+            total += math.log(s)
+            u = u + 0.05 * np.tanh(k * u)
+        return total
+    u0 = np.linspace(-1.0, 1.0, 300)
+    rec = adjit.value_and_grad(rollout, argnums=(0, 1), checkpoint=False)
+    out = rec(u0, 0.8)
+    assert "not_negative" in rec.source
+    for checkpoint in ("auto", 3):
+        ck = adjit.value_and_grad(rollout, argnums=(0, 1), checkpoint=checkpoint)(u0, 0.8)
+        assert ck[0] == out[0]
+        assert np.array_equal(ck[1][0], out[1][0]) and ck[1][1] == out[1][1]
+    compiled = numba.njit(rollout)
+    np.testing.assert_allclose(out[1][0], fd_grad(compiled, (u0, 0.8), 0), rtol=1e-6,
+                               atol=1e-8)
+
+
+def rows_logsumexp(A, w):
+    out = np.empty(A.shape[0])
+    for r in numba.prange(A.shape[0]):
+        s = 0.0
+        for j in range(A.shape[1]):
+            s += math.exp(A[r, j] * w)
+        out[r] = math.log(s)
+    return np.sum(out * out)
+
+
+def test_split_loops_in_parallel_loops_have_a_buffer_per_thread():
+    A = np.random.default_rng(1).normal(size=(64, 300))
+    vg = adjit.value_and_grad(rows_logsumexp, argnums=(0, 1))
+    value, (gA, gw) = vg(A, 0.7)
+    # each buffer allocated inside the parallel loop's body, never shared between threads
+    tree = ast.parse(vg.source)
+    allocated = [n.targets[0].id for n in ast.walk(tree) if isinstance(n, ast.Assign)
+                 and isinstance(n.targets[0], ast.Name) and n.targets[0].id.startswith("_vb")]
+    inside = [n.targets[0].id for p in ast.walk(tree) if isinstance(p, ast.For)
+              and "prange" in ast.unparse(p.iter) for n in ast.walk(p)
+              if isinstance(n, ast.Assign) and isinstance(n.targets[0], ast.Name)
+              and n.targets[0].id.startswith("_vb")]
+    assert allocated and sorted(allocated) == sorted(inside)
+    off, (oA, ow) = adjit.value_and_grad(rows_logsumexp, argnums=(0, 1),
+                                         vector_math=False)(A, 0.7)
+    assert value == pytest.approx(off, rel=1e-13)
+    np.testing.assert_allclose(gA, oA, rtol=1e-12, atol=1e-15)
+    assert gw == pytest.approx(ow, rel=1e-12)
+    small = A[:3, :7].copy()
+    compiled = numba.njit(rows_logsumexp)
+    np.testing.assert_allclose(adjit.grad(rows_logsumexp)(small, 0.7),
+                               fd_grad(compiled, (small, 0.7), 0), rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("text, split", [
+    ("for i in range(n):\n    t = math.exp(x[i])\n    s = s + t", ["t"]),
+    ("for i in range(2, n):\n    t = math.exp(x[i])\n    s += t * x[i]", ["t"]),
+    ("for i in range(n):\n    t = math.exp(x[i])\n    u = t * s\n    s = s + u", ["t"]),
+    ("for i in range(n):\n    t = math.exp(x[i] - s)\n    s = s + t", None),   # map reads s
+    ("for i in range(n):\n    t = math.exp(x[i])\n    y[i] = t\n    s = s + y[i]",
+     None),                                          # the sum reads an array the loop writes
+    ("for i in range(n):\n    t = math.exp(x[i])\n    s = s + t\n    y[i] = s", None),
+    ("for i in range(n):\n    k = j[i]\n    t = math.exp(x[k])\n    s = s + t * k", None),
+    ("for i in range(m, n):\n    t = math.exp(x[i])\n    s = s + t", None),  # start unknown
+    ("for i in range(n):\n    t = math.exp(x[i])\n    y[i] = t", None),      # a map already
+    ("for i in range(n):\n    t = g_helper(x[i])\n    s = s + t", None),
+])
+def test_which_loops_split(text, split):
+    from adjit.codegen.vector_math import _split_plan
+    kinds = {"t": "float", "u": "float", "s": "float", "k": "int"}
+    plan = _split_plan(_loop(text), frozenset(), {"math": math, "np": np}, kinds)
+    assert (plan and plan.buffered) == split
 
 
 def test_a_statement_computed_again_gets_the_forward_copys_function():

@@ -11,6 +11,14 @@ iteration to the next, no call but arithmetic LLVM knows). What is known of a fu
 its registry entry's `vector` (rules/table.py): "inline" (numba lowers it to arithmetic or an
 LLVM intrinsic), its vmath version, or None.
 
+A loop that sums as it goes (`s = s + math.exp(x[i] - m)`, a log-likelihood's `s -=
+math.log(p[i])`) does not vectorize as it stands: LLVM does not reorder float additions. Such a
+loop is split into blocks (`_split_plan`, `_split`): over each block of 256 iterations, first
+the statements that do not depend on the sum (a map that vectorizes, vmath's functions in
+it, its values kept in small buffers), then the statements that do, one iteration at a time in
+the loop's order. Every operation is the one the loop did, in the same order: the numbers
+are the same to the bit as the loop with vmath's functions unsplit.
+
 One statement, one function: the forward sweep, a checkpointed loop's step function and a
 backward sweep that computes a primal value again must all get the same number, so a
 statement's calls are rewritten together in every copy of it (copies are found by their text),
@@ -26,6 +34,7 @@ import math
 import numpy as np
 
 from ..normalize.names import lookup
+from ..analysis.types import FLOAT
 from ..rules import REGISTRY
 from ..runtime import vmath
 
@@ -35,17 +44,18 @@ NAME = "vmath"
 _NAMESPACE = {"math": math, "np": np}
 
 
-def rewrite(forward, backward, ns, neutral=frozenset()):
+def rewrite(forward, backward, ns, neutral=frozenset(), kinds=None, namegen=None):
     """Rewrite `math.<f>(...)` calls in the statement lists `forward` (the forward sweep, step
     functions: primal statements) and `backward` (the backward sweep) in place where their
     loops vectorize; adds the name `vmath` to the namespace `ns` when it rewrites anything.
     `neutral`: names of the tape's bookkeeping, whose statements (a push, a reserve) leave a
     loop's vectorizability to the rest of it (the same loop without a tape, checkpointed,
-    must decide alike)."""
-    sites = {}
+    must decide alike). With `kinds` (the program's variables' kinds) and `namegen` (fresh
+    names), a loop that sums as it goes is split into blocks (`_split`)."""
+    sites, splits = {}, []
     for blocks, forward_copy in ((forward, True), (backward, False)):
         for stmts in blocks:
-            _collect(stmts, False, forward_copy, sites, neutral, ns)
+            _collect(stmts, False, forward_copy, sites, neutral, ns, (kinds, splits), None)
     done = False
     for copies in sites.values():
         deciding = [c for c in copies if c[1]] or copies
@@ -55,26 +65,42 @@ def rewrite(forward, backward, ns, neutral=frozenset()):
                     call.func = ast.Attribute(value=ast.Name(id=NAME, ctx=ast.Load()),
                                               attr=version.__name__, ctx=ast.Load())
                     done = True
+    for split in splits:
+        if any(_calls_vmath(s) for s in split.first):
+            _split(split, namegen)
     if done:
         ns[NAME] = vmath
     return done
 
 
-def _collect(stmts, in_vector_loop, forward_copy, sites, neutral, ns):
+def _collect(stmts, in_vector_loop, forward_copy, sites, neutral, ns, splitting, top):
     """Every statement of `stmts` (nested) that calls a function with a vmath version,
     keyed by its text: (statement, from the forward lists, in a loop that vectorizes, its
-    replaceable calls)."""
+    replaceable calls). `splitting`: (kinds, the list of loops to split, appended to);
+    `top`: (list, statement) of the outermost statement around these."""
+    kinds, splits = splitting
     for s in stmts:
+        where = top or (stmts, s)
         if isinstance(s, ast.For):
             innermost = not any(isinstance(n, (ast.For, ast.While))
                                 for b in s.body for n in ast.walk(b))
             ok = innermost and vectorizable(s, neutral, ns)
-            _collect(s.body, ok, forward_copy, sites, neutral, ns)
-            _collect(s.orelse, False, forward_copy, sites, neutral, ns)
+            split = None if ok or not innermost or kinds is None else _split_plan(
+                s, neutral, ns, kinds)
+            if split is not None:
+                split.within, split.top = stmts, where
+                splits.append(split)
+                for b in s.body:
+                    _collect([b], any(b is f for f in split.first), forward_copy, sites,
+                             neutral, ns, splitting, where)
+            else:       # (a buffer is per thread: allocated in a parallel loop's body)
+                _collect(s.body, ok, forward_copy, sites, neutral, ns, splitting,
+                         None if _parallel(s) else where)
+            _collect(s.orelse, False, forward_copy, sites, neutral, ns, splitting, where)
         elif isinstance(s, (ast.While, ast.If)):
             inside = in_vector_loop and isinstance(s, ast.If)
-            _collect(s.body, inside, forward_copy, sites, neutral, ns)
-            _collect(s.orelse, inside, forward_copy, sites, neutral, ns)
+            _collect(s.body, inside, forward_copy, sites, neutral, ns, splitting, where)
+            _collect(s.orelse, inside, forward_copy, sites, neutral, ns, splitting, where)
         else:
             calls = _replaceable(s, ns)
             if calls:
@@ -165,3 +191,191 @@ def _known(node, ns):
         if isinstance(node.op, ast.Pow):
             return isinstance(node.right, ast.Constant)
     return True
+
+
+# -- loops that sum as they go ---------------------------------------------------------------
+
+BLOCK = 256
+"""Iterations per block of a split loop: its buffers (one float64 per iteration and value)
+stay in the L1 cache."""
+
+
+class _Split:
+    """A loop `for i in range(start, stop)` whose statements split into `first` (a map: no
+    value carried between iterations) and `then` (those that read a value carried from the
+    iteration before, a sum, and what depends on them); `buffered`: the names `first`
+    assigns that `then` reads."""
+
+    def __init__(self, loop, start, stop, first, then, buffered):
+        self.loop, self.start, self.stop = loop, start, stop
+        self.first, self.then, self.buffered = first, then, buffered
+        self.within = self.top = None
+
+
+def _split_plan(loop, neutral, ns, kinds):
+    """The _Split of an innermost loop that does not vectorize only because it sums as it
+    goes (`s = s + math.exp(x[i] - m)`), or None. Blocks of it then run `first` over the
+    block (a loop that vectorizes, vmath's functions in it), keeping the values `then`
+    reads in buffers, and `then` over the block in the loop's order: every operation as
+    before, in the same order, so the numbers are the same to the bit. Only for loops of
+    assignments from a constant start of 0 or more; `then` writes names only (no array)
+    and reads no array the loop writes; the buffered values are floats (`kinds`)."""
+    it = loop.iter
+    if loop.orelse or not isinstance(loop.target, ast.Name) or not (
+            isinstance(it, ast.Call) and isinstance(it.func, ast.Name)
+            and it.func.id == "range" and not it.keywords and len(it.args) in (1, 2)):
+        return None
+    start = it.args[0] if len(it.args) == 2 else ast.Constant(value=0)
+    if not (isinstance(start, ast.Constant) and type(start.value) is int and start.value >= 0):
+        return None
+    body = loop.body
+    if not all(isinstance(s, ast.AugAssign) or (isinstance(s, ast.Assign) and len(s.targets) == 1)
+               for s in body):
+        return None
+    index = loop.target.id
+    writes = {id(s): _assigned(s) for s in body}
+    assigned = set().union(*writes.values())
+    if index in assigned:
+        return None
+    seen, carried = {index}, set()
+    for s in body:
+        carried |= {r for r in _read(s) if r in assigned and r not in seen}
+        seen |= writes[id(s)]
+    if not carried:
+        return None
+    late, names = set(), set(carried)
+    changed = True
+    while changed:
+        changed = False
+        for s in body:
+            if id(s) not in late and (writes[id(s)] & names or _read(s) & names):
+                late.add(id(s))
+                names |= writes[id(s)]
+                changed = True
+    first = [s for s in body if id(s) not in late]
+    then = [s for s in body if id(s) in late]
+    stored = {_target(s).value.id for s in body if isinstance(_target(s), ast.Subscript)
+              and isinstance(_target(s).value, ast.Name)}
+    if not first or any(not isinstance(_target(s), ast.Name) for s in then) or any(
+            isinstance(n, ast.Subscript) and (not isinstance(n.value, ast.Name)
+                                              or n.value.id in stored)
+            for s in then for n in ast.walk(s.value)):
+        return None
+    probe = ast.For(target=loop.target, iter=loop.iter, body=first, orelse=[])
+    if not vectorizable(probe, neutral, ns):
+        return None
+    read_later = set().union(*(_read(s) for s in then))
+    buffered = sorted(n for s in first for n in writes[id(s)] if n in read_later)
+    if any(kinds.get(n) != FLOAT for n in buffered):
+        return None
+    return _Split(loop, start, it.args[-1], first, then, list(dict.fromkeys(buffered)))
+
+
+def _parallel(loop):
+    """A `numba.prange` loop (its iterations run on several threads)."""
+    f = loop.iter.func if isinstance(loop.iter, ast.Call) else None
+    return (isinstance(f, ast.Name) and f.id == "prange") or (
+        isinstance(f, ast.Attribute) and f.attr == "prange")
+
+
+def _target(s):
+    return s.targets[0] if isinstance(s, ast.Assign) else s.target
+
+
+def _assigned(s):
+    """The names statement `s` assigns."""
+    t = _target(s)
+    return {t.id} if isinstance(t, ast.Name) else set()
+
+
+def _read(s):
+    """The names statement `s` reads (an augmented assignment reads its target)."""
+    out = {n.id for n in ast.walk(s.value) if isinstance(n, ast.Name)}
+    t = _target(s)
+    if isinstance(t, ast.Subscript):
+        out |= {n.id for n in ast.walk(t) if isinstance(n, ast.Name)}
+    elif isinstance(s, ast.AugAssign):
+        out.add(t.id)
+    return out
+
+
+def _calls_vmath(s):
+    return any(isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
+               and n.value.id == NAME for n in ast.walk(s))
+
+
+def _split(split, namegen):
+    """Replace the loop in its statement list by its blocks:
+
+        _vn = stop
+        for _vk in range(start, _vn, BLOCK):
+            _ve = min(_vk + BLOCK, _vn)
+            for _vj in range(_vk, _ve):
+                i = vec.not_negative(_vj)
+                <first>
+                _vb[i - _vk] = t
+                _vw = t
+            for _vj in range(_vk, _ve):
+                i = vec.not_negative(_vj)
+                t = vec.convert_like(_vw, _vb[i - _vk])
+                <then>
+
+    with each buffer `_vb = np.empty(BLOCK)` allocated before the outermost statement around
+    the loop. `vec.not_negative` tells LLVM what numba cannot see (an index in a block of a
+    loop from 0 or more is not negative; else numba's test for a negative index keeps the
+    loop scalar); `convert_like` gives the value its own type back (float32 stays
+    float32), read from `_vw`, which only the block's map assigns (reading `t` itself would
+    join its type with every other assignment of `t` in the function, a float64 0.0 at its
+    top among them)."""
+    loop = split.loop
+    index = loop.target.id
+    n, k, e, j = (namegen.fresh(stem) for stem in ("_vn", "_vk", "_ve", "_vj"))
+    buffers = {t: namegen.fresh("_vb") for t in split.buffered}
+    witness = {t: namegen.fresh("_vw") for t in split.buffered}
+
+    def name(v, store=False):
+        return ast.Name(id=v, ctx=ast.Store() if store else ast.Load())
+
+    def slot(buffer, store=False):
+        return ast.Subscript(value=name(buffer), slice=ast.BinOp(
+            left=name(index), op=ast.Sub(), right=name(k)),
+            ctx=ast.Store() if store else ast.Load())
+
+    def vec_call(fn, *args):
+        return ast.Call(func=ast.Attribute(value=name("vec"), attr=fn, ctx=ast.Load()),
+                        args=list(args), keywords=[])
+
+    def block_loop(body):
+        head = ast.Assign(targets=[name(index, True)],
+                          value=vec_call("not_negative", name(j)))
+        return ast.For(target=name(j, True), iter=ast.Call(
+            func=name("range"), args=[name(k), name(e)], keywords=[]),
+            body=[head] + body, orelse=[])
+
+    keep = [ast.Assign(targets=[target], value=name(t)) for t in split.buffered
+            for target in (slot(buffers[t], True), name(witness[t], True))]
+    back = [ast.Assign(targets=[name(t, True)],
+                       value=vec_call("convert_like", name(witness[t]), slot(buffers[t])))
+            for t in split.buffered]
+    end = ast.Assign(targets=[name(e, True)], value=ast.Call(func=name("min"), args=[
+        ast.BinOp(left=name(k), op=ast.Add(), right=ast.Constant(value=BLOCK)), name(n)],
+        keywords=[]))
+    blocks = ast.For(target=name(k, True), iter=ast.Call(func=name("range"), args=[
+        split.start, name(n), ast.Constant(value=BLOCK)], keywords=[]),
+        body=[end, block_loop(split.first + keep), block_loop(back + split.then)],
+        orelse=[])
+    allocations = [ast.Assign(targets=[name(b, True)], value=ast.Call(
+        func=ast.Attribute(value=name("np"), attr="empty", ctx=ast.Load()),
+        args=[ast.Constant(value=BLOCK)], keywords=[])) for b in buffers.values()]
+    replacement = [ast.Assign(targets=[name(n, True)], value=split.stop), blocks]
+    outer, top = split.top
+    if top is loop:
+        replacement = allocations + replacement
+    else:
+        _insert_before(outer, top, allocations)
+    _insert_before(split.within, loop, replacement, replace=True)
+
+
+def _insert_before(stmts, stmt, new, replace=False):
+    k = next(i for i, s in enumerate(stmts) if s is stmt)
+    stmts[k:k + int(replace)] = new

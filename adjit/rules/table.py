@@ -152,6 +152,8 @@ scalar(max, "max", _binary("0.0 if b > a else 1.0", "1.0 if b > a else 0.0", "jo
 scalar(float, "float", _unary("1.0"), vector="inline")
 scalar(np.float64, "np.float64", _unary("1.0"), notes="a number converted to float64",
        cuda=False)
+scalar(np.float32, "np.float32", _unary("1.0"), notes="a number rounded to float32 (the "
+       "derivative of the rounding taken as 1, as for type(x)(v))", cuda=False)
 scalar(int, "int", _unary(None, "int"), vector="inline")
 scalar(np.int64, "np.int64", _unary(None, "int"), notes="a number truncated to int64",
        cuda=False)

@@ -392,4 +392,30 @@ def num_threads():
     return _num_threads()
 
 
+@numba.extending.intrinsic
+def _assume_not_negative(typingctx, i):
+    """i, with llvm.assume(i >= 0)."""
+    if not isinstance(i, types.Integer) or not i.signed:
+        return None
+
+    def codegen(context, builder, signature, args):
+        builder.assume(builder.icmp_signed(">=", args[0], args[0].type(0)))
+        return args[0]
+    return i(i), codegen
+
+
+def not_negative(i):
+    """`i`, an index the generated code knows is not negative (a loop over a block of a loop
+    that starts at 0), said so to LLVM: numba then indexes with it without the test for a
+    negative index, and a loop over the block vectorizes (codegen/vector_math.py)."""
+    return i
+
+
+@overload(not_negative, inline="always")
+def _not_negative(i):
+    if isinstance(i, types.Integer) and i.signed:
+        return lambda i: _assume_not_negative(i)
+    return lambda i: i
+
+
 key_by_level(globals())     # numba caches each level apart (jitcache.py)
