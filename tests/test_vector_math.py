@@ -245,6 +245,10 @@ def test_split_loops_in_parallel_loops_have_a_buffer_per_thread():
     ("for i in range(n):\n    t = math.exp(x[i] - s)\n    s = s + t", None),   # map reads s
     ("for i in range(n):\n    t = math.exp(x[i])\n    y[i] = t\n    s = s + y[i]",
      None),                                          # the sum reads an array the loop writes
+    ("for i in range(n):\n    t = math.exp(x[i])\n    y[i] = t\n    s = s + v[i + 1]",
+     None),                                          # v might be y under another name
+    ("for i in range(n):\n    t = math.exp(x[i])\n    _ftape[i] = t\n    s = s + t * v[i]",
+     ["t"]),                                         # (the tape is no one's view)
     ("for i in range(n):\n    t = math.exp(x[i])\n    s = s + t\n    y[i] = s", None),
     ("for i in range(n):\n    k = j[i]\n    t = math.exp(x[k])\n    s = s + t * k", None),
     ("for i in range(m, n):\n    t = math.exp(x[i])\n    s = s + t", None),  # start unknown
@@ -254,7 +258,7 @@ def test_split_loops_in_parallel_loops_have_a_buffer_per_thread():
 def test_which_loops_split(text, split):
     from adjit.codegen.vector_math import _split_plan
     kinds = {"t": "float", "u": "float", "s": "float", "k": "int"}
-    plan = _split_plan(_loop(text), frozenset(), {"math": math, "np": np}, kinds)
+    plan = _split_plan(_loop(text), frozenset({"_ftape"}), {"math": math, "np": np}, kinds)
     assert (plan and plan.buffered) == split
 
 

@@ -219,7 +219,8 @@ def _split_plan(loop, neutral, ns, kinds):
     reads in buffers, and `then` over the block in the loop's order: every operation as
     before, in the same order, so the numbers are the same to the bit. Only for loops of
     assignments from a constant start of 0 or more; `then` writes names only (no array)
-    and reads no array the loop writes; the buffered values are floats (`kinds`)."""
+    and reads no array where the loop writes one (but the tape, `neutral`); the buffered
+    values are floats (`kinds`)."""
     it = loop.iter
     if loop.orelse or not isinstance(loop.target, ast.Name) or not (
             isinstance(it, ast.Call) and isinstance(it.func, ast.Name)
@@ -254,12 +255,14 @@ def _split_plan(loop, neutral, ns, kinds):
                 changed = True
     first = [s for s in body if id(s) not in late]
     then = [s for s in body if id(s) in late]
-    stored = {_target(s).value.id for s in body if isinstance(_target(s), ast.Subscript)
-              and isinstance(_target(s).value, ast.Name)}
-    if not first or any(not isinstance(_target(s), ast.Name) for s in then) or any(
-            isinstance(n, ast.Subscript) and (not isinstance(n.value, ast.Name)
-                                              or n.value.id in stored)
-            for s in then for n in ast.walk(s.value)):
+    # `then` may read arrays only where `first` writes none but the tape's (an array `first`
+    # writes might be the one `then` reads under another name: a view, an argument passed
+    # twice; `then` of an earlier iteration would then read what a later `first` wrote)
+    stored = {_target(s).value.id if isinstance(_target(s).value, ast.Name) else None
+              for s in body if isinstance(_target(s), ast.Subscript)}
+    if not first or any(not isinstance(_target(s), ast.Name) for s in then) or (
+            stored - set(neutral) and any(isinstance(n, ast.Subscript) for s in then
+                                          for n in ast.walk(s.value))):
         return None
     probe = ast.For(target=loop.target, iter=loop.iter, body=first, orelse=[])
     if not vectorizable(probe, neutral, ns):
