@@ -143,6 +143,25 @@ def test_split_loops_give_the_same_numbers_at_every_block_edge(n):
             assert gw == pytest.approx(fd_grad(compiled, (x, 0.7), 1), rel=1e-6, abs=1e-8)
 
 
+def test_a_split_loop_with_no_derivative_through_it():
+    # nothing recorded: its bound is used once, and folded into the split loop's own
+    # statements (which then need source positions)
+    def loss(x, w):
+        total = 0.0
+        for i in range(x.shape[0]):
+            s = 0.0
+            for j in range(i + 1):
+                s += math.exp(x[j] * 0.5)
+            total += s * s
+        return w * total
+    x = np.linspace(-1.0, 1.0, 300)
+    vg = adjit.value_and_grad(loss, argnums=1)
+    value, g = vg(x, 0.7)
+    assert "not_negative" in vg.source
+    assert value == pytest.approx(numba.njit(loss)(x, 0.7), rel=1e-14)
+    assert g == pytest.approx(np.sum(np.cumsum(np.exp(x * 0.5)) ** 2), rel=1e-13)
+
+
 def test_a_float32_summing_loop_stays_float32():
     def loss(x):
         s = np.float32(0.0)

@@ -371,6 +371,8 @@ def _split(split, namegen):
         func=ast.Attribute(value=name("np"), attr="empty", ctx=ast.Load()),
         args=[ast.Constant(value=BLOCK)], keywords=[])) for b in buffers.values()]
     replacement = [ast.Assign(targets=[name(n, True)], value=split.stop), blocks]
+    for stmt in allocations + replacement:      # (their lines: the loop's)
+        ast.fix_missing_locations(ast.copy_location(stmt, loop))
     outer, top = split.top
     if top is loop:
         replacement = allocations + replacement
