@@ -647,14 +647,14 @@ def _adjoint(p, o):
         backward = [stmts for title, stmts in parts if title == "backward sweep"]
         vector_math.rewrite(forward + [body for _, _, body, _, _ in steps], backward,
                             p.env.ns, prog.tape.reserved_names(), kinds, namegen)
-    source = render(inner, params + [stats_name], parts, fold=True)
+    source = render(inner, params + [stats_name], parts, fold=True, cpu=True)
     source += "\n\n" + render(name, params, [(None, ast.parse(
         f"return {inner}({', '.join(params)}, np.zeros({STATS_SIZE}, np.int64))").body)])
     p.steps = []
     for step, step_params, body, results, packed in steps:
         source += "\n\n" + render(step, [packed] if packed else step_params,
                                   assemble.step_parts(body, results, kinds, step_params, packed),
-                                  fold=True)
+                                  fold=True, cpu=True)
         p.steps.append(step)
     p.source, p.entry, p.wrapper = source, inner, name
 
@@ -729,7 +729,7 @@ def _tangent(p, o):
         parts = assemble.cuda_parts(parts)
     elif _vector_math(o):
         vector_math.rewrite([body], [], p.env.ns)
-    p.source = render(name, params + tans, parts, fold=True)
+    p.source = render(name, params + tans, parts, fold=True, cpu=o.target == "cpu")
     p.entry = name
     if o.target == "cuda":
         p.python = exec_source(p.source, name, assemble.cuda_namespace(p.env.ns))

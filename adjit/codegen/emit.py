@@ -26,6 +26,7 @@ from numba.core.typed_passes import NopythonTypeInference
 from .. import ir
 from ..errors import InternalError
 from ..frontend.source import referenced
+from . import extrema
 from .fold import fold_temporaries
 
 from ..runtime import vec
@@ -67,9 +68,10 @@ def section(text, comments):
                                    args=[ast.Constant(len(comments) - 1)], keywords=[]))
 
 
-def render(name, params, parts, fold=False):
+def render(name, params, parts, fold=False, cpu=False):
     """Source text of a function whose body is `parts`: a list of (section title, stmts).
-    With `fold`, single-use temporaries are folded into their uses (codegen/fold.py)."""
+    With `fold`, single-use temporaries are folded into their uses (codegen/fold.py); `cpu`:
+    code for the CPU, whose loops finding a largest value stop at a NaN (codegen/extrema.py)."""
     comments = []
     body = []
     titles = set()
@@ -91,6 +93,8 @@ def render(name, params, parts, fold=False):
         fn.body = [s for k, s in enumerate(fn.body) if not (
             id(s) in titles and (k + 1 == len(fn.body) or id(fn.body[k + 1]) in titles))]
     fn.body = fn.body or [ast.Pass()]           # (a kernel whose adjoint does nothing)
+    if cpu:
+        extrema.rewrite(fn)
     _raises_as_written(fn)
     _bodies_with_a_statement(fn)
     text = ir.unparse(ast.fix_missing_locations(ast.Module(body=[fn], type_ignores=[])))
