@@ -728,7 +728,9 @@ def _tangent(p, o):
     if o.target == "cuda":
         parts = assemble.cuda_parts(parts)
     elif _vector_math(o):
-        vector_math.rewrite([body], [], p.env.ns)
+        floats = {builder.dots[v]: FLOAT for v in builder.dots if kinds.get(v) == FLOAT}
+        vector_math.rewrite([body], [], p.env.ns, kinds={**floats, **kinds},
+                            namegen=p.namegen)
     p.source = render(name, params + tans, parts, fold=True, cpu=o.target == "cpu")
     p.entry = name
     if o.target == "cuda":

@@ -334,10 +334,19 @@ def test_jvp_uses_it_too():
     assert _calls(jv.source, "vmath") == ["cos", "exp", "expm1", "log", "log1p", "sin", "tanh"]
     gx = adjit.grad(each_function)(X, 0.7)
     assert tangent == pytest.approx(np.dot(gx, t), rel=1e-13)
-    # a loop that sums as it goes (the forward mode's fused np.sum) keeps the C library
-    fused = adjit.jvp(tanh_layer)
-    fused(X, 0.7, t)
-    assert _calls(fused.source, "vmath") == []
+    # a loop that sums as it goes (the forward mode's fused np.sum) is split into blocks,
+    # values and tangents kept in buffers
+    fused = adjit.jvp(tanh_layer, argnums=(0, 1))
+    x = np.linspace(-1.0, 1.0, 700)
+    out, tangent = fused(x, 0.7, (x, 0.5))
+    assert _calls(fused.source, "vmath") == ["exp", "tanh"] or \
+        _calls(fused.source, "vmath") == ["tanh"]
+    assert "not_negative" in fused.source
+    plain = adjit.jvp(tanh_layer, argnums=(0, 1), vector_math=False)(x, 0.7, (x, 0.5))
+    assert out == pytest.approx(plain[0], rel=1e-14)
+    assert tangent == pytest.approx(plain[1], rel=1e-13)
+    gx, gw = adjit.grad(tanh_layer, argnums=(0, 1))(x, 0.7)
+    assert tangent == pytest.approx(np.dot(gx, x) + 0.5 * gw, rel=1e-12)
 
 
 def _loop(text):
