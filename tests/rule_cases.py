@@ -93,6 +93,7 @@ _ndtri = _address_wrapper("ndtri", 1)
 _i0e = _address_wrapper("i0e", 1)
 _kv = _address_wrapper("__pyx_fuse_1kv", 2)
 _stdtr = _address_wrapper("__pyx_fuse_0stdtr", 2)
+_stdtrit = _address_wrapper("__pyx_fuse_0stdtrit", 2)
 
 
 def s_erf(x): return special.erf(x)  # noqa: E704
@@ -117,6 +118,7 @@ def s_gammainc(x): return special.gammainc(2.5, x)  # noqa: E704
 def s_gammaincc(x): return special.gammaincc(1.5, x)  # noqa: E704
 def s_kv(x): return _kv(1.5, x)  # noqa: E704
 def s_stdtr(x): return _stdtr(4.0, x)  # noqa: E704
+def s_stdtrit(x): return _stdtrit(4.0, x)  # noqa: E704
 def s_xlogy(a, b): return special.xlogy(a, b)  # noqa: E704
 def s_xlog1py(a, b): return special.xlog1py(a, b)  # noqa: E704
 def s_betaln(a, b): return special.betaln(a, b)  # noqa: E704
@@ -159,6 +161,7 @@ SPECIAL = [
     (s_gammaincc, (0.1, 5.0), lambda x: -x ** 0.5 * math.exp(-x) / math.gamma(1.5)),
     (s_kv, (0.2, 4.0), lambda x: float(special.kvp(1.5, x))),
     (s_stdtr, (-4.0, 4.0), lambda x: _t_pdf(x, 4.0)),
+    (s_stdtrit, (0.02, 0.98), lambda p: 1.0 / _t_pdf(special.stdtrit(4.0, p), 4.0)),
 ]
 
 SPECIAL_BINARY = [
@@ -320,6 +323,6 @@ RULES_COVERED = {
     ("erf", 1), ("erfc", 1), ("erfcx", 1), ("erfinv", 1), ("erfcinv", 1), ("ndtr", 1),
     ("log_ndtr", 1), ("ndtri", 1), ("gammaln", 1), ("gamma", 1), ("psi", 1), ("expit", 1),
     ("log_expit", 1), ("logit", 1), ("i0", 1), ("i1", 1), ("i0e", 1), ("i1e", 1),
-    ("gammainc", 2), ("gammaincc", 2), ("kv", 2), ("stdtr", 2), ("xlogy", 2), ("xlog1py", 2),
+    ("gammainc", 2), ("gammaincc", 2), ("kv", 2), ("stdtr", 2), ("stdtrit", 2), ("xlogy", 2), ("xlog1py", 2),
     ("betaln", 2), ("beta", 2))}
 _ = np

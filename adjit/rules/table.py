@@ -299,6 +299,11 @@ special("stdtr", ("df", "t"), ("0.0", "math.exp(math.lgamma(0.5 * (df + 1.0)) - 
                                "math.lgamma(0.5 * df) - 0.5 * math.log(df * math.pi) - "
                                "0.5 * (df + 1.0) * math.log1p(t * t / df))"),
         ((1, 9), (-3.0, 3.0)), refused=("df",), notes="in t only")
+# stdtrit(df, p) is the t that stdtr(df, t) maps to p: its derivative in p is 1 / the density
+special("stdtrit", ("df", "p"), ("0.0", "math.exp(math.lgamma(0.5 * df) - "
+                                "math.lgamma(0.5 * (df + 1.0)) + 0.5 * math.log(df * math.pi) + "
+                                "0.5 * (df + 1.0) * math.log1p(out * out / df))"),
+        ((1, 9), (0.05, 0.95)), refused=("df",), notes="in p only")
 # (scipy.special.voigt_profile has no entry: its derivative needs the complex Faddeeva function;
 # a call of it where no derivative flows is an opaque call, and refused where one would)
 
