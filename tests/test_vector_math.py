@@ -162,6 +162,31 @@ def test_a_split_loop_with_no_derivative_through_it():
     assert g == pytest.approx(np.sum(np.cumsum(np.exp(x * 0.5)) ** 2), rel=1e-13)
 
 
+def last_id(x, ids):
+    q = 0.0
+    s = 0.0
+    c = 0
+    for i in range(x.shape[0]):
+        q = ids[i]
+        s = s + math.exp(x[i])
+        c = c + q
+    return s + c % 1000 + 0.0 * q
+
+
+def test_integers_kept_in_a_split_loop_are_exact():
+    # q's kind is float (q = 0.0 before the loop) but numba types the loop's q as an int64:
+    # a float64 slot would round 2**53 + 1 to 2**53, and the integer sum would drift by 256
+    x = np.zeros(256)
+    ids = np.full(256, 2 ** 53 + 1, dtype=np.int64)
+    vg = adjit.value_and_grad(last_id)
+    value, g = vg(x, ids)
+    assert "not_negative" in vg.source
+    assert value == numba.njit(last_id)(x, ids) == 464.0
+    np.testing.assert_array_equal(g, np.ones(256))
+    out, tangent = adjit.jvp(last_id)(x, ids, np.ones(256))
+    assert out == 464.0 and tangent == 256.0
+
+
 def test_a_float32_summing_loop_stays_float32():
     def loss(x):
         s = np.float32(0.0)
@@ -259,7 +284,10 @@ def test_split_loops_in_parallel_loops_have_a_buffer_per_thread():
     ("for i in range(n):\n    t = math.exp(x[i])\n    _ftape[i] = t\n    s = s + t * v[i]",
      ["t"]),                                         # (the tape is no one's view)
     ("for i in range(n):\n    t = math.exp(x[i])\n    s = s + t\n    y[i] = s", None),
-    ("for i in range(n):\n    k = j[i]\n    t = math.exp(x[k])\n    s = s + t * k", None),
+    ("for i in range(n):\n    k = j[i]\n    t = math.exp(x[k])\n    s = s + t * k",
+     ["k", "t"]),                                    # an integer's bits kept too
+    ("for i in range(n):\n    v = a[i]\n    t = math.exp(x[i])\n    s = s + t * v",
+     None),                                          # v's kind unknown (an array row?)
     ("for i in range(m, n):\n    t = math.exp(x[i])\n    s = s + t", None),  # start unknown
     ("for i in range(n):\n    t = math.exp(x[i])\n    y[i] = t", None),      # a map already
     ("for i in range(n):\n    t = g_helper(x[i])\n    s = s + t", None),

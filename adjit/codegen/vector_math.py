@@ -34,7 +34,7 @@ import math
 import numpy as np
 
 from ..normalize.names import lookup
-from ..analysis.types import FLOAT
+from ..analysis.types import BOOL, FLOAT, INT
 from ..rules import REGISTRY
 from ..runtime import vmath
 
@@ -220,7 +220,7 @@ def _split_plan(loop, neutral, ns, kinds):
     before, in the same order, so the numbers are the same to the bit. Only for loops of
     assignments from a constant start of 0 or more; `then` writes names only (no array)
     and reads no array where the loop writes one (but the tape, `neutral`); the buffered
-    values are floats (`kinds`)."""
+    values are numbers (`kinds`: floats, integers, booleans)."""
     it = loop.iter
     if loop.orelse or not isinstance(loop.target, ast.Name) or not (
             isinstance(it, ast.Call) and isinstance(it.func, ast.Name)
@@ -269,7 +269,7 @@ def _split_plan(loop, neutral, ns, kinds):
         return None
     read_later = set().union(*(_read(s) for s in then))
     buffered = sorted(n for s in first for n in writes[id(s)] if n in read_later)
-    if any(kinds.get(n) != FLOAT for n in buffered):
+    if any(kinds.get(n) not in (FLOAT, INT, BOOL) for n in buffered):
         return None
     return _Split(loop, start, it.args[-1], first, then, list(dict.fromkeys(buffered)))
 
@@ -316,17 +316,19 @@ def _split(split, namegen):
             for _vj in range(_vk, _ve):
                 i = vec.not_negative(_vj)
                 <first>
-                _vb[i - _vk] = t
+                _vb[i - _vk] = vec.to_slot(t)
                 _vw = t
             for _vj in range(_vk, _ve):
                 i = vec.not_negative(_vj)
-                t = vec.convert_like(_vw, _vb[i - _vk])
+                t = vec.from_slot(_vw, _vb[i - _vk])
                 <then>
 
     with each buffer `_vb = np.empty(BLOCK)` allocated before the outermost statement around
     the loop. `vec.not_negative` tells LLVM what numba cannot see (an index in a block of a
     loop from 0 or more is not negative; else numba's test for a negative index keeps the
-    loop scalar); `convert_like` gives the value its own type back (float32 stays
+    loop scalar). A buffer slot holds any number exactly (`to_slot`: a float's value, an
+    integer's bits: a name whose kind is float may hold an int64 in the loop, numba typing
+    each assignment apart), and `from_slot` gives it back in its own type (float32 stays
     float32), read from `_vw`, which only the block's map assigns (reading `t` itself would
     join its type with every other assignment of `t` in the function, a float64 0.0 at its
     top among them)."""
@@ -355,10 +357,11 @@ def _split(split, namegen):
             func=name("range"), args=[name(k), name(e)], keywords=[]),
             body=[head] + body, orelse=[])
 
-    keep = [ast.Assign(targets=[target], value=name(t)) for t in split.buffered
-            for target in (slot(buffers[t], True), name(witness[t], True))]
+    keep = [a for t in split.buffered for a in (
+        ast.Assign(targets=[slot(buffers[t], True)], value=vec_call("to_slot", name(t))),
+        ast.Assign(targets=[name(witness[t], True)], value=name(t)))]
     back = [ast.Assign(targets=[name(t, True)],
-                       value=vec_call("convert_like", name(witness[t]), slot(buffers[t])))
+                       value=vec_call("from_slot", name(witness[t]), slot(buffers[t])))
             for t in split.buffered]
     end = ast.Assign(targets=[name(e, True)], value=ast.Call(func=name("min"), args=[
         ast.BinOp(left=name(k), op=ast.Add(), right=ast.Constant(value=BLOCK)), name(n)],

@@ -418,4 +418,61 @@ def _not_negative(i):
     return lambda i: i
 
 
+@numba.extending.intrinsic
+def _bits_as_float(typingctx, i):
+    """The float64 with the bits of an int64."""
+    if i != types.int64:
+        return None
+
+    def codegen(context, builder, signature, args):
+        import llvmlite.ir
+        return builder.bitcast(args[0], llvmlite.ir.DoubleType())
+    return types.float64(types.int64), codegen
+
+
+@numba.extending.intrinsic
+def _float_as_bits(typingctx, x):
+    """The bits of a float64 as an int64."""
+    if x != types.float64:
+        return None
+
+    def codegen(context, builder, signature, args):
+        import llvmlite.ir
+        return builder.bitcast(args[0], llvmlite.ir.IntType(64))
+    return types.int64(types.float64), codegen
+
+
+def _is_integer(v):
+    return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
+
+
+def to_slot(v):
+    """A number as a float64 that holds it exactly (a float's value, an integer's bits), for
+    the buffers of a loop split into blocks (codegen/vector_math.py); from_slot gives it back."""
+    return np.int64(v).view(np.float64) if _is_integer(v) else np.float64(v)
+
+
+def from_slot(like, s):
+    """The number to_slot(v) holds, in the type of the number `like` (v's type)."""
+    return type(like)(np.float64(s).view(np.int64) if _is_integer(like) else s)
+
+
+@overload(to_slot, inline="always")
+def _to_slot(v):
+    if isinstance(v, types.Integer):
+        return lambda v: _bits_as_float(np.int64(v))
+    if isinstance(v, (types.Float, types.Boolean)):
+        return lambda v: np.float64(v)
+    return None
+
+
+@overload(from_slot, inline="always")
+def _from_slot(like, s):
+    if isinstance(like, types.Integer):
+        return lambda like, s: type(like)(_float_as_bits(s))
+    if isinstance(like, (types.Float, types.Boolean)):
+        return lambda like, s: type(like)(s)
+    return None
+
+
 key_by_level(globals())     # numba caches each level apart (jitcache.py)
