@@ -104,3 +104,4 @@ def test_vector_math_gives_the_same_gradient(capsys):
     assert capsys.readouterr().out
     assert r["value_diff"] < 1e-14 and r["grad_diff"] < 1e-13
     assert any("vmath.tanh" in line for line in r["vmath_lines"])
+    assert r["blocks"] and r["nll_diff"] < 1e-12
