@@ -58,6 +58,21 @@ def name(id_):
     return ast.Name(id=id_, ctx=ast.Load())
 
 
+def is_range_loop(loop):
+    """Whether a for loop runs over `range(...)`."""
+    it = loop.iter
+    return isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range"
+
+
+def is_prange_loop(loop):
+    """Whether a for loop runs over `prange(...)` or `numba.prange(...)` (its iterations on
+    several threads)."""
+    it = loop.iter
+    f = it.func if isinstance(it, ast.Call) else None
+    return (isinstance(f, ast.Name) and f.id == "prange") or \
+        (isinstance(f, ast.Attribute) and f.attr == "prange")
+
+
 def atomic_add(array, index, value, origin=None):
     """The statement `cuda.atomic.add(array, index, value)`."""
     func = ast.Attribute(value=ast.Attribute(value=name("cuda"), attr="atomic", ctx=ast.Load()),

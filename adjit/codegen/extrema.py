@@ -24,6 +24,8 @@ generated function after its temporaries are folded (codegen/emit.py `render`), 
 """
 import ast
 
+from .. import ir
+
 _COMPARE = {"nanmax": ast.Gt, "nanmin": ast.Lt}
 _ELEMENT = (ast.Name, ast.Constant, ast.Subscript, ast.Tuple, ast.BinOp, ast.UnaryOp,
             ast.expr_context, ast.operator, ast.unaryop, ast.Slice)
@@ -70,9 +72,8 @@ def _visit(stmts, loose, taken):
 
 def _extremum(loop, loose):
     """Whether `loop` is `for i in range(...): r = vec.nanmax(r, e)` (or nanmin) as above."""
-    if loop.orelse or len(loop.body) != 1 or not isinstance(loop.target, ast.Name) or not (
-            isinstance(loop.iter, ast.Call) and isinstance(loop.iter.func, ast.Name)
-            and loop.iter.func.id == "range"):
+    if loop.orelse or len(loop.body) != 1 or not isinstance(loop.target, ast.Name) or \
+            not ir.is_range_loop(loop):
         return False
     s = loop.body[0]
     if not (isinstance(s, ast.Assign) and len(s.targets) == 1
@@ -100,17 +101,14 @@ def _rewrite(loop, taken):
     v = f"_v{k}"
     taken.add(v)
 
-    def name(x, store=False):
-        return ast.Name(id=x, ctx=ast.Store() if store else ast.Load())
-
     def compare(a, op, b):
-        return ast.Compare(left=name(a), ops=[op()], comparators=[name(b)])
+        return ast.Compare(left=ir.name(a), ops=[op()], comparators=[ir.name(b)])
 
     def take():
-        return ast.Assign(targets=[name(r, True)], value=name(v))
+        return ast.Assign(targets=[ir.store(r)], value=ir.name(v))
 
     loop.body = [
-        ast.Assign(targets=[name(v, True)], value=element),
+        ast.Assign(targets=[ir.store(v)], value=element),
         ast.If(test=compare(v, ast.NotEq, v), body=[
             ast.If(test=compare(r, ast.Eq, r), body=[take()], orelse=[]),
             ast.Break()], orelse=[]),

@@ -33,6 +33,7 @@ import math
 
 import numpy as np
 
+from .. import ir
 from ..normalize.names import lookup
 from ..analysis.types import BOOL, FLOAT, INT
 from ..rules import REGISTRY
@@ -95,7 +96,7 @@ def _collect(stmts, in_vector_loop, forward_copy, sites, neutral, ns, splitting,
                              neutral, ns, splitting, where)
             else:       # (a buffer is per thread: allocated in a parallel loop's body)
                 _collect(s.body, ok, forward_copy, sites, neutral, ns, splitting,
-                         None if _parallel(s) else where)
+                         None if ir.is_prange_loop(s) else where)
             _collect(s.orelse, False, forward_copy, sites, neutral, ns, splitting, where)
         elif isinstance(s, (ast.While, ast.If)):
             inside = in_vector_loop and isinstance(s, ast.If)
@@ -129,9 +130,7 @@ def vectorizable(loop, neutral=frozenset(), ns=None):
     (math functions with a vector version count: they become vmath's). `ns`: the namespace
     the loop's names live in (generated code's: math and np)."""
     ns = _NAMESPACE if ns is None else ns
-    if loop.orelse or not isinstance(loop.target, ast.Name) or not (
-            isinstance(loop.iter, ast.Call) and isinstance(loop.iter.func, ast.Name)
-            and loop.iter.func.id == "range"):
+    if loop.orelse or not isinstance(loop.target, ast.Name) or not ir.is_range_loop(loop):
         return False
     body = [s for s in loop.body if not _bookkeeping(s, neutral)]
     assigned_in_body = {t.id for s in body if isinstance(s, ast.Assign)
@@ -222,9 +221,8 @@ def _split_plan(loop, neutral, ns, kinds):
     and reads no array where the loop writes one (but the tape, `neutral`); the buffered
     values are numbers (`kinds`: floats, integers, booleans)."""
     it = loop.iter
-    if loop.orelse or not isinstance(loop.target, ast.Name) or not (
-            isinstance(it, ast.Call) and isinstance(it.func, ast.Name)
-            and it.func.id == "range" and not it.keywords and len(it.args) in (1, 2)):
+    if loop.orelse or not isinstance(loop.target, ast.Name) or not ir.is_range_loop(loop) or (
+            it.keywords or len(it.args) not in (1, 2)):
         return None
     start = it.args[0] if len(it.args) == 2 else ast.Constant(value=0)
     if not (isinstance(start, ast.Constant) and type(start.value) is int and start.value >= 0):
@@ -268,17 +266,10 @@ def _split_plan(loop, neutral, ns, kinds):
     if not vectorizable(probe, neutral, ns):
         return None
     read_later = set().union(*(_read(s) for s in then))
-    buffered = sorted(n for s in first for n in writes[id(s)] if n in read_later)
+    buffered = sorted({n for s in first for n in writes[id(s)] if n in read_later})
     if any(kinds.get(n) not in (FLOAT, INT, BOOL) for n in buffered):
         return None
-    return _Split(loop, start, it.args[-1], first, then, list(dict.fromkeys(buffered)))
-
-
-def _parallel(loop):
-    """A `numba.prange` loop (its iterations run on several threads)."""
-    f = loop.iter.func if isinstance(loop.iter, ast.Call) else None
-    return (isinstance(f, ast.Name) and f.id == "prange") or (
-        isinstance(f, ast.Attribute) and f.attr == "prange")
+    return _Split(loop, start, it.args[-1], first, then, buffered)
 
 
 def _target(s):
@@ -338,42 +329,39 @@ def _split(split, namegen):
     buffers = {t: namegen.fresh("_vb") for t in split.buffered}
     witness = {t: namegen.fresh("_vw") for t in split.buffered}
 
-    def name(v, store=False):
-        return ast.Name(id=v, ctx=ast.Store() if store else ast.Load())
+    name, store = ir.name, ir.store
 
-    def slot(buffer, store=False):
+    def slot(buffer, ctx=ast.Load):
         return ast.Subscript(value=name(buffer), slice=ast.BinOp(
-            left=name(index), op=ast.Sub(), right=name(k)),
-            ctx=ast.Store() if store else ast.Load())
+            left=name(index), op=ast.Sub(), right=name(k)), ctx=ctx())
 
     def vec_call(fn, *args):
         return ast.Call(func=ast.Attribute(value=name("vec"), attr=fn, ctx=ast.Load()),
                         args=list(args), keywords=[])
 
     def block_loop(body):
-        head = ast.Assign(targets=[name(index, True)],
-                          value=vec_call("not_negative", name(j)))
-        return ast.For(target=name(j, True), iter=ast.Call(
+        head = ast.Assign(targets=[store(index)], value=vec_call("not_negative", name(j)))
+        return ast.For(target=store(j), iter=ast.Call(
             func=name("range"), args=[name(k), name(e)], keywords=[]),
             body=[head] + body, orelse=[])
 
     keep = [a for t in split.buffered for a in (
-        ast.Assign(targets=[slot(buffers[t], True)], value=vec_call("to_slot", name(t))),
-        ast.Assign(targets=[name(witness[t], True)], value=name(t)))]
-    back = [ast.Assign(targets=[name(t, True)],
+        ast.Assign(targets=[slot(buffers[t], ast.Store)], value=vec_call("to_slot", name(t))),
+        ast.Assign(targets=[store(witness[t])], value=name(t)))]
+    back = [ast.Assign(targets=[store(t)],
                        value=vec_call("from_slot", name(witness[t]), slot(buffers[t])))
             for t in split.buffered]
-    end = ast.Assign(targets=[name(e, True)], value=ast.Call(func=name("min"), args=[
+    end = ast.Assign(targets=[store(e)], value=ast.Call(func=name("min"), args=[
         ast.BinOp(left=name(k), op=ast.Add(), right=ast.Constant(value=BLOCK)), name(n)],
         keywords=[]))
-    blocks = ast.For(target=name(k, True), iter=ast.Call(func=name("range"), args=[
+    blocks = ast.For(target=store(k), iter=ast.Call(func=name("range"), args=[
         split.start, name(n), ast.Constant(value=BLOCK)], keywords=[]),
         body=[end, block_loop(split.first + keep), block_loop(back + split.then)],
         orelse=[])
-    allocations = [ast.Assign(targets=[name(b, True)], value=ast.Call(
+    allocations = [ast.Assign(targets=[store(b)], value=ast.Call(
         func=ast.Attribute(value=name("np"), attr="empty", ctx=ast.Load()),
         args=[ast.Constant(value=BLOCK)], keywords=[])) for b in buffers.values()]
-    replacement = [ast.Assign(targets=[name(n, True)], value=split.stop), blocks]
+    replacement = [ast.Assign(targets=[store(n)], value=split.stop), blocks]
     for stmt in allocations + replacement:      # (their lines: the loop's)
         ast.fix_missing_locations(ast.copy_location(stmt, loop))
     outer, top = split.top

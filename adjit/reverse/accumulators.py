@@ -48,14 +48,14 @@ def serial_range_loops(stmts, rewrite):
     k = 0
     while k < len(stmts):
         s = stmts[k]
-        if isinstance(s, ast.For) and _is_prange(s):
+        if isinstance(s, ast.For) and ir.is_prange_loop(s):
             k += 1
             continue
         for field in ("body", "orelse"):
             inner = getattr(s, field, None)
             if isinstance(inner, list) and inner:
                 serial_range_loops(inner, rewrite)
-        if isinstance(s, ast.For) and _is_range(s):
+        if isinstance(s, ast.For) and ir.is_range_loop(s):
             k = rewrite(stmts, k)
         k += 1
 
@@ -79,18 +79,6 @@ def _visit(stmts, bars, namegen, time_loops=frozenset()):
     serial_range_loops(stmts, promote)
 
 
-def _is_range(loop):
-    it = loop.iter
-    return isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range"
-
-
-def _is_prange(loop):
-    it = loop.iter
-    f = it.func if isinstance(it, ast.Call) else None
-    return (isinstance(f, ast.Name) and f.id == "prange") or \
-        (isinstance(f, ast.Attribute) and f.attr == "prange")
-
-
 def _promote(loop, bars, namegen):
     assigned = {loop.target.id} if isinstance(loop.target, ast.Name) else {"*"}
     uses = {}
@@ -101,7 +89,7 @@ def _promote(loop, bars, namegen):
             uses.setdefault(node.id, []).append(node)
         elif isinstance(node, (ast.While, ast.Return, ast.Break, ast.Continue)):
             return [], []
-        elif isinstance(node, ast.For) and _is_prange(node):
+        elif isinstance(node, ast.For) and ir.is_prange_loop(node):
             return [], []
     if "*" in assigned:
         return [], []

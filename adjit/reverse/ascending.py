@@ -32,7 +32,6 @@ import ast
 import copy
 
 from .. import ir
-from .accumulators import _is_prange, _is_range
 from .dce import reads_of, upward_exposed
 
 _PURE_NAMES = {"int", "float", "abs", "min", "max", "len", "range", "bool"}
@@ -93,7 +92,7 @@ def _visit(block, record, namegen):
     k = 0
     while k < len(block):
         s = block[k]
-        if isinstance(s, ast.For) and (_is_prange(s) or ir.note(s, "parallel", False)):
+        if isinstance(s, ast.For) and (ir.is_prange_loop(s) or ir.note(s, "parallel", False)):
             k += 1
             continue
         if isinstance(s, ast.For) and _descending(s):
@@ -111,7 +110,7 @@ def _visit(block, record, namegen):
 
 
 def _descending(loop):
-    if not (_is_range(loop) and isinstance(loop.target, ast.Name) and not loop.orelse):
+    if not (ir.is_range_loop(loop) and isinstance(loop.target, ast.Name) and not loop.orelse):
         return False
     args = loop.iter.args
     if len(args) != 3 or loop.iter.keywords:
@@ -172,8 +171,8 @@ def _commutes(loop, record, counters, nest):
             return False
         if isinstance(s, ast.Pass) and any(hasattr(s, "_" + k) for k in ir.NOTES):
             return False                # a marker a later pass expands
-        if isinstance(s, ast.For) and not (_is_range(s) and isinstance(s.target, ast.Name)
-                                           and not s.orelse and not _is_prange(s)):
+        if isinstance(s, ast.For) and not (ir.is_range_loop(s) and isinstance(s.target, ast.Name)
+                                           and not s.orelse and not ir.is_prange_loop(s)):
             return False
         for node in ir.walk(s.iter if isinstance(s, ast.For) else
                              s.test if isinstance(s, ast.If) else s):

@@ -45,7 +45,7 @@ import ast
 import copy
 
 from .. import ir
-from .accumulators import _is_prange, _is_range, serial_range_loops
+from .accumulators import serial_range_loops
 from .dce import upward_exposed
 from .fission import _bounds
 
@@ -203,8 +203,8 @@ def _touches(s, x):
 
 
 def _range_loop(s):
-    return isinstance(s, ast.For) and isinstance(s.target, ast.Name) and _is_range(s) and \
-        not _is_prange(s) and not s.orelse and _bounds(s.iter) is not None
+    return isinstance(s, ast.For) and isinstance(s.target, ast.Name) and ir.is_range_loop(s) and \
+        not ir.is_prange_loop(s) and not s.orelse and _bounds(s.iter) is not None
 
 
 def _jumps(stmts):

@@ -10,6 +10,7 @@ from numba.core import types
 from numba.extending import overload
 import numpy as np
 from .jitcache import key_by_level
+from .vmath import _as_float, _as_int    # (bit casts between float64 and int64)
 
 
 @numba.njit(cache=True)
@@ -418,30 +419,6 @@ def _not_negative(i):
     return lambda i: i
 
 
-@numba.extending.intrinsic
-def _bits_as_float(typingctx, i):
-    """The float64 with the bits of an int64."""
-    if i != types.int64:
-        return None
-
-    def codegen(context, builder, signature, args):
-        import llvmlite.ir
-        return builder.bitcast(args[0], llvmlite.ir.DoubleType())
-    return types.float64(types.int64), codegen
-
-
-@numba.extending.intrinsic
-def _float_as_bits(typingctx, x):
-    """The bits of a float64 as an int64."""
-    if x != types.float64:
-        return None
-
-    def codegen(context, builder, signature, args):
-        import llvmlite.ir
-        return builder.bitcast(args[0], llvmlite.ir.IntType(64))
-    return types.int64(types.float64), codegen
-
-
 def _is_integer(v):
     return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
 
@@ -460,7 +437,7 @@ def from_slot(like, s):
 @overload(to_slot, inline="always")
 def _to_slot(v):
     if isinstance(v, types.Integer):
-        return lambda v: _bits_as_float(np.int64(v))
+        return lambda v: _as_float(np.int64(v))
     if isinstance(v, (types.Float, types.Boolean)):
         return lambda v: np.float64(v)
     return None
@@ -469,7 +446,7 @@ def _to_slot(v):
 @overload(from_slot, inline="always")
 def _from_slot(like, s):
     if isinstance(like, types.Integer):
-        return lambda like, s: type(like)(_float_as_bits(s))
+        return lambda like, s: type(like)(_as_int(s))
     if isinstance(like, (types.Float, types.Boolean)):
         return lambda like, s: type(like)(s)
     return None
