@@ -11,8 +11,11 @@ wrapper of the same C function is recognized by its address (`by_address`), so i
 the same derivative.
 """
 import ctypes
+import math
 
 import numba
+
+from .index import digamma
 
 _MODULE = "scipy.special.cython_special"
 _BY_ADDRESS = {}
@@ -76,3 +79,161 @@ def by_address(obj):
         except Exception:       # a wrapper that cannot tell its address yet
             return None
     return None
+
+
+# The Faddeeva function w(z) = exp(-z**2) erfc(-iz), whose real part is scipy's voigt_profile
+# (scaled) and whose imaginary part its derivatives need. cython_special's `wofz` takes and
+# returns a C double complex, which ctypes cannot describe; generated code calls it by a symbol
+# registered with LLVM (_wofz_symbol), an {double, double} in and out as the C ABI passes a
+# double complex on x86-64 and aarch64.
+_WOFZ = "adjit_scipy_special_wofz"
+
+
+def _wofz_symbol():
+    """Register cython_special's wofz with LLVM as _WOFZ (once per process)."""
+    if _WOFZ not in _MADE:
+        import llvmlite.binding
+        from numba.extending import get_cython_function_address
+        llvmlite.binding.add_symbol(_WOFZ, get_cython_function_address(_MODULE, "wofz"))
+        _MADE[_WOFZ] = True
+
+
+_wofz_symbol()      # at import: machine code that numba loads from its cache finds it too
+
+
+@numba.extending.intrinsic
+def _wofz(typingctx, x, y):
+    """(Re w(x + iy), Im w(x + iy)) from scipy's wofz."""
+    if not (isinstance(x, numba.types.Float) and isinstance(y, numba.types.Float)):
+        return None
+    _wofz_symbol()
+    pair = numba.types.UniTuple(numba.types.float64, 2)
+
+    def codegen(context, builder, signature, args):
+        import llvmlite.ir as ll
+        from numba.core import cgutils
+        double = ll.DoubleType()
+        cplx = ll.LiteralStructType([double, double])
+        fn = cgutils.get_or_insert_function(
+            builder.module, ll.FunctionType(cplx, [cplx, ll.IntType(32)]), _WOFZ)
+        xs = [context.cast(builder, a, t, numba.types.float64)
+              for a, t in zip(args, signature.args)]
+        z = builder.insert_value(builder.insert_value(ll.Constant(cplx, None), xs[0], 0),
+                                 xs[1], 1)
+        w = builder.call(fn, [z, ll.Constant(ll.IntType(32), 0)])
+        return context.make_tuple(builder, pair, [builder.extract_value(w, 0),
+                                                  builder.extract_value(w, 1)])
+    return pair(x, y), codegen
+
+
+@numba.njit
+def wofz(x, y):
+    """(Re w(z), Im w(z)) of the Faddeeva function at z = x + iy (scipy.special.wofz)."""
+    return _wofz(x, y)
+
+
+_SQRT_PI = 1.7724538509055160273
+_SQRT_2 = 1.4142135623730950488
+
+
+@numba.njit
+def _voigt_zw(x, sigma, gamma):
+    """z = (x + i gamma) / (sigma sqrt 2) and w(z), as (Re z, Im z, Re zw, Im zw, Re w)."""
+    zr = x / (sigma * _SQRT_2)
+    zi = gamma / (sigma * _SQRT_2)
+    wr, wi = _wofz(zr, zi)
+    return zr, zi, zr * wr - zi * wi, zr * wi + zi * wr, wr
+
+
+@numba.njit
+def voigt_d_x(x, sigma, gamma):
+    """d voigt_profile(x, sigma, gamma) / dx: -Re(z w(z)) / (sigma**2 sqrt(pi)), from
+    w'(z) = -2 z w(z) + 2i / sqrt(pi); at sigma = 0, the Lorentzian's."""
+    if sigma == 0.0:
+        d = x * x + gamma * gamma
+        return -2.0 * gamma * x / (math.pi * d * d)
+    _, _, zw_r, _, _ = _voigt_zw(x, sigma, gamma)
+    return -zw_r / (sigma * sigma * _SQRT_PI)
+
+
+@numba.njit
+def voigt_d_gamma(x, sigma, gamma):
+    """d voigt_profile / d gamma: (Im(z w(z)) - 1 / sqrt(pi)) / (sigma**2 sqrt(pi)); at
+    sigma = 0, the Lorentzian's."""
+    if sigma == 0.0:
+        d = x * x + gamma * gamma
+        return (x * x - gamma * gamma) / (math.pi * d * d)
+    _, _, _, zw_i, _ = _voigt_zw(x, sigma, gamma)
+    return (zw_i - 1.0 / _SQRT_PI) / (sigma * sigma * _SQRT_PI)
+
+
+@numba.njit
+def voigt_d_sigma(x, sigma, gamma):
+    """d voigt_profile / d sigma: the profile is Re w(z) / (sigma sqrt(2 pi)) with z
+    proportional to 1 / sigma, so -V / sigma + (2 Re(z**2 w) + 2 Im z / sqrt(pi)) /
+    (sigma**2 sqrt(2 pi)); at sigma = 0 (the Lorentzian, whose widening by a Gaussian is of
+    second order in sigma) 0."""
+    if sigma == 0.0:
+        return 0.0
+    zr, zi, zw_r, zw_i, wr = _voigt_zw(x, sigma, gamma)
+    c = 1.0 / (sigma * _SQRT_PI * _SQRT_2)
+    z2w_r = zr * zw_r - zi * zw_i
+    return (-c * wr + c * (2.0 * z2w_r + 2.0 * zi / _SQRT_PI)) / sigma
+
+
+# The regularized lower incomplete gamma function P(a, x) (scipy's gammainc) in its shape a,
+# which has no closed form: the series of P below x = a + 1, the continued fraction of
+# Q = 1 - P above it (as Numerical Recipes' gser / gcf evaluate P and Q), each differentiated
+# in a term by term.
+_TINY = 1e-300
+
+
+@numba.njit
+def gammainc_d_a(a, x):
+    """d gammainc(a, x) / d a (gammaincc's is its negative). Below x = a + 1 the series
+    P = sum_n t_n, t_n = exp(-x) x**(a + n) / Gamma(a + n + 1), whose terms' derivatives are
+    t_n (log x - psi(a + n + 1)); above it, the derivative of Q = exp(-x) x**a / Gamma(a) h,
+    h the continued fraction of Q (modified Lentz), carried through its recurrence with
+    dual numbers. 0 at x = 0 and x = inf, where P is 0 or 1 for every a; NaN outside
+    scipy's domain (a > 0, x >= 0)."""
+    if not (a > 0.0) or not (x >= 0.0):
+        return math.nan
+    if x == 0.0 or math.isinf(x) or math.isinf(a):
+        return 0.0
+    lx = math.log(x)
+    if x < a + 1.0:
+        t = math.exp(a * lx - x - math.lgamma(a + 1.0))
+        psi = digamma(a + 1.0)
+        s = t * (lx - psi)
+        for n in range(1, 100000):
+            t *= x / (a + n)
+            psi += 1.0 / (a + n)
+            term = t * (lx - psi)
+            s += term
+            if abs(term) <= 1e-17 * abs(s) or t == 0.0:
+                break
+        return s
+    b, db = x + 1.0 - a, -1.0
+    c, dc = 1.0 / _TINY, 0.0
+    d = 1.0 / b
+    dd = -db * d * d
+    h, dh = d, dd
+    for i in range(1, 100000):
+        an, dan = -i * (i - a), float(i)
+        b, db = b + 2.0, db
+        u = an * d + b
+        du = dan * d + an * dd + db
+        if abs(u) < _TINY:
+            u = _TINY
+        d = 1.0 / u
+        dd = -du * d * d
+        c, dc = b + an / c, db + (dan * c - an * dc) / (c * c)
+        if abs(c) < _TINY:
+            c = _TINY
+        delta = d * c
+        ddelta = dd * c + d * dc
+        h, dh = h * delta, dh * delta + h * ddelta
+        if abs(delta - 1.0) <= 1e-16 and abs(ddelta) <= 1e-16 * abs(dh / h):
+            break
+    e = math.exp(a * lx - x - math.lgamma(a))
+    return -(e * (lx - digamma(a)) * h + e * dh)
