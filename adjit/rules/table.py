@@ -21,7 +21,7 @@ import operator
 import numpy as np
 
 from ..api_stop import stop_gradient
-from ..runtime import vec, vmath
+from ..runtime import special as _special_runtime, vec, vmath
 from .registry import REGISTRY, ArrayRule, Refused, Rule
 
 _R = REGISTRY
@@ -309,9 +309,12 @@ special("stdtrit", ("df", "p"), ("0.0", "math.exp(math.lgamma(0.5 * df) - "
 # to about 1e-11 near t = 0, too little for central differences there)
 # the Voigt profile Re w(z) / (sigma sqrt(2 pi)), z = (x + i gamma) / (sigma sqrt 2): its
 # partials need w(z) itself, complex (scipy's wofz, vec.special.voigt_d_*)
-special("voigt_profile", ("x", "sigma", "gamma"),
-        ("vec.special.voigt_d_x(x, sigma, gamma)", "vec.special.voigt_d_sigma(x, sigma, gamma)",
-         "vec.special.voigt_d_gamma(x, sigma, gamma)"), ((-3.0, 3.0), (0.3, 2.0), (0.05, 2.0)))
+if _special_runtime.HAS_WOFZ:
+    special("voigt_profile", ("x", "sigma", "gamma"),
+            ("vec.special.voigt_d_x(x, sigma, gamma)",
+             "vec.special.voigt_d_sigma(x, sigma, gamma)",
+             "vec.special.voigt_d_gamma(x, sigma, gamma)"),
+            ((-3.0, 3.0), (0.3, 2.0), (0.05, 2.0)))
 
 # numpy elementwise functions the vectorizer writes out -----------------------------------------
 lowered(np.add, ast.Add, 2)

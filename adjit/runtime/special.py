@@ -12,6 +12,8 @@ the same derivative.
 """
 import ctypes
 import math
+import platform
+import sys
 
 import numba
 
@@ -87,6 +89,10 @@ def by_address(obj):
 # registered with LLVM (_wofz_symbol), an {double, double} in and out as the C ABI passes a
 # double complex on x86-64 and aarch64.
 _WOFZ = "adjit_scipy_special_wofz"
+# where a {double, double} is passed and returned as a C double complex is (on Windows, a
+# Cython complex is a struct returned through memory): elsewhere voigt_profile has no rule
+HAS_WOFZ = sys.platform != "win32" and platform.machine().lower() in (
+    "x86_64", "amd64", "aarch64", "arm64")
 
 
 def _wofz_symbol():
@@ -98,7 +104,8 @@ def _wofz_symbol():
         _MADE[_WOFZ] = True
 
 
-_wofz_symbol()      # at import: machine code that numba loads from its cache finds it too
+if HAS_WOFZ:
+    _wofz_symbol()  # at import: machine code that numba loads from its cache finds it too
 
 
 @numba.extending.intrinsic
