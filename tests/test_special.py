@@ -341,3 +341,22 @@ def test_the_shape_derivative_matches_finite_differences_over_the_domain(a):
             expected = -_fd4(lambda t: sc.gammaincc(t, x), a, 1e-5 * min(a, 1.0))
         assert _d_shape(a, x) == pytest.approx(expected, rel=1e-6), (a, x)
     assert _d_shape(a, 0.0) == 0.0
+
+
+def _shape_loss(a, x):
+    return np.sum(sc.gammainc(a[0], x) * x + sc.gammaincc(a[1], 0.5 * x))
+
+
+def test_the_shape_derivative_agrees_with_jax():
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    jsp = pytest.importorskip("jax.scipy.special")
+    jnp = jax.numpy
+
+    def jax_version(a, x):
+        return jnp.sum(jsp.gammainc(a[0], x) * x + jsp.gammaincc(a[1], 0.5 * x))
+
+    x = np.array([0.05, 0.4, 1.3, 2.9, 4.4, 9.0, 25.0])
+    for a in (np.array([0.7, 2.5]), np.array([3.0, 12.0])):
+        np.testing.assert_allclose(adjit.grad(_shape_loss)(a, x),
+                                   np.asarray(jax.grad(jax_version)(a, x)), rtol=1e-9)
