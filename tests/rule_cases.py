@@ -326,5 +326,5 @@ RULES_COVERED = {
     ("log_ndtr", 1), ("ndtri", 1), ("gammaln", 1), ("gamma", 1), ("psi", 1), ("expit", 1),
     ("log_expit", 1), ("logit", 1), ("i0", 1), ("i1", 1), ("i0e", 1), ("i1e", 1),
     ("gammainc", 2), ("gammaincc", 2), ("kv", 2), ("stdtr", 2), ("stdtrit", 2), ("xlogy", 2), ("xlog1py", 2),
-    ("betaln", 2), ("beta", 2), ("voigt_profile", 3))}
+    ("betaln", 2), ("beta", 2), ("betainc", 3), ("betaincc", 3), ("voigt_profile", 3))}
 _ = np

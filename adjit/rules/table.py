@@ -296,17 +296,32 @@ special("gammaincc", ("a", "x"), ("-vec.special.gammainc_d_a(a, x)",
 special("kv", ("v", "x"), ("0.0", "-0.5 * (vec.special.kv(v - 1.0, x) + "
                            "vec.special.kv(v + 1.0, x))"),
         ((0, 3), (0.3, 3.0)), refused=("v",), notes="in x only")
-special("stdtr", ("df", "t"), ("0.0", "math.exp(math.lgamma(0.5 * (df + 1.0)) - "
+special("stdtr", ("df", "t"), ("vec.special.stdtr_d_df(df, t)",
+                               "math.exp(math.lgamma(0.5 * (df + 1.0)) - "
                                "math.lgamma(0.5 * df) - 0.5 * math.log(df * math.pi) - "
                                "0.5 * (df + 1.0) * math.log1p(t * t / df))"),
-        ((1, 9), (-3.0, 3.0)), refused=("df",), notes="in t only")
+        ((1.0, 9.0), (-3.0, 3.0)))
 # stdtrit(df, p) is the t that stdtr(df, t) maps to p: its derivative in p is 1 / the density
-special("stdtrit", ("df", "p"), ("0.0", "math.exp(math.lgamma(0.5 * df) - "
-                                "math.lgamma(0.5 * (df + 1.0)) + 0.5 * math.log(df * math.pi) + "
-                                "0.5 * (df + 1.0) * math.log1p(out * out / df))"),
-        ((1, 9), (0.55, 0.95)), refused=("df",), notes="in p only")
+# at t, and in df (stdtr(df, t(df)) = p) -(d stdtr / d df) / the density
+_STDTRIT_DP = ("math.exp(math.lgamma(0.5 * df) - math.lgamma(0.5 * (df + 1.0)) + "
+               "0.5 * math.log(df * math.pi) + 0.5 * (df + 1.0) * math.log1p(out * out / df))")
+special("stdtrit", ("df", "p"), (f"-vec.special.stdtr_d_df(df, out) * {_STDTRIT_DP}",
+                                _STDTRIT_DP),
+        ((1.0, 9.0), (0.55, 0.95)))
 # (its domain, where the registry harness draws p, leaves out 0.5: scipy's stdtrit is accurate
 # to about 1e-11 near t = 0, too little for central differences there)
+# the regularized incomplete beta function I_x(a, b) (the beta distribution's cdf) and its
+# complement: in a and b through vec.special.betainc_d_a (I_x(a, b) = 1 - I_(1-x)(b, a)), in x
+# the beta density
+_BETA_DENSITY = ("math.exp((a - 1.0) * math.log(x) + (b - 1.0) * math.log1p(-x) + "
+                 "math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b))")
+special("betainc", ("a", "b", "x"), ("vec.special.betainc_d_a(a, b, x)",
+                                     "-vec.special.betainc_d_a(b, a, 1.0 - x)", _BETA_DENSITY),
+        ((0.5, 4.0), (0.5, 4.0), (0.1, 0.9)))
+special("betaincc", ("a", "b", "x"), ("-vec.special.betainc_d_a(a, b, x)",
+                                      "vec.special.betainc_d_a(b, a, 1.0 - x)",
+                                      "-" + _BETA_DENSITY),
+        ((0.5, 4.0), (0.5, 4.0), (0.1, 0.9)))
 # the Voigt profile Re w(z) / (sigma sqrt(2 pi)), z = (x + i gamma) / (sigma sqrt 2): its
 # partials need w(z) itself, complex (scipy's wofz, vec.special.voigt_d_*)
 if _special_runtime.HAS_WOFZ:

@@ -244,3 +244,92 @@ def gammainc_d_a(a, x):
             break
     e = math.exp(a * lx - x - math.lgamma(a))
     return -(e * (lx - digamma(a)) * h + e * dh)
+
+
+# Student's t distribution function stdtr(df, t) in its degrees of freedom, through the
+# regularized incomplete beta function: stdtr = 1 - I_x(df / 2, 1 / 2) / 2 for t > 0 (and
+# I_x(df / 2, 1 / 2) / 2 below 0), x = df / (df + t**2). Its derivative in a has no closed
+# form: Numerical Recipes' betai (the continued fraction betacf at x or, by symmetry, at 1 - x)
+# differentiated in a term by term.
+@numba.njit
+def _betacf_d(a, da, b, db, x):
+    """betacf(a, b, x) (modified Lentz) and its derivative along (da, db)."""
+    qab, dqab = a + b, da + db
+    qap, dqap = a + 1.0, da
+    qam, dqam = a - 1.0, da
+    c, dc = 1.0, 0.0
+    u = 1.0 - qab * x / qap
+    du = -x * (dqab * qap - qab * dqap) / (qap * qap)
+    if abs(u) < _TINY:
+        u = _TINY
+    d = 1.0 / u
+    dd = -du * d * d
+    h, dh = d, dd
+    for m in range(1, 100000):
+        m2 = 2.0 * m
+        for step in range(2):
+            if step == 0:
+                num = m * (b - m) * x
+                dnum = m * db * x
+                den = (qam + m2) * (a + m2)
+                dden = dqam * (a + m2) + (qam + m2) * da
+            else:
+                num = -(a + m) * (qab + m) * x
+                dnum = -(da * (qab + m) + (a + m) * dqab) * x
+                den = (a + m2) * (qap + m2)
+                dden = da * (qap + m2) + (a + m2) * dqap
+            aa = num / den
+            daa = (dnum * den - num * dden) / (den * den)
+            u = 1.0 + aa * d
+            du = daa * d + aa * dd
+            if abs(u) < _TINY:
+                u = _TINY
+            d = 1.0 / u
+            dd = -du * d * d
+            v = 1.0 + aa / c
+            dv = (daa * c - aa * dc) / (c * c)
+            if abs(v) < _TINY:
+                v = _TINY
+            c, dc = v, dv
+            delta = d * c
+            ddelta = dd * c + d * dc
+            h, dh = h * delta, dh * delta + h * ddelta
+        if abs(delta - 1.0) <= 1e-16 and abs(ddelta) <= 1e-16 * abs(dh / h):
+            break
+    return h, dh
+
+
+@numba.njit
+def betainc_d_a(a, b, x):
+    """d I_x(a, b) / d a, the regularized incomplete beta function in its first parameter."""
+    if not (a > 0.0 and b > 0.0) or not (0.0 <= x <= 1.0):
+        return math.nan
+    if x == 0.0 or x == 1.0:
+        return 0.0
+    lbt = math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + \
+        b * math.log1p(-x)
+    dlbt = digamma(a + b) - digamma(a) + math.log(x)
+    bt = math.exp(lbt)
+    if x < (a + 1.0) / (a + b + 2.0):
+        h, dh = _betacf_d(a, 1.0, b, 0.0, x)
+        return bt * (h * (dlbt - 1.0 / a) + dh) / a
+    h, dh = _betacf_d(b, 0.0, a, 1.0, 1.0 - x)
+    return -bt * (h * dlbt + dh) / b
+
+
+@numba.njit
+def stdtr_d_df(df, t):
+    """d stdtr(df, t) / d df, through I_x(df / 2, 1 / 2), x = df / (df + t**2); 0 at t = 0
+    (stdtr is 1/2 for every df there) and at infinite t."""
+    if not (df > 0.0) or math.isnan(t):
+        return math.nan
+    if t == 0.0 or math.isinf(t):
+        return 0.0
+    t2 = t * t
+    x = df / (df + t2)
+    a = 0.5 * df
+    # dI/dx, the density of the beta distribution (a, 1/2), times dx/ddf
+    dens = math.exp((a - 1.0) * math.log(x) - 0.5 * math.log1p(-x) + math.lgamma(a + 0.5) -
+                    math.lgamma(a) - math.lgamma(0.5))
+    d = 0.5 * betainc_d_a(a, 0.5, x) + dens * t2 / ((df + t2) * (df + t2))
+    return -0.5 * d if t > 0.0 else 0.5 * d
