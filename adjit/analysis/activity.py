@@ -106,18 +106,6 @@ def replicated_result(stmts, result, env):
     return result.id in reached
 
 
-def refused_operand(s, prim, is_active):
-    """The error for a derivative that would flow through an operand its rule refuses (a
-    special function's order: `Rule.refused`), or None. `is_active(atom)`: whether a
-    derivative flows through that operand here."""
-    refused = getattr(prim.rule, "refused", None) if prim.kind == "op" else None
-    for k, (construct, advice) in (refused or {}).items():
-        atom = prim.operands[k] if k < len(prim.operands) else None
-        if isinstance(atom, ast.Name) and is_active(atom):
-            return error_at(ir.note(s, "origin", None), construct, advice + ".")
-    return None
-
-
 def opaque_refusal(s):
     """The error for a derivative that would flow through a call with no derivative rule."""
     return error_at(ir.note(s, "origin", None),

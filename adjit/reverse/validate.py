@@ -7,7 +7,7 @@ Each violation is an AdjitError at the user's line, saying what to write instead
 import ast
 
 from .. import ir
-from ..analysis.activity import opaque_refusal, refused_operand
+from ..analysis.activity import opaque_refusal
 from ..analysis.types import is_array
 from ..errors import error_at
 from ..rules.table import ARRAY_OP_NAMES, ARRAY_RULES
@@ -116,16 +116,11 @@ class _Checks:
         return True
 
     def opaque(self):
-        """No derivative flows through a call with no derivative rule (rules/opaque.py), nor
-        through an operand its rule refuses (a special function's order)."""
+        """No derivative flows through a call with no derivative rule (rules/opaque.py)."""
         for s in ir.walk_stmts(self.stmts):
             if isinstance(s, ast.Assign) and not ir.is_store(s) and \
-                    ir.target_name(s) in self.active:
-                if self.prim(s).kind == "opaque":
-                    raise opaque_refusal(s)
-                refused = refused_operand(s, self.prim(s), lambda a: a.id in self.active)
-                if refused is not None:
-                    raise refused
+                    ir.target_name(s) in self.active and self.prim(s).kind == "opaque":
+                raise opaque_refusal(s)
 
     def _check_operands_kept(self, s):
         """The adjoint of an array-level operation reads its operands' values in the

@@ -74,13 +74,8 @@ from .. import ir
 class Rule:
     """Partial derivatives of one primitive, as parsed expression templates."""
 
-    def __init__(self, params, partials, result="float", joint=None, refused=None):
+    def __init__(self, params, partials, result="float", joint=None):
         self.params = tuple(params)
-        # operand position -> (construct, advice) of the AdjitError for a derivative through
-        # it (a special function's order or shape parameter): the result depends on it, so
-        # activity flows, and a derivative that would flow through it is refused
-        # (reverse/validate.py, forward/tangent.py). Its partial is never used.
-        self.refused = dict(refused or {})
         self.partials = tuple(None if p is None else ast.parse(p, mode="eval").body
                               for p in partials)
         self.text = tuple(partials)

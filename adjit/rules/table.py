@@ -235,7 +235,7 @@ _SQRT_PI = "1.7724538509055159"
 _SQRT_2PI = "2.5066282746310002"
 
 
-def special(name, params, partials, domain, refused=(), notes=""):
+def special(name, params, partials, domain, notes=""):
     """scipy.special.<name> on doubles: one entry for adjit's wrapper of its C function, and
     one for the ufunc applying it to every element of arrays (skipped where this scipy has
     no such function)."""
@@ -245,11 +245,7 @@ def special(name, params, partials, domain, refused=(), notes=""):
     if obj is None:
         return
     spelled = f"scipy.special.{name}"
-    rule = Rule(params, partials, refused={
-        params.index(p): (f"a derivative through `{p}`, argument {params.index(p) + 1} of "
-                          f"{spelled}", f"adjit differentiates {spelled} in `{params[-1]}` "
-                          f"only: pass `{p}` as a constant (or stop_gradient({p}))")
-        for p in refused})
+    rule = Rule(params, partials)
     _R.define(obj, spelled, "scalar", rule=rule, cost=_EXP, domain=domain, notes=notes,
               cuda=False)
     _R.define(getattr(scipy.special, name), spelled, "elementwise", scalar=obj,
@@ -293,9 +289,9 @@ special("gammainc", ("a", "x"), ("vec.special.gammainc_d_a(a, x)",
 special("gammaincc", ("a", "x"), ("-vec.special.gammainc_d_a(a, x)",
                                   "-math.exp((a - 1.0) * math.log(x) - x - math.lgamma(a))"),
         ((0.5, 5.0), (0.2, 4.0)))
-special("kv", ("v", "x"), ("0.0", "-0.5 * (vec.special.kv(v - 1.0, x) + "
-                           "vec.special.kv(v + 1.0, x))"),
-        ((0, 3), (0.3, 3.0)), refused=("v",), notes="in x only")
+special("kv", ("v", "x"), ("vec.special.kv_d_v(v, x)", "-0.5 * (vec.special.kv(v - 1.0, x) + "
+                                                      "vec.special.kv(v + 1.0, x))"),
+        ((0.2, 3.0), (0.3, 3.0)))
 special("stdtr", ("df", "t"), ("vec.special.stdtr_d_df(df, t)",
                                "math.exp(math.lgamma(0.5 * (df + 1.0)) - "
                                "math.lgamma(0.5 * df) - 0.5 * math.log(df * math.pi) - "
