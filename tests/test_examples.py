@@ -105,3 +105,15 @@ def test_vector_math_gives_the_same_gradient(capsys):
     assert r["value_diff"] < 1e-14 and r["grad_diff"] < 1e-13
     assert any("vmath.tanh" in line for line in r["vmath_lines"])
     assert r["blocks"] and r["nll_diff"] < 1e-12
+
+
+def test_special_function_fits_recover_the_parameters(capsys):
+    r = load("special_fit").main()
+    assert capsys.readouterr().out
+    assert r["gamma_fd_error"] < 1e-5 and r["t_fd_error"] < 1e-5
+    assert r["gamma_success"] and r["gamma_grad_drop"] < 1e-4
+    assert r["t_success"] and r["t_grad_drop"] < 1e-4
+    # drawn with shape 2.5, scale 1.5 and df 3, loc 0.5, scale 1.2 (20,000 points: estimates)
+    assert abs(r["gamma_shape"] - 2.5) < 0.15 and abs(r["gamma_scale"] - 1.5) < 0.1
+    assert abs(r["t_df"] - 3.0) < 0.4 and abs(r["t_loc"] - 0.5) < 0.05 and \
+        abs(r["t_scale"] - 1.2) < 0.06
