@@ -471,3 +471,49 @@ def test_the_order_derivative_matches_finite_differences_over_the_domain(v):
     for x in (1e-3, 0.2, 1.0, 8.0, 90.0):
         expected = _fd4(lambda s: sc.kv(s, x), v, 1e-4 * v)
         assert adjit.grad(k)(v, x) == pytest.approx(expected, rel=1e-6), (v, x)
+
+
+# where the derivatives' formulas would cancel: each against a limit known in closed form
+def test_the_t_distribution_near_its_centre_against_its_density_there():
+    """For |t| much below sqrt(df), x = df / (df + t**2) rounds to 1: stdtr(df, t) is
+    1/2 + t f(0; df) + O(t**3), so d stdtr / d df = t f(0; df) (psi((df + 1)/2) / 2 -
+    psi(df/2) / 2 - 1 / (2 df)) to O(t**3)."""
+    from adjit.runtime import special as sp
+    for df, t in ((1.0, 1e-8), (0.5, 1e-8), (100.0, 1e-6), (1e4, 1e-5)):
+        f0 = math.exp(math.lgamma((df + 1) / 2) - math.lgamma(df / 2)) / math.sqrt(df * math.pi)
+        expected = t * f0 * (0.5 * sc.digamma((df + 1) / 2) - 0.5 * sc.digamma(df / 2)
+                             - 0.5 / df)
+        assert sp.stdtr_d_df(df, t) == pytest.approx(expected, rel=1e-7), (df, t)
+        assert sp.stdtr_d_df(df, -t) == pytest.approx(-expected, rel=1e-7), (df, t)
+    # beyond df = 1e4 the two terms cancel past 1e-8: NaN, not a number without digits
+    assert math.isnan(sp.stdtr_d_df(1e5, 1.0))
+
+
+def test_the_incomplete_beta_function_at_its_edges():
+    """I_x(a, 1) = x**a, so d/da = x**a log x even at a = 1e-20; for tiny x, I_x(a, b) =
+    x**a / (a B(a, b)) (1 + O(x)), so d/db = I (psi(a + b) - psi(b)) to O(x)."""
+    from adjit.runtime import special as sp
+    for a, x in ((1e-20, 0.3), (1e-8, 0.9), (2.5, 1e-5)):
+        assert sp.betainc_d_a(a, 1.0, x) == pytest.approx(x ** a * math.log(x), rel=1e-12)
+    for a, b in ((1e-3, 0.5), (1e-3, 1e-3), (2.0, 7.0)):
+        x = 1e-20
+        expected = sc.betainc(a, b, x) * (sc.digamma(a + b) - sc.digamma(b))
+        assert sp.betainc_d_b(a, b, x) == pytest.approx(expected, rel=1e-10), (a, b)
+
+
+@needs_wofz
+@pytest.mark.parametrize("x, sigma, gamma", [(1.0, 1e-6, 1.0), (30.0, 1e-6, 10.0),
+                                             (1.0, 1e-160, 1.0), (-4.0, 1e-4, 0.5)])
+def test_a_nearly_lorentzian_voigt_profile_has_the_lorentzians_derivatives(x, sigma, gamma):
+    """|z| = |x + i gamma| / (sigma sqrt 2) large: V = L + sigma**2 L'' / 2 + O(sigma**4),
+    L = gamma / (pi (x**2 + gamma**2)), so dV/dx and dV/dgamma are L's to O(sigma**2) and
+    dV/dsigma = sigma L''."""
+    from adjit.runtime import special as sp
+    d = x * x + gamma * gamma
+    assert sp.voigt_d_x(x, sigma, gamma) == pytest.approx(-2 * gamma * x / (math.pi * d * d),
+                                                          rel=1e-6)
+    assert sp.voigt_d_gamma(x, sigma, gamma) == pytest.approx(
+        (x * x - gamma * gamma) / (math.pi * d * d), rel=1e-6, abs=1e-12)
+    l2 = 2 * gamma * (3 * x * x - gamma * gamma) / (math.pi * d ** 3)     # L''
+    assert sp.voigt_d_sigma(x, sigma, gamma) == pytest.approx(sigma * l2, rel=1e-6,
+                                                              abs=1e-300)

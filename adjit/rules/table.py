@@ -307,15 +307,15 @@ special("stdtrit", ("df", "p"), (f"-vec.special.stdtr_d_df(df, out) * {_STDTRIT_
 # (its domain, where the registry harness draws p, leaves out 0.5: scipy's stdtrit is accurate
 # to about 1e-11 near t = 0, too little for central differences there)
 # the regularized incomplete beta function I_x(a, b) (the beta distribution's cdf) and its
-# complement: in a and b through vec.special.betainc_d_a (I_x(a, b) = 1 - I_(1-x)(b, a)), in x
+# complement: in a and b through vec.special.betainc_d_a and _d_b, in x
 # the beta density
 _BETA_DENSITY = ("math.exp((a - 1.0) * math.log(x) + (b - 1.0) * math.log1p(-x) + "
                  "math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b))")
 special("betainc", ("a", "b", "x"), ("vec.special.betainc_d_a(a, b, x)",
-                                     "-vec.special.betainc_d_a(b, a, 1.0 - x)", _BETA_DENSITY),
+                                     "vec.special.betainc_d_b(a, b, x)", _BETA_DENSITY),
         ((0.5, 4.0), (0.5, 4.0), (0.1, 0.9)))
 special("betaincc", ("a", "b", "x"), ("-vec.special.betainc_d_a(a, b, x)",
-                                      "vec.special.betainc_d_a(b, a, 1.0 - x)",
+                                      "-vec.special.betainc_d_b(a, b, x)",
                                       "-" + _BETA_DENSITY),
         ((0.5, 4.0), (0.5, 4.0), (0.1, 0.9)))
 # the Voigt profile Re w(z) / (sigma sqrt(2 pi)), z = (x + i gamma) / (sigma sqrt 2): its

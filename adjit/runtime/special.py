@@ -143,49 +143,68 @@ _SQRT_PI = 1.7724538509055160273
 _SQRT_2 = 1.4142135623730950488
 
 
-@numba.njit
-def _voigt_zw(x, sigma, gamma):
-    """z = (x + i gamma) / (sigma sqrt 2) and w(z), as (Re z, Im z, Re zw, Im zw, Re w)."""
+_ASYMPTOTIC = 30.0      # |z| from which w(z) is summed from its asymptotic series
+
+
+@numba.njit(error_model="numpy")
+def _voigt_partials(x, sigma, gamma):
+    """(dV/dx, dV/dsigma, dV/dgamma) of V = Re w(z) / (sigma sqrt(2 pi)),
+    z = (x + i gamma) / (sigma sqrt 2), from w'(z) = -2 z w + 2i / sqrt(pi):
+    dV/dx = -Re(z w) / (sigma**2 sqrt(pi)), dV/dgamma = (Im(z w) - 1/sqrt(pi)) /
+    (sigma**2 sqrt(pi)), dV/dsigma = (2 Re(z**2 w) + 2 Im z / sqrt(pi) - Re w) /
+    (sigma**2 sqrt(2 pi)). Those subtract w's leading behaviour i / (sqrt(pi) z), losing
+    eps |z|**4 of the result for large |z| (a profile far from its centre, or nearly
+    Lorentzian): from |z| = 30 on, the subtracted series are summed directly, z w - i/sqrt(pi)
+    = (i/sqrt(pi)) sum_n (2n-1)!! u**n, u = 1 / (2 z**2) = sigma**2 / (x + i gamma)**2, with
+    sigma**2 divided out (finite as sigma -> 0: the Lorentzian's derivatives)."""
+    if sigma == 0.0:
+        d = x * x + gamma * gamma
+        return (-2.0 * gamma * x / (math.pi * d * d), 0.0,
+                (x * x - gamma * gamma) / (math.pi * d * d))
     zr = x / (sigma * _SQRT_2)
     zi = gamma / (sigma * _SQRT_2)
-    wr, wi = _wofz(zr, zi)
-    return zr, zi, zr * wr - zi * wi, zr * wi + zi * wr, wr
+    if math.hypot(zr, zi) < _ASYMPTOTIC:
+        wr, wi = _wofz(zr, zi)
+        zw_r, zw_i = zr * wr - zi * wi, zr * wi + zi * wr
+        s2 = sigma * sigma
+        dx = -zw_r / (s2 * _SQRT_PI)
+        dg = (zw_i - 1.0 / _SQRT_PI) / (s2 * _SQRT_PI)
+        z2w_r = zr * zw_r - zi * zw_i
+        ds = (2.0 * z2w_r + 2.0 * zi / _SQRT_PI - wr) / (s2 * _SQRT_PI * _SQRT_2)
+        return dx, ds, dg
+    p = 1.0 / complex(x, gamma)
+    q = p * p
+    u = sigma * sigma * q
+    a_sum = complex(0.0, 0.0)      # sum_n a_n u**(n - 1), a_n = (2n - 1)!!
+    b_sum = complex(0.0, 0.0)      # sum_n n a_n u**(n - 1)
+    a, un = 1.0, complex(1.0, 0.0)
+    for n in range(1, 13):
+        a_sum += a * un
+        b_sum += n * a * un
+        a *= 2 * n + 1
+        un *= u
+    qa = q * a_sum
+    return -(qa * 1j).real / math.pi, -2.0 * sigma / math.pi * (p * q * b_sum).imag, \
+        qa.real / math.pi
 
 
-@numba.njit
+@numba.njit(error_model="numpy")
 def voigt_d_x(x, sigma, gamma):
-    """d voigt_profile(x, sigma, gamma) / dx: -Re(z w(z)) / (sigma**2 sqrt(pi)), from
-    w'(z) = -2 z w(z) + 2i / sqrt(pi); at sigma = 0, the Lorentzian's."""
-    if sigma == 0.0:
-        d = x * x + gamma * gamma
-        return -2.0 * gamma * x / (math.pi * d * d)
-    _, _, zw_r, _, _ = _voigt_zw(x, sigma, gamma)
-    return -zw_r / (sigma * sigma * _SQRT_PI)
+    """d voigt_profile(x, sigma, gamma) / dx (_voigt_partials)."""
+    return _voigt_partials(x, sigma, gamma)[0]
 
 
-@numba.njit
+@numba.njit(error_model="numpy")
 def voigt_d_gamma(x, sigma, gamma):
-    """d voigt_profile / d gamma: (Im(z w(z)) - 1 / sqrt(pi)) / (sigma**2 sqrt(pi)); at
-    sigma = 0, the Lorentzian's."""
-    if sigma == 0.0:
-        d = x * x + gamma * gamma
-        return (x * x - gamma * gamma) / (math.pi * d * d)
-    _, _, _, zw_i, _ = _voigt_zw(x, sigma, gamma)
-    return (zw_i - 1.0 / _SQRT_PI) / (sigma * sigma * _SQRT_PI)
+    """d voigt_profile / d gamma (_voigt_partials); at sigma = 0, the Lorentzian's."""
+    return _voigt_partials(x, sigma, gamma)[2]
 
 
-@numba.njit
+@numba.njit(error_model="numpy")
 def voigt_d_sigma(x, sigma, gamma):
-    """d voigt_profile / d sigma: the profile is Re w(z) / (sigma sqrt(2 pi)) with z
-    proportional to 1 / sigma, so -V / sigma + (2 Re(z**2 w) + 2 Im z / sqrt(pi)) /
-    (sigma**2 sqrt(2 pi)); at sigma = 0 (the Lorentzian, whose widening by a Gaussian is of
-    second order in sigma) 0."""
-    if sigma == 0.0:
-        return 0.0
-    zr, zi, zw_r, zw_i, wr = _voigt_zw(x, sigma, gamma)
-    c = 1.0 / (sigma * _SQRT_PI * _SQRT_2)
-    z2w_r = zr * zw_r - zi * zw_i
-    return (-c * wr + c * (2.0 * z2w_r + 2.0 * zi / _SQRT_PI)) / sigma
+    """d voigt_profile / d sigma (_voigt_partials); at sigma = 0 (the Lorentzian, whose
+    widening by a Gaussian is of second order in sigma) 0."""
+    return _voigt_partials(x, sigma, gamma)[1]
 
 
 # The regularized lower incomplete gamma function P(a, x) (scipy's gammainc) in its shape a,
@@ -195,7 +214,7 @@ def voigt_d_sigma(x, sigma, gamma):
 _TINY = 1e-300
 
 
-@numba.njit
+@numba.njit(error_model="numpy")
 def gammainc_d_a(a, x):
     """d gammainc(a, x) / d a (gammaincc's is its negative). Below x = a + 1 the series
     P = sum_n t_n, t_n = exp(-x) x**(a + n) / Gamma(a + n + 1), whose terms' derivatives are
@@ -212,14 +231,14 @@ def gammainc_d_a(a, x):
         t = math.exp(a * lx - x - math.lgamma(a + 1.0))
         psi = digamma(a + 1.0)
         s = t * (lx - psi)
-        for n in range(1, 100000):
+        for n in range(1, 200000):
             t *= x / (a + n)
             psi += 1.0 / (a + n)
             term = t * (lx - psi)
             s += term
             if abs(term) <= 1e-17 * abs(s) or t == 0.0:
-                break
-        return s
+                return s
+        return math.nan     # not converged (a shape beyond about 1e9)
     b, db = x + 1.0 - a, -1.0
     c, dc = 1.0 / _TINY, 0.0
     d = 1.0 / b
@@ -241,9 +260,9 @@ def gammainc_d_a(a, x):
         ddelta = dd * c + d * dc
         h, dh = h * delta, dh * delta + h * ddelta
         if abs(delta - 1.0) <= 1e-16 and abs(ddelta) <= 1e-16 * abs(dh / h):
-            break
-    e = math.exp(a * lx - x - math.lgamma(a))
-    return -(e * (lx - digamma(a)) * h + e * dh)
+            e = math.exp(a * lx - x - math.lgamma(a))
+            return -(e * (lx - digamma(a)) * h + e * dh)
+    return math.nan     # not converged
 
 
 # Student's t distribution function stdtr(df, t) in its degrees of freedom, through the
@@ -251,7 +270,7 @@ def gammainc_d_a(a, x):
 # I_x(df / 2, 1 / 2) / 2 below 0), x = df / (df + t**2). Its derivative in a has no closed
 # form: Numerical Recipes' betai (the continued fraction betacf at x or, by symmetry, at 1 - x)
 # differentiated in a term by term.
-@numba.njit
+@numba.njit(error_model="numpy")
 def _betacf_d(a, da, b, db, x):
     """betacf(a, b, x) (modified Lentz) and its derivative along (da, db)."""
     qab, dqab = a + b, da + db
@@ -265,7 +284,7 @@ def _betacf_d(a, da, b, db, x):
     d = 1.0 / u
     dd = -du * d * d
     h, dh = d, dd
-    for m in range(1, 100000):
+    for m in range(1, 20000):
         m2 = 2.0 * m
         for step in range(2):
             if step == 0:
@@ -295,47 +314,70 @@ def _betacf_d(a, da, b, db, x):
             ddelta = dd * c + d * dc
             h, dh = h * delta, dh * delta + h * ddelta
         if abs(delta - 1.0) <= 1e-16 and abs(ddelta) <= 1e-16 * abs(dh / h):
-            break
-    return h, dh
+            return h, dh
+    return math.nan, math.nan       # not converged (parameters beyond about 1e9)
 
 
-@numba.njit
-def betainc_d_a(a, b, x):
-    """d I_x(a, b) / d a, the regularized incomplete beta function in its first parameter."""
-    if not (a > 0.0 and b > 0.0) or not (0.0 <= x <= 1.0):
+@numba.njit(error_model="numpy")
+def _betainc_d_a(a, b, x, y):
+    """d I_x(a, b) / d a with y = 1 - x given exactly (a t distribution's x = df / (df + t**2)
+    near 1 keeps its digits in y); NaN where the continued fraction did not converge."""
+    if not (a > 0.0 and b > 0.0) or not (x >= 0.0 and y >= 0.0):
         return math.nan
-    if x == 0.0 or x == 1.0:
+    if x == 0.0 or y == 0.0:
         return 0.0
-    lbt = math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + \
-        b * math.log1p(-x)
-    dlbt = digamma(a + b) - digamma(a) + math.log(x)
-    bt = math.exp(lbt)
+    lx = math.log1p(-y) if y < 0.5 else math.log(x)
+    ly = math.log1p(-x) if x < 0.5 else math.log(y)
+    bt = math.exp(math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * lx + b * ly)
     if x < (a + 1.0) / (a + b + 2.0):
         h, dh = _betacf_d(a, 1.0, b, 0.0, x)
-        return bt * (h * (dlbt - 1.0 / a) + dh) / a
-    h, dh = _betacf_d(b, 0.0, a, 1.0, 1.0 - x)
-    return -bt * (h * dlbt + dh) / b
+        # d log(bt / a) / da, with psi(a) + 1/a written psi(a + 1) (no cancellation at small a)
+        return bt * (h * (digamma(a + b) - digamma(a + 1.0) + lx) + dh) / a
+    h, dh = _betacf_d(b, 0.0, a, 1.0, y)
+    return -bt * (h * (digamma(a + b) - digamma(a) + lx) + dh) / b
 
 
-@numba.njit
+@numba.njit(error_model="numpy")
+def betainc_d_a(a, b, x):
+    """d I_x(a, b) / d a, the regularized incomplete beta function in its first parameter."""
+    if not (x <= 1.0):
+        return math.nan
+    return _betainc_d_a(a, b, x, 1.0 - x)
+
+
+@numba.njit(error_model="numpy")
+def betainc_d_b(a, b, x):
+    """d I_x(a, b) / d b = -d I_(1-x)(b, a) / d b, with x kept exact as the complement."""
+    if not (x <= 1.0):
+        return math.nan
+    return -_betainc_d_a(b, a, 1.0 - x, x)
+
+
+_DF_MOST = 1e4      # beyond it the two terms of d stdtr / d df cancel to more than 1e-8
+
+
+@numba.njit(error_model="numpy")
 def stdtr_d_df(df, t):
-    """d stdtr(df, t) / d df, through I_x(df / 2, 1 / 2), x = df / (df + t**2); 0 at t = 0
-    (stdtr is 1/2 for every df there) and at infinite t."""
-    if not (df > 0.0) or math.isnan(t):
+    """d stdtr(df, t) / d df, through I_x(df / 2, 1 / 2), x = df / (df + t**2) and
+    1 - x = t**2 / (df + t**2) computed apart; 0 at t = 0 (stdtr is 1/2 for every df there)
+    and at infinite t. NaN above df = 1e4, where its two terms cancel to more than 1e-8 of
+    the result (the distribution is all but normal there)."""
+    if not (df > 0.0) or math.isnan(t) or df > _DF_MOST:
         return math.nan
     if t == 0.0 or math.isinf(t):
         return 0.0
     t2 = t * t
     x = df / (df + t2)
+    y = t2 / (df + t2)
     a = 0.5 * df
     # dI/dx, the density of the beta distribution (a, 1/2), times dx/ddf
-    dens = math.exp((a - 1.0) * math.log(x) - 0.5 * math.log1p(-x) + math.lgamma(a + 0.5) -
+    dens = math.exp((a - 1.0) * math.log1p(-y) - 0.5 * math.log(y) + math.lgamma(a + 0.5) -
                     math.lgamma(a) - math.lgamma(0.5))
-    d = 0.5 * betainc_d_a(a, 0.5, x) + dens * t2 / ((df + t2) * (df + t2))
+    d = 0.5 * _betainc_d_a(a, 0.5, x, y) + dens * t2 / ((df + t2) * (df + t2))
     return -0.5 * d if t > 0.0 else 0.5 * d
 
 
-@numba.njit
+@numba.njit(error_model="numpy")
 def kv_d_v(v, x):
     """d K_v(x) / d v, the modified Bessel function of the second kind in its order, from
     K_v(x) = int_0^inf exp(-x cosh t) cosh(v t) dt: the integral of t sinh(v t)
@@ -350,15 +392,22 @@ def kv_d_v(v, x):
     av = abs(v)
     if av == 0.0:
         return 0.0
+    if math.isinf(av):
+        return math.nan         # K_v is infinite
     ts = math.asinh(av / x)
     top = av * ts - x * (math.cosh(ts) - 1.0)      # the largest exponent, exp(x) taken out
+    if top - x > 720.0:
+        return math.copysign(math.inf, v)          # beyond double range, as K_v is
+    if top - x < -760.0:
+        return 0.0                                 # below it, as K_v is
     h = min(0.1, 0.25 / math.sqrt(x * math.cosh(ts)))
     s = 0.0
     for k in range(1, 10000000):
         t = k * h
         damp = x * (math.cosh(t) - 1.0)
         e = av * t - damp - top
-        s += t * 0.5 * (math.exp(e) - math.exp(-av * t - damp - top))
+        # t sinh(v t) exp(-x cosh t), without cancelling at small v
+        s += t * math.exp(e) * -0.5 * math.expm1(-2.0 * av * t)
         if t > ts and e < -60.0:
             break
     return math.copysign(h * s * math.exp(top - x), v)
