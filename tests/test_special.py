@@ -133,11 +133,15 @@ def lambda_free_t(x, df):
     return _stdtr(df, x)
 
 
-def test_gradients_agree_with_jax_scipy_special():
+def _jax():
+    """JAX in float64 with its scipy.special and numpy (the test skips without JAX)."""
     jax = pytest.importorskip("jax")
     jax.config.update("jax_enable_x64", True)
-    jsp = pytest.importorskip("jax.scipy.special")
-    jnp = jax.numpy
+    return jax, pytest.importorskip("jax.scipy.special"), jax.numpy
+
+
+def test_gradients_agree_with_jax_scipy_special():
+    jax, jsp, jnp = _jax()
 
     def jax_version(w, x):
         z = x * w[0]
@@ -345,10 +349,7 @@ def _shape_loss(a, x):
 
 
 def test_the_shape_derivative_agrees_with_jax():
-    jax = pytest.importorskip("jax")
-    jax.config.update("jax_enable_x64", True)
-    jsp = pytest.importorskip("jax.scipy.special")
-    jnp = jax.numpy
+    jax, jsp, jnp = _jax()
 
     def jax_version(a, x):
         return jnp.sum(jsp.gammainc(a[0], x) * x + jsp.gammaincc(a[1], 0.5 * x))
