@@ -86,7 +86,7 @@ def by_address(obj):
 # The Faddeeva function w(z) = exp(-z**2) erfc(-iz), whose real part is scipy's voigt_profile
 # (scaled) and whose imaginary part its derivatives need. cython_special's `wofz` takes and
 # returns a C double complex, which ctypes cannot describe; generated code calls it by a symbol
-# registered with LLVM (_wofz_symbol), an {double, double} in and out as the C ABI passes a
+# registered with LLVM (_WOFZ), an {double, double} in and out as the C ABI passes a
 # double complex on x86-64 and aarch64.
 _WOFZ = "adjit_scipy_special_wofz"
 # where a {double, double} is passed and returned as a C double complex is (on Windows, a
@@ -95,25 +95,18 @@ HAS_WOFZ = sys.platform != "win32" and platform.machine().lower() in (
     "x86_64", "amd64", "aarch64", "arm64")
 
 
-def _wofz_symbol():
-    """Register cython_special's wofz with LLVM as _WOFZ (once per process)."""
-    if _WOFZ not in _MADE:
-        import llvmlite.binding
-        from numba.extending import get_cython_function_address
-        llvmlite.binding.add_symbol(_WOFZ, get_cython_function_address(_MODULE, "wofz"))
-        _MADE[_WOFZ] = True
-
-
-if HAS_WOFZ:
-    _wofz_symbol()  # at import: machine code that numba loads from its cache finds it too
+if HAS_WOFZ:     # at import, so that machine code numba loads from its cache finds it too
+    import llvmlite.binding
+    from numba.extending import get_cython_function_address
+    llvmlite.binding.add_symbol(_WOFZ, get_cython_function_address(_MODULE, "wofz"))
 
 
 @numba.extending.intrinsic
 def _wofz(typingctx, x, y):
     """(Re w(x + iy), Im w(x + iy)) from scipy's wofz."""
-    if not (isinstance(x, numba.types.Float) and isinstance(y, numba.types.Float)):
+    if not (HAS_WOFZ and isinstance(x, numba.types.Float) and
+            isinstance(y, numba.types.Float)):
         return None
-    _wofz_symbol()
     pair = numba.types.UniTuple(numba.types.float64, 2)
 
     def codegen(context, builder, signature, args):
@@ -215,6 +208,25 @@ _TINY = 1e-300
 
 
 @numba.njit(error_model="numpy")
+def _lentz_step(an, dan, b, db, c, dc, d, dd):
+    """One step of the modified Lentz algorithm for a continued fraction with partial
+    numerator `an` and denominator `b`, carried with derivatives along one direction (dual
+    numbers `dan`, `db`, ...): the new (c, dc, d, dd), and the factor delta = c d (with its
+    derivative) that multiplies the fraction's value."""
+    u = an * d + b
+    du = dan * d + an * dd + db
+    if abs(u) < _TINY:
+        u = _TINY
+    d = 1.0 / u
+    dd = -du * d * d
+    v = b + an / c
+    dv = db + (dan * c - an * dc) / (c * c)
+    if abs(v) < _TINY:
+        v = _TINY
+    return v, dv, d, dd, d * v, dd * v + d * dv
+
+
+@numba.njit(error_model="numpy")
 def gammainc_d_a(a, x):
     """d gammainc(a, x) / d a (gammaincc's is its negative). Below x = a + 1 the series
     P = sum_n t_n, t_n = exp(-x) x**(a + n) / Gamma(a + n + 1), whose terms' derivatives are
@@ -245,19 +257,8 @@ def gammainc_d_a(a, x):
     dd = -db * d * d
     h, dh = d, dd
     for i in range(1, 100000):
-        an, dan = -i * (i - a), float(i)
-        b, db = b + 2.0, db
-        u = an * d + b
-        du = dan * d + an * dd + db
-        if abs(u) < _TINY:
-            u = _TINY
-        d = 1.0 / u
-        dd = -du * d * d
-        c, dc = b + an / c, db + (dan * c - an * dc) / (c * c)
-        if abs(c) < _TINY:
-            c = _TINY
-        delta = d * c
-        ddelta = dd * c + d * dc
+        b += 2.0
+        c, dc, d, dd, delta, ddelta = _lentz_step(-i * (i - a), float(i), b, db, c, dc, d, dd)
         h, dh = h * delta, dh * delta + h * ddelta
         if abs(delta - 1.0) <= 1e-16 and abs(ddelta) <= 1e-16 * abs(dh / h):
             e = math.exp(a * lx - x - math.lgamma(a))
@@ -297,21 +298,8 @@ def _betacf_d(a, da, b, db, x):
                 dnum = -(da * (qab + m) + (a + m) * dqab) * x
                 den = (a + m2) * (qap + m2)
                 dden = da * (qap + m2) + (a + m2) * dqap
-            aa = num / den
-            daa = (dnum * den - num * dden) / (den * den)
-            u = 1.0 + aa * d
-            du = daa * d + aa * dd
-            if abs(u) < _TINY:
-                u = _TINY
-            d = 1.0 / u
-            dd = -du * d * d
-            v = 1.0 + aa / c
-            dv = (daa * c - aa * dc) / (c * c)
-            if abs(v) < _TINY:
-                v = _TINY
-            c, dc = v, dv
-            delta = d * c
-            ddelta = dd * c + d * dc
+            c, dc, d, dd, delta, ddelta = _lentz_step(
+                num / den, (dnum * den - num * dden) / (den * den), 1.0, 0.0, c, dc, d, dd)
             h, dh = h * delta, dh * delta + h * ddelta
         if abs(delta - 1.0) <= 1e-16 and abs(ddelta) <= 1e-16 * abs(dh / h):
             return h, dh
