@@ -545,6 +545,8 @@ def test_scalar_in_argnums_of_a_kernel_is_refused():
 PTX_SCRIPT = r'''
 import json, sys
 import numpy as np
+if not hasattr(np, "row_stack"):   # numba-cuda 0.2x overloads it; numpy 2.5 removed it
+    np.row_stack = np.vstack       # (as tests/conftest.py does)
 import numba
 from numba import cuda
 import adjit.cuda

@@ -1036,3 +1036,26 @@ def test_a_number_used_by_a_scalar_function_and_by_np_linspace():
     assert g[0] == pytest.approx(1.0 / math.cos(0.3) ** 2 * (math.cos(0.3) ** 2 + 1.0) - 1.0,
                                  rel=1e-14)
     assert g[1] == -1.0
+
+
+def test_adjit_imports_where_numpy_has_no_row_stack(tmp_path):
+    """numpy 2.5 removed np.row_stack: adjit imports there and its vstack entry still serves
+    (a fresh process whose numpy lacks the alias)."""
+    import os
+    import subprocess
+    import sys
+    script = tmp_path / "no_row_stack.py"
+    script.write_text("import numpy as np\n"
+                      "import numba.core.inline_closurecall\n"   # (numba 0.68 reads it once)
+                      "del np.row_stack\n"
+                      "np.__all__ = [n for n in np.__all__ if n != 'row_stack']\n"
+                      "import adjit\n"
+                      "def f(x):\n"
+                      "    return np.sum(np.vstack((x, 2.0 * x)) ** 2)\n"
+                      "print(adjit.grad(f)(np.array([1.0, -0.5]))[1])\n")
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                         timeout=300, env=dict(os.environ, PYTHONPATH=root))
+    assert out.returncode == 0, out.stderr[-2000:]
+    # d/dx1 of x1**2 + 4 x1**2 at x1 = -0.5
+    assert float(out.stdout.split()[-1]) == 10.0 * -0.5

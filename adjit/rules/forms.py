@@ -98,7 +98,6 @@ FORMS = {
     np.atleast_3d: ("np.atleast_3d(M)",),
     np.rot90: ("np.rot90(M)", "np.rot90(M, 2)", "np.rot90(M, k=3)"),
     np.real: ("np.real(x)",),
-    np.row_stack: ("np.row_stack((M, S))",),    # (numpy deprecates the alias)
     np.linalg.solve: ("np.linalg.solve(M, y)", "np.linalg.solve(M, S)"),
     np.linalg.inv: ("np.linalg.inv(M)",),
     np.nansum: ("np.nansum(x)",),
@@ -219,3 +218,9 @@ FORMS = {
 }
 """Forms by function object; `!` marks a form adjit refuses (an AdjitError naming what it
 does not take)."""
+
+# numpy < 2.5 keeps vstack's deprecated alias as a function of its own (numpy 2.5 removed it;
+# where something made it vstack itself, vstack's forms serve)
+if getattr(np, "row_stack", np.vstack) is not np.vstack:
+    FORMS[np.row_stack] = ("np.row_stack((M, S))",)
+
