@@ -223,4 +223,3 @@ does not take)."""
 # where something made it vstack itself, vstack's forms serve)
 if getattr(np, "row_stack", np.vstack) is not np.vstack:
     FORMS[np.row_stack] = ("np.row_stack((M, S))",)
-
