@@ -15,6 +15,7 @@ from .api_stop import stop_gradient
 from . import custom, higher
 from .errors import AdjitError, error_at, function_origin, internal_error
 from .frontend.source import receive_script, script_source
+from .normalize import record_arrays
 from .runtime.tape import RECORDED_TAPE_BYTES
 from .transform import Mode as _Mode
 from .transform import build, check_argnums
@@ -180,7 +181,18 @@ class GradientFunction:
                 # a setting (mode == "sum"): the gradient is specialized for its value, as
                 # numba's branches on it are decided here (normalize/prune.py)
                 t = numba.types.literal(a)
+            if record_arrays.record_fields(t) and (self.target != "cpu" or
+                                                   self.mode.name in higher.KINDS):
+                raise error_at(where, f"argument '{name}' is a record array, which "
+                               f"{self.mode.name} does not take"
+                               + (" on the GPU" if self.target != "cpu" else ""),
+                               "grad, value_and_grad, vjp and jvp on the CPU take record "
+                               "arrays; pass the fields as arrays of their own (data['x']) "
+                               "here.")
             problem = _unsupported_type(t)
+            if problem and record_arrays.record_fields(t):
+                raise error_at(where, f"argument '{name}' is {problem}",
+                               "Pass such fields as arguments of their own.")
             if problem:
                 raise error_at(where, f"argument '{name}' is {problem}",
                                "adjit differentiates real floating-point code: pass float64 or "
@@ -495,6 +507,8 @@ def _unsupported_type(t):
     dtype = t.dtype if isinstance(t, types.Array) else t
     if isinstance(dtype, types.Complex):
         return f"complex ({t}): complex numbers have no derivative in adjit"
+    if isinstance(t, types.Array) and isinstance(dtype, types.Record):
+        return record_arrays.unsupported_fields(t)
     if isinstance(t, types.Array) and not isinstance(dtype, (types.Float, types.Integer,
                                                              types.Boolean)):
         return f"an array of {dtype}"
@@ -511,7 +525,15 @@ def _make_stub(gf, register=overload):
     stub = ns["stub"]
 
     def typer(*arg_types):
-        return gf.specialize(arg_types).pyfunc
+        spec = gf.specialize(arg_types)
+        if spec.adapter is not None:
+            fn = gf.__adjit_function__
+            raise error_at((fn.__code__.co_filename, fn.__code__.co_firstlineno,
+                            fn.__qualname__), "a derivative with a record-array argument "
+                           "called from @njit code", "Call it from Python, or pass the "
+                           "fields as arrays of their own (data['x'], data['y']) to a "
+                           "function of the fields.")
+        return spec.pyfunc
 
     typer.__signature__ = inspect.signature(stub)
     register(stub)(typer)

@@ -36,6 +36,7 @@ from .frontend.source import read_function
 from .normalize.anf import InlineContext, normalize_function
 from .normalize.coalesce import coalesce_temps
 from .normalize.names import Env, NameGen, lookup
+from .normalize import record_arrays
 from .normalize.prune import pruned_source, with_settings
 from .normalize.webs import split_webs
 from .reverse import sweep as sweep_passes
@@ -123,6 +124,8 @@ class Program:
         self.shadows = self.ownership = self.builder = None
         self.after = []            # (CUDA) kernels launched after the adjoint kernel
         self.entry = self.wrapper = None
+        self.records = {}          # record-array parameter -> RecordValue of its fields
+        self.adapter = None        # how the API calls a derivative that split them
         self.steps = []
         self.done = []
         self.capture = ()         # sweep stages ("sweep.<name>") adjit.show asks for
@@ -177,8 +180,28 @@ def parse(p, o):
         raise p.src.loc.error(p.src.tree, f"{what} with {len(p.arg_types)} argument(s)",
                               f"'{p.src.loc.name}' takes {len(p.params)}: "
                               f"{', '.join(p.params)}{more}.")
-    p.arg_kinds = {q: kind_of_numba_type(t) for q, t in zip(p.params, user_types)}
     p.wrt = [p.params[k] for k in o.argnums]
+    p.records = {}
+    split = record_arrays.split_params(p.src, p.params, user_types, p.wrt, p.src.loc.error)
+    if split is not None:
+        # each field of a record-array argument a parameter of its own (the API's Adapter
+        # splits the arguments and puts the fields' gradients back together)
+        user_params, user_wrt = p.params, p.wrt
+        p.src, p.params, types, p.wrt, p.records, layout = split
+        trailing_types = p.arg_types[len(user_types):]
+        if o.derivative == "tangent" and trailing_types and \
+                any(q in p.records for q in user_wrt):
+            # jvp's tangents: the Adapter splits them as it splits the arguments
+            field_types = [types[p.params.index(q)] for q in p.wrt]
+            trailing_types = tuple(field_types) if o.split_tangents else \
+                (numba.types.BaseTuple.from_types(field_types),)
+        p.arg_types = tuple(types) + tuple(trailing_types)
+        user_types = types
+        p.adapter = record_arrays.Adapter(layout, user_params, user_wrt, o.derivative,
+                                          o.with_value, o.single, o.split_tangents)
+        if o.single and len(p.wrt) > 1:
+            o.single = False        # the fields' gradients, put together by the Adapter
+    p.arg_kinds = {q: kind_of_numba_type(t) for q, t in zip(p.params, user_types)}
 
 
 def _without_generated_names(src):
@@ -261,7 +284,7 @@ def normalize(p, o):
                                   if isinstance(t, numba.types.StringLiteral) and
                                   q not in (p.wrt or ())})
     _refuse_unknown_settings(p)
-    p.stmts, result = normalize_function(p.src, ctx)
+    p.stmts, result = normalize_function(p.src, ctx, subst=dict(p.records or {}))
     p.vec_temps = ctx.vec_temps
     if o.derivative == "kernel":
         if result is not None:
@@ -361,6 +384,7 @@ def compile_(p, o):
                                             o.fastmath, o.jit, cache=o.cache,
                                             origin=_origin(p, None))
         p.compiled = Transformed(p.source, pyfunc, dispatcher)
+        p.compiled.adapter = p.adapter
         return
     stats_type = numba.types.int64[::1]
     pyfunc, dispatcher = compile_source(p.source, p.entry, p.env.ns,
@@ -370,6 +394,7 @@ def compile_(p, o):
     limit = DEFAULT_TAPE_LIMIT if o.tape_limit is None else o.tape_limit
     p.compiled = Transformed(p.source, pyfunc, dispatcher, np.zeros(STATS_SIZE, np.int64),
                              _limit_hint(p, o.checkpoint, limit))
+    p.compiled.adapter = p.adapter
 
 
 PASSES = {"source": parse, "normalized": normalize, "typed": typed, "hoisted": hoist,
@@ -445,6 +470,7 @@ class Transformed:
 
     adapt = False   # checkpoint=None: a call with a large tape makes the gradient checkpoint
     types = None    # the numba argument types it was built for
+    adapter = None  # record-array arguments split into fields (normalize/record_arrays.py)
 
     def __init__(self, source, pyfunc, dispatcher, stats=None, limit_hint=""):
         self.source = source
@@ -454,6 +480,11 @@ class Transformed:
         self.limit_hint = limit_hint
 
     def call(self, *args):
+        if self.adapter is not None:
+            return self.adapter.call(self._call, args)
+        return self._call(*args)
+
+    def _call(self, *args):
         if self.stats is None:
             return self.dispatcher(*args)
         return self.dispatcher(*args, self.stats)

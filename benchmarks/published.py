@@ -398,11 +398,13 @@ def _pyhpc_check(target, args, argnums, rng):
     return "ok", f"{judged} elements judged"
 
 
-def _stencil(target, args, k, idx, h):
+def _stencil(target, args, k, idx, h, field=None):
     values = []
     for m in (-2, -1, 1, 2):
         moved = _copies(args)
-        if isinstance(moved[k], np.ndarray):
+        if field is not None:                   # a record array's field (a view of it)
+            moved[k][field][idx] += m * h
+        elif isinstance(moved[k], np.ndarray):
             moved[k][idx] += m * h
         else:
             moved[k] = moved[k] + m * h
@@ -489,30 +491,49 @@ def _example_check(target, points, results, wrt):
         if not math.isclose(value, want, rel_tol=1e-9, abs_tol=1e-9):
             return "wrong", f"point {p}: value {value} against {whose} {want}"
         noise = 1e-10 * abs(want)   # the differences' rounding: an ulp of it over the step
-        for k, g in zip(wrt, grads):
-            x = np.asarray(args[k])
-            g = np.asarray(g, dtype=np.float64)
-            if g.shape != x.shape:
-                return "wrong", f"d/d{names[k]} of shape {g.shape}, {names[k]} {x.shape}"
-            steps = [{idx: _stencil(reference, args, k, idx, r * max(1.0, abs(x[idx])))
-                      for idx in np.ndindex(x.shape)} for r in (1e-4, 3e-5)]
-            unit = 0.01 * max(abs(d) for d in steps[1].values())
-            for idx in np.ndindex(x.shape):
-                total += 1
-                d1, d2 = steps[0][idx], steps[1][idx]
-                if math.isnan(g[idx]) and math.isfinite(d2):
-                    nans.append(f"{names[k]}{list(idx)}: {d2:.4g}")
-                    continue
-                if abs(d1 - d2) > 1e-6 * (abs(d1) + unit) + noise:
-                    continue
-                judged += 1
-                if not abs(g[idx] - d2) <= 1e-5 * (abs(d2) + unit) + noise:
-                    return "wrong", (f"point {p}: d/d{names[k]}{list(idx)} {g[idx]} against "
-                                     f"differences {d2}")
+        for k, g_whole in zip(wrt, grads):
+            a = np.asarray(args[k])
+            if a.dtype.names:       # a record array: each float field judged as an array
+                if np.asarray(g_whole).dtype != a.dtype:
+                    return "wrong", f"d/d{names[k]} of dtype {np.asarray(g_whole).dtype}"
+                parts = [(f, a[f], g_whole[f]) for f in a.dtype.names if a.dtype[f].kind == "f"]
+            else:
+                parts = [(None, a, g_whole)]
+            for field, x, g in parts:
+                result = _judge(reference, args, k, field, x, g, names, p, noise, nans)
+                if isinstance(result, tuple):
+                    return result
+                judged, total = judged + result[0], total + result[1]
     if nans:
         return "nan", (f"NaN in {len(nans)} of {total} derivatives where the differences are "
                        f"finite (e.g. {nans[0]}); the other {judged} judged agree{note}")
     return "ok", f"{judged} of {total} derivatives judged{note}"
+
+
+def _judge(reference, args, k, field, x, g, names, p, noise, nans):
+    """One differentiated argument (or a record array's field) at point p: a ("wrong",
+    detail) tuple, or (judged, total) counts as a list (NaNs appended to `nans`)."""
+    judged = total = 0
+    label = names[k] + (f".{field}" if field is not None else "")
+    g = np.asarray(g, dtype=np.float64)
+    if g.shape != x.shape:
+        return "wrong", f"d/d{label} of shape {g.shape}, {label} {x.shape}"
+    steps = [{idx: _stencil(reference, args, k, idx, r * max(1.0, abs(x[idx])), field)
+              for idx in np.ndindex(x.shape)} for r in (1e-4, 3e-5)]
+    unit = 0.01 * max(abs(d) for d in steps[1].values())
+    for idx in np.ndindex(x.shape):
+        total += 1
+        d1, d2 = steps[0][idx], steps[1][idx]
+        if math.isnan(g[idx]) and math.isfinite(d2):
+            nans.append(f"{label}{list(idx)}: {d2:.4g}")
+            continue
+        if abs(d1 - d2) > 1e-6 * (abs(d1) + unit) + noise:
+            continue
+        judged += 1
+        if not abs(g[idx] - d2) <= 1e-5 * (abs(d2) + unit) + noise:
+            return "wrong", (f"point {p}: d/d{label}{list(idx)} {g[idx]} against "
+                             f"differences {d2}")
+    return [judged, total]
 
 
 def main(argv=None):

@@ -32,6 +32,17 @@ def fd_grad(f, args, k, h=1e-6, order=2, dtype=None):
     x = args[k]
     if np.ndim(x) == 0:
         return stencil(lambda d: f(*_with(args, k, x + d)), h, order)
+    if x.dtype.names:
+        # a record array: each float field varied as an array of its own (other fields: 0)
+        g = np.zeros_like(x)
+        for name in x.dtype.names:
+            if x.dtype[name].kind == "f":
+                def by_field(*a, name=name):
+                    rec = x.copy()
+                    rec[name] = a[k]
+                    return f(*_with(a, k, rec))
+                g[name] = fd_grad(by_field, _with(args, k, x[name].copy()), k, h, order)
+        return g
     if dtype is not None:
         x = np.array(x, dtype=dtype)
     g = np.zeros_like(x, dtype=np.float64)

@@ -27,7 +27,7 @@ from ..rules.table import (ALLOCATORS, ARRAY_FUNCTIONS, ARRAY_OPS, ARRAY_QUERIES
                            INACTIVE, INT_ALLOCATORS, MESSAGES, attached_rule, ensure_entries,
                            rule_for_call)
 
-from . import appends, closures, comprehensions, swaps
+from . import appends, closures, comprehensions, record_arrays, swaps
 from . import (einsum, lower_constructors, lower_diagonals, lower_kept,  # noqa: F401 - they
                lower_linalg, lower_scans, lower_shapes,  # register the lowerings of numpy
                lower_statistics)  # functions
@@ -43,7 +43,7 @@ from .messages import message_call
 from .stencils import stencil_call, stencil_kernel
 from .names import lookup
 from .numpy_calls import ARRAY_METHODS, NumpyCalls
-from .values import (FunctionValue, NoneValue, Shape, TupleValue, TypeOf,
+from .values import (FunctionValue, NoneValue, RecordValue, Shape, TupleValue, TypeOf,
                      assigned_user_names)
 from .vectorize import ONE, Lazy, Op, Scalar, View, Vectorizer, _index_node
 from .views import Indexer, has_take
@@ -167,6 +167,7 @@ def normalize_function(src, ctx, prefix="", subst=None, views=None):
     src = closures.lift(src, src.with_tree, FunctionSource)
     src = appends.desugar(src, src.with_tree)
     src = comprehensions.desugar(src, src.with_tree)
+    src, subst = record_arrays.rewrite(src, subst or {})
     check_supported(src.tree, src.loc)
     if src.fn in ctx.stack:
         chain = " -> ".join(f.__name__ for f in ctx.stack + [src.fn])
@@ -1903,7 +1904,7 @@ class _Normalizer:
             return bindings.use_view(self, bindings.view_name(self, node), node)
         if node.id in self.src.locals:
             target = self.local(node.id)
-            if isinstance(target, (FunctionValue, TypeOf, NoneValue)):
+            if isinstance(target, (FunctionValue, TypeOf, NoneValue, RecordValue)):
                 return target                  # a helper's parameter given a function
             if isinstance(target, str) and target in self.held:
                 return self.held[target]       # e = math.exp; T = type(x)

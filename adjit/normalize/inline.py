@@ -8,8 +8,8 @@ import ast
 from .. import ir
 from ..frontend.source import read_function
 from .prune import pruned_source, with_settings
-from .values import NONE, FunctionValue, NoneValue, Shape, TupleValue, TypeOf, \
-    assigned_user_names
+from .values import NONE, FunctionValue, NoneValue, RecordValue, Shape, TupleValue, \
+    TypeOf, assigned_user_names
 from .vectorize import View
 from .views import has_take
 
@@ -19,7 +19,7 @@ def argument(norm, node, out):
     or a view (the helper's parameter is then a name for part of the caller's array:
     writes through it reach the array)."""
     value = norm.rhs(node, out)
-    if isinstance(value, (Shape, TupleValue, FunctionValue, TypeOf)) or \
+    if isinstance(value, (Shape, TupleValue, FunctionValue, TypeOf, RecordValue)) or \
             (isinstance(value, View) and not has_take(value)):
         return value
     return norm.to_atom(out, value)
@@ -100,9 +100,10 @@ def inline(norm, node, fn, out, atoms=None):
                                  "Assign to a new name in the helper.")
             subst[p] = v
             continue
-        if isinstance(v, (Shape, TupleValue)):     # (a tuple: the helper reads it)
+        if isinstance(v, (Shape, TupleValue, RecordValue)):    # (the helper reads it)
             if p in reassigned:
-                raise norm.error(node, f"a tuple passed as `{p}` to {fn.__name__}, which "
+                raise norm.error(node, f"a tuple or record array passed as `{p}` to "
+                                 f"{fn.__name__}, which "
                                  "assigns that parameter again", "Assign to a new name "
                                  "in the helper.")
             subst[p] = v

@@ -27,6 +27,16 @@ class TupleValue:
         self.items = items
 
 
+class RecordValue:
+    """A record array (normalize/record_arrays.py): one array atom per field, as
+    [(field, atom)], and the array's number of dimensions. Only ever passed to a helper,
+    whose body then reads the fields' arrays."""
+
+    def __init__(self, fields, ndim):
+        self.fields = fields
+        self.ndim = ndim
+
+
 class FunctionValue:
     """A function as a value (`e = math.exp`, a helper passed to a helper `rk4(rhs, y, h)`):
     only ever called; each call is a call of `obj` itself."""

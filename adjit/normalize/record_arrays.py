@@ -1,0 +1,335 @@
+"""Record arrays (numpy structured arrays of float fields) as numba code reads them.
+
+numba compiles `data[i].x`, `data[i]['x']`, `data.x` and `data['x']` on an array of
+records. To the passes each field is an array of its own: the derivative takes one
+parameter per field of a record-array argument (`split_params`; the API passes the fields'
+views and puts their gradients back into an array of the argument's dtype: `Adapter`), and
+each function body, the argument's own and every helper's it is passed to, reads and writes
+those arrays (`rewrite`: `data[i].x` becomes `data_x[i]`). A record array used any other way
+(a record `r = data[i]`, `for r in data`, an operation on the whole array) is refused by
+name, saying what to write instead."""
+import ast
+import copy
+
+import numba
+import numpy as np
+
+from .. import ir
+from .values import RecordValue
+
+FIELD_TYPES = (numba.types.float32, numba.types.float64)
+"""The field types of a record array that carry derivatives (integer and boolean fields
+are read as arrays too, and their gradients are 0)."""
+
+LIKE = ("empty_like", "zeros_like", "ones_like", "full_like")
+"""numpy's allocations shaped like an array: of a record array, given a float dtype."""
+
+ATTRIBUTES = ("shape", "ndim", "size")
+"""What a record array's fields share, read from its first field."""
+
+_ADVICE = ("adjit reads a record array field by field: write data[i].x, data[i]['x'], "
+           "data.x or data['x'] (and data.shape, len(data)); pass the array whole only to "
+           "your own functions.")
+
+
+def record_fields(t):
+    """[(field, numba type)] of a numba record-array type, else None."""
+    if isinstance(t, numba.types.Array) and isinstance(t.dtype, numba.types.Record):
+        return list(t.dtype.members)
+    return None
+
+
+def unsupported_fields(t):
+    """Why a record-array type's fields cannot be read (None when they can)."""
+    members = record_fields(t)
+    bad = [f"{name} ({ft})" for name, ft in members
+           if not isinstance(ft, (numba.types.Float, numba.types.Integer, numba.types.Boolean))]
+    if bad:
+        return (f"an array of records with fields that are not numbers: {', '.join(bad)} "
+                "(adjit reads fields of floats, integers and booleans)")
+    return None
+
+
+def _field_type(t, field):
+    """The numba type of a view of one field of a record array of type `t`."""
+    dtype = numba.np.numpy_support.as_dtype(t.dtype)
+    sample = np.zeros((4,) * t.ndim, dtype)
+    if t.layout == "F":
+        sample = np.asfortranarray(sample)
+    elif t.layout == "A":
+        sample = sample[(slice(None, None, 2),) * t.ndim]
+    return numba.typeof(sample[field])
+
+
+class Layout:
+    """Where the record-array arguments are among the user's arguments and which parameters
+    of the derivative their fields became: [(index, numpy dtype, [field], [parameter],
+    [float field])]."""
+
+    def __init__(self, entries, n_user):
+        self.entries = entries
+        self.n_user = n_user
+
+    def split(self, args):
+        """The user's arguments with each record array replaced by its fields' views."""
+        out = []
+        records = {k: fields for k, _, fields, _, _ in self.entries}
+        for k, a in enumerate(args):
+            if k in records:
+                out.extend(a[f] for f in records[k])
+            else:
+                out.append(a)
+        return out
+
+
+def split_params(src, params, user_types, wrt, loc_error):
+    """The function with each record-array parameter replaced by one parameter per field.
+    Returns (src, params, types, wrt, subst, Layout) or None when no argument is a record
+    array; `subst` binds each record parameter's name to its RecordValue."""
+    if not any(record_fields(t) for t in user_types):
+        return None
+    tree = copy.deepcopy(src.tree)
+    taken = set(src.locals) | {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    new_params, new_types, new_wrt, subst, entries = [], [], [], {}, []
+    for k, (q, t) in enumerate(zip(params, user_types)):
+        members = record_fields(t)
+        if not members:
+            new_params.append(q)
+            new_types.append(t)
+            if q in wrt:
+                new_wrt.append(q)
+            continue
+        if not any(ft in FIELD_TYPES for _, ft in members) and q in wrt:
+            raise loc_error(src.tree, f"argument '{q}' in argnums is a record array with no "
+                            "float64 or float32 field, which carries no derivative",
+                            "Leave it out of argnums.")
+        names = []
+        for field, _ in members:
+            name = f"{q}_{field}"
+            while name in taken:
+                name += "_"
+            taken.add(name)
+            names.append(name)
+        new_params.extend(names)
+        new_types.extend(_field_type(t, field) for field, _ in members)
+        if q in wrt:
+            new_wrt.extend(n for (_, ft), n in zip(members, names) if ft in FIELD_TYPES)
+        subst[q] = RecordValue([(field, ir.name(n)) for (field, _), n in zip(members, names)],
+                               t.ndim)
+        entries.append((k, numba.np.numpy_support.as_dtype(t.dtype),
+                        [field for field, _ in members], names,
+                        [field for field, ft in members if ft in FIELD_TYPES]))
+    # the parameters in the tree: each record parameter's place taken by its fields
+    for group in (tree.args.posonlyargs, tree.args.args, tree.args.kwonlyargs):
+        replaced = []
+        for a in group:
+            if a.arg in subst:
+                replaced.extend(ast.arg(arg=name.id, annotation=None)
+                                for _, name in subst[a.arg].fields)
+            else:
+                replaced.append(a)
+        group[:] = replaced
+    return (src.with_tree(tree, {}), new_params, new_types, new_wrt, subst,
+            Layout(entries, len(params)))
+
+
+def rewrite(src, subst):
+    """`src` with its record arrays' field accesses written as reads and writes of one array
+    per field, and `subst` with those arrays bound (the caller's, or the derivative's field
+    parameters). Returns (src, subst); unchanged where `subst` holds no RecordValue."""
+    records = {n: v for n, v in subst.items() if isinstance(v, RecordValue)}
+    if not records:
+        return src, subst
+    tree = copy.deepcopy(src.tree)
+    taken = set(src.locals) | {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} | \
+        set(subst)
+    local, subst = {}, dict(subst)
+    for r, value in records.items():
+        for field, atom in value.fields:
+            name = f"{r}_{field}"
+            while name in taken:
+                name += "_"
+            taken.add(name)
+            local[r, field] = name
+            subst[name] = atom
+    tree = _Rewriter(src, records, local).visit(tree)
+    out = src.with_tree(tree, {})
+    out.locals |= set(local.values()) | set(records)
+    return out, subst
+
+
+class _Rewriter(ast.NodeTransformer):
+    def __init__(self, src, records, local):
+        self.src = src
+        self.records = records
+        self.local = local
+
+    def _record(self, node):
+        return node.id if isinstance(node, ast.Name) and node.id in self.records else None
+
+    def _field(self, r, field, node):
+        if (r, field) not in self.local:
+            fields = ", ".join(f for f, _ in self.records[r].fields)
+            raise self.src.loc.error(node, f"the field `{field}` of the record array `{r}`, "
+                                     f"which has the fields {fields}",
+                                     "Read one of its fields.")
+        return self.local[r, field]
+
+    def _first(self, r):
+        return self.local[r, self.records[r].fields[0][0]]
+
+    def _refuse(self, r, node):
+        raise self.src.loc.error(node, f"the record array `{r}` used as a whole "
+                                 f"(`{ast.unparse(node)}`)", _ADVICE)
+
+    @staticmethod
+    def _field_name(node):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            return node.value
+        return None
+
+    def _element_field(self, base, field, node):
+        """`data[i].x` / `data[i]['x']`: element i of the field's array (a read or a
+        store, as `node` is)."""
+        r = self._record(base.value)
+        name = self._field(r, field, node)
+        index = self.visit(base.slice)
+        return ast.copy_location(ast.Subscript(value=ast.Name(id=name, ctx=ast.Load()),
+                                               slice=index, ctx=node.ctx), node)
+
+    def visit_Attribute(self, node):
+        if isinstance(node.value, ast.Subscript) and self._record(node.value.value):
+            return self._element_field(node.value, node.attr, node)
+        r = self._record(node.value)
+        if r is None:
+            return self.generic_visit(node)
+        if node.attr in ATTRIBUTES:
+            return ast.copy_location(ast.Attribute(
+                value=ast.Name(id=self._first(r), ctx=ast.Load()), attr=node.attr,
+                ctx=node.ctx), node)
+        if (r, node.attr) in self.local:
+            return ast.copy_location(ast.Name(id=self.local[r, node.attr], ctx=node.ctx), node)
+        if not hasattr(np.ndarray, node.attr):
+            self._field(r, node.attr, node)         # (no such field: refused by name)
+        return self._refuse(r, node)
+
+    def visit_Subscript(self, node):
+        field = self._field_name(node.slice)
+        if field is not None and isinstance(node.value, ast.Subscript) and \
+                self._record(node.value.value):
+            return self._element_field(node.value, field, node)
+        r = self._record(node.value)
+        if r is None:
+            return self.generic_visit(node)
+        if field is not None:
+            return ast.copy_location(ast.Name(id=self._field(r, field, node), ctx=node.ctx),
+                                     node)
+        return self._refuse(r, node)        # a record `data[i]` as a value of its own
+
+    def visit_Call(self, node):
+        obj = self.src.resolve(node.func)
+        records = [a for a in node.args if self._record(a)] + \
+            [k.value for k in node.keywords if self._record(k.value)]
+        if not records:
+            return self.generic_visit(node)
+        r = records[0].id
+        if obj is len and len(node.args) == 1:
+            node.args = [ast.Name(id=self._first(r), ctx=ast.Load())]
+            return node
+        name = getattr(obj, "__name__", None)
+        if getattr(obj, "__module__", None) == "numpy" and name in LIKE and \
+                node.args and self._record(node.args[0]):
+            given = any(k.arg == "dtype" for k in node.keywords) or \
+                len(node.args) > (2 if name == "full_like" else 1)
+            if not given:
+                raise self.src.loc.error(node, f"np.{name} of the record array `{r}` without "
+                                         "a dtype (an array of records)",
+                                         f"Give a float dtype: np.{name}({r}, "
+                                         "dtype=np.float64) has the record array's shape.")
+            node.args[0] = ast.Name(id=self._first(r), ctx=ast.Load())
+            return self.generic_visit(node)
+        if _user_function(obj):
+            # passed whole to a helper: the helper's body is rewritten for it in turn
+            node.args = [a if self._record(a) else self.visit(a) for a in node.args]
+            for k in node.keywords:
+                if not self._record(k.value):
+                    k.value = self.visit(k.value)
+            node.func = self.visit(node.func)
+            return node
+        return self._refuse(r, node)
+
+    def visit_Name(self, node):
+        r = self._record(node)
+        if r is not None:
+            if isinstance(node.ctx, ast.Store):
+                raise self.src.loc.error(node, f"the record array `{r}` assigned again",
+                                         "Assign to a new name.")
+            self._refuse(r, node)
+        return node
+
+
+def _user_function(obj):
+    """Whether `obj` is a function of the user's (a Python function or a numba dispatcher
+    of one), which adjit inlines, rather than numpy's, math's or a builtin."""
+    fn = getattr(obj, "py_func", obj)
+    package = (getattr(fn, "__module__", None) or "").split(".")[0]
+    return callable(fn) and hasattr(fn, "__code__") and \
+        package not in ("numpy", "math", "builtins", "numba", "adjit", "scipy")
+
+
+class Adapter:
+    """Calls a derivative whose record-array arguments were split into fields: splits the
+    arguments (and jvp's tangents) and puts the fields' gradients back into arrays of each
+    argument's dtype, shaped as the user asked (a bare gradient for an int argnums)."""
+
+    def __init__(self, layout, user_params, wrt_user, derivative, with_value, single,
+                 split_tangents):
+        self.layout = layout
+        self.records = {user_params[k]: (dtype, floats)       # (the differentiated fields)
+                        for k, dtype, _, _, floats in layout.entries}
+        self.wrt_user = wrt_user            # the user's argnums parameters, in order
+        self.derivative = derivative
+        self.with_value = with_value
+        self.single = single
+        self.split_tangents = split_tangents
+
+    def _expand(self, values):
+        """The user's per-argnums values (tangents) with each record's split into fields."""
+        out = []
+        for q, v in zip(self.wrt_user, values):
+            if q in self.records:
+                out.extend(v[f] for f in self.records[q][1])
+            else:
+                out.append(v)
+        return out
+
+    def call(self, raw, args):
+        user, trailing = args[:self.layout.n_user], args[self.layout.n_user:]
+        split = self.layout.split(user)
+        if self.derivative == "tangent":
+            if self.split_tangents:
+                trailing = self._expand(trailing)
+            elif trailing:
+                tangents = [trailing[0]] if self.single else list(trailing[0])
+                trailing = [tuple(self._expand(tangents))] if any(
+                    q in self.records for q in self.wrt_user) else trailing
+            return raw(*split, *trailing)
+        out = raw(*split, *trailing)
+        value, grads = (out[0], out[1]) if self.with_value else (None, out)
+        if not isinstance(grads, tuple):
+            grads = (grads,)
+        merged, k = [], 0
+        for q in self.wrt_user:
+            if q not in self.records:
+                merged.append(grads[k])
+                k += 1
+                continue
+            dtype, fields = self.records[q]
+            parts = grads[k:k + len(fields)]
+            k += len(fields)
+            g = np.zeros(parts[0].shape, dtype)
+            for f, part in zip(fields, parts):
+                g[f] = part
+            merged.append(g)
+        result = merged[0] if self.single else tuple(merged)
+        return (value, result) if self.with_value else result

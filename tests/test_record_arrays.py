@@ -1,0 +1,246 @@
+"""Record arrays (numpy structured arrays) as numba code reads them: `data[i].x`,
+`data[i]['x']`, `data.x`, `data['x']`, passed whole to helpers. The gradient with respect to
+a record array is an array of the same dtype holding each float field's partials (0 in
+integer fields). Each case against numba's compile of the same function (value) and central
+differences of it (every float field)."""
+import numpy as np
+import pytest
+from numba import jit, njit
+
+import adjit
+from fd import fd_grad
+
+PARTICLE = np.dtype([("x", np.float64), ("y", np.float64), ("vx", np.float64),
+                     ("vy", np.float64), ("m", np.float64)])
+POINT = np.dtype([("x", np.double), ("y", np.double)])
+
+
+def _particles(n=5, seed=0):
+    rng = np.random.default_rng(seed)
+    p = np.zeros(n, PARTICLE)
+    for f in PARTICLE.names:
+        p[f] = rng.random(n) + (np.arange(n) if f in ("x", "y") else 0.5)
+    return p
+
+
+def _assert_fields_close(got, want, rtol=1e-6, atol=1e-8):
+    assert got.dtype == want.dtype and got.shape == want.shape
+    for f in want.dtype.names:
+        np.testing.assert_allclose(got[f], want[f], rtol=rtol, atol=atol, err_msg=f)
+
+
+# the numba team's structures example (numba-examples, legacy/structures.py), as it is
+# written there: @jit, element records read by attribute, np.empty_like with a dtype
+@jit
+def hypot(data):
+    result = np.empty_like(data, dtype=np.float64)
+    for i in range(data.shape[0]):
+        result[i] = np.sqrt(data[i].x * data[i].x + data[i].y * data[i].y)
+    return result
+
+
+def weighted_hypot(data, w):
+    return np.sum(hypot(data) * w)
+
+
+def test_the_numba_structures_example_as_written():
+    a = np.array([(1.0, 2.0), (3.0, 4.0), (-0.5, 1.5)], dtype=POINT)
+    w = np.array([0.5, 2.0, -1.0])
+    before = a.copy()
+    value, (ga, gw) = adjit.value_and_grad(weighted_hypot, argnums=(0, 1))(a, w)
+    assert value == pytest.approx(njit(weighted_hypot)(a, w), rel=1e-14)
+    r = np.hypot(a["x"], a["y"])
+    np.testing.assert_allclose(ga["x"], w * a["x"] / r, rtol=1e-14)    # d r / dx = x / r
+    np.testing.assert_allclose(ga["y"], w * a["y"] / r, rtol=1e-14)
+    np.testing.assert_allclose(gw, r, rtol=1e-14)
+    _assert_fields_close(ga, fd_grad(njit(weighted_hypot), (a, w), 0))
+    assert (a == before).all()                      # nothing the user passed is changed
+
+
+@njit
+def energy(p):
+    """Kinetic and gravitational energy of particles held as records."""
+    e = 0.0
+    for i in range(len(p)):
+        e += 0.5 * p[i].m * (p[i].vx ** 2 + p[i]["vy"] ** 2)
+    for i in range(p.shape[0]):
+        for j in range(i + 1, p.shape[0]):
+            dx = p[i].x - p[j].x
+            dy = p[i].y - p[j].y
+            e -= p[i].m * p[j].m / np.sqrt(dx * dx + dy * dy)
+    return e
+
+
+def test_particles_as_records_match_finite_differences():
+    p = _particles()
+    g = adjit.grad(energy)(p)
+    assert g.dtype == PARTICLE
+    np.testing.assert_allclose(g["vx"], p["m"] * p["vx"], rtol=1e-14)
+    _assert_fields_close(g, fd_grad(energy, (p,), 0))
+
+
+def test_jvp_of_records_is_the_gradient_along_the_tangent():
+    p = _particles(seed=1)
+    t = np.zeros_like(p)
+    for k, f in enumerate(PARTICLE.names):
+        t[f] = np.linspace(-1.0, 1.0, p.shape[0]) * (k + 1)
+    g = adjit.grad(energy)(p)
+    value, tangent = adjit.jvp(energy)(p, t)
+    assert value == pytest.approx(energy(p), rel=1e-14)
+    assert tangent == pytest.approx(sum(np.sum(g[f] * t[f]) for f in PARTICLE.names),
+                                    rel=1e-12)
+    _, vjp = adjit.vjp(energy)(p, 2.0)
+    _assert_fields_close(vjp, np.array(2.0 * g.view(np.float64)).view(PARTICLE), rtol=1e-14)
+
+
+def whole_fields(data, w):
+    return np.sum(data["x"] * data.y * w) + np.sum(np.sin(data.vx)) + data.m[0]
+
+
+def test_fields_as_arrays_in_vectorized_code():
+    p = _particles(seed=2)
+    w = np.linspace(0.5, 1.5, p.shape[0])
+    value, (gp, gw) = adjit.value_and_grad(whole_fields, argnums=(0, 1))(p, w)
+    assert value == pytest.approx(njit(whole_fields)(p, w), rel=1e-14)
+    np.testing.assert_allclose(gp["x"], p["y"] * w, rtol=1e-15)
+    np.testing.assert_allclose(gp["vx"], np.cos(p["vx"]), rtol=1e-15)
+    np.testing.assert_array_equal(gp["m"], [1.0, 0.0, 0.0, 0.0, 0.0])
+    np.testing.assert_allclose(gw, p["x"] * p["y"], rtol=1e-15)
+
+
+def drift(p, dt):
+    q = np.empty_like(p, dtype=np.float64)
+    for i in range(p.shape[0]):
+        q[i] = p[i].x + dt * p[i].vx
+    return np.sum(q ** 2)
+
+
+def test_a_helper_given_records_and_a_scalar():
+    p = _particles(seed=3)
+    gp, gdt = adjit.grad(drift, argnums=(0, 1))(p, 0.1)
+    _assert_fields_close(gp, fd_grad(njit(drift), (p, 0.1), 0))
+    assert gdt == pytest.approx(fd_grad(njit(drift), (p, 0.1), 1), rel=1e-7)
+
+
+def scale_in_place(d, s):
+    for i in range(d.shape[0]):
+        d[i].x = s * d[i].y
+    return np.sum(d.x ** 2)
+
+
+def test_writes_into_fields_reach_the_users_array_as_numbas_do():
+    a = np.array([(1.0, 2.0), (3.0, 4.0), (0.5, -1.0)], dtype=POINT)
+    mine, theirs = a.copy(), a.copy()
+    g = adjit.grad(scale_in_place, argnums=1)(mine, 2.0)
+    assert g == pytest.approx(2.0 * 2.0 * np.sum(a["y"] ** 2), rel=1e-15)
+    njit(scale_in_place)(theirs, 2.0)
+    np.testing.assert_array_equal(mine, theirs)
+
+
+def grid_energy(d):
+    s = 0.0
+    for i in range(d.shape[0]):
+        for j in range(d.shape[1]):
+            s += d[i, j].x ** 2 * d[i, j]["y"]
+    return s
+
+
+@pytest.mark.parametrize("view", ["whole", "strided"])
+def test_two_dimensional_and_strided_record_arrays(view):
+    g2 = np.zeros((3, 4), POINT)
+    g2["x"] = np.arange(12.0).reshape(3, 4) / 7.0
+    g2["y"] = np.linspace(-1.0, 2.0, 12).reshape(3, 4)
+    d = g2 if view == "whole" else g2[::2, 1:]
+    g = adjit.grad(grid_energy)(d)
+    np.testing.assert_allclose(g["x"], 2.0 * d["x"] * d["y"], rtol=1e-15)
+    np.testing.assert_allclose(g["y"], d["x"] ** 2, rtol=1e-15)
+
+
+def counted(d, s):
+    t = 0.0
+    for i in range(d.shape[0]):
+        t += d[i].x * d[i].n * s
+    return t
+
+
+def test_integer_fields_are_read_and_get_zero_gradients():
+    counts = np.dtype([("x", np.float64), ("n", np.int64)])
+    d = np.zeros(3, counts)
+    d["x"] = [1.0, 2.0, 3.0]
+    d["n"] = [1, 0, 2]
+    gd, gs = adjit.grad(counted, argnums=(0, 1))(d, 2.0)
+    np.testing.assert_array_equal(gd["x"], [2.0, 0.0, 4.0])
+    np.testing.assert_array_equal(gd["n"], [0, 0, 0])
+    assert gs == 7.0
+
+
+def product(d):
+    return np.sum(d.x * d.y)
+
+
+def test_float32_fields_of_a_packed_dtype():
+    packed = np.dtype([("x", np.float64), ("y", np.float32)])
+    c = np.zeros(3, packed)
+    c["x"] = [1.0, 2.0, 3.0]
+    c["y"] = [0.5, 1.5, 2.5]
+    g = adjit.grad(product)(c)
+    assert g.dtype == packed
+    np.testing.assert_array_equal(g["x"], c["y"].astype(np.float64))
+    np.testing.assert_array_equal(g["y"], c["x"].astype(np.float32))
+
+
+def _record_local(d):
+    s = 0.0
+    for i in range(d.shape[0]):
+        r = d[i]
+        s += r.x * r.y
+    return s
+
+
+def _loop_over_records(d):
+    s = 0.0
+    for r in d:
+        s += r.x
+    return s
+
+
+def _no_such_field(d):
+    return np.sum(d.z)
+
+
+def _whole_array(d):
+    return np.sum(d)
+
+
+def _like_without_dtype(d):
+    return np.sum(np.zeros_like(d))
+
+
+@pytest.mark.parametrize("fn, message", [
+    (_record_local, r"the record array `d` used as a whole \(`d\[i\]`\).*data\[i\]\.x"),
+    (_loop_over_records, r"the record array `d` used as a whole \(`d`\)"),
+    (_no_such_field, r"the field `z` of the record array `d`, which has the fields x, y"),
+    (_whole_array, r"used as a whole \(`np.sum\(d\)`\)"),
+    (_like_without_dtype, r"np.zeros_like of the record array `d` without a dtype.*"
+                          r"dtype=np.float64"),
+])
+def test_what_adjit_does_not_read_is_refused_with_what_to_write(fn, message):
+    a = np.array([(1.0, 2.0), (3.0, 4.0)], dtype=POINT)
+    with pytest.raises(adjit.AdjitError, match=message):
+        adjit.grad(fn)(a)
+
+
+def test_record_arrays_where_they_are_not_taken_are_refused():
+    a = np.array([(1.0, 2.0), (3.0, 4.0)], dtype=POINT)
+    with pytest.raises(adjit.AdjitError, match="record array, which hessian does not take"):
+        adjit.hessian(product)(a)
+    nested = np.zeros(2, np.dtype([("x", np.float64), ("v", np.float64, (3,))]))
+    with pytest.raises(adjit.AdjitError, match=r"fields that are not numbers: v"):
+        adjit.grad(product)(nested)
+    g = adjit.grad(product)
+
+    @njit
+    def caller(d):
+        return g(d)
+    with pytest.raises(adjit.AdjitError, match="record-array argument called from @njit code"):
+        caller(a)
