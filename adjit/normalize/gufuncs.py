@@ -78,10 +78,6 @@ def gufunc_call(norm, node, gu, out):
                              f"Pass an array of at least {len(core)} dimension(s).")
         loops.append(d - len(core))
     depth = max(loops, default=0)
-    if any(0 < n < depth for n in loops):
-        raise norm.error(node, f"the gufunc `{name}` on arguments with different numbers "
-                         "of loop dimensions", "Give every array argument the same leading "
-                         "dimensions (or none, to use it whole in each iteration).")
     # the sizes of the values the names hold (a name may stand for part of another array)
     shapes = {k: [_size(norm, values[k], n, j, out) for j in range(dims[k])]
               for k, n in enumerate(names) if dims[k]}
@@ -95,6 +91,12 @@ def gufunc_call(norm, node, gu, out):
                 sizes.append(shapes[k][j])
             else:
                 _check_same(norm, sizes[j], shapes[k][j], name, out)
+    # fewer loop dimensions than the others: numpy's broadcasting aligns them with the last
+    # ones (each of the same size: a size-1 dimension stretched is refused when it runs)
+    for k, n in enumerate(loops):
+        if 0 < n < depth:
+            for j in range(n):
+                _check_same(norm, sizes[depth - n + j], shapes[k][j], name, out)
     for k, core in enumerate(gu.inputs):
         for j, dim in enumerate(core):
             size = shapes[k][loops[k] + j]
@@ -132,9 +134,9 @@ def gufunc_call(norm, node, gu, out):
                              "number, not a 1-element array, for a core () input).")
     indices = [norm.fresh("_gi") for _ in range(depth)]
     norm.src.locals.update(indices)
-    call_args = [_slice(n, indices if loops[k] else [], not core and gu.scalar[k] is False
-                        and k not in boxed, loc) for k, (n, core) in enumerate(zip(names,
-                                                                                   gu.inputs))]
+    call_args = [_slice(n, indices[depth - loops[k]:] if loops[k] else [],
+                        not core and gu.scalar[k] is False and k not in boxed, loc)
+                 for k, (n, core) in enumerate(zip(names, gu.inputs))]
     # a core () output is a 1-element array in the kernel
     target = _slice(result, indices, not out_core, loc) if depth or out_core else result
     call = ast.Expr(value=ast.Call(func=ast.Name(id=kernel, ctx=ast.Load(), **loc),

@@ -349,7 +349,9 @@ def check_same_length(n, m):
 def check_gufunc_sizes(n, m):
     """Two arguments of a gufunc agree in a loop dimension or a core dimension they share."""
     if n != m:
-        raise ValueError("a gufunc's arguments differ in a loop or core dimension")
+        raise ValueError("a gufunc's arguments differ in a loop or core dimension (adjit "
+                         "does not stretch a dimension of size 1 as numpy's broadcasting "
+                         "does: pass arrays of the full size)")
 
 
 @numba.njit(cache=True)
