@@ -235,7 +235,7 @@ _SQRT_PI = "1.7724538509055159"
 _SQRT_2PI = "2.5066282746310002"
 
 
-def special(name, params, partials, domain, notes=""):
+def special(name, params, partials, domain, notes="", joint=None):
     """scipy.special.<name> on doubles: one entry for adjit's wrapper of its C function, and
     one for the ufunc applying it to every element of arrays (skipped where this scipy has
     no such function)."""
@@ -245,7 +245,7 @@ def special(name, params, partials, domain, notes=""):
     if obj is None:
         return
     spelled = f"scipy.special.{name}"
-    rule = Rule(params, partials)
+    rule = Rule(params, partials, joint=joint)
     _R.define(obj, spelled, "scalar", rule=rule, cost=_EXP, domain=domain, notes=notes,
               cuda=False)
     _R.define(getattr(scipy.special, name), spelled, "elementwise", scalar=obj,
@@ -325,7 +325,10 @@ if _special_runtime.HAS_WOFZ:
             ("vec.special.voigt_d_x(x, sigma, gamma)",
              "vec.special.voigt_d_sigma(x, sigma, gamma)",
              "vec.special.voigt_d_gamma(x, sigma, gamma)"),
-            ((-3.0, 3.0), (0.3, 2.0), (0.05, 2.0)))
+            ((-3.0, 3.0), (0.3, 2.0), (0.05, 2.0)),
+            # all three active (a fit's x - loc, scale, gamma): w(z) once, not three times
+            joint=("vec.special.voigt_partials(x, sigma, gamma)",
+                   ("bar * shared[0]", "bar * shared[1]", "bar * shared[2]")))
 
 # numpy elementwise functions the vectorizer writes out -----------------------------------------
 lowered(np.add, ast.Add, 2)

@@ -188,6 +188,13 @@ def voigt_d_x(x, sigma, gamma):
 
 
 @numba.njit(error_model="numpy")
+def voigt_partials(x, sigma, gamma):
+    """(dV/dx, dV/dsigma, dV/dgamma) of voigt_profile at once, one w(z) for the three
+    (_voigt_partials): the joint adjoint where all three arguments are active."""
+    return _voigt_partials(x, sigma, gamma)
+
+
+@numba.njit(error_model="numpy")
 def voigt_d_gamma(x, sigma, gamma):
     """d voigt_profile / d gamma (_voigt_partials); at sigma = 0, the Lorentzian's."""
     return _voigt_partials(x, sigma, gamma)[2]
