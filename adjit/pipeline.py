@@ -678,14 +678,15 @@ def _adjoint(p, o):
         backward = [stmts for title, stmts in parts if title == "backward sweep"]
         vector_math.rewrite(forward + [body for _, _, body, _, _ in steps], backward,
                             p.env.ns, prog.tape.reserved_names(), kinds, namegen)
-    source = render(inner, params + [stats_name], parts, fold=True, cpu=True)
+    source = render(inner, params + [stats_name], parts, fold=True, cpu=True,
+                    keys=o.vector_math)
     source += "\n\n" + render(name, params, [(None, ast.parse(
         f"return {inner}({', '.join(params)}, np.zeros({STATS_SIZE}, np.int64))").body)])
     p.steps = []
     for step, step_params, body, results, packed in steps:
         source += "\n\n" + render(step, [packed] if packed else step_params,
                                   assemble.step_parts(body, results, kinds, step_params, packed),
-                                  fold=True, cpu=True)
+                                  fold=True, cpu=True, keys=o.vector_math)
         p.steps.append(step)
     p.source, p.entry, p.wrapper = source, inner, name
 
@@ -762,7 +763,8 @@ def _tangent(p, o):
         floats = {builder.dots[v]: FLOAT for v in builder.dots if kinds.get(v) == FLOAT}
         vector_math.rewrite([body], [], p.env.ns, kinds={**floats, **kinds},
                             namegen=p.namegen)
-    p.source = render(name, params + tans, parts, fold=True, cpu=o.target == "cpu")
+    p.source = render(name, params + tans, parts, fold=True, cpu=o.target == "cpu",
+                      keys=o.vector_math)
     p.entry = name
     if o.target == "cuda":
         p.python = exec_source(p.source, name, assemble.cuda_namespace(p.env.ns))

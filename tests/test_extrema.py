@@ -38,6 +38,12 @@ CASES = {
     "zeros the other way": np.array([0.0, -0.0, -1.0]),
     "infinities": np.array([-np.inf, -np.inf]),
     "one": np.array([2.5]),
+    # long arrays, where the order keys' loop decides (a tie of the largest value, a largest
+    # value of zero met as -0.0 first, a NaN after 1000 elements)
+    "long ties": np.concatenate((_values(500, 7), [9.5], _values(500, 8), [9.5])),
+    "long zeros": np.concatenate((-np.abs(_values(600, 9)), [-0.0, 0.0, -0.0])),
+    "long nan": np.concatenate((_values(1000, 10), [np.nan], _values(10, 11))),
+    "negative infinity only": np.full(1000, -np.inf),
 }
 
 
@@ -59,6 +65,30 @@ def test_value_equals_numbas_to_the_bit(case):
     got = adjit.value_and_grad(largest, argnums=1)(x, 1.0)[0]
     assert got == top or (math.isnan(got) and math.isnan(top))
     assert math.copysign(1.0, got) == math.copysign(1.0, top)
+
+
+def _int_extremes(k, x):
+    return np.max(k) * x[0] + np.min(k) * x[1] + np.max(k > 3) * x[2]
+
+
+def test_integer_and_float32_extremes_equal_numbas():
+    # (numba types each assignment of the running value apart: an integer element is keyed
+    # as the float64 it is compared as)
+    k = np.array([3, -1, 7, 7, 0, 2] * 50)
+    x = np.linspace(-1.0, 1.0, 10)
+    value, g = adjit.value_and_grad(_int_extremes, argnums=1)(k, x)
+    assert value == numba.njit(_int_extremes)(k, x)
+    np.testing.assert_array_equal(g[:3], [7.0, -1.0, 1.0])
+    f32 = _values(1001, 12).astype(np.float32)
+    f32[500] = 40.0
+    y = np.linspace(0.1, 1.0, f32.size)
+
+    def extremes(x, y):
+        return np.max(x) + 2.0 * np.min(x * y)
+    assert adjit.value_and_grad(extremes)(f32, y)[0] == numba.njit(extremes)(f32, y)
+    code = adjit.value_and_grad(extremes).specialize(
+        (numba.typeof(f32), numba.typeof(y))).source
+    assert "vec.order_key" in code           # the loop of order keys, then the exact one
 
 
 def largest(x, w):
@@ -96,9 +126,10 @@ def test_which_loops_are_rewritten():
     plain = _function("def f(x, n):\n    r = -1e309\n    for i in range(n):\n"
                       "        r = vec.nanmax(r, x[i] * 2.0)\n    return r")
     assert "break" in plain and "_v1 > r" in plain
+    assert "_vk1 = max(_vk1, vec.order_key(_v1))" in plain and "_vn1 |= _v1 != _v1" in plain
     smallest = _function("def f(x, n):\n    r = 1e309\n    for i in range(n):\n"
                          "        r = vec.nanmin(r, x[i])\n    return r")
-    assert "_v1 < r" in smallest
+    assert "_v1 < r" in smallest and "min(_vk1, vec.order_key(_v1))" in smallest
     for text in (
             # the index read after the loop: it would stop at the NaN's
             "def f(x, n):\n    r = -1e309\n    for i in range(n):\n"

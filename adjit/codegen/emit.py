@@ -68,10 +68,13 @@ def section(text, comments):
                                    args=[ast.Constant(len(comments) - 1)], keywords=[]))
 
 
-def render(name, params, parts, fold=False, cpu=False):
+def render(name, params, parts, fold=False, cpu=False, keys=True):
     """Source text of a function whose body is `parts`: a list of (section title, stmts).
     With `fold`, single-use temporaries are folded into their uses (codegen/fold.py); `cpu`:
-    code for the CPU, whose loops finding a largest value stop at a NaN (codegen/extrema.py)."""
+    code for the CPU, whose loops finding a largest value stop at a NaN (codegen/extrema.py),
+    with `keys` first as an integer max of order keys that vectorizes (the generated code's
+    vector_math; without it, numba's loop alone: source adjit differentiates again, an hvp's
+    jvp, reads that)."""
     comments = []
     body = []
     titles = set()
@@ -94,7 +97,7 @@ def render(name, params, parts, fold=False, cpu=False):
             id(s) in titles and (k + 1 == len(fn.body) or id(fn.body[k + 1]) in titles))]
     fn.body = fn.body or [ast.Pass()]           # (a kernel whose adjoint does nothing)
     if cpu:
-        extrema.rewrite(fn)
+        extrema.rewrite(fn, keys)
     _raises_as_written(fn)
     _bodies_with_a_statement(fn)
     text = ir.unparse(ast.fix_missing_locations(ast.Module(body=[fn], type_ignores=[])))

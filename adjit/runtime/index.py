@@ -182,6 +182,45 @@ def nanmin(a, b):
     return b
 
 
+KEY_LOWEST = -2 ** 63
+"""Below every order key (order_key): a largest-value loop that saw no element."""
+KEY_HIGHEST = 2 ** 63 - 1
+"""Above every order key: a smallest-value loop that saw no element."""
+_KEY_MASK = 2 ** 63 - 1
+
+
+def order_key(v):
+    """An int64 that orders as the number `v` does as a float64, for loops finding a largest
+    or smallest value with integer max / min, which LLVM vectorizes (codegen/extrema.py):
+    the float64's bits as int64, the 63 low bits flipped where the sign is set (-0.0 then
+    orders below 0.0, and NaN outside the infinities: the loop tests for those itself).
+    An integer is keyed as the float64 it is compared as with the running value (a float
+    that starts at -inf)."""
+    return v
+
+
+@overload(order_key, inline="always")
+def _order_key(v):
+    if isinstance(v, (types.Float, types.Integer, types.Boolean)):
+        def key(v):
+            b = _as_int(np.float64(v))
+            return b ^ ((b >> 63) & _KEY_MASK)
+        return key
+    return None
+
+
+def key_value(k):
+    """The float64 whose order_key is `k`."""
+    return k
+
+
+@overload(key_value, inline="always")
+def _key_value(k):
+    if k == types.int64:
+        return lambda k: _as_float(k ^ ((k >> 63) & _KEY_MASK))
+    return None
+
+
 def widened(a, other):
     """`a`, or `a` as float64 where `other` has another dtype: BLAS in numba multiplies
     only arrays of one dtype, and an adjoint (float64) meets float32 operands."""
@@ -347,11 +386,9 @@ def check_same_length(n, m):
 
 @numba.njit(cache=True)
 def check_gufunc_sizes(n, m):
-    """Two arguments of a gufunc agree in a loop dimension or a core dimension they share."""
+    """Two arguments of a gufunc agree in a core dimension they share."""
     if n != m:
-        raise ValueError("a gufunc's arguments differ in a loop or core dimension (adjit "
-                         "does not stretch a dimension of size 1 as numpy's broadcasting "
-                         "does: pass arrays of the full size)")
+        raise ValueError("a gufunc's arguments differ in a core dimension")
 
 
 @numba.njit(cache=True)
