@@ -81,22 +81,23 @@ def gufunc_call(norm, node, gu, out):
     # the sizes of the values the names hold (a name may stand for part of another array)
     shapes = {k: [_size(norm, values[k], n, j, out) for j in range(dims[k])]
               for k, n in enumerate(names) if dims[k]}
-    full = [k for k, n in enumerate(loops) if n == depth and depth]
-    # sizes: the loop sizes from the first argument with them, a core name from the first
-    # argument that has it; every other argument must agree (numba checks them too)
-    sizes, core_sizes = [], {}
-    for k in full:
-        for j in range(depth):
-            if len(sizes) <= j:
-                sizes.append(shapes[k][j])
-            else:
-                _check_same(norm, sizes[j], shapes[k][j], name, out)
-    # fewer loop dimensions than the others: numpy's broadcasting aligns them with the last
-    # ones (each of the same size: a size-1 dimension stretched is refused when it runs)
+    # the loop sizes: numpy's broadcasting of the arguments' loop dimensions, aligned on the
+    # right (an argument with fewer has them as the call's last ones; a dimension of size 1
+    # is stretched; sizes that differ otherwise raise ValueError when the gradient runs, as
+    # numba does); a core name's size from the first argument that has it
+    sizes, core_sizes = [None] * depth, {}
     for k, n in enumerate(loops):
-        if 0 < n < depth:
-            for j in range(n):
-                _check_same(norm, sizes[depth - n + j], shapes[k][j], name, out)
+        for j in range(n):
+            size, given = sizes[depth - n + j], shapes[k][j]
+            sizes[depth - n + j] = given if size is None else norm.to_atom(
+                out, norm.calls.call_of(vec.bcast, [size, given]))
+    # each argument's loop indices: the call's, times 0 where its dimension is stretched
+    flags = {}
+    for k, n in enumerate(loops):
+        for j in range(n):
+            if shapes[k][j] is not sizes[depth - n + j]:
+                flags[k, j] = _source_name(norm, norm.to_atom(out, norm.calls.call_of(
+                    vec.stride, [shapes[k][j], sizes[depth - n + j]])), loc, out)
     for k, core in enumerate(gu.inputs):
         for j, dim in enumerate(core):
             size = shapes[k][loops[k] + j]
@@ -134,7 +135,13 @@ def gufunc_call(norm, node, gu, out):
                              "number, not a 1-element array, for a core () input).")
     indices = [norm.fresh("_gi") for _ in range(depth)]
     norm.src.locals.update(indices)
-    call_args = [_slice(n, indices[depth - loops[k]:] if loops[k] else [],
+    def at(k):
+        """Argument k's loop indices (names, or index * stride flag)."""
+        own = indices[depth - loops[k]:]
+        return [ast.BinOp(left=ast.Name(id=i, ctx=ast.Load(), **loc), op=ast.Mult(),
+                          right=ast.Name(id=flags[k, j], ctx=ast.Load(), **loc), **loc)
+                if (k, j) in flags else i for j, i in enumerate(own)]
+    call_args = [_slice(n, at(k) if loops[k] else [],
                         not core and gu.scalar[k] is False and k not in boxed, loc)
                  for k, (n, core) in enumerate(zip(names, gu.inputs))]
     # a core () output is a 1-element array in the kernel
@@ -187,7 +194,8 @@ def _slice(name, indices, one_element, loc):
     1-element slice (`name[i0:i0 + 1]`, `name[0:1]` with no loop indices)."""
     if not indices and not one_element:
         return ast.Name(id=name.id, ctx=ast.Load(), **loc)
-    items = [ast.Name(id=i, ctx=ast.Load(), **loc) for i in indices]
+    items = [ast.Name(id=i, ctx=ast.Load(), **loc) if isinstance(i, str) else i
+             for i in indices]
     if one_element:
         last = items.pop() if items else ast.Constant(0)
         items.append(ast.Slice(lower=last, upper=ast.BinOp(
