@@ -318,17 +318,24 @@ THREADS = 256
 
 
 @cuda.jit(device=True)
+def _tree_sum(tile, t):
+    """The block's values in `tile` summed into tile[0], a tree halving the stride (every
+    thread of the block calls it, thread t with its value in tile[t])."""
+    cuda.syncthreads()
+    s = cuda.blockDim.x // 2
+    while s > 0:
+        if t < s:
+            tile[t] += tile[t + s]
+        cuda.syncthreads()
+        s //= 2
+
+
+@cuda.jit(device=True)
 def _block_add(acc, target):
     red = cuda.shared.array(THREADS, float64)
     t = cuda.threadIdx.x
     red[t] = acc
-    cuda.syncthreads()
-    s = THREADS // 2
-    while s > 0:
-        if t < s:
-            red[t] += red[t + s]
-        cuda.syncthreads()
-        s //= 2
+    _tree_sum(red, t)
     if t == 0:
         cuda.atomic.add(target, 0, red[0])
 
@@ -468,17 +475,23 @@ def block_reduce_hand(x, p, out, x_bar, p_bar, out_bar):
         e = math.exp(p[0] * xi)
         x_bar[i] += g * e * (1.0 + p[0] * xi)
     tile[t] = e * xi
-    cuda.syncthreads()
-    s = cuda.blockDim.x // 2
-    while s > 0:
-        if t < s:
-            tile[t] += tile[t + s]
-        cuda.syncthreads()
-        s //= 2
+    _tree_sum(tile, t)
     if t == 0:
         out[b] = tile[0]
         out_bar[b] = 0.0
     _block_add(g * xi * xi * e, p_bar)
+
+
+@cuda.jit(device=True)
+def _fill_tiles(A, B, sA, sB, x, y, tx, ty, i):
+    """Tile i of A's rows and B's columns into shared memory (zeros beyond the edges)."""
+    sA[tx, ty] = 0.0
+    sB[tx, ty] = 0.0
+    if x < A.shape[0] and (ty + i * TILE) < A.shape[1]:
+        sA[tx, ty] = A[x, ty + i * TILE]
+    if y < B.shape[1] and (tx + i * TILE) < B.shape[0]:
+        sB[tx, ty] = B[tx + i * TILE, y]
+    cuda.syncthreads()
 
 
 @cuda.jit
@@ -495,13 +508,7 @@ def tiled_matmul_hand(A, B, C, A_bar, B_bar, C_bar):
     bpg = cuda.gridDim.x
     tmp = 0.0
     for i in range(bpg):
-        sA[tx, ty] = 0.0
-        sB[tx, ty] = 0.0
-        if x < A.shape[0] and (ty + i * TILE) < A.shape[1]:
-            sA[tx, ty] = A[x, ty + i * TILE]
-        if y < B.shape[1] and (tx + i * TILE) < B.shape[0]:
-            sB[tx, ty] = B[tx + i * TILE, y]
-        cuda.syncthreads()
+        _fill_tiles(A, B, sA, sB, x, y, tx, ty, i)
         for j in range(TILE):
             tmp += sA[tx, j] * sB[j, ty]
         cuda.syncthreads()
@@ -513,13 +520,7 @@ def tiled_matmul_hand(A, B, C, A_bar, B_bar, C_bar):
         C_bar[x, y] = 0.0
     sG[tx, ty] = g
     for i in range(bpg):
-        sA[tx, ty] = 0.0
-        sB[tx, ty] = 0.0
-        if x < A.shape[0] and (ty + i * TILE) < A.shape[1]:
-            sA[tx, ty] = A[x, ty + i * TILE]
-        if y < B.shape[1] and (tx + i * TILE) < B.shape[0]:
-            sB[tx, ty] = B[tx + i * TILE, y]
-        cuda.syncthreads()
+        _fill_tiles(A, B, sA, sB, x, y, tx, ty, i)
         a_part = 0.0                    # A_bar[x, i TILE + ty]: G's row times B's row ty
         b_part = 0.0                    # B_bar[i TILE + tx, y]: A's column tx times G's
         for j in range(TILE):
