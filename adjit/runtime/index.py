@@ -189,6 +189,7 @@ KEY_HIGHEST = 2 ** 63 - 1
 _KEY_MASK = 2 ** 63 - 1
 
 
+@numba.njit(cache=True)
 def order_key(v):
     """An int64 that orders as the number `v` does as a float64, for loops finding a largest
     or smallest value with integer max / min, which LLVM vectorizes (codegen/extrema.py):
@@ -196,29 +197,14 @@ def order_key(v):
     orders below 0.0, and NaN outside the infinities: the loop tests for those itself).
     An integer is keyed as the float64 it is compared as with the running value (a float
     that starts at -inf)."""
-    return v
+    b = _as_int(np.float64(v))
+    return b ^ ((b >> 63) & _KEY_MASK)
 
 
-@overload(order_key, inline="always")
-def _order_key(v):
-    if isinstance(v, (types.Float, types.Integer, types.Boolean)):
-        def key(v):
-            b = _as_int(np.float64(v))
-            return b ^ ((b >> 63) & _KEY_MASK)
-        return key
-    return None
-
-
+@numba.njit(cache=True)
 def key_value(k):
     """The float64 whose order_key is `k`."""
-    return k
-
-
-@overload(key_value, inline="always")
-def _key_value(k):
-    if k == types.int64:
-        return lambda k: _as_float(k ^ ((k >> 63) & _KEY_MASK))
-    return None
+    return _as_float(k ^ ((k >> 63) & _KEY_MASK))
 
 
 def widened(a, other):
