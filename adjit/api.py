@@ -181,18 +181,21 @@ class GradientFunction:
                 # a setting (mode == "sum"): the gradient is specialized for its value, as
                 # numba's branches on it are decided here (normalize/prune.py)
                 t = numba.types.literal(a)
-            if record_arrays.record_fields(t) and (self.target != "cpu" or
-                                                   self.mode.name in higher.KINDS):
-                raise error_at(where, f"argument '{name}' is a record array, which "
-                               f"{self.mode.name} does not take"
-                               + (" on the GPU" if self.target != "cpu" else ""),
-                               "grad, value_and_grad, vjp and jvp on the CPU take record "
-                               "arrays; pass the fields as arrays of their own (data['x']) "
-                               "here.")
+            if record_arrays.record_fields(t):
+                if self.target != "cpu" or self.mode.name in higher.KINDS:
+                    raise error_at(where, f"argument '{name}' is a record array, which "
+                                   f"{self.mode.name} does not take"
+                                   + (" on the GPU" if self.target != "cpu" else ""),
+                                   "grad, value_and_grad, vjp and jvp on the CPU take record "
+                                   "arrays; pass the fields as arrays of their own "
+                                   "(data['x']) here.")
+                problem = record_arrays.unsupported_fields(t)
+                if problem:
+                    raise error_at(where, f"argument '{name}' is {problem}",
+                                   "Pass such fields as arguments of their own.")
+                out.append(t)
+                continue
             problem = _unsupported_type(t)
-            if problem and record_arrays.record_fields(t):
-                raise error_at(where, f"argument '{name}' is {problem}",
-                               "Pass such fields as arguments of their own.")
             if problem:
                 raise error_at(where, f"argument '{name}' is {problem}",
                                "adjit differentiates real floating-point code: pass float64 or "
@@ -507,8 +510,6 @@ def _unsupported_type(t):
     dtype = t.dtype if isinstance(t, types.Array) else t
     if isinstance(dtype, types.Complex):
         return f"complex ({t}): complex numbers have no derivative in adjit"
-    if isinstance(t, types.Array) and isinstance(dtype, types.Record):
-        return record_arrays.unsupported_fields(t)
     if isinstance(t, types.Array) and not isinstance(dtype, (types.Float, types.Integer,
                                                              types.Boolean)):
         return f"an array of {dtype}"
@@ -527,12 +528,10 @@ def _make_stub(gf, register=overload):
     def typer(*arg_types):
         spec = gf.specialize(arg_types)
         if spec.adapter is not None:
-            fn = gf.__adjit_function__
-            raise error_at((fn.__code__.co_filename, fn.__code__.co_firstlineno,
-                            fn.__qualname__), "a derivative with a record-array argument "
-                           "called from @njit code", "Call it from Python, or pass the "
-                           "fields as arrays of their own (data['x'], data['y']) to a "
-                           "function of the fields.")
+            raise error_at(function_origin(gf.__adjit_function__), "a derivative with a "
+                           "record-array argument called from @njit code", "Call it from "
+                           "Python, or pass the fields as arrays of their own (data['x'], "
+                           "data['y']) to a function of the fields.")
         return spec.pyfunc
 
     typer.__signature__ = inspect.signature(stub)

@@ -181,7 +181,6 @@ def parse(p, o):
                               f"'{p.src.loc.name}' takes {len(p.params)}: "
                               f"{', '.join(p.params)}{more}.")
     p.wrt = [p.params[k] for k in o.argnums]
-    p.records = {}
     split = record_arrays.split_params(p.src, p.params, user_types, p.wrt, p.src.loc.error)
     if split is not None:
         # each field of a record-array argument a parameter of its own (the API's Adapter
@@ -284,7 +283,7 @@ def normalize(p, o):
                                   if isinstance(t, numba.types.StringLiteral) and
                                   q not in (p.wrt or ())})
     _refuse_unknown_settings(p)
-    p.stmts, result = normalize_function(p.src, ctx, subst=dict(p.records or {}))
+    p.stmts, result = normalize_function(p.src, ctx, subst=dict(p.records))
     p.vec_temps = ctx.vec_temps
     if o.derivative == "kernel":
         if result is not None:

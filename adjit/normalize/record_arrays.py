@@ -61,10 +61,18 @@ def _field_type(t, field):
     return numba.typeof(sample[field])
 
 
+def _unique(stem, taken):
+    """`stem`, or stem with underscores added, not in `taken` (which then holds it)."""
+    name = stem
+    while name in taken:
+        name += "_"
+    taken.add(name)
+    return name
+
+
 class Layout:
-    """Where the record-array arguments are among the user's arguments and which parameters
-    of the derivative their fields became: [(index, numpy dtype, [field], [parameter],
-    [float field])]."""
+    """Where the record-array arguments are among the user's arguments: [(index, numpy
+    dtype, [field], [float field])]."""
 
     def __init__(self, entries, n_user):
         self.entries = entries
@@ -73,7 +81,7 @@ class Layout:
     def split(self, args):
         """The user's arguments with each record array replaced by its fields' views."""
         out = []
-        records = {k: fields for k, _, fields, _, _ in self.entries}
+        records = {k: fields for k, _, fields, _ in self.entries}
         for k, a in enumerate(args):
             if k in records:
                 out.extend(a[f] for f in records[k])
@@ -103,21 +111,14 @@ def split_params(src, params, user_types, wrt, loc_error):
             raise loc_error(src.tree, f"argument '{q}' in argnums is a record array with no "
                             "float64 or float32 field, which carries no derivative",
                             "Leave it out of argnums.")
-        names = []
-        for field, _ in members:
-            name = f"{q}_{field}"
-            while name in taken:
-                name += "_"
-            taken.add(name)
-            names.append(name)
+        names = [_unique(f"{q}_{field}", taken) for field, _ in members]
         new_params.extend(names)
         new_types.extend(_field_type(t, field) for field, _ in members)
         if q in wrt:
             new_wrt.extend(n for (_, ft), n in zip(members, names) if ft in FIELD_TYPES)
-        subst[q] = RecordValue([(field, ir.name(n)) for (field, _), n in zip(members, names)],
-                               t.ndim)
+        subst[q] = RecordValue([(field, ir.name(n)) for (field, _), n in zip(members, names)])
         entries.append((k, numba.np.numpy_support.as_dtype(t.dtype),
-                        [field for field, _ in members], names,
+                        [field for field, _ in members],
                         [field for field, ft in members if ft in FIELD_TYPES]))
     # the parameters in the tree: each record parameter's place taken by its fields
     for group in (tree.args.posonlyargs, tree.args.args, tree.args.kwonlyargs):
@@ -146,11 +147,7 @@ def rewrite(src, subst):
     local, subst = {}, dict(subst)
     for r, value in records.items():
         for field, atom in value.fields:
-            name = f"{r}_{field}"
-            while name in taken:
-                name += "_"
-            taken.add(name)
-            local[r, field] = name
+            local[r, field] = name = _unique(f"{r}_{field}", taken)
             subst[name] = atom
     tree = _Rewriter(src, records, local).visit(tree)
     out = src.with_tree(tree, {})
@@ -286,7 +283,7 @@ class Adapter:
                  split_tangents):
         self.layout = layout
         self.records = {user_params[k]: (dtype, floats)       # (the differentiated fields)
-                        for k, dtype, _, _, floats in layout.entries}
+                        for k, dtype, _, floats in layout.entries}
         self.wrt_user = wrt_user            # the user's argnums parameters, in order
         self.derivative = derivative
         self.with_value = with_value

@@ -29,12 +29,11 @@ class TupleValue:
 
 class RecordValue:
     """A record array (normalize/record_arrays.py): one array atom per field, as
-    [(field, atom)], and the array's number of dimensions. Only ever passed to a helper,
-    whose body then reads the fields' arrays."""
+    [(field, atom)]. Only ever passed to a helper, whose body then reads the fields'
+    arrays."""
 
-    def __init__(self, fields, ndim):
+    def __init__(self, fields):
         self.fields = fields
-        self.ndim = ndim
 
 
 class FunctionValue:

@@ -140,7 +140,7 @@ _ASYMPTOTIC = 30.0      # |z| from which w(z) is summed from its asymptotic seri
 
 
 @numba.njit(error_model="numpy")
-def _voigt_partials(x, sigma, gamma):
+def voigt_partials(x, sigma, gamma):
     """(dV/dx, dV/dsigma, dV/dgamma) of V = Re w(z) / (sigma sqrt(2 pi)),
     z = (x + i gamma) / (sigma sqrt 2), from w'(z) = -2 z w + 2i / sqrt(pi):
     dV/dx = -Re(z w) / (sigma**2 sqrt(pi)), dV/dgamma = (Im(z w) - 1/sqrt(pi)) /
@@ -149,7 +149,8 @@ def _voigt_partials(x, sigma, gamma):
     eps |z|**4 of the result for large |z| (a profile far from its centre, or nearly
     Lorentzian): from |z| = 30 on, the subtracted series are summed directly, z w - i/sqrt(pi)
     = (i/sqrt(pi)) sum_n (2n-1)!! u**n, u = 1 / (2 z**2) = sigma**2 / (x + i gamma)**2, with
-    sigma**2 divided out (finite as sigma -> 0: the Lorentzian's derivatives)."""
+    sigma**2 divided out (finite as sigma -> 0: the Lorentzian's derivatives). The three
+    at once are the joint adjoint where all three arguments are active (one w(z))."""
     if sigma == 0.0:
         d = x * x + gamma * gamma
         return (-2.0 * gamma * x / (math.pi * d * d), 0.0,
@@ -183,28 +184,21 @@ def _voigt_partials(x, sigma, gamma):
 
 @numba.njit(error_model="numpy")
 def voigt_d_x(x, sigma, gamma):
-    """d voigt_profile(x, sigma, gamma) / dx (_voigt_partials)."""
-    return _voigt_partials(x, sigma, gamma)[0]
-
-
-@numba.njit(error_model="numpy")
-def voigt_partials(x, sigma, gamma):
-    """(dV/dx, dV/dsigma, dV/dgamma) of voigt_profile at once, one w(z) for the three
-    (_voigt_partials): the joint adjoint where all three arguments are active."""
-    return _voigt_partials(x, sigma, gamma)
+    """d voigt_profile(x, sigma, gamma) / dx (voigt_partials)."""
+    return voigt_partials(x, sigma, gamma)[0]
 
 
 @numba.njit(error_model="numpy")
 def voigt_d_gamma(x, sigma, gamma):
-    """d voigt_profile / d gamma (_voigt_partials); at sigma = 0, the Lorentzian's."""
-    return _voigt_partials(x, sigma, gamma)[2]
+    """d voigt_profile / d gamma (voigt_partials); at sigma = 0, the Lorentzian's."""
+    return voigt_partials(x, sigma, gamma)[2]
 
 
 @numba.njit(error_model="numpy")
 def voigt_d_sigma(x, sigma, gamma):
-    """d voigt_profile / d sigma (_voigt_partials); at sigma = 0 (the Lorentzian, whose
+    """d voigt_profile / d sigma (voigt_partials); at sigma = 0 (the Lorentzian, whose
     widening by a Gaussian is of second order in sigma) 0."""
-    return _voigt_partials(x, sigma, gamma)[1]
+    return voigt_partials(x, sigma, gamma)[1]
 
 
 # The regularized lower incomplete gamma function P(a, x) (scipy's gammainc) in its shape a,
