@@ -404,10 +404,15 @@ class Emitter:
         out = []
         for s in block:
             if isinstance(s, ast.Assign) and ir.target_name(s) in names:
-                node = ast.Assign(targets=[ir.store(ir.target_name(s))], value=s.value,
-                                  lineno=0)
+                target = ir.target_name(s)
+                node = ast.Assign(targets=[ir.store(target)], value=s.value, lineno=0)
                 ir.annotate(node, origin=ir.note(s, "origin", None))
                 out.append(node)
+                if target in self.b.reallocated and target in self.b.active:
+                    # this iteration's array (and adjoint) in this iteration's shape
+                    for x in ir.parse(f"{self.b.bar(target)} = np.zeros_like({target})"):
+                        ir.annotate(x, origin=ir.note(s, "origin", None))
+                        out.append(x)
         return out
 
     def backward(self, mirrors, block):

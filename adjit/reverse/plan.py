@@ -11,7 +11,9 @@ loop bounds, array indices. Each such value is obtained in one of three ways, ch
   value still needed (the to-be-recorded analysis) and popped back at the mirror point.
 
 Arrays are never recorded: the backward sweep reads array elements only through replayed
-loads of arrays that the function never writes.
+loads of arrays that the function never writes. An array allocated in a loop with a shape
+the loop changes is replayed as a value is: the block's backward sweep allocates it again
+(and its adjoint), in the iteration's shape.
 """
 import ast
 
@@ -107,7 +109,7 @@ class Replayable(dict):
         return Replayable({v: s for v, s in self.items() if keep(v, s)}, self.after)
 
 
-def replayable(stmts, layout, prims_of, recomputed=frozenset()):
+def replayable(stmts, layout, prims_of, recomputed=frozenset(), reallocated=frozenset()):
     """Block-local definitions the backward sweep can recompute, as a Replayable.
 
     A definition whose operands are stable in its block (or, for sin and cos, assigned in
@@ -116,7 +118,9 @@ def replayable(stmts, layout, prims_of, recomputed=frozenset()):
     every use of the definition (`t = icf[k, idx]; ... t ...; idx = idx + 1`), is
     recomputed right after the mirror of that later assignment F has restored the operand
     (the planner makes F restore it: see Planner._add_replays), where a person writing
-    the adjoint by hand would load it again instead of recording it."""
+    the adjoint by hand would load it again instead of recording it. Allocations of the
+    `reallocated` arrays (a shape the loop changes) are replayed as values are: the block's
+    backward sweep allocates the array again, with that iteration's shape."""
     final = final_loads(stmts, layout, recomputed)
     reads = {}
     for s in ir.walk_stmts(stmts):
@@ -139,7 +143,8 @@ def replayable(stmts, layout, prims_of, recomputed=frozenset()):
                        for u in users):
                 continue
             prim = prims_of(s)
-            if prim.kind not in ("copy", "op", "compare", "shape", "len", "load", "stop"):
+            if prim.kind not in ("copy", "op", "compare", "shape", "len", "load", "stop") \
+                    and not (prim.kind == "alloc" and v in reallocated):
                 continue
             if prim.kind == "load" and id(s) not in final:
                 continue
@@ -169,8 +174,10 @@ def _settled(var, s, block_id, layout, prim):
     holds the value s read, so s can be computed again at the start of the block's backward
     sweep, as if var were stable; its own partial (cos(theta)) reads var there anyway.
     (Not for other values: replaying a copy or a comparison there can make the planner
-    record its operand at each of its assignments instead of recording it once.)"""
-    if prim.kind != "op" or prim.obj not in PAIRED:
+    record its operand at each of its assignments instead of recording it once.) Also an
+    allocation's shape (`h = n // 2; w = np.empty(h)`): the array is allocated again there
+    or not at all."""
+    if prim.kind != "alloc" and (prim.kind != "op" or prim.obj not in PAIRED):
         return False
     pos = layout.pos[id(s)]
     return all(layout.pos[id(x)] < pos for x in layout.sites.get(var, ())

@@ -8,6 +8,7 @@ from ..rules.table import EXPENSIVE, PAIRED
 from . import plan as planning
 from .mirrors import AssignMirror, IfMirror, LoopMirror
 from .recompute import independent_loops
+from .validate import reallocation_error
 
 
 class Planner:
@@ -26,7 +27,8 @@ class Planner:
         layout = self.b.layout
         self._windows = planning.reset_windows(self.b.stmts, layout,
                                                lambda s: self._inverse(s) is not None)
-        replayable = planning.replayable(self.b.stmts, layout, self.b.prim)
+        replayable = planning.replayable(self.b.stmts, layout, self.b.prim,
+                                         reallocated=self.b.reallocated)
         points = self._plan_with(top, replayable)
         # A transcendental value the backward sweep reads is cheaper to record than to
         # recompute, but only where the forward sweep computes it anyway: where it feeds a
@@ -47,7 +49,19 @@ class Planner:
             replayable = replayable.only(lambda v, s: v not in costly)
             self._plan_with(top, replayable)
         self._plan_recomputed(top, replayable)
+        self._check_reallocated()
         return self.plan
+
+    def _check_reallocated(self):
+        """Each array allocated in a loop with a shape the loop changes is allocated again
+        by the backward sweep of its block (a replay), or inside a loop computed again
+        iteration by iteration; anything else is refused."""
+        replayed = set().union(*self.plan.replays.values(), *self.plan.replays_after.values())
+        for var, s in self.b.reallocated.items():
+            if var in replayed or self._recomputed_allocation(var):
+                continue
+            raise reallocation_error(s, var, ", and the array is used outside the loop body "
+                                     "that allocates it (or its shape changes there)")
 
     def _plan_recomputed(self, top, replayable):
         """Loops whose iterations record values and are independent (reverse/recompute.py)
@@ -70,7 +84,8 @@ class Planner:
         chosen = self._outside_checkpoints(chosen)
         while chosen:
             self.plan.recomputed = chosen
-            final = planning.replayable(self.b.stmts, self.b.layout, self.b.prim, chosen)
+            final = planning.replayable(self.b.stmts, self.b.layout, self.b.prim, chosen,
+                                        self.b.reallocated)
             points = self._plan_with(top, final.only(
                 lambda v, s: v in replayable or not self._costly(s)))
             # a value recorded inside such a loop for a reader outside it: the loop's plain
@@ -147,6 +162,7 @@ class Planner:
             self.plan.replays_after = {}
             self._collect(top, self.b.stmts, points)
             self._recompute_reads(points)
+            self._reallocation_reads(points)
             self._add_replays(replayable, points)
             for site, _ in self.plan.inverted.values():
                 # the undoing statement reads the value the site assigned
@@ -192,6 +208,23 @@ class Planner:
                          and n.id not in own]
                 self._need(points, names, self.b.layout.pos[id(x)], self.b.layout.loops[id(x)])
 
+    def _reallocation_reads(self, points):
+        """An array allocated in a loop with a shape the loop changes is needed at the
+        start of its block's backward sweep, where it is allocated again (a replay), unless
+        a loop around it is computed again iteration by iteration (which allocates it)."""
+        layout = self.b.layout
+        for var, s in self.b.reallocated.items():
+            if not self._recomputed_allocation(var):
+                end = layout.end_pos(layout.blocks[layout.block_of[id(s)]])
+                points.setdefault(var, []).append(
+                    planning.NeedPoint(end, layout.loops[id(s)]))
+
+    def _recomputed_allocation(self, var):
+        """Whether var is an array allocated with a shape its loop changes inside a loop
+        whose iterations are computed again (which allocates it again itself)."""
+        s = self.b.reallocated.get(var)
+        return s is not None and bool(set(self.b.layout.loops[id(s)]) & self.plan.recomputed)
+
     def _need(self, points, names, pos, loops):
         """Record backward reads; a read of a for loop's own index inside that loop is
         served by the reversed loop and needs nothing from the forward sweep."""
@@ -226,7 +259,7 @@ class Planner:
         done = set()
         while work:
             v = work.pop()
-            if v in done:
+            if v in done or self._recomputed_allocation(v):
                 continue
             done.add(v)
             s = replayable[v]

@@ -1,9 +1,12 @@
 """What the reverse pass refuses before it builds anything.
 
 Array variables are assigned once (one name, one array: views were resolved by the
-normalizer), allocated with a shape that a loop does not change, and the operands of
-array-level operations whose adjoints read them (matrix products) are not changed afterwards.
-Each violation is an AdjitError at the user's line, saying what to write instead."""
+normalizer), and the operands of array-level operations whose adjoints read them (matrix
+products) are not changed afterwards. An array allocated in a loop with a shape the loop
+changes (`out = np.empty_like(a)` in a helper called on `a_tri[ks:]`) is allocated again
+at the start of each iteration's backward sweep (the planner replays it, with its
+adjoint); the planner refuses one it cannot replay. Each violation is an AdjitError at the
+user's line, saying what to write instead."""
 import ast
 
 from .. import ir
@@ -17,11 +20,12 @@ def validate(stmts, layout, prim, kinds, active, params, bounded):
     """Raise an AdjitError for what the reverse pass refuses in the normalized statements
     (`prim(s)`: a statement's primitive; `bounded`: CUDA device code, which has no room for
     arrays on its tape); return the snapshots the backward sweep needs: id(array-level
-    operation) -> (operands, results) recorded at it."""
+    operation) -> (operands, results) recorded at it, and the arrays allocated in a loop
+    with a shape that changes between its iterations: var -> the allocation."""
     checks = _Checks(stmts, layout, prim, kinds, active, params, bounded)
     checks.arrays()
     checks.opaque()
-    return checks.snapshots
+    return checks.snapshots, checks.reallocated
 
 
 class _Checks:
@@ -34,6 +38,7 @@ class _Checks:
         self.params = params
         self.bounded = bounded
         self.snapshots = {}
+        self.reallocated = {}
 
     def arrays(self):
         for s in ir.walk_stmts(self.stmts):     # a number from an array-level operation
@@ -61,6 +66,8 @@ class _Checks:
                                f"({var}[:] = ...) or copy values (b = a.copy()) instead of "
                                "rebinding names.")
             s = sites[0]
+            if self.layout.loops[id(s)] and self.prim(s).kind != "alloc":
+                self._check_shape_fixed(s, var)
             if self.prim(s).kind == "copy":
                 raise error_at(origin, f"'{var}' = another array makes two names for one array"
                                " (or rebinds an array name to a new value inside a loop)",
@@ -83,10 +90,33 @@ class _Checks:
                 # same check fixed where that array was allocated (or it is an argument)
                 shape = [a.id for a in self.prim(s).operands if isinstance(a, ast.Name)
                          and not is_array(self.kinds.get(a.id))]
-                if any(n in varying and not self._from_shapes(n, {}) for n in shape):
-                    raise error_at(origin, f"the array '{var}' is allocated in a loop with a "
-                                   "shape that changes between iterations",
-                                   "Allocate it once before the loop, with its largest shape.")
+                # (an operand allocated so itself: np.empty_like(out) after out = ...)
+                if any(n in varying and not self._from_shapes(n, {}) for n in shape) or \
+                        any(isinstance(a, ast.Name) and a.id in self.reallocated
+                            for a in self.prim(s).operands):
+                    if self.bounded:
+                        raise reallocation_error(s, var)
+                    self.reallocated[var] = s
+
+    def _check_shape_fixed(self, s, var):
+        """An array computed in a loop by an operation (not allocated: np.linalg.solve,
+        a copy) from an array allocated there with a shape the loop changes has a shape the
+        loop changes too, which its backward sweep cannot make again: refused."""
+        source = next((a.id for a in self.prim(s).operands if isinstance(a, ast.Name)
+                       and a.id in self.reallocated), None)
+        if source is None:
+            return
+        what = ARRAY_OP_NAMES.get(self.prim(s).obj) if self.prim(s).kind == "arrayop" \
+            else None
+        source = "a temporary array (a slice's or an expression's)" \
+            if source.startswith("_") else f"'{source}'"
+        raise error_at(ir.note(s, "origin", None),
+                       f"{what or f'the array {var!r}'} computed in a loop from {source}, "
+                       "allocated there with a shape that changes between iterations",
+                       "Allocate the arrays it is computed from once before the loop, with "
+                       "their largest shape; only arrays allocated with np.zeros, np.empty, "
+                       "... (and what numpy's functions allocate elementwise) may change "
+                       "shape from one iteration to the next.")
 
     def _from_shapes(self, name, seen):
         """Whether `name` is computed from arrays' shapes alone (`P.shape[0]`, sizes
@@ -180,3 +210,11 @@ class _Checks:
                                f"{ast.unparse(s.value.func)}, whose derivative reads it",
                                f"Write into a copy ({var}2 = {var}.copy()).")
 
+
+def reallocation_error(s, var, why=""):
+    """The refusal of an array allocated in a loop with a shape that changes between its
+    iterations, where its backward sweep cannot allocate it again (`why` says why)."""
+    return error_at(ir.note(s, "origin", None),
+                    f"the array '{var}' is allocated in a loop with a shape that changes "
+                    f"between iterations{why}",
+                    "Allocate it once before the loop, with its largest shape.")

@@ -76,7 +76,7 @@ REAL_NAMESPACE = {"math": math, "np": np, "numba": numba, "ctypes": ctypes,
 _ALL_SUBSETS = "all"
 # refusals of valid programs that are known adjit bugs (grammar.AVOID names them): such a
 # program is discarded, not reported, while its name is in grammar.AVOID
-KNOWN_REFUSALS = {"alloc in loop": "is allocated in a loop with a shape that changes"}
+KNOWN_REFUSALS = {}     # none at present ("alloc in loop" was one: fixed)
 # adjit's refusal of checkpoint=<int> for a loop that draws (_checkpoint_check)
 ONCE_REFUSAL = "checkpointing a loop that makes a call which must run once"
 # programs judged by finite differences (grammar.FD_GROUPS): a gradient entry disagrees when

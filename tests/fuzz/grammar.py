@@ -81,11 +81,6 @@ REDUCED_SHAPES = ((N,), (N,), SHAPE2, SHAPE2, (2,), (3,), (2, 2), (N, N), (3, 1)
 #   when an operand is defined or written in the loop, temporaries included
 #   (`np.tanh(w) @ w.T`), even when nothing changes it after the product in the iteration:
 #   in loops the grammar multiplies and reshapes only whole arrays the loop leaves alone;
-# - "alloc in loop" (grammar, and check.py discards what gets through): an array that
-#   vectorized code allocates in a loop, where its size computation is not hoisted out of the
-#   loop (inside an `if` or a conditional expression in the loop, in any `while` loop, sizes
-#   read from np.linspace/np.arange made in the loop), is refused: "allocated in a loop with
-#   a shape that changes between iterations".
 # - "checkpoint sum order" (check.py discards it): with checkpoint=2 a loop whose backward
 #   iterations commute runs downward, block by block, where the recorded gradient runs it
 #   upward (adjit/reverse/ascending.py), so its sums differ in the last bits
@@ -94,8 +89,11 @@ REDUCED_SHAPES = ((N,), (N,), SHAPE2, SHAPE2, (2,), (3,), (2, 2), (N, N), (3, 1)
 # (Fixed since: "aug slice reads target", `a[1:] += a[:-1]` was a running update; "prefix
 # slice", `x[:3]` was taken for all of x where materialized; "like of computed array",
 # `np.full_like(a, v)` of `a = -np.min(w, 0)` crashed; "slice update from its own name",
-# `x[::-1] = x` was a running update leaving a palindrome.)
-AVOID = {"mm operand in loop", "alloc in loop", "checkpoint sum order"}
+# `x[::-1] = x` was a running update leaving a palindrome; "alloc in loop", an array that
+# vectorized code allocates in a loop where its size is computed in the loop (in a branch, a
+# while loop, from np.linspace/np.arange made there) was refused as "allocated in a loop
+# with a shape that changes between iterations".)
+AVOID = {"mm operand in loop", "checkpoint sum order"}
 # Construct groups drawn only when their name is not in AVOID (`python -m fuzz --only NAME`
 # draws one of them in nearly every program, `--all-constructs` all of them): numpy is the
 # oracle (refad runs real numpy indexing, views and masks on object arrays of Vars). With
@@ -817,7 +815,8 @@ class Writer:
     # vectorized numpy ----------------------------------------------------------------------
     def in_branch(self, draw, always=False):
         """draw() for code inside a branch (or, with always, inside a while loop): within a
-        loop, adjit refuses vectorized allocations there ("alloc in loop" in AVOID)."""
+        loop, vectorized allocations there are not drawn while "alloc in loop" is in AVOID
+        (it was a known bug, fixed: allocations in a loop whose size the loop computes)."""
         inc = bool(self.loops) or always
         self.no_alloc += inc
         try:

@@ -1,0 +1,280 @@
+"""Arrays allocated in a loop with a shape that changes from one iteration to the next, as
+published numba code allocates them: pyhpc-benchmarks' turbulent kinetic energy kernel calls
+its tridiagonal solver on `a_tri[ks:]` for every water column, and the solver allocates its
+result with `np.empty_like(a)`; windowed and growing-basis computations allocate `np.zeros(k
++ 1)` per step. The backward sweep allocates such an array (and its adjoint) again at the
+start of each iteration, in that iteration's shape. Each case against numba's compile of the
+same function (value) and central differences of it."""
+import numpy as np
+import pytest
+from numba import njit
+
+import adjit
+from adjit import AdjitError
+from fd import fd_grad
+
+
+# pyhpc-benchmarks' solver as tke_numba.py writes it (an `assert` of the shapes: it lives in
+# a module pytest does not rewrite)
+from idiom_programs import solve_tridiag  # noqa: E402
+
+
+def vertical_mixing(kappa, forc, tke, dzw, kbot, dt):
+    """The kernel's implicit vertical step, one column at a time from its bottom cell
+    `kbot[i]` up: the tridiagonal system is as long as the column is deep."""
+    nx, nz = tke.shape
+    a_tri = np.empty(nz)
+    b_tri = np.empty(nz)
+    c_tri = np.empty(nz)
+    d_tri = np.empty(nz)
+    delta = np.empty(nz)
+    out = np.zeros_like(tke)
+    ke = nz - 1
+    for i in range(nx):
+        ks = kbot[i]
+        for k in range(ks, ke):
+            delta[k] = dt / dzw[k + 1] * 0.5 * (kappa[i, k] + kappa[i, k + 1])
+        delta[ke] = 0.0
+        for k in range(ks + 1, ke):
+            a_tri[k] = -delta[k - 1] / dzw[k]
+        a_tri[ks] = 0.0
+        a_tri[ke] = -delta[ke - 1] / (0.5 * dzw[ke])
+        for k in range(ks + 1, ke):
+            b_tri[k] = 1 + delta[k] / dzw[k] + delta[k - 1] / dzw[k]
+        b_tri[ke] = 1 + delta[ke - 1] / (0.5 * dzw[ke])
+        b_tri[ks] = 1 + delta[ks] / dzw[ks]
+        for k in range(ks, ke):
+            c_tri[k] = -delta[k] / dzw[k]
+        c_tri[ke] = 0.0
+        d_tri[ks:] = tke[i, ks:] + dt * forc[i, ks:]
+        out[i, ks:] = solve_tridiag(a_tri[ks:], b_tri[ks:], c_tri[ks:], d_tri[ks:])
+    return np.sum(out * out)
+
+
+def _columns(seed=0):
+    rng = np.random.default_rng(seed)
+    nx, nz = 5, 7
+    kappa = 0.5 + rng.random((nx, nz))
+    forc = rng.random((nx, nz))
+    tke = 0.5 + rng.random((nx, nz))
+    dzw = 0.8 + 0.4 * rng.random(nz)
+    kbot = np.array([0, 3, 1, 4, 2])
+    return kappa, forc, tke, dzw, kbot, 0.3
+
+
+def _check(f, args, argnums, rtol=1e-6, atol=1e-8, **options):
+    before = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    value, grads = adjit.value_and_grad(f, argnums=argnums, **options)(*args)
+    assert value == pytest.approx(njit(f)(*args), rel=1e-12)
+    for k, g in zip(argnums, grads):
+        np.testing.assert_allclose(g, fd_grad(njit(f), args, k), rtol=rtol, atol=atol,
+                                   err_msg=f"d/d arg {k}")
+    for a, b in zip(args, before):
+        np.testing.assert_array_equal(a, b)
+    return grads
+
+
+def test_the_tke_columns_with_pyhpc_s_tridiagonal_solver():
+    """Every column's system has its own length (nz - kbot[i]); the loop over columns is
+    recorded (the work arrays carry from column to column)."""
+    _check(vertical_mixing, _columns(), (0, 1, 2, 3, 5))
+
+
+def test_the_columns_checkpointed_give_the_same_gradient():
+    args = _columns(1)
+    recorded = adjit.grad(vertical_mixing, argnums=(0, 2), checkpoint=False)(*args)
+    for checkpoint in (2, "auto"):
+        got = adjit.grad(vertical_mixing, argnums=(0, 2), checkpoint=checkpoint)(*args)
+        for a, b in zip(got, recorded):
+            np.testing.assert_array_equal(a, b)
+
+
+def growing_basis(c, x, steps):
+    """A state updated with a window that grows each step: np.zeros(k + 1) per step."""
+    u = x.copy()
+    s = 0.0
+    for k in range(steps):
+        w = np.zeros(k + 1)
+        for j in range(k + 1):
+            w[j] = c[j] * u[j]
+        for j in range(k + 1):
+            u[j] = u[j] + 0.1 * np.tanh(w[j]) * w[k - j]
+        s += np.sum(w * w * w)
+    return s + np.sum(u * u)
+
+
+def test_a_window_that_grows_in_a_time_loop():
+    rng = np.random.default_rng(2)
+    _check(growing_basis, (rng.random(6), 0.3 + rng.random(6), 5), (0, 1))
+
+
+def shrinking_while(x, tol):
+    """A while loop halving an array's length until it is short: np.empty(n // 2) each time,
+    the new array filled from the old one (pairwise sums, as a reduction tree does)."""
+    v = x.copy()
+    n = v.shape[0]
+    s = 0.0
+    while n > tol:
+        h = n // 2
+        w = np.empty(h)
+        for i in range(h):
+            w[i] = np.sin(v[2 * i]) * v[2 * i + 1]
+        for i in range(h):
+            v[i] = w[i]
+        s += np.sum(w * w)
+        n = h
+    return s + v[0]
+
+
+def test_a_while_loop_whose_arrays_shrink():
+    x = np.linspace(0.3, 1.4, 16)
+    _check(shrinking_while, (x, 1), (0,))
+
+
+def ragged_rows(A, b, lens):
+    """Each row's leading block on its own: a matrix allocated at that row's length, a copy
+    of a slice, a matrix-vector product and np.empty_like of arrays allocated so."""
+    n = A.shape[0]
+    out = np.zeros(n)
+    for r in range(lens.shape[0]):
+        m = lens[r]
+        M = np.eye(m) * 3.0 + A[:m, :m] * out[0]
+        rhs = b[:m].copy()
+        rhs[0] += r
+        y = M @ rhs
+        z = np.empty_like(y)
+        for i in range(m):
+            z[i] = np.sin(y[i]) * y[i]
+        out[:m] += z
+    return np.sum(out * np.arange(1.0, n + 1.0))
+
+
+def test_products_of_arrays_allocated_per_iteration():
+    rng = np.random.default_rng(3)
+    n = 5
+    _check(ragged_rows, (rng.random((n, n)), rng.random(n), np.array([2, 5, 1, 3, 4])),
+           (0, 1))
+
+
+def solve_leading(A, b):
+    s = 0.0
+    for m in range(1, 4):
+        y = np.linalg.solve(A[:m, :m] + 3.0 * np.eye(m), b[:m])
+        s += np.sum(y * y) * (1.0 + s)
+    return s
+
+
+def test_a_solve_on_a_matrix_whose_shape_the_loop_changes_is_refused():
+    A = np.arange(16.0).reshape(4, 4) / 20
+    with pytest.raises(AdjitError, match="np.linalg.solve computed in a loop from a temporary"
+                                         " array"):
+        adjit.grad(solve_leading)(A, np.linspace(0.5, 1.5, 4))
+
+
+def branch_allocated(x, ks):
+    """The allocation is in a branch inside the loop."""
+    s = 0.0
+    for i in range(ks.shape[0]):
+        if ks[i] > 1:
+            w = np.empty(ks[i])
+            for j in range(ks[i]):
+                w[j] = x[j] * x[i]
+            s += np.sum(np.exp(w)) * s * 0.1 + np.sum(w)
+        else:
+            s += x[i]
+    return s
+
+
+def test_an_allocation_in_a_branch():
+    x = np.linspace(0.1, 0.6, 6)
+    _check(branch_allocated, (x, np.array([3, 1, 5, 2, 0, 4])), (0,))
+
+
+def nested_triangle(x):
+    """An inner loop's array whose length is set by both loop counters."""
+    s = 0.0
+    for i in range(1, 4):
+        for j in range(i, 5):
+            w = np.empty(j - i + 1)
+            for k in range(w.shape[0]):
+                w[k] = x[k] * x[j] + s * 0.01
+            s += np.sum(w * w)
+    return s
+
+
+def test_nested_loops_with_a_triangular_allocation():
+    _check(nested_triangle, (np.linspace(0.2, 1.0, 5),), (0,))
+
+
+def test_jvp_and_second_derivatives_through_the_reallocation():
+    rng = np.random.default_rng(4)
+    c, x = rng.random(5), 0.3 + rng.random(5)
+    g = adjit.grad(growing_basis, argnums=1)(c, x, 4)
+    t = np.linspace(-1.0, 1.0, 5)
+    value, tangent = adjit.jvp(growing_basis, argnums=1)(c, x, 4, t)
+    assert tangent == pytest.approx(float(np.dot(g, t)), rel=1e-10)
+    H = adjit.hessian(growing_basis, argnums=1)(c, x, 4)
+    for k in range(5):
+        e = np.zeros(5)
+        e[k] = 1e-5
+        column = (adjit.grad(growing_basis, argnums=1)(c, x + e, 4) -
+                  adjit.grad(growing_basis, argnums=1)(c, x - e, 4)) / 2e-5
+        np.testing.assert_allclose(H[:, k], column, rtol=1e-5, atol=1e-7)
+
+
+def kept_after_the_loop(x):
+    s = 0.0
+    w = np.zeros(1)
+    for k in range(3):
+        w = np.zeros(k + 1)
+        w[0] = x * w.shape[0]
+        s += np.sum(w * w)
+    return s + np.sum(w)
+
+
+def last_window(x):
+    for k in range(1, 4):
+        w = np.zeros(k)
+        w[0] = x * k
+    return np.sum(w * w)
+
+
+def test_an_array_used_after_the_loop_that_allocates_it_is_refused():
+    with pytest.raises(AdjitError, match="allocated in a loop with a shape that changes"):
+        adjit.grad(last_window)(1.5)
+    # a name rebound in the loop to a new shape: numba's own ValueError-style refusal at run
+    # time, as before
+    with pytest.raises((AdjitError, ValueError), match="shape"):
+        adjit.grad(kept_after_the_loop)(1.5)
+
+
+@njit
+def sigmoid(x):
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+def lstm_gates_sized_in_the_loop(W, U, b, xs, h0):
+    """An LSTM cell whose gate size is computed in the loop from the stacked
+    pre-activations (`n = z.shape[0] // 4`): the gates' temporaries are allocated in the
+    loop at a size the loop computes."""
+    h = h0.copy()
+    c = np.zeros_like(h0)
+    for t in range(xs.shape[0]):
+        z = W @ xs[t] + U @ h + b
+        n = z.shape[0] // 4
+        i = sigmoid(z[:n])
+        f = sigmoid(z[n:2 * n])
+        o = sigmoid(z[2 * n:3 * n])
+        g = np.tanh(z[3 * n:])
+        c = f * c + i * g
+        h = o * np.tanh(c)
+    return np.sum(h * h)
+
+
+def test_an_lstm_cell_sizing_its_gates_in_the_loop():
+    rng = np.random.default_rng(5)
+    H, D, T = 3, 2, 4
+    args = (0.5 * rng.standard_normal((4 * H, D)), 0.5 * rng.standard_normal((4 * H, H)),
+            0.1 * rng.standard_normal(4 * H), rng.standard_normal((T, D)),
+            0.1 * rng.standard_normal(H))
+    _check(lstm_gates_sized_in_the_loop, args, (0, 1, 2, 4))
