@@ -560,10 +560,11 @@ def grad(fn=None, argnums=0, *, fastmath=False, checkpoint=None, tape_limit=None
     `vector_math` (default True): loops of the generated code that LLVM can vectorize call
     adjit's branch-free exp, expm1, log, log1p, tanh, sin and cos (adjit.runtime.vmath:
     within 1 ulp, numpy's special values) instead of the C library's, one element at a time;
-    such loops run several times faster. Values computed there may then differ from numba's
-    compiled function in the last bit (as numpy's own vector functions do); with
-    `vector_math=False` the generated code calls what numba calls, and the value equals
-    numba's to the bit.
+    such loops run several times faster, and a loop that sums such values as it goes adds
+    each block of 256 terms in vector lanes. Values computed there may then differ from
+    numba's compiled function in the last bits (as numpy's own vector functions and pairwise
+    sums do); with `vector_math=False` the generated code calls what numba calls and sums in
+    the loop's order, and the value equals numba's to the bit.
 
     `checkpoint` bounds the tape of time loops: a number of snapshots or "auto" makes every
     top-level `for ... in range(...)` loop that records on the tape a checkpointed loop

@@ -566,6 +566,35 @@ def test_coefficient_sums_are_one_call():
     assert "a_bar += dot_range(r_bar, 0, 1, x, 0, 1, max(n, 0))" in back, back
 
 
+def softmax_cross_entropy(z, y):
+    """The vectorized softmax cross-entropy of the benchmarks (y may broadcast: shape (1,))."""
+    m = adjit.stop_gradient(np.max(z))
+    lse = m + np.log(np.sum(np.exp(z - m)))
+    return -np.sum(y * (z - lse))
+
+
+def scaled_misfit(x, w, c):
+    """A factor no iteration changes (c * 0.5) in a sum over the loop, negated."""
+    s = 0.0
+    for i in range(x.shape[0]):
+        s -= 0.5 * c * (x[i] * w[i])
+    return s * s
+
+
+def test_a_factor_no_iteration_changes_is_taken_out_of_the_sum():
+    """Sum of c * y[i] over a loop is c times one sum_range call (in vector lanes), also
+    where y's index steps by a broadcast's stride flag (0 for a one-element y, 1 else); the
+    gradients the same to rounding, in both shapes of y."""
+    rng = np.random.default_rng(12)
+    z = rng.normal(size=9)
+    for y in (rng.random(9), np.array([0.7])):
+        back = _backward(_check(softmax_cross_entropy, (z, y), (0, 1)))
+        assert re.search(r"lse_bar -= _r\d+_bar \* sum_range\(y, 0, _f\d+, ", back), back
+    x, w = rng.normal(size=7), rng.random(7)
+    back = _backward(_check(scaled_misfit, (x, w, 1.3), (0, 1, 2)))
+    assert "sum_range(" in back or "dot_range(" in back, back
+
+
 def test_range_sums_index_as_numba_does():
     """dot_range and sum_range against numpy: unit and other steps, a descending index, and
     a start below zero (numba's x[-1], the last element)."""

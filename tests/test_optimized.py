@@ -15,6 +15,12 @@ OPTIMIZED = [
     "tests/test_hand_adjoints.py",
     "tests/test_checkpoint.py::test_checkpointed_equals_a_recomputed_loop_bitwise",
     "tests/test_draws.py::test_pathwise_derivatives",
+    # sums added in vector lanes (runtime/sums.py): the same numbers in every copy of a loop
+    "tests/test_vector_math.py::test_split_loops_give_the_same_numbers_at_every_block_edge",
+    "tests/test_vector_math.py::test_a_float32_summing_loop_stays_float32",
+    "tests/test_vector_math.py::test_a_split_time_loop_checkpointed_and_recorded_"
+    "are_identical_to_the_bit",
+    "tests/test_vector_math.py::test_checkpointed_and_recorded_gradients_are_identical_to_the_bit",
     # numba caches nothing compiled at NUMBA_OPT=0 (the test is skipped there)
     "tests/test_distributed.py::test_workers_load_the_compiled_gradient_from_the_shared_cache",
 ]

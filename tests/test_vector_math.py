@@ -13,6 +13,7 @@ import pytest
 import adjit
 from adjit.codegen.vector_math import vectorizable
 from adjit.runtime import vmath
+from adjit.runtime.sums import block_sum, block_sum32
 
 from fd import fd_grad
 
@@ -99,11 +100,17 @@ def test_a_summing_loop_is_split_into_blocks_and_its_adjoint_loop_vectorizes():
 
 @numba.njit
 def _exp_sum_reference(x, w, start):
-    """summed_exponentials with vmath's exp, one element at a time: the numbers a split loop
-    must give to the bit."""
+    """summed_exponentials with vmath's exp, each block of 256 terms added by the runtime's
+    block_sum (in vector lanes) and the blocks in order: the numbers a split loop must give
+    to the bit."""
     s = 0.0
-    for i in range(start, x.shape[0]):
-        s += vmath.exp(w * x[i])
+    buf = np.empty(256)
+    n = x.shape[0]
+    for k in range(start, n, 256):
+        e = min(k + 256, n)
+        for i in range(k, e):
+            buf[i - k] = vmath.exp(w * x[i])
+        s = s + block_sum(buf, e - k)
     return s
 
 
@@ -117,8 +124,13 @@ def log_likelihood(x, w):
 @numba.njit
 def _log_likelihood_reference(x, w):
     s = 0.0
-    for i in range(1, x.shape[0]):
-        s -= vmath.log(x[i] * w + 1.0) * x[i - 1]
+    buf = np.empty(256)
+    n = x.shape[0]
+    for k in range(1, n, 256):
+        e = min(k + 256, n)
+        for i in range(k, e):
+            buf[i - k] = vmath.log(x[i] * w + 1.0) * x[i - 1]
+        s = s - block_sum(buf, e - k)
     return s
 
 
@@ -197,8 +209,13 @@ def test_a_float32_summing_loop_stays_float32():
     @numba.njit
     def reference(x):
         s = np.float32(0.0)
-        for i in range(x.shape[0]):
-            s += vmath.exp(x[i] * np.float32(0.5))
+        buf = np.empty(256)
+        n = x.shape[0]
+        for k in range(0, n, 256):
+            e = min(k + 256, n)
+            for i in range(k, e):
+                buf[i - k] = vmath.exp(x[i] * np.float32(0.5))
+            s = s + block_sum32(buf, e - k)
         return s
     x = np.linspace(-2.0, 2.0, 700).astype(np.float32)
     vg = adjit.value_and_grad(loss)

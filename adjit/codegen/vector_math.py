@@ -354,10 +354,21 @@ def _split(split, namegen):
     end = ast.Assign(targets=[store(e)], value=ast.Call(func=name("min"), args=[
         ast.BinOp(left=name(k), op=ast.Add(), right=ast.Constant(value=BLOCK)), name(n)],
         keywords=[]))
+    sums = _pure_sums(split)
+    if sums is not None:    # each block's terms added in vector lanes (vec.sum_slots)
+        count = ast.BinOp(left=name(e), op=ast.Sub(), right=name(k))
+        then = []
+        for acc, op, t, temp in sums:
+            then.append(ast.Assign(targets=[store(acc)], value=ast.BinOp(
+                left=name(acc), op=op, right=vec_call("sum_slots", name(witness[t]),
+                                                      name(buffers[t]), count))))
+            if temp:
+                then.append(ast.Assign(targets=[store(temp)], value=name(acc)))
+    else:
+        then = [block_loop(back + split.then)]
     blocks = ast.For(target=store(k), iter=ast.Call(func=name("range"), args=[
         split.start, name(n), ast.Constant(value=BLOCK)], keywords=[]),
-        body=[end, block_loop(split.first + keep), block_loop(back + split.then)],
-        orelse=[])
+        body=[end, block_loop(split.first + keep)] + then, orelse=[])
     allocations = [ast.Assign(targets=[store(b)], value=ast.Call(
         func=ast.Attribute(value=name("np"), attr="empty", ctx=ast.Load()),
         args=[ast.Constant(value=BLOCK)], keywords=[])) for b in buffers.values()]
@@ -370,6 +381,49 @@ def _split(split, namegen):
     else:
         _insert_before(outer, top, allocations)
     _insert_before(split.within, loop, replacement, replace=True)
+
+
+def _pure_sums(split):
+    """[(acc, op, t, temp)] where the split's `then` is only sums of buffered values: each
+    `acc = acc + t` (also `acc += t`, `acc = t + acc`, `acc -= t`), or in two steps
+    `temp = acc + t; acc = temp` (as the normalizer writes it), each sum its own and each
+    buffered value read by one sum only: the block's part of each sum is then one
+    vec.sum_slots call (its terms added in vector lanes, in the same order wherever the loop
+    is computed), and `temp` is set to the new sum as the loop would leave it. None
+    otherwise (`then` keeps its loop)."""
+    out, used, stmts = [], set(), list(split.then)
+    while stmts:
+        s = stmts.pop(0)
+        temp = None
+        if isinstance(s, ast.AugAssign) and isinstance(s.target, ast.Name) and \
+                isinstance(s.op, (ast.Add, ast.Sub)) and isinstance(s.value, ast.Name):
+            acc, op, t = s.target.id, s.op, s.value.id
+        elif isinstance(s, ast.Assign) and isinstance(s.targets[0], ast.Name) and \
+                isinstance(s.value, ast.BinOp) and isinstance(s.value.op, (ast.Add, ast.Sub)) \
+                and isinstance(s.value.left, ast.Name) and isinstance(s.value.right, ast.Name):
+            target, op = s.targets[0].id, s.value.op
+            left, right = s.value.left.id, s.value.right.id
+            if stmts and isinstance(stmts[0], ast.Assign) and \
+                    isinstance(stmts[0].targets[0], ast.Name) and \
+                    isinstance(stmts[0].value, ast.Name) and stmts[0].value.id == target:
+                temp, acc = target, stmts.pop(0).targets[0].id     # temp = ...; acc = temp
+            else:
+                acc = target
+            if left == acc:
+                t = right
+            elif right == acc and isinstance(op, ast.Add):
+                t = left
+            else:
+                return None
+        else:
+            return None
+        names = {acc, t} | ({temp} if temp else set())
+        if t not in split.buffered or len(names) != 2 + bool(temp) or \
+                acc in split.buffered or temp in split.buffered or names & used:
+            return None
+        used |= names
+        out.append((acc, type(op)(), t, temp))
+    return out if len(out) == len(split.buffered) else None
 
 
 def _insert_before(stmts, stmt, new, replace=False):

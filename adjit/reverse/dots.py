@@ -21,6 +21,10 @@ offset `y[i] = a * x[i] + b`, by `sum_range(y_bar, 0, 1, n)`):
     for i in range(1, _t1):
         un_bar[i] = 0.0
 
+A factor no iteration changes is taken out of the sum (`lse_bar -= _r3_bar * sum_range(y,
+0, _f1, n)` for softmax's `-np.sum(y * (z - lse))`), and an index may step by a number no
+iteration changes (`y[i * _f1]`, a broadcast's stride flag: 0 for a one-element y).
+
 Taken before the loop, the sum reads what each iteration read when nothing in the loop
 writes the two arrays, or when the loop writes an array only at the index it reads it at,
 after reading it (an adjoint reset): each iteration then reads an element no other
@@ -94,9 +98,10 @@ def _rewrite(loop, one_d_float, kind_of, read_outside):
                 any(isinstance(n, ast.Name) and n.id == total and isinstance(n.ctx, ast.Load)
                     for x in body for n in ir.walk(x)):
             continue
-        factors = _product(s.value, body[:pos], var, assigned)
-        if factors is None:
+        product = _product(s.value, body[:pos], var, assigned)
+        if product is None:
             continue
+        factors, scalars = product
         sign = -1 if isinstance(s.op, ast.Sub) else 1
         args = []
         for negative, array, step, rest, at in factors:
@@ -107,11 +112,13 @@ def _rewrite(loop, one_d_float, kind_of, read_outside):
         else:
             if len(args) == 1:
                 (a, sa, ra), = args
-                call = f"sum_range({a}, {_at(sa, lo, ra)}, {sa}, {count})"
+                call = f"sum_range({a}, {_at(sa, lo, ra)}, {_src(sa)}, {count})"
             else:
                 (a, sa, ra), (b, sb, rb) = args
-                call = (f"dot_range({a}, {_at(sa, lo, ra)}, {sa}, {b}, {_at(sb, lo, rb)}, "
-                        f"{sb}, {count})")
+                call = (f"dot_range({a}, {_at(sa, lo, ra)}, {_src(sa)}, {b}, "
+                        f"{_at(sb, lo, rb)}, {_src(sb)}, {count})")
+            for c in scalars:       # a factor no iteration changes: taken out of the sum
+                call = f"{ir.unparse(c)} * {call}"
             op = "+=" if sign > 0 else "-="
             stmt = ir.parse(f"{total} {op} {call}")[0]
             ir.copy_notes(s, stmt)
@@ -133,40 +140,57 @@ def _rewrite(loop, one_d_float, kind_of, read_outside):
 
 
 def _product(value, before, var, assigned):
-    """The factors of `value` as (negative, array, step, rest, load): one element, or a
-    product of two, each read at `step * var + rest` (rest not changing in the loop),
-    through numbers the iteration assigned once before (`_t9 = _ftape[...]`) and
-    negations."""
-    if not (isinstance(value, ast.BinOp) and isinstance(value.op, ast.Mult)):
-        load = _load(value, before, var, assigned, False)
-        return None if load is None else [load]
-    out = []
-    for side in (value.left, value.right):
-        load = _load(side, before, var, assigned, False)
-        if load is None:
-            return None
-        out.append(load)
-    return out
+    """The factors of `value` as ([(negative, array, step, rest, load)], [number]): one
+    element, or a product of two, each read at `step * var + rest` (rest not changing in the
+    loop; step an integer, or a number no iteration changes: a broadcast's stride flag),
+    through numbers the iteration assigned once before (`_t9 = _ftape[...]`) and negations,
+    times numbers no iteration changes (`_r3_bar * y[i]`: taken out of the sum). None for
+    anything else."""
+    loads, scalars, sign = [], [], [False]
+    if not _factors(value, before, var, assigned, loads, scalars, sign) or \
+            not 1 <= len(loads) <= 2 or len(scalars) > 2:
+        return None
+    loads[0] = (sign[0],) + loads[0][1:]
+    return loads, scalars
 
 
-def _load(node, before, var, assigned, negative):
+def _factors(node, before, var, assigned, loads, scalars, sign):
+    """Collect the factors of a product into `loads` and `scalars`, flipping sign[0] at each
+    negation (see _product); False where `node` is something else."""
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        return _load(node.operand, before, var, assigned, not negative)
+        sign[0] = not sign[0]
+        return _factors(node.operand, before, var, assigned, loads, scalars, sign)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+        return _factors(node.left, before, var, assigned, loads, scalars, sign) and \
+            _factors(node.right, before, var, assigned, loads, scalars, sign)
+    if (isinstance(node, ast.Name) and node.id != var and node.id not in assigned) or (
+            isinstance(node, ast.Constant) and type(node.value) in (int, float)):
+        scalars.append(node)
+        return True
     if isinstance(node, ast.Name):
         if assigned.get(node.id) != 1:
-            return None
+            return False
         defs = [s for s in before if isinstance(s, ast.Assign)
                 and isinstance(s.targets[0], ast.Name) and s.targets[0].id == node.id]
         if len(defs) != 1:
-            return None
-        return _load(defs[0].value, before[:before.index(defs[0])], var, assigned, negative)
+            return False
+        return _factors(defs[0].value, before[:before.index(defs[0])], var, assigned, loads,
+                        scalars, sign)
+    load = _load(node, before, var, assigned, False)
+    if load is None:
+        return False
+    loads.append(load)
+    return True
+
+
+def _load(node, before, var, assigned, negative):
     if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and \
             not isinstance(node.slice, (ast.Slice, ast.Tuple)):
         index = node.slice
         if isinstance(index, ast.Call) and ir.unparse(index.func) == "np.uint64" and \
                 len(index.args) == 1:
             index = index.args[0]
-        affine = _affine(_resolve(index, before, assigned), var)
+        affine = _affine(_resolve(index, before, assigned), var, assigned)
         if affine is None or affine[0] == 0:
             return None
         step, rest = affine
@@ -193,37 +217,57 @@ def _resolve(node, before, assigned):
     return node
 
 
-def _affine(node, var):
-    """(k, rest) with `node` = k * var + rest, k an integer constant and rest not reading
-    var; None for anything else."""
+def _affine(node, var, assigned=()):
+    """(k, rest) with `node` = k * var + rest, k an integer constant (or, for `var * f`
+    alone, the name f that no iteration changes: `assigned` holds those the loop assigns)
+    and rest not reading var; None for anything else."""
     if isinstance(node, ast.Name) and node.id == var:
         return 1, ast.Constant(value=0)
     if not any(isinstance(n, ast.Name) and n.id == var for n in ir.walk(node)):
         return 0, node
     if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
-        left, right = _affine(node.left, var), _affine(node.right, var)
+        left, right = _affine(node.left, var, assigned), _affine(node.right, var, assigned)
         if left is None or right is None:
             return None
-        k = left[0] + right[0] if isinstance(node.op, ast.Add) else left[0] - right[0]
+        if isinstance(left[0], int) and isinstance(right[0], int):
+            k = left[0] + right[0] if isinstance(node.op, ast.Add) else left[0] - right[0]
+        elif right[0] == 0:             # (f * var) + rest, (f * var) - rest
+            k = left[0]
+        elif left[0] == 0 and isinstance(node.op, ast.Add):      # rest + (f * var)
+            k = right[0]
+        else:
+            return None
         return k, ast.BinOp(left=left[1], op=node.op, right=right[1])
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
         for a, b in ((node.left, node.right), (node.right, node.left)):
             if isinstance(b, ast.Constant) and type(b.value) is int:
-                inner = _affine(a, var)
-                if inner is None:
+                inner = _affine(a, var, assigned)
+                if inner is None or not isinstance(inner[0], int):
                     return None
                 return inner[0] * b.value, ast.BinOp(left=inner[1], op=ast.Mult(), right=b)
+        for a, b in ((node.left, node.right), (node.right, node.left)):
+            if isinstance(a, ast.Name) and a.id == var and isinstance(b, ast.Name) and \
+                    b.id != var and b.id not in assigned:
+                return b, ast.Constant(value=0)
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        inner = _affine(node.operand, var)
-        return None if inner is None else (-inner[0], ast.UnaryOp(op=ast.USub(),
-                                                                  operand=inner[1]))
+        inner = _affine(node.operand, var, assigned)
+        return None if inner is None or not isinstance(inner[0], int) else (
+            -inner[0], ast.UnaryOp(op=ast.USub(), operand=inner[1]))
     return None
+
+
+def _src(step):
+    """A step as source: an integer, or the name of a number no iteration changes."""
+    return str(step) if isinstance(step, int) else ir.unparse(step)
 
 
 def _at(step, lo, rest):
     """Source of the index at the loop's first value: step * lo + rest."""
     first = ast.parse(lo, mode="eval").body
-    if step != 1:
+    if not isinstance(step, int):
+        if not (isinstance(first, ast.Constant) and first.value == 0):
+            first = ast.BinOp(left=step, op=ast.Mult(), right=first)
+    elif step != 1:
         first = ast.BinOp(left=ast.Constant(value=step), op=ast.Mult(), right=first)
     return ir.unparse(ir.fold_int(ast.BinOp(left=first, op=ast.Add(), right=rest)))
 

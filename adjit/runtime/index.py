@@ -459,6 +459,41 @@ def from_slot(like, s):
     return type(like)(np.float64(s).view(np.int64) if _is_integer(like) else s)
 
 
+def sum_slots(like, buf, n):
+    """The sum of from_slot(like, buf[k]) for k < n: the terms of one block of a loop that
+    sums as it goes, in the type of `like`. Compiled, floats are added in any order (in
+    vector lanes: runtime/sums.py's block_sum, the same order wherever it is called);
+    integers exactly, in int64."""
+    total = type(like)(0) if not isinstance(like, (bool, np.bool_)) else 0
+    for k in range(n):
+        total += from_slot(like, buf[k])
+    return total
+
+
+@overload(sum_slots)
+def _sum_slots(like, buf, n):
+    from .sums import block_sum, block_sum32
+    if isinstance(like, types.Float):
+        if like.bitwidth == 32:
+            return lambda like, buf, n: block_sum32(buf, n)
+        return lambda like, buf, n: block_sum(buf, n)
+    if isinstance(like, types.Integer):
+        def exact(like, buf, n):
+            total = 0
+            for k in range(n):
+                total += _as_int(buf[k])
+            return total
+        return exact
+    if isinstance(like, types.Boolean):
+        def count(like, buf, n):
+            total = 0
+            for k in range(n):
+                total += buf[k] != 0.0
+            return total
+        return count
+    return None
+
+
 @overload(to_slot, inline="always")
 def _to_slot(v):
     if isinstance(v, types.Integer):
