@@ -676,7 +676,8 @@ def _adjoint(p, o):
         forward = [stmts for _, stmts in parts[:-3]]    # (then backward, stats, return)
         backward = [stmts for title, stmts in parts if title == "backward sweep"]
         vector_math.rewrite(forward + [body for _, _, body, _, _ in steps], backward,
-                            p.env.ns, prog.tape.reserved_names(), kinds, namegen)
+                            p.env.ns, prog.tape.reserved_names(), kinds, namegen,
+                            p.arg_types)
     source = render(inner, params + [stats_name], parts, fold=True, cpu=True,
                     keys=o.vector_math)
     source += "\n\n" + render(name, params, [(None, ast.parse(
@@ -761,7 +762,7 @@ def _tangent(p, o):
     elif _vector_math(o):
         floats = {builder.dots[v]: FLOAT for v in builder.dots if kinds.get(v) == FLOAT}
         vector_math.rewrite([body], [], p.env.ns, kinds={**floats, **kinds},
-                            namegen=p.namegen)
+                            namegen=p.namegen, arg_types=p.arg_types)
     p.source = render(name, params + tans, parts, fold=True, cpu=o.target == "cpu",
                       keys=o.vector_math)
     p.entry = name

@@ -5,6 +5,7 @@ functions. Gradients are checked against finite differences of numba's own forwa
 against the gradient with vector_math=False."""
 import ast
 import math
+import re
 
 import numba
 import numpy as np
@@ -67,7 +68,10 @@ def test_gradient_matches_numba_and_the_c_library_version(loss):
 
 
 def _calls(source, module):
-    return sorted({n.func.attr for n in ast.walk(ast.parse(source))
+    """The functions of `module` the source calls; vmath's float64 functions by the name of
+    the function that takes either precision (`exp64` as `exp`, `expm1_64` as `expm1`)."""
+    return sorted({re.sub(r"_?64$", "", n.func.attr) if module == "vmath" else n.func.attr
+                   for n in ast.walk(ast.parse(source))
                    if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
                    and isinstance(n.func.value, ast.Name) and n.func.value.id == module})
 
@@ -88,8 +92,9 @@ def test_a_summing_loop_is_split_into_blocks_and_its_adjoint_loop_vectorizes():
     forward, backward = g.source.split("# backward sweep")
     # blocks of a map (exp into a buffer, vectorized) and the same sum in the same order
     code = "\n".join(ln for ln in forward.splitlines() if not ln.strip().startswith("#"))
-    assert "vmath.exp(" in code and "vec.not_negative(" in code
-    assert "math.exp(" not in code.replace("vmath.exp(", "")
+    # (all of it float64: vmath's float64 function by name)
+    assert "vmath.exp64(" in code and "vec.not_negative(" in code
+    assert "math.exp(" not in code.replace("vmath.exp64(", "")
     for line in backward.splitlines():
         if "exp(" in line and not line.strip().startswith("#"):
             assert "vmath." in line, line
@@ -424,3 +429,43 @@ def test_only_one_argument_calls_are_replaced():
     assert _replaceable(ast.parse("y = math.log(x, 2.0)").body[0], ns) == []
     assert [c.func.attr for c, _ in _replaceable(ast.parse("y = math.log(x)").body[0], ns)] \
         == ["log"]
+
+
+G32 = np.linspace(0.5, 1.5, 300).astype(np.float32)
+
+
+def _reads_a_float32_global(x):
+    s = 0.0
+    for i in range(x.shape[0]):
+        s += math.exp(x[i] * G32[i])
+    return s
+
+
+def _casts_to_float32(x):
+    y = np.empty_like(x)
+    for i in range(x.shape[0]):
+        y[i] = math.tanh(np.float32(x[i]))
+    return np.sum(y * x)
+
+
+def test_float64_programs_call_the_float64_functions_by_name():
+    """Where every float is a float64, generated loops call vmath.exp64 (typed as any call);
+    a float32 argument, a float32 global the code reads, or a float32 spelled in the code
+    keeps vmath.exp, which picks the precision by the argument's type. The same numbers."""
+    x = np.linspace(-1.0, 1.0, 300)
+    g = adjit.grad(tanh_layer)
+    g(x, 0.7)
+    assert "vmath.tanh64(" in g.source and "vmath.tanh(" not in g.source
+    g32 = adjit.grad(tanh_layer)
+    g32(x.astype(np.float32), np.float32(0.7))
+    assert "vmath.tanh(" in g32.source_for(x.astype(np.float32), np.float32(0.7))
+    g64 = G32.astype(np.float64)
+    analytic = {_reads_a_float32_global: g64 * np.exp(x * g64),     # d/dx of sum exp(x g)
+                _casts_to_float32: np.tanh(x) + x * (1.0 - np.tanh(x) ** 2)}
+    for f, expected in analytic.items():
+        vg = adjit.value_and_grad(f)
+        value, grad = vg(x)
+        assert "vmath." in vg.source and not re.search(r"vmath\.\w+64\(", vg.source), \
+            vg.source
+        assert value == pytest.approx(numba.njit(f)(x), rel=1e-6)
+        np.testing.assert_allclose(grad, expected, rtol=1e-5, atol=1e-6)

@@ -30,6 +30,8 @@ library's).
 """
 import ast
 import math
+import re
+import types
 
 import numpy as np
 
@@ -45,14 +47,18 @@ NAME = "vmath"
 _NAMESPACE = {"math": math, "np": np}
 
 
-def rewrite(forward, backward, ns, neutral=frozenset(), kinds=None, namegen=None):
+def rewrite(forward, backward, ns, neutral=frozenset(), kinds=None, namegen=None,
+            arg_types=None):
     """Rewrite `math.<f>(...)` calls in the statement lists `forward` (the forward sweep, step
     functions: primal statements) and `backward` (the backward sweep) in place where their
     loops vectorize; adds the name `vmath` to the namespace `ns` when it rewrites anything.
     `neutral`: names of the tape's bookkeeping, whose statements (a push, a reserve) leave a
     loop's vectorizability to the rest of it (the same loop without a tape, checkpointed,
     must decide alike). With `kinds` (the program's variables' kinds) and `namegen` (fresh
-    names), a loop that sums as it goes is split into blocks (`_split`)."""
+    names), a loop that sums as it goes is split into blocks (`_split`). With the argument
+    types (`arg_types`, numba types) of a program whose floats are all float64
+    (`float64_only`), the calls name vmath's float64 functions (`vmath.exp64`)."""
+    double = arg_types is not None and float64_only(forward + backward, ns, arg_types)
     sites, splits = {}, []
     for blocks, forward_copy in ((forward, True), (backward, False)):
         for stmts in blocks:
@@ -63,8 +69,10 @@ def rewrite(forward, backward, ns, neutral=frozenset(), kinds=None, namegen=None
         if all(vectorizable for _, _, vectorizable, _ in deciding):
             for _, _, _, calls in copies:
                 for call, version in calls:
+                    attr = version.double if double and hasattr(version, "double") \
+                        else version.__name__
                     call.func = ast.Attribute(value=ast.Name(id=NAME, ctx=ast.Load()),
-                                              attr=version.__name__, ctx=ast.Load())
+                                              attr=attr, ctx=ast.Load())
                     done = True
     for split in splits:
         if any(_calls_vmath(s) for s in split.first):
@@ -107,6 +115,71 @@ def _collect(stmts, in_vector_loop, forward_copy, sites, neutral, ns, splitting,
             if calls:
                 sites.setdefault(ast.dump(s), []).append((s, forward_copy, in_vector_loop,
                                                           calls))
+
+
+_SINGLE = re.compile(r"float32|float16|single|half|complex64|csingle|[<>=]?(f[24]|c8)")
+"""Spellings of a float narrower than float64 (np.float32, np.single, 'f4', 'c8', ...), in
+names, attributes and strings."""
+
+
+def float64_only(blocks, ns, arg_types):
+    """Whether every float the statement lists compute is a float64: no argument holds a
+    narrower float (numba types; arrays and records by their dtype, tuples by their items),
+    the statements spell none (a dtype, a cast), and no name they read is a narrower float
+    array or number, or a function adjit did not make (a compiled callee may return a
+    float32). Then `math.exp(x)` can become vmath's float64 function called by name: numba
+    types it as any call, where vmath.exp (the precision chosen by the argument's type, an
+    overload numba inlines) is typed again at every call site of every compile."""
+    if any(_narrow(t) for t in arg_types):
+        return False
+    names = set()
+    for stmts in blocks:
+        for s in stmts:
+            for n in ast.walk(s):
+                word = n.id if isinstance(n, ast.Name) else n.attr if isinstance(
+                    n, ast.Attribute) else n.value if isinstance(n, ast.Constant) and \
+                    isinstance(n.value, str) else None
+                if word is not None and _SINGLE.fullmatch(word):
+                    return False
+                if isinstance(n, ast.Name):
+                    names.add(n.id)
+    for name in names:
+        value = ns.get(name)
+        if value is None or isinstance(value, (int, float, bool, types.ModuleType)):
+            continue
+        if isinstance(value, np.ndarray):
+            if value.dtype.kind in "fc" and value.dtype.itemsize < (8 if value.dtype.kind ==
+                                                                    "f" else 16):
+                return False
+            continue
+        if isinstance(value, np.generic):
+            if isinstance(value, (np.floating, np.complexfloating)) and \
+                    value.dtype not in (np.float64, np.complex128):
+                return False
+            continue
+        if callable(value) and getattr(value, "__module__", "") and (
+                value.__module__.split(".")[0] in ("adjit", "numpy", "math", "builtins")):
+            continue
+        return False
+    return True
+
+
+def _narrow(t):
+    """Whether numba type t holds a float narrower than float64."""
+    from numba.core import types as nt
+    if isinstance(t, nt.Float):
+        return t.bitwidth < 64
+    if isinstance(t, nt.Complex):
+        return t.bitwidth < 128
+    if isinstance(t, nt.Array):
+        return _narrow(t.dtype)
+    if isinstance(t, nt.Record):
+        return any(_narrow(field.type) for field in t.fields.values())
+    if isinstance(t, nt.BaseTuple):
+        return any(_narrow(x) for x in t.types)
+    if isinstance(t, nt.Optional):
+        return _narrow(t.type)
+    return False
 
 
 def _replaceable(stmt, ns):

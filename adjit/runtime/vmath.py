@@ -1148,11 +1148,13 @@ def powf(x, y):
 
 # -- one name per function for both precisions (what adjit's generated code calls) --------------
 
-def _either_precision(f64, f32):
+def _either_precision(f64, f32, double):
     """`f64`'s name for a function of either precision: a float32 argument goes to `f32` (a
     float32 result, as math.exp of a float32 in numba), anything else to `f64` (ints and
     float64: a float64 result). In compiled code numba inlines the choice (the callee is
-    always inlined too), so a loop calling it vectorizes as one calling f64 or f32 does."""
+    always inlined too), so a loop calling it vectorizes as one calling f64 or f32 does.
+    `double`: f64's name in this module (generated code whose floats are all float64 calls
+    it by that name: codegen/vector_math.py)."""
     def either(x):
         return f32(x) if isinstance(x, np.float32) else f64(x)
 
@@ -1165,18 +1167,19 @@ def _either_precision(f64, f32):
         return None
 
     either.__name__ = either.__qualname__ = f64.py_func.__name__
+    either.double = double
     either.__doc__ = f64.__doc__ + f"\n\nA float32 argument: {f32.py_func.__name__}."
     return either
 
 
 exp64, expm1_64, log64, log1p64, tanh64, sin64, cos64 = exp, expm1, log, log1p, tanh, sin, cos
-exp = _either_precision(exp64, expf)
-expm1 = _either_precision(expm1_64, expm1f)
-log = _either_precision(log64, logf)
-log1p = _either_precision(log1p64, log1pf)
-tanh = _either_precision(tanh64, tanhf)
-sin = _either_precision(sin64, sinf)
-cos = _either_precision(cos64, cosf)
+exp = _either_precision(exp64, expf, "exp64")
+expm1 = _either_precision(expm1_64, expm1f, "expm1_64")
+log = _either_precision(log64, logf, "log64")
+log1p = _either_precision(log1p64, log1pf, "log1p64")
+tanh = _either_precision(tanh64, tanhf, "tanh64")
+sin = _either_precision(sin64, sinf, "sin64")
+cos = _either_precision(cos64, cosf, "cos64")
 
 
 key_by_level(globals())     # numba caches each level apart (jitcache.py)
