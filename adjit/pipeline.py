@@ -35,7 +35,7 @@ from .forward.tangent import TangentBuilder
 from .frontend.source import read_function
 from .normalize.anf import InlineContext, normalize_function
 from .normalize.coalesce import coalesce_temps
-from .normalize.names import Env, NameGen, lookup
+from .normalize.names import Env, NameGen, lookup, unused_name
 from .normalize import record_arrays
 from .normalize.prune import pruned_source, with_settings
 from .normalize.webs import split_webs
@@ -215,11 +215,7 @@ def _without_generated_names(src):
         {a.arg for a in ast.walk(tree) if isinstance(a, ast.arg)} | GENERATED_NAMES
     renamed = {}
     for name in clash:
-        new = name + "_"
-        while new in used:
-            new += "_"
-        used.add(new)
-        renamed[name] = new
+        renamed[name] = unused_name(name + "_", used)
     for node in ast.walk(tree):
         if isinstance(node, ast.Name) and node.id in renamed:
             node.id = renamed[node.id]

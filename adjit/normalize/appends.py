@@ -31,6 +31,7 @@ import numpy as np
 
 from .. import ir
 from ..frontend.source import assigned_names
+from .names import unused_name
 
 NUMPY = "_adjit_np"        # the name the new code calls numpy by (resolved in the closure)
 APPENDED = "_adjit_appended"    # on an element store an append became: the list's name
@@ -125,7 +126,7 @@ def _rewrite(src, tree, made, name, taken):
     changed_in_loop = assigned_names(loop)
     room, counting = [], []
     ints = bools = True
-    size = _fresh(f"{name}_room", taken)
+    size = unused_name(f"{name}_room", taken)
     for s in appends:
         chain = _loops_around(s, parents, loop)
         if chain is None:
@@ -150,8 +151,8 @@ def _rewrite(src, tree, made, name, taken):
             counting.append(_counting_nest(chain, size, taken))
         ints = ints and _surely_int(s.value.args[0], chain)
         bools = bools and _surely_bool(s.value.args[0])
-    buf = _fresh(f"{name}_buf", taken)
-    count = _fresh(f"{name}_n", taken)
+    buf = unused_name(f"{name}_buf", taken)
+    count = unused_name(f"{name}_n", taken)
     dtype = f", {NUMPY}.int64" if ints else f", {NUMPY}.bool_" if bools else ""
     before = ast.parse(f"{size} = {' + '.join(room) or '0'}").body
     for nest in counting:
@@ -204,7 +205,7 @@ def _counting_nest(chain, size, taken):
     for L in chain:
         for n in ast.walk(L.target):
             if isinstance(n, ast.Name):
-                renamed[n.id] = _fresh(f"{n.id}_count", taken)
+                renamed[n.id] = unused_name(f"{n.id}_count", taken)
     body = ast.parse(f"{size} += 1").body
     for L in reversed(chain):
         loop = ast.For(target=_Rename(renamed).visit(copy.deepcopy(L.target)),
@@ -308,14 +309,6 @@ def _surely_bool(e):
     if isinstance(e, ast.BoolOp):
         return all(_surely_bool(v) for v in e.values)
     return isinstance(e, ast.Compare)
-
-
-def _fresh(stem, taken):
-    name = stem
-    while name in taken:
-        name += "_"
-    taken.add(name)
-    return name
 
 
 class _ReadAs(ast.NodeTransformer):

@@ -27,6 +27,7 @@ import numpy as np
 
 from .. import ir
 from ..rules.registry import REGISTRY
+from .names import unused_name
 
 NUMPY = "_adjit_np"        # the name the new loops call numpy by (resolved in the closure)
 
@@ -61,11 +62,7 @@ class _Desugar:
                 return stem
 
     def fresh(self, stem, suffix):
-        name = f"{stem}_{suffix}" if suffix else stem
-        while name in self.taken:
-            name += "_"
-        self.taken.add(name)
-        return name
+        return unused_name(f"{stem}_{suffix}" if suffix else stem, self.taken)
 
     # statements ------------------------------------------------------------------------
     def block_into(self, node):

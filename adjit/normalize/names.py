@@ -11,6 +11,16 @@ from ..runtime import checkpoint as ckpt
 from ..runtime import vec
 
 
+def unused_name(stem, taken):
+    """`stem`, or stem with underscores added, not in the set `taken` (which then holds it):
+    a readable name for something made from the user's names (`x_field`, `lst_buf`)."""
+    name = stem
+    while name in taken:
+        name += "_"
+    taken.add(name)
+    return name
+
+
 class NameGen:
     """Fresh temporaries `_t1, _t2, ...`, numbered in order, never colliding with user names."""
 

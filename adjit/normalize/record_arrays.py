@@ -15,6 +15,7 @@ import numba
 import numpy as np
 
 from .. import ir
+from .names import unused_name
 from .values import RecordValue
 
 FIELD_TYPES = (numba.types.float32, numba.types.float64)
@@ -61,15 +62,6 @@ def _field_type(t, field):
     return numba.typeof(sample[field])
 
 
-def _unique(stem, taken):
-    """`stem`, or stem with underscores added, not in `taken` (which then holds it)."""
-    name = stem
-    while name in taken:
-        name += "_"
-    taken.add(name)
-    return name
-
-
 class Layout:
     """Where the record-array arguments are among the user's arguments: [(index, numpy
     dtype, [field], [float field])]."""
@@ -111,7 +103,7 @@ def split_params(src, params, user_types, wrt, loc_error):
             raise loc_error(src.tree, f"argument '{q}' in argnums is a record array with no "
                             "float64 or float32 field, which carries no derivative",
                             "Leave it out of argnums.")
-        names = [_unique(f"{q}_{field}", taken) for field, _ in members]
+        names = [unused_name(f"{q}_{field}", taken) for field, _ in members]
         new_params.extend(names)
         new_types.extend(_field_type(t, field) for field, _ in members)
         if q in wrt:
@@ -147,7 +139,7 @@ def rewrite(src, subst):
     local, subst = {}, dict(subst)
     for r, value in records.items():
         for field, atom in value.fields:
-            local[r, field] = name = _unique(f"{r}_{field}", taken)
+            local[r, field] = name = unused_name(f"{r}_{field}", taken)
             subst[name] = atom
     tree = _Rewriter(src, records, local).visit(tree)
     out = src.with_tree(tree, {})
