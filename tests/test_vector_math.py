@@ -14,7 +14,7 @@ import pytest
 import adjit
 from adjit.codegen.vector_math import vectorizable
 from adjit.runtime import vmath
-from adjit.runtime.sums import block_sum, block_sum32
+from adjit.runtime.sums import sum_range, sum_range32
 
 from fd import fd_grad
 
@@ -106,7 +106,7 @@ def test_a_summing_loop_is_split_into_blocks_and_its_adjoint_loop_vectorizes():
 @numba.njit
 def _exp_sum_reference(x, w, start):
     """summed_exponentials with vmath's exp, each block of 256 terms added by the runtime's
-    block_sum (in vector lanes) and the blocks in order: the numbers a split loop must give
+    sum_range (in vector lanes) and the blocks in order: the numbers a split loop must give
     to the bit."""
     s = 0.0
     buf = np.empty(256)
@@ -115,7 +115,7 @@ def _exp_sum_reference(x, w, start):
         e = min(k + 256, n)
         for i in range(k, e):
             buf[i - k] = vmath.exp(w * x[i])
-        s = s + block_sum(buf, e - k)
+        s = s + sum_range(buf, 0, 1, e - k)
     return s
 
 
@@ -135,7 +135,7 @@ def _log_likelihood_reference(x, w):
         e = min(k + 256, n)
         for i in range(k, e):
             buf[i - k] = vmath.log(x[i] * w + 1.0) * x[i - 1]
-        s = s - block_sum(buf, e - k)
+        s = s - sum_range(buf, 0, 1, e - k)
     return s
 
 
@@ -220,7 +220,7 @@ def test_a_float32_summing_loop_stays_float32():
             e = min(k + 256, n)
             for i in range(k, e):
                 buf[i - k] = vmath.exp(x[i] * np.float32(0.5))
-            s = s + block_sum32(buf, e - k)
+            s = s + sum_range32(buf, e - k)
         return s
     x = np.linspace(-2.0, 2.0, 700).astype(np.float32)
     vg = adjit.value_and_grad(loss)

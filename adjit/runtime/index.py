@@ -462,7 +462,8 @@ def from_slot(like, s):
 def sum_slots(like, buf, n):
     """The sum of from_slot(like, buf[k]) for k < n: the terms of one block of a loop that
     sums as it goes, in the type of `like`. Compiled, floats are added in any order (in
-    vector lanes: runtime/sums.py's block_sum, the same order wherever it is called);
+    vector lanes: runtime/sums.py's sum_range, one compiled function, so the same order
+    wherever the loop is computed);
     integers exactly, in int64."""
     total = type(like)(0) if not isinstance(like, (bool, np.bool_)) else 0
     for k in range(n):
@@ -472,11 +473,11 @@ def sum_slots(like, buf, n):
 
 @overload(sum_slots)
 def _sum_slots(like, buf, n):
-    from .sums import block_sum, block_sum32
+    from .sums import sum_range, sum_range32
     if isinstance(like, types.Float):
         if like.bitwidth == 32:
-            return lambda like, buf, n: block_sum32(buf, n)
-        return lambda like, buf, n: block_sum(buf, n)
+            return lambda like, buf, n: sum_range32(buf, n)
+        return lambda like, buf, n: sum_range(buf, 0, 1, n)
     if isinstance(like, types.Integer):
         def exact(like, buf, n):
             total = 0

@@ -62,20 +62,9 @@ def copy_dot(dst, src, lo, b, b0, n):
 
 
 @numba.njit(fastmath={"reassoc"}, error_model="numpy", cache=True)
-def block_sum(buf, n):
-    """buf[0] + ... + buf[n - 1], the terms added in any order (in vector lanes): one block
-    of a loop that sums as it goes (codegen/vector_math.py). One compiled function for every
-    caller, so every copy of the loop (forward sweep, checkpointed step, a backward sweep
-    computing it again) adds in the same order and gets the same number."""
-    s = 0.0
-    for k in range(n):
-        s += buf[np.uint64(k)]
-    return s
-
-
-@numba.njit(fastmath={"reassoc"}, error_model="numpy", cache=True)
-def block_sum32(buf, n):
-    """block_sum of float32 values (held as float64 slots), added in float32."""
+def sum_range32(buf, n):
+    """sum_range(buf, 0, 1, n) of float32 values (held as float64 slots), added in float32:
+    a float32 block of a loop that sums as it goes (codegen/vector_math.py)."""
     s = np.float32(0.0)
     for k in range(n):
         s += np.float32(buf[np.uint64(k)])
