@@ -42,7 +42,8 @@ class Emitter:
                 out.append(s)
                 for a in results:
                     out += self.b.tape.push_array(a)
-                if target in self.b.active and is_array(self.b.kinds[target]):
+                if target in self.b.active and is_array(self.b.kinds[target]) and \
+                        not self._replayed_allocation(s, target):
                     out += ir.parse(f"{self.b.bar(target)} = np.zeros_like({target})")
                 if target in self.b.taped_trips:
                     out += self.b.tape.push(target, INT, checked=not reserved)
@@ -78,6 +79,13 @@ class Emitter:
                     self._recompute_variant(s, plain, counts)
             out.append(s)
         return out
+
+    def _replayed_allocation(self, s, target):
+        """Whether s allocates an array at a shape its loop changes that the backward sweep
+        allocates again, with its adjoint (a replay: not inside a loop computed again
+        iteration by iteration): the adjoint allocated here would never be read."""
+        return target in self.b.reallocated and \
+            not set(self.b.layout.loops[id(s)]) & self.plan.recomputed
 
     def _recomputed_forward(self, loop):
         """A loop whose iterations the backward sweep computes again: the forward sweep runs
