@@ -25,9 +25,11 @@ def bcast(n, m):
 
 @numba.njit(cache=True)
 def stride(n, size):
-    """1 when a dimension of length n runs along a loop of `size` iterations, 0 when it is
-    broadcast (length 1): the index multiplier of that dimension."""
-    return 1 if n == size else 0
+    """True (1) when a dimension of length n runs along a loop of `size` iterations, False
+    (0) when it is broadcast (length 1): the index multiplier of that dimension. A bool, so
+    that LLVM reads `i * flag` as `flag ? i : 0`: an index that is the loop's own where the
+    flag is set, and the loop vectorizes (an integer flag is an unknown stride to it)."""
+    return n == size
 
 
 @numba.njit(cache=True)
