@@ -28,6 +28,7 @@ from .analysis.races import Ownership
 from .analysis.types import (FLOAT, infer_kinds, is_array, is_float_kind, kind_of_constant,
                              kind_of_numba_type)
 from .codegen import assemble, kernel_sweep, vector_math
+from .codegen.indices import unsigned_indices
 from .codegen.emit import HELPERS, compile_source, exec_source, render
 from .codegen.kernel_sweep import KernelSweep
 from .errors import AdjitError, error_at, function_origin, internal_error
@@ -674,14 +675,18 @@ def _adjoint(p, o):
         vector_math.rewrite(forward + [body for _, _, body, _, _ in steps], backward,
                             p.env.ns, prog.tape.reserved_names(), kinds, namegen,
                             p.arg_types)
+    arrays = {v for v, k in kinds.items() if is_array(k)}
+    unsigned_indices([s for _, stmts in parts for s in stmts], params + [stats_name], arrays)
     source = render(inner, params + [stats_name], parts, fold=True, cpu=True,
                     keys=o.vector_math)
     source += "\n\n" + render(name, params, [(None, ast.parse(
         f"return {inner}({', '.join(params)}, np.zeros({STATS_SIZE}, np.int64))").body)])
     p.steps = []
     for step, step_params, body, results, packed in steps:
-        source += "\n\n" + render(step, [packed] if packed else step_params,
-                                  assemble.step_parts(body, results, kinds, step_params, packed),
+        step_parts = assemble.step_parts(body, results, kinds, step_params, packed)
+        unsigned_indices([s for _, stmts in step_parts for s in stmts],
+                         [packed] if packed else step_params, arrays)
+        source += "\n\n" + render(step, [packed] if packed else step_params, step_parts,
                                   fold=True, cpu=True, keys=o.vector_math)
         p.steps.append(step)
     p.source, p.entry, p.wrapper = source, inner, name
@@ -759,6 +764,10 @@ def _tangent(p, o):
         floats = {builder.dots[v]: FLOAT for v in builder.dots if kinds.get(v) == FLOAT}
         vector_math.rewrite([body], [], p.env.ns, kinds={**floats, **kinds},
                             namegen=p.namegen, arg_types=p.arg_types)
+    if o.target == "cpu":
+        arrays = {v for v, k in kinds.items() if is_array(k)}
+        arrays |= {builder.dots[v] for v in builder.dots if v in arrays}
+        unsigned_indices([s for _, stmts in parts for s in stmts], params + tans, arrays)
     p.source = render(name, params + tans, parts, fold=True, cpu=o.target == "cpu",
                       keys=o.vector_math)
     p.entry = name
