@@ -50,34 +50,26 @@ import copy
 
 from .. import ir
 from .accumulators import serial_range_loops
+from .dce import upward_exposed
 
 
 def split_stencil_loops(stmts, live_out=(), namegen=None):
     """Rewrite `stmts` (the backward sweep) in place and return it. `live_out` names the
-    variables read after it."""
-    loads = _loads(stmts)
-    for name in live_out:
-        loads[name] = loads.get(name, 0) + 1
-    _visit(stmts, loads, namegen)
+    variables read after it. What each loop leaves for later code is what is live after
+    it (dce.upward_exposed): a number the loop computes that later code assigns again
+    before reading (a copy of the same loop, the next time step's) is not kept."""
+    live = {}
+    upward_exposed(stmts, frozenset(live_out), live)
+    _visit(stmts, live, namegen)
     return stmts
 
 
-def _loads(stmts):
-    counts = {}
-    for s in stmts:
-        for n in ir.walk(s):
-            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
-                counts[n.id] = counts.get(n.id, 0) + 1
-    return counts
-
-
-def _visit(stmts, loads, namegen):
+def _visit(stmts, live, namegen):
     def split(block, k):
         loop = block[k]
         if loop.orelse:
             return k
-        inside = _loads([loop])
-        loops = _split(loop, {n for n, c in loads.items() if c > inside.get(n, 0)}, namegen)
+        loops = _split(loop, live.get(id(loop), set()), namegen)
         if not loops:
             return k
         block[k:k + 1] = loops

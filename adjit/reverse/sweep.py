@@ -84,7 +84,7 @@ def parallel(s):
 
 
 def fission(s):
-    split_stencil_loops(s.prog.backward, namegen=s.namegen)
+    split_stencil_loops(s.prog.backward, s.live_after, namegen=s.namegen)
 
 
 def ascending(s):
