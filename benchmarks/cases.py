@@ -11,13 +11,16 @@ and without checkpointing), the Lennard-Jones energy of the 38 atoms of examples
 (its forces are the gradient), and the leapfrog loss of examples/pendulum_fit.py at 10^5
 and 10^6 steps. The linear-algebra case is the Gaussian-process marginal likelihood of
 examples/gaussian_process.py (cholesky and solve); the sorting case a 1-D transport loss of
-np.sort and np.cumsum.
+np.sort and np.cumsum. The Gaussian mixture rows are ADBench's GMM objective at two of its
+sizes (d = 10, K = 5 and d = 64, K = 10, 1000 points), written with loops and @njit helpers
+in benchmarks/gmm_bench.py, which times its whole grid.
 """
 import functools
 import math
 
 import numba
 import numpy as np
+from gmm_bench import gmm_objective, make_inputs as _gmm_make_inputs
 
 from adjit import stop_gradient
 
@@ -283,6 +286,12 @@ def sorted_transport(x, target):
 
 
 @functools.cache
+def gmm_inputs(d, K, n=1000):
+    """ADBench's GMM inputs (benchmarks/gmm_bench.py): alphas, means, icf, x, gamma, m."""
+    return _gmm_make_inputs(d, K, n)
+
+
+@functools.cache
 def heat_inputs(n, steps, seed=1):
     """(u0, alpha, steps) for heat: n random cells, alpha = 0.25 (stable: alpha <= 1/2)."""
     return (np.random.default_rng(seed).random(n), 0.25, steps)
@@ -330,6 +339,10 @@ def cases():
          (0, 1, 2), {}),
         ("sort + cumsum transport loss (1e5)", sorted_transport,
          (rng.normal(size=100_000), rng.normal(size=100_000) * 2.0 + 1.0), 0, {}),
+        ("GMM d=10 K=5 (ADBench, 1000 points)", gmm_objective, lambda: gmm_inputs(10, 5),
+         (0, 1, 2), {}),
+        ("GMM d=64 K=10 (ADBench, 1000 points)", gmm_objective, lambda: gmm_inputs(64, 10),
+         (0, 1, 2), {}),
         # time stepping at full size. Inputs made on first use (inputs()).
         ("heat d/(u0, alpha) (1024 x 1e4)", heat, lambda: heat_inputs(1024, 10_000), (0, 1),
          {}),

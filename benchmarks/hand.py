@@ -17,6 +17,7 @@ import numpy as np
 from cases import (heat, horner, lennard_jones, lennard_jones_helper, lennard_jones_vec,
                    lennard_jones_vec_where, mlp_loss, pendulum_loss, softmax_cross_entropy,
                    sum_of_sin)
+from gmm_bench import gmm_hand_grad, gmm_objective
 
 
 @numba.njit(cache=True)
@@ -213,6 +214,7 @@ HAND = {
     (softmax_cross_entropy, 0): softmax_cross_entropy_hand,
     (mlp_loss, (0, 1, 2, 3)): mlp_hand,
     (pendulum_loss, (0, 1)): pendulum_hand,
+    (gmm_objective, (0, 1, 2)): gmm_hand_grad,
 }
 """(case function, argnums) -> its hand-written adjoint."""
 
@@ -237,6 +239,9 @@ def small_inputs(fn, argnums):
     if fn is pendulum_loss:
         from cases import pendulum_inputs
         return pendulum_inputs(400, t_end=2.0, n_obs=5)
+    if fn is gmm_objective:
+        from gmm_bench import make_inputs
+        return make_inputs(3, 2, 6)
     raise KeyError(fn)
 
 
@@ -275,4 +280,5 @@ def check(fn, argnums):
     """Largest |hand - finite differences| relative to the largest component, on small
     inputs."""
     args = small_inputs(fn, argnums)
-    return max_rel_err(HAND[(fn, argnums)](*args), fd(numba.njit(fn), args, argnums))
+    forward = fn if isinstance(fn, numba.core.dispatcher.Dispatcher) else numba.njit(fn)
+    return max_rel_err(HAND[(fn, argnums)](*args), fd(forward, args, argnums))

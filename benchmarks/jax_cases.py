@@ -96,7 +96,41 @@ def pendulum_loss(w2, c, theta0, omega0, dt, steps, obs_steps, obs):
     return s
 
 
-MIRRORS = {"softmax_cross_entropy": softmax_cross_entropy, "mlp_loss": mlp_loss,
+def sum_of_sin(x):
+    """cases.sum_of_sin, the loop as one array expression."""
+    return jnp.sum(jnp.sin(x) * x)
+
+
+def gmm_objective(alphas, means, icf, x, wishart_gamma, wishart_m):
+    """ADBench's GMM objective (benchmarks/gmm_bench.py) as JAX users write it: the packed
+    lower triangles scattered into K dense d x d matrices, the products of every point and
+    component as one einsum; d and wishart_m are static."""
+    from jax.scipy.special import gammaln, logsumexp
+    n, d = x.shape
+    K = alphas.shape[0]
+    rows, cols = np.tril_indices(d, -1)
+    order = np.lexsort((rows, cols))            # column by column, as gmm_bench packs them
+    rows, cols = rows[order], cols[order]
+    logdiag = icf[:, :d]
+    sum_qs = jnp.sum(logdiag, axis=1)
+    Qdiags = jnp.exp(logdiag)
+    Q = jnp.zeros((K, d, d)).at[:, rows, cols].set(icf[:, d:]) + jax.vmap(jnp.diag)(Qdiags)
+    xc = x[:, None, :] - means[None, :, :]
+    Qxc = jnp.einsum("krc,nkc->nkr", Q, xc)
+    main = alphas[None, :] + sum_qs[None, :] - 0.5 * jnp.sum(Qxc * Qxc, axis=2)
+    n_w = d + wishart_m + 1
+    log_gamma_d = 0.25 * d * (d - 1) * np.log(np.pi) + sum(
+        gammaln(0.5 * n_w + 0.5 * (1 - j)) for j in range(1, d + 1))
+    C = n_w * d * (jnp.log(wishart_gamma) - 0.5 * np.log(2.0)) - log_gamma_d
+    prior = jnp.sum(0.5 * wishart_gamma ** 2 * (jnp.sum(Qdiags ** 2, axis=1)
+                                                + jnp.sum(icf[:, d:] ** 2, axis=1))
+                    - wishart_m * sum_qs) - K * C
+    return (-n * d * 0.5 * np.log(2.0 * np.pi) + jnp.sum(logsumexp(main, axis=1))
+            - n * logsumexp(alphas) + prior)
+
+
+MIRRORS = {"sum_of_sin": sum_of_sin, "gmm_objective": gmm_objective,
+           "softmax_cross_entropy": softmax_cross_entropy, "mlp_loss": mlp_loss,
            "lennard_jones_vec": lennard_jones_vec,
            "lennard_jones_vec_where": lennard_jones_vec_where,
            # the loop forms of the energy: in JAX one writes it vectorized (a Python loop

@@ -219,7 +219,9 @@ class Bench:
 
     def forward(self, fn):
         if fn not in self.forwards:
-            self.forwards[fn] = numba.njit(parallel=getattr(fn, "parallel", False))(fn)
+            # (a function its module compiles with @njit already is its own forward)
+            self.forwards[fn] = fn if isinstance(fn, numba.core.dispatcher.Dispatcher) else \
+                numba.njit(parallel=getattr(fn, "parallel", False))(fn)
         return self.forwards[fn]
 
     def run(self):
