@@ -230,6 +230,22 @@ def test_reference_constant_powers_at_zero():
     assert check(program, oracle_only=True).status == "discard"     # an inf partial
 
 
+def test_reference_counts_jumps_of_step_functions():
+    """y % 1.5 at y = 0 (a multiple of 1.5) and floor, // at an integer are where the step
+    jumps: kinks, so finite differences (which straddle the jump) are not compared. Found by
+    a --groups campaign (seed 312): `return y * (y % 1.5)` at y = 0, the differences 0.39
+    against the exact 0.16."""
+    program = Program("def f(x, y):\n    v = y % 1.5\n    return y * v + np.sum(x)\n",
+                      (("x", "array1"), ("y", "float/zero")), 1)
+    assert program.args()[1] == 0.0
+    assert check(program, oracle_only=True).status != "mismatch"
+    for body, y in (("y % 1.5", 3.0), ("math.floor(y)", 2.0), ("y // 1.0", -1.0),
+                    ("np.floor(y)", 4.0)):
+        r = _ref(f"def f(y):\n    return y * ({body})\n", y)
+        assert r.kinks == 1, body
+        assert _ref(f"def f(y):\n    return y * ({body})\n", y + 0.25).kinks == 0, body
+
+
 def test_reference_masks():
     """x[x > c] in a sum, y[m] = 0.0 and np.where with a named mask: the selected entries
     get the gradient; a comparison of equal values is counted as a kink."""

@@ -14,8 +14,9 @@ by a small multiple of eps * gabs, which gives the comparison a scale-aware tole
 Conventions (docs/semantics.md): max/min give the whole adjoint to the first argument on
 ties, abs and fabs have derivative 0 at 0, floor/ceil/trunc/round/int/// are constant,
 a % b has partials 1 and -floor(a/b), stop_gradient(v) is a constant with v's value. A run
-also counts `kinks`: ties, abs at 0 and comparisons between equal values, points where
-finite differences do not approximate this derivative.
+also counts `kinks`: ties, abs at 0, comparisons between equal values, and the jumps of
+step functions (a % b at a multiple of b, floor, ceil, trunc and // at an integer), points
+where finite differences do not approximate this derivative.
 
 Arrays are `VArray`s: numpy object arrays of Vars, so numpy does the broadcasting, slicing,
 new axes, transposes, reshapes, joins, fancy indexing and boolean masks, and every numpy
@@ -125,7 +126,10 @@ class Var:
     @_scalar_only
     def __mod__(self, o):
         o = lift(o)
-        return Var(self.value % o.value, ((self, 1.0), (o, -math.floor(self.value / o.value))))
+        r = self.value % o.value
+        if r == 0.0:
+            _TAPE.kinks += 1        # at a multiple of o: the remainder jumps there
+        return Var(r, ((self, 1.0), (o, -math.floor(self.value / o.value))))
 
     @_scalar_only
     def __rmod__(self, o):
@@ -133,11 +137,11 @@ class Var:
 
     @_scalar_only
     def __floordiv__(self, o):
-        return Var(self.value // lift(o).value)
+        return Var(_jump(self.value / lift(o).value, self.value // lift(o).value))
 
     @_scalar_only
     def __rfloordiv__(self, o):
-        return Var(lift(o).value // self.value)
+        return Var(_jump(lift(o).value / self.value, lift(o).value // self.value))
 
     def __neg__(self):
         return Var(-self.value, ((self, -1.0),))
@@ -527,7 +531,16 @@ def _pow(a, b):
 
 
 def _const(f):
-    return lambda x: f(value(x))
+    """A step function (floor, ceil, trunc): derivative 0, and a kink where it jumps."""
+    return lambda x: _jump(value(x), f(value(x))) if isinstance(x, Var) else f(value(x))
+
+
+def _jump(at, result):
+    """`result` of a step function evaluated `at` a point; a kink when the point is where the
+    step jumps (an integer): finite differences there straddle the jump."""
+    if math.isfinite(at) and at == math.floor(at):
+        _TAPE.kinks += 1
+    return result
 
 
 def _sign(x):
@@ -607,7 +620,7 @@ def _np_sign(x):
 
 def _np_floor(x):
     f = float(math.floor(value(x)))
-    return Var(f) if isinstance(x, Var) else f
+    return Var(_jump(value(x), f)) if isinstance(x, Var) else f
 
 
 def _clip(a, lo, hi):
