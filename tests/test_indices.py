@@ -159,3 +159,24 @@ def test_the_tangent_of_a_packed_product():
     np.testing.assert_allclose(value, njit(packed_lower_quadratic)(icf, x), rtol=1e-14)
     want = fd_jvp(njit(packed_lower_quadratic), (icf, x), (0, 1), (ti, tx))
     np.testing.assert_allclose(tangent, want, rtol=1e-6, atol=1e-7)
+
+
+def offsets_from_an_argument(x, shift):
+    """An integer array argument whose entries may be negative (counting from the end): the
+    function writes a non-negative entry into it, but its other entries are the caller's."""
+    n = x.shape[0]
+    shift[0] = 1
+    s = 0.0
+    for i in range(n):
+        j = shift[i % 3]
+        s += x[i] * x[j]
+    return s
+
+
+def test_an_index_read_from_an_argument_is_not_known():
+    x = np.random.default_rng(6).normal(size=6)
+    shift = np.array([0, -2, -5])
+    g = adjit.grad(offsets_from_an_argument, 0)
+    want = fd_grad(njit(offsets_from_an_argument), (x, shift.copy()), 0)
+    np.testing.assert_allclose(g(x, shift.copy()), want, rtol=1e-6, atol=1e-7)
+    assert "np.uint64(j)" not in g.source, g.source

@@ -34,12 +34,16 @@ def unsigned_indices(stmts, params, arrays=frozenset()):
     for node in ir.walk_stmts(stmts):
         for target, value in _assignments(node):
             assigned.setdefault(target, []).append(value)
+    for stmt in stmts:          # a name assigned inside an expression: not known
+        for node in ir.walk(stmt):
+            if isinstance(node, ast.NamedExpr):
+                assigned.setdefault(node.target.id, []).append(None)
     allocated = {name for name, values in assigned.items()
                  if all(_allocates(v) for v in values) and name not in params}
     arrays = set(arrays) | allocated
     for p in params:
         assigned.setdefault(p, []).append(None)
-    _element_stores(stmts, arrays, assigned)
+    _element_stores(stmts, allocated, assigned)      # (an argument's elements: unknown)
     known = _not_negative(assigned)
     flags = {name for name, values in assigned.items()
              if all(_calls_vec(v, "stride") for v in values)}
@@ -134,7 +138,7 @@ def _assignments(node):
             for e in ast.walk(node.target):
                 if isinstance(e, ast.Name):
                     yield e.id, None
-    elif isinstance(node, (ast.With, ast.NamedExpr)):
+    elif isinstance(node, ast.With):
         for e in ast.walk(node):
             if isinstance(e, ast.Name) and isinstance(e.ctx, ast.Store):
                 yield e.id, None
