@@ -764,10 +764,6 @@ def _tangent(p, o):
         floats = {builder.dots[v]: FLOAT for v in builder.dots if kinds.get(v) == FLOAT}
         vector_math.rewrite([body], [], p.env.ns, kinds={**floats, **kinds},
                             namegen=p.namegen, arg_types=p.arg_types)
-    if o.target == "cpu":
-        arrays = {v for v, k in kinds.items() if is_array(k)}
-        arrays |= {builder.dots[v] for v in builder.dots if v in arrays}
-        unsigned_indices([s for _, stmts in parts for s in stmts], params + tans, arrays)
     p.source = render(name, params + tans, parts, fold=True, cpu=o.target == "cpu",
                       keys=o.vector_math)
     p.entry = name

@@ -9,7 +9,7 @@ import numpy as np
 from numba import njit
 
 import adjit
-from fd import fd_grad, fd_jvp
+from fd import fd_grad
 
 
 def packed_lower_quadratic(icf, x):
@@ -144,21 +144,6 @@ def test_an_argument_reassigned_later_is_not_known():
     np.testing.assert_allclose(g(x, -2), fd_grad(njit(reassigned_argument), (x, -2), 0),
                                rtol=1e-6, atol=1e-7)
     assert "np.uint64(i + k)" not in g.source, g.source
-
-
-def test_the_tangent_of_a_packed_product():
-    """jvp's loops index the same way (the tangent arrays too)."""
-    rng = np.random.default_rng(5)
-    d = 6
-    icf = rng.normal(size=d * (d + 1) // 2) * 0.3
-    x = rng.normal(size=d)
-    ti, tx = rng.normal(size=icf.shape), rng.normal(size=d)
-    j = adjit.jvp(packed_lower_quadratic, (0, 1))
-    value, tangent = j(icf, x, (ti, tx))
-    assert "icf_dot[np.uint64(idx)]" in j.source, j.source
-    np.testing.assert_allclose(value, njit(packed_lower_quadratic)(icf, x), rtol=1e-14)
-    want = fd_jvp(njit(packed_lower_quadratic), (icf, x), (0, 1), (ti, tx))
-    np.testing.assert_allclose(tangent, want, rtol=1e-6, atol=1e-7)
 
 
 def offsets_from_an_argument(x, shift):
