@@ -165,3 +165,24 @@ def test_an_index_read_from_an_argument_is_not_known():
     want = fd_grad(njit(offsets_from_an_argument), (x, shift.copy()), 0)
     np.testing.assert_allclose(g(x, shift.copy()), want, rtol=1e-6, atol=1e-7)
     assert "np.uint64(j)" not in g.source, g.source
+
+
+def aliased_offsets(x):
+    """An index array the function allocates, written through another name."""
+    n = x.shape[0]
+    off = np.zeros(3, np.int64)
+    alias = off
+    alias[1] = -2
+    s = 0.0
+    for i in range(n):
+        j = off[i % 3]
+        s += x[i] * x[j]
+    return s
+
+
+def test_an_index_array_written_through_an_alias_is_not_known():
+    x = np.random.default_rng(7).normal(size=6)
+    g = adjit.grad(aliased_offsets, 0)
+    np.testing.assert_allclose(g(x), fd_grad(njit(aliased_offsets), (x,), 0),
+                               rtol=1e-6, atol=1e-7)
+    assert "np.uint64(j)" not in g.source, g.source

@@ -93,24 +93,31 @@ def _counts_up(call):
 
 def _element_stores(stmts, arrays, assigned):
     """Add to `assigned` the values stored into each array's elements, under the key
-    `name[]` (an array of indices the generated code keeps: `_kept1[k, 0] = idx`); an
-    array the function passes anywhere as a whole (a call might write it) gets None."""
+    `name[]` (an array of indices the generated code keeps: `_kept1[k, 0] = idx`); None for
+    a store not of that one form (augmented, in a tuple, a loop's target) and for an array
+    the function names anywhere as a whole (aliased, passed to a call that might write it)."""
+    direct = set()
     for stmt in stmts:
         for node in ir.walk(stmt):
-            if isinstance(node, ast.Assign):
-                for t in node.targets:
-                    if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and \
-                            t.value.id in arrays:
-                        assigned.setdefault(t.value.id + "[]", []).append(node.value)
-            elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Subscript) \
-                    and isinstance(node.target.value, ast.Name) and node.target.value.id in arrays:
-                assigned.setdefault(node.target.value.id + "[]", []).append(None)
-            else:
-                for child in ast.iter_child_nodes(node):
-                    if isinstance(child, ast.Name) and child.id in arrays and \
-                            not isinstance(node, ast.Subscript) and not (
-                                isinstance(node, ast.Attribute) and node.attr in _READ_ONLY):
-                        assigned.setdefault(child.id + "[]", []).append(None)
+            if isinstance(node, ast.Assign) and len(node.targets) == 1:
+                t = node.targets[0]
+                if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and \
+                        t.value.id in arrays:
+                    assigned.setdefault(t.value.id + "[]", []).append(node.value)
+                    direct.add(id(t))
+    for stmt in stmts:
+        for node in ir.walk(stmt):
+            if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store) and \
+                    isinstance(node.value, ast.Name) and node.value.id in arrays and \
+                    id(node) not in direct:
+                assigned.setdefault(node.value.id + "[]", []).append(None)
+            if isinstance(node, ast.Subscript) or (
+                    isinstance(node, ast.Attribute) and node.attr in _READ_ONLY):
+                continue
+            for child in ast.iter_child_nodes(node):
+                if isinstance(child, ast.Name) and child.id in arrays and \
+                        isinstance(child.ctx, ast.Load):
+                    assigned.setdefault(child.id + "[]", []).append(None)
 
 
 def _assignments(node):
