@@ -34,10 +34,12 @@ def unsigned_indices(stmts, params, arrays=frozenset()):
     for node in ir.walk_stmts(stmts):
         for target, value in _assignments(node):
             assigned.setdefault(target, []).append(value)
-    for stmt in stmts:          # a name assigned inside an expression: not known
+    for stmt in stmts:
         for node in ir.walk(stmt):
-            if isinstance(node, ast.NamedExpr):
+            if isinstance(node, ast.NamedExpr):     # assigned inside an expression: not known
                 assigned.setdefault(node.target.id, []).append(None)
+            elif isinstance(node, (ast.With, ast.Try)):
+                return stmts        # a body ir.walk_stmts does not enter: left as it is
     allocated = {name for name, values in assigned.items()
                  if all(_allocates(v) for v in values) and name not in params}
     arrays = set(arrays) | allocated
@@ -63,12 +65,12 @@ def unsigned_indices(stmts, params, arrays=frozenset()):
                         if all(_calls_vec(v, "not_negative") for v in values)}
         known_here = known
         if isinstance(loop.target, ast.Name):
-            if loop.target.id not in varying and _counts_up(loop.iter):
-                here = here | {loop.target.id}
-            if loop.target.id not in varying and isinstance(loop.iter, ast.Call) and \
-                    _range_ok(loop.iter, known):
-                # (the name may hold anything elsewhere: here it is the loop's index)
-                known_here = known | {loop.target.id}
+            if loop.target.id not in varying and _plain_range(loop):
+                if _counts_up(loop.iter):
+                    here = here | {loop.target.id}
+                if _range_ok(loop.iter, known):
+                    # (the name may hold anything elsewhere: here it is the loop's index)
+                    known_here = known | {loop.target.id}
             varying.add(loop.target.id)
         for stmt in loop.body:
             for sub in ir.walk(stmt):
@@ -78,16 +80,20 @@ def unsigned_indices(stmts, params, arrays=frozenset()):
     return stmts
 
 
+def _plain_range(loop):
+    """Whether a for loop runs over range(...) with one to three positional arguments (the
+    loops _counts_up and _range_ok read)."""
+    return ir.is_range_loop(loop) and not loop.iter.keywords and \
+        1 <= len(loop.iter.args) <= 3
+
+
 def _counts_up(call):
-    """Whether `call` is range(...) counting up by 1 from a constant not below 0 (LLVM
-    knows such an index is not negative)."""
-    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and
-            call.func.id == "range" and not call.keywords):
-        return False
+    """Whether range(...) counts up by 1 from a constant not below 0 (LLVM knows such an
+    index is not negative)."""
     args = call.args
-    if len(args) == 3 and _constant(args[2]) != 1:
+    if len(args) == 3 and ir.constant_int(args[2]) != 1:
         return False
-    first = _constant(args[0])
+    first = ir.constant_int(args[0])
     return len(args) == 1 or (first is not None and first >= 0)
 
 
@@ -135,20 +141,13 @@ def _assignments(node):
         yield node.target.id, ast.BinOp(left=node.target, op=node.op, right=node.value)
     elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
         yield node.target.id, node.value
-    elif isinstance(node, (ast.For, ast.comprehension)):
-        it = node.iter
-        plain = isinstance(node.target, ast.Name) and isinstance(it, ast.Call) and \
-            isinstance(it.func, ast.Name) and it.func.id == "range" and not it.keywords
-        if plain:
-            yield node.target.id, ("range", it)
+    elif isinstance(node, ast.For):
+        if isinstance(node.target, ast.Name) and _plain_range(node):
+            yield node.target.id, ("range", node.iter)
         else:
             for e in ast.walk(node.target):
                 if isinstance(e, ast.Name):
                     yield e.id, None
-    elif isinstance(node, ast.With):
-        for e in ast.walk(node):
-            if isinstance(e, ast.Name) and isinstance(e.ctx, ast.Store):
-                yield e.id, None
 
 
 def _allocates(value):
@@ -187,30 +186,18 @@ def _value_ok(value, known):
 def _range_ok(call, known):
     """Whether every index of range(...) is non-negative: start >= 0 counting up, stop >= -1
     counting down (the step a constant)."""
-    if not (isinstance(call.func, ast.Name) and call.func.id in ("range", "prange")) or \
-            call.keywords or not 1 <= len(call.args) <= 3:
-        return False
     args = call.args
     if len(args) == 1:
         return True
     if len(args) == 2:
         return _expr_ok(args[0], known)
-    step = _constant(args[2])
+    step = ir.constant_int(args[2])
     if step is None or step == 0:
         return False
     if step > 0:
         return _expr_ok(args[0], known)
-    stop = _constant(args[1])
+    stop = ir.constant_int(args[1])
     return (stop is not None and stop >= -1) or _expr_ok(args[1], known)
-
-
-def _constant(node):
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        inner = _constant(node.operand)
-        return None if inner is None else -inner
-    if isinstance(node, ast.Constant) and type(node.value) is int:
-        return node.value
-    return None
 
 
 def _expr_ok(node, known):
