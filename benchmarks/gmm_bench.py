@@ -293,40 +293,15 @@ def _jax_device():
 
 
 def make_jax_grad(d):
-    """jax.jit(jax.grad(objective, argnums=(0, 1, 2))) for dimension d, or None without jax."""
+    """jax.jit(jax.grad(objective, argnums=(0, 1, 2))) for dimension d, or None without jax
+    (the objective is benchmarks/jax_cases.py's gmm_objective, the mirror make bench times;
+    d comes from the inputs' shapes, static under jit)."""
     try:
         import jax
-        jax.config.update("jax_enable_x64", True)
         import jax.numpy as jnp
-        from jax.scipy.special import logsumexp as jlse
+        from jax_cases import gmm_objective as objective
     except Exception:  # noqa: BLE001 - any import failure means: no JAX column
         return None
-    rows, cols = [], []
-    for c in range(d):
-        for r in range(c + 1, d):
-            rows.append(r)
-            cols.append(c)
-    rows = np.array(rows, dtype=np.int64)
-    cols = np.array(cols, dtype=np.int64)
-
-    def objective(alphas, means, icf, x, wishart_gamma, wishart_m):
-        n = x.shape[0]
-        K = alphas.shape[0]
-        logdiag = icf[:, :d]
-        sum_qs = jnp.sum(logdiag, axis=1)
-        Qdiags = jnp.exp(logdiag)
-        L = jnp.zeros((K, d, d)).at[:, rows, cols].set(icf[:, d:])
-        Q = L + jax.vmap(jnp.diag)(Qdiags)
-        xc = x[:, None, :] - means[None, :, :]                    # (n, K, d)
-        Qxc = jnp.einsum("krc,nkc->nkr", Q, xc)
-        main = alphas[None, :] + sum_qs[None, :] - 0.5 * jnp.sum(Qxc * Qxc, axis=2)
-        n_w = d + wishart_m + 1
-        C = n_w * d * (jnp.log(wishart_gamma) - 0.5 * math.log(2.0)) - log_gamma_distrib.py_func(0.5 * n_w, d)
-        prior = jnp.sum(0.5 * wishart_gamma ** 2 * (jnp.sum(Qdiags ** 2, axis=1)
-                                                     + jnp.sum(icf[:, d:] ** 2, axis=1))
-                        - wishart_m * sum_qs) - K * C
-        return (-n * d * 0.5 * math.log(2.0 * math.pi) + jnp.sum(jlse(main, axis=1))
-                - n * jlse(alphas) + prior)
 
     g = jax.jit(jax.grad(objective, argnums=(0, 1, 2)), static_argnums=(5,))
 
