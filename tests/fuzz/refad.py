@@ -126,10 +126,8 @@ class Var:
     @_scalar_only
     def __mod__(self, o):
         o = lift(o)
-        r = self.value % o.value
-        if r == 0.0:
-            _TAPE.kinks += 1        # at a multiple of o: the remainder jumps there
-        return Var(r, ((self, 1.0), (o, -math.floor(self.value / o.value))))
+        _multiple(self.value, o.value)
+        return Var(self.value % o.value, ((self, 1.0), (o, -math.floor(self.value / o.value))))
 
     @_scalar_only
     def __rmod__(self, o):
@@ -137,11 +135,13 @@ class Var:
 
     @_scalar_only
     def __floordiv__(self, o):
-        return Var(_jump(self.value / lift(o).value, self.value // lift(o).value))
+        _multiple(self.value, lift(o).value)
+        return Var(self.value // lift(o).value)
 
     @_scalar_only
     def __rfloordiv__(self, o):
-        return Var(_jump(lift(o).value / self.value, lift(o).value // self.value))
+        _multiple(lift(o).value, self.value)
+        return Var(lift(o).value // self.value)
 
     def __neg__(self):
         return Var(-self.value, ((self, -1.0),))
@@ -541,6 +541,13 @@ def _jump(at, result):
     if math.isfinite(at) and at == math.floor(at):
         _TAPE.kinks += 1
     return result
+
+
+def _multiple(a, b):
+    """A kink where a is a multiple of b: a % b and a // b jump there (the remainder tells
+    exactly; a / b would round)."""
+    if a % b == 0.0:
+        _TAPE.kinks += 1
 
 
 def _sign(x):
