@@ -12,7 +12,7 @@ import copy
 
 NOTES = ("origin", "user", "trip", "hoisted", "forward_only", "atomic", "checkpoint", "opaque",
          "callee", "parallel", "comment", "pkey", "fills", "message", "gather",
-         "overwritten", "steps", "effect", "raises")
+         "overwritten", "steps", "effect", "raises", "whole")
 """The notes a statement can carry: origin (filename, line, function) of the user code it came
 from; on loops, trip (the name of the trip counter of a lowered while loop, or None), user (a
 loop the user wrote, not one of vectorized code) and hoisted (names moved in front of it);
@@ -29,7 +29,9 @@ or "tail", and one dict for the three (the array added into, the index, the orig
 range's bounds lo and hi, the lowest and highest neighbour offsets); effect (a statement
 making a call with an effect beyond its result, why: run once, in program order, never
 dropped, moved or computed again; analysis/effects.py); raises (the user's `raise`
-statement, vec.raise_error: the path that reaches it ends there, normalize/exits.py)."""
+statement, vec.raise_error: the path that reaches it ends there, normalize/exits.py); whole
+(on `x_bar += term`, where the term is a new array in exactly x's shape: the name x, whose
+zeros x_bar was allocated as; codegen/fresh.py)."""
 
 
 def note(node, key, default=None):

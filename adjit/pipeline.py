@@ -27,7 +27,7 @@ from .analysis.hoist import hoist_invariants, keep_operands
 from .analysis.races import Ownership
 from .analysis.types import (FLOAT, infer_kinds, is_array, is_float_kind, kind_of_constant,
                              kind_of_numba_type)
-from .codegen import assemble, kernel_sweep, vector_math
+from .codegen import assemble, fresh, kernel_sweep, vector_math
 from .codegen.indices import unsigned_indices
 from .codegen.emit import HELPERS, compile_source, exec_source, render
 from .codegen.kernel_sweep import KernelSweep
@@ -675,6 +675,8 @@ def _adjoint(p, o):
         vector_math.rewrite(forward + [body for _, _, body, _, _ in steps], backward,
                             p.env.ns, prog.tape.reserved_names(), kinds, namegen,
                             p.arg_types)
+    if fresh.applies(p.arg_types, [stmts for _, stmts in parts], p.env.ns):
+        fresh.assign_fresh(parts)
     arrays = {v for v, k in kinds.items() if is_array(k)}
     unsigned_indices([s for _, stmts in parts for s in stmts], params + [stats_name], arrays)
     source = render(inner, params + [stats_name], parts, fold=True, cpu=True,

@@ -299,6 +299,8 @@ class ReverseBuilder:
             first = self.single_use.get(atom.id) == id(s)   # linspace's scalar operands
             out.append(accumulate(self.bar(atom.id), substitute(rule.reverse[k], names),
                                   False, first, origin))
+            if rule.exact and not first:    # a new array in the operand's shape
+                ir.annotate(out[-1], whole=atom.id)
         for k in rule.always:       # (an MPI answer the other rank waits for: value dropped)
             if k not in dict(active) and k < len(prim.operands):
                 out.append(ast.Assign(targets=[ir.store(self.namegen.fresh("_answered"))],

@@ -755,7 +755,8 @@ _MM = {"mm": (("vec.mm_nt(out_bar, b)", "vec.mm_tn(a, out_bar)"),
 for _obj in (vec.mm, vec.mm_tn, vec.mm_nt, vec.mm_tt):
     _key = _obj.__name__
     _R.define(_obj, f"vec.{_key}", "helper", array_rule=ArrayRule(
-        _key, ("a", "b"), _MM[_key][0], _MM[_key][1], lambda args: (2, "f"), reads=True))
+        _key, ("a", "b"), _MM[_key][0], _MM[_key][1], lambda args: (2, "f"), reads=True,
+        exact=True))
 
 
 # functions with no derivative, called as they are ---------------------------------------------

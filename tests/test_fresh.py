@@ -1,0 +1,101 @@
+"""An adjoint whose first term is a whole new array (a matrix product's) is assigned that
+term instead of adding it into zeros (codegen/fresh.py): vectorized network code as numba
+users write it, the layers' activations read again in other ways (elementwise, twice, in a
+loop, through a row), float32; each gradient against central differences of numba's
+compile, the fast form against the added one to the bit, and the source for which form ran."""
+import numpy as np
+import pytest
+
+import adjit
+from adjit.codegen import fresh
+from fd import check_value_and_grad, fd_grad
+
+
+def two_layers(W1, W2, X):
+    h = np.tanh(X @ W1)
+    return np.sum((h @ W2) ** 2)
+
+
+def read_twice(W1, W2, W3, X):
+    h = np.tanh(X @ W1)
+    return np.sum(np.sin(h @ W2)) + np.sum(h @ W3)
+
+
+def read_after(W1, W2, X):
+    h = X @ W1
+    z = h @ W2
+    return np.sum(z * z) + np.sum(h ** 3)
+
+
+def through_a_row(W1, W2, X):
+    h = np.tanh(X @ W1)
+    r = h[0]
+    return np.sum(h @ W2) + np.sum(r * r)
+
+
+def recurrent(W, h0):
+    h = h0
+    for _ in range(3):
+        h = np.tanh(h @ W)
+    return np.sum(h * h)
+
+
+def _inputs(*shapes, seed=0, dtype=np.float64):
+    rng = np.random.default_rng(seed)
+    return tuple((rng.standard_normal(s) * 0.5).astype(dtype) for s in shapes)
+
+
+def test_a_layers_activation_is_assigned_its_product_term():
+    args = _inputs((4, 5), (5, 3), (6, 4))
+    built = adjit.value_and_grad(two_layers, argnums=(0, 1))
+    check_value_and_grad(two_layers, args, (0, 1), built=built)
+    source = built.source
+    assert "h_bar = vec.mm_nt(" in source
+    assert "h_bar = np.zeros_like(h)" not in source and "h_bar +=" not in source
+    assert "W2_bar = vec.mm_tn(h, " in source
+
+
+def test_assigned_is_the_added_form_to_the_bit(monkeypatch):
+    args = _inputs((4, 5), (5, 3), (6, 4), seed=1)
+    fast = adjit.grad(two_layers, argnums=(0, 1))(*args)
+    monkeypatch.setattr(fresh, "applies", lambda *a: False)
+    added = adjit.grad(two_layers, argnums=(0, 1))
+    slow = added(*args)
+    assert "h_bar += vec.mm_nt(" in added.source
+    for a, b in zip(fast, slow):
+        assert np.array_equal(a, b)
+
+
+def test_a_second_term_adds_to_the_first():
+    args = _inputs((4, 5), (5, 3), (5, 2), (6, 4), seed=2)
+    built = adjit.value_and_grad(read_twice, argnums=(0, 1, 2))
+    check_value_and_grad(read_twice, args, (0, 1, 2), built=built)
+    source = built.source
+    assert source.count("h_bar = vec.") == 1 and source.count("h_bar += vec.") == 1
+
+
+@pytest.mark.parametrize("f, shapes", [
+    (read_after, ((4, 5), (5, 3), (6, 4))),       # h's own terms come first backward
+    (through_a_row, ((4, 5), (5, 3), (6, 4))),    # a row of h read on its own
+])
+def test_terms_before_the_product_keep_the_zeros(f, shapes):
+    args = _inputs(*shapes, seed=3)
+    built = adjit.value_and_grad(f, argnums=(0, 1))
+    check_value_and_grad(f, args, (0, 1), built=built)
+    assert "h_bar = vec.mm" not in built.source
+
+
+def test_a_product_in_a_loop_keeps_adding():
+    args = _inputs((4, 4), (3, 4), seed=4)
+    check_value_and_grad(recurrent, args, (0, 1))
+
+
+def test_float32_keeps_its_adjoints_dtype():
+    args = _inputs((4, 5), (5, 3), (6, 4), seed=5, dtype=np.float32)
+    g = adjit.grad(two_layers, argnums=(0, 1))
+    got = g(*args)
+    assert "h_bar = np.zeros_like(h)" in g.source
+    wide = tuple(a.astype(np.float64) for a in args)
+    for k, value in enumerate(got):
+        assert value.dtype == np.float32
+        np.testing.assert_allclose(value, fd_grad(two_layers, wide, k), rtol=2e-4, atol=2e-5)
