@@ -40,6 +40,16 @@ def recurrent(W, h0):
     return np.sum(h * h)
 
 
+def through_inv(a):
+    b = a + 3.0 * np.eye(3)
+    return np.sum(np.linalg.inv(b) ** 2)
+
+
+def through_cholesky(a):
+    s = a @ a.T + np.eye(3)
+    return np.sum(np.linalg.cholesky(s) ** 3)
+
+
 def _inputs(*shapes, seed=0, dtype=np.float64):
     rng = np.random.default_rng(seed)
     return tuple((rng.standard_normal(s) * 0.5).astype(dtype) for s in shapes)
@@ -88,6 +98,15 @@ def test_terms_before_the_product_keep_the_zeros(f, shapes):
 def test_a_product_in_a_loop_keeps_adding():
     args = _inputs((4, 4), (3, 4), seed=4)
     check_value_and_grad(recurrent, args, (0, 1))
+
+
+@pytest.mark.parametrize("f, assigned", [
+    (through_inv, "b_bar = -vec.mm_nt("), (through_cholesky, "s_bar = vec.cholesky_a_bar(")])
+def test_an_inverse_and_a_factorization_are_assigned_too(f, assigned):
+    args = _inputs((3, 3), seed=6)
+    built = adjit.value_and_grad(f)
+    check_value_and_grad(f, args, 0, built=built)
+    assert assigned in built.source
 
 
 def test_float32_keeps_its_adjoints_dtype():

@@ -7,8 +7,9 @@ terms into it:
     ...
     h_bar += vec.mm_nt(_a2_bar, W2)
 
-Where that term is a new array in exactly the adjoint's shape (a matrix product's terms:
-their registry entries say so, ArrayRule.exact, and reverse/adjoint.py notes the statement
+Where that term is a new array in exactly the adjoint's shape (a matrix product's terms, an
+inverse's, a Cholesky factor's: their registry entries say so, ArrayRule.exact, and
+reverse/adjoint.py notes the statement
 `whole`), both statements are in the function's body itself (no loop or branch runs either
 twice or not at all), and no statement between them names the adjoint (no alias of it, no
 term added before), the zeros are never read but by that addition: the term is assigned

@@ -481,7 +481,7 @@ _R.define(vec.solve_again, "vec.solve_again", "array", handler="keep", array_rul
     shared="vec.solve_again(a, out_bar, not transposed)"))
 _R.define(np.linalg.inv, "np.linalg.inv", "array", handler="keep", array_rule=ArrayRule(
     "inv", ("a",), ("-vec.mm_nt(vec.mm_tn(out, out_bar), out)",), ("-vec.mm(vec.mm(out, d), out)",),
-    lambda args: (2, "f")), notes="the adjoint and tangent multiply by the inverse")
+    lambda args: (2, "f"), exact=True), notes="the adjoint and tangent multiply by the inverse")
 
 # reductions that skip NaN, over all elements (numba has no axis): the reduction of
 # np.where(a != a, fill, a); nanmean divides by the count of numbers, nanmax/nanmin are NaN
@@ -496,7 +496,8 @@ for _obj in (np.nansum, np.nanprod, np.nanmean, np.nanmax, np.nanmin, np.nanvar,
 # L = cholesky(A): L_dot = L Phi(L^-1 S L^-T); A_bar from two triangular solves
 _R.define(np.linalg.cholesky, "np.linalg.cholesky", "array", handler="keep",
           array_rule=ArrayRule("cholesky", ("a",), ("vec.cholesky_a_bar(out, out_bar)",),
-                               ("vec.cholesky_tangent(out, d)",), lambda args: (2, "f")),
+                               ("vec.cholesky_tangent(out, d)",), lambda args: (2, "f"),
+                               exact=True),
           notes="reads the lower triangle; adjoint by triangular solves")
 _R.define(np.linalg.eigvalsh, "np.linalg.eigvalsh", "array", handler="keep",
           array_rule=ArrayRule("eigvalsh", ("a",), ("vec.eigvalsh_a_bar(a, out_bar)",),
