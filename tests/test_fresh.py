@@ -3,10 +3,13 @@ term instead of adding it into zeros (codegen/fresh.py): vectorized network code
 users write it, the layers' activations read again in other ways (elementwise, twice, in a
 loop, through a row), float32; each gradient against central differences of numba's
 compile, the fast form against the added one to the bit, and the source for which form ran."""
+import ast
+
 import numpy as np
 import pytest
 
 import adjit
+from adjit import ir
 from adjit.codegen import fresh
 from fd import check_value_and_grad, fd_grad
 
@@ -118,3 +121,24 @@ def test_float32_keeps_its_adjoints_dtype():
     for k, value in enumerate(got):
         assert value.dtype == np.float32
         np.testing.assert_allclose(value, fd_grad(two_layers, wide, k), rtol=2e-4, atol=2e-5)
+
+
+def _statements(text, whole_at):
+    """Statements of `text`, the one at index `whole_at` noted as a whole term of h."""
+    stmts = ir.parse(text)
+    ir.annotate(stmts[whole_at], whole="h")
+    return stmts
+
+
+@pytest.mark.parametrize("between, assigned", [
+    ("s = 1.0", True),
+    ("v_bar = h_bar[0]", False),           # an alias of the adjoint
+    ("h = np.ones((3, 3))", False),         # the operand again, maybe in another shape
+    ("for i in range(3):\n    s = h_bar[i, 0]", False),
+])
+def test_what_may_stand_between_the_zeros_and_the_term(between, assigned):
+    stmts = _statements(f"h_bar = np.zeros_like(h)\n{between}\nh_bar += vec.mm_nt(g, w)", -1)
+    done = fresh.assign_fresh([("all", stmts)])
+    text = "\n".join(ast.unparse(s) for s in stmts)
+    assert (done == ["h_bar"]) == assigned
+    assert ("h_bar = vec.mm_nt(g, w)" in text and "zeros_like" not in text) == assigned

@@ -12,7 +12,8 @@ inverse's, a Cholesky factor's: their registry entries say so, ArrayRule.exact, 
 reverse/adjoint.py notes the statement
 `whole`), both statements are in the function's body itself (no loop or branch runs either
 twice or not at all), and no statement between them names the adjoint (no alias of it, no
-term added before), the zeros are never read but by that addition: the term is assigned
+term added before) or assigns the operand, the zeros are never read but by that addition
+and have the term's shape: the term is assigned
 (`h_bar = vec.mm_nt(_a2_bar, W2)`) and the allocation goes. That saves writing the zeros
 and a second pass over the array (the MLP's gradient: 9% of its time). 0.0 + t is t for
 every float but -0.0, so the gradient is the same (a -0.0 stays -0.0).
@@ -48,7 +49,7 @@ def assign_fresh(parts):
                     targets=[ir.store(bar)], value=s.value, lineno=s.lineno), ("origin",))
                 done.append(bar)
                 break
-            if _names(earlier, bar):
+            if _names(earlier, bar) or _stores(earlier, like):
                 break
     for _, stmts in parts:
         stmts[:] = [s for s in stmts if id(s) not in drop]
@@ -87,6 +88,13 @@ def _zeros_of(stmt, bar, like):
     return isinstance(call, ast.Call) and ast.unparse(call.func) == "np.zeros_like" and \
         len(call.args) == 1 and not call.keywords and \
         isinstance(call.args[0], ast.Name) and call.args[0].id == like
+
+
+def _stores(node, name):
+    """Whether `node` assigns `name` (the operand could change shape after its adjoint's
+    zeros were allocated)."""
+    return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)
+               for n in ast.walk(node))
 
 
 def _names(node, name):
