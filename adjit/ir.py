@@ -31,7 +31,7 @@ making a call with an effect beyond its result, why: run once, in program order,
 dropped, moved or computed again; analysis/effects.py); raises (the user's `raise`
 statement, vec.raise_error: the path that reaches it ends there, normalize/exits.py); whole
 (on `x_bar += term`, where the term is a new array in exactly x's shape: the name x, whose
-zeros x_bar was allocated as; codegen/fresh.py)."""
+zeros x_bar was allocated as; reverse/resets.py)."""
 
 
 def note(node, key, default=None):

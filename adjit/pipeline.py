@@ -27,7 +27,7 @@ from .analysis.hoist import hoist_invariants, keep_operands
 from .analysis.races import Ownership
 from .analysis.types import (FLOAT, infer_kinds, is_array, is_float_kind, kind_of_constant,
                              kind_of_numba_type)
-from .codegen import assemble, fresh, kernel_sweep, vector_math
+from .codegen import assemble, kernel_sweep, vector_math
 from .codegen.indices import unsigned_indices
 from .codegen.emit import HELPERS, compile_source, exec_source, render
 from .codegen.kernel_sweep import KernelSweep
@@ -635,7 +635,10 @@ def _adjoint(p, o):
     else:
         ret = ast.parse(f"return {grad_text}").body
     name = f"{src.fn.__name__}_{o.name}"
-    sweep = Sweep(prog, builder, kinds, namegen, grads, ret, assemble.ZEROS)
+    blocks = [prog.init, prog.forward, prog.backward_init, prog.backward]
+    double = vector_math.float64_only(blocks, p.env.ns, p.arg_types)
+    sweep = Sweep(prog, builder, kinds, namegen, grads, ret, assemble.ZEROS,
+                  double and not vector_math.has_complex(blocks, p.arg_types))
     if o.target == "cuda":
         def device_source(copied=True):
             tail = prog.backward_init + prog.backward + ret
@@ -673,10 +676,7 @@ def _adjoint(p, o):
         forward = [stmts for _, stmts in parts[:-3]]    # (then backward, stats, return)
         backward = [stmts for title, stmts in parts if title == "backward sweep"]
         vector_math.rewrite(forward + [body for _, _, body, _, _ in steps], backward,
-                            p.env.ns, prog.tape.reserved_names(), kinds, namegen,
-                            p.arg_types)
-    if fresh.applies(p.arg_types, [stmts for _, stmts in parts], p.env.ns):
-        fresh.assign_fresh(parts)
+                            p.env.ns, prog.tape.reserved_names(), kinds, namegen, double)
     arrays = {v for v, k in kinds.items() if is_array(k)}
     unsigned_indices([s for _, stmts in parts for s in stmts], params + [stats_name], arrays)
     source = render(inner, params + [stats_name], parts, fold=True, cpu=True,
@@ -765,7 +765,8 @@ def _tangent(p, o):
     elif _vector_math(o):
         floats = {builder.dots[v]: FLOAT for v in builder.dots if kinds.get(v) == FLOAT}
         vector_math.rewrite([body], [], p.env.ns, kinds={**floats, **kinds},
-                            namegen=p.namegen, arg_types=p.arg_types)
+                            namegen=p.namegen,
+                            double=vector_math.float64_only([body], p.env.ns, p.arg_types))
     p.source = render(name, params + tans, parts, fold=True, cpu=o.target == "cpu",
                       keys=o.vector_math)
     p.entry = name

@@ -1,8 +1,9 @@
 """An adjoint whose first term is a whole new array (a matrix product's) is assigned that
-term instead of adding it into zeros (codegen/fresh.py): vectorized network code as numba
-users write it, the layers' activations read again in other ways (elementwise, twice, in a
-loop, through a row), float32; each gradient against central differences of numba's
-compile, the fast form against the added one to the bit, and the source for which form ran."""
+term instead of adding it into zeros (reverse/resets.py, the sweep pass "resets"):
+vectorized network code as numba users write it, the layers' activations read again in
+other ways (elementwise, twice, in a loop, through a row), float32; each gradient against
+central differences of numba's compile, the fast form against the added one to the bit,
+and the source for which form ran; the rewrite on statement lists."""
 import ast
 
 import numpy as np
@@ -10,7 +11,8 @@ import pytest
 
 import adjit
 from adjit import ir
-from adjit.codegen import fresh
+from adjit.codegen import vector_math
+from adjit.reverse import resets
 from fd import check_value_and_grad, fd_grad
 
 
@@ -71,7 +73,7 @@ def test_a_layers_activation_is_assigned_its_product_term():
 def test_assigned_is_the_added_form_to_the_bit(monkeypatch):
     args = _inputs((4, 5), (5, 3), (6, 4), seed=1)
     fast = adjit.grad(two_layers, argnums=(0, 1))(*args)
-    monkeypatch.setattr(fresh, "applies", lambda *a: False)
+    monkeypatch.setattr(vector_math, "has_complex", lambda *a: True)
     added = adjit.grad(two_layers, argnums=(0, 1))
     slow = added(*args)
     assert "h_bar += vec.mm_nt(" in added.source
@@ -123,10 +125,10 @@ def test_float32_keeps_its_adjoints_dtype():
         np.testing.assert_allclose(value, fd_grad(two_layers, wide, k), rtol=2e-4, atol=2e-5)
 
 
-def _statements(text, whole_at):
-    """Statements of `text`, the one at index `whole_at` noted as a whole term of h."""
+def _statements(text):
+    """Statements of `text`, the last one noted as a whole term of h."""
     stmts = ir.parse(text)
-    ir.annotate(stmts[whole_at], whole="h")
+    ir.annotate(stmts[-1], whole="h")
     return stmts
 
 
@@ -136,9 +138,27 @@ def _statements(text, whole_at):
     ("h = np.ones((3, 3))", False),         # the operand again, maybe in another shape
     ("for i in range(3):\n    s = h_bar[i, 0]", False),
 ])
-def test_what_may_stand_between_the_zeros_and_the_term(between, assigned):
-    stmts = _statements(f"h_bar = np.zeros_like(h)\n{between}\nh_bar += vec.mm_nt(g, w)", -1)
-    done = fresh.assign_fresh([("all", stmts)])
-    text = "\n".join(ast.unparse(s) for s in stmts)
-    assert (done == ["h_bar"]) == assigned
-    assert ("h_bar = vec.mm_nt(g, w)" in text and "zeros_like" not in text) == assigned
+@pytest.mark.parametrize("backward", [False, True])
+def test_what_may_stand_between_the_zeros_and_the_term(between, assigned, backward):
+    """The statement between in the forward sweep or in the backward one."""
+    stmts = _statements(f"h_bar = np.zeros_like(h)\n{between}\nh_bar += vec.mm_nt(g, w)")
+    cut = 2 - backward
+    before, sweep = stmts[:cut], stmts[cut:]
+    gone = resets.assign_whole(before, sweep)
+    text = "\n".join(ast.unparse(s) for s in sweep)
+    assert (gone == [stmts[0]]) == assigned
+    assert ("h_bar = vec.mm_nt(g, w)" in text) == assigned
+
+
+@pytest.mark.parametrize("text", [
+    "h_bar = np.zeros_like(h)\nh_bar += vec.mm_nt(h_bar, w)",     # the term reads the adjoint
+    "h_bar = np.zeros_like(k)\nh_bar += vec.mm_nt(g, w)",         # another array's zeros
+    "h_bar = np.zeros((3, 3))\nh_bar += vec.mm_nt(g, w)",         # zeros of a given shape
+    "h_bar = np.zeros_like(h)\nif c:\n    h_bar += vec.mm_nt(g, w)",
+])
+def test_what_keeps_the_zeros(text):
+    stmts = ir.parse(text)
+    term = stmts[-1] if not isinstance(stmts[-1], ast.If) else stmts[-1].body[0]
+    ir.annotate(term, whole="h")
+    assert resets.assign_whole(stmts[:1], stmts[1:]) == []
+    assert "h_bar +=" in "\n".join(ast.unparse(s) for s in stmts)

@@ -48,17 +48,16 @@ _NAMESPACE = {"math": math, "np": np}
 
 
 def rewrite(forward, backward, ns, neutral=frozenset(), kinds=None, namegen=None,
-            arg_types=None):
+            double=False):
     """Rewrite `math.<f>(...)` calls in the statement lists `forward` (the forward sweep, step
     functions: primal statements) and `backward` (the backward sweep) in place where their
     loops vectorize; adds the name `vmath` to the namespace `ns` when it rewrites anything.
     `neutral`: names of the tape's bookkeeping, whose statements (a push, a reserve) leave a
     loop's vectorizability to the rest of it (the same loop without a tape, checkpointed,
     must decide alike). With `kinds` (the program's variables' kinds) and `namegen` (fresh
-    names), a loop that sums as it goes is split into blocks (`_split`). With the argument
-    types (`arg_types`, numba types) of a program whose floats are all float64
-    (`float64_only`), the calls name vmath's float64 functions (`vmath.exp64`)."""
-    double = arg_types is not None and float64_only(forward + backward, ns, arg_types)
+    names), a loop that sums as it goes is split into blocks (`_split`). In a program whose
+    floats are all float64 (`double`: float64_only's answer), the calls name vmath's float64
+    functions (`vmath.exp64`)."""
     sites, splits = {}, []
     for blocks, forward_copy in ((forward, True), (backward, False)):
         for stmts in blocks:
@@ -129,8 +128,9 @@ def float64_only(blocks, ns, arg_types):
     array or number, or a function adjit did not make (a compiled callee may return a
     float32). Then `math.exp(x)` can become vmath's float64 function called by name: numba
     types it as any call, where vmath.exp (the precision chosen by the argument's type, an
-    overload numba inlines) is typed again at every call site of every compile."""
-    if any(_narrow(t) for t in arg_types):
+    overload numba inlines) is typed again at every call site of every compile. False
+    without argument types (`arg_types` None)."""
+    if arg_types is None or any(_narrow(t) for t in arg_types):
         return False
     names = set()
     for stmts in blocks:
@@ -162,6 +162,29 @@ def float64_only(blocks, ns, arg_types):
             continue
         return False
     return True
+
+
+def has_complex(blocks, arg_types):
+    """Whether an argument (numba types: arrays by their dtype, tuples by their items) or
+    the statement lists (a complex constant, a name or attribute spelling complex) bring a
+    complex number in."""
+    from numba.core import types as nt
+
+    def complex_type(t):
+        t = getattr(t, "dtype", t)
+        return isinstance(t, nt.Complex) or any(
+            complex_type(u) for u in getattr(t, "types", ()) if u is not t)
+
+    if any(complex_type(t) for t in arg_types or ()):
+        return True
+    for stmts in blocks:
+        for s in stmts:
+            for node in ast.walk(s):
+                if isinstance(node, ast.Constant) and isinstance(node.value, complex) or \
+                        isinstance(node, (ast.Name, ast.Attribute)) and "complex" in (
+                            node.id if isinstance(node, ast.Name) else node.attr):
+                    return True
+    return False
 
 
 def _narrow(t):

@@ -13,7 +13,8 @@ computes. Each is a function of the Sweep (below) that rewrites its statements i
                                                                         reverse/fission.py
     ascending     backward loops whose iterations commute run upward    reverse/ascending.py
     dots          sums of products over the tape as dot_range calls     reverse/dots.py
-    resets        adjoint arrays zeroed once instead of every step      reverse/resets.py
+    resets        adjoint arrays zeroed once instead of every step, or assigned their
+                  first term where it is a whole array                  reverse/resets.py
     sums          a time loop's copy-back adjoint summed where it is made
                                                                         reverse/resets.py
     accumulators  an adjoint element added to in a loop kept in a scalar
@@ -45,10 +46,12 @@ class Sweep:
     generator, the gradients the function returns (`grads`: the copies pass keeps them
     readable), the function's return statement (`ret`), what is read after the backward
     sweep (`live_after`: the tape statistics and the return) and the zero of each scalar
-    kind (`zeros`: the start of a load hoisted out of a loop). The parallel pass sets
-    `parallel`: whether the function has prange loops (its forward keeps them parallel)."""
+    kind (`zeros`: the start of a load hoisted out of a loop) and whether the program's
+    floats are all float64 and none complex (`one_dtype`: every adjoint and every term
+    added into one then has one dtype). The parallel pass sets `parallel`: whether the
+    function has prange loops (its forward keeps them parallel)."""
 
-    def __init__(self, prog, builder, kinds, namegen, grads, ret, zeros):
+    def __init__(self, prog, builder, kinds, namegen, grads, ret, zeros, one_dtype=False):
         self.prog = prog
         self.builder = builder
         self.kinds = kinds
@@ -56,6 +59,7 @@ class Sweep:
         self.grads = grads
         self.ret = ret
         self.zeros = zeros
+        self.one_dtype = one_dtype
         self.live_after = frozenset()
         self.parallel = False
 
@@ -99,8 +103,11 @@ def dots(s):
 
 
 def resets(s):
-    drop_resets(s.prog.backward, s.array_bars(), s.live_after, s.namegen,
-                s.before_backward())
+    prog = s.prog
+    gone = drop_resets(prog.backward, s.array_bars(), s.live_after, s.namegen,
+                       s.before_backward(), s.one_dtype)
+    for stmts in (prog.init, prog.forward, prog.backward_init):
+        stmts[:] = [t for t in stmts if not any(t is g for g in gone)]
 
 
 def sums(s):

@@ -113,8 +113,8 @@ function given its own derivative, adjit/custom.py), with the objects they stand
 tangent expressions run even when the operand carries no derivative, the reverse's value
 dropped and the tangent taken as zeros (an MPI message's answer, which the other rank
 waits for). `exact`: every reverse expression is a new array in exactly its operand's shape
-(a matrix product's terms), so the first term an adjoint receives can be assigned to it
-instead of added into zeros (codegen/fresh.py)."""
+(a matrix product's terms, an inverse's, a Cholesky factor's), so the first term an adjoint
+receives can be assigned to it instead of added into zeros (reverse/resets.py)."""
 
     def __init__(self, key, params, reverse, tangent, result, reads=False, defaults=None,
                  shared=None, helpers=None, missing_tangent=None, always=(), exact=False):
