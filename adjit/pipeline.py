@@ -27,7 +27,7 @@ from .analysis.hoist import hoist_invariants, keep_operands
 from .analysis.races import Ownership
 from .analysis.types import (FLOAT, infer_kinds, is_array, is_float_kind, kind_of_constant,
                              kind_of_numba_type)
-from .codegen import assemble, kernel_sweep, vector_math
+from .codegen import assemble, kernel_sweep, usual, vector_math
 from .codegen.indices import unsigned_indices
 from .codegen.emit import HELPERS, compile_source, exec_source, render
 from .codegen.kernel_sweep import KernelSweep
@@ -675,8 +675,13 @@ def _adjoint(p, o):
     if _vector_math(o):
         forward = [stmts for _, stmts in parts[:-3]]    # (then backward, stats, return)
         backward = [stmts for title, stmts in parts if title == "backward sweep"]
-        vector_math.rewrite(forward + [body for _, _, body, _, _ in steps], backward,
-                            p.env.ns, prog.tape.reserved_names(), kinds, namegen, double)
+        forward += [body for _, _, body, _, _ in steps]
+        if vector_math.rewrite(forward, backward, p.env.ns, prog.tape.reserved_names(), kinds,
+                               namegen, double):
+            usual.version_loops([([stmts for _, stmts in parts], set())] + [
+                ([body], None) for _, _, body, _, _ in steps], p.env.ns, namegen,
+                set(prog.bars.names.values()) | prog.tape.reserved_names(),
+                prog.tape.reserved_names())
     arrays = {v for v, k in kinds.items() if is_array(k)}
     unsigned_indices([s for _, stmts in parts for s in stmts], params + [stats_name], arrays)
     source = render(inner, params + [stats_name], parts, fold=True, cpu=True,

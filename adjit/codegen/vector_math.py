@@ -272,11 +272,13 @@ def _bookkeeping(s, neutral):
 
 def _known(node, ns):
     """A node LLVM vectorizes through: calls only of functions the registry says numba
-    inlines ("inline") or vmath replaces, and of numpy's scalar types (casts); no integer
-    floor division or remainder (numba checks the divisor); powers of a constant exponent."""
+    inlines ("inline") or vmath replaces, of vmath's own, and of numpy's scalar types
+    (casts); no integer floor division or remainder (numba checks the divisor); powers of a
+    constant exponent."""
     if isinstance(node, ast.Call):
         obj = lookup(node.func, ns)
-        if isinstance(obj, type) and issubclass(obj, np.number):
+        if isinstance(obj, type) and issubclass(obj, np.number) or \
+                getattr(obj, "__module__", None) == vmath.__name__:
             return True
         entry = REGISTRY.get(obj)
         return entry is not None and entry.vector is not None

@@ -74,8 +74,12 @@ from .. import ir
 class Rule:
     """Partial derivatives of one primitive, as parsed expression templates."""
 
-    def __init__(self, params, partials, result="float", joint=None):
+    def __init__(self, params, partials, result="float", joint=None, usual=False):
         self.params = tuple(params)
+        # usual: every partial is `A if C else B` where C holds for all but rare arguments
+        # and B is a costly fallback for those (an accuracy branch): a loop that vectorizes
+        # runs A alone where C holds at every iteration (codegen/usual.py)
+        self.usual = usual
         self.partials = tuple(None if p is None else ast.parse(p, mode="eval").body
                               for p in partials)
         self.text = tuple(partials)

@@ -27,8 +27,8 @@ from .registry import REGISTRY, ArrayRule, Refused, Rule
 _R = REGISTRY
 
 
-def _unary(partial, result="float"):
-    return Rule(("x",), (partial,), result)
+def _unary(partial, result="float", usual=False):
+    return Rule(("x",), (partial,), result, usual=usual)
 
 
 def _binary(pa, pb, result="float"):
@@ -114,7 +114,7 @@ scalar(math.acos, "math.acos", _unary("-1.0 / math.sqrt((1.0 - x) * (1.0 + x))")
 scalar(math.atan, "math.atan", _unary("1.0 / (1.0 + x * x)"), (np.arctan,), _EXP)
 scalar(math.sinh, "math.sinh", _unary("math.cosh(x)"), (np.sinh,), _EXP)
 scalar(math.cosh, "math.cosh", _unary("math.sinh(x)"), (np.cosh,), _EXP)
-scalar(math.tanh, "math.tanh", _unary(_TANH), (np.tanh,), _EXP, vector=vmath.tanh)
+scalar(math.tanh, "math.tanh", _unary(_TANH, usual=True), (np.tanh,), _EXP, vector=vmath.tanh)
 scalar(math.exp, "math.exp", _unary("out"), (np.exp,), _EXP, vector=vmath.exp)
 scalar(math.expm1, "math.expm1", _unary("out + 1.0 if out > -0.5 else math.exp(x)"),
        (np.expm1,), _EXP, vector=vmath.expm1)
