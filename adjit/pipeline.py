@@ -685,16 +685,17 @@ def _adjoint(p, o):
     arrays = {v for v, k in kinds.items() if is_array(k)}
     unsigned_indices([s for _, stmts in parts for s in stmts], params + [stats_name], arrays)
     source = render(inner, params + [stats_name], parts, fold=True, cpu=True,
-                    keys=o.vector_math)
+                    keys=o.vector_math, allocate=True)
     source += "\n\n" + render(name, params, [(None, ast.parse(
-        f"return {inner}({', '.join(params)}, np.zeros({STATS_SIZE}, np.int64))").body)])
+        f"return {inner}({', '.join(params)}, np.zeros({STATS_SIZE}, np.int64))").body)],
+        allocate=True)
     p.steps = []
     for step, step_params, body, results, packed in steps:
         step_parts = assemble.step_parts(body, results, kinds, step_params, packed)
         unsigned_indices([s for _, stmts in step_parts for s in stmts],
                          [packed] if packed else step_params, arrays)
         source += "\n\n" + render(step, [packed] if packed else step_params, step_parts,
-                                  fold=True, cpu=True, keys=o.vector_math)
+                                  fold=True, cpu=True, keys=o.vector_math, allocate=True)
         p.steps.append(step)
     p.source, p.entry, p.wrapper = source, inner, name
 

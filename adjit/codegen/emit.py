@@ -68,13 +68,15 @@ def section(text, comments):
                                    args=[ast.Constant(len(comments) - 1)], keywords=[]))
 
 
-def render(name, params, parts, fold=False, cpu=False, keys=True):
+def render(name, params, parts, fold=False, cpu=False, keys=True, allocate=False):
     """Source text of a function whose body is `parts`: a list of (section title, stmts).
     With `fold`, single-use temporaries are folded into their uses (codegen/fold.py); `cpu`:
     code for the CPU, whose loops finding a largest value stop at a NaN (codegen/extrema.py),
     with `keys` first as an integer max of order keys that vectorizes (the generated code's
     vector_math; without it, numba's loop alone: source adjit differentiates again, an hvp's
-    jvp, reads that)."""
+    jvp, reads that); `allocate`: arrays allocated through adjit's runtime (`vec.zeros_like(x)`
+    for `np.zeros_like(x)`, ...: `cached_allocations`; not in source adjit differentiates
+    again)."""
     comments = []
     body = []
     titles = set()
@@ -100,6 +102,8 @@ def render(name, params, parts, fold=False, cpu=False, keys=True):
         extrema.rewrite(fn, keys)
     _raises_as_written(fn)
     _bodies_with_a_statement(fn)
+    if allocate:
+        cached_allocations(fn)
     text = ir.unparse(ast.fix_missing_locations(ast.Module(body=[fn], type_ignores=[])))
     pattern = re.compile(rf"^(\s*){_COMMENT}\((\d+)\)$", re.M)
     text = pattern.sub(lambda m: f"{m.group(1)}# {comments[int(m.group(2))]}", text)
@@ -158,6 +162,38 @@ def _exception_args(args):
 def _is_comment(s):
     return isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) and \
         isinstance(s.value.func, ast.Name) and s.value.func.id == _COMMENT
+
+
+_ALLOCATORS = {"np.zeros_like": "zeros_like", "np.empty_like": "empty_like",
+               "np.zeros": "zeros", "np.empty": "empty"}
+
+
+def cached_allocations(tree):
+    """Spell the allocations under `tree` as calls of adjit's runtime (runtime/index.py):
+    `np.zeros_like(x)` as `vec.zeros_like(x)`, `np.empty(n)` as `vec.empty(n)`, `np.zeros(n,
+    np.int64)` as `vec.zeros_int64(n)`, ... (float64 or a dtype vec.DECLARED names, given
+    positionally; anything else stays). numba compiles numpy's allocations in every process
+    that compiles a function calling them (a second of ADBench's GMM gradient's first call);
+    vec's are compiled once per machine and argument type, in numba's disk cache."""
+    parallel = {id(n) for loop in ir.walk(tree) if isinstance(loop, ast.For) and
+                ir.is_prange_loop(loop) for n in ir.walk(loop)}
+    for node in ir.walk(tree):
+        if not isinstance(node, ast.Call) or node.keywords or not 1 <= len(node.args) <= 2 or \
+                id(node) in parallel:       # (numba hoists np.empty out of a prange loop)
+            continue
+        kind = _ALLOCATORS.get(ir.unparse(node.func))
+        if kind is None or kind.endswith("_like") and len(node.args) == 2:
+            continue
+        if len(node.args) == 2:
+            dtype = ir.unparse(node.args[1])
+            if dtype == "np.float64":
+                pass
+            elif dtype.startswith("np.") and dtype[3:] in vec.DECLARED:
+                kind = f"{kind}_{dtype[3:]}"
+            else:
+                continue
+            node.args = node.args[:1]
+        node.func = ast.Attribute(value=ir.name("vec"), attr=kind, ctx=ast.Load())
 
 
 def _bodies_with_a_statement(fn):

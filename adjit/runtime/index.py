@@ -162,6 +162,34 @@ for _kind in ("zeros", "ones", "empty"):
         globals()[f"{_kind}_{_dtype}"] = _declared(_kind, _dtype)
 
 
+# Allocations of the generated adjoints (codegen/emit.py spells np.zeros_like(x), np.empty(n),
+# ... this way in the adjoint's source): numba compiles numpy's allocation overloads again in
+# every process, a second or more of a first call; through these, once per machine (its
+# disk cache) and per argument type.
+@numba.njit(cache=True)
+def zeros(shape):
+    """np.zeros(shape): float64 zeros."""
+    return np.zeros(shape)
+
+
+@numba.njit(cache=True)
+def empty(shape):
+    """np.empty(shape): an uninitialized float64 array."""
+    return np.empty(shape)
+
+
+@numba.njit(cache=True)
+def zeros_like(a):
+    """np.zeros_like(a)."""
+    return np.zeros_like(a)
+
+
+@numba.njit(cache=True)
+def empty_like(a):
+    """np.empty_like(a)."""
+    return np.empty_like(a)
+
+
 @numba.njit(cache=True)
 def empty_bool(shape):
     """An uninitialized boolean array."""
