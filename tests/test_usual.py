@@ -38,6 +38,11 @@ def in_a_loop(x, s):
     return np.sum(out * out)
 
 
+def squared_layer(W, b, X):
+    h = np.tanh(X @ W + b)
+    return np.sum(h * h)
+
+
 def _sech2(x):
     """d tanh / dx to rounding for any x: 4 e / (1 + e)**2, e = exp(-2|x|)."""
     e = np.exp(-2.0 * np.abs(x))
@@ -95,6 +100,23 @@ def test_saturated_elements_keep_their_digits():
     np.testing.assert_allclose(g(mild, 10.0, w), 10.0 * _sech2(10.0 * mild), rtol=1e-14)
 
 
+@pytest.mark.parametrize("scale", [0.3, 30.0])
+def test_a_tanh_read_back_from_the_tape(monkeypatch, scale):
+    """A small layer whose tanh values the tape keeps: the check reads them back too."""
+    rng = np.random.default_rng(2)
+    args = (rng.standard_normal((5, 7)) * scale, rng.standard_normal(7) * 0.1,
+            rng.standard_normal((9, 5)))
+    built = adjit.value_and_grad(squared_layer, argnums=(0, 1))
+    if scale < 1.0:
+        check_value_and_grad(squared_layer, args, (0, 1), built=built)
+    got = built(*args)[1]
+    assert "_rare1 |= not abs(_t" in built.source and "_ftape[" in built.source
+    _off(monkeypatch)
+    want = adjit.value_and_grad(squared_layer, argnums=(0, 1))(*args)[1]
+    for a, b in zip(got, want):
+        assert np.array_equal(a, b)
+
+
 # the rewrite on statement lists ------------------------------------------------------------
 
 def _loop(body, own=("y_bar",)):
@@ -118,16 +140,28 @@ def test_a_loop_of_the_branch_is_versioned():
     assert "y_bar[i] += g[i] * ((1.0 - h[i]) * (1.0 + h[i]))" in text
 
 
+_H2 = ("y_bar[i] += g[i] * ((1.0 - h2) * (1.0 + h2) if abs(h2) < 0.9999 else "
+       "vmath.exp64(x[i]))")
+
+
+def test_a_value_read_back_in_the_loop_is_read_by_the_check_too():
+    """out read back from the tape (a tanh's value taped, not kept in an array)."""
+    stmts, done = _loop("h2 = t[np.uint64(base + i)]\n" + _H2, own=("y_bar", "t"))
+    assert done == 1
+    text = "\n".join(ast.unparse(s) for s in stmts)
+    assert ("for i in range(n):\n    h2 = t[np.uint64(base + i)]\n"
+            "    _rare1 |= not abs(h2) < 0.9999") in text
+
+
 @pytest.mark.parametrize("body", [
     "h[i] = x[i] * 2.0\ny_bar[i] += g[i] * {d}",           # the loop writes what it tests
     "y_bar[i] += g[i] * (0.0 if c[i] else {d})",           # only some iterations test
     "y_bar[i] += g[i] * (c[i] > 0.0 and {d})",             # after a short-circuit
-    "h2 = h[i]\ny_bar[i] += g[i] * {d}".replace("h[i]) < 0.9999", "h2) < 0.9999"),
+    "h2 = vmath.tanh64(x[i])\n" + _H2,                     # out computed: computed twice
+    "h2 = h[i]\nh2 = h2 * 2.0\n" + _H2,                    # assigned twice
+    _H2 + "\nh2 = h[i]",                                   # read before it is assigned
 ])
 def test_what_keeps_the_branch(body):
-    if "h2" in body:        # the test reads a name the body assigns
-        body = ("h2 = h[i]\ny_bar[i] += g[i] * ((1.0 - h2) * (1.0 + h2) if abs(h2) < 0.9999"
-                " else vmath.exp64(x[i]))")
     stmts, done = _loop(body, own=("y_bar", "h"))
     assert done == 0
     assert "_rare" not in "\n".join(ast.unparse(s) for s in stmts)

@@ -12,7 +12,8 @@ true for all but rare arguments). Where an adjoint's innermost loop vectorizes (
 calls vmath's functions: codegen/vector_math.py rewrote it), stores only into arrays adjit
 allocated (adjoints, the tape: no user array it writes can share memory with one C reads)
 and C reads only what the loop does not change (its indices, names and arrays the body does
-not assign), the loop is versioned, with the loops around it whose bodies are only that
+not assign) or names the body assigns once before it from such values (`out` read back
+from the tape), the loop is versioned, with the loops around it whose bodies are only that
 loop (one test for a whole matrix):
 
     _rare1 = False
@@ -29,11 +30,13 @@ rare, the second copy runs A alone (x and the exp are not computed). Either copy
 exactly what the loops did, so the numbers are the same to the bit. C is evaluated only
 where the loop evaluates the branch in any case: a branch inside another conditional
 expression's arm, or after a short-circuit `and`/`or`, is left alone. Not versioned: a
-loop reading `out` from the tape or computing it in the body (a tanh fused with what
-follows it, `np.sum(np.tanh(x))`), whose C reads a name the body assigns; tangents.
+loop computing `out` in its body (a tanh fused with what follows it and computed again,
+`np.sum(np.tanh(x))`: the check would compute every tanh twice); tangents.
 """
 import ast
 import copy
+
+import numpy as np
 
 from .. import ir
 from ..normalize.names import lookup
@@ -137,7 +140,7 @@ def _version(nest, templates, ns, namegen, neutral, live, own):
                     return None
                 stored.add(base.id)
     stored -= {f.target.id for f in nest}
-    tests, positions = [], []
+    tests, positions, needs = [], [], set()
     for p, s in enumerate(loop.body):
         for path, node in _evaluated(s, ()):
             if not isinstance(node, ast.IfExp):
@@ -145,15 +148,19 @@ def _version(nest, templates, ns, namegen, neutral, live, own):
             for test, arm, names in templates:
                 bound = {}
                 if _match(test, node.test, names, bound) and \
-                        _match(arm, node.body, names, bound) and _steady(node.test, stored, ns):
-                    tests.append(node.test)
-                    positions.append((p, path))
+                        _match(arm, node.body, names, bound):
+                    need = _computing(node.test, loop.body, p, stored, ns)
+                    if need is not None:
+                        tests.append(node.test)
+                        positions.append((p, path))
+                        needs |= need
                     break
     if not tests:
         return None
     flag = namegen.fresh("_rare")
-    check = [ast.AugAssign(target=ir.store(flag), op=ast.BitOr(), value=ast.UnaryOp(
-        op=ast.Not(), operand=copy.deepcopy(t)), lineno=0) for t in tests]
+    check = [copy.deepcopy(loop.body[k]) for k in sorted(needs)] + [
+        ast.AugAssign(target=ir.store(flag), op=ast.BitOr(), value=ast.UnaryOp(
+            op=ast.Not(), operand=copy.deepcopy(t)), lineno=0) for t in tests]
     for f in reversed(nest):
         check = [ast.For(target=copy.deepcopy(f.target), iter=copy.deepcopy(f.iter),
                          body=check, orelse=[], lineno=0)]
@@ -258,15 +265,54 @@ def _match(template, node, names, bound):
     return True
 
 
-def _steady(test, stored, ns):
-    """Whether `test` reads only names and arrays the loop body does not assign (and its
-    index), with no call but abs: evaluated before the loop at each index it has the value
-    it has in the loop."""
-    for n in ast.walk(test):
-        if isinstance(n, ast.Name) and n.id in stored:
-            return False
-        if isinstance(n, ast.Call) and lookup(n.func, ns) is not abs:
-            return False
-        if isinstance(n, (ast.Attribute, ast.Lambda, ast.NamedExpr, ast.Starred)):
+def _computing(test, body, p, stored, ns):
+    """The positions in `body` of the statements computing what `test` (in body[p]) reads
+    that the body assigns: each such name assigned once, by a statement before body[p] (a
+    name, its value), read from what the body does not assign or from such names again
+    (`_t6 = _ftape[np.uint64(_fbase1 + _i2)]`, out read back from the tape). None where
+    `test` reads anything else, or calls anything but abs and numpy's integer casts: with
+    those statements, evaluated before the loop at each index it has its value in the loop."""
+    needed, todo = set(), [test]
+    while todo:
+        expr = todo.pop()
+        if not _pure(expr, ns):
+            return None
+        for name in {n.id for n in ast.walk(expr) if isinstance(n, ast.Name)} & stored:
+            where = [k for k, t in enumerate(body) if any(
+                isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.id == name or
+                isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store)
+                and _base(n) == name for n in ast.walk(t))]
+            if len(where) != 1 or where[0] >= p:
+                return None
+            k = where[0]
+            t = body[k]
+            if not (isinstance(t, ast.Assign) and len(t.targets) == 1 and
+                    isinstance(t.targets[0], ast.Name) and t.targets[0].id == name):
+                return None
+            if k not in needed:
+                needed.add(k)
+                todo.append(t.value)
+    return needed
+
+
+def _base(sub):
+    while isinstance(sub, ast.Subscript):
+        sub = sub.value
+    return sub.id if isinstance(sub, ast.Name) else None
+
+
+def _pure(expr, ns):
+    """Arithmetic, comparisons, names, constants and element reads, with calls of abs and
+    of numpy's integer types (a tape slot's np.uint64) only."""
+    funcs = set()
+    for n in ast.walk(expr):
+        if isinstance(n, ast.Call):
+            f = lookup(n.func, ns)
+            if not (f is abs or isinstance(f, type) and issubclass(f, np.integer)) or \
+                    n.keywords:
+                return False
+            funcs.update(id(m) for m in ast.walk(n.func))
+        elif isinstance(n, (ast.Attribute, ast.Lambda, ast.NamedExpr, ast.Starred,
+                            ast.Await, ast.Yield, ast.YieldFrom)) and id(n) not in funcs:
             return False
     return True
