@@ -139,7 +139,6 @@ def _version(nest, templates, ns, namegen, neutral, live, own):
                 if not isinstance(base, ast.Name) or base.id not in own:
                     return None
                 stored.add(base.id)
-    stored -= {f.target.id for f in nest}
     tests, positions, needs = [], [], set()
     for p, s in enumerate(loop.body):
         for path, node in _evaluated(s, ()):
