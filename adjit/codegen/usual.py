@@ -42,8 +42,7 @@ from .. import ir
 from ..normalize.names import lookup
 from ..reverse.dce import upward_exposed
 from ..rules import REGISTRY
-from ..runtime import vmath
-from .vector_math import vectorizable
+from .vector_math import is_vmath, vectorizable
 
 
 def version_loops(functions, ns, namegen, own, neutral=frozenset()):
@@ -180,12 +179,8 @@ def _version(nest, templates, ns, namegen, neutral, live, own):
 def _vectorizes(loop, ns, neutral):
     """Whether vector math chose vmath's functions for the loop (some call in it is one)
     and LLVM vectorizes it with them."""
-    return any(isinstance(n, ast.Call) and _is_vmath(lookup(n.func, ns))
+    return any(isinstance(n, ast.Call) and is_vmath(lookup(n.func, ns))
                for s in loop.body for n in ast.walk(s)) and vectorizable(loop, neutral, ns)
-
-
-def _is_vmath(obj):
-    return getattr(obj, "__module__", None) == vmath.__name__
 
 
 def _drop_unread(loop, read_after, ns):
@@ -198,7 +193,7 @@ def _drop_unread(loop, read_after, ns):
         dead = [s for s in loop.body if isinstance(s, ast.Assign) and len(s.targets) == 1
                 and isinstance(s.targets[0], ast.Name) and s.targets[0].id != loop.target.id
                 and s.targets[0].id not in reads | read_after
-                and all(not isinstance(n, ast.Call) or _is_vmath(lookup(n.func, ns)) or
+                and all(not isinstance(n, ast.Call) or is_vmath(lookup(n.func, ns)) or
                         lookup(n.func, ns) is abs for n in ast.walk(s.value))]
         if not dead:
             return

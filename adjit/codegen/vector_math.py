@@ -270,6 +270,11 @@ def _bookkeeping(s, neutral):
     return True
 
 
+def is_vmath(obj):
+    """Whether `obj` is one of runtime/vmath.py's functions (pure, and they vectorize)."""
+    return getattr(obj, "__module__", None) == vmath.__name__
+
+
 def _known(node, ns):
     """A node LLVM vectorizes through: calls only of functions the registry says numba
     inlines ("inline") or vmath replaces, of vmath's own, and of numpy's scalar types
@@ -277,8 +282,7 @@ def _known(node, ns):
     constant exponent."""
     if isinstance(node, ast.Call):
         obj = lookup(node.func, ns)
-        if isinstance(obj, type) and issubclass(obj, np.number) or \
-                getattr(obj, "__module__", None) == vmath.__name__:
+        if isinstance(obj, type) and issubclass(obj, np.number) or is_vmath(obj):
             return True
         entry = REGISTRY.get(obj)
         return entry is not None and entry.vector is not None
