@@ -13,7 +13,7 @@ import pytest
 
 import adjit
 from adjit.codegen.vector_math import vectorizable
-from adjit.runtime import vmath
+from adjit.runtime import vec, vmath
 from adjit.runtime.sums import sum_range, sum_range32
 
 from fd import fd_grad
@@ -469,3 +469,44 @@ def test_float64_programs_call_the_float64_functions_by_name():
             vg.source
         assert value == pytest.approx(numba.njit(f)(x), rel=1e-6)
         np.testing.assert_allclose(grad, expected, rtol=1e-5, atol=1e-6)
+
+
+@numba.njit
+def _slots_compiled(i, b, f32, f64, n):
+    return (vec.not_negative(n), vec.not_negative(np.uint64(n)),
+            vec.from_slot(i, vec.to_slot(i)), vec.to_slot(i),
+            vec.from_slot(b, vec.to_slot(b)), vec.to_slot(b),
+            vec.from_slot(f32, vec.to_slot(f32)), vec.to_slot(f32),
+            vec.from_slot(f64, vec.to_slot(f64)), vec.to_slot(f64))
+
+
+def _slots_python(i, b, f32, f64, n):
+    return (vec.not_negative(n), vec.not_negative(np.uint64(n)),
+            vec.from_slot(i, vec.to_slot(i)), vec.to_slot(i),
+            vec.from_slot(b, vec.to_slot(b)), vec.to_slot(b),
+            vec.from_slot(f32, vec.to_slot(f32)), vec.to_slot(f32),
+            vec.from_slot(f64, vec.to_slot(f64)), vec.to_slot(f64))
+
+
+@pytest.mark.parametrize("i, b, f32, f64, n", [
+    (np.int32(-7), True, np.float32(0.1), -0.0, 5),
+    (np.int64(-2**62 + 3), False, np.float32(np.inf), 1e-310, 0),
+    (np.uint64(2**64 - 1), np.bool_(True), np.float32(-3e-39), np.nan, 2**40),
+    (np.int8(-128), np.bool_(False), np.float32(np.nan), -np.inf, 1)])
+def test_block_buffer_slots_compiled_as_in_python(i, b, f32, f64, n):
+    """The buffers of loops split into blocks hold any number exactly (vec.to_slot: a float's
+    value, an integer's bits) and give it back in its own type (vec.from_slot); numba lowers
+    them, and vec.not_negative, to LLVM instructions: compiled as the Python functions are,
+    to the bit (NaN and signed zeros included), in the argument's own type."""
+    got = _slots_compiled(i, b, f32, f64, n)
+    want = _slots_python(i, b, f32, f64, n)
+    for g, w in zip(got, want):       # (numba returns its scalars as Python ints and floats)
+        w = np.asarray(w)
+        assert np.asarray(g, dtype=w.dtype).tobytes() == w.tobytes(), (g, w)
+    assert got[2] == i and got[4] == b
+    t = numba.typeof
+    args = tuple(t(a) for a in (i, b, f32, f64, n))
+    returned = _slots_compiled.overloads[args].signature.return_type
+    assert tuple(returned) == (numba.int64, numba.uint64, t(i), numba.float64, numba.boolean,
+                               numba.float64, numba.float32, numba.float64, numba.float64,
+                               numba.float64)

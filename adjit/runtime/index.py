@@ -7,7 +7,7 @@ import math
 
 import numba
 from numba.core import types
-from numba.extending import overload
+from numba.extending import lower_builtin, overload, type_callable
 import numpy as np
 from .jitcache import key_by_level
 from .vmath import _as_float, _as_int    # (bit casts between float64 and int64)
@@ -448,18 +448,6 @@ def num_threads():
     return _num_threads()
 
 
-@numba.extending.intrinsic
-def _assume_not_negative(typingctx, i):
-    """i, with llvm.assume(i >= 0)."""
-    if not isinstance(i, types.Integer) or not i.signed:
-        return None
-
-    def codegen(context, builder, signature, args):
-        builder.assume(builder.icmp_signed(">=", args[0], args[0].type(0)))
-        return args[0]
-    return i(i), codegen
-
-
 def not_negative(i):
     """`i`, an index the generated code knows is not negative (a loop over a block of a loop
     that starts at 0), said so to LLVM: numba then indexes with it without the test for a
@@ -467,11 +455,26 @@ def not_negative(i):
     return i
 
 
-@overload(not_negative, inline="always")
-def _not_negative(i):
-    if isinstance(i, types.Integer) and i.signed:
-        return lambda i: _assume_not_negative(i)
-    return lambda i: i
+# not_negative, to_slot and from_slot are typed and lowered to LLVM instructions directly
+# (type_callable, lower_builtin), as numba's own casts are: no function of numba IR is built
+# and typed again at every call site (an overload with inline="always" is: about a fifth of
+# the time numba took to compile GMM's gradient, whose loops vectorize), and no call is left
+# for LLVM to inline before it vectorizes the loop.
+@type_callable(not_negative)
+def _type_not_negative(context):
+    def typer(i):
+        if isinstance(i, types.Integer):
+            return types.unliteral(i)
+        return None
+    return typer
+
+
+@lower_builtin(not_negative, types.Integer)
+def _lower_not_negative(context, builder, sig, args):
+    i = context.cast(builder, args[0], sig.args[0], sig.return_type)
+    if sig.return_type.signed:
+        builder.assume(builder.icmp_signed(">=", i, i.type(0)))
+    return i
 
 
 def _is_integer(v):
@@ -525,22 +528,48 @@ def _sum_slots(like, buf, n):
     return None
 
 
-@overload(to_slot, inline="always")
-def _to_slot(v):
-    if isinstance(v, types.Integer):
-        return lambda v: _as_float(np.int64(v))
-    if isinstance(v, (types.Float, types.Boolean)):
-        return lambda v: np.float64(v)
-    return None
+@type_callable(to_slot)
+def _type_to_slot(context):
+    def typer(v):
+        if isinstance(v, (types.Integer, types.Float, types.Boolean)):
+            return types.float64
+        return None
+    return typer
 
 
-@overload(from_slot, inline="always")
-def _from_slot(like, s):
-    if isinstance(like, types.Integer):
-        return lambda like, s: type(like)(_as_int(s))
-    if isinstance(like, (types.Float, types.Boolean)):
-        return lambda like, s: type(like)(s)
-    return None
+@lower_builtin(to_slot, types.Integer)
+def _lower_integer_to_slot(context, builder, sig, args):
+    bits = context.cast(builder, args[0], sig.args[0], types.int64)
+    return builder.bitcast(bits, context.get_value_type(types.float64))
+
+
+@lower_builtin(to_slot, types.Float)
+@lower_builtin(to_slot, types.Boolean)
+def _lower_to_slot(context, builder, sig, args):
+    return context.cast(builder, args[0], sig.args[0], types.float64)
+
+
+@type_callable(from_slot)
+def _type_from_slot(context):
+    def typer(like, s):
+        if isinstance(like, (types.Integer, types.Float, types.Boolean)) and \
+                isinstance(s, types.Float):
+            return types.unliteral(like)
+        return None
+    return typer
+
+
+@lower_builtin(from_slot, types.Integer, types.Float)
+def _lower_integer_from_slot(context, builder, sig, args):
+    s = context.cast(builder, args[1], sig.args[1], types.float64)
+    bits = builder.bitcast(s, context.get_value_type(types.int64))
+    return context.cast(builder, bits, types.int64, sig.return_type)
+
+
+@lower_builtin(from_slot, types.Float, types.Float)
+@lower_builtin(from_slot, types.Boolean, types.Float)
+def _lower_from_slot(context, builder, sig, args):
+    return context.cast(builder, args[1], sig.args[1], sig.return_type)
 
 
 key_by_level(globals())     # numba caches each level apart (jitcache.py)
