@@ -519,6 +519,11 @@ def test_argument_types():
     assert out[6] == np.float32(0.25) and out[7] == np.float32(np.sin(0.5))
     assert out[8] == vmath.logf(np.float32(0.5)) and out[9] == vmath.sinf(np.float32(0.5))
     assert out[10] == vmath.tanh64(0.5)
+
+    @numba.njit
+    def small(b, u):
+        return vmath.exp(b), vmath.tanh(u), vmath.log1p(np.int32(3))
+    assert small(True, np.uint8(2)) == (vmath.exp64(1.0), vmath.tanh64(2.0), vmath.log1p64(3.0))
     # called from Python, the same choice
     assert isinstance(vmath.exp(np.float32(0.5)), float) and \
         vmath.exp(np.float32(0.5)) == vmath.expf(np.float32(0.5))

@@ -70,7 +70,7 @@ import numba
 import numpy as np
 from llvmlite import ir
 from numba.core import types
-from numba.extending import intrinsic, overload
+from numba.extending import intrinsic, lower_builtin, type_callable
 
 from .jitcache import key_by_level
 
@@ -1151,20 +1151,37 @@ def powf(x, y):
 def _either_precision(f64, f32, double):
     """`f64`'s name for a function of either precision: a float32 argument goes to `f32` (a
     float32 result, as math.exp of a float32 in numba), anything else to `f64` (ints and
-    float64: a float64 result). In compiled code numba inlines the choice (the callee is
-    always inlined too), so a loop calling it vectorizes as one calling f64 or f32 does.
+    float64: a float64 result). Compiled, numba types and lowers the choice itself
+    (type_callable, lower_builtin): a direct call of f64 or f32, which LLVM inlines, so a
+    loop calling it vectorizes as one calling f64 or f32 does, and no function of numba IR is
+    built and typed at each call site (as an overload inlined by numba would be).
     `double`: f64's name in this module (generated code whose floats are all float64 calls
     it by that name: codegen/vector_math.py)."""
     def either(x):
         return f32(x) if isinstance(x, np.float32) else f64(x)
 
-    @overload(either, inline="always")
-    def _either(x):
+    def chosen(context, x):
+        """The function a call with an argument of type x calls, and its signature."""
         if isinstance(x, types.Float) and x.bitwidth == 32:
-            return lambda x: f32(x)
-        if isinstance(x, (types.Float, types.Integer, types.Boolean)):
-            return lambda x: f64(x)
-        return None
+            f = f32
+        elif isinstance(x, (types.Float, types.Integer, types.Boolean)):
+            f = f64
+        else:
+            return None, None
+        fnty = context.resolve_value_type(f)
+        return fnty, fnty.get_call_type(context, (x,), {})
+
+    @type_callable(either)
+    def _type_either(context):
+        def typer(x):
+            return chosen(context, x)[1]
+        return typer
+
+    @lower_builtin(either, types.Number)
+    @lower_builtin(either, types.Boolean)
+    def _lower_either(context, builder, sig, args):
+        fnty, call = chosen(context.typing_context, sig.args[0])
+        return context.get_function(fnty, call)(builder, args)
 
     either.__name__ = either.__qualname__ = f64.py_func.__name__
     either.double = double
