@@ -480,14 +480,6 @@ def _slots_compiled(i, b, f32, f64, n):
             vec.from_slot(f64, vec.to_slot(f64)), vec.to_slot(f64))
 
 
-def _slots_python(i, b, f32, f64, n):
-    return (vec.not_negative(n), vec.not_negative(np.uint64(n)),
-            vec.from_slot(i, vec.to_slot(i)), vec.to_slot(i),
-            vec.from_slot(b, vec.to_slot(b)), vec.to_slot(b),
-            vec.from_slot(f32, vec.to_slot(f32)), vec.to_slot(f32),
-            vec.from_slot(f64, vec.to_slot(f64)), vec.to_slot(f64))
-
-
 @pytest.mark.parametrize("i, b, f32, f64, n", [
     (np.int32(-7), True, np.float32(0.1), -0.0, 5),
     (np.int64(-2**62 + 3), False, np.float32(np.inf), 1e-310, 0),
@@ -499,7 +491,7 @@ def test_block_buffer_slots_compiled_as_in_python(i, b, f32, f64, n):
     them, and vec.not_negative, to LLVM instructions: compiled as the Python functions are,
     to the bit (NaN and signed zeros included), in the argument's own type."""
     got = _slots_compiled(i, b, f32, f64, n)
-    want = _slots_python(i, b, f32, f64, n)
+    want = _slots_compiled.py_func(i, b, f32, f64, n)
     for g, w in zip(got, want):       # (numba returns its scalars as Python ints and floats)
         w = np.asarray(w)
         assert np.asarray(g, dtype=w.dtype).tobytes() == w.tobytes(), (g, w)
