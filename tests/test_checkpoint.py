@@ -20,6 +20,7 @@ import adjit
 from adjit import AdjitError
 from adjit.api import _Mode
 from adjit.runtime import checkpoint as ck
+from adjit.runtime import tape
 from adjit.transform import build
 from fd import fd_grad
 
@@ -438,6 +439,54 @@ def test_tape_limit_raises_an_adjit_error_naming_the_function_and_the_remedy():
     assert "100000 are allowed" in text     # 48 floats a step: it crosses at step 261
     g2 = adjit.grad(heat_loops, argnums=(0, 1), tape_limit=100_000, checkpoint=4)
     assert np.array_equal(g2(u0, 0.2, 1000)[0], _HEAT(u0, 0.2, 1000)[0])
+
+
+def test_the_limit_error_is_written_in_python_with_the_numbers_the_compiled_code_gave():
+    """Compiled code raises the limit error with its numbers alone (TapeLimitError): the
+    same message from Python and from an @njit caller."""
+    g = adjit.grad(heat_loops, argnums=(0, 1), tape_limit=100_000)
+    u0 = np.random.default_rng(4).random(50)
+
+    @numba.njit
+    def outer(u, alpha, steps):
+        return g(u, alpha, steps)
+    with pytest.raises(AdjitError) as direct:
+        g(u0, 0.2, 1000)
+    with pytest.raises(AdjitError) as nested:
+        outer(u0, 0.2, 1000)
+    # the tape is reserved for every step before the loop: 1000 steps of 48 floats
+    stem = ("adjit: the tape would exceed tape_limit: it needs 384000 bytes, 100000 are "
+            "allowed")
+    assert str(direct.value).startswith(stem + ". In the gradient of 'heat_loops'")
+    assert str(nested.value) == stem
+    assert isinstance(nested.value, tape.TapeLimitError)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.int64])
+def test_a_tape_grows_by_doubling_keeps_its_values_and_stops_at_the_room(dtype):
+    t = np.arange(1, 6).astype(dtype)
+    assert tape.reserve_tape(t, 5, 1 << 20) is t
+    bigger = tape.reserve_tape(t, 6, 1 << 20)
+    assert bigger.dtype == t.dtype and bigger.shape == (10,)
+    assert np.array_equal(bigger[:5], t)
+    capped = tape.reserve_tape(t, 7, 64)        # room for 8 values, not the 10 doubling asks
+    assert capped.shape == (8,) and np.array_equal(capped[:5], t)
+    with pytest.raises(tape.TapeLimitError, match="it needs 72 bytes, 64 are allowed$"):
+        tape.reserve_tape(t, 9, 64)
+    with pytest.raises(AdjitError, match="checkpoint snapshots need 80 bytes, 64 are allowed$"):
+        tape.check_room(80, 64)
+    assert tape.check_room(24, 64) == 40
+
+
+def test_a_gradients_machine_code_holds_no_string_functions():
+    """Nothing a gradient calls formats text in compiled code (numba's str and
+    concatenation would be compiled again into every gradient: a quarter of a small one's
+    machine code), nor copies with a slice assignment (numba's shape-mismatch error)."""
+    g = adjit.value_and_grad(heat_loops, argnums=(0, 1))
+    g(np.random.default_rng(4).random(8), 0.2, 3)
+    ir = g._called.dispatcher.inspect_llvm(g._called.dispatcher.signatures[0])
+    assert "reserve_tape" in ir
+    assert "unicode" not in ir and "raise_with_shape_context" not in ir
 
 
 def test_snapshots_over_the_limit_raise():

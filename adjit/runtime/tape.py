@@ -8,6 +8,7 @@ import numpy as np
 from ..errors import AdjitError
 from .jitcache import key_by_level
 
+
 def _physical_memory():
     try:
         return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
@@ -43,6 +44,17 @@ LIMIT_MESSAGE = "adjit: the tape would exceed tape_limit"
 """How a tape-limit error starts; the Python-side caller adds where and what to do."""
 
 
+class TapeLimitError(AdjitError):
+    """The tape (or the checkpoints' snapshots) would take more than tape_limit bytes.
+    Compiled code raises it with the numbers alone and Python writes the message: text
+    formatted in compiled code (str of an int, concatenation) would link numba's string
+    functions into every gradient, a quarter of the machine code numba generates for a
+    small one."""
+
+    def __init__(self, what, need, room):
+        super().__init__(f"{LIMIT_MESSAGE}: {what} {need} bytes, {room} are allowed")
+
+
 @numba.njit(cache=False)
 def tape_room(limit):
     """The bytes a gradient's tape may take: `limit`, or half this machine's memory for -1
@@ -58,14 +70,14 @@ def reserve_tape(tape, need, room):
     if need <= tape.shape[0]:
         return tape
     if need * 8 > room:
-        raise AdjitError(LIMIT_MESSAGE + ": it needs " + str(need * 8) + " bytes, " +
-                         str(room) + " are allowed")
+        raise TapeLimitError("it needs", need * 8, room)
     size = max(tape.shape[0], 1)
     while size < need:
         size *= 2
     size = min(size, room // 8)
     bigger = np.empty(size, tape.dtype)
-    bigger[: tape.shape[0]] = tape
+    for i in range(tape.shape[0]):      # (a slice assignment would link numba's
+        bigger[i] = tape[i]             # shape-mismatch error into every gradient)
     return bigger
 
 
@@ -79,8 +91,7 @@ def grow_tape(tape, room):
 def check_room(need, room):
     """Raise AdjitError when storage of `need` bytes exceeds the `room` left."""
     if need > room:
-        raise AdjitError(LIMIT_MESSAGE + ": checkpoint snapshots need " + str(need) +
-                         " bytes, " + str(room) + " are allowed")
+        raise TapeLimitError("checkpoint snapshots need", need, room)
     return room - need
 
 
