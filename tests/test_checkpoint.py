@@ -423,7 +423,6 @@ def test_a_large_tape_without_a_time_loop_stays_recorded(monkeypatch):
 
 
 def test_the_default_threshold_is_the_largest_cache():
-    from adjit.runtime import tape
     assert tape.RECORDED_TAPE_BYTES == max(tape._last_level_cache(), 8 << 20) >= 8 << 20
 
 
