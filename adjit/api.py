@@ -7,6 +7,7 @@ import threading
 import weakref
 
 import numba
+import numpy as np
 from numba.core import errors as numba_errors
 from numba.core import registry
 from numba.extending import overload, typeof_impl
@@ -16,7 +17,7 @@ from . import custom, higher
 from .errors import AdjitError, error_at, function_origin, internal_error
 from .frontend.source import receive_script, script_source
 from .normalize import record_arrays
-from .runtime.tape import RECORDED_TAPE_BYTES
+from .runtime.tape import RECORDED_TAPE_BYTES, TapeLimitError
 from .transform import Mode as _Mode
 from .transform import build, check_argnums
 
@@ -102,31 +103,61 @@ class GradientFunction:
         if fast is not None and fast[0] == pytypes:
             spec = self._called = fast[1]
             try:
-                out = spec.call(*args)
-                if spec.adapt and spec.stats[0] > RECORDED_TAPE_BYTES:
-                    self._checkpoint_instead(spec, pytypes)
-                return out
+                return self._run(spec, pytypes, args)
             except TypeError as exc:
                 if "No matching definition" not in str(exc):
                     raise
-            except AdjitError as exc:
-                _explain_limit(exc, spec)
-                raise
         spec = self.specialize(self._numba_types(args))
         self._fast = (pytypes, spec)
         self._called = spec
         try:
+            return self._run(spec, pytypes, args)
+        except numba_errors.TypingError as exc:
+            raise AdjitError(f"numba could not compile the gradient of "
+                             f"'{self.__adjit_function__.__qualname__}':\n{exc}\n"
+                             f"generated source:\n{spec.source}") from None
+
+    def _run(self, spec, pytypes, args):
+        try:
+            if spec.adapt and not spec.tried:
+                return self._first_call(spec, pytypes, args)
             out = spec.call(*args)
             if spec.adapt and spec.stats[0] > RECORDED_TAPE_BYTES:
                 self._checkpoint_instead(spec, pytypes)
             return out
         except AdjitError as exc:
-            _explain_limit(exc, spec)
+            _explain_limit(exc, self._called)
             raise
-        except numba_errors.TypingError as exc:
-            raise AdjitError(f"numba could not compile the gradient of "
-                             f"'{self.__adjit_function__.__qualname__}':\n{exc}\n"
-                             f"generated source:\n{spec.source}") from None
+
+    def _first_call(self, spec, pytypes, args):
+        """The first call of a gradient left to choose (checkpoint=None) with these types:
+        its tape capped at the CPU's largest cache. A tape that outgrows it (or tape_limit)
+        stops the call there: the arguments get their values back (the function may write
+        into them), and the call is made again, and every later one, with the time loops
+        checkpointed (checkpoint="auto": the same numbers to the bit). A gradient that
+        makes a call which must run once (a random draw, a message), or takes an argument
+        whose values cannot be put back, runs once, recorded."""
+        spec.tried = True
+        if (spec.source, spec.types) in _OUTGREW:     # an earlier gradient of the same code
+            now = self._checkpoint_instead(spec, pytypes)
+            self._called = now
+            return now.call(*args)
+        saved = _saved_arguments(args) if spec.repeatable else None
+        if saved is None:
+            out = spec.call(*args)
+            if spec.stats[0] > RECORDED_TAPE_BYTES:
+                self._checkpoint_instead(spec, pytypes)
+            return out
+        try:
+            return spec.call(*args, cap=RECORDED_TAPE_BYTES)
+        except TapeLimitError as exc:
+            stopped = exc
+        _put_back(args, saved)
+        now = self._checkpoint_instead(spec, pytypes)
+        if now is spec and spec.limit <= RECORDED_TAPE_BYTES:
+            raise stopped       # tape_limit stopped it, and there is nothing to checkpoint
+        self._called = now
+        return now.call(*args)  # checkpointed; or recorded in full, nothing to checkpoint
 
     def _build(self, key, checkpoint):
         """The Transformed specialization for numba argument types `key`."""
@@ -140,20 +171,23 @@ class GradientFunction:
         later calls with these argument types run the gradient with checkpoint="auto", the
         same numbers computed in the same order, where the function has a time loop to
         checkpoint (its steps then run about twice, against tape traffic through main
-        memory; a loop whose steps record a few numbers each stays recorded in one block)."""
+        memory; a loop whose steps record a few numbers each stays recorded in one block).
+        Returns the specialization those calls run."""
         with self._lock:
             spec.adapt = False
             if self._specs.get(spec.types) is not spec:
-                return
+                return self._specs.get(spec.types, spec)
             try:
                 auto = self._build(spec.types, "auto")
             except AdjitError:      # (a loop adjit cannot checkpoint): it stays recorded
-                return
+                return spec
             if auto.source == spec.source:      # nothing to checkpoint
-                return
+                return spec
             auto.types, auto.adapt = spec.types, False
             self._specs[spec.types] = self._last = auto
             self._fast = (pytypes, auto)
+            _OUTGREW[spec.source, spec.types] = True
+            return auto
 
     def _numba_types(self, args):
         """numba types of the arguments; an AdjitError for values numba cannot type at all
@@ -446,6 +480,42 @@ class TapeReport:
         return text + ")"
 
 
+_OUTGREW = {}
+"""(generated source, argument types) of the recorded gradients whose tape outgrew the CPU's
+cache in this process: a gradient of the same code made again (adjit.grad(f) in a loop)
+checkpoints from its first call on. (A first call stopped at the cap leaves what it had
+allocated behind: numba frees nothing on the way out of an exception, so a process stops
+one such call per gradient, not one per object.)"""
+
+
+def _saved_arguments(args):
+    """Copies of the arrays among `args` (in tuples too), to put back with _put_back; None
+    where an argument holds something else that a call could change (a list, an object)."""
+    saved = []
+    for a in args:
+        if isinstance(a, np.ndarray):
+            saved.append(a.copy() if a.flags.writeable else None)
+        elif isinstance(a, tuple):
+            inner = _saved_arguments(a)
+            if inner is None:
+                return None
+            saved.append(inner)
+        elif a is None or isinstance(a, (bool, int, float, complex, str, np.generic)):
+            saved.append(None)
+        else:
+            return None
+    return saved
+
+
+def _put_back(args, saved):
+    for a, copy in zip(args, saved):
+        if isinstance(a, np.ndarray):
+            if copy is not None:
+                np.copyto(a, copy)
+        elif isinstance(a, tuple):
+            _put_back(a, copy)
+
+
 def _explain_limit(exc, spec):
     """A tape-limit error from the compiled code gets the function and what to do."""
     from .runtime.tape import LIMIT_MESSAGE
@@ -463,7 +533,7 @@ def _check_checkpoint(gf, checkpoint):
     raise AdjitError(f"checkpoint={checkpoint!r} for '{gf.__adjit_function__.__qualname__}' "
                      "is not a number of snapshots. Pass checkpoint='auto', a positive int "
                      "(snapshots of the loop state), None (adjit chooses: it records, and "
-                     "checkpoints with 'auto' after a call whose tape outgrew the CPU's cache) "
+                     "checkpoints with 'auto' from the call whose tape outgrows the CPU's cache) "
                      "or False (it records, always).")
 
 
@@ -576,12 +646,15 @@ def grad(fn=None, argnums=0, *, fastmath=False, checkpoint=None, tape_limit=None
     2 sqrt(steps * state * step tape), within an eighth of `tape_limit`; about sqrt(steps)
     single-step snapshots when a step's tape is not known before the loop). The gradient is
     identical to the bit; the cost is recomputed steps (see `.last_tape.recompute_factor`).
-    Without `checkpoint` (None) adjit chooses: the gradient records, and after a call from
-    Python whose tape outgrew the CPU's largest cache (a tape beyond it streams through main
-    memory) its later calls with the same argument types run as checkpoint="auto" (compiled
-    once more), where the function has a time loop to checkpoint. `checkpoint=False` records,
-    always. `tape_limit` (bytes; default half the machine's memory) turns a tape that would
-    grow beyond it into an AdjitError saying what to do.
+    Without `checkpoint` (None) adjit chooses: the gradient records, and from the call from
+    Python whose tape outgrows the CPU's largest cache (a tape beyond it streams through main
+    memory) or `tape_limit` it runs as checkpoint="auto" (compiled once more), where the
+    function has a time loop to checkpoint. A first call stopped there is made again from
+    the arguments as they were passed (unless the function draws random numbers or makes
+    another call that must run once: then it records in full, and the later calls
+    checkpoint). `checkpoint=False` records, always. `tape_limit` (bytes; default half the
+    machine's memory) turns a tape that would grow beyond it into an AdjitError saying what
+    to do.
 
     `cache` keeps the compiled gradient on disk (numba's cache, beside the generated
     source in $ADJIT_CACHE_DIR or ~/.cache/adjit): a later process with the same function

@@ -13,6 +13,7 @@ prints stages while adjit compiles, as numba's NUMBA_DEBUG_PRINT_AFTER does for 
 """
 import ast
 import copy
+import functools
 import os
 import sys
 import textwrap
@@ -384,12 +385,16 @@ def compile_(p, o):
         return
     stats_type = numba.types.int64[::1]
     pyfunc, dispatcher = compile_source(p.source, p.entry, p.env.ns,
-                                        arg_types + (stats_type,), o.fastmath, o.jit,
+                                        arg_types + (stats_type, numba.types.int64),
+                                        o.fastmath, o.jit,
                                         wrapper=p.wrapper, cache=o.cache, callees=p.steps,
                                         origin=_origin(p, None))
     limit = DEFAULT_TAPE_LIMIT if o.tape_limit is None else o.tape_limit
     p.compiled = Transformed(p.source, pyfunc, dispatcher, np.zeros(STATS_SIZE, np.int64),
                              _limit_hint(p, o.checkpoint, limit))
+    # a call that draws random numbers, prints or sends a message runs once
+    p.compiled.repeatable = not any(ir.note(s, "effect") for s in ir.walk_stmts(p.stmts))
+    p.compiled.limit = limit
     p.compiled.adapter = p.adapter
 
 
@@ -465,6 +470,9 @@ class Transformed:
     says what to do when the tape would exceed tape_limit."""
 
     adapt = False   # checkpoint=None: a call with a large tape makes the gradient checkpoint
+    tried = False   # its first call from Python was made (GradientFunction._first_call)
+    repeatable = False  # no call with an effect: a call stopped midway may be made again
+    limit = None    # its tape_limit in bytes
     types = None    # the numba argument types it was built for
     adapter = None  # record-array arguments split into fields (normalize/record_arrays.py)
 
@@ -475,15 +483,18 @@ class Transformed:
         self.stats = stats
         self.limit_hint = limit_hint
 
-    def call(self, *args):
+    def call(self, *args, cap=0):
+        """The compiled derivative of the user's arguments; a positive `cap` bounds the
+        tape's bytes below tape_limit for this call (a TapeLimitError beyond it)."""
+        run = functools.partial(self._call, cap=cap) if cap else self._call
         if self.adapter is not None:
-            return self.adapter.call(self._call, args)
-        return self._call(*args)
+            return self.adapter.call(run, args)
+        return run(*args)
 
-    def _call(self, *args):
+    def _call(self, *args, cap=0):
         if self.stats is None:
             return self.dispatcher(*args)
-        return self.dispatcher(*args, self.stats)
+        return self.dispatcher(*args, self.stats, cap)
 
 
 # checks ----------------------------------------------------------------------------------------
@@ -653,6 +664,7 @@ def _adjoint(p, o):
         p.compiled = Transformed(p.source, p.python, None)
         return
     stats_name = namegen.fresh("_tape_stats")
+    cap_name = namegen.fresh("_tape_cap")
     stats = assemble.stats_statements(stats_name, prog.tape, builder.checkpointed.values())
     sweep.live_after = upward_exposed(stats + ret)      # what the sweep leaves read
     inner = f"{name}_taped"
@@ -660,13 +672,14 @@ def _adjoint(p, o):
     def parts_now():
         tail = prog.backward_init + prog.backward + stats + ret
         return assemble.forward_parts(prog, tail, params, kinds, o.tape_limit,
-                                      parallel=sweep.parallel) + [
+                                      parallel=sweep.parallel, cap=cap_name) + [
             ("backward sweep", prog.backward_init + prog.backward),
             ("what the tape took (TapeReport)", stats),
             (None, ret)]
 
     def source_now():       # (for adjit.show and ADJIT_DEBUG_PRINT_AFTER; changes nothing)
-        return render(inner, params + [stats_name], copy.deepcopy(parts_now()), fold=True)
+        return render(inner, params + [stats_name, cap_name], copy.deepcopy(parts_now()),
+                      fold=True)
 
     _run_sweep(p, sweep, sweep_passes.PIPELINES["adjoint"], sweep_passes.PASSES, source_now)
     parts = parts_now()
@@ -683,11 +696,12 @@ def _adjoint(p, o):
                 set(prog.bars.names.values()) | prog.tape.reserved_names(),
                 prog.tape.reserved_names())
     arrays = {v for v, k in kinds.items() if is_array(k)}
-    unsigned_indices([s for _, stmts in parts for s in stmts], params + [stats_name], arrays)
-    source = render(inner, params + [stats_name], parts, fold=True, cpu=True,
+    unsigned_indices([s for _, stmts in parts for s in stmts], params + [stats_name, cap_name],
+                     arrays)
+    source = render(inner, params + [stats_name, cap_name], parts, fold=True, cpu=True,
                     keys=o.vector_math, allocate=True)
     source += "\n\n" + render(name, params, [(None, ast.parse(
-        f"return {inner}({', '.join(params)}, np.zeros({STATS_SIZE}, np.int64))").body)],
+        f"return {inner}({', '.join(params)}, np.zeros({STATS_SIZE}, np.int64), 0)").body)],
         allocate=True)
     p.steps = []
     for step, step_params, body, results, packed in steps:

@@ -62,6 +62,16 @@ sys.path.insert(0, str(_ROOT / "benchmarks"))
 sys.path.insert(0, str(_ROOT / "examples"))
 
 
+@pytest.fixture(autouse=True)
+def _outgrown_tapes_forgotten():
+    """Each test starts as a fresh process would: a gradient whose tape outgrew the cache in
+    an earlier test does not make a later test's gradient of the same code checkpoint from
+    its first call (adjit.api._OUTGREW)."""
+    import adjit.api
+    adjit.api._OUTGREW.clear()
+    yield
+
+
 # -- workers: `make test` runs with --dist loadgroup; every test is in its file's group (the
 # file's tests run in one process and share its compiled fixtures), but for tests marked
 # `spread` (seeded chunks of one long test), which go to whichever worker is free

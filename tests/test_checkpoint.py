@@ -383,43 +383,162 @@ def _bits(result):
     return (value,) + tuple(np.asarray(g).tobytes() for g in grads)
 
 
-def test_a_gradient_left_to_choose_checkpoints_after_a_tape_beyond_the_cache(monkeypatch):
-    # checkpoint=None (the default): the first call records; its tape outgrew the CPU's
-    # cache (here: 100 kB), so the next calls checkpoint with "auto", to the same bits
+def _cache_of(monkeypatch, size):
+    """The CPU's largest cache, as a gradient left to choose sees it, set to `size` bytes for
+    this test (and what the process learned of gradients whose tape outgrew it, emptied)."""
     import adjit.api
-    monkeypatch.setattr(adjit.api, "RECORDED_TAPE_BYTES", 100_000)
+    monkeypatch.setattr(adjit.api, "RECORDED_TAPE_BYTES", size)
+    monkeypatch.setattr(adjit.api, "_OUTGREW", {})
+
+
+def test_a_gradient_left_to_choose_checkpoints_from_the_call_whose_tape_outgrows_the_cache(
+        monkeypatch):
+    # checkpoint=None (the default): the first call records until its tape outgrows the
+    # CPU's cache (here: 100 kB); it is then made again with checkpoint="auto", as are the
+    # later calls, to the same bits as recording
+    _cache_of(monkeypatch, 100_000)
     u0, args = np.random.default_rng(8).random(50), (0.2, 1000)
+    kept_u0 = u0.copy()
+    short = adjit.value_and_grad(heat_loops, argnums=(0, 1))   # a short run stays recorded
+    assert short(u0, 0.2, 10)[0] == pytest.approx(heat_loops(u0, 0.2, 10))
+    assert short.last_tape.steps == 0
+    assert "ckpt." not in short.source
     g = adjit.value_and_grad(heat_loops, argnums=(0, 1))
     first = g(u0, *args)
-    recorded = g.last_tape
-    assert recorded.steps == 0 and recorded.tape_bytes > 100_000
-    second = g(u0, *args)
     chosen = g.last_tape
-    assert chosen.steps == 1000 and chosen.total_bytes < recorded.tape_bytes / 4
-    assert _bits(second) == _bits(first)
-    assert "ckpt.auto_plan" in g.source and "ckpt." not in \
-        adjit.value_and_grad(heat_loops, argnums=(0, 1), checkpoint=False).source_for(u0, *args)
-    np.testing.assert_allclose(second[1][1], fd_grad(numba.njit(heat_loops), (u0,) + args, 1),
+    assert chosen.steps == 1000 and chosen.total_bytes < 100_000
+    assert np.array_equal(u0, kept_u0)
+    recorded = adjit.value_and_grad(heat_loops, argnums=(0, 1), checkpoint=False)
+    assert _bits(first) == _bits(recorded(u0, *args))
+    assert recorded.last_tape.steps == 0 and recorded.last_tape.tape_bytes > 4 * 100_000
+    assert _bits(g(u0, *args)) == _bits(first) and g.last_tape.steps == 1000
+    assert "ckpt.auto_plan" in g.source and "ckpt." not in recorded.source_for(u0, *args)
+    np.testing.assert_allclose(first[1][1], fd_grad(numba.njit(heat_loops), (u0,) + args, 1),
                                rtol=1e-6)
-    # checkpoint=False records, always
-    kept = adjit.value_and_grad(heat_loops, argnums=(0, 1), checkpoint=False)
-    kept(u0, *args)
-    assert _bits(kept(u0, *args)) == _bits(first) and kept.last_tape.steps == 0
 
 
-def wide_sum(x):
-    return np.sum(np.sin(x) * np.cos(x))
+def heat_in_place(u, alpha, steps):
+    """Steps the user's own array (no copy): a gradient writes into its argument as the
+    function does."""
+    n = u.shape[0]
+    un = np.zeros(n)
+    for t in range(steps):
+        for i in range(1, n - 1):
+            un[i] = u[i] + alpha * (u[i - 1] - 2.0 * u[i] + u[i + 1])
+        for i in range(1, n - 1):
+            u[i] = un[i]
+    return np.sum(u * u)
+
+
+def test_a_first_call_made_again_starts_from_the_arguments_as_they_were_passed(monkeypatch):
+    _cache_of(monkeypatch, 100_000)
+    u0 = np.random.default_rng(9).random(50)
+    g = adjit.value_and_grad(heat_in_place, argnums=(0, 1))
+    u = u0.copy()
+    got = g(u, 0.2, 1000)       # stopped after some steps, its array put back, made again
+    assert g.last_tape.steps == 1000
+    expected_u = u0.copy()
+    numba.njit(heat_in_place)(expected_u, 0.2, 1000)
+    assert np.array_equal(u, expected_u)     # the function's own writes, once
+    u_rec = u0.copy()
+    want = adjit.value_and_grad(heat_in_place, argnums=(0, 1), checkpoint=False)(u_rec, 0.2, 1000)
+    assert _bits(got) == _bits(want) and np.array_equal(u_rec, expected_u)
+
+
+def heat_with_noise(u0, alpha, steps):
+    u = u0 + 0.01 * np.random.standard_normal(u0.shape[0])
+    n = u.shape[0]
+    un = np.zeros(n)
+    for t in range(steps):
+        for i in range(1, n - 1):
+            un[i] = u[i] + alpha * (u[i - 1] - 2.0 * u[i] + u[i + 1])
+        for i in range(1, n - 1):
+            u[i] = un[i]
+    return np.sum(u * u)
+
+
+@numba.njit
+def _seed(k):
+    np.random.seed(k)
+
+
+@numba.njit
+def _draw():
+    return np.random.random()
+
+
+def test_a_first_call_that_draws_random_numbers_runs_once(monkeypatch):
+    # a call stopped midway would have drawn its numbers: it records in full, once, and the
+    # later calls checkpoint
+    _cache_of(monkeypatch, 100_000)
+    u0 = np.random.default_rng(10).random(50)
+    g = adjit.value_and_grad(heat_with_noise, argnums=(0, 1))
+    _seed(3)
+    first = g(u0, 0.2, 1000)
+    after_gradient = _draw()
+    assert g.last_tape.steps == 0      # recorded
+    _seed(3)
+    value = numba.njit(heat_with_noise)(u0, 0.2, 1000)
+    assert after_gradient == _draw() and first[0] == value
+    _seed(3)
+    second = g(u0, 0.2, 1000)
+    assert g.last_tape.steps == 1000 and _bits(second) == _bits(first)
+
+
+def test_a_gradient_left_to_choose_checkpoints_where_recording_would_exceed_tape_limit():
+    u0 = np.random.default_rng(11).random(50)
+    g = adjit.grad(heat_loops, argnums=(0, 1), tape_limit=100_000)
+    got = g(u0, 0.2, 1000)      # recording needs 384 kB
+    report = g.last_tape
+    assert report.steps == 1000 and report.total_bytes <= 100_000
+    want = adjit.grad(heat_loops, argnums=(0, 1), checkpoint=False)(u0, 0.2, 1000)
+    assert np.array_equal(got[0], want[0]) and got[1] == want[1]
+
+
+def test_a_gradient_made_again_checkpoints_from_its_first_call(monkeypatch):
+    # adjit.grad(f) in a loop: once a gradient of this code outgrew the cache, the next
+    # one's first call is not stopped midway (numba frees nothing an exception leaves)
+    _cache_of(monkeypatch, 100_000)
+    from adjit.pipeline import Transformed
+    caps = []
+    call = Transformed.call
+
+    def spy(self, *args, cap=0):
+        caps.append(cap)
+        return call(self, *args, cap=cap)
+    monkeypatch.setattr(Transformed, "call", spy)
+    u0 = np.random.default_rng(12).random(50)
+    first = adjit.grad(heat_loops, argnums=(0, 1))(u0, 0.2, 1000)
+    assert caps == [100_000, 0]
+    again = adjit.grad(heat_loops, argnums=(0, 1))
+    assert np.array_equal(again(u0, 0.2, 1000)[0], first[0]) and caps[2:] == [0]
+    assert again.last_tape.steps == 1000
+
+
+def recurrence_in_a_branch(x):
+    """A recorded loop that is not a time loop of the function (it sits in a branch): there
+    is nothing to checkpoint."""
+    s = 0.0
+    if x.shape[0] > 0:
+        for i in range(x.shape[0]):
+            s = math.sin(s + x[i])
+    return s
 
 
 def test_a_large_tape_without_a_time_loop_stays_recorded(monkeypatch):
-    import adjit.api
-    monkeypatch.setattr(adjit.api, "RECORDED_TAPE_BYTES", 1_000)
+    _cache_of(monkeypatch, 1_000)
     x = np.linspace(0.0, 1.0, 5000)
-    g = adjit.grad(wide_sum)
-    first = g(x)
+    g = adjit.grad(recurrence_in_a_branch)
+    first = g(x)        # stopped at the cap, nothing to checkpoint: made again, recorded
     source = g.source
-    np.testing.assert_array_equal(g(x), first)
-    assert g.source == source and g.last_tape.steps == 0
+    assert g.last_tape.tape_bytes > 8 * 5000 and "ckpt." not in source
+    assert np.array_equal(g(x), first) and g.source == source and g.last_tape.steps == 0
+    assert np.array_equal(first, adjit.grad(recurrence_in_a_branch, checkpoint=False)(x))
+    np.testing.assert_allclose(first, fd_grad(numba.njit(recurrence_in_a_branch), (x,), 0),
+                               rtol=1e-6, atol=1e-9)
+    # tape_limit stops it, and there is nothing to checkpoint: the limit's error
+    with pytest.raises(AdjitError, match="tape_limit"):
+        adjit.grad(recurrence_in_a_branch, tape_limit=10_000)(x)
 
 
 def test_the_default_threshold_is_the_largest_cache():
@@ -443,7 +562,7 @@ def test_tape_limit_raises_an_adjit_error_naming_the_function_and_the_remedy():
 def test_the_limit_error_is_written_in_python_with_the_numbers_the_compiled_code_gave():
     """Compiled code raises the limit error with its numbers alone (TapeLimitError): the
     same message from Python and from an @njit caller."""
-    g = adjit.grad(heat_loops, argnums=(0, 1), tape_limit=100_000)
+    g = adjit.grad(heat_loops, argnums=(0, 1), tape_limit=100_000, checkpoint=False)
     u0 = np.random.default_rng(4).random(50)
 
     @numba.njit

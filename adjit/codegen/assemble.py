@@ -28,11 +28,12 @@ STATS_SIZE = 5
 again without the tape, steps run with the tape (see api.TapeReport)."""
 
 
-def forward_parts(prog, tail, params, kinds, limit, title="forward sweep", parallel=False):
+def forward_parts(prog, tail, params, kinds, limit, title="forward sweep", parallel=False,
+                  cap="0"):
     """The first parts of a generated function: scalars defined up front, and the forward
     sweep (tape allocations, then the primal statements that `tail` - the rest of the
     function - needs). With `parallel`, the user's prange loops that qualify stay parallel
-    (reverse/parallel.py)."""
+    (reverse/parallel.py). `cap`: the parameter capping the tape's room (Tape.allocations)."""
     roots = upward_exposed(tail) | prog.tape.reserved_names()
     forward = eliminate_dead(prog.forward, roots, set(params))
     if parallel:
@@ -40,7 +41,7 @@ def forward_parts(prog, tail, params, kinds, limit, title="forward sweep", paral
     defined = defined_up_front(forward + tail, kinds, prog.bars, params)
     return [("variables assigned in branches start defined (numba prunes constant branches)",
              defined),
-            (title, prog.init + prog.tape.allocations(limit) + forward)]
+            (title, prog.init + prog.tape.allocations(limit, cap) + forward)]
 
 
 def step_parts(body, results, kinds, params, packed=None):

@@ -80,7 +80,9 @@ class Tape:
         parts = [f"{self.names[w][0]}.nbytes" for w in ("f", "i") if self.used[w]]
         return " + ".join(parts) or "0"
 
-    def allocations(self, limit):
+    def allocations(self, limit, cap="0"):
+        """The tape's allocations: its room (tape_room of `limit`, capped by the generated
+        function's parameter `cap` where it has one) and its initial arrays."""
         if self.bounded:
             out = []
             for which, size, dtype in (("f",) + (self.bounds[0], "numba.float64"),
@@ -89,7 +91,7 @@ class Tape:
                     arr, top = self.names[which]
                     out += _parse(f"{arr} = cuda.local.array({size}, {dtype})\n{top} = 0\n")
             return out
-        out = _parse(f"{self.room} = tape_room({-1 if limit is None else int(limit)})\n")
+        out = _parse(f"{self.room} = tape_room({-1 if limit is None else int(limit)}, {cap})\n")
         for which, dtype in (("f", ""), ("i", ", np.int64")):
             if self.used[which]:
                 arr, top = self.names[which]

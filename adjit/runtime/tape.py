@@ -56,11 +56,17 @@ class TapeLimitError(AdjitError):
 
 
 @numba.njit(cache=False)
-def tape_room(limit):
+def tape_room(limit, cap):
     """The bytes a gradient's tape may take: `limit`, or half this machine's memory for -1
     (so generated source holds no machine-dependent number; compiled in each process, never
-    cached on disk, since numba freezes the global it reads)."""
-    return DEFAULT_TAPE_LIMIT if limit < 0 else limit
+    cached on disk, since numba freezes the global it reads), and at most `cap` where that
+    is positive: a gradient left to choose (checkpoint=None) runs its first call capped at
+    the CPU's largest cache, so that a tape which outgrows it stops there and the call is
+    made again with its time loops checkpointed (GradientFunction._first_call)."""
+    room = DEFAULT_TAPE_LIMIT if limit < 0 else limit
+    if 0 < cap < room:
+        return cap
+    return room
 
 
 @numba.njit(cache=True)
