@@ -600,11 +600,24 @@ def test_a_gradients_machine_code_holds_no_string_functions():
     """Nothing a gradient calls formats text in compiled code (numba's str and
     concatenation would be compiled again into every gradient: a quarter of a small one's
     machine code), nor copies with a slice assignment (numba's shape-mismatch error)."""
-    g = adjit.value_and_grad(heat_loops, argnums=(0, 1))
-    g(np.random.default_rng(4).random(8), 0.2, 3)
-    assert "reserve_tape(" in g.source
-    ir = g._called.dispatcher.inspect_llvm(g._called.dispatcher.signatures[0])
-    assert "unicode" not in ir and "raise_with_shape_context" not in ir
+    for checkpoint in (None, "auto"):     # (snapshots are taken and put back by ckpt.put)
+        g = adjit.value_and_grad(heat_loops, argnums=(0, 1), checkpoint=checkpoint)
+        g(np.random.default_rng(4).random(8), 0.2, 3)
+        assert "reserve_tape(" in g.source
+        assert checkpoint is None or "ckpt.put(" in g.source
+        ir = g._called.dispatcher.inspect_llvm(g._called.dispatcher.signatures[0])
+        assert "unicode" not in ir and "raise_with_shape_context" not in ir
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.int64, np.bool_])
+def test_a_snapshot_is_copied_element_by_element_in_any_layout(dtype):
+    state = (np.arange(24).reshape(4, 6) % 3 == 0).astype(dtype)
+    snaps = np.zeros((3, 6, 4), dtype)
+    ck.put(snaps[1], state.T)                # a transposed (not C-contiguous) array
+    assert np.array_equal(snaps[1], state.T) and not snaps[0].any() and not snaps[2].any()
+    back = np.zeros((6, 4), dtype)[::-1]     # a reversed view
+    ck.put(back, snaps[1])
+    assert np.array_equal(back, state.T)
 
 
 def test_snapshots_over_the_limit_raise():
@@ -686,7 +699,7 @@ def test_auto_records_the_loops_it_cannot_checkpoint(fn):
 def test_generated_source_reads_like_a_checkpointed_adjoint():
     src = _HEAT_CK.source_for(np.ones(5), 0.2, 3)
     for piece in ("ckpt.descent", "ckpt.start", "ckpt.next_action", "ckpt.STEP",
-                  "ckpt.ADVANCE", "ckpt.RESTORE", "ckpt.SAVE", "u[...] = ", "check_room"):
+                  "ckpt.ADVANCE", "ckpt.RESTORE", "ckpt.SAVE", "ckpt.put(u, ", "check_room"):
         assert piece in src, piece
 
 

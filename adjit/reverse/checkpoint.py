@@ -166,7 +166,7 @@ class Checkpointed:
                        (f"{place} = int({v})", f"{v} = {place} != 0"))
         for a in arrays:
             place = f"{self._snap(a)}[{slot}]"
-            out.append((f"{place} = {a}", f"{a}[...] = {place}"))
+            out.append((f"ckpt.put({place}, {a})", f"ckpt.put({a}, {place})"))
         return out
 
     def _save(self, slot, scalars, arrays):
@@ -350,14 +350,14 @@ for {n['k']} in range({n['sched']}[2] - 1, {n['sched']}[1] - 1, -1):
             swap_out.append(f"{v} = {self._kept(v, 'final')}")
         for a in entry_arrays:
             swap_in += [f"{self._kept(a, 'final')} = {a}.copy()",
-                        f"{a}[...] = {self._kept(a, 'entry')}"]
-            swap_out.append(f"{a}[...] = {self._kept(a, 'final')}")
+                        f"ckpt.put({a}, {self._kept(a, 'entry')})"]
+            swap_out.append(f"ckpt.put({a}, {self._kept(a, 'final')})")
         for a in self.state()[1]:
             if a in self.b.params:
                 # an argument the loop writes: the caller sees its final contents, which the
                 # schedule's restores overwrite
                 swap_in.append(f"{self._kept(a, 'final')} = {a}.copy()")
-                swap_out.append(f"{a}[...] = {self._kept(a, 'final')}")
+                swap_out.append(f"ckpt.put({a}, {self._kept(a, 'final')})")
         before, after = _parse("\n".join(swap_in)), _parse("\n".join(swap_out))
         # the adjoints of the last block, which the forward sweep recorded
         last = _parse(f"for {n['k']} in range({n['steps']} - 1, {n['last']} - 1, -1):\n"

@@ -283,6 +283,17 @@ blocks)."""
 
 
 @numba.njit(cache=True)
+def put(dst, src):
+    """dst[...] = src for two arrays of one shape and dtype (a snapshot taken or put back),
+    element by element: numba's slice assignment links its shape-mismatch error, and with it
+    numba's string functions, into every checkpointed gradient."""
+    k = 0
+    for v in src.flat:
+        dst.flat[k] = v
+        k += 1
+
+
+@numba.njit(cache=True)
 def last_block(steps, block):
     """The first step of the last block (0 for no steps): where the first pass starts
     recording."""
