@@ -126,8 +126,8 @@ def max_rel_diff(a, saved):
 def _chosen(options):
     """How a row's gradient checkpoints, for its footer line."""
     if options.get("checkpoint") is None:
-        return ("default options (the first call's tape outgrew the CPU's cache: later calls "
-                "checkpoint with 'auto')")
+        return ("default options (the first call's tape outgrew the CPU's cache: that call "
+                "was made again, and the later ones run, with checkpoint='auto')")
     return f"checkpoint={options['checkpoint']!r}"
 
 
