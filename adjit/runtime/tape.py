@@ -36,9 +36,11 @@ def _last_level_cache():
 
 
 RECORDED_TAPE_BYTES = max(_last_level_cache(), 8 << 20)
-"""A gradient left to choose (checkpoint=None) whose tape took more than this (the largest
+"""A gradient left to choose (checkpoint=None) whose tape takes more than this (the largest
 CPU cache: a tape beyond it is written to and read back from main memory) checkpoints its
-time loops with checkpoint="auto" from its next call on (GradientFunction.__call__)."""
+time loops with checkpoint="auto": its first call is capped here and made again where the
+tape outgrows it, a later call's tape found beyond it makes the next calls checkpoint
+(GradientFunction._run)."""
 
 LIMIT_MESSAGE = "adjit: the tape would exceed tape_limit"
 """How a tape-limit error starts; the Python-side caller adds where and what to do."""
