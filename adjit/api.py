@@ -121,13 +121,18 @@ class GradientFunction:
         try:
             if spec.adapt and not spec.tried:
                 return self._first_call(spec, pytypes, args)
-            out = spec.call(*args)
-            if spec.adapt and spec.stats[0] > RECORDED_TAPE_BYTES:
-                self._checkpoint_instead(spec, pytypes)
-            return out
+            return self._recorded(spec, pytypes, args)
         except AdjitError as exc:
             _explain_limit(exc, self._called)
             raise
+
+    def _recorded(self, spec, pytypes, args):
+        """A call with the tape up to tape_limit; a gradient left to choose whose tape took
+        more than the CPU's cache checkpoints from the next call on."""
+        out = spec.call(*args)
+        if spec.adapt and spec.stats[0] > RECORDED_TAPE_BYTES:
+            self._checkpoint_instead(spec, pytypes)
+        return out
 
     def _first_call(self, spec, pytypes, args):
         """The first call of a gradient left to choose (checkpoint=None) with these types:
@@ -144,10 +149,7 @@ class GradientFunction:
             return now.call(*args)
         saved = _saved_arguments(args) if spec.repeatable else None
         if saved is None:
-            out = spec.call(*args)
-            if spec.stats[0] > RECORDED_TAPE_BYTES:
-                self._checkpoint_instead(spec, pytypes)
-            return out
+            return self._recorded(spec, pytypes, args)
         try:
             return spec.call(*args, cap=RECORDED_TAPE_BYTES)
         except TapeLimitError as exc:

@@ -393,7 +393,7 @@ def compile_(p, o):
     p.compiled = Transformed(p.source, pyfunc, dispatcher, np.zeros(STATS_SIZE, np.int64),
                              _limit_hint(p, o.checkpoint, limit))
     # a call that draws random numbers, prints or sends a message runs once
-    p.compiled.repeatable = not any(ir.note(s, "effect") for s in ir.walk_stmts(p.stmts))
+    p.compiled.repeatable = effects.first(p.stmts) is None
     p.compiled.limit = limit
     p.compiled.adapter = p.adapter
 
