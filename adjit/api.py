@@ -16,7 +16,7 @@ from .api_stop import stop_gradient
 from . import custom, higher
 from .errors import AdjitError, error_at, function_origin, internal_error
 from .frontend.source import receive_script, script_source
-from .normalize import record_arrays
+from .normalize import record_arrays, tuple_args
 from .runtime.tape import RECORDED_TAPE_BYTES, TapeLimitError
 from .transform import Mode as _Mode
 from .transform import build, check_argnums
@@ -231,6 +231,13 @@ class GradientFunction:
                                    "Pass such fields as arguments of their own.")
                 out.append(t)
                 continue
+            if tuple_args.is_tuple(t) and (self.target != "cpu" or
+                                           self.mode.name in higher.KINDS):
+                raise error_at(where, f"argument '{name}' is a tuple, which "
+                               f"{self.mode.name} does not take"
+                               + (" on the GPU" if self.target != "cpu" else ""),
+                               "grad, value_and_grad, vjp and jvp on the CPU take tuples; "
+                               "pass the elements as arguments of their own here.")
             problem = _unsupported_type(t)
             if problem:
                 raise error_at(where, f"argument '{name}' is {problem}",
@@ -599,6 +606,11 @@ def _make_stub(gf, register=overload):
 
     def typer(*arg_types):
         spec = gf.specialize(arg_types)
+        if isinstance(spec.adapter, tuple_args.Adapter):
+            raise error_at(function_origin(gf.__adjit_function__), "a derivative with a "
+                           "tuple argument called from @njit code", "Call it from Python, "
+                           "or pass the elements as arguments of their own to a function "
+                           "that builds the tuple.")
         if spec.adapter is not None:
             raise error_at(function_origin(gf.__adjit_function__), "a derivative with a "
                            "record-array argument called from @njit code", "Call it from "

@@ -38,7 +38,7 @@ from .frontend.source import read_function
 from .normalize.anf import InlineContext, normalize_function
 from .normalize.coalesce import coalesce_temps
 from .normalize.names import Env, NameGen, lookup, unused_name
-from .normalize import record_arrays
+from .normalize import record_arrays, tuple_args
 from .normalize.prune import pruned_source, with_settings
 from .normalize.webs import split_webs
 from .reverse import sweep as sweep_passes
@@ -183,6 +183,24 @@ def parse(p, o):
                               f"'{p.src.loc.name}' takes {len(p.params)}: "
                               f"{', '.join(p.params)}{more}.")
     p.wrt = [p.params[k] for k in o.argnums]
+    tuples = tuple_args.split_params(p.src, p.params, user_types, p.wrt, p.src.loc.error)
+    if tuples is not None:
+        # each element of a tuple argument a parameter of its own, the tuple built again
+        # from them where the body starts (the API's Adapter splits the arguments and puts
+        # a tuple's gradients together)
+        user_params, user_wrt = p.params, p.wrt
+        p.src, p.params, types, p.wrt, layout = tuples
+        trailing_types = p.arg_types[len(user_types):]
+        tuple_adapter = tuple_args.Adapter(layout, user_params, user_wrt, o.derivative,
+                                           o.with_value, o.single, o.split_tangents)
+        if tuple_adapter.in_wrt:
+            if o.derivative == "tangent" and trailing_types:
+                leaf_types = [types[p.params.index(q)] for q in p.wrt]
+                trailing_types = tuple(leaf_types) if o.split_tangents else \
+                    (numba.types.BaseTuple.from_types(leaf_types),)
+            o.single = False        # the elements' gradients, put together by the Adapter
+        p.arg_types = tuple(types) + tuple(trailing_types)
+        user_types = types
     split = record_arrays.split_params(p.src, p.params, user_types, p.wrt, p.src.loc.error)
     if split is not None:
         # each field of a record-array argument a parameter of its own (the API's Adapter
@@ -202,6 +220,9 @@ def parse(p, o):
                                           o.with_value, o.single, o.split_tangents)
         if o.single and len(p.wrt) > 1:
             o.single = False        # the fields' gradients, put together by the Adapter
+    if tuples is not None:
+        tuple_adapter.inner = p.adapter
+        p.adapter = tuple_adapter
     p.arg_kinds = {q: kind_of_numba_type(t) for q, t in zip(p.params, user_types)}
 
 

@@ -9,7 +9,8 @@ import numpy as np
 
 
 def _copies(args):
-    return [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    return [a.copy() if isinstance(a, np.ndarray) else tuple(_copies(a))
+            if isinstance(a, tuple) else a for a in args]
 
 
 def _with(args, k, value):
@@ -30,6 +31,19 @@ def fd_grad(f, args, k, h=1e-6, order=2, dtype=None):
     """d f / d args[k] by central differences (a float, or an array of args[k]'s shape).
     With `dtype`, args[k] is varied as an array of that type (float64 for a float32 one)."""
     x = args[k]
+    if isinstance(x, tuple):
+        # a tuple: each element varied on its own (integers and booleans: 0)
+        g = []
+        for j, e in enumerate(x):
+            def by_element(*a, j=j):
+                t = _copies(x)
+                t[j] = a[k]
+                return f(*_with(a, k, tuple(t)))
+            if np.asarray(e).dtype.kind == "f":
+                g.append(fd_grad(by_element, _with(args, k, e), k, h, order, dtype))
+            else:
+                g.append(np.zeros_like(e) if isinstance(e, np.ndarray) else type(e)(0))
+        return tuple(g)
     if np.ndim(x) == 0:
         return stencil(lambda d: f(*_with(args, k, x + d)), h, order)
     if x.dtype.names:

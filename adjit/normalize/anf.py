@@ -2223,7 +2223,9 @@ class _Normalizer:
             return TupleValue(base.items[picked])     # args[1:]
         if isinstance(base, TupleValue):
             # an element of a tuple: np.nonzero(x > 0.5)[0], r[1] of r = step(x)
-            k = node.slice.value if isinstance(node.slice, ast.Constant) else None
+            k = ir.constant_int(node.slice)
+            if k is None and isinstance(node.slice, ast.Constant):
+                k = node.slice.value
             if k is None and base.items and not any(isinstance(v, View) for v in base.items):
                 return self.pick(base.items, self.atom(node.slice, out), out)
             if not isinstance(k, int) or not -len(base.items) <= k < len(base.items):

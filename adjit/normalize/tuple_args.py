@@ -1,0 +1,250 @@
+"""Tuple arguments, as numba code passes them: `u, v = state`, `state[0]`, `args[-1]`,
+`len(args)`, `rhs(y, t, *args)`, a tuple handed on to a helper.
+
+Each tuple parameter becomes one parameter per element (`state_0`, `state_1`), and the
+function's body starts by building the tuple again from them (`state = (state_0,
+state_1)`), which the passes read as a tuple written out: unpacked, indexed and passed to
+helpers as any local tuple is. The API's Adapter splits the arguments and gives back, for a
+tuple in argnums, a tuple of the same length: each float or float-array element's gradient,
+and a zero of the element's own type for integers and booleans (they carry no derivative,
+as an integer field of a record array). Tuples of tuples are refused here because the
+normalizer reads no tuple inside a tuple; the splitting and the Adapter already walk them.
+"""
+import ast
+import copy
+
+import numba
+import numpy as np
+
+from .. import ir
+from .names import unused_name
+
+_ADVICE = ("Pass tuples of numbers and numpy arrays; pass anything else "
+           "as an argument of its own.")
+
+
+def is_tuple(t):
+    return isinstance(t, numba.types.BaseTuple)
+
+
+def _leaf_problem(t):
+    if isinstance(t, (numba.types.Float, numba.types.Integer, numba.types.Boolean)):
+        return None
+    if isinstance(t, numba.types.Array) and isinstance(
+            t.dtype, (numba.types.Float, numba.types.Integer, numba.types.Boolean)):
+        return None
+    return str(t)
+
+
+def unsupported(t):
+    """Why a tuple argument of numba type `t` cannot be taken (None when it can)."""
+    if isinstance(t, (numba.types.NamedTuple, numba.types.NamedUniTuple)):
+        return (f"a named tuple ({t.instance_class.__name__}): adjit takes plain tuples",
+                "Pass a plain tuple (tuple(p)) and read its elements by position, or pass "
+                "the fields as arguments of their own.")
+    if len(t) == 0:
+        return "an empty tuple", "Leave the argument out."
+    for e in t:
+        if is_tuple(e):
+            return (f"a tuple of tuples ({t})", "Pass the inner tuples as arguments of their "
+                    "own (f(params1, params2), not f((params1, params2))), or their arrays "
+                    "and numbers.")
+        if _leaf_problem(e):
+            return f"a tuple holding {_leaf_problem(e)}", _ADVICE
+    return None
+
+
+def is_float_type(t):
+    dtype = t.dtype if isinstance(t, numba.types.Array) else t
+    return isinstance(dtype, numba.types.Float)
+
+
+def _leaves(t, path=()):
+    """[(path, numba type)] of a tuple type, depth first."""
+    out = []
+    for k, e in enumerate(t):
+        if is_tuple(e):
+            out.extend(_leaves(e, path + (k,)))
+        else:
+            out.append((path + (k,), e))
+    return out
+
+
+class Layout:
+    """Where the tuple arguments are among the user's arguments: {index: numba type}."""
+
+    def __init__(self, tuples, n_user):
+        self.tuples = tuples
+        self.n_user = n_user
+
+    def split(self, args):
+        """The user's arguments with each tuple replaced by its elements, depth first."""
+        out = []
+        for k, a in enumerate(args):
+            if k in self.tuples:
+                out.extend(_flatten(a))
+            else:
+                out.append(a)
+        return out
+
+
+def _flatten(value):
+    out = []
+    for e in value:
+        if isinstance(e, tuple):
+            out.extend(_flatten(e))
+        else:
+            out.append(e)
+    return out
+
+
+def split_params(src, params, user_types, wrt, loc_error):
+    """The function with each tuple parameter replaced by one parameter per element and its
+    body starting with the tuple built from them. Returns (src, params, types, wrt, Layout)
+    or None when no argument is a tuple."""
+    if not any(is_tuple(t) for t in user_types):
+        return None
+    tree = copy.deepcopy(src.tree)
+    taken = set(src.locals) | {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    new_params, new_types, new_wrt, built, tuples = [], [], [], {}, {}
+    for k, (q, t) in enumerate(zip(params, user_types)):
+        if not is_tuple(t):
+            new_params.append(q)
+            new_types.append(t)
+            if q in wrt:
+                new_wrt.append(q)
+            continue
+        problem = unsupported(t)
+        if problem:
+            what, advice = problem
+            raise loc_error(src.tree, f"argument '{q}' is {what}", advice)
+        leaves = _leaves(t)
+        if q in wrt and not any(is_float_type(e) for _, e in leaves):
+            raise loc_error(src.tree, f"argument '{q}' in argnums is {t}, which carries no "
+                            "derivative", "Pass floats in it (2.0, not 2), or leave it out of "
+                            "argnums.")
+        names = {path: unused_name(f"{q}_{'_'.join(map(str, path))}", taken)
+                 for path, _ in leaves}
+        new_params.extend(names.values())
+        new_types.extend(e for _, e in leaves)
+        if q in wrt:
+            new_wrt.extend(names[path] for path, e in leaves if is_float_type(e))
+        built[q] = _written_out(t, (), names)
+        tuples[k] = t
+    line = tree.body[0] if tree.body else tree
+    for group in (tree.args.posonlyargs, tree.args.args, tree.args.kwonlyargs):
+        replaced = []
+        for a in group:
+            if a.arg in built:
+                replaced.extend(ast.arg(arg=n, annotation=None)
+                                for n in _names_of(built[a.arg]))
+            else:
+                replaced.append(a)
+        group[:] = replaced
+    prologue = [ast.copy_location(ast.Assign(targets=[ast.Name(id=q, ctx=ast.Store())],
+                                             value=value, lineno=line.lineno), line)
+                for q, value in built.items()]
+    tree.body[:0] = prologue
+    ast.fix_missing_locations(tree)
+    return (src.with_tree(tree, {}), new_params, new_types, new_wrt,
+            Layout(tuples, len(params)))
+
+
+def _written_out(t, path, names):
+    items = [_written_out(e, path + (k,), names) if is_tuple(e) else ir.name(names[path + (k,)])
+             for k, e in enumerate(t)]
+    return ast.Tuple(elts=items, ctx=ast.Load())
+
+
+def _names_of(node):
+    for e in node.elts:
+        if isinstance(e, ast.Tuple):
+            yield from _names_of(e)
+        else:
+            yield e.id
+
+
+class Adapter:
+    """Calls a derivative whose tuple arguments were split into their elements: splits the
+    arguments (and jvp's tangents) and gives each tuple in argnums its gradient as a tuple of
+    the same structure. `inner`: the record arrays' Adapter of the split function, if any."""
+
+    def __init__(self, layout, user_params, wrt_user, derivative, with_value, single,
+                 split_tangents, inner=None):
+        self.layout = layout
+        self.tuples = {user_params[k]: k for k in layout.tuples}
+        self.wrt_user = wrt_user
+        self.derivative = derivative
+        self.with_value = with_value
+        self.single = single
+        self.split_tangents = split_tangents
+        self.inner = inner
+        self.in_wrt = any(q in self.tuples for q in wrt_user)
+        self.params = user_params
+
+    def _leaves_of(self, q):
+        return _leaves(self.layout.tuples[self.tuples[q]])
+
+    def _expand(self, values):
+        """Per-argnums values (tangents) with each tuple's float elements in its place."""
+        out = []
+        for q, v in zip(self.wrt_user, values):
+            if q in self.tuples:
+                flat = _flatten(v)
+                if len(flat) != len(self._leaves_of(q)):
+                    raise ValueError(f"the tangent of the tuple argument '{q}' has "
+                                     f"{len(flat)} elements where the argument has "
+                                     f"{len(self._leaves_of(q))}")
+                out.extend(x for x, (_, e) in zip(flat, self._leaves_of(q))
+                           if is_float_type(e))
+            else:
+                out.append(v)
+        return out
+
+    def _run(self, raw, args):
+        if self.inner is not None:
+            return self.inner.call(raw, tuple(args))
+        return raw(*args)
+
+    def call(self, raw, args):
+        user, trailing = args[:self.layout.n_user], list(args[self.layout.n_user:])
+        split = self.layout.split(user)
+        if self.derivative == "tangent":
+            if self.in_wrt:
+                if self.split_tangents:
+                    trailing = self._expand(trailing)
+                elif trailing:
+                    tangents = [trailing[0]] if self.single else list(trailing[0])
+                    trailing = [tuple(self._expand(tangents))]
+            return self._run(raw, split + trailing)
+        out = self._run(raw, split + trailing)
+        if not self.in_wrt:
+            return out
+        value, grads = (out[0], out[1]) if self.with_value else (None, out)
+        if not isinstance(grads, tuple):
+            grads = (grads,)
+        merged, k = [], 0
+        for q in self.wrt_user:
+            if q not in self.tuples:
+                merged.append(grads[k])
+                k += 1
+                continue
+            given = user[self.params.index(q)]
+            g, k = _rebuilt(given, self.layout.tuples[self.tuples[q]], grads, k)
+            merged.append(g)
+        result = merged[0] if self.single else tuple(merged)
+        return (value, result) if self.with_value else result
+
+
+def _rebuilt(value, t, grads, k):
+    """The gradient of the tuple `value` (numba type `t`) from grads[k:], and the next k."""
+    out = []
+    for v, e in zip(value, t):
+        if is_tuple(e):
+            g, k = _rebuilt(v, e, grads, k)
+        elif is_float_type(e):
+            g, k = grads[k], k + 1
+        else:
+            g = np.zeros_like(v) if isinstance(v, np.ndarray) else type(v)(0)
+        out.append(g)
+    return tuple(out), k

@@ -1,0 +1,255 @@
+"""Tuple arguments as numba code passes them: a parameter tuple handed to a right-hand side
+that unpacks it (`rhs(t, y, p)` with `alpha, beta = p`), scipy's `args=` tuple star-called
+(`rhs(y, t, *args)`), a state tuple of arrays (`u, v = state`) written in place, elements read
+by constant index (negative too), by a loop index, and `len`. The gradient with respect to a
+tuple is a tuple of the same structure (0 for an integer element). Each case against numba's
+compile of the same function (value) and central differences of it."""
+from collections import namedtuple
+
+import numpy as np
+import pytest
+from numba import njit
+
+import adjit
+from fd import fd_grad, fd_jvp
+
+
+def _assert_tuple_close(got, want, rtol=1e-6, atol=1e-8):
+    assert isinstance(got, tuple) and len(got) == len(want)
+    for k, (g, w) in enumerate(zip(got, want)):
+        assert np.shape(g) == np.shape(w), k
+        np.testing.assert_allclose(g, w, rtol=rtol, atol=atol, err_msg=f"element {k}")
+
+
+# a parameter tuple unpacked by the right-hand side, an RK4 step passing it on unchanged
+@njit
+def predator_prey(t, y, p):
+    alpha, beta, delta, gamma = p
+    out = np.empty(2)
+    out[0] = alpha * y[0] - beta * y[0] * y[1]
+    out[1] = delta * y[0] * y[1] - gamma * y[1]
+    return out
+
+
+@njit
+def rk4_step(rhs, t, h, y, p):
+    k1 = rhs(t, y, p)
+    k2 = rhs(t + 0.5 * h, y + 0.5 * h * k1, p)
+    k3 = rhs(t + 0.5 * h, y + 0.5 * h * k2, p)
+    k4 = rhs(t + h, y + h * k3, p)
+    return y + (h / 6.0) * (k1 + 2 * k2 + 2 * k3 + k4)
+
+
+def fit_loss(y0, p, observed, h):
+    y = y0.copy()
+    t = 0.0
+    loss = 0.0
+    for i in range(observed.shape[0]):
+        y = rk4_step(predator_prey, t, h, y, p)
+        t += h
+        loss += (y[0] - observed[i, 0]) ** 2 + (y[1] - observed[i, 1]) ** 2
+    return loss
+
+
+def test_a_parameter_tuple_handed_to_the_right_hand_side():
+    y0 = np.array([1.0, 0.5])
+    p = (1.1, 0.4, 0.1, 0.4)
+    observed = np.random.default_rng(0).random((40, 2)) + 0.5
+    args = (y0, p, observed, 0.05)
+    forward = njit(fit_loss)
+    value, (gy, gp) = adjit.value_and_grad(fit_loss, argnums=(0, 1))(*args)
+    assert value == pytest.approx(forward(*args), rel=1e-13)
+    np.testing.assert_allclose(gy, fd_grad(forward, args, 0), rtol=1e-6)
+    assert all(type(g) is float for g in gp)
+    _assert_tuple_close(gp, fd_grad(forward, args, 1))
+    # an int argnums on the tuple: the tuple's gradient itself
+    _assert_tuple_close(adjit.grad(fit_loss, argnums=1)(*args), gp, rtol=1e-15, atol=0)
+    assert p == (1.1, 0.4, 0.1, 0.4) and (y0 == [1.0, 0.5]).all()
+
+
+# scipy's convention: the integrator takes `args` and calls rhs(y, t, *args)
+@njit
+def lotka_volterra(y, t, alpha, beta, delta, gamma):
+    return np.array([alpha * y[0] - beta * y[0] * y[1], delta * y[0] * y[1] - gamma * y[1]])
+
+
+@njit
+def integrate(rhs, y0, t0, dt, n, args):
+    y = y0.copy()
+    t = t0
+    for i in range(n):
+        k1 = rhs(y, t, *args)
+        k2 = rhs(y + 0.5 * dt * k1, t + 0.5 * dt, *args)
+        k3 = rhs(y + 0.5 * dt * k2, t + 0.5 * dt, *args)
+        k4 = rhs(y + dt * k3, t + dt, *args)
+        y = y + dt / 6.0 * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
+        t += dt
+    return y
+
+
+def final_state(y0, args):
+    y = integrate(lotka_volterra, y0, 0.0, 0.01, 200, args)
+    return y[0] ** 2 + y[1]
+
+
+def test_scipy_style_args_star_called():
+    args = (np.array([1.0, 0.5]), (1.1, 0.4, 0.1, 0.4))
+    forward = njit(final_state)
+    value, (gy, gargs) = adjit.value_and_grad(final_state, argnums=(0, 1))(*args)
+    assert value == pytest.approx(forward(*args), rel=1e-13)
+    np.testing.assert_allclose(gy, fd_grad(forward, args, 0), rtol=1e-6)
+    _assert_tuple_close(gargs, fd_grad(forward, args, 1))
+
+
+# a state tuple of arrays, unpacked and advanced in place (the user's arrays change, as
+# under numba)
+def wave_energy(state, c, dt, steps):
+    u, v = state
+    n = u.shape[0]
+    for s in range(steps):
+        for i in range(1, n - 1):
+            v[i] += dt * c * c * (u[i - 1] - 2.0 * u[i] + u[i + 1])
+        for i in range(n):
+            u[i] += dt * v[i]
+    return np.sum(u * u) + 0.5 * np.sum(v * v)
+
+
+def test_a_state_tuple_of_arrays_written_in_place():
+    u = np.sin(np.linspace(0.0, 3.0, 12))
+    v = np.zeros(12)
+    forward = njit(wave_energy)
+    mine, numbas = (u.copy(), v.copy()), (u.copy(), v.copy())
+    value, (gs, gc) = adjit.value_and_grad(wave_energy, argnums=(0, 1))(mine, 1.0, 0.1, 8)
+    assert value == pytest.approx(forward(numbas, 1.0, 0.1, 8), rel=1e-13)
+    for a, b in zip(mine, numbas):      # written as numba writes them
+        np.testing.assert_array_equal(a, b)
+    args = ((u, v), 1.0, 0.1, 8)
+    _assert_tuple_close(gs, fd_grad(forward, args, 0))
+    assert gc == pytest.approx(fd_grad(forward, args, 1), rel=1e-6)
+
+
+# elements by constant index (negative too), by a loop's index, and len
+def weighted(x, w):
+    s = w[-1] * np.sum(x)
+    for k in range(len(w)):
+        s += w[k] * x[k] ** 2
+    return s + w[0] * x[0]
+
+
+def test_elements_by_index_and_len():
+    args = (np.array([0.5, -1.0, 2.0]), (1.5, -0.5, 2.5))
+    forward = njit(weighted)
+    value, (gx, gw) = adjit.value_and_grad(weighted, argnums=(0, 1))(*args)
+    assert value == pytest.approx(forward(*args), rel=1e-14)
+    np.testing.assert_allclose(gx, fd_grad(forward, args, 0), rtol=1e-7)
+    _assert_tuple_close(gw, fd_grad(forward, args, 1))
+    # exactly: d/dw_k = x_k^2 (+ sum(x) for the last, + x_0 for the first)
+    x = args[0]
+    assert gw == (x[0] ** 2 + x[0], x[1] ** 2, x[2] ** 2 + np.sum(x))
+
+
+# an integer element (a step count) beside a float one: its gradient is a zero of its type
+def decay(x, settings):
+    n, rate = settings
+    for i in range(n):
+        x = x - rate * x * x
+    return x
+
+
+def test_an_integer_element_gets_a_zero_gradient():
+    settings = (5, 0.1)
+    g = adjit.grad(decay, argnums=(0, 1))(0.8, settings)
+    assert g[1][0] == 0 and type(g[1][0]) is int
+    forward = njit(decay)
+    assert g[0] == pytest.approx(fd_grad(forward, (0.8, settings), 0), rel=1e-7)
+    assert g[1][1] == pytest.approx(fd_grad(forward, (0.8, settings), 1)[1], rel=1e-7)
+
+
+def test_jvp_and_vjp_take_a_tangent_tuple():
+    args = (np.array([0.5, -1.0, 2.0]), (1.5, -0.5, 2.5))
+    tangent = (0.3, -1.0, 0.7)
+    value, along = adjit.jvp(weighted, argnums=1)(*args, tangent)
+    assert value == pytest.approx(njit(weighted)(*args), rel=1e-14)
+    assert along == pytest.approx(fd_jvp(weighted, args, (1,), (np.array(tangent),)), rel=1e-7)
+    g = adjit.grad(weighted, argnums=1)(*args)
+    assert along == pytest.approx(np.dot(g, tangent), rel=1e-13)     # the dot-product test
+    _, back = adjit.vjp(weighted, argnums=(0, 1))(*args, 2.0)
+    _assert_tuple_close(back[1], tuple(2.0 * np.array(g)), rtol=1e-14)
+
+
+def test_float32_arrays_in_a_tuple_keep_their_type():
+    def energy(state, k):
+        x, v = state
+        return np.sum(k * x * x) + np.sum(v * v)
+    x = np.array([0.5, -1.0], np.float32)
+    v = np.array([2.0, 0.25], np.float32)
+    gx, gv = adjit.grad(energy)((x, v), 3.0)
+    assert gx.dtype == np.float32 and gv.dtype == np.float32
+    np.testing.assert_allclose(gx, 6.0 * x, rtol=1e-6)
+    np.testing.assert_allclose(gv, 2.0 * v, rtol=1e-6)
+
+
+# a record array beside a tuple: both split, both put back
+POINT = np.dtype([("x", np.float64), ("y", np.float64)])
+
+
+def records_and_weights(data, w):
+    a, b = w
+    s = 0.0
+    for i in range(data.shape[0]):
+        s += a * data[i].x * data[i].x + b * data[i].y
+    return s
+
+
+def test_a_record_array_beside_a_tuple():
+    data = np.array([(1.0, 2.0), (3.0, -1.0)], dtype=POINT)
+    gd, gw = adjit.grad(records_and_weights, argnums=(0, 1))(data, (0.5, 2.0))
+    np.testing.assert_allclose(gd["x"], 2 * 0.5 * data["x"], rtol=1e-15)
+    np.testing.assert_allclose(gd["y"], [2.0, 2.0], rtol=1e-15)
+    assert gw == (np.sum(data["x"] ** 2), np.sum(data["y"]))
+
+
+Params = namedtuple("Params", ["a", "b"])
+
+
+def uses_named(x, p):
+    return p.a * x + p.b
+
+
+def nested(x, p):
+    (a, b), c = p
+    return a * x + b * c
+
+
+def count_only(x, n):
+    k, m = n
+    return x * k * m
+
+
+weights_grad = adjit.grad(weighted, argnums=1)
+
+
+@njit
+def loss_then_step(x, p):
+    return weights_grad(x, p)
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: adjit.grad(uses_named)(1.0, Params(1.0, 2.0)),
+     "argument 'p' is a named tuple \\(Params\\)"),
+    (lambda: adjit.grad(nested)(1.0, ((1.0, 2.0), 3.0)), "argument 'p' is a tuple of tuples"),
+    (lambda: adjit.grad(count_only, argnums=1)(1.0, (2, 3)),
+     "argument 'n' in argnums is UniTuple\\(int64 x 2\\), which carries no derivative"),
+    (lambda: adjit.grad(uses_named)(1.0, (1.0, "fast")), "argument 'p' is a tuple holding"),
+    (lambda: adjit.hessian(weighted, argnums=0)(np.ones(3), (1.0, 2.0, 3.0)),
+     "argument 'w' is a tuple, which hessian does not take"),
+    (lambda: loss_then_step(np.ones(3), (1.0, 2.0, 3.0)),
+     "a derivative with a tuple argument called from @njit code"),
+])
+def test_what_is_not_taken_is_refused_by_name(call, message):
+    # (from @njit code numba reports the AdjitError inside its typing error)
+    with pytest.raises(Exception, match=message) as info:
+        call()
+    assert isinstance(info.value, adjit.AdjitError) or "AdjitError" in str(info.value)
+    assert "tests/test_tuple_args.py" in str(info.value) or \
+        "test_tuple_args.py" in str(info.value)
