@@ -231,8 +231,9 @@ class GradientFunction:
                                    "Pass such fields as arguments of their own.")
                 out.append(t)
                 continue
-            if tuple_args.is_tuple(t) and (self.target != "cpu" or
-                                           self.mode.name in higher.KINDS):
+            own = k < len(self._order) - bool(self.mode.extra)     # (not a tangent)
+            if own and tuple_args.is_tuple(t) and (self.target != "cpu" or
+                                                   self.mode.name in higher.KINDS):
                 raise error_at(where, f"argument '{name}' is a tuple, which "
                                f"{self.mode.name} does not take"
                                + (" on the GPU" if self.target != "cpu" else ""),

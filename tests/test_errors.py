@@ -579,8 +579,8 @@ def test_argument_numba_cannot_type(value, typename, argnums):
           ["pass a float or np.array(...)"])
 
 
-@pytest.mark.parametrize("value", ["text", [1.0, 2.0], (1.0, 2.0), None],
-                         ids=["str", "list", "tuple", "None"])
+@pytest.mark.parametrize("value", ["text", [1.0, 2.0], (1, 2), None],
+                         ids=["str", "list", "tuple-of-ints", "None"])
 def test_non_number_in_argnums(value):
     msg = error_of(f_scale, 1.5, value, argnums=1)
     check(msg, "f_scale", "scale_def", ["argument 'y' in argnums", "carries no derivative"],

@@ -121,8 +121,8 @@ def split_params(src, params, user_types, wrt, loc_error):
         leaves = _leaves(t)
         if q in wrt and not any(is_float_type(e) for _, e in leaves):
             raise loc_error(src.tree, f"argument '{q}' in argnums is {t}, which carries no "
-                            "derivative", "Pass floats in it (2.0, not 2), or leave it out of "
-                            "argnums.")
+                            "derivative", "Pass a float or a float array in it (2.0, not 2), or "
+                            "leave it out of argnums.")
         names = {path: unused_name(f"{q}_{'_'.join(map(str, path))}", taken)
                  for path, _ in leaves}
         new_params.extend(names.values())
