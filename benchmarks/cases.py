@@ -23,6 +23,7 @@ import numpy as np
 from gmm_bench import gmm_objective, make_inputs as _gmm_make_inputs
 
 from adjit import stop_gradient
+from adjit.runtime.jitcache import key_by_level
 
 
 def sum_of_sin(x):
@@ -358,3 +359,9 @@ def cases():
         ("pendulum leapfrog (1e6), ckpt=auto", pendulum_loss,
          lambda: pendulum_inputs(1_000_000), (0, 1), {"checkpoint": "auto"}),
     ]
+
+
+# numba keys its disk cache by signature, CPU and bytecode, not by NUMBA_OPT: the test suite
+# imports this module at NUMBA_OPT=0, and `make bench` loaded those unoptimized functions
+# (the hand-written adjoints ran 3-10x slower after a test run in the same checkout)
+key_by_level(globals())

@@ -19,6 +19,8 @@ from cases import (heat, horner, lennard_jones, lennard_jones_helper, lennard_jo
                    sum_of_sin)
 from gmm_bench import gmm_hand_grad, gmm_objective
 
+from adjit.runtime.jitcache import key_by_level
+
 
 @numba.njit(cache=True)
 def sum_of_sin_hand(x):
@@ -282,3 +284,9 @@ def check(fn, argnums):
     args = small_inputs(fn, argnums)
     forward = fn if isinstance(fn, numba.core.dispatcher.Dispatcher) else numba.njit(fn)
     return max_rel_err(HAND[(fn, argnums)](*args), fd(forward, args, argnums))
+
+
+# numba keys its disk cache by signature, CPU and bytecode, not by NUMBA_OPT: the test suite
+# imports this module at NUMBA_OPT=0, and `make bench` loaded those unoptimized functions
+# (the hand-written adjoints ran 3-10x slower after a test run in the same checkout)
+key_by_level(globals())

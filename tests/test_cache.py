@@ -315,3 +315,11 @@ def test_every_runtime_function_cached_on_disk_is_keyed_by_the_optimization_leve
                 plain.append(f"{info.name}.{name}")
             keyed += isinstance(value, Dispatcher) and isinstance(value._cache, LevelCache)
     assert not plain and keyed > 100, (plain, keyed)
+    # the benchmarks' modules the suite imports too (their hand-written adjoints were loaded
+    # unoptimized by `make bench` after a test run)
+    for name in ("cases", "hand", "gmm_bench"):
+        module = importlib.import_module(name)
+        plain += [f"{name}.{k}" for k, v in vars(module).items()
+                  if isinstance(v, Dispatcher) and isinstance(v._cache, FunctionCache) and
+                  not isinstance(v._cache, LevelCache)]
+    assert not plain, plain
