@@ -39,7 +39,7 @@ def fd_grad(f, args, k, h=1e-6, order=2, dtype=None):
                 t = _copies(x)
                 t[j] = a[k]
                 return f(*_with(a, k, tuple(t)))
-            if np.asarray(e).dtype.kind == "f":
+            if isinstance(e, tuple) or np.asarray(e).dtype.kind == "f":
                 g.append(fd_grad(by_element, _with(args, k, e), k, h, order, dtype))
             else:
                 g.append(np.zeros_like(e) if isinstance(e, np.ndarray) else type(e)(0))

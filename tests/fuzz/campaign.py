@@ -21,6 +21,7 @@ tests/regressions/ would fail `make test` until adjit is fixed).
 """
 import argparse
 import collections
+import gc
 import hashlib
 import multiprocessing
 import os
@@ -100,6 +101,11 @@ def worker(n, seed, numba_every, deadline=None, all_constructs=False, only=(), p
             out = Outcome("mismatch", f"the checker raised {type(exc).__name__}",
                           f"program (seed {program.seed}):\n{program.source}\n{exc!r}")
         stats["tried"] += 1
+        # the program's garbage collected and the rest frozen, so that Python's cyclic
+        # collector walks no earlier program's compiled code again (as tests/conftest.py
+        # does after each test)
+        gc.collect()
+        gc.freeze()
         if progress and stats["tried"] % progress == 0:
             print(f"[worker seed {seed}] {stats['tried']} of {n} programs, "
                   f"{len(stats['mismatches'])} mismatches, "
