@@ -1269,9 +1269,18 @@ class _Normalizer:
             raise self.error(tgt, "a shape of unknown length held in a name",
                              "Unpack it into names: n, m = a.shape.")
         if isinstance(value, TupleValue):
+            value = self.kept_tuple(tgt, value, out)
+        self.tuples[target] = value
+
+    def kept_tuple(self, tgt, value, out):
+        """The tuple `value` as a name bound to it keeps it: its numbers copied (tuples in
+        it too), its arrays checked not to be assigned again later."""
+        if isinstance(value, TupleValue):
             items = []
             for v in value.items:
-                if isinstance(v, View):
+                if isinstance(v, TupleValue):
+                    v = self.kept_tuple(tgt, v, out)
+                elif isinstance(v, View):
                     user = v.base[len(self.prefix):] if v.base.startswith(self.prefix) \
                         else v.base
                     once = 0 if user in self.src.params else 1
@@ -1285,7 +1294,21 @@ class _Normalizer:
                     v = ir.name(copy_)
                 items.append(v)
             value = TupleValue(items)
-        self.tuples[target] = value
+        return value
+
+    def tuple_element(self, node):
+        """The tuple that `p[1]` or `p[1][0]` (constant indices into a tuple name `p`) is,
+        else None."""
+        if isinstance(node, ast.Name):
+            held = self.tuple_named(node.id)
+            return held if isinstance(held, TupleValue) else None
+        if isinstance(node, ast.Subscript):
+            base = self.tuple_element(node.value)
+            k = ir.constant_int(node.slice)
+            if base is not None and k is not None and -len(base.items) <= k < len(base.items):
+                item = base.items[k]
+                return item if isinstance(item, TupleValue) else None
+        return None
 
     def pick(self, items, k, out):
         """items[k] for a variable k (`weights[j]` in a loop over range(len(weights))): a
@@ -1334,8 +1357,8 @@ class _Normalizer:
         targets = _tuple_target_names(tgt, self)
         held = []
         for v in items:
-            if isinstance(v, View) and not has_take(v):
-                held.append(v)      # a view: nothing to compute, nothing the targets change
+            if isinstance(v, View) and not has_take(v) or isinstance(v, TupleValue):
+                held.append(v)      # a view or a tuple: nothing to compute here
                 continue
             v = self.to_atom(out, v)
             if isinstance(v, ast.Name) and v.id in targets:
@@ -1345,7 +1368,8 @@ class _Normalizer:
             held.append(v)
         for t, v in zip(tgt.elts, held):
             if isinstance(t, ast.Tuple):
-                raise self.error(t, "nested tuple unpacking", "Unpack one level at a time.")
+                self.unpack(t, v, out)          # (a, b), c = p
+                continue
             self.assign_to(t, v, out)
 
     def aug_assign(self, s, out):
@@ -1892,8 +1916,11 @@ class _Normalizer:
             return self.arrays.view_of(value.id, out)
         if isinstance(value, View) and not has_take(value):
             return value
-        if isinstance(value, (Shape, TupleValue)):
-            raise self.error(node, "a tuple inside a tuple", "Unpack one level at a time.")
+        if isinstance(value, TupleValue):
+            return value        # ((W1, b1), (W2, b2)): read as the outer tuple's element
+        if isinstance(value, Shape):
+            raise self.error(node, "a shape inside a tuple", "Unpack the shape into names "
+                             "first (n, m = a.shape).")
         return self.to_atom(out, value)
 
     def load_name(self, node):
@@ -2190,6 +2217,8 @@ class _Normalizer:
 
     def subscript(self, node, out):
         held = self.tuple_named(node.value.id) if isinstance(node.value, ast.Name) else None
+        if held is None and isinstance(node.value, ast.Subscript):
+            held = self.tuple_element(node.value)           # p[1][0] of nested tuples
         if isinstance(held, Shape) or \
                 (isinstance(node.value, ast.Attribute) and node.value.attr == "shape"):
             shape = held if held is not None else self.attribute(node.value, out)
@@ -2555,8 +2584,11 @@ class _Normalizer:
         if obj in ARRAY_QUERIES:
             if len(node.args) != 1:
                 raise self.error(node, "len() with other than one argument", "Use len(a).")
-            held = self.tuple_named(node.args[0].id) if obj is len and \
-                isinstance(node.args[0], ast.Name) else None
+            held = None
+            if obj is len and isinstance(node.args[0], ast.Name):
+                held = self.tuple_named(node.args[0].id)
+            elif obj is len and isinstance(node.args[0], ast.Subscript):
+                held = self.tuple_element(node.args[0])     # len(p[0]) of nested tuples
             if held is not None:
                 return ir.const(len(held.items) if isinstance(held, TupleValue) else held.ndim)
             shape = self.shape_of(node.args[0], out)

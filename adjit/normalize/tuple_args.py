@@ -1,14 +1,14 @@
 """Tuple arguments, as numba code passes them: `u, v = state`, `state[0]`, `args[-1]`,
-`len(args)`, `rhs(y, t, *args)`, a tuple handed on to a helper.
+`len(args)`, `rhs(y, t, *args)`, a tuple handed on to a helper, tuples in tuples
+(`(W1, b1), (W2, b2) = params`).
 
-Each tuple parameter becomes one parameter per element (`state_0`, `state_1`), and the
-function's body starts by building the tuple again from them (`state = (state_0,
-state_1)`), which the passes read as a tuple written out: unpacked, indexed and passed to
-helpers as any local tuple is. The API's Adapter splits the arguments and gives back, for a
-tuple in argnums, a tuple of the same length: each float or float-array element's gradient,
-and a zero of the element's own type for integers and booleans (they carry no derivative,
-as an integer field of a record array). Tuples of tuples are refused here because the
-normalizer reads no tuple inside a tuple; the splitting and the Adapter already walk them.
+Each tuple parameter becomes one parameter per element (`state_0`, `state_1`; nested tuples
+flattened: `params_1_0`), and the function's body starts by building the tuple again from
+them (`state = (state_0, state_1)`), which the passes read as a tuple written out:
+unpacked, indexed and passed to helpers as any local tuple is. The API's Adapter splits
+the arguments and gives back, for a tuple in argnums, a tuple of the same structure: each
+float or float-array element's gradient, and a zero of the element's own type for integers
+and booleans (they carry no derivative, as an integer field of a record array).
 """
 import ast
 import copy
@@ -19,8 +19,8 @@ import numpy as np
 from .. import ir
 from .names import unused_name
 
-_ADVICE = ("Pass tuples of numbers and numpy arrays; pass anything else "
-           "as an argument of its own.")
+_ADVICE = ("Pass tuples of numbers and numpy arrays (and tuples of such tuples); pass "
+           "anything else as an argument of its own.")
 
 
 def is_tuple(t):
@@ -46,10 +46,10 @@ def unsupported(t):
         return "an empty tuple", "Leave the argument out."
     for e in t:
         if is_tuple(e):
-            return (f"a tuple of tuples ({t})", "Pass the inner tuples as arguments of their "
-                    "own (f(params1, params2), not f((params1, params2))), or their arrays "
-                    "and numbers.")
-        if _leaf_problem(e):
+            problem = unsupported(e)
+            if problem:
+                return problem
+        elif _leaf_problem(e):
             return f"a tuple holding {_leaf_problem(e)}", _ADVICE
     return None
 
