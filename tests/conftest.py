@@ -109,7 +109,6 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
     if getattr(config.option, "loadgroup", False):
         _group_ids(items)
-        _longest_groups_first(items)
     budget = config.getoption("--quick")
     if budget is None:
         return
@@ -123,32 +122,6 @@ def pytest_collection_modifyitems(config, items):
     drop = [t for t in items if t not in keep]
     config.hook.pytest_deselected(items=drop)
     items[:] = [t for t in items if t in keep]
-
-
-def pytest_configure(config):
-    if getattr(config.option, "dist", None) == "loadgroup":
-        # xdist hands the groups out in the order of the collection (_longest_groups_first),
-        # not reordered by their number of tests
-        config.option.loadscopereorder = False
-
-
-def _longest_groups_first(items):
-    """The test groups ordered by their time in tests/durations.json, longest first (a
-    group's tests keep their order): a worker that finishes early then takes short groups,
-    and no long group (a single slow test is a group of its own when it is `spread`) starts
-    when the other worker is about to finish. xdist's own order, by number of tests, put
-    the slowest single tests last."""
-    known = json.loads(DURATIONS.read_text()) if DURATIONS.exists() else {}
-
-    def group(item):
-        marker = item.get_closest_marker("xdist_group")
-        return str(marker.args[0]) if marker and marker.args else _plain(item.nodeid)
-    total, first = {}, {}
-    for k, item in enumerate(items):
-        g = group(item)
-        total[g] = total.get(g, 0.0) + sum(known.get(_plain(item.nodeid), [0.5, 0.5]))
-        first.setdefault(g, k)
-    items.sort(key=lambda item: (-total[group(item)], first[group(item)]))
 
 
 def _group_ids(items):
