@@ -303,22 +303,35 @@ class Adapter:
                 trailing = [tuple(self._expand(tangents))] if any(
                     q in self.records for q in self.wrt_user) else trailing
             return raw(*split, *trailing)
-        out = raw(*split, *trailing)
-        value, grads = (out[0], out[1]) if self.with_value else (None, out)
-        if not isinstance(grads, tuple):
-            grads = (grads,)
-        merged, k = [], 0
-        for q in self.wrt_user:
-            if q not in self.records:
-                merged.append(grads[k])
-                k += 1
-                continue
-            dtype, fields = self.records[q]
-            parts = grads[k:k + len(fields)]
-            k += len(fields)
-            g = np.zeros(parts[0].shape, dtype)
-            for f, part in zip(fields, parts):
-                g[f] = part
-            merged.append(g)
-        result = merged[0] if self.single else tuple(merged)
-        return (value, result) if self.with_value else result
+        return put_together(raw(*split, *trailing), self, self._record_gradient)
+
+    def _record_gradient(self, q, grads, k):
+        """The record array q's gradient from the fields' gradients grads[k:], and the next
+        k (None where q is not a record array)."""
+        if q not in self.records:
+            return None
+        dtype, fields = self.records[q]
+        parts = grads[k:k + len(fields)]
+        g = np.zeros(parts[0].shape, dtype)
+        for f, part in zip(fields, parts):
+            g[f] = part
+        return g, k + len(fields)
+
+
+def put_together(out, adapter, gradient_of):
+    """A split derivative's result `out` as the user's argnums ask for it: each argument's
+    gradient from `gradient_of(q, grads, k)` -> (gradient, next k), or None for an argument
+    that was not split (its gradient is grads[k]); `adapter` says whether the value comes
+    first (with_value) and whether an int argnums asked for the gradient alone (single)."""
+    value, grads = (out[0], out[1]) if adapter.with_value else (None, out)
+    if not isinstance(grads, tuple):
+        grads = (grads,)
+    merged, k = [], 0
+    for q in adapter.wrt_user:
+        made = gradient_of(q, grads, k)
+        if made is None:
+            made = grads[k], k + 1
+        g, k = made
+        merged.append(g)
+    result = merged[0] if adapter.single else tuple(merged)
+    return (value, result) if adapter.with_value else result

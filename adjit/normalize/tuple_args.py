@@ -18,6 +18,7 @@ import numpy as np
 
 from .. import ir
 from .names import unused_name
+from .record_arrays import put_together
 
 _ADVICE = ("Pass tuples of numbers and numpy arrays (and tuples of such tuples); pass "
            "anything else as an argument of its own.")
@@ -220,20 +221,13 @@ class Adapter:
         out = self._run(raw, split + trailing)
         if not self.in_wrt:
             return out
-        value, grads = (out[0], out[1]) if self.with_value else (None, out)
-        if not isinstance(grads, tuple):
-            grads = (grads,)
-        merged, k = [], 0
-        for q in self.wrt_user:
+
+        def tuple_gradient(q, grads, k):
             if q not in self.tuples:
-                merged.append(grads[k])
-                k += 1
-                continue
-            given = user[self.params.index(q)]
-            g, k = _rebuilt(given, self.layout.tuples[self.tuples[q]], grads, k)
-            merged.append(g)
-        result = merged[0] if self.single else tuple(merged)
-        return (value, result) if self.with_value else result
+                return None
+            return _rebuilt(user[self.params.index(q)], self.layout.tuples[self.tuples[q]],
+                            grads, k)
+        return put_together(out, self, tuple_gradient)
 
 
 def _rebuilt(value, t, grads, k):
