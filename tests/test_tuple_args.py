@@ -245,6 +245,31 @@ def test_a_tuple_of_tuples_made_in_the_function():
     assert adjit.grad(nested_local)(1.5) == pytest.approx(6.0 * 1.5 ** 2 + 2.0, rel=1e-15)
 
 
+# the right-hand side is read before any name is assigned, at every level of the target
+def swap_across_levels(x, y):
+    a = x
+    c = y
+    c, (a, b) = a, (c, 1.0)
+    return a * 10.0 + c + b
+
+
+def inner_target_read_outside(x, y):
+    a = x
+    (a, b), c = (3.0 * y, 2.0), a
+    return a + 100.0 * c + b
+
+
+@pytest.mark.parametrize("fn", [swap_across_levels, inner_target_read_outside])
+def test_nested_unpacking_reads_the_right_hand_side_first(fn):
+    args = (2.0, 5.0)
+    forward = njit(fn)
+    value, grads = adjit.value_and_grad(fn, argnums=(0, 1))(*args)
+    assert value == forward(*args) == fn(*args)
+    for k in (0, 1):
+        assert grads[k] == pytest.approx(fd_grad(forward, args, k), rel=1e-7, abs=1e-9)
+    assert grads == ((1.0, 10.0) if fn is swap_across_levels else (100.0, 3.0))
+
+
 Params = namedtuple("Params", ["a", "b"])
 
 

@@ -1275,26 +1275,23 @@ class _Normalizer:
     def kept_tuple(self, tgt, value, out):
         """The tuple `value` as a name bound to it keeps it: its numbers copied (tuples in
         it too), its arrays checked not to be assigned again later."""
-        if isinstance(value, TupleValue):
-            items = []
-            for v in value.items:
-                if isinstance(v, TupleValue):
-                    v = self.kept_tuple(tgt, v, out)
-                elif isinstance(v, View):
-                    user = v.base[len(self.prefix):] if v.base.startswith(self.prefix) \
-                        else v.base
-                    once = 0 if user in self.src.params else 1
-                    if self.stores.get(user, 0) > once or v.base in self.in_place:
-                        raise self.error(tgt, f"a tuple holding the array `{user}`, which "
-                                         "is assigned again later", "Keep the array in a "
-                                         "name of its own, or unpack the tuple at once.")
-                elif isinstance(v, ast.Name):
-                    copy_ = self.fresh("_t")
-                    self.emit_assign(out, copy_, v)
-                    v = ir.name(copy_)
-                items.append(v)
-            value = TupleValue(items)
-        return value
+        items = []
+        for v in value.items:
+            if isinstance(v, TupleValue):
+                v = self.kept_tuple(tgt, v, out)
+            elif isinstance(v, View):
+                user = v.base[len(self.prefix):] if v.base.startswith(self.prefix) else v.base
+                once = 0 if user in self.src.params else 1
+                if self.stores.get(user, 0) > once or v.base in self.in_place:
+                    raise self.error(tgt, f"a tuple holding the array `{user}`, which is "
+                                     "assigned again later", "Keep the array in a name of "
+                                     "its own, or unpack the tuple at once.")
+            elif isinstance(v, ast.Name):
+                copy_ = self.fresh("_t")
+                self.emit_assign(out, copy_, v)
+                v = ir.name(copy_)
+            items.append(v)
+        return TupleValue(items)
 
     def tuple_element(self, node):
         """The tuple that `p[1]` or `p[1][0]` (constant indices into a tuple name `p`) is,
@@ -1355,22 +1352,27 @@ class _Normalizer:
             raise self.error(tgt, f"unpacking {len(items)} values into {len(tgt.elts)} names",
                              "Use as many names as values.")
         targets = _tuple_target_names(tgt, self)
-        held = []
-        for v in items:
-            if isinstance(v, View) and not has_take(v) or isinstance(v, TupleValue):
-                held.append(v)      # a view or a tuple: nothing to compute here
-                continue
-            v = self.to_atom(out, v)
-            if isinstance(v, ast.Name) and v.id in targets:
-                t = self.fresh()
-                self.emit_assign(out, t, v)
-                v = ir.name(t)
-            held.append(v)
+        held = [self.read_before(v, targets, out) for v in items]
         for t, v in zip(tgt.elts, held):
             if isinstance(t, ast.Tuple):
                 self.unpack(t, v, out)          # (a, b), c = p
                 continue
             self.assign_to(t, v, out)
+
+    def read_before(self, v, targets, out):
+        """A value being unpacked, read before any target is assigned, as Python evaluates
+        the right-hand side first: a number held in a name among `targets` is copied (in a
+        tuple inside the tuple too: `c, (a, b) = a, (c, 1.0)`)."""
+        if isinstance(v, View) and not has_take(v):
+            return v            # a view: nothing to compute, nothing the targets change
+        if isinstance(v, TupleValue):
+            return TupleValue([self.read_before(item, targets, out) for item in v.items])
+        v = self.to_atom(out, v)
+        if isinstance(v, ast.Name) and v.id in targets:
+            t = self.fresh()
+            self.emit_assign(out, t, v)
+            v = ir.name(t)
+        return v
 
     def aug_assign(self, s, out):
         """`t op= e`. Python loads an element target before it evaluates e (which may call a
@@ -2780,12 +2782,15 @@ def _copy(node):
 
 
 def _tuple_target_names(tgt, norm):
+    """The locals an unpacking assigns, in tuples inside the target too."""
     names = set()
     for t in tgt.elts:
         if isinstance(t, ast.Name):
             local = norm.local(t.id)
             if isinstance(local, str):
                 names.add(local)
+        elif isinstance(t, ast.Tuple):
+            names |= _tuple_target_names(t, norm)
     return names
 
 
