@@ -181,10 +181,6 @@ class Adapter:
         self.split_tangents = split_tangents
         self.inner = inner
         self.in_wrt = any(q in self.tuples for q in wrt_user)
-        self.params = user_params
-
-    def _leaves_of(self, q):
-        return _leaves(self.layout.tuples[self.tuples[q]])
 
     def _expand(self, values):
         """Per-argnums values (tangents) with each tuple's float elements in its place."""
@@ -192,12 +188,12 @@ class Adapter:
         for q, v in zip(self.wrt_user, values):
             if q in self.tuples:
                 flat = _flatten(v)
-                if len(flat) != len(self._leaves_of(q)):
+                leaves = _leaves(self.layout.tuples[self.tuples[q]])
+                if len(flat) != len(leaves):
                     raise ValueError(f"the tangent of the tuple argument '{q}' has "
                                      f"{len(flat)} elements where the argument has "
-                                     f"{len(self._leaves_of(q))}")
-                out.extend(x for x, (_, e) in zip(flat, self._leaves_of(q))
-                           if is_float_type(e))
+                                     f"{len(leaves)}")
+                out.extend(x for x, (_, e) in zip(flat, leaves) if is_float_type(e))
             else:
                 out.append(v)
         return out
@@ -225,8 +221,8 @@ class Adapter:
         def tuple_gradient(q, grads, k):
             if q not in self.tuples:
                 return None
-            return _rebuilt(user[self.params.index(q)], self.layout.tuples[self.tuples[q]],
-                            grads, k)
+            k_user = self.tuples[q]
+            return _rebuilt(user[k_user], self.layout.tuples[k_user], grads, k)
         return put_together(out, self, tuple_gradient)
 
 
