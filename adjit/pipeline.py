@@ -194,10 +194,7 @@ def parse(p, o):
         tuple_adapter = tuple_args.Adapter(layout, user_params, user_wrt, o.derivative,
                                            o.with_value, o.single, o.split_tangents)
         if tuple_adapter.in_wrt:
-            if o.derivative == "tangent" and trailing_types:
-                leaf_types = [types[p.params.index(q)] for q in p.wrt]
-                trailing_types = tuple(leaf_types) if o.split_tangents else \
-                    (numba.types.BaseTuple.from_types(leaf_types),)
+            trailing_types = _split_tangent_types(p, o, types, trailing_types)
             o.single = False        # the elements' gradients, put together by the Adapter
         p.arg_types = tuple(types) + tuple(trailing_types)
         user_types = types
@@ -208,12 +205,8 @@ def parse(p, o):
         user_params, user_wrt = p.params, p.wrt
         p.src, p.params, types, p.wrt, p.records, layout = split
         trailing_types = p.arg_types[len(user_types):]
-        if o.derivative == "tangent" and trailing_types and \
-                any(q in p.records for q in user_wrt):
-            # jvp's tangents: the Adapter splits them as it splits the arguments
-            field_types = [types[p.params.index(q)] for q in p.wrt]
-            trailing_types = tuple(field_types) if o.split_tangents else \
-                (numba.types.BaseTuple.from_types(field_types),)
+        if any(q in p.records for q in user_wrt):
+            trailing_types = _split_tangent_types(p, o, types, trailing_types)
         p.arg_types = tuple(types) + tuple(trailing_types)
         user_types = types
         p.adapter = record_arrays.Adapter(layout, user_params, user_wrt, o.derivative,
@@ -224,6 +217,16 @@ def parse(p, o):
         tuple_adapter.inner = p.adapter
         p.adapter = tuple_adapter
     p.arg_kinds = {q: kind_of_numba_type(t) for q, t in zip(p.params, user_types)}
+
+
+def _split_tangent_types(p, o, types, trailing_types):
+    """jvp's tangent types once the arguments in argnums were split into parameters (the
+    Adapter splits the tangents as it splits the arguments): one per differentiated
+    parameter, or a tuple of them; other derivatives' trailing types unchanged."""
+    if o.derivative != "tangent" or not trailing_types:
+        return trailing_types
+    split = [types[p.params.index(q)] for q in p.wrt]
+    return tuple(split) if o.split_tangents else (numba.types.BaseTuple.from_types(split),)
 
 
 def _without_generated_names(src):
