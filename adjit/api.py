@@ -14,7 +14,7 @@ from numba.extending import overload, typeof_impl
 
 from .api_stop import stop_gradient
 from . import custom, higher
-from .errors import AdjitError, error_at, function_origin, internal_error
+from .errors import AdjitError, CallValueError, error_at, function_origin, internal_error
 from .frontend.source import receive_script, script_source
 from .normalize import record_arrays, tuple_args
 from .runtime.tape import RECORDED_TAPE_BYTES, TapeLimitError
@@ -124,6 +124,7 @@ class GradientFunction:
             return self._recorded(spec, pytypes, args)
         except AdjitError as exc:
             _explain_limit(exc, self._called)
+            _locate(exc, self.__adjit_function__)
             raise
 
     def _recorded(self, spec, pytypes, args):
@@ -534,6 +535,15 @@ def _explain_limit(exc, spec):
         exc.args = (f"{text}. In {spec.limit_hint}",)
 
 
+def _locate(exc, fn):
+    """An error in the values passed (raised as the call runs: a tangent or cotangent of
+    another shape) gets the function's name and place, as the build's errors have."""
+    text = str(exc)
+    if isinstance(exc, CallValueError) and text.startswith("adjit: "):
+        filename, line, name = function_origin(fn)
+        exc.args = (f"in function '{name}' ({filename}, line {line}): {text[7:]}",)
+
+
 def _check_checkpoint(gf, checkpoint):
     if checkpoint is None or checkpoint is False:
         return checkpoint
@@ -710,7 +720,8 @@ def vjp(fn=None, argnums=0, *, fastmath=False, checkpoint=None, tape_limit=None,
     float result) and the gradient is cotangent^T J with respect to the argnums arguments:
     the shape of the argument for an int argnums, a tuple for a tuple. With cotangent 1.0
     for a scalar f it is value_and_grad. Compiled like grad (same options: checkpoint,
-    tape_limit, cache, vector_math), callable from @njit code.
+    tape_limit, cache, vector_math), callable from @njit code. A cotangent of another shape
+    or kind than out raises AdjitError (numba would broadcast it or read past it).
     """
     options = dict(fastmath=fastmath, checkpoint=checkpoint, tape_limit=tape_limit,
                    cache=cache, vector_math=vector_math)
@@ -726,7 +737,8 @@ def jvp(fn=None, argnums=0, *, fastmath=False, cache=None, target="cpu", vector_
     order, for a tuple argnums); `out_tangent` = J tangent has the shape of f's result. The
     tangent code runs alongside the primal in one compiled function, nothing is recorded.
     `cache=True` keeps the compiled code on disk as for grad; `target="cuda"` makes a CUDA
-    device function; `vector_math` as for grad.
+    device function; `vector_math` as for grad. A tangent of another shape, kind or
+    structure than its argument raises AdjitError.
     """
     if fn is None:
         return lambda f: jvp(f, argnums=argnums, fastmath=fastmath, cache=cache, target=target,
@@ -746,7 +758,8 @@ def hvp(fn=None, argnums=0, *, fastmath=False, checkpoint=None, tape_limit=None,
     result is then a tuple too). Computed as the gradient of f's jvp (forward mode, then
     reverse mode over its source): about two to four times the cost of f's gradient.
     `checkpoint` and `tape_limit` act on that reverse pass as on grad's. Compiled per
-    argument types, callable from @njit code, picklable like grad's result.
+    argument types, callable from @njit code, picklable like grad's result. A vector of
+    another shape than its argument raises AdjitError.
     """
     if fn is None:
         return lambda f: hvp(f, argnums=argnums, fastmath=fastmath, checkpoint=checkpoint,

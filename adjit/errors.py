@@ -20,6 +20,12 @@ class InternalError(AdjitError):
     and fuzzers count it as a failure, never as a refusal."""
 
 
+class CallValueError(AdjitError):
+    """A value passed to a derivative that does not fit it (a tangent or cotangent of
+    another shape or structure), found as the call runs; called from Python, the message
+    gets the function's name and place."""
+
+
 class Location:
     """Where a function lives: its name, file and first line, for error messages."""
 

@@ -340,7 +340,44 @@ def typed(p, o):
                                 f"{p.arg_types[p.params.index(q)]}, which carries no derivative",
                                 "Pass a float (2.0, not 2) or a float64 array, or leave the "
                                 "argument out of argnums.")
+    if o.derivative == "tangent" and o.extra:
+        _check_tangent_types(p, o)
     p.kinds = infer_kinds(p.stmts, p.arg_kinds, p.env.ns)
+
+
+def _check_tangent_types(p, o):
+    """jvp's tangent (hvp's vector): per differentiated argument an array of its dimensions
+    or a number for a number (numba would broadcast another array, or fail to compile)."""
+    given = list(p.arg_types[len(p.params):])
+    if not o.single and not o.split_tangents:
+        t = given[0]
+        if not isinstance(t, numba.types.BaseTuple) or len(t) != len(p.wrt):
+            raise p.src.loc.error(p.src.tree, f"the {o.extra} is {_described(t)} where "
+                                  f"{len(p.wrt)} arguments are in argnums",
+                                  f"Pass a tuple of {len(p.wrt)} directions, one per argument "
+                                  "in argnums, each shaped like its argument.")
+        given = list(t.types)
+    for q, t in zip(p.wrt, given):
+        kind = p.arg_kinds[q]
+        fits = isinstance(t, numba.types.Array) and t.ndim == kind.ndim if is_array(kind) \
+            else isinstance(t, numba.types.Number)
+        if not fits:
+            want = _described(p.arg_types[p.params.index(q)])
+            raise p.src.loc.error(p.src.tree, f"the {o.extra} for '{q}' is {_described(t)} "
+                                  f"where '{q}' is {want}", "Pass " + (
+                                      "an array of its shape" if is_array(kind) else
+                                      "a number") + f" as the direction of '{q}'.")
+
+
+def _described(t):
+    """A numba type in words, for messages about the values passed in."""
+    if isinstance(t, numba.types.Array):
+        return f"a {t.ndim}-D array"
+    if isinstance(t, numba.types.Number):
+        return "a number"
+    if isinstance(t, numba.types.BaseTuple):
+        return f"a tuple of {len(t)}"
+    return f"a {t}"
 
 
 def hoist(p, o):
@@ -527,7 +564,17 @@ def _check_result(p, o):
     src, result = p.src, p.result
     result_kind = p.kinds.get(result.id) if isinstance(result, ast.Name) else \
         kind_of_constant(result.value)
+    if o.extra and is_float_kind(result_kind) and o.derivative == "tangent":
+        return
     if o.extra and is_float_kind(result_kind):
+        cot = p.arg_types[-1]
+        fits = isinstance(cot, numba.types.Array) and cot.ndim == result_kind.ndim \
+            if is_array(result_kind) else isinstance(cot, numba.types.Number)
+        if not fits:
+            want = f"a {result_kind.ndim}-D array" if is_array(result_kind) else "a float"
+            raise src.loc.error(src.tree, f"the {o.extra} is {_described(cot)} where the "
+                                f"function returns {want}", f"Pass a {o.extra} of the "
+                                "result's shape (a number for a float result).")
         return
     if result_kind == FLOAT:
         return
@@ -779,8 +826,11 @@ def _tangent(p, o):
     tans = [f"{tan}{k}" for k in range(len(p.wrt))] if o.split_tangents else [tan]
     for k, q in enumerate(p.wrt):
         given = tan if o.single else tans[k] if o.split_tangents else f"{tan}[{k}]"
-        if is_array(kinds[q]) and q in written:
-            given += ".copy()"
+        if is_array(kinds[q]):
+            # (numba would broadcast a tangent of another shape, or read past it)
+            seeds.append(f"vec.check_tangent({given}, {q})")
+            if q in written:
+                given += ".copy()"
         seeds.append(f"{builder.dot(q)} = {given}")
     for q in params:
         if q in builder.varied and q not in p.wrt and is_array(kinds[q]):

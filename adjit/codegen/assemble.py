@@ -77,7 +77,9 @@ def seed_cotangent(prog, builder, result, kinds, cot):
                           if not (isinstance(s, ast.Assign) and isinstance(s.targets[0], ast.Name)
                                   and s.targets[0].id == bar and
                                   isinstance(s.value, ast.Constant))]
-    text = f"{bar} += {cot}" if is_array(kinds[result.id]) else f"{bar} = {cot}"
+    # (numba would broadcast a cotangent of another shape, or read past it)
+    text = f"vec.check_cotangent({cot}, {result.id})\n{bar} += {cot}" \
+        if is_array(kinds[result.id]) else f"{bar} = {cot}"
     prog.backward_init += ast.parse(text).body
 
 

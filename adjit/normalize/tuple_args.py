@@ -17,6 +17,7 @@ import numba
 import numpy as np
 
 from .. import ir
+from ..errors import CallValueError
 from .names import unused_name
 from .record_arrays import put_together
 
@@ -182,18 +183,15 @@ class Adapter:
         self.inner = inner
         self.in_wrt = any(q in self.tuples for q in wrt_user)
 
-    def _expand(self, values):
+    def _expand(self, values, user):
         """Per-argnums values (tangents) with each tuple's float elements in its place."""
         out = []
         for q, v in zip(self.wrt_user, values):
             if q in self.tuples:
-                flat = _flatten(v)
-                leaves = _leaves(self.layout.tuples[self.tuples[q]])
-                if len(flat) != len(leaves):
-                    raise ValueError(f"the tangent of the tuple argument '{q}' has "
-                                     f"{len(flat)} elements where the argument has "
-                                     f"{len(leaves)}")
-                out.extend(x for x, (_, e) in zip(flat, leaves) if is_float_type(e))
+                k = self.tuples[q]
+                _check_tangent(v, user[k], self.layout.tuples[k], q)
+                leaves = _leaves(self.layout.tuples[k])
+                out.extend(x for x, (_, e) in zip(_flatten(v), leaves) if is_float_type(e))
             else:
                 out.append(v)
         return out
@@ -209,10 +207,10 @@ class Adapter:
         if self.derivative == "tangent":
             if self.in_wrt:
                 if self.split_tangents:
-                    trailing = self._expand(trailing)
+                    trailing = self._expand(trailing, user)
                 elif trailing:
                     tangents = [trailing[0]] if self.single else list(trailing[0])
-                    trailing = [tuple(self._expand(tangents))]
+                    trailing = [tuple(self._expand(tangents, user))]
             return self._run(raw, split + trailing)
         out = self._run(raw, split + trailing)
         if not self.in_wrt:
@@ -224,6 +222,41 @@ class Adapter:
             k_user = self.tuples[q]
             return _rebuilt(user[k_user], self.layout.tuples[k_user], grads, k)
         return put_together(out, self, tuple_gradient)
+
+
+def _check_tangent(v, arg, t, where):
+    """A tangent given for the tuple argument `arg` (numba type `t`) has its structure: a
+    tuple of as many elements at every level, an array of the same shape for a float array,
+    a number for a float (anything for an element that carries no derivative)."""
+    if is_tuple(t):
+        if not isinstance(v, tuple) or len(v) != len(t):
+            got = f"a tuple of {len(v)}" if isinstance(v, tuple) else _a(v)
+            raise CallValueError(f"adjit: the tangent of {where} is {got} where {where} is "
+                                 f"a tuple of {len(t)}",
+                                 "Pass a tangent of the argument's structure: a tuple of the "
+                                 "same length at every level, an array of each float array's "
+                                 "shape and a number for each float.")
+        for j, (vj, aj, tj) in enumerate(zip(v, arg, t)):
+            _check_tangent(vj, aj, tj, f"{where}[{j}]")
+        return
+    if not is_float_type(t):
+        return
+    if isinstance(arg, np.ndarray):
+        if not isinstance(v, np.ndarray) or v.shape != arg.shape:
+            got = f"shape {v.shape}" if isinstance(v, np.ndarray) else _a(v)
+            raise CallValueError(f"adjit: the tangent of {where} has {got} where {where} "
+                                 f"has shape {arg.shape}", f"Pass an array of {where}'s shape.")
+    elif isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.number)):
+        raise CallValueError(f"adjit: the tangent of {where} is {_a(v)} where {where} is a "
+                             "number", "Pass a number.")
+
+
+def _a(v):
+    """What a value is, in words."""
+    if isinstance(v, np.ndarray):
+        return f"a {v.ndim}-D array"
+    name = type(v).__name__
+    return f"{'an' if name[0] in 'aeiou' else 'a'} {name}"
 
 
 def _rebuilt(value, t, grads, k):

@@ -854,6 +854,10 @@ inactive(vec.check_gufunc_sizes, "vec.check_gufunc_sizes", ("n", "m"), None,
          "a gufunc's arguments agree in their dimensions", statement=True)
 inactive(vec.check_einsum_sizes, "vec.check_einsum_sizes", ("n", "m"), None,
          "np.einsum's operands agree in each letter's size", statement=True)
+inactive(vec.check_tangent, "vec.check_tangent", ("value", "like"), None,
+         "a jvp's tangent has its argument's shape", statement=True)
+inactive(vec.check_cotangent, "vec.check_cotangent", ("value", "like"), None,
+         "a vjp's cotangent has the result's shape", statement=True)
 inactive(vec.check_stencil_shape, "vec.check_stencil_shape", ("n", "m"), None,
          "a stencil's relatively indexed arrays have its first argument's shape",
          statement=True)

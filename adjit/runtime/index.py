@@ -9,6 +9,7 @@ import numba
 from numba.core import types
 from numba.extending import lower_builtin, overload, type_callable
 import numpy as np
+from ..errors import CallValueError
 from .jitcache import key_by_level
 from .vmath import _as_float, _as_int    # (bit casts between float64 and int64)
 
@@ -421,6 +422,36 @@ def check_stencil_shape(n, m):
     if n != m:
         raise ValueError("a stencil's relatively indexed arrays differ in shape from its "
                          "first argument")
+
+
+class ShapeMismatchError(CallValueError):
+    """A jvp's tangent (an hvp's vector) or a vjp's cotangent of another shape than its
+    argument (the result): numba would broadcast it, or read past it, into a plausible
+    wrong number. Compiled code raises it with the two shapes and Python writes the message
+    (formatting text there would link numba's string functions into every derivative)."""
+
+    def __init__(self, cotangent, got, want):
+        if cotangent:
+            super().__init__(f"adjit: the cotangent has shape {got} and the result {want}",
+                             "Pass a cotangent of the result's shape.")
+        else:
+            super().__init__(f"adjit: a tangent (or hvp vector) has shape {got} and its "
+                             f"argument {want}", "Pass, for each argument in argnums, a "
+                             "direction of that argument's shape.")
+
+
+@numba.njit(cache=True)
+def check_tangent(value, like):
+    """A tangent (an hvp vector) has its argument's shape: ShapeMismatchError if not."""
+    if value.shape != like.shape:
+        raise ShapeMismatchError(False, value.shape, like.shape)
+
+
+@numba.njit(cache=True)
+def check_cotangent(value, like):
+    """A vjp's cotangent has the result's shape: ShapeMismatchError if not."""
+    if value.shape != like.shape:
+        raise ShapeMismatchError(True, value.shape, like.shape)
 
 
 @numba.extending.intrinsic

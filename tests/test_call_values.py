@@ -1,0 +1,162 @@
+"""The values a derivative takes beside the function's arguments: jvp's tangent, hvp's vector
+and vjp's cotangent, passed as a user would by mistake: a direction of another length, a
+matrix transposed, a number for an array, a tuple of the wrong length. numba would broadcast
+such a value or read past its end and return a plausible number; adjit refuses each with an
+AdjitError naming the function, from Python and from @njit code. The right values still give
+the exact derivatives (against the analytic ones and central differences)."""
+import numba
+import numpy as np
+import pytest
+
+import adjit
+from adjit import AdjitError
+from fd import fd_grad, fd_vjp
+
+
+def scaled(x, p):
+    return x * p
+
+
+def weighted(x, p):
+    return np.sum(x * x * p)
+
+
+def matrix_form(A, v):
+    return np.sum(A @ v)
+
+
+def with_params(x, params):
+    a, (b, c) = params
+    return np.sum(a * x) + b * c
+
+
+X = np.array([1.0, 2.0, 3.0])
+
+
+def test_right_values_exact():
+    out, t = adjit.jvp(weighted)(X, 2.0, np.array([1.0, 0.5, -1.0]))
+    assert out == pytest.approx(28.0)
+    assert t == pytest.approx(np.sum(2 * X * 2.0 * np.array([1.0, 0.5, -1.0])))
+    c = np.array([0.5, -1.0, 2.0])
+    out, g = adjit.vjp(scaled)(X, 2.0, c)
+    assert np.allclose(g, 2.0 * c)
+    assert np.allclose(g, fd_vjp(scaled, [X, 2.0], 0, c))
+    hv = adjit.hvp(weighted)(X, 2.0, np.array([1.0, 0.0, 2.0]))
+    assert np.allclose(hv, 2 * 2.0 * np.array([1.0, 0.0, 2.0]))
+    # a strided view of the right shape is a tangent like any other
+    v = np.arange(6.0)[::2]
+    _, t = adjit.jvp(weighted)(X, 2.0, v)
+    assert t == pytest.approx(np.sum(4.0 * X * v))
+
+
+@pytest.mark.parametrize("tangent", [np.ones(2), np.ones(4)])
+def test_jvp_tangent_of_another_length(tangent):
+    with pytest.raises(AdjitError, match=r"in function 'weighted' .*shape \((2|4),\) and "
+                                         r"its argument \(3,\)"):
+        adjit.jvp(weighted)(X, 2.0, tangent)
+
+
+def test_transposed_matrix_refused():
+    # the same number of elements: numba would read it in the wrong order
+    A = np.arange(6.0).reshape(2, 3)
+    with pytest.raises(AdjitError, match=r"shape \(3, 2\) and its argument \(2, 3\)"):
+        adjit.jvp(matrix_form)(A, X, np.ones((3, 2)))
+    with pytest.raises(AdjitError, match=r"shape \(3, 2\) and its argument \(2, 3\)"):
+        adjit.hvp(matrix_form)(A, X, np.ones((3, 2)))
+    _, t = adjit.jvp(matrix_form)(A, X, np.ones((2, 3)))
+    assert t == pytest.approx(np.sum(np.ones((2, 3)) @ X))
+
+
+@pytest.mark.parametrize("tangent, said", [
+    (1.0, "the tangent for 'x' is a number where 'x' is a 1-D array"),
+    ((np.ones(3), 1.0), "the tangent for 'x' is a tuple of 2 where 'x' is a 1-D array"),
+    (np.ones((3, 1)), "the tangent for 'x' is a 2-D array where 'x' is a 1-D array"),
+])
+def test_jvp_tangent_of_another_kind(tangent, said):
+    with pytest.raises(AdjitError, match=f"in function 'weighted' .*{said}"):
+        adjit.jvp(weighted)(X, 2.0, tangent)
+
+
+def test_jvp_number_tangent_for_number():
+    with pytest.raises(AdjitError, match="the tangent for 'p' is a 1-D array where 'p' is a"):
+        adjit.jvp(weighted, argnums=1)(X, 2.0, np.ones(3))
+    out, t = adjit.jvp(weighted, argnums=1)(X, 2.0, 1)        # an int direction: fine
+    assert t == pytest.approx(np.sum(X * X))
+
+
+@pytest.mark.parametrize("tangent, said", [
+    ((np.ones(3),), "the tangent is a tuple of 1 where 2 arguments are in argnums"),
+    (np.ones(3), "the tangent is a 1-D array where 2 arguments are in argnums"),
+    ((np.ones(2), 1.0), r"shape \(2,\) and its argument \(3,\)"),
+])
+def test_jvp_tuple_argnums(tangent, said):
+    with pytest.raises(AdjitError, match=said):
+        adjit.jvp(weighted, argnums=(0, 1))(X, 2.0, tangent)
+
+
+@pytest.mark.parametrize("cotangent, said", [
+    (np.ones(2), r"the cotangent has shape \(2,\) and the result \(3,\)"),
+    (np.ones(4), r"the cotangent has shape \(4,\) and the result \(3,\)"),
+    (1.0, "the cotangent is a number where the function returns a 1-D array"),
+    (np.ones((3, 1)), "the cotangent is a 2-D array where the function returns a 1-D array"),
+])
+def test_vjp_cotangent(cotangent, said):
+    with pytest.raises(AdjitError, match=f"in function 'scaled' .*{said}"):
+        adjit.vjp(scaled)(X, 2.0, cotangent)
+
+
+def test_vjp_array_cotangent_for_float_result():
+    with pytest.raises(AdjitError, match="the cotangent is a 1-D array where the function "
+                                         "returns a float"):
+        adjit.vjp(weighted)(X, 2.0, np.ones(3))
+    out, g = adjit.vjp(weighted)(X, 2.0, 0.5)
+    assert np.allclose(g, 0.5 * fd_grad(weighted, [X, 2.0], 0))
+
+
+def test_hvp_vector():
+    with pytest.raises(AdjitError, match=r"in function 'weighted' .*shape \(2,\) and its "
+                                         r"argument \(3,\)"):
+        adjit.hvp(weighted)(X, 2.0, np.ones(2))
+    with pytest.raises(AdjitError, match="the tangent for 'x' is a number"):
+        adjit.hvp(weighted)(X, 2.0, 1.0)
+    with pytest.raises(AdjitError, match=r"shape \(4,\) and its argument \(3,\)"):
+        adjit.hvp(weighted, argnums=(0, 1))(X, 2.0, (np.ones(4), 1.0))
+
+
+@pytest.mark.parametrize("tangent, said", [
+    ((1.0,), r"the tangent of params is a tuple of 1 where params is a tuple of 2"),
+    (1.0, r"the tangent of params is a float where params is a tuple of 2"),
+    ([np.ones(3), (1.0, 0.0)], r"the tangent of params is a list where"),
+    ((np.ones(2), (1.0, 0.0)), r"the tangent of params\[0\] has shape \(2,\) where "
+                               r"params\[0\] has shape \(3,\)"),
+    ((np.ones(3), 1.0), r"the tangent of params\[1\] is a float where params\[1\] is a "
+                        "tuple of 2"),
+    ((np.ones(3), (np.ones(2), 0.0)), r"the tangent of params\[1\]\[0\] is a 1-D array "
+                                      r"where params\[1\]\[0\] is a number"),
+])
+def test_tuple_argument_tangent(tangent, said):
+    params = (np.array([0.5, 1.0, 1.5]), (2.0, 3.0))
+    with pytest.raises(AdjitError, match=f"in function 'with_params' .*{said}"):
+        adjit.jvp(with_params, argnums=1)(X, params, tangent)
+    out, t = adjit.jvp(with_params, argnums=1)(X, params, (np.ones(3), (1.0, 0.0)))
+    assert t == pytest.approx(np.sum(X) + 3.0)
+
+
+def test_from_njit_code():
+    j = adjit.jvp(weighted)
+    v = adjit.vjp(scaled)
+
+    @numba.njit
+    def directional(x, d):
+        return j(x, 2.0, d)[1]
+
+    @numba.njit
+    def pulled_back(x, c):
+        return v(x, 2.0, c)[1]
+
+    assert directional(X, np.array([1.0, 0.0, 0.0])) == pytest.approx(4.0)
+    assert np.allclose(pulled_back(X, np.ones(3)), 2.0)
+    with pytest.raises(AdjitError, match=r"shape \(2,\) and its argument \(3,\)"):
+        directional(X, np.ones(2))
+    with pytest.raises(AdjitError, match=r"the cotangent has shape \(4,\) and the result"):
+        pulled_back(X, np.ones(4))
