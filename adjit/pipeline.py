@@ -123,7 +123,7 @@ class Program:
         self.stmts = self.result = self.env = self.namegen = self.vec_temps = None
         self.kinds = self.wrt = self.active = None
         self.source = self.python = self.compiled = None
-        self.shadows = self.ownership = self.builder = None
+        self.shadows = self.shadowed = self.ownership = self.builder = None
         self.after = []            # (CUDA) kernels launched after the adjoint kernel
         self.entry = self.wrapper = None
         self.records = {}          # record-array parameter -> RecordValue of its fields
@@ -893,8 +893,8 @@ def _adjoint_kernel(p):
                              p.vec_temps.write_once, bounded=True)
     prog = builder.build(p.wrt)
     builder.tape.bounds = _bounded_tape(prog, builder, src, p.ownership.shared)
-    shadows = [builder.bar(q) for q in p.wrt] + [builder.bar(q) for q in written
-                                                 if q not in p.wrt]
+    shadowed = list(p.wrt) + [q for q in written if q not in p.wrt]
+    shadows = [builder.bar(q) for q in shadowed]
     prog.backward_init = [x for x in prog.backward_init
                           if not (isinstance(x, ast.Assign) and isinstance(x.targets[0], ast.Name)
                                   and x.targets[0].id in shadows)]
@@ -930,4 +930,5 @@ def _adjoint_kernel(p):
         p.after = [exec_source(zsource, zname, assemble.cuda_namespace(p.env.ns))]
         p.source += "\n\n" + zsource
     p.shadows = shadows
+    p.shadowed = [params.index(q) for q in shadowed]
     p.compiled = Transformed(p.source, p.python, None)

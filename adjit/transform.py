@@ -42,10 +42,10 @@ def build(fn, argnums, arg_types, mode, fastmath=False, jit=True, checkpoint=Non
 def build_kernel(fn, argnums, arg_types):
     """The adjoint of a CUDA kernel (pipeline._adjoint_kernel; its sweep passes:
     codegen/kernel_sweep.py). Returns (source, python function, shadow names, python
-    functions of the kernels launched after it)."""
+    functions of the kernels launched after it, the position of each shadow's array)."""
     program = run(fn, arg_types, Options(argnums, derivative="kernel", name="adjoint",
                                          target="cuda"))
-    return program.source, program.python, program.shadows, program.after
+    return program.source, program.python, program.shadows, program.after, program.shadowed
 
 
 def normalized(fn, arg_kinds=None):

@@ -6,6 +6,7 @@ NUMBA_ENABLE_CUDASIM=0. Every adjoint is checked against the CPU gradient of the
 (adjit.grad on a plain function) and central finite differences.
 """
 import math
+import re
 
 import numba
 import numpy as np
@@ -51,6 +52,22 @@ def test_elementwise_map_matches_the_analytic_gradient():
     # input shadows accumulate: a second launch adds the same again
     launch(adj, n, x, p, out, x_bar, p_bar, w.copy())
     np.testing.assert_allclose(x_bar, 2 * w * (e - p[0] * x * e), rtol=1e-13)
+
+
+@pytest.mark.parametrize("which, shape", [(3, (36,)), (3, (38,)), (4, (2,)), (5, (37, 1))])
+def test_a_shadow_of_another_shape_is_refused(which, shape):
+    # a shorter shadow would be written out of its bounds on the GPU, another shape in
+    # another order
+    n = 37
+    args = [np.linspace(0.1, 2.0, n), np.array([0.7]), np.zeros(n), np.zeros(n),
+            np.zeros(1), np.ones(n)]
+    name = {3: "x_bar", 4: "p_bar", 5: "out_bar"}[which]
+    args[which] = np.zeros(shape)
+    adj = adjit.cuda.adjoint_kernel(elementwise, argnums=(0, 1))
+    with pytest.raises(AdjitError, match=re.escape(f"kernel 'elementwise' was launched with "
+                                                   f"its shadow {name} of shape {shape}")):
+        launch(adj, n, *args)
+    assert not args[which].any()        # nothing was launched
 
 
 def test_the_output_shadow_is_consumed_after_the_arithmetic_that_reads_it():
@@ -565,7 +582,7 @@ try:
     for kernel, args, argnums in cases:
         adj = adjit.cuda.adjoint_kernel(kernel, argnums)
         types = tuple(numba.typeof(a) for a in args)
-        source, pyfunc, shadows, after = build_kernel(adj.fn, adj.argnums, types)
+        source, pyfunc, shadows, after, _ = build_kernel(adj.fn, adj.argnums, types)
         shadow_types = tuple(types[adj.params.index(s[:-4])] for s in shadows)
         for f in [pyfunc] + after:
             cuda.compile_ptx(f, types + shadow_types, cc=(9, 0))

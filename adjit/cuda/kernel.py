@@ -75,8 +75,10 @@ class AdjointKernel:
         with self._lock:
             spec = self._specs.get(key)
             if spec is None:
-                source, pyfunc, shadows, after = build_kernel(self.fn, self.argnums, key)
-                spec = (source, cuda.jit(pyfunc), shadows, [cuda.jit(f) for f in after])
+                source, pyfunc, shadows, after, shadowed = build_kernel(self.fn, self.argnums,
+                                                                        key)
+                spec = (source, cuda.jit(pyfunc), shadows, [cuda.jit(f) for f in after],
+                        shadowed)
                 self._specs[key] = spec
             self.source = spec[0]
             return spec
@@ -97,6 +99,16 @@ class AdjointKernel:
                 raise AdjitError(f"the adjoint of kernel '{self.fn.__name__}' takes "
                                  f"{n + len(spec[2])} arguments: "
                                  f"{', '.join(list(self.params) + spec[2])}; got {len(args)}.")
+            for name, k, shadow in zip(spec[2], spec[4], args[n:]):
+                # (a shadow of another shape would be read and written out of its bounds,
+                # or in another order)
+                shape = tuple(getattr(shadow, "shape", ()))
+                if shape != tuple(args[k].shape):
+                    raise AdjitError(f"the adjoint of kernel '{self.fn.__name__}' was launched "
+                                     f"with its shadow {name} of shape {shape} for "
+                                     f"'{self.params[k]}' of shape {tuple(args[k].shape)}. "
+                                     "Pass each shadow with its array's shape (np.zeros_like "
+                                     "of the array, or cuda.device_array_like).")
             out = spec[1][config](*args)
             for kernel in spec[3]:      # (a gather-form adjoint: the consumed shadows zeroed)
                 kernel[config](*args)
