@@ -65,6 +65,8 @@ class GradientFunction:
         self._called = None     # the specialization the last call from Python ran
         self._fast = None      # (Python types of the arguments, spec): one atomic read
         self._lock = threading.RLock()
+        self._vararg = any(q.kind is inspect.Parameter.VAR_POSITIONAL for q in
+                           inspect.signature(self.__adjit_function__).parameters.values())
         self._order = _parameter_order(self)
         self._stub = _make_stub(self)
 
@@ -92,7 +94,7 @@ class GradientFunction:
             return spec
 
     def __call__(self, *args, **kwargs):
-        if kwargs or len(args) != len(self._order):
+        if kwargs or self._vararg or len(args) != len(self._order):
             args = self._positional(args, kwargs)
         if self.target == "cuda":
             # a device function called from Python, or from a kernel in the CUDA simulator:
@@ -291,6 +293,10 @@ class GradientFunction:
         keyword-only ones, then the cotangent/tangent), defaults filled in."""
         fn = self.__adjit_function__
         where = (fn.__code__.co_filename, fn.__code__.co_firstlineno, fn.__qualname__)
+        if self._vararg and self.mode.extra and args and self._order[-1] not in kwargs:
+            # f(x, *args): the cotangent/tangent is the last argument passed
+            kwargs = dict(kwargs, **{self._order[-1]: args[-1]})
+            args = args[:-1]
         try:
             bound = _signature(self).bind(*args, **kwargs)
         except TypeError as exc:
@@ -579,7 +585,10 @@ def _signature(gf):
     name = gf.mode.extra
     while name in sig.parameters:
         name = "_" + name
-    extra = inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    star = any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in positional)
+    # (after *args it can only be keyword-only: _positional moves the last argument there)
+    extra = inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY if star else
+                              inspect.Parameter.POSITIONAL_OR_KEYWORD)
     if positional and positional[-1].default is not inspect.Parameter.empty:
         extra = extra.replace(default=None)
     return sig.replace(parameters=positional + [extra] + keyword)
@@ -610,12 +619,16 @@ def _make_stub(gf, register=overload):
     """A Python function with the user's signature whose numba overload is the gradient,
     so that @njit code can call the GradientFunction like any jitted function (`register`:
     numba's overload, or numba-cuda's for kernels)."""
-    params = gf._order
+    params = ["*args"] if gf._vararg else gf._order
     ns = {}
     exec(f"def stub({', '.join(params)}):\n    raise NotImplementedError\n", ns)  # noqa: S102
     stub = ns["stub"]
 
     def typer(*arg_types):
+        if gf._vararg:
+            raise error_at(function_origin(gf.__adjit_function__), "a derivative of a "
+                           "function with *args called from @njit code", "Call it from "
+                           "Python, or name the parameters (def f(x, a, b)).")
         spec = gf.specialize(arg_types)
         if isinstance(spec.adapter, tuple_args.Adapter):
             raise error_at(function_origin(gf.__adjit_function__), "a derivative with a "

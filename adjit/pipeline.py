@@ -171,7 +171,7 @@ variable of the user's with one of these names is renamed (`_without_generated_n
 
 def parse(p, o):
     """source: the function's syntax tree, its names resolved (frontend/source.py)."""
-    p.src = _without_generated_names(read_function(p.fn))
+    p.src = _without_generated_names(_star_as_tuple(read_function(p.fn, vararg=True)))
     p.params = list(p.src.params)
     extra = o.extra if o.derivative != "kernel" else None
     trailing = len(o.argnums) if extra and o.split_tangents else 1
@@ -217,6 +217,18 @@ def parse(p, o):
         tuple_adapter.inner = p.adapter
         p.adapter = tuple_adapter
     p.arg_kinds = {q: kind_of_numba_type(t) for q, t in zip(p.params, user_types)}
+
+
+def _star_as_tuple(src):
+    """`def f(x, *args)` read as `def f(x, args)`: the API passes the arguments after the
+    named ones as one tuple (an empty one for none), which the tuple arguments' splitting
+    then takes apart."""
+    if src.vararg is None:
+        return src
+    tree = copy.deepcopy(src.tree)
+    tree.args.args.append(tree.args.vararg)
+    tree.args.vararg = None
+    return src.with_tree(tree, {})
 
 
 def _split_tangent_types(p, o, types, trailing_types):

@@ -62,7 +62,7 @@ def normalized(fn, arg_kinds=None):
 
 def check_argnums(fn, argnums):
     """Validate argnums against fn's parameters; returns a tuple of non-negative ints."""
-    src = read_function(fn)
+    src = read_function(fn, vararg=True)
     n = len(src.params)
     where = f"'{src.loc.name}' ({src.loc.filename}, line {src.loc.firstlineno})"
     items = (argnums,) if _is_int(argnums) else \
@@ -71,6 +71,15 @@ def check_argnums(fn, argnums):
         raise AdjitError(f"argnums={argnums!r} for {where} is not an int or a non-empty tuple "
                          f"of ints. Pass argnums=0 or argnums=(0, 2): the positions of the "
                          f"arguments to differentiate ({', '.join(src.params)}).")
+    if src.vararg is not None:
+        named = len(src.tree.args.posonlyargs) + len(src.tree.args.args)
+        for k in items:
+            if not 0 <= k < named:
+                which = f"positions 0 to {named - 1}" if named else "there are none"
+                raise AdjitError(f"argnums {k} for {where} is not one of the parameters "
+                                 f"before *{src.vararg} ({which}). adjit differentiates "
+                                 f"named parameters: name the argument (def f(x, a, *rest)), "
+                                 f"or pass the values as one array or tuple.")
     out = []
     for k in items:
         if not -n <= k < n:

@@ -9,8 +9,13 @@ import numpy as np
 
 
 def _copies(args):
-    return [a.copy() if isinstance(a, np.ndarray) else tuple(_copies(a))
+    return [a.copy() if isinstance(a, np.ndarray) else _tuple_like(a, _copies(a))
             if isinstance(a, tuple) else a for a in args]
+
+
+def _tuple_like(t, items):
+    """A tuple of `items` of t's own type (a collections.namedtuple stays one)."""
+    return type(t)(*items) if hasattr(t, "_fields") else tuple(items)
 
 
 def _with(args, k, value):
@@ -38,12 +43,12 @@ def fd_grad(f, args, k, h=1e-6, order=2, dtype=None):
             def by_element(*a, j=j):
                 t = _copies(x)
                 t[j] = a[k]
-                return f(*_with(a, k, tuple(t)))
+                return f(*_with(a, k, _tuple_like(x, t)))
             if isinstance(e, tuple) or np.asarray(e).dtype.kind == "f":
                 g.append(fd_grad(by_element, _with(args, k, e), k, h, order, dtype))
             else:
                 g.append(np.zeros_like(e) if isinstance(e, np.ndarray) else type(e)(0))
-        return tuple(g)
+        return _tuple_like(x, g)
     if np.ndim(x) == 0:
         return stencil(lambda d: f(*_with(args, k, x + d)), h, order)
     if x.dtype.names:

@@ -270,6 +270,76 @@ def test_nested_unpacking_reads_the_right_hand_side_first(fn):
     assert grads == ((1.0, 10.0) if fn is swap_across_levels else (100.0, 3.0))
 
 
+# a shape passed as a tuple (numba code reshapes by it), or taken from another array
+def reshaped_energy(x, shape, weights):
+    grid = x.reshape(shape)
+    return np.sum(grid[1:] * grid[:-1]) + np.sum(np.reshape(x, weights.shape) * weights)
+
+
+def test_a_reshape_to_a_shape_tuple_argument():
+    rng = np.random.default_rng(3)
+    x, weights = rng.normal(size=12), rng.normal(size=(4, 3))
+    forward = njit(reshaped_energy)
+    for shape in [(3, 4), (2, 6), (6, -1)]:
+        args = (x, shape, weights)
+        value, g = adjit.value_and_grad(reshaped_energy)(*args)
+        assert value == pytest.approx(forward(*args), rel=1e-13)
+        np.testing.assert_allclose(g, fd_grad(forward, args, 0), rtol=1e-7, atol=1e-9)
+    with pytest.raises(ValueError):         # as numpy and numba raise
+        adjit.grad(reshaped_energy)(x, (5, 3), weights)
+
+
+# `*args` in the differentiated function's own signature (an objective as scipy.optimize
+# calls it, fun(x, *args)): the values after the named parameters, as one tuple
+def objective(theta, *data):
+    s = 0.0
+    for d in data:
+        s += np.sum((d - theta) ** 2)
+    return s + len(data)
+
+
+def integrated(y0, *args):
+    return np.sum(integrate(lotka_volterra, y0, 0.0, 0.01, 50, args) ** 2)
+
+
+def test_star_args_of_the_differentiated_function():
+    theta = np.array([0.5, -1.0, 2.0])
+    data = (np.array([1.0, 0.0, 1.0]), np.array([0.0, -2.0, 3.0]))
+    forward = njit(objective)
+    for given in [data, data[:1], ()]:
+        value, g = adjit.value_and_grad(objective)(theta, *given)
+        # (numba 0.68 cannot loop over an empty tuple: Python's value for none)
+        assert value == pytest.approx(forward(theta, *given) if given else
+                                      objective(theta), rel=1e-14)
+        # exactly: 2 * sum over the data of (theta - d)
+        np.testing.assert_allclose(g, 2 * sum((theta - d for d in given), np.zeros(3)),
+                                   rtol=1e-14)
+    y0, args = np.array([1.0, 0.5]), (1.1, 0.4, 0.1, 0.4)
+    value, g = adjit.value_and_grad(integrated)(y0, *args)
+    assert value == pytest.approx(njit(integrated)(y0, *args), rel=1e-13)
+    np.testing.assert_allclose(g, fd_grad(njit(integrated), (y0,) + args, 0), rtol=1e-6)
+    # jvp and vjp: the tangent, the cotangent is the last argument
+    out, t = adjit.jvp(integrated)(y0, *args, np.array([1.0, 0.0]))
+    assert t == pytest.approx(g[0], rel=1e-12)
+    out, gv = adjit.vjp(integrated)(y0, *args, 2.0)
+    np.testing.assert_allclose(gv, 2.0 * g, rtol=1e-14)
+
+
+def test_star_args_refusals():
+    with pytest.raises(adjit.AdjitError, match=r"argnums 1 for 'objective' .* is not one of "
+                                               r"the parameters before \*data"):
+        adjit.grad(objective, argnums=1)
+    g = adjit.grad(objective)
+
+    @njit
+    def caller(theta, d):
+        return g(theta, d)
+
+    with pytest.raises(Exception, match="a derivative of a function with \\*args called "
+                                        "from @njit code"):
+        caller(np.ones(2), np.zeros(2))
+
+
 Params = namedtuple("Params", ["a", "b"])
 
 
@@ -296,8 +366,8 @@ def loss_then_step(x, p):
 
 
 @pytest.mark.parametrize("call, message", [
-    (lambda: adjit.grad(uses_named)(1.0, Params(1.0, 2.0)),
-     "argument 'p' is a named tuple \\(Params\\)"),
+    (lambda: adjit.grad(uses_named)(1.0, Params(1.0, "fast")),
+     "argument 'p' is a tuple holding unicode"),
     (lambda: adjit.grad(nested)(1.0, ((1.0, None), 3.0)), "argument 'p' is a tuple holding none"),
     (lambda: adjit.grad(count_only, argnums=1)(1.0, (2, 3)),
      "argument 'n' in argnums is UniTuple\\(int64 x 2\\), which carries no derivative"),

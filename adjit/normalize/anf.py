@@ -198,7 +198,8 @@ def normalize_function(src, ctx, prefix="", subst=None, views=None):
                 raise src.loc.error(norm.returned_numbers[0], "a helper returning a tuple "
                                     "from one return and something else from another",
                                     "Return a tuple of as many values from every return.")
-            return stmts, TupleValue([ir.name(n) for n in norm.returned_numbers[1]])
+            return stmts, TupleValue([ir.name(n) for n in norm.returned_numbers[1]],
+                                     norm.returned_numbers[2])
         if norm.returned_views:
             if len(returns) != 1 or last is not returns[0]:
                 raise src.loc.error(norm.returned_views[0][0], "a helper that returns an "
@@ -483,8 +484,8 @@ class _Normalizer:
         self.arrays_before = set(ctx.arrays)    # the arrays made before this function's body
         self.several_returns = len(self.ctx.stack) > 1 and _count_returns(src.tree.body) > 1
         self.previous = None                # the statement before the one being normalized
-        self.returned_numbers = None        # (first return, names) of a helper returning
-        # tuples of numbers (from one or several returns), and how many returns did
+        self.returned_numbers = None        # (first return, names, named fields) of a helper
+        # returning tuples of numbers (from one or several returns), and how many returns did
         self.tuple_returns = 0
         self.tuples = {}                    # local name -> the TupleValue or Shape it holds
         self.held = {}                      # local name -> the TypeOf or FunctionValue it holds
@@ -822,10 +823,11 @@ class _Normalizer:
                 items = [self.returned_item(e, out, s) for e in value.items]
                 self.tuple_returns += 1
                 if any(isinstance(e, View) for e in items):
-                    self.returned_views.append((s, TupleValue(items)))
+                    self.returned_views.append((s, TupleValue(items, value.fields)))
                 else:       # numbers: each return assigns the same names (several returns)
                     if self.returned_numbers is None:
-                        self.returned_numbers = (s, [self.fresh("_ret") for _ in items])
+                        self.returned_numbers = (s, [self.fresh("_ret") for _ in items],
+                                                 value.fields)
                     if len(items) != len(self.returned_numbers[1]):
                         raise self.error(s, "a helper returning tuples of different lengths",
                                          "Return as many values from every return.")
@@ -1291,7 +1293,7 @@ class _Normalizer:
                 self.emit_assign(out, copy_, v)
                 v = ir.name(copy_)
             items.append(v)
-        return TupleValue(items)
+        return TupleValue(items, value.fields)
 
     def tuple_element(self, node):
         """The tuple that `p[1]` or `p[1][0]` (constant indices into a tuple name `p`) is,
@@ -1299,6 +1301,7 @@ class _Normalizer:
         if isinstance(node, ast.Name):
             held = self.tuple_named(node.id)
             return held if isinstance(held, TupleValue) else None
+        node = self.field_as_index(node) or node
         if isinstance(node, ast.Subscript):
             base = self.tuple_element(node.value)
             k = ir.constant_int(node.slice)
@@ -1366,7 +1369,8 @@ class _Normalizer:
         if isinstance(v, View) and not has_take(v):
             return v            # a view: nothing to compute, nothing the targets change
         if isinstance(v, TupleValue):
-            return TupleValue([self.read_before(item, targets, out) for item in v.items])
+            return TupleValue([self.read_before(item, targets, out) for item in v.items],
+                              v.fields)
         v = self.to_atom(out, v)
         if isinstance(v, ast.Name) and v.id in targets:
             t = self.fresh()
@@ -1983,7 +1987,27 @@ class _Normalizer:
                              "Ask arrays for their shape.")
         return Shape(atoms=[ir.const(1) if a is ONE else a for a in value.shape])
 
+    def field_as_index(self, node):
+        """`p.alpha` of a named tuple `p` (`p.inner.x`, `p[1].x`, a helper's parameter given
+        one) as the index `p[0]` numba reads it as; None for any other node."""
+        if not isinstance(node, ast.Attribute):
+            return None
+        base = self.field_as_index(node.value) or node.value
+        held = self.tuple_named(base.id) if isinstance(base, ast.Name) else \
+            self.tuple_element(base) if isinstance(base, ast.Subscript) else None
+        if not isinstance(held, TupleValue) or held.fields is None:
+            return None
+        if node.attr not in held.fields:
+            raise self.error(node, f"the attribute `.{node.attr}` of a named tuple with the "
+                             f"fields {', '.join(held.fields)}", "Read one of its fields "
+                             "(numba's named tuples have no other attributes adjit reads).")
+        return ast.copy_location(ast.Subscript(value=base, slice=ir.const(
+            held.fields.index(node.attr)), ctx=ast.Load()), node)
+
     def attribute(self, node, out):
+        field = self.field_as_index(node)
+        if field is not None:
+            return self.subscript(field, out)
         if node.attr == "shape" and not self.is_module(node.value):
             return self.shape_of(node.value, out)
         if node.attr == "T":
@@ -2218,6 +2242,10 @@ class _Normalizer:
         return ast.Tuple(elts=atoms, ctx=ast.Load()) if len(atoms) != 1 else atoms[0]
 
     def subscript(self, node, out):
+        field = self.field_as_index(node.value)
+        if field is not None:           # p.weights[0], p.x[i] of a named tuple p
+            node = ast.copy_location(ast.Subscript(value=field, slice=node.slice,
+                                                   ctx=node.ctx), node)
         held = self.tuple_named(node.value.id) if isinstance(node.value, ast.Name) else None
         if held is None and isinstance(node.value, ast.Subscript):
             held = self.tuple_element(node.value)           # p[1][0] of nested tuples
@@ -2486,6 +2514,11 @@ class _Normalizer:
         if isinstance(func, ast.Attribute) and func.attr == "type" and \
                 isinstance(func.value, ast.Attribute) and func.value.attr == "dtype":
             return self.dtype_type_call(node, out)
+        if isinstance(func, ast.Attribute) and isinstance(self.tuple_element(func.value),
+                                                          TupleValue):
+            raise self.error(node, f"the method call `.{func.attr}(...)` of a tuple",
+                             "Build a new tuple instead (for a named tuple: Params(a, b) "
+                             "with the values it should hold).")
         if isinstance(func, ast.Attribute) and (self.src.resolve(func.value) is MISSING or
                                                 isinstance(self.src.resolve(func.value),
                                                            np.ndarray)):
@@ -2502,6 +2535,33 @@ class _Normalizer:
                              "Call module-level functions, math.*, or numpy allocation "
                              "functions.")
         return self.call_object(node, obj, out)
+
+    def named_tuple(self, node, cls, out):
+        """`Params(1.0, beta=b)`: a collections.namedtuple class called, as numba builds
+        one: a tuple written out with the class's field names (its defaults filled in)."""
+        fields = tuple(cls._fields)
+        given = dict(zip(fields, node.args))
+        for kw in node.keywords:
+            if kw.arg is None or kw.arg not in fields or kw.arg in given:
+                raise self.error(node, f"`{ast.unparse(node)}`: a keyword argument that is "
+                                 f"not one of {cls.__name__}'s fields ({', '.join(fields)}) "
+                                 "once", "Pass each field once, by position or by name.")
+            given[kw.arg] = kw.value
+        if len(node.args) > len(fields):
+            raise self.error(node, f"`{ast.unparse(node)}`: more values than "
+                             f"{cls.__name__}'s fields ({', '.join(fields)})",
+                             "Pass one value per field.")
+        items = []
+        for name in fields:
+            if name in given:
+                items.append(self.tuple_item(given[name], out))
+            elif name in cls._field_defaults and \
+                    isinstance(cls._field_defaults[name], (bool, int, float)):
+                items.append(ir.const(cls._field_defaults[name]))
+            else:
+                raise self.error(node, f"`{ast.unparse(node)}` without its field `{name}`",
+                                 "Pass every field (a default is taken for numbers only).")
+        return TupleValue(items, fields)
 
     def star_arguments(self, node, out):
         """`f(x, *theta)` with a tuple (or a shape) `theta`, `*args[1:]`, `*(a, b)`: the call
@@ -2552,6 +2612,8 @@ class _Normalizer:
         # wrapper of scipy.special; the dispatcher of `jit(f).compile(sig)`'s entry point
         if obj in ALLOCATORS:
             return self.calls.allocation(node, obj, out)
+        if isinstance(obj, type) and issubclass(obj, tuple) and hasattr(obj, "_fields"):
+            return self.named_tuple(node, obj, out)
         if obj is type:
             return self.type_of(node, out)
         ensure_entries(obj)

@@ -40,12 +40,6 @@ def _leaf_problem(t):
 
 def unsupported(t):
     """Why a tuple argument of numba type `t` cannot be taken (None when it can)."""
-    if isinstance(t, (numba.types.NamedTuple, numba.types.NamedUniTuple)):
-        return (f"a named tuple ({t.instance_class.__name__}): adjit takes plain tuples",
-                "Pass a plain tuple (tuple(p)) and read its elements by position, or pass "
-                "the fields as arguments of their own.")
-    if len(t) == 0:
-        return "an empty tuple", "Leave the argument out."
     for e in t:
         if is_tuple(e):
             problem = unsupported(e)
@@ -108,7 +102,7 @@ def split_params(src, params, user_types, wrt, loc_error):
         return None
     tree = copy.deepcopy(src.tree)
     taken = set(src.locals) | {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
-    new_params, new_types, new_wrt, built, tuples = [], [], [], {}, {}
+    new_params, new_types, new_wrt, built, tuples, classes = [], [], [], {}, {}, {}
     for k, (q, t) in enumerate(zip(params, user_types)):
         if not is_tuple(t):
             new_params.append(q)
@@ -131,7 +125,7 @@ def split_params(src, params, user_types, wrt, loc_error):
         new_types.extend(e for _, e in leaves)
         if q in wrt:
             new_wrt.extend(names[path] for path, e in leaves if is_float_type(e))
-        built[q] = _written_out(t, (), names)
+        built[q] = _written_out(t, (), names, classes, taken)
         tuples[k] = t
     line = tree.body[0] if tree.body else tree
     for group in (tree.args.posonlyargs, tree.args.args, tree.args.kwonlyargs):
@@ -148,19 +142,35 @@ def split_params(src, params, user_types, wrt, loc_error):
                 for q, value in built.items()]
     tree.body[:0] = prologue
     ast.fix_missing_locations(tree)
-    return (src.with_tree(tree, {}), new_params, new_types, new_wrt,
+    return (src.with_tree(tree, classes), new_params, new_types, new_wrt,
             Layout(tuples, len(params)))
 
 
-def _written_out(t, path, names):
-    items = [_written_out(e, path + (k,), names) if is_tuple(e) else ir.name(names[path + (k,)])
-             for k, e in enumerate(t)]
-    return ast.Tuple(elts=items, ctx=ast.Load())
+def named_class(t):
+    """The collections.namedtuple class of a named tuple type, else None."""
+    if isinstance(t, (numba.types.NamedTuple, numba.types.NamedUniTuple)):
+        return t.instance_class
+    return None
+
+
+def _written_out(t, path, names, classes, taken):
+    """The tuple (of type `t`) built again from its elements' parameters: `(p_0, p_1)`, or
+    `Params(p_0, p_1)` for a named tuple, its class given a name in `classes`."""
+    items = [_written_out(e, path + (k,), names, classes, taken) if is_tuple(e) else
+             ir.name(names[path + (k,)]) for k, e in enumerate(t)]
+    cls = named_class(t)
+    if cls is None:
+        return ast.Tuple(elts=items, ctx=ast.Load())
+    spelled = next((n for n, c in classes.items() if c is cls), None) or \
+        unused_name(f"_{cls.__name__}", taken)
+    classes[spelled] = cls
+    taken.add(spelled)
+    return ast.Call(func=ir.name(spelled), args=items, keywords=[])
 
 
 def _names_of(node):
-    for e in node.elts:
-        if isinstance(e, ast.Tuple):
+    for e in (node.args if isinstance(node, ast.Call) else node.elts):
+        if isinstance(e, (ast.Tuple, ast.Call)):
             yield from _names_of(e)
         else:
             yield e.id
@@ -270,4 +280,5 @@ def _rebuilt(value, t, grads, k):
         else:
             g = np.zeros_like(v) if isinstance(v, np.ndarray) else type(v)(0)
         out.append(g)
-    return tuple(out), k
+    # a named tuple's gradient is a named tuple of its class (as JAX gives it)
+    return (type(value)(*out) if named_class(t) is not None else tuple(out)), k

@@ -23,8 +23,13 @@ class Shape:
 
 
 class TupleValue:
-    def __init__(self, items):
+    """A tuple written out: its items (atoms, views, tuples). A named tuple (a
+    collections.namedtuple argument or one built in the code) also has its field names,
+    `fields`, which `p.alpha` reads by position as numba does."""
+
+    def __init__(self, items, fields=None):
         self.items = items
+        self.fields = fields
 
 
 class RecordValue:

@@ -435,17 +435,24 @@ class Indexer:
             v = self.n.arrays.view_of(self.n.arrays.materialize(v, out, node, copy=True).id, out)
         size = self.n.size_of([self._length(n) for n in v.shape], out)
         if atoms is None:       # (adjit's own callers may pass the size atoms themselves)
-            atoms = [self.n.atom(n, out) for n in shape_nodes]
+            atoms = self._shape_atoms(shape_nodes, out, node)
         unknown = [k for k, a in enumerate(atoms) if isinstance(a, ast.Constant) and
-                   a.value == -1]
+                   a.value < 0]        # (numba reads any negative size as the unknown one)
         if len(unknown) > 1:
             raise self.n.error(node, "a reshape with more than one -1", "Give one size as -1.")
-        known = self.n.size_of([a for k, a in enumerate(atoms) if k not in unknown], out)
+        # numpy's checks, as a statement of their own (kept where nothing reads the sizes)
+        out.append(ir.annotate(ast.Expr(value=self.n.calls.call_of(
+            vec.check_reshape, [size] + list(atoms))), origin=self.n.origin))
         if unknown:
+            known = self.n.size_of([a for k, a in enumerate(atoms) if k not in unknown], out)
             atoms[unknown[0]] = self.n.to_atom(
                 out, self.n.arrays.vcall(vec.infer_size, [size, known]), "_n")
-        else:
-            self.n.to_atom(out, self.n.arrays.vcall(vec.same_size, [size, known]), "_n")
+        # a size given as a value may be -1 when the call runs (x.reshape(shape))
+        for k, a in enumerate(atoms):
+            if k not in unknown and not isinstance(a, ast.Constant):
+                others = self.n.size_of([b for j, b in enumerate(atoms) if j != k], out)
+                atoms[k] = self.n.to_atom(out, self.n.arrays.vcall(
+                    vec.reshape_dim, [size, a, others]), "_n")
         strides, acc = [], ir.const(1)
         for a in reversed(atoms):
             strides.append(acc)
@@ -465,6 +472,23 @@ class Indexer:
             return View(v.base, v.ndim, dims, fixed, shape, None, None, True)
         return View(v.base, 1, [(0, ir.const(0), st) for st in strides], {}, shape, None, v,
                     True)
+
+    def _shape_atoms(self, shape_nodes, out, node):
+        """The sizes a reshape is given: one node per size, or one node holding them all
+        (`x.reshape(shape)` of a tuple argument or name, `x.reshape(y.shape)`)."""
+        if len(shape_nodes) != 1 or isinstance(shape_nodes[0], ast.Constant):
+            return [self.n.atom(n, out) for n in shape_nodes]
+        value = self.n.rhs(shape_nodes[0], out)
+        if isinstance(value, Shape) and value.ndim is not None:
+            return [self.n.to_atom(out, value.item(k), "_n") for k in range(value.ndim)]
+        if isinstance(value, TupleValue) and not any(isinstance(v, (TupleValue, Lazy))
+                                                     for v in value.items):
+            return [self.n.to_atom(out, v, "_n") for v in value.items]
+        if isinstance(value, (Shape, TupleValue)):
+            raise self.n.error(node, "a reshape to a tuple that is not of sizes",
+                               "Reshape to integer sizes: x.reshape((m, n)), x.reshape(shape) "
+                               "of a tuple of ints, or x.reshape(y.shape).")
+        return [self.n.to_atom(out, value)]
 
     # numpy functions on whole arrays (the registry's "array" handlers) -------------
     def call_arguments(self, node, names, defaults, out):

@@ -723,7 +723,7 @@ for _obj in (np.zeros_like, np.ones_like, np.empty_like):
 # np.max's tie split: no derivatives flow through them -----------------------------------------
 for _obj, _n, _result in ((vec.bcast, 2, "int"), (vec.stride, 2, "int"), (vec.index, 2, "int"),
                           (vec.take_index, 2, "int"), (vec.same_length, 2, "int"),
-                          (vec.infer_size, 2, "int"), (vec.same_size, 2, "int"),
+                          (vec.infer_size, 2, "int"), (vec.reshape_dim, 3, "int"),
                           (vec.slice_start, 6, "int"), (vec.slice_len, 6, "int"),
                           (vec.nanmax, 2, "float"), (vec.nanmin, 2, "float")):
     _R.define(_obj, f"vec.{_obj.__name__}", "helper",
@@ -854,6 +854,8 @@ inactive(vec.check_gufunc_sizes, "vec.check_gufunc_sizes", ("n", "m"), None,
          "a gufunc's arguments agree in their dimensions", statement=True)
 inactive(vec.check_einsum_sizes, "vec.check_einsum_sizes", ("n", "m"), None,
          "np.einsum's operands agree in each letter's size", statement=True)
+inactive(vec.check_reshape, "vec.check_reshape", ("size", "dims"), None,
+         "a reshape keeps the number of elements", statement=True)
 inactive(vec.check_tangent, "vec.check_tangent", ("value", "like"), None,
          "a jvp's tangent has its argument's shape", statement=True)
 inactive(vec.check_cotangent, "vec.check_cotangent", ("value", "like"), None,

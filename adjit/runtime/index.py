@@ -97,11 +97,37 @@ def infer_size(size, known):
 
 
 @numba.njit(cache=True)
-def same_size(size, new):
-    """A reshape keeps the number of elements (numpy's ValueError otherwise)."""
-    if size != new:
-        raise ValueError("cannot reshape array into the requested shape")
-    return new
+def reshape_dim(size, n, others):
+    """A size a reshape is given as a value (`x.reshape(shape)`, `x.reshape(2, n)`): n, or
+    for a negative n the size it stands for (size / the product of the others), with
+    numba's errors (another negative size among the others, a product that does not
+    divide). numba, like numpy, reads any negative size as the unknown one."""
+    if n < 0:
+        if others < 0:
+            raise ValueError("multiple negative shape values")
+        if others == 0 or size % others != 0:
+            raise ValueError("total size of new array must be unchanged")
+        return size // others
+    return n
+
+
+@numba.njit(cache=True)
+def check_reshape(size, *dims):
+    """A reshape keeps the number of elements, one negative size at most standing for what
+    the others leave (numba's ValueErrors otherwise): a statement of its own, kept where
+    nothing reads the reshape's sizes."""
+    known = 1
+    unknown = 0
+    for n in dims:
+        if n < 0:
+            unknown += 1
+        else:
+            known *= n
+    if unknown > 1:
+        raise ValueError("multiple negative shape values")
+    if (unknown == 0 and known != size) or \
+            (unknown == 1 and (known == 0 or size % known != 0)):
+        raise ValueError("total size of new array must be unchanged")
 
 
 @numba.njit(cache=True)

@@ -12,10 +12,10 @@ A new helper goes in the module of its kind and is named here.
 """
 from .index import (  # noqa: F401 - the names generated code calls
     bcast, stride, slice_start, slice_len, index, take_index, same_length, infer_size,
-    same_size, empty_int, local_empty, shared_empty, local_empty32, shared_empty32, SCRATCH,
+    empty_int, local_empty, shared_empty, local_empty32, shared_empty32, SCRATCH,
     empty_bool, nanmax, nanmin, widened, as_float64, keep, check_assert, tuple_index,
     check_same_length, check_gufunc_sizes, check_stencil_shape, check_einsum_sizes, num_threads,
-    check_tangent, check_cotangent, ShapeMismatchError,
+    check_tangent, check_cotangent, ShapeMismatchError, reshape_dim, check_reshape,
     digamma, trigamma, convert_like, norm_root, not_negative, to_slot, from_slot, sum_slots,
     RAISABLE, raise_error, ASSERT_FAILED, DECLARED, RAISE_FORMATTED, RAISE_WITH_VALUES,
     RAISE_PARTS, order_key, key_value, KEY_LOWEST, KEY_HIGHEST, zeros, empty, zeros_like,
