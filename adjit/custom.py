@@ -42,6 +42,7 @@ from numba.core.extending import overload, typeof_impl
 
 from .codegen.emit import exec_source, exec_sources as _exec_all
 from .errors import AdjitError
+from .runtime.index import extent
 from .frontend.source import code_names, read_function, referenced
 from .rules import opaque
 from .rules.registry import ArrayRule
@@ -92,26 +93,6 @@ def _owned(value, like, what):
     return None
 
 
-def _extent(a):
-    """The first and one past the last byte address an array's elements occupy."""
-    raise NotImplementedError("called only from compiled code")
-
-
-@overload(_extent)
-def _extent_impl(a):
-    def extent(a):
-        lo = np.int64(a.ctypes.data)
-        hi = lo
-        for k in range(a.ndim):
-            e = np.int64(a.shape[k] - 1) * np.int64(a.strides[k])
-            if e < 0:
-                lo += e
-            else:
-                hi += e
-        return lo, hi + a.itemsize
-    return extent
-
-
 def check_new(result, argument, what):
     """Raise ValueError(what) when an array result may share memory with an array argument
     (a rule returning `x` or a view of it: adjit gives every array name its own elements, so
@@ -125,8 +106,8 @@ def _check_new(result, argument, what):
         def check(result, argument, what):
             if result.size == 0 or argument.size == 0:
                 return
-            a0, a1 = _extent(result)
-            b0, b1 = _extent(argument)
+            a0, a1 = extent(result)
+            b0, b1 = extent(argument)
             if a0 < b1 and b0 < a1:
                 raise ValueError(what)
         return check

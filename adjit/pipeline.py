@@ -231,6 +231,21 @@ def _star_as_tuple(src):
     return src.with_tree(tree, {})
 
 
+def _apart_checks(p):
+    """`vec.check_apart(w, a)` for each array argument `w` the function writes and each
+    other array argument `a`: the derivative treats arguments as separate arrays, so two
+    that share memory (f(x, x), a view of one passed as the other) with one written would
+    give the derivative of another function."""
+    arrays = [q for q in p.params if is_array(p.arg_kinds.get(q))]
+    written = {s.targets[0].value.id for s in ir.walk_stmts(p.stmts) if ir.is_store(s)}
+    # (the fields of one record array interleave in its memory but share no element)
+    record = {getattr(atom, "id", None): r for r, v in (p.records or {}).items()
+              for _, atom in v.fields}
+    return [ast.Expr(value=ast.parse(f"vec.check_apart({w}, {a})", mode="eval").body)
+            for w in arrays if w in written for a in arrays
+            if a != w and (record.get(a) is None or record.get(a) != record.get(w))]
+
+
 def _split_tangent_types(p, o, types, trailing_types):
     """jvp's tangent types once the arguments in argnums were split into parameters (the
     Adapter splits the tangents as it splits the arguments): one per differentiated
@@ -708,6 +723,8 @@ def _adjoint(p, o):
     builder.checkpoint = o.checkpoint
     builder.vec_temps = set(p.vec_temps)
     prog = builder.build(p.wrt)
+    if o.target == "cpu":
+        prog.init = _apart_checks(p) + prog.init
     if o.target == "cuda":
         builder.tape.bounds = _bounded_tape(prog, builder, src)
     if extra_name:
@@ -862,7 +879,8 @@ def _tangent(p, o):
     defined = assemble.defined_up_front(body, kinds, assemble.NoBars(), params)
     parts = [("variables assigned in branches start defined (numba prunes constant branches)",
               defined),
-             ("tangents of the inputs", ast.parse("\n".join(seeds)).body + init_vars),
+             ("tangents of the inputs", _apart_checks(p) + ast.parse("\n".join(seeds)).body +
+              init_vars),
              ("primal and tangent statements", body),
              (None, ret)]
     name = f"{p.src.fn.__name__}_{o.name}"

@@ -160,3 +160,60 @@ def test_from_njit_code():
         directional(X, np.ones(2))
     with pytest.raises(AdjitError, match=r"the cotangent has shape \(4,\) and the result"):
         pulled_back(X, np.ones(4))
+
+
+# arguments that share memory, one of them written by the function ---------------------------
+def overwrite_then_read(a, b):
+    a[0] = 2.0 * b[1]
+    return np.sum(a * b)
+
+
+def running_product(a, b):
+    for i in range(1, a.shape[0]):
+        a[i] = a[i - 1] * b[i]
+    return np.sum(a)
+
+
+@pytest.mark.parametrize("fn", [overwrite_then_read, running_product])
+def test_a_written_argument_sharing_memory_is_refused(fn):
+    # (the derivative treats a and b as separate arrays; with one array passed twice,
+    # numba's code computes another function: the gradient was a plausible wrong number)
+    x = np.array([1.0, 2.0, 3.0, 4.0])
+    for a, b in [(x, x), (x[:3], x[1:]), (x[::-1], x)]:
+        before = x.copy()
+        with pytest.raises(AdjitError, match=f"in function '{fn.__name__}' .*two array "
+                                             "arguments share memory"):
+            adjit.value_and_grad(fn, argnums=(0, 1))(a, b)
+        with pytest.raises(AdjitError, match="share memory"):
+            adjit.jvp(fn)(a, b, np.ones(a.shape))
+        np.testing.assert_array_equal(x, before)        # refused before anything ran
+    # apart, the exact derivative: halves of one array
+    y = np.array([1.0, 2.0, 3.0, 4.0, 5.0, 6.0])
+    a, b = y[:3], y[3:]
+    value, (ga, gb) = adjit.value_and_grad(fn, argnums=(0, 1))(a.copy(), b)
+    forward = numba.njit(fn)
+    assert value == pytest.approx(forward(a.copy(), b), rel=1e-14)
+    np.testing.assert_allclose(ga, fd_grad(forward, [a, b], 0), rtol=1e-7, atol=1e-9)
+    np.testing.assert_allclose(gb, fd_grad(forward, [a, b], 1), rtol=1e-7, atol=1e-9)
+
+
+def reads_both(a, b):
+    return np.sum(a * b)
+
+
+def test_arguments_only_read_may_share_memory():
+    x = np.array([1.0, 2.0, 3.0])
+    ga, gb = adjit.grad(reads_both, argnums=(0, 1))(x, x)
+    np.testing.assert_array_equal(ga, x)
+    np.testing.assert_array_equal(gb, x)
+
+
+def test_shared_memory_from_njit_code():
+    g = adjit.grad(overwrite_then_read, argnums=(0, 1))
+
+    @numba.njit
+    def caller(x):
+        return g(x, x)
+
+    with pytest.raises(AdjitError, match="two array arguments share memory"):
+        caller(np.ones(3))

@@ -844,25 +844,21 @@ _R.define(np.random.seed, "np.random.seed", "inactive", params=("seed",), result
           notes="seeds numba's generator", statement=True,
           effect="it seeds numba's generator")
 _R.define(print, "print", "none", notes="prints", effect="it prints")
-inactive(vec.check_assert, "vec.check_assert", ("ok",), None, "an assert statement",
-         statement=True)
-inactive(vec.raise_error, "vec.raise_error", ("kind", "message"), None, "a raise statement",
-         statement=True)
-inactive(vec.check_same_length, "vec.check_same_length", ("n", "m"), None,
-         "an array rebound in a loop keeps its shape", statement=True)
-inactive(vec.check_gufunc_sizes, "vec.check_gufunc_sizes", ("n", "m"), None,
-         "a gufunc's arguments agree in their dimensions", statement=True)
-inactive(vec.check_einsum_sizes, "vec.check_einsum_sizes", ("n", "m"), None,
-         "np.einsum's operands agree in each letter's size", statement=True)
-inactive(vec.check_reshape, "vec.check_reshape", ("size", "dims"), None,
-         "a reshape keeps the number of elements", statement=True)
-inactive(vec.check_tangent, "vec.check_tangent", ("value", "like"), None,
-         "a jvp's tangent has its argument's shape", statement=True)
-inactive(vec.check_cotangent, "vec.check_cotangent", ("value", "like"), None,
-         "a vjp's cotangent has the result's shape", statement=True)
-inactive(vec.check_stencil_shape, "vec.check_stencil_shape", ("n", "m"), None,
-         "a stencil's relatively indexed arrays have its first argument's shape",
-         statement=True)
+# the run-time checks and raises of generated code: statements with no derivative
+for _obj, _params, _notes in (
+        (vec.check_assert, ("ok",), "an assert statement"),
+        (vec.raise_error, ("kind", "message"), "a raise statement"),
+        (vec.check_same_length, ("n", "m"), "an array rebound in a loop keeps its shape"),
+        (vec.check_gufunc_sizes, ("n", "m"), "a gufunc's arguments agree in their dimensions"),
+        (vec.check_einsum_sizes, ("n", "m"), "np.einsum's operands agree in each letter's size"),
+        (vec.check_apart, ("written", "other"),
+         "an array argument the function writes shares no memory with another"),
+        (vec.check_reshape, ("size", "dims"), "a reshape keeps the number of elements"),
+        (vec.check_tangent, ("value", "like"), "a jvp's tangent has its argument's shape"),
+        (vec.check_cotangent, ("value", "like"), "a vjp's cotangent has the result's shape"),
+        (vec.check_stencil_shape, ("n", "m"),
+         "a stencil's relatively indexed arrays have its first argument's shape")):
+    inactive(_obj, f"vec.{_obj.__name__}", _params, None, _notes, statement=True)
 
 
 def no_derivative(reason, *objs):

@@ -466,6 +466,44 @@ class ShapeMismatchError(CallValueError):
                              "direction of that argument's shape.")
 
 
+class SharedMemoryError(CallValueError):
+    """Two array arguments share memory and the function writes one of them: adjit
+    differentiates each argument as an array of its own, numba's code sees one write
+    through both names, so the derivative would be of another function."""
+
+    def __init__(self):
+        super().__init__("adjit: two array arguments share memory (the same array, or views "
+                         "of one) and the function writes one of them; its derivative "
+                         "treats them as separate arrays", "Pass a copy for one of them "
+                         "(f(x, x.copy())).")
+
+
+@numba.njit(cache=True)
+def extent(a):
+    """The first and one past the last byte address an array's elements occupy."""
+    lo = np.int64(a.ctypes.data)
+    hi = lo
+    for k in range(a.ndim):
+        e = np.int64(a.shape[k] - 1) * np.int64(a.strides[k])
+        if e < 0:
+            lo += e
+        else:
+            hi += e
+    return lo, hi + a.itemsize
+
+
+@numba.njit(cache=True)
+def check_apart(written, other):
+    """An argument the function writes shares no memory with another array argument
+    (SharedMemoryError otherwise)."""
+    if written.size == 0 or other.size == 0:
+        return
+    a0, a1 = extent(written)
+    b0, b1 = extent(other)
+    if a0 < b1 and b0 < a1:
+        raise SharedMemoryError()
+
+
 @numba.njit(cache=True)
 def check_tangent(value, like):
     """A tangent (an hvp vector) has its argument's shape: ShapeMismatchError if not."""

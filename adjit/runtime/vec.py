@@ -16,6 +16,7 @@ from .index import (  # noqa: F401 - the names generated code calls
     empty_bool, nanmax, nanmin, widened, as_float64, keep, check_assert, tuple_index,
     check_same_length, check_gufunc_sizes, check_stencil_shape, check_einsum_sizes, num_threads,
     check_tangent, check_cotangent, ShapeMismatchError, reshape_dim, check_reshape,
+    check_apart, SharedMemoryError, extent,
     digamma, trigamma, convert_like, norm_root, not_negative, to_slot, from_slot, sum_slots,
     RAISABLE, raise_error, ASSERT_FAILED, DECLARED, RAISE_FORMATTED, RAISE_WITH_VALUES,
     RAISE_PARTS, order_key, key_value, KEY_LOWEST, KEY_HIGHEST, zeros, empty, zeros_like,
