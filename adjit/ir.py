@@ -263,6 +263,11 @@ def is_store(stmt):
     return isinstance(stmt, ast.Assign) and isinstance(stmt.targets[0], ast.Subscript)
 
 
+def stored_names(stmts):
+    """The arrays element stores in `stmts` (nested statements too) write into."""
+    return {s.targets[0].value.id for s in walk_stmts(stmts) if is_store(s)}
+
+
 def index_atoms(sub):
     """The index atoms of `a[i]` or `a[i, j]`."""
     idx = sub.slice

@@ -237,7 +237,7 @@ def _apart_checks(p):
     that share memory (f(x, x), a view of one passed as the other) with one written would
     give the derivative of another function."""
     arrays = [q for q in p.params if is_array(p.arg_kinds.get(q))]
-    written = {s.targets[0].value.id for s in ir.walk_stmts(p.stmts) if ir.is_store(s)}
+    written = ir.stored_names(p.stmts)
     # (the fields of one record array interleave in its memory but share no element)
     record = {getattr(atom, "id", None): r for r, v in (p.records or {}).items()
               for _, atom in v.fields}
@@ -432,8 +432,8 @@ def activity(p, o):
         p.ownership = Ownership(p.stmts, p.params, p.kinds, p.src.loc.name,
                                 assemble.shared_arrays(p.stmts))
         p.ownership.check()
-        roots = [q for q in p.params if any(ir.is_store(s) and s.targets[0].value.id == q
-                                            for s in ir.walk_stmts(p.stmts))]
+        stored = ir.stored_names(p.stmts)
+        roots = [q for q in p.params if q in stored]
     p.active = active_variables(p.stmts, p.result, p.wrt, p.kinds, p.env.ns, roots=roots)
 
 
@@ -592,7 +592,7 @@ def _check_result(p, o):
     result_kind = p.kinds.get(result.id) if isinstance(result, ast.Name) else \
         kind_of_constant(result.value)
     if o.extra and is_float_kind(result_kind) and o.derivative == "tangent":
-        return
+        return      # (jvp's tangent: _check_tangent_types)
     if o.extra and is_float_kind(result_kind):
         cot = p.arg_types[-1]
         fits = isinstance(cot, numba.types.Array) and cot.ndim == result_kind.ndim \
@@ -850,7 +850,7 @@ def _tangent(p, o):
     tan = _extra_name(p, o)
     builder = TangentBuilder(p.stmts, result, kinds, p.env.ns, p.namegen, p.wrt)
     init_vars, body = builder.build()
-    written = {s.targets[0].value.id for s in ir.walk_stmts(p.stmts) if ir.is_store(s)}
+    written = ir.stored_names(p.stmts)
     seeds = []
     tans = [f"{tan}{k}" for k in range(len(p.wrt))] if o.split_tangents else [tan]
     for k, q in enumerate(p.wrt):
@@ -917,8 +917,8 @@ def _adjoint_kernel(p):
     adjoint: input shadows accumulate (+=), with cuda.atomic.add unless the thread owns the
     element (analysis/races.py)."""
     src, params, kinds, ownership = p.src, p.params, p.kinds, p.ownership
-    written = [q for q in params if any(ir.is_store(s) and s.targets[0].value.id == q
-                                        for s in ir.walk_stmts(p.stmts))]
+    stored = ir.stored_names(p.stmts)
+    written = [q for q in params if q in stored]
     builder = ReverseBuilder(p.stmts, None, params, kinds, p.active, p.env.ns, p.namegen,
                              p.vec_temps.write_once, bounded=True)
     prog = builder.build(p.wrt)

@@ -114,7 +114,7 @@ class Checkpointed:
                                "to step", "Carry floats, ints, bools and arrays only.")
             scalars[kind].append(v)
         hoisted = ir.note(self.loop, "hoisted", set())
-        stored = {s.targets[0].value.id for s in ir.walk_stmts(self.plain) if ir.is_store(s)}
+        stored = ir.stored_names(self.plain)
         arrays = [a for a in b._ordered(stored - primal_assigned)
                   if not (a in b.vec_temps and a in hoisted)]
         return scalars, arrays
@@ -128,10 +128,10 @@ class Checkpointed:
         b = self.b
         after = b.stmts[b.stmts.index(self.loop) + 1:]
         assigned_after = ir.assigned(after)
-        stored_after = {s.targets[0].value.id for s in ir.walk_stmts(after) if ir.is_store(s)}
+        stored_after = ir.stored_names(after)
         reads = {n.id for st in self.plain for n in ir.walk(st)
                  if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
-        stored = {s.targets[0].value.id for s in ir.walk_stmts(self.plain) if ir.is_store(s)}
+        stored = ir.stored_names(self.plain)
         assigned = ir.assigned(self.plain)
         scalars = [v for v in b._ordered((reads & assigned_after) - assigned)
                    if v in b.kinds and not is_array(b.kinds[v])]
@@ -208,7 +208,7 @@ class Checkpointed:
         carried = {v for names in scalars.values() for v in names}
         assigned = ir.assigned(self.plain) - {self.loop.target.id}
         results = [v for v in b._ordered(assigned & (carried | live_after)) if v in b.kinds]
-        stored = {s.targets[0].value.id for s in ir.walk_stmts(self.plain) if ir.is_store(s)}
+        stored = ir.stored_names(self.plain)
         plain = eliminate_dead(copy.deepcopy(self.plain), set(results),
                                set(arrays) | (stored & live_after))
         params = [v for v in b._ordered(upward_exposed(plain) | set(results)) if v in b.kinds]

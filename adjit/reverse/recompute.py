@@ -91,7 +91,7 @@ def _independent(loop, writes, layout, kinds):
 def filled_buffers(loop, layout, kinds):
     """The arrays every iteration of `loop` fills before reading them (_buffer): an
     iteration computed again leaves in them nothing an earlier one wrote."""
-    stored = {s.targets[0].value.id for s in ir.walk_stmts(loop.body) if ir.is_store(s)}
+    stored = ir.stored_names(loop.body)
     return frozenset(a for a in stored - ir.assigned(loop.body)
                      if _buffer(a, loop.body, layout, kinds))
 
