@@ -48,14 +48,15 @@ def _hvp(gf, arg_types):
     params = gf._order[:-1]
     name = gf.__adjit_function__.__name__
     single = gf.mode.single
-    vector_types = (arg_types[-1],) if single else tuple(arg_types[-1])
-    if not single and len(vector_types) != len(gf.argnums):
+    if not single and (not isinstance(arg_types[-1], numba.types.BaseTuple) or
+                       len(arg_types[-1]) != len(gf.argnums)):
         raise _error(gf, f"hvp with argnums={gf._argnums_arg!r} called with a vector of "
                      f"type {arg_types[-1]}", f"Pass a tuple of {len(gf.argnums)} directions, "
                      "one per argument in argnums, each shaped like its argument.")
+    vector_types = (arg_types[-1],) if single else tuple(arg_types[-1])
     # the jvp, taking one direction per argument (adjit code does not index tuples)
     types = tuple(arg_types[:-1]) + vector_types
-    tangent_mode = _Mode("jvp", True, single, "tangent")
+    tangent_mode = _Mode("jvp", True, single, "vector")     # (its messages say "vector")
     # (its source is differentiated again: it keeps the math module's functions, whose
     # derivatives adjit knows; the outer gradient's loops get vector math)
     forward = build(gf.fn, gf.argnums, types, tangent_mode, gf.fastmath, jit=False,

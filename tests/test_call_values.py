@@ -7,9 +7,11 @@ the exact derivatives (against the analytic ones and central differences)."""
 import numba
 import numpy as np
 import pytest
+from hypothesis import given, strategies as st
 
 import adjit
 from adjit import AdjitError
+from adjit.runtime.index import share_elements
 from fd import fd_grad, fd_vjp
 
 
@@ -117,8 +119,10 @@ def test_hvp_vector():
     with pytest.raises(AdjitError, match=r"in function 'weighted' .*shape \(2,\) and its "
                                          r"argument \(3,\)"):
         adjit.hvp(weighted)(X, 2.0, np.ones(2))
-    with pytest.raises(AdjitError, match="the tangent for 'x' is a number"):
+    with pytest.raises(AdjitError, match="the vector for 'x' is a number"):
         adjit.hvp(weighted)(X, 2.0, 1.0)
+    with pytest.raises(AdjitError, match=r"argnums=\(0, 1\) called with a vector of type float64"):
+        adjit.hvp(weighted, argnums=(0, 1))(X, 2.0, 1.0)
     with pytest.raises(AdjitError, match=r"shape \(4,\) and its argument \(3,\)"):
         adjit.hvp(weighted, argnums=(0, 1))(X, 2.0, (np.ones(4), 1.0))
 
@@ -195,6 +199,54 @@ def test_a_written_argument_sharing_memory_is_refused(fn):
     assert value == pytest.approx(forward(a.copy(), b), rel=1e-14)
     np.testing.assert_allclose(ga, fd_grad(forward, [a, b], 0), rtol=1e-7, atol=1e-9)
     np.testing.assert_allclose(gb, fd_grad(forward, [a, b], 1), rtol=1e-7, atol=1e-9)
+
+
+def test_interleaved_views_of_one_array_are_apart():
+    # x[::2] and x[1::2] span the same bytes but share no element: the exact derivative, as
+    # for two arrays (the check compares their elements where their byte ranges overlap)
+    forward = numba.njit(overwrite_then_read)
+    x = np.arange(1.0, 9.0)
+    for a_of, b_of in [(lambda v: v[::2], lambda v: v[1::2]),
+                       (lambda v: v.reshape(4, 2)[:, 1], lambda v: v.reshape(4, 2)[:, 0])]:
+        y = x.copy()
+        a, b = a_of(y), b_of(y)
+        value, (ga, gb) = adjit.value_and_grad(overwrite_then_read, argnums=(0, 1))(a, b)
+        assert y[0 if a_of(np.arange(8))[0] == 0 else 1] == 2.0 * b[1]    # the write went in
+        z = x.copy()
+        assert value == forward(a_of(z), b_of(z))
+        a0, b0 = a_of(x).copy(), b_of(x).copy()
+        np.testing.assert_allclose(ga, fd_grad(forward, [a0, b0], 0), rtol=1e-7, atol=1e-9)
+        np.testing.assert_allclose(gb, fd_grad(forward, [a0, b0], 1), rtol=1e-7, atol=1e-9)
+    # the real and imaginary parts of one complex array: apart; a part and itself: refused
+    c = np.array([1.0 + 2.0j, 3.0 - 1.0j, 0.5 + 0.5j])
+    value, (ga, gb) = adjit.value_and_grad(overwrite_then_read, argnums=(0, 1))(c.real, c.imag)
+    a, b = c.real.copy(), c.imag.copy()      # d/db of 2 b1 b0 + a1 b1 + a2 b2
+    np.testing.assert_array_equal(gb, [2.0 * b[1], 2.0 * b[0] + a[1], a[2]])
+    with pytest.raises(AdjitError, match="share memory"):
+        adjit.value_and_grad(overwrite_then_read, argnums=(0, 1))(c.real, c.real[::-1])
+    # every other element against every third: they meet at 0, 6, ...
+    with pytest.raises(AdjitError, match="share memory"):
+        adjit.grad(overwrite_then_read, argnums=(0, 1))(x[::2], x[::3])
+
+
+_BASE = np.zeros((6, 10))
+_COMPLEX = np.zeros((4, 5), complex)
+
+
+@st.composite
+def _views(draw):
+    base = draw(st.sampled_from([_BASE, _COMPLEX.real, _COMPLEX.imag, _BASE.T, _BASE.ravel()]))
+    index = tuple(slice(draw(st.integers(-3, 3)), draw(st.integers(-8, 10)),
+                        draw(st.sampled_from([1, 2, 3, -1, -2]))) for _ in range(base.ndim))
+    return base[index]
+
+
+@given(_views(), _views())
+def test_shared_elements_are_numpys(a, b):
+    # the element-by-element comparison against numpy's exact answer, on strided views of
+    # one base (steps both ways, transposes, complex parts)
+    if a.size and b.size:
+        assert share_elements(a, b) == np.shares_memory(a, b)
 
 
 def reads_both(a, b):

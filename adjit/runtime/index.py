@@ -493,14 +493,51 @@ def extent(a):
 
 
 @numba.njit(cache=True)
+def _addresses(a):
+    """The first byte address of each of an array's elements, sorted."""
+    out = np.empty(a.size, np.int64)
+    base = np.int64(a.ctypes.data)
+    for flat in range(a.size):
+        address = base
+        rest = flat
+        for k in range(a.ndim - 1, -1, -1):
+            address += np.int64(rest % a.shape[k]) * np.int64(a.strides[k])
+            rest //= a.shape[k]
+        out[flat] = address
+    out.sort()
+    return out
+
+
+@numba.njit(cache=True)
+def share_elements(a, b):
+    """Whether some byte of an element of `a` is a byte of an element of `b`: exact for
+    strided views whose extents overlap though their elements interleave (x[::2] and
+    x[1::2], the real and imaginary parts of one complex array). Each array's elements are
+    one size, so both lists of element addresses, sorted, are walked once together."""
+    pa = _addresses(a)
+    pb = _addresses(b)
+    i = 0
+    j = 0
+    while i < pa.size and j < pb.size:
+        if pa[i] + a.itemsize <= pb[j]:
+            i += 1
+        elif pb[j] + b.itemsize <= pa[i]:
+            j += 1
+        else:
+            return True
+    return False
+
+
+@numba.njit(cache=True)
 def check_apart(written, other):
     """An argument the function writes shares no memory with another array argument
-    (SharedMemoryError otherwise)."""
+    (SharedMemoryError otherwise). Arrays whose byte ranges overlap are compared element by
+    element (share_elements: interleaved strided views are apart)."""
     if written.size == 0 or other.size == 0:
         return
     a0, a1 = extent(written)
     b0, b1 = extent(other)
-    if a0 < b1 and b0 < a1:
+    if a0 < b1 and b0 < a1 and share_elements(written, other):
         raise SharedMemoryError()
 
 
