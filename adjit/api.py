@@ -20,6 +20,7 @@ from .normalize import record_arrays, tuple_args
 from .runtime.tape import RECORDED_TAPE_BYTES, TapeLimitError
 from .transform import Mode as _Mode
 from .transform import build, check_argnums
+from .codegen.emit import exec_source
 
 
 _KINDS = {"grad": (False, None), "value_and_grad": (True, None),
@@ -630,11 +631,8 @@ def _make_stub(gf, register=overload):
                            "function with *args called from @njit code", "Call it from "
                            "Python, or name the parameters (def f(x, a, b)).")
         spec = gf.specialize(arg_types)
-        if isinstance(spec.adapter, tuple_args.Adapter):
-            raise error_at(function_origin(gf.__adjit_function__), "a derivative with a "
-                           "tuple argument called from @njit code", "Call it from Python, "
-                           "or pass the elements as arguments of their own to a function "
-                           "that builds the tuple.")
+        if isinstance(spec.adapter, tuple_args.Adapter) and spec.adapter.inner is None:
+            return _tuple_entry(gf, spec, arg_types)
         if spec.adapter is not None:
             raise error_at(function_origin(gf.__adjit_function__), "a derivative with a "
                            "record-array argument called from @njit code", "Call it from "
@@ -645,6 +643,26 @@ def _make_stub(gf, register=overload):
     typer.__signature__ = inspect.signature(stub)
     register(stub)(typer)
     return stub
+
+
+def _tuple_entry(gf, spec, arg_types):
+    """What @njit code calls for a derivative with tuple arguments: the split function's
+    derivative behind a function of the user's arguments (tuple_args.njit_entry). A
+    tangent whose structure is not its tuple argument's is refused here, as the Adapter
+    refuses it in Python."""
+    adapter, params = spec.adapter, gf._order
+    extra = params[-1] if gf.mode.extra else None
+    if adapter.derivative == "tangent" and adapter.in_wrt:
+        given = [arg_types[-1]] if adapter.single else list(arg_types[-1])
+        for q, t in zip(adapter.wrt_user, given):
+            if q in adapter.tuples:
+                tuple_args.check_tangent_type(t, adapter.layout.tuples[adapter.tuples[q]], q,
+                                              function_origin(gf.__adjit_function__))
+    rt = spec.dispatcher.nopython_signatures[0].return_type
+    grads = rt[1] if adapter.with_value and adapter.derivative != "tangent" else rt
+    source, ns = tuple_args.njit_entry(adapter, params, extra, numba.njit(spec.pyfunc),
+                                       isinstance(grads, numba.types.BaseTuple))
+    return exec_source(source, "entry", ns)
 
 
 @typeof_impl.register(GradientFunction)

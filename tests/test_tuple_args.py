@@ -357,12 +357,12 @@ def count_only(x, n):
     return x * k * m
 
 
-weights_grad = adjit.grad(weighted, argnums=1)
+weights_jvp = adjit.jvp(weighted, argnums=1)
 
 
 @njit
-def loss_then_step(x, p):
-    return weights_grad(x, p)
+def directional(x, w, t):
+    return weights_jvp(x, w, t)
 
 
 @pytest.mark.parametrize("call, message", [
@@ -374,8 +374,10 @@ def loss_then_step(x, p):
     (lambda: adjit.grad(uses_named)(1.0, (1.0, "fast")), "argument 'p' is a tuple holding"),
     (lambda: adjit.hessian(weighted, argnums=0)(np.ones(3), (1.0, 2.0, 3.0)),
      "argument 'w' is a tuple, which hessian does not take"),
-    (lambda: loss_then_step(np.ones(3), (1.0, 2.0, 3.0)),
-     "a derivative with a tuple argument called from @njit code"),
+    (lambda: directional(np.ones(3), (1.0, 2.0, 3.0), (1.0, 0.0)),
+     "the tangent of w is a tuple of 2 where w is a tuple of 3"),
+    (lambda: directional(np.ones(3), (1.0, 2.0, 3.0), (1.0, 0.0, np.ones(2))),
+     r"the tangent of w\[2\] is array\(float64, 1d, C\) where w\[2\] is a number"),
 ])
 def test_what_is_not_taken_is_refused_by_name(call, message):
     # (from @njit code numba reports the AdjitError inside its typing error)
@@ -384,3 +386,112 @@ def test_what_is_not_taken_is_refused_by_name(call, message):
     assert isinstance(info.value, adjit.AdjitError) or "AdjitError" in str(info.value)
     assert "tests/test_tuple_args.py" in str(info.value) or \
         "test_tuple_args.py" in str(info.value)
+
+
+# derivatives with tuple arguments called from @njit code: a training loop written in numba,
+# parameters held in a tuple (numba code has no dicts or classes to hold them)
+def regression_loss(params, X, y):
+    (W1, b1), (W2, b2) = params
+    h = np.tanh(X @ W1 + b1)
+    out = h @ W2 + b2
+    return np.mean((out[:, 0] - y) ** 2)
+
+
+regression_value_and_grad = adjit.value_and_grad(regression_loss)
+
+
+@njit
+def train(params, X, y, rate, steps):
+    losses = np.empty(steps)
+    for s in range(steps):
+        loss, grads = regression_value_and_grad(params, X, y)
+        (gW1, gb1), (gW2, gb2) = grads
+        (W1, b1), (W2, b2) = params
+        params = ((W1 - rate * gW1, b1 - rate * gb1), (W2 - rate * gW2, b2 - rate * gb2))
+        losses[s] = loss
+    return params, losses
+
+
+def _mlp_params(rng):
+    return ((rng.normal(size=(3, 5)) * 0.5, np.zeros(5)), (rng.normal(size=(5, 1)) * 0.5,
+                                                           np.zeros(1)))
+
+
+def test_a_training_loop_in_njit_code_with_a_parameter_tuple():
+    rng = np.random.default_rng(3)
+    X, y = rng.normal(size=(20, 3)), rng.normal(size=20)
+    params = _mlp_params(rng)
+    # the first step from @njit code is the gradient from Python, to the bit
+    value, grads = regression_value_and_grad(params, X, y)
+    (W1, b1), (W2, b2) = params
+    (gW1, gb1), (gW2, gb2) = grads
+    stepped, losses = train(params, X, y, 0.1, 1)
+    assert losses[0] == value
+    np.testing.assert_array_equal(stepped[0][0], W1 - 0.1 * gW1)
+    np.testing.assert_array_equal(stepped[1][1], b2 - 0.1 * gb2)
+    # the gradient against finite differences of numba's compile, element by element
+    forward = njit(regression_loss)
+    for (i, j), g in ((((0, 0), gW1)), (((0, 1), gb1)), (((1, 0), gW2))):
+        def moved(a, i=i, j=j):
+            p = [list(t) for t in params]
+            p[i][j] = a
+            return forward(tuple(tuple(t) for t in p), X, y)
+        np.testing.assert_allclose(g, fd_grad(moved, (params[i][j],), 0), rtol=1e-6,
+                                   atol=1e-9)
+    # and the loop trains
+    _, losses = train(params, X, y, 0.1, 50)
+    assert losses[-1] < 0.8 * losses[0]
+
+
+Physics = namedtuple("Physics", "k damping n")
+
+
+def spring_energy(x, phys):
+    e = 0.0
+    for i in range(phys.n):
+        e += 0.5 * phys.k * x[i] ** 2 + phys.damping * x[i]
+    return e
+
+
+@njit
+def every_derivative(x, phys, t, c):
+    both = spring_dx_dphys(x, phys)
+    return (both, spring_value_and_grad(x, phys), spring_vjp(x, phys, c),
+            spring_jvp(x, phys, t))
+
+
+spring_dx_dphys = adjit.grad(spring_energy, argnums=(0, 1))
+spring_value_and_grad = adjit.value_and_grad(spring_energy, argnums=1)
+spring_vjp = adjit.vjp(spring_energy, argnums=1)
+spring_jvp = adjit.jvp(spring_energy, argnums=(0, 1))
+
+
+def test_named_tuples_from_njit_code_as_from_python():
+    # each mode from @njit code gives what it gives from Python: a named tuple of the class
+    # for the named tuple's gradient, the integer field's zero of its type
+    x, phys = np.array([0.5, -1.0, 2.0]), Physics(2.0, 0.3, 3)
+    t = (np.array([1.0, 0.0, -1.0]), Physics(0.5, 1.0, 0))
+    got = every_derivative(x, phys, t, 2.0)
+    want = (spring_dx_dphys(x, phys), spring_value_and_grad(x, phys),
+            spring_vjp(x, phys, 2.0), spring_jvp(x, phys, t))
+    (gx, gp), (v, gp2), (v3, gp3), (v4, t4) = got
+    np.testing.assert_array_equal(gx, want[0][0])
+    assert type(gp) is Physics and gp == want[0][1] and type(gp.n) is int and gp.n == 0
+    assert (v, gp2) == want[1] and type(gp2) is Physics
+    assert (v3, gp3) == want[2] and (v4, t4) == want[3]
+    forward = njit(spring_energy)
+    assert gp.k == pytest.approx(fd_grad(lambda k: forward(x, Physics(k, 0.3, 3)), (2.0,), 0),
+                                 rel=1e-7)
+    assert gp.damping == pytest.approx(np.sum(x))
+    assert t4 == pytest.approx(np.dot(gx, t[0]) + gp.k * 0.5 + gp.damping * 1.0, rel=1e-12)
+
+
+def test_a_tuple_outside_argnums_from_njit_code():
+    @njit
+    def caller(x, w):
+        return x_grad(x, w)
+
+    x_grad = adjit.grad(weighted, argnums=0)
+    x, w = np.array([1.0, 2.0, 3.0]), (0.5, -1.0, 2.0)
+    np.testing.assert_array_equal(caller(x, w), x_grad(x, w))
+    np.testing.assert_allclose(caller(x, w), fd_grad(njit(weighted), (x, w), 0), rtol=1e-7)

@@ -17,7 +17,7 @@ import numba
 import numpy as np
 
 from .. import ir
-from ..errors import CallValueError
+from ..errors import CallValueError, error_at
 from .names import unused_name
 from .record_arrays import put_together
 
@@ -261,6 +261,32 @@ def _check_tangent(v, arg, t, where):
                              "number", "Pass a number.")
 
 
+def check_tangent_type(v, t, where, origin):
+    """A tangent that @njit code passes for the tuple argument `where` (numba type `t`) has
+    its structure, read from the numba types: as _check_tangent reads the values in Python
+    (the shapes of arrays are checked when the derivative runs)."""
+    if is_tuple(t):
+        if not is_tuple(v) or len(v) != len(t):
+            got = f"a tuple of {len(v)}" if is_tuple(v) else f"{v}"
+            raise error_at(origin, f"the tangent of {where} is {got} where {where} is a tuple "
+                           f"of {len(t)}", "Pass a tangent of the argument's structure: a "
+                           "tuple of the same length at every level, an array of each float "
+                           "array's shape and a number for each float.")
+        for j, (vj, tj) in enumerate(zip(v, t)):
+            check_tangent_type(vj, tj, f"{where}[{j}]", origin)
+        return
+    if not is_float_type(t):
+        return
+    if isinstance(t, numba.types.Array):
+        if not isinstance(v, numba.types.Array) or v.ndim != t.ndim:
+            raise error_at(origin, f"the tangent of {where} is {v} where {where} is a "
+                           f"{t.ndim}-D array", f"Pass an array of {where}'s shape.")
+    elif not isinstance(v, (numba.types.Float, numba.types.Integer)) or \
+            isinstance(v, numba.types.Boolean):
+        raise error_at(origin, f"the tangent of {where} is {v} where {where} is a number",
+                       "Pass a number.")
+
+
 def _a(v):
     """What a value is, in words."""
     if isinstance(v, np.ndarray):
@@ -282,3 +308,78 @@ def _rebuilt(value, t, grads, k):
         out.append(g)
     # a named tuple's gradient is a named tuple of its class (as JAX gives it)
     return (type(value)(*out) if named_class(t) is not None else tuple(out)), k
+
+
+def njit_entry(adapter, params, extra, raw, grads_tuple):
+    """The derivative as @njit code calls it: a function of the user's arguments (and of the
+    trailing tangent or cotangent, the parameter `extra`) that passes each tuple argument's
+    elements to `raw` (the derivative of the split function, compiled) and, in reverse mode,
+    gives each tuple in argnums its gradient as a tuple of its structure: what
+    Adapter.call does in Python, written out for the argument types at hand (numba compiles
+    it into the caller). `grads_tuple`: whether raw returns its gradients as a tuple.
+    Returns (source, namespace)."""
+    layout, ns = adapter.layout, {"_raw": raw, "np": np}
+    leaves = {q: _leaves(layout.tuples[k]) for q, k in adapter.tuples.items()}
+
+    def at(base, path):
+        return base + "".join(f"[{i}]" for i in path)
+
+    split = []
+    for q in params[:layout.n_user]:
+        if q in leaves:
+            split.extend(at(q, path) for path, _ in leaves[q])
+        else:
+            split.append(q)
+    trailing = [extra] if extra else []
+    if adapter.derivative == "tangent" and adapter.in_wrt:
+        given = [extra] if adapter.single else [f"{extra}[{j}]" for j in
+                                                range(len(adapter.wrt_user))]
+        expanded = []
+        for q, t in zip(adapter.wrt_user, given):
+            if q in leaves:
+                expanded.extend(at(t, path) for path, e in leaves[q] if is_float_type(e))
+            else:
+                expanded.append(t)
+        trailing = ["(" + "".join(f"{e}, " for e in expanded) + ")"]
+    call = f"_raw({', '.join(split + trailing)})"
+    lines = [f"def entry({', '.join(params)}):"]
+    if adapter.derivative == "tangent" or not adapter.in_wrt:
+        lines.append(f"    return {call}")
+        return "\n".join(lines) + "\n", ns
+    lines.append(f"    _out = {call}")
+    grads = "_out[1]" if adapter.with_value else "_out"
+    if not grads_tuple:
+        grads = f"({grads},)"
+    lines.append(f"    _g = {grads}")
+    counter = [0]
+
+    def rebuilt(q, t, path):
+        items = []
+        for k, e in enumerate(t):
+            if is_tuple(e):
+                items.append(rebuilt(q, e, path + (k,)))
+            elif is_float_type(e):
+                items.append(f"_g[{counter[0]}]")
+                counter[0] += 1
+            elif isinstance(e, numba.types.Array):
+                items.append(f"np.zeros_like({at(q, path + (k,))})")
+            else:       # an integer or a boolean: a zero of its type
+                items.append(f"{at(q, path + (k,))} ^ {at(q, path + (k,))}")
+        cls = named_class(t)
+        if cls is None:
+            return "(" + "".join(f"{x}, " for x in items) + ")"
+        spelled = f"_class{len(ns)}"
+        ns[spelled] = cls
+        return f"{spelled}({', '.join(items)})"
+
+    merged = []
+    for q in adapter.wrt_user:
+        if q in leaves:
+            merged.append(rebuilt(q, layout.tuples[adapter.tuples[q]], ()))
+        else:
+            merged.append(f"_g[{counter[0]}]")
+            counter[0] += 1
+    result = merged[0] if adapter.single else "(" + "".join(f"{m}, " for m in merged) + ")"
+    lines.append(f"    return (_out[0], {result})" if adapter.with_value else
+                 f"    return {result}")
+    return "\n".join(lines) + "\n", ns
