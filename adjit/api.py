@@ -101,7 +101,7 @@ class GradientFunction:
             # a device function called from Python, or from a kernel in the CUDA simulator:
             # the generated Python function itself (numba-cuda compiles it inside kernels)
             return _device_callable(self.specialize(self._numba_types(args)))(*args)
-        pytypes = tuple(a if isinstance(a, str) else type(a) for a in args)
+        pytypes = tuple(_python_key(a) for a in args)
         fast = self._fast
         if fast is not None and fast[0] == pytypes:
             spec = self._called = fast[1]
@@ -626,13 +626,12 @@ def _make_stub(gf, register=overload):
     stub = ns["stub"]
 
     def typer(*arg_types):
+        star = None
         if gf._vararg:
-            raise error_at(function_origin(gf.__adjit_function__), "a derivative of a "
-                           "function with *args called from @njit code", "Call it from "
-                           "Python, or name the parameters (def f(x, a, b)).")
+            star, arg_types = _star_types(gf, arg_types)
         spec = gf.specialize(arg_types)
         if isinstance(spec.adapter, tuple_args.Adapter) and spec.adapter.inner is None:
-            return _tuple_entry(gf, spec, arg_types)
+            return _tuple_entry(gf, spec, arg_types, star)
         if spec.adapter is not None:
             raise error_at(function_origin(gf.__adjit_function__), "a derivative with a "
                            "record-array argument called from @njit code", "Call it from "
@@ -645,7 +644,41 @@ def _make_stub(gf, register=overload):
     return stub
 
 
-def _tuple_entry(gf, spec, arg_types):
+def _python_key(a):
+    """What the last call's derivative is kept for (GradientFunction._fast): a value's
+    Python type, and a tuple's elements' (tuples of other lengths or element types are
+    split into other arguments; numba tells apart arrays of other dtypes and dimensions)."""
+    if isinstance(a, str):
+        return a
+    if isinstance(a, tuple):
+        return type(a), tuple(_python_key(e) for e in a)
+    return type(a)
+
+
+def _star_types(gf, arg_types):
+    """The name of the function's *args parameter and the argument types as the derivative
+    takes them, from the types numba passes one by one (`objective(theta, x, y)` for `def
+    objective(theta, *data)`): the values after the named parameters one tuple, before the
+    tangent or cotangent of jvp and vjp, which is the last value."""
+    star = next(q.name for q in inspect.signature(gf.__adjit_function__).parameters.values()
+                if q.kind is inspect.Parameter.VAR_POSITIONAL)
+    if gf._order.index(star) != len(gf._order) - 1 - bool(gf.mode.extra):
+        raise error_at(function_origin(gf.__adjit_function__), "a derivative of a function "
+                       "with keyword-only parameters after *args called from @njit code",
+                       "Call it from Python, or give those parameters a place before *args.")
+    n_named = gf._order.index(star)
+    extra = 1 if gf.mode.extra else 0
+    if len(arg_types) < n_named + extra:
+        raise error_at(function_origin(gf.__adjit_function__), f"called with "
+                       f"{len(arg_types)} argument(s) from @njit code",
+                       f"'{gf.__adjit_function__.__qualname__}' takes {n_named} before "
+                       f"*{star}" + (f", and the {gf.mode.extra} last" if extra else "") + ".")
+    end = len(arg_types) - extra
+    packed = numba.types.BaseTuple.from_types(tuple(arg_types[n_named:end]))
+    return star, tuple(arg_types[:n_named]) + (packed,) + tuple(arg_types[end:])
+
+
+def _tuple_entry(gf, spec, arg_types, star=None):
     """What @njit code calls for a derivative with tuple arguments: the split function's
     derivative behind a function of the user's arguments (tuple_args.njit_entry). A
     tangent whose structure is not its tuple argument's is refused here, as the Adapter
@@ -661,7 +694,7 @@ def _tuple_entry(gf, spec, arg_types):
     rt = spec.dispatcher.nopython_signatures[0].return_type
     grads = rt[1] if adapter.with_value and adapter.derivative != "tangent" else rt
     source, ns = tuple_args.njit_entry(adapter, params, extra, numba.njit(spec.pyfunc),
-                                       isinstance(grads, numba.types.BaseTuple))
+                                       isinstance(grads, numba.types.BaseTuple), star)
     return exec_source(source, "entry", ns)
 
 

@@ -329,15 +329,44 @@ def test_star_args_refusals():
     with pytest.raises(adjit.AdjitError, match=r"argnums 1 for 'objective' .* is not one of "
                                                r"the parameters before \*data"):
         adjit.grad(objective, argnums=1)
-    g = adjit.grad(objective)
+    j = adjit.jvp(objective)
 
     @njit
-    def caller(theta, d):
-        return g(theta, d)
+    def without_tangent():
+        return j()
 
-    with pytest.raises(Exception, match="a derivative of a function with \\*args called "
-                                        "from @njit code"):
-        caller(np.ones(2), np.zeros(2))
+    with pytest.raises(Exception, match=r"called with 0 argument\(s\) from @njit code"):
+        without_tangent()
+
+
+integrated_grad = adjit.grad(integrated)
+integrated_jvp = adjit.jvp(integrated)
+integrated_vjp = adjit.vjp(integrated)
+objective_value_and_grad = adjit.value_and_grad(objective)
+
+
+@njit
+def star_calls(theta, d0, d1, y0, a, b, c, d):
+    # as numba code calls an objective fun(x, *args): the values one by one
+    return (objective_value_and_grad(theta, d0, d1), objective_value_and_grad(theta, d0),
+            objective_value_and_grad(theta), integrated_grad(y0, a, b, c, d),
+            integrated_jvp(y0, a, b, c, d, np.array([1.0, 0.0])),
+            integrated_vjp(y0, a, b, c, d, 2.0))
+
+
+def test_star_args_from_njit_code_as_from_python():
+    theta = np.array([0.5, -1.0, 2.0])
+    d0, d1 = np.array([1.0, 0.0, 1.0]), np.array([0.0, -2.0, 3.0])
+    y0, args = np.array([1.0, 0.5]), (1.1, 0.4, 0.1, 0.4)
+    got = star_calls(theta, d0, d1, y0, *args)
+    want = (objective_value_and_grad(theta, d0, d1), objective_value_and_grad(theta, d0),
+            objective_value_and_grad(theta), integrated_grad(y0, *args),
+            integrated_jvp(y0, *args, np.array([1.0, 0.0])), integrated_vjp(y0, *args, 2.0))
+    for k, (g, w) in enumerate(zip(got, want)):
+        for gk, wk in zip(g if isinstance(g, tuple) else (g,), w if isinstance(w, tuple)
+                          else (w,)):
+            np.testing.assert_array_equal(gk, wk, err_msg=f"call {k}")
+    np.testing.assert_allclose(got[3], fd_grad(njit(integrated), (y0,) + args, 0), rtol=1e-6)
 
 
 Params = namedtuple("Params", ["a", "b"])
@@ -495,3 +524,32 @@ def test_a_tuple_outside_argnums_from_njit_code():
     x, w = np.array([1.0, 2.0, 3.0]), (0.5, -1.0, 2.0)
     np.testing.assert_array_equal(caller(x, w), x_grad(x, w))
     np.testing.assert_allclose(caller(x, w), fd_grad(njit(weighted), (x, w), 0), rtol=1e-7)
+
+
+def test_successive_calls_with_tuples_of_other_lengths_and_types():
+    # the derivative kept for the last call's Python types is not reused for a tuple of
+    # another length or element types (its elements are other arguments: a TypeError was
+    # raised where a new derivative was due)
+    g = adjit.value_and_grad(objective)
+    theta, d = np.array([0.5, -1.0, 2.0]), np.array([1.0, 0.0, 1.0])
+    for given in [(d, d), (d,), (d, d), (), (d, d, d)]:
+        value, grad = g(theta, *given)
+        assert value == pytest.approx(objective(theta, *given), rel=1e-14)
+        np.testing.assert_allclose(grad, 2 * len(given) * (theta - d), rtol=1e-14)
+    h = adjit.grad(weighted, argnums=(0, 1))
+    x = np.array([1.0, 2.0, 3.0])
+    for w in [(1.0, 2.0), (1.0, 2.0, 3.0), (1.0, 2.0)]:
+        gx, gw = h(x, w)
+        assert len(gw) == len(w)
+        np.testing.assert_allclose(gx, fd_grad(njit(weighted), (x, w), 0), rtol=1e-7)
+    # an element of another type: its own derivative (an integer's gradient is its zero)
+    u = adjit.grad(scaled_sum, argnums=1)
+    for p in [(2.0, 3.0), (2.0, 3), (2.0, 3.0)]:
+        gp = u(x, p)
+        assert gp[0] == pytest.approx(3.0 * np.sum(x)) and type(gp[1]) is type(p[1])
+        assert gp[1] == (np.sum(x) * 2.0 if isinstance(p[1], float) else 0)
+
+
+def scaled_sum(x, p):
+    a, n = p
+    return a * n * np.sum(x)

@@ -310,30 +310,44 @@ def _rebuilt(value, t, grads, k):
     return (type(value)(*out) if named_class(t) is not None else tuple(out)), k
 
 
-def njit_entry(adapter, params, extra, raw, grads_tuple):
+def njit_entry(adapter, params, extra, raw, grads_tuple, star=None):
     """The derivative as @njit code calls it: a function of the user's arguments (and of the
     trailing tangent or cotangent, the parameter `extra`) that passes each tuple argument's
     elements to `raw` (the derivative of the split function, compiled) and, in reverse mode,
     gives each tuple in argnums its gradient as a tuple of its structure: what
     Adapter.call does in Python, written out for the argument types at hand (numba compiles
     it into the caller). `grads_tuple`: whether raw returns its gradients as a tuple.
-    Returns (source, namespace)."""
-    layout, ns = adapter.layout, {"_raw": raw, "np": np}
+    `star`: the name of the function's `*args` parameter (the last of its own, before the
+    tangent or cotangent), where it has one: the entry then takes every argument as one
+    `*args` (the stub's signature), as numba passes them (`objective(theta, x, y)` for
+    `def objective(theta, *data)`). Returns (source, namespace)."""
+    # the entry's own names, apart from the user's parameter names
+    own = "_" * (1 + max((len(q) - len(q.lstrip("_")) for q in params), default=0))
+    raw_, out_, g_, np_ = (own + n for n in ("raw", "out", "g", "np"))
+    layout, ns = adapter.layout, {raw_: raw, np_: np}
     leaves = {q: _leaves(layout.tuples[k]) for q, k in adapter.tuples.items()}
+    spelled = {}
+    if star is not None:
+        n_named = params.index(star)
+        spelled = {q: f"args[{k}]" for k, q in enumerate(params[:n_named])}
+        if extra:
+            spelled[extra] = f"args[{n_named + len(layout.tuples[adapter.tuples[star]])}]"
 
     def at(base, path):
-        return base + "".join(f"[{i}]" for i in path)
+        if base == star:        # (the values after the named ones)
+            base, path = f"args[{params.index(star) + path[0]}]", path[1:]
+        return spelled.get(base, base) + "".join(f"[{i}]" for i in path)
 
     split = []
     for q in params[:layout.n_user]:
         if q in leaves:
             split.extend(at(q, path) for path, _ in leaves[q])
         else:
-            split.append(q)
-    trailing = [extra] if extra else []
+            split.append(at(q, ()))
+    trailing = [at(extra, ())] if extra else []
     if adapter.derivative == "tangent" and adapter.in_wrt:
-        given = [extra] if adapter.single else [f"{extra}[{j}]" for j in
-                                                range(len(adapter.wrt_user))]
+        given = [at(extra, ())] if adapter.single else [at(extra, (j,)) for j in
+                                                        range(len(adapter.wrt_user))]
         expanded = []
         for q, t in zip(adapter.wrt_user, given):
             if q in leaves:
@@ -341,16 +355,16 @@ def njit_entry(adapter, params, extra, raw, grads_tuple):
             else:
                 expanded.append(t)
         trailing = ["(" + "".join(f"{e}, " for e in expanded) + ")"]
-    call = f"_raw({', '.join(split + trailing)})"
-    lines = [f"def entry({', '.join(params)}):"]
+    call = f"{raw_}({', '.join(split + trailing)})"
+    lines = [f"def entry({'*args' if star else ', '.join(params)}):"]
     if adapter.derivative == "tangent" or not adapter.in_wrt:
         lines.append(f"    return {call}")
         return "\n".join(lines) + "\n", ns
-    lines.append(f"    _out = {call}")
-    grads = "_out[1]" if adapter.with_value else "_out"
+    lines.append(f"    {out_} = {call}")
+    grads = f"{out_}[1]" if adapter.with_value else out_
     if not grads_tuple:
         grads = f"({grads},)"
-    lines.append(f"    _g = {grads}")
+    lines.append(f"    {g_} = {grads}")
     counter = [0]
 
     def rebuilt(q, t, path):
@@ -359,27 +373,27 @@ def njit_entry(adapter, params, extra, raw, grads_tuple):
             if is_tuple(e):
                 items.append(rebuilt(q, e, path + (k,)))
             elif is_float_type(e):
-                items.append(f"_g[{counter[0]}]")
+                items.append(f"{g_}[{counter[0]}]")
                 counter[0] += 1
             elif isinstance(e, numba.types.Array):
-                items.append(f"np.zeros_like({at(q, path + (k,))})")
+                items.append(f"{np_}.zeros_like({at(q, path + (k,))})")
             else:       # an integer or a boolean: a zero of its type
                 items.append(f"{at(q, path + (k,))} ^ {at(q, path + (k,))}")
         cls = named_class(t)
         if cls is None:
             return "(" + "".join(f"{x}, " for x in items) + ")"
-        spelled = f"_class{len(ns)}"
-        ns[spelled] = cls
-        return f"{spelled}({', '.join(items)})"
+        name = f"{own}class{len(ns)}"
+        ns[name] = cls
+        return f"{name}({', '.join(items)})"
 
     merged = []
     for q in adapter.wrt_user:
         if q in leaves:
             merged.append(rebuilt(q, layout.tuples[adapter.tuples[q]], ()))
         else:
-            merged.append(f"_g[{counter[0]}]")
+            merged.append(f"{g_}[{counter[0]}]")
             counter[0] += 1
     result = merged[0] if adapter.single else "(" + "".join(f"{m}, " for m in merged) + ")"
-    lines.append(f"    return (_out[0], {result})" if adapter.with_value else
+    lines.append(f"    return ({out_}[0], {result})" if adapter.with_value else
                  f"    return {result}")
     return "\n".join(lines) + "\n", ns
