@@ -630,13 +630,13 @@ def _make_stub(gf, register=overload):
         if gf._vararg:
             star, arg_types = _star_types(gf, arg_types)
         spec = gf.specialize(arg_types)
-        if isinstance(spec.adapter, tuple_args.Adapter) and spec.adapter.inner is None:
-            return _tuple_entry(gf, spec, arg_types, star)
+        if isinstance(spec.adapter, tuple_args.Adapter) and spec.adapter.inner is not None:
+            raise error_at(function_origin(gf.__adjit_function__), "a derivative with both "
+                           "tuple and record-array arguments called from @njit code",
+                           "Call it from Python, or pass the record arrays' fields as arrays "
+                           "of their own (data['x'], data['y']).")
         if spec.adapter is not None:
-            raise error_at(function_origin(gf.__adjit_function__), "a derivative with a "
-                           "record-array argument called from @njit code", "Call it from "
-                           "Python, or pass the fields as arrays of their own (data['x'], "
-                           "data['y']) to a function of the fields.")
+            return _split_entry(gf, spec, arg_types, star)
         return spec.pyfunc
 
     typer.__signature__ = inspect.signature(stub)
@@ -678,14 +678,15 @@ def _star_types(gf, arg_types):
     return star, tuple(arg_types[:n_named]) + (packed,) + tuple(arg_types[end:])
 
 
-def _tuple_entry(gf, spec, arg_types, star=None):
-    """What @njit code calls for a derivative with tuple arguments: the split function's
-    derivative behind a function of the user's arguments (tuple_args.njit_entry). A
-    tangent whose structure is not its tuple argument's is refused here, as the Adapter
-    refuses it in Python."""
+def _split_entry(gf, spec, arg_types, star=None):
+    """What @njit code calls for a derivative with tuple or record-array arguments: the split
+    function's derivative behind a function of the user's arguments (tuple_args.njit_entry,
+    record_arrays.njit_entry). A tangent whose structure is not its tuple argument's is
+    refused here, as the Adapter refuses it in Python."""
     adapter, params = spec.adapter, gf._order
     extra = params[-1] if gf.mode.extra else None
-    if adapter.derivative == "tangent" and adapter.in_wrt:
+    tuples = isinstance(adapter, tuple_args.Adapter)
+    if tuples and adapter.derivative == "tangent" and adapter.in_wrt:
         given = [arg_types[-1]] if adapter.single else list(arg_types[-1])
         for q, t in zip(adapter.wrt_user, given):
             if q in adapter.tuples:
@@ -693,8 +694,9 @@ def _tuple_entry(gf, spec, arg_types, star=None):
                                               function_origin(gf.__adjit_function__))
     rt = spec.dispatcher.nopython_signatures[0].return_type
     grads = rt[1] if adapter.with_value and adapter.derivative != "tangent" else rt
-    source, ns = tuple_args.njit_entry(adapter, params, extra, numba.njit(spec.pyfunc),
-                                       isinstance(grads, numba.types.BaseTuple), star)
+    raw, grads_tuple = numba.njit(spec.pyfunc), isinstance(grads, numba.types.BaseTuple)
+    source, ns = tuple_args.njit_entry(adapter, params, extra, raw, grads_tuple, star) if \
+        tuples else record_arrays.njit_entry(adapter, params, extra, raw, grads_tuple)
     return exec_source(source, "entry", ns)
 
 

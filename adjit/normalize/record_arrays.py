@@ -59,7 +59,14 @@ def _field_type(t, field):
         sample = np.asfortranarray(sample)
     elif t.layout == "A":
         sample = sample[(slice(None, None, 2),) * t.ndim]
-    return numba.typeof(sample[field])
+    view = numba.typeof(sample[field])
+    if t.aligned:
+        return view
+    # compiled code types the fields of an array of packed records (numpy's default, not
+    # align=True) as unaligned views, which @njit callers pass; an aligned view, as numpy
+    # makes it for a call from Python, converts to that type
+    return numba.types.Array(view.dtype, view.ndim, view.layout, readonly=not view.mutable,
+                             aligned=False)
 
 
 class Layout:
@@ -281,6 +288,7 @@ class Adapter:
         self.with_value = with_value
         self.single = single
         self.split_tangents = split_tangents
+        self.in_wrt = any(q in self.records for q in wrt_user)
 
     def _expand(self, values):
         """The user's per-argnums values (tangents) with each record's split into fields."""
@@ -335,3 +343,81 @@ def put_together(out, adapter, gradient_of):
         merged.append(g)
     result = merged[0] if adapter.single else tuple(merged)
     return (value, result) if adapter.with_value else result
+
+
+def entry_names(params):
+    """The names a derivative's @njit entry (entry_source) uses for itself, apart from the
+    user's parameter names: {"own": the prefix, "raw", "out", "g", "np"}."""
+    own = "_" * (1 + max((len(q) - len(q.lstrip("_")) for q in params), default=0))
+    return dict({n: own + n for n in ("raw", "out", "g", "np")}, own=own)
+
+
+def entry_source(adapter, signature, args, grads_tuple, gradient_of, names):
+    """The source of `def entry(<signature>)` calling the split function's derivative
+    (names["raw"]) with the expressions `args` and, in reverse mode with a split argument
+    in argnums, putting the gradients together as put_together does in Python:
+    `gradient_of(q, k, lines)` -> (expression, next k) for an argument that was split (it
+    may append statements to `lines`), None for one whose gradient is raw's k-th.
+    `grads_tuple`: whether raw returns its gradients as a tuple."""
+    call = f"{names['raw']}({', '.join(args)})"
+    lines = [f"def entry({signature}):"]
+    if adapter.derivative == "tangent" or not adapter.in_wrt:
+        return "\n".join(lines + [f"    return {call}"]) + "\n"
+    out, g = names["out"], names["g"]
+    lines.append(f"    {out} = {call}")
+    grads = f"{out}[1]" if adapter.with_value else out
+    lines.append(f"    {g} = {grads if grads_tuple else f'({grads},)'}")
+    merged, k = [], 0
+    for q in adapter.wrt_user:
+        made = gradient_of(q, k, lines)
+        if made is None:
+            made = f"{g}[{k}]", k + 1
+        expression, k = made
+        merged.append(expression)
+    result = merged[0] if adapter.single else "(" + "".join(f"{m}, " for m in merged) + ")"
+    lines.append(f"    return ({out}[0], {result})" if adapter.with_value else
+                 f"    return {result}")
+    return "\n".join(lines) + "\n"
+
+
+def njit_entry(adapter, params, extra, raw, grads_tuple):
+    """The derivative as @njit code calls it: a function of the user's arguments (and of the
+    trailing tangent or cotangent, the parameter `extra`) that passes each record array's
+    fields (views) to `raw` (the derivative of the split function, compiled) and, in
+    reverse mode, gives each record array in argnums its gradient as an array of its dtype:
+    what Adapter.call does in Python, written out (numba compiles it into the caller).
+    `grads_tuple`: whether raw returns its gradients as a tuple. Returns (source,
+    namespace)."""
+    layout, names = adapter.layout, entry_names(params)
+    user = params[:layout.n_user]
+    fields = {user[k]: every for k, _, every, _ in layout.entries}
+    split = []
+    for q in user:
+        if q in fields:
+            split.extend(f"{q}[{f!r}]" for f in fields[q])
+        else:
+            split.append(q)
+    trailing = [extra] if extra else []
+    if adapter.derivative == "tangent" and adapter.in_wrt:
+        given = [extra] if adapter.single else [f"{extra}[{j}]" for j in
+                                                range(len(adapter.wrt_user))]
+        expanded = []
+        for q, t in zip(adapter.wrt_user, given):
+            if q in adapter.records:
+                expanded.extend(f"{t}[{f!r}]" for f in adapter.records[q][1])
+            else:
+                expanded.append(t)
+        trailing = ["(" + "".join(f"{e}, " for e in expanded) + ")"]
+
+    def gradient_of(q, k, lines):
+        if q not in adapter.records:
+            return None
+        made = f"{names['own']}rec_{q}"
+        lines.append(f"    {made} = {names['np']}.zeros({q}.shape, {q}.dtype)")
+        for f in adapter.records[q][1]:
+            lines.append(f"    {made}[{f!r}][...] = {names['g']}[{k}]")
+            k += 1
+        return made, k
+
+    return entry_source(adapter, ", ".join(params), split + trailing, grads_tuple,
+                        gradient_of, names), {names["raw"]: raw, names["np"]: np}

@@ -19,7 +19,7 @@ import numpy as np
 from .. import ir
 from ..errors import CallValueError, error_at
 from .names import unused_name
-from .record_arrays import put_together
+from .record_arrays import entry_names, entry_source, put_together
 
 _ADVICE = ("Pass tuples of numbers and numpy arrays (and tuples of such tuples); pass "
            "anything else as an argument of its own.")
@@ -316,15 +316,13 @@ def njit_entry(adapter, params, extra, raw, grads_tuple, star=None):
     elements to `raw` (the derivative of the split function, compiled) and, in reverse mode,
     gives each tuple in argnums its gradient as a tuple of its structure: what
     Adapter.call does in Python, written out for the argument types at hand (numba compiles
-    it into the caller). `grads_tuple`: whether raw returns its gradients as a tuple.
-    `star`: the name of the function's `*args` parameter (the last of its own, before the
-    tangent or cotangent), where it has one: the entry then takes every argument as one
-    `*args` (the stub's signature), as numba passes them (`objective(theta, x, y)` for
-    `def objective(theta, *data)`). Returns (source, namespace)."""
-    # the entry's own names, apart from the user's parameter names
-    own = "_" * (1 + max((len(q) - len(q.lstrip("_")) for q in params), default=0))
-    raw_, out_, g_, np_ = (own + n for n in ("raw", "out", "g", "np"))
-    layout, ns = adapter.layout, {raw_: raw, np_: np}
+    it into the caller; record_arrays.entry_source). `grads_tuple`: whether raw returns its
+    gradients as a tuple. `star`: the name of the function's `*args` parameter (the last of
+    its own, before the tangent or cotangent), where it has one: the entry then takes every
+    argument as one `*args` (the stub's signature), as numba passes them
+    (`objective(theta, x, y)` for `def objective(theta, *data)`). Returns (source,
+    namespace)."""
+    layout, names = adapter.layout, entry_names(params)
     leaves = {q: _leaves(layout.tuples[k]) for q, k in adapter.tuples.items()}
     spelled = {}
     if star is not None:
@@ -355,45 +353,29 @@ def njit_entry(adapter, params, extra, raw, grads_tuple, star=None):
             else:
                 expanded.append(t)
         trailing = ["(" + "".join(f"{e}, " for e in expanded) + ")"]
-    call = f"{raw_}({', '.join(split + trailing)})"
-    lines = [f"def entry({'*args' if star else ', '.join(params)}):"]
-    if adapter.derivative == "tangent" or not adapter.in_wrt:
-        lines.append(f"    return {call}")
-        return "\n".join(lines) + "\n", ns
-    lines.append(f"    {out_} = {call}")
-    grads = f"{out_}[1]" if adapter.with_value else out_
-    if not grads_tuple:
-        grads = f"({grads},)"
-    lines.append(f"    {g_} = {grads}")
-    counter = [0]
+    ns = {names["raw"]: raw, names["np"]: np}
 
-    def rebuilt(q, t, path):
+    def rebuilt(q, t, path, k):
         items = []
-        for k, e in enumerate(t):
+        for j, e in enumerate(t):
             if is_tuple(e):
-                items.append(rebuilt(q, e, path + (k,)))
+                item, k = rebuilt(q, e, path + (j,), k)
             elif is_float_type(e):
-                items.append(f"{g_}[{counter[0]}]")
-                counter[0] += 1
+                item, k = f"{names['g']}[{k}]", k + 1
             elif isinstance(e, numba.types.Array):
-                items.append(f"{np_}.zeros_like({at(q, path + (k,))})")
+                item = f"{names['np']}.zeros_like({at(q, path + (j,))})"
             else:       # an integer or a boolean: a zero of its type
-                items.append(f"{at(q, path + (k,))} ^ {at(q, path + (k,))}")
+                item = f"{at(q, path + (j,))} ^ {at(q, path + (j,))}"
+            items.append(item)
         cls = named_class(t)
         if cls is None:
-            return "(" + "".join(f"{x}, " for x in items) + ")"
-        name = f"{own}class{len(ns)}"
+            return "(" + "".join(f"{x}, " for x in items) + ")", k
+        name = f"{names['own']}class{len(ns)}"
         ns[name] = cls
-        return f"{name}({', '.join(items)})"
+        return f"{name}({', '.join(items)})", k
 
-    merged = []
-    for q in adapter.wrt_user:
-        if q in leaves:
-            merged.append(rebuilt(q, layout.tuples[adapter.tuples[q]], ()))
-        else:
-            merged.append(f"{g_}[{counter[0]}]")
-            counter[0] += 1
-    result = merged[0] if adapter.single else "(" + "".join(f"{m}, " for m in merged) + ")"
-    lines.append(f"    return ({out_}[0], {result})" if adapter.with_value else
-                 f"    return {result}")
-    return "\n".join(lines) + "\n", ns
+    def gradient_of(q, k, lines):
+        return rebuilt(q, layout.tuples[adapter.tuples[q]], (), k) if q in leaves else None
+
+    return entry_source(adapter, "*args" if star else ", ".join(params), split + trailing,
+                        grads_tuple, gradient_of, names), ns
