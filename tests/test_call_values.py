@@ -249,6 +249,33 @@ def test_shared_elements_are_numpys(a, b):
         assert share_elements(a, b) == np.shares_memory(a, b)
 
 
+def test_shared_elements_of_vectors_of_one_stride_are_numpys():
+    # the arithmetic for two vectors of one stride and element size, on every pair of such
+    # views of a small base (starts, lengths, both directions; float64, complex parts)
+    bases = [np.zeros(24), np.zeros(12, complex).real, np.zeros(12, complex).imag]
+    for base in bases:
+        for step in (1, 2, 3, -1, -2, -3):
+            views = [base[start:stop:step] for start in range(-5, 6)
+                     for stop in (None, 1, 4, 9, -2)]
+            views = [v for v in views if v.size]
+            for a in views:
+                for b in views:
+                    assert share_elements(a, b) == np.shares_memory(a, b), (a.strides, b)
+    # views at byte offsets that are not a multiple of the element size (fields of packed
+    # records): elements meet part-way
+    buffer = np.zeros(512, np.uint8)
+    for stride in (16, 24, -16, -24):
+        views = [np.ndarray((n,), np.float64, buffer=buffer, offset=offset + (
+            (n - 1) * -stride if stride < 0 else 0), strides=(stride,))
+            for offset in range(0, 30, 3) for n in (1, 3, 6)]
+        for a in views:
+            for b in views:
+                assert share_elements(a, b) == np.shares_memory(a, b), (a.ctypes.data, b)
+    complex_parts = np.zeros(12, complex)
+    assert not share_elements(complex_parts.real, complex_parts.imag)
+    assert share_elements(complex_parts.real[1:], complex_parts.real[::-1])
+
+
 def reads_both(a, b):
     return np.sum(a * b)
 

@@ -512,8 +512,20 @@ def _addresses(a):
 def share_elements(a, b):
     """Whether some byte of an element of `a` is a byte of an element of `b`: exact for
     strided views whose extents overlap though their elements interleave (x[::2] and
-    x[1::2], the real and imaginary parts of one complex array). Each array's elements are
-    one size, so both lists of element addresses, sorted, are walked once together."""
+    x[1::2], the real and imaginary parts of one complex array, columns of a matrix). Two
+    vectors of one stride and element size are decided by arithmetic: element i of a and j
+    of b meet where |d + (j - i) s| < itemsize (d the distance of their first elements);
+    otherwise each array's elements are one size, so both lists of element addresses,
+    sorted, are walked once together."""
+    s = a.strides[0] if a.ndim == 1 else 0
+    if a.ndim == 1 and b.ndim == 1 and b.strides[0] == s and a.itemsize == b.itemsize and \
+            a.itemsize <= abs(s):
+        d = np.int64(b.ctypes.data) - np.int64(a.ctypes.data)
+        k = -d // s                  # the two whole numbers j - i nearest -d / s
+        for j_i in (k, k + 1):
+            if -(a.size - 1) <= j_i <= b.size - 1 and abs(d + j_i * s) < a.itemsize:
+                return True
+        return False
     pa = _addresses(a)
     pb = _addresses(b)
     i = 0
