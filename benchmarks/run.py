@@ -26,7 +26,11 @@ pool left running here would compete with numba and OpenBLAS for the cores and d
 adjit times. That process is pinned to one CPU, as the generated code is single-threaded: on
 the 2-core CI machine JAX was also fastest and steadiest that way (0.18 ms for the softmax-CE
 gradient pinned, 0.24 to 0.52 ms from run to run with its thread pool on both cores).
-ADJIT_BENCH_JAX_PIN=0 leaves JAX its default threads. Without jax a note line says so and
+ADJIT_BENCH_JAX_PIN=0 leaves JAX its default threads. The rows of single-threaded code here
+(all but the prange rows: the forward, the gradient, the hand-written adjoint) run on that
+same CPU, one after the other: a virtual machine's CPUs need not be equally fast or equally
+busy, and the ratio adjit/JAX should not depend on which one each side got.
+Without jax a note line says so and
 the table is the same otherwise.
 """
 import argparse
@@ -95,8 +99,8 @@ def measure_jax(repeats, out):
         return None, "note: jax is not installed, no JAX comparison " \
                      "(pip install 'adjit[compare]' to add it)"
     script = os.path.join(HERE, "jax_cases.py")
-    pin = os.environ.get("ADJIT_BENCH_JAX_PIN", "1") != "0" and hasattr(os, "sched_setaffinity")
-    cpu = max(os.sched_getaffinity(0)) if pin else None
+    cpu = bench_cpu()
+    pin = cpu is not None
     # JAX on the CPU, like adjit here (a machine with a GPU would otherwise compare against
     # the GPU); ADJIT_BENCH_JAX_PLATFORM=gpu asks for that comparison
     env = dict(os.environ, JAX_PLATFORMS=os.environ.get("ADJIT_BENCH_JAX_PLATFORM", "cpu"))
@@ -110,6 +114,14 @@ def measure_jax(repeats, out):
     where = f"pinned to CPU {cpu}" if pin else "default threads"
     return info["cases"], info["about"].replace("(in its own process)",
                                                 f"(in its own process, {where})")
+
+
+def bench_cpu():
+    """The CPU JAX's process and the single-threaded rows run on: the last one this process
+    may use (None with ADJIT_BENCH_JAX_PIN=0 or where a process cannot be pinned)."""
+    if os.environ.get("ADJIT_BENCH_JAX_PIN", "1") == "0" or not hasattr(os, "sched_setaffinity"):
+        return None
+    return max(os.sched_getaffinity(0))
 
 
 def max_rel_diff(a, saved):
@@ -231,7 +243,9 @@ class Bench:
                  "in a process where numba itself is already warm; forward = numba.njit(f) "
                  "with default flags; FAST = fastmath={'contract', 'arcp', 'nsz'} for the "
                  "gradient only; OPENBLAS_NUM_THREADS="
-                 f"{os.environ['OPENBLAS_NUM_THREADS']}", self.head)
+                 f"{os.environ['OPENBLAS_NUM_THREADS']}" + (
+                     "" if bench_cpu() is None else f"; every row but the prange ones on CPU "
+                     f"{bench_cpu()}, where JAX runs too"), self.head)
         self.jax_times, self.about = measure_jax(self.repeats, os.path.join(self.tmp, "jax"))
         self.out(self.about + "\n", self.head)
         self.target_lines = []
@@ -248,7 +262,14 @@ class Bench:
         self.out(header, self.table)
         self.out("|" + "|".join("-" * (w + 2) for _, w in cols) + "|", self.table)
         warnings, diffs, ckpt_lines, hand_diffs, fwd_compiles = [], [], [], [], []
+        # numba's worker threads start before this thread is pinned (they keep every CPU)
+        numba.get_num_threads()
+        cpu = bench_cpu()
+        every_cpu = os.sched_getaffinity(0) if cpu is not None else None
         for index, (name, fn, args, argnums, options) in enumerate(all_cases):
+            if cpu is not None:
+                # a prange row's threads on every CPU; the others on JAX's
+                os.sched_setaffinity(0, every_cpu if getattr(fn, "parallel", False) else {cpu})
             args = inputs(args)
             os.environ["ADJIT_CACHE_DIR"] = os.path.join(self.tmp, "cache", str(index))
             forward = self.forward(fn)
@@ -319,6 +340,8 @@ class Bench:
             # keep the gradient for the figure (the same options, other step counts)
             self.grads.setdefault((fn, argnums, tuple(sorted((k, repr(v)) for k, v in
                                                             options.items()))), g)
+        if cpu is not None:
+            os.sched_setaffinity(0, every_cpu)
         self.out("", self.footers)
         for line in ckpt_lines:
             self.out(line, self.footers)
@@ -604,7 +627,8 @@ def write_docs(bench, series, path, elapsed):
         "checkpoint snapshots. Decimal units (1 MB = 10^6 bytes).",
         "- **jax grad ms**, **adjit/jax** (with jax installed): `jax.jit(jax.grad(f, "
         "argnums))` of the mirror in benchmarks/jax_cases.py, float64, in its own process "
-        "pinned to one CPU, int arguments (step counts) static; the time loops are "
+        "pinned to one CPU (the one every row but the prange ones runs on here), int "
+        "arguments (step counts) static; the time loops are "
         "`lax.scan` over whole-array updates, and the Lennard-Jones rows written with loops "
         "are compared with the vectorized energy (how one writes it in JAX). JAX stores every step for the reverse pass, "
         "so the checkpointed rows repeat the time of the uncheckpointed mirror. The "
