@@ -31,7 +31,7 @@ test: $(VENV)/.test
 
 # the edit-test loop (a few minutes): every test file's cheapest tests by the durations a
 # full run recorded (tests/durations.json), up to CHECK_SECONDS per file
-CHECK_SECONDS ?= 2
+CHECK_SECONDS ?= 1.5
 check: $(VENV)/.test
 	$(PY) -m pytest -q -n $(TEST_JOBS) --dist loadgroup --quick $(CHECK_SECONDS)
 
