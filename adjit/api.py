@@ -681,17 +681,21 @@ def _star_types(gf, arg_types):
 def _split_entry(gf, spec, arg_types, star=None):
     """What @njit code calls for a derivative with tuple or record-array arguments: the split
     function's derivative behind a function of the user's arguments (tuple_args.njit_entry,
-    record_arrays.njit_entry). A tangent whose structure is not its tuple argument's is
-    refused here, as the Adapter refuses it in Python."""
+    record_arrays.njit_entry). A tangent whose structure is not its tuple argument's, or not
+    a record array of its argument's dtype, is refused here, as the Adapters refuse it in
+    Python."""
     adapter, params = spec.adapter, gf._order
     extra = params[-1] if gf.mode.extra else None
     tuples = isinstance(adapter, tuple_args.Adapter)
-    if tuples and adapter.derivative == "tangent" and adapter.in_wrt:
+    if adapter.derivative == "tangent" and adapter.in_wrt:
         given = [arg_types[-1]] if adapter.single else list(arg_types[-1])
+        origin = function_origin(gf.__adjit_function__)
         for q, t in zip(adapter.wrt_user, given):
-            if q in adapter.tuples:
+            if tuples and q in adapter.tuples:
                 tuple_args.check_tangent_type(t, adapter.layout.tuples[adapter.tuples[q]], q,
-                                              function_origin(gf.__adjit_function__))
+                                              origin)
+            elif not tuples and q in adapter.records:
+                record_arrays.check_tangent_type(t, arg_types[params.index(q)], q, origin)
     rt = spec.dispatcher.nopython_signatures[0].return_type
     grads = rt[1] if adapter.with_value and adapter.derivative != "tangent" else rt
     raw, grads_tuple = numba.njit(spec.pyfunc), isinstance(grads, numba.types.BaseTuple)

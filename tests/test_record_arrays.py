@@ -323,3 +323,26 @@ def test_each_mode_from_njit_code_as_from_python():
     np.testing.assert_array_equal(gd, want[2][1][0])
     np.testing.assert_array_equal(gd["n"], [0, 0, 0])
     _assert_fields_close(g, fd_grad(energy, (p,), 0))
+
+
+def test_a_tangent_that_is_not_a_record_array_of_the_dtype_is_refused():
+    # (numpy raised IndexError or "no field of name y" from Python; from @njit code numba's
+    # typing error)
+    a = np.array([(1.0, 2.0), (3.0, 4.0)], dtype=POINT)
+    other = np.zeros(2, np.dtype([("x", np.float64), ("z", np.float64)]))
+    j = adjit.jvp(product)
+
+    @njit
+    def caller(d, t):
+        return j(d, t)
+
+    for t, said in [(np.ones(2), "an array of float64"), (other, r"an array of \[\('x'")]:
+        with pytest.raises(adjit.AdjitError, match=f"in function 'product' .*the tangent of d "
+                                                   f"is {said}.* where d is a record array"):
+            j(a, t)
+        with pytest.raises(Exception, match="the tangent of d is .* where d is a record array "
+                                            "of dtype"):
+            caller(a, t)
+    t = np.zeros_like(a)
+    t["x"] = 1.0
+    assert caller(a, t) == j(a, t) == (njit(product)(a), 2.0 + 4.0)

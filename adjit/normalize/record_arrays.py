@@ -15,6 +15,7 @@ import numba
 import numpy as np
 
 from .. import ir
+from ..errors import CallValueError, error_at
 from .names import unused_name
 from .values import RecordValue
 
@@ -295,6 +296,11 @@ class Adapter:
         out = []
         for q, v in zip(self.wrt_user, values):
             if q in self.records:
+                dtype = self.records[q][0]
+                if not isinstance(v, np.ndarray) or v.dtype != dtype:
+                    got = f"an array of {v.dtype}" if isinstance(v, np.ndarray) else \
+                        f"a {type(v).__name__}"
+                    raise CallValueError(_tangent_kind(q, got, dtype), _TANGENT_ADVICE)
                 out.extend(v[f] for f in self.records[q][1])
             else:
                 out.append(v)
@@ -324,6 +330,22 @@ class Adapter:
         for f, part in zip(fields, parts):
             g[f] = part
         return g, k + len(fields)
+
+
+_TANGENT_ADVICE = "Pass a record array of the argument's dtype and shape (np.zeros_like(data))."
+
+
+def _tangent_kind(q, got, dtype):
+    return f"adjit: the tangent of {q} is {got} where {q} is a record array of dtype {dtype}"
+
+
+def check_tangent_type(v, t, where, origin):
+    """A tangent that @njit code passes for the record-array argument `where` (numba type
+    `t`) is a record array of its dtype, read from the numba types (as Adapter._expand reads
+    the values in Python; its shape is checked when the derivative runs)."""
+    if not isinstance(v, numba.types.Array) or v.dtype != t.dtype:
+        raise error_at(origin, _tangent_kind(where, str(v), numba.np.numpy_support.as_dtype(
+            t.dtype))[len("adjit: "):], _TANGENT_ADVICE)
 
 
 def put_together(out, adapter, gradient_of):
