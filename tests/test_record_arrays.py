@@ -346,3 +346,19 @@ def test_a_tangent_that_is_not_a_record_array_of_the_dtype_is_refused():
     t = np.zeros_like(a)
     t["x"] = 1.0
     assert caller(a, t) == j(a, t) == (njit(product)(a), 2.0 + 4.0)
+
+
+def test_argnums_out_of_parameter_order_with_a_record_array():
+    # argnums=(1, 0): the gradients in argnums order (the split function returned them in
+    # parameter order: w got the record array's fields' gradients)
+    a = np.array([(1.0, 2.0), (3.0, 4.0), (-0.5, 1.5)], dtype=POINT)
+    w = np.array([0.5, 2.0, -1.0])
+    gw, ga = adjit.grad(weighted_hypot, argnums=(1, 0))(a, w)
+    ga2, gw2 = adjit.grad(weighted_hypot, argnums=(0, 1))(a, w)
+    np.testing.assert_allclose(gw, np.hypot(a["x"], a["y"]), rtol=1e-14)
+    np.testing.assert_array_equal(gw, gw2)
+    np.testing.assert_array_equal(ga, ga2)
+    t = np.zeros_like(a)
+    t["x"] = 1.0
+    _, tangent = adjit.jvp(weighted_hypot, argnums=(1, 0))(a, w, (np.ones(3), t))
+    assert tangent == pytest.approx(np.sum(gw) + np.sum(ga["x"]), rel=1e-12)

@@ -553,3 +553,38 @@ def test_successive_calls_with_tuples_of_other_lengths_and_types():
 def scaled_sum(x, p):
     a, n = p
     return a * n * np.sum(x)
+
+
+def test_argnums_out_of_parameter_order_with_a_tuple_argument():
+    # argnums=(1, 0): the gradients in argnums order. The split function returned them in
+    # parameter order, so x got the tuple's gradient and the tuple x's (a plausible wrong
+    # answer, from Python and from @njit code alike)
+    x, p = np.array([1.0, 2.0, 3.0]), (2.0, (0.5, 3))
+    forward = njit(scaled_pair)
+    gx, gp = adjit.grad(scaled_pair, argnums=(1, 0))(p, x)
+    np.testing.assert_allclose(gx, fd_grad(forward, (p, x), 1), rtol=1e-7)
+    assert gp[0] == pytest.approx(fd_grad(lambda a: forward((a, (0.5, 3)), x), (2.0,), 0))
+    assert gp[1][0] == pytest.approx(np.sum(x) * 3) and gp[1][1] == 0
+    rg, rp = adjit.grad(scaled_pair, argnums=(0, 1))(p, x)
+    np.testing.assert_array_equal(rg[0], gp[0])
+    np.testing.assert_array_equal(rp, gx)
+    value, (gx2, gp2) = adjit.value_and_grad(scaled_pair, argnums=(1, 0))(p, x)
+    np.testing.assert_array_equal(gx2, gx)
+    assert gp2 == gp and value == forward(p, x)
+    tangent = (np.ones(3), (1.0, (0.0, 0)))
+    _, t = adjit.jvp(scaled_pair, argnums=(1, 0))(p, x, tangent)
+    assert t == pytest.approx(np.sum(gx) + gp[0], rel=1e-12)
+    g = adjit.grad(scaled_pair, argnums=(1, 0))
+
+    @njit
+    def caller(p, x):
+        return g(p, x)
+
+    cx, cp = caller(p, x)
+    np.testing.assert_array_equal(cx, gx)
+    assert cp == gp
+
+
+def scaled_pair(p, x):
+    a, (b, n) = p
+    return np.sum(a * x * x) + b * n * np.sum(x)

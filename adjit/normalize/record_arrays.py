@@ -98,14 +98,14 @@ def split_params(src, params, user_types, wrt, loc_error):
         return None
     tree = copy.deepcopy(src.tree)
     taken = set(src.locals) | {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
-    new_params, new_types, new_wrt, subst, entries = [], [], [], {}, []
+    new_params, new_types, subst, entries = [], [], {}, []
+    wrt_of = {}     # each parameter in argnums -> the parameters it becomes in argnums
     for k, (q, t) in enumerate(zip(params, user_types)):
         members = record_fields(t)
         if not members:
             new_params.append(q)
             new_types.append(t)
-            if q in wrt:
-                new_wrt.append(q)
+            wrt_of[q] = [q]
             continue
         if not any(ft in FIELD_TYPES for _, ft in members) and q in wrt:
             raise loc_error(src.tree, f"argument '{q}' in argnums is a record array with no "
@@ -114,8 +114,7 @@ def split_params(src, params, user_types, wrt, loc_error):
         names = [unused_name(f"{q}_{field}", taken) for field, _ in members]
         new_params.extend(names)
         new_types.extend(_field_type(t, field) for field, _ in members)
-        if q in wrt:
-            new_wrt.extend(n for (_, ft), n in zip(members, names) if ft in FIELD_TYPES)
+        wrt_of[q] = [n for (_, ft), n in zip(members, names) if ft in FIELD_TYPES]
         subst[q] = RecordValue([(field, ir.name(n)) for (field, _), n in zip(members, names)])
         entries.append((k, numba.np.numpy_support.as_dtype(t.dtype),
                         [field for field, _ in members],
@@ -130,6 +129,8 @@ def split_params(src, params, user_types, wrt, loc_error):
             else:
                 replaced.append(a)
         group[:] = replaced
+    # in argnums order: the split derivative returns its gradients in that order
+    new_wrt = [n for q in wrt for n in wrt_of[q]]
     return (src.with_tree(tree, {}), new_params, new_types, new_wrt, subst,
             Layout(entries, len(params)))
 

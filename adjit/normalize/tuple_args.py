@@ -102,13 +102,13 @@ def split_params(src, params, user_types, wrt, loc_error):
         return None
     tree = copy.deepcopy(src.tree)
     taken = set(src.locals) | {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
-    new_params, new_types, new_wrt, built, tuples, classes = [], [], [], {}, {}, {}
+    new_params, new_types, built, tuples, classes = [], [], {}, {}, {}
+    wrt_of = {}     # each parameter -> the parameters it becomes in argnums
     for k, (q, t) in enumerate(zip(params, user_types)):
         if not is_tuple(t):
             new_params.append(q)
             new_types.append(t)
-            if q in wrt:
-                new_wrt.append(q)
+            wrt_of[q] = [q]
             continue
         problem = unsupported(t)
         if problem:
@@ -123,8 +123,7 @@ def split_params(src, params, user_types, wrt, loc_error):
                  for path, _ in leaves}
         new_params.extend(names.values())
         new_types.extend(e for _, e in leaves)
-        if q in wrt:
-            new_wrt.extend(names[path] for path, e in leaves if is_float_type(e))
+        wrt_of[q] = [names[path] for path, e in leaves if is_float_type(e)]
         built[q] = _written_out(t, (), names, classes, taken)
         tuples[k] = t
     line = tree.body[0] if tree.body else tree
@@ -142,6 +141,8 @@ def split_params(src, params, user_types, wrt, loc_error):
                 for q, value in built.items()]
     tree.body[:0] = prologue
     ast.fix_missing_locations(tree)
+    # in argnums order: the split derivative returns its gradients in that order
+    new_wrt = [n for q in wrt for n in wrt_of[q]]
     return (src.with_tree(tree, classes), new_params, new_types, new_wrt,
             Layout(tuples, len(params)))
 
