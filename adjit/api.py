@@ -652,6 +652,8 @@ def _python_key(a):
         return a
     if isinstance(a, tuple):
         return type(a), tuple(_python_key(e) for e in a)
+    if isinstance(a, np.ndarray) and a.dtype.names is not None:
+        return type(a), a.dtype         # (a record array's fields are split by its dtype)
     return type(a)
 
 
@@ -678,6 +680,22 @@ def _star_types(gf, arg_types):
     return star, tuple(arg_types[:n_named]) + (packed,) + tuple(arg_types[end:])
 
 
+def _check_plain_tangent(t, arg, q, origin):
+    """The tangent @njit code passes for an argument that was not split, beside split ones
+    (the split derivative is compiled for the argument's own type as its tangent's): an
+    array of its dimensions and dtype for an array, a number for a number."""
+    if isinstance(arg, numba.types.Array):
+        fits = isinstance(t, numba.types.Array) and t.ndim == arg.ndim and t.dtype == arg.dtype
+        want = f"{arg}"
+    else:
+        fits = isinstance(t, (numba.types.Float, numba.types.Integer)) and \
+            not isinstance(t, numba.types.Boolean)
+        want = "a number"
+    if not fits:
+        raise error_at(origin, f"the tangent of {q} is {t} where {q} is {want}",
+                       "Pass a direction of the argument's type and shape.")
+
+
 def _split_entry(gf, spec, arg_types, star=None):
     """What @njit code calls for a derivative with tuple or record-array arguments: the split
     function's derivative behind a function of the user's arguments (tuple_args.njit_entry,
@@ -696,6 +714,8 @@ def _split_entry(gf, spec, arg_types, star=None):
                                               origin)
             elif not tuples and q in adapter.records:
                 record_arrays.check_tangent_type(t, arg_types[params.index(q)], q, origin)
+            else:
+                _check_plain_tangent(t, arg_types[params.index(q)], q, origin)
     rt = spec.dispatcher.nopython_signatures[0].return_type
     grads = rt[1] if adapter.with_value and adapter.derivative != "tangent" else rt
     raw, grads_tuple = numba.njit(spec.pyfunc), isinstance(grads, numba.types.BaseTuple)

@@ -206,7 +206,8 @@ def parse(p, o):
         p.src, p.params, types, p.wrt, p.records, layout = split
         trailing_types = p.arg_types[len(user_types):]
         if any(q in p.records for q in user_wrt):
-            trailing_types = _split_tangent_types(p, o, types, trailing_types)
+            # (a record with one float field in an int argnums: its one tangent, bare)
+            trailing_types = _split_tangent_types(p, o, types, trailing_types, o.single)
         p.arg_types = tuple(types) + tuple(trailing_types)
         user_types = types
         p.adapter = record_arrays.Adapter(layout, user_params, user_wrt, o.derivative,
@@ -246,14 +247,17 @@ def _apart_checks(p):
             if a != w and (record.get(a) is None or record.get(a) != record.get(w))]
 
 
-def _split_tangent_types(p, o, types, trailing_types):
+def _split_tangent_types(p, o, types, trailing_types, bare_one=False):
     """jvp's tangent types once the arguments in argnums were split into parameters (the
     Adapter splits the tangents as it splits the arguments): one per differentiated
-    parameter, or a tuple of them; other derivatives' trailing types unchanged."""
+    parameter, or a tuple of them (`bare_one`: one parameter's alone, where the derivative
+    stays one of a single argument); other derivatives' trailing types unchanged."""
     if o.derivative != "tangent" or not trailing_types:
         return trailing_types
     split = [types[p.params.index(q)] for q in p.wrt]
-    return tuple(split) if o.split_tangents else (numba.types.BaseTuple.from_types(split),)
+    if o.split_tangents or (bare_one and len(split) == 1):
+        return tuple(split)
+    return (numba.types.BaseTuple.from_types(split),)
 
 
 def _without_generated_names(src):

@@ -362,3 +362,28 @@ def test_argnums_out_of_parameter_order_with_a_record_array():
     t["x"] = 1.0
     _, tangent = adjit.jvp(weighted_hypot, argnums=(1, 0))(a, w, (np.ones(3), t))
     assert tangent == pytest.approx(np.sum(gw) + np.sum(ga["x"]), rel=1e-12)
+
+
+def test_record_arrays_of_another_dtype_read_only_and_one_float_field():
+    # a second call with another dtype gets its own derivative (the one kept for the last
+    # call's Python types was reused: the gradient had the first dtype's fields)
+    g = adjit.grad(counted, argnums=0)
+    d = np.zeros(2, np.dtype([("x", np.float64), ("n", np.int64)]))
+    d["x"], d["n"] = [1.0, 2.0], [3, 4]
+    d2 = np.zeros(2, np.dtype([("x", np.float64), ("n", np.int64), ("z", np.float64)]))
+    d2["x"], d2["n"] = [1.0, 2.0], [3, 4]
+    assert g(d, 2.0).dtype == d.dtype and g(d2, 2.0).dtype == d2.dtype
+    np.testing.assert_array_equal(g(d2, 2.0)["x"], [6.0, 8.0])
+    # a read-only record array (its fields are read-only views)
+    d.flags.writeable = False
+    np.testing.assert_array_equal(g(d, 2.0)["x"], [6.0, 8.0])
+    # jvp in an int argnums of a record array with one float field: its one tangent
+    _, t = adjit.jvp(counted)(d, 2.0, np.ones(2, d.dtype))
+    assert t == 2.0 * (3 + 4)
+    j = adjit.jvp(counted)
+
+    @njit
+    def caller(d, s, t):
+        return j(d, s, t)
+
+    assert caller(d, 2.0, np.ones(2, d.dtype))[1] == t

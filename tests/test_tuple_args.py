@@ -588,3 +588,59 @@ def test_argnums_out_of_parameter_order_with_a_tuple_argument():
 def scaled_pair(p, x):
     a, (b, n) = p
     return np.sum(a * x * x) + b * n * np.sum(x)
+
+
+def count_and_scale(x, p):
+    n, s = p
+    return n * s * np.sum(x)
+
+
+def test_tangents_of_tuples_read_element_by_element():
+    # a tangent given for an integer element in another shape than the element (it carries
+    # no derivative) shifted the float elements after it: (7, 8) for n made s's tangent 8
+    x = np.array([1.0, 2.0])
+    j = adjit.jvp(count_and_scale, argnums=1)
+    _, t = j(x, (2, 1.5), ((7, 8), 0.5))
+    assert t == 2 * 0.5 * 3.0
+    _, t2 = j(x, (2, 1.5), (0, 0.5))
+    assert t2 == t
+
+
+def mixed_scale(s, p):
+    return s * p[0] + p[1]
+
+
+def test_from_njit_code_a_plain_arguments_tangent_of_another_kind_is_refused():
+    # beside a tuple argument in argnums, an array tangent for a float argument was taken
+    # (numba broadcast it): refused as from Python
+    j = adjit.jvp(mixed_scale, argnums=(0, 1))
+
+    @njit
+    def caller(s, p, t):
+        return j(s, p, t)
+
+    with pytest.raises(Exception, match=r"the tangent of s is array\(float64, 1d, C\) where s "
+                                        "is a number"):
+        caller(1.5, (2.0, 3.0), (np.array([1.0, 2.0]), (0.0, 0.0)))
+    assert caller(1.5, (2.0, 3.0), (1.0, (0.0, 1.0))) == j(1.5, (2.0, 3.0), (1.0, (0.0, 1.0)))
+
+
+def int32_scaled(x, p):
+    a, k = p
+    return a * k * np.sum(x)
+
+
+def test_an_integer_elements_zero_keeps_its_type_from_njit_code():
+    g = adjit.grad(int32_scaled, argnums=1)
+
+    @njit
+    def caller(x, p):
+        return g(x, p)
+
+    x, p = np.ones(3), (2.0, np.int32(4))
+    from_python, from_njit = g(x, p), caller(x, p)
+    assert from_python == from_njit == (12.0, 0)
+    assert type(from_python[1]) is np.int32
+    # (numba returns every integer to Python as an int: the type inside compiled code)
+    result = caller.nopython_signatures[0].return_type
+    assert str(result[1]) == "int32", result

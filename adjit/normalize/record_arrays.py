@@ -61,13 +61,12 @@ def _field_type(t, field):
     elif t.layout == "A":
         sample = sample[(slice(None, None, 2),) * t.ndim]
     view = numba.typeof(sample[field])
-    if t.aligned:
-        return view
     # compiled code types the fields of an array of packed records (numpy's default, not
-    # align=True) as unaligned views, which @njit callers pass; an aligned view, as numpy
-    # makes it for a call from Python, converts to that type
-    return numba.types.Array(view.dtype, view.ndim, view.layout, readonly=not view.mutable,
-                             aligned=False)
+    # align=True) as unaligned views, which @njit callers pass (an aligned view, as numpy
+    # makes it for a call from Python, converts to that type); a read-only array's fields
+    # are read-only
+    return numba.types.Array(view.dtype, view.ndim, view.layout, readonly=not t.mutable,
+                             aligned=view.aligned and t.aligned)
 
 
 class Layout:
@@ -315,8 +314,12 @@ class Adapter:
                 trailing = self._expand(trailing)
             elif trailing:
                 tangents = [trailing[0]] if self.single else list(trailing[0])
-                trailing = [tuple(self._expand(tangents))] if any(
-                    q in self.records for q in self.wrt_user) else trailing
+                if self.in_wrt:
+                    expanded = self._expand(tangents)
+                    # (one float field for an int argnums: the split derivative's one
+                    # tangent, not a tuple)
+                    trailing = [expanded[0] if self.single and len(expanded) == 1 else
+                                tuple(expanded)]
             return raw(*split, *trailing)
         return put_together(raw(*split, *trailing), self, self._record_gradient)
 
@@ -430,7 +433,8 @@ def njit_entry(adapter, params, extra, raw, grads_tuple):
                 expanded.extend(f"{t}[{f!r}]" for f in adapter.records[q][1])
             else:
                 expanded.append(t)
-        trailing = ["(" + "".join(f"{e}, " for e in expanded) + ")"]
+        trailing = [expanded[0] if adapter.single and len(expanded) == 1 else
+                    "(" + "".join(f"{e}, " for e in expanded) + ")"]
 
     def gradient_of(q, k, lines):
         if q not in adapter.records:

@@ -84,6 +84,12 @@ class Layout:
         return out
 
 
+def _at_path(value, path):
+    for k in path:
+        value = value[k]
+    return value
+
+
 def _flatten(value):
     out = []
     for e in value:
@@ -201,8 +207,8 @@ class Adapter:
             if q in self.tuples:
                 k = self.tuples[q]
                 _check_tangent(v, user[k], self.layout.tuples[k], q)
-                leaves = _leaves(self.layout.tuples[k])
-                out.extend(x for x, (_, e) in zip(_flatten(v), leaves) if is_float_type(e))
+                out.extend(_at_path(v, path) for path, e in _leaves(self.layout.tuples[k])
+                           if is_float_type(e))
             else:
                 out.append(v)
         return out
@@ -365,8 +371,10 @@ def njit_entry(adapter, params, extra, raw, grads_tuple, star=None):
                 item, k = f"{names['g']}[{k}]", k + 1
             elif isinstance(e, numba.types.Array):
                 item = f"{names['np']}.zeros_like({at(q, path + (j,))})"
-            else:       # an integer or a boolean: a zero of its type
-                item = f"{at(q, path + (j,))} ^ {at(q, path + (j,))}"
+            elif isinstance(e, numba.types.Boolean):
+                item = "False"
+            else:       # an integer: a zero of its type
+                item = f"{names['np']}.{e}(0)"
             items.append(item)
         cls = named_class(t)
         if cls is None:
