@@ -706,8 +706,14 @@ def _split_entry(gf, spec, arg_types, star=None):
     extra = params[-1] if gf.mode.extra else None
     tuples = isinstance(adapter, tuple_args.Adapter)
     if adapter.derivative == "tangent" and adapter.in_wrt:
-        given = [arg_types[-1]] if adapter.single else list(arg_types[-1])
         origin = function_origin(gf.__adjit_function__)
+        if not adapter.single and (not isinstance(arg_types[-1], numba.types.BaseTuple) or
+                                   len(arg_types[-1]) != len(adapter.wrt_user)):
+            raise error_at(origin, f"the tangent is {arg_types[-1]} where "
+                           f"{len(adapter.wrt_user)} arguments are in argnums", "Pass a tuple "
+                           "of directions, one per argument in argnums, each shaped like its "
+                           "argument.")
+        given = [arg_types[-1]] if adapter.single else list(arg_types[-1])
         for q, t in zip(adapter.wrt_user, given):
             if tuples and q in adapter.tuples:
                 tuple_args.check_tangent_type(t, adapter.layout.tuples[adapter.tuples[q]], q,

@@ -644,3 +644,19 @@ def test_an_integer_elements_zero_keeps_its_type_from_njit_code():
     # (numba returns every integer to Python as an int: the type inside compiled code)
     result = caller.nopython_signatures[0].return_type
     assert str(result[1]) == "int32", result
+
+
+def test_a_tangent_tuple_of_another_length_than_argnums_is_refused():
+    # (one direction too many was dropped without a word where an argument was split)
+    j = adjit.jvp(mixed_scale, argnums=(0, 1))
+
+    @njit
+    def caller(s, p, t):
+        return j(s, p, t)
+
+    extra = (1.0, (0.0, 1.0), 5.0)
+    with pytest.raises(adjit.AdjitError, match="the tangent is a tuple of 3 where 2 "
+                                               "arguments are in argnums"):
+        j(1.5, (2.0, 3.0), extra)
+    with pytest.raises(Exception, match="where 2 arguments are in argnums"):
+        caller(1.5, (2.0, 3.0), extra)

@@ -313,7 +313,8 @@ class Adapter:
             if self.split_tangents:
                 trailing = self._expand(trailing)
             elif trailing:
-                tangents = [trailing[0]] if self.single else list(trailing[0])
+                tangents = [trailing[0]] if self.single else per_argument(trailing[0],
+                                                                           self.wrt_user)
                 if self.in_wrt:
                     expanded = self._expand(tangents)
                     # (one float field for an int argnums: the split derivative's one
@@ -334,6 +335,17 @@ class Adapter:
         for f, part in zip(fields, parts):
             g[f] = part
         return g, k + len(fields)
+
+
+def per_argument(tangent, wrt_user):
+    """The tangents of a jvp in a tuple argnums: a tuple of one per argument."""
+    if not isinstance(tangent, tuple) or len(tangent) != len(wrt_user):
+        got = f"a tuple of {len(tangent)}" if isinstance(tangent, tuple) else \
+            f"a {type(tangent).__name__}"
+        raise CallValueError(f"adjit: the tangent is {got} where {len(wrt_user)} arguments "
+                             "are in argnums", f"Pass a tuple of {len(wrt_user)} directions, "
+                             "one per argument in argnums, each shaped like its argument.")
+    return list(tangent)
 
 
 _TANGENT_ADVICE = "Pass a record array of the argument's dtype and shape (np.zeros_like(data))."

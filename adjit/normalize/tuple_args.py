@@ -19,7 +19,7 @@ import numpy as np
 from .. import ir
 from ..errors import CallValueError, error_at
 from .names import unused_name
-from .record_arrays import entry_names, entry_source, put_together
+from .record_arrays import per_argument, entry_names, entry_source, put_together
 
 _ADVICE = ("Pass tuples of numbers and numpy arrays (and tuples of such tuples); pass "
            "anything else as an argument of its own.")
@@ -226,7 +226,8 @@ class Adapter:
                 if self.split_tangents:
                     trailing = self._expand(trailing, user)
                 elif trailing:
-                    tangents = [trailing[0]] if self.single else list(trailing[0])
+                    tangents = [trailing[0]] if self.single else per_argument(
+                        trailing[0], self.wrt_user)
                     trailing = [tuple(self._expand(tangents, user))]
             return self._run(raw, split + trailing)
         out = self._run(raw, split + trailing)
