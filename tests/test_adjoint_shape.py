@@ -121,6 +121,18 @@ def pair_energy(x):
     return e
 
 
+def pair_energy_minus(x, w):
+    """The adjoint of x[i] is subtracted in the loop over j (`x_bar[i] -= ...`), in the
+    arrays' own dtype."""
+    n = x.shape[0]
+    e = w[0] * 0
+    for i in range(n):
+        for j in range(i + 1, n):
+            d = x[j] - x[i]
+            e += w[0] / (1 + d * d)
+    return e
+
+
 def read_in_loop(x):
     """The summed adjoint array is also read in the loop (no local sum may be used)."""
     n = x.shape[0]
@@ -153,6 +165,25 @@ def test_loop_sums_are_held_in_locals():
     _check(empty_inner_loops, (rng.normal(size=5),), 0)
     one = np.array([0.3])
     _check(empty_inner_loops, (one,), 0)
+
+
+def test_loop_sums_add_in_any_order():
+    """A loop's sum held in a local adds with add_any_order (so LLVM may run it in vector
+    lanes), `-=` as the negated term; exact against finite differences in float64 and float32
+    (whose sum stays float32)."""
+    rng = np.random.default_rng(2)
+    x = rng.normal(size=9)
+    src = _backward(_check(pair_energy_minus, (x, np.array([0.7])), 0))
+    total = re.search(r"(x_bar_sum\d*) = 0\.0", src).group(1)
+    assert f"{total} = add_any_order({total}, -" in src, src
+    assert f"{total} -=" not in src and f"{total} +=" not in src, src
+    src = _backward(_check(pair_energy, (x,), 0))
+    assert re.search(r"x_bar_sum\d* = add_any_order\(x_bar_sum\d*, [^-]", src), src
+    x32, w32 = x.astype(np.float32), np.array([0.7], np.float32)
+    got = adjit.grad(pair_energy_minus)(x32, w32)
+    assert got.dtype == np.float32
+    np.testing.assert_allclose(got, fd_grad(numba.njit(pair_energy_minus), (x, w32), 0),
+                               rtol=2e-5, atol=2e-5)
 
 
 # ---- stencils ----------------------------------------------------------------------------

@@ -13,13 +13,16 @@ hand-written adjoint does:
 
     xc_bar_sum = 0.0                 # was: for r in ...:
     for r in ...:                    #          xc_bar[c] += _t16_bar * _t13
-        xc_bar_sum += _t16_bar * _t13
+        xc_bar_sum = add_any_order(xc_bar_sum, _t16_bar * _t13)
     if xc_bar_sum != 0.0:
         xc_bar[c] += xc_bar_sum
 
 The element is read and written only when the loop added something (a loop that runs no
 iteration touches no memory, as before). Only the order of the additions changes: the
-loop's terms are summed first, then added to the element.
+loop's terms are summed first, then added to the element, and the sum adds them in any
+order (runtime/sums.py add_any_order: an addition LLVM may reorder, so that it runs the
+loop's sum in vector lanes; `s += v` would keep the additions in turn, each waiting for the
+one before). `-=` adds the negated term (the same number, exactly).
 
 Loops of the serial backward sweep only: not prange loops or anything inside them (their
 adjoint arrays are per-thread or shared between threads), not CUDA code.
@@ -27,6 +30,10 @@ adjoint arrays are per-thread or shared between threads), not CUDA code.
 import ast
 
 from .. import ir
+
+
+ANY_ORDER = "add_any_order"
+"""The runtime helper (runtime/sums.py) a promoted sum adds with."""
 
 
 def promote_accumulators(stmts, array_bars, namegen, time_loops=()):
@@ -114,8 +121,11 @@ def _promote(loop, bars, namegen):
         total = namegen.fresh(f"{arr}_sum")
         for s, parent in found:
             i = next(n for n, x in enumerate(parent) if x is s)
-            parent[i] = ast.AugAssign(target=ast.Name(id=total, ctx=ast.Store()), op=s.op,
-                                      value=s.value)
+            term = s.value if isinstance(s.op, ast.Add) else \
+                ast.UnaryOp(op=ast.USub(), operand=s.value)
+            parent[i] = ir.assign(total, ast.Call(
+                func=ast.Name(id=ANY_ORDER, ctx=ast.Load()),
+                args=[ir.name(total), term], keywords=[]))
             ir.copy_notes(s, parent[i])
         before.append(ir.assign(total, ir.const(0.0)))
         slot = ast.Subscript(value=ast.Name(id=arr, ctx=ast.Load()), slice=index,
@@ -174,7 +184,8 @@ def _invariant_loads(loop):
         elif isinstance(node, (ast.Subscript, ast.Attribute)) and \
                 isinstance(node.ctx, ast.Store) and isinstance(node.value, ast.Name):
             written.add(node.value.id)
-        elif isinstance(node, ast.Call):
+        elif isinstance(node, ast.Call) and not (isinstance(node.func, ast.Name) and
+                                                  node.func.id == ANY_ORDER):
             return []           # (a call may write an array: a tape growing, a helper)
     moved = []
     first_use = {}          # name -> the statement of the loop's body that names it first

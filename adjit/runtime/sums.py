@@ -71,4 +71,14 @@ def sum_range32(buf, n):
     return s
 
 
+@numba.njit(fastmath={"reassoc"}, error_model="numpy", cache=True)
+def add_any_order(s, v):
+    """s + v, an addition the compiler may reorder with the others of its sum: a loop that
+    adds into a scalar with it (`xc_bar_sum1 = add_any_order(xc_bar_sum1, _t16_bar * _t13)`)
+    is a reduction LLVM runs in vector lanes, where `s += v` waits for each addition in
+    turn. LLVM inlines it into the loop; the flag stays on the one addition (numba's own
+    inlining would compile it with the caller's flags instead)."""
+    return s + v
+
+
 key_by_level(globals())     # numba caches each level apart (jitcache.py)
