@@ -20,6 +20,7 @@ from .normalize import record_arrays, tuple_args
 from .runtime.tape import RECORDED_TAPE_BYTES, TapeLimitError
 from .transform import Mode as _Mode
 from .transform import build, check_argnums
+from .codegen.assemble import REPORTED
 from .codegen.emit import exec_source
 
 
@@ -324,7 +325,7 @@ class GradientFunction:
         spec = self._called
         if spec is None or spec.stats is None:
             return None
-        return TapeReport(*(int(v) for v in spec.stats))
+        return TapeReport(*(int(v) for v in spec.stats[:REPORTED]))
 
     @property
     def source(self):

@@ -776,7 +776,8 @@ def _adjoint(p, o):
     def parts_now():
         tail = prog.backward_init + prog.backward + stats + ret
         return assemble.forward_parts(prog, tail, params, kinds, o.tape_limit,
-                                      parallel=sweep.parallel, cap=cap_name) + [
+                                      parallel=sweep.parallel, cap=cap_name,
+                                      stats=stats_name) + [
             ("backward sweep", prog.backward_init + prog.backward),
             ("what the tape took (TapeReport)", stats),
             (None, ret)]

@@ -11,6 +11,7 @@
 import functools
 import math
 import re
+import sys
 
 import numba
 import numpy as np
@@ -376,6 +377,87 @@ def test_tape_grows_with_steps_without_checkpointing_and_not_with_it():
         assert report.tape_bytes == 8 * 1024
         assert report.snapshot_bytes == 8 * (50 + 50) * 8
     assert ckpt[0].recompute_factor < ckpt[-1].recompute_factor < 8
+
+
+def test_a_gradient_called_again_starts_its_tape_as_long_as_the_last_call_left_it():
+    """The second call allocates the tape once at the length the first call grew it to
+    (tape_start): no doubling, so no fresh pages to map on every call; the same numbers."""
+    g = adjit.grad(heat_loops, argnums=(0, 1), checkpoint=False)
+    u0 = np.random.default_rng(4).random(50)
+    first = g(u0, 0.2, 400)
+    grown = g.last_tape.tape_bytes
+    assert 8 * 48 * 400 <= grown < 2 * 8 * 48 * 400
+    src = g.source
+    assert re.search(r"_ftape = vec\.empty\(tape_start\(_tape_stats\d*\[5\], _tape_room\)\)",
+                     src), src
+    again = g(u0, 0.2, 400)
+    assert g.last_tape.tape_bytes == grown
+    assert np.array_equal(first[0], again[0]) and first[1] == again[1]
+    # a call that needs less keeps the length (np.empty touches none of it)
+    g(u0, 0.2, 10)
+    assert g.last_tape.tape_bytes == grown
+    # from @njit code the tape starts at 1024 values and grows as it must
+    call = numba.njit(lambda u, a, s: g(u, a, s))
+    inside = call(u0, 0.2, 400)
+    assert np.array_equal(inside[0], first[0]) and inside[1] == first[1]
+    # the length carried over stays within tape_limit (tape_start caps it by the room)
+    small = adjit.grad(heat_loops, argnums=(0, 1), checkpoint=False, tape_limit=64 * 1024)
+    small(u0, 0.2, 100)
+    with pytest.raises(AdjitError, match="tape"):
+        small(u0, 0.2, 400)
+
+
+_FAULTS = """
+import resource
+import numpy as np
+import adjit
+
+
+def heat_loops(u0, alpha, steps):
+    n = u0.shape[0]
+    u = u0.copy()
+    un = np.zeros(n)
+    for t in range(steps):
+        for i in range(1, n - 1):
+            un[i] = u[i] + alpha * (u[i - 1] - 2.0 * u[i] + u[i + 1])
+        for i in range(1, n - 1):
+            u[i] = un[i]
+    s = 0.0
+    for i in range(n):
+        s += u[i] * u[i]
+    return s
+
+
+g = adjit.grad(heat_loops, argnums=(0, 1), checkpoint="auto")
+args = (np.random.default_rng(5).random(1024), 0.2, 3000)
+for _ in range(3):
+    g(*args)
+before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+for _ in range(10):
+    g(*args)
+print(g.last_tape.tape_bytes, (resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before) / 10)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="counts Linux page faults")
+def test_repeated_calls_map_no_new_pages_for_the_tape(tmp_path):
+    """The checkpointed heat equation in a fresh process: growing its 1 MB tape by doubling
+    on every call mapped hundreds of fresh pages a call (the C library hands large freed
+    blocks back to the system), a third of the gradient's time; started at the last call's
+    length, the memory is reused. (Optimized as users run it: at the suite's NUMBA_OPT=0 the
+    old way mapped no new pages either.)"""
+    import os
+    import subprocess
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, NUMBA_OPT="3", PYTHONPATH=os.pathsep.join(
+        [root, os.environ.get("PYTHONPATH", "")]))
+    script = tmp_path / "faults.py"
+    script.write_text(_FAULTS)
+    out = subprocess.run([sys.executable, str(script)], env=env, capture_output=True,
+                         text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    tape, faults = out.stdout.split()[-2:]
+    assert int(tape) > 500_000 and float(faults) < 50, out.stdout
 
 
 def _bits(result):

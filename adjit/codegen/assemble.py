@@ -23,17 +23,23 @@ from ..runtime import vec
 ZEROS = {FLOAT: 0.0, "int": 0, "bool": False}
 """The zero of each scalar kind (a name defined before the paths that assign it)."""
 
-STATS_SIZE = 5
+STATS_SIZE = 7
 """The tape statistics: tape bytes, snapshot bytes, checkpointed steps, steps advanced
-again without the tape, steps run with the tape (see api.TapeReport)."""
+again without the tape, steps run with the tape (the five numbers of api.TapeReport), then
+the float and the integer tape's lengths, where the next call starts them
+(reverse/tape.py LENGTH_SLOTS)."""
+
+REPORTED = 5
+"""The statistics api.TapeReport reports (the first ones)."""
 
 
 def forward_parts(prog, tail, params, kinds, limit, title="forward sweep", parallel=False,
-                  cap="0"):
+                  cap="0", stats=None):
     """The first parts of a generated function: scalars defined up front, and the forward
     sweep (tape allocations, then the primal statements that `tail` - the rest of the
     function - needs). With `parallel`, the user's prange loops that qualify stay parallel
-    (reverse/parallel.py). `cap`: the parameter capping the tape's room (Tape.allocations)."""
+    (reverse/parallel.py). `cap`: the parameter capping the tape's room, `stats` the tape
+    statistics' (Tape.allocations)."""
     roots = upward_exposed(tail) | prog.tape.reserved_names()
     forward = eliminate_dead(prog.forward, roots, set(params))
     if parallel:
@@ -41,7 +47,7 @@ def forward_parts(prog, tail, params, kinds, limit, title="forward sweep", paral
     defined = defined_up_front(forward + tail, kinds, prog.bars, params)
     return [("variables assigned in branches start defined (numba prunes constant branches)",
              defined),
-            (title, prog.init + prog.tape.allocations(limit, cap) + forward)]
+            (title, prog.init + prog.tape.allocations(limit, cap, stats) + forward)]
 
 
 def step_parts(body, results, kinds, params, packed=None):
@@ -65,7 +71,7 @@ def stats_statements(stats, tape, checkpointed):
         lines.append(f"{stats}[1] = {' + '.join(snaps)}")
     for cp in checkpointed:
         lines.append(f"ckpt.add_counts({cp.names['sched']}, {stats}, {cp.names['steps']})")
-    return ast.parse("\n".join(lines)).body
+    return ast.parse("\n".join(lines)).body + tape.length_statements(stats)
 
 
 def seed_cotangent(prog, builder, result, kinds, cot):

@@ -31,7 +31,7 @@ from .fold import fold_temporaries
 
 from ..runtime import vec
 from ..runtime.sums import add_any_order, copy_dot, dot_range, sum_range
-from ..runtime.tape import check_room, grow_tape, reserve_tape, tape_room
+from ..runtime.tape import check_room, grow_tape, reserve_tape, tape_room, tape_start
 
 _COMMENT = "__adjit_comment__"
 _serial = itertools.count(1)
@@ -320,7 +320,7 @@ def _namespace_digest(namespace):
 
 HELPERS = {"grow_tape": grow_tape, "reserve_tape": reserve_tape, "check_room": check_room,
            "tape_room": tape_room, "dot_range": dot_range, "sum_range": sum_range,
-           "copy_dot": copy_dot, "add_any_order": add_any_order}
+           "copy_dot": copy_dot, "add_any_order": add_any_order, "tape_start": tape_start}
 """Runtime functions generated code calls by their bare names (the tape's, the sums')."""
 
 

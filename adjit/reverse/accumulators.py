@@ -184,8 +184,7 @@ def _invariant_loads(loop):
         elif isinstance(node, (ast.Subscript, ast.Attribute)) and \
                 isinstance(node.ctx, ast.Store) and isinstance(node.value, ast.Name):
             written.add(node.value.id)
-        elif isinstance(node, ast.Call) and not (isinstance(node.func, ast.Name) and
-                                                  node.func.id == ANY_ORDER):
+        elif isinstance(node, ast.Call) and ir.unparse(node.func) != ANY_ORDER:
             return []           # (a call may write an array: a tape growing, a helper)
     moved = []
     first_use = {}          # name -> the statement of the loop's body that names it first

@@ -10,8 +10,12 @@ import ast
 
 from ..analysis.types import BOOL, FLOAT
 from .. import ir
+from ..runtime.tape import INITIAL_CAPACITY
 
-INITIAL_CAPACITY = 1024
+LENGTH_SLOTS = {"f": 5, "i": 6}
+"""Where in the tape statistics (codegen/assemble.py STATS_SIZE) each stack's length at the
+end of a call is kept: the next call from Python starts its stack that long
+(runtime/tape.py tape_start)."""
 
 
 class Tape:
@@ -80,9 +84,10 @@ class Tape:
         parts = [f"{self.names[w][0]}.nbytes" for w in ("f", "i") if self.used[w]]
         return " + ".join(parts) or "0"
 
-    def allocations(self, limit, cap="0"):
+    def allocations(self, limit, cap="0", stats=None):
         """The tape's allocations: its room (tape_room of `limit`, capped by the generated
-        function's parameter `cap` where it has one) and its initial arrays."""
+        function's parameter `cap` where it has one) and its initial arrays, as long as the
+        last call left them where the function has the statistics parameter `stats`."""
         if self.bounded:
             out = []
             for which, size, dtype in (("f",) + (self.bounds[0], "numba.float64"),
@@ -95,8 +100,15 @@ class Tape:
         for which, dtype in (("f", ""), ("i", ", np.int64")):
             if self.used[which]:
                 arr, top = self.names[which]
-                out += _parse(f"{arr} = np.empty({INITIAL_CAPACITY}{dtype})\n{top} = 0\n")
+                size = INITIAL_CAPACITY if stats is None else \
+                    f"tape_start({stats}[{LENGTH_SLOTS[which]}], {self.room})"
+                out += _parse(f"{arr} = np.empty({size}{dtype})\n{top} = 0\n")
         return out
+
+    def length_statements(self, stats):
+        """Statements keeping each stack's length in `stats` for the next call."""
+        return _parse("".join(f"{stats}[{LENGTH_SLOTS[w]}] = {self.names[w][0]}.shape[0]\n"
+                              for w in ("f", "i") if self.used[w]))
 
 
 def unsigned_slots(parts, tape):
