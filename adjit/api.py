@@ -222,28 +222,10 @@ class GradientFunction:
                 # a setting (mode == "sum"): the gradient is specialized for its value, as
                 # numba's branches on it are decided here (normalize/prune.py)
                 t = numba.types.literal(a)
+            self._refuse_structure(k, t)
             if record_arrays.record_fields(t):
-                if self.target != "cpu" or self.mode.name in higher.KINDS:
-                    raise error_at(where, f"argument '{name}' is a record array, which "
-                                   f"{self.mode.name} does not take"
-                                   + (" on the GPU" if self.target != "cpu" else ""),
-                                   "grad, value_and_grad, vjp and jvp on the CPU take record "
-                                   "arrays; pass the fields as arrays of their own "
-                                   "(data['x']) here.")
-                problem = record_arrays.unsupported_fields(t)
-                if problem:
-                    raise error_at(where, f"argument '{name}' is {problem}",
-                                   "Pass such fields as arguments of their own.")
                 out.append(t)
                 continue
-            own = k < len(self._order) - bool(self.mode.extra)     # (not a tangent)
-            if own and tuple_args.is_tuple(t) and (self.target != "cpu" or
-                                                   self.mode.name in higher.KINDS):
-                raise error_at(where, f"argument '{name}' is a tuple, which "
-                               f"{self.mode.name} does not take"
-                               + (" on the GPU" if self.target != "cpu" else ""),
-                               "grad, value_and_grad, vjp and jvp on the CPU take tuples; "
-                               "pass the elements as arguments of their own here.")
             problem = _unsupported_type(t)
             if problem:
                 raise error_at(where, f"argument '{name}' is {problem}",
@@ -252,6 +234,34 @@ class GradientFunction:
                                "outside argnums); convert with np.asarray(a, np.float64).")
             out.append(t)
         return tuple(out)
+
+    def _refuse_structure(self, k, t):
+        """An AdjitError for argument k of numba type t where it is a record array (with an
+        unsupported field, or for a derivative that does not split it) or a tuple this
+        derivative does not take: from Python's values and from @njit callers' types."""
+        fn = self.__adjit_function__
+        name = self._order[k] if k < len(self._order) else f"#{k}"
+        where = (fn.__code__.co_filename, fn.__code__.co_firstlineno, fn.__qualname__)
+        gpu = " on the GPU" if self.target != "cpu" else ""
+        unsplit = self.target != "cpu" or self.mode.name in higher.KINDS
+        if record_arrays.record_fields(t):
+            if unsplit:
+                raise error_at(where, f"argument '{name}' is a record array, which "
+                               f"{self.mode.name} does not take{gpu}",
+                               "grad, value_and_grad, vjp and jvp on the CPU take record "
+                               "arrays; pass the fields as arrays of their own "
+                               "(data['x']) here.")
+            problem = record_arrays.unsupported_fields(t)
+            if problem:
+                raise error_at(where, f"argument '{name}' is {problem}",
+                               "Pass such fields as arguments of their own.")
+            return
+        own = k < len(self._order) - bool(self.mode.extra)     # (not a tangent)
+        if own and unsplit and tuple_args.is_tuple(t):
+            raise error_at(where, f"argument '{name}' is a tuple, which "
+                           f"{self.mode.name} does not take{gpu}",
+                           "grad, value_and_grad, vjp and jvp on the CPU take tuples; "
+                           "pass the elements as arguments of their own here.")
 
     def __adjit_operation__(self, error):
         """Called where differentiated code calls this object: registers it as an operation
@@ -630,6 +640,8 @@ def _make_stub(gf, register=overload):
         star = None
         if gf._vararg:
             star, arg_types = _star_types(gf, arg_types)
+        for k, t in enumerate(arg_types):
+            gf._refuse_structure(k, t)
         spec = gf.specialize(arg_types)
         if isinstance(spec.adapter, tuple_args.Adapter) and spec.adapter.inner is not None:
             raise error_at(function_origin(gf.__adjit_function__), "a derivative with both "

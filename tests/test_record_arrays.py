@@ -238,6 +238,10 @@ def test_record_arrays_where_they_are_not_taken_are_refused():
     a = np.array([(1.0, 2.0), (3.0, 4.0)], dtype=POINT)
     with pytest.raises(adjit.AdjitError, match="record array, which hessian does not take"):
         adjit.hessian(product)(a)
+    hvp = adjit.hvp(product)
+    inside = njit(lambda d, v: hvp(d, v))
+    with pytest.raises(Exception, match="record array, which hvp does not take"):
+        inside(a, a)
     nested = np.zeros(2, np.dtype([("x", np.float64), ("v", np.float64, (3,))]))
     with pytest.raises(adjit.AdjitError, match=r"fields that are not numbers: v"):
         adjit.grad(product)(nested)

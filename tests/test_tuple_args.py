@@ -394,6 +394,14 @@ def directional(x, w, t):
     return weights_jvp(x, w, t)
 
 
+weights_hvp = adjit.hvp(weighted, argnums=1)
+
+
+@njit
+def curvature(x, w, v):
+    return weights_hvp(x, w, v)
+
+
 @pytest.mark.parametrize("call, message", [
     (lambda: adjit.grad(uses_named)(1.0, Params(1.0, "fast")),
      "argument 'p' is a tuple holding unicode"),
@@ -403,6 +411,9 @@ def directional(x, w, t):
     (lambda: adjit.grad(uses_named)(1.0, (1.0, "fast")), "argument 'p' is a tuple holding"),
     (lambda: adjit.hessian(weighted, argnums=0)(np.ones(3), (1.0, 2.0, 3.0)),
      "argument 'w' is a tuple, which hessian does not take"),
+    # from @njit code as from Python (it said "reverse mode over its jvp refuses this")
+    (lambda: curvature(np.ones(3), (1.0, 2.0, 3.0), (1.0, 0.0, 0.0)),
+     "argument 'w' is a tuple, which hvp does not take"),
     (lambda: directional(np.ones(3), (1.0, 2.0, 3.0), (1.0, 0.0)),
      "the tangent of w is a tuple of 2 where w is a tuple of 3"),
     (lambda: directional(np.ones(3), (1.0, 2.0, 3.0), (1.0, 0.0, np.ones(2))),
