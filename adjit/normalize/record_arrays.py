@@ -418,6 +418,22 @@ def entry_source(adapter, signature, args, grads_tuple, gradient_of, names):
     return "\n".join(lines) + "\n"
 
 
+def tangent_argument(adapter, given, parts_of, bare_one):
+    """The source of the tangent an @njit entry passes to the split function's jvp: the
+    tangents `given` (source, one per argument in argnums) with each split argument's
+    replaced by its parts (`parts_of(q, t)`: a list of sources, or None for an argument
+    passed whole), as one tuple; with `bare_one`, a single argument in argnums with one
+    part passes it bare (the record split gives a record of one float field one argument
+    in argnums, where the tuple split keeps a tuple of argnums)."""
+    expanded = []
+    for q, t in zip(adapter.wrt_user, given):
+        parts = parts_of(q, t)
+        expanded.extend([t] if parts is None else parts)
+    if bare_one and adapter.single and len(expanded) == 1:
+        return expanded[0]
+    return "(" + "".join(f"{e}, " for e in expanded) + ")"
+
+
 def njit_entry(adapter, params, extra, raw, grads_tuple):
     """The derivative as @njit code calls it: a function of the user's arguments (and of the
     trailing tangent or cotangent, the parameter `extra`) that passes each record array's
@@ -439,14 +455,9 @@ def njit_entry(adapter, params, extra, raw, grads_tuple):
     if adapter.derivative == "tangent" and adapter.in_wrt:
         given = [extra] if adapter.single else [f"{extra}[{j}]" for j in
                                                 range(len(adapter.wrt_user))]
-        expanded = []
-        for q, t in zip(adapter.wrt_user, given):
-            if q in adapter.records:
-                expanded.extend(f"{t}[{f!r}]" for f in adapter.records[q][1])
-            else:
-                expanded.append(t)
-        trailing = [expanded[0] if adapter.single and len(expanded) == 1 else
-                    "(" + "".join(f"{e}, " for e in expanded) + ")"]
+        trailing = [tangent_argument(
+            adapter, given, lambda q, t: [f"{t}[{f!r}]" for f in adapter.records[q][1]]
+            if q in adapter.records else None, bare_one=True)]
 
     def gradient_of(q, k, lines):
         if q not in adapter.records:

@@ -19,7 +19,8 @@ import numpy as np
 from .. import ir
 from ..errors import CallValueError, error_at
 from .names import unused_name
-from .record_arrays import per_argument, entry_names, entry_source, put_together
+from .record_arrays import entry_names, entry_source, per_argument, put_together, \
+    tangent_argument
 
 _ADVICE = ("Pass tuples of numbers and numpy arrays (and tuples of such tuples); pass "
            "anything else as an argument of its own.")
@@ -354,13 +355,10 @@ def njit_entry(adapter, params, extra, raw, grads_tuple, star=None):
     if adapter.derivative == "tangent" and adapter.in_wrt:
         given = [at(extra, ())] if adapter.single else [at(extra, (j,)) for j in
                                                         range(len(adapter.wrt_user))]
-        expanded = []
-        for q, t in zip(adapter.wrt_user, given):
-            if q in leaves:
-                expanded.extend(at(t, path) for path, e in leaves[q] if is_float_type(e))
-            else:
-                expanded.append(t)
-        trailing = ["(" + "".join(f"{e}, " for e in expanded) + ")"]
+        trailing = [tangent_argument(
+            adapter, given, lambda q, t: [at(t, path) for path, e in leaves[q]
+                                          if is_float_type(e)] if q in leaves else None,
+            bare_one=False)]
     ns = {names["raw"]: raw, names["np"]: np}
 
     def rebuilt(q, t, path, k):
