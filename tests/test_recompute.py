@@ -231,3 +231,53 @@ def test_iterations_with_a_loop_nest_are_kept_not_computed_again(rng):
                                    atol=1e-8)
     kept(*_inputs(rng, 2000, d=4, K=3))         # the kept values: one point's, not all
     assert kept.last_tape.tape_bytes == again.last_tape.tape_bytes
+
+
+def mixture_loglik(logw, centers, x):
+    """Log-likelihood of points under a mixture of unit Gaussians, work buffers allocated
+    once and overwritten for every (point, component)."""
+    n, d = x.shape
+    K = logw.shape[0]
+    diff = np.empty(d)
+    terms = np.empty(K)
+    total = 0.0
+    for i in range(n):
+        for k in range(K):
+            for j in range(d):
+                diff[j] = x[i, j] - centers[k, j]
+            sq = 0.0
+            for j in range(d):
+                sq += diff[j] * diff[j]
+            terms[k] = logw[k] - 0.5 * sq
+        m = terms[0]
+        for k in range(1, K):
+            if terms[k] > m:
+                m = terms[k]
+        s = 0.0
+        for k in range(K):
+            s += math.exp(terms[k] - m)
+        total += m + math.log(s)
+    return total
+
+
+@pytest.mark.parametrize("argnums", [0, 1, (0, 1)])
+def test_buffers_of_a_recomputed_loop_stay_allocated(argnums):
+    """In the gradient in the weights alone, the buffer `diff` carries no derivative and the
+    loop over points is computed again in the backward sweep, which fills `diff` before it
+    reads it: the forward sweep need not compute its elements, but it must still allocate
+    it (numba could not compile the generated code: `diff` not defined)."""
+    rng = np.random.default_rng(0)
+    args = (rng.normal(size=3), rng.normal(size=(3, 2)), rng.normal(size=(7, 2)))
+    g = adjit.value_and_grad(mixture_loglik, argnums)
+    value, got = g(*args)
+    compiled = numba.njit(mixture_loglik)
+    assert value == compiled(*args)
+    nums = (argnums,) if isinstance(argnums, int) else argnums
+    gots = (got,) if isinstance(argnums, int) else got
+    for k, gk in zip(nums, gots):
+        np.testing.assert_allclose(gk, fd_grad(compiled, args, k), rtol=1e-6, atol=1e-8)
+    got = adjit.grad(mixture_loglik, argnums)(*args)
+    for a, b in zip((got,) if isinstance(argnums, int) else got, gots):
+        np.testing.assert_array_equal(a, b)
+    assert "each iteration computed again before its adjoint" in \
+        adjit.grad(mixture_loglik, argnums).source_for(*args)

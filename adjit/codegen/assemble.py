@@ -14,7 +14,7 @@ import numba
 from .. import ir
 from ..analysis.types import FLOAT, is_array
 from ..errors import error_at
-from ..reverse.dce import eliminate_dead, upward_exposed
+from ..reverse.dce import bindings_needed, eliminate_dead, upward_exposed
 from ..reverse.parallel import parallel_forward
 from ..rules.table import device_twin
 from ..runtime import vec
@@ -41,7 +41,7 @@ def forward_parts(prog, tail, params, kinds, limit, title="forward sweep", paral
     (reverse/parallel.py). `cap`: the parameter capping the tape's room, `stats` the tape
     statistics' (Tape.allocations)."""
     roots = upward_exposed(tail) | prog.tape.reserved_names()
-    forward = eliminate_dead(prog.forward, roots, set(params))
+    forward = eliminate_dead(prog.forward, roots, set(params), bindings_needed(tail, roots))
     if parallel:
         forward = parallel_forward(forward, roots, prog.tape.reserved_names())
     defined = defined_up_front(forward + tail, kinds, prog.bars, params)

@@ -88,12 +88,14 @@ def _copy_with(s, body, orelse):
     return copy_notes(s, node, ("origin", "forward_only", "parallel"))
 
 
-def eliminate_dead(forward, roots, keep_stores):
+def eliminate_dead(forward, roots, keep_stores, bound=frozenset()):
     """The forward statements that anything in `roots` (names read later) depends on.
     Element stores into `keep_stores` (the caller's arrays) are always kept; stores into
     other arrays only where something kept reads the array's elements, not only its shape
-    (`n = buf.shape[0]` needs `buf`, not what was stored in it)."""
-    live = set(roots)
+    (`n = buf.shape[0]` needs `buf`, not what was stored in it). Names in `bound` are needed
+    bound but not for their elements (a buffer later code fills before reading it:
+    bindings_needed): their assignments stay, the stores into them do not."""
+    live = set(roots) | set(bound)
     contents = set(roots)
     index_live = set(roots)
     memo = {}       # id(node) -> (names read, names whose elements are read): the pruning
@@ -160,35 +162,48 @@ def _reads_outside_own_loops(stmts, loop_vars, memo=None):
     return out
 
 
-def upward_exposed(stmts, live_after=frozenset(), record=None):
+def upward_exposed(stmts, live_after=frozenset(), record=None, contents=True):
     """Names the statements may read before assigning them: what they need from earlier code.
 
     Structured liveness over assignments, element stores, `if` and `for` (the shapes the
     backward sweep is made of), so a value the backward sweep replays or pops itself is not
     asked of the forward sweep. With a dict `record`, every `for` loop's id maps to the
     names live after it (those its later code, or its enclosing loops' next iterations, may
-    read).
-    """
+    read). An array a loop's every iteration fills before reading it (its note `fills`: a
+    recomputed iteration's buffers) is not needed from before the loop for its contents;
+    with `contents=False` it counts all the same, as a name whose binding the statements
+    need (the buffer must exist: bindings_needed)."""
     live = set(live_after)
     for s in reversed(stmts):
-        live = _live_before(s, live, record)
+        live = _live_before(s, live, record, contents)
     return live
 
 
-def _live_before(s, live, record=None):
+def bindings_needed(stmts, roots):
+    """Arrays the statements write elements of, and so need bound whatever they held, beyond
+    `roots`, the names whose values they read (upward_exposed): what eliminate_dead's
+    `bound` keeps allocated without computing their elements."""
+    stored = {n.value.id for n in walk(ast.Module(body=list(stmts), type_ignores=[]))
+              if isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store)
+              and isinstance(n.value, ast.Name)}
+    return (upward_exposed(stmts, contents=False) & stored) - set(roots)
+
+
+def _live_before(s, live, record=None, contents=True):
     if isinstance(s, ast.Assign) and isinstance(s.targets[0], ast.Name):
         return (live - {s.targets[0].id}) | reads_of(s.value)
     if isinstance(s, ast.If):
-        return reads_of(s.test) | upward_exposed(s.body, live, record) | \
-            upward_exposed(s.orelse, live, record)
+        return reads_of(s.test) | upward_exposed(s.body, live, record, contents) | \
+            upward_exposed(s.orelse, live, record, contents)
     if isinstance(s, ast.For):
         if record is not None:
             record[id(s)] = record.get(id(s), set()) | live
         var = s.target.id
         entry = set(live)
-        fills = note(s, "fills", frozenset())     # arrays each iteration fills first
+        # arrays each iteration fills first
+        fills = note(s, "fills", frozenset()) if contents else frozenset()
         while True:
-            body_in = upward_exposed(s.body, entry, record) - {var} - fills
+            body_in = upward_exposed(s.body, entry, record, contents) - {var} - fills
             new_entry = set(live) | body_in
             if new_entry == entry:
                 break
@@ -197,7 +212,7 @@ def _live_before(s, live, record=None):
     if isinstance(s, ast.While):
         entry = set(live)
         while True:
-            new_entry = set(live) | upward_exposed(s.body, entry, record)
+            new_entry = set(live) | upward_exposed(s.body, entry, record, contents)
             if new_entry == entry:
                 return entry
             entry = new_entry
