@@ -778,7 +778,8 @@ def _adjoint(p, o):
         return assemble.forward_parts(prog, tail, params, kinds, o.tape_limit,
                                       parallel=sweep.parallel, cap=cap_name,
                                       stats=stats_name) + [
-            ("backward sweep", prog.backward_init + prog.backward),
+            ("backward sweep", prog.tape.peak_statements() + prog.backward_init +
+             prog.backward),
             ("what the tape took (TapeReport)", stats),
             (None, ret)]
 

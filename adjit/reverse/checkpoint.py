@@ -339,7 +339,7 @@ for {n['k']} in range({n['sched']}[2] - 1, {n['sched']}[1] - 1, -1):
         taped.body = self._step_index(n["k"]) + self.taped
         back.body = self._step_index(n["k"]) + self.reverse
         ir.annotate(back, steps=True)
-        step.body = [taped, back]
+        step.body = [taped] + self.b.tape.peak_updates() + [back]
         advance.body[0].body = self._step_index(n["k"]) + self._call_step()
         restore.body = self._restore(f"{n['sched']}[1]", scalars, arrays) or [ast.Pass()]
         save.body = self._save(f"{n['sched']}[1]", scalars, arrays) or [ast.Pass()]

@@ -13,9 +13,10 @@ from .. import ir
 from ..runtime.tape import INITIAL_CAPACITY
 
 LENGTH_SLOTS = {"f": 5, "i": 6}
-"""Where in the tape statistics (codegen/assemble.py STATS_SIZE) each stack's length at the
-end of a call is kept: the next call from Python starts its stack that long
-(runtime/tape.py tape_start)."""
+"""Where in the tape statistics (codegen/assemble.py STATS_SIZE) each stack's use is kept
+for the next call from Python, which starts its stack that long (runtime/tape.py
+tape_start): how many values it held when the backward sweep began (everything the forward
+sweep recorded; with checkpointing, the last block's steps)."""
 
 
 class Tape:
@@ -26,6 +27,7 @@ class Tape:
         self.room = _unused(namegen, "_tape_room")     # bytes the tape may still take
         self.names = {k: tuple(_unused(namegen, n) for n in names)
                       for k, names in (("f", ("_ftape", "_fn")), ("i", ("_itape", "_in")))}
+        self.peaks = {k: _unused(namegen, n) for k, n in (("f", "_fpeak"), ("i", "_ipeak"))}
 
     def _which(self, kind):
         return "f" if kind == FLOAT else "i"
@@ -105,9 +107,29 @@ class Tape:
                 out += _parse(f"{arr} = np.empty({size}{dtype})\n{top} = 0\n")
         return out
 
+    def peak_statements(self):
+        """Statements noting how many values each stack holds (at the start of the backward
+        sweep), for length_statements."""
+        if self.bounded:
+            return []
+        return _parse("".join(f"{self.peaks[w]} = {self.names[w][1]}\n"
+                              for w in ("f", "i") if self.used[w]))
+
+    def peak_updates(self):
+        """Statements raising the noted use to what each stack holds now (after a
+        checkpointed block's steps were recorded, before their adjoints pop them)."""
+        if self.bounded:
+            return []
+        return _parse("".join(f"{self.peaks[w]} = max({self.peaks[w]}, {self.names[w][1]})\n"
+                              for w in ("f", "i") if self.used[w]))
+
     def length_statements(self, stats):
-        """Statements keeping each stack's length in `stats` for the next call."""
-        return _parse("".join(f"{stats}[{LENGTH_SLOTS[w]}] = {self.names[w][0]}.shape[0]\n"
+        """Statements keeping in `stats` how many values each stack held at most where the
+        backward sweep began and where a checkpointed block was recorded: the next call
+        starts it that long. (Its use, not its capacity: a call that needs less than the
+        last one then starts smaller again, where a start as large as the largest call's
+        would map fresh memory for every small call.)"""
+        return _parse("".join(f"{stats}[{LENGTH_SLOTS[w]}] = {self.peaks[w]}\n"
                               for w in ("f", "i") if self.used[w]))
 
 

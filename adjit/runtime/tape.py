@@ -94,14 +94,14 @@ def reserve_tape(tape, need, room):
 
 @numba.njit(cache=True)
 def tape_start(last, room):
-    """The values a tape stack starts with: as many as it ended with at the gradient's last
-    call from Python (`last`, kept in the tape statistics; 0 at the first call and from
-    @njit code), at least INITIAL_CAPACITY, within `room` bytes. A gradient called again
-    then allocates its tape once instead of growing it by doubling: each larger array is a
-    fresh allocation, which the C library maps from the system page by page (on this
-    project's machine 980 page faults a call of the heat equation's checkpointed gradient,
-    a third of its time), where an allocation of the size the last call freed is reused.
-    np.empty touches no page: a start larger than this call needs costs no time."""
+    """The values a tape stack starts with: as many as it held at most at the gradient's
+    last call from Python (`last`, kept in the tape statistics: reverse/tape.py
+    length_statements; 0 at the first call and from @njit code), at least INITIAL_CAPACITY,
+    within `room` bytes. A gradient called again with arguments of the same size then
+    allocates its tape once instead of growing it by doubling: each larger array is a fresh
+    allocation, which the C library maps from the system page by page (on this project's
+    machine 917 page faults a call of the heat equation's checkpointed gradient, a third of
+    its time), where an allocation of the size the last call freed is reused."""
     return max(INITIAL_CAPACITY, min(last, room // 8))
 
 
