@@ -286,10 +286,6 @@ def _built(name, checkpoint, jit):
     return build(fn, (0, 1), types, _GRAD, jit=jit, checkpoint=checkpoint)
 
 
-def _stats():
-    return np.zeros(5, np.int64)
-
-
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
 def test_checkpointed_equals_uncheckpointed_bitwise(name):
     """Interpreter runs of the generated code (the exact source numba compiles): every
@@ -925,3 +921,29 @@ def test_a_runge_kutta_step_of_many_values_is_checkpointed():
         assert np.array_equal(got[0], plain[0]) and np.array_equal(got[1], plain[1])
         assert g.last_tape.steps == 100 and g.last_tape.recompute_factor > 1.0
         assert re.search(r"^def _cstep\d+\(_cargs\d+\):$", g.source, re.M)
+
+
+def scaled_then_summed(w, x):
+    """The first loop's variable is the name a later loop counts with again."""
+    K = w.shape[0]
+    a = np.empty(K)
+    for k in range(K):
+        a[k] = math.exp(w[k]) * x[k]
+    s = 0.0
+    for k in range(K):
+        s += a[k] * math.sin(a[k])
+    return s
+
+
+@pytest.mark.parametrize("checkpoint", [2, "auto"])
+def test_a_checkpointed_loop_whose_variable_a_later_loop_counts_with(checkpoint):
+    """The loop's own variable was kept as a value the loop reads on entry (`_centry_k1 =
+    k`, k not yet bound: numba refused the generated code); each step is given it."""
+    w, x = np.linspace(0.1, 0.9, 7), np.linspace(1.0, 2.0, 7)
+    got = adjit.grad(scaled_then_summed, argnums=(0, 1), checkpoint=checkpoint)(w, x)
+    recorded = adjit.grad(scaled_then_summed, argnums=(0, 1), checkpoint=False)(w, x)
+    for a, b in zip(got, recorded):
+        assert a.tobytes() == b.tobytes()
+    compiled = numba.njit(scaled_then_summed)
+    for k in (0, 1):
+        np.testing.assert_allclose(got[k], fd_grad(compiled, (w, x), k), rtol=1e-7, atol=1e-9)

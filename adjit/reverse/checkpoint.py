@@ -132,7 +132,9 @@ class Checkpointed:
         reads = {n.id for st in self.plain for n in ir.walk(st)
                  if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
         stored = ir.stored_names(self.plain)
-        assigned = ir.assigned(self.plain)
+        # (the loop's own variable: each step is given its value, _step_index; it need not
+        # be bound before the loop, where a later loop over the same name assigns it)
+        assigned = ir.assigned(self.plain) | {self.loop.target.id}
         scalars = [v for v in b._ordered((reads & assigned_after) - assigned)
                    if v in b.kinds and not is_array(b.kinds[v])]
         arrays = [a for a in b._ordered((reads & stored_after) - stored - assigned)
