@@ -3,10 +3,17 @@ adjoint: `_t6_bar = s_bar; _t5_bar = _t6_bar * x` becomes `_t5_bar = s_bar * x`.
 
 Only copies into adjoint variables are propagated, and only when every read of the copy is
 in a later simple statement of the same block and neither side changes before the last one.
+
+A checkpointed loop's step adjoint is written twice (for the block the forward sweep
+recorded and in the schedule: reverse/checkpoint.py, loops noted `steps`), with the same
+names: a temporary read only inside such copies is counted in the copy at hand, so that
+both are rewritten as the recorded gradient's one copy is (a copy counted twice stayed, the
+loop it was in then kept its reversed order, and the checkpointed gradient added in another
+order than the recorded one: last bits apart, where the two are promised identical).
 """
 import ast
 
-from ..ir import load_names, walk
+from ..ir import load_names, note, walk
 
 
 def _writes(node):
@@ -36,18 +43,43 @@ def propagate_copies(stmts, adjoints, live_out=()):
     counts = _countload_names(stmts)
     for name in live_out:
         counts[name] = counts.get(name, 0) + 1
-    _block(stmts, set(adjoints), counts)
+    in_steps = {}       # loads inside the loops over a checkpointed loop's steps
+    for loop in _steps_loops(stmts):
+        for name, c in _countload_names(loop.body).items():
+            in_steps[name] = in_steps.get(name, 0) + c
+    only_in_steps = {name for name, c in in_steps.items() if counts.get(name) == c}
+    _block(stmts, set(adjoints), counts, only_in_steps)
     return stmts
 
 
-def _block(stmts, adjoints, counts):
+def _steps_loops(stmts):
+    """The outermost loops noted `steps` (a checkpointed loop's step adjoints) in stmts."""
+    for s in stmts:
+        if isinstance(s, ast.For) and note(s, "steps", False):
+            yield s
+            continue
+        for field in ("body", "orelse"):
+            inner = getattr(s, field, None)
+            if isinstance(inner, list):
+                yield from _steps_loops(inner)
+
+
+def _block(stmts, adjoints, counts, only_in_steps=frozenset()):
     k = 0
     while k < len(stmts):
         s = stmts[k]
+        inner_counts, inner_only = counts, only_in_steps
+        if only_in_steps and isinstance(s, ast.For) and note(s, "steps", False):
+            # the names read only in the step copies: counted in this copy alone (once, at
+            # the outermost such loop, as _steps_loops counted them)
+            local = _countload_names(s.body)
+            inner_counts = dict(counts)
+            inner_counts.update({name: local.get(name, 0) for name in only_in_steps})
+            inner_only = frozenset()
         for field in ("body", "orelse"):
             inner = getattr(s, field, None)
             if isinstance(inner, list) and inner:
-                _block(inner, adjoints, counts)
+                _block(inner, adjoints, inner_counts, inner_only)
                 if field == "body" and not inner:
                     inner.append(ast.Pass())
         if _try_propagate(stmts, k, adjoints, counts):
