@@ -623,7 +623,8 @@ def write_docs(bench, series, path, elapsed):
         "checks that "
         "numba loaded the gradient from the cache (one cache hit); a footer warns if not.",
         "- **peak tape**: `g.last_tape.total_bytes` after a call: the tape's stacks as "
-        "allocated (they grow by doubling, so this is up to twice what was written) plus the "
+        "allocated (a call starts them as long as the last call used them and grows them by "
+        "doubling where it needs more, so this is up to twice what was written) plus the "
         "checkpoint snapshots. Decimal units (1 MB = 10^6 bytes).",
         "- **jax grad ms**, **adjit/jax** (with jax installed): `jax.jit(jax.grad(f, "
         "argnums))` of the mirror in benchmarks/jax_cases.py, float64, in its own process "
@@ -654,13 +655,13 @@ def write_docs(bench, series, path, elapsed):
         grad_ns = heat_row["gradient"] / n_cells * 1e9
         text = (f"Why the heat rows miss: the forward runs at {fwd_ns:.2f} ns per cell update "
                 "(1022 x 10^4 updates), under one clock cycle: its stencil loop runs "
-                f"vectorized (SIMD). The recorded gradient takes {grad_ns:.1f} ns per cell "
-                "update: "
-                "its forward sweep records one float per cell update (the stencil "
-                "value `u[i-1] - 2 u[i] + u[i+1]` that alpha's adjoint multiplies: "
-                f"{human_bytes(n_cells * 8)} written, "
-                f"{human_bytes(heat_row['tape'].total_bytes)} allocated as the tape grows by "
-                "doubling) and the reverse sweep reads it back, through main memory.")
+                "vectorized (SIMD). Recorded, the gradient's forward sweep records one float "
+                "per cell update (the stencil value `u[i-1] - 2 u[i] + u[i+1]` that alpha's "
+                f"adjoint multiplies: {human_bytes(n_cells * 8)}) and its reverse sweep reads "
+                "them back through main memory (the step series below). The default gradient "
+                "finds that tape beyond the cache at its first call and checkpoints from then "
+                f"on: {grad_ns:.1f} ns per cell update, {heat_row['ratio']:.1f} times the "
+                f"forward, in {human_bytes(heat_row['tape'].total_bytes)}.")
         auto_row = r.get(HEAT_AUTO)
         if auto_row is not None:
             text += (f" With checkpoint='auto' (blocks of about sqrt(steps x state / tape per "
