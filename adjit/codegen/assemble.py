@@ -26,8 +26,8 @@ ZEROS = {FLOAT: 0.0, "int": 0, "bool": False}
 STATS_SIZE = 7
 """The tape statistics: tape bytes, snapshot bytes, checkpointed steps, steps advanced
 again without the tape, steps run with the tape (the five numbers of api.TapeReport), then
-the float and the integer tape's lengths, where the next call starts them
-(reverse/tape.py LENGTH_SLOTS)."""
+how many values the float and the integer tape held at most, the length the next call
+starts them at (reverse/tape.py LENGTH_SLOTS)."""
 
 REPORTED = 5
 """The statistics api.TapeReport reports (the first ones)."""

@@ -89,7 +89,7 @@ class Tape:
     def allocations(self, limit, cap="0", stats=None):
         """The tape's allocations: its room (tape_room of `limit`, capped by the generated
         function's parameter `cap` where it has one) and its initial arrays, as long as the
-        last call left them where the function has the statistics parameter `stats`."""
+        last call used them where the function has the statistics parameter `stats`."""
         if self.bounded:
             out = []
             for which, size, dtype in (("f",) + (self.bounds[0], "numba.float64"),
