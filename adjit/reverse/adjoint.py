@@ -79,6 +79,7 @@ class ReverseBuilder:
         self.value_needed = False     # value_and_grad / vjp also return the value
         self.vec_temps = set()        # arrays the vectorizer made (fully written before read)
         self.checkpointed = {}        # id(loop) -> checkpointing.Checkpointed
+        self.time_loops = set()       # id(loop): the loops checkpoint="auto" checkpoints
         self.recompute = {}           # id(prange loop) -> (plain body, recording body)
         self.plan = planning.Plan()   # what the planner decides (reverse/plan.py), in build
         self.indexed = {}             # id(loop) -> IndexedTape: slots by the loop counter
@@ -354,6 +355,10 @@ class ReverseBuilder:
         self.taped_trips = {ir.note(s, "trip"): s for s in ir.walk_stmts(self.stmts)
                             if isinstance(s, (ast.For, ast.While)) and ir.note(s, "trip")
                             and id(s) in self.plan.kept_loops and self.layout.loops[id(s)]}
+        # the loops checkpoint="auto" checkpoints reverse their steps downward, block by
+        # block: recorded, they reverse downward too (not upward where their steps commute,
+        # reverse/ascending.py), so the gradient is the same to the bit either way
+        self.time_loops = {id(loop) for loop in checkpointing.select(self, "auto")}
         if self.checkpoint is not None:
             for loop in checkpointing.select(self):
                 cp = checkpointing.Checkpointed(self, loop, copy.deepcopy(loop.body),

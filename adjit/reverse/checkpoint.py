@@ -24,9 +24,12 @@ from .dce import eliminate_dead, upward_exposed
 from .emit import trip_count
 
 
-def select(builder):
+def select(builder, mode=None):
     """The top-level loops to checkpoint: `for` loops over a range whose steps record on
-    the tape. Raises AdjitError for a recording top-level loop that cannot be checkpointed."""
+    the tape. Raises AdjitError for a recording top-level loop that cannot be checkpointed.
+    `mode`: the builder's checkpoint option, or the one given ("auto": the loops
+    checkpoint="auto" would checkpoint, which raises nothing)."""
+    mode = builder.checkpoint if mode is None else mode
     out = []
     for s in builder.stmts:
         if not isinstance(s, (ast.For, ast.While)) or id(s) not in builder.plan.kept_loops or \
@@ -41,7 +44,7 @@ def select(builder):
         effect = next((x for x in ir.walk_stmts(s.body) if ir.note(x, "effect")
                        and not ir.note(x, "message")), None)
         if effect is not None:
-            if builder.checkpoint == "auto":
+            if mode == "auto":
                 continue    # recorded: its steps may not run twice
             raise error_at(ir.note(effect, "origin", None) or origin,
                            "checkpointing a loop that makes a call which must run once ("
@@ -50,7 +53,7 @@ def select(builder):
                            "numbers before the loop (z = np.random.standard_normal((steps, "
                            "n)), then read z[t]), or pass checkpoint=None or 'auto' (which "
                            "records such a loop).")
-        if (isinstance(s, ast.While) or ir.note(s, "trip")) and builder.checkpoint == "auto":
+        if (isinstance(s, ast.While) or ir.note(s, "trip")) and mode == "auto":
             continue        # recorded: its number of steps is not known when it starts
         if isinstance(s, ast.While):
             raise error_at(origin, "checkpointing a `while` loop",

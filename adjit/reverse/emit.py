@@ -576,7 +576,8 @@ class Emitter:
             header = f"for {s.target.id} in range({ast.unparse(s._bounds[1])} - 1, {lo} - 1, -1):\n    pass\n"
             loop = fold(ir.parse(header)[0])
             loop.body = indexed.loads() + body
-            ir.annotate(loop, origin=ir.note(s, "origin", None), pkey=id(s))
+            ir.annotate(loop, origin=ir.note(s, "origin", None), pkey=id(s),
+                        downward=id(s) in self.b.time_loops)
             return indexed.before_backward() + [loop] + indexed.after_backward()
         if id(s) in self.b.checkpointed:
             self.b.checkpointed[id(s)].reverse = body
@@ -609,7 +610,8 @@ class Emitter:
             body = body[:at] + [marker] + body[at:]
         loop.body = body
         ir.annotate(loop, origin=ir.note(s, "origin", None),
-                    parallel=ir.note(s, "parallel", False) and not trip, pkey=id(s))
+                    parallel=ir.note(s, "parallel", False) and not trip, pkey=id(s),
+                    downward=id(s) in self.b.time_loops)
         return out + [loop]
 
 

@@ -696,22 +696,12 @@ def _checkpoint_check(f, floats, types, args, after, header):
     else:
         same = np.array_equal(value, cvalue, equal_nan=True) and all(
             np.array_equal(a, b, equal_nan=True) for a, b in zip(grads, cgrads))
-    if not same and _known_order(value, cvalue, grads, cgrads):
-        return Outcome("discard", "known adjit bug (checkpoint sum order)")
     if not same:
         return Outcome("mismatch", "checkpointed gradient differs",
                        f"{header}\ncheckpoint=2: value {cvalue!r} vs {value!r}\n"
                        f"gradients {[_fmt(g) for g in cgrads]}\n"
                        f"recorded  {[_fmt(g) for g in grads]}", **where)
     return None
-
-
-def _known_order(value, cvalue, grads, cgrads):
-    """Whether a checkpointed gradient that is not the recorded one to the bit is equal to
-    rounding, while grammar.AVOID names that known bug ("checkpoint sum order": the sums of
-    a loop run upward when recorded, downward when checkpointed)."""
-    return "checkpoint sum order" in grammar.AVOID and \
-        _equal_to_rounding(value, cvalue, grads, cgrads)
 
 
 def _equal_to_rounding(value, cvalue, grads, cgrads):
@@ -771,8 +761,6 @@ def _checkpoint_auto(f, floats, types, args, after, header, plain):
         return bad
     if not (np.array_equal(value, cvalue, equal_nan=True) and all(
             np.array_equal(a, b, equal_nan=True) for a, b in zip(grads, cgrads))):
-        if _known_order(value, cvalue, grads, cgrads):
-            return Outcome("discard", "known adjit bug (checkpoint sum order)")
         return Outcome("mismatch", "checkpointed gradient differs",
                        f"{header}\n{label}: value {cvalue!r} vs {value!r}\n"
                        f"gradients {[_fmt(g) for g in cgrads]}\n"

@@ -81,19 +81,17 @@ REDUCED_SHAPES = ((N,), (N,), SHAPE2, SHAPE2, (2,), (3,), (2, 2), (N, N), (3, 1)
 #   when an operand is defined or written in the loop, temporaries included
 #   (`np.tanh(w) @ w.T`), even when nothing changes it after the product in the iteration:
 #   in loops the grammar multiplies and reshapes only whole arrays the loop leaves alone;
-# - "checkpoint sum order" (check.py discards it): with checkpoint=2 a loop whose backward
-#   iterations commute runs downward, block by block, where the recorded gradient runs it
-#   upward (adjit/reverse/ascending.py), so its sums differ in the last bits
-#   (tests/fuzz/found/fuzz_ckpt_ascending.py): a checkpointed gradient equal to rounding
-#   (not to the bit) is discarded as that known bug;
-# (Fixed since: "aug slice reads target", `a[1:] += a[:-1]` was a running update; "prefix
+# (Fixed since: "checkpoint sum order", with checkpoint=2 a top-level loop whose backward
+# iterations commute ran downward, block by block, where the recorded gradient ran it upward
+# (adjit/reverse/ascending.py): sums last bits apart (tests/regressions/fuzz_ckpt_ascending*.py);
+# "aug slice reads target", `a[1:] += a[:-1]` was a running update; "prefix
 # slice", `x[:3]` was taken for all of x where materialized; "like of computed array",
 # `np.full_like(a, v)` of `a = -np.min(w, 0)` crashed; "slice update from its own name",
 # `x[::-1] = x` was a running update leaving a palindrome; "alloc in loop", an array that
 # vectorized code allocates in a loop where its size is computed in the loop (in a branch, a
 # while loop, from np.linspace/np.arange made there) was refused as "allocated in a loop
 # with a shape that changes between iterations".)
-AVOID = {"mm operand in loop", "checkpoint sum order"}
+AVOID = {"mm operand in loop"}
 # Construct groups drawn only when their name is not in AVOID (`python -m fuzz --only NAME`
 # draws one of them in nearly every program, `--all-constructs` all of them): numpy is the
 # oracle (refad runs real numpy indexing, views and masks on object arrays of Vars). With

@@ -8,13 +8,14 @@ the last bit of d/dy, compiled by numba as in the interpreter (grad alone agrees
 value to return the loop is not recorded at all). The recorded backward sweep runs the
 loop upward (reverse/ascending.py: its iterations commute, `y_bar += _t1_bar * i11`), the
 checkpointed one runs it downward, block by block: the three additions into y_bar are
-made in the other order (1 + t0*0 + t1*1 + t2*2 against 1 + t2*2 + t1*1 + t0*0). With
-ascending_loops made the identity (adjit/pipeline.py) both agree to the bit. The fuzzer
-discards this as a known bug ("checkpoint sum order" in grammar.AVOID, a checkpointed
-gradient equal to rounding): run it with that name removed from AVOID to see it fail.
+made in the other order (1 + t0*0 + t1*1 + t2*2 against 1 + t2*2 + t1*1 + t0*0).
 Also fuzz_ckpt_ascending_nested.py (the same cause in an inner loop).
 
-Cause and fix: (write them here when fixing the bug)
+Cause and fix: a checkpointed loop reverses its steps downward, block by block; the
+recorded gradient ran the same loop upward (reverse/ascending.py), its iterations
+commuting. The builder now notes `downward` on the reversed loop of each top-level loop
+checkpoint="auto" would checkpoint (checkpoint.select(builder, "auto")), and the
+ascending pass leaves such a loop reversed: recorded and checkpointed add in one order.
 """
 PARAMS = (('x', 'array1'), ('y', 'float'), ('z', 'float'), ('n', 'int'))
 SEED = 12567441
