@@ -389,16 +389,22 @@ def exp(x):
     """e**x for a float64, within 1 ulp. exp(x > 709.782712893384) = inf, results below
     2.2e-308 (x < -708.4) are numpy's subnormals, exp(x < -745.1332) = 0, exp(nan) = nan.
 
-    x = k ln2 + r (Cody-Waite: ln2 in a 42-bit and a 53-bit part, r as a double-double),
-    exp(r) by its Taylor polynomial to degree 13 (truncation below 2^-57.7 for |r| <= ln2/2),
-    and the result scaled by 2**k in two exact steps."""
+    x = k ln2 + r (Cody-Waite: ln2 in a 42-bit and a 53-bit part, r rounded once: its
+    error, below 2^-54 |r|, moves the result by less than a quarter of an ulp), exp(r) =
+    1 + r + r^2 p(r) by the Taylor polynomial to degree 13 (truncation below 2^-57.7 for
+    |r| <= ln2/2), 1 + r kept exact until the last addition, and the result scaled by 2**k
+    in two exact steps. At most 0.82 ulp over the test's 1.2e6 points (r as a
+    double-double, as expm1 keeps it, gave 0.75 ulp and took 15% longer in a loop)."""
     _always_inline()
     x = np.float64(x)
     x = 710.0 if x > 710.0 else x
     x = -746.0 if x < -746.0 else x
-    k, rh, rl = _exp_reduce(x)
-    hi, lo = _exp_kernel(rh, rl)
-    return _scale(hi + lo, k)
+    t = _mla(x, _INV_LN2, _SHIFT)
+    kd = t - _SHIFT
+    k = _as_int(t) - _SHIFT_BITS
+    r = _mla(-kd, _LN2_LO, x - kd * _LN2_HI)        # (x - kd * _LN2_HI is exact)
+    hi, lo = _fast_two_sum(1.0, r)
+    return _scale(hi + (lo + _expm1_poly(r)), k)
 
 
 @_jit
