@@ -257,6 +257,8 @@ class GradientFunction:
                                "Pass such fields as arguments of their own.")
             return
         own = k < len(self._order) - bool(self.mode.extra)     # (not a tangent)
+        if self.target == "cpu" and self.mode.name in higher.KINDS and k not in self.argnums:
+            return      # its elements passed as arguments of their own (higher.py)
         if own and unsplit and tuple_args.is_tuple(t):
             raise error_at(where, f"argument '{name}' is a tuple, which "
                            f"{self.mode.name} does not take{gpu}",
@@ -650,6 +652,8 @@ def _make_stub(gf, register=overload):
                            "of their own (data['x'], data['y']).")
         if spec.adapter is not None:
             return _split_entry(gf, spec, arg_types, star)
+        if star is not None:
+            return _star_entry(gf, spec, arg_types)
         return spec.pyfunc
 
     typer.__signature__ = inspect.signature(stub)
@@ -691,6 +695,20 @@ def _star_types(gf, arg_types):
     end = len(arg_types) - extra
     packed = numba.types.BaseTuple.from_types(tuple(arg_types[n_named:end]))
     return star, tuple(arg_types[:n_named]) + (packed,) + tuple(arg_types[end:])
+
+
+def _star_entry(gf, spec, arg_types):
+    """What @njit code calls, value by value, for a derivative of `def f(x, *args)` that
+    takes the values after x as one tuple (the second derivatives: higher.py)."""
+    star = next(q.name for q in inspect.signature(gf.__adjit_function__).parameters.values()
+                if q.kind is inspect.Parameter.VAR_POSITIONAL)
+    n_named = gf._order.index(star)
+    count = len(arg_types[n_named])
+    values = [f"args[{k}]" for k in range(n_named)]
+    values.append("(" + "".join(f"args[{n_named + k}], " for k in range(count)) + ")")
+    values += [f"args[{n_named + count + k}]" for k in range(len(arg_types) - n_named - 1)]
+    text = f"def entry(*args):\n    return _derivative({', '.join(values)})\n"
+    return exec_source(text, "entry", {"_derivative": numba.njit(spec.pyfunc)})
 
 
 def _check_plain_tangent(t, arg, q, origin):

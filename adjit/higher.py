@@ -39,6 +39,10 @@ def specialize(gf, arg_types):
     if gf.target != "cpu":
         raise _error(gf, f"{gf.mode.name} for target={gf.target!r}",
                      "Second derivatives run on the CPU: use target='cpu'.")
+    own = len(gf._order) - bool(gf.mode.extra)
+    tuples = [k for k in range(own) if isinstance(arg_types[k], types.BaseTuple)]
+    if tuples:
+        return _with_tuples(gf, arg_types, tuples)
     return {"hvp": _hvp, "hessian": _hessian, "jvp_of_grad": _jvp_of_grad,
             "grad_of_grad": _grad_of_grad, "jacobian": _jacobian, "jacfwd": _jacobian,
             "jacrev": _jacobian}[gf.mode.name](gf, tuple(arg_types))
@@ -94,6 +98,66 @@ def _hvp(gf, arg_types):
             f"    return _hvp({users}, {parts})\n")
     out = _compiled(text, f"{name}_hvp_tuple", {"_hvp": numba.njit(spec.pyfunc)}, arg_types)
     out.source = f"{text}\n{spec.source}"
+    return out
+
+
+def _with_tuples(gf, arg_types, tuples):
+    """gf (of a function taking tuples outside argnums: `def f(x, *args)`, `def f(x, p)`
+    with p = (a, b)) as the same derivative of a function of the tuples' elements, each an
+    argument of its own (`def f_elements(x, args_0, args_1): return f(x, args_0, args_1)`,
+    adjit inlining f into it), called with the elements of the tuples passed. (A tuple in
+    argnums is refused before: GradientFunction._refuse_structure.)"""
+    fn = gf.__adjit_function__
+    name = fn.__name__
+    params = inspect.signature(fn).parameters
+    own = gf._order[:len(gf._order) - bool(gf.mode.extra)]
+    taken = set(gf._order)
+    flat, call, unpack, moved = [], [], [], {}
+    for k, p in enumerate(own):
+        if k not in tuples:
+            moved[k] = len(flat)
+            flat.append(p)
+            unpack.append(p)
+            call.append(f"{p}={p}" if params[p].kind is inspect.Parameter.KEYWORD_ONLY else p)
+            continue
+        inner = [t for t in arg_types[k] if isinstance(t, types.BaseTuple)]
+        if inner:
+            raise _error(gf, f"{gf.mode.name} of a function whose argument '{p}' holds a "
+                         f"tuple ({arg_types[k]})", "Pass the inner tuple's elements in the "
+                         "outer tuple, or as arguments of their own.")
+        names = []
+        for j in range(len(arg_types[k])):
+            v = f"{p}_{j}"
+            while v in taken:
+                v = "_" + v
+            taken.add(v)
+            names.append(v)
+        flat += names
+        unpack += [f"{p}[{j}]" for j in range(len(names))]
+        if params[p].kind is inspect.Parameter.VAR_POSITIONAL:
+            call += names
+        else:
+            element = ", ".join(names) + ("," if len(names) == 1 else "")
+            call.append(f"{p}=({element})" if params[p].kind is
+                        inspect.Parameter.KEYWORD_ONLY else f"({element})")
+    text = f"def {name}({', '.join(flat)}):\n    return _f({', '.join(call)})\n"
+    argnums = moved[gf.argnums[0]] if gf.mode.single else tuple(moved[k] for k in gf.argnums)
+    key = (text, argnums)
+    made = gf.__dict__.setdefault("_with_tuples", {})
+    if key not in made:
+        elements = exec_source(text, name, {"_f": fn})
+        made[key] = type(gf)(elements, argnums, gf.mode.with_value, fastmath=gf.fastmath,
+                             kind=gf.mode.name, checkpoint=gf.checkpoint,
+                             tape_limit=gf.tape_limit, cache=gf.cache,
+                             vector_math=gf.vector_math)
+    extra = list(gf._order[len(own):])
+    adapter = (f"def {name}_{gf.mode.name}({', '.join(own + extra)}):\n"
+               f"    return _elements({', '.join(unpack + extra)})\n")
+    out = _compiled(adapter, f"{name}_{gf.mode.name}", {"_elements": made[key]}, arg_types)
+    inner_types = tuple(t for k, t in enumerate(arg_types[:len(own)]) for t in (
+        arg_types[k] if k in tuples else (t,))) + tuple(arg_types[len(own):])
+    out.source = (f"# the tuples' elements passed as arguments of their own\n{adapter}\n"
+                  f"{text}\n{made[key].specialize(inner_types).source}")
     return out
 
 

@@ -409,8 +409,10 @@ def curvature(x, w, v):
     (lambda: adjit.grad(count_only, argnums=1)(1.0, (2, 3)),
      "argument 'n' in argnums is UniTuple\\(int64 x 2\\), which carries no derivative"),
     (lambda: adjit.grad(uses_named)(1.0, (1.0, "fast")), "argument 'p' is a tuple holding"),
-    (lambda: adjit.hessian(weighted, argnums=0)(np.ones(3), (1.0, 2.0, 3.0)),
+    (lambda: adjit.hessian(weighted, argnums=1)(np.ones(3), (1.0, 2.0, 3.0)),
      "argument 'w' is a tuple, which hessian does not take"),
+    (lambda: adjit.hessian(nested)(1.0, ((1.0, 2.0), 3.0)),
+     "hessian of a function whose argument 'p' holds a tuple"),
     # from @njit code as from Python (it said "reverse mode over its jvp refuses this")
     (lambda: curvature(np.ones(3), (1.0, 2.0, 3.0), (1.0, 0.0, 0.0)),
      "argument 'w' is a tuple, which hvp does not take"),
@@ -671,3 +673,66 @@ def test_a_tangent_tuple_of_another_length_than_argnums_is_refused():
         j(1.5, (2.0, 3.0), extra)
     with pytest.raises(Exception, match="where 2 arguments are in argnums"):
         caller(1.5, (2.0, 3.0), extra)
+
+
+# second derivatives of functions taking tuples outside argnums: scipy.optimize's
+# `minimize(fun, x0, args=(X, y, lam), jac=..., hess=...)` calls hess(x, *args)
+def ridge4(w, *args):
+    X, y, lam = args
+    r = X @ w - y
+    return 0.5 * np.sum(r * r) + 0.25 * lam * np.sum(w ** 4)
+
+
+def tanh_fit(w, data, *, scale=1.0):
+    X, y = data
+    return scale * np.sum(np.tanh(X @ w - y) ** 2)
+
+
+def _ridge4_hessian(w, X, y, lam):
+    """By hand: X^T X + 3 lam diag(w^2)."""
+    return X.T @ X + 3.0 * lam * np.diag(w ** 2)
+
+
+def test_second_derivatives_with_star_args_and_tuples():
+    rng = np.random.default_rng(4)
+    X, y, w, v = rng.normal(size=(6, 3)), rng.normal(size=6), rng.normal(size=3), \
+        rng.normal(size=3)
+    want = _ridge4_hessian(w, X, y, 0.3)
+    H = adjit.hessian(ridge4)(w, X, y, 0.3)
+    np.testing.assert_allclose(H, want, rtol=1e-13, atol=1e-13)
+    np.testing.assert_allclose(adjit.hvp(ridge4)(w, X, y, 0.3, v), want @ v, rtol=1e-13,
+                               atol=1e-13)
+    g, hv = adjit.jvp(adjit.grad(ridge4))(w, X, y, 0.3, v)
+    np.testing.assert_allclose(g, adjit.grad(ridge4)(w, X, y, 0.3), rtol=1e-15)
+    np.testing.assert_allclose(hv, want @ v, rtol=1e-13, atol=1e-13)
+    # a tuple parameter and a keyword-only one: against central differences of the gradient
+    H2 = adjit.hessian(tanh_fit)(w, (X, y), scale=2.0)
+    grad = adjit.grad(tanh_fit)
+    fd = np.array([fd_grad(lambda w_, X_, y_: grad(w_, (X_, y_), scale=2.0)[i], (w, X, y), 0)
+                   for i in range(3)])
+    np.testing.assert_allclose(H2, fd, rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(H2, H2.T, rtol=1e-13, atol=1e-14)
+    np.testing.assert_allclose(adjit.hvp(tanh_fit)(w, (X, y), v, scale=2.0), H2 @ v,
+                               rtol=1e-12, atol=1e-13)
+    # tuples held by an argument of its own (w[k] by a loop index, len)
+    np.testing.assert_array_equal(adjit.hessian(weighted)(np.ones(3), (1.5, -0.5, 2.5)),
+                                  np.diag([3.0, -1.0, 5.0]))
+
+
+ridge4_hessian = adjit.hessian(ridge4)
+ridge4_hvp = adjit.hvp(ridge4)
+
+
+@njit
+def newton_direction(w, X, y, lam):
+    # as numba code calls them: the values after w one by one, the vector last
+    return np.linalg.solve(ridge4_hessian(w, X, y, lam), w), ridge4_hvp(w, X, y, lam, w)
+
+
+def test_second_derivatives_with_star_args_from_njit_code():
+    rng = np.random.default_rng(5)
+    X, y, w = rng.normal(size=(6, 3)), rng.normal(size=6), rng.normal(size=3)
+    step, hv = newton_direction(w, X, y, 0.3)
+    want = _ridge4_hessian(w, X, y, 0.3)
+    np.testing.assert_allclose(step, np.linalg.solve(want, w), rtol=1e-12)
+    np.testing.assert_allclose(hv, want @ w, rtol=1e-13, atol=1e-13)
