@@ -112,7 +112,7 @@ def _with_tuples(gf, arg_types, tuples):
     params = inspect.signature(fn).parameters
     own = gf._order[:len(gf._order) - bool(gf.mode.extra)]
     taken = set(gf._order)
-    flat, call, unpack, moved = [], [], [], {}
+    flat, call, unpack, moved, classes = [], [], [], {}, {"_f": fn}
     for k, p in enumerate(own):
         if k not in tuples:
             moved[k] = len(flat)
@@ -136,16 +136,21 @@ def _with_tuples(gf, arg_types, tuples):
         unpack += [f"{p}[{j}]" for j in range(len(names))]
         if params[p].kind is inspect.Parameter.VAR_POSITIONAL:
             call += names
-        else:
-            element = ", ".join(names) + ("," if len(names) == 1 else "")
-            call.append(f"{p}=({element})" if params[p].kind is
-                        inspect.Parameter.KEYWORD_ONLY else f"({element})")
+            continue
+        element = "(" + ", ".join(names) + ("," if len(names) == 1 else "") + ")"
+        if isinstance(arg_types[k], (types.NamedTuple, types.NamedUniTuple)):
+            # (built again as its class: the function reads its fields by name)
+            cls = arg_types[k].instance_class
+            classes[f"_{cls.__name__}{k}"] = cls
+            element = f"_{cls.__name__}{k}{element}"
+        call.append(f"{p}={element}" if params[p].kind is inspect.Parameter.KEYWORD_ONLY
+                    else element)
     text = f"def {name}({', '.join(flat)}):\n    return _f({', '.join(call)})\n"
     argnums = moved[gf.argnums[0]] if gf.mode.single else tuple(moved[k] for k in gf.argnums)
     key = (text, argnums)
     made = gf.__dict__.setdefault("_with_tuples", {})
     if key not in made:
-        elements = exec_source(text, name, {"_f": fn})
+        elements = exec_source(text, name, classes)
         made[key] = type(gf)(elements, argnums, gf.mode.with_value, fastmath=gf.fastmath,
                              kind=gf.mode.name, checkpoint=gf.checkpoint,
                              tape_limit=gf.tape_limit, cache=gf.cache,

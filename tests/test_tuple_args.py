@@ -688,6 +688,10 @@ def tanh_fit(w, data, *, scale=1.0):
     return scale * np.sum(np.tanh(X @ w - y) ** 2)
 
 
+def cubic_named(x, p):
+    return p.a * np.sum(x ** 3) + p.b * np.sum(x)
+
+
 def _ridge4_hessian(w, X, y, lam):
     """By hand: X^T X + 3 lam diag(w^2)."""
     return X.T @ X + 3.0 * lam * np.diag(w ** 2)
@@ -714,9 +718,12 @@ def test_second_derivatives_with_star_args_and_tuples():
     np.testing.assert_allclose(H2, H2.T, rtol=1e-13, atol=1e-14)
     np.testing.assert_allclose(adjit.hvp(tanh_fit)(w, (X, y), v, scale=2.0), H2 @ v,
                                rtol=1e-12, atol=1e-13)
-    # tuples held by an argument of its own (w[k] by a loop index, len)
+    # tuples held by an argument of its own (w[k] by a loop index, len), a named tuple
     np.testing.assert_array_equal(adjit.hessian(weighted)(np.ones(3), (1.5, -0.5, 2.5)),
                                   np.diag([3.0, -1.0, 5.0]))
+    np.testing.assert_allclose(adjit.hessian(uses_named)(1.5, Params(2.0, 3.0)), 0.0)
+    np.testing.assert_allclose(adjit.hessian(cubic_named)(w, Params(2.0, 3.0)),
+                               np.diag(12.0 * w), rtol=1e-15)
 
 
 ridge4_hessian = adjit.hessian(ridge4)
