@@ -111,8 +111,16 @@ def _with_tuples(gf, arg_types, tuples):
     name = fn.__name__
     params = inspect.signature(fn).parameters
     own = gf._order[:len(gf._order) - bool(gf.mode.extra)]
-    taken = set(gf._order)
-    flat, call, unpack, moved, classes = [], [], [], {}, {"_f": fn}
+    taken = set(gf._order) | {name}
+
+    def fresh(v):       # a name none of the user's (nor a generated one) has
+        while v in taken:
+            v = "_" + v
+        taken.add(v)
+        return v
+
+    user, entry = fresh("_f"), fresh("_elements")
+    flat, call, unpack, moved, classes = [], [], [], {}, {user: fn}
     for k, p in enumerate(own):
         if k not in tuples:
             moved[k] = len(flat)
@@ -125,13 +133,7 @@ def _with_tuples(gf, arg_types, tuples):
             raise _error(gf, f"{gf.mode.name} of a function whose argument '{p}' holds a "
                          f"tuple ({arg_types[k]})", "Pass the inner tuple's elements in the "
                          "outer tuple, or as arguments of their own.")
-        names = []
-        for j in range(len(arg_types[k])):
-            v = f"{p}_{j}"
-            while v in taken:
-                v = "_" + v
-            taken.add(v)
-            names.append(v)
+        names = [fresh(f"{p}_{j}") for j in range(len(arg_types[k]))]
         flat += names
         unpack += [f"{p}[{j}]" for j in range(len(names))]
         if params[p].kind is inspect.Parameter.VAR_POSITIONAL:
@@ -141,11 +143,12 @@ def _with_tuples(gf, arg_types, tuples):
         if isinstance(arg_types[k], (types.NamedTuple, types.NamedUniTuple)):
             # (built again as its class: the function reads its fields by name)
             cls = arg_types[k].instance_class
-            classes[f"_{cls.__name__}{k}"] = cls
-            element = f"_{cls.__name__}{k}{element}"
+            alias = fresh(f"_{cls.__name__}")
+            classes[alias] = cls
+            element = f"{alias}{element}"
         call.append(f"{p}={element}" if params[p].kind is inspect.Parameter.KEYWORD_ONLY
                     else element)
-    text = f"def {name}({', '.join(flat)}):\n    return _f({', '.join(call)})\n"
+    text = f"def {name}({', '.join(flat)}):\n    return {user}({', '.join(call)})\n"
     argnums = moved[gf.argnums[0]] if gf.mode.single else tuple(moved[k] for k in gf.argnums)
     key = (text, argnums)
     made = gf.__dict__.setdefault("_with_tuples", {})
@@ -157,8 +160,8 @@ def _with_tuples(gf, arg_types, tuples):
                              vector_math=gf.vector_math)
     extra = list(gf._order[len(own):])
     adapter = (f"def {name}_{gf.mode.name}({', '.join(own + extra)}):\n"
-               f"    return _elements({', '.join(unpack + extra)})\n")
-    out = _compiled(adapter, f"{name}_{gf.mode.name}", {"_elements": made[key]}, arg_types)
+               f"    return {entry}({', '.join(unpack + extra)})\n")
+    out = _compiled(adapter, f"{name}_{gf.mode.name}", {entry: made[key]}, arg_types)
     inner_types = tuple(t for k, t in enumerate(arg_types[:len(own)]) for t in (
         arg_types[k] if k in tuples else (t,))) + tuple(arg_types[len(own):])
     out.source = (f"# the tuples' elements passed as arguments of their own\n{adapter}\n"

@@ -1039,6 +1039,11 @@ def _abstract_argument(a, seeded, hessian):
     return a
 
 
+def _elements(t):
+    """A tuple's elements, nested tuples' included, in order."""
+    return tuple(e for x in t for e in (_elements(x) if isinstance(x, tuple) else (x,)))
+
+
 def key_of(args):
     """What the pattern depends on besides the program: the arguments' types and shapes and
     the values of every integer and boolean."""
@@ -1075,6 +1080,11 @@ def detect(fn, args, argnums=0, hessian=False):
     x = args[argnums]
     n = int(np.size(x))
     inputs = [_abstract_argument(a, k == argnums, hessian) for k, a in enumerate(args)]
+    import inspect
+    if len(inspect.signature(namespace[name]).parameters) != len(inputs):
+        # the normalized program takes a tuple's elements (a `*args` tuple's too) as
+        # parameters of their own
+        inputs = [e for a in inputs for e in (_elements(a) if isinstance(a, tuple) else (a,))]
     saved = np.random.get_state()
     try:
         result = namespace[name](*inputs)

@@ -219,3 +219,35 @@ def test_star_coloring_needs_fewer_products_than_columns():
     np.testing.assert_allclose(H2(y, L).toarray(), L + np.diag(3.0 * y ** 2), rtol=1e-13)
     _star_coloring_is_valid(H2.pattern.toarray(), H2.colors)
     assert H2.ncolors <= 6
+
+
+def rosenbrock_chain(x, *args):
+    """scipy.optimize's rosen, its two constants passed as `args=(a, b)`."""
+    a, b = args
+    s = 0.0
+    for i in range(x.shape[0] - 1):
+        s += a * (x[i + 1] - x[i] ** 2) ** 2 + b * (1 - x[i]) ** 2
+    return s
+
+
+def coupled_rates(y, *args):
+    k1, k2 = args
+    out = np.empty_like(y)
+    out[0] = -k1 * y[0]
+    out[1:] = k1 * y[:-1] - k2 * y[1:] ** 2
+    return out
+
+
+def test_sparse_derivatives_of_a_function_with_star_args():
+    """The pattern is read from the program with the values after x passed one by one (it
+    ran the normalized program with `args` as one value: 'missing argument args_1')."""
+    x = np.linspace(-1.0, 1.0, 7)
+    H = adjit.hessian(rosenbrock_chain, sparse=True)(x, 100.0, 1.0)
+    np.testing.assert_allclose(H.toarray(), adjit.hessian(rosenbrock_chain)(x, 100.0, 1.0),
+                               rtol=1e-14)
+    assert H.nnz == 7 + 2 * 6
+    J = adjit.jacobian(coupled_rates, sparse=True)(x, 0.5, 2.0)
+    np.testing.assert_allclose(J.toarray(), fd_jacobian(coupled_rates, (x, 0.5, 2.0), 0),
+                               rtol=1e-7, atol=1e-9)
+    P = adjit.sparsity(coupled_rates)(x, 0.5, 2.0)
+    assert P.nnz == 1 + 2 * 6

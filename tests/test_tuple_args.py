@@ -743,3 +743,30 @@ def test_second_derivatives_with_star_args_from_njit_code():
     want = _ridge4_hessian(w, X, y, 0.3)
     np.testing.assert_allclose(step, np.linalg.solve(want, w), rtol=1e-12)
     np.testing.assert_allclose(hv, want @ w, rtol=1e-13, atol=1e-13)
+
+
+# parameter and function names that the generated function of the elements uses too
+def named_like_the_helper(x, _f, *args):
+    return _f * np.sum(x ** 3) + args[0] * x[0] * x[1]
+
+
+def _f(x, *args):
+    return args[0] * np.sum(x ** 3)
+
+
+def _elements(_elements, *args):
+    return args[0] * np.sum(_elements ** 3)
+
+
+def test_second_derivatives_with_tuples_whatever_the_names():
+    """The generated function's names (the user's function, the entry, a named tuple's
+    class) are chosen apart from the user's parameters and function name (a review found
+    `_f` refused as an unknown call, a function named `_f` called recursive, a parameter
+    named `_elements` an InternalError)."""
+    x = np.array([0.3, -0.7, 1.1])
+    np.testing.assert_allclose(adjit.hessian(named_like_the_helper)(x, 2.0, 5.0),
+                               np.diag(12.0 * x) + 5.0 * np.array([[0, 1, 0], [1, 0, 0],
+                                                                   [0, 0, 0]]), rtol=1e-15)
+    np.testing.assert_allclose(adjit.hessian(_f)(x, 2.0), np.diag(12.0 * x), rtol=1e-15)
+    np.testing.assert_allclose(adjit.hessian(_elements)(x, 2.0), np.diag(12.0 * x),
+                               rtol=1e-15)
