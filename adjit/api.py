@@ -789,7 +789,8 @@ def grad(fn=None, argnums=0, *, fastmath=False, checkpoint=None, tape_limit=None
     the loop's order, and the value equals numba's to the bit.
 
     `checkpoint` bounds the tape of time loops: a number of snapshots or "auto" makes every
-    top-level `for ... in range(...)` loop that records on the tape a checkpointed loop
+    top-level `for ... in range(...)` loop that records on the tape a checkpointed loop (not
+    one whose iterations are independent but for sums, `e += math.exp(x[i])`: recorded)
     (binomial checkpointing, Revolve): its steps run without recording, the loop state is
     saved at a few steps, and each step is recomputed from the nearest snapshot when the
     backward sweep reaches it. With a number of snapshots, memory is the snapshots plus one

@@ -12,7 +12,7 @@ import copy
 
 NOTES = ("origin", "user", "trip", "hoisted", "forward_only", "atomic", "checkpoint", "opaque",
          "callee", "parallel", "comment", "pkey", "fills", "message", "gather",
-         "overwritten", "steps", "effect", "raises", "whole", "downward")
+         "overwritten", "steps", "effect", "raises", "whole", "time_loop")
 """The notes a statement can carry: origin (filename, line, function) of the user code it came
 from; on loops, trip (the name of the trip counter of a lowered while loop, or None), user (a
 loop the user wrote, not one of vectorized code) and hoisted (names moved in front of it);
@@ -31,9 +31,13 @@ making a call with an effect beyond its result, why: run once, in program order,
 dropped, moved or computed again; analysis/effects.py); raises (the user's `raise`
 statement, vec.raise_error: the path that reaches it ends there, normalize/exits.py); whole
 (on `x_bar += term`, where the term is a new array in exactly x's shape: the name x, whose
-zeros x_bar was allocated as; reverse/resets.py); downward (on the reversed loop of a time
-loop checkpoint="auto" would checkpoint: it keeps its downward order, as checkpointed steps
-reverse, where reverse/ascending.py would run it upward)."""
+zeros x_bar was allocated as; reverse/resets.py); time_loop (on the forward and the reversed
+loop of a top-level loop checkpoint="auto" would checkpoint, in a gradient that records it:
+no pass changes the order or the functions of its steps' floating-point operations, as
+checkpointing runs them step by step: the reversed loop stays downward (ascending.py), its
+sums are not taken in vector lanes (dots.py) nor its scatters gathered (fission.py), and
+its own statements keep the C library's functions (codegen/vector_math.py); so recorded and
+checkpointed gradients agree to the bit)."""
 
 
 def note(node, key, default=None):

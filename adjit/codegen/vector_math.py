@@ -92,8 +92,11 @@ def _collect(stmts, in_vector_loop, forward_copy, sites, neutral, ns, splitting,
         if isinstance(s, ast.For):
             innermost = not any(isinstance(n, (ast.For, ast.While))
                                 for b in s.body for n in ast.walk(b))
-            ok = innermost and vectorizable(s, neutral, ns)
-            split = None if ok or not innermost or kinds is None else _split_plan(
+            # (a time loop a checkpointed gradient runs step by step: its own statements
+            # keep the C library there, and so here: ir.NOTES, time_loop)
+            steps = ir.note(s, "time_loop", False)
+            ok = innermost and not steps and vectorizable(s, neutral, ns)
+            split = None if ok or steps or not innermost or kinds is None else _split_plan(
                 s, neutral, ns, kinds)
             if split is not None:
                 split.within, split.top = stmts, where

@@ -48,10 +48,13 @@ def promote_accumulators(stmts, array_bars, namegen, time_loops=()):
     return stmts
 
 
-def serial_range_loops(stmts, rewrite):
+def serial_range_loops(stmts, rewrite, time_loops=True):
     """Call rewrite(block, k) for every `for ... in range(...)` loop block[k] of `stmts`,
     innermost first, outside prange loops and their bodies; rewrite may replace the loop by
-    several statements and returns the index of the last statement it leaves for it."""
+    several statements and returns the index of the last statement it leaves for it. With
+    time_loops=False, not for a time loop a checkpointed gradient runs step by step (the
+    note time_loop; the loops inside it, yes): a rewrite that changes the order of its
+    floating-point operations would make the recorded gradient another one."""
     k = 0
     while k < len(stmts):
         s = stmts[k]
@@ -61,8 +64,9 @@ def serial_range_loops(stmts, rewrite):
         for field in ("body", "orelse"):
             inner = getattr(s, field, None)
             if isinstance(inner, list) and inner:
-                serial_range_loops(inner, rewrite)
-        if isinstance(s, ast.For) and ir.is_range_loop(s):
+                serial_range_loops(inner, rewrite, time_loops)
+        if isinstance(s, ast.For) and ir.is_range_loop(s) and (
+                time_loops or not ir.note(s, "time_loop", False)):
             k = rewrite(stmts, k)
         k += 1
 

@@ -355,9 +355,9 @@ class ReverseBuilder:
         self.taped_trips = {ir.note(s, "trip"): s for s in ir.walk_stmts(self.stmts)
                             if isinstance(s, (ast.For, ast.While)) and ir.note(s, "trip")
                             and id(s) in self.plan.kept_loops and self.layout.loops[id(s)]}
-        # the loops checkpoint="auto" checkpoints reverse their steps downward, block by
-        # block: recorded, they reverse downward too (not upward where their steps commute,
-        # reverse/ascending.py), so the gradient is the same to the bit either way
+        # the loops checkpoint="auto" checkpoints run their steps one by one, reversed
+        # downward block by block: recorded, no pass reorders their steps' arithmetic
+        # either (the note time_loop, ir.NOTES), so the gradient is the same to the bit
         self.time_loops = {id(loop) for loop in checkpointing.select(self, "auto")}
         if self.checkpoint is not None:
             for loop in checkpointing.select(self):

@@ -27,7 +27,7 @@ left it.
 
 Loops of the serial backward sweep only: not prange loops or anything inside them, not
 CUDA code, and not loops with a jump (`break`, `while`) or a call that is not arithmetic.
-Not a time loop checkpoint="auto" would checkpoint (noted `downward`): checkpointed, its
+Not a time loop checkpoint="auto" would checkpoint (noted `time_loop`): checkpointed, its
 steps reverse downward block by block, and the recorded gradient must be the same to the bit
 (the loops inside it may still run upward, checkpointed or not).
 """
@@ -98,7 +98,7 @@ def _visit(block, record, namegen):
         if isinstance(s, ast.For) and (ir.is_prange_loop(s) or ir.note(s, "parallel", False)):
             k += 1
             continue
-        if isinstance(s, ast.For) and _descending(s) and not ir.note(s, "downward", False):
+        if isinstance(s, ast.For) and _descending(s) and not ir.note(s, "time_loop", False):
             new = _flip(s, record, namegen)
             if new is not None:
                 block[k:k + 1] = new

@@ -37,6 +37,8 @@ def select(builder, mode=None):
             continue        # (a loop computed again iteration by iteration keeps no tape)
         if isinstance(s, ast.For) and not ir.note(s, "user", False):
             continue        # the loop nest of a vectorized statement, not a time loop
+        if isinstance(s, ast.For) and reduction(s):
+            continue        # recorded: its tape grows with what it reads, not with a state
         if not records(builder, s):
             continue
         origin = ir.note(s, "origin", None)
@@ -67,6 +69,81 @@ def select(builder, mode=None):
                            "checkpoint=None.")
         out.append(s)
     return out
+
+
+def reduction(loop):
+    """Whether `loop`'s iterations are independent but for sums (`for i in range(n): e +=
+    math.exp(y * x[i])`, `y[i] = math.tanh(w * x[i])`): every array it stores into is
+    indexed with the loop's variable, bare, at one place of every index it takes there (each
+    iteration its own elements), and every number it carries from one iteration to the next
+    is a sum (`e = e + term`, normalized `t = e + term; e = t`, or `e -= term`, e read
+    nowhere else in the body). Such a loop is not a time loop: what it records grows with
+    the data it reads and writes, not with steps times a state, a snapshot of what it writes
+    would copy its whole result, and recorded, every pass may run its iterations in the
+    order it likes (vector lanes, upward); checkpointing leaves it to be recorded."""
+    var = loop.target.id if isinstance(loop.target, ast.Name) else None
+    body = ast.Module(body=list(loop.body), type_ignores=[])
+    for a in ir.stored_names(loop.body):
+        subs = [n for n in ir.walk(body) if isinstance(n, ast.Subscript)
+                and isinstance(n.value, ast.Name) and n.value.id == a]
+        bases = {id(n.value) for n in subs}
+        if var is None or any(isinstance(n, ast.Name) and n.id == a and id(n) not in bases
+                              for n in ir.walk(body)):
+            return False        # (the whole array read, passed or rebound in the loop)
+        places = {len(ir.index_atoms(n)) for n in subs}
+        if len(places) != 1 or not any(
+                all(isinstance(ir.index_atoms(n)[p], ast.Name) and
+                    ir.index_atoms(n)[p].id == var for n in subs) for p in range(places.pop())):
+            return False
+    carried = (upward_exposed(loop.body) & ir.assigned(loop.body)) - {loop.target.id}
+    stmts = list(ir.walk_stmts(loop.body))
+    for v in carried:
+        partial = set()         # t of `t = v + term`: read only by `v = t`
+        for x in stmts:
+            if isinstance(x, ast.For):
+                if x.target.id == v or _reads(x.iter, v):
+                    return False
+                continue
+            if isinstance(x, ast.If):
+                if _reads(x.test, v):
+                    return False
+                continue
+            if isinstance(x, ast.AugAssign) and isinstance(x.target, ast.Name) and \
+                    x.target.id == v:
+                if not isinstance(x.op, (ast.Add, ast.Sub)) or _reads(x.value, v):
+                    return False
+                continue
+            if not _reads(x, v):
+                continue
+            if not (isinstance(x, ast.Assign) and len(x.targets) == 1 and
+                    isinstance(x.targets[0], ast.Name) and _plus(x.value, v)):
+                return False
+            if x.targets[0].id != v:
+                partial.add(x.targets[0].id)
+        for x in stmts:
+            if isinstance(x, ast.Assign) and any(isinstance(t, ast.Name) and t.id == v
+                                                 for t in x.targets):
+                if not (_plus(x.value, v) or isinstance(x.value, ast.Name) and
+                        x.value.id in partial):
+                    return False
+        for t in partial:
+            uses = [x for x in stmts if not isinstance(x, (ast.For, ast.If)) and _reads(x, t)]
+            if not all(isinstance(x, ast.Assign) and isinstance(x.value, ast.Name) and
+                       [n.id for n in x.targets if isinstance(n, ast.Name)] == [v]
+                       for x in uses):
+                return False
+    return True
+
+
+def _plus(e, v):
+    """Whether `e` is `v + term` or `v - term`, the term not reading v."""
+    return isinstance(e, ast.BinOp) and isinstance(e.op, (ast.Add, ast.Sub)) and \
+        isinstance(e.left, ast.Name) and e.left.id == v and not _reads(e.right, v)
+
+
+def _reads(node, v):
+    return any(isinstance(n, ast.Name) and n.id == v and isinstance(n.ctx, ast.Load)
+               for n in ir.walk(node))
 
 
 def records(builder, loop):

@@ -85,7 +85,7 @@ def _copy_with(s, body, orelse):
     node = type(s)(**{f: getattr(s, f) for f in s._fields})
     node.body = body
     node.orelse = orelse
-    return copy_notes(s, node, ("origin", "forward_only", "parallel"))
+    return copy_notes(s, node, ("origin", "forward_only", "parallel", "time_loop"))
 
 
 def eliminate_dead(forward, roots, keep_stores, bound=frozenset()):

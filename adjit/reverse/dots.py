@@ -64,7 +64,7 @@ def dot_sums(stmts, kind_of, float_tape, live_after):
         block[k:k + 1] = new
         return k + len(new) - 1
 
-    serial_range_loops(stmts, rewrite)
+    serial_range_loops(stmts, rewrite, time_loops=False)
     return stmts
 
 

@@ -60,6 +60,8 @@ class Emitter:
                 if id(s) in self.plan.recomputed:
                     out.append(self._recomputed_forward(s))
                     continue
+                if id(s) in self.b.time_loops:
+                    ir.annotate(s, time_loop=True)
                 if id(s) in self.b.indexed:
                     out += self._indexed_forward(s)
                     continue
@@ -577,7 +579,7 @@ class Emitter:
             loop = fold(ir.parse(header)[0])
             loop.body = indexed.loads() + body
             ir.annotate(loop, origin=ir.note(s, "origin", None), pkey=id(s),
-                        downward=id(s) in self.b.time_loops)
+                        time_loop=id(s) in self.b.time_loops)
             return indexed.before_backward() + [loop] + indexed.after_backward()
         if id(s) in self.b.checkpointed:
             self.b.checkpointed[id(s)].reverse = body
@@ -611,7 +613,7 @@ class Emitter:
         loop.body = body
         ir.annotate(loop, origin=ir.note(s, "origin", None),
                     parallel=ir.note(s, "parallel", False) and not trip, pkey=id(s),
-                    downward=id(s) in self.b.time_loops)
+                    time_loop=id(s) in self.b.time_loops)
         return out + [loop]
 
 

@@ -74,7 +74,7 @@ def _visit(stmts, live, namegen):
             return k
         block[k:k + 1] = loops
         return k + len(loops) - 1
-    serial_range_loops(stmts, split)
+    serial_range_loops(stmts, split, time_loops=False)
 
 
 def _split(loop, read_outside, namegen):
