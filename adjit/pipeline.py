@@ -397,7 +397,11 @@ def _check_tangent_types(p, o):
             raise p.src.loc.error(p.src.tree, f"the {o.extra} for '{q}' is {_described(t)} "
                                   f"where '{q}' is {want}", "Pass " + (
                                       "an array of its shape" if is_array(kind) else
-                                      "a number") + f" as the direction of '{q}'.")
+                                      "a number") + f" as the direction of '{q}'" + (
+                                      ", last: hvp(f)(*args, vector) (scipy.optimize calls "
+                                      "hessp(x, p, *args): pass hessp=lambda x, p, *args: "
+                                      "h(x, *args, p) with h = adjit.hvp(f))."
+                                      if o.extra == "vector" else "."))
 
 
 def _described(t):

@@ -726,6 +726,18 @@ def test_second_derivatives_with_star_args_and_tuples():
                                np.diag(12.0 * w), rtol=1e-15)
 
 
+def test_hvp_in_scipys_hessp_order_is_refused_with_the_order_to_use():
+    """scipy.optimize calls hessp(x, p, *args); hvp takes the vector last."""
+    rng = np.random.default_rng(6)
+    X, y, w = rng.normal(size=(6, 3)), rng.normal(size=6), rng.normal(size=3)
+    with pytest.raises(adjit.AdjitError, match=r"hessp=lambda x, p, \*args: h\(x, \*args, p\)"):
+        adjit.hvp(ridge4)(w, w, X, y, 0.3)
+    h = adjit.hvp(ridge4)
+    hessp = lambda x, p, *args: h(x, *args, p)      # noqa: E731 - as a user writes it
+    np.testing.assert_allclose(hessp(w, w, X, y, 0.3), _ridge4_hessian(w, X, y, 0.3) @ w,
+                               rtol=1e-13, atol=1e-13)
+
+
 ridge4_hessian = adjit.hessian(ridge4)
 ridge4_hvp = adjit.hvp(ridge4)
 
