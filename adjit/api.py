@@ -638,8 +638,12 @@ def _make_stub(gf, register=overload):
     exec(f"def stub({', '.join(params)}):\n    raise NotImplementedError\n", ns)  # noqa: S102
     stub = ns["stub"]
 
-    def typer(*arg_types):
+    def typer(*arg_types, **keyword_types):
         star = None
+        if keyword_types:
+            # `g(x, shift=1.0)` in @njit code: the values in the derivative's order (numba
+            # passes them to the implementation, whose parameters have the user's names)
+            arg_types = _by_position(gf, stub, arg_types, keyword_types)
         if gf._vararg:
             star, arg_types = _star_types(gf, arg_types)
         for k, t in enumerate(arg_types):
@@ -659,6 +663,23 @@ def _make_stub(gf, register=overload):
     typer.__signature__ = inspect.signature(stub)
     register(stub)(typer)
     return stub
+
+
+def _by_position(gf, stub, arg_types, keyword_types):
+    """The types of a call from @njit code that names some arguments, in the order of the
+    derivative's parameters; an AdjitError where they do not bind."""
+    origin = function_origin(gf.__adjit_function__)
+    if gf._vararg:
+        raise error_at(origin, "a derivative of a function with *args called with keyword "
+                       "arguments from @njit code", "Pass every value by position there.")
+    try:
+        bound = inspect.signature(stub).bind(*arg_types, **keyword_types)
+    except TypeError as exc:
+        raise error_at(origin, f"called from @njit code with keywords "
+                       f"{', '.join(keyword_types)} ({exc})",
+                       f"'{gf.__adjit_function__.__qualname__}' takes "
+                       f"{', '.join(gf._order)}: pass each of them once.") from None
+    return tuple(bound.arguments.values())
 
 
 def _python_key(a):

@@ -87,6 +87,45 @@ def test_gradient_callable_from_njit():
     assert gcsum == pytest.approx(gc.sum()) and gt == pytest.approx(gt2)
 
 
+def scaled_misfit(x, scale, shift):
+    return scale * np.sum((x - shift) ** 2)
+
+
+def pair_weighted(x, p, w):
+    a, b = p
+    return a * np.sum(x ** 2) * w + b
+
+
+g_misfit = grad(scaled_misfit)
+jvp_misfit = adjit.jvp(scaled_misfit)
+g_pair = grad(pair_weighted)
+
+
+@numba.njit
+def keyword_calls(x):
+    # as numba code names arguments: every order, the tangent by name, a tuple by name
+    return (g_misfit(x, shift=1.0, scale=2.0), g_misfit(x, 2.0, shift=1.0),
+            jvp_misfit(x, 2.0, 1.0, tangent=np.ones(3)), g_pair(x, w=3.0, p=(2.0, 1.0)))
+
+
+@numba.njit
+def a_keyword_left_out(x):
+    return g_misfit(x, scale=2.0)
+
+
+def test_keyword_arguments_from_njit_code():
+    """They raised numba's bare `typer() got an unexpected keyword argument` (a review
+    found it)."""
+    x = np.arange(3.0)
+    by_name, mixed, (value, tangent), pair = keyword_calls(x)
+    np.testing.assert_array_equal(by_name, 4.0 * (x - 1.0))
+    np.testing.assert_array_equal(mixed, 4.0 * (x - 1.0))
+    assert value == 4.0 and tangent == 0.0
+    np.testing.assert_array_equal(pair, 12.0 * x)
+    with pytest.raises(numba.core.errors.TypingError, match="missing a required argument"):
+        a_keyword_left_out(x)
+
+
 def test_source_is_readable_python_that_compiles():
     g = grad(programs.sum_of_sin)
     g(np.ones(3))
