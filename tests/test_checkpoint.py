@@ -24,6 +24,8 @@ from adjit.runtime import checkpoint as ck
 from adjit.runtime import tape
 from adjit.transform import build
 from fd import fd_grad
+from programs import overwrite_same_element as cos_recurrence
+from test_vector_math import summed_exponentials as exp_sum
 
 
 # the schedule -----------------------------------------------------------------------------
@@ -1016,13 +1018,6 @@ def test_a_time_loop_whose_steps_commute_adds_in_one_order(checkpoint):
                                atol=1e-4)      # (the sum is ~1e5: differences carry ~1e-5)
 
 
-def exp_sum(x, y):
-    e = 0.0
-    for i in range(x.shape[0]):
-        e += math.exp(y * x[i])
-    return e
-
-
 def exp_decay_sum(x, y):
     e = 0.0
     c = 1.0
@@ -1065,21 +1060,14 @@ def exp_map(x, w):
     return np.sum(y * y)
 
 
-def cos_recurrence(x):
-    y = np.zeros(2)
-    for i in range(x.shape[0]):
-        y[0] = y[0] * 0.5 + math.cos(x[i]) * y[1]
-        y[1] = x[i] * x[i]
-    return y[0] + y[1]
-
-
 @pytest.mark.parametrize("checkpoint", [3, "auto"])
 def test_a_time_loops_own_statements_keep_the_c_library_recorded(checkpoint):
-    """cos_recurrence carries y[0] and y[1]: a time loop. Recorded, its cos and sin were
-    vmath's (the loop counted as vectorizable: no scalar carried); checkpointed, each step
-    runs alone with the C library's: value and gradient last bits apart in 15 of 20 draws
-    (a review found it). Its own statements now keep the C library recorded too; a map
-    (exp_map: each iteration its own element) is no time loop and is recorded either way."""
+    """cos_recurrence (tests/programs.py) carries y[0] and y[1]: a time loop. Recorded,
+    its cos and sin were vmath's (the loop counted as vectorizable: no scalar carried);
+    checkpointed, each step runs alone with the C library's: value and gradient last bits
+    apart in 15 of 20 draws (a review found it). Its own statements now keep the C library
+    recorded too; a map (exp_map: each iteration its own element) is no time loop and is
+    recorded either way."""
     for seed in range(6):
         x = np.random.default_rng(seed).uniform(-3.0, 3.0, 50)
         for fn in (cos_recurrence, exp_map):
