@@ -657,7 +657,7 @@ def _make_stub(gf, register=overload):
         if spec.adapter is not None:
             return _split_entry(gf, spec, arg_types, star)
         if star is not None:
-            return _star_entry(gf, spec, arg_types)
+            return _star_entry(gf, spec, arg_types, star)
         return spec.pyfunc
 
     typer.__signature__ = inspect.signature(stub)
@@ -718,11 +718,10 @@ def _star_types(gf, arg_types):
     return star, tuple(arg_types[:n_named]) + (packed,) + tuple(arg_types[end:])
 
 
-def _star_entry(gf, spec, arg_types):
-    """What @njit code calls, value by value, for a derivative of `def f(x, *args)` that
-    takes the values after x as one tuple (the second derivatives: higher.py)."""
-    star = next(q.name for q in inspect.signature(gf.__adjit_function__).parameters.values()
-                if q.kind is inspect.Parameter.VAR_POSITIONAL)
+def _star_entry(gf, spec, arg_types, star):
+    """What @njit code calls, value by value, for a derivative of `def f(x, *star)` that
+    takes the values after x as one tuple (the second derivatives: higher.py); `arg_types`
+    as _star_types packs them."""
     n_named = gf._order.index(star)
     count = len(arg_types[n_named])
     values = [f"args[{k}]" for k in range(n_named)]

@@ -222,7 +222,7 @@ def _commutes(loop, record, counters, nest):
             return False                # the whole array read or rebound in the loop
         added = all(isinstance(w, ast.AugAssign) and isinstance(w.op, (ast.Add, ast.Sub))
                     for w in writes) and len(writes) == len(found)
-        if not added and not _own_elements([sub for sub, _ in found], var):
+        if not added and not own_elements([sub for sub, _ in found], var):
             return False
     exposed = upward_exposed(loop.body) - {var}
     live = record.get(id(loop), set())
@@ -282,7 +282,7 @@ def _pure(call):
         f.value.id in _PURE_MODULES
 
 
-def _own_elements(subs, var):
+def own_elements(subs, var):
     """Whether every index has the loop's counter, bare, at the same place."""
     shapes = {len(ir.index_atoms(s)) for s in subs}
     if len(shapes) != 1:

@@ -20,7 +20,8 @@ import copy
 from ..analysis.types import BOOL, FLOAT, INT, is_array
 from ..errors import error_at
 from .. import ir
-from .dce import eliminate_dead, upward_exposed
+from .ascending import own_elements
+from .dce import eliminate_dead, reads_of, upward_exposed
 from .emit import trip_count
 
 
@@ -90,10 +91,7 @@ def reduction(loop):
         if var is None or any(isinstance(n, ast.Name) and n.id == a and id(n) not in bases
                               for n in ir.walk(body)):
             return False        # (the whole array read, passed or rebound in the loop)
-        places = {len(ir.index_atoms(n)) for n in subs}
-        if len(places) != 1 or not any(
-                all(isinstance(ir.index_atoms(n)[p], ast.Name) and
-                    ir.index_atoms(n)[p].id == var for n in subs) for p in range(places.pop())):
+        if not own_elements(subs, var):
             return False
     carried = (upward_exposed(loop.body) & ir.assigned(loop.body)) - {loop.target.id}
     stmts = list(ir.walk_stmts(loop.body))
@@ -101,19 +99,19 @@ def reduction(loop):
         partial = set()         # t of `t = v + term`: read only by `v = t`
         for x in stmts:
             if isinstance(x, ast.For):
-                if x.target.id == v or _reads(x.iter, v):
+                if x.target.id == v or v in reads_of(x.iter):
                     return False
                 continue
             if isinstance(x, ast.If):
-                if _reads(x.test, v):
+                if v in reads_of(x.test):
                     return False
                 continue
             if isinstance(x, ast.AugAssign) and isinstance(x.target, ast.Name) and \
                     x.target.id == v:
-                if not isinstance(x.op, (ast.Add, ast.Sub)) or _reads(x.value, v):
+                if not isinstance(x.op, (ast.Add, ast.Sub)) or v in reads_of(x.value):
                     return False
                 continue
-            if not _reads(x, v):
+            if v not in reads_of(x):
                 continue
             if not (isinstance(x, ast.Assign) and len(x.targets) == 1 and
                     isinstance(x.targets[0], ast.Name) and _plus(x.value, v)):
@@ -127,7 +125,8 @@ def reduction(loop):
                         x.value.id in partial):
                     return False
         for t in partial:
-            uses = [x for x in stmts if not isinstance(x, (ast.For, ast.If)) and _reads(x, t)]
+            uses = [x for x in stmts
+                    if not isinstance(x, (ast.For, ast.If)) and t in reads_of(x)]
             if not all(isinstance(x, ast.Assign) and isinstance(x.value, ast.Name) and
                        [n.id for n in x.targets if isinstance(n, ast.Name)] == [v]
                        for x in uses):
@@ -138,12 +137,7 @@ def reduction(loop):
 def _plus(e, v):
     """Whether `e` is `v + term` or `v - term`, the term not reading v."""
     return isinstance(e, ast.BinOp) and isinstance(e.op, (ast.Add, ast.Sub)) and \
-        isinstance(e.left, ast.Name) and e.left.id == v and not _reads(e.right, v)
-
-
-def _reads(node, v):
-    return any(isinstance(n, ast.Name) and n.id == v and isinstance(n.ctx, ast.Load)
-               for n in ir.walk(node))
+        isinstance(e.left, ast.Name) and e.left.id == v and v not in reads_of(e.right)
 
 
 def records(builder, loop):

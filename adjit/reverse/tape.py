@@ -112,16 +112,15 @@ class Tape:
         sweep), for length_statements."""
         if self.bounded:
             return []
-        return _parse("".join(f"{self.peaks[w]} = {self.names[w][1]}\n"
-                              for w in ("f", "i") if self.used[w]))
+        return self._each_stack(lambda w: f"{self.peaks[w]} = {self.names[w][1]}")
 
     def peak_updates(self):
         """Statements raising the noted use to what each stack holds now (after a
         checkpointed block's steps were recorded, before their adjoints pop them)."""
         if self.bounded:
             return []
-        return _parse("".join(f"{self.peaks[w]} = max({self.peaks[w]}, {self.names[w][1]})\n"
-                              for w in ("f", "i") if self.used[w]))
+        return self._each_stack(
+            lambda w: f"{self.peaks[w]} = max({self.peaks[w]}, {self.names[w][1]})")
 
     def length_statements(self, stats):
         """Statements keeping in `stats` how many values each stack held at most where the
@@ -129,8 +128,11 @@ class Tape:
         starts it that long. (Its use, not its capacity: a call that needs less than the
         last one then starts smaller again, where a start as large as the largest call's
         would map fresh memory for every small call.)"""
-        return _parse("".join(f"{stats}[{LENGTH_SLOTS[w]}] = {self.peaks[w]}\n"
-                              for w in ("f", "i") if self.used[w]))
+        return self._each_stack(lambda w: f"{stats}[{LENGTH_SLOTS[w]}] = {self.peaks[w]}")
+
+    def _each_stack(self, line):
+        """One statement, `line(w)`, for each stack this gradient uses (w: "f", "i")."""
+        return _parse("".join(line(w) + "\n" for w in ("f", "i") if self.used[w]))
 
 
 def unsigned_slots(parts, tape):
