@@ -632,18 +632,30 @@ def _unsupported_type(t):
 def _make_stub(gf, register=overload):
     """A Python function with the user's signature whose numba overload is the gradient,
     so that @njit code can call the GradientFunction like any jitted function (`register`:
-    numba's overload, or numba-cuda's for kernels)."""
-    params = ["*args"] if gf._vararg else gf._order
+    numba's overload, or numba-cuda's for kernels). On the CPU the stub keeps the
+    function's defaults, so that @njit code can leave those arguments out as in Python."""
     ns = {}
+    if gf._vararg:
+        params = ["*args"]
+    else:
+        defaults = _stub_defaults(gf) if register is overload else {}
+        params = [f"{p}=_default_{k}" if p in defaults else p for k, p in enumerate(gf._order)]
+        ns.update({f"_default_{gf._order.index(p)}": v for p, v in defaults.items()})
     exec(f"def stub({', '.join(params)}):\n    raise NotImplementedError\n", ns)  # noqa: S102
     stub = ns["stub"]
 
     def typer(*arg_types, **keyword_types):
         star = None
-        if keyword_types:
+        defaulted = ()
+        if not gf._vararg and (keyword_types or len(arg_types) < len(gf._order)):
             # `g(x, shift=1.0)` in @njit code: the values in the derivative's order (numba
-            # passes them to the implementation, whose parameters have the user's names)
-            arg_types = _by_position(gf, stub, arg_types, keyword_types)
+            # passes them to the implementation, whose parameters have the user's names);
+            # `g(x)` leaving out `shift=1.0`: the default's type
+            arg_types, defaulted = _by_position(gf, stub, arg_types, keyword_types)
+        elif keyword_types:
+            raise error_at(function_origin(gf.__adjit_function__), "a derivative of a "
+                           "function with *args called with keyword arguments from @njit "
+                           "code", "Pass every value by position there.")
         if gf._vararg:
             star, arg_types = _star_types(gf, arg_types)
         for k, t in enumerate(arg_types):
@@ -655,31 +667,85 @@ def _make_stub(gf, register=overload):
                            "Call it from Python, or pass the record arrays' fields as arrays "
                            "of their own (data['x'], data['y']).")
         if spec.adapter is not None:
-            return _split_entry(gf, spec, arg_types, star)
-        if star is not None:
-            return _star_entry(gf, spec, arg_types, star)
-        return spec.pyfunc
+            impl = _split_entry(gf, spec, arg_types, star)
+        elif star is not None:
+            impl = _star_entry(gf, spec, arg_types, star)
+        else:
+            impl = spec.pyfunc
+        return _with_defaults(gf, impl, defaulted, ns) if defaulted else impl
 
-    typer.__signature__ = inspect.signature(stub)
-    register(stub)(typer)
+    # the typer takes what it is given and binds it itself (_by_position), so that a wrong
+    # name or count gets adjit's message; numba then compares no signatures (strict=False)
+    typer.__signature__ = inspect.Signature([
+        inspect.Parameter("args", inspect.Parameter.VAR_POSITIONAL),
+        inspect.Parameter("kwargs", inspect.Parameter.VAR_KEYWORD)])
+    register(stub, strict=False)(typer)
     return stub
 
 
+def _stub_defaults(gf):
+    """{parameter: default} for the trailing parameters of the derivative's order that have
+    one (positional parameters after one without a default cannot have one in the stub)."""
+    sig = _signature(gf)
+    out = {}
+    for p in reversed(gf._order):
+        default = sig.parameters[p].default
+        if default is inspect.Parameter.empty:
+            break
+        out[p] = default
+    return out
+
+
 def _by_position(gf, stub, arg_types, keyword_types):
-    """The types of a call from @njit code that names some arguments, in the order of the
-    derivative's parameters; an AdjitError where they do not bind."""
+    """The types of a call from @njit code that names some arguments or leaves out some
+    with defaults, in the order of the derivative's parameters (a left-out one: the type of
+    its default), and the names of those left out; an AdjitError where they do not bind."""
     origin = function_origin(gf.__adjit_function__)
-    if gf._vararg:
-        raise error_at(origin, "a derivative of a function with *args called with keyword "
-                       "arguments from @njit code", "Pass every value by position there.")
+    name = gf.__adjit_function__.__qualname__
     try:
         bound = inspect.signature(stub).bind(*arg_types, **keyword_types)
     except TypeError as exc:
-        raise error_at(origin, f"called from @njit code with keywords "
-                       f"{', '.join(keyword_types)} ({exc})",
-                       f"'{gf.__adjit_function__.__qualname__}' takes "
-                       f"{', '.join(gf._order)}: pass each of them once.") from None
-    return tuple(bound.arguments.values())
+        given = f"called from @njit code with {len(arg_types)} argument(s)" + (
+            f" and keywords {', '.join(keyword_types)}" if keyword_types else "")
+        raise error_at(origin, f"{given} ({exc})", f"'{name}' takes {', '.join(gf._order)}: "
+                       "pass each of them once.") from None
+    given = set(bound.arguments)
+    bound.apply_defaults()
+    defaulted = tuple(p for p in gf._order if p not in given)
+    types = []
+    for p in gf._order:
+        value = bound.arguments[p]
+        if p in given:
+            types.append(value)
+            continue
+        if gf.mode.extra and p == gf._order[-1]:
+            raise error_at(origin, f"the {gf.mode.name} called from @njit code without the "
+                           f"{gf.mode.extra}", f"Pass the {gf.mode.extra} by keyword "
+                           f"({p}=...) or pass every argument.")
+        try:
+            t = numba.typeof(value)
+            # the default is a global of the generated entry: numba's constant arrays are
+            # read-only
+            types.append(t.copy(readonly=True) if isinstance(t, numba.types.Array) else t)
+        except ValueError:
+            raise error_at(origin, f"called from @njit code without '{p}', whose default "
+                           f"{value!r} numba cannot pass", f"Pass '{p}' in the call.") from None
+    return tuple(types), defaulted
+
+
+def _with_defaults(gf, impl, defaulted, defaults):
+    """The implementation of a call from @njit code that left out the parameters
+    `defaulted`: the stub's parameters with their defaults, calling `impl` with every value
+    (a left-out one as the default itself, a constant of the type it was derived for)."""
+    inner = numba.njit(impl)
+    params, values = [], []
+    for k, p in enumerate(gf._order):
+        params.append(f"{p}=_default_{k}" if f"_default_{k}" in defaults else p)
+        values.append(f"_default_{k}" if p in defaulted else p)
+    ns = dict(defaults, _adjit_inner=inner)
+    exec(f"def entry({', '.join(params)}):\n    return _adjit_inner({', '.join(values)})\n",  # noqa: S102
+         ns)
+    return ns["entry"]
 
 
 def _python_key(a):

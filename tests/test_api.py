@@ -122,8 +122,52 @@ def test_keyword_arguments_from_njit_code():
     np.testing.assert_array_equal(mixed, 4.0 * (x - 1.0))
     assert value == 4.0 and tangent == 0.0
     np.testing.assert_array_equal(pair, 12.0 * x)
-    with pytest.raises(numba.core.errors.TypingError, match="missing a required argument"):
+    with pytest.raises(AdjitError, match=r"scaled_misfit.*missing a required argument: "
+                       r"'shift'.*takes x, scale, shift"):
         a_keyword_left_out(x)
+    with pytest.raises(AdjitError, match=r"keywords shfit .*takes x, scale, shift"):
+        numba.njit(lambda x: g_misfit(x, 2.0, shfit=1.0))(x)
+
+
+def damped(x, scale=2.0, power=2, weights=np.array([1.0, 0.5, 0.25])):
+    s = 0.0
+    for i in range(x.shape[0]):
+        s += scale * weights[i] * x[i] ** power
+    return s
+
+
+g_damped = grad(damped)
+vjp_damped = adjit.vjp(damped)
+both_damped = adjit.value_and_grad(damped, argnums=(0, 1, 3))
+
+
+@numba.njit
+def defaults_left_out(x):
+    # as in Python: the defaults taken where the call leaves them out
+    return (g_damped(x), g_damped(x, 3.0), g_damped(x, power=3), both_damped(x),
+            vjp_damped(x, cotangent=2.0))
+
+
+def test_defaults_left_out_from_njit_code():
+    """A call from @njit code that left out a parameter with a default got numba's "missing
+    a required argument" (a review found it)."""
+    x = np.array([0.5, -1.0, 2.0])
+    w = np.array([1.0, 0.5, 0.25])
+    plain, scaled, cubed, (value, (gx, gscale, gw)), (again, pulled) = defaults_left_out(x)
+    np.testing.assert_allclose(plain, 4.0 * w * x, rtol=1e-15)
+    np.testing.assert_allclose(scaled, 6.0 * w * x, rtol=1e-15)
+    np.testing.assert_allclose(cubed, 6.0 * w * x ** 2, rtol=1e-15)
+    assert value == again == pytest.approx(damped(x), rel=1e-15)
+    np.testing.assert_allclose(gx, plain, rtol=1e-15)
+    assert gscale == pytest.approx(np.sum(w * x ** 2), rel=1e-15)
+    np.testing.assert_allclose(gw, 2.0 * x ** 2, rtol=1e-15)
+    np.testing.assert_allclose(pulled, 2.0 * plain, rtol=1e-15)
+    # the same derivatives from Python
+    np.testing.assert_array_equal(plain, g_damped(x))
+    np.testing.assert_array_equal(cubed, g_damped(x, power=3))
+    with pytest.raises(AdjitError, match="the vjp called from @njit code without the "
+                       "cotangent. Pass the cotangent by keyword"):
+        numba.njit(lambda x: vjp_damped(x))(x)
 
 
 def test_source_is_readable_python_that_compiles():
