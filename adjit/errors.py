@@ -55,7 +55,10 @@ def function_error(fn, construct, advice):
 
 
 def function_origin(fn):
-    """(filename, first line, name) of a function or an @njit dispatcher, for messages."""
+    """(filename, first line, name) of a function or an @njit dispatcher, for messages (of
+    the user's function where adjit generated `fn` around it: its __adjit_origin__)."""
+    fn = getattr(fn, "py_func", fn)
+    fn = getattr(fn, "__adjit_origin__", fn)
     fn = getattr(fn, "py_func", fn)
     code = getattr(fn, "__code__", None)
     name = getattr(fn, "__qualname__", None) or repr(fn)

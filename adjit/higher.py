@@ -23,6 +23,7 @@ from numba.core import types
 
 from .codegen.emit import exec_source, njit
 from .errors import AdjitError, InternalError, error_at, function_origin, internal_error
+from .normalize import tuple_args
 from .pipeline import Transformed
 from .runtime.generator import restore_generator, save_generator
 from .transform import Mode as _Mode
@@ -43,9 +44,18 @@ def specialize(gf, arg_types):
     tuples = [k for k in range(own) if isinstance(arg_types[k], types.BaseTuple)]
     if tuples:
         return _with_tuples(gf, arg_types, tuples)
-    return {"hvp": _hvp, "hessian": _hessian, "jvp_of_grad": _jvp_of_grad,
+    make = {"hvp": _hvp, "hessian": _hessian, "jvp_of_grad": _jvp_of_grad,
             "grad_of_grad": _grad_of_grad, "jacobian": _jacobian, "jacfwd": _jacobian,
-            "jacrev": _jacobian}[gf.mode.name](gf, tuple(arg_types))
+            "jacrev": _jacobian}[gf.mode.name]
+    try:
+        return make(gf, tuple(arg_types))
+    except AdjitError:
+        # the hvp it is made of refused: what the first derivatives refuse, said as hessian
+        refusal = _first_order_refusal(gf, tuple(arg_types)) \
+            if gf.mode.name == "hessian" else None
+        if refusal is not None:
+            raise refusal from None
+        raise
 
 
 def _hvp(gf, arg_types):
@@ -80,6 +90,9 @@ def _hvp(gf, arg_types):
                              f"in reverse mode over its generated {name}_jvp",
                              exc.__cause__ or exc) from exc
     except AdjitError as exc:
+        refusal = _first_order_refusal(gf, tuple(arg_types[:-1]))
+        if refusal is not None:     # (an array result, ...: said as grad says it)
+            raise refusal from None
         # the user's code went through forward mode; what reverse mode refuses is in the
         # code forward mode generated (a tangent helper without a rule of its own)
         raise _error(gf, f"second derivatives of '{name}': reverse mode over its jvp (the "
@@ -133,6 +146,9 @@ def _with_tuples(gf, arg_types, tuples):
             raise _error(gf, f"{gf.mode.name} of a function whose argument '{p}' holds a "
                          f"tuple ({arg_types[k]})", "Pass the inner tuple's elements in the "
                          "outer tuple, or as arguments of their own.")
+        problem = tuple_args.unsupported(arg_types[k])
+        if problem:     # (a string setting in the tuple, ...: as grad says)
+            raise _error(gf, f"argument '{p}' is {problem[0]}", problem[1])
         names = [fresh(f"{p}_{j}") for j in range(len(arg_types[k]))]
         flat += names
         unpack += [f"{p}[{j}]" for j in range(len(names))]
@@ -154,6 +170,7 @@ def _with_tuples(gf, arg_types, tuples):
     made = gf.__dict__.setdefault("_with_tuples", {})
     if key not in made:
         elements = exec_source(text, name, classes)
+        elements.__adjit_origin__ = fn      # (messages name the user's function)
         made[key] = type(gf)(elements, argnums, gf.mode.with_value, fastmath=gf.fastmath,
                              kind=gf.mode.name, checkpoint=gf.checkpoint,
                              tape_limit=gf.tape_limit, cache=gf.cache,
@@ -368,6 +385,19 @@ def _compiled(text, name, namespace, arg_types):
     pyfunc = exec_source(text, name, namespace)
     dispatcher = njit(tuple(arg_types))(pyfunc)
     return Transformed(text, pyfunc, dispatcher)
+
+
+def _first_order_refusal(gf, arg_types):
+    """The AdjitError building gf's function's gradient raises for these argument types
+    (under gf's name: "hvp of a function that returns an array"), or None where it builds:
+    a second derivative refused in reverse mode over the jvp says first what the function's
+    first derivatives refuse."""
+    try:
+        build(gf.fn, gf.argnums, arg_types, _Mode(gf.mode.name, False, gf.mode.single),
+              gf.fastmath, jit=False)
+    except AdjitError as exc:
+        return exc
+    return None
 
 
 def _error(gf, construct, fix):

@@ -381,6 +381,16 @@ def nested(x, p):
     return a * x + b * c
 
 
+def by_setting(x, *args):
+    if args[0] == "sum":
+        return np.sum(x ** 2) * args[1]
+    return np.sum(x ** 3) * args[1]
+
+
+def scaled(x, *args):
+    return x * args[0]
+
+
 def count_only(x, n):
     k, m = n
     return x * k * m
@@ -413,6 +423,18 @@ def curvature(x, w, v):
      "argument 'w' is a tuple, which hessian does not take"),
     (lambda: adjit.hessian(nested)(1.0, ((1.0, 2.0), 3.0)),
      "hessian of a function whose argument 'p' holds a tuple"),
+    # a string among *args: as grad says (hessian said "the constant 'sum' is not supported")
+    (lambda: adjit.hessian(by_setting)(np.ones(3), "sum", 2.0),
+     "argument 'args' is a tuple holding unicode_type"),
+    (lambda: adjit.grad(by_setting)(np.ones(3), "sum", 2.0),
+     "argument 'args' is a tuple holding unicode_type"),
+    # an array result, at the user's `def` (it named adjit's generated function of the
+    # elements, `<adjit-1:scaled>`, and blamed reverse mode over the jvp)
+    (lambda: adjit.hessian(scaled)(np.ones(3), 2.0),
+     r"'scaled' \(.*test_tuple_args.py, line \d+\): hessian of a function that returns an "
+     "array. hessian needs a scalar float result"),
+    (lambda: adjit.hvp(scaled)(np.ones(3), 2.0, np.ones(3)),
+     r"'scaled' \(.*test_tuple_args.py, line \d+\): hvp of a function that returns an array"),
     # from @njit code as from Python (it said "reverse mode over its jvp refuses this")
     (lambda: curvature(np.ones(3), (1.0, 2.0, 3.0), (1.0, 0.0, 0.0)),
      "argument 'w' is a tuple, which hvp does not take"),

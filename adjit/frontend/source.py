@@ -379,6 +379,15 @@ def read_function(fn, vararg=False):
                         "to differentiate a wrapper made so, differentiate the function it "
                         "calls.")
     ast.increment_lineno(tree, firstlineno - 1)
+    origin = getattr(fn, "__adjit_origin__", None)
+    if origin is not None:
+        # a function adjit generated around the user's (higher.py: a function of a tuple's
+        # elements calling it): what is said of it is said at the user's `def`
+        code = unwrap(origin).__code__
+        loc = Location(name, code.co_filename, code.co_firstlineno)
+        for node in ast.walk(tree):
+            if hasattr(node, "lineno"):
+                node.lineno = node.end_lineno = code.co_firstlineno
     tree.decorator_list = []
     star = tree.args.kwarg or (None if vararg else tree.args.vararg)
     if star is not None:
