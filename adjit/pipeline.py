@@ -697,12 +697,21 @@ def _limit_hint(p, checkpoint, limit):
     """What the tape-limit error tells the user, beyond the sizes."""
     src = p.src
     where = f"the gradient of '{src.loc.name}' ({src.loc.filename}, line {src.loc.firstlineno})"
+    loops = [s for s in p.stmts if isinstance(s, (ast.For, ast.While)) and
+             id(s) in p.builder.plan.kept_loops and records(p.builder, s)]
+    # loops whose iterations are independent but for sums: recorded whatever `checkpoint`
+    # says (reverse/checkpoint.py's reduction), their tape grows with the data they read
+    sums = [s for s in loops if id(s) in p.builder.sum_loops]
+    if sums:
+        lines = ", ".join(str(ir.note(s, "origin", (None, "?"))[1]) for s in sums)
+        return (f"{where}: the loop(s) at line {lines} record what each iteration computes: "
+                "their iterations are independent but for sums, so the tape grows with the "
+                "data they read, and checkpointing does not shorten it (it applies to time "
+                f"loops). Pass a larger tape_limit (now {limit} bytes), or smaller arrays.")
     if checkpoint is not None:
         return (f"{where}, checkpointed with checkpoint={checkpoint!r}: one step's tape or the "
                 f"snapshots do not fit in tape_limit={limit}. Pass fewer snapshots "
                 f"(checkpoint=<int>) or a larger tape_limit.")
-    loops = [s for s in p.stmts if isinstance(s, (ast.For, ast.While)) and
-             id(s) in p.builder.plan.kept_loops and records(p.builder, s)]
     lines = [str(ir.note(s, "origin", (None, "?"))[1]) for s in loops]
     what = f"the loop(s) at line {', '.join(lines)} record every step" if lines else \
         "the recorded values do not fit"

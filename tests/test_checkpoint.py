@@ -1053,6 +1053,24 @@ def test_a_loops_arithmetic_is_the_same_checkpointed_or_not(checkpoint):
     assert "vmath.exp64(" in reduction.source       # and its map in vector lanes
 
 
+@pytest.mark.parametrize("checkpoint", [None, False, 8, "auto"])
+def test_a_sum_loops_limit_error_says_checkpointing_does_not_shorten_its_tape(checkpoint):
+    """Past tape_limit, a loop that only sums over its iterations (recorded whatever the
+    option) was said to "record every step: pass checkpoint='auto'", and with it "one
+    step's tape or the snapshots do not fit": advice that cannot help."""
+    x = np.random.default_rng(2).standard_normal(4000)
+    g = adjit.value_and_grad(exp_sum, argnums=(0, 1), checkpoint=checkpoint, tape_limit=16000)
+    with pytest.raises(AdjitError, match=r"it needs 32000 bytes, 16000 are allowed. In the "
+                       r"gradient of 'summed_exponentials' \(.*test_vector_math.py, line \d+\): "
+                       r"the loop\(s\) at line \d+ record what each iteration computes: .* "
+                       r"checkpointing does not shorten it .* Pass a larger tape_limit"):
+        g(x, 0.37)
+    # a time loop keeps the advice to checkpoint (by default it checkpoints by itself)
+    with pytest.raises(AdjitError, match="record every step. Pass checkpoint='auto'"):
+        adjit.value_and_grad(exp_decay_sum, argnums=(0, 1), checkpoint=False,
+                             tape_limit=16000)(x, 0.37)
+
+
 def exp_map(x, w):
     y = np.empty_like(x)
     for i in range(x.shape[0]):

@@ -80,6 +80,8 @@ class ReverseBuilder:
         self.vec_temps = set()        # arrays the vectorizer made (fully written before read)
         self.checkpointed = {}        # id(loop) -> checkpointing.Checkpointed
         self.time_loops = set()       # id(loop): the loops checkpoint="auto" checkpoints
+        self.sum_loops = set()        # id(loop): top-level loops whose iterations are
+        #                               independent but for sums (checkpointing.reduction)
         self.recompute = {}           # id(prange loop) -> (plain body, recording body)
         self.plan = planning.Plan()   # what the planner decides (reverse/plan.py), in build
         self.indexed = {}             # id(loop) -> IndexedTape: slots by the loop counter
@@ -359,6 +361,8 @@ class ReverseBuilder:
         # downward block by block: recorded, no pass reorders their steps' arithmetic
         # either (the note time_loop, ir.NOTES), so the gradient is the same to the bit
         self.time_loops = {id(loop) for loop in checkpointing.select(self, "auto")}
+        self.sum_loops = {id(s) for s in self.stmts if isinstance(s, ast.For) and
+                          id(s) in self.plan.kept_loops and checkpointing.reduction(s)}
         if self.checkpoint is not None:
             for loop in checkpointing.select(self):
                 cp = checkpointing.Checkpointed(self, loop, copy.deepcopy(loop.body),
