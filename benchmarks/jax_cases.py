@@ -3,14 +3,16 @@ and of the time-stepping cases (the heat equation, the pendulum loss) written th
 wants them: the time loop as lax.scan over whole-array updates.
 
 Run by run.py as a script in its own process when jax is installed (the optional extra
-adjit[compare]): `python jax_cases.py OUTDIR REPEATS` times jax.jit(jax.grad(f)) for every
+adjit[compare]): `python jax_cases.py OUTDIR REPEATS [--serve]` times jax.jit(jax.grad(f)) for every
 case of cases.py whose function has a mirror here (matched by __name__), on the same inputs,
 and writes OUTDIR/times.json (each case's median time, the path of its gradient, and the
 first call's time: tracing, XLA's compilation and one evaluation) and each gradient as
 OUTDIR/<k>.npz. Python ints among the
 arguments (step counts) are static arguments of the jitted gradient, everything else goes in
 as a jax array. Cases that share their inputs and argnums with an earlier case (the same
-gradient with and without checkpointing) reuse its time. Nothing else imports this module.
+gradient with and without checkpointing) reuse its time. With --serve it then stays to time
+cases again on request (a name per line of stdin, the median seconds per line of stdout),
+which run.py does beside each timing of adjit's gradient. Nothing else imports this module.
 Float64 throughout (jax_enable_x64).
 """
 import json
@@ -141,7 +143,7 @@ MIRRORS = {"sum_of_sin": sum_of_sin, "gmm_objective": gmm_objective,
 """JAX function for each benchmark function of the same __name__ in cases.py."""
 
 
-def main(out, repeats):
+def main(out, repeats, serve=False):
     here = os.path.dirname(os.path.abspath(__file__))
     sys.path.insert(0, here)
     from cases import cases, inputs
@@ -151,6 +153,7 @@ def main(out, repeats):
     jax.block_until_ready(jax.jit(jax.grad(lambda x: jnp.sum(jnp.tanh(x))))(jnp.ones(3)))
     times = {}
     done = {}       # (function, argnums, id of the inputs) -> the case's (time, path, first)
+    calls, keys = {}, {}    # the same key -> (timed call, its arguments); case name -> key
     for k, (name, fn, args, argnums, _) in enumerate(cases()):
         f = MIRRORS.get(fn.__name__)
         if f is None:
@@ -159,13 +162,14 @@ def main(out, repeats):
         key = (fn.__name__, argnums, id(args))
         if key in done:
             times[name] = done[key]
+            keys[name] = key
             continue
         static = tuple(j for j, a in enumerate(args)
                        if isinstance(a, int) and not isinstance(a, bool))
         g = jax.jit(jax.grad(f, argnums=argnums), static_argnums=static)
         jargs = tuple(a if j in static else jnp.asarray(a) for j, a in enumerate(args))
 
-        def call(*a):
+        def call(*a, g=g):
             return jax.block_until_ready(g(*a))
 
         t0 = time.perf_counter()
@@ -175,12 +179,26 @@ def main(out, repeats):
         path = os.path.join(out, f"{k}.npz")
         np.savez(path, **{f"g{j}": np.asarray(v) for j, v in enumerate(grads)})
         times[name] = done[key] = (median_time(call, jargs, repeats), path, first)
+        calls[key] = (call, jargs)
+        keys[name] = key
     about = f"JAX {jax.__version__} on {jax.devices()[0].platform} (in its own process): " \
             "jax.jit(jax.grad(f)), float64, inputs as jax arrays (ints static), timed to " \
             "block_until_ready"
     with open(os.path.join(out, "times.json"), "w") as fh:
         json.dump({"about": about, "cases": times}, fh)
+    if not serve:
+        return
+    # --serve: time a case again whenever run.py asks (a case's name on a line of stdin; its
+    # median seconds on a line of stdout), so that it can time adjit's gradient and JAX's
+    # one after the other, under the same load
+    print("ready", flush=True)
+    for line in sys.stdin:
+        name = line.strip()
+        if name not in keys:
+            break
+        call, jargs = calls[keys[name]]
+        print(json.dumps(median_time(call, jargs, repeats)), flush=True)
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], int(sys.argv[2]))
+    main(sys.argv[1], int(sys.argv[2]), serve="--serve" in sys.argv[3:])
