@@ -631,39 +631,41 @@ def _unsupported_type(t):
 
 def _make_stub(gf, register=overload):
     """A Python function with the user's signature whose numba overload is the gradient,
-    so that @njit code can call the GradientFunction like any jitted function (`register`:
-    numba's overload, or numba-cuda's for kernels). On the CPU the stub keeps the
-    function's defaults, so that @njit code can leave those arguments out as in Python."""
+    so that @njit code (and kernels: `register` is numba-cuda's overload there) can call the
+    GradientFunction like any jitted function: as in Python, with arguments by name,
+    keyword-only parameters by name, and defaults left out."""
     ns = {}
+    cuda = register is not overload
     if gf._vararg:
-        params = ["*args"]
+        params = entry_params = "*args"
     else:
-        defaults = _stub_defaults(gf) if register is overload else {}
-        params = [f"{p}=_default_{k}" if p in defaults else p for k, p in enumerate(gf._order)]
-        ns.update({f"_default_{gf._order.index(p)}": v for p, v in defaults.items()})
-    exec(f"def stub({', '.join(params)}):\n    raise NotImplementedError\n", ns)  # noqa: S102
+        params, entry_params = _stub_parameters(gf, ns)
+    exec(f"def stub({params}):\n    raise NotImplementedError\n", ns)  # noqa: S102
     stub = ns["stub"]
+    # a call binds to the stub's parameters (Python's order: keyword-only ones after the
+    # cotangent/tangent) where that is not the derivative's own order
+    reordered = not gf._vararg and list(inspect.signature(stub).parameters) != gf._order
 
     def typer(*arg_types, **keyword_types):
         star = None
         defaulted = ()
-        if not gf._vararg and (keyword_types or len(arg_types) < len(gf._order)):
+        if not gf._vararg and (keyword_types or reordered or len(arg_types) < len(gf._order)):
             # `g(x, shift=1.0)` in @njit code: the values in the derivative's order (numba
             # passes them to the implementation, whose parameters have the user's names);
             # `g(x)` leaving out `shift=1.0`: the default's type
-            arg_types, defaulted = _by_position(gf, stub, arg_types, keyword_types)
+            arg_types, defaulted = _by_position(gf, stub, arg_types, keyword_types, cuda)
         elif keyword_types:
             raise error_at(function_origin(gf.__adjit_function__), "a derivative of a "
-                           "function with *args called with keyword arguments from @njit "
-                           "code", "Pass every value by position there.")
+                           "function with *args called with keyword arguments from "
+                           f"{_caller(cuda)}", "Pass every value by position there.")
         if gf._vararg:
-            star, arg_types = _star_types(gf, arg_types)
+            star, arg_types = _star_types(gf, arg_types, cuda)
         for k, t in enumerate(arg_types):
             gf._refuse_structure(k, t)
         spec = gf.specialize(arg_types)
         if isinstance(spec.adapter, tuple_args.Adapter) and spec.adapter.inner is not None:
             raise error_at(function_origin(gf.__adjit_function__), "a derivative with both "
-                           "tuple and record-array arguments called from @njit code",
+                           f"tuple and record-array arguments called from {_caller(cuda)}",
                            "Call it from Python, or pass the record arrays' fields as arrays "
                            "of their own (data['x'], data['y']).")
         if spec.adapter is not None:
@@ -672,7 +674,10 @@ def _make_stub(gf, register=overload):
             impl = _star_entry(gf, spec, arg_types, star)
         else:
             impl = spec.pyfunc
-        return _with_defaults(gf, impl, defaulted, ns) if defaulted else impl
+        if defaulted or reordered or keyword_types:
+            # (numba binds the call to the entry's parameters, as the stub did here)
+            return _entry(gf, impl, entry_params, defaulted, ns, cuda)
+        return impl
 
     # the typer takes what it is given and binds it itself (_by_position), so that a wrong
     # name or count gets adjit's message; numba then compares no signatures (strict=False)
@@ -683,32 +688,51 @@ def _make_stub(gf, register=overload):
     return stub
 
 
-def _stub_defaults(gf):
-    """{parameter: default} for the trailing parameters of the derivative's order that have
-    one (positional parameters after one without a default cannot have one in the stub)."""
-    sig = _signature(gf)
-    out = {}
-    for p in reversed(gf._order):
-        default = sig.parameters[p].default
-        if default is inspect.Parameter.empty:
-            break
-        out[p] = default
-    return out
+def _caller(cuda):
+    return "a CUDA kernel" if cuda else "@njit code"
 
 
-def _by_position(gf, stub, arg_types, keyword_types):
-    """The types of a call from @njit code that names some arguments or leaves out some
-    with defaults, in the order of the derivative's parameters (a left-out one: the type of
-    its default), and the names of those left out; an AdjitError where they do not bind."""
+def _stub_parameters(gf, ns):
+    """The stub's parameter list as Python text, in the order of the function's signature
+    with the cotangent/tangent (_signature): keyword-only parameters after a `*`, each
+    default a name `_default_<k>` (k: the parameter's place in the derivative's order) that
+    `ns` holds. And the same list for the implementation numba compiles (_entry) without
+    the `*`: numba folds a call's arguments into keyword-only parameters wrongly (it takes
+    the last positional values for them), and the stub's binding has already checked the
+    call as Python would (a keyword-only parameter without a default gets None there,
+    never used)."""
+    out, entry, star = [], [], False
+    for q in _signature(gf).parameters.values():
+        if q.kind is inspect.Parameter.KEYWORD_ONLY and not star:
+            out.append("*")
+            star = True
+        k = gf._order.index(q.name)
+        if q.default is inspect.Parameter.empty:
+            out.append(q.name)
+            entry.append(f"{q.name}=None" if star else q.name)
+        else:
+            ns[f"_default_{k}"] = q.default
+            out.append(f"{q.name}=_default_{k}")
+            entry.append(out[-1])
+    return ", ".join(out), ", ".join(entry)
+
+
+def _by_position(gf, stub, arg_types, keyword_types, cuda=False):
+    """The types of a call from @njit code (or a kernel) that names some arguments or leaves
+    out some with defaults, in the order of the derivative's parameters (a left-out one:
+    the type of its default), and the names of those left out; an AdjitError where they do
+    not bind."""
     origin = function_origin(gf.__adjit_function__)
     name = gf.__adjit_function__.__qualname__
     try:
         bound = inspect.signature(stub).bind(*arg_types, **keyword_types)
     except TypeError as exc:
-        given = f"called from @njit code with {len(arg_types)} argument(s)" + (
+        given = f"called from {_caller(cuda)} with {len(arg_types)} argument(s)" + (
             f" and keywords {', '.join(keyword_types)}" if keyword_types else "")
-        raise error_at(origin, f"{given} ({exc})", f"'{name}' takes {', '.join(gf._order)}: "
-                       "pass each of them once.") from None
+        sig = inspect.signature(stub)
+        named = any(q.kind is inspect.Parameter.KEYWORD_ONLY for q in sig.parameters.values())
+        raise error_at(origin, f"{given} ({exc})", f"'{name}' takes {sig}: pass each of them "
+                       "once" + (", keyword-only ones by name." if named else ".")) from None
     given = set(bound.arguments)
     bound.apply_defaults()
     defaulted = tuple(p for p in gf._order if p not in given)
@@ -719,31 +743,57 @@ def _by_position(gf, stub, arg_types, keyword_types):
             types.append(value)
             continue
         if gf.mode.extra and p == gf._order[-1]:
-            raise error_at(origin, f"the {gf.mode.name} called from @njit code without the "
-                           f"{gf.mode.extra}", f"Pass the {gf.mode.extra} by keyword "
+            raise error_at(origin, f"the {gf.mode.name} called from {_caller(cuda)} without "
+                           f"the {gf.mode.extra}", f"Pass the {gf.mode.extra} by keyword "
                            f"({p}=...) or pass every argument.")
-        try:
-            t = numba.typeof(value)
-            # the default is a global of the generated entry: numba's constant arrays are
-            # read-only
-            types.append(t.copy(readonly=True) if isinstance(t, numba.types.Array) else t)
-        except ValueError:
-            raise error_at(origin, f"called from @njit code without '{p}', whose default "
-                           f"{value!r} numba cannot pass", f"Pass '{p}' in the call.") from None
+        t = _constant_type(value)
+        if t is None:
+            raise error_at(origin, f"called from {_caller(cuda)} without '{p}', whose default "
+                           f"{value!r} numba cannot take as a constant",
+                           f"Pass '{p}' in the call.")
+        types.append(t)
     return tuple(types), defaulted
 
 
-def _with_defaults(gf, impl, defaulted, defaults):
-    """The implementation of a call from @njit code that left out the parameters
-    `defaulted`: the stub's parameters with their defaults, calling `impl` with every value
-    (a left-out one as the default itself, a constant of the type it was derived for)."""
-    inner = numba.njit(impl)
-    params, values = [], []
-    for k, p in enumerate(gf._order):
-        params.append(f"{p}=_default_{k}" if f"_default_{k}" in defaults else p)
-        values.append(f"_default_{k}" if p in defaulted else p)
+def _constant_type(value):
+    """The numba type of `value` as a global constant of compiled code (arrays, also in
+    tuples, are read-only there), or None where numba keeps no such constant (a list, a
+    set, a dict, an object)."""
+    try:
+        t = numba.typeof(value)
+    except ValueError:
+        return None
+
+    def constant(t):
+        if isinstance(t, numba.types.Array):
+            return t.copy(readonly=True)
+        if isinstance(t, (numba.types.UniTuple, numba.types.Tuple)) and \
+                not isinstance(t, (numba.types.NamedTuple, numba.types.NamedUniTuple)):
+            inner = [constant(e) for e in t.types]
+            return None if any(e is None for e in inner) else \
+                numba.types.BaseTuple.from_types(inner)
+        if isinstance(t, (numba.types.List, numba.types.Set, numba.types.DictType,
+                          numba.types.Dispatcher, numba.types.Opaque)) or \
+                t == numba.types.pyobject:
+            return None
+        return t
+    return constant(t)
+
+
+def _entry(gf, impl, params, defaulted, defaults, cuda):
+    """The implementation of a call from @njit code (or a kernel) that binds to the stub's
+    parameters `params` (the function's order, defaults) rather than the derivative's own:
+    a function with the stub's parameters calling `impl` with every value in the
+    derivative's order (a left-out one as the default itself, a constant of the type it
+    was derived for)."""
+    if cuda:
+        from numba import cuda as numba_cuda
+        inner = numba_cuda.jit(device=True)(impl)
+    else:
+        inner = numba.njit(impl)
+    values = [f"_default_{k}" if p in defaulted else p for k, p in enumerate(gf._order)]
     ns = dict(defaults, _adjit_inner=inner)
-    exec(f"def entry({', '.join(params)}):\n    return _adjit_inner({', '.join(values)})\n",  # noqa: S102
+    exec(f"def entry({params}):\n    return _adjit_inner({', '.join(values)})\n",  # noqa: S102
          ns)
     return ns["entry"]
 
@@ -761,7 +811,7 @@ def _python_key(a):
     return type(a)
 
 
-def _star_types(gf, arg_types):
+def _star_types(gf, arg_types, cuda=False):
     """The name of the function's *args parameter and the argument types as the derivative
     takes them, from the types numba passes one by one (`objective(theta, x, y)` for `def
     objective(theta, *data)`): the values after the named parameters one tuple, before the
@@ -776,9 +826,12 @@ def _star_types(gf, arg_types):
     extra = 1 if gf.mode.extra else 0
     if len(arg_types) < n_named + extra:
         raise error_at(function_origin(gf.__adjit_function__), f"called with "
-                       f"{len(arg_types)} argument(s) from @njit code",
-                       f"'{gf.__adjit_function__.__qualname__}' takes {n_named} before "
-                       f"*{star}" + (f", and the {gf.mode.extra} last" if extra else "") + ".")
+                       f"{len(arg_types)} argument(s) from {_caller(cuda)}",
+                       f"'{gf.__adjit_function__.__qualname__}' takes "
+                       f"{', '.join(gf._order[:n_named])} before *{star}" +
+                       (f", and the {gf.mode.extra} last" if extra else "") +
+                       ": pass each of them there (defaults before *args are not filled in "
+                       "from compiled code).")
     end = len(arg_types) - extra
     packed = numba.types.BaseTuple.from_types(tuple(arg_types[n_named:end]))
     return star, tuple(arg_types[:n_named]) + (packed,) + tuple(arg_types[end:])

@@ -64,7 +64,8 @@ def _hvp(gf, arg_types):
     single = gf.mode.single
     if not single and (not isinstance(arg_types[-1], numba.types.BaseTuple) or
                        len(arg_types[-1]) != len(gf.argnums)):
-        raise _error(gf, f"hvp with argnums={gf._argnums_arg!r} called with a vector of "
+        said = getattr(gf, "_argnums_said", gf._argnums_arg)
+        raise _error(gf, f"hvp with argnums={said!r} called with a vector of "
                      f"type {arg_types[-1]}", f"Pass a tuple of {len(gf.argnums)} directions, "
                      "one per argument in argnums, each shaped like its argument.")
     vector_types = (arg_types[-1],) if single else tuple(arg_types[-1])
@@ -175,6 +176,7 @@ def _with_tuples(gf, arg_types, tuples):
                              kind=gf.mode.name, checkpoint=gf.checkpoint,
                              tape_limit=gf.tape_limit, cache=gf.cache,
                              vector_math=gf.vector_math)
+        made[key]._argnums_said = gf._argnums_arg     # (messages: the user's argnums)
     extra = list(gf._order[len(own):])
     adapter = (f"def {name}_{gf.mode.name}({', '.join(own + extra)}):\n"
                f"    return {entry}({', '.join(unpack + extra)})\n")
@@ -401,9 +403,7 @@ def _first_order_refusal(gf, arg_types):
 
 
 def _error(gf, construct, fix):
-    fn = gf.__adjit_function__
-    return error_at((fn.__code__.co_filename, fn.__code__.co_firstlineno, fn.__qualname__),
-                    construct, fix)
+    return error_at(function_origin(gf.__adjit_function__), construct, fix)
 
 
 

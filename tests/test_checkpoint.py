@@ -1071,6 +1071,38 @@ def test_a_sum_loops_limit_error_says_checkpointing_does_not_shorten_its_tape(ch
                              tape_limit=16000)(x, 0.37)
 
 
+def sum_then_steps(x, w, y0, n):
+    s = 0.0
+    for i in range(x.shape[0]):        # a loop that sums
+        s += math.exp(w * x[i])
+    y = y0.copy()
+    for t in range(n):                 # a time loop
+        for j in range(y.shape[0]):
+            y[j] = math.sin(y[j]) * w
+    return s + np.sum(y)
+
+
+def test_a_limit_error_with_a_sum_loop_and_a_time_loop_advises_for_the_time_loop():
+    """With both, the sum loop's message replaced the advice that helps: checkpointing the
+    time loop, or fewer snapshots (a review found it)."""
+    x, y0 = np.random.default_rng(2).standard_normal(4000), np.linspace(0, 1, 1000)
+    with pytest.raises(AdjitError, match=r"the loop\(s\) at line \d+ record every step. Pass "
+                       r"checkpoint='auto' .* Besides, the loop\(s\) at line \d+ record what "
+                       "each iteration computes"):
+        adjit.value_and_grad(sum_then_steps, argnums=(0, 1), checkpoint=False,
+                             tape_limit=200_000)(x, 0.37, y0, 500)
+    with pytest.raises(AdjitError, match=r"checkpointed with checkpoint=64: .* Pass fewer "
+                       r"snapshots .* Besides, the loop\(s\) at line \d+ record what"):
+        adjit.value_and_grad(sum_then_steps, argnums=(0, 1), checkpoint=64,
+                             tape_limit=140_000)(x, 0.37, y0, 500)
+    fits = adjit.value_and_grad(sum_then_steps, argnums=(0, 1), checkpoint=8,
+                                tape_limit=200_000)
+    recorded = adjit.value_and_grad(sum_then_steps, argnums=(0, 1), checkpoint=False)
+    got, want = fits(x, 0.37, y0, 500), recorded(x, 0.37, y0, 500)
+    assert got[0] == want[0] and got[1][1] == want[1][1]
+    assert got[1][0].tobytes() == want[1][0].tobytes()
+
+
 def exp_map(x, w):
     y = np.empty_like(x)
     for i in range(x.shape[0]):

@@ -387,6 +387,10 @@ def by_setting(x, *args):
     return np.sum(x ** 3) * args[1]
 
 
+def weighted_pair(p, x, y):
+    return p[0] * np.sum(x ** 2 * y)
+
+
 def scaled(x, *args):
     return x * args[0]
 
@@ -435,6 +439,11 @@ def curvature(x, w, v):
      "array. hessian needs a scalar float result"),
     (lambda: adjit.hvp(scaled)(np.ones(3), 2.0, np.ones(3)),
      r"'scaled' \(.*test_tuple_args.py, line \d+\): hvp of a function that returns an array"),
+    # the user's argnums, not those of the function of the tuple's elements (2, 3)
+    (lambda: adjit.hvp(weighted_pair, argnums=(1, 2))((1.0, 2.0), np.ones(3), np.ones(3),
+                                                       np.ones(3)),
+     r"'weighted_pair' \(.*test_tuple_args.py, line \d+\): hvp with argnums=\(1, 2\) called "
+     r"with a vector of type array"),
     # from @njit code as from Python (it said "reverse mode over its jvp refuses this")
     (lambda: curvature(np.ones(3), (1.0, 2.0, 3.0), (1.0, 0.0, 0.0)),
      "argument 'w' is a tuple, which hvp does not take"),
