@@ -323,3 +323,77 @@ def test_every_runtime_function_cached_on_disk_is_keyed_by_the_optimization_leve
                   if isinstance(v, Dispatcher) and isinstance(v._cache, FunctionCache) and
                   not isinstance(v._cache, LevelCache)]
     assert not plain, plain
+
+
+CALLER = textwrap.dedent("""
+    import json, sys
+    import numba
+    import numpy as np
+    import adjit
+
+    def loss(x, k, steps):
+        v = np.zeros_like(x)
+        for t in range(steps):
+            v -= 0.01 * (k * x + np.sin(x))
+            for i in range(x.shape[0]):
+                x[i] += 0.01 * v[i]
+        return 0.5 * np.sum(v * v) + 0.5 * k * np.sum(x * x)
+
+    g = adjit.grad(loss, argnums=1)
+    limited = adjit.grad(loss, argnums=1, tape_limit=10_000, checkpoint=False)
+
+    @numba.njit(cache=True)
+    def descend(x, k, steps, rate):
+        for it in range(5):
+            k -= rate * g(x.copy(), k, steps)
+        return k
+
+    @numba.njit(cache=True)
+    def too_long(x, k):
+        return limited(x.copy(), k, 2000)
+
+    x = np.linspace(0.1, 1.0, 7)
+    k = descend(x, 1.5, 40, 0.1)
+    try:
+        too_long(x, 1.5)
+        raised = ""
+    except Exception as exc:
+        raised = type(exc).__name__ + ": " + str(exc)
+    # the same derivative from Python afterwards, in the same process
+    direct = g(x.copy(), 1.5, 40)
+    print(json.dumps({"k": k, "direct": direct, "raised": raised,
+                      "hits": sum(descend.stats.cache_hits.values()) +
+                      sum(too_long.stats.cache_hits.values())}))
+""")
+
+
+def test_an_njit_cache_true_caller_of_a_derivative_loads_in_a_later_process(tmp_path):
+    """numba's cache of an @njit(cache=True) function that calls a derivative holds the
+    derivative's environment, which a later process rebuilt by importing the derivative's
+    generated module by name, before adjit had made it there: ModuleNotFoundError (a review
+    found it). Values, a limit error raised inside the cached code and the same derivative
+    called from Python afterwards, in three processes."""
+    env = dict(os.environ, ADJIT_CACHE_DIR=str(tmp_path / "cache"), NUMBA_OPT="3",
+               NUMBA_CACHE_DIR=str(tmp_path / "numba"))
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
+    path = tmp_path / "caller.py"
+    path.write_text(CALLER)
+    runs = []
+    for _ in range(3):
+        out = subprocess.run([sys.executable, str(path)], env=env, capture_output=True,
+                             text=True, timeout=600)
+        assert out.returncode == 0, out.stderr
+        runs.append(json.loads(out.stdout.strip().splitlines()[-1]))
+    assert [r["hits"] for r in runs] == [0, 2, 2]
+    assert runs[0]["k"] == runs[1]["k"] == runs[2]["k"]
+    assert runs[0]["direct"] == runs[1]["direct"] == runs[2]["direct"]
+    for r in runs:
+        assert r["raised"].startswith("TapeLimitError") or "tape_limit" in r["raised"], r
+    # the derivative against central differences
+    x = np.linspace(0.1, 1.0, 7)
+    ns = {}
+    exec(CALLER.split("g = adjit.grad")[0], ns)     # noqa: S102 - the script's loss
+    h = 1e-6
+    fd = (ns["loss"](x.copy(), 1.5 + h, 40) - ns["loss"](x.copy(), 1.5 - h, 40)) / (2 * h)
+    assert runs[0]["direct"] == pytest.approx(fd, rel=1e-6)

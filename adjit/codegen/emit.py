@@ -6,6 +6,8 @@ naming the user's line above each group of statements generated from it.
 import ast
 import collections
 import hashlib
+import importlib.abc
+import importlib.util
 import itertools
 import linecache
 import os
@@ -506,6 +508,34 @@ def _code_fingerprint(code):
     consts = [_code_fingerprint(c) if isinstance(c, types.CodeType) else repr(c).encode()
               for c in code.co_consts]
     return code.co_code + b"".join(consts) + repr(code.co_names).encode()
+
+
+_MODULE_NAME = re.compile(r"_adjit_\w+_[0-9a-f]{20}")
+
+
+class _GeneratedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """The modules of cached derivatives (`_adjit_<name>_<digest>`, _compile_source), found
+    by name in any process. numba's cache of an @njit(cache=True) function that calls a
+    derivative holds the derivative's Environment, which a later process rebuilds by
+    importing the derivative's module by that name, before adjit has built the derivative
+    there (it raised ModuleNotFoundError). An empty module of the name serves: compiled
+    code keeps its constants in the cache and reads no globals from the module; adjit puts
+    the real one in its place when it builds the derivative in that process."""
+
+    def find_spec(self, fullname, path, target=None):
+        if path is None and _MODULE_NAME.fullmatch(fullname):
+            return importlib.util.spec_from_loader(fullname, self)
+        return None
+
+    def create_module(self, spec):
+        return None
+
+    def exec_module(self, module):
+        module.__file__ = os.path.join(cache_dir(), module.__name__ + ".py")
+
+
+if not any(isinstance(f, _GeneratedModules) for f in sys.meta_path):
+    sys.meta_path.append(_GeneratedModules())
 
 
 def exec_source(source, name, namespace):
