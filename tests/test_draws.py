@@ -85,6 +85,21 @@ def draws_thrown_away(x):
     return s
 
 
+def draws_in_expressions_thrown_away(x):
+    # expression statements whose value is dropped, with a draw inside: adjit dropped the
+    # whole statement, and every later draw came from another place of the stream (the
+    # program fuzzer found it: value and gradient of another realization)
+    np.random.seed(283)
+    (2.0 * np.random.random())
+    n = x.shape[0]
+    float(n) * np.random.standard_normal() + 1.0
+    s = 0.0
+    for i in range(n):
+        -np.random.random()
+        s += x[i] * x[i] * np.random.random()
+    return s * np.random.random()
+
+
 @numba.njit
 def noise_scale(p):
     np.random.exponential(0.5 + abs(p))     # a helper's draw whose number is not used
@@ -107,7 +122,8 @@ def draws_thrown_away_beside_a_parallel_loop(x, sigma):
 @pytest.mark.parametrize("f, x", [
     (normal_in_a_loop, X), (random_in_a_loop, X),
     (standard_normal_in_nested_loops, X.reshape(2, 2)), (draws_in_a_while_loop, X),
-    (draws_thrown_away, X)], ids=lambda v: getattr(v, "__name__", ""))
+    (draws_thrown_away, X), (draws_in_expressions_thrown_away, X)],
+    ids=lambda v: getattr(v, "__name__", ""))
 def test_draws_in_loops(f, x):
     assert_matches_numba(f, (x,))
 

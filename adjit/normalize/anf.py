@@ -732,6 +732,11 @@ class _Normalizer:
                 self.statement_call = None
                 if isinstance(value, ast.Call) and self.resolve_generated(value.func) in INACTIVE:
                     out.append(ir.annotate(ast.Expr(value=value), origin=self.origin))
+            elif any(isinstance(n, ast.Call) for n in ast.walk(s.value)):
+                # an expression whose value is dropped, with calls in it (`2.0 *
+                # np.random.random()`): evaluated for what its calls do, as Python does (a
+                # draw left out moved every later draw of the stream)
+                self.rhs(s.value, out)
         elif isinstance(s, ast.Assert):
             # checked where Python checks it (its message is not evaluated: numba's neither
             # unless it fails); AssertionError from the gradient when it fails
