@@ -472,6 +472,13 @@ def _burn_beside_a_closure(x):
     return sq(x) + np.random.random()       # unused draw
 
 
+def _burn_in_an_expression_beside_a_closure(x):
+    np.random.seed(3)
+    (2.0 * np.random.standard_normal())     # numba deletes the product, then the draw
+    sq = lambda t: t * t                    # noqa: E731
+    return sq(x) + np.random.random()
+
+
 def _used_beside_a_closure(x):
     np.random.seed(3)
     u = np.random.standard_normal()
@@ -489,6 +496,9 @@ def test_an_unused_draw_is_kept_where_numba_keeps_it_and_refused_where_numba_del
     with pytest.raises(adjit.AdjitError, match=r"draw whose value is not used "
                        r"\(`np.random.standard_normal\(\)`\) in a function with a closure"):
         adjit.grad(_burn_beside_a_closure)(1.5)
+    with pytest.raises(adjit.AdjitError, match=r"draw whose value is not used "
+                       r"\(`np.random.standard_normal\(\)`\) in a function with a closure"):
+        adjit.grad(_burn_in_an_expression_beside_a_closure)(1.5)
     value, g = adjit.value_and_grad(_used_beside_a_closure)(1.5)
     assert value == pytest.approx(numba.njit(_used_beside_a_closure)(1.5), rel=1e-15) and g == 3.0
 

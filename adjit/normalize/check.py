@@ -179,9 +179,15 @@ def check_dead_draws(src):
             value = stmt.value
         else:
             continue
-        if _numpy_random_draw(value, src):
+        # a draw itself, or one inside an expression whose value is dropped (`2.0 *
+        # np.random.random()`: numba deletes the product, then the draw)
+        draw = value if _numpy_random_draw(value, src) else None
+        if draw is None and not isinstance(value, ast.Call):
+            draw = next((n for n in ir.walk(value) if isinstance(n, ast.Call) and
+                         _numpy_random_draw(n, src)), None)
+        if draw is not None:
             raise src.loc.error(stmt, f"a random draw whose value is not used "
-                                f"(`{ast.unparse(value)}`) in a function with {trigger}: "
+                                f"(`{ast.unparse(draw)}`) in a function with {trigger}: "
                                 "numba deletes such a draw there (its dead-code elimination "
                                 "removes unused np.random calls), so numba's draws and "
                                 "Python's differ",
