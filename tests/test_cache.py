@@ -9,11 +9,7 @@ import textwrap
 import numpy as np
 import pytest
 
-SCRIPT = textwrap.dedent("""
-    import json, sys, time
-    import numpy as np
-    import adjit
-
+ENERGY = textwrap.dedent("""
     def energy(x, k, steps):
         v = np.zeros_like(x)
         for t in range(steps):
@@ -21,7 +17,14 @@ SCRIPT = textwrap.dedent("""
             for i in range(x.shape[0]):
                 x[i] += 0.01 * v[i]
         return 0.5 * np.sum(v * v) + 0.5 * k * np.sum(x * x)
+""")
+"""The test scripts' function (written into each script)."""
 
+SCRIPT = textwrap.dedent("""
+    import json, sys, time
+    import numpy as np
+    import adjit
+""") + ENERGY + textwrap.dedent("""
     g = adjit.value_and_grad(energy, argnums=(0, 1), cache=True)
     x = np.linspace(0.1, 1.0, 7)
     t = time.perf_counter()
@@ -330,17 +333,9 @@ CALLER = textwrap.dedent("""
     import numba
     import numpy as np
     import adjit
-
-    def loss(x, k, steps):
-        v = np.zeros_like(x)
-        for t in range(steps):
-            v -= 0.01 * (k * x + np.sin(x))
-            for i in range(x.shape[0]):
-                x[i] += 0.01 * v[i]
-        return 0.5 * np.sum(v * v) + 0.5 * k * np.sum(x * x)
-
-    g = adjit.grad(loss, argnums=1)
-    limited = adjit.grad(loss, argnums=1, tape_limit=10_000, checkpoint=False)
+""") + ENERGY + textwrap.dedent("""
+    g = adjit.grad(energy, argnums=1)
+    limited = adjit.grad(energy, argnums=1, tape_limit=10_000, checkpoint=False)
 
     @numba.njit(cache=True)
     def descend(x, k, steps, rate):
@@ -392,8 +387,8 @@ def test_an_njit_cache_true_caller_of_a_derivative_loads_in_a_later_process(tmp_
         assert r["raised"].startswith("TapeLimitError") or "tape_limit" in r["raised"], r
     # the derivative against central differences
     x = np.linspace(0.1, 1.0, 7)
-    ns = {}
-    exec(CALLER.split("g = adjit.grad")[0], ns)     # noqa: S102 - the script's loss
+    ns = {"np": np}
+    exec(ENERGY, ns)     # noqa: S102 - the script's function
     h = 1e-6
-    fd = (ns["loss"](x.copy(), 1.5 + h, 40) - ns["loss"](x.copy(), 1.5 - h, 40)) / (2 * h)
+    fd = (ns["energy"](x.copy(), 1.5 + h, 40) - ns["energy"](x.copy(), 1.5 - h, 40)) / (2 * h)
     assert runs[0]["direct"] == pytest.approx(fd, rel=1e-6)
