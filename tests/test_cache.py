@@ -45,6 +45,26 @@ def _run(tmp_path, env):
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def _processes(tmp_path, name, script, count, **extra):
+    """What `script` printed last (JSON) in each of `count` fresh processes, one after the
+    other, at numba's default optimization with a disk cache of this test's (the suite's
+    NUMBA_OPT=0 keeps the unused globals of linked helpers, which numba will not cache:
+    "uses dynamic globals"); a numba warning that it cannot cache fails the test."""
+    env = dict(os.environ, ADJIT_CACHE_DIR=str(tmp_path / "cache"), NUMBA_OPT="3", **extra)
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
+    path = tmp_path / name
+    path.write_text(script)
+    runs = []
+    for _ in range(count):
+        out = subprocess.run([sys.executable, str(path)], env=env, capture_output=True,
+                             text=True, timeout=600)
+        assert out.returncode == 0, out.stderr
+        assert "Cannot cache" not in out.stderr, out.stderr
+        runs.append(json.loads(out.stdout.strip().splitlines()[-1]))
+    return runs
+
+
 def test_second_process_loads_the_gradient_from_the_disk_cache(tmp_path):
     # at numba's default optimization (the suite's NUMBA_OPT=0 keeps the unused globals of
     # linked helpers, which numba will not cache: "uses dynamic globals")
@@ -84,20 +104,7 @@ PRANGE = textwrap.dedent("""
 def test_a_parallel_gradient_is_loaded_from_the_disk_cache_too(tmp_path):
     """The parallel backward sweep asks numba for its thread count in a form numba can
     cache (numba.get_num_threads() would keep the function out of the cache)."""
-    # at numba's default optimization (the suite's NUMBA_OPT=0 keeps the unused globals of
-    # linked helpers, which numba will not cache: "uses dynamic globals")
-    env = dict(os.environ, ADJIT_CACHE_DIR=str(tmp_path / "cache"), NUMBA_OPT="3")
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
-    path = tmp_path / "prange_script.py"
-    path.write_text(PRANGE)
-    runs = []
-    for _ in range(2):
-        out = subprocess.run([sys.executable, str(path)], env=env, capture_output=True,
-                             text=True, timeout=300)
-        assert out.returncode == 0, out.stderr
-        assert "Cannot cache" not in out.stderr, out.stderr
-        runs.append(json.loads(out.stdout.strip().splitlines()[-1]))
+    runs = _processes(tmp_path, "prange_script.py", PRANGE, 2)
     assert runs[0]["hits"] == 0 and runs[1]["hits"] == 1, runs
     x = np.linspace(0.0, 3.0, 9)
     d = x[:, None] - x[None, :]
@@ -368,18 +375,7 @@ def test_an_njit_cache_true_caller_of_a_derivative_loads_in_a_later_process(tmp_
     generated module by name, before adjit had made it there: ModuleNotFoundError (a review
     found it). Values, a limit error raised inside the cached code and the same derivative
     called from Python afterwards, in three processes."""
-    env = dict(os.environ, ADJIT_CACHE_DIR=str(tmp_path / "cache"), NUMBA_OPT="3",
-               NUMBA_CACHE_DIR=str(tmp_path / "numba"))
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
-    path = tmp_path / "caller.py"
-    path.write_text(CALLER)
-    runs = []
-    for _ in range(3):
-        out = subprocess.run([sys.executable, str(path)], env=env, capture_output=True,
-                             text=True, timeout=600)
-        assert out.returncode == 0, out.stderr
-        runs.append(json.loads(out.stdout.strip().splitlines()[-1]))
+    runs = _processes(tmp_path, "caller.py", CALLER, 3, NUMBA_CACHE_DIR=str(tmp_path / "numba"))
     assert [r["hits"] for r in runs] == [0, 2, 2]
     assert runs[0]["k"] == runs[1]["k"] == runs[2]["k"]
     assert runs[0]["direct"] == runs[1]["direct"] == runs[2]["direct"]
