@@ -759,6 +759,9 @@ def _constant_type(value):
     """The numba type of `value` as a global constant of compiled code (arrays, also in
     tuples, are read-only there), or None where numba keeps no such constant (a list, a
     set, a dict, an object)."""
+    if isinstance(value, str):
+        # a setting (mode="sum"): its value is known here, as from Python (_numba_types)
+        return numba.types.literal(value)
     try:
         t = numba.typeof(value)
     except ValueError:

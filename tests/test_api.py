@@ -185,6 +185,12 @@ def required_kw_after_default(x, b=2.0, *, c):
     return c * b * np.sum(x ** 2)
 
 
+def by_mode(x, mode="sq", scale=2.0):
+    if mode == "sq":
+        return scale * np.sum(x ** 2)
+    return scale * np.sum(x)
+
+
 def listed_default(x, skip=[0.0]):     # noqa: B006 - a default numba cannot hold
     return np.sum(x ** 2)
 
@@ -193,6 +199,7 @@ g_fit = grad(fit_default_data)
 jvp_cubic, hvp_cubic = adjit.jvp(cubic_kw), adjit.hvp(cubic_kw)
 g_required = grad(required_kw_after_default)
 g_listed = grad(listed_default)
+g_mode = grad(by_mode)
 
 
 @numba.njit
@@ -217,6 +224,13 @@ def test_tuple_and_keyword_only_defaults_from_njit_code():
     np.testing.assert_allclose(hv, 2.0 * 6.0 * x * v, rtol=1e-15)
     np.testing.assert_allclose(req, 4.0 * x, rtol=1e-15)
     assert (val, tan) == jvp_cubic(x, v) and fit == g_fit(1.5)
+    # a string setting left to its default is known (a string passed from compiled code is
+    # not: refused by name, as before)
+    by_default, scaled = numba.njit(lambda x: (g_mode(x), g_mode(x, scale=3.0)))(x)
+    np.testing.assert_array_equal(by_default, 4.0 * x)
+    np.testing.assert_array_equal(scaled, 6.0 * x)
+    with pytest.raises(AdjitError, match="a string setting whose value is not known here"):
+        numba.njit(lambda x: g_mode(x, "lin"))(x)
     with pytest.raises(AdjitError, match=r"listed_default.*without 'skip', whose default "
                        r"\[0.0\] numba cannot take as a constant. Pass 'skip' in the call"):
         numba.njit(lambda x: g_listed(x))(x)
