@@ -703,29 +703,24 @@ def _limit_hint(p, checkpoint, limit):
     # says (reverse/checkpoint.py's reduction), their tape grows with the data they read
     sums = [s for s in loops if id(s) in p.builder.sum_loops]
     others = [s for s in loops if id(s) not in p.builder.sum_loops]
-    summed = ""
     if sums:
         summed = (f"the loop(s) at line {_lines(sums)} record what each iteration computes: "
                   "their iterations are independent but for sums, so the tape grows with the "
                   "data they read, and checkpointing does not shorten it (it applies to time "
                   "loops)")
+        if not others:
+            return f"{where}: {summed}. Pass a larger tape_limit (now {limit} bytes), or " \
+                "smaller arrays."
+    besides = f" Besides, {summed}." if sums else ""
     if checkpoint is not None:
-        if others or not sums:
-            text = (f"{where}, checkpointed with checkpoint={checkpoint!r}: one step's tape or "
-                    f"the snapshots do not fit in tape_limit={limit}. Pass fewer snapshots "
-                    f"(checkpoint=<int>) or a larger tape_limit.")
-            return text + (f" Besides, {summed}." if sums else "")
-        return f"{where}: {summed}. Pass a larger tape_limit (now {limit} bytes), or smaller " \
-            "arrays."
-    if not others and sums:
-        return f"{where}: {summed}. Pass a larger tape_limit (now {limit} bytes), or smaller " \
-            "arrays."
+        return (f"{where}, checkpointed with checkpoint={checkpoint!r}: one step's tape or the "
+                f"snapshots do not fit in tape_limit={limit}. Pass fewer snapshots "
+                f"(checkpoint=<int>) or a larger tape_limit.{besides}")
     what = f"the loop(s) at line {_lines(others)} record every step" if others else \
         "the recorded values do not fit"
     return (f"{where}: {what}. Pass checkpoint='auto' (or a number of snapshots) to grad / "
             f"value_and_grad / vjp to keep the tape to one step plus snapshots of the loop "
-            f"state, or a larger tape_limit (now {limit} bytes)." +
-            (f" Besides, {summed}." if sums else ""))
+            f"state, or a larger tape_limit (now {limit} bytes).{besides}")
 
 
 def _lines(loops):

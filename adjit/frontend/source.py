@@ -14,7 +14,7 @@ from tokenize import TokenError
 
 import numpy as np
 
-from ..errors import AdjitError, Location
+from ..errors import AdjitError, Location, function_origin
 from .. import ir
 
 _MISSING = object()
@@ -383,11 +383,11 @@ def read_function(fn, vararg=False):
     if origin is not None:
         # a function adjit generated around the user's (higher.py: a function of a tuple's
         # elements calling it): what is said of it is said at the user's `def`
-        code = unwrap(origin).__code__
-        loc = Location(name, code.co_filename, code.co_firstlineno)
+        filename, line, _ = function_origin(origin)
+        loc = Location(name, filename, line)
         for node in ast.walk(tree):
             if hasattr(node, "lineno"):
-                node.lineno = node.end_lineno = code.co_firstlineno
+                node.lineno = node.end_lineno = line
     tree.decorator_list = []
     star = tree.args.kwarg or (None if vararg else tree.args.vararg)
     if star is not None:
