@@ -3,16 +3,17 @@ and of the time-stepping cases (the heat equation, the pendulum loss) written th
 wants them: the time loop as lax.scan over whole-array updates.
 
 Run by run.py as a script in its own process when jax is installed (the optional extra
-adjit[compare]): `python jax_cases.py OUTDIR REPEATS [--serve]` times jax.jit(jax.grad(f)) for every
-case of cases.py whose function has a mirror here (matched by __name__), on the same inputs,
-and writes OUTDIR/times.json (each case's median time, the path of its gradient, and the
-first call's time: tracing, XLA's compilation and one evaluation) and each gradient as
-OUTDIR/<k>.npz. Python ints among the
-arguments (step counts) are static arguments of the jitted gradient, everything else goes in
-as a jax array. Cases that share their inputs and argnums with an earlier case (the same
-gradient with and without checkpointing) reuse its time. With --serve it then stays to time
-cases again on request (a name per line of stdin, the median seconds per line of stdout),
-which run.py does beside each timing of adjit's gradient. Nothing else imports this module.
+adjit[compare]): `python jax_cases.py OUTDIR REPEATS [--serve]` times jax.jit(jax.grad(f))
+for every case of cases.py whose function has a mirror here (matched by __name__), on the
+same inputs, and writes OUTDIR/times.json (each case's median time, the path of its
+gradient, and the first call's time: tracing, XLA's compilation and one evaluation) and each
+gradient as OUTDIR/<k>.npz. Python ints among the arguments (step counts) are static
+arguments of the jitted gradient, everything else goes in as a jax array. Cases that share
+their inputs and argnums with an earlier case (the same gradient with and without
+checkpointing) reuse its time. With --serve no time is taken in that first pass (times.json
+holds null), and the process stays to time cases on request (a name per line of stdin, the
+median seconds per line of stdout), which run.py does beside each timing of adjit's
+gradient. Nothing else imports this module.
 Float64 throughout (jax_enable_x64).
 """
 import json
@@ -159,10 +160,9 @@ def main(out, repeats, serve=False):
         if f is None:
             continue
         args = inputs(args)
-        key = (fn.__name__, argnums, id(args))
+        key = keys[name] = (fn.__name__, argnums, id(args))
         if key in done:
             times[name] = done[key]
-            keys[name] = key
             continue
         static = tuple(j for j, a in enumerate(args)
                        if isinstance(a, int) and not isinstance(a, bool))
@@ -178,9 +178,10 @@ def main(out, repeats, serve=False):
         grads = grads if isinstance(grads, tuple) else (grads,)
         path = os.path.join(out, f"{k}.npz")
         np.savez(path, **{f"g{j}": np.asarray(v) for j, v in enumerate(grads)})
-        times[name] = done[key] = (median_time(call, jargs, repeats), path, first)
+        # (with --serve run.py asks for the time beside adjit's: none is taken here)
+        seconds = None if serve else median_time(call, jargs, repeats)
+        times[name] = done[key] = (seconds, path, first)
         calls[key] = (call, jargs)
-        keys[name] = key
     about = f"JAX {jax.__version__} on {jax.devices()[0].platform} (in its own process): " \
             "jax.jit(jax.grad(f)), float64, inputs as jax arrays (ints static), timed to " \
             "block_until_ready"

@@ -117,8 +117,9 @@ class JaxTimer:
 
 
 def measure_jax(repeats, out):
-    """({case name: (seconds, path of its saved gradient, first call's seconds)} from
-    jax_cases.py run in a subprocess writing into folder `out`, a line to print: the JAX
+    """({case name: (None, path of its saved gradient, first call's seconds)} from
+    jax_cases.py run in a subprocess writing into folder `out` (no time yet: the JaxTimer
+    times each case beside adjit's gradient), a line to print: the JAX
     version, or why there is no comparison (None instead of the dict), and a JaxTimer (the
     subprocess, staying to time cases again: rounds beside adjit's timings)."""
     if importlib.util.find_spec("jax") is None:
