@@ -10,7 +10,9 @@ import numba
 import numpy as np
 from numba.core import errors as numba_errors
 from numba.core import registry
-from numba.extending import overload, typeof_impl
+from numba.core.datamodel.models import OpaqueModel
+from numba.core.typing.typeof import Purpose
+from numba.extending import NativeValue, overload, register_model, typeof_impl, unbox
 
 from .api_stop import stop_gradient
 from . import custom, higher
@@ -642,6 +644,8 @@ def _make_stub(gf, register=overload):
         params, entry_params = _stub_parameters(gf, ns)
     exec(f"def stub({params}):\n    raise NotImplementedError\n", ns)  # noqa: S102
     stub = ns["stub"]
+    # numba's messages name it (`Function(<function grad(f) at 0x...>)`)
+    stub.__qualname__ = f"{gf.mode.name}({gf.__adjit_function__.__qualname__})"
     # a call binds to the stub's parameters (Python's order: keyword-only ones after the
     # cotangent/tangent) where that is not the derivative's own order
     reordered = not gf._vararg and list(inspect.signature(stub).parameters) != gf._order
@@ -903,9 +907,44 @@ def _split_entry(gf, spec, arg_types, star=None):
     return exec_source(source, "entry", ns)
 
 
+class GradientArgument(numba.types.Function):
+    """numba's type of a GradientFunction passed to @njit code as an argument (`def
+    descend(gradf, x): ... gradf(x)`): the same overload of its stub as where @njit code
+    reads it as a global. Like a jitted function passed as an argument, it is known when
+    the callee compiles (one compilation per GradientFunction): nothing of it is passed at
+    run time."""
+
+    def __reduce__(self):
+        # numba's cache index of a caller compiled with cache=True holds its argument types
+        return _Unmatched, ("adjit gradient argument",)
+
+
+class _Unmatched(numba.types.Opaque):
+    """What a GradientArgument is in numba's cache index of a caller compiled with
+    cache=True: a type no argument of a later process equals, so that the caller compiles
+    again there (as numba does for a jitted function passed as an argument); the gradient
+    passed may be another function's by then."""
+
+
+register_model(GradientArgument)(OpaqueModel)
+
+
+@unbox(GradientArgument)
+def _unbox_gradient(typ, obj, c):
+    return NativeValue(c.context.get_dummy_value())
+
+
 @typeof_impl.register(GradientFunction)
 def _typeof_gradient(val, c):
-    return registry.cpu_target.typing_context.resolve_value_type(val._stub)
+    context = registry.cpu_target.typing_context
+    try:
+        fnty = context.resolve_value_type(val._stub)
+    except ValueError:      # a stub made since numba last read its overloads
+        context.refresh()
+        fnty = context.resolve_value_type(val._stub)
+    if c is not None and c.purpose == Purpose.argument:
+        return GradientArgument(fnty.templates)
+    return fnty
 
 
 def grad(fn=None, argnums=0, *, fastmath=False, checkpoint=None, tape_limit=None,

@@ -240,6 +240,57 @@ def test_tuple_and_keyword_only_defaults_from_njit_code():
         numba.njit(lambda x, v: jvp_cubic(x, v, 1.0))(x, v)
 
 
+def potential(x):
+    return np.sum(x ** 4 - 3.0 * x ** 2)
+
+
+def scaled_by(k):
+    def energy(x):
+        return k * np.sum(np.sin(x))
+    return energy
+
+
+@numba.njit
+def gradient_descent(gradf, x, lr, steps):
+    # as an optimizer in numba code takes its gradient: as an argument
+    for _ in range(steps):
+        x = x - lr * gradf(x)
+    return x
+
+
+@numba.njit
+def with_value_and_keywords(vg, g_kw, jv, x):
+    value, gx = vg(x)
+    return value, gx, g_kw(x, shift=1.0, scale=2.0), jv(x, np.ones(x.shape[0]))
+
+
+def test_a_derivative_passed_to_njit_code_as_an_argument():
+    """`descend(grad(f), x)`: numba could not take a GradientFunction as an argument ("can't
+    unbox Function(stub) type"). Each derivative passed is its own type, as a jitted
+    function is: two gradients through one caller (also two of closures alike but for a
+    value) each give their own."""
+    x = np.array([0.3, -1.2, 2.0])
+    expected = x.copy()
+    for _ in range(5):
+        expected = expected - 0.01 * (4 * expected ** 3 - 6 * expected)
+    np.testing.assert_allclose(gradient_descent(grad(potential), x, 0.01, 5), expected,
+                               rtol=1e-14)
+    two, three = grad(scaled_by(2.0)), grad(scaled_by(3.0))
+    np.testing.assert_allclose(gradient_descent(two, x, 0.1, 1), x - 0.2 * np.cos(x),
+                               rtol=1e-13)
+    np.testing.assert_allclose(gradient_descent(three, x, 0.1, 1), x - 0.3 * np.cos(x),
+                               rtol=1e-13)
+    np.testing.assert_allclose(gradient_descent(two, x, 0.1, 1), x - 0.2 * np.cos(x),
+                               rtol=1e-13)
+    assert len(gradient_descent.signatures) == 3
+    value, gx, fit, (v2, tangent) = with_value_and_keywords(
+        value_and_grad(potential), g_misfit, adjit.jvp(potential), x)
+    assert value == pytest.approx(potential(x), rel=1e-15) and v2 == value
+    np.testing.assert_allclose(gx, 4 * x ** 3 - 6 * x, rtol=1e-13)
+    np.testing.assert_allclose(fit, 4.0 * (x - 1.0), rtol=1e-15)
+    assert tangent == pytest.approx(np.sum(4 * x ** 3 - 6 * x), rel=1e-14)
+
+
 def test_source_is_readable_python_that_compiles():
     g = grad(programs.sum_of_sin)
     g(np.ones(3))

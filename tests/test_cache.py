@@ -354,8 +354,17 @@ CALLER = textwrap.dedent("""
     def too_long(x, k):
         return limited(x.copy(), k, 2000)
 
+    @numba.njit(cache=True)
+    def descend_with(gradf, x, k, steps, rate):
+        # the derivative as an argument: compiled again in every process, as numba does
+        # for a jitted function passed as an argument
+        for it in range(5):
+            k -= rate * gradf(x.copy(), k, steps)
+        return k
+
     x = np.linspace(0.1, 1.0, 7)
     k = descend(x, 1.5, 40, 0.1)
+    passed = descend_with(g, x, 1.5, 40, 0.1)
     try:
         too_long(x, 1.5)
         raised = ""
@@ -363,7 +372,7 @@ CALLER = textwrap.dedent("""
         raised = type(exc).__name__ + ": " + str(exc)
     # the same derivative from Python afterwards, in the same process
     direct = g(x.copy(), 1.5, 40)
-    print(json.dumps({"k": k, "direct": direct, "raised": raised,
+    print(json.dumps({"k": k, "passed": passed, "direct": direct, "raised": raised,
                       "hits": sum(descend.stats.cache_hits.values()) +
                       sum(too_long.stats.cache_hits.values())}))
 """)
@@ -374,10 +383,13 @@ def test_an_njit_cache_true_caller_of_a_derivative_loads_in_a_later_process(tmp_
     derivative's environment, which a later process rebuilt by importing the derivative's
     generated module by name, before adjit had made it there: ModuleNotFoundError (a review
     found it). Values, a limit error raised inside the cached code and the same derivative
-    called from Python afterwards, in three processes."""
+    called from Python afterwards, in three processes; a cached caller taking the
+    derivative as an argument runs in each (its index once held a type numba could not
+    pickle: TypeError)."""
     runs = _processes(tmp_path, "caller.py", CALLER, 3, NUMBA_CACHE_DIR=str(tmp_path / "numba"))
     assert [r["hits"] for r in runs] == [0, 2, 2]
     assert runs[0]["k"] == runs[1]["k"] == runs[2]["k"]
+    assert [r["passed"] for r in runs] == [r["k"] for r in runs]
     assert runs[0]["direct"] == runs[1]["direct"] == runs[2]["direct"]
     for r in runs:
         assert r["raised"].startswith("TapeLimitError") or "tape_limit" in r["raised"], r
