@@ -651,6 +651,14 @@ def _make_stub(gf, register=overload):
     reordered = not gf._vararg and list(inspect.signature(stub).parameters) != gf._order
 
     def typer(*arg_types, **keyword_types):
+        # numba offers the call's constants as literal types first (prefer_literal): a
+        # string constant stays one (adjit decides `mode == "lin"` for its value); other
+        # constants are declined here and come again as plain types, so that `g(x, 3)` and
+        # `g(x, 4)` share one compilation
+        given = arg_types + tuple(keyword_types.values())
+        if not any(isinstance(t, numba.types.StringLiteral) for t in given) and \
+                any(isinstance(t, numba.types.Literal) for t in given):
+            return None
         star = None
         defaulted = ()
         if not gf._vararg and (keyword_types or reordered or len(arg_types) < len(gf._order)):
@@ -688,7 +696,7 @@ def _make_stub(gf, register=overload):
     typer.__signature__ = inspect.Signature([
         inspect.Parameter("args", inspect.Parameter.VAR_POSITIONAL),
         inspect.Parameter("kwargs", inspect.Parameter.VAR_KEYWORD)])
-    register(stub, strict=False)(typer)
+    register(stub, strict=False, prefer_literal=True)(typer)
     return stub
 
 

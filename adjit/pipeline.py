@@ -296,7 +296,9 @@ def _refuse_unknown_settings(p):
                                   "hessian, a jacobian, an @njit function)",
                                   "adjit decides `mode == \"...\"` for the value the "
                                   "function is called with: call this derivative from "
-                                  "Python, or write one function per value.")
+                                  "Python, write the value in the call as a constant "
+                                  "(`g(x, \"lin\")` in @njit code), or write one "
+                                  "function per value.")
 
 
 def _pruned_for_none(src, params, arg_types):

@@ -224,13 +224,20 @@ def test_tuple_and_keyword_only_defaults_from_njit_code():
     np.testing.assert_allclose(hv, 2.0 * 6.0 * x * v, rtol=1e-15)
     np.testing.assert_allclose(req, 4.0 * x, rtol=1e-15)
     assert (val, tan) == jvp_cubic(x, v) and fit == g_fit(1.5)
-    # a string setting left to its default is known (a string passed from compiled code is
-    # not: refused by name, as before)
+    # a string setting left to its default is known, and one written in the call (it was
+    # refused: numba offered the call's constants as literals only after plain types); one
+    # whose value is known only when the code runs is refused by name
     by_default, scaled = numba.njit(lambda x: (g_mode(x), g_mode(x, scale=3.0)))(x)
     np.testing.assert_array_equal(by_default, 4.0 * x)
     np.testing.assert_array_equal(scaled, 6.0 * x)
-    with pytest.raises(AdjitError, match="a string setting whose value is not known here"):
-        numba.njit(lambda x: g_mode(x, "lin"))(x)
+    lin, lin3, quad = numba.njit(lambda x: (g_mode(x, "lin"), g_mode(x, "lin", 3),
+                                            g_mode(x, mode="sq", scale=0.5)))(x)
+    np.testing.assert_array_equal(lin, np.full(3, 2.0))
+    np.testing.assert_array_equal(lin3, np.full(3, 3.0))
+    np.testing.assert_array_equal(quad, x)
+    with pytest.raises(AdjitError, match=r"a string setting whose value is not known here.*"
+                       r"write the value in the call as a constant"):
+        numba.njit(lambda x, m: g_mode(x, m))(x, "lin")
     with pytest.raises(AdjitError, match=r"listed_default.*without 'skip', whose default "
                        r"\[0.0\] numba cannot take as a constant. Pass 'skip' in the call"):
         numba.njit(lambda x: g_listed(x))(x)
