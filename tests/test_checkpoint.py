@@ -646,6 +646,30 @@ def test_tape_limit_raises_an_adjit_error_naming_the_function_and_the_remedy():
     assert np.array_equal(g2(u0, 0.2, 1000)[0], _HEAT(u0, 0.2, 1000)[0])
 
 
+def horner_sine(c, t):
+    s = 0.0
+    for i in range(c.shape[0]):
+        s = s * t + np.sin(c[i] * s)
+    return s
+
+
+@pytest.mark.parametrize("limit, fits", [(100, False), (1599, False), (1600, True),
+                                         (4000, True)])
+def test_a_tape_limit_below_the_tapes_first_allocation_holds_to_the_byte(limit, fits):
+    """A tape starts with room for 1024 values (8 KB), and the limit was checked only when
+    it grew: under tape_limit=1000 a loop recording 1600 bytes ran. The first allocation
+    is now within the limit too."""
+    c = np.linspace(0.0, 1.0, 200) / 200     # 200 steps, one float each: 1600 bytes
+    g = adjit.grad(horner_sine, tape_limit=limit, checkpoint=False)
+    if fits:
+        np.testing.assert_allclose(g(c, 0.9), fd_grad(horner_sine, (c, 0.9), 0),
+                                   rtol=1e-6, atol=1e-12)
+        assert g.last_tape.total_bytes <= limit
+    else:
+        with pytest.raises(AdjitError, match=f"it needs 1600 bytes, {limit} are allowed"):
+            g(c, 0.9)
+
+
 def test_the_limit_error_is_written_in_python_with_the_numbers_the_compiled_code_gave():
     """Compiled code raises the limit error with its numbers alone (TapeLimitError): the
     same message from Python and from an @njit caller."""

@@ -101,8 +101,10 @@ def tape_start(last, room):
     allocates its tape once instead of growing it by doubling: each larger array is a fresh
     allocation, which the C library maps from the system page by page (on this project's
     machine 917 page faults a call of the heat equation's checkpointed gradient, a third of
-    its time), where an allocation of the size the last call freed is reused."""
-    return max(INITIAL_CAPACITY, min(last, room // 8))
+    its time), where an allocation of the size the last call freed is reused. Never more
+    than `room` holds, so that a tape_limit below INITIAL_CAPACITY's 8 KB holds too (the
+    first push past it grows the stack, which checks the limit)."""
+    return min(max(INITIAL_CAPACITY, last), room // 8)
 
 
 @numba.njit(cache=True)
