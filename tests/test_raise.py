@@ -83,6 +83,37 @@ def test_a_guard_at_the_top_keeps_the_derivative_and_raises_where_the_function_d
         decay_sum(X, -1.0)              # (what numba's own function does)
 
 
+def axis_rotation(x, axis):
+    # poliastro's rotation_matrix checks `assert axis in (0, 1, 2)`; written with `or`
+    assert axis == 0 or axis == 1 or axis == 2
+    return x * x * (axis + 1)
+
+
+def seeded_by_branch(x, k):
+    if k > 0:
+        seed = 7
+    else:
+        seed = 11
+    np.random.seed(seed)       # the only later use of `seed`
+    return x * np.random.random()
+
+
+def test_an_assert_of_an_or_passes_where_its_last_operand_is_true():
+    """`assert a or b` raised AssertionError where only b held: the `or`'s value, bound on
+    both paths of the `if` it becomes, was split in two names and the check read the
+    first path's (found calling poliastro's code). A seed chosen in a branch had the same
+    fault: the seeding call read the other path's value (0), silently another stream."""
+    g = adjit.grad(axis_rotation)
+    for axis in (0, 1, 2):
+        assert g(1.5, axis) == 3.0 * (axis + 1)
+    with pytest.raises(AssertionError):
+        g(1.5, 3)
+    g = adjit.grad(seeded_by_branch)
+    for k, seed in ((1, 7), (-1, 11)):
+        np.random.seed(seed)
+        assert g(2.0, k) == np.random.random()
+
+
 def test_a_solver_that_raises_after_its_loop():
     """Returns from inside its loop on convergence; the path that finishes the loop raises.
     d sqrt(a) / da = 1 / (2 sqrt(a)); NaN never converges."""

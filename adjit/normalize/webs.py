@@ -82,6 +82,12 @@ def _flow(stmts, state, webs):
             state = _loop(s, state, webs, s.target)
         elif isinstance(s, ast.While):
             state = _loop(s, state, webs, None)
+        else:
+            # a call kept for what it does (`print("s =", s)`, an assert's check, a seed, a
+            # message sent): its names are uses too (a value bound on both paths of an `if`
+            # and read only here was split in two, the call reading the first path's)
+            for n in webs.loads(s):
+                webs.use(n, state)
     return state
 
 
