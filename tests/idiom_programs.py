@@ -1,5 +1,7 @@
 """Programs of tests/test_idioms.py that use `assert`: a module pytest does not rewrite (its
 rewritten asserts call pytest's helpers, which numba cannot compile)."""
+import math
+
 import numpy as np
 from numba import njit
 
@@ -19,3 +21,18 @@ def solve_tridiag(a, b, c, d):
     for i in range(n - 2, -1, -1):
         out[i] = (d[i] - c[i] * out[i + 1]) / b[i]
     return out
+
+
+# poliastro's rotation_matrix checks its axis with `in` (here: pytest rewrites no assert)
+@njit
+def rotation(angle, axis):
+    assert axis in (0, 1, 2)
+    c, s = math.cos(angle), math.sin(angle)
+    a1, a2 = (axis + 1) % 3, (axis + 2) % 3
+    R = np.zeros((3, 3))
+    R[axis, axis] = 1.0
+    R[a1, a1] = c
+    R[a1, a2] = -s
+    R[a2, a1] = s
+    R[a2, a2] = c
+    return R

@@ -22,7 +22,7 @@ from numba import njit
 import adjit
 from adjit import AdjitError
 from fd import check_value_and_grad
-from idiom_programs import solve_tridiag
+from idiom_programs import rotation, solve_tridiag
 
 _LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
 
@@ -555,3 +555,69 @@ def test_star_args_adjit_cannot_unpack_are_refused():
     with pytest.raises(AdjitError, match=r"argnums 0 for .*top.* is not one of the "
                                          r"parameters before \*xs \(there are none\)"):
         adjit.grad(top)(1.0)
+
+
+# poliastro's iterations: a series summed until its terms are small, a check of an axis, a
+# Newton iteration whose `else:` raises -----------------------------------------------------
+
+@njit
+def stumpff_series(z):
+    # summed until the next term no longer changes the sum; left only by its return
+    s = 0.0
+    term = 1.0
+    k = 0
+    while True:
+        s += term
+        k += 1
+        term *= -z / ((2 * k + 1) * (2 * k + 2))
+        if abs(term) < 1e-17 * abs(s):
+            return s
+        if k > 200:
+            raise RuntimeError("the series did not converge")
+
+
+@njit
+def eccentric_anomaly(M, ecc, numiter=50):
+    E = M
+    for _ in range(numiter):
+        dE = (E - ecc * math.sin(E) - M) / (1.0 - ecc * math.cos(E))
+        E = E - dE
+        if abs(dE) < 1e-13:
+            break
+    else:
+        raise RuntimeError("Maximum number of iterations reached")
+    return E
+
+
+def rotated(angle, axis, v):
+    return np.sum(rotation(angle, axis) @ v)
+
+
+def orbit_point(M, ecc, numiter):
+    E = eccentric_anomaly(M, ecc, numiter)
+    return math.cos(E) - ecc + 0.5 * stumpff_series(M * ecc)
+
+
+def test_while_true_left_by_return_membership_and_loop_else():
+    """Three forms of published numba code (poliastro's core) adjit refused: a `while True:`
+    left only by a return ("a path through the function ends without `return`"), `axis in
+    (0, 1, 2)` ("an `in` test") and a loop's `else:` clause. Each is read as Python runs
+    it: against central differences of numba's compile, the raise where numba raises."""
+    v = np.array([1.0, -2.0, 0.5])
+    for axis in (0, 1, 2):
+        check_value_and_grad(rotated, (0.7, axis, v), argnums=(0, 2))
+    with pytest.raises(AssertionError):
+        adjit.grad(rotated)(0.7, 3, v)
+    for M, ecc in ((0.5, 0.1), (2.0, 0.7)):
+        check_value_and_grad(orbit_point, (M, ecc, 50), argnums=(0, 1))
+        E = eccentric_anomaly(M, ecc)
+        dM = adjit.grad(lambda_free_anomaly)(M, ecc)
+        assert dM == pytest.approx(1.0 / (1.0 - ecc * math.cos(E)), rel=1e-13)
+    with pytest.raises(RuntimeError, match="Maximum number of iterations reached"):
+        adjit.grad(orbit_point)(2.0, 0.9, 2)
+    with pytest.raises(RuntimeError, match="Maximum number of iterations reached"):
+        njit(orbit_point)(2.0, 0.9, 2)
+
+
+def lambda_free_anomaly(M, ecc):
+    return eccentric_anomaly(M, ecc)

@@ -11,6 +11,7 @@ import math
 import numpy as np
 import pytest
 from numba import double, jit, njit, vectorize
+from numba.extending import overload, register_jitable
 
 import adjit
 from adjit import AdjitError
@@ -290,3 +291,73 @@ def test_an_entry_point_from_dispatcher_compile_is_its_function():
     w = np.linspace(0.5, 1.5, 6).reshape(2, 3)
     np.testing.assert_allclose(adjit.grad(loss)(arr, w), 2.0 * arr * w * w, rtol=1e-14)
     assert loss(arr, w) == pytest.approx(np.sum((arr * w) ** 2), rel=1e-14)
+
+
+# interpolation.py's style: a Python stub numba implements with @overload ---------------------
+
+def _squared(x):
+    pass        # numba compiles calls to it from _squared_impl below
+
+
+@overload(_squared)
+def _squared_impl(x):
+    def impl(x):
+        return x * x
+    return impl
+
+
+@njit
+def squared(x):
+    return _squared(x)
+
+
+@register_jitable
+def cubed(x):
+    return x * x * x
+
+
+def test_an_overload_stub_is_refused_naming_what_numba_runs():
+    """The stub's Python body (`pass`) was inlined: value 0.0 and gradient 0, where numba
+    gives 6.0 and 2x (found calling interpolation.py's `interp`, whose stubs are
+    implemented by @overload). adjit now refuses it by name; a @register_jitable function,
+    whose body is what numba compiles, is differentiated as before."""
+    def loss(x):
+        return np.sum(squared(x))
+    x = np.array([1.0, 1.0, 2.0])
+    assert njit(loss)(x) == 6.0
+    for make in (adjit.value_and_grad, adjit.grad, adjit.jvp):
+        with pytest.raises(AdjitError, match=r"in function '_squared' .*numba compiles calls "
+                           r"to it from another function, '_squared_impl' .*registered with "
+                           r"numba.extending.overload"):
+            make(loss)(x) if make is not adjit.jvp else make(loss)(x, np.ones(3))
+
+    def cubes(x):
+        return np.sum(cubed(x))
+    np.testing.assert_allclose(adjit.grad(cubes)(x), 3.0 * x * x, rtol=1e-15)
+    np.testing.assert_allclose(adjit.grad(cubes)(x), fd_grad(cubes, (x,), 0), rtol=1e-7)
+
+
+def _no_result(x):
+    x * x       # (no return: the call's value is None)
+
+
+def test_the_value_of_a_helper_that_returns_nothing_is_refused():
+    """A helper without `return` gave 0.0 as its call's value: `2.0 * h(x)` differentiated
+    to 0 where numba refuses to compile it. As a value (also through a name) it is refused;
+    as a statement, and bound to a name never read, it is what numba runs."""
+    def used(x):
+        return 2.0 * _no_result(x)
+
+    def through_a_name(x):
+        y = _no_result(x)      # noqa: F841 - bound, never read
+        return x + y
+
+    def unused(x):
+        _no_result(x)
+        y = _no_result(x)      # noqa: F841 - bound, never read
+        return 3.0 * x
+    for fn in (used, through_a_name):
+        with pytest.raises(AdjitError, match=r"the value of a call to `_no_result`, which "
+                           r"returns nothing \(None\). Return the value from `_no_result`"):
+            adjit.grad(fn)(1.5)
+    assert adjit.grad(unused)(1.5) == 3.0

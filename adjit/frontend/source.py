@@ -327,6 +327,28 @@ def _script_block(fn):
         return None
 
 
+def numba_implementation(fn):
+    """The name of what numba compiles a call to the Python function `fn` from, where that
+    is not `fn`'s own body: an @overload (or other typing template) registered for it
+    (interpolation.py's `def _mlinterp(...): pass` stubs); None for an ordinary function
+    and for @register_jitable ones (numba compiles their body as written)."""
+    from numba.core import registry as numba_registry
+    context = numba_registry.cpu_target.typing_context
+    try:
+        context.refresh()
+        fnty = context._lookup_global(fn)
+    except Exception:   # noqa: BLE001 - no typing of its own (KeyError): an ordinary function
+        return None
+    for template in getattr(fnty, "templates", ()):
+        impl = getattr(template, "_overload_func", None)
+        if impl is None:
+            return getattr(template, "__name__", "a typing template")
+        if "register_jitable" not in getattr(impl, "__qualname__", ""):
+            return f"'{impl.__qualname__}' ({impl.__code__.co_filename}, line " \
+                f"{impl.__code__.co_firstlineno})"
+    return None
+
+
 def read_function(fn, vararg=False):
     """Parse `fn` (a plain function or numba dispatcher) into a FunctionSource. `vararg`:
     a `*args` parameter is allowed (a helper, whose calls give it a tuple)."""
@@ -346,6 +368,14 @@ def read_function(fn, vararg=False):
     filename = fn.__code__.co_filename
     firstlineno = fn.__code__.co_firstlineno
     loc = Location(name, filename, firstlineno)
+    implementation = numba_implementation(fn)
+    if implementation is not None and not compiled_by_numba:
+        raise loc.error(None, "numba compiles calls to it from another function, "
+                        f"{implementation}, registered with numba.extending.overload: its "
+                        "own body is not what runs",
+                        "Give the @njit function that calls it a derivative of its own "
+                        "(adjit.custom_vjp), or differentiate code that calls the "
+                        "implementation itself.")
     if fn.__name__ == "<lambda>":
         raise loc.error(None, "a lambda cannot be differentiated",
                         "Define the function with `def` so adjit can read its source.")

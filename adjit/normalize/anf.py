@@ -27,7 +27,7 @@ from ..rules.table import (ALLOCATORS, ARRAY_FUNCTIONS, ARRAY_OPS, ARRAY_QUERIES
                            INACTIVE, INT_ALLOCATORS, MESSAGES, attached_rule, ensure_entries,
                            rule_for_call)
 
-from . import appends, closures, comprehensions, record_arrays, swaps
+from . import appends, closures, comprehensions, record_arrays, sugar, swaps
 from . import (einsum, lower_constructors, lower_diagonals, lower_kept,  # noqa: F401 - they
                lower_linalg, lower_scans, lower_shapes,  # register the lowerings of numpy
                lower_statistics)  # functions
@@ -43,7 +43,7 @@ from .messages import message_call
 from .stencils import stencil_call, stencil_kernel
 from .names import lookup
 from .numpy_calls import ARRAY_METHODS, NumpyCalls
-from .values import (FunctionValue, NoneValue, RecordValue, Shape, TupleValue, TypeOf,
+from .values import (FunctionValue, NoneValue, NoResult, RecordValue, Shape, TupleValue, TypeOf,
                      assigned_user_names)
 from .vectorize import ONE, Lazy, Op, Scalar, View, Vectorizer, _index_node
 from .views import Indexer, has_take
@@ -167,6 +167,8 @@ def normalize_function(src, ctx, prefix="", subst=None, views=None):
     src = closures.lift(src, src.with_tree, FunctionSource)
     src = appends.desugar(src, src.with_tree)
     src = comprehensions.desugar(src, src.with_tree)
+    src = sugar.membership(src, src.with_tree)
+    src = sugar.loop_else(src, src.with_tree)
     src, subst = record_arrays.rewrite(src, subst or {})
     check_supported(src.tree, src.loc)
     if src.fn in ctx.stack:
@@ -619,6 +621,10 @@ class _Normalizer:
             raise self.error(_At(self.origin[1]), "a tuple used as a value",
                              "Use tuples only to unpack them into names (a, b = b, a), or "
                              "compare their items (a.shape[0] == b.shape[0]).")
+        if isinstance(value, NoResult):
+            raise self.error(_At(self.origin[1]), f"the value of a call to `{value.name}`, "
+                             "which returns nothing (None)", f"Return the value from "
+                             f"`{value.name}`: numba cannot compute with None either.")
         if isinstance(value, NoneValue):
             raise self.error(_At(self.origin[1]), "None used as a value (an optional "
                              "argument left out)", "Test it first: `if w is None:` (the "
@@ -1101,6 +1107,13 @@ class _Normalizer:
                 return
             if isinstance(value, (TypeOf, FunctionValue)):
                 self.bind_held(tgt, target, value)
+                return
+            if isinstance(value, NoResult):
+                # `y = helper(x)` of a helper that returns nothing: y is None (numba's too),
+                # refused where it is used (or where the name is bound again)
+                if not self.bound_once(tgt):
+                    self.to_atom(out, value)
+                self.held[target] = value
                 return
             self.tuples.pop(target, None)       # (t = (a, b) earlier, now a number)
             if target in self.in_place:
@@ -1782,13 +1795,15 @@ class _Normalizer:
         body = []
         self.origin = (self.loc.filename, s.lineno, self.loc.name)
         cond = self.atom(s.test, body)
-        stop = self.fresh("_c")
-        self.emit_assign(body, stop, ast.UnaryOp(op=ast.Not(), operand=cond))
-        brk = ast.Break(lineno=s.lineno)
-        ir.annotate(brk, origin=self.origin)
-        node = ast.If(test=ir.name(stop), body=[brk], orelse=[], lineno=s.lineno)
-        ir.annotate(node, origin=self.origin)
-        body.append(node)
+        if not (isinstance(cond, ast.Constant) and cond.value):
+            # (`while True:` has no test: a loop left only by its break, return or raise)
+            stop = self.fresh("_c")
+            self.emit_assign(body, stop, ast.UnaryOp(op=ast.Not(), operand=cond))
+            brk = ast.Break(lineno=s.lineno)
+            ir.annotate(brk, origin=self.origin)
+            node = ast.If(test=ir.name(stop), body=[brk], orelse=[], lineno=s.lineno)
+            ir.annotate(node, origin=self.origin)
+            body.append(node)
         self.ctx.loop_depth += 1
         body += self.block(s.body)
         self.ctx.loop_depth -= 1

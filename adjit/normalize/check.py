@@ -137,9 +137,6 @@ def check_supported(tree, loc):
             if not is_supported_class(type(node)):
                 construct, advice = describe(type(node))
                 raise loc.error(_At(line), f"{construct} is not supported", advice + ".")
-            if isinstance(node, (ast.For, ast.While)) and node.orelse:
-                raise loc.error(node, "a loop with an `else:` clause is not supported",
-                                "Use a flag variable set before `break` instead.")
             if isinstance(node, ast.Constant) and not _numeric(node.value) and not (
                     isinstance(node.value, str) and _is_docstring(tree, node)) and \
                     id(node) not in passed:

@@ -8,8 +8,8 @@ import ast
 from .. import ir
 from ..frontend.source import read_function
 from .prune import pruned_source, with_settings
-from .values import NONE, FunctionValue, NoneValue, RecordValue, Shape, TupleValue, \
-    TypeOf, assigned_user_names
+from .values import NONE, FunctionValue, NoneValue, NoResult, RecordValue, Shape, \
+    TupleValue, TypeOf, assigned_user_names
 from .vectorize import View
 from .views import has_take
 
@@ -124,5 +124,5 @@ def inline(norm, node, fn, out, atoms=None):
     out.extend(stmts)
     norm.loads = {}
     if result is None:
-        return ir.const(0.0)
+        return NoResult(fn.__name__)
     return result

@@ -58,6 +58,15 @@ class NoneValue:
 NONE = NoneValue()
 
 
+class NoResult(NoneValue):
+    """The value of a call to a helper that returns nothing (None): its call is a statement
+    (it writes into arrays it is given); used as a value it is refused, as numba cannot
+    compute with None either (it was 0.0)."""
+
+    def __init__(self, name):
+        self.name = name
+
+
 class TypeOf:
     """`type(v)` of a number (`T = type(x)`, `type(scale)`): only ever called, `T(0.5)`,
     which converts to v's type (float32, float64 or an integer type, as numba does)."""

@@ -1,0 +1,131 @@
+"""Two forms numba compiles, written as statements the normalizer already lowers.
+
+- `x in (0, 1, 2)` as the comparisons Python makes: `x == 0 or x == 1 or x == 2` (the `and`
+  of `!=` for `not in`), against a tuple or list written out in the code (poliastro's
+  `assert axis in (0, 1, 2)`). The tested value must be a name, a constant, or a subscript
+  or attribute of names and constants: it is written once per element, where Python
+  evaluates it once. Any other `in` is left for check.py to refuse by name.
+- a loop's `else:` clause as an `if` after the loop on a flag its breaks set (loop_else).
+"""
+import ast
+import copy
+
+
+def membership(src, make_source):
+    """`src` with each `v in (a, b, ...)` and `v not in (a, b, ...)` written as comparisons;
+    `src` itself when there is none. `make_source(tree, extra)` builds the FunctionSource of
+    the new tree."""
+    if not any(_literal_membership(n) for n in ast.walk(src.tree)):
+        return src
+    tree = _Membership().visit(copy.deepcopy(src.tree))
+    ast.fix_missing_locations(tree)
+    return make_source(tree, {})
+
+
+def _simple(node):
+    """A value that evaluating twice cannot change: a name, a constant, or subscripts and
+    attributes of them."""
+    if isinstance(node, (ast.Name, ast.Constant)):
+        return True
+    if isinstance(node, ast.Attribute):
+        return _simple(node.value)
+    if isinstance(node, ast.Subscript):
+        return _simple(node.value) and _simple(node.slice)
+    if isinstance(node, ast.Tuple):
+        return all(_simple(e) for e in node.elts)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        return _simple(node.operand)
+    return False
+
+
+def _literal_membership(node):
+    return isinstance(node, ast.Compare) and len(node.ops) == 1 and \
+        isinstance(node.ops[0], (ast.In, ast.NotIn)) and \
+        isinstance(node.comparators[0], (ast.Tuple, ast.List)) and \
+        node.comparators[0].elts and _simple(node.left) and \
+        not any(isinstance(e, ast.Starred) for e in node.comparators[0].elts)
+
+
+class _Membership(ast.NodeTransformer):
+    def visit_Compare(self, node):
+        self.generic_visit(node)
+        if not _literal_membership(node):
+            return node
+        negated = isinstance(node.ops[0], ast.NotIn)
+        op = ast.NotEq() if negated else ast.Eq()
+        tests = [ast.copy_location(ast.Compare(left=copy.deepcopy(node.left), ops=[op],
+                                               comparators=[e]), node)
+                 for e in node.comparators[0].elts]
+        if len(tests) == 1:
+            return tests[0]
+        return ast.copy_location(ast.BoolOp(op=ast.And() if negated else ast.Or(),
+                                            values=tests), node)
+
+
+def loop_else(src, make_source):
+    """`src` with each loop's `else:` clause as Python runs it: after the loop, unless a
+    `break` of that loop ended it (a flag set before each such break):
+
+        for k in range(n):              _broke1 = False
+            if done(k):                 for k in range(n):
+                break          ->           if done(k):
+        else:                                   _broke1 = True
+            raise Error()                       break
+                                        if not _broke1:
+                                            raise Error()
+
+    (vallado's and danby's propagators end their iterations so); `src` itself when no loop
+    has one."""
+    if not any(isinstance(n, (ast.For, ast.While)) and n.orelse for n in ast.walk(src.tree)):
+        return src
+    tree = copy.deepcopy(src.tree)
+    used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    counter = [0]
+
+    def fresh():
+        while True:
+            counter[0] += 1
+            name = f"_broke{counter[0]}"
+            if name not in used:
+                used.add(name)
+                return name
+
+    def block(stmts):
+        out = []
+        for s in stmts:
+            for field in ("body", "orelse"):
+                if isinstance(getattr(s, field, None), list):
+                    setattr(s, field, block(getattr(s, field)))
+            if isinstance(s, (ast.For, ast.While)) and s.orelse:
+                flag = fresh()
+                out.append(ast.copy_location(ast.Assign(
+                    targets=[ast.Name(id=flag, ctx=ast.Store())],
+                    value=ast.Constant(value=False)), s))
+                s.body = _flag_breaks(s.body, flag)
+                orelse, s.orelse = s.orelse, []
+                out.append(s)
+                out.append(ast.copy_location(ast.If(
+                    test=ast.UnaryOp(op=ast.Not(), operand=ast.Name(id=flag, ctx=ast.Load())),
+                    body=orelse, orelse=[]), orelse[0]))
+            else:
+                out.append(s)
+        return out
+
+    tree.body = block(tree.body)
+    ast.fix_missing_locations(tree)
+    return make_source(tree, {})
+
+
+def _flag_breaks(stmts, flag):
+    """`stmts` with `flag = True` before each `break` of their loop (not of loops inside)."""
+    out = []
+    for s in stmts:
+        if isinstance(s, ast.Break):
+            out.append(ast.copy_location(ast.Assign(
+                targets=[ast.Name(id=flag, ctx=ast.Store())], value=ast.Constant(value=True)),
+                s))
+        elif isinstance(s, ast.If):
+            s.body = _flag_breaks(s.body, flag)
+            s.orelse = _flag_breaks(s.orelse, flag)
+        out.append(s)
+    return out
