@@ -621,3 +621,40 @@ def test_while_true_left_by_return_membership_and_loop_else():
 
 def lambda_free_anomaly(M, ecc):
     return eccentric_anomaly(M, ecc)
+
+
+@njit
+def two_body(t0, u_, k):
+    # poliastro's func_twobody: a state vector unpacked into names
+    x, y, z, vx, vy, vz = u_
+    r3 = (x ** 2 + y ** 2 + z ** 2) ** 1.5
+    return np.array([vx, vy, vz, -k * x / r3, -k * y / r3, -k * z / r3])
+
+
+@njit
+def position_velocity(rv):
+    r, v = rv       # the rows of a (2, 3) array
+    return np.sum(r * v) + 2.0 * r[0] * v[2]
+
+
+def weighted_rates(u, k):
+    return np.sum(two_body(0.0, u, k) * np.arange(1.0, 7.0))
+
+
+def unpacked_pair(u):
+    a, b = u
+    return a * b
+
+
+def test_an_array_unpacked_into_names():
+    """`x, y, z, vx, vy, vz = u_` (poliastro's func_twobody, every Lorenz right-hand side)
+    was refused as "unpacking a value that is not a tuple": the elements (rows of a 2-D
+    array, as views) after the length check numba makes (ValueError)."""
+    u = np.array([1.0, 0.5, -0.3, 0.1, 0.9, 0.2])
+    check_value_and_grad(weighted_rates, (u, 1.3), argnums=(0, 1))
+    check_value_and_grad(position_velocity, (np.arange(6.0).reshape(2, 3) / 3.0,))
+    np.testing.assert_array_equal(adjit.grad(unpacked_pair)(np.array([2.0, 3.0])), [3.0, 2.0])
+    with pytest.raises(ValueError):
+        njit(unpacked_pair)(np.ones(3))
+    with pytest.raises(ValueError, match="cannot unpack an array whose length is not 2"):
+        adjit.grad(unpacked_pair)(np.ones(3))

@@ -710,7 +710,10 @@ class _Normalizer:
             self.arrays.flush_lazy(out)
 
     def stmt(self, s, out):
-        if isinstance(s, ast.Assign):
+        if isinstance(s, ast.Assign) and (unpacked := self.unpacked_array(s)) is not None:
+            for part in unpacked:
+                self.stmt(part, out)
+        elif isinstance(s, ast.Assign):
             value = self.rhs(s.value, out)
             if len(s.targets) > 1 and not ir.is_atom(value):
                 value = self.to_atom(out, value)
@@ -1360,6 +1363,43 @@ class _Normalizer:
             return self.tuples.get(self.local(name))
         return None
 
+    def unpacked_array(self, s):
+        """`x, y, z = u` of an array name (`r, v = rv` of a 2-D one: its rows, views), as
+        numba runs it: the length checked (ValueError), then `x, y, z = u[0], u[1], u[2]`;
+        None for any other statement."""
+        tgt, value = s.targets[0], s.value
+        if len(s.targets) != 1 or not isinstance(tgt, ast.Tuple) or \
+                not isinstance(value, ast.Name) or \
+                any(isinstance(t, ast.Starred) for t in tgt.elts):
+            return None
+        if value.id in self.src.locals or value.id in self.subst:
+            held = self.load_name(value)
+        else:
+            return None
+        if not (isinstance(held, ast.Name) and self.arrays.array_ndim(held)) and \
+                not (isinstance(held, View) and not has_take(held)):
+            return None
+        n = len(tgt.elts)
+        where = {"lineno": s.lineno, "col_offset": s.col_offset}
+
+        def read(k):
+            return ast.Subscript(value=ast.Name(id=value.id, ctx=ast.Load(), **where),
+                                 slice=ast.Constant(value=k, **where), ctx=ast.Load(), **where)
+        check = ast.If(
+            test=ast.Compare(left=ast.Subscript(
+                value=ast.Attribute(value=ast.Name(id=value.id, ctx=ast.Load(), **where),
+                                    attr="shape", ctx=ast.Load(), **where),
+                slice=ast.Constant(value=0, **where), ctx=ast.Load(), **where),
+                ops=[ast.NotEq()], comparators=[ast.Constant(value=n, **where)], **where),
+            body=[ast.Raise(exc=ast.Call(
+                func=ast.Name(id="ValueError", ctx=ast.Load(), **where),
+                args=[ast.Constant(value=f"cannot unpack an array whose length is not {n}",
+                                   **where)], keywords=[], **where), cause=None, **where)],
+            orelse=[], **where)
+        assign = ast.Assign(targets=[tgt], value=ast.Tuple(
+            elts=[read(k) for k in range(n)], ctx=ast.Load(), **where), **where)
+        return [check, assign]
+
     def unpack(self, tgt, value, out):
         if isinstance(value, Shape):
             items = [value.item(k) for k in range(value.ndim if value.ndim is not None
@@ -1368,7 +1408,8 @@ class _Normalizer:
             items = value.items
         else:
             raise self.error(tgt, "unpacking a value that is not a tuple",
-                             "Unpack a tuple written out (a, b = x, y) or an array's shape.")
+                             "Unpack a tuple written out (a, b = x, y), an array's shape, or "
+                             "an array bound to a name first (u = g(x); a, b = u).")
         if len(items) != len(tgt.elts):
             raise self.error(tgt, f"unpacking {len(items)} values into {len(tgt.elts)} names",
                              "Use as many names as values.")
