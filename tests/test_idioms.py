@@ -14,6 +14,7 @@ Helpers taking `*args` (curve fitting's `model(t, *p)`) and tuples unpacked into
 gradient is checked against central differences of numba's own compiled forward (the same
 functions under @njit)."""
 import math
+from collections import namedtuple
 
 import numpy as np
 import pytest
@@ -658,3 +659,36 @@ def test_an_array_unpacked_into_names():
         njit(unpacked_pair)(np.ones(3))
     with pytest.raises(ValueError, match="cannot unpack an array whose length is not 2"):
         adjit.grad(unpacked_pair)(np.ones(3))
+
+
+GRID = ((0.0, 1.0, 11), (0.0, 2.0, 5))      # interpolation.py's UCGrid(...) at module level
+Settings = namedtuple("Settings", ["scale", "w"])
+SETTINGS = Settings(2.5, np.array([1.0, 2.0, 3.0]))
+
+
+@njit
+def grid_step(grid):
+    a, b, n = grid[1]
+    return (b - a) / (n - 1)
+
+
+@njit
+def weighted_by(p, x):
+    return p.scale * np.sum(p.w * x)
+
+
+def stepped(x):
+    return x * grid_step(GRID) + x * x
+
+
+def weighted_global(x):
+    return weighted_by(SETTINGS, x)
+
+
+def test_module_level_tuples_passed_to_helpers():
+    """A module-level tuple (a grid of (start, stop, count) tuples; a named tuple of
+    settings holding an array) passed to a helper was refused ("the global 'grid' (tuple)
+    used as a value"); numba freezes it as a constant, and so does adjit."""
+    assert check_value_and_grad(stepped, (1.5,)) == pytest.approx(0.5 + 3.0, rel=1e-14)
+    np.testing.assert_allclose(check_value_and_grad(weighted_global, (np.ones(3),)),
+                               2.5 * SETTINGS.w, rtol=1e-15)

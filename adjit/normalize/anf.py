@@ -2025,6 +2025,8 @@ class _Normalizer:
             return ir.name(self.global_array(obj, node.id))
         if callable(obj) and not isinstance(obj, type):
             return FunctionValue(obj, node.id)
+        if isinstance(obj, tuple) and (held := self.global_tuple(obj, node.id)) is not None:
+            return held         # interpolation.py's `grid = UCGrid((0.0, 1.0, 10))`
         raise self.error(node, f"the global '{node.id}' ({type(obj).__name__}) used as a value",
                          "Use numbers, numpy arrays, or call it as a function.")
 
@@ -2266,6 +2268,22 @@ class _Normalizer:
         self.emit_assign(orelse, result, self.atom(node.orelse, orelse))
         self.emit_if(out, cond, body, orelse)
         return ir.name(result)
+
+    def global_tuple(self, obj, hint):
+        """A module-level tuple of numbers, arrays and such tuples as the TupleValue of its
+        items (numba freezes it as a constant; a named tuple keeps its fields); None where
+        an item is anything else."""
+        items = []
+        for k, v in enumerate(obj):
+            if isinstance(v, (bool, int, float, np.integer, np.floating, np.bool_)):
+                items.append(ir.const(v.item() if isinstance(v, np.generic) else v))
+            elif isinstance(v, np.ndarray):
+                items.append(ir.name(self.global_array(v, f"{hint}_{k}")))
+            elif isinstance(v, tuple) and (inner := self.global_tuple(v, f"{hint}_{k}")):
+                items.append(inner)
+            else:
+                return None
+        return TupleValue(items, getattr(type(obj), "_fields", None))
 
     def global_array(self, obj, hint):
         """The generated name of a module-level numpy array, noted as an array (its rank
