@@ -341,6 +341,14 @@ def _no_result(x):
     x * x       # (no return: the call's value is None)
 
 
+def _set_first(a):
+    a[0] = 1.0
+
+
+def _passes_on(a):
+    return _set_first(a)    # returns what _set_first returns: None
+
+
 def test_the_value_of_a_helper_that_returns_nothing_is_refused():
     """A helper without `return` gave 0.0 as its call's value: `2.0 * h(x)` differentiated
     to 0 where numba refuses to compile it. As a value (also through a name) it is refused;
@@ -355,9 +363,17 @@ def test_the_value_of_a_helper_that_returns_nothing_is_refused():
     def unused(x):
         _no_result(x)
         y = _no_result(x)      # noqa: F841 - bound, never read
-        return 3.0 * x
+        a = np.zeros(2)
+        _passes_on(a)
+        return 3.0 * x * a[0]
+
+    def passed_on(x):
+        return x * _passes_on(np.zeros(2))
     for fn in (used, through_a_name):
         with pytest.raises(AdjitError, match=r"the value of a call to `_no_result`, which "
                            r"returns nothing \(None\). Return the value from `_no_result`"):
             adjit.grad(fn)(1.5)
     assert adjit.grad(unused)(1.5) == 3.0
+    with pytest.raises(AdjitError, match=r"the value of a call to `_passes_on`, which returns "
+                       r"nothing"):
+        adjit.grad(passed_on)(1.5)

@@ -187,6 +187,12 @@ def normalize_function(src, ctx, prefix="", subst=None, views=None):
                 not norm.returned_views and norm.returned_numbers is None:
             body, merged = _returned_arrays(norm, body, returns)
         stmts, result = lower_exits(body, ctx.namegen, src.loc)
+        if norm.returned_nothing:
+            if len(norm.returned_nothing) != len(returns):
+                raise src.loc.error(norm.returned_nothing[0], "a helper returning nothing "
+                                    "(None) from one return and a value from another",
+                                    "Return a value from every return.")
+            result = None       # its call's value is None too (inline.py: NoResult)
         if merged is not None:
             ctx.ints.add(result.id)
             result = _merge_returned_arrays(norm, stmts, result, merged)
@@ -489,6 +495,7 @@ class _Normalizer:
         self.returned_numbers = None        # (first return, names, named fields) of a helper
         # returning tuples of numbers (from one or several returns), and how many returns did
         self.tuple_returns = 0
+        self.returned_nothing = []     # `return h(a)` of a helper h that returns nothing
         self.tuples = {}                    # local name -> the TupleValue or Shape it holds
         self.held = {}                      # local name -> the TypeOf or FunctionValue it holds
         # user name -> how often it is assigned; names assigned only outside blocks
@@ -815,6 +822,9 @@ class _Normalizer:
                                  "Return a number: the function's result.")
             mark = len(out)
             value = self.rhs(s.value, out)
+            if isinstance(value, NoResult) and len(self.ctx.stack) > 1:
+                self.returned_nothing.append(s)     # (this helper returns nothing too)
+                value = ir.const(0)
             owned = self.several_returns and isinstance(value, View) and \
                 value.is_identity() and (_made_by(out[mark:], value.base) or
                                          value.base not in self.arrays_before)
