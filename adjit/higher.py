@@ -385,7 +385,9 @@ def calling(gf):
 
 def _compiled(text, name, namespace, arg_types):
     pyfunc = exec_source(text, name, namespace)
-    dispatcher = njit(tuple(arg_types))(pyfunc)
+    # compiled for the types a call from Python has (a string is a str there: a setting
+    # the derivative inside compares is then refused by name, as from any compiled code)
+    dispatcher = njit(tuple(types.unliteral(t) for t in arg_types))(pyfunc)
     return Transformed(text, pyfunc, dispatcher)
 
 
