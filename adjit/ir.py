@@ -357,6 +357,16 @@ def walk(node):
         yield n
 
 
+def breaks(stmts):
+    """Whether a `break` in `stmts` (not in a loop inside them) leaves their loop."""
+    for s in stmts:
+        if isinstance(s, ast.Break):
+            return True
+        if isinstance(s, ast.If) and (breaks(s.body) or breaks(s.orelse)):
+            return True
+    return False
+
+
 def walk_stmts(stmts):
     """Every statement in a body, nested ones included, in program order (a body is read
     when the walk reaches it, as the statement before it was yielded)."""

@@ -37,6 +37,7 @@ import itertools
 
 import numpy as np
 
+from . import ir
 from .analysis.effects import of_object as effect_of
 from .errors import AdjitError, function_error as _error
 from .rules.registry import REGISTRY
@@ -763,16 +764,6 @@ def _exits(k, names):
             f"_sp_w{k})")
 
 
-def _breaks(stmts):
-    """Whether a `break` in `stmts` (not in a loop inside them) leaves their loop."""
-    for s in stmts:
-        if isinstance(s, ast.Break):
-            return True
-        if isinstance(s, ast.If) and (_breaks(s.body) or _breaks(s.orelse)):
-            return True
-    return False
-
-
 class _Rewrite(ast.NodeTransformer):
     """The normalized program rewritten to run on abstract numbers (see the module doc)."""
 
@@ -911,7 +902,7 @@ class _Rewrite(ast.NodeTransformer):
         self.loops.pop()
         out = [ast.For(node.target, ast.Name(f"_sp_r{k}", ast.Load()) if counted else it,
                        body, [])]
-        if _breaks(node.body):
+        if ir.breaks(node.body):
             start, end = _exits(k, names)
             out = _stmts(start) + out + _stmts(end)
         if not counted:

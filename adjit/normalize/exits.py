@@ -121,19 +121,9 @@ def _always_returns(stmts):
         if isinstance(s, ast.If) and _always_returns(s.body) and _always_returns(s.orelse):
             return True
         if isinstance(s, ast.While) and isinstance(s.test, ast.Constant) and \
-                s.test.value is True and not _breaks(s.body):
+                s.test.value is True and not ir.breaks(s.body):
             return True     # `while True:` left only by a return or a raise (a series
             #                 summed until its terms are small: poliastro's Stumpff sums)
-    return False
-
-
-def _breaks(stmts):
-    """Whether a `break` of this loop (not of a loop inside it) is among `stmts`."""
-    for s in stmts:
-        if isinstance(s, ast.Break):
-            return True
-        if isinstance(s, ast.If) and (_breaks(s.body) or _breaks(s.orelse)):
-            return True
     return False
 
 
