@@ -22,7 +22,7 @@ from ..rules.table import (ALLOCATORS, ARRAY_FUNCTIONS, DECLARED_ALLOCATORS, DRA
                            REDUCTIONS)
 from ..rules import opaque
 from ..rules.table import rule_for_call
-from ..frontend.source import recover_parallel_kernel
+from ..frontend.source import MISSING, recover_parallel_kernel
 from ..runtime import vec
 from ..rules.registry import REGISTRY
 from .values import Shape, TupleValue, left_out
@@ -97,6 +97,14 @@ class NumpyCalls:
             call = ast.copy_location(ast.Call(func=spelled, args=[func.value] + node.args,
                                               keywords=node.keywords), node)
             return self.n.call_object(call, obj, out)
+        receiver = func.value
+        if isinstance(receiver, ast.Name) and receiver.id not in self.n.src.locals and \
+                receiver.id not in self.n.subst and \
+                self.n.src.resolve_name(receiver.id) is MISSING:
+            # `math.cos(x)` in a module that does not import math: a name, not a method
+            raise self.n.error(node, f"the name '{receiver.id}' is not defined",
+                               f"Import or define `{receiver.id}` at module level in the "
+                               "module of this function.")
         raise self.n.error(node, f"the method call `.{name}(...)`",
                            f"Array methods adjit knows: {', '.join(sorted(ARRAY_METHODS))}; "
                            "use the numpy functions or loops for the rest.")
