@@ -36,6 +36,7 @@ from .errors import AdjitError, error_at, function_origin, internal_error
 from .forward.tangent import TangentBuilder
 from .frontend.source import read_function
 from .normalize.anf import InlineContext, normalize_function
+from .normalize import joins
 from .normalize.coalesce import coalesce_temps
 from .normalize.names import Env, NameGen, lookup, unused_name
 from .normalize import record_arrays, tuple_args
@@ -339,6 +340,7 @@ def normalize(p, o):
                                   q not in (p.wrt or ())})
     _refuse_unknown_settings(p)
     p.stmts, result = normalize_function(p.src, ctx, subst=dict(p.records))
+    joins.check_frozen(p.stmts, ctx, p.src.loc)
     p.vec_temps = ctx.vec_temps
     if o.derivative == "kernel":
         if result is not None:

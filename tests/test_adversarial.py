@@ -20,7 +20,7 @@ import pytest
 
 from adjit import AdjitError, grad, stop_gradient, value_and_grad
 
-from fd import fd_grad
+from fd import check_value_and_grad, fd_grad
 
 X5 = np.array([1.1, 2.0, -0.7, 1.5, 0.3])
 A3 = np.array([[1.1, 0.3, -0.4], [0.2, 1.5, 0.7], [-0.6, 0.9, 1.2]])
@@ -1538,7 +1538,14 @@ def test_array_alias_is_one_array():
     np.testing.assert_allclose(x, X5 * np.r_[2.0, np.ones(len(X5) - 1)])   # as numpy writes
 
 
-@pytest.mark.parametrize("f,args", [(_array_cond_rebind, (X5,)), (_recursive, (0.7, 3))])
+def test_an_array_rebound_on_both_paths_of_an_if():
+    """Refused once ("the array variable 'u' is reassigned"); each path's array is now
+    copied into one after the `if` (normalize/joins.py)."""
+    for x in (X5, -X5):
+        check_value_and_grad(_array_cond_rebind, (x.copy(),))
+
+
+@pytest.mark.parametrize("f,args", [(_recursive, (0.7, 3))])
 def test_unsupported_constructs_raise_adjit_error(f, args):
     with pytest.raises(AdjitError):
         grad(f)(*_copy(args))

@@ -17,6 +17,7 @@ import pytest
 import adjit
 from adjit import AdjitError, grad, value_and_grad
 from adjit.normalize.check import describe, is_supported_class
+from fd import check_value_and_grad
 
 HERE = os.path.abspath(__file__)
 FILE = os.path.basename(HERE)
@@ -749,15 +750,16 @@ def test_plain_rebinding_is_an_alias():
 
 def f_reassign(a):
     b = np.zeros(3)  # @reassign_first
+    w = b[1:]
     if a[0] > 0.0:
         b = np.ones(3)  # @reassign
-    b[0] = a[0]
-    return b[0] + b[1]
+    return b[0] + b[1] + w[0]
 
 
 def f_reassign_param(a):
     if a[0] > 0.0:
-        a = np.zeros(3)  # @reassign_param
+        a = np.zeros(3)
+    a[1] = 1.0  # @reassign_param
     return a[0]
 
 
@@ -773,9 +775,40 @@ def f_reassign_in_loop(a):
 
 def f_alias_in_branch(a):
     b = np.zeros(3)  # @alias_branch_first
+    w = b[1:]
     if a[0] > 0.0:
         b = a  # @alias_branch
-    return b[0]  # @alias_branch_use
+    return b[0] + w[0]  # @alias_branch_use
+
+
+def f_rebound_on_one_path(a):
+    b = np.zeros(3)
+    if a[0] > 0.0:
+        b = np.ones(3) * a[1]
+    b[0] = a[0]
+    return b[0] + b[1]
+
+
+def f_argument_rebound_on_one_path(a):
+    if a[0] > 0.0:
+        a = np.zeros(3)
+    return a[0]
+
+
+def f_alias_on_one_path(a):
+    b = np.zeros(3)
+    if a[0] > 0.0:
+        b = a
+    return b[0]
+
+
+@pytest.mark.parametrize("fn", [f_rebound_on_one_path, f_argument_rebound_on_one_path,
+                                f_alias_on_one_path])
+def test_an_array_rebound_on_one_path_is_the_array_of_the_path_taken(fn):
+    """Once refused as reassigned or bound to different arrays: the array of the path taken
+    is copied into one array after the `if` (tests/test_branch_arrays.py has more)."""
+    for a in (A1, -A1):
+        check_value_and_grad(fn, (a.copy(),))
 
 
 _REASSIGNED = ("array variable '{}' is reassigned", "assign each array variable once")
@@ -785,7 +818,8 @@ _REASSIGNED = ("array variable '{}' is reassigned", "assign each array variable 
     # a rebinding whose definitions reach a common use (branch, loop); the message may point
     # at the first definition or at the rebinding
     (f_reassign, ["reassign_first", "reassign"], _REASSIGNED[0].format("b"), _REASSIGNED[1]),
-    (f_reassign_param, "reassign_param", _REASSIGNED[0].format("a"), _REASSIGNED[1]),
+    (f_reassign_param, "reassign_param", ["a write into 'a' after an `if`",
+                                          "keeps the argument"], "a = a.copy()"),
     (f_alias_in_branch, "alias_branch_use", ["'b' is bound to different arrays",
                                              "paths of an `if`"], "copy"),
 ], ids=["branch", "param-in-branch", "alias-in-branch"])

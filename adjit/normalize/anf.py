@@ -32,7 +32,7 @@ from . import (einsum, lower_constructors, lower_diagonals, lower_kept,  # noqa:
                lower_linalg, lower_scans, lower_shapes,  # register the lowerings of numpy
                lower_statistics)  # functions
 from .appends import APPENDED
-from . import bindings
+from . import bindings, joins
 from .bindings import _At, _Binding
 from .check import check_dead_draws, check_supported
 from .exits import lower_exits
@@ -147,6 +147,9 @@ class InlineContext:
         self.loop_depth = 0                 # user loops around the statement being lowered
         self.stack = []
         self.prefix_counts = {}
+        # (arrays no statement may write, the join after which, the name, origin): views
+        # copied where paths join (joins.py)
+        self.frozen = []
 
     @staticmethod
     def normalize_callee(src, ctx, prefix, subst, views):
@@ -169,6 +172,7 @@ def normalize_function(src, ctx, prefix="", subst=None, views=None):
     src = comprehensions.desugar(src, src.with_tree)
     src = sugar.membership(src, src.with_tree)
     src = sugar.loop_else(src, src.with_tree)
+    src = sugar.chosen_tuples(src, src.with_tree)
     src, subst = record_arrays.rewrite(src, subst or {})
     check_supported(src.tree, src.loc)
     if src.fn in ctx.stack:
@@ -275,11 +279,7 @@ def _returned_arrays(norm, body, returns):
                 new.append(x)
                 continue
             origin = ir.note(x, "origin", None)
-            for j, n in enumerate(shape):
-                new.append(ir.assign(n, ast.Subscript(
-                    value=ast.Attribute(value=ir.name(x.value.id), attr="shape",
-                                        ctx=ast.Load()),
-                    slice=ir.const(j), ctx=ast.Load()), origin))
+            new.extend(joins.shape_and_number(norm, x.value.id, shape, None, None, origin))
             ret = ast.Return(value=ir.const(number[id(x)]), lineno=x.lineno)
             ir.annotate(ret, origin=origin)
             new.append(ret)
@@ -293,17 +293,8 @@ def _merge_returned_arrays(norm, stmts, which, merged):
     """After the body: `result = np.empty(shape)`, then `result[...] = array k` for the
     return k that was taken (its number is in `which`). Returns the result's name."""
     arrays, shape, dtype, first = merged
-    norm.origin = ir.note(first, "origin", None) or norm.origin
-    name = norm.fresh("_a")
-    norm.arrays.allocate(name, [ir.name(n) for n in shape], stmts, dtype)
-    norm.arrays.add_temp(name)
-    target = norm.arrays.full_view(name, [ir.name(n) for n in shape])
-    for k, arr in enumerate(arrays):
-        branch = []
-        norm.arrays.store_elements(target, norm.arrays.view_of(arr, branch), branch)
-        norm.emit_if(stmts, ast.Compare(left=which, ops=[ast.Eq()],
-                                        comparators=[ir.const(k)]), branch, [])
-    return ir.name(name)
+    return ir.name(joins.copy_taken(norm, stmts, which, arrays, shape, dtype,
+                                    ir.note(first, "origin", None)))
 
 
 def _rebinding_targets(stmts):
@@ -477,6 +468,7 @@ class _Normalizer:
         self.prefix = prefix
         self.subst = subst
         self.origin = None
+        self.rebound_params = set()     # arguments the body has bound to something else
         self.loads = {}
         self.shape_cache = {}
         self.stopped = 0
@@ -528,6 +520,8 @@ class _Normalizer:
     def emit_assign(self, out, target, value):
         """Append an assignment; forget cached loads it may invalidate."""
         if isinstance(target, str):
+            if target in self.src.params:
+                self.rebound_params.add(target)
             if self.views:
                 bindings.rebinding(self, target, out)
             self.loads = {k: v for k, v in self.loads.items() if target not in v[2]}
@@ -544,6 +538,14 @@ class _Normalizer:
 
     def track_array(self, target, value):
         """Record whether `target` now holds an array (and of what dimension)."""
+        info = self.array_info(value)
+        if info is None:
+            self.ctx.arrays.pop(target, None)
+        else:
+            self.ctx.arrays[target] = info
+
+    def array_info(self, value):
+        """(rank, dtype) of the array a normalized right-hand side holds, or None."""
         info = None
         if isinstance(value, ast.Name):
             info = self.ctx.arrays.get(value.id)
@@ -577,10 +579,7 @@ class _Normalizer:
                 elif ir.note(value, "opaque", None) is not None:
                     desc = ir.note(value, "opaque")
                     info = (desc[1], desc[2]) if desc[0] == "array" else None
-        if info is None:
-            self.ctx.arrays.pop(target, None)
-        else:
-            self.ctx.arrays[target] = info
+        return info
 
     def argument_dims(self, atom):
         """What a shape rule (rules/registry.py) knows of an argument: its dimensions."""
@@ -768,15 +767,21 @@ class _Normalizer:
         elif isinstance(s, ast.If):
             self.flush_before(s, out)
             cond = self.atom(s.test, out)
-            before = dict(self.views)
+            before, arrays_before = dict(self.views), dict(self.ctx.arrays)
+            arguments = set(self.src.params) - self.rebound_params
             body = self.block(s.body)
             after_body, self.views = self.views, dict(before)
             orelse = self.block(s.orelse)
             self.origin = (self.loc.filename, s.lineno, self.loc.name)
+            joined = joins.plan(self, before, [after_body, self.views], [body, orelse],
+                                arrays_before, arguments,
+                                joins.read_outside(self, self.src.tree, s))
             if after_body != before or self.views != before:
                 bindings.merge_views(self, before, [after_body, self.views], [body, orelse],
                                      s.lineno)
             self.emit_if(out, cond, body, orelse)
+            if not isinstance(cond, ast.Constant) and (body or orelse):
+                joins.join_arrays(self, [out[-1].body, out[-1].orelse], out, joined)
         elif isinstance(s, (ast.For, ast.While)):
             counted = self.counted_while(s) if isinstance(s, ast.While) else None
             if counted is not None:
@@ -2276,7 +2281,10 @@ class _Normalizer:
         body, orelse = [], []
         self.emit_assign(body, result, self.atom(node.body, body))
         self.emit_assign(orelse, result, self.atom(node.orelse, orelse))
+        planned = joins.plan(self, self.views, [self.views, self.views], [body, orelse], {})
         self.emit_if(out, cond, body, orelse)
+        if not isinstance(cond, ast.Constant):
+            joins.join_arrays(self, [out[-1].body, out[-1].orelse], out, planned)
         return ir.name(result)
 
     def global_tuple(self, obj, hint):

@@ -6,6 +6,9 @@
   or attribute of names and constants: it is written once per element, where Python
   evaluates it once. Any other `in` is left for check.py to refuse by name.
 - a loop's `else:` clause as an `if` after the loop on a flag its breaks set (loop_else).
+- a tuple unpacked from a conditional expression as an `if` that unpacks one arm or the
+  other: `ll, t1 = (ll, t1) if prograde else (-ll, -t1)` (poliastro's izzo), as Python
+  evaluates it: the test, then the arm it picks (chosen_tuples).
 """
 import ast
 import copy
@@ -129,3 +132,39 @@ def _flag_breaks(stmts, flag):
             s.orelse = _flag_breaks(s.orelse, flag)
         out.append(s)
     return out
+
+
+def chosen_tuples(src, make_source):
+    """`src` with each `a, b = X if c else Y` written as `if c: a, b = X` / `else: a, b = Y`
+    (names, or tuples of names, as the targets); `src` itself when there is none."""
+    if not any(_chosen_tuple(n) for n in ast.walk(src.tree)):
+        return src
+    tree = _ChosenTuples().visit(copy.deepcopy(src.tree))
+    ast.fix_missing_locations(tree)
+    return make_source(tree, {})
+
+
+def _names_only(target):
+    if isinstance(target, ast.Name):
+        return True
+    return isinstance(target, (ast.Tuple, ast.List)) and target.elts and \
+        all(_names_only(e) for e in target.elts)
+
+
+def _chosen_tuple(node):
+    return isinstance(node, ast.Assign) and len(node.targets) == 1 and \
+        isinstance(node.targets[0], (ast.Tuple, ast.List)) and \
+        _names_only(node.targets[0]) and isinstance(node.value, ast.IfExp)
+
+
+class _ChosenTuples(ast.NodeTransformer):
+    def visit_Assign(self, node):
+        if not _chosen_tuple(node):
+            return node
+        arms = []
+        for value in (node.value.body, node.value.orelse):
+            arm = ast.copy_location(ast.Assign(targets=[copy.deepcopy(node.targets[0])],
+                                               value=value), node)
+            arms.append([self.visit_Assign(arm)])
+        return ast.copy_location(ast.If(test=node.value.test, body=arms[0], orelse=arms[1]),
+                                 node)

@@ -1,0 +1,341 @@
+"""Arrays that meet where paths join: one name, a new array on each path.
+
+numba gives `y` one array after
+
+    if flag > 0:
+        y = 2.0 * x
+    else:
+        y = np.sin(x)
+
+(the one the path taken made) and a helper's call one array whichever of its `return`s
+ran. adjit needs one name for one array (the reverse pass keeps one adjoint per array), so
+each path keeps its own array under its own name, records its shape and its number, and
+after the join one new array of that shape takes a copy of the one that was made:
+
+    if _c1:                           else:
+        _a1 = ... 2.0 * x ...             _a2 = ... np.sin(x) ...
+        _rs1 = _a1.shape[0]               _rs1 = _a2.shape[0]
+        _which1 = 0                       _which1 = 1
+    _a3 = np.empty(_rs1)
+    if _which1 == 0: _a3[...] = _a1
+    if _which1 == 1: _a3[...] = _a2
+    y = _a3
+
+The copy costs one pass over the array; its adjoint hands the cotangent back to the array
+the path made. A path may also keep the array the name held before the `if` (`b =
+np.zeros(3)` then `if c: b = np.ones(3)`), or bind the name to another array or a view
+(`y = x`, then `if unit: y = y / norm(y)`): those are copied too. Python's name then IS
+that array on that path, which a copy is only while neither is written: a later write into
+either is refused (check_frozen), as is a kept array that a view still reads (the view
+would see the one array and not the other)."""
+import ast
+import copy
+
+from .. import ir
+from ..analysis.prims import classify
+from .bindings import _Binding
+from .vectorize import ONE
+
+
+def shape_and_number(norm, array, shape, which, k, origin):
+    """The statements a path ends with: the shape of its `array` (a name or a View) into
+    the names `shape`, its number `k` into `which` (None: a helper's `return k`)."""
+    out = []
+    for j, n in enumerate(shape):
+        if isinstance(array, str):
+            value = ast.Subscript(value=ast.Attribute(value=ir.name(array), attr="shape",
+                                                      ctx=ast.Load()),
+                                  slice=ir.const(j), ctx=ast.Load())
+        else:               # a View: its length in that dimension (an atom, or ONE)
+            value = ir.const(1) if array.shape[j] is ONE else copy.deepcopy(array.shape[j])
+        out.append(ir.assign(n, value, origin))
+    if which is not None:
+        out.append(ir.assign(which, ir.const(k), origin))
+    return out
+
+
+def copy_taken(norm, out, which, arrays, shape, dtype, origin):
+    """After the join: a new array of the recorded shape, then a copy of array k (a name,
+    or a View) where `which` is k. Returns the new array's name."""
+    norm.origin = origin or norm.origin
+    name = norm.fresh("_a")
+    norm.arrays.allocate(name, [ir.name(n) for n in shape], out, dtype)
+    norm.arrays.add_temp(name)
+    target = norm.arrays.full_view(name, [ir.name(n) for n in shape])
+    for k, arr in enumerate(arrays):
+        branch = []
+        source = norm.arrays.view_of(arr, branch) if isinstance(arr, str) else arr
+        norm.arrays.store_elements(target, source, branch)
+        norm.emit_if(out, ast.Compare(left=which, ops=[ast.Eq()], comparators=[ir.const(k)]),
+                     branch, [])
+    return name
+
+
+def read_outside(norm, tree, stmt):
+    """The names (as the normalizer spells them) `tree` reads outside `stmt`, or None for
+    every name where `stmt` is in a loop (a later iteration may read what it binds)."""
+    if norm.ctx.loop_depth > 0:
+        return None
+    inside = {id(n) for n in ast.walk(stmt)}
+    return {norm.local(n.id) for n in ast.walk(tree) if isinstance(n, ast.Name) and
+            isinstance(n.ctx, ast.Load) and id(n) not in inside}
+
+
+def plan(norm, before, views, paths, arrays_before, arguments=frozenset(), live=None):
+    """What each path binds the names to join: {name: [source on each path]}, a source being
+    ("site", the binding that makes the array: joined under a name of its own), ("made",
+    the array the path made and bound the name to, as a whole), ("view", the View the
+    name is bound to on that path: a view of an array the path did not make, or that
+    another name views too, or the binding from before the `if` that the path kept) or
+    ("kept", the name: an array bound before the `if` that the path leaves alone and no
+    view reads; `arrays_before` holds what it is; `arguments`: the arguments still the
+    caller's arrays before the `if`). Only names in `live` (read_outside; None: all) are
+    joined: a name each path uses only itself needs no join. `before`: the bindings before the
+    `if`; `views`: each path's at its end. Names that bindings.merge_views joins itself
+    (views of one array at positions each path sets) and names no path binds anew are
+    left out. Call before merge_views."""
+    sites = [_joinable(norm, p, v) for p, v in zip(paths, views)]
+    out = {}
+    for target in set(sites[0]) | set(sites[1]) | set(views[0]) | set(views[1]):
+        if live is not None and target not in live:
+            continue
+        got = [v.get(target) for v in views]
+        if target not in sites[0] and target not in sites[1] and \
+                all(g is before.get(target) for g in got):
+            continue            # bound on neither path
+        if all(isinstance(g, _Binding) for g in got) and \
+                got[0].view.base == got[1].view.base:
+            continue            # one array (bindings.merge_views)
+        sources = []
+        for k, (path, g) in enumerate(zip(paths, got)):
+            if target in sites[k]:
+                sources.append(("site", sites[k][target]))
+            elif g is None and before.get(target) is None and \
+                    target in arrays_before and \
+                    not any(target in _stored_names(x) for x in ir.walk_stmts(path)) and \
+                    not any(isinstance(c, _Binding) and c.view.base == target
+                            for c in views[k].values()):
+                sources.append(("kept", target, arrays_before[target], target in arguments))
+            elif not isinstance(g, _Binding):
+                break
+            elif g.view.is_identity() and g.view.parent is None and \
+                    _made_in(norm, path, g.view.base) and \
+                    sum(1 for c in views[k].values() if isinstance(c, _Binding) and
+                        c.view.base == g.view.base) == 1:
+                sources.append(("made", g.view.base))
+            else:
+                sources.append(("view", g.view))
+        else:
+            out[target] = sources
+    return out
+
+
+def join_arrays(norm, paths, out, planned):
+    """After an `if` statement's branches (`paths`: the two normalized blocks, already
+    placed in the `if` emitted into `out`): each name of `planned` (plan()) is joined as
+    the module's docstring shows. A path's view of an array it did not make is copied
+    too, which is what Python does only while neither array is written afterwards: those
+    arrays are noted (check_frozen refuses a write). Other arrays bound on both paths are
+    left to the reverse pass, which refuses them."""
+    if not planned:
+        return
+    which = norm.fresh("_which")
+    norm.ctx.ints.add(which)
+    line = norm.origin[1] if norm.origin else 0         # the `if`'s
+    for target in sorted(planned):
+        sources = planned[target]
+        infos = [_info(norm, source) for source in sources]
+        origin = next((ir.note(what, "origin", None) for kind, what, *_ in sources
+                       if kind == "site"), None) or norm.origin
+        if None in infos or len({i[0] for i in infos}) != 1 or \
+                len({i[1] for i in infos}) != 1 or infos[0][1] == "?":
+            unknown = None not in infos and len({i[0] for i in infos}) == 1 and \
+                "?" in {i[1] for i in infos}
+            raise norm.error(_At(origin), f"'{_user(norm, target)}' is bound on the paths of "
+                             "an `if` to arrays " + ("whose dtype adjit cannot tell there"
+                                                     if unknown else
+                                                     "of different ranks or dtypes"),
+                             "Make arrays of one rank and dtype on every path (x.astype("
+                             "np.float64), np.full(shape, v) for a constant array).")
+        shape = [norm.fresh("_rs") for _ in range(infos[0][0])]
+        norm.ctx.ints.update(shape)
+        arrays, frozen = [], set()
+        for k, (path, (kind, what, *more)) in enumerate(zip(paths, sources)):
+            if kind == "site":
+                what = _own_name(norm, path, what, target)
+            elif kind == "view":
+                frozen.add(what.base)
+            elif kind == "kept" and more[1]:
+                frozen.add(what)            # (the caller's array on that path)
+            arrays.append(what)
+            path.extend(shape_and_number(norm, what, shape, which, k, origin))
+        name = copy_taken(norm, out, ir.name(which), arrays, shape, infos[0][1], origin)
+        # views the paths took of the name's array after binding it (`v = y[1:]` on both
+        # paths) view the joined array, which holds what theirs held
+        norm.views.pop(target, None)
+        rooted = {t: b for t, b in norm.views.items()
+                  if isinstance(b, _Binding) and b.view.base == target}
+        for t in rooted:
+            del norm.views[t]
+        norm.emit_assign(out, target, ir.name(name))
+        norm.views.update(rooted)
+        if frozen:
+            norm.ctx.frozen.append((sorted(frozen), target, out[-1], _user(norm, target),
+                                    origin, line))
+
+
+def check_frozen(stmts, ctx, loc):
+    """Refuse a write, after a join that copied a view (join_arrays), into the array viewed
+    or into the joined name: in Python both names are one array there, and the write
+    would show through the other."""
+    if not ctx.frozen:
+        return
+    order = []                  # (statement, the loops around it), in program order
+
+    def visit(block, loops):
+        for s in block:
+            order.append((s, loops))
+            if isinstance(s, (ast.For, ast.While)):
+                visit(s.body, loops + (id(s),))
+            elif isinstance(s, ast.If):
+                visit(s.body, loops)
+                visit(s.orelse, loops)
+    visit(stmts, ())
+    for bases, target, join, user, origin, line in ctx.frozen:
+        at = next((k for k, (s, _) in enumerate(order) if s is join), None)
+        loops = set(order[at][1]) if at is not None else set()
+        shown = [b for b in bases if not b.startswith("_")] or ["another array"]
+        kept = " or ".join(f"'{b}'" if b != "another array" else b for b in shown)
+        for k, (s, around) in enumerate(order):
+            if at is not None and k <= at and not loops & set(around):
+                continue
+            written = _written(s, set(bases) | {target})
+            if written is None:
+                continue
+            what = f"'{user}'" if written == target else f"'{written}'"
+            if bases == [target]:       # an argument kept on one path
+                raise loc.error(_At(ir.note(s, "origin", None) or origin),
+                                f"a write into {what} after an `if` (line {line}) that "
+                                f"binds '{user}' to a new array on one path and keeps the "
+                                "argument on the other, where the write would change the "
+                                "caller's array",
+                                f"Copy the argument before the `if` ({user} = {user}.copy())"
+                                ", or write into a new array.")
+            raise loc.error(_At(ir.note(s, "origin", None) or origin),
+                            f"a write into {what} after an `if` (line {line}) that "
+                            f"bound '{user}' to {kept} (or a view of it) on one path and to "
+                            "a new array on the other: there Python's two names are one "
+                            "array, which the write changes for both",
+                            f"Copy where the path binds '{user}' to {kept}" + (
+                                f" ({user} = {shown[0]}.copy() for {user} = {shown[0]})"
+                                if shown[0] != "another array" else "") +
+                            f", so that '{user}' is an array of its own on every path; or "
+                            "write before the `if`.")
+
+
+def _written(s, names):
+    """The name of `names` statement `s` writes into (an element or a slice, or passes to a
+    call whose value is dropped), or None."""
+    if ir.is_store(s) and s.targets[0].value.id in names:
+        return s.targets[0].value.id
+    if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call):
+        for n in ast.walk(s.value):
+            if isinstance(n, ast.Name) and n.id in names:
+                return n.id
+    return None
+
+
+def _info(norm, source):
+    """(rank, dtype) of a path's source."""
+    kind, what = source[:2]
+    if kind == "site":          # (the target's own entry is the last path's)
+        return norm.array_info(what.value)
+    if kind == "made":
+        return norm.ctx.arrays.get(what)
+    if kind == "kept":
+        return source[2]
+    info = norm.ctx.arrays.get(what.base)
+    return None if info is None else (len(what.shape), info[1])
+
+
+def _joinable(norm, path, views):
+    """{name: its binding} for the names `path` binds exactly once, at its top level, to an
+    array the binding makes (an allocation, an array operation, a copy, an array the
+    vectorizer filled)."""
+    stores = {}
+    for s in ir.walk_stmts(path):
+        for t in _stored_names(s):
+            stores[t] = stores.get(t, 0) + 1
+    out = {}
+    for s in path:
+        if not (isinstance(s, ast.Assign) and len(s.targets) == 1 and
+                isinstance(s.targets[0], ast.Name)):
+            continue
+        target = s.targets[0].id
+        if stores.get(target) != 1 or target not in norm.ctx.arrays or target in views:
+            continue
+        if isinstance(s.value, ast.Name):
+            if s.value.id in norm.ctx.vec_temps and s.value.id in norm.ctx.arrays:
+                out[target] = s
+        elif _makes_array(norm, s.value):
+            out[target] = s
+    return out
+
+
+def _made_in(norm, path, array):
+    """Whether `path` makes `array`: an array of the vectorizer's (or a product's),
+    assigned once, at the path's top level."""
+    if array in norm.src.params or array not in norm.ctx.arrays:
+        return False
+    sites = [s for s in ir.walk_stmts(path) if array in _stored_names(s)]
+    return len(sites) == 1 and any(s is sites[0] for s in path) and \
+        (array in norm.ctx.vec_temps or _makes_array(norm, sites[0].value))
+
+
+def _makes_array(norm, value):
+    """Whether a normalized right-hand side makes a new array: an allocation, an array
+    operation (a product, np.cross, a solve) or a copy."""
+    return isinstance(value, ast.Call) and \
+        classify(value, norm.ctx.env.ns).kind in ("alloc", "arrayop", "copyarr")
+
+
+def _own_name(norm, path, site, target):
+    """The name `path` keeps its array under: the vectorizer's array bound to `target`, or a
+    new name for an array made by a call. The binding goes and what the path does with
+    `target` afterwards it does with that name."""
+    k = next(j for j, s in enumerate(path) if s is site)
+    if isinstance(site.value, ast.Name):
+        own = site.value.id
+        del path[k]
+        start = k
+    else:
+        own = norm.fresh("_a")
+        norm.ctx.arrays[own] = norm.array_info(site.value)
+        if target in norm.ctx.layouts:
+            norm.ctx.layouts[own] = norm.ctx.layouts[target]
+        site.targets[0] = ast.Name(id=own, ctx=ast.Store())
+        start = k + 1
+    for s in path[start:]:
+        for n in ir.walk(s):
+            if isinstance(n, ast.Name) and n.id == target:
+                n.id = own
+    return own
+
+
+def _stored_names(s):
+    if isinstance(s, ast.Assign):
+        for t in s.targets:
+            for e in (t.elts if isinstance(t, ast.Tuple) else [t]):
+                if isinstance(e, ast.Name):
+                    yield e.id
+    elif isinstance(s, ast.For) and isinstance(s.target, ast.Name):
+        yield s.target.id
+
+
+def _user(norm, target):
+    return getattr(norm, "in_place_names", {}).get(target, target)
+
+
+class _At:
+    def __init__(self, origin):
+        self.lineno = origin[1] if origin else 0
