@@ -340,7 +340,7 @@ def normalize(p, o):
                                   q not in (p.wrt or ())})
     _refuse_unknown_settings(p)
     p.stmts, result = normalize_function(p.src, ctx, subst=dict(p.records))
-    joins.check_frozen(p.stmts, ctx, p.src.loc)
+    joins.check_frozen(p.stmts, ctx, p.src.loc, p.src.params)
     p.vec_temps = ctx.vec_temps
     if o.derivative == "kernel":
         if result is not None:

@@ -269,6 +269,30 @@ def written_afterwards(x, unit):
     return np.sum(y * W)
 
 
+def dead_alias_written(x, flag):
+    a = np.sin(x)
+    y = a
+    if flag:
+        y = y * 2.0
+    s = np.sum(y * y)
+    a[0] = 5.0 * x[1]           # y, which may be a, is not read again
+    return s + np.sum(a * x)
+
+
+def test_a_write_after_the_names_stop_sharing_runs():
+    for flag in (True, False):
+        check_value_and_grad(dead_alias_written, (X, flag))
+
+
+def alias_read_after_the_write(x, flag):
+    a = np.sin(x)
+    y = a
+    if flag:
+        y = y * 2.0
+    a[0] = 5.0
+    return np.sum(y * x)
+
+
 def argument_written_afterwards(b, flag):
     if flag:
         b = np.zeros(3)
@@ -302,9 +326,11 @@ def written_in_the_loop(x, n):
     (source_written_afterwards, (X.copy(), X.copy(), True), "a[1] = 5.0", "a", "a"),
     (written_in_the_loop, (X.copy(), 3), "x[0] = 0.1 * t", "x", "x"),
     (argument_written_afterwards, (X.copy(), True), "b[0] = 2.0", "b", "b"),
+    (alias_read_after_the_write, (X.copy(), True), "a[0] = 5.0", "a", "a"),
 ])
 def test_a_write_into_an_array_one_path_kept_is_refused(f, args, line, name, kept):
-    """Copying is what Python does only while neither array is written afterwards."""
+    """Copying is what Python does only while neither array is written afterwards (where
+    the other name is read after the write, or is the caller's array)."""
     with pytest.raises(AdjitError, match=f"a write into '{name}' after an `if`") as e:
         adjit.grad(f)(*args)
     if f is argument_written_afterwards:

@@ -661,6 +661,34 @@ def test_an_array_unpacked_into_names():
         adjit.grad(unpacked_pair)(np.ones(3))
 
 
+@njit
+def state_matrix(k, p, ecc, nu):
+    r = p / (1 + ecc * np.cos(nu)) * np.array([np.cos(nu), np.sin(nu), 0.0])
+    v = np.sqrt(k / p) * np.array([-np.sin(nu), ecc + np.cos(nu), 0.0])
+    return np.vstack((r, v))
+
+
+def angular_momentum_z(p, nu):
+    r, v = state_matrix(1.0, p, 0.1, nu)
+    hx, hy, hz = np.cross(r, v)
+    return hz + 0.5 * hx * hy + r[0]
+
+
+def test_an_array_a_call_returns_unpacked_into_names():
+    """`r, v = state_matrix(...)` and `hx, hy, hz = np.cross(r, v)`: an array made by a
+    call (or an expression), unpacked as a name is (refused before: "unpacking a value
+    that is not a tuple")."""
+    check_value_and_grad(angular_momentum_z, (1.2, 0.4), argnums=(0, 1))
+    check_value_and_grad(_sum_of_three, (np.array([0.1, 0.2, 0.3]),))
+    with pytest.raises(ValueError, match="cannot unpack an array whose length is not 3"):
+        adjit.grad(_sum_of_three)(np.ones(4))
+
+
+def _sum_of_three(x):
+    a, b, c = np.sin(x)
+    return a * b + c
+
+
 GRID = ((0.0, 1.0, 11), (0.0, 2.0, 5))      # interpolation.py's UCGrid(...) at module level
 Settings = namedtuple("Settings", ["scale", "w"])
 SETTINGS = Settings(2.5, np.array([1.0, 2.0, 3.0]))

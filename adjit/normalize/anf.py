@@ -172,7 +172,7 @@ def normalize_function(src, ctx, prefix="", subst=None, views=None):
     src = comprehensions.desugar(src, src.with_tree)
     src = sugar.membership(src, src.with_tree)
     src = sugar.loop_else(src, src.with_tree)
-    src = sugar.chosen_tuples(src, src.with_tree)
+    src = sugar.chosen_values(src, src.with_tree)
     src, subst = record_arrays.rewrite(src, subst or {})
     check_supported(src.tree, src.loc)
     if src.fn in ctx.stack:
@@ -222,6 +222,31 @@ def normalize_function(src, ctx, prefix="", subst=None, views=None):
         return stmts, result
     finally:
         ctx.stack.pop()
+
+
+def _unpacked_statements(tgt, name, at):
+    """`x, y, z = u` of the array named `name` as numba runs it: its length checked
+    (ValueError), then `x, y, z = u[0], u[1], u[2]` (statements at `at`'s line)."""
+    n = len(tgt.elts)
+    where = {"lineno": at.lineno, "col_offset": at.col_offset}
+
+    def read(k):
+        return ast.Subscript(value=ast.Name(id=name, ctx=ast.Load(), **where),
+                             slice=ast.Constant(value=k, **where), ctx=ast.Load(), **where)
+    check = ast.If(
+        test=ast.Compare(left=ast.Subscript(
+            value=ast.Attribute(value=ast.Name(id=name, ctx=ast.Load(), **where),
+                                attr="shape", ctx=ast.Load(), **where),
+            slice=ast.Constant(value=0, **where), ctx=ast.Load(), **where),
+            ops=[ast.NotEq()], comparators=[ast.Constant(value=n, **where)], **where),
+        body=[ast.Raise(exc=ast.Call(
+            func=ast.Name(id="ValueError", ctx=ast.Load(), **where),
+            args=[ast.Constant(value=f"cannot unpack an array whose length is not {n}",
+                               **where)], keywords=[], **where), cause=None, **where)],
+        orelse=[], **where)
+    assign = ast.Assign(targets=[tgt], value=ast.Tuple(
+        elts=[read(k) for k in range(n)], ctx=ast.Load(), **where), **where)
+    return [check, assign]
 
 
 def _count_returns(stmts):
@@ -1394,26 +1419,7 @@ class _Normalizer:
         if not (isinstance(held, ast.Name) and self.arrays.array_ndim(held)) and \
                 not (isinstance(held, View) and not has_take(held)):
             return None
-        n = len(tgt.elts)
-        where = {"lineno": s.lineno, "col_offset": s.col_offset}
-
-        def read(k):
-            return ast.Subscript(value=ast.Name(id=value.id, ctx=ast.Load(), **where),
-                                 slice=ast.Constant(value=k, **where), ctx=ast.Load(), **where)
-        check = ast.If(
-            test=ast.Compare(left=ast.Subscript(
-                value=ast.Attribute(value=ast.Name(id=value.id, ctx=ast.Load(), **where),
-                                    attr="shape", ctx=ast.Load(), **where),
-                slice=ast.Constant(value=0, **where), ctx=ast.Load(), **where),
-                ops=[ast.NotEq()], comparators=[ast.Constant(value=n, **where)], **where),
-            body=[ast.Raise(exc=ast.Call(
-                func=ast.Name(id="ValueError", ctx=ast.Load(), **where),
-                args=[ast.Constant(value=f"cannot unpack an array whose length is not {n}",
-                                   **where)], keywords=[], **where), cause=None, **where)],
-            orelse=[], **where)
-        assign = ast.Assign(targets=[tgt], value=ast.Tuple(
-            elts=[read(k) for k in range(n)], ctx=ast.Load(), **where), **where)
-        return [check, assign]
+        return _unpacked_statements(tgt, value.id, s)
 
     def unpack(self, tgt, value, out):
         if isinstance(value, Shape):
@@ -1421,10 +1427,22 @@ class _Normalizer:
                                                   else len(tgt.elts))]
         elif isinstance(value, TupleValue):
             items = value.items
+        elif not any(isinstance(t, ast.Starred) for t in tgt.elts) and (
+                (isinstance(value, ast.Call) and (self.array_info(value) or (0,))[0]) or
+                (isinstance(value, ast.Name) and self.arrays.array_ndim(value)) or
+                (isinstance(value, View) and not has_take(value)) or
+                (isinstance(value, Lazy) and not isinstance(value, Scalar) and value.shape)):
+            # an array a call or an expression made (`r, v = coe2rv(...)`, `a, b, c =
+            # np.sin(x)`): held by a name of its own, then unpacked as a name is
+            held = self.fresh_local("_u")
+            self.assign_to(ast.Name(id=held, ctx=ast.Store()), value, out)
+            for x in _unpacked_statements(tgt, held, tgt):
+                self.stmt(x, out)
+            return
         else:
             raise self.error(tgt, "unpacking a value that is not a tuple",
                              "Unpack a tuple written out (a, b = x, y), an array's shape, or "
-                             "an array bound to a name first (u = g(x); a, b = u).")
+                             "an array (its elements, or rows).")
         if len(items) != len(tgt.elts):
             raise self.error(tgt, f"unpacking {len(items)} values into {len(tgt.elts)} names",
                              "Use as many names as values.")

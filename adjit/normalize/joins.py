@@ -26,8 +26,9 @@ the path made. A path may also keep the array the name held before the `if` (`b 
 np.zeros(3)` then `if c: b = np.ones(3)`), or bind the name to another array or a view
 (`y = x`, then `if unit: y = y / norm(y)`): those are copied too. Python's name then IS
 that array on that path, which a copy is only while neither is written: a later write into
-either is refused (check_frozen), as is a kept array that a view still reads (the view
-would see the one array and not the other)."""
+either, while the other is read afterwards (or is the caller's argument), is refused
+(check_frozen), as is a kept array that a view still reads (the view would see the one
+array and not the other)."""
 import ast
 import copy
 
@@ -184,17 +185,18 @@ def join_arrays(norm, paths, out, planned):
                                     origin, line))
 
 
-def check_frozen(stmts, ctx, loc):
+def check_frozen(stmts, ctx, loc, params):
     """Refuse a write, after a join that copied a view (join_arrays), into the array viewed
     or into the joined name: in Python both names are one array there, and the write
-    would show through the other."""
+    would show through the other (where the other is read afterwards, or is one of
+    `params`, the caller's arrays)."""
     if not ctx.frozen:
         return
-    order = []                  # (statement, the loops around it), in program order
+    order = []          # (statement, the loops around it, its block), in program order
 
     def visit(block, loops):
         for s in block:
-            order.append((s, loops))
+            order.append((s, loops, id(block)))
             if isinstance(s, (ast.For, ast.While)):
                 visit(s.body, loops + (id(s),))
             elif isinstance(s, ast.If):
@@ -202,16 +204,23 @@ def check_frozen(stmts, ctx, loc):
                 visit(s.orelse, loops)
     visit(stmts, ())
     for bases, target, join, user, origin, line in ctx.frozen:
-        at = next((k for k, (s, _) in enumerate(order) if s is join), None)
+        at = next((k for k, (s, *_) in enumerate(order) if s is join), None)
         loops = set(order[at][1]) if at is not None else set()
         shown = [b for b in bases if not b.startswith("_")] or ["another array"]
         kept = " or ".join(f"'{b}'" if b != "another array" else b for b in shown)
-        for k, (s, around) in enumerate(order):
+        for k, (s, around, _) in enumerate(order):
             if at is not None and k <= at and not loops & set(around):
                 continue
             written = _written(s, set(bases) | {target})
             if written is None:
                 continue
+            if at is not None and k < at and _made_before(order, written, k, at):
+                continue        # (the array this iteration makes, before the join)
+            other = set(bases) if written == target else {target}
+            if at is not None and not other & set(params) and \
+                    not _read_after(order, other, k, loops & set(around)):
+                continue        # (no name that shares the array is read again; the
+                #                  caller reads its arguments after the call)
             what = f"'{user}'" if written == target else f"'{written}'"
             if bases == [target]:       # an argument kept on one path
                 raise loc.error(_At(ir.note(s, "origin", None) or origin),
@@ -231,6 +240,39 @@ def check_frozen(stmts, ctx, loc):
                                 if shown[0] != "another array" else "") +
                             f", so that '{user}' is an array of its own on every path; or "
                             "write before the `if`.")
+
+
+def _made_before(order, name, k, at):
+    """Whether `name` is bound, in the block that holds the join at `at` (each time that
+    block runs), before statement k does: statement k, between them, writes that new
+    array, not the one the join copied an iteration earlier."""
+    block = order[at][2]
+    return any(b == block and j < k and isinstance(s, ast.Assign) and
+               any(isinstance(t, ast.Name) and t.id == name for t in s.targets)
+               for j, (s, _, b) in enumerate(order[:at]))
+
+
+def _read_after(order, names, k, loops):
+    """Whether a statement after k (or anywhere in `loops`, which run k again) reads one
+    of `names`."""
+    return any((j > k or loops & set(around)) and _loads(s) & names
+               for j, (s, around, _) in enumerate(order))
+
+
+def _loads(s):
+    """The names a normalized statement reads itself (a compound statement: its test or
+    its range, not its body); a store's target array is not read."""
+    if isinstance(s, ast.Assign):
+        nodes = [s.value] + ([s.targets[0].slice] if ir.is_store(s) else [])
+    elif isinstance(s, (ast.If, ast.While)):
+        nodes = [s.test]
+    elif isinstance(s, ast.For):
+        nodes = [s.iter]
+    elif isinstance(s, (ast.Expr, ast.Return)) and s.value is not None:
+        nodes = [s.value]
+    else:
+        nodes = []
+    return {n.id for node in nodes for n in ast.walk(node) if isinstance(n, ast.Name)}
 
 
 def _written(s, names):

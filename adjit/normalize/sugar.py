@@ -6,9 +6,10 @@
   or attribute of names and constants: it is written once per element, where Python
   evaluates it once. Any other `in` is left for check.py to refuse by name.
 - a loop's `else:` clause as an `if` after the loop on a flag its breaks set (loop_else).
-- a tuple unpacked from a conditional expression as an `if` that unpacks one arm or the
-  other: `ll, t1 = (ll, t1) if prograde else (-ll, -t1)` (poliastro's izzo), as Python
-  evaluates it: the test, then the arm it picks (chosen_tuples).
+- a conditional expression assigned to names as an `if` that assigns one arm or the
+  other: `ll, t1 = (ll, t1) if prograde else (-ll, -t1)` (poliastro's izzo), `y = x if
+  unit else x / s`, as Python evaluates it: the test, then the arm it picks (chosen_values;
+  the `if` joins arrays and views as any other, normalize/joins.py).
 """
 import ast
 import copy
@@ -134,9 +135,10 @@ def _flag_breaks(stmts, flag):
     return out
 
 
-def chosen_tuples(src, make_source):
-    """`src` with each `a, b = X if c else Y` written as `if c: a, b = X` / `else: a, b = Y`
-    (names, or tuples of names, as the targets); `src` itself when there is none."""
+def chosen_values(src, make_source):
+    """`src` with each `a, b = X if c else Y` (and `y = X if c else Y`) written as `if c:
+    a, b = X` / `else: a, b = Y` (names, or tuples of names, as the targets); `src` itself
+    when there is none."""
     if not any(_chosen_tuple(n) for n in ast.walk(src.tree)):
         return src
     tree = _ChosenTuples().visit(copy.deepcopy(src.tree))
@@ -153,7 +155,6 @@ def _names_only(target):
 
 def _chosen_tuple(node):
     return isinstance(node, ast.Assign) and len(node.targets) == 1 and \
-        isinstance(node.targets[0], (ast.Tuple, ast.List)) and \
         _names_only(node.targets[0]) and isinstance(node.value, ast.IfExp)
 
 

@@ -202,12 +202,18 @@ GROUPS = {
     "idioms": "numba idioms: @vectorize kernels, type(v)(c), np.ndindex, is None, "
               "function values, scipy.special address wrappers, list comprehensions, "
               "nested defs and lambdas, @guvectorize gufuncs, f-string raises, a.flat",
+    # an array name bound to different arrays on the paths of an `if`: each path its own
+    # expression, one path keeping what the name held before (an expression or a view),
+    # or a conditional expression; read afterwards. adjit copies the array of the path
+    # taken into one after the `if` (adjit/normalize/joins.py); before that it was refused
+    # ("the array variable 'a3' is reassigned")
+    "joins": "an array name bound on both paths of an if",
 }
 AVOID |= set(GROUPS)
 # groups with statements of their own (Writer.group_stmt) and with array leaves (group_leaf)
 STMT_GROUPS = ("index-arrays", "masks", "transpose3d", "axis3d", "const-pow", "views",
                "kwdefaults", "constructors", "buffers", "counters", "timesteps", "draws",
-               "globals", "callee-loops", "forms", "idioms")
+               "globals", "callee-loops", "forms", "idioms", "joins")
 LEAF_GROUPS = ("index-arrays", "masks", "transpose3d", "axis3d", "const-pow", "constructors",
                "draws", "globals")
 # groups whose programs refad cannot run (numpy's generator, the numpy functions of FORMS):
@@ -2539,6 +2545,37 @@ class Writer:
                 op = self.choice(('=', '+='))
                 rhs = self.unaliased(rhs, n) if op == "+=" else rhs
                 lines.append(f"{self.spell(scope, n, st_)} {op} {rhs}")
+        return lines
+
+    # group "joins"
+    def stmt_joins(self, scope, depth):
+        """`if c: y = A` / `else: y = B`, `y = A` then `if c: y = B`, or `y = A if c else B`
+        (A or B a view sometimes: an array it names is then never written again, as adjit
+        refuses a write into an array one path kept), then a float that reads y."""
+        if not self.allocating():
+            return None
+        shape = self.choice(((N,), (N,), SHAPE2, (3,)))
+        y, v = self.fresh("a"), self.fresh("v")
+        cond = self.cond(scope)
+        arms = [self.aoperand(scope, shape, 2),
+                self.in_branch(lambda: self.aoperand(scope, shape, 2))]
+        for arm in arms:
+            whole = re.fullmatch(r"([A-Za-z_]\w*)(\[[^\]]*\]|\.T)?", arm)
+            if whole and whole.group(1) in scope.arrays:
+                self.frozen.add(whole.group(1))
+        k = self.pick(3)
+        if k == 0:
+            lines = [f"if {cond}:", f"    {y} = {arms[0]}", "else:", f"    {y} = {arms[1]}"]
+        elif k == 1:
+            lines = [f"{y} = {arms[0]}", f"if {cond}:", f"    {y} = {arms[1]}"]
+        else:
+            lines = [f"{y} = {arms[0]} if {cond} else {arms[1]}"]
+        scope.arrays[y] = shape
+        self.frozen.add(y)
+        lines.append(f"{v} = np.sum({y} * {self.aoperand(scope, shape, 1)})")
+        scope.floats.append(v)
+        scope.assignable.append(v)
+        self.used.add("joins")
         return lines
 
     # group "kwdefaults"
