@@ -720,3 +720,40 @@ def test_module_level_tuples_passed_to_helpers():
     assert check_value_and_grad(stepped, (1.5,)) == pytest.approx(0.5 + 3.0, rel=1e-14)
     np.testing.assert_allclose(check_value_and_grad(weighted_global, (np.ones(3),)),
                                2.5 * SETTINGS.w, rtol=1e-15)
+
+
+ARRAYS = (np.array([1.0, 2.0, 3.0]), np.array([0.5, -1.0, 2.0]))
+
+
+def grid_spacing(x, k):
+    a, b, n = GRID[k]               # a row of the grid, chosen when it runs
+    return x * (b - a) / (n - 1) + x * x * GRID[0][1]
+
+
+def over_the_grid(x):
+    s = 0.0
+    for start, stop, n in GRID:
+        s += x[0] * (stop - start) / n
+    for a in ARRAYS:
+        s += np.sum(a * x)
+    return s
+
+
+def picked_array(x, k):
+    return np.sum(ARRAYS[k] * x)
+
+
+def test_module_level_tuples_in_the_function():
+    """`GRID[k]` with a variable k, `GRID[0][1]` and `for start, stop, n in GRID:` in the
+    differentiated function itself (refused before: "indexing something that is not an
+    array variable", "a for loop over something that is not an array")."""
+    for k in (0, 1):
+        assert check_value_and_grad(grid_spacing, (1.5, k)) == pytest.approx(
+            (GRID[k][1] - GRID[k][0]) / (GRID[k][2] - 1) + 3.0, rel=1e-14)
+    with pytest.raises(IndexError):
+        adjit.grad(grid_spacing)(1.5, 2)
+    np.testing.assert_allclose(check_value_and_grad(over_the_grid, (np.ones(3),)),
+                               np.array([1.0 / 11 + 2.0 / 5, 0.0, 0.0]) + ARRAYS[0] +
+                               ARRAYS[1], rtol=1e-14)
+    with pytest.raises(AdjitError, match="a tuple of arrays .* indexed by a variable"):
+        adjit.grad(picked_array)(np.ones(3), 1)

@@ -1376,6 +1376,17 @@ class _Normalizer:
         chain of branches on the position (vec.tuple_index: IndexError out of range), each
         assigning its number."""
         n = len(items)
+        if all(isinstance(v, TupleValue) for v in items) and \
+                len({len(v.items) for v in items}) == 1:
+            # grid[k] of a tuple of tuples: each position picked
+            return TupleValue([self.pick([v.items[m] for v in items], k, out)
+                               for m in range(len(items[0].items))])
+        if any(isinstance(v, (TupleValue, Shape)) or
+               (isinstance(v, ast.Name) and self.arrays.array_ndim(v)) for v in items):
+            raise self.error(_At(self.origin[1]), "a tuple of arrays (or of tuples of "
+                             "different lengths) indexed by a variable",
+                             "Index it with a constant, or stack the arrays into one "
+                             "(np.stack) and index its rows.")
         at = self.to_atom(out, self.calls.call_of(vec.tuple_index, [k, ir.const(n)]))
         conds = [self.to_atom(out, ast.Compare(left=at, ops=[ast.Eq()],
                                                comparators=[ir.const(j)]))
@@ -1401,6 +1412,12 @@ class _Normalizer:
             return v if isinstance(v, (Shape, TupleValue)) else None
         if name in self.src.locals:
             return self.tuples.get(self.local(name))
+        obj = self.src.resolve_name(name)
+        if isinstance(obj, tuple) and obj and \
+                not all(type(v) in (int, float, bool) for v in obj):
+            # a module-level tuple of tuples (a grid of (start, stop, count)), of arrays or
+            # a named tuple, as numba freezes it (tuples of numbers read as their array)
+            return self.global_tuple(obj, name)
         return None
 
     def unpacked_array(self, s):

@@ -127,8 +127,22 @@ def plan(norm, before, views, paths, arrays_before, arguments=frozenset(), live=
             else:
                 sources.append(("view", g.view))
         else:
-            out[target] = sources
+            if not any(_leaves_after(path, source) for path, source in zip(paths, sources)):
+                out[target] = sources
     return out
+
+
+def _leaves_after(path, source):
+    """Whether `path` may break or continue its loop after binding the name to `source`:
+    the join after the `if` would not run, and the name would keep its array from before
+    (such names stay refused)."""
+    kind, what = source[:2]
+    if kind == "kept":
+        return False
+    if kind == "site":
+        k = next(j for j, s in enumerate(path) if s is what)
+        return _leaves_loop(path[k + 1:])
+    return _leaves_loop(path)
 
 
 def join_arrays(norm, paths, out, planned):
@@ -240,6 +254,17 @@ def check_frozen(stmts, ctx, loc, params):
                                 if shown[0] != "another array" else "") +
                             f", so that '{user}' is an array of its own on every path; or "
                             "write before the `if`.")
+
+
+def _leaves_loop(stmts):
+    """Whether a `break` or `continue` in `stmts` (not in a loop inside them) leaves their
+    loop's iteration."""
+    for s in stmts:
+        if isinstance(s, (ast.Break, ast.Continue)):
+            return True
+        if isinstance(s, ast.If) and (_leaves_loop(s.body) or _leaves_loop(s.orelse)):
+            return True
+    return False
 
 
 def _made_before(order, name, k, at):

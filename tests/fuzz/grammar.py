@@ -2564,10 +2564,17 @@ class Writer:
             if whole and whole.group(1) in scope.arrays:
                 self.frozen.add(whole.group(1))
         k = self.pick(3)
+        leave = []          # in a loop: a path may leave it, before or after binding y
+        if scope.loop_depth and k < 2 and self.chance(40):
+            leave = [f"    if {self.cond(scope)}:",
+                     f"        {'break' if self.chance(50) else 'continue'}"]
+        first = self.chance(50)
         if k == 0:
-            lines = [f"if {cond}:", f"    {y} = {arms[0]}", "else:", f"    {y} = {arms[1]}"]
+            lines = [f"if {cond}:"] + (leave if first else []) + [f"    {y} = {arms[0]}"] + \
+                ([] if first else leave) + ["else:", f"    {y} = {arms[1]}"]
         elif k == 1:
-            lines = [f"{y} = {arms[0]}", f"if {cond}:", f"    {y} = {arms[1]}"]
+            lines = [f"{y} = {arms[0]}", f"if {cond}:"] + (leave if first else []) + \
+                [f"    {y} = {arms[1]}"] + ([] if first else leave)
         else:
             lines = [f"{y} = {arms[0]} if {cond} else {arms[1]}"]
         scope.arrays[y] = shape
