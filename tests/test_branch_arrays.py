@@ -97,6 +97,34 @@ def reflected(x, flag):
     return x * x
 
 
+@njit
+def squared_norm_of_either(a, c):
+    if c:
+        b = a * 2.0
+    else:
+        b = a[::-1]
+    return np.sum(b * b)
+
+
+def helper_joins(x, c):
+    y = x * 3.0
+    return squared_norm_of_either(y, c) + squared_norm_of_either(x, not c)
+
+
+@njit
+def first_set_to_one(a, c):
+    if c:
+        b = a * 2.0
+    else:
+        b = a
+    b[0] = 1.0                  # on the second path: the caller's array
+    return np.sum(b)
+
+
+def helper_writes_the_caller_array(x, c):
+    return first_set_to_one(x, c) + np.sum(x * x)
+
+
 def helper_in_branch(x, flag, other):
     if other:
         y = reflected(x, flag)
@@ -122,6 +150,26 @@ def views_taken_on_each_path(x, flag):
         v = y[:-1]
     y[0] = 0.5                  # the joined array: v sees the write on both paths
     return np.sum(v * W[:2]) + np.sum(y * y)
+
+
+def a_view_of_one_path_array(x, c):
+    if c:
+        y = 2.0 * x
+        v = y[1:]
+    else:
+        y = np.sin(x)
+        v = x[1:]
+    return np.sum(v * v) + np.sum(y)
+
+
+def only_the_view_read(x, c):
+    if c:
+        y = 2.0 * x
+        v = y[1:]
+    else:
+        y = np.sin(x)
+        v = x[1:]
+    return np.sum(v * v)
 
 
 def previous_iterations(x, n):
@@ -217,6 +265,10 @@ R2 = np.array([0.3, 1.1, -0.2])
     (alternating, (X, 5), 0),
     (views_taken_on_each_path, (X, True), 0),
     (views_taken_on_each_path, (X, False), 0),
+    (a_view_of_one_path_array, (X, True), 0),
+    (a_view_of_one_path_array, (X, False), 0),
+    (only_the_view_read, (X, True), 0),
+    (only_the_view_read, (X, False), 0),
     (previous_iterations, (X, 5), 0),
     (three_ways_in_a_while, (X, 7), 0),
     (ones_where_positive, (X,), 0),
@@ -228,6 +280,8 @@ R2 = np.array([0.3, 1.1, -0.2])
     (copied_argument_written, (X, True), 0),
     (copied_argument_written, (X, False), 0),
     (sometimes_in_a_loop, (X, 5), 0),
+    (helper_joins, (X, True), 0),
+    (helper_joins, (X, False), 0),
     (helper_in_branch, (X, True, True), 0),
     (helper_in_branch, (X, False, True), 0),
     (helper_in_branch, (X, True, False), 0),
@@ -327,6 +381,7 @@ def written_in_the_loop(x, n):
     (written_in_the_loop, (X.copy(), 3), "x[0] = 0.1 * t", "x", "x"),
     (argument_written_afterwards, (X.copy(), True), "b[0] = 2.0", "b", "b"),
     (alias_read_after_the_write, (X.copy(), True), "a[0] = 5.0", "a", "a"),
+    (helper_writes_the_caller_array, (X.copy(), True), "b[0] = 1.0", "b", "x"),
 ])
 def test_a_write_into_an_array_one_path_kept_is_refused(f, args, line, name, kept):
     """Copying is what Python does only while neither array is written afterwards (where

@@ -34,7 +34,7 @@ import copy
 
 from .. import ir
 from ..analysis.prims import classify
-from .bindings import _Binding
+from .bindings import _Binding, _rebased
 from .vectorize import ONE
 
 
@@ -96,6 +96,9 @@ def plan(norm, before, views, paths, arrays_before, arguments=frozenset(), live=
     (views of one array at positions each path sets) and names no path binds anew are
     left out. Call before merge_views."""
     sites = [_joinable(norm, p, v) for p, v in zip(paths, views)]
+    if live is not None:        # (an array a view reads is read where the view is)
+        live = live | {b.view.base for v in views for b in v.values()
+                       if isinstance(b, _Binding)}
     out = {}
     for target in set(sites[0]) | set(sites[1]) | set(views[0]) | set(views[1]):
         if live is not None and target not in live:
@@ -172,14 +175,26 @@ def join_arrays(norm, paths, out, planned):
                                                      "of different ranks or dtypes"),
                              "Make arrays of one rank and dtype on every path (x.astype("
                              "np.float64), np.full(shape, v) for a constant array).")
+    own = [{}, {}]          # per path: name -> the name its array is kept under there
+    for target in sorted(planned):
+        for k, (path, (kind, what, *_)) in enumerate(zip(paths, planned[target])):
+            if kind == "site":
+                own[k][target] = _own_name(norm, path, what, target)
+    for target in sorted(planned):
+        sources = planned[target]
+        infos = [_info(norm, source) for source in sources]
+        origin = next((ir.note(what, "origin", None) for kind, what, *_ in sources
+                       if kind == "site"), None) or norm.origin
         shape = [norm.fresh("_rs") for _ in range(infos[0][0])]
         norm.ctx.ints.update(shape)
         arrays, frozen = [], set()
         for k, (path, (kind, what, *more)) in enumerate(zip(paths, sources)):
             if kind == "site":
-                what = _own_name(norm, path, what, target)
+                what = own[k][target]
             elif kind == "view":
                 frozen.add(what.base)
+                if what.base in own[k]:     # a view of another joined name's array
+                    what = _rebased(what, own[k][what.base])
             elif kind == "kept" and more[1]:
                 frozen.add(what)            # (the caller's array on that path)
             arrays.append(what)
@@ -400,7 +415,9 @@ def _stored_names(s):
 
 
 def _user(norm, target):
-    return getattr(norm, "in_place_names", {}).get(target, target)
+    """The name as the user wrote it (a helper's locals carry its prefix here)."""
+    name = getattr(norm, "in_place_names", {}).get(target, target)
+    return name[len(norm.prefix):] if norm.prefix and name.startswith(norm.prefix) else name
 
 
 class _At:
