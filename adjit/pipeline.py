@@ -750,6 +750,7 @@ def _adjoint(p, o):
     builder.value_needed = o.with_value
     builder.checkpoint = o.checkpoint
     builder.vec_temps = set(p.vec_temps)
+    builder.joined = set(p.vec_temps.joined)
     prog = builder.build(p.wrt)
     if o.target == "cpu":
         prog.init = _apart_checks(p) + prog.init

@@ -315,6 +315,32 @@ def test_second_derivatives_and_tangents():
                                     rel=1e-12)
 
 
+def branchy_steps(u0, alpha, n):
+    """A time loop whose step is chosen each time (`un = ...` on both paths, then the
+    hand-over `u = un`)."""
+    u = u0.copy()
+    for t in range(n):
+        if t % 3 == 0:
+            un = u + alpha * (np.roll(u, 1) - 2.0 * u + np.roll(u, -1))
+        else:
+            un = u * (1.0 - alpha * 0.1) + 0.01 * np.sin(u)
+        u = un
+    return np.sum(u * u)
+
+
+def test_a_time_loop_whose_step_is_chosen_each_time():
+    """The hand-over `u = un` of an array made on both paths of an `if` (refused before:
+    "the loop hands 'u' the array of 'un'"), recorded and checkpointed: the step a
+    checkpoint runs again keeps each path's array inside the step. Gradients identical to
+    the bit either way."""
+    u0 = np.linspace(0.1, 1.0, 16)
+    recorded = check_value_and_grad(branchy_steps, (u0, 0.2, 40), argnums=(0, 1))
+    for checkpoint in ("auto", 8):
+        got = adjit.grad(branchy_steps, argnums=(0, 1), checkpoint=checkpoint)(u0, 0.2, 40)
+        np.testing.assert_array_equal(got[0], recorded[0])
+        assert got[1] == recorded[1]
+
+
 def written_afterwards(x, unit):
     y = x
     if unit:

@@ -569,6 +569,20 @@ class _Normalizer:
         else:
             self.ctx.arrays[target] = info
 
+    def makes_array(self, value):
+        """Whether a normalized right-hand side is a call that makes a new array (never a
+        view of another): a copy, an allocation, np.arange, an array operation (a product,
+        np.cross, a solve), as array_info knows them."""
+        if not isinstance(value, ast.Call):
+            return False
+        func = value.func
+        if isinstance(func, ast.Attribute) and func.attr == "copy" and \
+                isinstance(func.value, ast.Name):
+            return True
+        obj = self.resolve_generated(func)
+        return obj in ALLOCATORS or obj in CONST_ARRAYS or obj in INT_ALLOCATORS or \
+            obj is np.arange or obj in ARRAY_OPS
+
     def array_info(self, value):
         """(rank, dtype) of the array a normalized right-hand side holds, or None."""
         info = None
@@ -1001,8 +1015,9 @@ class _Normalizer:
                 s.value = _copy_call(b, s.value)
             return None
         made = [j for j, x in enumerate(body[:k]) if isinstance(x, ast.Assign) and
-                any(isinstance(t, ast.Name) and t.id == b for t in x.targets)]
-        if len(made) != 1 or not self.makes_new_array(body[made[0]].value) or \
+                any(isinstance(t, ast.Name) and t.id == b for t in x.targets)] or \
+            [j for j, x in enumerate(body[:k]) if isinstance(x, ast.If) and _binds([x], b)]
+        if len(made) != 1 or not self.makes_anew([body[made[0]]], b) or \
                 b in _names_in(body[:made[0]]) or _binds(rest, b) or \
                 self.binds_other_than_new(body[:made[0]] + body[made[0] + 1:k], b) or \
                 _written_in(rest, {a, b}, self.src, 0, self.functions_held()):
@@ -1012,6 +1027,19 @@ class _Normalizer:
             return None     # (the name after the loop would need the alias in every pass)
         s.value = _copy_call(b, s.value)
         return (a, b) if outside else None
+
+    def makes_anew(self, stmts, name):
+        """Whether `stmts` bind `name` once, to a new array: `un = u + dt * f(u)`, or on
+        every path of an `if` (`if c: un = ...` / `else: un = ...`, which joins.py copies
+        into one new array)."""
+        sites = [x for x in stmts if _binds([x], name)]
+        if len(sites) != 1:
+            return False
+        x = sites[0]
+        if isinstance(x, ast.Assign):
+            return self.makes_new_array(x.value)
+        return isinstance(x, ast.If) and self.makes_anew(x.body, name) and \
+            self.makes_anew(x.orelse, name)
 
     def binds_other_than_new(self, stmts, name):
         """Whether `stmts` (nested ones included) bind `name` to anything but a new array
@@ -2963,11 +2991,14 @@ def _constant_compare(op, a, b):
 
 class _Temps(set):
     """Names of the arrays the vectorizer allocated; `write_once` holds those made outside
-    every user loop, whose elements are each stored exactly once."""
+    every user loop, whose elements are each stored exactly once; `joined` the arrays the
+    paths of an `if` keep for the copy after it (joins.py: each is defined on its path
+    only, and read after the `if` only where that path ran)."""
 
     def __init__(self):
         super().__init__()
         self.write_once = set()
+        self.joined = set()
 
 
 def _copy(node):

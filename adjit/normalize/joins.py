@@ -33,7 +33,6 @@ import ast
 import copy
 
 from .. import ir
-from ..analysis.prims import classify
 from .bindings import _Binding, _rebased
 from .vectorize import ONE
 
@@ -95,6 +94,8 @@ def plan(norm, before, views, paths, arrays_before, arguments=frozenset(), live=
     `if`; `views`: each path's at its end. Names that bindings.merge_views joins itself
     (views of one array at positions each path sets) and names no path binds anew are
     left out. Call before merge_views."""
+    if norm.ctx.cuda:
+        return {}               # (device code allocates no arrays: left refused)
     sites = [_joinable(norm, p, v) for p, v in zip(paths, views)]
     if live is not None:        # (an array a view reads is read where the view is)
         live = live | {b.view.base for v in views for b in v.values()
@@ -197,6 +198,8 @@ def join_arrays(norm, paths, out, planned):
                     what = _rebased(what, own[k][what.base])
             elif kind == "kept" and more[1]:
                 frozen.add(what)            # (the caller's array on that path)
+            if kind in ("site", "made"):
+                norm.ctx.vec_temps.joined.add(what)
             arrays.append(what)
             path.extend(shape_and_number(norm, what, shape, which, k, origin))
         name = copy_taken(norm, out, ir.name(which), arrays, shape, infos[0][1], origin)
@@ -377,8 +380,7 @@ def _made_in(norm, path, array):
 def _makes_array(norm, value):
     """Whether a normalized right-hand side makes a new array: an allocation, an array
     operation (a product, np.cross, a solve) or a copy."""
-    return isinstance(value, ast.Call) and \
-        classify(value, norm.ctx.env.ns).kind in ("alloc", "arrayop", "copyarr")
+    return norm.makes_array(value)
 
 
 def _own_name(norm, path, site, target):

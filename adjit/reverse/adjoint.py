@@ -78,6 +78,7 @@ class ReverseBuilder:
         self.stored_in = {}           # var -> array element holding it (set in build)
         self.value_needed = False     # value_and_grad / vjp also return the value
         self.vec_temps = set()        # arrays the vectorizer made (fully written before read)
+        self.joined = set()           # arrays an `if`'s paths keep (normalize/joins.py)
         self.checkpointed = {}        # id(loop) -> checkpointing.Checkpointed
         self.time_loops = set()       # id(loop): the loops checkpoint="auto" checkpoints
         self.sum_loops = set()        # id(loop): top-level loops whose iterations are

@@ -287,7 +287,12 @@ class Checkpointed:
         stored = ir.stored_names(self.plain)
         plain = eliminate_dead(copy.deepcopy(self.plain), set(results),
                                set(arrays) | (stored & live_after))
-        params = [v for v in b._ordered(upward_exposed(plain) | set(results)) if v in b.kinds]
+        # (an array a path of an `if` keeps for the copy after it is read there only where
+        # that path ran, in the same step: not the step's input, which it may never be
+        # before the loop)
+        inner = b.joined - getattr(self, "defined_before", set())
+        params = [v for v in b._ordered(upward_exposed(plain) | set(results)) if v in b.kinds
+                  and v not in inner]
         packed = b.namegen.fresh("_cargs") if len(params) > _MAX_ARGS else None
         return self.names["step"], params, plain, results, packed
 
