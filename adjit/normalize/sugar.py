@@ -19,9 +19,15 @@ def membership(src, make_source):
     """`src` with each `v in (a, b, ...)` and `v not in (a, b, ...)` written as comparisons;
     `src` itself when there is none. `make_source(tree, extra)` builds the FunctionSource of
     the new tree."""
-    if not any(_literal_membership(n) for n in ast.walk(src.tree)):
+    return _rewritten(src, make_source, _literal_membership, _Membership())
+
+
+def _rewritten(src, make_source, wanted, transformer):
+    """`src` rewritten by `transformer` (an ast.NodeTransformer) where a node is `wanted`;
+    `src` itself where none is."""
+    if not any(wanted(n) for n in ast.walk(src.tree)):
         return src
-    tree = _Membership().visit(copy.deepcopy(src.tree))
+    tree = transformer.visit(copy.deepcopy(src.tree))
     ast.fix_missing_locations(tree)
     return make_source(tree, {})
 
@@ -139,11 +145,7 @@ def chosen_values(src, make_source):
     """`src` with each `a, b = X if c else Y` (and `y = X if c else Y`) written as `if c:
     a, b = X` / `else: a, b = Y` (names, or tuples of names, as the targets); `src` itself
     when there is none."""
-    if not any(_chosen_tuple(n) for n in ast.walk(src.tree)):
-        return src
-    tree = _ChosenTuples().visit(copy.deepcopy(src.tree))
-    ast.fix_missing_locations(tree)
-    return make_source(tree, {})
+    return _rewritten(src, make_source, _chosen_value, _ChosenValues())
 
 
 def _names_only(target):
@@ -153,14 +155,14 @@ def _names_only(target):
         all(_names_only(e) for e in target.elts)
 
 
-def _chosen_tuple(node):
+def _chosen_value(node):
     return isinstance(node, ast.Assign) and len(node.targets) == 1 and \
         _names_only(node.targets[0]) and isinstance(node.value, ast.IfExp)
 
 
-class _ChosenTuples(ast.NodeTransformer):
+class _ChosenValues(ast.NodeTransformer):
     def visit_Assign(self, node):
-        if not _chosen_tuple(node):
+        if not _chosen_value(node):
             return node
         arms = []
         for value in (node.value.body, node.value.orelse):
