@@ -357,12 +357,14 @@ def walk(node):
         yield n
 
 
-def breaks(stmts):
-    """Whether a `break` in `stmts` (not in a loop inside them) leaves their loop."""
+def breaks(stmts, exits=(ast.Break,)):
+    """Whether a `break` (or another of `exits`: ast.Continue too, for whether the rest
+    of an iteration may not run) in `stmts` (not in a loop inside them) leaves their
+    loop."""
     for s in stmts:
-        if isinstance(s, ast.Break):
+        if isinstance(s, exits):
             return True
-        if isinstance(s, ast.If) and (breaks(s.body) or breaks(s.orelse)):
+        if isinstance(s, ast.If) and (breaks(s.body, exits) or breaks(s.orelse, exits)):
             return True
     return False
 

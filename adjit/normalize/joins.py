@@ -33,8 +33,10 @@ import ast
 import copy
 
 from .. import ir
-from .bindings import _Binding, _rebased
+from .bindings import _At, _Binding, _rebased
 from .vectorize import ONE
+
+_EXITS = (ast.Break, ast.Continue)      # (what leaves an iteration before its end)
 
 
 def shape_and_number(norm, array, shape, which, k, origin):
@@ -117,7 +119,7 @@ def plan(norm, before, views, paths, arrays_before, arguments=frozenset(), live=
                 sources.append(("site", sites[k][target]))
             elif g is None and before.get(target) is None and \
                     target in arrays_before and \
-                    not any(target in _stored_names(x) for x in ir.walk_stmts(path)) and \
+                    target not in ir.assigned(path) and \
                     not any(isinstance(c, _Binding) and c.view.base == target
                             for c in views[k].values()):
                 sources.append(("kept", target, arrays_before[target], target in arguments))
@@ -145,8 +147,8 @@ def _leaves_after(path, source):
         return False
     if kind == "site":
         k = next(j for j, s in enumerate(path) if s is what)
-        return _leaves_loop(path[k + 1:])
-    return _leaves_loop(path)
+        return ir.breaks(path[k + 1:], _EXITS)
+    return ir.breaks(path, _EXITS)
 
 
 def join_arrays(norm, paths, out, planned):
@@ -161,16 +163,20 @@ def join_arrays(norm, paths, out, planned):
     which = norm.fresh("_which")
     norm.ctx.ints.add(which)
     line = norm.origin[1] if norm.origin else 0         # the `if`'s
+    infos, origins = {}, {}
     for target in sorted(planned):
         sources = planned[target]
-        infos = [_info(norm, source) for source in sources]
-        origin = next((ir.note(what, "origin", None) for kind, what, *_ in sources
-                       if kind == "site"), None) or norm.origin
-        if None in infos or len({i[0] for i in infos}) != 1 or \
-                len({i[1] for i in infos}) != 1 or infos[0][1] == "?":
-            unknown = None not in infos and len({i[0] for i in infos}) == 1 and \
-                "?" in {i[1] for i in infos}
-            raise norm.error(_At(origin), f"'{_user(norm, target)}' is bound on the paths of "
+        infos[target] = [_info(norm, source) for source in sources]
+        origin = origins[target] = next((ir.note(what, "origin", None)
+                                         for kind, what, *_ in sources if kind == "site"),
+                                        None) or norm.origin
+        info = infos[target]
+        if None in info or len({i[0] for i in info}) != 1 or \
+                len({i[1] for i in info}) != 1 or info[0][1] == "?":
+            unknown = None not in info and len({i[0] for i in info}) == 1 and \
+                "?" in {i[1] for i in info}
+            raise norm.error(_At(origin[1] if origin else 0),
+                             f"'{_user(norm, target)}' is bound on the paths of "
                              "an `if` to arrays " + ("whose dtype adjit cannot tell there"
                                                      if unknown else
                                                      "of different ranks or dtypes"),
@@ -182,11 +188,8 @@ def join_arrays(norm, paths, out, planned):
             if kind == "site":
                 own[k][target] = _own_name(norm, path, what, target)
     for target in sorted(planned):
-        sources = planned[target]
-        infos = [_info(norm, source) for source in sources]
-        origin = next((ir.note(what, "origin", None) for kind, what, *_ in sources
-                       if kind == "site"), None) or norm.origin
-        shape = [norm.fresh("_rs") for _ in range(infos[0][0])]
+        sources, origin = planned[target], origins[target]
+        shape = [norm.fresh("_rs") for _ in range(infos[target][0][0])]
         norm.ctx.ints.update(shape)
         arrays, frozen = [], set()
         for k, (path, (kind, what, *more)) in enumerate(zip(paths, sources)):
@@ -202,7 +205,8 @@ def join_arrays(norm, paths, out, planned):
                 norm.ctx.vec_temps.joined.add(what)
             arrays.append(what)
             path.extend(shape_and_number(norm, what, shape, which, k, origin))
-        name = copy_taken(norm, out, ir.name(which), arrays, shape, infos[0][1], origin)
+        name = copy_taken(norm, out, ir.name(which), arrays, shape, infos[target][0][1],
+                          origin)
         # views the paths took of the name's array after binding it (`v = y[1:]` on both
         # paths) view the joined array, which holds what theirs held
         norm.views.pop(target, None)
@@ -255,14 +259,14 @@ def check_frozen(stmts, ctx, loc, params):
                 #                  caller reads its arguments after the call)
             what = f"'{user}'" if written == target else f"'{written}'"
             if bases == [target]:       # an argument kept on one path
-                raise loc.error(_At(ir.note(s, "origin", None) or origin),
+                raise loc.error(_At((ir.note(s, "origin", None) or origin or (0, 0))[1]),
                                 f"a write into {what} after an `if` (line {line}) that "
                                 f"binds '{user}' to a new array on one path and keeps the "
                                 "argument on the other, where the write would change the "
                                 "caller's array",
                                 f"Copy the argument before the `if` ({user} = {user}.copy())"
                                 ", or write into a new array.")
-            raise loc.error(_At(ir.note(s, "origin", None) or origin),
+            raise loc.error(_At((ir.note(s, "origin", None) or origin or (0, 0))[1]),
                             f"a write into {what} after an `if` (line {line}) that "
                             f"bound '{user}' to {kept} (or a view of it) on one path and to "
                             "a new array on the other: there Python's two names are one "
@@ -272,17 +276,6 @@ def check_frozen(stmts, ctx, loc, params):
                                 if shown[0] != "another array" else "") +
                             f", so that '{user}' is an array of its own on every path; or "
                             "write before the `if`.")
-
-
-def _leaves_loop(stmts):
-    """Whether a `break` or `continue` in `stmts` (not in a loop inside them) leaves their
-    loop's iteration."""
-    for s in stmts:
-        if isinstance(s, (ast.Break, ast.Continue)):
-            return True
-        if isinstance(s, ast.If) and (_leaves_loop(s.body) or _leaves_loop(s.orelse)):
-            return True
-    return False
 
 
 def _made_before(order, name, k, at):
@@ -362,7 +355,7 @@ def _joinable(norm, path, views):
         if isinstance(s.value, ast.Name):
             if s.value.id in norm.ctx.vec_temps and s.value.id in norm.ctx.arrays:
                 out[target] = s
-        elif _makes_array(norm, s.value):
+        elif norm.makes_array(s.value):
             out[target] = s
     return out
 
@@ -374,13 +367,7 @@ def _made_in(norm, path, array):
         return False
     sites = [s for s in ir.walk_stmts(path) if array in _stored_names(s)]
     return len(sites) == 1 and any(s is sites[0] for s in path) and \
-        (array in norm.ctx.vec_temps or _makes_array(norm, sites[0].value))
-
-
-def _makes_array(norm, value):
-    """Whether a normalized right-hand side makes a new array: an allocation, an array
-    operation (a product, np.cross, a solve) or a copy."""
-    return norm.makes_array(value)
+        (array in norm.ctx.vec_temps or norm.makes_array(sites[0].value))
 
 
 def _own_name(norm, path, site, target):
@@ -420,8 +407,3 @@ def _user(norm, target):
     """The name as the user wrote it (a helper's locals carry its prefix here)."""
     name = getattr(norm, "in_place_names", {}).get(target, target)
     return name[len(norm.prefix):] if norm.prefix and name.startswith(norm.prefix) else name
-
-
-class _At:
-    def __init__(self, origin):
-        self.lineno = origin[1] if origin else 0
