@@ -10,7 +10,7 @@ FUZZ_CHUNK ?= 250
 # the chunk to start at: a stopped campaign goes on with FUZZ_FIRST=<chunks it finished>
 FUZZ_FIRST ?= 0
 
-.PHONY: test check durations bench bench-docs examples fuzz fuzz-cuda clean cuda-bench coverage
+.PHONY: test check durations bench bench-docs vmath-docs examples fuzz fuzz-cuda clean cuda-bench coverage
 
 $(VENV)/.base: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -61,6 +61,10 @@ $(VENV)/.plot: $(VENV)/.base
 # the table plus docs/benchmarks.md and docs/benchmarks.png (matplotlib: the extra [plot])
 bench-docs: $(VENV)/.plot
 	$(PY) benchmarks/run.py --docs
+
+# the vector-math accuracy and speed tables: docs/vector_math.md
+vmath-docs: $(VENV)/.base
+	$(PY) benchmarks/vmath.py --docs
 
 $(VENV)/.dist: $(VENV)/.base
 	$(PY) -m pip install -q -e '.[distributed]'
