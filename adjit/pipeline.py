@@ -49,7 +49,7 @@ from .reverse.dce import eliminate_dead, upward_exposed
 from .reverse.parallel import check_user_races
 from .reverse.replay import replay_unbounded_loops
 from .reverse.sweep import Sweep
-from .reverse.tape import static_pushes, unsigned_slots
+from .reverse.tape import shared_room, static_pushes, unsigned_slots
 from .rules.registry import REGISTRY
 from .rules.table import INACTIVE, has_device_twin
 from .runtime import vec
@@ -815,6 +815,7 @@ def _adjoint(p, o):
     _run_sweep(p, sweep, sweep_passes.PIPELINES["adjoint"], sweep_passes.PASSES, source_now)
     parts = parts_now()
     unsigned_slots(parts, prog.tape)
+    shared_room(parts, prog.tape)
     steps = [cp.step_function() for cp in builder.checkpointed.values()]
     if _vector_math(o):
         forward = [stmts for _, stmts in parts[:-3]]    # (then backward, stats, return)

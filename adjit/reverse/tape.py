@@ -159,6 +159,27 @@ def unsigned_slots(parts, tape):
     return parts
 
 
+def shared_room(parts, tape):
+    """Where a gradient uses both stacks, tell each stack's growth what the other has
+    allocated, in place: `grow_tape(_ftape, _tape_room, _itape.nbytes)`, so that tape_limit
+    bounds the two together (runtime/tape.py reserve_tape). Both stacks are allocated at the
+    top of the function, before any push."""
+    if tape.bounded or not (tape.used["f"] and tape.used["i"]):
+        return parts
+    other = {tape.names["f"][0]: tape.names["i"][0], tape.names["i"][0]: tape.names["f"][0]}
+    for _, stmts in parts:
+        for stmt in stmts:
+            for node in ir.walk(stmt):
+                if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+                        node.func.id in ("grow_tape", "reserve_tape") and node.args and \
+                        isinstance(node.args[0], ast.Name) and node.args[0].id in other and \
+                        isinstance(node.args[-1], ast.Name) and node.args[-1].id == tape.room:
+                    node.args.append(ast.Attribute(
+                        value=ast.Name(id=other[node.args[0].id], ctx=ast.Load()),
+                        attr="nbytes", ctx=ast.Load()))
+    return parts
+
+
 def _unused(namegen, name):
     """`name`, or `name_`, ... if the user's code already uses it."""
     while name in namegen.taken:

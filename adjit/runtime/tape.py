@@ -75,17 +75,16 @@ def tape_room(limit, cap):
 
 
 @numba.njit(cache=True)
-def reserve_tape(tape, need, room):
-    """`tape` if it holds `need` values, else a copy grown (by doubling, capped at `room`
-    bytes) to hold them. More than `room` bytes raises AdjitError."""
+def reserve_tape(tape, need, room, held=0):
+    """`tape` if it holds `need` values, else a copy grown to hold them: twice as long, or
+    exactly `need` where a loop reserves more than that at once. `held`: the bytes the
+    gradient's other stack has allocated, so that the two together stay within `room`
+    bytes; more raises AdjitError."""
     if need <= tape.shape[0]:
         return tape
-    if need * 8 > room:
-        raise TapeLimitError("it needs", need * 8, room)
-    size = max(tape.shape[0], 1)
-    while size < need:
-        size *= 2
-    size = min(size, room // 8)
+    if need * 8 + held > room:
+        raise TapeLimitError("it needs", need * 8 + held, room)
+    size = min(max(2 * tape.shape[0], need), (room - held) // 8)
     bigger = np.empty(size, tape.dtype)
     for i in range(tape.shape[0]):      # (a slice assignment would link numba's
         bigger[i] = tape[i]             # shape-mismatch error into every gradient)
@@ -108,9 +107,10 @@ def tape_start(last, room):
 
 
 @numba.njit(cache=True)
-def grow_tape(tape, room):
-    """A tape twice as long holding the same values (called only when a push finds it full)."""
-    return reserve_tape(tape, tape.shape[0] + 1, room)
+def grow_tape(tape, room, held=0):
+    """A tape twice as long holding the same values (called only when a push finds it full;
+    `held` as for reserve_tape)."""
+    return reserve_tape(tape, tape.shape[0] + 1, room, held)
 
 
 @numba.njit(cache=True)
