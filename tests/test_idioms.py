@@ -757,3 +757,53 @@ def test_module_level_tuples_in_the_function():
                                ARRAYS[1], rtol=1e-14)
     with pytest.raises(AdjitError, match="a tuple of arrays .* indexed by a variable"):
         adjit.grad(picked_array)(np.ones(3), 1)
+
+
+# -- bitwise operators on booleans and integers -------------------------------------------------
+
+@njit('float64(float64)')
+def equation_of_time_like(E):
+    """pvlib's spa.equation_of_time: boolean masks combined with & and multiplied."""
+    E = E % 360
+    E *= 4
+    greater = E > 20
+    less = E < -20
+    other = (E <= 20) & (E >= -20)
+    E = greater * (E - 1440) + less * (E + 1440) + other * E
+    return E
+
+
+def masked_where(x, y):
+    m = (x > 0.2) & (y < 0.8) | (x > 0.9)
+    return np.sum(np.where(m, x * y, -x))
+
+
+def even_terms(x):
+    s = 0.0
+    for i in range(x.shape[0]):
+        if (i & 1) == 0 and (i >> 1) ^ 1 != 2:
+            s += x[i] * (i << 2)
+    return s
+
+
+def sticky_flag(x):
+    hit = False
+    s = 0.0
+    for i in range(x.shape[0]):
+        hit |= x[i] > 0.5
+        s += x[i] * x[i] if hit else x[i]
+    return s
+
+
+@pytest.mark.parametrize("E", [363.9, 4.0, 356.0, 181.3])
+def test_boolean_masks_combined_with_and(E):
+    g = check_value_and_grad(equation_of_time_like, (E,), 0, forward=equation_of_time_like)
+    assert g == 4.0
+
+
+def test_bitwise_operators_on_masks_integers_and_flags():
+    rng = np.random.default_rng(3)
+    x, y = rng.random(9), rng.random(9)
+    check_value_and_grad(masked_where, (x, y), (0, 1))
+    check_value_and_grad(even_terms, (x,), 0)
+    check_value_and_grad(sticky_flag, (x,), 0)

@@ -133,6 +133,7 @@ class InlineContext:
         self.namegen = namegen
         self.env = env
         self.ints = set(ints)               # names known to hold integers (for dtypes here)
+        self.bools = set()                  # names known to hold booleans (for opaque calls)
         self.layouts = dict(layouts or {})  # numba layouts of argument arrays: "C", "F", "A"
         self.typed_args = False             # whether the arguments' types are known
         self.kernel = False                 # a CUDA kernel: a bare `return` ends the thread
@@ -173,6 +174,7 @@ def normalize_function(src, ctx, prefix="", subst=None, views=None):
     src = sugar.membership(src, src.with_tree)
     src = sugar.loop_else(src, src.with_tree)
     src = sugar.chosen_values(src, src.with_tree)
+    src = sugar.bitwise_operators(src, src.with_tree)
     src, subst = record_arrays.rewrite(src, subst or {})
     check_supported(src.tree, src.loc)
     if src.fn in ctx.stack:
@@ -555,6 +557,10 @@ class _Normalizer:
                 self.ctx.ints.add(target)
             else:
                 self.ctx.ints.discard(target)
+            if self.is_bool(value):
+                self.ctx.bools.add(target)
+            else:
+                self.ctx.bools.discard(target)
         else:
             if self.lazy:
                 self.arrays.flush_lazy(out, target.value.id)
@@ -627,6 +633,21 @@ class _Normalizer:
         if isinstance(atom, ast.Name) and atom.id in self.ctx.arrays:
             return self.ctx.arrays[atom.id][0]
         return 0
+
+    def is_bool(self, value):
+        """Whether a normalized right-hand side surely gives a boolean: a comparison, `not`,
+        True or False, a name known to hold one, a call with no rule numba types as one (what
+        a call with no rule is probed with: rules/opaque.py)."""
+        if isinstance(value, ast.Constant):
+            return isinstance(value.value, bool)
+        if isinstance(value, ast.Compare) or \
+                isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.Not):
+            return True
+        if isinstance(value, ast.BoolOp):
+            return all(self.is_bool(v) for v in value.values)
+        if isinstance(value, ast.Name):
+            return value.id in self.ctx.bools
+        return isinstance(value, ast.Call) and ir.note(value, "opaque", None) == ("b",)
 
     def is_int(self, value):
         """Whether a normalized right-hand side surely gives an integer (a guess for the
@@ -1827,7 +1848,10 @@ class _Normalizer:
         self.ctx.loop_depth += 1
         if s.target.id in assigned_user_names(s.body):
             var = self.fresh("_i")
+            self.ctx.ints.add(var)          # (range counts in integers)
             self.emit_assign(body, target, ir.name(var))
+        self.ctx.ints.add(target)
+        self.ctx.bools.discard(target)
         body += self.block(s.body)
         self.ctx.loop_depth -= 1
         self.origin = (self.loc.filename, s.lineno, self.loc.name)

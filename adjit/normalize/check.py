@@ -63,12 +63,8 @@ ADVICE = {
     "FormattedValue": ("an f-string", "Compute only numbers in the differentiated function"),
     "TypeAlias": ("a `type` alias statement", "Define type aliases at module level"),
     "Global_write": ("a global", "Pass values as arguments"),
-    "BitAnd": ("the bitwise & operator", "Use `and` in conditions"),
-    "BitOr": ("the bitwise | operator", "Use `or` in conditions"),
-    "BitXor": ("the bitwise ^ operator", "Use arithmetic; ** is the power operator"),
-    "LShift": ("the << operator", "Use integer multiplication"),
-    "RShift": ("the >> operator", "Use integer floor division (//)"),
-    "Invert": ("the ~ operator", "Use `not` in conditions"),
+    # (& | ^ << >> are read as operator.and_, ... by sugar.bitwise_operators)
+    "Invert": ("the ~ operator", "Use `not` in conditions, np.logical_not for arrays"),
     "In": ("an `in` test", "Compare elements one by one in a loop"),
     "NotIn": ("a `not in` test", "Compare elements one by one in a loop"),
 }

@@ -25,6 +25,7 @@ from ..rules.table import rule_for_call
 from ..frontend.source import MISSING, recover_parallel_kernel
 from ..runtime import vec
 from ..rules.registry import REGISTRY
+from .sugar import OPERATOR_SYMBOLS
 from .values import Shape, TupleValue, left_out
 from .lowering import LOWERINGS
 from .vectorize import ONE, Lazy, Op, Scalar, View
@@ -476,6 +477,12 @@ class NumpyCalls:
         try:
             result = opaque.result(obj, descs, kw_descs)
         except opaque.Untyped as exc:
+            if obj in OPERATOR_SYMBOLS:
+                kinds = " and ".join(_described(d) for d in descs)
+                raise self.n.error(node, f"the {OPERATOR_SYMBOLS[obj]} operator on {kinds}",
+                                   "numba takes integers or booleans (and arrays of them) "
+                                   "there: compare first, (x > 0) & (y > 0), or convert "
+                                   "with int(...).") from None
             entry = REGISTRY.get(obj)
             advice = ("Call it as numba accepts it; write it as Python/@njit code adjit can "
                       "read (loops and math functions) if a derivative must flow through it.")
@@ -588,7 +595,8 @@ class NumpyCalls:
         if value.id in self.n.ctx.arrays:
             ndim, dtype = self.n.ctx.arrays[value.id]
             return value, ("array", ndim, dtype if dtype in ("f", "i", "b") else "f")
-        return value, ("i",) if value.id in self.n.ctx.ints else ("f",)
+        return value, ("i",) if value.id in self.n.ctx.ints else \
+            ("b",) if value.id in self.n.ctx.bools else ("f",)
 
     def constant_number(self, node):
         """The value of a number written as a constant (2, -1, np.inf, -np.inf, a module
@@ -811,3 +819,14 @@ def _parameter_name(obj, k):
     except (TypeError, ValueError):
         params = []
     return params[k] if k < len(params) else None
+
+
+def _described(desc):
+    """An operand of a call with no rule in words: 'a float', 'an integer array', ..."""
+    if desc[0] == "const":
+        desc = ("b",) if isinstance(desc[1], bool) else ("i",) if isinstance(desc[1], int) \
+            else ("f",)
+    if desc[0] == "array":
+        return {"f": "a float array", "i": "an integer array", "b": "a boolean array"}.get(
+            desc[2], "an array")
+    return {"f": "a float", "i": "an integer", "b": "a boolean"}.get(desc[0], "a value")

@@ -1,4 +1,4 @@
-"""Two forms numba compiles, written as statements the normalizer already lowers.
+"""Forms numba compiles, written as statements the normalizer already lowers.
 
 - `x in (0, 1, 2)` as the comparisons Python makes: `x == 0 or x == 1 or x == 2` (the `and`
   of `!=` for `not in`), against a tuple or list written out in the code (poliastro's
@@ -10,9 +10,15 @@
   other: `ll, t1 = (ll, t1) if prograde else (-ll, -t1)` (poliastro's izzo), `y = x if
   unit else x / s`, as Python evaluates it: the test, then the arm it picks (chosen_values;
   the `if` joins arrays and views as any other, normalize/joins.py).
+- the bitwise operators `&`, `|`, `^`, `<<`, `>>` as the operator module's functions of
+  them, which numba compiles as the operators: `(E <= 20) & (E >= -20)` (pvlib's spa) is
+  operator.and_ of two booleans, a boolean (bitwise_operators; integer or boolean results,
+  no derivative).
 """
 import ast
 import copy
+
+import operator
 
 
 def membership(src, make_source):
@@ -171,3 +177,49 @@ class _ChosenValues(ast.NodeTransformer):
             arms.append([self.visit_Assign(arm)])
         return ast.copy_location(ast.If(test=node.value.test, body=arms[0], orelse=arms[1]),
                                  node)
+
+
+_BITWISE = {ast.BitAnd: "and_", ast.BitOr: "or_", ast.BitXor: "xor", ast.LShift: "lshift",
+            ast.RShift: "rshift"}
+_OPERATOR = "_adjit_operator"       # the name the new code calls the operator module by
+OPERATOR_SYMBOLS = {getattr(operator, name): symbol for name, symbol in (
+    ("and_", "&"), ("or_", "|"), ("xor", "^"), ("lshift", "<<"), ("rshift", ">>"))}
+"""The operator each function written here stands for (for error messages)."""
+
+
+def bitwise_operators(src, make_source):
+    """`src` with each `a & b`, `a | b`, `a ^ b`, `a << b`, `a >> b` (and their augmented
+    assignments) written as the operator module's function (`operator.and_(a, b)`, ...);
+    `src` itself when there is none."""
+    if not any(isinstance(n, (ast.BinOp, ast.AugAssign)) and type(n.op) in _BITWISE
+               for n in ast.walk(src.tree)):
+        return src
+    tree = _Bitwise().visit(copy.deepcopy(src.tree))
+    ast.fix_missing_locations(tree)
+    return make_source(tree, {_OPERATOR: operator})
+
+
+def _bitwise_call(op, left, right, at):
+    func = ast.Attribute(value=ast.Name(id=_OPERATOR, ctx=ast.Load()), attr=_BITWISE[type(op)],
+                         ctx=ast.Load())
+    return ast.copy_location(ast.Call(func=func, args=[left, right], keywords=[]), at)
+
+
+class _Bitwise(ast.NodeTransformer):
+    def visit_BinOp(self, node):
+        self.generic_visit(node)
+        if type(node.op) not in _BITWISE:
+            return node
+        return _bitwise_call(node.op, node.left, node.right, node)
+
+    def visit_AugAssign(self, node):
+        self.generic_visit(node)
+        if type(node.op) not in _BITWISE:
+            return node
+        load = copy.deepcopy(node.target)
+        for n in ast.walk(load):
+            if hasattr(n, "ctx"):
+                n.ctx = ast.Load()
+        load.ctx = ast.Load()
+        return ast.copy_location(ast.Assign(targets=[node.target], value=_bitwise_call(
+            node.op, load, node.value, node)), node)
