@@ -807,3 +807,108 @@ def test_bitwise_operators_on_masks_integers_and_flags():
     check_value_and_grad(masked_where, (x, y), (0, 1))
     check_value_and_grad(even_terms, (x,), 0)
     check_value_and_grad(sticky_flag, (x,), 0)
+
+
+# -- a root finder's named-tuple result and its failure message (QuantEcon's style) --------------
+
+Found = namedtuple("Found", "root calls iterations converged")
+
+
+@njit
+def _found(r):
+    x, calls, its, flag = r
+    return Found(x, calls, its, flag == 0)
+
+
+@njit
+def newton_solve(func, x0, fprime, args=(), tol=1e-12, maxiter=50, disp=True):
+    p0 = 1.0 * x0
+    calls = 0
+    status = -1
+    p = p0
+    for itr in range(maxiter):
+        fval = func(p0, *args)
+        fder = fprime(p0, *args)
+        calls += 2
+        p = p0 - fval / fder
+        if abs(p - p0) < tol:
+            status = 0
+            break
+        p0 = p
+    if disp and status == -1:
+        msg = "did not converge"
+        raise RuntimeError(msg)
+    return _found((p, calls, itr + 1, status))
+
+
+@njit
+def _cube_less(x, a):
+    return x ** 3 - a
+
+
+@njit
+def _cube_slope(x, a):
+    return 3.0 * x * x
+
+
+def cube_root_by_field(a):
+    return newton_solve(_cube_less, 1.0, _cube_slope, args=(a,)).root
+
+
+def test_a_named_tuple_field_of_a_call_and_a_message_bound_to_a_name():
+    g = check_value_and_grad(cube_root_by_field, (2.0,), 0)
+    assert g == pytest.approx(2.0 ** (-2.0 / 3.0) / 3.0, rel=1e-9)
+    with pytest.raises(RuntimeError, match="did not converge"):
+        adjit.grad(cube_root_by_field)(-1e300)
+
+
+# -- a helper returning a tuple inside its tuple (QuantEcon's brent_max: xf, fval, info) --------
+
+@njit
+def _with_info(a):
+    if a > 0:
+        return a * a, (1, a * 3.0)
+    return a, (0, -a)
+
+
+@njit
+def _values_and_info(a, x):
+    v = a * x
+    return v, (2, a * a), x * 2.0
+
+
+def nested_returns(a, x):
+    v, (flag, b), w = _values_and_info(a, x)
+    info = _values_and_info(a, x)[1]
+    c, (k, d) = _with_info(a)
+    return np.sum(v) * b + info[1] + flag * np.sum(w) + c * d * k
+
+
+@pytest.mark.parametrize("a", [1.5, -0.5])
+def test_a_helper_returning_a_tuple_inside_its_tuple(a):
+    check_value_and_grad(nested_returns, (a, np.arange(3.0)), (0, 1))
+
+
+# -- limits of types written out (QuantEcon's comb_jit: np.iinfo(np.intp).max) ------------------
+
+@njit
+def _choose(N, k):
+    top = np.iinfo(np.intp).max
+    if N < 0 or k < 0 or k > N or N == top:
+        return 0
+    val = 1
+    for j in range(min(k, N - k)):
+        val = (val * (N - j)) // (j + 1)
+    return val
+
+
+def binomial_mean(p):
+    s = 0.0
+    for k in range(11):
+        s += _choose(10, k) * p ** k * (1 - p) ** (10 - k) * k
+    return s + np.finfo(np.float64).eps * p
+
+
+def test_integer_and_float_limits_of_a_type():
+    g = check_value_and_grad(binomial_mean, (0.3,), 0)
+    assert g == pytest.approx(10.0 + np.finfo(np.float64).eps, rel=1e-12)

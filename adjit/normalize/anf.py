@@ -126,6 +126,17 @@ def _is_copy_call(value):
         not value.args and not value.keywords
 
 
+_ARRAY_ATTRIBUTES = ("shape", "T", "size", "ndim", "dtype", "real", "imag", "flat", "flags",
+                     "itemsize", "nbytes", "strides")
+"""Attributes a call's array result may be asked for (read as the array's, not a field)."""
+
+
+def _named_numbers(names, fields):
+    """The TupleValue of the names a helper's returns assign (Normalizer.names_like)."""
+    return TupleValue([_named_numbers(*n) if isinstance(n, tuple) else ir.name(n)
+                       for n in names], fields)
+
+
 class InlineContext:
     """State shared by a function and every function inlined into it."""
 
@@ -175,6 +186,7 @@ def normalize_function(src, ctx, prefix="", subst=None, views=None):
     src = sugar.loop_else(src, src.with_tree)
     src = sugar.chosen_values(src, src.with_tree)
     src = sugar.bitwise_operators(src, src.with_tree)
+    src = sugar.raised_messages(src, src.with_tree)
     src, subst = record_arrays.rewrite(src, subst or {})
     check_supported(src.tree, src.loc)
     if src.fn in ctx.stack:
@@ -212,8 +224,7 @@ def normalize_function(src, ctx, prefix="", subst=None, views=None):
                 raise src.loc.error(norm.returned_numbers[0], "a helper returning a tuple "
                                     "from one return and something else from another",
                                     "Return a tuple of as many values from every return.")
-            return stmts, TupleValue([ir.name(n) for n in norm.returned_numbers[1]],
-                                     norm.returned_numbers[2])
+            return stmts, _named_numbers(norm.returned_numbers[1], norm.returned_numbers[2])
         if norm.returned_views:
             if len(returns) != 1 or last is not returns[0]:
                 raise src.loc.error(norm.returned_views[0][0], "a helper that returns an "
@@ -915,13 +926,8 @@ class _Normalizer:
                     self.returned_views.append((s, TupleValue(items, value.fields)))
                 else:       # numbers: each return assigns the same names (several returns)
                     if self.returned_numbers is None:
-                        self.returned_numbers = (s, [self.fresh("_ret") for _ in items],
-                                                 value.fields)
-                    if len(items) != len(self.returned_numbers[1]):
-                        raise self.error(s, "a helper returning tuples of different lengths",
-                                         "Return as many values from every return.")
-                    for name, e in zip(self.returned_numbers[1], items):
-                        self.emit_assign(out, name, e)
+                        self.returned_numbers = (s, self.names_like(items), value.fields)
+                    self.assign_numbers(self.returned_numbers[1], items, out, s)
                 value = ir.const(0)
             elif isinstance(value, (Shape, TupleValue)):
                 raise self.error(s.value, "returning a tuple from the differentiated "
@@ -1160,13 +1166,33 @@ class _Normalizer:
         self.store_view(self.arrays.view_of(target, out), lazy, None, out, tgt)
         return None
 
+    def names_like(self, items):
+        """Fresh names for a returned tuple's numbers, a tuple inside it as (names, fields)."""
+        return [(self.names_like(e.items), e.fields) if isinstance(e, TupleValue)
+                else self.fresh("_ret") for e in items]
+
+    def assign_numbers(self, names, items, out, node):
+        """Assign a return's numbers to the names every return of the helper assigns."""
+        if len(items) != len(names) or any(isinstance(n, tuple) != isinstance(e, TupleValue)
+                                           for n, e in zip(names, items)):
+            raise self.error(node, "a helper returning tuples of different lengths",
+                             "Return as many values from every return.")
+        for name, e in zip(names, items):
+            if isinstance(name, tuple):
+                self.assign_numbers(name[0], e.items, out, node)
+            else:
+                self.emit_assign(out, name, e)
+
     def returned_item(self, value, out, node):
         """One element of a helper's returned tuple, as the caller will hold it."""
         if isinstance(value, ast.Name) and self.arrays.array_ndim(value) is not None:
             return self.arrays.view_of(value.id, out)
         if isinstance(value, View) and not has_take(value):
             return value
-        if isinstance(value, (Shape, TupleValue)):
+        if isinstance(value, TupleValue):       # `return xf, fval, (flag, n)`
+            return TupleValue([self.returned_item(v, out, node) for v in value.items],
+                              value.fields)
+        if isinstance(value, Shape):
             raise self.error(node, "returning a tuple inside a tuple",
                              "Return a flat tuple of numbers and arrays.")
         if isinstance(value, Lazy) and not isinstance(value, Scalar):
@@ -2169,10 +2195,44 @@ class _Normalizer:
         return ast.copy_location(ast.Subscript(value=base, slice=ir.const(
             held.fields.index(node.attr)), ctx=ast.Load()), node)
 
+    def type_limit(self, node):
+        """`np.iinfo(np.intp).max`, `np.finfo(np.float64).eps`, ... of a type written out:
+        the number numba folds it to; None for any other node."""
+        call = node.value
+        if not (isinstance(call, ast.Call) and len(call.args) == 1 and not call.keywords):
+            return None
+        info = self.src.resolve(call.func)
+        if info is not np.iinfo and info is not np.finfo:
+            return None
+        kind = self.src.resolve(call.args[0])
+        try:
+            if info is np.finfo and np.dtype(kind) != np.float64:
+                return None     # (a float32 number: the generated code writes doubles)
+            value = getattr(info(kind), node.attr)
+        except (TypeError, ValueError, AttributeError):
+            return None
+        if isinstance(value, (np.integer, int)) and not isinstance(value, bool):
+            return int(value)
+        if isinstance(value, (np.floating, float)):
+            return float(value)
+        return None
+
     def attribute(self, node, out):
         field = self.field_as_index(node)
         if field is not None:
             return self.subscript(field, out)
+        limit = self.type_limit(node)
+        if limit is not None:
+            return ir.const(limit)
+        if isinstance(node.value, ast.Call) and node.attr not in _ARRAY_ATTRIBUTES:
+            # a field of the named tuple a call returns: `newton(f, x0).root`
+            held = self.rhs(node.value, out)
+            if isinstance(held, TupleValue) and held.fields is not None:
+                if node.attr not in held.fields:
+                    raise self.error(node, f"the attribute `.{node.attr}` of a named tuple "
+                                     f"with the fields {', '.join(held.fields)}",
+                                     "Read one of its fields.")
+                return held.items[held.fields.index(node.attr)]
         if node.attr == "shape" and not self.is_module(node.value):
             return self.shape_of(node.value, out)
         if node.attr == "T":

@@ -10,6 +10,9 @@
   other: `ll, t1 = (ll, t1) if prograde else (-ll, -t1)` (poliastro's izzo), `y = x if
   unit else x / s`, as Python evaluates it: the test, then the arm it picks (chosen_values;
   the `if` joins arrays and views as any other, normalize/joins.py).
+- an exception's message bound to a name first, `msg = "Failed to converge"` then `raise
+  RuntimeError(msg)` (quantecon's root finders), as the message written in the raise
+  (raised_messages).
 - the bitwise operators `&`, `|`, `^`, `<<`, `>>` as the operator module's functions of
   them, which numba compiles as the operators: `(E <= 20) & (E >= -20)` (pvlib's spa) is
   operator.and_ of two booleans, a boolean (bitwise_operators; integer or boolean results,
@@ -223,3 +226,47 @@ class _Bitwise(ast.NodeTransformer):
         load.ctx = ast.Load()
         return ast.copy_location(ast.Assign(targets=[node.target], value=_bitwise_call(
             node.op, load, node.value, node)), node)
+
+
+def raised_messages(src, make_source):
+    """`src` with each name assigned one string constant once and read only as the message
+    of `raise E(name)` replaced there by the string, its assignment dropped; `src` itself
+    when there is none."""
+    assigns, loads, raised = {}, {}, {}
+    for node in ast.walk(src.tree):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and \
+                isinstance(node.targets[0], ast.Name):
+            name = node.targets[0].id
+            assigns.setdefault(name, []).append(node)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            loads[node.id] = loads.get(node.id, 0) + 1
+        if isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call) and node.exc.args \
+                and isinstance(node.exc.args[0], ast.Name):
+            raised[node.exc.args[0].id] = raised.get(node.exc.args[0].id, 0) + 1
+    texts = {name: nodes[0].value.value for name, nodes in assigns.items()
+             if len(nodes) == 1 and isinstance(nodes[0].value, ast.Constant) and
+             isinstance(nodes[0].value.value, str) and raised.get(name) and
+             raised[name] == loads.get(name)}
+    if not texts:
+        return src
+    tree = _Messages(texts).visit(copy.deepcopy(src.tree))
+    ast.fix_missing_locations(tree)
+    return make_source(tree, {})
+
+
+class _Messages(ast.NodeTransformer):
+    def __init__(self, texts):
+        self.texts = texts
+
+    def visit_Assign(self, node):
+        if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and \
+                node.targets[0].id in self.texts:
+            return ast.copy_location(ast.Pass(), node)
+        return node
+
+    def visit_Raise(self, node):
+        first = node.exc.args[0] if isinstance(node.exc, ast.Call) and node.exc.args else None
+        if isinstance(first, ast.Name) and first.id in self.texts:
+            node.exc.args[0] = ast.copy_location(ast.Constant(value=self.texts[first.id]),
+                                                 first)
+        return node
