@@ -56,7 +56,159 @@ def active_variables(stmts, result, wrt, kinds, env, roots=()):
                 useful.add(source)
                 changed = True
     refuse_draw_parameters(stmts, env, lambda a: a in varied, useful)
+    if not roots:
+        refuse_decided_only(stmts, result, wrt, kinds, env)
     return {v for v in varied & useful if is_float_kind(kinds.get(v))}
+
+
+def _every_edge(stmts, env):
+    """(target, source) pairs of any data flow, derivative or not (comparisons, int(x),
+    indices, calls with no rule), but none through stop_gradient and none from an array's
+    shape (`x.shape[0]`, `len(x)`: the same for every value of its elements)."""
+    edges = []
+    for s in ir.walk_stmts(stmts):
+        if not isinstance(s, ast.Assign):
+            continue
+        if ir.is_store(s):
+            target = s.targets[0].value.id
+            read = [s.value, s.targets[0].slice]
+        else:
+            target = ir.target_name(s)
+            if classify(s.value, env).kind == "stop":
+                continue
+            read = [s.value]
+        edges += [(target, n) for r in read for n in _reads(r)]
+    return edges
+
+
+def _closure(edges, start):
+    reached = set(start)
+    changed = True
+    while changed:
+        changed = False
+        for target, source in edges:
+            if source in reached and target not in reached:
+                reached.add(target)
+                changed = True
+    return reached
+
+
+_SHAPE_ATTRS = ("shape", "size", "ndim", "dtype")
+
+
+def _reads(node):
+    """The names an expression reads the values of (not an array's shape)."""
+    skip = set()
+    for n in ast.walk(node):
+        if isinstance(n, ast.Attribute) and n.attr in _SHAPE_ATTRS:
+            skip.add(id(n.value))
+        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "len":
+            skip.update(id(a) for a in n.args)
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and id(n) not in skip}
+
+
+def _carried(body):
+    """The names a loop body reads before it assigns them in an iteration (the values one
+    iteration hands the next), arrays it stores into and reads included. A branch that
+    leaves the iteration (continue, break, return) reaches no later read."""
+    carried = set()
+
+    def scan(stmts, known):
+        """(names surely assigned after `stmts`, whether control falls through them)."""
+        for st in stmts:
+            if isinstance(st, (ast.Continue, ast.Break, ast.Return)):
+                if isinstance(st, ast.Return) and st.value is not None:
+                    carried.update(_reads(st.value) - known)
+                return known, False
+            if isinstance(st, ast.Assign):
+                carried.update(_reads(st.value) - known)
+                if ir.is_store(st):
+                    carried.update(_reads(st.targets[0]) - known)
+                else:
+                    known = known | {ir.target_name(st)}
+            elif isinstance(st, ast.If):
+                carried.update(_reads(st.test) - known)
+                arms = [scan(st.body, known), scan(st.orelse, known)]
+                through = [k for k, falls in arms if falls]
+                if not through:
+                    return known, False
+                known = set.intersection(*map(set, through))
+            elif isinstance(st, (ast.For, ast.While)):
+                carried.update(_reads(st.iter if isinstance(st, ast.For) else st.test) - known)
+                scan(st.body, known)
+            else:
+                carried.update(_reads(st) - known)
+        return known, True
+
+    scan(body, set())
+    assigned = ir.assigned(body) | ir.stored_names(body)
+    return carried & assigned
+
+
+def _decided(stmts, tainted, loop, out):
+    """Add to `out` the values a search decides by conditions reading `tainted` names: in a
+    loop, the values one iteration hands the next where such a condition assigns them,
+    leaves the loop (break, continue) or bounds it (its range, a while test). (A value a
+    loop's last iteration alone sets, `return c` from inside it, is a choice of values
+    like an `if`'s.) Returns the first such condition's statement, or None. (A condition
+    outside loops, or one choosing each element of a map, is a piecewise definition whose
+    zero derivative is the usual one: floor, sign, a switch argument.)"""
+    first = None
+    for s in stmts:
+        if isinstance(s, ast.If):
+            if loop is not None and _reads(s.test) & tainted:
+                body, carried = loop
+                hit = (ir.assigned(s.body + s.orelse) | ir.stored_names(s.body + s.orelse)) \
+                    & carried
+                if ir.breaks(s.body + s.orelse, (ast.Break, ast.Continue)):
+                    hit |= carried
+                if hit:
+                    out |= hit
+                    first = first or s
+            inner = _decided(s.body, tainted, loop, out) or _decided(s.orelse, tainted, loop, out)
+            first = first or inner
+        elif isinstance(s, (ast.For, ast.While)):
+            head = s.iter if isinstance(s, ast.For) else s.test
+            carried = _carried(s.body)
+            if _reads(head) & tainted and carried:
+                out |= carried
+                first = first or s
+            first = _decided(s.body, tainted, (s.body, carried), out) or first
+    return first
+
+
+def refuse_decided_only(stmts, result, wrt, kinds, env):
+    """A differentiated argument that reaches the result only through conditions (a root
+    bisection finds, an optimum a search moves to by comparisons, a count): the result is
+    a step function of it, whose derivative is zero wherever it exists, while the function
+    the program approximates may have another. An AdjitError says so, at the first such
+    condition, rather than giving a zero gradient."""
+    if not isinstance(result, ast.Name):
+        return
+    diff, every = _edges(stmts, env), _every_edge(stmts, env)
+    for v in wrt:
+        if not is_float_kind(kinds.get(v)) or result.id in _closure(diff, {v}):
+            continue
+        data = _closure(every, {v})
+        decided = set()
+        first = None
+        while True:
+            before = len(decided)
+            found = _decided(stmts, data | decided, None, decided)
+            first = first or found
+            decided = _closure(every, decided)
+            if len(decided) == before:
+                break
+        if result.id in decided:
+            raise error_at(ir.note(first, "origin", None) or first,
+                           f"the result depends on the argument '{v}' only through "
+                           f"conditions, the first of them here: it is a step function of "
+                           f"'{v}', whose derivative is zero wherever it exists (a root found by "
+                           "bisection, an optimum a search reaches by comparisons, a count)",
+                           f"For the derivative of a converged solution, give the solver "
+                           f"adjit.custom_root (its residual); if zero is what you want, "
+                           f"read stop_gradient({v}) in the conditions (or leave '{v}' out "
+                           "of argnums).")
 
 
 def refuse_draw_parameters(stmts, env, is_varied, useful=None):

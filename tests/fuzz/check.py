@@ -77,6 +77,11 @@ _ALL_SUBSETS = "all"
 # refusals of valid programs that are known adjit bugs (grammar.AVOID names them): such a
 # program is discarded, not reported, while its name is in grammar.AVOID
 KNOWN_REFUSALS = {}     # none at present ("alloc in loop" was one: fixed)
+# adjit's refusal of an argument that reaches the result only through conditions a loop
+# decides (the program is a step function of it): right where the reference's gradient for
+# that argument is exactly zero, a finding where it is not
+DECIDED_REFUSAL = re.compile(r"the result depends on the argument '(\w+)' only through "
+                             r"conditions")
 # adjit's refusal of checkpoint=<int> for a loop that draws (_checkpoint_check)
 ONCE_REFUSAL = "checkpointing a loop that makes a call which must run once"
 # programs judged by finite differences (grammar.FD_GROUPS): a gradient entry disagrees when
@@ -254,12 +259,15 @@ def check(program, jit=False, fd=True, subsets=_ALL_SUBSETS, oracle_only=False):
         one = floats[program.seed % len(floats)]
         runs.append((f"grad argnums={one} (numba)", (one,), True,
                      lambda: _single(adjit.grad(f, argnums=one)), None))
+    zero = {program.params[p][0] for p in floats if not np.any(ref.grads[p])}
     for label, argnums, numba_run, make, compiled in runs:
         where = {"argnums": argnums, "numba": numba_run}
         bad, grads = _run_adjit(program, label, where, make, args, after, primal, value_tol,
-                                header, groups, compiled)
+                                header, groups, compiled, zero)
         if bad is not None:
             return bad
+        if grads is None:
+            continue        # rightly refused: the result is a step function of an argument
         for p, gp in zip(argnums, grads):
             want, scale = ref.grads[p], ref.gabs[p]
             shape = np.shape(gp)
@@ -291,7 +299,7 @@ def check(program, jit=False, fd=True, subsets=_ALL_SUBSETS, oracle_only=False):
             worst = max(worst, float(np.max(ratio)))
 
     if _top_level_for(source) and not oracle_only:
-        bad = _checkpoint_check(f, floats, types, args, after, header)
+        bad = _checkpoint_check(f, floats, types, args, after, header, zero)
         if bad is not None:
             return bad
 
@@ -308,9 +316,11 @@ def check(program, jit=False, fd=True, subsets=_ALL_SUBSETS, oracle_only=False):
 
 
 def _run_adjit(program, label, where, make, args, after, primal, value_tol, header, groups,
-               compiled=None):
+               compiled=None, zero=()):
     """Make one gradient (make()) and call it on copies of the arguments: (a failing
-    Outcome or None, its gradients). A refusal is a discard in a construct-group program;
+    Outcome or None, its gradients; None, None for the refusal of a parameter in `zero`, whose
+    reference gradient is exactly zero, as one the result depends on only through
+    conditions: DECIDED_REFUSAL). A refusal is a discard in a construct-group program;
     the value must be the program's (`primal`), the arguments left as `after`. `compiled`
     makes the same gradient compiled by numba: where the interpreted one divides a float by
     zero (Python raises; numba's generated code gives inf or NaN, as numpy does, which a zero
@@ -322,6 +332,9 @@ def _run_adjit(program, label, where, make, args, after, primal, value_tol, head
         return Outcome("mismatch", f"adjit crashed ({_crash_kind(exc)})",
                        f"{header}\n{label}: {exc}", **where), None
     except AdjitError as exc:
+        decided = DECIDED_REFUSAL.search(str(exc))
+        if decided and decided.group(1) in zero:
+            return None, None
         for name, message in KNOWN_REFUSALS.items():
             if name in grammar.AVOID and message in str(exc):
                 return Outcome("discard", f"known adjit bug ({name})"), None
@@ -345,7 +358,7 @@ def _run_adjit(program, label, where, make, args, after, primal, value_tol, head
                     str(exc) == "float division by zero":
                 return _run_adjit(program, f"{label}, compiled (interpreted, it divided a "
                                   "float by zero)", dict(where, numba=True), compiled, args,
-                                  after, primal, value_tol, header, groups)
+                                  after, primal, value_tol, header, groups, zero=zero)
             if where["numba"] or "negative power" not in str(exc):
                 return Outcome("mismatch", "generated code raised",
                                f"{header}\n{label}: {type(exc).__name__}: {exc}",
@@ -654,11 +667,12 @@ def _top_level_for(source):
     return any(isinstance(s, ast.For) for s in fn.body)
 
 
-def _checkpoint_check(f, floats, types, args, after, header):
+def _checkpoint_check(f, floats, types, args, after, header, zero=()):
     """checkpoint=2 on the program's top-level loops: value and gradient identical to the
     bit to the recorded ones (interpreter runs of both generated functions); with a
     numba.prange loop, to rounding: its backward sweep adds up the threads' partial
-    adjoints, where the checkpointed one adds in order."""
+    adjoints, where the checkpointed one adds in order. Not checked where a parameter in
+    `zero` is rightly refused (DECIDED_REFUSAL)."""
     where = {"argnums": floats, "numba": False}
     try:
         plain = _binding(f, build(f, floats, types, _PY_MODE, jit=False).pyfunc)
@@ -668,6 +682,9 @@ def _checkpoint_check(f, floats, types, args, after, header):
         return Outcome("mismatch", f"adjit crashed checkpointing ({_crash_kind(exc)})",
                        f"{header}\ncheckpoint=2: {exc}", **where)
     except AdjitError as exc:
+        decided = DECIDED_REFUSAL.search(str(exc))
+        if decided and decided.group(1) in zero:
+            return None
         if ONCE_REFUSAL in str(exc):
             # a loop making a draw (or another call with an effect) is never checkpointed;
             # checkpoint="auto" then records it: identical to the recorded gradient
