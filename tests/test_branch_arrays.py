@@ -464,7 +464,7 @@ def test_different_dtypes_and_ranks_are_refused_as_numba_does():
     for f in (int_or_float, vector_or_matrix):
         with pytest.raises(Exception, match="Cannot unify"):
             njit(f)(X, True)
-    with pytest.raises(AdjitError, match="arrays whose dtype adjit cannot tell there"):
-        adjit.grad(int_or_float)(X, True)
+    with pytest.raises(AdjitError, match="arrays of different ranks or dtypes"):
+        adjit.grad(int_or_float)(X, True)       # (np.arange of integers holds integers)
     with pytest.raises(AdjitError, match="arrays of different ranks or dtypes"):
         adjit.grad(vector_or_matrix)(X, True)

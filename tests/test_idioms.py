@@ -912,3 +912,82 @@ def binomial_mean(p):
 def test_integer_and_float_limits_of_a_type():
     g = check_value_and_grad(binomial_mean, (0.3,), 0)
     assert g == pytest.approx(10.0 + np.finfo(np.float64).eps, rel=1e-12)
+
+
+# -- three-term recurrences over arrays (QuantEcon's _qnwlege1: p3 = p2; p2 = p1; p1 = ...) -----
+
+def legendre_energy(z, n):
+    """P_n and P_{n-1} at every z by Bonnet's recurrence, the oldest term rotated out."""
+    p1 = np.ones_like(z)
+    p2 = np.zeros_like(z)
+    for j in range(1, n + 1):
+        p3 = p2
+        p2 = p1
+        p1 = ((2 * j - 1) * z * p2 - (j - 1) * p3) / j
+    return np.sum(p1 * p1) + np.sum(p2) + np.sum(p3 * z)
+
+
+@njit
+def _gauss_legendre(n, a, b):
+    """Nodes and weights on [a, b]: Newton's iterations on the roots of P_n, the recurrence
+    over all of them at once, and the nodes written from both ends (index arithmetic on
+    np.arange)."""
+    m = (n + 1) // 2
+    half, mid = 0.5 * (b - a), 0.5 * (b + a)
+    nodes = np.zeros(n)
+    weights = np.zeros(n)
+    i = np.arange(m)
+    z = np.cos(np.pi * (i + 0.75) / (n + 0.5))
+    dp = np.ones_like(z)
+    for it in range(100):
+        p1 = np.ones_like(z)
+        p2 = np.zeros_like(z)
+        for j in range(1, n + 1):
+            p3 = p2
+            p2 = p1
+            p1 = ((2 * j - 1) * z * p2 - (j - 1) * p3) / j
+        dp = n * (z * p1 - p2) / (z * z - 1.0)
+        z_old = z.copy()
+        z = z_old - p1 / dp
+        if np.all(np.abs(z - z_old) < 1e-14):
+            break
+    nodes[i] = mid - half * z
+    nodes[-i - 1] = mid + half * z
+    weights[i] = 2.0 * half / ((1.0 - z * z) * dp * dp)
+    weights[-i - 1] = weights[i]
+    return nodes, weights
+
+
+def integral_of_exp_sin(a, b):
+    nodes, weights = _gauss_legendre(9, a, b)
+    return np.sum(weights * np.exp(np.sin(nodes)))
+
+
+def test_a_recurrence_that_rotates_array_names():
+    z = np.linspace(-0.9, 0.8, 6)
+    for n in (1, 2, 6):
+        check_value_and_grad(legendre_energy, (z, n), 0)
+
+
+def test_gauss_legendre_nodes_from_a_rotating_recurrence():
+    """d/da and d/db of a quadrature of exp(sin(t)) over [a, b]: -f(a) and f(b), to the
+    quadrature's error."""
+    ga, gb = check_value_and_grad(integral_of_exp_sin, (0.3, 1.7), (0, 1))
+    assert ga == pytest.approx(-math.exp(math.sin(0.3)), rel=1e-9)
+    assert gb == pytest.approx(math.exp(math.sin(1.7)), rel=1e-9)
+
+
+def rotation_with_a_write(z, n):
+    p1 = z * 1.0
+    p2 = np.zeros_like(z)
+    for j in range(1, n + 1):
+        p3 = p2
+        p3[1] = z[0] * 3.0      # (in Python also a write into p2's array)
+        p2 = p1
+        p1 = (z * p2 - p3) / j
+    return np.sum(p1 * p1) + np.sum(p2 * p3)
+
+
+def test_a_rotation_whose_old_array_is_written_is_refused():
+    with pytest.raises(AdjitError, match="rotation_with_a_write"):
+        adjit.grad(rotation_with_a_write)(np.linspace(-0.9, 0.8, 6), 4)

@@ -619,7 +619,10 @@ class _Normalizer:
                 elif obj is np.arange:
                     floats = any(isinstance(a, ast.Constant) and isinstance(a.value, float)
                                  for a in value.args)
-                    info = (1, "f" if floats else "?")
+                    ints = all(isinstance(a, ast.Constant) and type(a.value) is int or
+                               isinstance(a, ast.Name) and a.id in self.ctx.ints
+                               for a in value.args)
+                    info = (1, "f" if floats else "i" if ints and value.args else "?")
                 elif obj in ARRAY_OPS:
                     try:
                         info = ARRAY_RULES[ARRAY_OPS[obj]].result(
@@ -1023,7 +1026,13 @@ class _Normalizer:
         a, b = s.targets[0].id, s.value.id
         if a == b or b in self.src.params:
             return None
-        if not bindings.is_array_local(self, a) or _other_names_for(body, {a, b}, s):
+        # `p3 = p2` where the loop introduces p3 (bound nowhere else; a recurrence's
+        # oldest term, `p3 = p2; p2 = p1; p1 = ...`) is handled as an array name it carries
+        introduced = not branch and a not in self.src.params and \
+            bindings.is_array_local(self, b) and \
+            sum(t.id == a for t in _rebinding_targets(self.src.tree.body)) == 1
+        if not (bindings.is_array_local(self, a) or introduced) or \
+                _other_names_for(body, {a, b}, s):
             return None         # (a third name for either array would see the difference)
         rest = after + body[k + 1:]
         if bindings.is_array_local(self, b):
