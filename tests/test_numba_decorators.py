@@ -319,22 +319,46 @@ def cubed(x):
 def test_an_overload_stub_is_refused_naming_what_numba_runs():
     """The stub's Python body (`pass`) was inlined: value 0.0 and gradient 0, where numba
     gives 6.0 and 2x (found calling interpolation.py's `interp`, whose stubs are
-    implemented by @overload). adjit now refuses it by name; a @register_jitable function,
-    whose body is what numba compiles, is differentiated as before."""
+    implemented by @overload). adjit now refuses a derivative through it by name; a
+    @register_jitable function, whose body is what numba compiles, is differentiated as
+    before."""
     def loss(x):
         return np.sum(squared(x))
     x = np.array([1.0, 1.0, 2.0])
     assert njit(loss)(x) == 6.0
     for make in (adjit.value_and_grad, adjit.grad, adjit.jvp):
-        with pytest.raises(AdjitError, match=r"in function '_squared' .*numba compiles calls "
-                           r"to it from another function, '_squared_impl' .*registered with "
-                           r"numba.extending.overload"):
+        with pytest.raises(AdjitError, match=r"in function 'squared' .*a derivative would "
+                           r"have to flow through `_squared` \(numba compiles calls to it "
+                           r"from '_squared_impl' .*registered with numba.extending.overload"):
             make(loss)(x) if make is not adjit.jvp else make(loss)(x, np.ones(3))
 
     def cubes(x):
         return np.sum(cubed(x))
     np.testing.assert_allclose(adjit.grad(cubes)(x), 3.0 * x * x, rtol=1e-15)
     np.testing.assert_allclose(adjit.grad(cubes)(x), fd_grad(cubes, (x,), 0), rtol=1e-7)
+
+
+def test_an_overload_stub_on_inactive_values_is_the_call_numba_makes():
+    """Where no derivative flows through it (an integer, data outside argnums, a value
+    under stop_gradient), the stub's call is kept as numba compiles it: its result is
+    the overload's."""
+    def by_count(x, n):
+        return np.sum(x) * squared(n)
+
+    def weighted(x, w):
+        return np.sum(x * squared(w))
+
+    def stopped(x):
+        return np.sum(squared(adjit.stop_gradient(x)) * x)
+
+    x = np.array([0.5, 1.0, 2.0])
+    w = np.array([3.0, -1.0, 0.25])
+    assert adjit.value_and_grad(by_count)(x, 3) == (pytest.approx(31.5), pytest.approx(
+        np.full(3, 9.0)))
+    np.testing.assert_allclose(adjit.grad(weighted)(x, w), w * w, rtol=1e-15)
+    np.testing.assert_allclose(adjit.grad(stopped)(x), x * x, rtol=1e-15)
+    np.testing.assert_allclose(adjit.grad(weighted)(x, w), fd_grad(njit(weighted), (x, w), 0),
+                               rtol=1e-8)
 
 
 def _no_result(x):

@@ -18,7 +18,7 @@ import numpy as np
 from .. import ir
 from ..errors import AdjitError, error_at
 from ..frontend.source import (MISSING, FunctionSource, compiled_entry_dispatcher,
-                               gufunc_kernel, read_function,
+                               gufunc_kernel, numba_implementation, read_function,
                                ufunc_kernel, unwrap)
 from ..runtime import special, vec
 from ..rules.registry import REGISTRY, Refused
@@ -2890,7 +2890,7 @@ class _Normalizer:
         inner = unwrap(obj)
         if isinstance(inner, types.FunctionType) and not _library_function(inner) and \
                 getattr(obj, "__adjit_function__", None) is None:
-            return self.inline(node, obj, out)
+            return self.inline_or_opaque(node, obj, out)
         entry = REGISTRY.get(obj)
         if entry is not None and entry.over_array is not None and (
                 len(node.args) == 1 or entry.family == "iterated"):
@@ -2921,8 +2921,18 @@ class _Normalizer:
             return self.calls.primitive(node, obj, rule, out)
         inner = unwrap(obj)
         if isinstance(inner, types.FunctionType) and not _library_function(inner):
-            return self.inline(node, obj, out)
+            return self.inline_or_opaque(node, obj, out)
         return self.calls.opaque_call(node, obj, out)
+
+    def inline_or_opaque(self, node, obj, out):
+        """A call of a Python function: its body inlined, except for a stub numba
+        implements elsewhere (@overload, interpolation.py's `def _mlinterp(...): pass`):
+        what runs is not its body, so it is a call with no rule, accepted where no
+        derivative flows through it."""
+        if getattr(obj, "py_func", None) is None and \
+                numba_implementation(unwrap(obj)) is not None:
+            return self.calls.opaque_call(node, obj, out)
+        return self.inline(node, obj, out)
 
     def iterated(self, node, entry, out):
         """sum(a), max(a), min(a) of a 1-D array (or of a list comprehension's): numba

@@ -9,6 +9,7 @@ does the same for array methods (`a.sum()`, `a.T`, `a.copy()`)."""
 import ast
 import copy
 import math
+import types
 
 import numba
 import numba.core.errors
@@ -22,7 +23,7 @@ from ..rules.table import (ALLOCATORS, ARRAY_FUNCTIONS, DECLARED_ALLOCATORS, DRA
                            REDUCTIONS)
 from ..rules import opaque
 from ..rules.table import rule_for_call
-from ..frontend.source import MISSING, recover_parallel_kernel
+from ..frontend.source import MISSING, numba_implementation, recover_parallel_kernel
 from ..runtime import vec
 from ..rules.registry import REGISTRY
 from .sugar import OPERATOR_SYMBOLS
@@ -541,6 +542,11 @@ class NumpyCalls:
         entry = REGISTRY.get(obj)
         why = f" (not differentiated: {entry.notes})" if entry is not None and \
             entry.family == "unsupported" else ""
+        implementation = numba_implementation(obj) if isinstance(obj, types.FunctionType) \
+            else None
+        if implementation is not None:
+            why = (f" (numba compiles calls to it from {implementation}, registered with "
+                   "numba.extending.overload, which adjit does not read)")
         return self.own_copy(ir.annotate(call, opaque=result, callee=f"`{name}`{why}"), result,
                              out)
 
