@@ -991,3 +991,48 @@ def rotation_with_a_write(z, n):
 def test_a_rotation_whose_old_array_is_written_is_refused():
     with pytest.raises(AdjitError, match="rotation_with_a_write"):
         adjit.grad(rotation_with_a_write)(np.linspace(-0.9, 0.8, 6), 4)
+
+
+# -- np.ascontiguousarray as published code calls it before a loop ------------------------------
+
+def contiguous_then_loop(x, w):
+    x = np.ascontiguousarray(x)
+    s = 0.0
+    for i in range(x.shape[0]):
+        s += np.sin(x[i]) * w[i]
+    return s
+
+
+def contiguous_views(A):
+    row = np.ascontiguousarray(A[1])
+    rows = np.ascontiguousarray(A[1:3])
+    scaled = np.ascontiguousarray(A[:, 0] * 2.0)
+    return np.sum(row * row) + np.sum(rows) + np.sum(scaled ** 2) + \
+        np.sum(np.ascontiguousarray(A.T) ** 3)
+
+
+def contiguous_alias_written(x):
+    y = np.ascontiguousarray(x)     # (numba: x itself, so the write changes x)
+    y[0] = 2.0 * y[1]
+    return np.sum(x * x)
+
+
+def contiguous_strided(A):
+    c = np.ascontiguousarray(A[:, 0])
+    return np.sum(c * c)
+
+
+def test_ascontiguousarray_is_the_array_or_a_copy_as_numba_makes_it():
+    x = np.linspace(0.1, 1.0, 5)
+    g = check_value_and_grad(contiguous_then_loop, (x, np.arange(5.0)), 0)
+    np.testing.assert_allclose(g, np.cos(x) * np.arange(5.0), rtol=1e-14)
+    A = np.arange(12.0).reshape(3, 4) / 10.0
+    g = check_value_and_grad(contiguous_views, (A,), 0)
+    want = 3.0 * A ** 2
+    want[1] += 2.0 * A[1]
+    want[1:3] += 1.0
+    want[:, 0] += 8.0 * A[:, 0]
+    np.testing.assert_allclose(g, want, rtol=1e-13)
+    check_value_and_grad(contiguous_alias_written, (x.copy(),), 0)
+    with pytest.raises(AdjitError, match="numba returns or copies by its memory layout"):
+        adjit.grad(contiguous_strided)(A)

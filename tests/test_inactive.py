@@ -211,7 +211,7 @@ def test_stopped_arguments_make_a_call_with_no_rule_a_constant():
 
 
 def view_of_data(x, data):
-    v = np.ascontiguousarray(data)
+    v = np.asfortranarray(data)
     return np.sum(x * v)
 
 

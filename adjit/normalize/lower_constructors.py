@@ -1,5 +1,5 @@
 """Lowerings of the numpy functions that make arrays from values (np.array, np.full,
-np.linspace, np.arange, np.eye).
+np.linspace, np.arange, np.eye, np.ascontiguousarray).
 
 Each is a function of the normalizer (`norm`), the call's node, the function object and
 the statement list, registered for its registry entry's handler (normalize/lowering.py)."""
@@ -10,7 +10,8 @@ import numpy as np
 from .. import ir
 from ..rules.table import ARRAY_FUNCTIONS
 from .lowering import lowers
-from .vectorize import Lazy, Scalar
+from .vectorize import Lazy, Scalar, View
+from .views import has_take
 
 
 @lowers("array")
@@ -32,6 +33,34 @@ def lower_array(norm, node, obj, out):
         raise norm.error(node, f"`{ast.unparse(node.func)}` of something other than a list "
                          "or an array", "Write np.array([a, b, c]).")
     return norm.arrays.array_literal(args[0], out)
+
+
+@lowers("contiguous")
+def lower_contiguous(norm, node, obj, out):
+    """np.ascontiguousarray(a): the array itself where it is C-contiguous, as numba returns
+    it (an argument numba types C, an array of the function's own, a view of consecutive
+    elements); a copy of the transpose of one, and of arithmetic or a gather. A strided view
+    (or an argument of layout 'A') numba returns or copies by its layout at run time:
+    refused."""
+    if len(node.args) != 1 or node.keywords:
+        raise norm.error(node, "np.ascontiguousarray with other than one argument",
+                         "Pass the array alone.")
+    value = norm.operand(node.args[0], out)
+    if isinstance(value, View) and not has_take(value):
+        if value.contiguous:
+            return value
+        if value.is_transpose() and len(value.shape) > 1 and \
+                norm.ctx.layouts.get(value.base, "C") == "C":
+            # (numba types it Fortran-ordered: always a copy)
+            return norm.arrays.materialize(value, out, node)
+        raise norm.error(node, "np.ascontiguousarray of an array or view that numba returns "
+                         "or copies by its memory layout at run time",
+                         "Write .copy() for an array of its own, or pass a C-contiguous "
+                         "array.")
+    if isinstance(value, Lazy) and not isinstance(value, Scalar):
+        return norm.arrays.materialize(value, out, node)
+    raise norm.error(node, "np.ascontiguousarray of something other than an array",
+                     "Pass an array.")
 
 
 @lowers("full", "full_like")

@@ -395,6 +395,9 @@ for _obj, _handler, _notes, *_through in (
                                  "-inf", "x"),
         (np.array, "array", "of scalars (int lists: index arrays)"),
         (np.asarray, "array", "of scalars (int lists: index arrays)"),
+        (np.ascontiguousarray, "contiguous", "the array itself where numba knows it is "
+                                             "C-contiguous (as numba returns it); of "
+                                             "arithmetic, a new array"),
         (np.concatenate, "concatenate", ""),
         (np.stack, "stack", ""),
         (np.full, "full", ""),
@@ -925,8 +928,7 @@ not_differentiated("not yet (a view whose bounds depend on the values): slice wi
 not_differentiated("a mantissa and an integer exponent: write x / 2.0 ** e with "
                    "e = math.frexp(stop_gradient(x))[1]", math.frexp)
 not_differentiated("the array itself or a copy, by the memory layout of its argument: "
-                   "write x or x.copy()", np.ascontiguousarray, np.asfortranarray,
-                   np.asarray_chkfinite)
+                   "write x or x.copy()", np.asfortranarray, np.asarray_chkfinite)
 no_derivative("reads raw bytes", np.frombuffer)
 not_differentiated("makes a numpy Generator object, which adjit does not hold: seed numba's "
                    "generator with np.random.seed(s) and draw with np.random.normal(...) & "
