@@ -1036,3 +1036,29 @@ def test_ascontiguousarray_is_the_array_or_a_copy_as_numba_makes_it():
     check_value_and_grad(contiguous_alias_written, (x.copy(),), 0)
     with pytest.raises(AdjitError, match="numba returns or copies by its memory layout"):
         adjit.grad(contiguous_strided)(A)
+
+
+# -- helpers' array and tuple defaults (QuantEcon's nelder_mead: bounds=np.array([[], []]).T) ----
+
+@njit
+def _tilt(x, c=0.0):
+    return c * x[0]
+
+
+@njit
+def _penalized(x, a, bounds=np.array([[], []]).T, args=(), scale=np.float64(2.0)):
+    s = scale * a * np.sum(x * x)
+    for i in range(bounds.shape[0]):
+        if x[i] < bounds[i, 0]:
+            s += (bounds[i, 0] - x[i]) ** 2
+    return s + _tilt(x, *args)
+
+
+def with_defaults(x, a):
+    return _penalized(x, a) + _penalized(x, a, np.array([[0.5, 1.0], [0.0, 1.0]]), (a,))
+
+
+def test_a_helpers_array_and_tuple_defaults_are_its_constants():
+    x = np.array([0.25, 0.75])
+    ga, gx = check_value_and_grad(with_defaults, (x, 0.3), (1, 0))
+    assert ga == pytest.approx(4.0 * (x @ x) + x[0], rel=1e-12)

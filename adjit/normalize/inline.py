@@ -5,6 +5,8 @@ parameters bound to the caller's atoms (or views) and its locals renamed with a 
 result (a scalar, an array, or a view) is the call's value."""
 import ast
 
+import numpy as np
+
 from .. import ir
 from ..frontend.source import read_function
 from .prune import pruned_source, with_settings
@@ -61,8 +63,19 @@ def inline(norm, node, fn, out, atoms=None):
             if d is None:
                 bound[p] = NONE         # `w=None`: only `w is None` may read it
                 continue
+            if isinstance(d, np.ndarray):     # a constant array, as numba freezes it
+                bound[p] = ir.name(norm.global_array(d, f"{fn.__name__}_{p}"))
+                continue
+            held = norm.global_tuple(d, f"{fn.__name__}_{p}") if isinstance(d, tuple) \
+                else None
+            if held is not None:                # `args=()`, a tuple of numbers or arrays
+                bound[p] = held
+                continue
+            if isinstance(d, (np.integer, np.floating, np.bool_)):
+                d = d.item()
             if not isinstance(d, (bool, int, float, str)):
-                raise norm.error(node, f"the non-numeric default of `{p}`",
+                raise norm.error(node, f"the default of `{p}`, which is not a number, a "
+                                 "string, an array or a tuple of those",
                                  f"Pass `{p}` explicitly.")
             bound[p] = ir.const(d) if not isinstance(d, str) else ast.Constant(value=d)
     missing = [p for p in params if p not in bound]
