@@ -12,7 +12,7 @@ import copy
 
 NOTES = ("origin", "user", "trip", "hoisted", "forward_only", "atomic", "checkpoint", "opaque",
          "callee", "parallel", "comment", "pkey", "fills", "message", "gather",
-         "overwritten", "steps", "effect", "raises", "whole", "time_loop")
+         "overwritten", "steps", "effect", "raises", "whole", "time_loop", "unwritten")
 """The notes a statement can carry: origin (filename, line, function) of the user code it came
 from; on loops, trip (the name of the trip counter of a lowered while loop, or None), user (a
 loop the user wrote, not one of vectorized code) and hoisted (names moved in front of it);
@@ -37,7 +37,9 @@ no pass changes the order or the functions of its steps' floating-point operatio
 checkpointing runs them step by step: the reversed loop stays downward (ascending.py), its
 sums are not taken in vector lanes (dots.py) nor its scatters gathered (fission.py), and
 its own statements keep the C library's functions (codegen/vector_math.py); so recorded and
-checkpointed gradients agree to the bit)."""
+checkpointed gradients agree to the bit); unwritten (on a call with no rule made for its
+effect, true where it writes none of the arrays it is given: a `with objmode()` block's,
+normalize/objmode.py)."""
 
 
 def note(node, key, default=None):

@@ -30,6 +30,8 @@ def of_object(obj):
     entry = REGISTRY.get(obj)
     if entry is not None:
         return entry.effect
+    if hasattr(getattr(obj, "py_func", obj), "__adjit_objmode__"):
+        return "a `with objmode()` block: Python code that runs once, in order"
     inner = getattr(obj, "__adjit_calls__", None)     # a wrapper adjit made (rules/opaque.py)
     if inner is not None:
         return of_object(inner)

@@ -143,7 +143,8 @@ def _check_complete(stmts, kinds):
     and every array index is an integer."""
     for s in ir.walk_stmts(stmts):
         if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) and \
-                ir.note(s.value, "opaque", None) == ("none",):
+                ir.note(s.value, "opaque", None) == ("none",) and \
+                not ir.note(s.value, "unwritten", False):
             for a in s.value.args:
                 if isinstance(a, ast.Name) and is_float_kind(kinds.get(a.id)) and \
                         is_array(kinds.get(a.id)):

@@ -27,7 +27,7 @@ from ..rules.table import (ALLOCATORS, ARRAY_FUNCTIONS, ARRAY_OPS, ARRAY_QUERIES
                            INACTIVE, INT_ALLOCATORS, MESSAGES, attached_rule, ensure_entries,
                            rule_for_call)
 
-from . import appends, closures, comprehensions, record_arrays, sugar, swaps
+from . import appends, closures, comprehensions, objmode, record_arrays, sugar, swaps
 from . import (einsum, lower_constructors, lower_diagonals, lower_kept,  # noqa: F401 - they
                lower_linalg, lower_scans, lower_shapes,  # register the lowerings of numpy
                lower_statistics)  # functions
@@ -180,6 +180,7 @@ def normalize_function(src, ctx, prefix="", subst=None, views=None):
     local names to Views (a helper's parameters that alias the caller's arrays)."""
     check_dead_draws(src)       # (on the function as written: its closures, as numba sees it)
     src = closures.lift(src, src.with_tree, FunctionSource)
+    src = objmode.lift(src, src.with_tree)
     src = appends.desugar(src, src.with_tree)
     src = comprehensions.desugar(src, src.with_tree)
     src = sugar.membership(src, src.with_tree)
@@ -2926,11 +2927,12 @@ class _Normalizer:
 
     def inline_or_opaque(self, node, obj, out):
         """A call of a Python function: its body inlined, except for a stub numba
-        implements elsewhere (@overload, interpolation.py's `def _mlinterp(...): pass`):
-        what runs is not its body, so it is a call with no rule, accepted where no
-        derivative flows through it."""
+        implements elsewhere (@overload, interpolation.py's `def _mlinterp(...): pass`) and
+        a `with objmode()` block's helper: what runs is not a body adjit reads, so it is a
+        call with no rule, accepted where no derivative flows through it."""
         if getattr(obj, "py_func", None) is None and \
-                numba_implementation(unwrap(obj)) is not None:
+                numba_implementation(unwrap(obj)) is not None or \
+                hasattr(unwrap(obj), "__adjit_objmode__"):    # (normalize/objmode.py)
             return self.calls.opaque_call(node, obj, out)
         return self.inline(node, obj, out)
 

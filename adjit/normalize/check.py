@@ -29,7 +29,8 @@ ADVICE = {
     "Try": ("try/except", "Exceptions are not differentiable: move the try/except outside "
                           "the differentiated function"),
     "TryStar": ("try/except*", "Move the try/except* outside the differentiated function"),
-    "With": ("a `with` block", "Move the with block outside the differentiated function"),
+    "With": ("a `with` block", "Move the with block outside the differentiated function "
+                               "(numba's `with objmode(...)` blocks are accepted)"),
     "AsyncWith": ("`async with`", "Differentiate a plain synchronous function"),
     "AsyncFor": ("`async for`", "Differentiate a plain synchronous function"),
     "Await": ("`await`", "Differentiate a plain synchronous function"),

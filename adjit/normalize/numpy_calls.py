@@ -473,6 +473,15 @@ class NumpyCalls:
         if arguments is None:
             arguments = [self.opaque_argument(a, out) for a in node.args]
         atoms, descs = zip(*arguments) if arguments else ((), ())
+        block = getattr(getattr(obj, "py_func", obj), "__adjit_objmode__", None)
+        for k in sorted(block["written"]) if block else ():
+            if descs[k][0] == "array":
+                raise self.n.error(node, f"a `with objmode()` block (line {block['line']}) "
+                                   f"that may change the array `{block['inputs'][k]}` (it "
+                                   "writes into it, or passes it to a call or method)",
+                                   "adjit cannot see what it writes: return what the block "
+                                   "computes as an output (objmode(y=\"float64[:]\")) and "
+                                   "store it outside the block.")
         keywords = [(kw.arg, self.opaque_argument(kw.value, out)) for kw in node.keywords]
         kw_descs = tuple((k, d) for k, (_, d) in keywords)
         try:
@@ -516,7 +525,8 @@ class NumpyCalls:
                                    "Call it as a statement of its own.")
             for atom, desc in zip(list(atoms) + [a for _, (a, _) in keywords],
                                   list(descs) + [d for _, d in kw_descs]):
-                if desc[0] == "array" and self.n.ctx.arrays[atom.id][1] == "f":
+                if desc[0] == "array" and self.n.ctx.arrays[atom.id][1] == "f" and \
+                        block is None:      # (a block's writes are refused above)
                     raise self.n.error(node, f"a call to `{name}` for its effect, with the float "
                                        f"array `{ast.unparse(atom)}`, which it may change",
                                        "adjit cannot see what it writes: write the change as "
@@ -530,6 +540,12 @@ class NumpyCalls:
                                "call it outside the differentiated function.")
         if result == ("none",):
             return self.effect_call(obj, atoms, descs, names, kw_descs, out, node)
+        if result[0] == "tuple" and block is not None:
+            # (each element would be a call of its own: the block would run once for each)
+            raise self.n.error(node, f"a `with objmode()` block (line {block['line']}) with "
+                               "several outputs or a tuple output",
+                               "Declare one output per block (two blocks, or one array "
+                               "output: objmode(v=\"float64[:]\")).")
         if result[0] == "tuple":
             items = []
             for k, item in enumerate(result[1]):
@@ -547,6 +563,9 @@ class NumpyCalls:
         if implementation is not None:
             why = (f" (numba compiles calls to it from {implementation}, registered with "
                    "numba.extending.overload, which adjit does not read)")
+        if block is not None:
+            name = "with objmode()"
+            why = f" block at line {block['line']} (Python code adjit does not differentiate)"
         return self.own_copy(ir.annotate(call, opaque=result, callee=f"`{name}`{why}"), result,
                              out)
 
@@ -566,7 +585,8 @@ class NumpyCalls:
         element, so that the change is a store adjit sees (the backward sweep reads the
         values from before it where it needs them)."""
         copies = {}
-        for a in names:
+        block = getattr(getattr(obj, "py_func", obj), "__adjit_objmode__", None)
+        for a in names if block is None else ():    # (a block writes no array it is given)
             if isinstance(a, ast.Name) and a.id in self.n.ctx.arrays:
                 copy_of = ast.Call(func=ast.Attribute(value=ir.name(a.id), attr="copy",
                                                       ctx=ast.Load()), args=[], keywords=[])
@@ -577,7 +597,9 @@ class NumpyCalls:
         else:
             call = self.call_of(obj, [copies.get(a.id, a) if isinstance(a, ast.Name) else a
                                       for a in atoms])
-        out.append(ir.annotate(ast.Expr(value=ir.annotate(call, opaque=("none",))),
+        # (`unwritten`: a block's arrays, which it was found not to write: analysis/types.py)
+        out.append(ir.annotate(ast.Expr(value=ir.annotate(call, opaque=("none",),
+                                                          unwritten=block is not None)),
                                origin=self.n.origin))
         for arr, c in copies.items():
             self.n.store_view(self.n.arrays.view_of(arr, out), self.n.arrays.view_of(c.id, out),

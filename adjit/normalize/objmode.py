@@ -1,0 +1,186 @@
+"""`with numba.objmode(t="float64"): ...` blocks: Python code numba runs in object mode
+inside compiled code (a timer, a progress message, a call of a library numba cannot
+compile), as numba users write it in the function and in its helpers.
+
+Each block becomes a call of a helper that holds the block as written, compiled by numba
+(`t = objmode_block_line_12(a, b)`): its parameters are the names of the function the block
+reads, its result the block's declared outputs (None, one value or a tuple). adjit does not
+read the helper: it is a call with no derivative rule (normalize/numpy_calls.py
+opaque_call), kept where no derivative flows through it and refused by name where one
+would, and a call with an effect (analysis/effects.py): it runs once, in program order,
+never again in the backward sweep or a checkpoint's recomputation, and what it returned is
+read from the tape. An array the block may write into (a store, an augmented assignment, a
+method or another call it is passed to) is refused where the block is given one: adjit
+could not see the change.
+"""
+import ast
+import copy
+
+import numba
+
+from .closures import assigned_names
+
+# the calls an array may be passed to in a block without being written (printing, sizes)
+_READING_CALLS = frozenset({"print", "len", "str", "repr", "float", "int", "abs", "round",
+                            "format", "min", "max", "sum", "type", "isinstance"})
+# methods of an array that do not write into it
+_READING_METHODS = frozenset({"copy", "sum", "mean", "max", "min", "std", "var", "astype",
+                              "tolist", "item", "any", "all", "argmax", "argmin", "dot",
+                              "reshape", "ravel", "flatten", "transpose", "cumsum", "prod"})
+_CONTEXT = "_adjit_objmode"     # the name the helper's `with` calls numba.objmode by
+
+
+def lift(src, make_source):
+    """`src` with each `with objmode(...)` block a call of its helper; `src` itself when it
+    has none. Any other `with` is left for check.py to refuse."""
+    if not any(_objmode_item(n, src) is not None for n in ast.walk(src.tree)):
+        return src
+    tree = copy.deepcopy(src.tree)
+    outer = assigned_names(tree) | set(src.params)
+    names = {}
+    _Lift(src, outer, names).visit(tree)
+    ast.fix_missing_locations(tree)
+    return make_source(tree, names)
+
+
+def _objmode_item(node, src):
+    """The `withitem` of a `with numba.objmode(...)` statement, or None."""
+    if not isinstance(node, ast.With) or len(node.items) != 1 or \
+            node.items[0].optional_vars is not None:
+        return None
+    ctx = node.items[0].context_expr
+    func = ctx.func if isinstance(ctx, ast.Call) else ctx
+    return node.items[0] if src.resolve(func) is numba.objmode else None
+
+
+class _Lift(ast.NodeTransformer):
+    def __init__(self, src, outer, names):
+        self.src, self.outer, self.names = src, outer, names
+
+    def visit_With(self, node):
+        item = _objmode_item(node, self.src)
+        if item is None:
+            return self.generic_visit(node)
+        ctx = item.context_expr
+        keywords = ctx.keywords if isinstance(ctx, ast.Call) else []
+        if isinstance(ctx, ast.Call) and (ctx.args or any(k.arg is None for k in keywords)):
+            raise self.src.loc.error(node, "`objmode` with positional or ** arguments",
+                                     "Declare each output by name: objmode(t=\"float64\").")
+        outputs = [k.arg for k in keywords]
+        inputs = _inputs(node.body, self.outer)
+        name = f"objmode_block_line_{node.lineno}"
+        while name in self.names:
+            name += "_"
+        self.names[name] = _helper(self.src, node, name, inputs, outputs, keywords)
+        call = ast.Call(func=ast.Name(id=name, ctx=ast.Load()),
+                        args=[ast.Name(id=n, ctx=ast.Load()) for n in inputs], keywords=[])
+        if not outputs:
+            new = ast.Expr(value=call)
+        elif len(outputs) == 1:
+            new = ast.Assign(targets=[ast.Name(id=outputs[0], ctx=ast.Store())], value=call)
+        else:
+            new = ast.Assign(targets=[ast.Tuple(elts=[ast.Name(id=o, ctx=ast.Store())
+                                                      for o in outputs], ctx=ast.Store())],
+                             value=call)
+        return ast.copy_location(new, node)
+
+
+def _inputs(body, outer):
+    """The function's names the block reads before it assigns them, in order of reading."""
+    found, stored = [], set()
+
+    def visit(node):
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            if node.value is not None:
+                visit(node.value)
+            if isinstance(node, ast.AugAssign):
+                visit(ast.Name(id=node.target.id, ctx=ast.Load())
+                      if isinstance(node.target, ast.Name) else node.target)
+            for t in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                visit(t)
+            return
+        if isinstance(node, ast.Name):
+            if isinstance(node.ctx, ast.Store):
+                stored.add(node.id)
+            elif node.id in outer and node.id not in stored and node.id not in found:
+                found.append(node.id)
+            return
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    for s in body:
+        visit(s)
+    return found
+
+
+def _reads_only(func, node, src):
+    """Whether a call cannot write the arrays passed to it: printing and sizes, numpy's
+    functions outside numpy.random without `out=` (np.copyto, np.put, np.place, np.putmask,
+    np.fill_diagonal write), math's."""
+    if isinstance(func, ast.Name) and func.id in _READING_CALLS:
+        return True
+    obj = src.resolve(func)
+    module = getattr(obj, "__module__", None) or ""
+    if module.split(".")[0] == "math":
+        return True
+    return module.split(".")[0] == "numpy" and not module.startswith("numpy.random") and \
+        getattr(obj, "__name__", "") not in _WRITING_NUMPY and \
+        not any(k.arg == "out" for k in node.keywords)
+
+
+_WRITING_NUMPY = frozenset({"copyto", "put", "place", "putmask", "fill_diagonal",
+                            "put_along_axis"})
+
+
+def _written(body, name, src):
+    """Whether the block may write into the array held by `name`."""
+    for node in ast.walk(ast.Module(body=body, type_ignores=[])):
+        if isinstance(node, (ast.Assign, ast.AugAssign)):
+            for t in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                if isinstance(node, ast.AugAssign) and isinstance(t, ast.Name) and \
+                        t.id == name:
+                    return True
+                while isinstance(t, (ast.Subscript, ast.Attribute)):
+                    t = t.value
+                    if isinstance(t, ast.Name) and t.id == name:
+                        return True
+        elif isinstance(node, ast.Call):
+            func = node.func
+            if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and \
+                    func.value.id == name and func.attr not in _READING_METHODS:
+                return True
+            passed = any(isinstance(a, ast.Name) and a.id == name
+                         for a in node.args + [k.value for k in node.keywords])
+            if passed and not _reads_only(func, node, src):
+                return True
+    return False
+
+
+def _helper(src, node, name, inputs, outputs, keywords):
+    """The block as a function numba compiles: `def name(inputs): with objmode(...): ...;
+    return outputs`, reading the function's globals and closure."""
+    ctx = ast.Call(func=ast.Name(id=_CONTEXT, ctx=ast.Load()), args=[],
+                   keywords=copy.deepcopy(keywords))
+    body = [ast.With(items=[ast.withitem(context_expr=ctx)], body=copy.deepcopy(node.body))]
+    if outputs:
+        result = [ast.Name(id=o, ctx=ast.Load()) for o in outputs]
+        body.append(ast.Return(value=result[0] if len(result) == 1 else
+                               ast.Tuple(elts=result, ctx=ast.Load())))
+    fdef = ast.FunctionDef(name=name, args=ast.arguments(
+        posonlyargs=[], args=[ast.arg(arg=n) for n in inputs], vararg=None, kwonlyargs=[],
+        kw_defaults=[], kwarg=None, defaults=[]), body=body, decorator_list=[],
+        returns=None)
+    ast.copy_location(fdef, node)
+    ast.copy_location(body[0], node)
+    module = ast.fix_missing_locations(ast.Module(body=[fdef], type_ignores=[]))
+    namespace = dict(src.fn.__globals__)
+    namespace.update(getattr(src, "_closure", {}))
+    namespace[_CONTEXT] = numba.objmode
+    exec(compile(module, src.loc.filename, "exec"), namespace)   # noqa: S102 - the user's code
+    fn = namespace[name]
+    fn.__adjit_objmode__ = {
+        "line": node.lineno,
+        "written": {k for k, n in enumerate(inputs) if _written(node.body, n, src)},
+        "inputs": inputs,
+    }
+    return numba.njit(fn)
