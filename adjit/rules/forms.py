@@ -77,6 +77,8 @@ FORMS = {
     np.flipud: ("np.flipud(M)",),
     np.expand_dims: ("np.expand_dims(x, 0)", "np.expand_dims(x, axis=1)"),
     np.copy: ("np.copy(M)",),
+    np.ascontiguousarray: ("np.ascontiguousarray(M)", "np.ascontiguousarray(M.T)",
+                           "np.ascontiguousarray(M * 2.0)", "!np.ascontiguousarray(M[:, 1])"),
     np.vdot: ("np.vdot(x[:3], y)",),
     np.average: ("np.average(x)", "np.average(x, weights=p)", "np.average(M)"),
     np.trapezoid: ("np.trapezoid(x)", "np.trapezoid(x, p)", "np.trapezoid(x, dx=0.5)",
