@@ -401,3 +401,42 @@ def test_the_value_of_a_helper_that_returns_nothing_is_refused():
     with pytest.raises(AdjitError, match=r"the value of a call to `_passes_on`, which returns "
                        r"nothing"):
         adjit.grad(passed_on)(1.5)
+
+
+class _Profile:
+    """A library's lens profile as lenstronomy writes one: jitted static methods."""
+
+    @staticmethod
+    @njit
+    def derivatives(x, y, b, center_x=0.0):
+        r = np.sqrt((x - center_x) ** 2 + y ** 2)
+        return b * (x - center_x) / r, b * y / r
+
+    @staticmethod
+    def scaled(x):
+        return 3.0 * x
+
+    def method(self, x):
+        return x
+
+
+def test_a_static_method_called_on_its_class_is_its_function():
+    """`Profile.derivatives(...)` (a `@staticmethod @njit` function read from its class) is
+    the function it holds; a plain method read from the class is refused by name."""
+    def loss(b, cx):
+        fx, fy = _Profile.derivatives(1.5, 0.5, b, cx)
+        return fx * fx + fy + _Profile.scaled(b)
+
+    # (numba compiles no class read as a global: the reference is the function run by Python)
+    check_value_and_grad(loss, (2.0, 0.3), argnums=(0, 1), forward=loss)
+    b, cx = 2.0, 0.3
+    r2 = (1.5 - cx) ** 2 + 0.25
+    # d/db: 2 b (1.5 - cx)^2 / r2 + 0.5 / sqrt(r2) + 3 (the analytic derivative)
+    expected = 2 * b * (1.5 - cx) ** 2 / r2 + 0.5 / math.sqrt(r2) + 3.0
+    assert math.isclose(adjit.grad(loss, argnums=(0, 1))(b, cx)[0], expected, rel_tol=1e-12)
+
+    def unbound(b):
+        return _Profile.method(None, b)
+    with pytest.raises(AdjitError, match=r"a call to `_Profile.method`, which adjit cannot "
+                       r"resolve. Call module-level functions, a class's static methods"):
+        adjit.grad(unbound)(1.0)

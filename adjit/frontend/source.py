@@ -52,14 +52,19 @@ class FunctionSource:
         return getattr(builtins, name, _MISSING)
 
     def resolve(self, node):
-        """Resolve a Name or dotted Attribute chain of non-locals (`np.exp`); _MISSING if not one."""
+        """Resolve a Name or dotted Attribute chain of non-locals (`np.exp`, a module's
+        attribute, a class's static method); _MISSING if not one."""
         if isinstance(node, ast.Name):
             return self.resolve_name(node.id)
         if isinstance(node, ast.Attribute):
             base = self.resolve(node.value)
-            if base is _MISSING or not isinstance(base, types.ModuleType):
-                return _MISSING
-            return getattr(base, node.attr, _MISSING)
+            if isinstance(base, types.ModuleType):
+                return getattr(base, node.attr, _MISSING)
+            if isinstance(base, type) and isinstance(
+                    inspect.getattr_static(base, node.attr, None), staticmethod):
+                # a library's `@staticmethod @njit def derivatives(...)` called on its class
+                # (`EPL_numba.derivatives(...)`): the function it holds, as a module's would be
+                return getattr(base, node.attr)
         return _MISSING
 
 

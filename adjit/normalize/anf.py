@@ -2786,8 +2786,8 @@ class _Normalizer:
                              "elements calling the ufunc.")
         if obj is MISSING:
             raise self.error(node, f"a call to `{ast.unparse(func)}`, which adjit cannot resolve",
-                             "Call module-level functions, math.*, or numpy allocation "
-                             "functions.")
+                             "Call module-level functions, a class's static methods, "
+                             "math.*, or numpy allocation functions.")
         return self.call_object(node, obj, out)
 
     def named_tuple(self, node, cls, out):
