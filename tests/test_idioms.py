@@ -1062,3 +1062,27 @@ def test_a_helpers_array_and_tuple_defaults_are_its_constants():
     x = np.array([0.25, 0.75])
     ga, gx = check_value_and_grad(with_defaults, (x, 0.3), (1, 0))
     assert ga == pytest.approx(4.0 * (x @ x) + x[0], rel=1e-12)
+
+
+def _real_parts(x, s):
+    y = np.exp(x).real
+    r = y.real              # the same array: a write through it is a write into y
+    r[0] = 2.0 * s.real
+    return np.sum(y * x.real) + x[1].real * s + (x * s).real[2]
+
+
+def test_real_of_real_values_is_the_value_and_imag_is_refused():
+    """`.real` of a float array is the array itself (numba's view of it), of a number the
+    number (lenstronomy writes `.real` where a value may be complex); `.imag` is refused."""
+    x, s = np.array([0.3, -0.2, 0.5]), 1.3
+    gx, gs = check_value_and_grad(_real_parts, (x, s), argnums=(0, 1))
+    # y = exp(x) with y[0] = 2s: sum(y * x) + x[1] s + s x[2]
+    e = np.exp(x)
+    np.testing.assert_allclose(gx, [2.0 * s, e[1] * (1 + x[1]) + s, e[2] * (1 + x[2]) + s],
+                               rtol=1e-13)
+    assert gs == pytest.approx(2.0 * x[0] + x[1] + x[2], rel=1e-13)
+
+    def imaginary(x):
+        return np.sum(x.imag)
+    with pytest.raises(AdjitError, match=r"the attribute `.imag` \(adjit's numbers are real\)"):
+        adjit.grad(imaginary)(x)

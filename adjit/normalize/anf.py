@@ -2247,6 +2247,13 @@ class _Normalizer:
             return self.shape_of(node.value, out)
         if node.attr == "T":
             return self.arrays.transpose(self.operand(node.value, out), out)
+        if node.attr == "real" and self.src.resolve(node.value) is MISSING:
+            # every number here is real (complex values are refused where they are made):
+            # numba's `a.real` of a float array is the array itself, of a number the number
+            return self.operand(node.value, out)
+        if node.attr == "imag" and self.src.resolve(node.value) is MISSING:
+            raise self.error(node, "the attribute `.imag` (adjit's numbers are real)",
+                             "Write what it is for a real value: 0.0, or np.zeros_like(a).")
         if node.attr in ("size", "ndim") and not self.is_module(node.value):
             shape = self.shape_of(node.value, out)
             if shape.ndim is None:
