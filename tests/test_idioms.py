@@ -1064,6 +1064,9 @@ def test_a_helpers_array_and_tuple_defaults_are_its_constants():
     assert ga == pytest.approx(4.0 * (x @ x) + x[0], rel=1e-12)
 
 
+_COMPLEX = np.array([1.0 + 2.0j, 3.0 - 1.0j])
+
+
 def _real_parts(x, s):
     y = np.exp(x).real
     r = y.real              # the same array: a write through it is a write into y
@@ -1081,6 +1084,13 @@ def test_real_of_real_values_is_the_value_and_imag_is_refused():
     np.testing.assert_allclose(gx, [2.0 * s, e[1] * (1 + x[1]) + s, e[2] * (1 + x[2]) + s],
                                rtol=1e-13)
     assert gs == pytest.approx(2.0 * x[0] + x[1] + x[2], rel=1e-13)
+
+    def through_a_complex_global(s):
+        c = _COMPLEX
+        return s * np.sum(c.real * c.real)
+    with pytest.raises(AdjitError, match=r"the module-level array '_COMPLEX' of complex "
+                       r"numbers \(complex128\)"):
+        adjit.grad(through_a_complex_global)(1.5)
 
     def imaginary(x):
         return np.sum(x.imag)

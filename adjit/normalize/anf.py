@@ -2470,6 +2470,12 @@ class _Normalizer:
     def global_array(self, obj, hint):
         """The generated name of a module-level numpy array, noted as an array (its rank
         and dtype) so that views and loops over it know its dimensions."""
+        if obj.dtype.kind == "c":
+            # (numba would compute with its complex values; adjit's numbers are real)
+            raise error_at(self.origin, f"the module-level array '{hint}' of complex numbers "
+                           f"({obj.dtype})", "adjit differentiates real-valued code: pass its "
+                           "real and imaginary parts as float arrays (a.real.copy(), "
+                           "a.imag.copy()).")
         spelled = self.ctx.env.spell(obj, hint)
         self.ctx.arrays[spelled] = (obj.ndim, {"f": "f", "b": "b"}.get(obj.dtype.kind, "i"))
         return spelled
