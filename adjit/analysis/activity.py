@@ -45,16 +45,8 @@ def active_variables(stmts, result, wrt, kinds, env, roots=()):
     carried = {v for v in message_names(stmts, env)[0] if is_float_kind(kinds.get(v))}
     varied |= carried
     useful |= carried
-    changed = True
-    while changed:
-        changed = False
-        for target, source in edges:
-            if source in varied and target not in varied:
-                varied.add(target)
-                changed = True
-            if target in useful and source not in useful:
-                useful.add(source)
-                changed = True
+    varied = _closure(edges, varied)
+    useful = _closure([(source, target) for target, source in edges], useful)
     refuse_draw_parameters(stmts, env, lambda a: a in varied, useful)
     if not roots:
         refuse_decided_only(stmts, result, wrt, kinds, env)
