@@ -3,6 +3,7 @@ np.argmin) and random draws (np.random.*, seeded by np.random.seed as a statemen
 oracles are numba's own generator (the same draws, compiled by numba from the user's code)
 and central finite differences of the numba-compiled function."""
 import numba
+from numba.extending import overload
 import numpy as np
 import pytest
 
@@ -218,6 +219,46 @@ def view_of_data(x, data):
 def test_a_call_with_no_rule_that_may_return_a_view_is_refused():
     with pytest.raises(AdjitError, match="may return a view of its argument"):
         adjit.grad(view_of_data)(X, X)
+
+
+def scaled_by_roots(x, c):
+    """numba's np.roots of a real array: its real roots, or a ValueError where one would be
+    complex (so a trial call on [1, 2, 3] fails, and on [-1, 0, 1] does not)."""
+    return x * np.sum(np.roots(c))
+
+
+def test_roots_of_coefficients_held_constant():
+    c = np.array([1.0, -3.0, 2.0])          # (x - 1)(x - 2)
+    assert adjit.grad(scaled_by_roots)(2.0, c) == pytest.approx(3.0, rel=1e-15)
+    assert adjit.grad(scaled_by_roots)(2.0, c) == pytest.approx(
+        fd_grad(numba.njit(scaled_by_roots), (2.0, c), 0), rel=1e-8)
+    with pytest.raises(AdjitError, match="flow through `np.roots`, which has no derivative"):
+        adjit.grad(scaled_by_roots, argnums=1)(2.0, c)
+    with pytest.raises(ValueError, match="domain change"):     # numba's own error, as in f
+        adjit.grad(scaled_by_roots)(2.0, np.array([1.0, 2.0, 3.0]))
+
+
+def _checked(a):
+    pass        # numba compiles calls to it from _checked_impl below
+
+
+@overload(_checked)
+def _checked_impl(a):
+    def impl(a):
+        if a[0] < 100.0:
+            raise ValueError("expects calibrated readings")
+        return a + 0.0
+    return impl
+
+
+def test_a_call_that_fails_on_every_trial_array_is_refused_saying_so():
+    """adjit tries a call with no rule on small arrays to see whether its result is a view;
+    where it fails on all of them, the refusal says that, not that it is a view."""
+    def f(x, readings):
+        return x * np.sum(_checked(readings))
+    with pytest.raises(AdjitError, match=r"could not tell whether its result is a view .*"
+                       r"\(ValueError: expects calibrated readings\)"):
+        adjit.grad(f)(2.0, np.array([150.0, 160.0]))
 
 
 def selected_by_condition(x):

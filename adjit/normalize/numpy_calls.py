@@ -533,7 +533,16 @@ class NumpyCalls:
                                        "code adjit can read, or call it on a copy.")
         names = [a for a, d in zip(atoms, descs) if d[0] != "const"] + \
             [a for _, (a, d) in keywords if d[0] != "const"]
-        if result[0] in ("array", "tuple") and opaque.may_share_memory(obj, descs, kw_descs):
+        shares = opaque.may_share_memory(obj, descs, kw_descs) \
+            if result[0] in ("array", "tuple") else False
+        if isinstance(shares, str):
+            raise self.n.error(node, f"`{name}`, which has no derivative rule: adjit could not "
+                               "tell whether its result is a view of its argument (memory "
+                               "adjit cannot follow writes through), since a trial call on "
+                               f"small arrays of these types failed ({shares})",
+                               "Call it outside the differentiated function and pass its "
+                               "result in, or write it as code adjit can read.")
+        if shares:
             raise self.n.error(node, f"`{name}`, which has no derivative rule and may return a "
                                "view of its argument (memory adjit cannot follow writes through)",
                                "Index or reshape the array instead (x[None], x.reshape(...)), or "

@@ -133,13 +133,23 @@ def _result(obj, args, keywords):
     return _descriptor(dispatcher.overloads[sig].signature.return_type)
 
 
-def _dummy(desc):
+def _dummy(desc, family=0):
+    """A small value of the descriptor's type. The families differ where a function accepts
+    only some values: 0 counts from 1, 1 runs from -1 to 1 (np.roots of [1, 2, 3] has
+    complex roots, which numba's roots of a real array refuses; of [-1, 0, 1] it has not),
+    2 is an identity (eigenvalues numba keeps real)."""
     if desc[0] == "array":
         dtype = {"f": np.float64, "i": np.int64, "b": np.bool_}[desc[2]]
-        return (np.arange(3 ** desc[1]) % 2 == 0 if desc[2] == "b" else
-                np.arange(1, 3 ** desc[1] + 1).astype(dtype)).reshape((3,) * desc[1])
+        n, shape = 3 ** desc[1], (3,) * desc[1]
+        if desc[2] == "b":
+            return (np.arange(n) % 2 == family % 2).reshape(shape)
+        if family == 1:
+            return np.linspace(-1, 1, n).astype(dtype).reshape(shape)
+        if family == 2:
+            return (np.eye(3) if desc[1] == 2 else np.zeros(n)).astype(dtype).reshape(shape)
+        return np.arange(1, n + 1).astype(dtype).reshape(shape)
     if desc[0] == "tuple":
-        return tuple(_dummy(d) for d in desc[1])
+        return tuple(_dummy(d, family) for d in desc[1])
     return {"f": 1.0, "i": 1, "b": True}[desc[0]]
 
 
@@ -147,18 +157,23 @@ def _dummy(desc):
 def may_share_memory(obj, args, keywords=()):
     """Whether obj's array result may be a view of an array argument (np.atleast_1d,
     np.ascontiguousarray): the call is made on small arrays of the same types and its result
-    compared; a call that fails on them counts as sharing (adjit cannot tell)."""
+    compared. True if it is; False if it is not; if the call fails on every family of small
+    values tried, the text of its last failure (adjit cannot tell, and refuses saying why)."""
     sig_args = [d for d in list(args) + [v for _, v in keywords] if d[0] != "const"]
     if not any(d[0] == "array" for d in sig_args):
         return False
-    values = [_dummy(d) for d in sig_args]
-    try:
-        result = _function(obj, args, keywords, None, "probe")(*values)
-    except Exception:   # noqa: BLE001 - any failure: assume the worst
-        return True
-    results = result if isinstance(result, tuple) else (result,)
-    return any(isinstance(r, np.ndarray) and isinstance(v, np.ndarray) and
-               np.shares_memory(r, v) for r in results for v in values)
+    failure = None
+    for family in range(3):
+        values = [_dummy(d, family) for d in sig_args]
+        try:
+            result = _function(obj, args, keywords, None, "probe")(*values)
+        except Exception as exc:   # noqa: BLE001 - any failure: try other values
+            failure = f"{type(exc).__name__}: {exc}".splitlines()[0][:200]
+            continue
+        results = result if isinstance(result, tuple) else (result,)
+        return any(isinstance(r, np.ndarray) and isinstance(v, np.ndarray) and
+                   np.shares_memory(r, v) for r in results for v in values)
+    return failure
 
 
 @_cached

@@ -891,8 +891,10 @@ no_derivative("describes a type or a shape, not values", np.dtype, np.finfo, np.
               np.broadcast_shapes)
 no_derivative("a constant array made from integer arguments", np.tri, np.bartlett,
               np.blackman, np.hamming, np.hanning)
-no_derivative("complex results (adjit differentiates real-valued code)", np.linalg.eig,
-              np.linalg.eigvals, np.roots, np.imag)
+no_derivative("complex results (adjit differentiates real-valued code)", np.imag)
+no_derivative("numba computes them of real input where they are real, "
+              "and raises where they would be complex", np.linalg.eig, np.linalg.eigvals,
+              np.roots)
 no_derivative("integer result", np.linalg.matrix_rank)
 
 
