@@ -993,6 +993,36 @@ def test_a_rotation_whose_old_array_is_written_is_refused():
         adjit.grad(rotation_with_a_write)(np.linspace(-0.9, 0.8, 6), 4)
 
 
+def initial_kept_by_name(z, n):
+    """The start of an iteration kept under another name, the iteration's own name rebound
+    to new arrays: after the loop `first` is the old array if the loop ran and the same
+    array as `u` if not (a later write through one would reach the other)."""
+    u = z * 1.0
+    first = u
+    for t in range(n):
+        u = u * z
+    return np.sum(u) + np.sum(first * z)
+
+
+def initial_copied(z, n):
+    u = z * 1.0
+    first = u.copy()
+    for t in range(n):
+        u = u * z
+    return np.sum(u) + np.sum(first * z)
+
+
+def test_a_name_kept_for_an_array_a_loop_rebinds_is_refused_saying_why():
+    z = np.array([0.3, 0.5, -0.7])
+    with pytest.raises(AdjitError, match=r"'first' views the array of 'u', which the loop "
+                       r"binds to another array.* Copy it where it is bound: first = "
+                       r"u.copy\(\)"):
+        adjit.grad(initial_kept_by_name)(z, 3)
+    for n in (0, 3):        # the advice taken: u = z**(n + 1), first * z = z**2
+        g = check_value_and_grad(initial_copied, (z, n), 0)
+        np.testing.assert_allclose(g, (n + 1) * z ** n + 2.0 * z, rtol=1e-14)
+
+
 # -- np.ascontiguousarray as published code calls it before a loop ------------------------------
 
 def contiguous_then_loop(x, w):

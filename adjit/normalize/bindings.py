@@ -33,10 +33,12 @@ def use_view(norm, target, node):
     """The View a name is bound to, for a read or a write through it."""
     binding = norm.views[target]
     if isinstance(binding, _Unknown):
-        raise norm.error(node, f"'{getattr(node, 'id', target)}' {binding.why} (line "
-                         f"{binding.line}), so which array it refers to is not known when "
-                         "the code is compiled", "Bind the name to one array or view on every "
-                         "path (before the branch or loop), or copy: v = x[1:].copy().")
+        user = getattr(node, "id", target)
+        advice = binding.advice.format(name=user) if binding.advice else \
+            "Bind the name to one array or view on every path (before the branch or " \
+            "loop), or copy: v = x[1:].copy()."
+        raise norm.error(node, f"'{user}' {binding.why} (line {binding.line}), so which "
+                         "array it refers to is not known when the code is compiled", advice)
     norm.view_uses.append((target, binding.serial))
     return binding.view
 
@@ -82,6 +84,7 @@ def rebinding(norm, name, out):
     norm.ctx.arrays[keep] = (ndim, dtype)
     for t in rooted:
         norm.views[t] = new_binding(norm, _rebased(norm.views[t].view, keep))
+        norm.views[t].kept_from = name
 
 
 def merge_views(norm, before, branches, out_blocks, line):
@@ -140,6 +143,18 @@ def check_loop_views(norm, before, mark, first, line):
                              "or copy: v = x[i].copy().")
     for name in rebound:
         if before.get(name) is not None and name in norm.views:
+            kept = getattr(norm.views[name], "kept_from", None)
+            if kept is not None and isinstance(before[name], _Binding) and \
+                    before[name].view.base == kept:
+                # `first = u` before the loop, `u = u * z` in it: `first` is u's old array
+                # if the loop ran, u itself if it did not
+                user = getattr(norm, "in_place_names", {}).get(kept, kept)
+                norm.views[name] = _Unknown(
+                    f"views the array of '{user}', which the loop binds to another array: "
+                    "after the loop it is that old array if the loop ran and the same array "
+                    f"as '{user}' if it did not", line,
+                    f"Copy it where it is bound: {{name}} = {user}.copy().")
+                continue
             norm.views[name] = _Unknown("is bound in a loop that may run zero times "
                                         "after it was bound before the loop", line)
 
@@ -189,9 +204,10 @@ class _Binding:
 class _Unknown:
     """A name whose view binding this pass cannot determine (why: for the error)."""
 
-    def __init__(self, why, line):
+    def __init__(self, why, line, advice=None):
         self.why = why
         self.line = line
+        self.advice = advice
 
 
 class _At:
