@@ -2,8 +2,8 @@
 a library call numba cannot compile, in the differentiated function and in its @njit
 helpers. A block is Python code adjit does not differentiate: it runs once per call, in
 order (never again in the backward sweep or a checkpoint's recomputation), its outputs are
-constants for differentiation, and a derivative that would have to flow through it, an array
-it may write, or several outputs are refused by name."""
+constants for differentiation (one output or several), and a derivative that would have to
+flow through it, an array it may write, or an output of a tuple type are refused by name."""
 import math
 import random
 import time
@@ -122,10 +122,10 @@ def sorts_in_a_block(x):
     return np.sum(y * x)
 
 
-def two_outputs(x):
-    with objmode(a="float64", b="float64"):
-        a, b = 1.0, 2.0
-    return a * x + b
+def tuple_output(x):
+    with objmode(t="UniTuple(float64, 2)"):
+        t = (1.0, 2.0)
+    return t[0] * x + t[1]
 
 
 def test_what_a_block_cannot_do_is_refused_by_name():
@@ -137,8 +137,85 @@ def test_what_a_block_cannot_do_is_refused_by_name():
         with pytest.raises(AdjitError, match=r"block \(line \d+\) that may change the array "
                            r"`y`"):
             adjit.grad(f)(x)
-    with pytest.raises(AdjitError, match="several outputs"):
-        adjit.grad(two_outputs)(1.5)
+    with pytest.raises(AdjitError, match=r"block \(line \d+\) with a tuple output\. Declare "
+                       r"each value as an output of its own"):
+        adjit.grad(tuple_output)(1.5)
+
+
+# -- several outputs: the block runs once, its outputs read in order -----------------------------
+
+def drawn_window(x):
+    """Bounds and weights drawn by Python's generator, which numba cannot compile."""
+    n = x.shape[0]
+    with objmode(lo="float64", hi="float64", w="float64[:]"):
+        r = random.random()
+        lo, hi = r, r + 1.0
+        w = np.linspace(lo, hi, n)
+    return np.sum(w * x * x) + lo * hi
+
+
+def test_a_block_with_several_outputs_runs_once():
+    x = np.linspace(0.1, 1.0, 4)
+    random.seed(3)
+    value, g = adjit.value_and_grad(drawn_window)(x)
+    random.seed(3)
+    r = random.random()
+    w = np.linspace(r, r + 1.0, 4)
+    assert value == pytest.approx(np.sum(w * x * x) + r * (r + 1.0), rel=1e-14)
+    np.testing.assert_allclose(g, 2.0 * w * x, rtol=1e-14)
+    # (the draw is the block's: a block run twice would have drawn another r for w)
+
+
+def drawn_each_step(x):
+    s = 0.0
+    for i in range(x.shape[0]):
+        with objmode(a="float64", b="float64"):
+            a = random.random()
+            b = 2.0 * a
+            print("drew", a)
+        s += a * x[i] + b * x[i] ** 2
+    return s
+
+
+def test_a_block_with_several_outputs_in_a_loop(capsys):
+    x = np.array([0.3, -1.2, 2.0])
+    random.seed(5)
+    value, g = adjit.value_and_grad(drawn_each_step)(x)
+    assert capsys.readouterr().out.count("drew") == 3
+    random.seed(5)
+    a = np.array([random.random() for _ in range(3)])
+    assert value == pytest.approx(np.sum(a * x + 2.0 * a * x * x), rel=1e-14)
+    np.testing.assert_allclose(g, a + 4.0 * a * x, rtol=1e-14)
+
+
+@njit
+def _bounds(n):
+    with objmode(lo="float64", hi="float64"):
+        lo, hi = -1.0, 1.0 + n
+    return lo, hi
+
+
+def clipped(x):
+    lo, hi = _bounds(x.shape[0])
+    return np.sum(np.clip(x, lo, hi) ** 2)
+
+
+def stepped_by_a_block(x, steps):
+    u = x.copy()
+    for t in range(steps):
+        with objmode(a="float64", b="float64"):
+            a = 0.1
+            b = 0.01 * t
+        u = u + a * np.sin(u) + b
+    return np.sum(u * u)
+
+
+def test_several_outputs_in_a_helper_and_in_a_time_loop():
+    x = np.array([0.5, -2.0, 7.0])
+    g = check_value_and_grad(clipped, (x,), 0)
+    np.testing.assert_array_equal(g, [1.0, 0.0, 0.0])
+    recorded = check_value_and_grad(stepped_by_a_block, (x, 12), 0)
+    assert np.array_equal(adjit.grad(stepped_by_a_block, checkpoint="auto")(x, 12), recorded)
 
 
 def stopped_into_a_block(x):

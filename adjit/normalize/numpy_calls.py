@@ -550,11 +550,12 @@ class NumpyCalls:
         if result == ("none",):
             return self.effect_call(obj, atoms, descs, names, kw_descs, out, node)
         if result[0] == "tuple" and block is not None:
-            # (each element would be a call of its own: the block would run once for each)
+            # (each element would be a call of its own: the block would run once for each;
+            # several outputs are one call and readers of the others: normalize/objmode.py)
             raise self.n.error(node, f"a `with objmode()` block (line {block['line']}) with "
-                               "several outputs or a tuple output",
-                               "Declare one output per block (two blocks, or one array "
-                               "output: objmode(v=\"float64[:]\")).")
+                               "a tuple output",
+                               "Declare each value as an output of its own: objmode(a="
+                               "\"float64\", b=\"float64\").")
         if result[0] == "tuple":
             items = []
             for k, item in enumerate(result[1]):

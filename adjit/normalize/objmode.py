@@ -71,18 +71,23 @@ class _Lift(ast.NodeTransformer):
         name = f"objmode_block_line_{node.lineno}"
         while name in self.names:
             name += "_"
-        self.names[name] = _helper(self.src, node, name, inputs, outputs, keywords)
+        box = [None] if len(outputs) > 1 else None
+        self.names[name] = _helper(self.src, node, name, inputs, outputs, keywords, box)
         call = ast.Call(func=ast.Name(id=name, ctx=ast.Load()),
                         args=[ast.Name(id=n, ctx=ast.Load()) for n in inputs], keywords=[])
         if not outputs:
-            new = ast.Expr(value=call)
-        elif len(outputs) == 1:
-            new = ast.Assign(targets=[ast.Name(id=outputs[0], ctx=ast.Store())], value=call)
-        else:
-            new = ast.Assign(targets=[ast.Tuple(elts=[ast.Name(id=o, ctx=ast.Store())
-                                                      for o in outputs], ctx=ast.Store())],
-                             value=call)
-        return ast.copy_location(new, node)
+            return ast.copy_location(ast.Expr(value=call), node)
+        new = [ast.Assign(targets=[ast.Name(id=outputs[0], ctx=ast.Store())], value=call)]
+        # several outputs: the block runs once and keeps the others, which calls of their
+        # own then read, one output each, in order (each is a call with an effect: it runs
+        # once, where it stands, and what it returned is read from the tape)
+        for k in range(1, len(outputs)):
+            item = f"{name}_output_{k}"
+            self.names[item] = _output_reader(self.src, node, item, keywords[k], k, box)
+            new.append(ast.Assign(targets=[ast.Name(id=outputs[k], ctx=ast.Store())],
+                                  value=ast.Call(func=ast.Name(id=item, ctx=ast.Load()),
+                                                 args=[], keywords=[])))
+        return [ast.copy_location(x, node) for x in new]
 
 
 def _inputs(body, outer):
@@ -156,31 +161,67 @@ def _written(body, name, src):
     return False
 
 
-def _helper(src, node, name, inputs, outputs, keywords):
+# where a block with several outputs keeps the others: the code numba runs in object mode
+# reads globals from the module's dictionary, not from the helper's, so the block reaches
+# this module's KEPT (one list of one item per block) by importing it
+KEPT = {}
+
+
+def _helper(src, node, name, inputs, outputs, keywords, box=None):
     """The block as a function numba compiles: `def name(inputs): with objmode(...): ...;
-    return outputs`, reading the function's globals and closure."""
+    return output`, reading the function's globals and closure. With several outputs
+    (`box`, a list of one item) it returns the first and keeps the others in the box."""
     ctx = ast.Call(func=ast.Name(id=_CONTEXT, ctx=ast.Load()), args=[],
-                   keywords=copy.deepcopy(keywords))
-    body = [ast.With(items=[ast.withitem(context_expr=ctx)], body=copy.deepcopy(node.body))]
+                   keywords=copy.deepcopy(keywords[:1] if box is not None else keywords))
+    block = copy.deepcopy(node.body)
+    if box is not None:
+        block.append(_at(node, ast.parse(f"{_kept(box)}[0] = ({', '.join(outputs[1:])},)")))
+    body = [ast.With(items=[ast.withitem(context_expr=ctx)], body=block)]
     if outputs:
-        result = [ast.Name(id=o, ctx=ast.Load()) for o in outputs]
-        body.append(ast.Return(value=result[0] if len(result) == 1 else
-                               ast.Tuple(elts=result, ctx=ast.Load())))
+        body.append(ast.Return(value=ast.Name(id=outputs[0], ctx=ast.Load())))
+    written = {k for k, n in enumerate(inputs) if _written(node.body, n, src)}
+    return _compiled(src, node, name, inputs, body, box, written)
+
+
+def _output_reader(src, node, name, keyword, k, box):
+    """`def name(): with objmode(out=type): out = box[0][k - 1]; return out`: output k of a
+    block with several outputs, as the block's call (made just before) kept it."""
+    out = keyword.arg
+    ctx = ast.Call(func=ast.Name(id=_CONTEXT, ctx=ast.Load()), args=[],
+                   keywords=[copy.deepcopy(keyword)])
+    body = [ast.With(items=[ast.withitem(context_expr=ctx)],
+                     body=[_at(node, ast.parse(f"{out} = {_kept(box)}[0][{k - 1}]"))]),
+            ast.Return(value=ast.Name(id=out, ctx=ast.Load()))]
+    return _compiled(src, node, name, [], body, box, set())
+
+
+def _kept(box):
+    """An expression for `box` that code in object mode can evaluate."""
+    KEPT[id(box)] = box
+    return f"__import__({__name__!r}, None, None, ['KEPT']).KEPT[{id(box)}]"
+
+
+def _at(node, module):
+    """The statement of a parsed one-line module, placed at `node`'s line."""
+    stmt = module.body[0]
+    for x in ast.walk(stmt):
+        if hasattr(x, "lineno"):
+            ast.copy_location(x, node)
+    return stmt
+
+
+def _compiled(src, node, name, inputs, body, box, written):
     fdef = ast.FunctionDef(name=name, args=ast.arguments(
         posonlyargs=[], args=[ast.arg(arg=n) for n in inputs], vararg=None, kwonlyargs=[],
         kw_defaults=[], kwarg=None, defaults=[]), body=body, decorator_list=[],
         returns=None)
-    ast.copy_location(fdef, node)
-    ast.copy_location(body[0], node)
+    for x in [fdef] + body:
+        ast.copy_location(x, node)
     module = ast.fix_missing_locations(ast.Module(body=[fdef], type_ignores=[]))
     namespace = dict(src.fn.__globals__)
     namespace.update(getattr(src, "_closure", {}))
     namespace[_CONTEXT] = numba.objmode
     exec(compile(module, src.loc.filename, "exec"), namespace)   # noqa: S102 - the user's code
     fn = namespace[name]
-    fn.__adjit_objmode__ = {
-        "line": node.lineno,
-        "written": {k for k, n in enumerate(inputs) if _written(node.body, n, src)},
-        "inputs": inputs,
-    }
+    fn.__adjit_objmode__ = {"line": node.lineno, "written": written, "inputs": inputs}
     return numba.njit(fn)
