@@ -24,8 +24,8 @@ from ..runtime import special, vec
 from ..rules.registry import REGISTRY, Refused
 from ..rules.table import (ALLOCATORS, ARRAY_FUNCTIONS, ARRAY_OPS, ARRAY_QUERIES, ARRAY_RULES,
                            CONST_ARRAYS, ELEMENTWISE, NEW_ARRAY_CALLS,
-                           INACTIVE, INT_ALLOCATORS, MESSAGES, attached_rule, ensure_entries,
-                           rule_for_call)
+                           INACTIVE, INT_ALLOCATORS, MESSAGES, METHOD_FUNCTIONS,
+                           METHOD_REDUCTIONS, attached_rule, ensure_entries, rule_for_call)
 
 from . import appends, closures, comprehensions, objmode, record_arrays, sugar, swaps
 from . import (einsum, lower_constructors, lower_diagonals, lower_kept,  # noqa: F401 - they
@@ -406,6 +406,61 @@ def _binds(stmts, name):
 
 def _names_in(stmts):
     return {n.id for s in stmts for n in ir.walk(s) if isinstance(n, ast.Name)}
+
+
+_FRESH_FAMILIES = ("operator", "scalar", "elementwise", "reduction", "allocate")
+_SIZES = ("shape", "size", "ndim", "dtype")
+
+
+def _only_read(stmts, names, src, functions):
+    """Whether `stmts` only read the arrays the user names `names` hold: no store into
+    them (_written_in), no other name for them or a part of them (`v = u`, `row = u[0]`,
+    `for row in u`, a view a numpy function or method may return), and no call they are
+    passed to but numpy's and math's functions that make new values (the registry's
+    families of elementwise functions, reductions and allocations) and reducing methods."""
+    if _written_in(stmts, names, src, 0, functions):
+        return False
+
+    def root(e):
+        while isinstance(e, (ast.Subscript, ast.Attribute, ast.Starred)):
+            e = e.value
+        return e.id if isinstance(e, ast.Name) else None
+
+    def names_it(e):        # the array itself or a part of it, as a value (not its shape)
+        return isinstance(e, (ast.Name, ast.Subscript, ast.Attribute, ast.Starred)) and \
+            root(e) in names and not any(isinstance(x, ast.Attribute) and x.attr in _SIZES
+                                         for x in ast.walk(e))
+
+    for node in (x for s in stmts for x in ir.walk(s)):
+        if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Return)) and \
+                node.value is not None:
+            values = node.value.elts if isinstance(node.value, (ast.Tuple, ast.List)) \
+                else [node.value]
+            if not isinstance(node, ast.Return) and any(names_it(v) for v in values):
+                return False
+        elif isinstance(node, (ast.For, ast.comprehension)) and names_it(node.iter):
+            return False
+        elif isinstance(node, (ast.Lambda, ast.FunctionDef, ast.With)):
+            return False
+        elif isinstance(node, ast.Call):
+            passed = [a for a in node.args + [k.value for k in node.keywords] if names_it(a)]
+            func = node.func
+            if isinstance(func, ast.Attribute) and names_it(func.value):
+                if func.attr in METHOD_REDUCTIONS or func.attr == "copy":
+                    continue
+                target = METHOD_FUNCTIONS.get(func.attr)
+                entry = REGISTRY.get(target) if target is not None else None
+                if entry is None or entry.family not in _FRESH_FAMILIES:
+                    return False
+            if passed:
+                obj = functions.get(func.id) if isinstance(func, ast.Name) and \
+                    func.id in functions else src.resolve(func)
+                if obj is len:
+                    continue
+                entry = REGISTRY.get(obj)
+                if entry is None or entry.family not in _FRESH_FAMILIES:
+                    return False
+    return True
 
 
 def _written_in(stmts, names, src, depth=0, functions=None):
@@ -875,6 +930,7 @@ class _Normalizer:
                     self.stmt(x, out)
                 self.rest_taken = took
                 return
+            self.keep_old_arrays(s, out)
             outer = self.in_place
             self.in_place = outer | self.rebound_in_place(s, out)
             before, mark, first = dict(self.views), len(self.view_uses), self.ctx.serial
@@ -944,6 +1000,33 @@ class _Normalizer:
             return
         else:
             raise AssertionError(type(s))
+
+    def keep_old_arrays(self, loop, out):
+        """`first = u` before a loop that binds `u` to new arrays (`u = u * z`): in Python
+        `first` keeps u's old array. Where the function's top-level loop and the statements
+        after it only read both arrays (no store into them, no other name for them or a
+        part of them, passed only to numpy's functions that make new values), the old
+        contents are copied before the loop and `first` views the copy; `u` is then updated
+        in place (rebound_in_place). Otherwise the name stays unknown after the loop and is
+        refused where it is read (bindings.check_loop_views says why)."""
+        if self.rest is None:
+            return
+        names = {t.id for t in _rebinding_targets(loop.body)} - \
+            _rebound_to_views(loop.body, self.tuple_results(loop.body))
+        for n in sorted(names):
+            local = self.local(n)
+            if n not in self.src.locals or n in self.src.params or \
+                    not isinstance(local, str) or local not in self.ctx.arrays or \
+                    local in self.views:
+                continue
+            viewers = {t for t, b in self.views.items()
+                       if isinstance(b, _Binding) and b.view.base == local}
+            users = {u for u in self.src.locals if self.local(u) in viewers}
+            if not viewers or {self.local(u) for u in users} != viewers or \
+                    not _only_read([loop] + self.rest, users | {n}, self.src,
+                                   self.functions_held()):
+                continue
+            bindings.rebinding(self, local, out)
 
     def rebound_in_place(self, loop, out):
         """Array names the loop rebinds to new arrays (`y = y + dt * k1`, `h = np.tanh(W @ h

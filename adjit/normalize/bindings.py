@@ -122,6 +122,21 @@ def check_loop_views(norm, before, mark, first, line):
     body before that binding (it would mean the previous iteration's binding)."""
     rebound = {n for n in set(before) | set(norm.views)
                if norm.views.get(n) is not before.get(n)}
+    kept_arrays = {name: _kept_from(norm, before, name) for name in rebound}
+    for name, kept in kept_arrays.items():
+        if kept is not None:
+            # `first = u` before the loop, `u = u * z` in it: `first` is u's old array if
+            # the loop ran, u itself if it did not (anf.keep_old_arrays takes the cases
+            # where nothing tells the two apart)
+            user = getattr(norm, "in_place_names", {}).get(kept, kept)
+            norm.views[name] = _Unknown(
+                f"views the array of '{user}', which the loop binds to another array: after "
+                "the loop it is that old array if the loop ran and the same array as "
+                f"'{user}' if it did not (adjit keeps the two apart where the loop and the "
+                "code after it only read them)", line, f"Copy it where it is bound: {{name}} "
+                f"= {user}.copy().")
+            if any(n == name and serial <= first for n, serial in norm.view_uses[mark:]):
+                use_view(norm, name, ast.Name(id=name, lineno=line))    # (read in the loop)
     for name, serial in norm.view_uses[mark:]:
         if name in rebound and serial <= first:
             user = getattr(norm, "in_place_names", {}).get(name, name)
@@ -142,21 +157,18 @@ def check_loop_views(norm, before, mark, first, line):
                              "between iterations)", "Bind it at the top of the loop body, "
                              "or copy: v = x[i].copy().")
     for name in rebound:
-        if before.get(name) is not None and name in norm.views:
-            kept = getattr(norm.views[name], "kept_from", None)
-            if kept is not None and isinstance(before[name], _Binding) and \
-                    before[name].view.base == kept:
-                # `first = u` before the loop, `u = u * z` in it: `first` is u's old array
-                # if the loop ran, u itself if it did not
-                user = getattr(norm, "in_place_names", {}).get(kept, kept)
-                norm.views[name] = _Unknown(
-                    f"views the array of '{user}', which the loop binds to another array: "
-                    "after the loop it is that old array if the loop ran and the same array "
-                    f"as '{user}' if it did not", line,
-                    f"Copy it where it is bound: {{name}} = {user}.copy().")
-                continue
+        if before.get(name) is not None and name in norm.views and \
+                kept_arrays[name] is None:
             norm.views[name] = _Unknown("is bound in a loop that may run zero times "
                                         "after it was bound before the loop", line)
+
+
+def _kept_from(norm, before, name):
+    """The array whose old contents the loop's rebinding of it handed to `name` (which
+    viewed that array before the loop), or None."""
+    now, then = norm.views.get(name), before.get(name)
+    kept = getattr(now, "kept_from", None)
+    return kept if isinstance(then, _Binding) and then.view.base == kept else None
 
 
 def refuse_swapped_bases(norm, loop):
