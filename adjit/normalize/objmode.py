@@ -15,6 +15,7 @@ could not see the change.
 """
 import ast
 import copy
+import threading
 
 import numba
 
@@ -71,7 +72,7 @@ class _Lift(ast.NodeTransformer):
         name = f"objmode_block_line_{node.lineno}"
         while name in self.names:
             name += "_"
-        box = [None] if len(outputs) > 1 else None
+        box = threading.local() if len(outputs) > 1 else None
         self.names[name] = _helper(self.src, node, name, inputs, outputs, keywords, box)
         call = ast.Call(func=ast.Name(id=name, ctx=ast.Load()),
                         args=[ast.Name(id=n, ctx=ast.Load()) for n in inputs], keywords=[])
@@ -163,19 +164,20 @@ def _written(body, name, src):
 
 # where a block with several outputs keeps the others: the code numba runs in object mode
 # reads globals from the module's dictionary, not from the helper's, so the block reaches
-# this module's KEPT (one list of one item per block) by importing it
+# this module's KEPT (a slot per block and thread: threading.local) by importing it
 KEPT = {}
 
 
 def _helper(src, node, name, inputs, outputs, keywords, box=None):
     """The block as a function numba compiles: `def name(inputs): with objmode(...): ...;
     return output`, reading the function's globals and closure. With several outputs
-    (`box`, a list of one item) it returns the first and keeps the others in the box."""
+    (`box`, a threading.local) it returns the first and keeps the others in the box."""
     ctx = ast.Call(func=ast.Name(id=_CONTEXT, ctx=ast.Load()), args=[],
                    keywords=copy.deepcopy(keywords[:1] if box is not None else keywords))
     block = copy.deepcopy(node.body)
     if box is not None:
-        block.append(_at(node, ast.parse(f"{_kept(box)}[0] = ({', '.join(outputs[1:])},)")))
+        kept = f"{_kept(box)}.outputs = ({', '.join(outputs[1:])},)"
+        block.append(_at(node, ast.parse(kept)))
     body = [ast.With(items=[ast.withitem(context_expr=ctx)], body=block)]
     if outputs:
         body.append(ast.Return(value=ast.Name(id=outputs[0], ctx=ast.Load())))
@@ -184,13 +186,13 @@ def _helper(src, node, name, inputs, outputs, keywords, box=None):
 
 
 def _output_reader(src, node, name, keyword, k, box):
-    """`def name(): with objmode(out=type): out = box[0][k - 1]; return out`: output k of a
+    """`def name(): with objmode(out=type): out = box.outputs[k - 1]; return out`: output k of a
     block with several outputs, as the block's call (made just before) kept it."""
     out = keyword.arg
     ctx = ast.Call(func=ast.Name(id=_CONTEXT, ctx=ast.Load()), args=[],
                    keywords=[copy.deepcopy(keyword)])
     body = [ast.With(items=[ast.withitem(context_expr=ctx)],
-                     body=[_at(node, ast.parse(f"{out} = {_kept(box)}[0][{k - 1}]"))]),
+                     body=[_at(node, ast.parse(f"{out} = {_kept(box)}.outputs[{k - 1}]"))]),
             ast.Return(value=ast.Name(id=out, ctx=ast.Load()))]
     return _compiled(src, node, name, [], body, box, set())
 
