@@ -107,6 +107,17 @@ def test_vector_math_gives_the_same_gradient(capsys):
     assert r["blocks"] and r["nll_diff"] < 1e-12
 
 
+def test_objmode_quadrature_fit(capsys):
+    r = load("objmode_quadrature").main()
+    out = capsys.readouterr().out
+    assert r["grad_fd_error"] < 1e-7 and r["quadrature_error"] < 1e-9
+    assert r["success"] and r["loss"] < 0.05 * r["loss0"]
+    # drawn with k = 0.8, w = 4.0 and noise 0.02 on 60 points (estimates)
+    assert abs(r["k"] - 0.8) < 0.03 and abs(r["w"] - 4.0) < 0.05
+    # one line per evaluation: the block ran once for each (the gradient's included)
+    assert out.count("loss at k =") >= 5
+
+
 def test_special_function_fits_recover_the_parameters(capsys):
     r = load("special_fit").main()
     assert capsys.readouterr().out

@@ -128,6 +128,21 @@ def tuple_output(x):
     return t[0] * x + t[1]
 
 
+def formatted_in_a_block(x):
+    with objmode():
+        print(f"x = {x:.3f}")       # (numba's bytecode reader refuses a format spec)
+    return x * x
+
+
+def test_a_block_numba_does_not_compile_is_refused_as_a_block():
+    with pytest.raises(AdjitError, match=r"in function 'formatted_in_a_block' .*a `with "
+                       r"objmode\(\)` block \(line \d+\) that numba does not compile "
+                       r"\(format spec in f-strings not supported yet"):
+        adjit.grad(formatted_in_a_block)(1.5)
+    with pytest.raises(Exception, match="format spec in f-strings"):
+        njit(formatted_in_a_block)(1.5)     # (numba's own refusal of the same code)
+
+
 def test_what_a_block_cannot_do_is_refused_by_name():
     x = np.linspace(0.1, 1.0, 4)
     with pytest.raises(AdjitError, match=r"through_a_block.*a derivative would have to flow "

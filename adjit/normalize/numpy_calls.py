@@ -493,6 +493,12 @@ class NumpyCalls:
                                    "numba takes integers or booleans (and arrays of them) "
                                    "there: compare first, (x > 0) & (y > 0), or convert "
                                    "with int(...).") from None
+            if block is not None:
+                raise self.n.error(node, f"a `with objmode()` block (line {block['line']}) "
+                                   f"that numba does not compile ({exc})",
+                                   "numba reads the block's code even though it runs it "
+                                   "as Python: write it as numba accepts it (njit the "
+                                   "function alone to see numba's message).") from None
             entry = REGISTRY.get(obj)
             advice = ("Call it as numba accepts it; write it as Python/@njit code adjit can "
                       "read (loops and math functions) if a derivative must flow through it.")
