@@ -326,12 +326,10 @@ def _run_adjit(program, label, where, make, args, after, primal, value_tol, head
     zero (Python raises; numba's generated code gives inf or NaN, as numpy does, which a zero
     adjoint or an untaken branch may then drop), that one is judged instead."""
     argnums = where["argnums"]
-    try:
-        g = make()
-    except InternalError as exc:    # a bug inside adjit: never a refusal
-        return Outcome("mismatch", f"adjit crashed ({_crash_kind(exc)})",
-                       f"{header}\n{label}: {exc}", **where), None
-    except AdjitError as exc:
+
+    def refused(exc):
+        """The outcome of adjit's refusal (when it builds the gradient: at make() or, for
+        adjit.grad and value_and_grad, which build on their first call, at that call)."""
         decided = DECIDED_REFUSAL.search(str(exc))
         if decided and decided.group(1) in zero:
             return None, None
@@ -346,6 +344,14 @@ def _run_adjit(program, label, where, make, args, after, primal, value_tol, head
                            f"{header}\n{label}: {exc}", **where), None
         return Outcome("mismatch", "adjit refused a valid program",
                        f"{header}\n{label}: {exc}", **where), None
+
+    try:
+        g = make()
+    except InternalError as exc:    # a bug inside adjit: never a refusal
+        return Outcome("mismatch", f"adjit crashed ({_crash_kind(exc)})",
+                       f"{header}\n{label}: {exc}", **where), None
+    except AdjitError as exc:
+        return refused(exc)
     except Exception as exc:   # noqa: BLE001 - a crash inside adjit is a finding
         return Outcome("mismatch", f"adjit crashed ({type(exc).__name__})",
                        f"{header}\n{label}: {type(exc).__name__}: {exc}", **where), None
@@ -353,6 +359,11 @@ def _run_adjit(program, label, where, make, args, after, primal, value_tol, head
     with np.errstate(all="ignore"):
         try:
             value, grads = g(*inputs)
+        except InternalError as exc:
+            return Outcome("mismatch", f"adjit crashed ({_crash_kind(exc)})",
+                           f"{header}\n{label}: {exc}", **where), None
+        except AdjitError as exc:       # (refused where the first call builds it)
+            return refused(exc)
         except ZeroDivisionError as exc:
             if not where["numba"] and compiled is not None and \
                     str(exc) == "float division by zero":
