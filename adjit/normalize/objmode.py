@@ -72,7 +72,7 @@ class _Lift(ast.NodeTransformer):
         name = f"objmode_block_line_{node.lineno}"
         while name in self.names:
             name += "_"
-        box = threading.local() if len(outputs) > 1 else None
+        box = _slot(self.src, node) if len(outputs) > 1 else None
         self.names[name] = _helper(self.src, node, name, inputs, outputs, keywords, box)
         call = ast.Call(func=ast.Name(id=name, ctx=ast.Load()),
                         args=[ast.Name(id=n, ctx=ast.Load()) for n in inputs], keywords=[])
@@ -171,7 +171,7 @@ KEPT = {}
 def _helper(src, node, name, inputs, outputs, keywords, box=None):
     """The block as a function numba compiles: `def name(inputs): with objmode(...): ...;
     return output`, reading the function's globals and closure. With several outputs
-    (`box`, a threading.local) it returns the first and keeps the others in the box."""
+    (`box`, the key of a slot in KEPT) it returns the first and keeps the others there."""
     ctx = ast.Call(func=ast.Name(id=_CONTEXT, ctx=ast.Load()), args=[],
                    keywords=copy.deepcopy(keywords[:1] if box is not None else keywords))
     block = copy.deepcopy(node.body)
@@ -197,10 +197,18 @@ def _output_reader(src, node, name, keyword, k, box):
     return _compiled(src, node, name, [], body, box, set())
 
 
-def _kept(box):
-    """An expression for `box` that code in object mode can evaluate."""
-    KEPT[id(box)] = box
-    return f"__import__({__name__!r}, None, None, ['KEPT']).KEPT[{id(box)}]"
+def _slot(src, node):
+    """The key of the slot of the block at `node` (by file and line: the same in every
+    process, so that code numba caches names a slot this process has too; one block's
+    calls are consecutive in program order, so builds of it may share the slot)."""
+    key = f"{src.loc.filename}:{node.lineno}"
+    KEPT.setdefault(key, threading.local())
+    return key
+
+
+def _kept(key):
+    """An expression for the slot `key` that code in object mode can evaluate."""
+    return f"__import__({__name__!r}, None, None, ['KEPT']).KEPT[{key!r}]"
 
 
 def _at(node, module):
