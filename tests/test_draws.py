@@ -527,3 +527,29 @@ def test_an_argument_that_draws_is_drawn_once_by_a_lowering_that_calls_twice():
     # whole result): b was evaluated for each, so the uniform draw came from another
     # state of the generator (found by the program fuzzer)
     assert_matches_numba(lstsq_of_a_draw, (X,))
+
+
+@numba.njit
+def _seed(s):
+    np.random.seed(s)
+
+
+def permuted_weights(x, a):
+    b = np.random.permutation(a)
+    return np.sum(x * b)
+
+
+def test_a_draw_of_an_array_is_not_made_to_see_what_it_returns():
+    """np.random.permutation(a) was called on a trial array when adjit compiled the gradient
+    (to see whether its result is a view of `a`), which advanced numba's generator: the
+    gradient then saw the next permutation, not numba's (value 54 against 48 here)."""
+    x = np.array([1.0, 2.0, 3.0, 4.0])
+    a = np.array([1.0, 5.0, 7.0, 11.0])
+    _seed(1)
+    want = numba.njit(permuted_weights)(x, a)
+    _seed(1)
+    expected_b = numba.njit(lambda a: np.random.permutation(a))(a)
+    _seed(1)
+    value, g = adjit.value_and_grad(permuted_weights, argnums=0)(x, a)
+    assert value == want
+    np.testing.assert_array_equal(g, expected_b)

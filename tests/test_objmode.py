@@ -244,3 +244,47 @@ def test_a_block_given_a_stopped_value_is_a_constant():
     x = np.linspace(0.1, 1.0, 4)
     np.testing.assert_allclose(adjit.grad(stopped_into_a_block)(x), np.full(4, np.sum(x)),
                                rtol=1e-15)
+
+
+def scaled_by_a_python_draw(x, c):
+    with objmode(w="float64[:]"):
+        print("block ran")
+        w = c * random.random()
+    return np.sum(w * x)
+
+
+def test_a_block_given_arrays_runs_only_where_the_program_runs_it(capsys):
+    """The block was run on trial arrays when adjit compiled the gradient (to see whether
+    its output is a view of `c`): it printed, and took a number from Python's generator, so
+    the gradient's value was not numba's."""
+    x, c = np.array([1.0, 2.0]), np.array([3.0, 4.0])
+    random.seed(0)
+    want = njit(scaled_by_a_python_draw)(x, c)
+    capsys.readouterr()
+    random.seed(0)
+    value, g = adjit.value_and_grad(scaled_by_a_python_draw)(x, c)
+    assert capsys.readouterr().out.count("block ran") == 1
+    assert value == want
+    random.seed(0)
+    np.testing.assert_array_equal(g, c * random.random())
+
+
+def viewed_in_a_block(x, c):
+    with objmode(w="float64[:]"):
+        w = c[::2]
+    return np.sum(w * x)
+
+
+def copied_in_a_block(x, c):
+    with objmode(w="float64[:]"):
+        w = c[::2].copy()
+    return np.sum(w * x)
+
+
+def test_a_block_output_sharing_memory_with_its_input_is_refused_where_it_runs():
+    x, c = np.array([1.0, 2.0]), np.array([3.0, 4.0, 5.0, 6.0])
+    with pytest.raises(AdjitError, match=r"in function 'viewed_in_a_block' .*line \d+\): a "
+                       r"`with objmode\(\)` block whose output `w` shares memory with the "
+                       r"array `c`"):
+        adjit.grad(viewed_in_a_block)(x, c)
+    np.testing.assert_array_equal(adjit.grad(copied_in_a_block)(x, c), c[::2])

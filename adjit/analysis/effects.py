@@ -45,6 +45,14 @@ def of_object(obj):
     return _UNKNOWN
 
 
+def known_effect(obj):
+    """Why a call of `obj` has an effect adjit knows of (a random draw, a seed, a print, an
+    objmode block), or None: for no effect, and for one adjit cannot know (such a call is
+    made at compile time only where adjit must: rules/opaque.py probes what it returns)."""
+    why = of_object(obj)
+    return None if why == _UNKNOWN else why
+
+
 def of_call(call, env):
     """Why the call expression `call` has an effect, or None."""
     if ir.note(call, "opaque") is not None or isinstance(call.func, (ast.Name, ast.Attribute)):

@@ -539,8 +539,13 @@ class NumpyCalls:
                                        "code adjit can read, or call it on a copy.")
         names = [a for a, d in zip(atoms, descs) if d[0] != "const"] + \
             [a for _, (a, d) in keywords if d[0] != "const"]
+        # (a call with an effect is never made to find out: a trial draw would advance
+        # numba's generator, a trial block would run the user's Python. numpy's draws make
+        # new arrays; a block's outputs are checked against its inputs where it runs,
+        # normalize/objmode.py)
+        from ..analysis.effects import known_effect
         shares = opaque.may_share_memory(obj, descs, kw_descs) \
-            if result[0] in ("array", "tuple") else False
+            if result[0] in ("array", "tuple") and known_effect(obj) is None else False
         if isinstance(shares, str):
             raise self.n.error(node, f"`{name}`, which has no derivative rule: adjit could not "
                                "tell whether its result is a view of its argument (memory "

@@ -18,7 +18,9 @@ import copy
 import threading
 
 import numba
+import numpy as np
 
+from ..errors import AdjitError
 from .closures import assigned_names
 
 # the calls an array may be passed to in a block without being written (printing, sizes)
@@ -175,6 +177,14 @@ def _helper(src, node, name, inputs, outputs, keywords, box=None):
     ctx = ast.Call(func=ast.Name(id=_CONTEXT, ctx=ast.Load()), args=[],
                    keywords=copy.deepcopy(keywords[:1] if box is not None else keywords))
     block = copy.deepcopy(node.body)
+    if outputs and inputs:
+        # (adjit copies a block's array outputs: one sharing memory with an array the block
+        # was given is refused where the block runs, never probed by running it before)
+        where = f"in function '{src.loc.name}' ({src.loc.filename}, line {node.lineno})"
+        check = (f"__import__({__name__!r}, None, None, ['apart']).apart({where!r}, "
+                 f"({', '.join(outputs)},), ({', '.join(inputs)},), {tuple(outputs)!r}, "
+                 f"{tuple(inputs)!r})")
+        block.append(_at(node, ast.parse(check)))
     if box is not None:
         kept = f"{_kept(box)}.outputs = ({', '.join(outputs[1:])},)"
         block.append(_at(node, ast.parse(kept)))
@@ -195,6 +205,20 @@ def _output_reader(src, node, name, keyword, k, box):
                      body=[_at(node, ast.parse(f"{out} = {_kept(box)}.outputs[{k - 1}]"))]),
             ast.Return(value=ast.Name(id=out, ctx=ast.Load()))]
     return _compiled(src, node, name, [], body, box, set())
+
+
+def apart(where, outputs, inputs, output_names, input_names):
+    """Run by a block (in object mode) after its code: refuse an array output that shares
+    memory with an array the block was given (numba would hand back that memory; adjit
+    keeps a block's outputs as arrays of their own)."""
+    for out, oname in zip(outputs, output_names):
+        for value, iname in zip(inputs, input_names):
+            if isinstance(out, np.ndarray) and isinstance(value, np.ndarray) and \
+                    np.shares_memory(out, value):
+                raise AdjitError(f"{where}: a `with objmode()` block whose output "
+                                 f"`{oname}` shares memory with the array `{iname}` it was "
+                                 "given (adjit keeps a block's array outputs as arrays of "
+                                 f"their own). Return a copy: {oname} = (...).copy().")
 
 
 def _slot(src, node):
