@@ -1037,6 +1037,56 @@ def test_a_name_kept_for_an_array_a_loop_rebinds():
                                    rtol=1e-14)
 
 
+# -- tslearn's accumulated cost matrix: np.full(..., np.inf, dtype=D.dtype), a boolean mask -------
+
+def masked_dtw_cost(x, y, mask):
+    """DTW's accumulated cost within a band (mask), as tslearn allocates it."""
+    D = (x[:, None] - y[None, :]) ** 2
+    acc = np.full((x.shape[0] + 1, y.shape[0] + 1), np.inf, dtype=D.dtype)
+    acc[0, 0] = 0.0
+    for i in range(x.shape[0]):
+        for j in range(y.shape[0]):
+            if mask[i, j]:
+                acc[i + 1, j + 1] = D[i, j] + min(acc[i, j + 1], acc[i + 1, j], acc[i, j])
+    return acc[-1, -1]
+
+
+def test_an_inf_filled_matrix_of_the_cost_matrix_dtype_beside_a_boolean_mask():
+    """np.full with a dtype was refused, and `D.dtype` of a float array the function made
+    was refused wherever an argument was a boolean array."""
+    x = np.array([0.1, 0.9, 0.4, 1.3])
+    y = np.array([0.2, 1.1, 0.3, 1.0, 1.2])
+    mask = np.abs(np.arange(4)[:, None] - np.arange(5)[None, :]) <= 1
+    check_value_and_grad(masked_dtw_cost, (x, y, mask), (0, 1))
+    with pytest.raises(AdjitError, match="np.full with the dtype float32"):
+        adjit.grad(single_filled)(x)
+
+
+def single_filled(x):
+    return np.sum(np.full(4, 1.0, dtype=np.float32) * x)
+
+
+def nearest_neighbour_products(x):
+    """stumpy's style: an index array filled with -1 beside an inf-filled distance array."""
+    nearest = np.full(x.shape[0], -1, dtype=np.int64)
+    best = np.full(x.shape[0], np.inf)
+    for i in range(x.shape[0]):
+        for j in range(x.shape[0]):
+            if j != i and abs(x[i] - x[j]) < best[i]:
+                best[i] = abs(x[i] - x[j])
+                nearest[i] = j
+    s = 0.0
+    for i in range(x.shape[0]):
+        s += best[i] * x[nearest[i]]
+    return s
+
+
+def test_an_integer_array_filled_with_np_full():
+    x = np.array([0.5, 1.7, -2.0, 0.9])
+    g = check_value_and_grad(nearest_neighbour_products, (x,), 0)
+    np.testing.assert_allclose(g, [2.0, 0.9, -0.5, 1.7], rtol=1e-14)
+
+
 # -- np.ascontiguousarray as published code calls it before a loop ------------------------------
 
 def contiguous_then_loop(x, w):

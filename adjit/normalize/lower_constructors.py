@@ -68,9 +68,30 @@ def lower_full(norm, node, obj, out):
     """np.full(shape, value), np.full_like(a, value): a new array, every element
     stored."""
     args, what = node.args, obj.__name__
-    if len(args) != 2 or node.keywords:
-        raise norm.error(node, f"np.{what} with other than (shape, value)",
-                         f"Write np.{what}(shape, value).")
+    dtype = [k.value for k in node.keywords if k.arg == "dtype"] + args[2:3]
+    if len(args) not in (2, 3) or any(k.arg != "dtype" for k in node.keywords) or \
+            len(dtype) > 1:
+        raise norm.error(node, f"np.{what} with other than (shape, value) or (shape, "
+                         "value, dtype)", f"Write np.{what}(shape, value).")
+    declared = norm.calls.declared_dtype(dtype[0], node) if dtype else np.dtype(np.float64)
+    if declared.kind in "iub" and what == "full" and isinstance(node.func, ast.Attribute):
+        # an integer or boolean array (stumpy's `np.full(n, -1, dtype=np.int64)` of
+        # indices): np.zeros of that dtype, then every element stored
+        made = norm.fresh_local("_full")
+        zeros = ast.Attribute(value=node.func.value, attr="zeros", ctx=ast.Load())
+        for stmt in (ast.Assign(targets=[ast.Name(id=made, ctx=ast.Store())],
+                                value=ast.Call(func=zeros, args=[args[0]], keywords=[
+                                    ast.keyword(arg="dtype", value=dtype[0])])),
+                     ast.Assign(targets=[ast.Subscript(
+                         value=ast.Name(id=made, ctx=ast.Load()), slice=ast.Slice(),
+                         ctx=ast.Store())], value=args[1])):
+            norm.stmt(ast.fix_missing_locations(ast.copy_location(stmt, node)), out)
+        return ir.name(norm.local(made))
+    if declared != np.float64:
+        raise norm.error(node, f"np.{what} with the dtype {declared}",
+                         "Fill a float64 array (the default) for values that carry "
+                         "derivatives, or an integer or boolean array (np.full(n, -1, "
+                         "dtype=np.int64)).")
     if what == "full_like":
         shape = norm.calls.like_shape(args[0], out, node)
     else:

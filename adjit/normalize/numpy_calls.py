@@ -361,8 +361,10 @@ class NumpyCalls:
             if name in self.n.ctx.dtypes:
                 return self.n.ctx.dtypes[name]
             if self.n.ctx.arrays.get(name, (0, ""))[1] == "f" and all(
-                    d == np.float64 for d in self.n.ctx.dtypes.values()):
-                return np.dtype(np.float64)     # a float array made from float64 arguments
+                    d == np.float64 for d in self.n.ctx.dtypes.values() if d.kind in "fc"):
+                # a float array made from float64 arguments (boolean and integer ones
+                # make float64 with them, as Python's floats do)
+                return np.dtype(np.float64)
             raise self.n.error(node, f"`{ast.unparse(given)}` as a dtype, of an array that is "
                                "not an argument", "Write the dtype (np.float64, np.int64).")
         if isinstance(given, ast.Call) and self.n.src.resolve(given.func) is np.dtype and \
