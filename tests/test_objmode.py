@@ -288,3 +288,16 @@ def test_a_block_output_sharing_memory_with_its_input_is_refused_where_it_runs()
                        r"array `c`"):
         adjit.grad(viewed_in_a_block)(x, c)
     np.testing.assert_array_equal(adjit.grad(copied_in_a_block)(x, c), c[::2])
+
+
+def rebound_in_a_block(x, w):
+    with objmode(w="float64[:]"):
+        w = w * 2.0         # (the output's name is the input's: a new array)
+    return np.sum(w * x)
+
+
+def test_a_block_that_binds_its_input_name_to_a_new_array():
+    x, w = np.array([1.0, 2.0]), np.array([3.0, 4.0])
+    value, g = adjit.value_and_grad(rebound_in_a_block)(x, w)
+    assert value == njit(rebound_in_a_block)(x, w) == 22.0
+    np.testing.assert_array_equal(g, 2.0 * w)

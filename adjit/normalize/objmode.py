@@ -180,10 +180,11 @@ def _helper(src, node, name, inputs, outputs, keywords, box=None):
     if outputs and inputs:
         # (adjit copies a block's array outputs: one sharing memory with an array the block
         # was given is refused where the block runs, never probed by running it before)
+        # (the inputs as given: the block may bind their names to other values)
         where = f"in function '{src.loc.name}' ({src.loc.filename}, line {node.lineno})"
+        block.insert(0, _at(node, ast.parse(f"{_GIVEN} = ({', '.join(inputs)},)")))
         check = (f"__import__({__name__!r}, None, None, ['apart']).apart({where!r}, "
-                 f"({', '.join(outputs)},), ({', '.join(inputs)},), {tuple(outputs)!r}, "
-                 f"{tuple(inputs)!r})")
+                 f"({', '.join(outputs)},), {_GIVEN}, {tuple(outputs)!r}, {tuple(inputs)!r})")
         block.append(_at(node, ast.parse(check)))
     if box is not None:
         kept = f"{_kept(box)}.outputs = ({', '.join(outputs[1:])},)"
@@ -205,6 +206,9 @@ def _output_reader(src, node, name, keyword, k, box):
                      body=[_at(node, ast.parse(f"{out} = {_kept(box)}.outputs[{k - 1}]"))]),
             ast.Return(value=ast.Name(id=out, ctx=ast.Load()))]
     return _compiled(src, node, name, [], body, box, set())
+
+
+_GIVEN = "_adjit_objmode_given"
 
 
 def apart(where, outputs, inputs, output_names, input_names):
