@@ -19,38 +19,7 @@ import ast
 
 from .. import ir
 from ..normalize.names import lookup
-from ..rules.registry import REGISTRY
-
-_PURE_MODULES = ("numpy", "math", "builtins", "scipy")
-_UNKNOWN = "adjit cannot read it (what it does beyond its result is unknown)"
-
-
-def of_object(obj):
-    """Why a call of `obj` has an effect, or None."""
-    entry = REGISTRY.get(obj)
-    if entry is not None:
-        return entry.effect
-    if hasattr(getattr(obj, "py_func", obj), "__adjit_objmode__"):
-        return "a `with objmode()` block: Python code that runs once, in order"
-    inner = getattr(obj, "__adjit_calls__", None)     # a wrapper adjit made (rules/opaque.py)
-    if inner is not None:
-        return of_object(inner)
-    module = getattr(obj, "__module__", None)
-    if not isinstance(module, str):
-        return _UNKNOWN
-    if module == "numpy.random" or module.startswith("numpy.random."):
-        return "a random draw: it advances numba's generator"
-    if module.split(".")[0] in _PURE_MODULES or module.startswith("adjit."):
-        return None
-    return _UNKNOWN
-
-
-def known_effect(obj):
-    """Why a call of `obj` has an effect adjit knows of (a random draw, a seed, a print, an
-    objmode block), or None: for no effect, and for one adjit cannot know (such a call is
-    made at compile time only where adjit must: rules/opaque.py probes what it returns)."""
-    why = of_object(obj)
-    return None if why == _UNKNOWN else why
+from ..rules.effects import of_object
 
 
 def of_call(call, env):

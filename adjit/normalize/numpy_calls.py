@@ -25,6 +25,7 @@ from ..rules import opaque
 from ..rules.table import rule_for_call
 from ..frontend.source import MISSING, numba_implementation, recover_parallel_kernel
 from ..runtime import vec
+from ..rules.effects import known_effect
 from ..rules.registry import REGISTRY
 from .sugar import OPERATOR_SYMBOLS
 from .values import Shape, TupleValue, left_out
@@ -545,7 +546,6 @@ class NumpyCalls:
         # numba's generator, a trial block would run the user's Python. numpy's draws make
         # new arrays; a block's outputs are checked against its inputs where it runs,
         # normalize/objmode.py)
-        from ..analysis.effects import known_effect
         shares = opaque.may_share_memory(obj, descs, kw_descs) \
             if result[0] in ("array", "tuple") and known_effect(obj) is None else False
         if isinstance(shares, str):

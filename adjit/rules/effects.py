@@ -1,0 +1,37 @@
+"""What adjit knows of a function's effect beyond its result (a random draw advances numba's
+generator, np.random.seed resets it, print writes, an objmode block runs Python), by the
+function object alone: the registry's `effect`, objmode's mark, numpy.random's module.
+analysis/effects.py marks the statements that make such calls; the normalizer asks here
+whether a call may be made at compile time (never one with an effect it knows of)."""
+from .registry import REGISTRY
+
+_PURE_MODULES = ("numpy", "math", "builtins", "scipy")
+_UNKNOWN = "adjit cannot read it (what it does beyond its result is unknown)"
+
+
+def of_object(obj):
+    """Why a call of `obj` has an effect, or None."""
+    entry = REGISTRY.get(obj)
+    if entry is not None:
+        return entry.effect
+    if hasattr(getattr(obj, "py_func", obj), "__adjit_objmode__"):
+        return "a `with objmode()` block: Python code that runs once, in order"
+    inner = getattr(obj, "__adjit_calls__", None)     # a wrapper adjit made (rules/opaque.py)
+    if inner is not None:
+        return of_object(inner)
+    module = getattr(obj, "__module__", None)
+    if not isinstance(module, str):
+        return _UNKNOWN
+    if module == "numpy.random" or module.startswith("numpy.random."):
+        return "a random draw: it advances numba's generator"
+    if module.split(".")[0] in _PURE_MODULES or module.startswith("adjit."):
+        return None
+    return _UNKNOWN
+
+
+def known_effect(obj):
+    """Why a call of `obj` has an effect adjit knows of (a random draw, a seed, a print, an
+    objmode block), or None: for no effect, and for one adjit cannot know (such a call is
+    made at compile time only where adjit must: rules/opaque.py probes what it returns)."""
+    why = of_object(obj)
+    return None if why == _UNKNOWN else why
