@@ -777,7 +777,7 @@ def _adjoint(p, o):
     name = f"{src.fn.__name__}_{o.name}"
     blocks = [prog.init, prog.forward, prog.backward_init, prog.backward]
     double = vector_math.float64_only(blocks, p.env.ns, p.arg_types)
-    sweep = Sweep(prog, builder, kinds, namegen, grads, ret, assemble.ZEROS,
+    sweep = Sweep(prog, builder, kinds, namegen, grads, ret,
                   double and not vector_math.has_complex(blocks, p.arg_types))
     if o.target == "cuda":
         def device_source(copied=True):

@@ -1190,3 +1190,47 @@ def test_real_of_real_values_is_the_value_and_imag_is_refused():
         return np.sum(x.imag)
     with pytest.raises(AdjitError, match=r"the attribute `.imag` \(adjit's numbers are real\)"):
         adjit.grad(imaginary)(x)
+
+
+# -- stumpy's indices held as np.uint64 (numba joins uint64 with int64 into float64) ---------
+
+def diagonal_products(T, m, g):
+    """stumpy's _compute_diagonal: running dot products along a diagonal, indices held as
+    np.uint64, the first window in a branch and the rest updated from it."""
+    n = T.shape[0] - m + 1
+    s = 0.0
+    cov = 0.0
+    for i in range(n - g):
+        uint64_i = np.uint64(i)
+        uint64_j = np.uint64(i + g)
+        if uint64_i == 0:
+            cov = np.dot(T[uint64_i:uint64_i + m], T[uint64_j:uint64_j + m])
+        else:
+            last = np.uint64(m) - np.uint64(1)
+            cov = cov - T[uint64_i - np.uint64(1)] * T[uint64_j - np.uint64(1)] + \
+                T[uint64_i + last] * T[uint64_j + last]
+        s += cov * cov
+    return s
+
+
+def uint64_carried(x, steps):
+    """A np.uint64 counter carried by a time loop (a checkpoint keeps it)."""
+    k = np.uint64(0)
+    y = 0.5
+    for t in range(steps):
+        y = math.sin(y * x[k]) + x[k]
+        k = (k + np.uint64(1)) % np.uint64(x.shape[0])
+    return y
+
+
+def test_uint64_indices():
+    T = np.linspace(-1.0, 1.3, 11) ** 2
+    for g in (0, 2):
+        check_value_and_grad(diagonal_products, (T, 4, g), 0)
+    x = np.linspace(0.2, 0.9, 5)
+    check_value_and_grad(uint64_carried, (x, 13), 0)
+    recorded = adjit.grad(uint64_carried)(x, 13)
+    for checkpoint in ("auto", 3):      # snapshots keep the counter on the int64 store
+        ckpt = adjit.grad(uint64_carried, checkpoint=checkpoint)
+        np.testing.assert_array_equal(ckpt(x, 13), recorded)
+    assert "np.uint64(" in ckpt.source

@@ -17,6 +17,39 @@ from .prims import classify
 FLOAT, INT, BOOL, OTHER = "float", "int", "bool", "other"
 
 
+class _Unsigned(str):
+    """INT held as numba's uint64 (`ui = np.uint64(i)`, stumpy's indexing): equal to INT
+    everywhere kinds are compared, but numba joins uint64 with int64 into float64, so a
+    value of it restored from the int64 tape, or started at 0, is converted back."""
+
+
+UINT64 = _Unsigned(INT)
+
+
+def zero_source(kind):
+    """The source of the zero of a scalar kind (a name defined before the paths that assign
+    it), or None for a kind with no zero (arrays, other values)."""
+    if isinstance(kind, _Unsigned):
+        return "np.uint64(0)"
+    return {FLOAT: "0.0", INT: "0", BOOL: "False"}.get(kind) if isinstance(kind, str) \
+        else None
+
+
+def stored_source(kind, value):
+    """`value` as the tape and the checkpoints store a scalar of `kind`: floats on float64
+    stacks, integers and booleans on int64 ones."""
+    return f"int({value})" if kind == BOOL else value
+
+
+def restored_source(kind, value):
+    """The scalar of `kind` that `value`, read back from its store (stored_source), was."""
+    if kind == BOOL:
+        return f"{value} != 0"
+    if isinstance(kind, _Unsigned):
+        return f"np.uint64({value})"
+    return value
+
+
 class ArrayKind:
     """An array of `ndim` dimensions; `dtype` is "f" (float), "i" (integer) or "b" (bool)."""
 
@@ -51,7 +84,7 @@ def kind_of_numba_type(ty):
     if isinstance(ty, types.Boolean):
         return BOOL
     if isinstance(ty, types.Integer):
-        return INT
+        return UINT64 if ty == types.uint64 else INT
     if isinstance(ty, types.Float):
         return FLOAT
     if isinstance(ty, types.Array):
@@ -202,7 +235,8 @@ def _opaque_kind(stmt, prim, kinds):
         if kind is None:
             return None
         descs.append(("array", kind.ndim, kind.dtype) if is_array(kind) else
-                     ("b",) if kind == BOOL else ("i",) if kind == INT else ("f",))
+                     ("b",) if kind == BOOL else ("i", "uint64") if isinstance(kind, _Unsigned)
+                     else ("i",) if kind == INT else ("f",))
     try:
         desc = opaque.result(prim.obj, tuple(descs))
     except opaque.Untyped as exc:
@@ -213,6 +247,8 @@ def _opaque_kind(stmt, prim, kinds):
         return OTHER
     if desc[0] == "array":
         return ArrayKind(desc[1], desc[2] == "f", desc[2])
+    if desc == ("i", "uint64"):
+        return UINT64
     return {"f": FLOAT, "i": INT, "b": BOOL}[desc[0]]
 
 

@@ -12,16 +12,13 @@ import math
 import numba
 
 from .. import ir
-from ..analysis.types import FLOAT, is_array
+from ..analysis.types import is_array, zero_source
 from ..errors import error_at
 from ..reverse.dce import bindings_needed, eliminate_dead, upward_exposed
 from ..reverse.parallel import parallel_forward
 from ..rules.table import device_twin
 from ..runtime import vec
 
-
-ZEROS = {FLOAT: 0.0, "int": 0, "bool": False}
-"""The zero of each scalar kind (a name defined before the paths that assign it)."""
 
 STATS_SIZE = 7
 """The tape statistics: tape bytes, snapshot bytes, checkpointed steps, steps advanced
@@ -119,9 +116,9 @@ def defined_up_front(stmts, kinds, bars, params):
     for n in names:
         if n in params:
             continue
-        kind = kinds.get(primal_of.get(n, n))
-        if kind in ZEROS:
-            by_zero.setdefault(repr(ZEROS[kind]), []).append(n)
+        zero = zero_source(kinds.get(primal_of.get(n, n)))
+        if zero is not None:
+            by_zero.setdefault(zero, []).append(n)
     out = []
     for zero, group in by_zero.items():
         line = []

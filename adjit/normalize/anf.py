@@ -739,7 +739,7 @@ class _Normalizer:
                 self.ctx.arrays.get(base.id, (0, "?"))[1] == "i"
         if isinstance(value, ast.Call):
             if ir.note(value, "opaque", None) is not None:
-                return ir.note(value, "opaque") == ("i",)
+                return ir.note(value, "opaque")[:1] == ("i",)
             obj = self.resolve_generated(value.func)
             if obj in INACTIVE and INACTIVE[obj].result is not None:
                 return INACTIVE[obj].result([self.argument_dims(a) for a in value.args]) == \

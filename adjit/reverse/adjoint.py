@@ -16,7 +16,7 @@ import copy
 
 from .. import ir
 from ..analysis.prims import classify
-from ..analysis.types import BOOL, FLOAT, INT, is_array
+from ..analysis.types import FLOAT, is_array, zero_source
 from ..rules.table import ARRAY_RULES
 from ..rules.templates import accumulate, fold, instantiate, scale, substitute
 from . import checkpoint as checkpointing
@@ -391,7 +391,7 @@ class ReverseBuilder:
             defined_first = isinstance(first, ast.Assign) and id(first) not in self.plan.pushed \
                 and any(first is s for s in self.stmts)
             if not defined_first:
-                init.append(ir.assign(var, ir.const(_ZERO[self.kinds[var]])))
+                init += ir.parse(f"{var} = {zero_source(self.kinds[var])}")
         backward_init = []
         for var in self._ordered(self.active):
             if is_array(self.kinds[var]):
@@ -411,9 +411,6 @@ class ReverseBuilder:
         if is_array(self.kinds[var]):
             return f"np.zeros_like({var})"
         return "0.0"
-
-
-_ZERO = {FLOAT: 0.0, INT: 0, BOOL: False}
 
 
 def _combine(terms):

@@ -17,7 +17,8 @@ loop are completely rewritten by every step and are left out).
 import ast
 import copy
 
-from ..analysis.types import BOOL, FLOAT, INT, is_array
+from ..analysis.types import (BOOL, FLOAT, INT, is_array, restored_source, stored_source,
+                              zero_source)
 from ..errors import error_at
 from .. import ir
 from .ascending import own_elements
@@ -238,8 +239,9 @@ class Checkpointed:
             out.append((f"{place} = {v}", f"{v} = {place}"))
         for k, v in enumerate(scalars[INT] + scalars[BOOL]):
             place = f"{n['si']}[{slot}, {k}]"
-            out.append((f"{place} = {v}", f"{v} = {place}") if v in scalars[INT] else
-                       (f"{place} = int({v})", f"{v} = {place} != 0"))
+            kind = self.b.kinds[v]
+            out.append((f"{place} = {stored_source(kind, v)}",
+                        f"{v} = {restored_source(kind, place)}"))
         for a in arrays:
             place = f"{self._snap(a)}[{slot}]"
             out.append((f"ckpt.put({place}, {a})", f"ckpt.put({a}, {place})"))
@@ -340,14 +342,14 @@ class Checkpointed:
         lines.append(f"{n['next']} = 0")
         out = []
         results = self.step_function()[3]
-        for kind, names in scalars.items():
+        for names in scalars.values():
             for v in names:
                 if v not in defined_before:
-                    out += _parse(f"{v} = {_ZERO[kind]}")
+                    out += _parse(f"{v} = {zero_source(self.b.kinds[v])}")
         for v in results:       # a result a step may leave unassigned starts defined
             if v not in defined_before and not any(v in names for names in scalars.values()) \
-                    and self.b.kinds.get(v) in _ZERO:
-                out += _parse(f"{v} = {_ZERO[self.b.kinds[v]]}")
+                    and zero_source(self.b.kinds.get(v)) is not None:
+                out += _parse(f"{v} = {zero_source(self.b.kinds[v])}")
         out += _parse("\n".join(lines))
         loop = _parse(f"for {n['k']} in range({n['last']}):\n    pass")[0]
         save = _parse(f"if {n['k']} == {n['pos']}[{n['next']}]:\n    pass")[0]
@@ -458,8 +460,6 @@ def _branches(node):
         node = node.orelse[0] if node.orelse and isinstance(node.orelse[0], ast.If) else None
     return out
 
-
-_ZERO = {FLOAT: "0.0", INT: "0", BOOL: "False"}
 
 _MAX_ARGS = 30
 """The most arguments a step function is called with one by one: CPython compiles a call

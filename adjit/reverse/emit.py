@@ -6,7 +6,7 @@ import copy
 
 from .. import ir
 from ..analysis.prims import classify
-from ..analysis.types import BOOL, FLOAT, INT, is_array
+from ..analysis.types import BOOL, FLOAT, INT, is_array, restored_source, stored_source
 from ..rules.table import PAIRED
 from ..rules.templates import fold
 from .dce import eliminate_dead, upward_exposed
@@ -219,9 +219,9 @@ class Emitter:
             keep = gen.fresh("_kept")
             alloc.append(f"{keep} = np.empty(({trips}, {len(group)}){dtype})")
             for k, v in enumerate(group):
-                bool_ = self.b.kinds[v] == BOOL
-                store.append(f"{keep}[{slot}, {k}] = {'int(' + v + ')' if bool_ else v}")
-                load.append(f"{v} = {keep}[{slot}, {k}]" + (" != 0" if bool_ else ""))
+                kind = self.b.kinds[v]
+                store.append(f"{keep}[{slot}, {k}] = {stored_source(kind, v)}")
+                load.append(f"{v} = {restored_source(kind, f'{keep}[{slot}, {k}]')}")
         origin = ir.note(fwd, "origin", None)
         new = ir.parse("\n".join(alloc))
         for x in new:
@@ -738,7 +738,7 @@ class IndexedTape:
     def store(self, stmt):
         which, k = self.slots[id(stmt)]
         target = ir.target_name(stmt)
-        value = f"int({target})" if self.builder.kinds[target] == BOOL else target
+        value = stored_source(self.builder.kinds[target], target)
         self.builder.tape.used[which] = True
         return ir.parse(f"{self.builder.tape.names[which][0]}[{self._slot(which, k)}] = {value}")
 
@@ -762,9 +762,9 @@ class IndexedTape:
         for x in self.stmts:
             which, k = self.slots[id(x)]
             target = ir.target_name(x)
-            value = f"{self.builder.tape.names[which][0]}[{self._slot(which, k)}]"
-            if self.builder.kinds[target] == BOOL:
-                value += " != 0"
+            value = restored_source(self.builder.kinds[target],
+                                    f"{self.builder.tape.names[which][0]}"
+                                    f"[{self._slot(which, k)}]")
             out += ir.parse(f"{target} = {value}")
         return out
 

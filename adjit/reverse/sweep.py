@@ -29,7 +29,7 @@ ADJIT_DEBUG_PRINT_AFTER=sweep.<name> (or `sweep` for all) prints it while adjit 
 import ast
 
 from .. import ir
-from ..analysis.types import is_array
+from ..analysis.types import is_array, zero_source
 from .accumulators import hoist_loads, promote_accumulators
 from .ascending import ascending_loops
 from .dots import dot_sums
@@ -45,20 +45,18 @@ class Sweep:
     backward_init, backward, tape, bars) and builder, the variables' kinds, the name
     generator, the gradients the function returns (`grads`: the copies pass keeps them
     readable), the function's return statement (`ret`), what is read after the backward
-    sweep (`live_after`: the tape statistics and the return) and the zero of each scalar
-    kind (`zeros`: the start of a load hoisted out of a loop) and whether the program's
+    sweep (`live_after`: the tape statistics and the return) and whether the program's
     floats are all float64 and none complex (`one_dtype`: every adjoint and every term
     added into one then has one dtype). The parallel pass sets `parallel`: whether the
     function has prange loops (its forward keeps them parallel)."""
 
-    def __init__(self, prog, builder, kinds, namegen, grads, ret, zeros, one_dtype=False):
+    def __init__(self, prog, builder, kinds, namegen, grads, ret, one_dtype=False):
         self.prog = prog
         self.builder = builder
         self.kinds = kinds
         self.namegen = namegen
         self.grads = grads
         self.ret = ret
-        self.zeros = zeros
         self.one_dtype = one_dtype
         self.live_after = frozenset()
         self.parallel = False
@@ -129,8 +127,9 @@ def loads(s):
     prog = s.prog
     exposed = upward_exposed(prog.backward_init + prog.backward + s.ret)
     for t in dict.fromkeys(hoist_loads(prog.backward, exposed)):
-        if s.kinds.get(t) in s.zeros:
-            prog.backward_init.insert(0, ir.assign(t, ir.const(s.zeros[s.kinds[t]])))
+        zero = zero_source(s.kinds.get(t))
+        if zero is not None:
+            prog.backward_init.insert(0, ir.parse(f"{t} = {zero}")[0])
 
 
 PASSES = {"copies": copies, "parallel": parallel, "fission": fission,

@@ -8,7 +8,7 @@ pushes into `cuda.local.array`s.
 """
 import ast
 
-from ..analysis.types import BOOL, FLOAT
+from ..analysis.types import FLOAT, restored_source, stored_source
 from .. import ir
 from ..runtime.tape import INITIAL_CAPACITY
 
@@ -37,7 +37,7 @@ class Tape:
         which = self._which(kind)
         self.used[which] = True
         arr, top = self.names[which]
-        value = f"int({var})" if kind == BOOL else var
+        value = stored_source(kind, var)
         check = (f"if {top} == {arr}.shape[0]:\n    {arr} = grow_tape({arr}, {self.room})\n"
                  if checked and not self.bounded else "")
         return _parse(f"{check}{arr}[{top}] = {value}\n{top} += 1\n")
@@ -75,7 +75,7 @@ class Tape:
         which = self._which(kind)
         self.used[which] = True
         arr, top = self.names[which]
-        value = f"{arr}[{top}] != 0" if kind == BOOL else f"{arr}[{top}]"
+        value = restored_source(kind, f"{arr}[{top}]")
         return _parse(f"{top} -= 1\n{var} = {value}\n")
 
     def reserved_names(self):

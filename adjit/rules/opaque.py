@@ -11,7 +11,8 @@ result as depending on every argument; where a derivative would have to flow thr
 call, the reverse and tangent passes refuse it by name.
 
 Argument and result descriptors: ("f",) a float, ("i",) an int, ("b",) a bool, ("array",
-ndim, code) an array (code "f", "i" or "b"), ("const", value) a constant argument, ("tuple",
+ndim, code) an array (code "f", "i" or "b"), ("i", "uint64") an int numba holds as uint64 (it
+joins uint64 with int64 into float64), ("const", value) a constant argument, ("tuple",
 items) a tuple, ("none",) no value (a call made for its effect).
 """
 import functools
@@ -24,6 +25,8 @@ _SCALARS = {"f": nt.float64, "i": nt.int64, "b": nt.boolean}
 
 
 def _numba_type(desc):
+    if desc == ("i", "uint64"):
+        return nt.uint64
     if desc[0] == "array":
         return nt.Array(_SCALARS[desc[2]], desc[1], "A")
     if desc[0] == "tuple":
@@ -40,7 +43,7 @@ def _descriptor(t):
     if isinstance(t, nt.Boolean):
         return ("b",)
     if isinstance(t, nt.Integer):
-        return ("i",)
+        return ("i", "uint64") if t == nt.uint64 else ("i",)
     if isinstance(t, nt.Float):
         return ("f",)
     if isinstance(t, nt.BaseTuple):
