@@ -1234,3 +1234,55 @@ def test_uint64_indices():
         ckpt = adjit.grad(uint64_carried, checkpoint=checkpoint)
         np.testing.assert_array_equal(ckpt(x, 13), recorded)
     assert "np.uint64(" in ckpt.source
+
+
+# -- a range held in a name: stumpy's iter_range chosen by a diagonal's sign ----------------
+
+def lagged_products(x, g):
+    """stumpy's _compute_diagonal chooses the rows of a diagonal as a range held in a name."""
+    n = x.shape[0]
+    if g >= 0:
+        iter_range = range(0, n - g)
+    else:
+        iter_range = range(-g, n)
+    s = 0.0
+    for i in iter_range:
+        s += x[i] * x[i + g]
+    for i in iter_range:        # read by a second loop
+        s += 0.5 * x[i]
+    return s
+
+
+def strided_rows(x, backwards):
+    rows = range(x.shape[0])
+    if backwards:
+        rows = range(x.shape[0] - 1, -1, -2)
+    s = 1.0
+    for i in rows:
+        s = s * 0.5 + x[i] * x[i]
+    return s
+
+
+def range_measured(x):
+    rows = range(1, x.shape[0])
+    s = 0.0
+    for i in rows:
+        s += x[i] * x[i - 1]
+    return s / len(rows)
+
+
+def test_range_held_in_a_name():
+    x = np.linspace(-0.4, 1.1, 7)
+    for g in (-2, 0, 3):
+        g_lag = check_value_and_grad(lagged_products, (x, g), 0)
+        rows = range(-g, 7) if g < 0 else range(0, 7 - g)
+        expected = np.full(7, 0.0)
+        for i in rows:
+            expected[i] += x[i + g] + 0.5
+            expected[i + g] += x[i]
+        np.testing.assert_allclose(g_lag, expected, rtol=1e-14)
+    for backwards in (False, True):
+        check_value_and_grad(strided_rows, (x, backwards), 0)
+    with pytest.raises(AdjitError, match=r"a `range\(...\)` held as a value .* hold its "
+                       r"bounds in names"):
+        adjit.grad(range_measured)(x)

@@ -188,6 +188,7 @@ def normalize_function(src, ctx, prefix="", subst=None, views=None):
     src = sugar.chosen_values(src, src.with_tree)
     src = sugar.bitwise_operators(src, src.with_tree)
     src = sugar.raised_messages(src, src.with_tree)
+    src = sugar.held_ranges(src, src.with_tree)
     src, subst = record_arrays.rewrite(src, subst or {})
     check_supported(src.tree, src.loc)
     if src.fn in ctx.stack:

@@ -524,6 +524,12 @@ class NumpyCalls:
             raise self.n.error(node, f"a call to `{name}` that adjit has no derivative rule for "
                                f"and numba does not compile for these arguments ({exc})",
                                advice) from None
+        if result is None and obj is range:
+            raise self.n.error(node, "a `range(...)` held as a value (a range is held in a "
+                               "name only where that name is read by nothing but for loops)",
+                               "Loop over the range where it is made, or hold its bounds "
+                               "in names (start, stop = a, b) and write range(start, stop) "
+                               "where it is read.")
         if result is None:
             raise self.n.error(node, f"a call to `{name}`, whose result adjit cannot hold "
                                "(complex numbers, strings, objects)",

@@ -13,6 +13,9 @@
 - an exception's message bound to a name first, `msg = "Failed to converge"` then `raise
   RuntimeError(msg)` (quantecon's root finders), as the message written in the raise
   (raised_messages).
+- a range held in a name and looped over (stumpy's `iter_range = range(...)` chosen in a
+  branch, then `for i in iter_range:`) as the range's bounds held in names, the loop over
+  `range(start, stop, step)` of them (held_ranges).
 - the bitwise operators `&`, `|`, `^`, `<<`, `>>` as the operator module's functions of
   them, which numba compiles as the operators: `(E <= 20) & (E >= -20)` (pvlib's spa) is
   operator.and_ of two booleans, a boolean (bitwise_operators; integer or boolean results,
@@ -269,4 +272,78 @@ class _Messages(ast.NodeTransformer):
         if isinstance(first, ast.Name) and first.id in self.texts:
             node.exc.args[0] = ast.copy_location(ast.Constant(value=self.texts[first.id]),
                                                  first)
+        return node
+
+
+def held_ranges(src, make_source):
+    """`src` with each name bound only to `range(...)` calls and read only as a for loop's
+    iterable held as the range's bounds instead (`r = range(a, b)` is `r_start, r_stop = a,
+    b`, the loop `for i in range(r_start, r_stop)`); `src` itself when there is none."""
+    if src.resolve_name("range") is not range:
+        return src
+    stores, ranged, reads, looped, used = {}, {}, {}, {}, set()
+    for node in ast.walk(src.tree):
+        if isinstance(node, ast.Name):
+            used.add(node.id)
+            counts = reads if isinstance(node.ctx, ast.Load) else stores
+            counts[node.id] = counts.get(node.id, 0) + 1
+        elif isinstance(node, ast.arg):
+            stores[node.arg] = stores.get(node.arg, 0) + 1
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and \
+                isinstance(node.targets[0], ast.Name) and _range_call(node.value):
+            ranged.setdefault(node.targets[0].id, []).append(len(node.value.args))
+        if isinstance(node, ast.For) and isinstance(node.iter, ast.Name):
+            looped[node.iter.id] = looped.get(node.iter.id, 0) + 1
+    held = {name: max(counts) for name, counts in ranged.items()
+            if stores.get(name) == len(counts) and looped.get(name) == reads.get(name)}
+    if not held:
+        return src
+    names = {}
+    for name, count in held.items():
+        fresh = []
+        for part in ("start", "stop", "step")[:max(count, 2)]:
+            new, k = f"{name}_{part}", 1
+            while new in used:
+                k += 1
+                new = f"{name}_{part}{k}"
+            used.add(new)
+            fresh.append(new)
+        names[name] = fresh
+    tree = _HeldRanges(names).visit(copy.deepcopy(src.tree))
+    ast.fix_missing_locations(tree)
+    return make_source(tree, {})
+
+
+def _range_call(value):
+    return isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and \
+        value.func.id == "range" and 1 <= len(value.args) <= 3 and not value.keywords and \
+        not any(isinstance(a, ast.Starred) for a in value.args)
+
+
+class _HeldRanges(ast.NodeTransformer):
+    def __init__(self, names):
+        self.names = names
+
+    def visit_Assign(self, node):
+        name = node.targets[0].id if isinstance(node.targets[0], ast.Name) else None
+        if name not in self.names:
+            return self.generic_visit(node)
+        held = self.names[name]
+        args = list(node.value.args)
+        if len(args) == 1:
+            args = [ast.Constant(value=0)] + args
+        if len(args) < len(held):
+            args.append(ast.Constant(value=1))
+        target = ast.Tuple(elts=[ast.Name(id=n, ctx=ast.Store()) for n in held],
+                           ctx=ast.Store())
+        return ast.copy_location(ast.Assign(targets=[target], value=ast.Tuple(
+            elts=args, ctx=ast.Load())), node)
+
+    def visit_For(self, node):
+        self.generic_visit(node)
+        if isinstance(node.iter, ast.Name) and node.iter.id in self.names:
+            node.iter = ast.copy_location(ast.Call(
+                func=ast.Name(id="range", ctx=ast.Load()),
+                args=[ast.Name(id=n, ctx=ast.Load()) for n in self.names[node.iter.id]],
+                keywords=[]), node.iter)
         return node
