@@ -1286,3 +1286,44 @@ def test_range_held_in_a_name():
     with pytest.raises(AdjitError, match=r"a `range\(...\)` held as a value .* hold its "
                        r"bounds in names"):
         adjit.grad(range_measured)(x)
+
+
+# -- a window tested whole before it is used (stumpy's rolling isfinite) ---------------------
+
+def finite_windows(a, w):
+    """Sums of squares over the windows with no NaN in them."""
+    s = 0.0
+    for i in range(a.shape[0] - w + 1):
+        if np.all(np.isfinite(a[i:i + w])):
+            s += np.sum(a[i:i + w] ** 2)
+        elif np.any(np.isnan(a[i:i + w])):
+            s += 0.5 * a[i] if not math.isnan(a[i]) else 0.0
+    return s
+
+
+def sorted_window_dot(a, x):
+    """An inactive array of a slice's length that a derivative reads (np.dot's adjoint):
+    still refused."""
+    y = 0.4
+    for i in range(a.shape[0] - 2):
+        w = 1 + i % 3
+        c = np.sort(a[i:i + w])
+        y = np.sin(y) + np.dot(c, x[i:i + w]) * y
+    return y
+
+
+def test_window_tested_whole():
+    a = np.linspace(0.1, 1.0, 8)
+    a[4] = np.nan
+    g = adjit.grad(finite_windows)(a, 3)
+    # windows 0, 1 and 5 are finite (a[0:3], a[1:4], a[5:8]); windows 2, 3, 4 hold the
+    # NaN: 0.5 * a[i] for i = 2, 3 (a[4] itself is NaN, so that window adds 0)
+    expected = np.array([2 * a[0], 4 * a[1], 4 * a[2] + 0.5, 2 * a[3] + 0.5, 0,
+                         2 * a[5], 2 * a[6], 2 * a[7]])
+    np.testing.assert_allclose(g, expected, rtol=1e-14)
+    assert adjit.value_and_grad(finite_windows)(a, 3)[0] == njit(finite_windows)(a, 3)
+    b = np.linspace(0.1, 1.0, 8)
+    check_value_and_grad(finite_windows, (b, 3), 0)
+    with pytest.raises(AdjitError, match=r"computed in a loop from a temporary array .* "
+                       r"a shape that may change between iterations"):
+        adjit.grad(sorted_window_dot, argnums=1)(np.cos(np.arange(7.0)), np.ones(7))

@@ -109,6 +109,10 @@ class Replayable(dict):
         return Replayable({v: s for v, s in self.items() if keep(v, s)}, self.after)
 
 
+REPLAYED_KINDS = ("copy", "op", "compare", "shape", "len", "load", "stop")
+"""The primitives a backward sweep may compute again from their operands (replayable)."""
+
+
 def replayable(stmts, layout, prims_of, recomputed=frozenset(), reallocated=frozenset()):
     """Block-local definitions the backward sweep can recompute, as a Replayable.
 
@@ -143,7 +147,7 @@ def replayable(stmts, layout, prims_of, recomputed=frozenset(), reallocated=froz
                        for u in users):
                 continue
             prim = prims_of(s)
-            if prim.kind not in ("copy", "op", "compare", "shape", "len", "load", "stop") \
+            if prim.kind not in REPLAYED_KINDS \
                     and not (prim.kind == "alloc" and v in reallocated):
                 continue
             if prim.kind == "load" and id(s) not in final:

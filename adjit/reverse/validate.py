@@ -14,6 +14,7 @@ from ..analysis.activity import opaque_refusal
 from ..analysis.types import is_array
 from ..errors import error_at
 from ..rules.table import ARRAY_OP_NAMES, ARRAY_RULES
+from .plan import REPLAYED_KINDS
 
 
 def validate(stmts, layout, prim, kinds, active, params, bounded):
@@ -39,6 +40,7 @@ class _Checks:
         self.bounded = bounded
         self.snapshots = {}
         self.reallocated = {}
+        self.unkept = set()     # inactive arrays of a changing shape the backward never reads
 
     def arrays(self):
         for s in ir.walk_stmts(self.stmts):     # a number from an array-level operation
@@ -101,10 +103,14 @@ class _Checks:
     def _check_shape_fixed(self, s, var):
         """An array computed in a loop by an operation (not allocated: np.linalg.solve,
         a copy) from an array allocated there with a shape the loop changes has a shape the
-        loop changes too, which its backward sweep cannot make again: refused."""
+        loop changes too, which its backward sweep cannot make again: refused, unless no
+        adjoint reads it (a mask tested whole: np.all(np.isfinite(a[i:i + w])))."""
         source = next((a.id for a in self.prim(s).operands if isinstance(a, ast.Name)
-                       and a.id in self.reallocated), None)
+                       and (a.id in self.reallocated or a.id in self.unkept)), None)
         if source is None:
+            return
+        if self._only_inactive_reads(var):      # np.all(np.isfinite(a[i:i + w]))
+            self.unkept.add(var)
             return
         what = ARRAY_OP_NAMES.get(self.prim(s).obj) if self.prim(s).kind == "arrayop" \
             else None
@@ -112,11 +118,38 @@ class _Checks:
             if source.startswith("_") else f"'{source}'"
         raise error_at(ir.note(s, "origin", None),
                        f"{what or f'the array {var!r}'} computed in a loop from {source}, "
-                       "allocated there with a shape that changes between iterations",
+                       "allocated there with a shape that may change between iterations "
+                       "(a slice a[i:i + w] has a length computed from the loop's names)",
                        "Allocate the arrays it is computed from once before the loop, with "
                        "their largest shape; only arrays allocated with np.zeros, np.empty, "
-                       "... (and what numpy's functions allocate elementwise) may change "
-                       "shape from one iteration to the next.")
+                       "... (and what numpy's functions allocate elementwise), and arrays "
+                       "no derivative reads (a mask tested whole: "
+                       "np.all(np.isfinite(a[i:i + w]))), may change shape from one "
+                       "iteration to the next.")
+
+    def _only_inactive_reads(self, var):
+        """Whether no backward sweep reads `var`: it is inactive and read only by
+        assignments of inactive names that the backward sweep never computes again from
+        their operands (not REPLAYED_KINDS, or read by nothing). Such a name is recorded
+        where the backward needs it, or its whole iteration is computed again (which
+        computes var again); an array among them is checked the same way where it is."""
+        if var in self.active:
+            return False
+        loaded = {n.id for s in ir.walk_stmts(self.stmts) for n in ir.walk(s)
+                  if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+        for s in ir.walk_stmts(self.stmts):
+            header = [s.test] if isinstance(s, (ast.If, ast.While)) else \
+                [s.iter] if isinstance(s, ast.For) else [s.value] \
+                if isinstance(s, ast.Assign) and not ir.is_store(s) else [s]
+            if not any(isinstance(n, ast.Name) and n.id == var
+                       for e in header for n in ir.walk(e)):
+                continue
+            if not isinstance(s, ast.Assign) or ir.is_store(s) or \
+                    not isinstance(s.targets[0], ast.Name) or s.targets[0].id in self.active:
+                return False
+            if self.prim(s).kind in REPLAYED_KINDS and s.targets[0].id in loaded:
+                return False
+        return True
 
     def _from_shapes(self, name, seen):
         """Whether `name` is computed from arrays' shapes alone (`P.shape[0]`, sizes
