@@ -1327,3 +1327,54 @@ def test_window_tested_whole():
     with pytest.raises(AdjitError, match=r"computed in a loop from a temporary array .* "
                        r"a shape that may change between iterations"):
         adjit.grad(sorted_window_dot, argnums=1)(np.cos(np.arange(7.0)), np.ones(7))
+
+
+# -- np.arange with a dtype (stumpy's np.arange(..., dtype=np.int64) of indices) -------------
+
+def weighted_head(x, n):
+    t = np.arange(n, dtype=np.float64)
+    return np.sum(x[:n] * t) + np.sum(np.sin(x[1:n] * np.arange(1, n, dtype=np.float64)))
+
+
+def every_other(x, n):
+    s = 0.0
+    for j in np.arange(0, n, 2, dtype=np.int64):
+        s += x[j] ** 3
+    idx = np.arange(1, n, 2, np.int64)          # the dtype by position
+    return s + np.sum(x[idx] ** 2)
+
+
+def int32_steps(x, n):
+    return np.sum(x[:n] * np.arange(n, dtype=np.int32))
+
+
+def test_arange_with_a_dtype():
+    x = np.linspace(0.1, 1.0, 6)
+    g = check_value_and_grad(weighted_head, (x, 4), 0)
+    expected = np.array([0.0, 1.0, 2.0, 3.0, 0.0, 0.0])
+    expected[1:4] += np.cos(x[1:4] * np.arange(1, 4)) * np.arange(1, 4)
+    np.testing.assert_allclose(g, expected, rtol=1e-14)
+    g = check_value_and_grad(every_other, (x, 5), 0)
+    np.testing.assert_allclose(g, [3 * x[0] ** 2, 2 * x[1], 3 * x[2] ** 2, 2 * x[3],
+                                   3 * x[4] ** 2, 0.0], rtol=1e-14)
+    with pytest.raises(AdjitError, match=r"np.arange with the dtype int32.* \(\.astype"):
+        adjit.grad(int32_steps)(x, 4)
+
+
+def sorted_pairs(x):
+    """A loop over an array a call makes, evaluated once before the loop."""
+    s = 0.0
+    prev = 0.0
+    for v in np.sort(x):
+        s += (v - prev) ** 2
+        prev = v
+    return s
+
+
+def test_loop_over_a_call():
+    x = np.array([0.3, -0.2, 0.9, 0.1])
+    g = check_value_and_grad(sorted_pairs, (x,), 0)
+    v = np.sort(x)      # d/dv of v0^2 + sum (v_k - v_{k-1})^2, mapped back through the order
+    dv = 2 * (v - np.concatenate([[0.0], v[:-1]]))
+    dv[:-1] -= 2 * (v[1:] - v[:-1])
+    np.testing.assert_allclose(g, dv[np.argsort(np.argsort(x))], rtol=1e-14)

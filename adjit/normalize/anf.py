@@ -1739,7 +1739,8 @@ class _Normalizer:
     def iteration_by_index(self, s, out):
         """A for loop over something other than range, as numba users write them, rewritten
         to loops over range: `for k in (0, 1):` (a literal tuple or list: the body once
-        per element), `for row in X:` (X[k] for k in range(len(X))), `for i, v in
+        per element), `for row in X:` (X[k] for k in range(len(X)); X may be a call making
+        an array, evaluated once: `for j in np.arange(0, n, 2)`), `for i, v in
         enumerate(x)`, `for a, b in zip(x, y)` and `for i, (a, b) in enumerate(zip(x, y))`
         over arrays. True if `s` was one."""
         it, loc = s.iter, dict(lineno=s.lineno, col_offset=s.col_offset)
@@ -1826,12 +1827,12 @@ class _Normalizer:
         elif func is zip and it.args and not it.keywords and \
                 isinstance(s.target, ast.Tuple) and len(s.target.elts) == len(it.args):
             arrays, names, start = list(it.args), list(s.target.elts), None
-        elif not isinstance(it, ast.Call) or func is None:
+        else:       # an array, or a call making one (`for j in np.arange(0, n, 2)`)
             arrays, names, start = [it], [s.target], None
-        else:
-            return False
         refusal = self.error(s, "a for loop over something that is not an array or "
                              "range(...)",
+                             "numba compiles no reversed(): loop over range(n - 1, -1, -1)."
+                             if func is reversed else
                              "Loop over indices: `for i in range(len(x)):` and read x[i]; "
                              "arrays, enumerate(x), zip(x, y) and literal tuples also work.")
         for j, a in enumerate(arrays):      # each iterable evaluated once, before the loop

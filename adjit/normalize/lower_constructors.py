@@ -114,8 +114,40 @@ def lower_spelled(norm, node, obj, out):
     atoms (their array rules: rules/table.py)."""
     args = node.args
     what = ARRAY_FUNCTIONS[obj]
+    if what == "arange" and (len(args) == 4 or [k.arg for k in node.keywords] == ["dtype"]):
+        return _arange_of_dtype(norm, node, obj, out)
     if node.keywords:
         raise norm.error(node, f"keyword arguments to np.{what}",
                          "Pass arguments by position.")
     spelled = ast.parse(norm.ctx.env.spell(obj, what), mode="eval").body
     return ast.Call(func=spelled, args=[norm.atom(a, out) for a in args], keywords=[])
+
+
+def _arange_of_dtype(norm, node, obj, out):
+    """np.arange(start, stop, step, dtype) (or dtype=...): of int64, the arange of integer
+    bounds; of float64, the arange of a float start: numpy's elements either way."""
+    args = node.args[:3]
+    given = node.args[3] if len(node.args) == 4 else node.keywords[0].value
+    if len(node.args) == 4 and node.keywords:
+        raise norm.error(node, "np.arange with keyword arguments besides its dtype",
+                         "Pass start, stop and step by position.")
+    declared = norm.calls.declared_dtype(given, node)     # (numba takes no int or float)
+    atoms = [norm.atom(a, out) for a in args]
+    ints = [isinstance(a, ast.Constant) and type(a.value) is int or
+            isinstance(a, ast.Name) and a.id in norm.ctx.ints for a in atoms]
+    if declared == np.int64 and all(ints):
+        pass                            # the arange of integers is int64 already
+    elif declared == np.float64:
+        if all(ints):                   # computed in float64 from the start on, as numpy
+            start = atoms[0]
+            atoms[0] = ast.Constant(value=float(start.value)) \
+                if isinstance(start, ast.Constant) else norm.atom(ast.Call(
+                    func=ast.Name(id="float", ctx=ast.Load()), args=[start], keywords=[]), out)
+    else:
+        what = "int64 of bounds that are not all integers" if declared == np.int64 else \
+            f"the dtype {declared}"
+        raise norm.error(node, f"np.arange with {what}",
+                         "Use np.int64 of integer bounds or np.float64, and convert the "
+                         "result (.astype(...)) where another dtype is wanted.")
+    spelled = ast.parse(norm.ctx.env.spell(obj, "arange"), mode="eval").body
+    return ast.Call(func=spelled, args=atoms, keywords=[])
