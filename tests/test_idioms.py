@@ -1378,3 +1378,31 @@ def test_loop_over_a_call():
     dv = 2 * (v - np.concatenate([[0.0], v[:-1]]))
     dv[:-1] -= 2 * (v[1:] - v[:-1])
     np.testing.assert_allclose(g, dv[np.argsort(np.argsort(x))], rtol=1e-14)
+
+
+# -- a helper called for its effect that leaves with a bare `return` (stumpy) ---------------
+
+@njit
+def _scale_from(out, x, k):
+    if k >= x.shape[0]:
+        return
+    for i in range(k, x.shape[0]):
+        out[i] = x[i] * x[k]
+    return
+
+
+def scaled_tail(x, k):
+    out = np.zeros(x.shape[0])
+    _scale_from(out, x, k)
+    return np.sum(out ** 2)
+
+
+def test_bare_return_in_an_effect_helper():
+    x = np.linspace(0.1, 1.0, 5)
+    for k in (0, 2, 7):
+        g = check_value_and_grad(scaled_tail, (x, k), 0)
+        expected = np.zeros(5)
+        if k < 5:       # sum_i (x_i x_k)^2 over i >= k
+            expected[k:] += 2 * x[k:] * x[k] ** 2
+            expected[k] += 2 * x[k] * np.sum(x[k:] ** 2)
+        np.testing.assert_allclose(g, expected, rtol=1e-14)

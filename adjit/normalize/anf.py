@@ -954,11 +954,15 @@ class _Normalizer:
                 ir.annotate(node, origin=self.origin)
                 out.append(node)
                 return
-            if s.value is None:
+            bare = s.value is None or (isinstance(s.value, ast.Constant) and
+                                       s.value.value is None)
+            if bare and len(self.ctx.stack) == 1:
                 raise self.error(s, "`return` without a value",
                                  "Return a number: the function's result.")
             mark = len(out)
-            value = self.rhs(s.value, out)
+            # a helper called for its effect may leave with a bare `return` (stumpy's
+            # _compute_diagonal): it returns nothing, as one whose return calls such a helper
+            value = NoResult("return") if bare else self.rhs(s.value, out)
             if isinstance(value, NoResult) and len(self.ctx.stack) > 1:
                 self.returned_nothing.append(s)     # (this helper returns nothing too)
                 value = ir.const(0)
