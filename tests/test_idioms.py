@@ -375,6 +375,98 @@ def test_none_used_as_a_number_is_refused():
         adjit.grad(_optional_assigned_on_a_path)(X)
 
 
+@njit
+def _default_after_a_test(x, r=None):
+    """`r is not None` inside a longer test, read before `if r is None: r = 2.0` gives r
+    its default: numba decides it from r's type there too (r is still None)."""
+    if x[0] > 0.0 and r is not None:
+        return 5.0 * x[0]
+    if r is None:
+        r = 2.0
+    return x[0] * r
+
+
+def _left_out_then_defaulted(x):
+    return _default_after_a_test(x) + _default_after_a_test(x, 3.0)
+
+
+@njit
+def _band(n, radius=None):
+    if radius is None:
+        radius = n
+    mask = np.full((n, n), False)
+    for i in range(n):
+        for j in range(n):
+            mask[i, j] = abs(i - j) <= radius
+    return mask
+
+
+@njit
+def _mask_of(n, constraint=0, radius=None, slope=None):
+    """tslearn's _compute_mask: warnings raised as exceptions, defaults given in branches
+    on data (constraint), the optional arguments passed on from its caller."""
+    if constraint == 0 and radius is not None and slope is not None:
+        raise RuntimeWarning("both radius and slope are set")
+    if constraint == 2 or (constraint == 0 and radius is not None):
+        if radius is None:
+            radius = 1
+        mask = _band(n, radius)
+    elif constraint == 1 or (constraint == 0 and slope is not None):
+        if slope is None:
+            slope = 2.0
+        mask = _band(n, int(slope))
+    else:
+        mask = _band(n)
+    return mask
+
+
+@njit
+def _banded_spread(x, constraint=0, radius=None, slope=None):
+    mask = _mask_of(x.shape[0], constraint, radius, slope)     # None passed on
+    s = 0.0
+    for i in range(x.shape[0]):
+        for j in range(x.shape[0]):
+            if mask[i, j]:
+                s += (x[i] - x[j]) ** 2
+    return s
+
+
+def banded_spreads(x):
+    return _banded_spread(x) + 0.5 * _banded_spread(x, 0, 1) + 0.25 * _banded_spread(x, 1)
+
+
+@njit
+def _defaulted_on_data(x, w=None):
+    if x[0] > 0.0:
+        if w is None:
+            w = 2.0
+    return x[0] * w             # None where x[0] <= 0
+
+
+def both_set(x):
+    return _banded_spread(x, 0, 1, 2.0)
+
+
+def _read_after_a_default_on_data(x):
+    return _defaulted_on_data(x)
+
+
+def test_optional_arguments_tested_inside_longer_tests():
+    x = np.array([0.3, 0.7, -0.4, 1.2])
+    g = check_value_and_grad(_left_out_then_defaulted, (x,), 0)
+    np.testing.assert_allclose(g, [2.0 + 5.0, 0, 0, 0], rtol=1e-15)
+    g = check_value_and_grad(banded_spreads, (x,), 0)
+    # all pairs; |i - j| <= 1 with weight 0.5; |i - j| <= 2 (slope 2.0) with weight 0.25
+    weights = sum(c * (np.abs(np.subtract.outer(np.arange(4), np.arange(4))) <= r)
+                  for c, r in ((1.0, 4), (0.5, 1), (0.25, 2)))
+    np.testing.assert_allclose(g, 4 * (weights.sum(1) * x - weights @ x), rtol=1e-14)
+    with pytest.raises(AdjitError, match="optional argument `w`.*left out.*assigned where"):
+        adjit.grad(_read_after_a_default_on_data)(x)
+    for run in (njit(both_set), adjit.grad(both_set)):     # raised as numba raises it
+        with pytest.raises(RuntimeWarning, match="both radius and slope are set"):
+            run(x)
+
+
 # conversions --------------------------------------------------------------------------------
 
 def binned_lookup(x, table):

@@ -18,12 +18,15 @@ from .views import has_take
 
 def argument(norm, node, out):
     """A value passed to a helper: an atom, a tuple or shape (the helper reads its elements),
+    None (a parameter of the caller left out: the helper's `is None` tests decide on it),
     or a view (the helper's parameter is then a name for part of the caller's array:
     writes through it reach the array)."""
     value = norm.rhs(node, out)
     if isinstance(value, (Shape, TupleValue, FunctionValue, TypeOf, RecordValue)) or \
             (isinstance(value, View) and not has_take(value)):
         return value
+    if isinstance(value, NoneValue) and not isinstance(value, NoResult):
+        return value        # an optional argument left out, passed on (tslearn's radius)
     return norm.to_atom(out, value)
 
 

@@ -5,8 +5,11 @@ prunes the branch of `if w is None:` that cannot run, so the other branch may us
 array or reassign it (`if w is None: w = np.ones_like(x)`). The inliner knows the same: for
 each parameter, whether it holds None. Here every `if p is None:` / `if p is not None:`
 (and `not (...)` of one) and every conditional expression `a if p is None else b` on such a
-parameter is replaced by the part that runs; statements after a return that is then at the
-top of a block are dropped, as they cannot run either."""
+parameter is replaced by the part that runs, and every other test of one (`if g == 0 and p
+is not None:`) by its constant, in order: after `if p is None: p = 1` p holds a value.
+Statements after a return that is then at the top of a block are dropped, as they cannot
+run either. (Before the tests inside longer ones were decided, `g == 0 and p is not None`
+read a p defaulted later as a value, and took the branch numba does not.)"""
 import ast
 import copy
 
@@ -63,6 +66,10 @@ def decided(test, none):
 
 
 class _Expressions(ast.NodeTransformer):
+    """An expression with each decided test of a parameter (`p is not None`, also inside
+    `a and p is not None`) written as its constant, and the `and` / `or` it ends or
+    leaves alone simplified as Python evaluates them (`False and b` never reads b)."""
+
     def __init__(self, none):
         self.none = none
 
@@ -72,31 +79,100 @@ class _Expressions(ast.NodeTransformer):
             return self.generic_visit(node)
         return self.visit(node.body if taken else node.orelse)
 
+    def visit_Compare(self, node):
+        taken = decided(node, self.none)
+        if taken is None:
+            return self.generic_visit(node)
+        return ast.copy_location(ast.Constant(value=taken), node)
+
+    def visit_UnaryOp(self, node):
+        self.generic_visit(node)
+        if isinstance(node.op, ast.Not) and isinstance(node.operand, ast.Constant) and \
+                isinstance(node.operand.value, bool):
+            return ast.copy_location(ast.Constant(value=not node.operand.value), node)
+        return node
+
+    def visit_BoolOp(self, node):
+        self.generic_visit(node)
+        ends = isinstance(node.op, ast.Or)      # the constant that decides: True for `or`
+        values = []
+        for v in node.values:
+            if isinstance(v, ast.Constant) and isinstance(v.value, bool):
+                if v.value == ends:             # decides: what follows is never read
+                    values.append(v)
+                    break
+                continue                        # (True and b) is b, (False or b) is b
+            values.append(v)
+        if not values:
+            return ast.copy_location(ast.Constant(value=not ends), node)
+        if len(values) == 1:
+            return values[0]
+        node.values = values
+        return node
+
+
+class _Undecided(Exception):
+    """A parameter left out (None), assigned on some paths only (in a loop, or a branch on
+    data), then read: whether it is still None there is decided at run time."""
+
+
+_UNKNOWN = "unknown"
+"""The state of a parameter None on some paths and assigned on others (see _prune)."""
+
 
 def prune(stmts, none):
-    """`stmts` with the branches that cannot run removed (new nodes; `stmts` unchanged)."""
+    """`stmts` with the branches that cannot run removed (new nodes; `stmts` unchanged).
+    `none` (parameter -> whether it holds None) follows the statements: a parameter
+    assigned in a branch that ran holds a value after it (`if w is None: w = 1.0`)."""
+    return _prune(stmts, dict(none))
+
+
+def _prune(stmts, none):
+    """prune, updating `none` in place; a parameter assigned on some paths only is
+    _UNKNOWN after them, and _Undecided is raised where it is read again."""
     out = []
     for s in stmts:
+        unknown = [p for p, v in none.items() if v == _UNKNOWN]
+        read = next((n.id for n in ast.walk(s) if isinstance(n, ast.Name) and
+                     n.id in unknown and isinstance(n.ctx, ast.Load)), None)
+        if read is not None:
+            raise _Undecided(read)
         if isinstance(s, ast.If):
             taken = decided(s.test, none)
             if taken is not None:
-                out.extend(prune(s.body if taken else s.orelse, none))
+                out.extend(_prune(s.body if taken else s.orelse, none))
                 if out and isinstance(out[-1], ast.Return):
                     break
                 continue
         s = copy.copy(s)
-        for field in ("body", "orelse"):
-            if isinstance(getattr(s, field, None), list):
-                setattr(s, field, prune(getattr(s, field), none))
         for field, value in ast.iter_fields(s):
             if isinstance(value, ast.expr):
                 setattr(s, field, _Expressions(none).visit(copy.deepcopy(value)))
+        paths = []
+        for field in ("body", "orelse"):
+            if isinstance(getattr(s, field, None), list):
+                state = dict(none)
+                setattr(s, field, _prune(getattr(s, field), state))
+                paths.append(state)
+        if isinstance(s, (ast.For, ast.While)) or (isinstance(s, ast.If) and not s.orelse):
+            paths.append(dict(none))        # (no iteration, or the branch not taken)
+        for p in none:
+            states = {state[p] for state in paths}
+            if isinstance(s, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and _assigns(s, p):
+                none[p] = False             # (in a branch that runs only while p is None)
+            elif states:
+                none[p] = states.pop() if len(states) == 1 else _UNKNOWN
         if isinstance(s, ast.If) and not s.body:
             s.body = [ast.Pass()]
         out.append(s)
         if isinstance(s, ast.Return):
             break
     return out
+
+
+def _assigns(s, name):
+    return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)
+               for n in ast.walk(s))
 
 
 def pruned_source(src, none, refuse):
@@ -113,7 +189,10 @@ def pruned_source(src, none, refuse):
             raise refuse(p)
         del none[p]
     new = copy.copy(src.tree)
-    new.body = prune(src.tree.body, none) or [ast.Pass()]
+    try:
+        new.body = prune(src.tree.body, none) or [ast.Pass()]
+    except _Undecided as exc:
+        raise refuse(exc.args[0]) from None
     return FunctionSource(src.fn, new, src.loc)
 
 

@@ -369,8 +369,9 @@ def check_assert(ok):
 
 RAISABLE = (ValueError, TypeError, IndexError, KeyError, RuntimeError, NotImplementedError,
             ZeroDivisionError, ArithmeticError, OverflowError, FloatingPointError,
-            AssertionError, LookupError, Exception)
-"""The exception classes a differentiated function may raise (by position in raise_error)."""
+            AssertionError, LookupError, Exception, RuntimeWarning, UserWarning, Warning)
+"""The exception classes a differentiated function may raise (by position in raise_error):
+numba raises a warning class as an exception too (tslearn's `raise RuntimeWarning(...)`)."""
 
 
 RAISE_FORMATTED = 1      # raise_error(kind, text, 1, *values): an f-string's pieces, values
@@ -407,6 +408,12 @@ def raise_error(kind, message):
         raise AssertionError(message)
     if kind == 11:
         raise LookupError(message)
+    if kind == 13:
+        raise RuntimeWarning(message)
+    if kind == 14:
+        raise UserWarning(message)
+    if kind == 15:
+        raise Warning(message)
     raise Exception(message)
 
 
