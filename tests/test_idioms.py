@@ -443,6 +443,48 @@ def _defaulted_on_data(x, w=None):
     return x[0] * w             # None where x[0] <= 0
 
 
+@njit
+def _defaulted_with_eq(x, r=None):
+    if r == None:       # noqa: E711 (numba decides == None from the type, as `is None`)
+        r = 2.0
+    return x[0] * r
+
+
+@njit
+def _held_then_tested(x, w=None):
+    w2 = w
+    if w2 is None:
+        return x[0]
+    return 3.0 * x[0] * w2
+
+
+def none_tested_other_ways(x):
+    return _defaulted_with_eq(x) + 10.0 * _held_then_tested(x) + \
+        100.0 * _held_then_tested(x, 0.5)
+
+
+@njit
+def _cumulated(D, out=None):
+    """tslearn's accumulated cost: written into `out` when one is given, else new."""
+    m, n = D.shape
+    if out is not None:
+        cum = out
+        out[...] = np.inf
+    else:
+        cum = np.full((m, n), np.inf)
+    for i in range(m):
+        for j in range(n):
+            cum[i, j] = D[i, j] + (cum[i - 1, j] if i > 0 else 0.0)
+    return cum
+
+
+def cumulated_both_ways(x):
+    D = np.outer(x, x)
+    out = np.empty_like(D)
+    _cumulated(D, out)
+    return _cumulated(D)[-1, -1] + 0.5 * out[-1, 0]
+
+
 def both_set(x):
     return _banded_spread(x, 0, 1, 2.0)
 
@@ -462,6 +504,12 @@ def test_optional_arguments_tested_inside_longer_tests():
     np.testing.assert_allclose(g, 4 * (weights.sum(1) * x - weights @ x), rtol=1e-14)
     with pytest.raises(AdjitError, match="optional argument `w`.*left out.*assigned where"):
         adjit.grad(_read_after_a_default_on_data)(x)
+    g = check_value_and_grad(cumulated_both_ways, (x,), 0)
+    # sum_i x_i x_3 + 0.5 sum_i x_i x_0
+    np.testing.assert_allclose(g, x[3] + 0.5 * x[0] + np.array([0.5 * x.sum(), 0, 0,
+                                                                  x.sum()]), rtol=1e-14)
+    g = check_value_and_grad(none_tested_other_ways, (x,), 0)
+    np.testing.assert_allclose(g, [2.0 + 10.0 + 150.0, 0, 0, 0], rtol=1e-15)
     for run in (njit(both_set), adjit.grad(both_set)):     # raised as numba raises it
         with pytest.raises(RuntimeWarning, match="both radius and slope are set"):
             run(x)

@@ -35,7 +35,7 @@ from .appends import APPENDED
 from . import bindings, joins
 from .bindings import _At, _Binding
 from .check import check_dead_draws, check_supported
-from .exits import lower_exits
+from .exits import always_returns, lower_exits
 from .gufuncs import gufunc_call
 from . import inline as inlining
 from .lowering import missing
@@ -898,6 +898,14 @@ class _Normalizer:
         elif isinstance(s, ast.If):
             self.flush_before(s, out)
             cond = self.atom(s.test, out)
+            if isinstance(cond, ast.Constant) and isinstance(cond.value, bool):
+                # decided here (`if w2 is None:` of a name holding None): only the branch
+                # taken is code, and what follows a branch that returns never runs (numba
+                # prunes it: `return 3.0 * w2` after `if w2 is None: return ...`)
+                taken = s.body if cond.value else s.orelse
+                out.extend(self.block(taken))
+                self.rest_taken = always_returns(taken)
+                return
             before, arrays_before = dict(self.views), dict(self.ctx.arrays)
             arguments = set(self.src.params) - self.rebound_params
             body = self.block(s.body)
@@ -1324,9 +1332,10 @@ class _Normalizer:
             if isinstance(value, (TypeOf, FunctionValue)):
                 self.bind_held(tgt, target, value)
                 return
-            if isinstance(value, NoResult):
-                # `y = helper(x)` of a helper that returns nothing: y is None (numba's too),
-                # refused where it is used (or where the name is bound again)
+            if isinstance(value, NoneValue):
+                # `y = helper(x)` of a helper that returns nothing, or `w2 = w` of an
+                # optional argument left out: y is None (numba's too), refused where it is
+                # used as a value (or where the name is bound again), tested as None
                 if not self.bound_once(tgt):
                     self.to_atom(out, value)
                 self.held[target] = value
@@ -2388,6 +2397,10 @@ class _Normalizer:
                 raise self.error(node, "an `is` test in a chained comparison",
                                  "Test `x is None` on its own.")
             return self.is_none(node, out)
+        if len(node.ops) == 1 and isinstance(node.ops[0], (ast.Eq, ast.NotEq)) and any(
+                isinstance(e, ast.Constant) and e.value is None
+                for e in (node.left, node.comparators[0])):
+            return self.is_none(node, out)      # `w == None`, as numba decides it too
         if len(node.ops) == 1 and isinstance(node.ops[0], (ast.Eq, ast.NotEq)):
             same = self.tuple_equality(node, out)
             if same is not None:
@@ -2468,8 +2481,9 @@ class _Normalizer:
         return None
 
     def is_none(self, node, out):
-        """`w is None`, `w is not None`: a constant, as numba makes it (an optional argument
-        left out holds None; any number or array is not None)."""
+        """`w is None`, `w is not None` (or `w == None`, `w != None`): a constant, as numba
+        makes it (an optional argument left out holds None; any number or array is not
+        None)."""
         left, right = node.left, node.comparators[0]
         if isinstance(left, ast.Constant) and left.value is None:
             left, right = right, left
@@ -2481,7 +2495,7 @@ class _Normalizer:
         held = self.load_name(left) if isinstance(left, ast.Name) else self.rhs(left, out)
         none = isinstance(held, NoneValue) or \
             (isinstance(held, ast.Constant) and held.value is None)
-        return ir.const(none == isinstance(node.ops[0], ast.Is))
+        return ir.const(none == isinstance(node.ops[0], (ast.Is, ast.Eq)))
 
     def _chain(self, left, pending, result, out, node):
         op, comp = pending[0]

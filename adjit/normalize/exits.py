@@ -112,13 +112,13 @@ class _Lowering:
         return has_return and self.general
 
 
-def _always_returns(stmts):
+def always_returns(stmts):
     """Whether every path through `stmts` ends in a `return` (or a `raise`: it ends the
     function as surely, and a path that raises returns nothing to differentiate)."""
     for s in stmts:
         if isinstance(s, ast.Return) or ir.note(s, "raises", False):
             return True
-        if isinstance(s, ast.If) and _always_returns(s.body) and _always_returns(s.orelse):
+        if isinstance(s, ast.If) and always_returns(s.body) and always_returns(s.orelse):
             return True
         if isinstance(s, ast.While) and isinstance(s.test, ast.Constant) and \
                 s.test.value is True and not ir.breaks(s.body):
@@ -138,7 +138,7 @@ def lower_exits(body, namegen, loc):
         out, _ = lowering.block(body, [])
         out.insert(0, ir.assign(lowering.done, ir.const(False), ir.note(body[0], "origin", None)))
         return out, None
-    if not _always_returns(body):
+    if not always_returns(body):
         raise loc.error(returns[-1], "a path through the function ends without `return`",
                         "Return a value on every path (add a final return).")
     simple = len(returns) == 1 and body[-1] is returns[0]

@@ -17,9 +17,16 @@ from ..frontend.source import FunctionSource
 
 
 def has_none_tests(tree):
-    """Whether the function's body tests anything with `is` (nothing to prune otherwise)."""
-    return any(isinstance(n, ast.Compare) and any(isinstance(op, (ast.Is, ast.IsNot))
-                                                  for op in n.ops) for n in ast.walk(tree))
+    """Whether the function's body compares anything with None (nothing to prune
+    otherwise)."""
+    return any(isinstance(n, ast.Compare) and any(isinstance(op, _NONE_TESTS)
+                                                  for op in n.ops) and
+               any(isinstance(e, ast.Constant) and e.value is None
+                   for e in [n.left] + n.comparators) for n in ast.walk(tree))
+
+
+_NONE_TESTS = (ast.Is, ast.IsNot, ast.Eq, ast.NotEq)
+"""The comparisons with None that numba decides from a parameter's type (`w == None` too)."""
 
 
 def assigned_only_when_none(stmts, name, inside=False):
@@ -41,20 +48,21 @@ def assigned_only_when_none(stmts, name, inside=False):
         targets = s.targets if isinstance(s, ast.Assign) else \
             [s.target] if isinstance(s, (ast.AugAssign, ast.AnnAssign, ast.For)) else []
         for t in targets:
-            if any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(t)) and \
-                    not inside:
+            if any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)
+                   for n in ast.walk(t)) and not inside:    # (not `out[...] = ...`)
                 return False
     return True
 
 
 def decided(test, none):
-    """True or False when `test` is `p is None`, `p is not None` (either way round), or
-    `not` of one, on a parameter p in `none` (p -> whether it holds None); else None."""
+    """True or False when `test` is `p is None`, `p is not None` (either way round, or
+    written with == and !=), or `not` of one, on a parameter p in `none` (p -> whether it
+    holds None); else None."""
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         inner = decided(test.operand, none)
         return None if inner is None else not inner
     if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and
-            isinstance(test.ops[0], (ast.Is, ast.IsNot))):
+            isinstance(test.ops[0], _NONE_TESTS)):
         return None
     left, right = test.left, test.comparators[0]
     if isinstance(left, ast.Constant) and left.value is None:
@@ -62,7 +70,7 @@ def decided(test, none):
     if not (isinstance(right, ast.Constant) and right.value is None and
             isinstance(left, ast.Name) and left.id in none):
         return None
-    return none[left.id] == isinstance(test.ops[0], ast.Is)
+    return none[left.id] == isinstance(test.ops[0], (ast.Is, ast.Eq))
 
 
 class _Expressions(ast.NodeTransformer):
