@@ -1546,3 +1546,20 @@ def test_bare_return_in_an_effect_helper():
             expected[k:] += 2 * x[k:] * x[k] ** 2
             expected[k] += 2 * x[k] * np.sum(x[k:] ** 2)
         np.testing.assert_allclose(g, expected, rtol=1e-14)
+
+
+# -- ~ of a boolean mask (numpy's elementwise not) -------------------------------------------
+
+def masked_out(D, mask):
+    E = D.copy()
+    E[~mask] = 10.0
+    k = 5
+    return np.sum(E ** 2) + (~k) * D[0] + np.sum(D[~mask] * 3.0) + np.sum(~mask * D)
+
+
+def test_invert_of_a_mask():
+    D = np.arange(6.0) / 7
+    mask = np.array([True, False, True, False, True, True])
+    g = check_value_and_grad(masked_out, (D, mask), 0)
+    np.testing.assert_allclose(g, np.where(mask, 2 * D, 4.0) + [-6, 0, 0, 0, 0, 0],
+                               rtol=1e-15)

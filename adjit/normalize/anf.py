@@ -2168,8 +2168,9 @@ class _Normalizer:
                 if isinstance(node.op, ast.UAdd):
                     return operand
                 if not isinstance(node.op, ast.USub):
-                    raise self.error(node, "`not` / `~` on an array",
-                                     "Use np.where(cond, a, b) for elementwise choices.")
+                    raise self.error(node, "`not` on an array",
+                                     "Use ~mask or np.logical_not(mask) for the elementwise "
+                                     "not, np.where(cond, a, b) for elementwise choices.")
                 return self.arrays.elementwise(("unary", node.op), [operand], out, node)
             if isinstance(node.op, ast.UAdd):
                 return operand

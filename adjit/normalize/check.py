@@ -64,8 +64,7 @@ ADVICE = {
     "FormattedValue": ("an f-string", "Compute only numbers in the differentiated function"),
     "TypeAlias": ("a `type` alias statement", "Define type aliases at module level"),
     "Global_write": ("a global", "Pass values as arguments"),
-    # (& | ^ << >> are read as operator.and_, ... by sugar.bitwise_operators)
-    "Invert": ("the ~ operator", "Use `not` in conditions, np.logical_not for arrays"),
+    # (& | ^ << >> ~ are read as operator.and_, ... by sugar.bitwise_operators)
     "In": ("an `in` test", "Compare elements one by one in a loop"),
     "NotIn": ("a `not in` test", "Compare elements one by one in a loop"),
 }

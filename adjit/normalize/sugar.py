@@ -16,7 +16,7 @@
 - a range held in a name and looped over (stumpy's `iter_range = range(...)` chosen in a
   branch, then `for i in iter_range:`) as the range's bounds held in names, the loop over
   `range(start, stop, step)` of them (held_ranges).
-- the bitwise operators `&`, `|`, `^`, `<<`, `>>` as the operator module's functions of
+- the bitwise operators `&`, `|`, `^`, `<<`, `>>`, `~` as the operator module's functions of
   them, which numba compiles as the operators: `(E <= 20) & (E >= -20)` (pvlib's spa) is
   operator.and_ of two booleans, a boolean (bitwise_operators; integer or boolean results,
   no derivative).
@@ -189,15 +189,18 @@ _BITWISE = {ast.BitAnd: "and_", ast.BitOr: "or_", ast.BitXor: "xor", ast.LShift:
             ast.RShift: "rshift"}
 _OPERATOR = "_adjit_operator"       # the name the new code calls the operator module by
 OPERATOR_SYMBOLS = {getattr(operator, name): symbol for name, symbol in (
-    ("and_", "&"), ("or_", "|"), ("xor", "^"), ("lshift", "<<"), ("rshift", ">>"))}
+    ("and_", "&"), ("or_", "|"), ("xor", "^"), ("lshift", "<<"), ("rshift", ">>"),
+    ("invert", "~"))}
 """The operator each function written here stands for (for error messages)."""
 
 
 def bitwise_operators(src, make_source):
     """`src` with each `a & b`, `a | b`, `a ^ b`, `a << b`, `a >> b` (and their augmented
-    assignments) written as the operator module's function (`operator.and_(a, b)`, ...);
+    assignments) and `~a` written as the operator module's function (`operator.and_(a, b)`,
+    `operator.invert(a)`, ...);
     `src` itself when there is none."""
-    if not any(isinstance(n, (ast.BinOp, ast.AugAssign)) and type(n.op) in _BITWISE
+    if not any(isinstance(n, (ast.BinOp, ast.AugAssign)) and type(n.op) in _BITWISE or
+               isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.Invert)
                for n in ast.walk(src.tree)):
         return src
     tree = _Bitwise().visit(copy.deepcopy(src.tree))
@@ -212,6 +215,14 @@ def _bitwise_call(op, left, right, at):
 
 
 class _Bitwise(ast.NodeTransformer):
+    def visit_UnaryOp(self, node):
+        self.generic_visit(node)
+        if not isinstance(node.op, ast.Invert):
+            return node
+        func = ast.Attribute(value=ast.Name(id=_OPERATOR, ctx=ast.Load()), attr="invert",
+                             ctx=ast.Load())
+        return ast.copy_location(ast.Call(func=func, args=[node.operand], keywords=[]), node)
+
     def visit_BinOp(self, node):
         self.generic_visit(node)
         if type(node.op) not in _BITWISE:

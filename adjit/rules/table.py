@@ -884,8 +884,9 @@ no_derivative("integer result", np.argpartition, np.argwhere, np.count_nonzero, 
               np.tril_indices, np.tril_indices_from, np.triu_indices, np.triu_indices_from,
               np.shape, np.size, np.gcd, np.lcm, math.gcd, np.bitwise_and, np.bitwise_or,
               np.bitwise_xor, np.invert, np.left_shift, np.right_shift)
-# `a & b`, `a | b`, ... (normalize/sugar.py writes the operators as these calls)
-for _obj in (operator.and_, operator.or_, operator.xor, operator.lshift, operator.rshift):
+# `a & b`, `a | b`, `~a`, ... (normalize/sugar.py writes the operators as these calls)
+for _obj in (operator.and_, operator.or_, operator.xor, operator.lshift, operator.rshift,
+             operator.invert):
     _R.define(_obj, f"operator.{_obj.__name__}", "none", notes="integer or boolean result")
 no_derivative("describes a type or a shape, not values", np.dtype, np.finfo, np.iinfo,
               np.broadcast_shapes)
