@@ -24,6 +24,7 @@ import adjit
 from adjit import AdjitError
 from fd import check_value_and_grad
 from idiom_programs import rotation, solve_tridiag
+from adjit.runtime import vec as _vec
 
 _LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
 
@@ -1353,6 +1354,26 @@ def diagonal_products(T, m, g):
     return s
 
 
+def uint64_lookups(T, g):
+    """np.uint64 indices into an array made in the function, in an expression of slices
+    (stumpy's `T_B[uint64_j : uint64_j + uint64_m] - M_T[uint64_j]`): adjit's index check
+    takes them as int64."""
+    M = T * T
+    uint64_m = np.uint64(2)
+    s = 0.0
+    cov = 0.0
+    for i in range(T.shape[0] - g - 2):
+        uint64_i = np.uint64(i)
+        uint64_j = np.uint64(i + g)
+        if uint64_i == 0 or uint64_j == 0:
+            cov = np.dot(T[uint64_j:uint64_j + uint64_m] - M[uint64_j],
+                         T[uint64_i:uint64_i + uint64_m] - M[uint64_i])
+        else:
+            cov = cov + M[uint64_j] * T[uint64_i]
+        s += cov
+    return s
+
+
 def uint64_carried(x, steps):
     """A np.uint64 counter carried by a time loop (a checkpoint keeps it)."""
     k = np.uint64(0)
@@ -1363,10 +1384,22 @@ def uint64_carried(x, steps):
     return y
 
 
+@njit
+def _checked_indices(k, n):
+    # adjit's index checks, as generated code calls them on stumpy's np.uint64 indices:
+    # numba would join uint64 with int64 into float64 and refuse it as an index
+    a = np.arange(5.0)
+    return a[_vec.index(k, n)] + a[_vec.take_index(k, n)]
+
+
 def test_uint64_indices():
+    assert _checked_indices(np.uint64(3), 5) == 6.0
+    assert _checked_indices(np.int64(-2), 5) == 6.0
     T = np.linspace(-1.0, 1.3, 11) ** 2
     for g in (0, 2):
         check_value_and_grad(diagonal_products, (T, 4, g), 0)
+    for g in (0, 3):
+        check_value_and_grad(uint64_lookups, (T, g), 0)
     x = np.linspace(0.2, 0.9, 5)
     check_value_and_grad(uint64_carried, (x, 13), 0)
     recorded = adjit.grad(uint64_carried)(x, 13)

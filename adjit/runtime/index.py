@@ -64,14 +64,18 @@ def slice_len(n, start, stop, step, has_start, has_stop):
 
 @numba.njit(cache=True)
 def index(i, n):
-    """An integer index into a dimension of length n, negative ones counted from the end."""
-    return i + n if i < 0 else i
+    """An integer index into a dimension of length n, negative ones counted from the end;
+    an int64 whatever integer type i has (numba joins uint64 with int64 into float64:
+    stumpy's np.uint64 indices)."""
+    k = np.int64(i)
+    return k + n if k < 0 else k
 
 
 @numba.njit(cache=True)
 def take_index(i, n):
     """An entry of an index array used on a dimension of length n: negative entries count
     from the end; out-of-range ones raise IndexError, as numpy does."""
+    i = np.int64(i)
     if i < 0:
         i += n
     if i < 0 or i >= n:
