@@ -1596,3 +1596,20 @@ def test_invert_of_a_mask():
     g = check_value_and_grad(masked_out, (D, mask), 0)
     np.testing.assert_allclose(g, np.where(mask, 2 * D, 4.0) + [-6, 0, 0, 0, 0, 0],
                                rtol=1e-15)
+
+
+# -- a name bound again to a new array made from itself (resampy's interp_delta) -------------
+
+def rebound_from_itself(w, A):
+    delta = np.diff(w)
+    delta = np.append(delta, 0.0)       # a new array, bound to the same name
+    v = np.sort(w)
+    v = np.linalg.solve(A, v)
+    return np.sum(delta * delta * w) + np.sum(v * w)
+
+
+def test_name_bound_to_a_new_array_made_from_itself():
+    w = np.linspace(0.1, 1.0, 5) ** 2
+    A = np.eye(5) * 2.0 + 0.1
+    check_value_and_grad(rebound_from_itself, (w, A), 0)
+    check_value_and_grad(rebound_from_itself, (w, A), 1)

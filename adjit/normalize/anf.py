@@ -1360,9 +1360,11 @@ class _Normalizer:
             if isinstance(value, ast.Name) and value.id == target:
                 return      # `z = z` does nothing (its adjoint would zero z_bar: fuzzer find)
             if target in ir.atom_names(ir.operands(value)) and not ir.is_atom(value) and \
-                    not _is_copy_call(value):
-                # (`x = x.copy()` stays one statement: the web split names the copy x_2, a
-                # new array, where a temporary would make x_2 = _t1 two names for one array)
+                    not _is_copy_call(value) and not (isinstance(value, ast.Call) and
+                                                      self.array_info(value) is not None):
+                # (`x = x.copy()`, `d = np.append(d, 0.0)` stay one statement: the web split
+                # names the new array x_2, where a temporary would make x_2 = _t1 two names
+                # for one array)
                 value = self.to_atom(out, value)
             self.emit_assign(out, target, value)
         elif isinstance(tgt, ast.Subscript):
