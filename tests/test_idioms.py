@@ -486,6 +486,20 @@ def cumulated_both_ways(x):
     return _cumulated(D)[-1, -1] + 0.5 * out[-1, 0]
 
 
+@njit
+def _defaulted_in_a_loop(x, p=None):
+    s = 0.0
+    for k in range(3):
+        if p is None:       # None in the first iteration only: numba's value is 3 * x[0]
+            p = x[k]
+        s += p
+    return s
+
+
+def _loop_default(x):
+    return _defaulted_in_a_loop(x)
+
+
 def both_set(x):
     return _banded_spread(x, 0, 1, 2.0)
 
@@ -505,6 +519,8 @@ def test_optional_arguments_tested_inside_longer_tests():
     np.testing.assert_allclose(g, 4 * (weights.sum(1) * x - weights @ x), rtol=1e-14)
     with pytest.raises(AdjitError, match="optional argument `w`.*left out.*assigned where"):
         adjit.grad(_read_after_a_default_on_data)(x)
+    with pytest.raises(AdjitError, match="optional argument `p`.*left out.*assigned where"):
+        adjit.grad(_loop_default)(x)       # (adjit gave 6.0 where numba gives 3.0)
     g = check_value_and_grad(cumulated_both_ways, (x,), 0)
     # sum_i x_i x_3 + 0.5 sum_i x_i x_0
     np.testing.assert_allclose(g, x[3] + 0.5 * x[0] + np.array([0.5 * x.sum(), 0, 0,

@@ -160,6 +160,12 @@ def _prune(stmts, none):
         for field in ("body", "orelse"):
             if isinstance(getattr(s, field, None), list):
                 state = dict(none)
+                if isinstance(s, (ast.For, ast.While)) and field == "body":
+                    # a default given in the loop holds from the next iteration on: the
+                    # tests of it there are decided at run time (numba: 3 * x[0] of
+                    # `if p is None: p = x[k]` then `s += p`), refused where read
+                    for p in [p for p, v in state.items() if v is True and _assigns(s, p)]:
+                        state[p] = _UNKNOWN
                 setattr(s, field, _prune(getattr(s, field), state))
                 paths.append(state)
         if isinstance(s, (ast.For, ast.While)) or (isinstance(s, ast.If) and not s.orelse):
