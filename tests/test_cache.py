@@ -400,3 +400,119 @@ def test_an_njit_cache_true_caller_of_a_derivative_loads_in_a_later_process(tmp_
     h = 1e-6
     fd = (ns["energy"](x.copy(), 1.5 + h, 40) - ns["energy"](x.copy(), 1.5 - h, 40)) / (2 * h)
     assert runs[0]["direct"] == pytest.approx(fd, rel=1e-6)
+
+
+MEMORY = textwrap.dedent("""
+    import json, os
+    pages = int(os.environ.get("FAKE_PAGES", "0"))
+    if pages:       # a machine with less memory (the same cache folders)
+        real = os.sysconf
+        os.sysconf = lambda key: pages if key == "SC_PHYS_PAGES" else real(key)
+    import numpy as np
+    import adjit
+    from adjit.runtime.tape import DEFAULT_TAPE_LIMIT
+
+    def chain(x):
+        s = 0.0
+        for i in range(x.shape[0]):
+            s = np.sin(s + x[i])
+        return s
+
+    g = adjit.grad(chain, cache=True, checkpoint=False)
+    x = np.linspace(0.0, 1.0, 100_000)
+    try:
+        gx = g(x)
+        raised, tape = "", g.last_tape.tape_bytes
+    except adjit.AdjitError as exc:
+        raised, tape = type(exc).__name__, 0
+    print(json.dumps({"limit": DEFAULT_TAPE_LIMIT, "raised": raised, "tape": tape,
+                      "hits": sum(g._called.dispatcher.stats.cache_hits.values())}))
+""")
+
+
+def test_a_gradient_cached_on_a_machine_of_another_memory_size_is_not_loaded(tmp_path):
+    """The default tape limit (half the machine's memory) is compiled into a gradient's
+    machine code, and tape_room, which reads it, is cached on disk: a cache folder shared by
+    machines of different sizes (a cluster's home directory) served the first machine's
+    limit to the others (a 512 kB machine recorded an 800 kB tape a larger one had cached).
+    Both caches are keyed by the limit."""
+    import subprocess as sp
+    env = dict(os.environ, ADJIT_CACHE_DIR=str(tmp_path / "cache"), NUMBA_OPT="3",
+               NUMBA_CACHE_DIR=str(tmp_path / "numba"))
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
+    path = tmp_path / "memory.py"
+    path.write_text(MEMORY)
+
+    def run(pages):
+        out = sp.run([sys.executable, str(path)], env=dict(env, FAKE_PAGES=str(pages)),
+                     capture_output=True, text=True, timeout=600)
+        assert out.returncode == 0, out.stderr
+        return json.loads(out.stdout.strip().splitlines()[-1])
+
+    large, small, small_again, large_again = run(0), run(128), run(128), run(0)
+    assert small["limit"] < 800_000 < large["limit"]
+    assert large["raised"] == "" and large["tape"] >= 800_000 and large["hits"] == 0
+    # compiled again with the small machine's limit: the 800 kB tape is refused
+    assert small["raised"] == "TapeLimitError" and small_again["raised"] == "TapeLimitError"
+    assert large_again["raised"] == "" and large_again["hits"] == 1
+
+
+RUNTIME_ONCE = textwrap.dedent("""
+    import json, time
+    import numpy as np
+    from numba.core import event
+    import adjit
+
+    def logsumexp_rows(x, w):
+        # a loop that sums as it goes in blocks (vec.sum_slots), a buffer kept for every
+        # iteration of an inner loop (vec.empty_as), a time loop checkpointed (snapshots)
+        n, d = x.shape
+        buf = np.empty(d)
+        total = 0.0
+        for i in range(n):
+            for j in range(d):
+                buf[j] = w[j] * x[i, j]
+            s = 0.0
+            for j in range(d):
+                s += np.exp(buf[j])
+            total += np.log(s)
+        u = w.copy()
+        for t in range(50):
+            for j in range(d):
+                u[j] = 0.9 * u[j] + 0.1 * np.sin(u[j])
+        return total + np.sum(u * u)
+
+    compiled = []
+
+    class Listener(event.Listener):
+        def on_start(self, ev):
+            pass
+
+        def on_end(self, ev):
+            f = ev.data["dispatcher"].py_func
+            compiled.append(f"{f.__module__}.{f.__qualname__}")
+
+    x = np.random.default_rng(0).normal(size=(30, 4))
+    w = np.linspace(0.5, 1.0, 4)
+    g = adjit.grad(logsumexp_rows, argnums=(0, 1), checkpoint=5)
+    with event.install_listener("numba:compile", Listener()):
+        gx, gw = g(x, w)
+    print(json.dumps({"compiled": compiled, "gw": gw.tolist(), "source": g.source}))
+""")
+
+
+def test_a_gradients_first_call_compiles_none_of_adjits_runtime_in_a_later_process(
+        tmp_path):
+    """adjit's runtime is compiled once per machine (numba's disk cache): a later process's
+    first call compiles the gradient's own function and none of adjit's functions (the tape's
+    room, the block sums' overload, allocations of an array's dtype were compiled in every
+    process: 50-110 ms each of every first call). stop_gradient's overload, which CUDA
+    device code shares, is left out."""
+    runs = _processes(tmp_path, "runtime_once.py", RUNTIME_ONCE, 2, ADJIT_CACHE="0",
+                      NUMBA_CACHE_DIR=str(tmp_path / "numba"))
+    source = runs[0]["source"]
+    assert "vec.sum_slots(" in source and "vec.empty_as(" in source and "ckpt." in source
+    later = [name for name in runs[1]["compiled"] if name.startswith("adjit.")]
+    assert later == [], later
+    assert runs[0]["gw"] == runs[1]["gw"]

@@ -33,7 +33,8 @@ from .fold import fold_temporaries
 
 from ..runtime import vec
 from ..runtime.sums import add_any_order, copy_dot, dot_range, sum_range
-from ..runtime.tape import check_room, grow_tape, reserve_tape, tape_room, tape_start
+from ..runtime.tape import (DEFAULT_TAPE_LIMIT, check_room, grow_tape, reserve_tape, tape_room,
+                            tape_start)
 
 _COMMENT = "__adjit_comment__"
 _serial = itertools.count(1)
@@ -173,8 +174,9 @@ _ALLOCATORS = {"np.zeros_like": "zeros_like", "np.empty_like": "empty_like",
 def cached_allocations(tree):
     """Spell the allocations under `tree` as calls of adjit's runtime (runtime/index.py):
     `np.zeros_like(x)` as `vec.zeros_like(x)`, `np.empty(n)` as `vec.empty(n)`, `np.zeros(n,
-    np.int64)` as `vec.zeros_int64(n)`, ... (float64 or a dtype vec.DECLARED names, given
-    positionally; anything else stays). numba compiles numpy's allocations in every process
+    np.int64)` as `vec.zeros_int64(n)`, `np.empty(s, a.dtype)` as `vec.empty_as(s, a)`, ...
+    (float64, a dtype vec.DECLARED names or an array's, given positionally; anything else
+    stays). numba compiles numpy's allocations in every process
     that compiles a function calling them (a second of ADBench's GMM gradient's first call);
     vec's are compiled once per machine and argument type, in numba's disk cache."""
     parallel = {id(n) for loop in ir.walk(tree) if isinstance(loop, ast.For) and
@@ -188,13 +190,19 @@ def cached_allocations(tree):
             continue
         if len(node.args) == 2:
             dtype = ir.unparse(node.args[1])
-            if dtype == "np.float64":
-                pass
+            like = node.args[1]
+            if kind in ("zeros", "empty") and isinstance(like, ast.Attribute) and \
+                    like.attr == "dtype" and isinstance(like.value, ast.Name):
+                # np.empty(shape, a.dtype): vec.empty_as(shape, a)
+                node.args = [node.args[0], like.value]
+                kind = f"{kind}_as"
+            elif dtype == "np.float64":
+                node.args = node.args[:1]
             elif dtype.startswith("np.") and dtype[3:] in vec.DECLARED:
                 kind = f"{kind}_{dtype[3:]}"
+                node.args = node.args[:1]
             else:
                 continue
-            node.args = node.args[:1]
         node.func = ast.Attribute(value=ir.name("vec"), attr=kind, ctx=ast.Load())
 
 
@@ -435,13 +443,16 @@ def cache_dir():
 
 def cache_file(source, name, namespace, signature, fastmath, values=None):
     """The file holding this generated source, written once: its name is a digest of the
-    source, the argument types, numba's version and the values the code reads from its
-    namespace (global arrays by content, functions by their source), so that any change
-    gives a new file and numba's cache, keyed by the file, never serves stale code.
+    source, the argument types, numba's version, the values the code reads from its
+    namespace (global arrays by content, functions by their source) and the default tape
+    limit (half this machine's memory, which tape_room compiles into it: a cache directory
+    shared by machines of other sizes), so that any change gives a new file and numba's
+    cache, keyed by the file, never serves stale code.
     `values`: the namespace's _namespace_digest where the caller has it already."""
     h = hashlib.sha256()
     for part in (source, repr(tuple(signature)), repr(_flags(fastmath)), numba.__version__,
-                 sys.version, str(numba.core.config.OPT), _adjit_digest()):
+                 sys.version, str(numba.core.config.OPT), _adjit_digest(),
+                 str(DEFAULT_TAPE_LIMIT)):
         h.update(part.encode())
     h.update(values if values is not None else _namespace_digest(namespace))
     path = os.path.join(cache_dir(), f"_adjit_{name}_{h.hexdigest()[:20]}.py")

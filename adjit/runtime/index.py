@@ -222,6 +222,21 @@ def empty_like(a):
 
 
 @numba.njit(cache=True)
+def zeros_as(shape, like):
+    """np.zeros(shape, like.dtype): the generated code's stacks of an array's values
+    (`np.zeros((slots,) + u.shape, u.dtype)`)."""
+    return np.zeros(shape, like.dtype)
+
+
+@numba.njit(cache=True)
+def empty_as(shape, like):
+    """np.empty(shape, like.dtype): the generated code's stacks of an array's values (a
+    checkpoint's snapshots of u, `np.empty((slots,) + u.shape, u.dtype)`; an inner loop's
+    arrays kept for every iteration)."""
+    return np.empty(shape, like.dtype)
+
+
+@numba.njit(cache=True)
 def empty_bool(shape):
     """An uninitialized boolean array."""
     return np.empty(shape, np.bool_)
@@ -659,28 +674,65 @@ def sum_slots(like, buf, n):
     return total
 
 
-@overload(sum_slots)
-def _sum_slots(like, buf, n):
+@numba.njit(cache=True)
+def _sum_int_slots(buf, n):
+    """The int64 sum of the integers buf[:n] holds (as to_slot's bits)."""
+    total = 0
+    for k in range(n):
+        total += _as_int(buf[k])
+    return total
+
+
+@numba.njit(cache=True)
+def _count_slots(buf, n):
+    """How many of buf[:n] hold True."""
+    total = 0
+    for k in range(n):
+        total += buf[k] != 0.0
+    return total
+
+
+# sum_slots is typed and lowered as a call of one of the compiled sums above (sums.py's for
+# floats), loaded from numba's disk cache: an @overload returning the same call compiled a
+# function of its own in every process (50 ms of every first call whose loops sum in blocks).
+@type_callable(sum_slots)
+def _type_sum_slots(context):
+    def typer(like, buf, n):
+        if isinstance(like, (types.Float, types.Integer, types.Boolean)) and \
+                isinstance(buf, types.Array) and isinstance(n, types.Integer):
+            return types.unliteral(like) if isinstance(like, types.Float) else types.int64
+        return None
+    return typer
+
+
+@lower_builtin(sum_slots, types.Number, types.Array, types.Integer)
+@lower_builtin(sum_slots, types.Boolean, types.Array, types.Integer)
+def _lower_sum_slots(context, builder, sig, args):
     from .sums import sum_range, sum_range32
+    like, buf, n = sig.args
+    count = context.cast(builder, args[2], n, types.int64)
     if isinstance(like, types.Float):
         if like.bitwidth == 32:
-            return lambda like, buf, n: sum_range32(buf, n)
-        return lambda like, buf, n: sum_range(buf, 0, 1, n)
-    if isinstance(like, types.Integer):
-        def exact(like, buf, n):
-            total = 0
-            for k in range(n):
-                total += _as_int(buf[k])
-            return total
-        return exact
-    if isinstance(like, types.Boolean):
-        def count(like, buf, n):
-            total = 0
-            for k in range(n):
-                total += buf[k] != 0.0
-            return total
-        return count
-    return None
+            total = _call_compiled(context, builder, sum_range32, (buf, types.int64),
+                                   (args[1], count))
+        else:
+            total = _call_compiled(context, builder, sum_range, (
+                buf, types.int64, types.int64, types.int64),
+                (args[1], context.get_constant(types.int64, 0),
+                 context.get_constant(types.int64, 1), count))
+    else:
+        total = _call_compiled(context, builder, _sum_int_slots if isinstance(
+            like, types.Integer) else _count_slots, (buf, types.int64), (args[1], count))
+    return total
+
+
+def _call_compiled(context, builder, dispatcher, argtys, args):
+    """Call `dispatcher` (a caching njit function) from a lowering: compiled for `argtys`, or
+    loaded from numba's disk cache, and linked into the caller (where LLVM may inline it)."""
+    fnty = context.typing_context.resolve_value_type(dispatcher)
+    sig = fnty.get_call_type(context.typing_context, argtys, {})
+    impl = context.get_function(fnty, sig)
+    return impl(builder, args)
 
 
 @type_callable(to_slot)

@@ -13,16 +13,24 @@ from numba.core.dispatcher import Dispatcher
 
 
 class LevelCache(FunctionCache):
-    """numba's FunctionCache with NUMBA_OPT in the index key."""
+    """numba's FunctionCache with NUMBA_OPT in the index key, and `keyed`: more (name,
+    value) pairs the compiled code depends on (a global numba freezes into it)."""
+
+    def __init__(self, py_func, keyed=()):
+        super().__init__(py_func)
+        self._keyed = tuple(keyed)
 
     def _index_key(self, sig, codegen):
-        return super()._index_key(sig, codegen) + (("NUMBA_OPT", str(numba.core.config.OPT)),)
+        return super()._index_key(sig, codegen) + (
+            ("NUMBA_OPT", str(numba.core.config.OPT)),) + self._keyed
 
 
-def key_by_level(namespace):
+def key_by_level(namespace, keyed=None):
     """Give every dispatcher of `namespace` (a module's globals) that caches on disk a
-    LevelCache in place of numba's FunctionCache (before anything compiled it)."""
-    for value in list(namespace.values()):
+    LevelCache in place of numba's FunctionCache (before anything compiled it). `keyed`:
+    {name: ((key, value), ...)} for the dispatchers whose code holds a global's value
+    (tape.tape_room: this machine's memory), keyed by it too."""
+    for name, value in list(namespace.items()):
         if isinstance(value, Dispatcher) and type(getattr(value, "_cache", None)) is \
                 FunctionCache:
-            value._cache = LevelCache(value.py_func)
+            value._cache = LevelCache(value.py_func, (keyed or {}).get(name, ()))

@@ -60,11 +60,12 @@ class TapeLimitError(AdjitError):
         super().__init__(f"{LIMIT_MESSAGE}: {what} {need} bytes, {room} are allowed")
 
 
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def tape_room(limit, cap):
     """The bytes a gradient's tape may take: `limit`, or half this machine's memory for -1
-    (so generated source holds no machine-dependent number; compiled in each process, never
-    cached on disk, since numba freezes the global it reads), and at most `cap` where that
+    (so generated source holds no machine-dependent number; numba freezes the global it
+    reads into the machine code, so its disk cache is keyed by that value: key_by_level
+    below, and codegen/emit.cache_file for the gradients that call it), and at most `cap` where that
     is positive: a gradient left to choose (checkpoint=None) runs its first call capped at
     the CPU's largest cache, so that a tape which outgrows it stops there and the call is
     made again with its time loops checkpointed (GradientFunction._first_call)."""
@@ -121,4 +122,5 @@ def check_room(need, room):
     return room - need
 
 
-key_by_level(globals())     # numba caches each level apart (jitcache.py)
+# numba caches each level apart (jitcache.py), tape_room each machine's memory apart
+key_by_level(globals(), {"tape_room": (("DEFAULT_TAPE_LIMIT", DEFAULT_TAPE_LIMIT),)})

@@ -20,7 +20,7 @@ from .index import (  # noqa: F401 - the names generated code calls
     digamma, trigamma, convert_like, norm_root, not_negative, to_slot, from_slot, sum_slots,
     RAISABLE, raise_error, ASSERT_FAILED, DECLARED, RAISE_FORMATTED, RAISE_WITH_VALUES,
     RAISE_PARTS, order_key, key_value, KEY_LOWEST, KEY_HIGHEST, zeros, empty, zeros_like,
-    empty_like)
+    empty_like, zeros_as, empty_as)
 from . import index as _index
 from . import special  # noqa: F401 - scipy.special's C functions (vec.special.i1)
 
