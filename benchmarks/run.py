@@ -180,9 +180,18 @@ def _chosen(options):
 
 
 def same_bits(a, b):
+    """'yes' where the gradients a and b hold the same bits; where only zeros differ in sign
+    (equal values: a derivative that underflowed, added to a zero in one and assigned in the
+    other), says how many; else a mismatch."""
     a = a if isinstance(a, tuple) else (a,)
     b = b if isinstance(b, tuple) else (b,)
-    return all(np.array_equal(np.asarray(x), np.asarray(y)) for x, y in zip(a, b))
+    if not all(np.array_equal(np.asarray(x), np.asarray(y)) for x, y in zip(a, b)):
+        return "NO  <-- MISMATCH"
+    signs = 0
+    for x, y in zip(a, b):
+        x, y = np.asarray(x, float), np.asarray(y, float)
+        signs += int(np.sum(np.signbit(x) != np.signbit(y)))
+    return "yes" if signs == 0 else f"equal values; {signs} zeros of the other sign"
 
 
 def human_bytes(n):
@@ -390,7 +399,7 @@ class Bench:
                     f"{human_bytes(r['recorded'].total_bytes)}); recompute factor "
                     f"{tape.recompute_factor:.2f} ({tape.advanced} steps advanced again, "
                     f"{tape.taped} taped); gradient identical to the recorded one to the bit: "
-                    f"{'yes' if r['same_bits'] else 'NO  <-- MISMATCH'}")
+                    f"{r['same_bits']}")
             self.results[name] = r
             # keep the gradient for the figure (the same options, other step counts)
             self.grads.setdefault((fn, argnums, tuple(sorted((k, repr(v)) for k, v in
