@@ -161,10 +161,10 @@ class Checkpointed:
         gen = builder.namegen
         self.names = {k: gen.fresh(f"_c{k}") for k in
                       ("steps", "snaps", "block", "slots", "pos", "next", "k", "sched", "act",
-                       "sf", "si", "step", "last")}
+                       "sf", "si", "step", "last", "lo", "hi")}
         self.taped = None
         self.reverse = None
-        self.reserve = []       # tape room for one block of steps, made before the schedule
+        self.reserve = []       # tape room for one block of steps, made where a STEP records
         self.step_counts = None     # (floats, ints) one step records, when known on entry
 
     # the state ---------------------------------------------------------------------------
@@ -227,7 +227,6 @@ class Checkpointed:
         else:
             value = f"{lo_t} + {k} * {st_t}"
         return _parse(f"{var} = {value}")
-
 
     def _transfers(self, slot, scalars, arrays):
         """(save, restore) source lines for each piece of the state and snapshot `slot`:
@@ -390,18 +389,26 @@ class Checkpointed:
         return " + ".join(parts) or "0"
 
     def backward(self):
-        """The schedule loop (replaces the reversed loop in the backward sweep)."""
+        """The schedule loop (replaces the reversed loop in the backward sweep). Its first
+        action (UNWIND) runs the adjoints of the last block, which the forward sweep
+        recorded; each STEP records a block and then runs the same adjoints: the steps'
+        adjoints are written once."""
         n = self.names
         scalars, arrays = self.state()
         snaps = self._snapshots()
         text = f"""\
+{n['act']} = ckpt.UNWIND
+{n['lo']} = {n['last']}
+{n['hi']} = {n['steps']}
 {n['sched']} = ckpt.start({n['last']}, {snaps}, {n['block']})
 while True:
-    {n['act']} = ckpt.next_action({n['sched']})
-    if {n['act']} == ckpt.STEP:
-        pass
+    if {n['act']} == ckpt.STEP or {n['act']} == ckpt.UNWIND:
+        if {n['act']} == ckpt.STEP:
+            pass
+        for {n['k']} in range({n['hi']} - 1, {n['lo']} - 1, -1):
+            pass
     elif {n['act']} == ckpt.ADVANCE:
-        for {n['k']} in range({n['sched']}[1], {n['sched']}[2]):
+        for {n['k']} in range({n['lo']}, {n['hi']}):
             pass
     elif {n['act']} == ckpt.RESTORE:
         pass
@@ -409,23 +416,23 @@ while True:
         pass
     else:
         break
+    {n['act']} = ckpt.next_action({n['sched']})
+    {n['lo']} = {n['sched']}[1]
+    {n['hi']} = {n['sched']}[2]
 """
-        head, loop = _parse(text)
-        step, advance, restore, save = _branches(loop.body[1])
-        # the steps of one block with the tape, then their adjoints (one step without blocks)
-        taped, back = _parse(f"""\
-for {n['k']} in range({n['sched']}[1], {n['sched']}[2]):
-    pass
-for {n['k']} in range({n['sched']}[2] - 1, {n['sched']}[1] - 1, -1):
-    pass
-""")
+        *head, loop = _parse(text)
+        step, advance, restore, save = _branches(loop.body[0])
+        record, back = step.body
+        # the steps of one block with the tape (room for them made once: every block pops
+        # what it pushes), then their adjoints (one step without blocks)
+        taped = _parse(f"for {n['k']} in range({n['lo']}, {n['hi']}):\n    pass")[0]
         taped.body = self._step_index(n["k"]) + self.taped
+        record.body = self.reserve + [taped] + self.b.tape.peak_updates()
         back.body = self._step_index(n["k"]) + self.reverse
         ir.annotate(back, steps=True)
-        step.body = [taped] + self.b.tape.peak_updates() + [back]
         advance.body[0].body = self._step_index(n["k"]) + self._call_step()
-        restore.body = self._restore(f"{n['sched']}[1]", scalars, arrays) or [ast.Pass()]
-        save.body = self._save(f"{n['sched']}[1]", scalars, arrays) or [ast.Pass()]
+        restore.body = self._restore(n["lo"], scalars, arrays) or [ast.Pass()]
+        save.body = self._save(n["lo"], scalars, arrays) or [ast.Pass()]
         entry_scalars, entry_arrays = self.inputs_changed_later()
         swap_in, swap_out = [], []
         for v in entry_scalars:
@@ -442,12 +449,7 @@ for {n['k']} in range({n['sched']}[2] - 1, {n['sched']}[1] - 1, -1):
                 swap_in.append(f"{self._kept(a, 'final')} = {a}.copy()")
                 swap_out.append(f"ckpt.put({a}, {self._kept(a, 'final')})")
         before, after = _parse("\n".join(swap_in)), _parse("\n".join(swap_out))
-        # the adjoints of the last block, which the forward sweep recorded
-        last = _parse(f"for {n['k']} in range({n['steps']} - 1, {n['last']} - 1, -1):\n"
-                      "    pass")[0]
-        last.body = self._step_index(n["k"]) + copy.deepcopy(self.reverse)
-        ir.annotate(last, steps=True)
-        nodes = before + [last] + self.reserve + [head, loop] + after
+        nodes = before + head + [loop] + after
         for node in nodes:
             ir.annotate(node, origin=ir.note(self.loop, "origin", None))
         return nodes

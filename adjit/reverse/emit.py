@@ -286,7 +286,7 @@ class Emitter:
         per_step = tuple(str(c) for c in counts) if counts else self._body_pushes(s.body, s)
         if per_step:
             cp.step_counts = tuple(c for c in per_step if c != "0")
-        cp.reserve = reserve        # once before the schedule: every block pops what it pushes
+        cp.reserve = reserve        # where a STEP records: every block pops what it pushes
         cp.taped = self.forward(s.body, bool(counts))
         return cp.forward(cp.defined_before)
 

@@ -27,8 +27,10 @@ every block's start (`auto_plan` picks L and the snapshot count so that they fit
 allowed) no step is advanced again: each runs twice, plainly and then with the tape.
 
 The last block is recorded by the first pass itself (the generated forward sweep runs the
-steps from `last_block` on with the tape, and the backward sweep reverses them before it
-starts the schedule): the schedule covers the steps before it. So a loop in one block
+steps from `last_block` on with the tape, and the backward sweep reverses them first): the
+schedule covers the steps before it. The generated schedule loop starts with UNWIND (the
+adjoints of the last block, whose tape the first pass left: STEP without its recording), so
+that the steps' adjoints are written once in the generated code. So a loop in one block
 (`auto_plan` picks that where recording every step fits the memory allowed and a step
 records only a few numbers) runs each step once, as without checkpointing.
 
@@ -47,6 +49,9 @@ import numpy as np
 from .jitcache import key_by_level
 
 DONE, RESTORE, ADVANCE, SAVE, STEP = 0, 1, 2, 3, 4
+UNWIND = 5
+"""The generated schedule loop's first action (next_action never gives it): the adjoints
+of the last block's steps, recorded by the first pass."""
 
 _ACTION, _ARG1, _ARG2, _CUR, _T, _S, _DEPTH, _QLEN, _QHEAD = 0, 1, 2, 3, 4, 5, 6, 7, 8
 _QUEUE = 9          # 3 actions of 3 ints
