@@ -657,6 +657,12 @@ class _Normalizer:
         return obj in ALLOCATORS or obj in CONST_ARRAYS or obj in INT_ALLOCATORS or \
             obj is np.arange or obj in ARRAY_OPS
 
+    def integer_atom(self, a):
+        """Whether the atom `a` is an integer: an int constant or a name holding one (the
+        bounds of an np.arange of integers)."""
+        return isinstance(a, ast.Constant) and type(a.value) is int or \
+            isinstance(a, ast.Name) and a.id in self.ctx.ints
+
     def array_info(self, value):
         """(rank, dtype) of the array a normalized right-hand side holds, or None."""
         info = None
@@ -676,9 +682,7 @@ class _Normalizer:
                 elif obj is np.arange:
                     floats = any(isinstance(a, ast.Constant) and isinstance(a.value, float)
                                  for a in value.args)
-                    ints = all(isinstance(a, ast.Constant) and type(a.value) is int or
-                               isinstance(a, ast.Name) and a.id in self.ctx.ints
-                               for a in value.args)
+                    ints = all(self.integer_atom(a) for a in value.args)
                     info = (1, "f" if floats else "i" if ints and value.args else "?")
                 elif obj in ARRAY_OPS:
                     try:

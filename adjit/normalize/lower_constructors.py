@@ -133,8 +133,7 @@ def _arange_of_dtype(norm, node, obj, out):
                          "Pass start, stop and step by position.")
     declared = norm.calls.declared_dtype(given, node)     # (numba takes no int or float)
     atoms = [norm.atom(a, out) for a in args]
-    ints = [isinstance(a, ast.Constant) and type(a.value) is int or
-            isinstance(a, ast.Name) and a.id in norm.ctx.ints for a in atoms]
+    ints = [norm.integer_atom(a) for a in atoms]
     if declared == np.int64 and all(ints):
         pass                            # the arange of integers is int64 already
     elif declared == np.float64:

@@ -47,10 +47,8 @@ def assigned_only_when_none(stmts, name, inside=False):
                 return False
         targets = s.targets if isinstance(s, ast.Assign) else \
             [s.target] if isinstance(s, (ast.AugAssign, ast.AnnAssign, ast.For)) else []
-        for t in targets:
-            if any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)
-                   for n in ast.walk(t)) and not inside:    # (not `out[...] = ...`)
-                return False
+        if not inside and any(_assigns(t, name) for t in targets):  # (not `out[...] = ...`)
+            return False
     return True
 
 
