@@ -423,8 +423,9 @@ while True:
         *head, loop = _parse(text)
         step, advance, restore, save = _branches(loop.body[0])
         record, back = step.body
-        # the steps of one block with the tape (room for them made once: every block pops
-        # what it pushes), then their adjoints (one step without blocks)
+        # the steps of one block with the tape (room for them tested at each STEP, made at
+        # the first: every block pops what it pushes), then their adjoints (one step without
+        # blocks)
         taped = _parse(f"for {n['k']} in range({n['lo']}, {n['hi']}):\n    pass")[0]
         taped.body = self._step_index(n["k"]) + self.taped
         record.body = self.reserve + [taped] + self.b.tape.peak_updates()

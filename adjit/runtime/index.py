@@ -11,7 +11,7 @@ from numba.extending import lower_builtin, overload, type_callable
 import numpy as np
 from ..errors import CallValueError
 from .jitcache import key_by_level
-from .vmath import _as_float, _as_int    # (bit casts between float64 and int64)
+from .vmath import _as_float, _as_int, call_compiled  # (bit casts; calls from lowerings)
 
 
 @numba.njit(cache=True)
@@ -711,28 +711,14 @@ def _lower_sum_slots(context, builder, sig, args):
     from .sums import sum_range, sum_range32
     like, buf, n = sig.args
     count = context.cast(builder, args[2], n, types.int64)
-    if isinstance(like, types.Float):
-        if like.bitwidth == 32:
-            total = _call_compiled(context, builder, sum_range32, (buf, types.int64),
-                                   (args[1], count))
-        else:
-            total = _call_compiled(context, builder, sum_range, (
-                buf, types.int64, types.int64, types.int64),
-                (args[1], context.get_constant(types.int64, 0),
-                 context.get_constant(types.int64, 1), count))
-    else:
-        total = _call_compiled(context, builder, _sum_int_slots if isinstance(
-            like, types.Integer) else _count_slots, (buf, types.int64), (args[1], count))
-    return total
-
-
-def _call_compiled(context, builder, dispatcher, argtys, args):
-    """Call `dispatcher` (a caching njit function) from a lowering: compiled for `argtys`, or
-    loaded from numba's disk cache, and linked into the caller (where LLVM may inline it)."""
-    fnty = context.typing_context.resolve_value_type(dispatcher)
-    sig = fnty.get_call_type(context.typing_context, argtys, {})
-    impl = context.get_function(fnty, sig)
-    return impl(builder, args)
+    if isinstance(like, types.Float) and like.bitwidth != 32:
+        zero, one = (context.get_constant(types.int64, v) for v in (0, 1))
+        return call_compiled(context, builder, sum_range,
+                             (buf, types.int64, types.int64, types.int64),
+                             (args[1], zero, one, count))
+    total = sum_range32 if isinstance(like, types.Float) else \
+        _sum_int_slots if isinstance(like, types.Integer) else _count_slots
+    return call_compiled(context, builder, total, (buf, types.int64), (args[1], count))
 
 
 @type_callable(to_slot)

@@ -1154,6 +1154,14 @@ def powf(x, y):
 
 # -- one name per function for both precisions (what adjit's generated code calls) --------------
 
+def call_compiled(context, builder, dispatcher, argtys, args):
+    """Call `dispatcher` (a caching njit function) from a lowering: compiled for `argtys`, or
+    loaded from numba's disk cache, and linked into the caller (where LLVM may inline it)."""
+    fnty = context.typing_context.resolve_value_type(dispatcher)
+    sig = fnty.get_call_type(context.typing_context, argtys, {})
+    return context.get_function(fnty, sig)(builder, args)
+
+
 def _either_precision(f64, f32, double):
     """`f64`'s name for a function of either precision: a float32 argument goes to `f32` (a
     float32 result, as math.exp of a float32 in numba), anything else to `f64` (ints and
@@ -1186,8 +1194,9 @@ def _either_precision(f64, f32, double):
     @lower_builtin(either, types.Number)
     @lower_builtin(either, types.Boolean)
     def _lower_either(context, builder, sig, args):
-        fnty, call = chosen(context.typing_context, sig.args[0])
-        return context.get_function(fnty, call)(builder, args)
+        x = sig.args[0]
+        f = f32 if isinstance(x, types.Float) and x.bitwidth == 32 else f64
+        return call_compiled(context, builder, f, (x,), args)
 
     either.__name__ = either.__qualname__ = f64.py_func.__name__
     either.double = double
