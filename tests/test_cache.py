@@ -54,7 +54,8 @@ def _processes(tmp_path, name, script, count, **extra):
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
     path = tmp_path / name
-    path.write_text(script)
+    if not path.exists() or path.read_text() != script:
+        path.write_text(script)     # (rewritten, numba's cache of its functions is stale)
     runs = []
     for _ in range(count):
         out = subprocess.run([sys.executable, str(path)], env=env, capture_output=True,

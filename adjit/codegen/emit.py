@@ -32,6 +32,7 @@ from . import extrema
 from .fold import fold_temporaries
 
 from ..runtime import vec
+from ..runtime.linked import keep_symbols, linked
 from ..runtime.sums import add_any_order, copy_dot, dot_range, sum_range
 from ..runtime.tape import (DEFAULT_TAPE_LIMIT, check_room, grow_tape, reserve_tape, tape_room,
                             tape_start)
@@ -328,10 +329,13 @@ def _namespace_digest(namespace):
     return h.digest()
 
 
-HELPERS = {"grow_tape": grow_tape, "reserve_tape": reserve_tape, "check_room": check_room,
-           "tape_room": tape_room, "dot_range": dot_range, "sum_range": sum_range,
-           "copy_dot": copy_dot, "add_any_order": add_any_order, "tape_start": tape_start}
-"""Runtime functions generated code calls by their bare names (the tape's, the sums')."""
+HELPERS = dict({name: linked(f) for name, f in (
+    ("grow_tape", grow_tape), ("reserve_tape", reserve_tape), ("check_room", check_room),
+    ("tape_room", tape_room), ("dot_range", dot_range), ("sum_range", sum_range),
+    ("copy_dot", copy_dot), ("tape_start", tape_start))}, add_any_order=add_any_order)
+"""Runtime functions generated code calls by their bare names (the tape's, the sums'):
+called through their machine code (runtime/linked.py), but for add_any_order, which LLVM
+must inline into the loop that sums with it."""
 
 
 def _compile_source(source, name, namespace, signature, fastmath, jit, wrapper, cache, callees,
@@ -376,6 +380,7 @@ def _compile_source(source, name, namespace, signature, fastmath, jit, wrapper, 
                 warnings.filterwarnings("ignore", "Cannot cache compiled function",
                                         numba.core.errors.NumbaWarning)
             dispatcher = jit(pyfunc)
+        keep_symbols(dispatcher)
         ns[name] = dispatcher
         return outer, dispatcher
     except numba.core.errors.NumbaError as exc:

@@ -9,6 +9,10 @@ import numpy as np
 from ..api_stop import stop_gradient
 from ..runtime import checkpoint as ckpt
 from ..runtime import vec
+from ..runtime.linked import calls
+
+_CKPT = calls(ckpt)
+"""The checkpoint schedule as generated code calls it: through its machine code."""
 
 
 def unused_name(stem, taken):
@@ -50,7 +54,7 @@ class Env:
 
     def __init__(self):
         self.ns = {"math": math, "np": np, "numba": numba, "stop_gradient": stop_gradient,
-                   "vec": vec, "ckpt": ckpt}
+                   "vec": vec, "ckpt": _CKPT}
         self._by_id = {}
 
     def spell(self, obj, hint):
@@ -80,7 +84,6 @@ class Env:
         self.ns[name] = obj
         self._by_id[key] = name
         return name
-
 
 
 def lookup(func, ns):
