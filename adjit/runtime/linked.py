@@ -115,6 +115,19 @@ def linked(dispatcher):
     else (a plain function, under NUMBA_DISABLE_JIT) as it is."""
     if not isinstance(dispatcher, Dispatcher):
         return dispatcher
+    with global_compiler_lock:
+        made = _LINKED.get(dispatcher)
+        if made is None:
+            made = _LINKED[dispatcher] = _linked(dispatcher)
+    return made
+
+
+_LINKED = {}
+"""linked() of each dispatcher, made once (numba's typing and lowering are registered for
+it)."""
+
+
+def _linked(dispatcher):
     module, name = dispatcher.py_func.__module__, dispatcher.py_func.__name__
     if getattr(importlib.import_module(module), name, None) is not dispatcher:
         raise TypeError(f"{module}.{name} is not the dispatcher it names")
