@@ -102,6 +102,9 @@ LATER = textwrap.dedent("""
     import numba
     import numpy as np
     import adjit
+    if os.environ.get("FAKE_DIGEST"):       # another version of adjit's runtime
+        from adjit.runtime import linked
+        linked._DIGEST.append(os.environ["FAKE_DIGEST"])
 
     def heat(u0, alpha, steps):
         n = u0.shape[0]
@@ -131,7 +134,10 @@ LATER = textwrap.dedent("""
     if mode != "caller-only":
         out["direct"] = g(u0, 0.2, 30)
         out["hits"] = sum(g._called.dispatcher.stats.cache_hits.values())
-    out["fit"] = fit(u0, 0.2, 30)
+    try:
+        out["fit"] = fit(u0, 0.2, 30)
+    except adjit.AdjitError as exc:
+        out["fit"] = str(exc)
     out["fit_hits"] = sum(fit.stats.cache_hits.values())
     print(json.dumps(out))
 """)
@@ -161,3 +167,17 @@ def test_cached_gradients_and_cached_callers_load_in_later_processes(tmp_path):
     h = 1e-6
     fd = (heat(u0, 0.2 + h, 30) - heat(u0, 0.2 - h, 30)) / (2 * h)
     assert runs[0]["direct"] == pytest.approx(fd, rel=1e-6)
+
+
+def test_a_cached_caller_compiled_against_another_runtime_refuses_to_load(tmp_path):
+    """An @njit(cache=True) caller compiled with another version of adjit's runtime (faked:
+    another digest) calls names this runtime does not define: loading it raises AdjitError
+    saying what to do, instead of running it against other functions or ending the
+    process in LLVM."""
+    numba_dir = tmp_path / "numba"
+    (old,) = _processes(tmp_path, "later.py", LATER, 1, NUMBA_CACHE_DIR=str(numba_dir),
+                        FAKE_DIGEST="f" * 16, LATER_MODE="caller-only")
+    assert isinstance(old["fit"], float)
+    (new,) = _processes(tmp_path, "later.py", LATER, 1, NUMBA_CACHE_DIR=str(numba_dir),
+                        LATER_MODE="caller-only")
+    assert "another adjit version" in new["fit"] and "__pycache__" in new["fit"], new
