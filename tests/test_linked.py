@@ -2,6 +2,7 @@
 module declares the checkpoint schedule, the tape's growth and the block sums instead of
 holding (and optimizing again) a copy of each; its cached machine code, and that of an
 @njit(cache=True) caller, loads in later processes."""
+import inspect
 import textwrap
 
 import numba
@@ -13,21 +14,7 @@ from adjit.errors import AdjitError
 from adjit.runtime import checkpoint, linked, sums
 
 from test_cache import _processes
-
-
-def heat(u0, alpha, steps):
-    n = u0.shape[0]
-    u = u0.copy()
-    un = np.zeros(n)
-    for t in range(steps):
-        for i in range(1, n - 1):
-            un[i] = u[i] + alpha * (u[i - 1] - 2.0 * u[i] + u[i + 1])
-        for i in range(1, n - 1):
-            u[i] = un[i]
-    s = 0.0
-    for i in range(n):
-        s += u[i] * u[i]
-    return s
+from programs import heat
 
 
 def _central(f, x, h=1e-6):
@@ -106,20 +93,7 @@ LATER = textwrap.dedent("""
         from adjit.runtime import linked
         linked._DIGEST.append(os.environ["FAKE_DIGEST"])
 
-    def heat(u0, alpha, steps):
-        n = u0.shape[0]
-        u = u0.copy()
-        un = np.zeros(n)
-        for t in range(steps):
-            for i in range(1, n - 1):
-                un[i] = u[i] + alpha * (u[i - 1] - 2.0 * u[i] + u[i + 1])
-            for i in range(1, n - 1):
-                u[i] = un[i]
-        s = 0.0
-        for i in range(n):
-            s += u[i] * u[i]
-        return s
-
+""") + inspect.getsource(heat) + textwrap.dedent("""
     g = adjit.grad(heat, argnums=1, checkpoint="auto")
 
     @numba.njit(cache=True)
