@@ -122,7 +122,8 @@ def test_cached_gradients_and_cached_callers_load_in_later_processes(tmp_path):
     2 loads both. Then the caller's cache alone is removed: process 3 loads the gradient and
     compiles the caller again, which must carry the names the gradient calls (a library
     numba loaded does not), so that process 4, calling only the caller, loads it (a name
-    left undefined there would end the process inside LLVM)."""
+    left undefined there would end the process inside LLVM: the names a library numba loaded
+    ran in its reload_init are kept with it, linked._rebuild_keeping_names)."""
     numba_dir = tmp_path / "numba"
     runs = _processes(tmp_path, "later.py", LATER, 2, NUMBA_CACHE_DIR=str(numba_dir))
     assert [r["hits"] for r in runs] == [0, 1] and [r["fit_hits"] for r in runs] == [0, 1]
@@ -155,3 +156,49 @@ def test_a_cached_caller_compiled_against_another_runtime_refuses_to_load(tmp_pa
     (new,) = _processes(tmp_path, "later.py", LATER, 1, NUMBA_CACHE_DIR=str(numba_dir),
                         LATER_MODE="caller-only")
     assert "another adjit version" in new["fit"] and "__pycache__" in new["fit"], new
+
+
+CHAIN = textwrap.dedent("""
+    import json, os
+    import numba
+    import numpy as np
+    import adjit
+
+""") + inspect.getsource(heat) + textwrap.dedent("""
+    g = adjit.grad(heat, argnums=1, checkpoint="auto")
+
+    @numba.njit(cache=True)
+    def slope(u0, alpha, steps):
+        return g(u0, alpha, steps)
+
+    @numba.njit(cache=True)
+    def shifted(u0, alpha, steps):
+        return slope(u0, alpha, steps) + 1.0
+
+    u0 = np.linspace(0.0, 1.0, 16) ** 2
+    if os.environ["CHAIN"] == "slope":
+        value = slope(u0, 0.2, 30)
+    else:
+        value = shifted(u0, 0.2, 30)
+    print(json.dumps({"value": value, "slope": sum(slope.stats.cache_hits.values()),
+                      "shifted": sum(shifted.stats.cache_hits.values())}))
+""")
+
+
+def test_a_cached_caller_of_a_cached_caller_of_a_gradient_loads_in_a_later_process(tmp_path):
+    """Process 1 caches `slope` (which calls a gradient); process 2 loads it and compiles
+    `shifted`, which calls it; process 3 loads `shifted` alone. numba's library of a
+    loaded function started without the names its code calls, so `shifted` was cached
+    without them and process 3 crashed (a review found it; linked._rebuild_keeping_names)."""
+    numba_dir = str(tmp_path / "numba")
+    (first,) = _processes(tmp_path, "chain.py", CHAIN, 1, NUMBA_CACHE_DIR=numba_dir,
+                          CHAIN="slope")
+    second, third = _processes(tmp_path, "chain.py", CHAIN, 2, NUMBA_CACHE_DIR=numba_dir,
+                               CHAIN="shifted")
+    assert (second["slope"], second["shifted"]) == (1, 0)
+    assert (third["slope"], third["shifted"]) == (0, 1)
+    assert second["value"] == third["value"] == first["value"] + 1.0
+    u0 = np.linspace(0.0, 1.0, 16) ** 2
+    h = 1e-6
+    fd = (heat(u0, 0.2 + h, 30) - heat(u0, 0.2 - h, 30)) / (2 * h)
+    assert first["value"] == pytest.approx(fd, rel=1e-6)

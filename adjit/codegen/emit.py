@@ -32,7 +32,7 @@ from . import extrema
 from .fold import fold_temporaries
 
 from ..runtime import vec
-from ..runtime.linked import keep_symbols, linked
+from ..runtime.linked import linked
 from ..runtime.sums import add_any_order, copy_dot, dot_range, sum_range
 from ..runtime.tape import (DEFAULT_TAPE_LIMIT, check_room, grow_tape, reserve_tape, tape_room,
                             tape_start)
@@ -380,7 +380,6 @@ def _compile_source(source, name, namespace, signature, fastmath, jit, wrapper, 
                 warnings.filterwarnings("ignore", "Cannot cache compiled function",
                                         numba.core.errors.NumbaWarning)
             dispatcher = jit(pyfunc)
-        keep_symbols(dispatcher)
         ns[name] = dispatcher
         return outer, dispatcher
     except numba.core.errors.NumbaError as exc:

@@ -20,7 +20,9 @@ nothing from inlining, so generated code calls them through a symbol instead:
 
 The symbol is defined (llvmlite's add_symbol) when a call to it is compiled, and again
 before numba loads a cached caller in a later process: the caller's compiled code carries
-a `_Symbol` in numba's `reload_init`, which numba runs before loading the machine code.
+a `_Symbol` in numba's `reload_init`, which numba runs before loading the machine code (and
+which a library numba loaded keeps, so that a function compiled later and linking it carries
+the names on: _rebuild_keeping_names).
 `<digest>` is a digest of adjit's runtime sources: machine code cached by another version
 of the runtime does not load (AdjitError) rather than call functions it was not compiled
 against. Functions that must be inlined to be fast (the vector math, add_any_order) stay
@@ -34,9 +36,10 @@ import types as pytypes
 
 from llvmlite import binding as ll
 from numba.core import cgutils, types
+from numba.core.compiler import CompileResult
 from numba.core.compiler_lock import global_compiler_lock
 from numba.core.dispatcher import Dispatcher
-from numba.core.imputils import lower_builtin
+from numba.core.imputils import fix_returning_optional, lower_builtin
 from numba.core.itanium_mangler import mangle_args
 from numba.core.typing.templates import AbstractTemplate, infer_global
 
@@ -69,7 +72,9 @@ class _Symbol:
         self.module, self.name, self.argtypes, self.digest = module, name, argtypes, digest
 
     def __eq__(self, other):
-        return isinstance(other, _Symbol) and self._key() == other._key()
+        if not isinstance(other, _Symbol):
+            return NotImplemented
+        return self._key() == other._key()
 
     def __hash__(self):
         return hash(self._key())
@@ -160,6 +165,7 @@ def _linked(dispatcher):
                                                          fndesc.argtypes, args)
         with cgutils.if_unlikely(builder, status.is_error):
             context.call_conv.return_status_propagate(builder, status)
+        result = fix_returning_optional(context, builder, sig, status, result)
         # a later process loading the caller's machine code defines the symbol first
         context.active_code_library._reload_init.add(sym)
         return result
@@ -167,15 +173,27 @@ def _linked(dispatcher):
     return call
 
 
-def keep_symbols(dispatcher):
-    """After `dispatcher` compiled or loaded its machine code: the symbols its code calls
-    (numba's reload_init of each compile result) go with its library again. numba keeps
-    them with a library it compiled, but a library it loaded from the disk cache starts
-    without them, and a function compiled later that calls this one (an @njit(cache=True)
-    function of the user's calling a gradient) inherits them from the library: without
-    them its own cache entry would load, in a later process, calls of names not defined."""
-    for cres in dispatcher.overloads.values():
-        cres.library._reload_init.update(cres.reload_init or ())
+def _rebuild_keeping_names(rebuild):
+    """numba's CompileResult._rebuild (loading a cached function), which also gives the
+    library it loads the reload_init it ran (the names that library's code calls). numba
+    keeps them with a library it compiled, and a function compiled later that links the
+    library inherits them into its own cache entry; a library loaded from the disk cache
+    started without them, so a caller compiled after such a load (a user's
+    @njit(cache=True) function calling another cached one that calls a gradient) was cached
+    without the names, and a later process loading only that caller ended inside LLVM."""
+    def _rebuild(cls, *args, **kwargs):
+        cr = rebuild(cls, *args, **kwargs)
+        names = getattr(cr, "reload_init", None)
+        library = getattr(cr, "library", None)
+        if names and library is not None:
+            library._reload_init.update(names)
+        return cr
+    _rebuild.__adjit_keeps_names__ = True
+    return classmethod(_rebuild)
+
+
+if not getattr(CompileResult._rebuild, "__adjit_keeps_names__", False):
+    CompileResult._rebuild = _rebuild_keeping_names(CompileResult._rebuild.__func__)
 
 
 def calls(module):
@@ -188,4 +206,4 @@ def calls(module):
     return out
 
 
-__all__ = ["linked", "calls", "define", "keep_symbols", "runtime_digest"]
+__all__ = ["linked", "calls", "define", "runtime_digest"]
