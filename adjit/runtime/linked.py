@@ -102,16 +102,18 @@ class _Symbol:
 
 def define(dispatcher, sym):
     """Give `dispatcher`'s machine code for sym.argtypes the name sym.symbol (under numba's
-    compiler lock, which the lowering and the loading that call this hold already)."""
+    compiler lock, which the lowering and the loading that call this hold already); returns
+    that compile result."""
     with global_compiler_lock:
-        if sym in _DEFINED:
-            return
         cres = dispatcher.overloads.get(sym.argtypes)
         if cres is None:
             dispatcher.compile(sym.argtypes)
             cres = dispatcher.overloads[sym.argtypes]
-        ll.add_symbol(sym.symbol, cres.library.get_pointer_to_function(cres.fndesc.llvm_func_name))
-        _DEFINED.add(sym)
+        if sym not in _DEFINED:
+            ll.add_symbol(sym.symbol,
+                          cres.library.get_pointer_to_function(cres.fndesc.llvm_func_name))
+            _DEFINED.add(sym)
+        return cres
 
 
 def linked(dispatcher):
@@ -154,9 +156,7 @@ def _linked(dispatcher):
     @lower_builtin(key, types.VarArg(types.Any))
     def _lower(context, builder, sig, args):
         sym = _Symbol(module, name, tuple(sig.args), runtime_digest())
-        define(dispatcher, sym)
-        cres = dispatcher.overloads[sym.argtypes]
-        fndesc = cres.fndesc
+        fndesc = define(dispatcher, sym).fndesc
         fnty = context.call_conv.get_function_type(fndesc.restype, fndesc.argtypes)
         fn = cgutils.get_or_insert_function(builder.module, fnty, sym.symbol)
         context.call_conv.decorate_function(fn, fndesc.args, fndesc.argtypes,

@@ -1174,29 +1174,27 @@ def _either_precision(f64, f32, double):
     def either(x):
         return f32(x) if isinstance(x, np.float32) else f64(x)
 
-    def chosen(context, x):
-        """The function a call with an argument of type x calls, and its signature."""
+    def chosen(x):
+        """The function a call with an argument of numba type x calls (None: none)."""
         if isinstance(x, types.Float) and x.bitwidth == 32:
-            f = f32
-        elif isinstance(x, (types.Float, types.Integer, types.Boolean)):
-            f = f64
-        else:
-            return None, None
-        fnty = context.resolve_value_type(f)
-        return fnty, fnty.get_call_type(context, (x,), {})
+            return f32
+        if isinstance(x, (types.Float, types.Integer, types.Boolean)):
+            return f64
+        return None
 
     @type_callable(either)
     def _type_either(context):
         def typer(x):
-            return chosen(context, x)[1]
+            f = chosen(x)
+            return None if f is None else \
+                context.resolve_value_type(f).get_call_type(context, (x,), {})
         return typer
 
     @lower_builtin(either, types.Number)
     @lower_builtin(either, types.Boolean)
     def _lower_either(context, builder, sig, args):
         x = sig.args[0]
-        f = f32 if isinstance(x, types.Float) and x.bitwidth == 32 else f64
-        return call_compiled(context, builder, f, (x,), args)
+        return call_compiled(context, builder, chosen(x), (x,), args)
 
     either.__name__ = either.__qualname__ = f64.py_func.__name__
     either.double = double
