@@ -53,7 +53,7 @@ from .reverse.tape import shared_room, static_pushes, unsigned_slots
 from .rules.registry import REGISTRY
 from .rules.table import INACTIVE, has_device_twin
 from .runtime import vec
-from .runtime.tape import DEFAULT_TAPE_LIMIT
+from .runtime.tape import DEFAULT_TAPE_LIMIT, INITIAL_CAPACITY, KEPT_TAPE_BYTES
 
 STAGES = ("source", "normalized", "typed", "hoisted", "active", "adjoint", "tangent")
 """The stages `adjit.show` prints, in pipeline order. Every one is runnable Python: the first
@@ -485,7 +485,8 @@ def compile_(p, o):
         return
     stats_type = numba.types.int64[::1]
     pyfunc, dispatcher = compile_source(p.source, p.entry, p.env.ns,
-                                        arg_types + (stats_type, numba.types.int64),
+                                        arg_types + (stats_type, numba.types.int64,
+                                                     numba.types.float64[::1]),
                                         o.fastmath, o.jit,
                                         wrapper=p.wrapper, cache=o.cache, callees=p.steps,
                                         origin=_origin(p, None))
@@ -582,6 +583,7 @@ class Transformed:
         self.dispatcher = dispatcher
         self.stats = stats
         self.limit_hint = limit_hint
+        self._kept = []     # the buffer the next call's tapes start in (_keep)
 
     def call(self, *args, cap=0):
         """The compiled derivative of the user's arguments; a positive `cap` bounds the
@@ -594,7 +596,38 @@ class Transformed:
     def _call(self, *args, cap=0):
         if self.stats is None:
             return self.dispatcher(*args)
-        return self.dispatcher(*args, self.stats, cap)
+        try:        # (taken off, so that a call made meanwhile allocates its own)
+            kept = self._kept.pop()
+        except IndexError:
+            kept = _NOTHING_KEPT
+        out = self.dispatcher(*args, self.stats, cap, kept)
+        self._kept = [_keep(kept, self.stats, out)]
+        return out
+
+
+_NOTHING_KEPT = np.empty(0)
+
+
+def _keep(kept, stats, out):
+    """The buffer a gradient's next call from Python starts its tapes in (runtime/tape.py
+    tape_from): `kept` where it holds what this call used (stats: the values each stack held
+    at most), else a new one of that size; none for tapes beyond KEPT_TAPE_BYTES. Never one
+    that an array of the result `out` may share memory with (nothing returns the tape
+    itself: its values are copied out)."""
+    need = max(INITIAL_CAPACITY, int(stats[5])) + max(INITIAL_CAPACITY, int(stats[6]))
+    if need * 8 > KEPT_TAPE_BYTES:
+        return _NOTHING_KEPT
+    if kept.shape[0] < need or any(np.may_share_memory(a, kept) for a in _arrays(out)):
+        return np.empty(need)
+    return kept
+
+
+def _arrays(out):
+    if isinstance(out, np.ndarray):
+        yield out
+    elif isinstance(out, tuple):
+        for o in out:
+            yield from _arrays(o)
 
 
 # checks ----------------------------------------------------------------------------------------
@@ -794,6 +827,8 @@ def _adjoint(p, o):
         return
     stats_name = namegen.fresh("_tape_stats")
     cap_name = namegen.fresh("_tape_cap")
+    kept_name = namegen.fresh("_tape_kept")
+    extra = [stats_name, cap_name, kept_name]
     stats = assemble.stats_statements(stats_name, prog.tape, builder.checkpointed.values())
     sweep.live_after = upward_exposed(stats + ret)      # what the sweep leaves read
     inner = f"{name}_taped"
@@ -802,14 +837,14 @@ def _adjoint(p, o):
         tail = prog.backward_init + prog.backward + stats + ret
         return assemble.forward_parts(prog, tail, params, kinds, o.tape_limit,
                                       parallel=sweep.parallel, cap=cap_name,
-                                      stats=stats_name) + [
+                                      stats=stats_name, kept=kept_name) + [
             ("backward sweep", prog.tape.peak_statements() + prog.backward_init +
              prog.backward),
             ("what the tape took (TapeReport)", stats),
             (None, ret)]
 
     def source_now():       # (for adjit.show and ADJIT_DEBUG_PRINT_AFTER; changes nothing)
-        return render(inner, params + [stats_name, cap_name], copy.deepcopy(parts_now()),
+        return render(inner, params + extra, copy.deepcopy(parts_now()),
                       fold=True)
 
     _run_sweep(p, sweep, sweep_passes.PIPELINES["adjoint"], sweep_passes.PASSES, source_now)
@@ -828,12 +863,12 @@ def _adjoint(p, o):
                 set(prog.bars.names.values()) | prog.tape.reserved_names(),
                 prog.tape.reserved_names())
     arrays = {v for v, k in kinds.items() if is_array(k)}
-    unsigned_indices([s for _, stmts in parts for s in stmts], params + [stats_name, cap_name],
-                     arrays)
-    source = render(inner, params + [stats_name, cap_name], parts, fold=True, cpu=True,
+    unsigned_indices([s for _, stmts in parts for s in stmts], params + extra, arrays)
+    source = render(inner, params + extra, parts, fold=True, cpu=True,
                     keys=o.vector_math, allocate=True)
     source += "\n\n" + render(name, params, [(None, ast.parse(
-        f"return {inner}({', '.join(params)}, np.zeros({STATS_SIZE}, np.int64), 0)").body)],
+        f"return {inner}({', '.join(params)}, np.zeros({STATS_SIZE}, np.int64), 0, "
+        f"vec.empty(0))").body)],
         allocate=True)
     p.steps = []
     for step, step_params, body, results, packed in steps:

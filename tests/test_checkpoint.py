@@ -387,8 +387,8 @@ def test_a_gradient_called_again_starts_its_tape_as_long_as_the_last_call_used()
     grown = g.last_tape.tape_bytes
     assert need <= grown < 2 * need
     src = g.source
-    assert re.search(r"_ftape = vec\.empty\(tape_start\(_tape_stats\d*\[5\], _tape_room\)\)",
-                     src), src
+    assert re.search(r"_ftape = tape_from\(_tape_kept\d*, tape_start\(_tape_stats\d*\[5\], "
+                     r"_tape_room\)\)", src), src
     assert re.search(r"_tape_stats\d*\[5\] = _fpeak", src), src
     again = g(u0, 0.2, 400)
     assert need <= g.last_tape.tape_bytes <= grown     # what was used, no doubling slack

@@ -31,12 +31,12 @@ REPORTED = 5
 
 
 def forward_parts(prog, tail, params, kinds, limit, title="forward sweep", parallel=False,
-                  cap="0", stats=None):
+                  cap="0", stats=None, kept=None):
     """The first parts of a generated function: scalars defined up front, and the forward
     sweep (tape allocations, then the primal statements that `tail` - the rest of the
     function - needs). With `parallel`, the user's prange loops that qualify stay parallel
     (reverse/parallel.py). `cap`: the parameter capping the tape's room, `stats` the tape
-    statistics' (Tape.allocations)."""
+    statistics', `kept` the kept tape buffer's (Tape.allocations)."""
     roots = upward_exposed(tail) | prog.tape.reserved_names()
     forward = eliminate_dead(prog.forward, roots, set(params), bindings_needed(tail, roots))
     if parallel:
@@ -44,7 +44,7 @@ def forward_parts(prog, tail, params, kinds, limit, title="forward sweep", paral
     defined = defined_up_front(forward + tail, kinds, prog.bars, params)
     return [("variables assigned in branches start defined (numba prunes constant branches)",
              defined),
-            (title, prog.init + prog.tape.allocations(limit, cap, stats) + forward)]
+            (title, prog.init + prog.tape.allocations(limit, cap, stats, kept) + forward)]
 
 
 def step_parts(body, results, kinds, params, packed=None):

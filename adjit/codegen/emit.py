@@ -34,8 +34,8 @@ from .fold import fold_temporaries
 from ..runtime import vec
 from ..runtime.linked import linked
 from ..runtime.sums import add_any_order, copy_dot, dot_range, sum_range
-from ..runtime.tape import (DEFAULT_TAPE_LIMIT, check_room, grow_tape, reserve_tape, tape_room,
-                            tape_start)
+from ..runtime.tape import (DEFAULT_TAPE_LIMIT, check_room, grow_tape, int_tape_from,
+                            reserve_tape, tape_from, tape_room, tape_start)
 
 _COMMENT = "__adjit_comment__"
 _serial = itertools.count(1)
@@ -332,7 +332,8 @@ def _namespace_digest(namespace):
 HELPERS = dict({name: linked(f) for name, f in (
     ("grow_tape", grow_tape), ("reserve_tape", reserve_tape), ("check_room", check_room),
     ("tape_room", tape_room), ("dot_range", dot_range), ("sum_range", sum_range),
-    ("copy_dot", copy_dot), ("tape_start", tape_start))}, add_any_order=add_any_order)
+    ("copy_dot", copy_dot), ("tape_start", tape_start), ("tape_from", tape_from),
+    ("int_tape_from", int_tape_from))}, add_any_order=add_any_order)
 """Runtime functions generated code calls by their bare names (the tape's, the sums'):
 called through their machine code (runtime/linked.py), but for add_any_order, which LLVM
 must inline into the loop that sums with it."""

@@ -86,10 +86,12 @@ class Tape:
         parts = [f"{self.names[w][0]}.nbytes" for w in ("f", "i") if self.used[w]]
         return " + ".join(parts) or "0"
 
-    def allocations(self, limit, cap="0", stats=None):
+    def allocations(self, limit, cap="0", stats=None, kept=None):
         """The tape's allocations: its room (tape_room of `limit`, capped by the generated
         function's parameter `cap` where it has one) and its initial arrays, as long as the
-        last call used them where the function has the statistics parameter `stats`."""
+        last call used them where the function has the statistics parameter `stats`, taken
+        from the buffer its parameter `kept` holds where that is long enough (runtime/tape.py
+        tape_from: the float tape first, the integer tape after it)."""
         if self.bounded:
             out = []
             for which, size, dtype in (("f",) + (self.bounds[0], "numba.float64"),
@@ -104,7 +106,14 @@ class Tape:
                 arr, top = self.names[which]
                 size = INITIAL_CAPACITY if stats is None else \
                     f"tape_start({stats}[{LENGTH_SLOTS[which]}], {self.room})"
-                out += _parse(f"{arr} = np.empty({size}{dtype})\n{top} = 0\n")
+                if kept is None:
+                    new = f"np.empty({size}{dtype})"
+                elif which == "f":
+                    new = f"tape_from({kept}, {size})"
+                else:
+                    skip = f"{self.names['f'][0]}.shape[0]" if self.used["f"] else "0"
+                    new = f"int_tape_from({kept}, {skip}, {size})"
+                out += _parse(f"{arr} = {new}\n{top} = 0\n")
         return out
 
     def peak_statements(self):
