@@ -583,7 +583,7 @@ class Transformed:
         self.dispatcher = dispatcher
         self.stats = stats
         self.limit_hint = limit_hint
-        self._kept = []     # the buffer the next call's tapes start in (_keep)
+        self._kept = _NOTHING_KEPT  # the buffer the next call's tapes start in (_keep)
 
     def call(self, *args, cap=0):
         """The compiled derivative of the user's arguments; a positive `cap` bounds the
@@ -596,16 +596,19 @@ class Transformed:
     def _call(self, *args, cap=0):
         if self.stats is None:
             return self.dispatcher(*args)
-        try:        # (taken off, so that a call made meanwhile allocates its own)
-            kept = self._kept.pop()
-        except IndexError:
-            kept = _NOTHING_KEPT
-        out = self.dispatcher(*args, self.stats, cap, kept)
-        self._kept = [_keep(kept, self.stats, out)]
+        kept, stats = self._kept, self.stats
+        self._kept = _NOTHING_KEPT   # (taken off: a call made meanwhile starts its own)
+        out = self.dispatcher(*args, stats, cap, kept)
+        if stats[5] + stats[6] >= _KEEP_FROM:
+            self._kept = _keep(kept, stats, out)
         return out
 
 
 _NOTHING_KEPT = np.empty(0)
+
+_KEEP_FROM = 16384
+"""The values (128 kB) from which a gradient keeps its tapes' buffer: smaller blocks the C
+library reuses by itself, and a call of a small gradient should not pay the bookkeeping."""
 
 
 def _keep(kept, stats, out):

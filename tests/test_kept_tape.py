@@ -44,8 +44,7 @@ def _central(f, x, h=1e-6):
 
 
 def _kept(g):
-    kept = g._called._kept
-    return kept[0] if kept else None
+    return g._called._kept
 
 
 def test_results_stay_as_returned_when_the_tape_is_reused():
@@ -53,24 +52,24 @@ def test_results_stay_as_returned_when_the_tape_is_reused():
     which starts its tape in the buffer the first one left; both are the analytic gradient."""
     g = adjit.grad(softmax_cross_entropy)
     rng = np.random.default_rng(0)
-    z1, y1 = rng.normal(size=5000), rng.random(5000)
-    z2, y2 = rng.normal(size=5000) * 3, rng.random(5000)
+    z1, y1 = rng.normal(size=20_000), rng.random(20_000)
+    z2, y2 = rng.normal(size=20_000) * 3, rng.random(20_000)
     first = g(z1, y1)
     kept = _kept(g)
-    assert kept is not None and kept.shape[0] >= 5000
+    assert kept.shape[0] >= 20_000
     held = first.copy()
     second = g(z2, y2)
     assert _kept(g) is kept                     # the same buffer, used again
     assert np.array_equal(first, held)
     assert not np.may_share_memory(second, kept)
-    np.testing.assert_allclose(first, softmax_ce_gradient(z1, y1), rtol=1e-12, atol=1e-15)
-    np.testing.assert_allclose(second, softmax_ce_gradient(z2, y2), rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(first, softmax_ce_gradient(z1, y1), rtol=1e-10, atol=1e-13)
+    np.testing.assert_allclose(second, softmax_ce_gradient(z2, y2), rtol=1e-10, atol=1e-13)
     # and as a gradient computed with no buffer kept (a new function: its first call)
     fresh = adjit.grad(softmax_cross_entropy)(z2, y2)
     assert np.array_equal(second, fresh)
 
 
-@pytest.mark.parametrize("steps", [50, 3000, 400, 3000])
+@pytest.mark.parametrize("steps", [50, 20_000])
 def test_float_and_integer_tapes_start_in_the_kept_buffer(steps):
     """The integer tape (the branch's outcomes) starts after the float tape in the one kept
     buffer; calls that need more, then less, then more again match central differences and
@@ -80,7 +79,9 @@ def test_float_and_integer_tapes_start_in_the_kept_buffer(steps):
     first = g(*args)
     for _ in range(2):
         assert g(*args) == first
-    assert _kept(g).shape[0] >= 2 * 1024
+    # (a tape below 16384 values is left to the C library: _KEEP_FROM)
+    assert _kept(g).shape[0] >= 2 * steps if steps > pipeline._KEEP_FROM // 2 else \
+        _kept(g).shape[0] == 0
     d0 = _central(lambda x: damped(x, 4.0, steps, 0.25), 0.3)
     d1 = _central(lambda x: damped(0.3, x, steps, 0.25), 4.0)
     assert first[0] == pytest.approx(d0, rel=1e-6, abs=1e-8)
@@ -90,20 +91,21 @@ def test_float_and_integer_tapes_start_in_the_kept_buffer(steps):
     bigger = g(*args)
     assert bigger == first
     assert small == g(0.3, 4.0, 20, 0.25)
+    assert g(*args) == first
 
 
 def test_a_tape_beyond_the_kept_size_is_not_kept(monkeypatch):
-    monkeypatch.setattr(pipeline, "KEPT_TAPE_BYTES", 64 * 1024)
+    monkeypatch.setattr(pipeline, "KEPT_TAPE_BYTES", 128 * 1024)
     g = adjit.grad(softmax_cross_entropy)
     rng = np.random.default_rng(1)
     z, y = rng.normal(size=20_000), rng.random(20_000)
     out = g(z, y)
     assert _kept(g).shape[0] == 0
-    np.testing.assert_allclose(out, softmax_ce_gradient(z, y), rtol=1e-12, atol=1e-15)
-    small = g(z[:1000], y[:1000])
-    assert _kept(g).shape[0] >= 1000
-    np.testing.assert_allclose(small, softmax_ce_gradient(z[:1000], y[:1000]), rtol=1e-12,
-                               atol=1e-15)
+    np.testing.assert_allclose(out, softmax_ce_gradient(z, y), rtol=1e-10, atol=1e-13)
+    monkeypatch.setattr(pipeline, "KEPT_TAPE_BYTES", 1 << 20)
+    again = g(z, y)
+    assert _kept(g).shape[0] >= 20_000
+    assert np.array_equal(again, out)
 
 
 def test_the_buffer_is_dropped_where_a_result_might_share_its_memory():
