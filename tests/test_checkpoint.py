@@ -413,7 +413,6 @@ def test_a_gradient_called_again_starts_its_tape_as_long_as_the_last_call_used()
 # allocates enough that glibc raises its thresholds, and the old way then maps no new pages
 # either, so the test would no longer tell the two apart)
 _FAULTS = """
-import resource
 import numpy as np
 import adjit
 
@@ -435,12 +434,6 @@ def heat_loops(u0, alpha, steps):
 
 g = adjit.grad(heat_loops, argnums=(0, 1), checkpoint="auto")
 args = (np.random.default_rng(5).random(1024), 0.2, 3000)
-for _ in range(3):
-    g(*args)
-before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
-for _ in range(10):
-    g(*args)
-print(g.last_tape.tape_bytes, (resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before) / 10)
 """
 
 
@@ -451,18 +444,9 @@ def test_repeated_calls_map_no_new_pages_for_the_tape(tmp_path):
     blocks back to the system), a third of the gradient's time; started at the last call's
     length, the memory is reused. (Optimized as users run it: at the suite's NUMBA_OPT=0 the
     old way mapped no new pages either.)"""
-    import os
-    import subprocess
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    env = dict(os.environ, NUMBA_OPT="3", PYTHONPATH=os.pathsep.join(
-        [root, os.environ.get("PYTHONPATH", "")]))
-    script = tmp_path / "faults.py"
-    script.write_text(_FAULTS)
-    out = subprocess.run([sys.executable, str(script)], env=env, capture_output=True,
-                         text=True, timeout=600)
-    assert out.returncode == 0, out.stderr
-    tape, faults = out.stdout.split()[-2:]
-    assert int(tape) > 500_000 and float(faults) < 50, out.stdout
+    from page_faults import tape_and_faults
+    tape, faults = tape_and_faults(tmp_path, _FAULTS)
+    assert tape > 500_000 and faults < 50, (tape, faults)
 
 
 def _bits(result):

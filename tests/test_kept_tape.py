@@ -3,7 +3,6 @@ tape_from, pipeline.py _keep): the values are the same, a result never shares me
 the kept buffer, tapes beyond KEPT_TAPE_BYTES are not kept, and a vectorized gradient
 called in a loop maps no fresh pages."""
 import math
-import subprocess
 import sys
 
 import numpy as np
@@ -11,6 +10,7 @@ import pytest
 
 import adjit
 from adjit import pipeline
+from page_faults import tape_and_faults
 
 
 def softmax_cross_entropy(z, y):
@@ -119,7 +119,6 @@ def test_the_buffer_is_dropped_where_a_result_might_share_its_memory():
 
 
 _FAULTS = """
-import resource
 import numpy as np
 import adjit
 
@@ -132,13 +131,7 @@ def softmax_cross_entropy(z, y):
 
 g = adjit.grad(softmax_cross_entropy)
 rng = np.random.default_rng(0)
-z, y = rng.normal(size=100_000), rng.random(100_000)
-for _ in range(3):
-    g(z, y)
-before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
-for _ in range(10):
-    g(z, y)
-print(g.last_tape.tape_bytes, (resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before) / 10)
+args = (rng.normal(size=100_000), rng.random(100_000))
 """
 
 
@@ -147,14 +140,5 @@ def test_a_vectorized_gradient_called_in_a_loop_maps_no_new_pages(tmp_path):
     """softmax cross-entropy over 10^5 numbers in a fresh process: its 800 kB tape and its
     800 kB gradient allocated on every call mapped about 360 fresh pages a call (the C
     library returns the two freed blocks to the system); with the tape kept, none."""
-    import os
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    env = dict(os.environ, NUMBA_OPT="3", PYTHONPATH=os.pathsep.join(
-        [root, os.environ.get("PYTHONPATH", "")]))
-    script = tmp_path / "faults.py"
-    script.write_text(_FAULTS)
-    out = subprocess.run([sys.executable, str(script)], env=env, capture_output=True,
-                         text=True, timeout=600)
-    assert out.returncode == 0, out.stderr
-    tape, faults = out.stdout.split()[-2:]
-    assert int(tape) >= 800_000 and float(faults) < 50, out.stdout
+    tape, faults = tape_and_faults(tmp_path, _FAULTS)
+    assert tape >= 800_000 and faults < 50, (tape, faults)
