@@ -100,7 +100,7 @@ def test_sweep_stages_show_each_rewrite():
     assert final.split("\n\n\n")[0].replace("np.uint64(", "") != final.split("\n\n\n")[0]
     last = ast.parse(texts["sweep.loads"])
     cached_allocations(last)
-    assert "vec.empty(" in ast.unparse(last)
+    assert "vec.zeros(" in ast.unparse(last)
     assert _without_unsigned(final.split("\n\n\n")[0]) == ast.unparse(last)
     with pytest.raises(adjit.AdjitError, match="sweep.copies"):
         adjit.show(heat, "sweep.nothing", *args)
