@@ -49,7 +49,7 @@ from .reverse.dce import eliminate_dead, upward_exposed
 from .reverse.parallel import check_user_races
 from .reverse.replay import replay_unbounded_loops
 from .reverse.sweep import Sweep
-from .reverse.tape import shared_room, static_pushes, unsigned_slots
+from .reverse.tape import LENGTH_SLOTS, shared_room, static_pushes, unsigned_slots
 from .rules.registry import REGISTRY
 from .rules.table import INACTIVE, has_device_twin
 from .runtime import vec
@@ -602,25 +602,27 @@ class Transformed:
         self._kept = _NOTHING_KEPT   # (taken off: a call made meanwhile starts its own)
         out = self.dispatcher(*args, stats, cap, kept)
         counts = self._counts
-        if counts[5] + counts[6] >= _KEEP_FROM:
-            self._kept = _keep(kept, stats, out)
+        if counts[_FLOATS] + counts[_INTS] >= _KEEP_FROM:
+            self._kept = _keep(kept, counts, out)
         return out
 
 
 _NOTHING_KEPT = np.empty(0)
+
+_FLOATS, _INTS = LENGTH_SLOTS["f"], LENGTH_SLOTS["i"]
 
 _KEEP_FROM = 16384
 """The values (128 kB) from which a gradient keeps its tapes' buffer: smaller blocks the C
 library reuses by itself, and a call of a small gradient should not pay the bookkeeping."""
 
 
-def _keep(kept, stats, out):
+def _keep(kept, counts, out):
     """The buffer a gradient's next call from Python starts its tapes in (runtime/tape.py
-    tape_from): `kept` where it holds what this call used (stats: the values each stack held
-    at most), else a new one of that size; none for tapes beyond KEPT_TAPE_BYTES. Never one
-    that an array of the result `out` may share memory with (nothing returns the tape
-    itself: its values are copied out)."""
-    need = max(INITIAL_CAPACITY, int(stats[5])) + max(INITIAL_CAPACITY, int(stats[6]))
+    tape_from): `kept` where it holds what this call used (counts: the tape statistics,
+    with the values each stack held at most), else a new one of that size; none for tapes
+    beyond KEPT_TAPE_BYTES. Never one that an array of the result `out` may share memory
+    with (nothing returns the tape itself: its values are copied out)."""
+    need = max(INITIAL_CAPACITY, counts[_FLOATS]) + max(INITIAL_CAPACITY, counts[_INTS])
     if need * 8 > KEPT_TAPE_BYTES:
         return _NOTHING_KEPT
     if kept.shape[0] < need or any(np.may_share_memory(a, kept) for a in _arrays(out)):
