@@ -91,12 +91,12 @@ _SHAPE_ATTRS = ("shape", "size", "ndim", "dtype")
 def _reads(node):
     """The names an expression reads the values of (not an array's shape)."""
     skip = set()
-    for n in ast.walk(node):
+    for n in ir.walk(node):
         if isinstance(n, ast.Attribute) and n.attr in _SHAPE_ATTRS:
             skip.add(id(n.value))
         elif isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "len":
             skip.update(id(a) for a in n.args)
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and id(n) not in skip}
+    return {n.id for n in ir.walk(node) if isinstance(n, ast.Name) and id(n) not in skip}
 
 
 def _carried(body):

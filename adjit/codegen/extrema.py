@@ -58,7 +58,7 @@ def rewrite(fn, keys=True):
     vector_math=False, which adjit may differentiate again)."""
     loose = set()
     _loose_reads(fn.body, frozenset(), loose)
-    taken = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)}
+    taken = {n.id for n in ir.walk(fn) if isinstance(n, ast.Name)}
     _visit(fn.body, loose, taken, keys)
 
 
@@ -78,7 +78,7 @@ def _loose_reads(stmts, indices, out):
 
 
 def _reads(node, indices, out):
-    out.update(n.id for n in ast.walk(node) if isinstance(n, ast.Name)
+    out.update(n.id for n in ir.walk(node) if isinstance(n, ast.Name)
                and isinstance(n.ctx, ast.Load) and n.id not in indices)
 
 
@@ -114,8 +114,8 @@ def _extremum(loop, loose):
     element = call.args[1]
     return (loop.target.id not in loose and r != loop.target.id
             and all(isinstance(n, _ELEMENT) and not isinstance(n, (ast.FloorDiv, ast.Mod))
-                    for n in ast.walk(element))
-            and not any(isinstance(n, ast.Name) and n.id == r for n in ast.walk(element)))
+                    for n in ir.walk(element))
+            and not any(isinstance(n, ast.Name) and n.id == r for n in ir.walk(element)))
 
 
 def _fresh(stem, taken):

@@ -134,7 +134,7 @@ def _assignments(node):
             if isinstance(t, ast.Name):
                 yield t.id, node.value
             elif isinstance(t, (ast.Tuple, ast.List)):
-                for e in ast.walk(t):
+                for e in ir.walk(t):
                     if isinstance(e, ast.Name):
                         yield e.id, None
     elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
@@ -145,7 +145,7 @@ def _assignments(node):
         if isinstance(node.target, ast.Name) and _plain_range(node):
             yield node.target.id, ("range", node.iter)
         else:
-            for e in ast.walk(node.target):
+            for e in ir.walk(node.target):
                 if isinstance(e, ast.Name):
                     yield e.id, None
 

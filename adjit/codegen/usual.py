@@ -113,7 +113,7 @@ def _nest(s):
         if len(s.body) == 1 and isinstance(s.body[0], ast.For):
             s = s.body[0]
             continue
-        if any(isinstance(n, (ast.For, ast.While)) for b in s.body for n in ast.walk(b)):
+        if any(isinstance(n, (ast.For, ast.While)) for b in s.body for n in ir.walk(b)):
             return None
         return nest
     return None
@@ -128,7 +128,7 @@ def _version(nest, templates, ns, namegen, neutral, live, own):
         return None
     stored = set()
     for s in loop.body:
-        for n in ast.walk(s):
+        for n in ir.walk(s):
             if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
                 stored.add(n.id)
             elif isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store):
@@ -180,7 +180,7 @@ def _vectorizes(loop, ns, neutral):
     """Whether vector math chose vmath's functions for the loop (some call in it is one)
     and LLVM vectorizes it with them."""
     return any(isinstance(n, ast.Call) and is_vmath(lookup(n.func, ns))
-               for s in loop.body for n in ast.walk(s)) and vectorizable(loop, neutral, ns)
+               for s in loop.body for n in ir.walk(s)) and vectorizable(loop, neutral, ns)
 
 
 def _drop_unread(loop, read_after, ns):
@@ -188,13 +188,13 @@ def _drop_unread(loop, read_after, ns):
     only the rare arm read; `read_after`: what may be read after the loop): their values
     are reads and arithmetic, nothing else."""
     while True:
-        reads = {n.id for s in loop.body for n in ast.walk(s)
+        reads = {n.id for s in loop.body for n in ir.walk(s)
                  if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
         dead = [s for s in loop.body if isinstance(s, ast.Assign) and len(s.targets) == 1
                 and isinstance(s.targets[0], ast.Name) and s.targets[0].id != loop.target.id
                 and s.targets[0].id not in reads | read_after
                 and all(not isinstance(n, ast.Call) or is_vmath(lookup(n.func, ns)) or
-                        lookup(n.func, ns) is abs for n in ast.walk(s.value))]
+                        lookup(n.func, ns) is abs for n in ir.walk(s.value))]
         if not dead:
             return
         loop.body = [s for s in loop.body if not any(s is d for d in dead)]
@@ -271,11 +271,11 @@ def _computing(test, body, p, stored, ns):
         expr = todo.pop()
         if not _pure(expr, ns):
             return None
-        for name in {n.id for n in ast.walk(expr) if isinstance(n, ast.Name)} & stored:
+        for name in {n.id for n in ir.walk(expr) if isinstance(n, ast.Name)} & stored:
             where = [k for k, t in enumerate(body) if any(
                 isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.id == name or
                 isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store)
-                and _base(n) == name for n in ast.walk(t))]
+                and _base(n) == name for n in ir.walk(t))]
             if len(where) != 1 or where[0] >= p:
                 return None
             k = where[0]
@@ -299,13 +299,13 @@ def _pure(expr, ns):
     """Arithmetic, comparisons, names, constants and element reads, with calls of abs and
     of numpy's integer types (a tape slot's np.uint64) only."""
     funcs = set()
-    for n in ast.walk(expr):
+    for n in ir.walk(expr):
         if isinstance(n, ast.Call):
             f = lookup(n.func, ns)
             if not (f is abs or isinstance(f, type) and issubclass(f, np.integer)) or \
                     n.keywords:
                 return False
-            funcs.update(id(m) for m in ast.walk(n.func))
+            funcs.update(id(m) for m in ir.walk(n.func))
         elif isinstance(n, (ast.Attribute, ast.Lambda, ast.NamedExpr, ast.Starred,
                             ast.Await, ast.Yield, ast.YieldFrom)) and id(n) not in funcs:
             return False

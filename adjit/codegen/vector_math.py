@@ -91,7 +91,7 @@ def _collect(stmts, in_vector_loop, forward_copy, sites, neutral, ns, splitting,
         where = top or (stmts, s)
         if isinstance(s, ast.For):
             innermost = not any(isinstance(n, (ast.For, ast.While))
-                                for b in s.body for n in ast.walk(b))
+                                for b in s.body for n in ir.walk(b))
             # (a time loop a checkpointed gradient runs step by step: its own statements
             # keep the C library there, and so here: ir.NOTES, time_loop)
             steps = ir.note(s, "time_loop", False)
@@ -138,7 +138,7 @@ def float64_only(blocks, ns, arg_types):
     names = set()
     for stmts in blocks:
         for s in stmts:
-            for n in ast.walk(s):
+            for n in ir.walk(s):
                 word = n.id if isinstance(n, ast.Name) else n.attr if isinstance(
                     n, ast.Attribute) else n.value if isinstance(n, ast.Constant) and \
                     isinstance(n.value, str) else None
@@ -182,7 +182,7 @@ def has_complex(blocks, arg_types):
         return True
     for stmts in blocks:
         for s in stmts:
-            for node in ast.walk(s):
+            for node in ir.walk(s):
                 if isinstance(node, ast.Constant) and isinstance(node.value, complex) or \
                         isinstance(node, (ast.Name, ast.Attribute)) and "complex" in (
                             node.id if isinstance(node, ast.Name) else node.attr):
@@ -212,7 +212,7 @@ def _replaceable(stmt, ns):
     """(call, its vmath version) for every call in `stmt` of a function that has one (with
     one argument: vmath's functions take one; math.log(x, base) keeps the C library)."""
     out = []
-    for n in ast.walk(stmt):
+    for n in ir.walk(stmt):
         if isinstance(n, ast.Call) and len(n.args) == 1 and not n.keywords:
             entry = REGISTRY.get(lookup(n.func, ns))
             if entry is not None and callable(entry.vector):
@@ -244,13 +244,13 @@ def vectorizable(loop, neutral=frozenset(), ns=None):
             target = s.target       # (into a scalar this iteration assigned: not carried)
         else:
             return False
-        reads = [n.id for n in ast.walk(s) if isinstance(n, ast.Name)
+        reads = [n.id for n in ir.walk(s) if isinstance(n, ast.Name)
                  and isinstance(n.ctx, ast.Load)]
         if isinstance(target, ast.Subscript):
-            reads += [n.id for n in ast.walk(target.slice) if isinstance(n, ast.Name)]
+            reads += [n.id for n in ir.walk(target.slice) if isinstance(n, ast.Name)]
         if any(r in assigned_in_body and r not in seen for r in reads):
             return False            # carried from the iteration before
-        if not all(_known(n, ns) for n in ast.walk(s)):
+        if not all(_known(n, ns) for n in ir.walk(s)):
             return False
         if isinstance(target, ast.Name):
             seen.add(target.id)
@@ -365,7 +365,7 @@ def _split_plan(loop, neutral, ns, kinds):
               for s in body if isinstance(_target(s), ast.Subscript)}
     if not first or any(not isinstance(_target(s), ast.Name) for s in then) or (
             stored - set(neutral) and any(isinstance(n, ast.Subscript) for s in then
-                                          for n in ast.walk(s.value))):
+                                          for n in ir.walk(s.value))):
         return None
     probe = ast.For(target=loop.target, iter=loop.iter, body=first, orelse=[])
     if not vectorizable(probe, neutral, ns):
@@ -389,10 +389,10 @@ def _assigned(s):
 
 def _read(s):
     """The names statement `s` reads (an augmented assignment reads its target)."""
-    out = {n.id for n in ast.walk(s.value) if isinstance(n, ast.Name)}
+    out = {n.id for n in ir.walk(s.value) if isinstance(n, ast.Name)}
     t = _target(s)
     if isinstance(t, ast.Subscript):
-        out |= {n.id for n in ast.walk(t) if isinstance(n, ast.Name)}
+        out |= {n.id for n in ir.walk(t) if isinstance(n, ast.Name)}
     elif isinstance(s, ast.AugAssign):
         out.add(t.id)
     return out
@@ -400,7 +400,7 @@ def _read(s):
 
 def _calls_vmath(s):
     return any(isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
-               and n.value.id == NAME for n in ast.walk(s))
+               and n.value.id == NAME for n in ir.walk(s))
 
 
 def _split(split, namegen):

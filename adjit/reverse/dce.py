@@ -15,6 +15,14 @@ def reads_of(node):
     return {n.id for n in load_names(node)}
 
 
+def _reads(node, memo):
+    """reads_of(node), walked once per memo (which keeps the node: its id stays its own)."""
+    found = memo.get(id(node))
+    if found is None or found[0] is not node:
+        found = memo[id(node)] = (node, reads_of(node))
+    return found[1]
+
+
 def _kept(s):
     """An effect statement whose value nothing reads. numba's parallel pipeline deletes a
     numpy.random call whose result is unused (numba/core/ir_utils.py,
@@ -162,7 +170,7 @@ def _reads_outside_own_loops(stmts, loop_vars, memo=None):
     return out
 
 
-def upward_exposed(stmts, live_after=frozenset(), record=None, contents=True):
+def upward_exposed(stmts, live_after=frozenset(), record=None, contents=True, memo=None):
     """Names the statements may read before assigning them: what they need from earlier code.
 
     Structured liveness over assignments, element stores, `if` and `for` (the shapes the
@@ -172,10 +180,13 @@ def upward_exposed(stmts, live_after=frozenset(), record=None, contents=True):
     read). An array a loop's every iteration fills before reading it (its note `fills`: a
     recomputed iteration's buffers) is not needed from before the loop for its contents;
     with `contents=False` it counts all the same, as a name whose binding the statements
-    need (the buffer must exist: bindings_needed)."""
+    need (the buffer must exist: bindings_needed). `memo` (by id: node and the names it
+    reads) spares the walks of a loop's body that its fixpoint repeats, and of the loops it
+    is nested in."""
+    memo = {} if memo is None else memo
     live = set(live_after)
     for s in reversed(stmts):
-        live = _live_before(s, live, record, contents)
+        live = _live_before(s, live, record, contents, memo)
     return live
 
 
@@ -189,12 +200,12 @@ def bindings_needed(stmts, roots):
     return (upward_exposed(stmts, contents=False) & stored) - set(roots)
 
 
-def _live_before(s, live, record=None, contents=True):
+def _live_before(s, live, record, contents, memo):
     if isinstance(s, ast.Assign) and isinstance(s.targets[0], ast.Name):
-        return (live - {s.targets[0].id}) | reads_of(s.value)
+        return (live - {s.targets[0].id}) | _reads(s.value, memo)
     if isinstance(s, ast.If):
-        return reads_of(s.test) | upward_exposed(s.body, live, record, contents) | \
-            upward_exposed(s.orelse, live, record, contents)
+        return _reads(s.test, memo) | upward_exposed(s.body, live, record, contents, memo) | \
+            upward_exposed(s.orelse, live, record, contents, memo)
     if isinstance(s, ast.For):
         if record is not None:
             record[id(s)] = record.get(id(s), set()) | live
@@ -203,19 +214,19 @@ def _live_before(s, live, record=None, contents=True):
         # arrays each iteration fills first
         fills = note(s, "fills", frozenset()) if contents else frozenset()
         while True:
-            body_in = upward_exposed(s.body, entry, record, contents) - {var} - fills
+            body_in = upward_exposed(s.body, entry, record, contents, memo) - {var} - fills
             new_entry = set(live) | body_in
             if new_entry == entry:
                 break
             entry = new_entry
-        return reads_of(s.iter) | entry
+        return _reads(s.iter, memo) | entry
     if isinstance(s, ast.While):
         entry = set(live)
         while True:
-            new_entry = set(live) | upward_exposed(s.body, entry, record, contents)
+            new_entry = set(live) | upward_exposed(s.body, entry, record, contents, memo)
             if new_entry == entry:
                 return entry
             entry = new_entry
     if isinstance(s, ast.AugAssign) and isinstance(s.target, ast.Name):
-        return live | {s.target.id} | reads_of(s.value)     # `s += e` reads s
-    return live | reads_of(s)
+        return live | {s.target.id} | _reads(s.value, memo)     # `s += e` reads s
+    return live | _reads(s, memo)

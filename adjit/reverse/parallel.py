@@ -203,9 +203,10 @@ def _rewrite(stmts, live_after, rewrite):
         return list(stmts)
     out = []
     live = set(live_after)
+    memo = {}
     for s in reversed(stmts):
         after = live
-        live = _live_before(_plain(s), live)
+        live = _live_before(_plain(s), live, None, True, memo)
         if isinstance(s, ast.For) and ir.note(s, "parallel", False):
             new = rewrite(s, after)
             if new is not None:
