@@ -329,7 +329,8 @@ _CHILD_FIELDS = {}
 
 
 def _child_fields(cls):
-    """The fields of an ast class that may hold nodes (not names, strings, numbers)."""
+    """The fields of an ast class that may hold nodes (not names, strings, numbers), less
+    `ctx` (walk leaves the expression contexts out)."""
     fields = _CHILD_FIELDS.get(cls)
     if fields is None:
         fields = tuple(f for f in cls._fields if f not in _NOT_NODES and

@@ -15,12 +15,17 @@ def reads_of(node):
     return {n.id for n in load_names(node)}
 
 
-def _reads(node, memo):
-    """reads_of(node), walked once per memo (which keeps the node: its id stays its own)."""
+def _once(memo, node, compute):
+    """compute(node), computed once per memo: by the node's id, the node kept beside the
+    result so that the id stays its own."""
     found = memo.get(id(node))
     if found is None or found[0] is not node:
-        found = memo[id(node)] = (node, reads_of(node))
+        found = memo[id(node)] = (node, compute(node))
     return found[1]
+
+
+def _reads(node, memo):
+    return _once(memo, node, reads_of)
 
 
 def _kept(s):
@@ -136,10 +141,7 @@ def _stmt_reads(s, memo):
 
 
 def _node_reads(node, memo):
-    found = memo.get(id(node))
-    if found is None or found[0] is not node:
-        found = memo[id(node)] = (node, reads_of(node), _element_reads(node))
-    return found[1], found[2]
+    return _once(memo, node, lambda n: (reads_of(n), _element_reads(n)))
 
 
 def _element_reads(s):
