@@ -990,7 +990,8 @@ def normalized(fn, args, argnums):
     from .pipeline import Options, run
     from .transform import check_argnums
     nums = check_argnums(fn, argnums)
-    options = Options(nums, "adjoint", "grad", jit=False, single=isinstance(argnums, int))
+    options = Options(nums, "adjoint", "grad", jit=False, single=isinstance(argnums, int),
+                      element_products=True)
     program = run(fn, tuple(numba.typeof(a) for a in args), options, until="normalized")
     return program.render("normalized"), program.env.ns, \
         f"{program.src.fn.__name__}_normalized", program.src.loc.name

@@ -85,8 +85,9 @@ class Options:
     def __init__(self, argnums, derivative="adjoint", name="grad", with_value=False,
                  single=True, extra=None, target="cpu", checkpoint=None, tape_limit=None,
                  fastmath=False, jit=True, cache=False, split_tangents=False,
-                 vector_math=True):
+                 vector_math=True, element_products=False):
         self.split_tangents = split_tangents and not single
+        self.element_products = element_products
         self.argnums = tuple(argnums)
         self.derivative = derivative
         self.name = name
@@ -327,6 +328,7 @@ def normalize(p, o):
     ctx.typed_args = p.arg_kinds is not None
     ctx.kernel = o.derivative == "kernel"
     ctx.cuda = o.target == "cuda"
+    ctx.blas_products = not (o.element_products or ctx.cuda)
     ctx.dtypes = {q: np.dtype(numba.np.numpy_support.as_dtype(t.dtype))
                   for q, t in zip(p.params or (), p.arg_types or ())
                   if isinstance(t, numba.types.Array)}

@@ -333,6 +333,8 @@ def cases():
         ("MLP 64-128-10, vectorized (256)", mlp_loss, mlp_inputs(), (0, 1, 2, 3), {}),
         ("MLP 64-128-10, vector_math=False", mlp_loss, mlp_inputs(), (0, 1, 2, 3),
          {"vector_math": False}),
+        ("logistic regression, vectorized (2000 x 50)", logistic_loss, logistic_inputs(), 0,
+         {}),
         ("lennard-jones, vectorized (200)", lennard_jones_vec, (lattice(200, 1.2, 1),), 0, {}),
         ("lennard-jones, vec. np.where (200)", lennard_jones_vec_where, (lattice(200, 1.2, 1),),
          0, {}),
@@ -359,6 +361,21 @@ def cases():
         ("pendulum leapfrog (1e6), ckpt=auto", pendulum_loss,
          lambda: pendulum_inputs(1_000_000), (0, 1), {"checkpoint": "auto"}),
     ]
+
+
+# (a later case, below the others: generated sources quote the lines of the ones before)
+
+def logistic_loss(w, X, y):
+    """L2-regularized logistic regression: labels y in {-1, 1}, one matrix-vector product
+    forward (X @ w) and one backward (X.T @ ...)."""
+    return np.sum(np.log1p(np.exp(-y * (X @ w)))) + 0.5 * np.sum(w * w)
+
+
+def logistic_inputs(n=2000, d=50, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    y = np.sign(rng.normal(size=n))
+    return rng.normal(size=d) * 0.1, X, y
 
 
 # numba keys its disk cache by signature, CPU and bytecode, not by NUMBA_OPT: the test suite

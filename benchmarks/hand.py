@@ -15,8 +15,8 @@ import numba
 import numpy as np
 
 from cases import (heat, horner, lennard_jones, lennard_jones_helper, lennard_jones_vec,
-                   lennard_jones_vec_where, mlp_loss, pendulum_loss, softmax_cross_entropy,
-                   sum_of_sin)
+                   lennard_jones_vec_where, logistic_loss, mlp_loss, pendulum_loss,
+                   softmax_cross_entropy, sum_of_sin)
 from gmm_bench import gmm_hand_grad, gmm_objective
 
 from adjit.runtime.jitcache import key_by_level
@@ -148,6 +148,13 @@ def softmax_cross_entropy_hand(z, y):
 
 
 @numba.njit(cache=True)
+def logistic_hand(w, X, y):
+    """-X.T @ (y * sigmoid(-y * (X @ w))) + w: two matrix-vector products."""
+    m = -y * (X @ w)
+    return X.T @ (-y / (1.0 + np.exp(-m))) + w
+
+
+@numba.njit(cache=True)
 def mlp_hand(W1, b1, W2, b2, X, Y):
     """Back-propagation by hand: row softmax minus targets, two matrix products per layer."""
     B = X.shape[0]
@@ -215,6 +222,7 @@ HAND = {
     (heat, (0, 1)): heat_u0_alpha_hand,
     (softmax_cross_entropy, 0): softmax_cross_entropy_hand,
     (mlp_loss, (0, 1, 2, 3)): mlp_hand,
+    (logistic_loss, 0): logistic_hand,
     (pendulum_loss, (0, 1)): pendulum_hand,
     (gmm_objective, (0, 1, 2)): gmm_hand_grad,
 }
@@ -235,6 +243,9 @@ def small_inputs(fn, argnums):
         return (rng.random(9), 0.25, 7)
     if fn is softmax_cross_entropy:
         return (rng.normal(size=11), rng.dirichlet(np.ones(11)))
+    if fn is logistic_loss:
+        from cases import logistic_inputs
+        return logistic_inputs(n=12, d=4, seed=3)
     if fn is mlp_loss:
         from cases import mlp_inputs
         return mlp_inputs(seed=3, batch=5, d_in=4, hidden=6, classes=3)

@@ -34,6 +34,10 @@ def softmax_cross_entropy(z, y):
     return -jnp.sum(y * (z - lse))
 
 
+def logistic_loss(w, X, y):
+    return jnp.sum(jnp.log1p(jnp.exp(-y * (X @ w)))) + 0.5 * jnp.sum(w * w)
+
+
 def mlp_loss(W1, b1, W2, b2, X, Y):
     h = jnp.tanh(X @ W1 + b1)
     z = h @ W2 + b2
@@ -134,6 +138,7 @@ def gmm_objective(alphas, means, icf, x, wishart_gamma, wishart_m):
 
 MIRRORS = {"sum_of_sin": sum_of_sin, "gmm_objective": gmm_objective,
            "softmax_cross_entropy": softmax_cross_entropy, "mlp_loss": mlp_loss,
+           "logistic_loss": logistic_loss,
            "lennard_jones_vec": lennard_jones_vec,
            "lennard_jones_vec_where": lennard_jones_vec_where,
            # the loop forms of the energy: in JAX one writes it vectorized (a Python loop

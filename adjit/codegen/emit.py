@@ -380,6 +380,11 @@ def _compile_source(source, name, namespace, signature, fastmath, jit, wrapper, 
             if auto:    # code numba will not cache (it calls a ctypes function, ...): compiled
                 warnings.filterwarnings("ignore", "Cannot cache compiled function",
                                         numba.core.errors.NumbaWarning)
+            # the matrix products of a derivative typed for arrays of any layout (a
+            # Hessian's columns): numba's BLAS call copies one that is not contiguous when
+            # it runs, and its advice is not the user's to act on
+            warnings.filterwarnings("ignore", r"(np\.dot\(\)|'@') is faster on contiguous",
+                                    numba.core.errors.NumbaPerformanceWarning)
             dispatcher = jit(pyfunc)
         ns[name] = dispatcher
         return outer, dispatcher

@@ -149,6 +149,7 @@ class InlineContext:
         self.typed_args = False             # whether the arguments' types are known
         self.kernel = False                 # a CUDA kernel: a bare `return` ends the thread
         self.cuda = False                   # CUDA code (a kernel or a device function)
+        self.blas_products = True           # matrix-vector products may call BLAS
         self.dtypes = {}                    # argument arrays' numpy dtypes (for x.dtype)
         self.user_names = set()             # user variables of every inlined function
         self.serial = 0                     # numbers the bindings of names to views
@@ -157,6 +158,8 @@ class InlineContext:
         self.arrays = dict(arrays or {})
         self.vec_temps = _Temps()           # arrays the vectorizer allocated
         self.loop_depth = 0                 # user loops around the statement being lowered
+        self.before_loops = None            # the array names bound before the outermost one
+        self.prange_depth = 0               # numba.prange loops around it
         self.stack = []
         self.prefix_counts = {}
         # (arrays no statement may write, the join after which, the name, origin): views
@@ -1986,6 +1989,11 @@ class _Normalizer:
         body = []
         var = target
         self.ctx.loop_depth += 1
+        parallel = self.src.resolve(it.func) is numba.prange
+        self.ctx.prange_depth += parallel
+        outermost = self.ctx.before_loops is None
+        if outermost:
+            self.ctx.before_loops = frozenset(self.ctx.arrays)
         if s.target.id in assigned_user_names(s.body):
             var = self.fresh("_i")
             self.ctx.ints.add(var)          # (range counts in integers)
@@ -1994,6 +2002,9 @@ class _Normalizer:
         self.ctx.bools.discard(target)
         body += self.block(s.body)
         self.ctx.loop_depth -= 1
+        self.ctx.prange_depth -= parallel
+        if outermost:
+            self.ctx.before_loops = None
         self.origin = (self.loc.filename, s.lineno, self.loc.name)
         call = ast.Call(func=ir.name("range"), args=[lo, hi, st], keywords=[])
         if isinstance(st, ast.Constant) and st.value == 1:
@@ -2088,8 +2099,13 @@ class _Normalizer:
             ir.annotate(node, origin=self.origin)
             body.append(node)
         self.ctx.loop_depth += 1
+        outermost = self.ctx.before_loops is None
+        if outermost:
+            self.ctx.before_loops = frozenset(self.ctx.arrays)
         body += self.block(s.body)
         self.ctx.loop_depth -= 1
+        if outermost:
+            self.ctx.before_loops = None
         loop = ast.While(test=ir.const(True), body=body, orelse=[], lineno=s.lineno)
         ir.annotate(loop, origin=(self.loc.filename, s.lineno, self.loc.name))
         out.append(loop)

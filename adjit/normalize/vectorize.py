@@ -612,19 +612,21 @@ class Vectorizer:
             raise self.n.error(node, "a matrix product of arrays with more than 2 dimensions",
                                "Use 1-D and 2-D arrays, or loops.")
         if na == 1 and nb == 1:
-            return self.reduce("sum", Op(("bin", ast.Mult()), [a, b],
-                                         self.broadcast([a.shape, b.shape], out, node)),
-                               None, out, node)
+            n = self.dot_length(a.shape[0], b.shape[0], out)
+            return self.reduce("sum", Op(("bin", ast.Mult()), [a, b], [n]), None, out, node)
+        if na + nb == 3 and self.blas_operands(a, b):
+            return self.matrix_vector(a, b, out, node)
         if na == 2 and nb == 1:
-            prod = Op(("bin", ast.Mult()), [a, b], self.broadcast([a.shape, b.shape], out, node))
+            prod = Op(("bin", ast.Mult()), [a, b],
+                      [a.shape[0], self.dot_length(a.shape[1], b.shape[0], out)])
             return self.reduce("sum", prod, 1, out, node)
         if na == 1 and nb == 2:
             if not isinstance(a, View):
                 a = self.view_of(self.materialize(a, out, node).id, out)
             col = View(a.base, a.ndim, a.dims + [None], a.fixed, a.shape + [ONE], None,
                        a.parent)
-            prod = Op(("bin", ast.Mult()), [col, b], self.broadcast([col.shape, b.shape], out,
-                                                                    node))
+            prod = Op(("bin", ast.Mult()), [col, b],
+                      [self.dot_length(a.shape[0], b.shape[0], out), b.shape[1]])
             return self.reduce("sum", prod, 0, out, node)
         ta = isinstance(a, View) and a.is_transpose()
         tb = isinstance(b, View) and b.is_transpose()
@@ -635,6 +637,61 @@ class Vectorizer:
         name = self.n.fresh("_a")
         self.n.emit_assign(out, name, self.vcall(fn, [an, bn]))
         self.note_array(name, 2)
+        self.n.ctx.vec_temps.add(name)
+        return ir.name(name)
+
+    def dot_length(self, m, n, out):
+        """The length a product of arrays sums over, checked to be both operands' (numba's
+        ValueError otherwise: a product does not broadcast, where elementwise `*` would)."""
+        if m is ONE and n is ONE:
+            return ONE
+        if m is not ONE and n is not ONE and _same(m, n):
+            return m
+        m, n = (ir.const(1) if x is ONE else x for x in (m, n))
+        return self.n.to_atom(out, self.vcall(vec.dot_length, [m, n]), "_n")
+
+    def blas_operands(self, a, b):
+        """Whether a matrix-vector product goes to BLAS (vec.mv, vec.mv_t: numba's np.dot,
+        the same numbers and errors as the user's forward): outside loops, and inside them
+        where every array the operands read is a whole array bound before the loops (an
+        argument, a state the loop updates in place: `u = A @ u`) or its transpose, so that
+        their shapes are the same in every iteration. Otherwise, a row or slice of an array
+        inside a loop (`R @ P[i]`, a small fixed-size product, as particle codes write) or
+        an array the loop allocates (at a length it may change), the product is summed in a
+        loop of its own that fuses with what reads it, nothing allocated per iteration.
+        Never for CUDA code, the sparsity patterns (`blas_products`: they read each
+        element's dependencies) or inside a numba.prange loop (whose threads would share
+        the matrix's adjoint)."""
+        if not self.n.ctx.blas_products or self.n.ctx.prange_depth:
+            return False
+        if self.n.ctx.loop_depth == 0:
+            return True
+        before = self.n.ctx.before_loops or frozenset()
+        for x in (a, b):
+            for leaf in leaves(x):
+                if isinstance(leaf, Scalar):
+                    continue
+                if not isinstance(leaf, View) or leaf.whole is None or \
+                        leaf.parent is not None or leaf.base not in before:
+                    return False
+        return True
+
+    def matrix_vector(self, a, b, out, node):
+        """A @ x or x @ A by BLAS; a transposed operand is passed as the array it
+        transposes."""
+        if len(a.shape) == 2:
+            matrix, vector, transposed = a, b, False     # A @ x
+        else:
+            matrix, vector, transposed = b, a, True      # x @ A = A.T @ x
+        if isinstance(matrix, View) and matrix.is_transpose():
+            m = ir.name(matrix.base)
+            transposed = not transposed
+        else:
+            m = self.materialize(matrix, out, node)
+        x = self.materialize(vector, out, node)
+        name = self.n.fresh("_a")
+        self.n.emit_assign(out, name, self.vcall(vec.mv_t if transposed else vec.mv, [m, x]))
+        self.note_array(name, 1)
         self.n.ctx.vec_temps.add(name)
         return ir.name(name)
 

@@ -15,6 +15,8 @@ computes. Each is a function of the Sweep (below) that rewrites its statements i
     dots          sums of products over the tape as dot_range calls     reverse/dots.py
     resets        adjoint arrays zeroed once instead of every step, or assigned their
                   first term where it is a whole array                  reverse/resets.py
+    outer         a matrix-vector product's matrix adjoint added in place, not as an outer
+                  product allocated and added                           reverse/outer.py
     sums          a time loop's copy-back adjoint summed where it is made
                                                                         reverse/resets.py
     accumulators  an adjoint element added to in a loop kept in a scalar
@@ -35,6 +37,7 @@ from .ascending import ascending_loops
 from .dots import dot_sums
 from .dce import upward_exposed
 from .fission import split_stencil_loops
+from .outer import outer_in_place
 from .parallel import has_parallel_loops, parallel_backward, use_plain_bodies
 from .peephole import propagate_copies
 from .resets import copy_sums, drop_resets
@@ -108,6 +111,10 @@ def resets(s):
         stmts[:] = [t for t in stmts if not any(t is g for g in gone)]
 
 
+def outer(s):
+    outer_in_place(s.prog.backward, s.namegen)
+
+
 def sums(s):
     copy_sums(s.prog.backward, s.live_after, s.before_backward())
 
@@ -133,13 +140,13 @@ def loads(s):
 
 
 PASSES = {"copies": copies, "parallel": parallel, "fission": fission,
-          "ascending": ascending, "dots": dots, "resets": resets, "sums": sums,
+          "ascending": ascending, "dots": dots, "resets": resets, "outer": outer, "sums": sums,
           "accumulators": accumulators, "loads": loads}
 """Every sweep pass by name."""
 
 PIPELINES = {
-    "adjoint": ("copies", "parallel", "fission", "ascending", "dots", "resets", "sums",
-                "accumulators", "loads"),
+    "adjoint": ("copies", "parallel", "fission", "ascending", "dots", "resets", "outer",
+                "sums", "accumulators", "loads"),
     "device": ("copies",),      # a CUDA device function's gradient (one thread)
 }
 """The sweep passes each kind of derivative runs, in order."""

@@ -381,7 +381,8 @@ _R.define(sum, "sum", "iterated", over_array="sum",
 # derivative flows through are what docs/coverage.md says of them
 _ATLEAST = "a view of one array (axes of length 1 added as numpy adds them)"
 for _obj, _handler, _notes, *_through in (
-        (np.dot, "dot", "matrix products in BLAS, others fused"),
+        (np.dot, "dot", "matrix-matrix and matrix-vector products in BLAS (a row or slice "
+                        "in a loop fused), vector dot products fused"),
         (np.matmul, "matmul", "as `@`"),
         (np.outer, "outer", ""),
         (np.transpose, "transpose", "a view, any axes"),
@@ -726,6 +727,7 @@ for _obj in (np.zeros_like, np.ones_like, np.empty_like):
 # np.max's tie split: no derivatives flow through them -----------------------------------------
 for _obj, _n, _result in ((vec.bcast, 2, "int"), (vec.stride, 2, "int"), (vec.index, 2, "int"),
                           (vec.take_index, 2, "int"), (vec.same_length, 2, "int"),
+                          (vec.dot_length, 2, "int"),
                           (vec.infer_size, 2, "int"), (vec.reshape_dim, 3, "int"),
                           (vec.slice_start, 6, "int"), (vec.slice_len, 6, "int"),
                           (vec.nanmax, 2, "float"), (vec.nanmin, 2, "float")):
@@ -761,6 +763,20 @@ for _obj in (vec.mm, vec.mm_tn, vec.mm_nt, vec.mm_tt):
     _R.define(_obj, f"vec.{_key}", "helper", array_rule=ArrayRule(
         _key, ("a", "b"), _MM[_key][0], _MM[_key][1], lambda args: (2, "f"), reads=True,
         exact=True))
+# matrix-vector products, BLAS as numba's np.dot: y = A @ x gives A_bar += outer(y_bar, x) and
+# x_bar += A.T @ y_bar, y_dot = A_dot @ x + A @ x_dot; x @ A is A.T @ x (mv_t); the outer
+# product the matrix adjoint is has its own rules (a gradient of a gradient meets it)
+_MV = {"mv": (("vec.outer_vv(out_bar, b)", "vec.mv_t(a, out_bar)"),
+              ("vec.mv(d, b)", "vec.mv(a, d)"), 1),
+       "mv_t": (("vec.outer_vv(b, out_bar)", "vec.mv(a, out_bar)"),
+                ("vec.mv_t(d, b)", "vec.mv_t(a, d)"), 1),
+       "outer_vv": (("vec.mv(out_bar, b)", "vec.mv_t(out_bar, a)"),
+                    ("vec.outer_vv(d, b)", "vec.outer_vv(a, d)"), 2)}
+for _obj in (vec.mv, vec.mv_t, vec.outer_vv):
+    _key = _obj.__name__
+    _R.define(_obj, f"vec.{_key}", "helper", array_rule=ArrayRule(
+        _key, ("a", "b"), _MV[_key][0], _MV[_key][1],
+        lambda args, ndim=_MV[_key][2]: (ndim, "f"), reads=True, exact=True))
 
 
 # functions with no derivative, called as they are ---------------------------------------------
@@ -1008,7 +1024,9 @@ def _array_tables():
         "ARRAY_OP_NAMES": {**{e.array_rule.key: e.name for e in kept},
                            **{e.packed[0].__name__: e.name for e in _R.entries
                               if e.packed is not None},
-                           **{k: "a matrix product" for k in ("mm", "mm_tn", "mm_nt", "mm_tt")}},
+                           **{k: "a matrix product"
+                              for k in ("mm", "mm_tn", "mm_nt", "mm_tt", "mv", "mv_t")},
+                           "outer_vv": "an outer product"},
         "ARRAY_OP_OPERANDS": {k: r.differentiable for k, r in rules.items()},
         "READS_OPERANDS": {k for k, r in rules.items() if r.reads},
     }

@@ -93,6 +93,15 @@ def same_length(m, n):
 
 
 @numba.njit(cache=True)
+def dot_length(m, n):
+    """The length a matrix product sums over: the operands' m and n, equal (numba's
+    np.dot raises this ValueError otherwise; a product does not broadcast)."""
+    if m != n:
+        raise ValueError("incompatible array sizes for np.dot(a, b)")
+    return n
+
+
+@numba.njit(cache=True)
 def infer_size(size, known):
     """The -1 of a reshape: size / known, or numpy's ValueError when that is not whole."""
     if known == 0 or size % known != 0:

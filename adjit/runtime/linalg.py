@@ -35,6 +35,26 @@ def mm_tt(a, b):
 
 
 @numba.njit(cache=True)
+def mv(a, x):
+    """a @ x for a 2-D a and a 1-D x (BLAS, as numba's own np.dot: the same numbers, and its
+    ValueError where the lengths differ)."""
+    return np.dot(widened(a, x), widened(x, a))
+
+
+@numba.njit(cache=True)
+def mv_t(a, x):
+    """a.T @ x (= x @ a) for a 2-D a and a 1-D x (BLAS)."""
+    return np.dot(widened(a, x).T, widened(x, a))
+
+
+@numba.njit(cache=True)
+def outer_vv(u, v):
+    """The outer product u v.T of two 1-D arrays (a matrix-vector product's matrix
+    adjoint)."""
+    return np.outer(widened(u, v), widened(v, u))
+
+
+@numba.njit(cache=True)
 def outer_nt(g, x):
     """g x.T for g, x both vectors or both matrices (np.linalg.solve's A adjoint is -g x.T
     with g = solve(A.T, x_bar))."""

@@ -11,7 +11,8 @@ helper through this module, and the registry's rules name them so: rules/table.p
 A new helper goes in the module of its kind and is named here.
 """
 from .index import (  # noqa: F401 - the names generated code calls
-    bcast, stride, slice_start, slice_len, index, take_index, same_length, infer_size,
+    bcast, stride, slice_start, slice_len, index, take_index, same_length, dot_length,
+    infer_size,
     empty_int, local_empty, shared_empty, local_empty32, shared_empty32, SCRATCH,
     empty_bool, nanmax, nanmin, widened, as_float64, keep, check_assert, tuple_index,
     check_same_length, check_gufunc_sizes, check_stencil_shape, check_einsum_sizes, num_threads,
@@ -27,7 +28,8 @@ from . import special  # noqa: F401 - scipy.special's C functions (vec.special.i
 for _name in [f"{k}_{d}" for k in ("zeros", "ones", "empty") for d in DECLARED]:
     globals()[_name] = getattr(_index, _name)      # zeros_int64, ones_bool_, ...
 from .linalg import (  # noqa: F401 - the names generated code calls
-    mm, mm_tn, mm_nt, mm_tt, outer_nt, lower_sym, lower_bar, cholesky_tangent, cholesky_a_bar,
+    mm, mm_tn, mm_nt, mm_tt, mv, mv_t, outer_vv, outer_nt, lower_sym, lower_bar,
+    cholesky_tangent, cholesky_a_bar,
     det1, det_a_bar, det_tangent, slogdet2, slogdet_a_bar, slogdet_tangent, eigh_packed,
     eigh_a_bar, eigh_tangent, eigvalsh_a_bar, eigvalsh_tangent, solve_again, matrix_power,
     matrix_power_bar, matrix_power_tangent, pinv_a_bar, pinv_tangent, qr_packed, qr_a_bar,
