@@ -235,7 +235,7 @@ def test_gradient_of_a_gradient_through_the_matrix_adjoint():
 
 
 @pytest.mark.parametrize("bad", ["matrix-vector", "vector-matrix", "vector-vector",
-                                 "in a loop"])
+                                 "in a loop", "vdot"])
 def test_lengths_that_do_not_match_raise(bad):
     rng = np.random.default_rng(15)
 
@@ -254,7 +254,11 @@ def test_lengths_that_do_not_match_raise(bad):
             s += np.sum(A[i:i + 2] @ x)
         return s
 
-    f = {"matrix-vector": mv, "vector-matrix": vm, "vector-vector": vv, "in a loop": rows}[bad]
+    def vdot(A, x):
+        return np.vdot(A[:, 0], x)
+
+    f = {"matrix-vector": mv, "vector-matrix": vm, "vector-vector": vv, "in a loop": rows,
+         "vdot": vdot}[bad]
     A, x = rng.standard_normal((4, 1)), rng.standard_normal(3)
     if bad == "vector-matrix":
         A = rng.standard_normal((1, 4))

@@ -91,12 +91,12 @@ def _norm_along(norm, node, x, ord_, axis, out):
 
 @lowers("vdot")
 def lower_vdot(norm, node, obj, out):
-    """np.vdot(a, b): the sum of the products of the flattened arrays."""
+    """np.vdot(a, b): the sum of the products of the flattened arrays, of one length
+    (numba's ValueError otherwise: they do not broadcast)."""
     a = norm.indexing.call_arguments(node, ["a", "b"], {}, out)
     x, y = (norm.indexing.reshape_view(norm.indexing.array_operand(a[k], out, "np.vdot"),
                                        [ir.const(-1)], out, node) for k in ("a", "b"))
-    return norm.arrays.reduce("sum", norm.arrays.elementwise(("bin", ast.Mult()), [x, y], out,
-                                                             node), None, out, node)
+    return norm.arrays.matmul(x, y, out, node)
 
 
 @lowers("lstsq")
