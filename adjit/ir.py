@@ -398,16 +398,19 @@ def _branches(s):
     yield from s.orelse
 
 
-def blocks(stmts, depth=None):
+def blocks(stmts, depth=None, serial=False):
     """Every statement list in `stmts`: itself, then the bodies of its if/for/while
     statements, depth first (the one walker of blocks every pass uses). With `depth` (the
-    nesting of `stmts`), yields (block, its depth) pairs."""
+    nesting of `stmts`), yields (block, its depth) pairs; with `serial`, not the bodies of
+    prange loops (nor anything inside them)."""
     yield stmts if depth is None else (stmts, depth)
     for s in stmts:
         if isinstance(s, (ast.If, ast.For, ast.While)):
+            if serial and isinstance(s, ast.For) and is_prange_loop(s):
+                continue
             for inner in (s.body, s.orelse):
                 if inner:
-                    yield from blocks(inner, None if depth is None else depth + 1)
+                    yield from blocks(inner, None if depth is None else depth + 1, serial)
 
 
 def rewrite_blocks(stmts, rewrite):

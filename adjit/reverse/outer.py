@@ -27,20 +27,8 @@ OUTER = "outer_vv"
 
 def outer_in_place(stmts, namegen):
     """Rewrite `stmts` (the backward sweep) in place; returns it."""
-    k = 0
-    while k < len(stmts):
-        s = stmts[k]
-        if isinstance(s, ast.For) and ir.is_prange_loop(s):
-            k += 1
-            continue
-        for field in ("body", "orelse"):
-            inner = getattr(s, field, None)
-            if isinstance(inner, list) and inner:
-                outer_in_place(inner, namegen)
-        loop = _as_loop(s, namegen)
-        if loop is not None:
-            stmts[k:k + 1] = loop
-        k += 1
+    for block in list(ir.blocks(stmts, serial=True)):
+        block[:] = [t for s in block for t in (_as_loop(s, namegen) or [s])]
     return stmts
 
 
