@@ -8,6 +8,7 @@ bindings.py, calls to the user's own functions to inline.py. Returns, `break` an
 survive as statements; exits.py turns them into flags afterwards.
 """
 import ast
+import contextlib
 import copy
 import operator
 import types
@@ -158,7 +159,7 @@ class InlineContext:
         self.arrays = dict(arrays or {})
         self.vec_temps = _Temps()           # arrays the vectorizer allocated
         self.loop_depth = 0                 # user loops around the statement being lowered
-        self.before_loops = None            # the array names bound before the outermost one
+        self.before_loops = None            # in loops: the arrays bound before them
         self.prange_depth = 0               # numba.prange loops around it
         self.stack = []
         self.prefix_counts = {}
@@ -1963,6 +1964,23 @@ class _Normalizer:
                                           keywords=[]), body=body, orelse=[], **loc)]
         self.for_loop(ast.fix_missing_locations(body[0]), out)
 
+    @contextlib.contextmanager
+    def loop_body(self, parallel=False):
+        """Lowering a user loop's body: the loop counted in loop_depth (and prange_depth),
+        and, entering the outermost loop, the arrays bound before it (before_loops)."""
+        ctx = self.ctx
+        if ctx.loop_depth == 0:
+            ctx.before_loops = frozenset(ctx.arrays)
+        ctx.loop_depth += 1
+        ctx.prange_depth += parallel
+        try:
+            yield
+        finally:
+            ctx.loop_depth -= 1
+            ctx.prange_depth -= parallel
+            if ctx.loop_depth == 0:
+                ctx.before_loops = None
+
     def for_loop(self, s, out):
         if self.iteration_by_index(s, out):
             return
@@ -1988,23 +2006,14 @@ class _Normalizer:
         target = self.local(s.target.id)
         body = []
         var = target
-        self.ctx.loop_depth += 1
-        parallel = self.src.resolve(it.func) is numba.prange
-        self.ctx.prange_depth += parallel
-        outermost = self.ctx.before_loops is None
-        if outermost:
-            self.ctx.before_loops = frozenset(self.ctx.arrays)
-        if s.target.id in assigned_user_names(s.body):
-            var = self.fresh("_i")
-            self.ctx.ints.add(var)          # (range counts in integers)
-            self.emit_assign(body, target, ir.name(var))
-        self.ctx.ints.add(target)
-        self.ctx.bools.discard(target)
-        body += self.block(s.body)
-        self.ctx.loop_depth -= 1
-        self.ctx.prange_depth -= parallel
-        if outermost:
-            self.ctx.before_loops = None
+        with self.loop_body(parallel=self.src.resolve(it.func) is numba.prange):
+            if s.target.id in assigned_user_names(s.body):
+                var = self.fresh("_i")
+                self.ctx.ints.add(var)          # (range counts in integers)
+                self.emit_assign(body, target, ir.name(var))
+            self.ctx.ints.add(target)
+            self.ctx.bools.discard(target)
+            body += self.block(s.body)
         self.origin = (self.loc.filename, s.lineno, self.loc.name)
         call = ast.Call(func=ir.name("range"), args=[lo, hi, st], keywords=[])
         if isinstance(st, ast.Constant) and st.value == 1:
@@ -2098,14 +2107,8 @@ class _Normalizer:
             node = ast.If(test=ir.name(stop), body=[brk], orelse=[], lineno=s.lineno)
             ir.annotate(node, origin=self.origin)
             body.append(node)
-        self.ctx.loop_depth += 1
-        outermost = self.ctx.before_loops is None
-        if outermost:
-            self.ctx.before_loops = frozenset(self.ctx.arrays)
-        body += self.block(s.body)
-        self.ctx.loop_depth -= 1
-        if outermost:
-            self.ctx.before_loops = None
+        with self.loop_body():
+            body += self.block(s.body)
         loop = ast.While(test=ir.const(True), body=body, orelse=[], lineno=s.lineno)
         ir.annotate(loop, origin=(self.loc.filename, s.lineno, self.loc.name))
         out.append(loop)

@@ -666,7 +666,7 @@ class Vectorizer:
             return False
         if self.n.ctx.loop_depth == 0:
             return True
-        before = self.n.ctx.before_loops or frozenset()
+        before = self.n.ctx.before_loops
         for x in (a, b):
             for leaf in leaves(x):
                 if isinstance(leaf, Scalar):
