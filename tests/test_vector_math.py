@@ -418,6 +418,16 @@ def _loop(text):
      "        _ftape = reserve_tape(_ftape, _fn + 1, room)\n"
      "    _ftape[_fn] = math.exp(x[i])\n    _fn += 1\n    y[i] = x[i]", True),
     ("for v in x:\n    y[0] = v", False),
+    # a sum the backward sweep adds in any order (reverse/accumulators.py) is a reduction
+    ("for i in range(n):\n    s = add_any_order(s, math.exp(x[i]))\n    y[i] += x[i]", True),
+    ("for i in range(n):\n    t = math.exp(x[i])\n    s = add_any_order(s, -(t * w))\n"
+     "    y[i] += t", True),
+    ("for i in range(n):\n    s = add_any_order(s, x[i])\n    y[i] = s", False),  # read
+    ("for i in range(n):\n    s = add_any_order(s, x[i])\n    s = add_any_order(s, w)",
+     False),
+    ("for i in range(n):\n    s = add_any_order(s, s * x[i])", False),
+    ("for i in range(n):\n    s = add_any_order(t, x[i])", False),
+    ("for i in range(n):\n    s = add_any_order(s, g_helper(x[i]))", False),
 ])
 def test_which_loops_count_as_vectorizable(text, expected):
     assert vectorizable(_loop(text), neutral={"_ftape", "_fn"}) is expected
@@ -502,3 +512,33 @@ def test_block_buffer_slots_compiled_as_in_python(i, b, f32, f64, n):
     assert tuple(returned) == (numba.int64, numba.uint64, t(i), numba.float64, numba.boolean,
                                numba.float64, numba.float32, numba.float64, numba.float64,
                                numba.float64)
+
+
+def row_normalized_softplus(W, X):
+    """A layer norm then softplus, as numpy code writes it: the backward sweep sums each
+    row's adjoint of the scale in any order (add_any_order) in the loop that computes the
+    softplus's exp again."""
+    Z = X @ W
+    mu = np.sum(Z, axis=1) / Z.shape[1]
+    C = Z - mu[:, None]
+    var = np.sum(C * C, axis=1) / Z.shape[1]
+    Y = C / np.sqrt(var + 1e-5)[:, None]
+    return np.sum(np.log1p(np.exp(Y)))
+
+
+def test_a_loop_summing_in_any_order_uses_vector_math():
+    rng = np.random.default_rng(11)
+    W, X = rng.normal(size=(6, 5)) * 0.3, rng.normal(size=(7, 6))
+    g = adjit.grad(row_normalized_softplus)
+    gw = g(W, X)
+    loops = [n for n in ast.walk(ast.parse(g.source)) if isinstance(n, ast.For)
+             and "add_any_order" in ast.unparse(n) and "exp" in ast.unparse(n)]
+    assert loops and all("vmath.exp" in ast.unparse(n) and "math.exp(" not in
+                         ast.unparse(n).replace("vmath.exp", "") for n in loops)
+    plain = adjit.grad(row_normalized_softplus, vector_math=False)(W, X)
+    assert "vmath" not in adjit.grad(row_normalized_softplus, vector_math=False).source_for(
+        W, X)
+    np.testing.assert_allclose(gw, plain, rtol=1e-13, atol=1e-15)
+    fd = fd_grad(numba.njit(row_normalized_softplus), (W, X), 0)
+    np.testing.assert_allclose(gw, fd, rtol=1e-6, atol=1e-8)
+

@@ -39,7 +39,9 @@ from .. import ir
 from ..normalize.names import lookup
 from ..analysis.types import BOOL, FLOAT, INT
 from ..rules import REGISTRY
+from ..reverse.accumulators import ANY_ORDER
 from ..runtime import vmath
+from ..runtime.sums import add_any_order
 
 NAME = "vmath"
 """The name generated code calls vmath's functions by (`vmath.exp(x)`)."""
@@ -234,8 +236,20 @@ def vectorizable(loop, neutral=frozenset(), ns=None):
     body = [s for s in loop.body if not _bookkeeping(s, neutral)]
     assigned_in_body = {t.id for s in body if isinstance(s, ast.Assign)
                         for t in s.targets if isinstance(t, ast.Name)}
+    sums = [_any_order_sum(s, ns) for s in body]
+    if len(set(filter(None, sums))) != len([r for r in sums if r]):
+        return False                # (one sum added to twice)
     seen = {loop.target.id}
-    for s in body:
+    for s, total in zip(body, sums):
+        if total is not None:
+            term = s.value.args[1]
+            reads = [n.id for n in ir.walk(term) if isinstance(n, ast.Name)]
+            if total in reads or any(r in assigned_in_body and r not in seen for r in reads) \
+                    or not all(_known(n, ns) for n in ir.walk(term)):
+                return False
+            continue
+        if any(isinstance(n, ast.Name) and n.id in sums for n in ir.walk(s)):
+            return False            # (a partial sum read)
         if isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(
                 s.targets[0], (ast.Name, ast.Subscript)):
             target = s.targets[0]
@@ -255,6 +269,22 @@ def vectorizable(loop, neutral=frozenset(), ns=None):
         if isinstance(target, ast.Name):
             seen.add(target.id)
     return True
+
+
+def _any_order_sum(s, ns):
+    """The name `s` of `s = add_any_order(s, term)` (a sum reverse/accumulators.py promoted:
+    an addition LLVM may reorder, so a loop of them vectorizes as a reduction), else None."""
+    if not (isinstance(s, ast.Assign) and len(s.targets) == 1 and
+            isinstance(s.targets[0], ast.Name) and isinstance(s.value, ast.Call) and
+            len(s.value.args) == 2 and not s.value.keywords and
+            isinstance(s.value.args[0], ast.Name) and
+            s.value.args[0].id == s.targets[0].id):
+        return None
+    func = s.value.func
+    if lookup(func, ns) is not add_any_order and not (
+            isinstance(func, ast.Name) and func.id == ANY_ORDER and ANY_ORDER not in ns):
+        return None
+    return s.targets[0].id
 
 
 def _bookkeeping(s, neutral):
