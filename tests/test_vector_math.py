@@ -541,4 +541,3 @@ def test_a_loop_summing_in_any_order_uses_vector_math():
     np.testing.assert_allclose(gw, plain, rtol=1e-13, atol=1e-15)
     fd = fd_grad(numba.njit(row_normalized_softplus), (W, X), 0)
     np.testing.assert_allclose(gw, fd, rtol=1e-6, atol=1e-8)
-
