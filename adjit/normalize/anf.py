@@ -735,8 +735,9 @@ class _Normalizer:
             return isinstance(value.value, int) and not isinstance(value.value, bool)
         if isinstance(value, ast.Name):
             return value.id in self.ctx.ints
-        if isinstance(value, ast.BinOp):
-            return isinstance(value.op, (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod)) \
+        if isinstance(value, ast.BinOp):    # (numba: int ** int is an int64)
+            return isinstance(value.op, (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod,
+                                         ast.Pow)) \
                 and self.is_int(value.left) and self.is_int(value.right)
         if isinstance(value, ast.UnaryOp):
             return isinstance(value.op, ast.USub) and self.is_int(value.operand)
@@ -3110,7 +3111,8 @@ class _Normalizer:
                                    "1-D arrays only)",
                              f"Write np.{entry.over_array}(a) over every element, or with "
                              "axis=.")
-        total = self.arrays.reduce(entry.over_array, v, None, out, node)
+        total = self.arrays.reduce(entry.over_array, v, None, out, node, empty={
+            "max": "EMPTY_BUILTIN_MAX", "min": "EMPTY_BUILTIN_MIN"}.get(entry.over_array))
         if len(node.args) == 2:
             start = self.atom(node.args[1], out)
             return ast.BinOp(left=start, op=ast.Add(), right=self.to_atom(out, total))

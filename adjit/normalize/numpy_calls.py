@@ -689,9 +689,11 @@ class NumpyCalls:
             sums = self.n.arrays.reduce("sum", a, 0 if order in (1, -1) else 1, out, node)
             if isinstance(sums, ast.Name):
                 sums = self.n.arrays.view_of(sums.id, out)
-            return self.n.arrays.reduce("max" if order > 0 else "min", sums, None, out, node)
+            return self.n.arrays.reduce("max" if order > 0 else "min", sums, None, out, node,
+                                        empty=0.0)      # (numba's norm of no elements)
         if order == inf or order == -inf:
-            return self.n.arrays.reduce("max" if order > 0 else "min", a, None, out, node)
+            return self.n.arrays.reduce("max" if order > 0 else "min", a, None, out, node,
+                                        empty=0.0)
         if order == 0:
             nonzero = self.n.arrays.elementwise(("call", "where"), [
                 self.n.arrays.elementwise(("cmp", ast.NotEq()), [x, ir.const(0.0)], out, node),
@@ -813,8 +815,8 @@ class NumpyCalls:
         if not isinstance(x, View):
             x = self.n.arrays.view_of(self.n.arrays.materialize(x, out, node).id, out)
         if what == "ptp":
-            hi = self.n.arrays.reduce("max", x, None, out, node)
-            lo = self.n.arrays.reduce("min", x, None, out, node)
+            hi = self.n.arrays.reduce("max", x, None, out, node, empty="EMPTY_PTP")
+            lo = self.n.arrays.reduce("min", x, None, out, node, empty="EMPTY_PTP")
             return self.n.to_atom(out, ast.BinOp(left=hi, op=ast.Sub(), right=lo))
         m = self.n.arrays.reduce("mean", x, None, out, node)
         d = self.n.arrays.elementwise(("bin", ast.Sub()), [x, m], out, node)

@@ -473,8 +473,12 @@ class Vectorizer:
         return self.n.to_atom(stmts, self.vcall(what, args))
 
     # reductions ---------------------------------------------------------------
-    def reduce(self, how, v, axis, out, node):
-        """np.sum/mean/prod/max/min of v over all elements (axis None) or one axis."""
+    def reduce(self, how, v, axis, out, node, empty="EMPTY_MAX"):
+        """np.sum/mean/prod/max/min of v over all elements (axis None) or one axis. Of an
+        integer or boolean array, sum, prod, max and min are integers, as numba's (max and
+        min of booleans: booleans). `empty`: what max and min of no elements give, as numba
+        does: a number (np.linalg.norm's 0.0), or the ValueError vec.check_reducible raises,
+        named by its runtime/index.py constant ("EMPTY_MAX" stands for max's or min's own)."""
         if not isinstance(v, Lazy):
             return v if how != "mean" else v
         if isinstance(v, Scalar):
@@ -482,24 +486,56 @@ class Vectorizer:
         ndim = len(v.shape)
         if how in ("max", "min") and not isinstance(v, View):
             v = self.view_of(self.materialize(v, out, node).id, out)
-        if axis is None:
-            order = list(range(ndim))
-            return self._reduce_into(how, v, order, None, out, node)
-        if not -ndim <= axis < ndim:
+        kind = self.n.indexing.lazy_dtype(v)
+        integer = kind if how != "mean" and kind in ("i", "b") else None
+        if integer == "i" and self._unsigned(v):
+            integer = "u"
+        if axis is not None and not -ndim <= axis < ndim:
             raise self.n.error(node, f"axis {axis} of a {ndim}-D array",
                                f"Use an axis from {-ndim} to {ndim - 1}.")
+        reduced = list(range(ndim)) if axis is None else [axis % ndim]
+        if how in ("max", "min") and not isinstance(empty, (int, float)):
+            # numba raises for a largest value of no elements (the loop would give -inf)
+            count = self.n.size_of([v.shape[j] for j in reduced], out)
+            if not (isinstance(count, ast.Constant) and count.value > 0):
+                what = "EMPTY_MIN" if how == "min" and empty == "EMPTY_MAX" else empty
+                out.append(ir.annotate(ast.Expr(value=self.vcall(vec.check_reducible, [
+                    count, _vec_constant(what)])), origin=self.n.origin))
+        if axis is None:
+            result = self._reduce_into(how, v, reduced, None, out, node, integer)
+            if how in ("max", "min") and isinstance(empty, (int, float)):
+                count = self.n.size_of(v.shape, out)
+                if not (isinstance(count, ast.Constant) and count.value > 0):
+                    named = self.n.fresh("_r")
+                    self.n.emit_assign(out, named, result)
+                    self.n.emit_if(out, ast.Compare(left=count, ops=[ast.Eq()],
+                                                    comparators=[ir.const(0)]),
+                                   [ir.assign(named, ir.const(float(empty)), self.n.origin)],
+                                   [])
+                    result = ir.name(named)
+            return result
         axis %= ndim
         rest = [j for j in range(ndim) if j != axis]
         rshape = [v.shape[j] for j in rest]
         if not rshape:
-            return self._reduce_into(how, v, [axis], None, out, node)
-        name = self.new_array(rshape, out)
-        self._reduce_into(how, v, rest + [axis], (name, rest), out, node)
+            return self._reduce_into(how, v, [axis], None, out, node, integer)
+        name = self.new_array(rshape, out, {"u": "i"}.get(integer, integer or "f"))
+        self._reduce_into(how, v, rest + [axis], (name, rest), out, node, integer)
         return ir.name(name)
 
-    def _reduce_into(self, how, v, order, dest, out, node):
+    def _unsigned(self, v):
+        """Whether an array of v's reads holds unsigned integers (its sum is one too)."""
+        for leaf in leaves(v):
+            if isinstance(leaf, View):
+                dtype = self.n.ctx.dtypes.get(leaf.base)
+                if dtype is not None and np.dtype(dtype).kind == "u":
+                    return True
+        return False
+
+    def _reduce_into(self, how, v, order, dest, out, node, integer=None):
         """Reduce v over its last dimension in `order` (all of them when dest is None),
-        storing each result in dest[...] (dest = (array name, result dims))."""
+        storing each result in dest[...] (dest = (array name, result dims)). `integer`: "i",
+        "u" or "b" for v's integer, unsigned or boolean elements (reduce)."""
         env = self.loop_env(v.shape, [v], out)
         full = dest is None
         count = None
@@ -511,10 +547,19 @@ class Vectorizer:
         state = {}
 
         def start(stmts):
-            init = {"sum": 0.0, "mean": 0.0, "prod": 1.0, "max": -math.inf,
-                    "min": math.inf}[how]
+            if integer is None:
+                init = ir.const({"sum": 0.0, "mean": 0.0, "prod": 1.0, "max": -math.inf,
+                                 "min": math.inf}[how])
+            elif integer == "b" and how in ("max", "min"):
+                init = ir.const(how == "min")
+            elif integer == "u":
+                init = self.vcall(np.uint64, [ir.const(
+                    {"sum": 0, "prod": 1, "max": 0, "min": 2 ** 64 - 1}[how])])
+            else:
+                init = ir.const({"sum": 0, "prod": 1}[how]) if how in ("sum", "prod") else \
+                    _vec_constant("KEY_LOWEST" if how == "max" else "KEY_HIGHEST")
             state["acc"] = self.n.fresh("_r")
-            self.n.emit_assign(stmts, state["acc"], ir.const(init))
+            self.n.emit_assign(stmts, state["acc"], init)
 
         def step(vars_, stmts):
             e = self.scalar_at(v, vars_, env, stmts)
@@ -522,6 +567,9 @@ class Vectorizer:
             if how in ("sum", "mean", "prod"):
                 op = ast.Mult() if how == "prod" else ast.Add()
                 t = self.n.to_atom(stmts, ast.BinOp(left=ir.name(acc), op=op, right=e))
+            elif integer is not None:       # (numba's max of numbers: no NaN to keep)
+                t = self.n.to_atom(stmts, self.vcall(max if how == "max" else min,
+                                                     [ir.name(acc), e]))
             else:
                 t = self.n.to_atom(stmts, self.vcall(vec.nanmax if how == "max" else vec.nanmin,
                                                      [ir.name(acc), e]))
@@ -529,7 +577,7 @@ class Vectorizer:
 
         def finish(vars_, stmts):
             acc = ir.name(state["acc"])
-            if how in ("max", "min") and not self.n.stopped:
+            if how in ("max", "min") and not self.n.stopped and integer is None:
                 acc = self._split_ties(v, vars_, env, state["acc"], order, full, stmts)
             if how == "mean":
                 acc = self.n.to_atom(stmts, ast.BinOp(left=acc, op=ast.Div(), right=count))
@@ -723,10 +771,11 @@ class Vectorizer:
         self.note_array(name, len(shape), dtype if dtype in ("i", "b") else "f")
         return shape
 
-    def new_array(self, shape, out):
-        """A new temporary array of this shape, to be filled completely."""
+    def new_array(self, shape, out, dtype="f"):
+        """A new temporary array of this shape, to be filled completely (of integers or
+        booleans for dtype "i", "b")."""
         name = self.n.fresh("_a")
-        self.allocate(name, shape, out)
+        self.allocate(name, shape, out, dtype)
         self.add_temp(name)
         return name
 
@@ -803,7 +852,8 @@ class Vectorizer:
                 total = self.n.to_atom(out, ast.BinOp(left=total, op=ast.Add(), right=s), "_n")
             shape = others[:axis] + [total] + others[axis:]
         shape = [ir.const(1) if s is ONE else s for s in shape]
-        name = self.new_array(shape, out)
+        kind = _common_kind([self.n.indexing.lazy_dtype(p) for p in pieces])
+        name = self.new_array(shape, out, kind if kind in ("i", "b") else "f")
         offset = ir.const(0)
         for k, p in enumerate(pieces):
             dims, fixed, vshape = [], {}, []
@@ -828,3 +878,18 @@ class Vectorizer:
 def _index_node(idx):
     """a[i], a[i, j], or a[()] for the one element of a 0-d array."""
     return ast.Tuple(elts=list(idx), ctx=ast.Load()) if len(idx) != 1 else idx[0]
+
+
+def _vec_constant(name):
+    """`vec.<name>`: a constant of adjit's runtime (runtime/index.py) in generated code."""
+    return ast.Attribute(value=ast.Name(id="vec", ctx=ast.Load()), attr=name, ctx=ast.Load())
+
+
+def _common_kind(kinds):
+    """The kind ("f", "i", "b" or "?") of a result of operands of these kinds (numpy's
+    promotion: integers of integers and booleans, booleans of booleans)."""
+    if "f" in kinds:
+        return "f"
+    if "?" in kinds or not kinds:
+        return "?"
+    return "b" if all(k == "b" for k in kinds) else "i"

@@ -28,11 +28,13 @@ repeated indices (a scatter-add).
 """
 import ast
 import collections
+import numpy as np
 
 from ..api_stop import stop_gradient
 from ..runtime import vec
 from .. import ir
-from .vectorize import ONE, Lazy, Scalar, View, _index_node, _is_const, _key, _same
+from .vectorize import ONE, Lazy, Scalar, View, _common_kind, _index_node, _is_const, _key, \
+    _same
 from .values import Shape, TupleValue
 
 TakeSource = collections.namedtuple(
@@ -517,14 +519,16 @@ class Indexer:
 
     def running_sum(self, v, axis, out):
         """A new array of the running sums of v (a view or an expression) along `axis`."""
-        name = self.n.arrays.new_array([self._length(n) for n in v.shape], out)
+        integer = self.lazy_dtype(v) in ("i", "b")     # (numba's running sum: int64)
+        name = self.n.arrays.new_array([self._length(n) for n in v.shape], out,
+                                       "i" if integer else "f")
         target = self.n.arrays.full_view(name, [self._length(n) for n in v.shape])
         env = self.n.arrays.loop_env(v.shape, [v], out)
         acc = self.n.fresh("_r")
         rest = [j for j in range(len(v.shape)) if j != axis]
 
         def pre(vars_, stmts):
-            self.n.emit_assign(stmts, acc, ir.const(0.0))
+            self.n.emit_assign(stmts, acc, ir.const(0 if integer else 0.0))
 
         def body(vars_, stmts):
             e = self.n.arrays.scalar_at(v, vars_, env, stmts)
@@ -584,17 +588,31 @@ class Indexer:
             return "b"
         args = [self.lazy_dtype(a) for a in v.args]
         if kind == "call":
-            return args[0] if op in ("neg", stop_gradient) else "i" if op is int else "f"
+            if op in ("neg", stop_gradient, abs, np.abs):
+                return args[0] if args[0] != "b" or op is stop_gradient else "?"
+            if op == "where":
+                return _common_kind(args[1:])
+            if op in _KIND_KEEPING:
+                return _common_kind(args)
+            return "i" if op is int else "f"
         if kind == "kernel":        # a @vectorize kernel on at least one float operand
             return "f"
         if kind == "unary":
             return args[0] if args[0] in ("i", "f") else "?"
-        if all(a == "i" for a in args) and isinstance(op, (ast.Add, ast.Sub, ast.Mult,
-                                                           ast.FloorDiv, ast.Mod)):
+        if all(a == "i" for a in args) and isinstance(op, _INTEGER_OPS):
             return "i"
         if any(a == "f" for a in args):
             return "f"
         return "?"
+
+
+_KIND_KEEPING = ("clip", "square", "pow", np.minimum, np.maximum, np.fmin, np.fmax, min, max,
+                 np.square, np.negative, np.positive)
+"""Elementwise calls whose result is of their operands' kind: integers of integers."""
+
+_INTEGER_OPS = (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod, ast.Pow, ast.BitAnd,
+                ast.BitOr, ast.BitXor, ast.LShift, ast.RShift)
+"""Operators that give integers of integers (numba: int ** int is an int64)."""
 
 
 def _keeps_contiguous(items):

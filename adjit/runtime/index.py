@@ -462,6 +462,29 @@ def check_same_length(n, m):
                          "updates the array in place); give the new array another name")
 
 
+EMPTY_MAX, EMPTY_MIN, EMPTY_PTP, EMPTY_BUILTIN_MAX, EMPTY_BUILTIN_MIN = range(5)
+"""What check_reducible says of an empty reduction: np.max, np.min (numpy's message),
+np.ptp (numba's), and the builtins max(a), min(a) (Python's)."""
+
+
+@numba.njit(cache=True)
+def check_reducible(n, what):
+    """A largest or smallest value of n elements: numba raises where there are none (adjit's
+    loop would give -inf or inf)."""
+    if n == 0:
+        if what == EMPTY_MAX:
+            raise ValueError("zero-size array to reduction operation maximum which has no "
+                             "identity")
+        if what == EMPTY_MIN:
+            raise ValueError("zero-size array to reduction operation minimum which has no "
+                             "identity")
+        if what == EMPTY_PTP:
+            raise ValueError("zero-size array reduction not possible")
+        if what == EMPTY_BUILTIN_MAX:
+            raise ValueError("max() arg is an empty sequence")
+        raise ValueError("min() arg is an empty sequence")
+
+
 @numba.njit(cache=True)
 def check_gufunc_sizes(n, m):
     """Two arguments of a gufunc agree in a core dimension they share."""
