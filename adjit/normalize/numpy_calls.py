@@ -62,7 +62,16 @@ class NumpyCalls:
                 return ast.Call(func=ast.Attribute(value=ir.name(base.base), attr="copy",
                                                    ctx=ast.Load()), args=[], keywords=[])
             if isinstance(base, Lazy):
-                return self.n.arrays.materialize(base, out, node)
+                named = getattr(base, "binding", None) is not None and \
+                    self.n.lazy.get(base.binding) is base
+                made = self.n.arrays.materialize(base, out, node)
+                if named and self.n.ctx.loop_depth:
+                    # `un = 1.0 / (x * u + 1.0); u = un.copy()` (what a hand-over becomes):
+                    # un is an array of its own, u gets another (as the name's one use
+                    # outside loops, un's own array serves)
+                    return ast.Call(func=ast.Attribute(value=made, attr="copy",
+                                                       ctx=ast.Load()), args=[], keywords=[])
+                return made
             arr = self.n.array_name(func.value)
             return ast.Call(func=ast.Attribute(value=ir.name(arr), attr="copy", ctx=ast.Load()),
                             args=[], keywords=[])
