@@ -256,6 +256,7 @@ def b_pow(a, b): return a ** b  # noqa: E704
 def b_mod(a, b): return a % b  # noqa: E704
 def b_floordiv(a, b): return (a // b) * 1.0 + a * b  # noqa: E704
 def b_mpow(a, b): return math.pow(a, b)  # noqa: E704
+def b_builtin_pow(a, b): return pow(a, b) + pow(b, 2)  # noqa: E704
 def b_hypot(a, b): return math.hypot(a, b)  # noqa: E704
 def b_atan2(a, b): return math.atan2(a, b)  # noqa: E704
 def b_min(a, b): return min(a, b)  # noqa: E704
@@ -286,6 +287,8 @@ BINARY = [
     (b_mod, (0.1, 0.9), (1.1, 2.0), lambda a, b: (1.0, 0.0)),
     (b_floordiv, (0.1, 0.9), (1.1, 2.0), lambda a, b: (b, a)),
     (b_mpow, (0.2, 3), (-2, 2), lambda a, b: (b * a ** (b - 1), a ** b * math.log(a))),
+    (b_builtin_pow, (0.2, 3), (-2, 2), lambda a, b: (b * a ** (b - 1),
+                                                     a ** b * math.log(a) + 2.0 * b)),
     (b_hypot, (-3, 3), (0.5, 3), lambda a, b: (a / math.hypot(a, b), b / math.hypot(a, b))),
     (b_atan2, (-3, 3), (0.5, 3), lambda a, b: (b / (a * a + b * b), -a / (a * a + b * b))),
     (b_min, (-3, -0.1), (0.1, 3), lambda a, b: (1.0, 0.0)),
@@ -313,7 +316,7 @@ BINARY += SPECIAL_BINARY
 RULES_COVERED = {
     math.sin, math.cos, math.tan, math.asin, math.acos, math.atan, math.sinh, math.cosh,
     math.tanh, math.exp, math.expm1, math.log, math.log1p, math.log10, math.sqrt, math.erf,
-    math.erfc, math.fabs, math.floor, math.ceil, math.trunc, math.pow, math.hypot,
+    math.erfc, math.fabs, math.floor, math.ceil, math.trunc, math.pow, pow, math.hypot,
     math.atan2, abs, min, max, float, int, bool, round, np.floor, np.sign, math.asinh,
     math.acosh, math.atanh, math.log2, np.cbrt, np.exp2, np.deg2rad, np.rad2deg, np.sinc,
     np.logaddexp, np.logaddexp2, math.copysign, np.copysign, math.lgamma, math.gamma,

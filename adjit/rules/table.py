@@ -349,6 +349,10 @@ for _obj, _op, _n in ((operator.add, ast.Add, 2), (operator.sub, ast.Sub, 2),
 _R.define(operator.pow, "operator.pow", "elementwise", scalar="pow", arity=2,
           domain=((0.2, 2.0), (-2.0, 2.0)))
 lowered(np.power, "pow", 2, ((0.2, 2.0), (-2.0, 2.0)))
+# the builtin pow(a, b) is a ** b (numba's operator.pow); pow(a, b, mod) of integers has no
+# derivative and is called as it is
+_R.define(pow, "pow", "elementwise", scalar="pow", arity=2, domain=((0.2, 2.0), (-2.0, 2.0)),
+          notes="a ** b")
 lowered(np.float_power, "pow", 2, ((0.2, 2.0), (-2.0, 2.0)))
 lowered(np.square, "square", 1)
 lowered(np.negative, "neg", 1)
