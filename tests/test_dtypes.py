@@ -110,9 +110,76 @@ def builtin_int(x):
     return x[0] + a[0]
 
 
+@numba.njit
+def _distance_and_gradient(x, y):
+    """umap's distances with a gradient: (distance, a float32 array) from a helper."""
+    d = 0.0
+    for i in range(x.shape[0]):
+        d += (x[i] - y[i]) ** 2
+    return d, np.zeros(x.shape, dtype=np.float32)
+
+
+def distance_part(x, y):
+    return _distance_and_gradient(x, y)[0]
+
+
+def float32_difference(x, y):
+    """umap's mahalanobis: x - y kept in a float32 buffer, summed in float64."""
+    diff = np.empty(x.shape[0], dtype=np.float32)
+    for i in range(x.shape[0]):
+        diff[i] = x[i] - y[i]
+    r = 0.0
+    for i in range(x.shape[0]):
+        r += diff[i] * diff[i]
+    return r
+
+
+def float32_state(x, steps):
+    """A float32 state a time loop updates in place."""
+    u = np.zeros(x.shape[0], dtype=np.float32)
+    for i in range(x.shape[0]):
+        u[i] = x[i]
+    for t in range(steps):
+        for i in range(u.shape[0]):
+            u[i] = 0.9 * u[i] + 0.1 * math.sin(u[i])
+    return np.sum(u * u)
+
+
+def test_float32_arrays_allocate_as_numba_does():
+    """A float32 array is rounded where it is written, as numba rounds it; the rounding's
+    derivative is taken as 1 (np.float32(v) of a number is the same)."""
+    y = X[::-1].copy()
+    for fn, args, expected in (
+            (float32_scratch, (X,), 2.0 * X),
+            (like_a_float32_argument, (X, y.astype(np.float32)), y.astype(np.float32)),
+            (distance_part, (X, y), 2.0 * (X - y)),
+            (float32_difference, (X, y), 2.0 * (X - y))):
+        value, g = adjit.value_and_grad(fn)(*args)
+        assert value == numba.njit(fn)(*args)
+        assert g.dtype == np.float64
+        np.testing.assert_allclose(g, expected, rtol=1e-6)
+    np.testing.assert_allclose(adjit.grad(distance_part)(X, y),
+                               fd_grad(numba.njit(distance_part), (X, y), 0), rtol=1e-7)
+
+
+def test_a_float32_state_checkpointed_and_recorded():
+    x = np.array([0.3, -0.7, 1.1, 0.5])
+    recorded = adjit.value_and_grad(float32_state)(x, 30)
+    checkpointed = adjit.value_and_grad(float32_state, checkpoint=4)(x, 30)
+    assert recorded[0] == checkpointed[0] == numba.njit(float32_state)(x, 30)
+    np.testing.assert_array_equal(recorded[1], checkpointed[1])
+
+    def in_float64(x, steps):
+        u = x.copy()
+        for t in range(steps):
+            for i in range(u.shape[0]):
+                u[i] = 0.9 * u[i] + 0.1 * math.sin(u[i])
+        return np.sum(u * u)
+    np.testing.assert_allclose(recorded[1], fd_grad(numba.njit(in_float64), (x, 30), 0),
+                               rtol=1e-5)
+
+
 @pytest.mark.parametrize("fn, args, words", [
-    (float32_scratch, (X,), "with dtype float32"),
-    (like_a_float32_argument, (X, X.astype(np.float32)), "with dtype float32"),
     (builtin_int, (X,), "`int` as a dtype"),
 ])
 def test_dtypes_adjit_does_not_allocate_are_refused(fn, args, words):
@@ -141,3 +208,45 @@ def _pair_energy(cluster):
 def test_shape_slices_and_the_dtype_of_a_local_array_allocate_as_numba_does():
     cluster = np.random.default_rng(2).normal(size=(4, 3))
     check_value_and_grad(_pair_energy, (cluster,), 0)
+
+
+@numba.njit
+def _doubled(values, result_dtype):
+    """pandas' window kernels take the result's dtype as a parameter."""
+    out = np.empty(len(values), dtype=result_dtype)
+    for i in range(len(values)):
+        out[i] = 2.0 * values[i]
+    return out
+
+
+def dtype_passed_to_a_helper(x):
+    return np.sum(_doubled(x, np.float64) * x) + np.sum(_doubled(x, numba.float32))
+
+
+def test_a_dtype_passed_to_a_helper_allocates_as_numba_does():
+    value, g = adjit.value_and_grad(dtype_passed_to_a_helper)(X)
+    assert value == numba.njit(dtype_passed_to_a_helper)(X)
+    np.testing.assert_allclose(g, 4.0 * X + 2.0, rtol=1e-6)
+
+
+LARGEST32 = np.finfo(np.float32).max
+TENTH32 = np.float32(0.1)
+HALF = np.float64(0.5)
+SEVEN = np.int32(7)
+
+
+@numba.njit
+def _clamped(x):
+    """pynndescent's distances: module constants that are numpy numbers."""
+    s = 0.0
+    for i in range(x.shape[0]):
+        s += x[i] * x[i]
+    if s <= 0.0:
+        return LARGEST32
+    return s * HALF + TENTH32 * SEVEN
+
+
+def test_numpy_number_globals_are_constants_as_numba_freezes_them():
+    value, g = adjit.value_and_grad(_clamped)(X)
+    assert value == _clamped(X)
+    np.testing.assert_allclose(g, X, rtol=1e-13)

@@ -24,7 +24,7 @@ from ..frontend.source import (MISSING, FunctionSource, compiled_entry_dispatche
 from ..runtime import special, vec
 from ..rules.registry import REGISTRY, Refused
 from ..rules.table import (ALLOCATORS, ARRAY_FUNCTIONS, ARRAY_OPS, ARRAY_QUERIES, ARRAY_RULES,
-                           CONST_ARRAYS, ELEMENTWISE, NEW_ARRAY_CALLS,
+                           CONST_ARRAYS, ELEMENTWISE, FLOAT32_ALLOCATORS, NEW_ARRAY_CALLS,
                            INACTIVE, INT_ALLOCATORS, MESSAGES, METHOD_FUNCTIONS,
                            METHOD_REDUCTIONS, attached_rule, ensure_entries, rule_for_call)
 
@@ -44,8 +44,8 @@ from .messages import message_call
 from .stencils import stencil_call, stencil_kernel
 from .names import lookup
 from .numpy_calls import ARRAY_METHODS, NumpyCalls
-from .values import (FunctionValue, NoneValue, NoResult, RecordValue, Shape, TupleValue, TypeOf,
-                     assigned_user_names)
+from .values import (DtypeValue, FunctionValue, NoneValue, NoResult, RecordValue, Shape,
+                     TupleValue, TypeOf, assigned_user_names, dtype_constant)
 from .vectorize import ONE, Lazy, Op, Scalar, View, Vectorizer, _index_node
 from .views import Indexer, has_take
 
@@ -646,6 +646,16 @@ class _Normalizer:
             self.ctx.arrays.pop(target, None)
         else:
             self.ctx.arrays[target] = info
+        if target not in self.src.params:     # (a local float32 array: its sums are too)
+            func = value.func if isinstance(value, ast.Call) else None
+            if isinstance(func, ast.Attribute) and func.attr == "copy" and \
+                    isinstance(func.value, ast.Name) and func.value.id in self.ctx.dtypes:
+                self.ctx.dtypes[target] = self.ctx.dtypes[func.value.id]
+            elif func is not None and any(self.resolve_generated(func) is a
+                                          for a in FLOAT32_ALLOCATORS):
+                self.ctx.dtypes[target] = np.dtype(np.float32)
+            else:
+                self.ctx.dtypes.pop(target, None)
 
     def makes_array(self, value):
         """Whether a normalized right-hand side is a call that makes a new array (never a
@@ -2253,6 +2263,19 @@ class _Normalizer:
                              "first (n, m = a.shape).")
         return self.to_atom(out, value)
 
+    def numpy_scalar(self, obj):
+        """A numpy number of the program's globals, as numba freezes it: float64, int64 and
+        bool_ as Python's numbers, other types converted to theirs (np.float32(c))."""
+        if isinstance(obj, (np.float64, np.int64, np.bool_)):
+            return ir.const(obj.item())
+        if isinstance(obj, (np.floating, np.integer)) and np.isfinite(obj) or \
+                isinstance(obj, np.integer):
+            return ast.Call(func=ast.parse(self.ctx.env.spell(type(obj), "t"),
+                                           mode="eval").body,
+                            args=[ir.const(obj.item())], keywords=[])
+        raise self.error(self.src.tree, f"the global number {obj!r} of type "
+                         f"{type(obj).__name__}", "Use a float64 or a finite number.")
+
     def load_name(self, node):
         held = self.tuple_named(node.id)
         if held is not None:
@@ -2261,7 +2284,8 @@ class _Normalizer:
             return bindings.use_view(self, bindings.view_name(self, node), node)
         if node.id in self.src.locals:
             target = self.local(node.id)
-            if isinstance(target, (FunctionValue, TypeOf, NoneValue, RecordValue)):
+            if isinstance(target, (FunctionValue, TypeOf, NoneValue, RecordValue,
+                                   DtypeValue)):
                 return target                  # a helper's parameter given a function
             if isinstance(target, str) and target in self.held:
                 return self.held[target]       # e = math.exp; T = type(x)
@@ -2284,8 +2308,13 @@ class _Normalizer:
                              "Define it at module level before calling the gradient.")
         if isinstance(obj, (bool, int, float)) and not isinstance(obj, np.ndarray):
             return ir.const(obj)
+        if isinstance(obj, (np.floating, np.integer, np.bool_)):
+            return self.numpy_scalar(obj)      # FLOAT32_MAX = np.finfo(np.float32).max
         if isinstance(obj, np.ndarray):
             return ir.name(self.global_array(obj, node.id))
+        dtype = dtype_constant(obj)
+        if dtype is not None:
+            return DtypeValue(dtype, node.id)  # kernel(values, result_dtype)
         if callable(obj) and not isinstance(obj, type):
             return FunctionValue(obj, node.id)
         if isinstance(obj, tuple) and (held := self.global_tuple(obj, node.id)) is not None:
@@ -2396,6 +2425,11 @@ class _Normalizer:
         obj = self.src.resolve(node)
         if obj is not MISSING and isinstance(obj, (int, float)):
             return ir.const(float(obj) if isinstance(obj, float) else obj)
+        if obj is not MISSING and isinstance(obj, (np.floating, np.integer, np.bool_)):
+            return self.numpy_scalar(obj)
+        dtype = None if obj is MISSING else dtype_constant(obj)
+        if dtype is not None:
+            return DtypeValue(dtype, ast.unparse(node))     # np.float64 passed to a helper
         if obj is not MISSING and callable(obj) and not isinstance(obj, type):
             return FunctionValue(obj, ast.unparse(node))         # e = math.exp
         raise self.error(node, f"the attribute `.{node.attr}`",

@@ -10,8 +10,8 @@ import numpy as np
 from .. import ir
 from ..frontend.source import read_function
 from .prune import pruned_source, with_settings
-from .values import NONE, FunctionValue, NoneValue, NoResult, RecordValue, Shape, \
-    TupleValue, TypeOf, assigned_user_names
+from .values import NONE, DtypeValue, FunctionValue, NoneValue, NoResult, RecordValue, \
+    Shape, TupleValue, TypeOf, assigned_user_names
 from .vectorize import View
 from .views import has_take
 
@@ -22,7 +22,7 @@ def argument(norm, node, out):
     or a view (the helper's parameter is then a name for part of the caller's array:
     writes through it reach the array)."""
     value = norm.rhs(node, out)
-    if isinstance(value, (Shape, TupleValue, FunctionValue, TypeOf, RecordValue)) or \
+    if isinstance(value, (Shape, TupleValue, FunctionValue, TypeOf, RecordValue, DtypeValue)) or \
             (isinstance(value, View) and not has_take(value)):
         return value
     if isinstance(value, NoneValue) and not isinstance(value, NoResult):
@@ -109,7 +109,7 @@ def inline(norm, node, fn, out, atoms=None):
         v = bound[p]
         if isinstance(v, NoneValue) and p in reassigned:
             continue                    # `if w is None: w = ...`: a local from there on
-        if isinstance(v, (FunctionValue, TypeOf, NoneValue)):   # called, or compared
+        if isinstance(v, (FunctionValue, TypeOf, NoneValue, DtypeValue)):  # called, compared
             if p in reassigned:
                 raise norm.error(node, f"a function or None passed as `{p}` to "
                                  f"{fn.__name__}, which assigns that parameter again",

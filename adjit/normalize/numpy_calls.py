@@ -28,7 +28,7 @@ from ..runtime import vec
 from ..rules.effects import known_effect
 from ..rules.registry import REGISTRY
 from .sugar import OPERATOR_SYMBOLS
-from .values import Shape, TupleValue, left_out
+from .values import DtypeValue, Shape, TupleValue, left_out
 from .lowering import LOWERINGS
 from .vectorize import ONE, Lazy, Op, Scalar, View
 
@@ -324,8 +324,10 @@ class NumpyCalls:
             dtype = self.declared_dtype(given[-1], node)
             node = ast.copy_location(ast.Call(func=node.func, args=node.args[:1] if len(
                 node.args) == 2 and kind != "like" else node.args, keywords=[]), node)
-            if dtype.kind in "iub" and kind != "like" and len(node.args) == 1:
-                # an integer or boolean array of the user's: no derivative, kept in its dtype
+            if (dtype.kind in "iub" or dtype == np.float32) and kind != "like" and \
+                    len(node.args) == 1:
+                # an integer or boolean array of the user's (no derivative) or a float32 one:
+                # kept in its dtype
                 obj = DECLARED_ALLOCATORS[obj, dtype]
             elif dtype != np.float64:
                 raise self.n.error(node, f"`{ast.unparse(node.func)}` with dtype {dtype}",
@@ -363,7 +365,11 @@ class NumpyCalls:
 
     def declared_dtype(self, given, node):
         """The numpy dtype an allocation names: np.float64, float, np.int32, np.bool_,
-        numba.float64, 'f8', np.dtype(...), or `x.dtype` of an argument array."""
+        numba.float64, 'f8', np.dtype(...), `x.dtype` of an argument array, or a helper's
+        parameter given one (`np.empty(n, dtype=result_dtype)`)."""
+        if isinstance(given, ast.Name) and given.id in self.n.src.locals and \
+                isinstance(self.n.local(given.id), DtypeValue):
+            return self.n.local(given.id).dtype
         if isinstance(given, ast.Attribute) and given.attr == "dtype" and \
                 isinstance(given.value, ast.Name):
             name = self.n.array_name(given.value) if given.value.id in self.n.src.locals or \

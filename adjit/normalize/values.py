@@ -1,6 +1,9 @@
 """Values the normalizer passes around besides atoms and lazy arrays."""
 import ast
 
+import numba
+import numpy as np
+
 from .. import ir
 
 
@@ -48,6 +51,31 @@ class FunctionValue:
     def __init__(self, obj, spelled):
         self.obj = obj
         self.spelled = spelled          # the user's spelling, for messages
+
+
+class DtypeValue:
+    """A dtype as a value (`kernel(values, np.float64)`, pandas' `result_dtype` parameter):
+    only ever given to an allocation's dtype (`np.empty(n, dtype=result_dtype)`) or passed
+    on to another helper; a constant, as numba makes it."""
+
+    def __init__(self, dtype, spelled):
+        self.dtype = dtype
+        self.spelled = spelled          # the user's spelling, for messages
+
+
+def dtype_constant(obj):
+    """The numpy dtype a global object names (np.float64, numba.float64, np.dtype('f8')),
+    else None."""
+    try:
+        if isinstance(obj, type) and issubclass(obj, np.generic):
+            return np.dtype(obj)
+        if isinstance(obj, np.dtype):
+            return obj
+        if isinstance(obj, numba.types.Number):
+            return np.dtype(numba.np.numpy_support.as_dtype(obj))
+    except (TypeError, ValueError, NotImplementedError, numba.core.errors.NumbaError):
+        return None
+    return None
 
 
 class NoneValue:

@@ -501,8 +501,12 @@ class Vectorizer:
                 what = "EMPTY_MIN" if how == "min" and empty == "EMPTY_MAX" else empty
                 out.append(ir.annotate(ast.Expr(value=self.vcall(vec.check_reducible, [
                     count, _vec_constant(what)])), origin=self.n.origin))
+        if integer is None and how in ("sum", "prod") and self._float32(v):
+            integer = "f32"
         if axis is None:
             result = self._reduce_into(how, v, reduced, None, out, node, integer)
+            if integer == "f32":        # (numba's sum of float32: a float64 of that value)
+                result = self.n.to_atom(out, self.vcall(np.float64, [result]))
             if how in ("max", "min") and isinstance(empty, (int, float)):
                 count = self.n.size_of(v.shape, out)
                 if not (isinstance(count, ast.Constant) and count.value > 0):
@@ -519,9 +523,16 @@ class Vectorizer:
         rshape = [v.shape[j] for j in rest]
         if not rshape:
             return self._reduce_into(how, v, [axis], None, out, node, integer)
-        name = self.new_array(rshape, out, {"u": "i"}.get(integer, integer or "f"))
+        name = self.new_array(rshape, out, {"u": "i", "f32": "f"}.get(integer, integer or "f"))
         self._reduce_into(how, v, rest + [axis], (name, rest), out, node, integer)
         return ir.name(name)
+
+    def _float32(self, v):
+        """Whether v reads a float32 array (an argument, or one the function allocates):
+        numba sums and multiplies such elements in float32 (where a float64 joins them, the
+        sum is float64, as numba's type of the sum's variable)."""
+        return any(isinstance(leaf, View) and
+                   self.n.ctx.dtypes.get(leaf.base) == np.float32 for leaf in leaves(v))
 
     def _unsigned(self, v):
         """Whether an array of v's reads holds unsigned integers (its sum is one too)."""
@@ -547,7 +558,9 @@ class Vectorizer:
         state = {}
 
         def start(stmts):
-            if integer is None:
+            if integer == "f32":
+                init = self.vcall(np.float32, [ir.const(0.0 if how == "sum" else 1.0)])
+            elif integer is None:
                 init = ir.const({"sum": 0.0, "mean": 0.0, "prod": 1.0, "max": -math.inf,
                                  "min": math.inf}[how])
             elif integer == "b" and how in ("max", "min"):
@@ -567,7 +580,7 @@ class Vectorizer:
             if how in ("sum", "mean", "prod"):
                 op = ast.Mult() if how == "prod" else ast.Add()
                 t = self.n.to_atom(stmts, ast.BinOp(left=ir.name(acc), op=op, right=e))
-            elif integer is not None:       # (numba's max of numbers: no NaN to keep)
+            elif integer not in (None, "f32"):     # (numba's max of numbers: no NaN)
                 t = self.n.to_atom(stmts, self.vcall(max if how == "max" else min,
                                                      [ir.name(acc), e]))
             else:
@@ -577,7 +590,7 @@ class Vectorizer:
 
         def finish(vars_, stmts):
             acc = ir.name(state["acc"])
-            if how in ("max", "min") and not self.n.stopped and integer is None:
+            if how in ("max", "min") and not self.n.stopped and integer in (None, "f32"):
                 acc = self._split_ties(v, vars_, env, state["acc"], order, full, stmts)
             if how == "mean":
                 acc = self.n.to_atom(stmts, ast.BinOp(left=acc, op=ast.Div(), right=count))

@@ -198,7 +198,7 @@ def _declared(kind, dtype):
 
 
 for _kind in ("zeros", "ones", "empty"):
-    for _dtype in DECLARED:
+    for _dtype in DECLARED + ("float32",):
         globals()[f"{_kind}_{_dtype}"] = _declared(_kind, _dtype)
 
 

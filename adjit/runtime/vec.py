@@ -27,7 +27,7 @@ from .index import (  # noqa: F401 - the names generated code calls
 from . import index as _index
 from . import special  # noqa: F401 - scipy.special's C functions (vec.special.i1)
 
-for _name in [f"{k}_{d}" for k in ("zeros", "ones", "empty") for d in DECLARED]:
+for _name in [f"{k}_{d}" for k in ("zeros", "ones", "empty") for d in DECLARED + ("float32",)]:
     globals()[_name] = getattr(_index, _name)      # zeros_int64, ones_bool_, ...
 from .linalg import (  # noqa: F401 - the names generated code calls
     mm, mm_tn, mm_nt, mm_tt, mv, mv_t, outer_vv, outer_nt, lower_sym, lower_bar,
