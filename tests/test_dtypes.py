@@ -250,3 +250,39 @@ def test_numpy_number_globals_are_constants_as_numba_freezes_them():
     value, g = adjit.value_and_grad(_clamped)(X)
     assert value == _clamped(X)
     np.testing.assert_allclose(g, X, rtol=1e-13)
+
+
+def truncated_literal(x):
+    return x * np.array([1.7, 2.2], dtype=np.int64)[1]
+
+
+def float32_literal(x):
+    return x * np.array([x, 2.2 * x], np.float32)[1]
+
+
+def float64_literal(x):
+    return x * (np.array([2 ** 53 + 1, 1], dtype=np.float64)[0] - 2 ** 53)
+
+
+def counts_literal(x):
+    """pynndescent's rankdata: np.array([n], nonzero.dtype), the dtype by position."""
+    nonzero = np.flatnonzero(x > 0.0)
+    count = np.concatenate((nonzero, np.array([len(x)], nonzero.dtype)))
+    return np.sum(x[count[:-1]]) * count[-1]
+
+
+@pytest.mark.parametrize("fn, expected", [
+    (truncated_literal, 2.0),               # numba truncates 2.2 to 2
+    (float32_literal, 2.0 * np.float32(2.2) * 1.5),
+    (float64_literal, 0.0),                 # 2**53 + 1 rounds to 2**53
+])
+def test_np_array_converts_to_the_dtype_given(fn, expected):
+    value, g = adjit.value_and_grad(fn)(1.5)
+    assert value == numba.njit(fn)(1.5)
+    assert g == pytest.approx(expected, rel=1e-6)
+
+
+def test_np_array_with_an_arrays_dtype_by_position():
+    value, g = adjit.value_and_grad(counts_literal)(X)
+    assert value == numba.njit(counts_literal)(X)
+    np.testing.assert_allclose(g, np.where(X > 0.0, len(X), 0.0), rtol=1e-13)

@@ -24,7 +24,7 @@ from ..frontend.source import (MISSING, FunctionSource, compiled_entry_dispatche
 from ..runtime import special, vec
 from ..rules.registry import REGISTRY, Refused
 from ..rules.table import (ALLOCATORS, ARRAY_FUNCTIONS, ARRAY_OPS, ARRAY_QUERIES, ARRAY_RULES,
-                           CONST_ARRAYS, ELEMENTWISE, FLOAT32_ALLOCATORS, NEW_ARRAY_CALLS,
+                           CONST_ARRAYS, DECLARED_ALLOCATORS, ELEMENTWISE, NEW_ARRAY_CALLS,
                            INACTIVE, INT_ALLOCATORS, MESSAGES, METHOD_FUNCTIONS,
                            METHOD_REDUCTIONS, attached_rule, ensure_entries, rule_for_call)
 
@@ -651,11 +651,34 @@ class _Normalizer:
             if isinstance(func, ast.Attribute) and func.attr == "copy" and \
                     isinstance(func.value, ast.Name) and func.value.id in self.ctx.dtypes:
                 self.ctx.dtypes[target] = self.ctx.dtypes[func.value.id]
-            elif func is not None and any(self.resolve_generated(func) is a
-                                          for a in FLOAT32_ALLOCATORS):
-                self.ctx.dtypes[target] = np.dtype(np.float32)
+            elif func is not None and (dtype := self.allocated_dtype(value)) is not None:
+                self.ctx.dtypes[target] = dtype
             else:
                 self.ctx.dtypes.pop(target, None)
+
+    def allocated_dtype(self, value):
+        """The numpy dtype of the array a call of generated code makes, where it is known
+        here: the user's allocations with a dtype (vec.zeros_float32, vec.empty_int32),
+        adjit's integer and boolean ones, numpy's integer results (np.flatnonzero: intp)."""
+        desc = ir.note(value, "opaque", None)
+        if desc is not None and desc[0] == "array" and desc[2] in ("i", "b"):
+            # (numba's integer results, as rules/opaque.py types them: int64)
+            return np.dtype(np.int64 if desc[2] == "i" else np.bool_)
+        obj = self.resolve_generated(value.func)
+        for (_, dtype), allocator in DECLARED_ALLOCATORS.items():
+            if obj is allocator:
+                return dtype
+        if any(obj is a for a in (vec.empty_int, vec.empty_bool)):
+            return np.dtype(np.int64 if obj is vec.empty_int else np.bool_)
+        entry = next((e for k, e in INACTIVE.items() if k is obj), None)
+        if entry is not None and entry.result is not None:
+            try:
+                kind = entry.result([self.argument_dims(a) for a in value.args])
+            except Exception:       # (a result the entry cannot tell from these arguments)
+                return None
+            if kind is not None and kind[0] > 0 and kind[1] == "i":
+                return np.dtype(np.intp)
+        return None
 
     def makes_array(self, value):
         """Whether a normalized right-hand side is a call that makes a new array (never a

@@ -18,10 +18,15 @@ from .views import has_take
 def lower_array(norm, node, obj, out):
     """np.array([a, b, c]) and np.asarray (of an array: the array itself)."""
     args = node.args
-    if len(args) != 1 or any(kw.arg != "dtype" for kw in node.keywords):
-        raise norm.error(node, "np.array with other than one list argument",
-                         "Write np.array([a, b, c]).")
-    if not node.keywords and not isinstance(args[0], (ast.List, ast.Tuple)):
+    given = [kw.value for kw in node.keywords if kw.arg == "dtype"] + list(args[1:2])
+    if not 1 <= len(args) <= 2 or len(given) > 1 or \
+            any(kw.arg != "dtype" for kw in node.keywords):
+        raise norm.error(node, "np.array with other than one list argument and a dtype",
+                         "Write np.array([a, b, c]), or np.array([a, b], dtype=np.int64).")
+    declared = norm.calls.declared_dtype(given[0], node) if given else None
+    if declared is not None and isinstance(args[0], (ast.List, ast.Tuple)):
+        return norm.arrays.array_literal(args[0], out, declared)
+    if not given and not isinstance(args[0], (ast.List, ast.Tuple)):
         # of an array (a list comprehension is built as one): np.asarray is the array,
         # np.array a copy of it
         value = norm.operand(args[0], out)

@@ -20,6 +20,7 @@ import math
 
 import numpy as np
 
+from ..rules.table import DECLARED_ALLOCATORS
 from ..runtime import vec
 from .. import ir
 
@@ -796,8 +797,10 @@ class Vectorizer:
         return View(name, len(shape), [(k, ir.const(0), ir.const(1)) for k in range(len(shape))],
                     {}, [ONE if _is_const(s, 1) else s for s in shape], "identity")
 
-    def array_literal(self, node, out):
-        """np.array([...]) of scalars (nested lists for 2-D)."""
+    def array_literal(self, node, out, declared=None):
+        """np.array([...]) of scalars (nested lists for 2-D); `declared`: the numpy dtype
+        given (dtype=), which the values are converted to as numba converts them (a float
+        stored into an integer array truncates, into a float32 one rounds)."""
         def shape_of(n):
             if isinstance(n, (ast.List, ast.Tuple)):
                 inner = [shape_of(e) for e in n.elts]
@@ -828,7 +831,20 @@ class Vectorizer:
         bools = all(isinstance(v, ast.Constant) and isinstance(v.value, bool) for _, v in values)
         dtype = "b" if bools else "i" if all(self.n.is_int(v) for _, v in values) else "f"
         name = self.n.fresh("_a")
-        self.allocate(name, [ir.const(s) for s in shape], out, dtype)
+        if declared is not None and declared != np.float64:
+            allocator = DECLARED_ALLOCATORS.get((np.empty, declared))
+            if allocator is None:
+                raise self.n.error(node, f"np.array with dtype {declared}",
+                                   "Give float64, float32, an integer type or np.bool_.")
+            dims = [ir.const(s) for s in shape]
+            self.n.emit_assign(out, name, self.vcall(allocator, [
+                dims[0] if len(dims) == 1 else ast.Tuple(elts=dims, ctx=ast.Load())]))
+            dtype = "f" if declared.kind == "f" else "b" if declared.kind == "b" else "i"
+            self.note_array(name, len(shape), dtype)
+        else:
+            if declared is not None:
+                dtype = "f"
+            self.allocate(name, [ir.const(s) for s in shape], out, dtype)
         if dtype == "f":
             self.add_temp(name)
         for prefix, value in values:
