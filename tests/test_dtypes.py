@@ -286,3 +286,18 @@ def test_np_array_with_an_arrays_dtype_by_position():
     value, g = adjit.value_and_grad(counts_literal)(X)
     assert value == numba.njit(counts_literal)(X)
     np.testing.assert_allclose(g, np.where(X > 0.0, len(X), 0.0), rtol=1e-13)
+
+
+def written_into_a_literal(x):
+    """np.array of integers written out is numba's int64 array: a float stored into it
+    truncates (1.7 -> 1), so the derivative through it is zero."""
+    a = np.array([1, 2, 3])
+    a[0] = x
+    return np.cumsum(a)[2] * x + np.max(a) + np.sum(np.concatenate((a, a)))
+
+
+@pytest.mark.parametrize("x", [1.7, 3.4])
+def test_a_float_stored_into_an_integer_literal_truncates(x):
+    value, g = adjit.value_and_grad(written_into_a_literal)(x)
+    assert value == numba.njit(written_into_a_literal)(x)
+    assert g == pytest.approx(5.0 + math.floor(x), rel=1e-12)

@@ -830,6 +830,11 @@ class Vectorizer:
         # numpy's dtype: int64 for integers only (an index array), bool for booleans only
         bools = all(isinstance(v, ast.Constant) and isinstance(v.value, bool) for _, v in values)
         dtype = "b" if bools else "i" if all(self.n.is_int(v) for _, v in values) else "f"
+        if declared is None and all(isinstance(v, ast.Constant) and type(v.value) in (int, bool)
+                                    for _, v in values):
+            # numbers written out (np.array([1, 2, 3])): numba's int64 (or bool) array, which
+            # a float stored later truncates (analysis/types.py leaves such arrays alone)
+            declared = np.dtype(np.bool_ if bools else np.int64)
         name = self.n.fresh("_a")
         if declared is not None and declared != np.float64:
             allocator = DECLARED_ALLOCATORS.get((np.empty, declared))
