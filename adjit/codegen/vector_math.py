@@ -280,9 +280,9 @@ def _any_order_sum(s, ns):
             isinstance(s.value.args[0], ast.Name) and
             s.value.args[0].id == s.targets[0].id):
         return None
-    func = s.value.func
-    if lookup(func, ns) is not add_any_order and not (
-            isinstance(func, ast.Name) and func.id == ANY_ORDER and ANY_ORDER not in ns):
+    func = s.value.func         # (generated code calls it by its bare name)
+    if not (isinstance(func, ast.Name) and func.id == ANY_ORDER and
+            ns.get(ANY_ORDER, add_any_order) is add_any_order):
         return None
     return s.targets[0].id
 

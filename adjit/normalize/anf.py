@@ -651,33 +651,26 @@ class _Normalizer:
             if isinstance(func, ast.Attribute) and func.attr == "copy" and \
                     isinstance(func.value, ast.Name) and func.value.id in self.ctx.dtypes:
                 self.ctx.dtypes[target] = self.ctx.dtypes[func.value.id]
-            elif func is not None and (dtype := self.allocated_dtype(value)) is not None:
+            elif func is not None and (dtype := self.allocated_dtype(value, info)) is not None:
                 self.ctx.dtypes[target] = dtype
             else:
                 self.ctx.dtypes.pop(target, None)
 
-    def allocated_dtype(self, value):
-        """The numpy dtype of the array a call of generated code makes, where it is known
-        here: the user's allocations with a dtype (vec.zeros_float32, vec.empty_int32),
-        adjit's integer and boolean ones, numpy's integer results (np.flatnonzero: intp)."""
-        desc = ir.note(value, "opaque", None)
-        if desc is not None and desc[0] == "array" and desc[2] in ("i", "b"):
-            # (numba's integer results, as rules/opaque.py types them: int64)
-            return np.dtype(np.int64 if desc[2] == "i" else np.bool_)
+    def allocated_dtype(self, value, info):
+        """The numpy dtype of the array a call of generated code makes (`info`: its
+        array_info), where it is known here: the user's allocations with a dtype
+        (vec.zeros_float32, vec.empty_int32); adjit's integer and boolean ones, numpy's
+        integer results (np.flatnonzero) and those of calls with no rule, as rules/opaque.py
+        types them: int64 and bool."""
         obj = self.resolve_generated(value.func)
         for (_, dtype), allocator in DECLARED_ALLOCATORS.items():
             if obj is allocator:
                 return dtype
-        if any(obj is a for a in (vec.empty_int, vec.empty_bool)):
-            return np.dtype(np.int64 if obj is vec.empty_int else np.bool_)
-        entry = next((e for k, e in INACTIVE.items() if k is obj), None)
-        if entry is not None and entry.result is not None:
-            try:
-                kind = entry.result([self.argument_dims(a) for a in value.args])
-            except Exception:       # (a result the entry cannot tell from these arguments)
-                return None
-            if kind is not None and kind[0] > 0 and kind[1] == "i":
-                return np.dtype(np.intp)
+        if info is None or info[1] not in ("i", "b"):
+            return None
+        if obj in INT_ALLOCATORS or ir.note(value, "opaque", None) is not None or \
+                (obj in INACTIVE and info[1] == "i"):
+            return np.dtype(np.int64 if info[1] == "i" else np.bool_)
         return None
 
     def makes_array(self, value):
@@ -2291,8 +2284,7 @@ class _Normalizer:
         bool_ as Python's numbers, other types converted to theirs (np.float32(c))."""
         if isinstance(obj, (np.float64, np.int64, np.bool_)):
             return ir.const(obj.item())
-        if isinstance(obj, (np.floating, np.integer)) and np.isfinite(obj) or \
-                isinstance(obj, np.integer):
+        if isinstance(obj, np.integer) or np.isfinite(obj):
             return ast.Call(func=ast.parse(self.ctx.env.spell(type(obj), "t"),
                                            mode="eval").body,
                             args=[ir.const(obj.item())], keywords=[])

@@ -474,12 +474,13 @@ class Vectorizer:
         return self.n.to_atom(stmts, self.vcall(what, args))
 
     # reductions ---------------------------------------------------------------
-    def reduce(self, how, v, axis, out, node, empty="EMPTY_MAX"):
+    def reduce(self, how, v, axis, out, node, empty=None):
         """np.sum/mean/prod/max/min of v over all elements (axis None) or one axis. Of an
         integer or boolean array, sum, prod, max and min are integers, as numba's (max and
-        min of booleans: booleans). `empty`: what max and min of no elements give, as numba
-        does: a number (np.linalg.norm's 0.0), or the ValueError vec.check_reducible raises,
-        named by its runtime/index.py constant ("EMPTY_MAX" stands for max's or min's own)."""
+        min of booleans: booleans); sum and prod of float32 elements add in float32. `empty`:
+        what max and min of no elements give, as numba does: a number (np.linalg.norm's 0.0,
+        over all elements only), or the ValueError vec.check_reducible raises, named by its
+        runtime/index.py constant (None: np.max's or np.min's own)."""
         if not isinstance(v, Lazy):
             return v if how != "mean" else v
         if isinstance(v, Scalar):
@@ -487,67 +488,66 @@ class Vectorizer:
         ndim = len(v.shape)
         if how in ("max", "min") and not isinstance(v, View):
             v = self.view_of(self.materialize(v, out, node).id, out)
-        kind = self.n.indexing.lazy_dtype(v)
-        integer = kind if how != "mean" and kind in ("i", "b") else None
-        if integer == "i" and self._unsigned(v):
-            integer = "u"
+        elements = self._accumulated_kind(how, v)
         if axis is not None and not -ndim <= axis < ndim:
             raise self.n.error(node, f"axis {axis} of a {ndim}-D array",
                                f"Use an axis from {-ndim} to {ndim - 1}.")
         reduced = list(range(ndim)) if axis is None else [axis % ndim]
-        if how in ("max", "min") and not isinstance(empty, (int, float)):
-            # numba raises for a largest value of no elements (the loop would give -inf)
+        count = None            # (max and min: the number of elements, where it may be 0)
+        if how in ("max", "min"):
             count = self.n.size_of([v.shape[j] for j in reduced], out)
-            if not (isinstance(count, ast.Constant) and count.value > 0):
-                what = "EMPTY_MIN" if how == "min" and empty == "EMPTY_MAX" else empty
-                out.append(ir.annotate(ast.Expr(value=self.vcall(vec.check_reducible, [
-                    count, _vec_constant(what)])), origin=self.n.origin))
-        if integer is None and how in ("sum", "prod") and self._float32(v):
-            integer = "f32"
+            if isinstance(count, ast.Constant) and count.value > 0:
+                count = None
+        numbered = isinstance(empty, (int, float))
+        assert not (numbered and axis is not None), "a number for no elements: axis None"
+        if count is not None and not numbered:
+            # numba raises for a largest value of no elements (the loop would give -inf)
+            what = empty or ("EMPTY_MAX" if how == "max" else "EMPTY_MIN")
+            out.append(ir.annotate(ast.Expr(value=self.vcall(vec.check_reducible, [
+                count, _vec_constant(what)])), origin=self.n.origin))
         if axis is None:
-            result = self._reduce_into(how, v, reduced, None, out, node, integer)
-            if integer == "f32":        # (numba's sum of float32: a float64 of that value)
+            result = self._reduce_into(how, v, reduced, None, out, node, elements)
+            if elements == "f32":       # (numba's sum of float32: a float64 of that value)
                 result = self.n.to_atom(out, self.vcall(np.float64, [result]))
-            if how in ("max", "min") and isinstance(empty, (int, float)):
-                count = self.n.size_of(v.shape, out)
-                if not (isinstance(count, ast.Constant) and count.value > 0):
-                    named = self.n.fresh("_r")
-                    self.n.emit_assign(out, named, result)
-                    self.n.emit_if(out, ast.Compare(left=count, ops=[ast.Eq()],
-                                                    comparators=[ir.const(0)]),
-                                   [ir.assign(named, ir.const(float(empty)), self.n.origin)],
-                                   [])
-                    result = ir.name(named)
+            if count is not None and numbered:
+                named = self.n.fresh("_r")
+                self.n.emit_assign(out, named, result)
+                self.n.emit_if(out, ast.Compare(left=count, ops=[ast.Eq()],
+                                                comparators=[ir.const(0)]),
+                               [ir.assign(named, ir.const(float(empty)), self.n.origin)], [])
+                result = ir.name(named)
             return result
         axis %= ndim
         rest = [j for j in range(ndim) if j != axis]
         rshape = [v.shape[j] for j in rest]
         if not rshape:
-            return self._reduce_into(how, v, [axis], None, out, node, integer)
-        name = self.new_array(rshape, out, {"u": "i", "f32": "f"}.get(integer, integer or "f"))
-        self._reduce_into(how, v, rest + [axis], (name, rest), out, node, integer)
+            return self._reduce_into(how, v, [axis], None, out, node, elements)
+        name = self.new_array(rshape, out, elements if elements in ("i", "b") else
+                              "i" if elements == "u" else "f")
+        self._reduce_into(how, v, rest + [axis], (name, rest), out, node, elements)
         return ir.name(name)
 
-    def _float32(self, v):
-        """Whether v reads a float32 array (an argument, or one the function allocates):
-        numba sums and multiplies such elements in float32 (where a float64 joins them, the
-        sum is float64, as numba's type of the sum's variable)."""
-        return any(isinstance(leaf, View) and
-                   self.n.ctx.dtypes.get(leaf.base) == np.float32 for leaf in leaves(v))
+    def _accumulated_kind(self, how, v):
+        """What a reduction of v accumulates, where it is not float64: "i", "u" or "b" for
+        sum, prod, max and min of integer, unsigned or boolean elements, "f32" for sum and
+        prod of float32 ones (numba's; where a float64 joins float32 elements, the
+        accumulator is float64, as numba types the sum's variable), else None. The dtypes of
+        the arrays v reads are known for arguments and for the arrays the function
+        allocates with one (ctx.dtypes)."""
+        kind = self.n.indexing.lazy_dtype(v)
+        dtypes = [self.n.ctx.dtypes.get(leaf.base) for leaf in leaves(v)
+                  if isinstance(leaf, View)]
+        if how != "mean" and kind in ("i", "b"):
+            return "u" if kind == "i" and any(d is not None and np.dtype(d).kind == "u"
+                                              for d in dtypes) else kind
+        if how in ("sum", "prod") and any(d == np.float32 for d in dtypes):
+            return "f32"
+        return None
 
-    def _unsigned(self, v):
-        """Whether an array of v's reads holds unsigned integers (its sum is one too)."""
-        for leaf in leaves(v):
-            if isinstance(leaf, View):
-                dtype = self.n.ctx.dtypes.get(leaf.base)
-                if dtype is not None and np.dtype(dtype).kind == "u":
-                    return True
-        return False
-
-    def _reduce_into(self, how, v, order, dest, out, node, integer=None):
+    def _reduce_into(self, how, v, order, dest, out, node, elements=None):
         """Reduce v over its last dimension in `order` (all of them when dest is None),
-        storing each result in dest[...] (dest = (array name, result dims)). `integer`: "i",
-        "u" or "b" for v's integer, unsigned or boolean elements (reduce)."""
+        storing each result in dest[...] (dest = (array name, result dims)). `elements`: what
+        the accumulator holds where it is not a float64 (_accumulated_kind)."""
         env = self.loop_env(v.shape, [v], out)
         full = dest is None
         count = None
@@ -559,14 +559,14 @@ class Vectorizer:
         state = {}
 
         def start(stmts):
-            if integer == "f32":
+            if elements == "f32":
                 init = self.vcall(np.float32, [ir.const(0.0 if how == "sum" else 1.0)])
-            elif integer is None:
+            elif elements is None:
                 init = ir.const({"sum": 0.0, "mean": 0.0, "prod": 1.0, "max": -math.inf,
                                  "min": math.inf}[how])
-            elif integer == "b" and how in ("max", "min"):
+            elif elements == "b" and how in ("max", "min"):
                 init = ir.const(how == "min")
-            elif integer == "u":
+            elif elements == "u":
                 init = self.vcall(np.uint64, [ir.const(
                     {"sum": 0, "prod": 1, "max": 0, "min": 2 ** 64 - 1}[how])])
             else:
@@ -581,7 +581,7 @@ class Vectorizer:
             if how in ("sum", "mean", "prod"):
                 op = ast.Mult() if how == "prod" else ast.Add()
                 t = self.n.to_atom(stmts, ast.BinOp(left=ir.name(acc), op=op, right=e))
-            elif integer not in (None, "f32"):     # (numba's max of numbers: no NaN)
+            elif elements in ("i", "u", "b"):      # (numba's max of numbers: no NaN)
                 t = self.n.to_atom(stmts, self.vcall(max if how == "max" else min,
                                                      [ir.name(acc), e]))
             else:
@@ -591,7 +591,7 @@ class Vectorizer:
 
         def finish(vars_, stmts):
             acc = ir.name(state["acc"])
-            if how in ("max", "min") and not self.n.stopped and integer in (None, "f32"):
+            if how in ("max", "min") and not self.n.stopped and elements in (None, "f32"):
                 acc = self._split_ties(v, vars_, env, state["acc"], order, full, stmts)
             if how == "mean":
                 acc = self.n.to_atom(stmts, ast.BinOp(left=acc, op=ast.Div(), right=count))

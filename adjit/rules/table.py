@@ -758,9 +758,6 @@ for _base in (np.zeros, np.ones, np.empty):
     _R.define(_obj, f"vec.{_obj.__name__}", "allocate", handler="shape",
               notes=f"np.{_base.__name__}(shape, np.float32)")
     DECLARED_ALLOCATORS[_base, np.dtype(np.float32)] = _obj
-FLOAT32_ALLOCATORS = frozenset(DECLARED_ALLOCATORS[b, np.dtype(np.float32)]
-                               for b in (np.zeros, np.ones, np.empty))
-"""The helpers allocating the user's float32 arrays."""
 # matrix products kept at array level (BLAS in both sweeps): C = A @ B gives
 # A_bar += C_bar @ B.T and B_bar += A.T @ C_bar; C_dot = A_dot @ B + A @ B_dot
 _MM = {"mm": (("vec.mm_nt(out_bar, b)", "vec.mm_tn(a, out_bar)"),
