@@ -12,7 +12,8 @@ import copy
 
 NOTES = ("origin", "user", "trip", "hoisted", "forward_only", "atomic", "checkpoint", "opaque",
          "callee", "parallel", "comment", "pkey", "fills", "message", "gather",
-         "overwritten", "steps", "effect", "raises", "whole", "time_loop", "unwritten")
+         "overwritten", "steps", "effect", "raises", "whole", "time_loop", "unwritten",
+         "written")
 """The notes a statement can carry: origin (filename, line, function) of the user code it came
 from; on loops, trip (the name of the trip counter of a lowered while loop, or None), user (a
 loop the user wrote, not one of vectorized code) and hoisted (names moved in front of it);
@@ -39,7 +40,10 @@ sums are not taken in vector lanes (dots.py) nor its scatters gathered (fission.
 its own statements keep the C library's functions (codegen/vector_math.py); so recorded and
 checkpointed gradients agree to the bit); unwritten (on a call with no rule made for its
 effect, true where it writes none of the arrays it is given: a `with objmode()` block's,
-normalize/objmode.py)."""
+normalize/objmode.py); written (on an element store the user wrote, `a[i] = v`, `a[i] += v`,
+`a[lo:hi] = v`, and on the stores of the loops such a slice store becomes: a float it stores
+into an integer array truncates, as in numba, and analysis/types.py does not make the array
+a float one for it)."""
 
 
 def note(node, key, default=None):

@@ -301,3 +301,56 @@ def test_a_float_stored_into_an_integer_literal_truncates(x):
     value, g = adjit.value_and_grad(written_into_a_literal)(x)
     assert value == numba.njit(written_into_a_literal)(x)
     assert g == pytest.approx(5.0 + math.floor(x), rel=1e-12)
+
+
+def _stored_element(x):
+    n = len(x)
+    a = np.array([n, 2])
+    a[0] = x[0] * 1.5
+    return a[0] * x[1] + a[1]
+
+
+def _stored_slice(x):
+    n = len(x)
+    a = np.array([n, 2])
+    a[:1] = x[:1] * 1.5
+    return a[0] * x[1] + a[1]
+
+
+def _added_to_element(x):
+    n = len(x)
+    a = np.array([n, 2])
+    a[0] += x[0] * 1.5
+    return a[0] * x[1] + a[1]
+
+
+def _stored_into_a_range(x):
+    b = np.arange(3) * 2
+    b[1] = x[0] * 1.5
+    return b[1] * x[1] + b[0]
+
+
+def _stored_into_a_product(x):
+    n = len(x)
+    b = np.array([n, 1]) * n
+    b[:] = x[:2] * 1.5
+    return b[1] * x[1] + b[0]
+
+
+@pytest.mark.parametrize("fn, stored", [
+    (_stored_element, lambda x: math.floor(1.5 * x[0])),
+    (_stored_slice, lambda x: math.floor(1.5 * x[0])),
+    (_added_to_element, lambda x: math.floor(3 + 1.5 * x[0])),
+    (_stored_into_a_range, lambda x: math.floor(1.5 * x[0])),
+    (_stored_into_a_product, lambda x: math.floor(1.5 * x[1])),
+])
+def test_a_float_the_user_stores_into_an_integer_array_truncates(fn, stored):
+    """Integer arrays made from integer names (len(x)) or integer results (np.arange):
+    numba's int64 arrays, into which a float the user stores later truncates. adjit made
+    them float arrays when a float was stored (a value 1.9 off and a gradient through the
+    stored value)."""
+    x = np.array([1.3, 2.1, 3.0])
+    value, g = adjit.value_and_grad(fn)(x)
+    assert value == numba.njit(fn)(x)
+    np.testing.assert_allclose(g, [0.0, stored(x), 0.0], rtol=1e-14)
+    np.testing.assert_allclose(g, fd_grad(fn, [x], 0), atol=1e-6)

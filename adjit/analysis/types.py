@@ -153,8 +153,9 @@ def _fixpoint(stmts, arg_kinds, env):
 
 def _floats_into_int_arrays(stmts, kinds):
     """Integer arrays adjit made (np.array([...]) of values that looked like integers when
-    it was lowered) that receive a float somewhere: they become float arrays, as numpy's
-    np.array of those values would be. Returns whether any changed."""
+    it was lowered) that receive a float where they are made: they become float arrays, as
+    numpy's np.array of those values would be. A float the user's own code stores into one
+    later (ir.NOTES: written) truncates, as numba's does. Returns whether any changed."""
     declared = set(DECLARED_ALLOCATORS.values())     # the user's: numba truncates a float
     allocs = {ir.target_name(s): s for s in ir.walk_stmts(stmts)
               if isinstance(s, ast.Assign) and not ir.is_store(s) and
@@ -163,7 +164,7 @@ def _floats_into_int_arrays(stmts, kinds):
     changed = False
     for s in ir.walk_stmts(stmts):
         if ir.is_store(s) and s.targets[0].value.id in allocs and \
-                _atom_kind(s.value, kinds) == FLOAT:
+                not ir.note(s, "written", False) and _atom_kind(s.value, kinds) == FLOAT:
             alloc = allocs.pop(s.targets[0].value.id)
             alloc.value.func = ast.Attribute(value=ast.Name(id="np", ctx=ast.Load()),
                                              attr="empty", ctx=ast.Load())

@@ -120,6 +120,15 @@ _PURE_BUILTINS = frozenset((
     "enumerate", "zip", "reversed", "stop_gradient"))
 
 
+def _mark_written(stmts, base):
+    """Note the stores into `base` among `stmts` (a slice store the user wrote) as the
+    user's (ir.NOTES: written)."""
+    for s in ir.walk_stmts(stmts):
+        if ir.is_store(s) and isinstance(s.targets[0].value, ast.Name) and \
+                s.targets[0].value.id == base:
+            ir.annotate(s, written=True)
+
+
 def _is_copy_call(value):
     """Whether an expression is `a.copy()` of a name."""
     return isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and \
@@ -1405,7 +1414,9 @@ class _Normalizer:
         elif isinstance(tgt, ast.Subscript):
             what, arr, idx = self.resolve_subscript(tgt.value, tgt.slice, out, tgt)
             if what == "view":
+                start = len(out)
                 self.store_view(arr, value, None, out, tgt)
+                _mark_written(out[start:], arr.base)
                 return
             if (isinstance(value, Lazy) and not isinstance(value, Scalar) and value.shape) or \
                     (isinstance(value, ast.Name) and self.arrays.array_ndim(value)):
@@ -1420,6 +1431,7 @@ class _Normalizer:
             atom = self.to_atom(out, value)
             sub = ast.Subscript(value=ir.name(arr), slice=idx, ctx=ast.Store())
             self.emit_assign(out, sub, atom)
+            ir.annotate(out[-1], written=True)
         elif isinstance(tgt, ast.Tuple):
             self.unpack(tgt, value, out)
         else:
@@ -1739,6 +1751,7 @@ class _Normalizer:
             new = self.to_atom(out, self.binop(s.op, cur, rhs, s))
             sub = ast.Subscript(value=ir.name(arr), slice=copy.deepcopy(idx), ctx=ast.Store())
             self.emit_assign(out, sub, new)
+            ir.annotate(out[-1], written=True)
         else:
             raise self.error(s, "augmented assignment to this target",
                              "Use a variable name or an array element a[i].")
