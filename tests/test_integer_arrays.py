@@ -219,3 +219,120 @@ def test_infinity_norms_of_elements_keep_their_derivative():
     x = np.array([2.0, -3.0, 1.0])
     g = adjit.grad(norms)(x)
     np.testing.assert_allclose(g, fd_grad(numba.njit(norms), (x,), 0), rtol=1e-7)
+
+
+# arrays numba makes in an integer dtype from integers (np.full(n, 0) where 0.0 was meant, a
+# counts array like the labels, repeated labels): a float stored into one truncates, and no
+# derivative flows through it. adjit made some of them float arrays (np.full, np.full_like,
+# np.repeat: a different value) and gave others (the *_like of an integer array) the
+# derivative of the float stored (the value right, the gradient not).
+
+def best_per_group(x, labels):
+    best = np.full(3, 0)                    # numba's int64: the maxima truncate
+    for i in range(len(x)):
+        best[labels[i]] = max(best[labels[i]], x[i] * 10.0)
+    return np.sum(best) * x[0]
+
+
+def counts_like_labels(x, labels):
+    weights = np.zeros_like(labels)         # int64, as labels
+    for i in range(len(x)):
+        weights[labels[i]] += x[i] * 2.0
+    return np.sum(weights[:3] * x[:3])
+
+
+def full_of_an_int(x, labels):
+    b = np.full(4, 3)
+    b[0] = x[0] * 1.5
+    b[1] += x[1] * 2.5
+    return b[0] * x[1] + b[1] * x[2] + b[2] * x[3]
+
+
+def full_of_a_length(x, labels):
+    b = np.full(4, len(x))
+    b[0] = x[0] * 1.5
+    b[1] += x[1] * 2.5
+    return b[0] * x[1] + b[1] * x[2] + b[2] * x[3]
+
+
+def full_of_true(x, labels):
+    b = np.full(4, True)
+    b[0] = x[0] * 1.5
+    b[1] += x[1] * 2.5
+    return b[0] * x[1] + b[1] * x[2] + b[2] * x[3]
+
+
+def full_like_labels(x, labels):
+    b = np.full_like(labels, 3)
+    b[0] = x[0] * 1.5
+    b[1] += x[1] * 2.5
+    return b[0] * x[1] + b[1] * x[2] + b[2] * x[3]
+
+
+def full_like_an_expression(x, labels):
+    b = np.full_like(labels * 2, 2.5)
+    b[0] = x[0] * 1.5
+    b[1] += x[1] * 2.5
+    return b[0] * x[1] + b[1] * x[2] + b[2] * x[3]
+
+
+def zeros_like_labels(x, labels):
+    b = np.zeros_like(labels)
+    b[0] = x[0] * 1.5
+    b[1] += x[1] * 2.5
+    return b[0] * x[1] + b[1] * x[2] + b[2] * x[3]
+
+
+def ones_like_labels(x, labels):
+    b = np.ones_like(labels)
+    b[0] = x[0] * 1.5
+    b[1] += x[1] * 2.5
+    return b[0] * x[1] + b[1] * x[2] + b[2] * x[3]
+
+
+def zeros_like_an_expression(x, labels):
+    b = np.zeros_like(labels + 1)
+    b[0] = x[0] * 1.5
+    b[1] += x[1] * 2.5
+    return b[0] * x[1] + b[1] * x[2] + b[2] * x[3]
+
+
+def ones_like_a_mask(x, labels):
+    b = np.ones_like(labels > 0)
+    b[0] = x[0] * 1.5
+    b[1] += x[1] * 2.5
+    return b[0] * x[1] + b[1] * x[2] + b[2] * x[3]
+
+
+def repeated_labels(x, labels):
+    b = np.repeat(labels, 2)
+    b[0] = x[0] * 1.5
+    b[1] += x[1] * 2.5
+    return b[0] * x[1] + b[1] * x[2] + b[2] * x[3]
+
+
+def empty_like_labels(x, labels):
+    b = np.empty_like(labels)
+    b[:] = 1
+    b[0] = x[0] * 1.5
+    b[1] += x[1] * 2.5
+    return b[0] * x[1] + b[1] * x[2] + b[2] * x[3]
+
+
+@pytest.mark.parametrize("f", [
+    full_of_an_int, full_of_a_length, full_of_true, full_like_labels, full_like_an_expression,
+    zeros_like_labels, ones_like_labels, zeros_like_an_expression, ones_like_a_mask,
+    repeated_labels, empty_like_labels])
+def test_floats_stored_into_integer_arrays_numba_makes_truncate(f):
+    x = np.array([1.3, 2.1, 3.3, 0.7])
+    value, g = adjit.value_and_grad(f)(x, LABELS)
+    assert value == numba.njit(f)(x, LABELS)
+    np.testing.assert_allclose(g, fd_grad(numba.njit(f), [x, LABELS], 0), atol=1e-6)
+
+
+@pytest.mark.parametrize("f", [best_per_group, counts_like_labels])
+def test_integer_arrays_written_as_numba_code_does(f):
+    x = np.array([0.37, 0.52, 0.21, 0.44])
+    value, g = adjit.value_and_grad(f)(x, LABELS)
+    assert value == numba.njit(f)(x, LABELS)
+    np.testing.assert_allclose(g, fd_grad(numba.njit(f), [x, LABELS], 0), atol=1e-6)

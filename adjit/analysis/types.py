@@ -11,7 +11,8 @@ from ..errors import error_at
 from .. import ir
 from ..rules import opaque
 from ..rules.registry import Refused
-from ..rules.table import ARRAY_RULES, DECLARED_ALLOCATORS, INACTIVE, INT_ALLOCATORS
+from ..rules.table import ALLOCATORS, ARRAY_RULES, DECLARED_ALLOCATORS, INACTIVE, \
+    INT_ALLOCATORS
 from .prims import classify
 
 FLOAT, INT, BOOL, OTHER = "float", "int", "bool", "other"
@@ -302,6 +303,10 @@ def _kind_of(stmt, kinds, env):
         if isinstance(shape, ast.Tuple):
             return ArrayKind(len(shape.elts))
         like = kinds.get(shape.id) if isinstance(shape, ast.Name) else INT
+        if is_array(like) and ALLOCATORS.get(prim.obj) == "like":
+            # np.zeros_like(idx) is numba's array of idx's dtype: an integer one truncates
+            # the floats stored into it and carries no derivative
+            return ArrayKind(like.ndim, like.is_float, like.dtype)
         return ArrayKind(like.ndim) if is_array(like) else ArrayKind(1)
     if prim.kind == "load":
         arr = ops[0]

@@ -714,7 +714,13 @@ class _Normalizer:
                 info = self.ctx.arrays.get(func.value.id)
             else:
                 obj = self.resolve_generated(func)
-                if obj in ALLOCATORS or obj in CONST_ARRAYS:
+                if obj in ALLOCATORS and ALLOCATORS[obj] == "like":
+                    # np.zeros_like(idx): numba's array of idx's dtype
+                    like = value.args[0]
+                    info = (_alloc_ndim(value, obj, self.ctx.arrays),
+                            self.ctx.arrays.get(like.id, (0, "f"))[1]
+                            if isinstance(like, ast.Name) else "f")
+                elif obj in ALLOCATORS or obj in CONST_ARRAYS:
                     info = (_alloc_ndim(value, obj, self.ctx.arrays), "f")
                 elif obj in INT_ALLOCATORS:     # the user's integer and boolean arrays
                     info = (_alloc_ndim(value, obj, self.ctx.arrays), INT_ALLOCATORS[obj])

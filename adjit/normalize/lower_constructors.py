@@ -9,6 +9,7 @@ import numpy as np
 
 from .. import ir
 from ..rules.table import ARRAY_FUNCTIONS
+from ..runtime import vec
 from .lowering import lowers
 from .vectorize import Lazy, Scalar, View
 from .views import has_take
@@ -98,7 +99,19 @@ def lower_full(norm, node, obj, out):
                          "derivatives, or an integer or boolean array (np.full(n, -1, "
                          "dtype=np.int64)).")
     if what == "full_like":
-        shape = norm.calls.like_shape(args[0], out, node)
+        like = norm.operand(args[0], out)
+        if isinstance(like, Lazy) and not isinstance(like, Scalar) and not dtype and \
+                norm.indexing.lazy_dtype(like) in ("i", "b"):
+            # an integer or boolean array's dtype (numba's np.full_like(idx, 2.5) holds 2):
+            # np.zeros_like of it (analysis/types.py gives it idx's kind), every element stored
+            made = norm.arrays.materialize(like, out, node)
+            name = norm.fresh("_a")
+            spelled = ast.parse(norm.ctx.env.spell(np.zeros_like, "alloc"), mode="eval").body
+            norm.emit_assign(out, name, ast.Call(func=spelled, args=[made], keywords=[]))
+            norm.arrays.store_elements(norm.arrays.view_of(name, out),
+                                       norm.operand(args[1], out), out, node)
+            return ir.name(name)
+        shape = norm.calls.like_shape(args[0], out, node, like)
     else:
         shape_node = args[0]
         if isinstance(shape_node, ast.Attribute) and shape_node.attr == "shape":
@@ -108,8 +121,16 @@ def lower_full(norm, node, obj, out):
             elts = shape_node.elts if isinstance(shape_node, ast.Tuple) else [shape_node]
             shape = [norm.atom(e, out) for e in elts]
     name = norm.arrays.new_array(shape, out)
-    norm.arrays.store_elements(norm.arrays.full_view(name, shape), norm.operand(args[1], out), out,
-                               node)
+    made = out[-1]
+    fill = norm.operand(args[1], out)
+    kind = norm.indexing.lazy_dtype(norm.arrays.as_lazy(fill))
+    if what == "full" and not dtype and kind in ("i", "b"):
+        # numba's np.full(n, 3) is an int64 array, np.full(n, True) a boolean one (a guess
+        # analysis/types.py makes a float array where the value stored is a float)
+        made.value = norm.arrays.vcall(vec.empty_int if kind == "i" else vec.empty_bool,
+                                       made.value.args)
+        norm.arrays.note_array(name, len(shape), kind)
+    norm.arrays.store_elements(norm.arrays.full_view(name, shape), fill, out, node)
     return ir.name(name)
 
 

@@ -325,7 +325,8 @@ def lower_repeat(norm, node, obj, out):
     r = norm.atom(a["repeats"], out)
     n = norm.indexing._length(flat.shape[0])
     total = norm.to_atom(out, ast.BinOp(left=n, op=ast.Mult(), right=r), "_n")
-    name = norm.arrays.new_array([total], out)
+    kind = norm.indexing.lazy_dtype(flat)      # (an integer array's repeats: numba's int64)
+    name = norm.arrays.new_array([total], out, kind if kind in ("i", "b") else "f")
     target = norm.arrays.full_view(name, [total])
     env = norm.arrays.loop_env(flat.shape, [flat], out)     # flat is read at j, not at i
 

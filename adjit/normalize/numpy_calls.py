@@ -350,6 +350,12 @@ class NumpyCalls:
             return ast.Call(func=spelled, args=[shape], keywords=[])
         if kind == "like":
             like = self.n.operand(arg, out)
+            if isinstance(like, Lazy) and not isinstance(like, Scalar) and \
+                    self.n.indexing.lazy_dtype(like) in ("i", "b"):
+                # np.zeros_like(idx + 1): numba's array of the expression's dtype, which the
+                # expression's own array has (analysis/types.py follows it)
+                like = self.n.arrays.view_of(
+                    self.n.arrays.materialize(like, out, node).id, out)
             if isinstance(like, Lazy) and not (isinstance(like, View) and like.is_identity()):
                 # an expression or a name kept lazy: allocate by its shape
                 elts = self.like_shape(arg, out, node, like)
