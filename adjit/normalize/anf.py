@@ -229,6 +229,8 @@ def normalize_function(src, ctx, prefix="", subst=None, views=None):
         if merged is not None:
             ctx.ints.add(result.id)
             result = _merge_returned_arrays(norm, stmts, result, merged)
+        if norm.returned_mixed is not None:
+            return stmts, _copy_tuple_arrays(norm, src, stmts, result)
         if norm.returned_numbers is not None:
             if norm.returned_views:
                 raise src.loc.error(norm.returned_views[0][0], "a helper returning arrays "
@@ -348,6 +350,37 @@ def _merge_returned_arrays(norm, stmts, which, merged):
     arrays, shape, dtype, first = merged
     return ir.name(joins.copy_taken(norm, stmts, which, arrays, shape, dtype,
                                     ir.note(first, "origin", None)))
+
+
+def _copy_tuple_arrays(norm, src, stmts, which):
+    """The TupleValue a helper's several returns of tuples with arrays give its call: the
+    names every return assigned its numbers to, and for each array element a new array
+    copied from the array of the return taken (its number in `which`)."""
+    slots, returns, arrays, dtypes = norm.returned_mixed
+    written = [n for n in ir.walk(src.tree) if isinstance(n, ast.Return)]
+    if len(returns) != len(written) or norm.returned_views or \
+            norm.returned_numbers is not None:
+        raise src.loc.error(returns[0], "a helper returning a tuple with arrays from one "
+                            "return and something else from another",
+                            "Return a tuple of as many values, of the same kinds, from every "
+                            "return.")
+    norm.ctx.ints.add(which.id)
+    items = []
+    for k, (number, shape) in enumerate(slots):
+        if shape is None:
+            items.append(ir.name(number))
+            continue
+        kind, declared = dtypes[k]
+        name = joins.copy_taken(norm, stmts, which, arrays[k], shape, kind,
+                                ir.note(returns[0], "origin", None))
+        if declared is not None:        # (a float32 array: numba returns one)
+            made = next(x for x in stmts if isinstance(x, ast.Assign) and
+                        ir.target_name(x) == name)
+            made.value = norm.arrays.vcall(DECLARED_ALLOCATORS[np.empty, declared],
+                                           made.value.args)
+            norm.ctx.dtypes[name] = declared
+        items.append(ir.name(name))
+    return TupleValue(items, None)
 
 
 def _rebinding_targets(stmts):
@@ -595,6 +628,10 @@ class _Normalizer:
         self.returned_numbers = None        # (first return, names, named fields) of a helper
         # returning tuples of numbers (from one or several returns), and how many returns did
         self.tuple_returns = 0
+        # (slots: (number name, None) or (None, shape names) per element, the returns, each
+        # array element's arrays by return, their dtypes) of a helper returning tuples with
+        # arrays from several returns (tuple_with_arrays)
+        self.returned_mixed = None
         self.returned_nothing = []     # `return h(a)` of a helper h that returns nothing
         self.tuples = {}                    # local name -> the TupleValue or Shape it holds
         self.held = {}                      # local name -> the TypeOf or FunctionValue it holds
@@ -1044,7 +1081,20 @@ class _Normalizer:
                 # a helper returning several values (`return x_new, v_new`): numbers as
                 # atoms, arrays as views (of the caller's arrays or of the helper's own)
                 items = [self.returned_item(e, out, s) for e in value.items]
+                made = [self.several_returns and self.owned_array(e, out[mark:])
+                        for e in items]
                 self.tuple_returns += 1
+                if any(isinstance(e, View) for e in items) and \
+                        all(m or not isinstance(e, (View, TupleValue))
+                            for m, e in zip(made, items)):
+                    # `return 0.0, np.zeros(n)` here, `return dist, grad` there (umap's
+                    # distance gradients): numbers into the names every return assigns,
+                    # each array into the result copied from the return taken
+                    value = ir.const(self.tuple_with_arrays(items, out, s))
+                    self.returned_mixed[1].append(s)
+                    node = ast.Return(value=value, lineno=s.lineno)
+                    out.append(ir.annotate(node, origin=self.origin))
+                    return
                 if any(isinstance(e, View) for e in items):
                     self.returned_views.append((s, TupleValue(items, value.fields)))
                 else:       # numbers: each return assigns the same names (several returns)
@@ -1321,6 +1371,47 @@ class _Normalizer:
                 origin=self.origin))
         self.store_view(self.arrays.view_of(target, out), lazy, None, out, tgt)
         return None
+
+    def owned_array(self, value, made):
+        """Whether a returned value is a whole array this helper made (by the statements
+        `made`, or before them in its body), no one else's."""
+        name = value.id if isinstance(value, ast.Name) else value.base \
+            if isinstance(value, View) and value.is_identity() else None
+        return name is not None and self.arrays.array_ndim(ir.name(name)) is not None and \
+            (_made_by(made, name) or name not in self.arrays_before)
+
+    def tuple_with_arrays(self, items, out, node):
+        """One of several returns of a tuple holding arrays the helper made: its numbers
+        assigned to the names every return assigns, each array's shape recorded; returns
+        the number of this return (normalize_function copies the arrays of the return
+        taken into the call's result: copy_tuple_arrays)."""
+        if self.returned_mixed is None:
+            slots = [(self.fresh("_ret"), None) if not isinstance(e, View) else
+                     (None, [self.fresh("_rs") for _ in range(e.ndim)]) for e in items]
+            self.ctx.ints.update(n for _, shape in slots if shape for n in shape)
+            self.returned_mixed = (slots, [], [[] for _ in items], [None] * len(items))
+        slots, _, arrays, dtypes = self.returned_mixed
+        kinds = [isinstance(e, View) for e in items]
+        if len(items) != len(slots) or kinds != [shape is not None for _, shape in slots] or \
+                any(len(shape) != e.ndim for (_, shape), e in zip(slots, items) if shape):
+            raise self.error(node, "a helper returning tuples of different lengths, or with "
+                             "an array where another return has a number or an array of "
+                             "another rank", "Return the same kinds of values from every "
+                             "return (np.zeros(shape) for an array of zeros).")
+        for k, ((number, shape), e) in enumerate(zip(slots, items)):
+            if shape is None:
+                self.emit_assign(out, number, e)
+                continue
+            dtype = (self.ctx.arrays.get(e.base, (0, "?"))[1], self.ctx.dtypes.get(e.base))
+            if dtype[0] == "?" or dtypes[k] not in (None, dtype):
+                raise self.error(node, "a helper returning arrays of different dtypes (or one "
+                                 "adjit cannot tell) from several `return`s",
+                                 "Return arrays of one dtype from every return.")
+            dtypes[k] = dtype
+            for stmt in joins.shape_and_number(self, e.base, shape, None, None, self.origin):
+                self.emit_assign(out, stmt.targets[0].id, stmt.value)
+            arrays[k].append(e.base)
+        return len(self.returned_mixed[1])
 
     def names_like(self, items):
         """Fresh names for a returned tuple's numbers, a tuple inside it as (names, fields)."""
