@@ -354,3 +354,32 @@ def test_a_float_the_user_stores_into_an_integer_array_truncates(fn, stored):
     assert value == numba.njit(fn)(x)
     np.testing.assert_allclose(g, [0.0, stored(x), 0.0], rtol=1e-14)
     np.testing.assert_allclose(g, fd_grad(fn, [x], 0), atol=1e-6)
+
+
+def float32_copy_energy(x):
+    """Data kept in float32 (a.astype(np.float32)), the energy summed from it."""
+    y = x.astype(np.float32)
+    return np.sum(y * y)
+
+
+def float32_matrix_rows(X):
+    Y = (2.0 * X).astype(np.float32)
+    total = 0.0
+    for i in range(Y.shape[0]):
+        total += Y[i, 0] * Y[i, 1]
+    return total
+
+
+def test_astype_float32_rounds_as_numba_does():
+    x = np.array([0.3, -0.5, 0.9, 0.4])
+    value, g = adjit.value_and_grad(float32_copy_energy)(x)
+    assert value == numba.njit(float32_copy_energy)(x)
+    # the derivative of the rounded values' energy: 2 y, y the float32 values
+    np.testing.assert_array_equal(g, 2.0 * x.astype(np.float32).astype(np.float64))
+    X = np.random.default_rng(2).normal(size=(5, 2))
+    value, g = adjit.value_and_grad(float32_matrix_rows)(X)
+    assert value == numba.njit(float32_matrix_rows)(X)
+    Y = (2.0 * X).astype(np.float32).astype(np.float64)
+    np.testing.assert_allclose(g, 2.0 * Y[:, ::-1], rtol=1e-15)
+    np.testing.assert_allclose(g, fd_grad(numba.njit(float32_matrix_rows), [X], 0, h=1e-3,
+                                          order=4), rtol=1e-3, atol=1e-3)

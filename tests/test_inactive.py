@@ -276,3 +276,39 @@ def test_index_arrays_from_tuple_results(capsys):
                                rtol=1e-8)
     np.testing.assert_array_equal(g, np.where(x > 0.5, 2 * x, 1.0))
     assert "selected 3 of 5" in capsys.readouterr().out
+
+
+def ranked_stable(x):
+    order = np.argsort(x, kind="mergesort")
+    return np.sum(x[order] * np.arange(x.shape[0]))
+
+
+def ranked_quick(x):
+    order = x.argsort(kind="quicksort")
+    return np.sum(x[order] * np.arange(x.shape[0]))
+
+
+@numba.njit
+def _order(x, stable):
+    return np.argsort(x, kind="mergesort") if stable else np.argsort(x, kind="quicksort")
+
+
+@pytest.mark.parametrize("f, stable", [(ranked_stable, True), (ranked_quick, False)])
+def test_argsort_kind_decides_which_tie_gets_which_rank(f, stable):
+    """np.argsort(x, kind=...) as numba sorts: with ties (rounded data), the stable sort
+    and numba's quicksort rank tied elements differently, and the gradient of a rank-
+    weighted sum gives each element its rank (x[order[k]] gets k)."""
+    x = np.round(np.random.default_rng(5).normal(size=40), 1)
+    order = _order(x, stable)
+    expected = np.empty(40)
+    expected[order] = np.arange(40.0)
+    value, g = adjit.value_and_grad(f)(x)
+    assert value == numba.njit(f)(x)
+    np.testing.assert_array_equal(g, expected)
+
+
+def test_argsort_kind_other_than_numbas_is_refused():
+    def heap_ranked(x):
+        return np.sum(x[np.argsort(x, kind="heapsort")])
+    with pytest.raises(AdjitError, match="kind='heapsort'.*'quicksort', 'mergesort'"):
+        adjit.grad(heap_ranked)(X)

@@ -143,10 +143,23 @@ class NumpyCalls:
             op = ("call", int)
         elif dtype.kind == "b":
             return self.n.arrays.elementwise(("cmp", ast.NotEq()), [value, ir.const(0)], out, node)
+        elif dtype == np.float32 and self.n.indexing.lazy_dtype(value) == "f":
+            # a float32 copy (umap's distances keep their data in one): each element rounded
+            # as numba stores it, its derivative that of the value (a.e. the rounding's is 1)
+            shape = [ir.const(1) if s is ONE else s for s in value.shape]
+            name = self.n.fresh("_a")
+            self.n.emit_assign(out, name, self.n.arrays.vcall(
+                DECLARED_ALLOCATORS[np.empty, dtype],
+                [shape[0] if len(shape) == 1 else ast.Tuple(elts=shape, ctx=ast.Load())]))
+            self.n.arrays.note_array(name, len(shape), "f")
+            self.n.arrays.add_temp(name)
+            self.n.arrays.store_elements(self.n.arrays.full_view(name, shape), value, out, node)
+            return ir.name(name)
         else:
             raise self.n.error(node, f"`.astype({ast.unparse(given[0])})`",
-                               "adjit keeps float64 arrays (and integer or boolean ones): "
-                               "write .astype(np.float64), np.int64 or np.bool_.")
+                               "adjit keeps float64 and float32 arrays (and integer or "
+                               "boolean ones): write .astype(np.float64), np.float32, "
+                               "np.int64 or np.bool_.")
         return Op(op, [value], value.shape)
 
     def like_shape(self, arg, out, node, like=None):
@@ -407,8 +420,19 @@ class NumpyCalls:
         """A function with no derivative (np.argsort, a random draw): called as it is, its
         arguments atoms (arrays evaluated), keywords placed by the entry's parameters."""
         args = list(node.args)
+        options = []
+        for kw in node.keywords:
+            if kw.arg in entry.options:
+                if not (isinstance(kw.value, ast.Constant) and
+                        kw.value.value in entry.options[kw.arg]):
+                    raise self.n.error(node, f"`{entry.name}` with {kw.arg}="
+                                       f"{ast.unparse(kw.value)}", f"Write {kw.arg}= as one "
+                                       "of " + ", ".join(repr(v) for v in
+                                                         entry.options[kw.arg]) + ".")
+                options.append(ast.keyword(arg=kw.arg, value=ir.const(kw.value.value)))
+        keywords = [kw for kw in node.keywords if kw.arg not in entry.options]
         if entry.params != ("*",):
-            for kw in node.keywords:
+            for kw in keywords:
                 if kw.arg not in entry.params or entry.params.index(kw.arg) < len(node.args):
                     raise self.n.error(node, f"`{entry.name}` with the keyword `{kw.arg}`",
                                        f"Pass {', '.join(entry.params)} (by position or "
@@ -419,7 +443,7 @@ class NumpyCalls:
             if None in args:
                 raise self.n.error(node, f"`{entry.name}` with an argument left out before "
                                    "one given", "Pass the arguments before it too.")
-        elif node.keywords:
+        elif keywords:
             raise self.n.error(node, f"keyword arguments to `{entry.name}`",
                                "Pass the sizes by position.")
         if entry.statement != (self.n.statement_call is node) and not \
@@ -428,7 +452,9 @@ class NumpyCalls:
                                f"`{entry.name}` called for nothing",
                                "Call it as a statement of its own." if entry.statement else
                                "Assign its result.")
-        return self.call_as_is(entry.obj, args, out, node)
+        call = self.call_as_is(entry.obj, args, out, node)
+        call.keywords = options         # (np.argsort's kind='mergesort', as written)
+        return call
 
     def draw_call(self, node, entry, out):
         """np.random.normal(loc, scale) & co.: the function of rules/draws.py that computes

@@ -22,7 +22,9 @@ no entry: the normalizer folds any int or float a name resolves to):
   keyword, and the shape/dtype rule - a function of the arguments' dimensions (an int per
   argument: 0 for a number, the ndim of an array; ("tuple", m) for a tuple of m sizes; None
   for one left out) returning (ndim, dtype), ndim 0 for a number, dtype "f" or "i";
-  `statement` marks one called for its effect alone (np.random.seed);
+  `statement` marks one called for its effect alone (np.random.seed); `options`: keywords
+  numba takes only as string constants, passed on as written ({"kind": ("quicksort",
+  "mergesort")} for np.argsort: which order ties take decides the gradient through it);
 - `cost`: "expensive" for functions that cost more to recompute than a tape push and pop
   (the backward sweep records their values rather than replaying them);
 - `paired`: for an expensive function, the function its rule's partial calls on the same
@@ -154,7 +156,7 @@ class Primitive:
                  handler=None, cost="cheap", domain=None, methods=(), notes="", params=(),
                  result=None, statement=False, cuda=True, array_rule=None, packed=None,
                  message=None, paired=None, effect=None, draw=None, refused=(), forms=(),
-                 through="", over_array=None, vector=None):
+                 through="", over_array=None, vector=None, options=None):
         self.obj = obj
         self.name = name
         self.family = family
@@ -185,6 +187,7 @@ class Primitive:
         # to arithmetic or an LLVM intrinsic LLVM vectorizes), the function of runtime/vmath.py
         # that replaces it in such a loop, or None (a call LLVM cannot vectorize)
         self.vector = vector
+        self.options = dict(options or {})
 
     @property
     def differentiable(self):

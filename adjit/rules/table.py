@@ -801,12 +801,14 @@ def _sized(k):
     return rule
 
 
-def inactive(obj, name, params, result, notes="", statement=False):
+def inactive(obj, name, params, result, notes="", statement=False, options=None):
     _R.define(obj, name, "inactive", params=params, result=result, notes=notes,
-              statement=statement)
+              statement=statement, options=options)
 
 
-inactive(np.argsort, "np.argsort", ("a",), lambda d: (d[0], "i"), "integer result")
+inactive(np.argsort, "np.argsort", ("a",), lambda d: (d[0], "i"), "integer result; kind= "
+         "'quicksort' (numba's default) or 'mergesort' (stable)",
+         options={"kind": ("quicksort", "mergesort")})
 inactive(vec.argsort_rows, "vec.argsort_rows", ("a",), lambda d: (1, "i"),
          "flat positions of each row's sorted order (np.sort of a 2-D array)")
 inactive(np.argmax, "np.argmax", ("a",), lambda d: (0, "i"), "integer result, no axis")
