@@ -28,7 +28,8 @@ from ..rules.table import (ALLOCATORS, ARRAY_FUNCTIONS, ARRAY_OPS, ARRAY_QUERIES
                            INACTIVE, INT_ALLOCATORS, MESSAGES, METHOD_FUNCTIONS,
                            METHOD_REDUCTIONS, attached_rule, ensure_entries, rule_for_call)
 
-from . import appends, closures, comprehensions, objmode, record_arrays, sugar, swaps
+from . import appends, carried, closures, comprehensions, objmode, record_arrays, sugar, \
+    swaps
 from . import (einsum, lower_constructors, lower_diagonals, lower_kept,  # noqa: F401 - they
                lower_linalg, lower_scans, lower_shapes,  # register the lowerings of numpy
                lower_statistics)  # functions
@@ -120,6 +121,12 @@ _PURE_BUILTINS = frozenset((
     "enumerate", "zip", "reversed", "stop_gradient"))
 
 
+def _holds_view(items):
+    """Whether a returned tuple's items hold an array (a View), in a tuple inside it too."""
+    return any(isinstance(e, View) or (isinstance(e, TupleValue) and _holds_view(e.items))
+               for e in items)
+
+
 def _mark_written(stmts, base):
     """Note the stores into `base` among `stmts` (a slice store the user wrote) as the
     user's (ir.NOTES: written)."""
@@ -202,6 +209,7 @@ def normalize_function(src, ctx, prefix="", subst=None, views=None):
     src = sugar.bitwise_operators(src, src.with_tree)
     src = sugar.raised_messages(src, src.with_tree)
     src = sugar.held_ranges(src, src.with_tree)
+    src = carried.carried_tuples(src, src.with_tree)
     src, subst = record_arrays.rewrite(src, subst or {})
     check_supported(src.tree, src.loc)
     if src.fn in ctx.stack:
@@ -502,8 +510,8 @@ def _only_read(stmts, names, src, functions):
             if passed:
                 obj = functions.get(func.id) if isinstance(func, ast.Name) and \
                     func.id in functions else src.resolve(func)
-                if obj is len:
-                    continue
+                if obj is len or carried.named_tuple(obj) is not None:
+                    continue        # (a named tuple holds them as a tuple written out does)
                 entry = REGISTRY.get(obj)
                 if entry is None or entry.family not in _FRESH_FAMILIES:
                     return False
@@ -548,6 +556,8 @@ def _written_in(stmts, names, src, depth=0, functions=None):
                 continue
             if stencil_kernel(resolve(node.func)) is not None:
                 continue            # a stencil writes only its output (out=: above)
+            if carried.named_tuple(resolve(node.func)) is not None:
+                continue            # (a named tuple holds them as a tuple written out does)
             try:
                 callee = read_function(resolve(node.func))
             except Exception:       # not a function adjit can read: it might write
@@ -1084,9 +1094,8 @@ class _Normalizer:
                 made = [self.several_returns and self.owned_array(e, out[mark:])
                         for e in items]
                 self.tuple_returns += 1
-                if any(isinstance(e, View) for e in items) and \
-                        all(m or not isinstance(e, (View, TupleValue))
-                            for m, e in zip(made, items)):
+                if _holds_view(items) and all(m or not isinstance(e, (View, TupleValue))
+                                              for m, e in zip(made, items)):
                     # `return 0.0, np.zeros(n)` here, `return dist, grad` there (umap's
                     # distance gradients): numbers into the names every return assigns,
                     # each array into the result copied from the return taken
@@ -1095,7 +1104,7 @@ class _Normalizer:
                     node = ast.Return(value=value, lineno=s.lineno)
                     out.append(ir.annotate(node, origin=self.origin))
                     return
-                if any(isinstance(e, View) for e in items):
+                if _holds_view(items):     # (an array in the tuple, or in a tuple in it)
                     self.returned_views.append((s, TupleValue(items, value.fields)))
                 else:       # numbers: each return assigns the same names (several returns)
                     if self.returned_numbers is None:
