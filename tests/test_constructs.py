@@ -1,5 +1,6 @@
 """Every construct of the core language, differentiated and checked against finite
 differences; the normalized program of each is run against the original."""
+import enum
 import math
 
 import numba
@@ -524,3 +525,39 @@ def test_a_string_setting_through_compiled_code_is_refused_clearly():
     np.testing.assert_allclose(adjit.hvp(reduce_by)(x, "sum", np.ones(3)), 2.0 * np.ones(3))
     with pytest.raises(adjit.AdjitError, match="a string setting whose value is not known"):
         adjit.hessian(reduce_by)(x, "sum")
+
+
+class _Mode(enum.IntEnum):
+    """A mode flag as numba code keeps one (pandas' window kernels, a solver's state)."""
+    SUM = 0
+    SQUARES = 1
+
+
+_DEFAULT_MODE = _Mode.SQUARES
+
+
+@numba.njit
+def _reduce_by(x, mode):
+    total = 0.0
+    state = _Mode.SUM
+    for i in range(x.shape[0]):
+        if mode == _Mode.SUM or state == _Mode.SQUARES:
+            total += x[i]
+        else:
+            total += x[i] * x[i]
+        state = _Mode.SQUARES if state == _Mode.SUM else _Mode.SUM
+    return total
+
+
+def _by_modes(x):
+    return _reduce_by(x, _Mode.SUM) + 2.0 * _reduce_by(x, _DEFAULT_MODE)
+
+
+def test_int_enum_members_are_their_integers():
+    """`_Mode.SUM` (an IntEnum's member, as numba compiles it: its integer), passed to a
+    helper, compared, assigned and held in a module-level name."""
+    x = np.array([0.5, 1.2, -0.3, 0.8])
+    value, g = adjit.value_and_grad(_by_modes)(x)
+    assert value == numba.njit(_by_modes)(x)
+    np.testing.assert_allclose(g, [1.0 + 4.0 * x[0], 3.0, 1.0 + 4.0 * x[2], 3.0], rtol=1e-15)
+    np.testing.assert_allclose(g, fd_grad(numba.njit(_by_modes), [x], 0), atol=1e-7)

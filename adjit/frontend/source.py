@@ -6,6 +6,7 @@ module what a name means.
 """
 import ast
 import builtins
+import enum
 import inspect
 import sys
 import textwrap
@@ -53,7 +54,8 @@ class FunctionSource:
 
     def resolve(self, node):
         """Resolve a Name or dotted Attribute chain of non-locals (`np.exp`, a module's
-        attribute, a class's static method); _MISSING if not one."""
+        attribute, a class's static method, an IntEnum's member as its integer); _MISSING
+        if not one."""
         if isinstance(node, ast.Name):
             return self.resolve_name(node.id)
         if isinstance(node, ast.Attribute):
@@ -65,6 +67,10 @@ class FunctionSource:
                 # a library's `@staticmethod @njit def derivatives(...)` called on its class
                 # (`EPL_numba.derivatives(...)`): the function it holds, as a module's would be
                 return getattr(base, node.attr)
+            if isinstance(base, enum.EnumMeta) and issubclass(base, int) and \
+                    node.attr in base.__members__:
+                # an IntEnum's member (`State.LOWER`): numba compiles it as its integer
+                return int(base.__members__[node.attr])
         return _MISSING
 
 
