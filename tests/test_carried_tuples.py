@@ -126,3 +126,83 @@ def test_named_tuples_inside_a_helpers_tuple(f):
     np.testing.assert_allclose(g, fd_grad(numba.njit(f), [x], 0), rtol=1e-6, atol=1e-8)
     if f is accepted_unpacked:
         np.testing.assert_array_equal(g, adjit.grad(accepted_steps)(x))
+
+
+def accepted_fields(y0):
+    """The accepted step read field by field (`y = trial.y`: it was refused as an array name
+    rebound to a view)."""
+    t, y = 0.0, y0
+    h = 0.2
+    for k in range(30):
+        trial, err = rk_trial(State(t, y), h)
+        if err < 1e-3:
+            t = trial.t
+            y = trial.y
+            h = h * 1.2
+        else:
+            h = h * 0.5
+    return np.sum(y) + t
+
+
+def accepted_elements(y0):
+    """The same, by position (`y = trial[1]`)."""
+    t, y = 0.0, y0
+    h = 0.2
+    for k in range(30):
+        trial, err = rk_trial(State(t, y), h)
+        if err < 1e-3:
+            t = trial[0]
+            y = trial[1]
+            h = h * 1.2
+        else:
+            h = h * 0.5
+    return np.sum(y) + t
+
+
+def stepped_fields(y0):
+    """A helper returning the named tuple itself, its fields taken into the loop's names (it
+    was refused, naming a temporary of adjit's)."""
+    t, y = 0.0, y0.copy()
+    for k in range(20):
+        r = euler(State(t, y), 0.05)
+        y = r.y
+        t = r.t
+    return t * np.sum(y ** 2)
+
+
+@pytest.mark.parametrize("f", [accepted_fields, accepted_elements])
+def test_a_field_of_a_helpers_tuple_taken_in_a_branch(f):
+    x = np.array([0.5, 1.2])
+    value, g = adjit.value_and_grad(f)(x)
+    assert value == numba.njit(f)(x)
+    np.testing.assert_allclose(g, fd_grad(numba.njit(f), [x], 0), rtol=1e-6, atol=1e-8)
+    np.testing.assert_array_equal(g, adjit.grad(accepted_unpacked)(x))
+
+
+def test_a_field_of_a_helpers_named_tuple_taken_in_a_loop():
+    value, g = adjit.value_and_grad(stepped_fields)(Y0)
+    assert value == numba.njit(stepped_fields)(Y0)
+    np.testing.assert_allclose(g, fd_grad(numba.njit(stepped_fields), [Y0], 0), rtol=1e-6,
+                               atol=1e-8)
+    np.testing.assert_array_equal(g, adjit.grad(stepped)(Y0))
+
+
+@numba.njit
+def reversed_trial(s, h):
+    return State(s.t + h, s.y[::-1]), h
+
+
+def reversed_fields(y0):
+    t, y = 0.0, y0.copy()
+    for k in range(3):
+        trial, err = reversed_trial(State(t, y), 0.1)
+        if err < 1.0:
+            y = trial.y
+    return np.sum(y * np.arange(1.0, 3.0))
+
+
+def test_a_field_that_views_the_old_array_is_refused():
+    """The helper's field is a view of the array the loop carries: copying it into that
+    array in place would read what it writes; refused by name."""
+    with pytest.raises(adjit.AdjitError, match="a tuple holding the array `y`"):
+        adjit.grad(reversed_fields)(np.array([0.5, 1.2]))

@@ -411,10 +411,10 @@ def _rebound_to_views(stmts, results=frozenset()):
     what `y, e = step(y)` binds."""
     out = set()
     for s in stmts:
-        if isinstance(s, ast.Assign) and isinstance(s.value, ast.Subscript) and \
-                isinstance(s.value.value, ast.Name) and s.value.value.id in results and \
-                isinstance(s.value.slice, ast.Constant):
-            continue
+        if isinstance(s, ast.Assign) and isinstance(s.value, (ast.Subscript, ast.Attribute)) \
+                and isinstance(s.value.value, ast.Name) and s.value.value.id in results and \
+                (isinstance(s.value, ast.Attribute) or isinstance(s.value.slice, ast.Constant)):
+            continue        # (`y = r[0]`, `y = trial.y`: an element of a helper's tuple)
         if isinstance(s, ast.Assign) and isinstance(s.value, (ast.Subscript, ast.Attribute,
                                                               ast.Name)):
             out |= {t.id for t in s.targets if isinstance(t, ast.Name)}
@@ -422,6 +422,18 @@ def _rebound_to_views(stmts, results=frozenset()):
             if isinstance(s, (ast.If, ast.For, ast.While)):
                 out |= _rebound_to_views(getattr(s, field), results)
     return out
+
+
+def _makes_tuple(src, value):
+    """Whether `value`, an expression of the function `src`, is a tuple written out or a
+    named tuple's constructor."""
+    if isinstance(value, ast.Tuple):
+        return True
+    if not isinstance(value, ast.Call):
+        return False
+    cls = src.resolve(value.func)
+    return isinstance(cls, type) and issubclass(cls, tuple) and \
+        isinstance(getattr(cls, "_fields", None), tuple)
 
 
 def _other_names_for(body, names, handover):
@@ -1546,22 +1558,32 @@ class _Normalizer:
 
     def tuple_results(self, stmts):
         """Names the statements bind to the result of a helper whose every return is a
-        tuple written out (`r = step(y)`)."""
+        tuple written out or a named tuple's constructor (`r = step(y)`), or to such an
+        element of a helper's tuple (`trial, err = step(s, h)`, every return `State(t, y),
+        err`)."""
         out = set()
         for x in (n for s in stmts for n in ir.walk(s)):
             if not (isinstance(x, ast.Assign) and isinstance(x.value, ast.Call) and
-                    len(x.targets) == 1 and isinstance(x.targets[0], ast.Name)):
+                    len(x.targets) == 1 and isinstance(x.targets[0], (ast.Name, ast.Tuple))):
                 continue
             fn = unwrap(self.src.resolve(x.value.func))
             if not isinstance(fn, types.FunctionType) or _library_function(fn):
                 continue
             try:
-                returns = [r for r in ir.walk(read_function(fn).tree)
-                           if isinstance(r, ast.Return)]
+                helper = read_function(fn)
             except AdjitError:
                 continue
-            if returns and all(isinstance(r.value, ast.Tuple) for r in returns):
-                out.add(x.targets[0].id)
+            returns = [r.value for r in ir.walk(helper.tree) if isinstance(r, ast.Return)]
+            target = x.targets[0]
+            if isinstance(target, ast.Name):
+                if returns and all(_makes_tuple(helper, r) for r in returns):
+                    out.add(target.id)
+                continue
+            for k, t in enumerate(target.elts):
+                if isinstance(t, ast.Name) and returns and all(
+                        isinstance(r, ast.Tuple) and len(r.elts) == len(target.elts) and
+                        _makes_tuple(helper, r.elts[k]) for r in returns):
+                    out.add(t.id)
         return out
 
     def bind_held(self, tgt, target, value):
@@ -1681,6 +1703,7 @@ class _Normalizer:
                 v = self.kept_tuple(tgt, v, out)
             elif isinstance(v, View):
                 user = v.base[len(self.prefix):] if v.base.startswith(self.prefix) else v.base
+                user = self.in_place_names.get(v.base, user)    # (an owned copy's name)
                 once = 0 if user in self.src.params else 1
                 if self.stores.get(user, 0) > once or v.base in self.in_place:
                     raise self.error(tgt, f"a tuple holding the array `{user}`, which is "
