@@ -1629,3 +1629,81 @@ def test_name_bound_to_a_new_array_made_from_itself():
     A = np.eye(5) * 2.0 + 0.1
     check_value_and_grad(rebound_from_itself, (w, A), 0)
     check_value_and_grad(rebound_from_itself, (w, A), 1)
+
+
+def _sorted_copy(x):
+    y = x.copy()
+    y.sort()
+    return np.sum(y * np.arange(y.size))
+
+
+def _sorted_rows(x):
+    m = x.reshape(2, 3) * 1.5
+    m.sort()
+    return np.sum(m * np.arange(6.0).reshape(2, 3))
+
+
+def _sorted_tail(x):
+    y = x.copy()
+    y[2:].sort()
+    return np.sum(y * np.arange(6.0))
+
+
+def _sorted_argument(x):
+    x.sort()
+    return np.sum(x * np.arange(6.0))
+
+
+@pytest.mark.parametrize("f", [_sorted_copy, _sorted_rows, _sorted_tail, _sorted_argument])
+def test_an_array_sorted_in_place(f):
+    """`y.sort()`, numba's in-place sort (each row of a matrix; a slice sorts its part of the
+    array; an argument sorted is the caller's, as numba leaves it): the gradient follows each
+    element to its place (it was refused as an unknown method)."""
+    x = np.array([0.31, 0.77, 0.12, 0.55, 0.93, 0.48])
+    mine, theirs = x.copy(), x.copy()
+    value, g = adjit.value_and_grad(f)(mine)
+    assert value == njit(f)(theirs)
+    np.testing.assert_array_equal(mine, theirs)
+    forward = njit(f)
+    np.testing.assert_allclose(g, fd_grad_copied(forward, x), rtol=1e-6, atol=1e-8)
+
+
+def fd_grad_copied(forward, x, h=1e-6):
+    """Central differences of a forward that sorts its argument in place: each call on a
+    copy."""
+    g = np.zeros_like(x)
+    for i in range(x.size):
+        up, down = x.copy(), x.copy()
+        up[i] += h
+        down[i] -= h
+        g[i] = (forward(up) - forward(down)) / (2 * h)
+    return g
+
+
+def _filled_each_iteration(x):
+    acc = np.empty(3)
+    r = 0.0
+    for k in range(4):
+        acc.fill(0.0)
+        for i in range(x.size):
+            acc[i % 3] += x[i] * (k + 1)
+        r += np.sum(acc ** 2)
+    return r
+
+
+def _filled_with_values(x):
+    a = np.empty((2, 3))
+    a.fill(x[0] * 2.0)
+    a[1].fill(x[1])
+    y = x * 1.0
+    y[3:].fill(np.sin(x[0]))
+    return np.sum(a * x.reshape(2, 3)) + np.sum(y ** 2)
+
+
+@pytest.mark.parametrize("f", [_filled_each_iteration, _filled_with_values])
+def test_an_array_filled_in_place(f):
+    """`a.fill(v)` as numba's (a[...] = v; a row or a slice fills its part): a workspace
+    cleared each iteration, values that carry a derivative (it was refused as an unknown
+    method)."""
+    check_value_and_grad(f, [np.array([0.31, 0.77, 0.12, 0.55, 0.93, 0.48])],
+                         value_rtol=1e-15)

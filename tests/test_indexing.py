@@ -12,7 +12,7 @@ import pytest
 
 import adjit
 from adjit import AdjitError
-from fd import fd_grad
+from fd import check_value_and_grad, fd_grad
 
 R = np.random.default_rng(7)
 THETA = np.array([1.0, 2.0, 3.0])
@@ -407,3 +407,40 @@ def literal_of_a_name_that_becomes_float(x):
 
 def test_array_literal_of_a_name_that_becomes_float():
     check_against_numpy(literal_of_a_name_that_becomes_float, (np.array([1.0, 2.0, 3.0]),), 0)
+
+
+def where_selected(x):
+    return np.sum(x[np.where(x > 0.5)] ** 2)
+
+
+def nonzero_of_a_matrix(x):
+    m = x.reshape(2, 3)
+    return np.sum(m[np.nonzero(m > 0.5)] * m[np.nonzero(m <= 0.5)][:1])
+
+
+def upper_triangle(x):
+    a = np.zeros((3, 3))
+    a[np.triu_indices(3)] = x[:6]
+    return np.sum(a @ a.T)
+
+
+def upper_triangle_held(x):
+    m = x.reshape(2, 3)
+    idx = np.triu_indices(2, 1, 3)
+    return np.sum(m[idx] ** 3)
+
+
+def zeroed_where(x):
+    m = x.reshape(2, 3) * 2.0
+    m[np.where(m > 1.0)] = 0.0
+    return np.sum(m * x.reshape(2, 3))
+
+
+@pytest.mark.parametrize("f", [where_selected, nonzero_of_a_matrix, upper_triangle,
+                               upper_triangle_held, zeroed_where])
+def test_an_index_a_call_returns_as_a_tuple_of_index_arrays(f):
+    """`x[np.where(c)]`, `m[np.nonzero(c)]`, `a[np.triu_indices(n)] = v` and the tuple held in
+    a name: each element indexes one dimension, as numba's (they were refused as a tuple used
+    as a value)."""
+    x = np.array([0.31, 0.77, 0.12, 0.55, 0.93, 0.48])
+    check_value_and_grad(f, [x], value_rtol=1e-15)

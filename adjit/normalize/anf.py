@@ -981,6 +981,24 @@ class _Normalizer:
                     raise self.error(s, "cuda.syncthreads with arguments",
                                      "Write cuda.syncthreads().")
                 out.append(ir.annotate(ast.Expr(value=ir.barrier_call()), origin=self.origin))
+            elif self.in_place_method(s.value, "fill", 1):
+                # `a.fill(v)`: a[...] = v
+                target = ast.copy_location(ast.Subscript(value=s.value.func.value, slice=(
+                    ast.Constant(value=Ellipsis)), ctx=ast.Store()), s.value)
+                self.stmt(ast.copy_location(ast.Assign(targets=[target],
+                                                       value=s.value.args[0]), s), out)
+            elif self.in_place_method(s.value, "sort", 0):
+                # `y.sort()`, numba's in-place sort (no arguments): y[...] = np.sort(y)
+                recv = s.value.func.value
+                call = ast.copy_location(ast.Call(func=ast.Attribute(
+                    value=ir.name("np"), attr="sort", ctx=ast.Load()), args=[recv],
+                    keywords=[]), s.value)
+                target = ast.copy_location(ast.Subscript(value=copy.deepcopy(recv), slice=(
+                    ast.Constant(value=Ellipsis)), ctx=ast.Store()), s.value)
+                value = self.call_object(call, np.sort, out)
+                if isinstance(value, Lazy):     # (a new array before y is written)
+                    value = self.arrays.materialize(value, out, s)
+                self.assign_to(target, value, out)
             elif isinstance(s.value, ast.Call):
                 self.statement_call = s.value
                 value = self.rhs(s.value, out)
@@ -1205,6 +1223,14 @@ class _Normalizer:
             self.src.locals.add(own)
             marked.add(own)
         return marked
+
+    def in_place_method(self, call, name, arity):
+        """Whether `call` is the method `name` of an array (or of a subscript of one) with
+        `arity` positional arguments, as numba takes them: `y.sort()`, `a.fill(v)`."""
+        return isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and \
+            call.func.attr == name and len(call.args) == arity and not call.keywords and \
+            (self._array_name(call.func.value) or isinstance(call.func.value, ast.Subscript)
+             and self._array_name(call.func.value.value))
 
     def handed_over(self, loop):
         """`for t in ...: un = u.copy(); (un written); u = un`: each iteration makes a new

@@ -208,18 +208,31 @@ class Indexer:
         """Evaluate the elements of an index: [("new",), ("ellipsis",), ("slice", Slice),
         ("int", atom), ("array", name, ndim), ("mask", Lazy, ndim)]."""
         held = self.n.tuple_named(sl.id) if isinstance(sl, ast.Name) else None
+        made = None
+        if held is None and isinstance(sl, ast.Call):
+            # a call giving a tuple of index arrays (`x[np.where(x > 0)]`, `a[np.nonzero(m)]`,
+            # `a[np.triu_indices(n)]`): its elements index the dimensions, as numba's
+            made = self.n.rhs(sl, out)
+            if isinstance(made, (TupleValue, Shape)):
+                held = made
         if isinstance(held, (TupleValue, Shape)):        # idx = (i, j); a[idx]
             known = isinstance(held, TupleValue) or held.ndim is not None
             atoms = held.items if isinstance(held, TupleValue) else \
                 [self.n.to_atom(out, held.item(k)) for k in range(held.ndim or 0)]
-            if not known or any(not ir.is_atom(a) for a in atoms):
-                raise self.n.error(node, f"an index `{sl.id}` holding arrays or a tuple of "
-                                   "unknown length", "Index with a tuple of integers: a[i, j] "
-                                   "or idx = (i, j); a[idx].")
-            return [("int", a) for a in atoms]
+            atoms = [self.n.to_atom(out, a) if isinstance(a, ast.Call) else a for a in atoms]
+            if not known or any(not (ir.is_atom(a) or isinstance(a, View)) for a in atoms):
+                what = f"an index `{sl.id}`" if isinstance(sl, ast.Name) else "an index"
+                raise self.n.error(node, f"{what} holding a tuple of unknown length or "
+                                   "tuples", "Index with a tuple of integers or integer "
+                                   "arrays: a[i, j] or idx = (i, j); a[idx].")
+            return [self._held_item(a, out, node) for a in atoms]
         elts = list(sl.elts) if isinstance(sl, ast.Tuple) else [sl]
         items = []
         for e in elts:
+            if made is not None:        # (the call, evaluated above: not a tuple)
+                made, value = None, self.n.arrays.lazy_operand(made, out)
+                items.append(self._operand_item(value, out, node))
+                continue
             if isinstance(e, ast.Constant) and e.value is None or \
                     isinstance(e, ast.Attribute) and e.attr == "newaxis" and \
                     self.n.src.resolve(e) is None:        # np.newaxis is None
@@ -232,17 +245,26 @@ class Indexer:
                 arr = self.n.arrays.array_literal(e, out)
                 items.append(self._array_item(self.n.arrays.view_of(arr.id, out), out, node))
             else:
-                value = self.n.operand(e, out)
-                if isinstance(value, Lazy) and not isinstance(value, Scalar):
-                    items.append(self._array_item(value, out, node))
-                else:
-                    atom = value.atom if isinstance(value, Scalar) else value
-                    if isinstance(atom, ast.Constant) and not isinstance(atom.value, int):
-                        raise self.n.error(node, f"the index {atom.value!r}",
-                                           "Index arrays with integers (int(x) or x // 1 "
-                                           "gives one), slices or integer/boolean arrays.")
-                    items.append(("int", atom))
+                items.append(self._operand_item(self.n.operand(e, out), out, node))
         return items
+
+    def _operand_item(self, value, out, node):
+        """The index item of an evaluated index element (an atom or a Lazy array)."""
+        if isinstance(value, Lazy) and not isinstance(value, Scalar):
+            return self._array_item(value, out, node)
+        atom = value.atom if isinstance(value, Scalar) else value
+        if isinstance(atom, ast.Constant) and not isinstance(atom.value, int):
+            raise self.n.error(node, f"the index {atom.value!r}",
+                               "Index arrays with integers (int(x) or x // 1 gives one), "
+                               "slices or integer/boolean arrays.")
+        return ("int", atom)
+
+    def _held_item(self, item, out, node):
+        """The index item of an element of a tuple used as an index: an integer, an integer
+        or boolean array (a view, or an array's name)."""
+        if isinstance(item, ast.Name) and self.n.arrays.array_ndim(item) is not None:
+            item = self.n.arrays.view_of(item.id, out)
+        return self._operand_item(item, out, node)
 
     def _array_item(self, value, out, node):
         dtype = self.lazy_dtype(value)

@@ -116,8 +116,10 @@ class _Checks:
             else None
         source = "a temporary array (a slice's or an expression's)" \
             if source.startswith("_") else f"'{source}'"
+        made = "an array the statement makes on the way," \
+            if var.startswith("_") else f"the array {var!r}"    # (not a name of the user's)
         raise error_at(ir.note(s, "origin", None),
-                       f"{what or f'the array {var!r}'} computed in a loop from {source}, "
+                       f"{what or made} computed in a loop from {source}, "
                        "allocated there with a shape that may change between iterations "
                        "(a slice a[i:i + w] has a length computed from the loop's names)",
                        "Allocate the arrays it is computed from once before the loop, with "
