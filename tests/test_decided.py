@@ -64,8 +64,34 @@ def iterations_until(tol):
     return n
 
 
+@numba.njit
+def bisect_by_flags(t):
+    """hapsira's Lambert solver (iod.vallado) brackets psi without branches: the comparison
+    is a 0/1 factor (the refusal was missed: a zero gradient, silently)."""
+    lo, hi, psi = 0.0, 4.0, 2.0
+    for _ in range(60):
+        below = psi * psi <= t
+        lo = lo + (psi - lo) * below
+        hi = hi + (psi - hi) * (not below)
+        psi = (lo + hi) / 2
+    return psi
+
+
+@numba.njit
+def bisect_by_weights(t):
+    """The same with the condition as a float chosen by a conditional expression."""
+    lo, hi, psi = 0.0, 4.0, 2.0
+    for _ in range(60):
+        w = 1.0 if psi * psi <= t else 0.0
+        lo = lo + (psi - lo) * w
+        hi = hi + (psi - hi) * (1.0 - w)
+        psi = (lo + hi) / 2
+    return np.cos(psi)
+
+
 @pytest.mark.parametrize("fn, arg", [(bisect_root, 2.0), (pattern_search, 0.8),
-                                     (iterations_until, 1e-3)])
+                                     (iterations_until, 1e-3), (bisect_by_flags, 3.0),
+                                     (bisect_by_weights, 3.0)])
 def test_a_result_decided_by_comparisons_is_refused(fn, arg):
     with pytest.raises(AdjitError) as err:
         adjit.grad(fn)(arg)
@@ -130,7 +156,27 @@ def newton_root(a):
     return x
 
 
+def masked_sum(x):
+    """A comparison as a mask on the values themselves: differentiated (not a search)."""
+    s = 0.0
+    for i in range(x.shape[0]):
+        s += x[i] * x[i] * (x[i] > 0.5)
+    return s
+
+
+def masked_by_another(x, y):
+    """A mask of one array weighting another's elements: the map's choice, zero in x."""
+    s = 0.0
+    for i in range(x.shape[0]):
+        s += y[i] * (x[i] > 0.5)
+    return s
+
+
 def test_piecewise_definitions_and_solvers_with_arithmetic_are_not_refused():
+    x = np.array([0.2, 0.7, 0.9])
+    g = check_value_and_grad(masked_sum, (x,), 0)
+    np.testing.assert_array_equal(g, [0.0, 1.4, 1.8])
+    assert np.array_equal(adjit.grad(masked_by_another)(x, x + 1.0), np.zeros(3))
     g = check_value_and_grad(switched, (1.5, 1.0), (0, 1))
     assert g[1] == 0.0
     x = np.random.default_rng(0).random(8) * 3.0

@@ -137,36 +137,67 @@ def _carried(body):
     return carried & assigned
 
 
-def _decided(stmts, tainted, loop, out):
+def _decided(stmts, tainted, loop, out, every=()):
     """Add to `out` the values a search decides by conditions reading `tainted` names: in a
     loop, the values one iteration hands the next where such a condition assigns them,
     leaves the loop (break, continue) or bounds it (its range, a while test). (A value a
     loop's last iteration alone sets, `return c` from inside it, is a choice of values
     like an `if`'s.) Returns the first such condition's statement, or None. (A condition
     outside loops, or one choosing each element of a map, is a piecewise definition whose
-    zero derivative is the usual one: floor, sign, a switch argument.)"""
+    zero derivative is the usual one: floor, sign, a switch argument.) `every`: the
+    function's data flow (_every_edge), along which a value assigned under such a condition
+    reaches the values the iteration hands on."""
     first = None
     for s in stmts:
         if isinstance(s, ast.If):
             if loop is not None and _reads(s.test) & tainted:
                 body, carried = loop
-                hit = (ir.assigned(s.body + s.orelse) | ir.stored_names(s.body + s.orelse)) \
-                    & carried
+                chosen = ir.assigned(s.body + s.orelse) | ir.stored_names(s.body + s.orelse)
+                hit = chosen & carried
+                inside = _within(body, every)
+                if _reads(s.test) & _closure(inside, carried):
+                    # a test of what earlier iterations decided (a search): what the
+                    # iteration computes from the branches' values too (`c = 1.0 if f(m)
+                    # <= t else 0.0`, then `lo = lo + (m - lo) * c`)
+                    hit |= _closure(inside, chosen) & carried
                 if ir.breaks(s.body + s.orelse, (ast.Break, ast.Continue)):
                     hit |= carried
                 if hit:
                     out |= hit
                     first = first or s
-            inner = _decided(s.body, tainted, loop, out) or _decided(s.orelse, tainted, loop, out)
+            inner = _decided(s.body, tainted, loop, out, every) or \
+                _decided(s.orelse, tainted, loop, out, every)
             first = first or inner
+        elif isinstance(s, ast.Assign) and loop is not None and not ir.is_store(s) and \
+                isinstance(s.value, (ast.Compare, ast.BoolOp)) or \
+                isinstance(s, ast.Assign) and loop is not None and not ir.is_store(s) and \
+                isinstance(s.value, ast.UnaryOp) and isinstance(s.value.op, ast.Not):
+            # a condition used as a number in a loop, testing what earlier iterations
+            # decided (`lo = lo + (m - lo) * (f(m) <= t)`, hapsira's Lambert bisection): an
+            # `if` in arithmetic's clothes (a mask of the iteration's own values, `x[i] *
+            # (x[i] > c)`, is a map's choice)
+            body, carried = loop
+            inside = _within(body, every)
+            if _reads(s.value) & tainted and _reads(s.value) & _closure(inside, carried):
+                hit = _closure(inside, {ir.target_name(s)}) & carried
+                if hit:
+                    out |= hit
+                    first = first or s
         elif isinstance(s, (ast.For, ast.While)):
             head = s.iter if isinstance(s, ast.For) else s.test
             carried = _carried(s.body)
             if _reads(head) & tainted and carried:
                 out |= carried
                 first = first or s
-            first = _decided(s.body, tainted, (s.body, carried), out) or first
+            first = _decided(s.body, tainted, (s.body, carried), out, every) or first
     return first
+
+
+def _within(body, every):
+    """The edges of `every` into names a loop body assigns or stores into: the data flow of
+    one iteration (nested loops included)."""
+    inside = ir.assigned(body) | ir.stored_names(body)
+    return [(t, source) for t, source in every if t in inside]
 
 
 def refuse_decided_only(stmts, result, wrt, kinds, env):
@@ -186,7 +217,7 @@ def refuse_decided_only(stmts, result, wrt, kinds, env):
         first = None
         while True:
             before = len(decided)
-            found = _decided(stmts, data | decided, None, decided)
+            found = _decided(stmts, data | decided, None, decided, every)
             first = first or found
             decided = _closure(every, decided)
             if len(decided) == before:
