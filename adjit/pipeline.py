@@ -41,6 +41,7 @@ from .normalize.coalesce import coalesce_temps
 from .normalize.names import Env, NameGen, lookup, unused_name
 from .normalize import record_arrays, tuple_args
 from .normalize.prune import pruned_source, with_settings
+from .normalize.values import NONE, assigned_user_names
 from .normalize.webs import split_webs
 from .reverse import sweep as sweep_passes
 from .reverse.adjoint import ReverseBuilder
@@ -341,7 +342,15 @@ def normalize(p, o):
                                   if isinstance(t, numba.types.StringLiteral) and
                                   q not in (p.wrt or ())})
     _refuse_unknown_settings(p)
-    p.stmts, result = normalize_function(p.src, ctx, subst=dict(p.records))
+    subst = dict(p.records)
+    if p.arg_types and not ctx.kernel:
+        # an argument left out (or passed None) that the body never assigns is None where it
+        # is passed on too: a helper's `if w is None:` decides on it (tslearn's radius)
+        reassigned = assigned_user_names(p.src.tree.body)
+        subst.update({q: NONE for q, t in zip(p.params, p.arg_types)
+                      if isinstance(t, (numba.types.NoneType, numba.types.Omitted)) and
+                      q not in reassigned and q not in subst and q not in (p.wrt or ())})
+    p.stmts, result = normalize_function(p.src, ctx, subst=subst)
     joins.check_frozen(p.stmts, ctx, p.src.loc, p.src.params)
     p.vec_temps = ctx.vec_temps
     if o.derivative == "kernel":

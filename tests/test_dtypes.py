@@ -383,3 +383,42 @@ def test_astype_float32_rounds_as_numba_does():
     np.testing.assert_allclose(g, 2.0 * Y[:, ::-1], rtol=1e-15)
     np.testing.assert_allclose(g, fd_grad(numba.njit(float32_matrix_rows), [X], 0, h=1e-3,
                                           order=4), rtol=1e-3, atol=1e-3)
+
+
+def _dtype_held(x):
+    dt = x.dtype
+    z = np.zeros(3, dt)
+    z[:] = x[:3] * 2.0
+    return np.sum(z ** 2)
+
+
+def _finfo_of_the_argument(x):
+    tiny = np.finfo(x.dtype).tiny
+    s = 0.0
+    for i in range(x.size):
+        s += x[i] * (1.0 + np.finfo(x.dtype).eps) + np.log(x[i] * x[i] + tiny)
+    return s
+
+
+def _zeros_like_in_its_dtype(x):
+    z = np.zeros_like(x, dtype=x.dtype)
+    k = np.zeros_like(x, dtype=np.int64)
+    for i in range(x.size):
+        z[i] = x[i] * 3.0
+        k[i] = x[i] * 3.0           # (truncated, as numba's int64 array stores it)
+    return np.sum(z * k)
+
+
+@pytest.mark.parametrize("fn", [_dtype_held, _finfo_of_the_argument, _zeros_like_in_its_dtype])
+def test_an_arrays_dtype_as_a_value(fn):
+    """`dt = x.dtype` held in a name, `np.finfo(x.dtype).eps` and `.tiny`, and
+    `np.zeros_like(x, dtype=...)` in the argument's or an integer dtype: numba's constants and
+    allocations (they were refused: `.dtype` as a value, *_like with a dtype). float64
+    exactly; float32 arguments give float32 gradients, values within float32's rounding
+    (adjit computes float32 sums' later arithmetic in float64)."""
+    check_value_and_grad(fn, (X,), 0, value_rtol=1e-15)
+    x32 = X.astype(np.float32)
+    value, g = adjit.value_and_grad(fn)(x32)
+    assert g.dtype == np.float32
+    assert value == pytest.approx(numba.njit(fn)(x32), rel=2e-7)
+    np.testing.assert_allclose(g, fd_grad(numba.njit(fn), (X,), 0), rtol=1e-5, atol=1e-6)

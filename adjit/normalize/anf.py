@@ -1045,6 +1045,8 @@ class _Normalizer:
             if after_body != before or self.views != before:
                 bindings.merge_views(self, before, [after_body, self.views], [body, orelse],
                                      s.lineno)
+            if joined and not body and not orelse:
+                body = [ast.Pass()]     # (`x, y = y, x`: paths that only bind names)
             self.emit_if(out, cond, body, orelse)
             if not isinstance(cond, ast.Constant) and (body or orelse):
                 joins.join_arrays(self, [out[-1].body, out[-1].orelse], out, joined)
@@ -1517,7 +1519,7 @@ class _Normalizer:
             if isinstance(value, (Shape, TupleValue)):
                 self.bind_tuple(tgt, target, value, out)
                 return
-            if isinstance(value, (TypeOf, FunctionValue)):
+            if isinstance(value, (TypeOf, FunctionValue, DtypeValue)):
                 self.bind_held(tgt, target, value)
                 return
             if isinstance(value, NoneValue):
@@ -1616,7 +1618,8 @@ class _Normalizer:
         """`T = type(x)`, `e = math.exp`: the name holds a type or a function for calls
         (`T(0.5)`, `e(x)`); x's number is already an atom, so a later change of `x` leaves T
         as it was."""
-        what = "type" if isinstance(value, TypeOf) else "function"
+        what = "type" if isinstance(value, TypeOf) else "dtype" if \
+            isinstance(value, DtypeValue) else "function"
         if not self.bound_once(tgt):
             raise self.error(tgt, f"a {what} assigned to `{tgt.id}`, a name also assigned in "
                              "a loop or branch", f"Bind `{tgt.id}` once, before its uses.")
@@ -2543,8 +2546,9 @@ class _Normalizer:
             held.fields.index(node.attr)), ctx=ast.Load()), node)
 
     def type_limit(self, node):
-        """`np.iinfo(np.intp).max`, `np.finfo(np.float64).eps`, ... of a type written out:
-        the number numba folds it to; None for any other node."""
+        """`np.iinfo(np.intp).max`, `np.finfo(np.float64).eps`, `np.finfo(x.dtype).tiny`, ...
+        of a type written out or an array's dtype: the number numba folds it to (a numpy
+        float32 for float32's); None for any other node."""
         call = node.value
         if not (isinstance(call, ast.Call) and len(call.args) == 1 and not call.keywords):
             return None
@@ -2552,12 +2556,22 @@ class _Normalizer:
         if info is not np.iinfo and info is not np.finfo:
             return None
         kind = self.src.resolve(call.args[0])
+        if kind is MISSING:     # np.finfo(x.dtype), np.finfo(dt) of a name holding one
+            held = self.dtype_held(call.args[0])
+            arg = call.args[0]
+            if held is None and isinstance(arg, ast.Attribute) and arg.attr == "dtype" and \
+                    isinstance(arg.value, ast.Name):
+                held = self.calls.array_dtype(arg.value)
+                held = None if held is None else DtypeValue(held, ast.unparse(arg))
+            if held is None:
+                return None
+            kind = held.dtype
         try:
-            if info is np.finfo and np.dtype(kind) != np.float64:
-                return None     # (a float32 number: the generated code writes doubles)
             value = getattr(info(kind), node.attr)
         except (TypeError, ValueError, AttributeError):
             return None
+        if isinstance(value, np.floating) and not isinstance(value, np.float64):
+            return value        # (a float32 number, as numba's: np.float32(c))
         if isinstance(value, (np.integer, int)) and not isinstance(value, bool):
             return int(value)
         if isinstance(value, (np.floating, float)):
@@ -2570,7 +2584,8 @@ class _Normalizer:
             return self.subscript(field, out)
         limit = self.type_limit(node)
         if limit is not None:
-            return ir.const(limit)
+            return self.numpy_scalar(limit) if isinstance(limit, np.generic) else \
+                ir.const(limit)
         if isinstance(node.value, ast.Call) and node.attr not in _ARRAY_ATTRIBUTES:
             # a field of the named tuple a call returns: `newton(f, x0).root`
             held = self.rhs(node.value, out)
@@ -2613,10 +2628,24 @@ class _Normalizer:
         dtype = None if obj is MISSING else dtype_constant(obj)
         if dtype is not None:
             return DtypeValue(dtype, ast.unparse(node))     # np.float64 passed to a helper
+        if node.attr == "dtype" and obj is MISSING and isinstance(node.value, ast.Name):
+            dtype = self.calls.array_dtype(node.value)
+            if dtype is not None:
+                return DtypeValue(dtype, ast.unparse(node))     # dt = x.dtype
         if obj is not MISSING and callable(obj) and not isinstance(obj, type):
             return FunctionValue(obj, ast.unparse(node))         # e = math.exp
         raise self.error(node, f"the attribute `.{node.attr}`",
                          "Use elements a[i], a.shape[k], len(a), or constants like math.pi.")
+
+    def dtype_held(self, node):
+        """The DtypeValue a name holds (`dt = x.dtype`, a helper's parameter given a dtype),
+        else None."""
+        if not (isinstance(node, ast.Name) and node.id in self.src.locals):
+            return None
+        target = self.local(node.id)
+        if isinstance(target, str):
+            target = self.held.get(target)
+        return target if isinstance(target, DtypeValue) else None
 
     def is_module(self, node):
         obj = self.src.resolve(node)
@@ -2770,9 +2799,21 @@ class _Normalizer:
             return self.atom(values[0], out)
         node = ast.BoolOp(op=node.op, values=values)
         self.flush_before(node, out)     # the later values are evaluated on one path only
-        result = self.fresh()
-        self.emit_assign(out, result, self.atom(node.values[0], out))
-        for value in node.values[1:]:
+        result, started = self.fresh(), False
+        for k, value in enumerate(node.values):
+            if not started:
+                atom = self.atom(value, out)
+                if k == len(node.values) - 1:
+                    return atom
+                if isinstance(atom, ast.Constant) and isinstance(atom.value, bool):
+                    # decided where the code is made (`x.ndim == 1 and y.ndim == 1`, `w is
+                    # None or ...`), as numba prunes it: the rest never runs, or decides
+                    if atom.value != isinstance(node.op, ast.And):
+                        return atom
+                    continue
+                started = True
+                self.emit_assign(out, result, atom)
+                continue
             rest = []
             self.emit_assign(rest, result, self.atom(value, rest))
             if isinstance(node.op, ast.And):
@@ -2841,6 +2882,10 @@ class _Normalizer:
                 obj = _tuple_array(obj)     # it; indexed, it reads as an array would
             if isinstance(obj, np.ndarray):
                 return self.global_array(obj, node.id)
+        if isinstance(node, ast.Name) and isinstance(self.subst.get(node.id), NoneValue):
+            raise self.error(node, "indexing a value that is not a number or an array "
+                             f"(`{node.id}` is None)", "Pass numbers, arrays and tuples of "
+                             f"them, or test it first: `if {node.id} is None:`.")
         raise self.error(node, "indexing something that is not an array variable",
                          "Index numpy arrays held in variables: a[i] or a[i, j].")
 

@@ -58,18 +58,21 @@ def bind_view(norm, target, view, out):
             atoms[k] = frozen[atom.id]
     if frozen:
         view = with_atoms(view, atoms)
-    rebinding(norm, target, out)
+    rebinding(norm, target, out, to_view=True)
     norm.views[target] = new_binding(norm, view)
 
 
-def rebinding(norm, name, out):
+def rebinding(norm, name, out, to_view=False):
     """`name` is about to hold another array or value. Views of the array it held keep
     that array: its contents are kept in a new array they now read (in Python the old
-    array lives on through them). Views of an argument that is rebound are stale."""
+    array lives on through them). Views of an argument that is rebound are stale, unless
+    the name now views an array too (`x, y = y, x` of two arguments): the argument's array
+    is then still the caller's, under its own name (a later binding of the name to a new
+    array makes them stale there)."""
     norm.views.pop(name, None)
     rooted = [t for t, b in norm.views.items() if isinstance(b, _Binding) and
               b.view.base == name]
-    if not rooted:
+    if not rooted or (to_view and name in norm.src.params and name in norm.ctx.arrays):
         return
     if name in norm.src.params or name not in norm.ctx.arrays:
         for t in rooted:

@@ -187,6 +187,7 @@ def join_arrays(norm, paths, out, planned):
         for k, (path, (kind, what, *_)) in enumerate(zip(paths, planned[target])):
             if kind == "site":
                 own[k][target] = _own_name(norm, path, what, target)
+    joined = []
     for target in sorted(planned):
         sources, origin = planned[target], origins[target]
         shape = [norm.fresh("_rs") for _ in range(infos[target][0][0])]
@@ -207,11 +208,20 @@ def join_arrays(norm, paths, out, planned):
             path.extend(shape_and_number(norm, what, shape, which, k, origin))
         name = copy_taken(norm, out, ir.name(which), arrays, shape, infos[target][0][1],
                           origin)
+        joined.append((target, name, frozen, origin))
+    # every copy is made before any name is bound to its joined array: a path's view of
+    # another joined name's array (`x, y = y, x` of two arguments) reads the array it meant
+    for target, name, frozen, origin in joined:
         # views the paths took of the name's array after binding it (`v = y[1:]` on both
-        # paths) view the joined array, which holds what theirs held
+        # paths) view the joined array, which holds what theirs held; an argument's views
+        # (taken before the `if`, on paths that only viewed other arrays) see the caller's
+        # array, not the joined one: stale (bindings.rebinding)
         norm.views.pop(target, None)
-        rooted = {t: b for t, b in norm.views.items()
-                  if isinstance(b, _Binding) and b.view.base == target}
+        viewed_only = target in norm.src.params and \
+            all(kind in ("view", "kept") for kind, *_ in planned[target])
+        rooted = {} if viewed_only else \
+            {t: b for t, b in norm.views.items()
+             if isinstance(b, _Binding) and b.view.base == target}
         for t in rooted:
             del norm.views[t]
         norm.emit_assign(out, target, ir.name(name))

@@ -33,6 +33,9 @@ from .lowering import LOWERINGS
 from .vectorize import ONE, Lazy, Op, Scalar, View
 
 
+LIKE_BASES = {np.zeros_like: np.zeros, np.ones_like: np.ones, np.empty_like: np.empty}
+"""The allocation each *_like allocation is, given its argument's shape."""
+
 ARRAY_METHODS = frozenset(("copy", "astype", "reshape", "ravel", "flatten", "dot", "var", "std",
                            "ptp", "swapaxes", "transpose")) | set(METHOD_REDUCTIONS) | \
     set(METHOD_FUNCTIONS)
@@ -337,6 +340,14 @@ class NumpyCalls:
             dtype = self.declared_dtype(given[-1], node)
             node = ast.copy_location(ast.Call(func=node.func, args=node.args[:1] if len(
                 node.args) == 2 and kind != "like" else node.args, keywords=[]), node)
+            if (dtype.kind in "iub" or dtype == np.float32) and kind == "like" and \
+                    len(node.args) == 1 and obj in LIKE_BASES:
+                # np.zeros_like(x, dtype=np.int64): numba's np.zeros(x.shape, np.int64)
+                shape = ast.copy_location(ast.Attribute(value=node.args[0], attr="shape",
+                                                        ctx=ast.Load()), node)
+                node = ast.copy_location(ast.Call(func=node.func, args=[shape], keywords=[]),
+                                         node)
+                obj, kind = LIKE_BASES[obj], ALLOCATORS[LIKE_BASES[obj]]
             if (dtype.kind in "iub" or dtype == np.float32) and kind != "like" and \
                     len(node.args) == 1:
                 # an integer or boolean array of the user's (no derivative) or a float32 one:
@@ -373,8 +384,7 @@ class NumpyCalls:
                 # an expression or a name kept lazy: allocate by its shape
                 elts = self.like_shape(arg, out, node, like)
                 shape = ast.Tuple(elts=elts, ctx=ast.Load()) if len(elts) > 1 else elts[0]
-                base = {np.zeros_like: np.zeros, np.ones_like: np.ones,
-                        np.empty_like: np.empty}[obj]
+                base = LIKE_BASES[obj]
                 spelled = ast.parse(self.n.ctx.env.spell(base, "alloc"), mode="eval").body
                 return ast.Call(func=spelled, args=[shape], keywords=[])
             shape = ir.name(like.base if isinstance(like, View) else self.n.array_name(arg))
@@ -382,24 +392,33 @@ class NumpyCalls:
             shape = self.argument_atom(arg, out)
         return ast.Call(func=spelled, args=[shape], keywords=[])
 
+    def array_dtype(self, name):
+        """The dtype of the array the Name node `name` names, where adjit knows it (an
+        argument's, a local integer or float32 array's, a float array made from float64
+        arguments); else None."""
+        arr = self.n.array_name(name) if name.id in self.n.src.locals or \
+            name.id in self.n.ctx.dtypes else name.id
+        if arr in self.n.ctx.dtypes:
+            return self.n.ctx.dtypes[arr]
+        if self.n.ctx.arrays.get(arr, (0, ""))[1] == "f" and all(
+                d == np.float64 for d in self.n.ctx.dtypes.values() if d.kind in "fc"):
+            # a float array made from float64 arguments (boolean and integer ones make
+            # float64 with them, as Python's floats do)
+            return np.dtype(np.float64)
+        return None
+
     def declared_dtype(self, given, node):
         """The numpy dtype an allocation names: np.float64, float, np.int32, np.bool_,
         numba.float64, 'f8', np.dtype(...), `x.dtype` of an argument array, or a helper's
         parameter given one (`np.empty(n, dtype=result_dtype)`)."""
-        if isinstance(given, ast.Name) and given.id in self.n.src.locals and \
-                isinstance(self.n.local(given.id), DtypeValue):
-            return self.n.local(given.id).dtype
+        held = self.n.dtype_held(given)
+        if held is not None:
+            return held.dtype
         if isinstance(given, ast.Attribute) and given.attr == "dtype" and \
                 isinstance(given.value, ast.Name):
-            name = self.n.array_name(given.value) if given.value.id in self.n.src.locals or \
-                given.value.id in self.n.ctx.dtypes else given.value.id
-            if name in self.n.ctx.dtypes:
-                return self.n.ctx.dtypes[name]
-            if self.n.ctx.arrays.get(name, (0, ""))[1] == "f" and all(
-                    d == np.float64 for d in self.n.ctx.dtypes.values() if d.kind in "fc"):
-                # a float array made from float64 arguments (boolean and integer ones
-                # make float64 with them, as Python's floats do)
-                return np.dtype(np.float64)
+            dtype = self.array_dtype(given.value)
+            if dtype is not None:
+                return dtype
             raise self.n.error(node, f"`{ast.unparse(given)}` as a dtype, of an array that is "
                                "not an argument", "Write the dtype (np.float64, np.int64).")
         if isinstance(given, ast.Call) and self.n.src.resolve(given.func) is np.dtype and \
