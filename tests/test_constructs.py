@@ -561,3 +561,23 @@ def test_int_enum_members_are_their_integers():
     assert value == numba.njit(_by_modes)(x)
     np.testing.assert_allclose(g, [1.0 + 4.0 * x[0], 3.0, 1.0 + 4.0 * x[2], 3.0], rtol=1e-15)
     np.testing.assert_allclose(g, fd_grad(numba.njit(_by_modes), [x], 0), atol=1e-7)
+
+
+def _argument_overwritten_in_a_loop(z):
+    v = math.erfc(z) + math.sin(z)
+    for k in range(4):
+        z = 0.3 + 0.0 * k
+    return v * v + z
+
+
+def test_an_argument_assigned_in_a_loop_keeps_its_value_for_earlier_adjoints():
+    """The adjoint of `math.erfc(z)` before the loop reads z as the argument was: the loop's
+    assignments of z are recorded before they overwrite it (the fuzzer found the gradient at
+    0.3, from a loop that recorded z after its assignment as an iteration's own value)."""
+    z = 0.1
+    g = adjit.grad(_argument_overwritten_in_a_loop)(z)
+    v = math.erfc(z) + math.sin(z)
+    assert g == pytest.approx(2.0 * v * (-2.0 / math.sqrt(math.pi) * math.exp(-z * z) +
+                                         math.cos(z)), rel=1e-14)
+    assert g == pytest.approx(fd_grad(numba.njit(_argument_overwritten_in_a_loop), [z], 0),
+                              rel=1e-7)

@@ -542,8 +542,11 @@ class Emitter:
                 continue
             top = {id(x) for x in loop.body}
             exposed = upward_exposed(loop.body)
+            # (an argument assigned in the loop holds its value from before the loop there
+            # too, which the statements before the loop may read: not the iteration's own)
             if not all(id(x) in top and isinstance(x, ast.Assign) and ir.target_name(x)
                        and len(self.b.layout.sites.get(ir.target_name(x), ())) == 1
+                       and ir.target_name(x) not in self.b.params
                        and ir.target_name(x) not in exposed for x in pushed):
                 continue
             out[id(loop)] = IndexedTape(self.b, loop, pushed)
