@@ -1862,3 +1862,31 @@ def test_what_a_swap_leaves_unknown_is_refused():
         adjit.grad(_view_kept_across_a_swap)(X2, Y2)
     with pytest.raises(AdjitError, match="a write into 'x' after an `if`"):
         adjit.grad(_writes_after_a_swap)(X2, Y2)
+
+
+@njit
+def _about_axis(angle, axis):
+    """A rotation matrix for a number or an array of angles (np.asarray of a float is a 0-d
+    array, whose shape prefixes the matrix's), as astrodynamics codes write it."""
+    angle = np.asarray(angle)
+    c, s = np.cos(angle), np.sin(angle)
+    j, k = (axis + 1) % 3, (axis + 2) % 3
+    R = np.zeros(angle.shape + (3, 3))
+    R[..., axis, axis] = 1.0
+    R[..., j, j] = c
+    R[..., j, k] = -s
+    R[..., k, j] = s
+    R[..., k, k] = c
+    return R
+
+
+def _rotated(v, angle, tilt):
+    u = _about_axis(angle, 2) @ v
+    return np.sum((_about_axis(tilt, 0) @ u) * np.array([1.0, -2.0, 0.5])) + \
+        np.asarray(angle * tilt).sum()
+
+
+def test_asarray_of_a_float_is_a_zero_dimensional_array():
+    """(it was refused: `np.asarray` of something other than a list or an array)"""
+    check_value_and_grad(_rotated, (np.array([0.3, -1.2, 2.0]), 0.7, 0.4), (0, 1, 2),
+                         value_rtol=1e-15)

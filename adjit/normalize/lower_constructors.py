@@ -36,8 +36,17 @@ def lower_array(norm, node, obj, out):
             if obj is np.asarray:
                 return value
             return norm.arrays.materialize(norm.arrays.lazy_operand(value, out), out, node)
-        raise norm.error(node, f"`{ast.unparse(node.func)}` of something other than a list "
-                         "or an array", "Write np.array([a, b, c]).")
+        atom = value.atom if isinstance(value, Scalar) else value
+        if ir.is_atom(atom) and not norm.is_int(atom) and not norm.is_bool(atom):
+            # of a float: a 0-d array holding it, as numba makes one (hapsira's
+            # `angle = np.asarray(angle)`, then `np.zeros(angle.shape + (3, 3))`)
+            name = norm.fresh("_a")
+            norm.arrays.allocate(name, [], out)
+            norm.arrays.add_temp(name)
+            norm.arrays.store_elements(norm.arrays.full_view(name, []), atom, out, node)
+            return ir.name(name)
+        raise norm.error(node, f"`{ast.unparse(node.func)}` of something other than a list, "
+                         "an array or a float", "Write np.array([a, b, c]).")
     return norm.arrays.array_literal(args[0], out)
 
 
