@@ -304,12 +304,15 @@ def _refuse_unknown_settings(p):
                                   "function per value.")
 
 
+_NONE_TYPES = (numba.types.NoneType, numba.types.Omitted)
+"""numba's types of an argument passed None or left out with its default None."""
+
+
 def _pruned_for_none(src, params, arg_types):
     """The function with the branches of `if w is None:` it cannot run removed, for the
     arguments it was called with (None, or left out with a default None, or a value), as
     numba compiles it."""
-    none = {q: isinstance(t, (numba.types.NoneType, numba.types.Omitted))
-            for q, t in zip(params, arg_types)
+    none = {q: isinstance(t, _NONE_TYPES) for q, t in zip(params, arg_types)
             if not isinstance(t, numba.types.Optional)}
     return pruned_source(src, none, lambda q: src.loc.error(
         src.tree, f"the argument `{q}` passed as None and assigned where it may not be None",
@@ -348,8 +351,8 @@ def normalize(p, o):
         # is passed on too: a helper's `if w is None:` decides on it (tslearn's radius)
         reassigned = assigned_user_names(p.src.tree.body)
         subst.update({q: NONE for q, t in zip(p.params, p.arg_types)
-                      if isinstance(t, (numba.types.NoneType, numba.types.Omitted)) and
-                      q not in reassigned and q not in subst and q not in (p.wrt or ())})
+                      if isinstance(t, _NONE_TYPES) and q not in reassigned and
+                      q not in subst and q not in (p.wrt or ())})
     p.stmts, result = normalize_function(p.src, ctx, subst=subst)
     joins.check_frozen(p.stmts, ctx, p.src.loc, p.src.params)
     p.vec_temps = ctx.vec_temps

@@ -146,16 +146,17 @@ def _decided(stmts, tainted, loop, out, every=()):
     outside loops, or one choosing each element of a map, is a piecewise definition whose
     zero derivative is the usual one: floor, sign, a switch argument.) `every`: the
     function's data flow (_every_edge), along which a value assigned under such a condition
-    reaches the values the iteration hands on."""
+    reaches the values the iteration hands on. `loop`: None outside loops, else the
+    innermost loop's (carried names, its iteration's edges of `every`, the names those
+    compute from the carried ones)."""
     first = None
     for s in stmts:
         if isinstance(s, ast.If):
             if loop is not None and _reads(s.test) & tainted:
-                body, carried = loop
+                carried, inside, fed = loop
                 chosen = ir.assigned(s.body + s.orelse) | ir.stored_names(s.body + s.orelse)
                 hit = chosen & carried
-                inside = _within(body, every)
-                if _reads(s.test) & _closure(inside, carried):
+                if _reads(s.test) & fed:
                     # a test of what earlier iterations decided (a search): what the
                     # iteration computes from the branches' values too (`c = 1.0 if f(m)
                     # <= t else 0.0`, then `lo = lo + (m - lo) * c`)
@@ -168,17 +169,14 @@ def _decided(stmts, tainted, loop, out, every=()):
             inner = _decided(s.body, tainted, loop, out, every) or \
                 _decided(s.orelse, tainted, loop, out, every)
             first = first or inner
-        elif isinstance(s, ast.Assign) and loop is not None and not ir.is_store(s) and \
-                isinstance(s.value, (ast.Compare, ast.BoolOp)) or \
-                isinstance(s, ast.Assign) and loop is not None and not ir.is_store(s) and \
-                isinstance(s.value, ast.UnaryOp) and isinstance(s.value.op, ast.Not):
+        elif loop is not None and isinstance(s, ast.Assign) and not ir.is_store(s) and \
+                _is_test(s.value):
             # a condition used as a number in a loop, testing what earlier iterations
             # decided (`lo = lo + (m - lo) * (f(m) <= t)`, hapsira's Lambert bisection): an
             # `if` in arithmetic's clothes (a mask of the iteration's own values, `x[i] *
             # (x[i] > c)`, is a map's choice)
-            body, carried = loop
-            inside = _within(body, every)
-            if _reads(s.value) & tainted and _reads(s.value) & _closure(inside, carried):
+            carried, inside, fed = loop
+            if _reads(s.value) & tainted and _reads(s.value) & fed:
                 hit = _closure(inside, {ir.target_name(s)}) & carried
                 if hit:
                     out |= hit
@@ -189,8 +187,16 @@ def _decided(stmts, tainted, loop, out, every=()):
             if _reads(head) & tainted and carried:
                 out |= carried
                 first = first or s
-            first = _decided(s.body, tainted, (s.body, carried), out, every) or first
+            inside = _within(s.body, every)
+            first = _decided(s.body, tainted, (carried, inside, _closure(inside, carried)),
+                             out, every) or first
     return first
+
+
+def _is_test(value):
+    """Whether an expression is a comparison or a logical operation (a condition)."""
+    return isinstance(value, (ast.Compare, ast.BoolOp)) or \
+        isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.Not)
 
 
 def _within(body, every):

@@ -427,13 +427,8 @@ def _rebound_to_views(stmts, results=frozenset()):
 def _makes_tuple(src, value):
     """Whether `value`, an expression of the function `src`, is a tuple written out or a
     named tuple's constructor."""
-    if isinstance(value, ast.Tuple):
-        return True
-    if not isinstance(value, ast.Call):
-        return False
-    cls = src.resolve(value.func)
-    return isinstance(cls, type) and issubclass(cls, tuple) and \
-        isinstance(getattr(cls, "_fields", None), tuple)
+    return isinstance(value, ast.Tuple) or isinstance(value, ast.Call) and \
+        carried.named_tuple(src.resolve(value.func)) is not None
 
 
 def _other_names_for(body, names, handover):
@@ -2557,15 +2552,9 @@ class _Normalizer:
             return None
         kind = self.src.resolve(call.args[0])
         if kind is MISSING:     # np.finfo(x.dtype), np.finfo(dt) of a name holding one
-            held = self.dtype_held(call.args[0])
-            arg = call.args[0]
-            if held is None and isinstance(arg, ast.Attribute) and arg.attr == "dtype" and \
-                    isinstance(arg.value, ast.Name):
-                held = self.calls.array_dtype(arg.value)
-                held = None if held is None else DtypeValue(held, ast.unparse(arg))
-            if held is None:
+            kind = self.dtype_of(call.args[0])
+            if kind is None:
                 return None
-            kind = held.dtype
         try:
             value = getattr(info(kind), node.attr)
         except (TypeError, ValueError, AttributeError):
@@ -2628,8 +2617,8 @@ class _Normalizer:
         dtype = None if obj is MISSING else dtype_constant(obj)
         if dtype is not None:
             return DtypeValue(dtype, ast.unparse(node))     # np.float64 passed to a helper
-        if node.attr == "dtype" and obj is MISSING and isinstance(node.value, ast.Name):
-            dtype = self.calls.array_dtype(node.value)
+        if node.attr == "dtype" and obj is MISSING:
+            dtype = self.dtype_of(node)
             if dtype is not None:
                 return DtypeValue(dtype, ast.unparse(node))     # dt = x.dtype
         if obj is not MISSING and callable(obj) and not isinstance(obj, type):
@@ -2637,15 +2626,19 @@ class _Normalizer:
         raise self.error(node, f"the attribute `.{node.attr}`",
                          "Use elements a[i], a.shape[k], len(a), or constants like math.pi.")
 
-    def dtype_held(self, node):
-        """The DtypeValue a name holds (`dt = x.dtype`, a helper's parameter given a dtype),
+    def dtype_of(self, node):
+        """The numpy dtype of a name holding one (`dt = x.dtype`, a helper's parameter given
+        a dtype) or of `x.dtype` for an array whose dtype adjit knows (calls.array_dtype);
         else None."""
+        if isinstance(node, ast.Attribute) and node.attr == "dtype" and \
+                isinstance(node.value, ast.Name):
+            return self.calls.array_dtype(node.value)
         if not (isinstance(node, ast.Name) and node.id in self.src.locals):
             return None
         target = self.local(node.id)
         if isinstance(target, str):
             target = self.held.get(target)
-        return target if isinstance(target, DtypeValue) else None
+        return target.dtype if isinstance(target, DtypeValue) else None
 
     def is_module(self, node):
         obj = self.src.resolve(node)

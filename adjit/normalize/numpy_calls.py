@@ -28,7 +28,7 @@ from ..runtime import vec
 from ..rules.effects import known_effect
 from ..rules.registry import REGISTRY
 from .sugar import OPERATOR_SYMBOLS
-from .values import DtypeValue, Shape, TupleValue, left_out
+from .values import Shape, TupleValue, left_out
 from .lowering import LOWERINGS
 from .vectorize import ONE, Lazy, Op, Scalar, View
 
@@ -411,14 +411,11 @@ class NumpyCalls:
         """The numpy dtype an allocation names: np.float64, float, np.int32, np.bool_,
         numba.float64, 'f8', np.dtype(...), `x.dtype` of an argument array, or a helper's
         parameter given one (`np.empty(n, dtype=result_dtype)`)."""
-        held = self.n.dtype_held(given)
-        if held is not None:
-            return held.dtype
+        dtype = self.n.dtype_of(given)
+        if dtype is not None:
+            return dtype
         if isinstance(given, ast.Attribute) and given.attr == "dtype" and \
                 isinstance(given.value, ast.Name):
-            dtype = self.array_dtype(given.value)
-            if dtype is not None:
-                return dtype
             raise self.n.error(node, f"`{ast.unparse(given)}` as a dtype, of an array that is "
                                "not an argument", "Write the dtype (np.float64, np.int64).")
         if isinstance(given, ast.Call) and self.n.src.resolve(given.func) is np.dtype and \

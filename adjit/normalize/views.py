@@ -208,13 +208,13 @@ class Indexer:
         """Evaluate the elements of an index: [("new",), ("ellipsis",), ("slice", Slice),
         ("int", atom), ("array", name, ndim), ("mask", Lazy, ndim)]."""
         held = self.n.tuple_named(sl.id) if isinstance(sl, ast.Name) else None
-        made = None
         if held is None and isinstance(sl, ast.Call):
             # a call giving a tuple of index arrays (`x[np.where(x > 0)]`, `a[np.nonzero(m)]`,
             # `a[np.triu_indices(n)]`): its elements index the dimensions, as numba's
             made = self.n.rhs(sl, out)
-            if isinstance(made, (TupleValue, Shape)):
-                held = made
+            if not isinstance(made, (TupleValue, Shape)):     # (one index: an array, a number)
+                return [self._operand_item(self.n.arrays.lazy_operand(made, out), out, node)]
+            held = made
         if isinstance(held, (TupleValue, Shape)):        # idx = (i, j); a[idx]
             known = isinstance(held, TupleValue) or held.ndim is not None
             atoms = held.items if isinstance(held, TupleValue) else \
@@ -229,10 +229,6 @@ class Indexer:
         elts = list(sl.elts) if isinstance(sl, ast.Tuple) else [sl]
         items = []
         for e in elts:
-            if made is not None:        # (the call, evaluated above: not a tuple)
-                made, value = None, self.n.arrays.lazy_operand(made, out)
-                items.append(self._operand_item(value, out, node))
-                continue
             if isinstance(e, ast.Constant) and e.value is None or \
                     isinstance(e, ast.Attribute) and e.attr == "newaxis" and \
                     self.n.src.resolve(e) is None:        # np.newaxis is None
