@@ -1513,8 +1513,10 @@ def test_window_tested_whole():
     assert adjit.value_and_grad(finite_windows)(a, 3)[0] == njit(finite_windows)(a, 3)
     b = np.linspace(0.1, 1.0, 8)
     check_value_and_grad(finite_windows, (b, 3), 0)
+    # (y carries a value through the loop, so its iterations cannot be computed again)
     with pytest.raises(AdjitError, match=r"computed in a loop from a temporary array .* "
-                       r"a shape that may change between iterations"):
+                       r"shape may change between iterations .* iterations depend on each "
+                       r"other \(`y` carries"):
         adjit.grad(sorted_window_dot, argnums=1)(np.cos(np.arange(7.0)), np.ones(7))
 
 

@@ -278,3 +278,104 @@ def test_an_lstm_cell_sizing_its_gates_in_the_loop():
             0.1 * rng.standard_normal(4 * H), rng.standard_normal((T, D)),
             0.1 * rng.standard_normal(H))
     _check(lstm_gates_sized_in_the_loop, args, (0, 1, 2, 4))
+
+
+# -- order statistics of a window whose length the loop changes (a rolling median as pandas'
+# and bottleneck's users write it in numba) -------------------------------------------------
+
+def rolling_median(x, k):
+    """The median of the last k values, over a window that grows to k at the start."""
+    n = x.shape[0]
+    out = np.empty(n)
+    for i in range(n):
+        lo = max(0, i - k + 1)
+        out[i] = np.median(x[lo:i + 1])
+    return np.sum(out ** 2)
+
+
+def rolling_range(x, k):
+    """Sorted windows of a changing length: the largest minus the smallest."""
+    s = 0.0
+    for i in range(x.shape[0]):
+        w = np.sort(x[max(0, i - k + 1):i + 1])
+        s += w[-1] - w[0] * x[i]
+    return s
+
+
+def trimmed_prefix_means(x):
+    """The mean of each prefix without its extremes (a prefix as long as the step)."""
+    total = 0.0
+    for i in range(3, x.shape[0]):
+        w = np.sort(x[:i])
+        total += np.mean(w[1:-1]) * x[i]
+    return total
+
+
+def test_order_statistics_of_a_window_the_loop_resizes():
+    # the loops' iterations are computed again, one by one, in the backward sweep: there
+    # each window is sorted again (np.argsort's order, an integer array of that length)
+    x = np.cos(np.arange(11.0) * 1.7) + 0.05 * np.arange(11.0)
+    g = _check(rolling_median, (x, 4), (0,))[0]
+    # analytic: d/dx of sum(out**2) is 2 out[i] times the median's weights (1/2 each on the
+    # two middle elements of an even window, 1 on the middle one of an odd window)
+    expected = np.zeros_like(x)
+    for i in range(x.shape[0]):
+        lo = max(0, i - 3)
+        w = x[lo:i + 1]
+        order = np.argsort(w)
+        m = np.median(w)
+        for j in {(w.shape[0] - 1) // 2, w.shape[0] // 2}:
+            expected[lo + order[j]] += 2 * m / (1 if w.shape[0] % 2 else 2)
+    np.testing.assert_allclose(g, expected, rtol=1e-13)
+    _check(rolling_range, (x, 3), (0,))
+    _check(trimmed_prefix_means, (x,), (0,))
+
+
+def ewm_of_medians(x, k):
+    s = 0.0
+    for i in range(x.shape[0]):
+        s = 0.9 * s + np.median(x[max(0, i - k + 1):i + 1])
+    return s
+
+
+def ewm_of_medians_in_two_loops(x, k):
+    n = x.shape[0]
+    m = np.empty(n)
+    for i in range(n):
+        m[i] = np.median(x[max(0, i - k + 1):i + 1])
+    s = 0.0
+    for i in range(n):
+        s = 0.9 * s + m[i]
+    return s
+
+
+def test_a_window_sorted_in_a_loop_that_carries_a_value_is_refused_with_the_way_out():
+    # the window's order would have to be recorded at a changing length: refused, naming the
+    # carried value and the rewrite, which works
+    x = np.cos(np.arange(9.0) * 1.3)
+    with pytest.raises(AdjitError, match=r"line \d+\): the order that sorts an array .* "
+                       r"iterations depend on each other \(`s` carries a value.*in a loop of "
+                       r"their own"):
+        adjit.grad(ewm_of_medians)(x, 3)
+    _check(ewm_of_medians_in_two_loops, (x, 3), (0,))
+
+
+def grown_then_sized_by_it(x):
+    """b is allocated at the length of a, which the loop changes: b's shape changes too."""
+    s = 0.0
+    for i in range(1, x.shape[0]):
+        a = np.zeros(i)
+        for j in range(i):
+            a[j] = x[j] * x[i]
+        b = np.zeros(a.shape[0])
+        for j in range(a.shape[0]):
+            b[j] = np.sin(a[j])
+        s = s * 0.5 + np.sum(b * b)
+    return s
+
+
+def test_an_array_sized_by_an_array_the_loop_resizes():
+    # b = np.zeros(a.shape[0]) was taken for an allocation of a fixed shape: its backward
+    # sweep read an array of another iteration's length (a wrong gradient, or NaN)
+    x = np.linspace(0.2, 1.2, 6)
+    _check(grown_then_sized_by_it, (x,), (0,))

@@ -65,8 +65,8 @@ class ReverseBuilder:
         # refusals first; id(array op) -> (operands, results) recorded at it; arrays
         # allocated in a loop with a shape it changes -> their allocation (the planner
         # replays it at the start of each iteration's backward sweep)
-        self.snapshots, self.reallocated = validate(stmts, self.layout, self.prim, kinds,
-                                                    active, params, bounded)
+        self.snapshots, self.reallocated, self.recomputed_only = validate(
+            stmts, self.layout, self.prim, kinds, active, params, bounded)
         contributions = facts.contributions(stmts, self._contributing_operands)
         self.single_use = facts.single_use_temps(contributions, self.layout, kinds, params,
                                                  result)

@@ -42,16 +42,26 @@ _ALLOCATORS = {"empty", "zeros", "ones", "full"}
 
 def independent_loops(stmts, layout, kinds):
     """Ids of the for loops whose iterations can be computed again (see the module)."""
+    writes = _writes(stmts)
+    return {id(loop) for loop in ir.walk_stmts(stmts)
+            if isinstance(loop, ast.For) and _independent(loop, writes, layout, kinds) is None}
+
+
+def why_dependent(stmts, layout, kinds, loop):
+    """Why the iterations of `loop` cannot be computed again (a phrase), or None."""
+    if not isinstance(loop, ast.For):
+        return "it is a while loop"
+    return _independent(loop, _writes(stmts), layout, kinds)
+
+
+def _writes(stmts):
+    """Array or name -> the assignments of it (element stores included)."""
     writes = {}
     for s in ir.walk_stmts(stmts):
         if isinstance(s, ast.Assign):
             arr = s.targets[0].value.id if ir.is_store(s) else ir.target_name(s)
             writes.setdefault(arr, []).append(s)
-    out = set()
-    for loop in ir.walk_stmts(stmts):
-        if isinstance(loop, ast.For) and _independent(loop, writes, layout, kinds) is None:
-            out.add(id(loop))
-    return out
+    return writes
 
 
 def _independent(loop, writes, layout, kinds):

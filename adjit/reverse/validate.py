@@ -9,11 +9,14 @@ adjoint); the planner refuses one it cannot replay. Each violation is an AdjitEr
 user's line, saying what to write instead."""
 import ast
 
+import numpy as np
+
 from .. import ir
 from ..analysis.activity import opaque_refusal
 from ..analysis.types import is_array
 from ..errors import error_at
 from ..rules.table import ARRAY_OP_NAMES, ARRAY_RULES
+from ..runtime import vec
 from .plan import REPLAYED_KINDS
 
 
@@ -21,12 +24,15 @@ def validate(stmts, layout, prim, kinds, active, params, bounded):
     """Raise an AdjitError for what the reverse pass refuses in the normalized statements
     (`prim(s)`: a statement's primitive; `bounded`: CUDA device code, which has no room for
     arrays on its tape); return the snapshots the backward sweep needs: id(array-level
-    operation) -> (operands, results) recorded at it, and the arrays allocated in a loop
-    with a shape that changes between its iterations: var -> the allocation."""
+    operation) -> (operands, results) recorded at it; the arrays allocated in a loop
+    with a shape that changes between its iterations: var -> the allocation; and the
+    inactive arrays computed from those that the backward sweep reads: var -> (their
+    statement, the AdjitError refusing them where their loop is not computed again
+    iteration by iteration: shape_error)."""
     checks = _Checks(stmts, layout, prim, kinds, active, params, bounded)
     checks.arrays()
     checks.opaque()
-    return checks.snapshots, checks.reallocated
+    return checks.snapshots, checks.reallocated, checks.recomputed_only
 
 
 class _Checks:
@@ -40,7 +46,12 @@ class _Checks:
         self.bounded = bounded
         self.snapshots = {}
         self.reallocated = {}
+        self.reshaped = {}      # arrays computed (not allocated) in a loop from those
         self.unkept = set()     # inactive arrays of a changing shape the backward never reads
+        # inactive arrays of a changing shape the backward reads: var -> (statement, the
+        # array of a changing shape it is computed from), refused by the planner where
+        # their loop's iterations are not computed again one by one (shape_error)
+        self.recomputed_only = {}
 
     def arrays(self):
         for s in ir.walk_stmts(self.stmts):     # a number from an array-level operation
@@ -48,6 +59,7 @@ class _Checks:
                     self.prim(s).reads_operands() and ir.target_name(s) in self.active and \
                     not is_array(self.kinds.get(ir.target_name(s))):
                 self._check_operands_kept(s)
+        self._changing_shapes()
         for var, sites in self.layout.sites.items():
             if not is_array(self.kinds.get(var)):
                 continue
@@ -68,7 +80,7 @@ class _Checks:
                                f"({var}[:] = ...) or copy values (b = a.copy()) instead of "
                                "rebinding names.")
             s = sites[0]
-            if self.layout.loops[id(s)] and self.prim(s).kind != "alloc":
+            if var in self.reshaped:
                 self._check_shape_fixed(s, var)
             if self.prim(s).kind == "copy":
                 raise error_at(origin, f"'{var}' = another array makes two names for one array"
@@ -80,54 +92,62 @@ class _Checks:
             if self.prim(s).kind == "arrayop" and ARRAY_RULES[self.prim(s).obj].reads_out \
                     and var in self.active:
                 self._check_result_kept(s, var)
-            loops = self.layout.loops[id(s)]
-            if loops and self.prim(s).kind == "alloc":
+            if var in self.reallocated and self.bounded:
+                raise reallocation_error(s, var)
+
+    def _changing_shapes(self):
+        """Find the arrays made in a loop with a shape that may change between its
+        iterations: allocated there at a size the loop computes (self.reallocated), or
+        computed there from such an array by an operation, not allocated (np.argsort of a
+        slice a[lo:i + 1] copied; self.reshaped). Repeated until nothing changes: a size read
+        from such an array (`b = np.zeros(a.shape[0])`) changes too."""
+        changed = True
+        while changed:
+            changed = False
+            for var, sites in self.layout.sites.items():
+                if var in self.reallocated or var in self.reshaped or var in self.params \
+                        or len(sites) > 1 or not is_array(self.kinds.get(var)):
+                    continue
+                s = sites[0]
+                loops = self.layout.loops[id(s)]
+                if not loops or not isinstance(s, ast.Assign):
+                    continue
+                operands = [a.id for a in self.prim(s).operands if isinstance(a, ast.Name)]
+                if self.prim(s).kind != "alloc":
+                    if any(a in self.reallocated or a in self.reshaped for a in operands):
+                        self.reshaped[var] = s
+                        changed = True
+                    continue
                 varying = set()
                 for loop_id in loops:
                     loop = next(x for x in ir.walk_stmts(self.stmts) if id(x) == loop_id)
                     varying |= ir.assigned(loop.body)
                     if isinstance(loop, ast.For):
                         varying.add(loop.target.id)     # np.zeros(n) for n in range(...)
-                # an array operand (np.zeros_like(a)) lends its own shape, which this
-                # same check fixed where that array was allocated (or it is an argument)
-                shape = [a.id for a in self.prim(s).operands if isinstance(a, ast.Name)
-                         and not is_array(self.kinds.get(a.id))]
-                # (an operand allocated so itself: np.empty_like(out) after out = ...)
+                # an array operand (np.zeros_like(a)) lends its own shape: one allocated so
+                # itself (np.empty_like(out) after out = ...) changes it
+                shape = [a for a in operands if not is_array(self.kinds.get(a))]
                 if any(n in varying and not self._from_shapes(n, {}) for n in shape) or \
-                        any(isinstance(a, ast.Name) and a.id in self.reallocated
-                            for a in self.prim(s).operands):
-                    if self.bounded:
-                        raise reallocation_error(s, var)
+                        any(a in self.reallocated or a in self.reshaped for a in operands):
                     self.reallocated[var] = s
+                    changed = True
 
     def _check_shape_fixed(self, s, var):
-        """An array computed in a loop by an operation (not allocated: np.linalg.solve,
-        a copy) from an array allocated there with a shape the loop changes has a shape the
-        loop changes too, which its backward sweep cannot make again: refused, unless no
-        adjoint reads it (a mask tested whole: np.all(np.isfinite(a[i:i + w])))."""
-        source = next((a.id for a in self.prim(s).operands if isinstance(a, ast.Name)
-                       and (a.id in self.reallocated or a.id in self.unkept)), None)
-        if source is None:
-            return
+        """An array computed in a loop by an operation (not allocated: np.argsort, a copy)
+        from an array whose shape the loop changes has a shape the loop changes too. Its
+        backward sweep cannot make it again, unless no adjoint reads it (a mask tested
+        whole: np.all(np.isfinite(a[i:i + w]))) or the loop's iterations are computed again
+        one by one, which makes it again: an inactive one (np.argsort's order) is left to
+        the planner, which refuses it elsewhere (self.recomputed_only), an active one is
+        refused."""
+        source = next(a.id for a in self.prim(s).operands if isinstance(a, ast.Name)
+                      and (a.id in self.reallocated or a.id in self.reshaped))
         if self._only_inactive_reads(var):      # np.all(np.isfinite(a[i:i + w]))
             self.unkept.add(var)
             return
-        what = ARRAY_OP_NAMES.get(self.prim(s).obj) if self.prim(s).kind == "arrayop" \
-            else None
-        source = "a temporary array (a slice's or an expression's)" \
-            if source.startswith("_") else f"'{source}'"
-        made = "an array the statement makes on the way," \
-            if var.startswith("_") else f"the array {var!r}"    # (not a name of the user's)
-        raise error_at(ir.note(s, "origin", None),
-                       f"{what or made} computed in a loop from {source}, "
-                       "allocated there with a shape that may change between iterations "
-                       "(a slice a[i:i + w] has a length computed from the loop's names)",
-                       "Allocate the arrays it is computed from once before the loop, with "
-                       "their largest shape; only arrays allocated with np.zeros, np.empty, "
-                       "... (and what numpy's functions allocate elementwise), and arrays "
-                       "no derivative reads (a mask tested whole: "
-                       "np.all(np.isfinite(a[i:i + w]))), may change shape from one "
-                       "iteration to the next.")
+        if var in self.active or self.bounded:
+            raise shape_error(self.prim(s), s, var, source)
+        self.recomputed_only[var] = (s, source)
 
     def _only_inactive_reads(self, var):
         """Whether no backward sweep reads `var`: it is inactive and read only by
@@ -172,6 +192,8 @@ class _Checks:
             for n in ir.walk(x.value):
                 if isinstance(n, ast.Attribute) and n.attr in ("shape", "size", "ndim") and \
                         isinstance(n.value, ast.Name) and is_array(self.kinds.get(n.value.id)):
+                    if n.value.id in self.reallocated or n.value.id in self.reshaped:
+                        return False    # (b = np.zeros(a.shape[0]) of such an array a)
                     continue
                 if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and \
                         not is_array(self.kinds.get(n.id)) and n.id not in ("vec", "len") and \
@@ -253,3 +275,39 @@ def reallocation_error(s, var, why=""):
                     f"the array '{var}' is allocated in a loop with a shape that changes "
                     f"between iterations{why}",
                     "Allocate it once before the loop, with its largest shape.")
+
+
+def shape_error(prim, s, var, source, why=None):
+    """The refusal of an array computed in a loop (`s`, whose primitive is `prim`) from an
+    array `source` whose shape the loop changes; `why`: why the loop's iterations cannot be
+    computed again one by one, where that was the way left."""
+    what = ARRAY_OP_NAMES.get(prim.obj) if prim.kind == "arrayop" else None
+    if what is not None and what.startswith("vec."):   # (adjit's, not the user's)
+        what = None
+    source = "a temporary array (a slice's or an expression's)" \
+        if source.startswith("_") else f"'{source}'"
+    made = "an array the statement makes on the way," \
+        if var.startswith("_") else f"the array {var!r}"    # (not a name of the user's)
+    if var.startswith("_") and prim.obj in (np.argsort, vec.argsort_rows):
+        made = "the order that sorts an array (for np.sort, np.median, np.argsort, ...),"
+    if why is not None:
+        return error_at(ir.note(s, "origin", None),
+                        f"{what or made} computed in a loop from {source}, whose shape may "
+                        "change between iterations (a slice a[i:i + w] has a length computed "
+                        f"from the loop's names), in a loop whose iterations depend on each "
+                        f"other ({why})",
+                        "adjit makes such an array again by computing the iteration again, "
+                        "which needs iterations that depend on nothing an earlier one left "
+                        "(sums s += ... are fine): compute these values in a loop of their "
+                        "own first (m[i] = np.median(x[lo:i + 1])), then use them in the "
+                        "loop that carries the value.")
+    return error_at(ir.note(s, "origin", None),
+                    f"{what or made} computed in a loop from {source}, "
+                    "allocated there with a shape that may change between iterations "
+                    "(a slice a[i:i + w] has a length computed from the loop's names)",
+                    "Allocate the arrays it is computed from once before the loop, with "
+                    "their largest shape; only arrays allocated with np.zeros, np.empty, "
+                    "... (and what numpy's functions allocate elementwise), and arrays "
+                    "no derivative reads (a mask tested whole: "
+                    "np.all(np.isfinite(a[i:i + w]))), may change shape from one "
+                    "iteration to the next.")
