@@ -374,8 +374,22 @@ def grown_then_sized_by_it(x):
     return s
 
 
+def grown_then_sized_by_its_len(x):
+    s = 0.0
+    for i in range(1, x.shape[0]):
+        a = np.zeros(i)
+        for j in range(i):
+            a[j] = x[j] * x[i]
+        b = np.zeros(len(a))
+        for j in range(len(a)):
+            b[j] = np.sin(a[j])
+        s = s * 0.5 + np.sum(b * b)
+    return s
+
+
 def test_an_array_sized_by_an_array_the_loop_resizes():
-    # b = np.zeros(a.shape[0]) was taken for an allocation of a fixed shape: its backward
-    # sweep read an array of another iteration's length (a wrong gradient, or NaN)
+    # b = np.zeros(a.shape[0]) (or len(a)) was taken for an allocation of a fixed shape: its
+    # backward sweep read an array of another iteration's length (a wrong gradient, or NaN)
     x = np.linspace(0.2, 1.2, 6)
     _check(grown_then_sized_by_it, (x,), (0,))
+    _check(grown_then_sized_by_its_len, (x,), (0,))

@@ -190,10 +190,11 @@ class _Checks:
             return not sites and name in self.params
         for x in sites:
             for n in ir.walk(x.value):
+                if isinstance(n, ast.Name) and (n.id in self.reallocated or
+                                                n.id in self.reshaped):
+                    return False    # np.zeros(a.shape[0]), np.zeros(len(a)) of such an a
                 if isinstance(n, ast.Attribute) and n.attr in ("shape", "size", "ndim") and \
                         isinstance(n.value, ast.Name) and is_array(self.kinds.get(n.value.id)):
-                    if n.value.id in self.reallocated or n.value.id in self.reshaped:
-                        return False    # (b = np.zeros(a.shape[0]) of such an array a)
                     continue
                 if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and \
                         not is_array(self.kinds.get(n.id)) and n.id not in ("vec", "len") and \
