@@ -31,7 +31,7 @@ def keep_operands(stmts, kinds, env, namegen):
         if not prim.reads_operands():
             continue
         pos, loops = layout.pos[id(s)], set(layout.loops[id(s)])
-        for k, atom in prim.diff_operands():
+        for k, atom in prim.read_operands():
             if not is_array(kinds.get(atom.id)):
                 continue        # a number the backward sweep needs is recorded where it changes
             later = [w for w in changes.get(atom.id, []) if w is not s and (

@@ -8,9 +8,9 @@ import ast
 
 from .. import ir
 from ..normalize.names import lookup
-from ..rules.table import (ALLOCATORS, ARRAY_OP_OPERANDS, ARRAY_OPS, BINOP_RULES, CONST_ARRAYS,
-                           INACTIVE, INT_ALLOCATORS, MESSAGES, READS_OPERANDS, UNARY_RULES, Rule,
-                           rule_for_call)
+from ..rules.table import (ALLOCATORS, ARRAY_OP_OPERANDS, ARRAY_OPS, ARRAY_RULES, BINOP_RULES,
+                           CONST_ARRAYS, INACTIVE, INT_ALLOCATORS, MESSAGES, READS_OPERANDS,
+                           UNARY_RULES, Rule, rule_for_call)
 from ..api_stop import stop_gradient
 
 
@@ -49,10 +49,23 @@ class Prim:
             return [(k, a) for k, a in enumerate(self.operands) if isinstance(a, ast.Name)]
         return []
 
-
     def reads_operands(self):
         """Whether the adjoint of this array operation reads its operands' values."""
         return self.kind == "arrayop" and self.obj in READS_OPERANDS
+
+    def read_operands(self):
+        """(position, atom) of the operands of an array operation whose values its adjoint
+        may read: the differentiable ones and those its reverse expressions name
+        (np.take_along_axis's indices, np.extract's condition)."""
+        if not self.reads_operands():
+            return []
+        read = ARRAY_RULES[self.obj].read_params
+        params = ARRAY_RULES[self.obj].params
+        out = self.diff_operands()
+        seen = {k for k, _ in out}
+        return out + [(k, a) for k, a in enumerate(self.operands)
+                      if k < len(params) and params[k] in read and isinstance(a, ast.Name)
+                      and k not in seen]
 
 
 def classify(value, env):

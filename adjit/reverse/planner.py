@@ -55,23 +55,24 @@ class Planner:
     def _check_reallocated(self):
         """Each array allocated in a loop with a shape the loop changes is allocated again
         by the backward sweep of its block (a replay), or inside a loop computed again
-        iteration by iteration; anything else is refused. An inactive array computed from
-        one (np.argsort's order) is made again only by a loop computed again."""
+        iteration by iteration; anything else is refused. An array computed by an operation
+        at a shape the loop changes (np.argsort's order of a resized window, np.arange(i)) is
+        made again only by a loop computed again (or needed by no backward sweep)."""
         replayed = set().union(*self.plan.replays.values(), *self.plan.replays_after.values())
         for var, s in self.b.reallocated.items():
             if var in replayed or self._recomputed_allocation(var):
                 continue
             raise reallocation_error(s, var, ", and the array is used outside the loop body "
                                      "that allocates it (or its shape changes there)")
-        for var, (s, source) in self.b.recomputed_only.items():
+        for var, (s, source, sizes) in self.b.recomputed_only.items():
             loops = self.b.layout.loops[id(s)]
-            if set(loops) & self.plan.recomputed:
-                continue
+            if set(loops) & self.plan.recomputed or not set(loops) & self.plan.kept_loops:
+                continue    # (made again there, or the backward sweep never enters the loop)
             by_id = {id(x): x for x in ir.walk_stmts(self.b.stmts)}
             why = None if not self.b.allow_recompute or self.b.tape.bounded else next(
                 (w for w in (why_dependent(self.b.stmts, self.b.layout, self.b.kinds,
                                            by_id[L]) for L in reversed(loops)) if w), None)
-            raise shape_error(self.b.prim(s), s, var, source, why)
+            raise shape_error(self.b.prim(s), s, var, source, why, sizes)
 
     def _plan_recomputed(self, top, replayable):
         """Loops whose iterations record values and are independent (reverse/recompute.py)

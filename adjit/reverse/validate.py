@@ -5,7 +5,9 @@ normalizer), and the operands of array-level operations whose adjoints read them
 products) are not changed afterwards. An array allocated in a loop with a shape the loop
 changes (`out = np.empty_like(a)` in a helper called on `a_tri[ks:]`) is allocated again
 at the start of each iteration's backward sweep (the planner replays it, with its
-adjoint); the planner refuses one it cannot replay. Each violation is an AdjitError at the
+adjoint); the planner refuses one it cannot replay. One an operation computes at such a
+shape (np.argsort of a resized window, np.arange(i)) is made again only where the loop's
+iterations are computed again one by one. Each violation is an AdjitError at the
 user's line, saying what to write instead."""
 import ast
 
@@ -113,17 +115,18 @@ class _Checks:
                 if not loops or not isinstance(s, ast.Assign):
                     continue
                 operands = [a.id for a in self.prim(s).operands if isinstance(a, ast.Name)]
-                if self.prim(s).kind != "alloc":
-                    if any(a in self.reallocated or a in self.reshaped for a in operands):
-                        self.reshaped[var] = s
-                        changed = True
-                    continue
                 varying = set()
                 for loop_id in loops:
                     loop = next(x for x in ir.walk_stmts(self.stmts) if id(x) == loop_id)
-                    varying |= ir.assigned(loop.body)
+                    varying |= ir.assigned(loop.body) | ir.stored_names(loop.body)
                     if isinstance(loop, ast.For):
                         varying.add(loop.target.id)     # np.zeros(n) for n in range(...)
+                if self.prim(s).kind != "alloc":
+                    if any(a in self.reallocated or a in self.reshaped for a in operands) or \
+                            self._sized_by_the_loop(s, varying):
+                        self.reshaped[var] = s
+                        changed = True
+                    continue
                 # an array operand (np.zeros_like(a)) lends its own shape: one allocated so
                 # itself (np.empty_like(out) after out = ...) changes it
                 shape = [a for a in operands if not is_array(self.kinds.get(a))]
@@ -132,22 +135,35 @@ class _Checks:
                     self.reallocated[var] = s
                     changed = True
 
+    def _sized_by_the_loop(self, s, varying):
+        """The operands of an array-level operation in a loop that set its result's shape
+        (the registry's `sized_by`: np.arange(i), np.linspace(a, b, i + 1), np.extract of a
+        condition the loop fills) and that the loop changes; empty if none."""
+        prim = self.prim(s)
+        rule = ARRAY_RULES.get(prim.obj) if prim.kind == "arrayop" else None
+        if rule is None or not rule.sized_by:
+            return []
+        return [a.id for k, a in enumerate(prim.operands)
+                if k < len(rule.params) and rule.params[k] in rule.sized_by
+                and isinstance(a, ast.Name) and a.id in varying
+                and (is_array(self.kinds.get(a.id)) or not self._from_shapes(a.id, {}))]
+
     def _check_shape_fixed(self, s, var):
-        """An array computed in a loop by an operation (not allocated: np.argsort, a copy)
-        from an array whose shape the loop changes has a shape the loop changes too. Its
-        backward sweep cannot make it again, unless no adjoint reads it (a mask tested
-        whole: np.all(np.isfinite(a[i:i + w]))) or the loop's iterations are computed again
-        one by one, which makes it again: an inactive one (np.argsort's order) is left to
-        the planner, which refuses it elsewhere (self.recomputed_only), an active one is
-        refused."""
-        source = next(a.id for a in self.prim(s).operands if isinstance(a, ast.Name)
-                      and (a.id in self.reallocated or a.id in self.reshaped))
+        """An array computed in a loop by an operation (not allocated) from an array whose
+        shape the loop changes, or at a size the loop changes (np.arange(i)), has a shape the
+        loop changes too. Its backward sweep cannot make it again, unless no adjoint reads it
+        (a mask tested whole: np.all(np.isfinite(a[i:i + w]))) or the loop's iterations are
+        computed again one by one, which makes it again: left to the planner
+        (self.recomputed_only), which refuses it where neither holds; in CUDA code, refused."""
+        source = next((a.id for a in self.prim(s).operands if isinstance(a, ast.Name)
+                       and (a.id in self.reallocated or a.id in self.reshaped)), None)
+        sizes = self._sized_by_the_loop(s, set(self.kinds)) if source is None else ()
         if self._only_inactive_reads(var):      # np.all(np.isfinite(a[i:i + w]))
             self.unkept.add(var)
             return
-        if var in self.active or self.bounded:
-            raise shape_error(self.prim(s), s, var, source)
-        self.recomputed_only[var] = (s, source)
+        if self.bounded:
+            raise shape_error(self.prim(s), s, var, source, sizes=sizes)
+        self.recomputed_only[var] = (s, source, sizes)
 
     def _only_inactive_reads(self, var):
         """Whether no backward sweep reads `var`: it is inactive and read only by
@@ -218,7 +234,7 @@ class _Checks:
         code, which has no room for arrays on its tape, that is refused."""
         pos, loops = self.layout.pos[id(s)], set(self.layout.loops[id(s)])
         op = ARRAY_OP_NAMES.get(self.prim(s).obj, "an array-level operation")
-        for a in self.prim(s).diff_operands():
+        for a in self.prim(s).read_operands():
             arr = a[1].id
             if not is_array(self.kinds.get(arr)):
                 continue    # a number the backward sweep reads is recorded where it changes
@@ -278,15 +294,18 @@ def reallocation_error(s, var, why=""):
                     "Allocate it once before the loop, with its largest shape.")
 
 
-def shape_error(prim, s, var, source, why=None):
+def shape_error(prim, s, var, source, why=None, sizes=()):
     """The refusal of an array computed in a loop (`s`, whose primitive is `prim`) from an
-    array `source` whose shape the loop changes; `why`: why the loop's iterations cannot be
-    computed again one by one, where that was the way left."""
+    array `source` whose shape the loop changes, or (source None) at a size set by the
+    names `sizes` the loop changes; `why`: why the loop's iterations cannot be computed
+    again one by one, where that was the way left."""
     what = ARRAY_OP_NAMES.get(prim.obj) if prim.kind == "arrayop" else None
     if what is not None and what.startswith("vec."):   # (adjit's, not the user's)
         what = None
-    source = "a temporary array (a slice's or an expression's)" \
-        if source.startswith("_") else f"'{source}'"
+    named = ", ".join(f"'{n}'" for n in sizes if not n.startswith("_"))
+    source = ("values the loop changes" + (f" ({named})" if named else "")
+              if source is None else "a temporary array (a slice's or an expression's)"
+              if source.startswith("_") else f"'{source}'")
     made = "an array the statement makes on the way," \
         if var.startswith("_") else f"the array {var!r}"    # (not a name of the user's)
     if var.startswith("_") and prim.obj in (np.argsort, vec.argsort_rows):
@@ -299,9 +318,9 @@ def shape_error(prim, s, var, source, why=None):
                         f"other ({why})",
                         "adjit makes such an array again by computing the iteration again, "
                         "which needs iterations that depend on nothing an earlier one left "
-                        "(sums s += ... are fine): compute these values in a loop of their "
-                        "own first (m[i] = np.median(x[lo:i + 1])), then use them in the "
-                        "loop that carries the value.")
+                        "(sums s += ... are fine): compute the values made from these arrays "
+                        "in a loop of their own first (e.g. m[i] = np.median(x[lo:i + 1])), "
+                        "then use them in the loop that carries the value.")
     return error_at(ir.note(s, "origin", None),
                     f"{what or made} computed in a loop from {source}, "
                     "allocated there with a shape that may change between iterations "

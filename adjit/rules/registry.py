@@ -120,11 +120,16 @@ tangent expressions run even when the operand carries no derivative, the reverse
 dropped and the tangent taken as zeros (an MPI message's answer, which the other rank
 waits for). `exact`: every reverse expression is a new array in exactly its operand's shape
 (a matrix product's terms, an inverse's, a Cholesky factor's), so the first term an adjoint
-receives can be assigned to it instead of added into zeros (reverse/resets.py)."""
+receives can be assigned to it instead of added into zeros (reverse/resets.py).
+`sized_by`: the operands whose values set the result's shape (np.arange's bounds,
+np.linspace's num, np.extract's condition), beside the shapes of its array operands: in a
+loop that changes them the result's shape changes (reverse/validate.py)."""
 
     def __init__(self, key, params, reverse, tangent, result, reads=False, defaults=None,
-                 shared=None, helpers=None, missing_tangent=None, always=(), exact=False):
+                 shared=None, helpers=None, missing_tangent=None, always=(), exact=False,
+                 sized_by=()):
         self.key = key
+        self.sized_by = tuple(sized_by)
         self.exact = exact
         self.always = tuple(always)
         self.helpers = dict(helpers or {})
@@ -136,13 +141,19 @@ receives can be assigned to it instead of added into zeros (reverse/resets.py)."
         self.tangent = tuple(None if t is None else ast.parse(t, mode="eval").body
                              for t in tangent)
         self.result = result
-        self.reads = reads
         self.defaults = {k: ast.parse(v, mode="eval").body
                          for k, v in (defaults or {}).items()}
         self.text = (tuple(reverse), tuple(tangent))
         self.reads_out = any(isinstance(n, ast.Name) and n.id == "out"
                              for r in self.reverse + (self.shared,) if r is not None
                              for n in ir.walk(r))
+        # the operands whose values the reverse expressions read (np.take_along_axis's
+        # indices, np.bincount's x, a matrix product's other factor): they must not change
+        # before the adjoint reads them
+        self.read_params = tuple(p for p in self.params if any(
+            isinstance(n, ast.Name) and n.id == p for r in self.reverse + (self.shared,)
+            if r is not None for n in ir.walk(r)))
+        self.reads = reads or bool(self.read_params)
 
     @property
     def differentiable(self):

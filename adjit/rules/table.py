@@ -460,13 +460,14 @@ REGISTRY.get(np.linspace).array_rule = ArrayRule(
     "linspace", ("start", "stop", "num"),
     ("vec.linspace_start_bar(out_bar)", "vec.linspace_stop_bar(out_bar)", None),
     ("np.linspace(d, 0.0, num)", "np.linspace(0.0, d, num)", None),
-    lambda args: (1, "f"))
+    lambda args: (1, "f"), sized_by=("num",))
 REGISTRY.get(np.arange).array_rule = ArrayRule(
     "arange", ("start", "stop", "step"),
     ("vec.sum_bar(out_bar)", None, "vec.arange_step_bar(out_bar)"),
     ("vec.arange_tangent(d, 0.0, vec.arange_len(start, stop, step))", None,
      "vec.arange_tangent(0.0, d, vec.arange_len(start, stop, step))"),
-    lambda args: (1, "f" if any(f for _, f in args) else "i"), defaults={"step": "1"})
+    lambda args: (1, "f" if any(f for _, f in args) else "i"), defaults={"step": "1"},
+    sized_by=("start", "stop", "step"))
 
 # linear algebra kept at array level, with reverse rules that solve rather than invert:
 # x = solve(A, b): g = solve(A.T, x_bar), b_bar += g, A_bar -= g x.T; x_dot = solve(A, b_dot -
@@ -530,7 +531,7 @@ _R.define(np.linalg.svd, "np.linalg.svd", "array", handler="packed",
 _R.define(np.vander, "np.vander", "array", handler="keep", array_rule=ArrayRule(
     "vander", ("x", "N", "increasing"), ("vec.vander_bar(x, increasing, out_bar)", None, None),
     ("vec.vander_tangent(x, increasing, out, d)", None, None), lambda args: (2, "f"),
-    reads=True, defaults={"N": "None", "increasing": "False"}),
+    reads=True, defaults={"N": "None", "increasing": "False"}, sized_by=("N",)),
     notes="in x; N and increasing by position")
 _COV = "one 2-D array, rows are variables (numba's defaults)"
 _R.define(np.cov, "np.cov", "array", handler="cov", array_rule=ArrayRule(
@@ -575,12 +576,13 @@ _R.define(np.geomspace, "np.geomspace", "array", handler="keep", array_rule=Arra
     "geomspace", ("start", "stop", "num"), ("shared[0]", "shared[1]", None),
     ("vec.geomspace_tangent(out, start, d, True)", "vec.geomspace_tangent(out, stop, d, False)",
      None), lambda args: (1, "f"), reads=True, defaults={"num": "50"},
-    shared="vec.geomspace_bars(start, stop, out, out_bar)"),
+    shared="vec.geomspace_bars(start, stop, out, out_bar)", sized_by=("num",)),
     notes="in start and stop; num by position")
 _R.define(np.logspace, "np.logspace", "array", handler="keep", array_rule=ArrayRule(
     "logspace", ("start", "stop", "num"), ("shared[0]", "shared[1]", None),
     ("vec.logspace_tangent(out, d, True)", "vec.logspace_tangent(out, d, False)", None),
-    lambda args: (1, "f"), defaults={"num": "50"}, shared="vec.logspace_bars(out, out_bar)"),
+    lambda args: (1, "f"), defaults={"num": "50"}, shared="vec.logspace_bars(out, out_bar)",
+    sized_by=("num",)),
     notes="base 10 (numba's); in start and stop; num by position")
 
 # np.nancumprod: cumprod's rule with NaN as 1. np.append(arr, values) joins the flattened
@@ -606,7 +608,7 @@ _R.define(np.bincount, "np.bincount", "array", handler="keep", array_rule=ArrayR
     "bincount", ("x", "weights", "minlength"), (None, "vec.gather1(out_bar, x)", None),
     (None, "np.bincount(x, d, minlength)", None),
     lambda args: (1, "f" if len(args) > 1 and args[1][0] == 1 and args[1][1] else "i"),
-    defaults={"weights": "None", "minlength": "0"}),
+    defaults={"weights": "None", "minlength": "0"}, sized_by=("x", "minlength")),
     notes="in the weights (counts without them are integers)")
 
 # np.take_along_axis(arr, indices, axis): a gather; its adjoint scatters (repeats accumulate)
@@ -622,11 +624,12 @@ _R.define(np.take_along_axis, "np.take_along_axis", "array", handler="keep",
 # condition keeps, or obj does not delete; their adjoints put out_bar back there
 _R.define(np.extract, "np.extract", "array", handler="keep", array_rule=ArrayRule(
     "extract", ("condition", "arr"), (None, "vec.extract_bar(condition, arr, out_bar)"),
-    (None, "np.extract(condition, d)"), lambda args: (1, "f"), reads=True),
+    (None, "np.extract(condition, d)"), lambda args: (1, "f"), reads=True,
+    sized_by=("condition",)),
     notes="in arr")
 _R.define(np.delete, "np.delete", "array", handler="keep", array_rule=ArrayRule(
     "delete", ("arr", "obj"), ("vec.delete_bar(arr, obj, out_bar)", None),
-    ("np.delete(d, obj)", None), lambda args: (1, "f"), reads=True),
+    ("np.delete(d, obj)", None), lambda args: (1, "f"), reads=True, sized_by=("obj",)),
     notes="in arr; of the flattened array (numba's), obj an index or an index array")
 
 # np.cumprod of the flattened array (numba has no axis): adjoint and tangent by recurrences, exact
