@@ -515,3 +515,38 @@ def test_indices_an_adjoint_reads_are_kept_where_they_change_afterwards():
     with pytest.raises(AdjitError, match=r"np.bincount computed in a loop from values the "
                                          r"loop changes \('idx'\)"):
         adjit.grad(counted_by_indices_the_loop_refills)(x)
+
+
+# -- arrays of a length the loop's values decide -------------------------------------------
+
+@njit
+def ramp(n):
+    return np.arange(n) + 1.0
+
+
+def ramps_summed(x):
+    """np.arange in a helper called at a length the loop sets; the backward sweep reads the
+    ramp whole (nothing of the iteration is recorded), so the loop is computed again."""
+    s = 0.0
+    for i in range(1, 5):
+        w = ramp(i)
+        s += np.sum(w * x[:i] ** 2)
+    return s
+
+
+def above_in_a_recurrence(x):
+    s = 0.0
+    for i in range(2, 6):
+        idx = np.where(x > x[i])[0]
+        s = 0.5 * s + np.sum(x[idx] ** 2)
+    return s
+
+
+def test_arrays_whose_length_the_loop_decides():
+    x = np.cos(np.arange(10.0) * 1.3) + 0.05 * np.arange(10.0)
+    _check(ramps_summed, (x,), (0,))
+    # np.where(c) of one argument, kept as numba's call: its length depends on c, which the
+    # loop fills, and such a call cannot run again (a zero gradient before)
+    with pytest.raises(AdjitError, match=r"the array 'idx' computed in a loop .* whose shape "
+                                         r"may change between iterations"):
+        adjit.grad(above_in_a_recurrence)(x)

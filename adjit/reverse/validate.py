@@ -122,8 +122,11 @@ class _Checks:
                     if isinstance(loop, ast.For):
                         varying.add(loop.target.id)     # np.zeros(n) for n in range(...)
                 if self.prim(s).kind != "alloc":
+                    # a call kept as numba's (np.where(c) of one argument, np.unique) may
+                    # size its result by its operands' values
                     if any(a in self.reallocated or a in self.reshaped for a in operands) or \
-                            self._sized_by_the_loop(s, varying):
+                            self._sized_by_the_loop(s, varying) or \
+                            (self.prim(s).kind == "opaque" and set(operands) & varying):
                         self.reshaped[var] = s
                         changed = True
                     continue
