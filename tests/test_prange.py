@@ -281,3 +281,70 @@ def test_numpy_calls_beside_a_parallel_loop_mean_what_numpy_says():
     assert value == pytest.approx(np.sum(x * x) + 0.36, rel=1e-14)
     np.testing.assert_allclose(gx, 2 * x, rtol=1e-14)
     assert ga == pytest.approx(1.2, rel=1e-14)
+
+
+# -- a prange loop feeding a checkpointed time loop (a snow model's parallel map, then the
+# rainfall-runoff store of RRMPG's CemaneigeGR4J) ----------------------------------------
+
+@numba.njit
+def melt_map(P, g0):
+    n = len(P)
+    out = np.zeros(n)
+    for j in prange(n):
+        out[j] = P[j, 0] + 0.01 * g0
+    return out
+
+
+@numba.njit
+def production_store(prec, etp, s0):
+    n = len(prec)
+    s = np.zeros(n + 1)
+    qsim = np.zeros(n + 1)
+    prec = np.concatenate((np.zeros(1), prec))
+    etp = np.concatenate((np.zeros(1), etp))
+    x1 = 350.0
+    s[0] = s0 * x1
+    uh1 = np.zeros(2)
+    uh2 = np.zeros(4)
+    for t in range(1, n + 1):
+        if prec[t] >= etp[t]:
+            p_n = prec[t] - etp[t]
+            p_s = ((x1 * (1 - (s[t - 1] / x1) ** 2) * np.tanh(p_n / x1)) /
+                   (1 + s[t - 1] / x1 * np.tanh(p_n / x1)))
+            e_s = 0.0
+        else:
+            p_n = 0.0
+            pe_n = etp[t] - prec[t]
+            e_s = ((s[t - 1] * (2 - s[t - 1] / x1) * np.tanh(pe_n / x1))
+                   / (1 + (1 - s[t - 1] / x1) * np.tanh(pe_n / x1)))
+            p_s = 0.0
+        s[t] = s[t - 1] - e_s + p_s
+        perc = s[t] * (1 - (1 + (4 / 9 * s[t] / x1) ** 4) ** (-0.25))
+        s[t] = s[t] - perc
+        p_r = perc + (p_n - p_s)
+        uh1[0] = 0.9 * p_r
+        uh2[0] = 0.1 * p_r
+        qsim[t] = uh1[0]
+    return qsim[1:]
+
+
+@numba.njit
+def snow_then_runoff(P, etp, g0, s0):
+    return np.sum(production_store(melt_map(P, g0), etp, s0) ** 2)
+
+
+def test_a_checkpointed_time_loop_after_a_prange_loop():
+    # the gradient is compiled parallel (it holds a prange loop), and numba's parallel
+    # pipeline miscompiled the checkpointed loop's step function inlined into it:
+    # (0.17, 17.6) with checkpoint='auto' and (0.09, 9.4) with checkpoint=2, against
+    # (3.72, 1585.7); the default switched to that once the tape outgrew tape_limit
+    rng = np.random.default_rng(0)
+    n = 100
+    P = np.ascontiguousarray(rng.gamma(0.8, 5.0, (n, 3)) + 0.3)
+    etp = rng.uniform(0.5, 3.0, n)
+    args = (P, etp, 10.0, 0.5)
+    recorded = check_value_and_grad(snow_then_runoff, args, (2, 3))
+    for options in (dict(checkpoint="auto"), dict(tape_limit=4096)):
+        g = adjit.grad(snow_then_runoff, argnums=(2, 3), **options)
+        assert g(*args) == recorded, options
+        assert g.last_tape.steps == n, options       # (checkpointed)

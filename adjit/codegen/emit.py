@@ -372,9 +372,13 @@ def _compile_source(source, name, namespace, signature, fastmath, jit, wrapper, 
     jit = njit(tuple(signature), fastmath=fastmath, cache=cache,
                parallel=prange_only() if parallel else False)
     try:
+        # the steps of checkpointed loops, inlined into their caller; not where it is
+        # compiled parallel: numba's parallel pipeline miscompiled a step inlined into code
+        # with a prange loop (a wrong gradient, where the same source compiled serially, or
+        # calling the step, is right)
         for callee in callees:
             ns[callee] = numba.njit(error_model="numpy", fastmath=fastmath, cache=cache,
-                                    inline="always")(
+                                    inline="never" if parallel else "always")(
                 ns[callee])
         with warnings.catch_warnings():
             if auto:    # code numba will not cache (it calls a ctypes function, ...): compiled
