@@ -246,6 +246,12 @@ class GradientFunction:
         where = (fn.__code__.co_filename, fn.__code__.co_firstlineno, fn.__qualname__)
         gpu = " on the GPU" if self.target != "cpu" else ""
         unsplit = self.target != "cpu" or self.mode.name in higher.KINDS
+        if isinstance(t, numba.types.Record):
+            raise error_at(where, f"argument '{name}' is a record (one element of a numpy "
+                           "structured array, an np.void such as data[i])",
+                           "adjit reads records through their array: pass the record array "
+                           "and read data[i]['x'] or data[i].x in the function, or pass the "
+                           "fields as numbers.")
         if record_arrays.record_fields(t):
             if unsplit:
                 raise error_at(where, f"argument '{name}' is a record array, which "

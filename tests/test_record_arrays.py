@@ -255,6 +255,22 @@ def test_record_arrays_where_they_are_not_taken_are_refused():
         caller(a, 1.0)
 
 
+@njit
+def scaled_by_a_record(params, x):
+    """RRMPG's models take one record of the parameter array (`run_gr4j(..., params[i])`)."""
+    return params['x'] * x + params['y']
+
+
+def test_a_record_passed_alone_is_refused_with_what_to_write():
+    # it was refused as "the constant 'x' is not supported", which blamed the field's name
+    a = np.array([(1.0, 2.0), (3.0, 4.0)], dtype=POINT)
+    for argnums in (0, 1):
+        with pytest.raises(adjit.AdjitError, match=r"argument 'params' is a record \(one "
+                                                   r"element of a numpy structured array.*"
+                                                   r"pass the record array"):
+            adjit.grad(scaled_by_a_record, argnums=argnums)(a[1], 1.5)
+
+
 # derivatives of functions of record arrays called from @njit code: forces from the energy's
 # gradient inside a velocity-Verlet loop written in numba, as a particle code holds its state
 energy_grad = adjit.grad(energy)
