@@ -201,7 +201,8 @@ GROUPS = {
     # several ways>). Judged by finite differences of numba's compile (FD_GROUPS)
     "idioms": "numba idioms: @vectorize kernels, type(v)(c), np.ndindex, is None, "
               "function values, scipy.special address wrappers, list comprehensions, "
-              "nested defs and lambdas, @guvectorize gufuncs, f-string raises, a.flat",
+              "nested defs and lambdas, @guvectorize gufuncs, f-string raises, a.flat, "
+              "arrays of a length a loop's step sets",
     # an array name bound to different arrays on the paths of an `if`: each path its own
     # expression, one path keeping what the name held before (an expression or a view),
     # or a conditional expression; read afterwards. adjit copies the array of the path
@@ -2055,7 +2056,7 @@ class Writer:
     def stmt_idioms(self, scope, depth):
         """One idiom of published numba code (IDIOM_DEFINITIONS are the module's)."""
         v = self.fresh("v")
-        k = self.pick(16)
+        k = self.pick(17)
         arrays = [a for a in sorted(scope.arrays) if len(scope.arrays[a]) <= 2]
         vectors = [a for a in arrays if len(scope.arrays[a]) == 1]
         if k == 0:
@@ -2130,6 +2131,20 @@ class Writer:
                      f"    if {a}[{i}] > {c}:",
                      f"        {lst}.append({a}[{i}] * {e})",
                      f"{v} = np.sum(np.array({lst})) + 0.5 * len({lst})"]
+        elif k == 16 and vectors and depth == 0 and scope.loop_depth == 0 and \
+                self.allocating():      # an array of a length the step sets
+            a, i, w = self.choice(vectors), self.fresh("i"), self.fresh("w")
+            u, c = self.choice(scope.floats), self.scalar(scope)
+            made = self.choice((
+                f"np.arange({i}) * {u}", f"np.linspace(0.0, {u}, {i} + 1)",
+                f"np.sort({a}[:{i}] * {u})", f"np.cumsum({a}[:{i}]) * {u}",
+                f"np.zeros(len({a}[:{i}])) + {a}[{i} - 1] * {u}",
+                f"np.median({a}[max(0, {i} - 2):{i}]) + np.zeros({i}) * {u}"))
+            step = self.choice((f"{v} += np.sum({w} * {w}) * {c}",
+                                f"{v} = 0.5 * {v} + np.sum(np.sin({w})) * {c}",
+                                f"{v} = {v} + {w}[0] * {w}[{i} - 1] * {c}"))
+            lines = [f"{v} = 0.0", f"for {i} in range(1, len({a}) + 1):",
+                     f"    {w} = {made}", f"    {step}"]
         elif k == 14 and arrays and self.allocating():      # a stencil
             a = self.choice(arrays)
             if len(scope.arrays[a]) == 1:
