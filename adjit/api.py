@@ -250,8 +250,9 @@ class GradientFunction:
             raise error_at(where, f"argument '{name}' is a record (one element of a numpy "
                            "structured array, an np.void such as data[i])",
                            "adjit reads records through their array: pass the record array "
-                           "and read data[i]['x'] or data[i].x in the function, or pass the "
-                           "fields as numbers.")
+                           "and read data[i]['x'] or data[i].x in the function (or pass "
+                           "data[i] on to your own functions, which read it as numba does), "
+                           "or pass the fields as numbers.")
         if record_arrays.record_fields(t):
             if unsplit:
                 raise error_at(where, f"argument '{name}' is a record array, which "

@@ -407,3 +407,90 @@ def test_record_arrays_of_another_dtype_read_only_and_one_float_field():
         return j(d, s, t)
 
     assert caller(d, 2.0, np.ones(2, d.dtype))[1] == t
+
+
+# one record of a record array passed to a helper, as RRMPG's models take their parameters
+# (`run_abcmodel(prec, initial_state, params[i])`, reading `params['a']`)
+ABC = np.dtype([("a", np.float64), ("b", np.float64), ("c", np.float64), ("n", np.int64)])
+
+
+@njit
+def run_abc(prec, initial_state, params):
+    """The ABC rainfall-runoff model as RRMPG's abcmodel_model.py writes it."""
+    num_timesteps = len(prec)
+    a = params['a']
+    b = params['b']
+    c = params['c']
+    qsim = np.zeros(num_timesteps, np.float64)
+    storage = np.zeros(num_timesteps, np.float64)
+    storage[0] = initial_state
+    for t in range(1, num_timesteps):
+        qsim[t] = (1 - a - b) * prec[t] + c * storage[t - 1]
+        storage[t] = (1 - c) * storage[t - 1] + a * prec[t]
+    return qsim, storage
+
+
+@njit
+def repeated(params, x):
+    s = 0.0
+    for k in range(params.n):
+        s += params.a * x ** k + params['b']
+    return s
+
+
+def abc_loss(params, prec, qobs):
+    qsim, _ = run_abc(prec, 5.0, params[0])
+    return np.sum((qsim - qobs) ** 2) + repeated(params[1], qobs[2]) * repeated(params[0], 0.5)
+
+
+def test_one_record_passed_to_a_helper():
+    rng = np.random.default_rng(4)
+    prec = rng.gamma(0.6, 6.0, 60)
+    qobs = rng.gamma(1.0, 1.0, 60)
+    params = np.array([(0.3, 0.2, 0.15, 3), (0.5, 0.1, 0.4, 2)], dtype=ABC)
+    before = params.copy()
+    value, (g, g_prec) = adjit.value_and_grad(abc_loss, argnums=(0, 1))(params, prec, qobs)
+    assert value == pytest.approx(njit(abc_loss)(params, prec, qobs), rel=1e-13)
+    assert g.dtype == ABC and g.shape == (2,)
+    for field in ("a", "b", "c"):
+        for i in range(2):
+            def by_element(v, field=field, i=i):
+                p = params.copy()
+                p[field][i] = v
+                return njit(abc_loss)(p, prec, qobs)
+            h = 1e-6 * max(1.0, abs(params[field][i]))
+            fd = (by_element(params[field][i] + h) - by_element(params[field][i] - h)) / (2 * h)
+            assert g[field][i] == pytest.approx(fd, rel=1e-6), (field, i)
+    assert np.all(g["n"] == 0)
+    np.testing.assert_allclose(g_prec, fd_grad(njit(abc_loss), (params, prec, qobs), 1),
+                               rtol=1e-6, atol=1e-6)
+    np.testing.assert_array_equal(params, before)
+
+
+@njit
+def writes_its_record(params, x):
+    params['a'] = 2.0 * x
+    return params['a']
+
+
+@njit
+def reads_a_missing_field(params, x):
+    return params['z'] * x
+
+
+def first_record_written(p, x):
+    return writes_its_record(p[0], x)
+
+
+def first_record_missing_field(p, x):
+    return reads_a_missing_field(p[0], x)
+
+
+def test_a_record_passed_to_a_helper_is_read_only():
+    params = np.array([(0.3, 0.2, 0.15, 3)], dtype=ABC)
+    with pytest.raises(adjit.AdjitError, match=r"writing into `params`, a tuple \(or a record "
+                                               r"passed to a helper"):
+        adjit.grad(first_record_written, argnums=1)(params, 1.5)
+    with pytest.raises(adjit.AdjitError, match=r"the field 'z' of a record with the fields "
+                                               r"a, b, c, n"):
+        adjit.grad(first_record_missing_field, argnums=1)(params, 1.5)

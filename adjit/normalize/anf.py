@@ -2540,6 +2540,24 @@ class _Normalizer:
         return ast.copy_location(ast.Subscript(value=base, slice=ir.const(
             held.fields.index(node.attr)), ctx=ast.Load()), node)
 
+    def field_by_name(self, node):
+        """`p['x1']`: a field of a record passed to a helper (`run(params[i])`), which adjit
+        holds as a named tuple of its fields (normalize/record_arrays.py), read by position
+        as numba reads a record's field; anything else indexed by a string is refused."""
+        base = node.value
+        held = self.tuple_named(base.id) if isinstance(base, ast.Name) else \
+            self.tuple_element(base) if isinstance(base, ast.Subscript) else None
+        name = node.slice.value
+        if not isinstance(held, TupleValue) or held.fields is None:
+            raise self.error(node, f"the index {name!r} of `{ast.unparse(base)}`, which is "
+                             "not a record", "Index arrays by numbers; read a record "
+                             "array's field as data['x'] or data[i]['x'].")
+        if name not in held.fields:
+            raise self.error(node, f"the field {name!r} of a record with the fields "
+                             f"{', '.join(held.fields)}", "Read one of its fields.")
+        return ast.copy_location(ast.Subscript(value=base, slice=ir.const(
+            held.fields.index(name)), ctx=node.ctx), node)
+
     def type_limit(self, node):
         """`np.iinfo(np.intp).max`, `np.finfo(np.float64).eps`, `np.finfo(x.dtype).tiny`, ...
         of a type written out or an array's dtype: the number numba folds it to (a numpy
@@ -2879,6 +2897,12 @@ class _Normalizer:
             raise self.error(node, "indexing a value that is not a number or an array "
                              f"(`{node.id}` is None)", "Pass numbers, arrays and tuples of "
                              f"them, or test it first: `if {node.id} is None:`.")
+        held = self.tuple_named(node.id) if isinstance(node, ast.Name) else None
+        if isinstance(held, TupleValue):
+            raise self.error(node, f"writing into `{node.id}`, a tuple (or a record passed "
+                             "to a helper, which adjit reads as a tuple of its fields)",
+                             "Compute a new value instead; write a record's fields in the "
+                             "record array itself (data[i]['x'] = ...).")
         raise self.error(node, "indexing something that is not an array variable",
                          "Index numpy arrays held in variables: a[i] or a[i, j].")
 
@@ -2898,6 +2922,8 @@ class _Normalizer:
         if field is not None:           # p.weights[0], p.x[i] of a named tuple p
             node = ast.copy_location(ast.Subscript(value=field, slice=node.slice,
                                                    ctx=node.ctx), node)
+        if isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str):
+            node = self.field_by_name(node)
         held = self.tuple_named(node.value.id) if isinstance(node.value, ast.Name) else None
         if held is None and isinstance(node.value, ast.Subscript):
             held = self.tuple_element(node.value)           # p[1][0] of nested tuples

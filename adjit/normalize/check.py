@@ -115,6 +115,10 @@ def check_supported(tree, loc):
     # `f(x, *theta)`: a tuple unpacked into a call's arguments (anf.star_arguments)
     starred = {id(a) for node in ir.walk(tree) if isinstance(node, ast.Call)
                for a in node.args if isinstance(a, ast.Starred)}
+    # a field name as an index (`params['x1']` of a record passed to a helper, which reads
+    # it as a named tuple: anf.subscript)
+    passed |= {id(node.slice) for node in ir.walk(tree) if isinstance(node, ast.Subscript)
+               and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str)}
     # an assert's message is not evaluated unless it fails (and then not by adjit)
     passed |= {id(node.msg) for node in ir.walk(tree) if isinstance(node, ast.Assert)}
     # `...` as an element of an index (a[..., 0]) is numpy's ellipsis, supported there

@@ -9,6 +9,7 @@ those arrays (`rewrite`: `data[i].x` becomes `data_x[i]`). A record array used a
 (a record `r = data[i]`, `for r in data`, an operation on the whole array) is refused by
 name, saying what to write instead."""
 import ast
+import collections
 import copy
 
 import numba
@@ -149,17 +150,20 @@ def rewrite(src, subst):
         for field, atom in value.fields:
             local[r, field] = name = unused_name(f"{r}_{field}", taken)
             subst[name] = atom
-    tree = _Rewriter(src, records, local).visit(tree)
-    out = src.with_tree(tree, {})
+    rewriter = _Rewriter(src, records, local, taken)
+    tree = rewriter.visit(tree)
+    out = src.with_tree(tree, rewriter.classes)
     out.locals |= set(local.values()) | set(records)
     return out, subst
 
 
 class _Rewriter(ast.NodeTransformer):
-    def __init__(self, src, records, local):
+    def __init__(self, src, records, local, taken):
         self.src = src
         self.records = records
         self.local = local
+        self.taken = taken
+        self.classes = {}       # spelled name -> the named tuple class of a record's fields
 
     def _record(self, node):
         return node.id if isinstance(node, ast.Name) and node.id in self.records else None
@@ -228,6 +232,9 @@ class _Rewriter(ast.NodeTransformer):
         records = [a for a in node.args if self._record(a)] + \
             [k.value for k in node.keywords if self._record(k.value)]
         if not records:
+            if _user_function(obj) and any(self._is_element(a) for a in
+                                           node.args + [k.value for k in node.keywords]):
+                return self._helper_call(node)
             return self.generic_visit(node)
         r = records[0].id
         if obj is len and len(node.args) == 1:
@@ -247,13 +254,43 @@ class _Rewriter(ast.NodeTransformer):
             return self.generic_visit(node)
         if _user_function(obj):
             # passed whole to a helper: the helper's body is rewritten for it in turn
-            node.args = [a if self._record(a) else self.visit(a) for a in node.args]
-            for k in node.keywords:
-                if not self._record(k.value):
-                    k.value = self.visit(k.value)
-            node.func = self.visit(node.func)
-            return node
+            return self._helper_call(node)
         return self._refuse(r, node)
+
+    def _helper_call(self, node):
+        """A call of a helper: record arrays passed whole, records `data[i]` as named
+        tuples of their fields (_record_element), the other arguments rewritten."""
+        def one(a):
+            return a if self._record(a) else self._record_element(a) or self.visit(a)
+        node.args = [one(a) for a in node.args]
+        for k in node.keywords:
+            k.value = one(k.value)
+        node.func = self.visit(node.func)
+        return node
+
+    def _is_element(self, node):
+        return isinstance(node, ast.Subscript) and self._record(node.value) is not None \
+            and self._field_name(node.slice) is None
+
+    def _record_element(self, node):
+        """`data[i]` passed to a helper (RRMPG's `run_gr4j(prec, ..., params[0])`): a
+        named tuple of the record's fields at i, which the helper reads as numba reads a
+        record (`params['x1']`, `params.x1`); None for any other node."""
+        if not self._is_element(node):
+            return None
+        r = node.value.id
+        fields = [f for f, _ in self.records[r].fields]
+        spelled = next((n for n, c in self.classes.items() if c._fields == tuple(fields)
+                        and n.startswith(f"_{r}_record")), None)
+        if spelled is None:
+            spelled = unused_name(f"_{r}_record", self.taken)
+            self.taken.add(spelled)
+            self.classes[spelled] = collections.namedtuple(f"{r}_record", fields)
+        index = self.visit(node.slice)
+        items = [ast.Subscript(value=ast.Name(id=self.local[r, f], ctx=ast.Load()),
+                               slice=copy.deepcopy(index), ctx=ast.Load()) for f in fields]
+        return ast.copy_location(ast.Call(func=ast.Name(id=spelled, ctx=ast.Load()),
+                                          args=items, keywords=[]), node)
 
     def visit_Name(self, node):
         r = self._record(node)
