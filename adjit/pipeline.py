@@ -460,7 +460,10 @@ def activity(p, o):
         p.ownership.check()
         stored = ir.stored_names(p.stmts)
         roots = [q for q in p.params if q in stored]
-    p.active = active_variables(p.stmts, p.result, p.wrt, p.kinds, p.env.ns, roots=roots)
+    fields = {atom.id: (q, field) for q, record in p.records.items()
+              for field, atom in record.fields}
+    p.active = active_variables(p.stmts, p.result, p.wrt, p.kinds, p.env.ns, roots=roots,
+                                fields=fields)
 
 
 def adjoint(p, o):

@@ -494,3 +494,45 @@ def test_a_record_passed_to_a_helper_is_read_only():
     with pytest.raises(adjit.AdjitError, match=r"the field 'z' of a record with the fields "
                                                r"a, b, c, n"):
         adjit.grad(first_record_missing_field, argnums=1)(params, 1.5)
+
+
+# a field that reaches the result only through a comparison (Cemaneige's CTG: the snow
+# pack's thermal state is only compared with zero), beside one with a derivative
+SNOW = np.dtype([("CTG", np.float64), ("Kf", np.float64)])
+
+
+def melt(params, temp):
+    CTG = params[0]['CTG']
+    Kf = params[0]['Kf']
+    e = 0.0
+    s = 0.0
+    for t in range(temp.shape[0]):
+        e = min(CTG * e + (1 - CTG) * temp[t], 0.0)
+        if e == 0.0 and temp[t] > 0:
+            s += Kf * temp[t]
+    return s
+
+
+def melt_thermal_state_held(params, temp):
+    CTG = adjit.stop_gradient(params[0]['CTG'])
+    Kf = params[0]['Kf']
+    e = 0.0
+    s = 0.0
+    for t in range(temp.shape[0]):
+        e = min(CTG * e + (1 - CTG) * temp[t], 0.0)
+        if e == 0.0 and temp[t] > 0:
+            s += Kf * temp[t]
+    return s
+
+
+def test_a_field_decided_only_by_conditions_is_named_as_the_user_wrote_it():
+    # the message named the split parameter `params_CTG`, which the user never wrote
+    params = np.array([(0.3, 2.0)], dtype=SNOW)
+    temp = np.array([-2.0, 1.0, 3.0, -1.0, 2.0, 4.0])
+    with pytest.raises(adjit.AdjitError, match=r"depends on the field 'CTG' of the argument "
+                                               r"'params' only through conditions.*"
+                                               r"stop_gradient\(params\[i\]\['CTG'\]\)"):
+        adjit.grad(melt)(params, temp)
+    g = adjit.grad(melt_thermal_state_held)(params, temp)
+    assert g["CTG"][0] == 0.0
+    assert g["Kf"][0] == pytest.approx(10.0, rel=1e-14)      # temp at the melting steps

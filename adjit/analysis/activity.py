@@ -34,8 +34,10 @@ def _edges(stmts, env):
     return edges
 
 
-def active_variables(stmts, result, wrt, kinds, env, roots=()):
-    """The set of active variable names (`roots`: more outputs, the arrays a kernel writes)."""
+def active_variables(stmts, result, wrt, kinds, env, roots=(), fields=None):
+    """The set of active variable names (`roots`: more outputs, the arrays a kernel writes;
+    `fields`: each parameter that is a field of a record-array argument -> (argument, field),
+    for messages)."""
     edges = _edges(stmts, env)
     varied = {v for v in wrt if is_float_kind(kinds.get(v))}
     useful = {result.id} if isinstance(result, ast.Name) else set()
@@ -49,7 +51,7 @@ def active_variables(stmts, result, wrt, kinds, env, roots=()):
     useful = _closure([(source, target) for target, source in edges], useful)
     refuse_draw_parameters(stmts, env, lambda a: a in varied, useful)
     if not roots:
-        refuse_decided_only(stmts, result, wrt, kinds, env)
+        refuse_decided_only(stmts, result, wrt, kinds, env, fields or {})
     return {v for v in varied & useful if is_float_kind(kinds.get(v))}
 
 
@@ -206,7 +208,7 @@ def _within(body, every):
     return [(t, source) for t, source in every if t in inside]
 
 
-def refuse_decided_only(stmts, result, wrt, kinds, env):
+def refuse_decided_only(stmts, result, wrt, kinds, env, fields=None):
     """A differentiated argument that reaches the result only through conditions (a root
     bisection finds, an optimum a search moves to by comparisons, a count): the result is
     a step function of it, whose derivative is zero wherever it exists, while the function
@@ -229,15 +231,24 @@ def refuse_decided_only(stmts, result, wrt, kinds, env):
             if len(decided) == before:
                 break
         if result.id in decided:
+            if v in (fields or {}):     # a field of a record array, split from it
+                q, field = fields[v]
+                what, of = f"the field '{field}' of the argument '{q}'", f"{q}['{field}']"
+                zero = (f"read that field through stop_gradient where the conditions use "
+                        f"it (stop_gradient({q}[i]['{field}'])): a record array's fields are "
+                        "differentiated together.")
+            else:
+                what, of = f"the argument '{v}'", f"'{v}'"
+                zero = (f"read stop_gradient({v}) in the conditions (or leave '{v}' out of "
+                        "argnums).")
             raise error_at(ir.note(first, "origin", None) or first,
-                           f"the result depends on the argument '{v}' only through "
-                           f"conditions, the first of them here: it is a step function of "
-                           f"'{v}', whose derivative is zero wherever it exists (a root found by "
-                           "bisection, an optimum a search reaches by comparisons, a count)",
-                           f"For the derivative of a converged solution, give the solver "
-                           f"adjit.custom_root (its residual); if zero is what you want, "
-                           f"read stop_gradient({v}) in the conditions (or leave '{v}' out "
-                           "of argnums).")
+                           f"the result depends on {what} only through "
+                           "conditions, the first of them here: it is a step function of "
+                           f"{of}, whose derivative is zero wherever it exists (a root found "
+                           "by bisection, an optimum a search reaches by comparisons, a count)",
+                           "For the derivative of a converged solution, give the solver "
+                           "adjit.custom_root (its residual); if zero is what you want, "
+                           + zero)
 
 
 def refuse_draw_parameters(stmts, env, is_varied, useful=None):
