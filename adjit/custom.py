@@ -233,7 +233,7 @@ class custom_vjp:
                         for k in range(n))
         rule = ArrayRule(
             k0, slots, tuple(f"shared[{k}]" for k in range(n)), tangent,
-            functools.partial(_result_of, helpers[f"{k0}_value"]), reads=True,
+            functools.partial(_result_of, helpers[f"{k0}_value"]),
             shared=f"{k0}_vjp({ps}, out_bar)", helpers=helpers,
             missing_tangent=None if self.jvp is not None else
             f"forward mode through the custom_vjp function {self.where}, which has no "
@@ -306,7 +306,7 @@ class custom_vjp:
             return _result_of(value, args[:-1])
         return ArrayRule(
             f"{self.key}_jvp{k}", slots + ("d",), tuple(f"shared[{j}]" for j in range(n + 1)),
-            (None,) * (n + 1), result, reads=True,
+            (None,) * (n + 1), result,
             shared=f"{rule}({ps}, d, out_bar)[1]",
             helpers={rule: _VJP(wrapper, tuple(range(n + 1)))},
             missing_tangent=f"a third derivative through the custom_vjp function {self.where}")

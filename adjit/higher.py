@@ -454,7 +454,7 @@ def inner_gradient(gf, error):
         reverse.append(f"{key}_hvp{j}({ps}, (out_bar, zero_like(p{j})))[1]")
         tangent.append(f"{key}_hvp{j}({ps}, (zero_like(p{k}), d))[0]")
     rule = ArrayRule(key, slots, tuple(reverse), tuple(tangent),
-                     lambda args: (args[k][0], "f"), reads=True, helpers=helpers)
+                     lambda args: (args[k][0], "f"), helpers=helpers)
     define_custom(gf, f"gradient `{name}`", "array", handler="keep", array_rule=rule,
                   cuda=False)
     gf._inner_key = key

@@ -208,7 +208,7 @@ def _within(body, every):
     return [(t, source) for t, source in every if t in inside]
 
 
-def refuse_decided_only(stmts, result, wrt, kinds, env, fields=None):
+def refuse_decided_only(stmts, result, wrt, kinds, env, fields):
     """A differentiated argument that reaches the result only through conditions (a root
     bisection finds, an optimum a search moves to by comparisons, a count): the result is
     a step function of it, whose derivative is zero wherever it exists, while the function
@@ -231,7 +231,7 @@ def refuse_decided_only(stmts, result, wrt, kinds, env, fields=None):
             if len(decided) == before:
                 break
         if result.id in decided:
-            if v in (fields or {}):     # a field of a record array, split from it
+            if v in fields:     # a field of a record array, split from it
                 q, field = fields[v]
                 what, of = f"the field '{field}' of the argument '{q}'", f"{q}['{field}']"
                 zero = (f"read that field through stop_gradient where the conditions use "

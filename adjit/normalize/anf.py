@@ -2529,9 +2529,8 @@ class _Normalizer:
         if not isinstance(node, ast.Attribute):
             return None
         base = self.field_as_index(node.value) or node.value
-        held = self.tuple_named(base.id) if isinstance(base, ast.Name) else \
-            self.tuple_element(base) if isinstance(base, ast.Subscript) else None
-        if not isinstance(held, TupleValue) or held.fields is None:
+        held = self.named_tuple_held(base)
+        if held is None:
             return None
         if node.attr not in held.fields:
             raise self.error(node, f"the attribute `.{node.attr}` of a named tuple with the "
@@ -2540,15 +2539,21 @@ class _Normalizer:
         return ast.copy_location(ast.Subscript(value=base, slice=ir.const(
             held.fields.index(node.attr)), ctx=ast.Load()), node)
 
+    def named_tuple_held(self, base):
+        """The named TupleValue a name or a tuple's element (`p`, `p[1]`) holds, else
+        None."""
+        held = self.tuple_named(base.id) if isinstance(base, ast.Name) else \
+            self.tuple_element(base) if isinstance(base, ast.Subscript) else None
+        return held if isinstance(held, TupleValue) and held.fields is not None else None
+
     def field_by_name(self, node):
         """`p['x1']`: a field of a record passed to a helper (`run(params[i])`), which adjit
         holds as a named tuple of its fields (normalize/record_arrays.py), read by position
         as numba reads a record's field; anything else indexed by a string is refused."""
         base = node.value
-        held = self.tuple_named(base.id) if isinstance(base, ast.Name) else \
-            self.tuple_element(base) if isinstance(base, ast.Subscript) else None
+        held = self.named_tuple_held(base)
         name = node.slice.value
-        if not isinstance(held, TupleValue) or held.fields is None:
+        if held is None:
             raise self.error(node, f"the index {name!r} of `{ast.unparse(base)}`, which is "
                              "not a record", "Index arrays by numbers; read a record "
                              "array's field as data['x'] or data[i]['x'].")

@@ -164,6 +164,7 @@ class _Rewriter(ast.NodeTransformer):
         self.local = local
         self.taken = taken
         self.classes = {}       # spelled name -> the named tuple class of a record's fields
+        self.spelled = {}       # record array -> the spelled name of its records' class
 
     def _record(self, node):
         return node.id if isinstance(node, ast.Name) and node.id in self.records else None
@@ -280,12 +281,11 @@ class _Rewriter(ast.NodeTransformer):
             return None
         r = node.value.id
         fields = [f for f, _ in self.records[r].fields]
-        spelled = next((n for n, c in self.classes.items() if c._fields == tuple(fields)
-                        and n.startswith(f"_{r}_record")), None)
-        if spelled is None:
-            spelled = unused_name(f"_{r}_record", self.taken)
+        if r not in self.spelled:
+            self.spelled[r] = spelled = unused_name(f"_{r}_record", self.taken)
             self.taken.add(spelled)
             self.classes[spelled] = collections.namedtuple(f"{r}_record", fields)
+        spelled = self.spelled[r]
         index = self.visit(node.slice)
         items = [ast.Subscript(value=ast.Name(id=self.local[r, f], ctx=ast.Load()),
                                slice=copy.deepcopy(index), ctx=ast.Load()) for f in fields]

@@ -64,7 +64,9 @@ class ReverseBuilder:
                             if isinstance(s, ast.For)}
         # refusals first; id(array op) -> (operands, results) recorded at it; arrays
         # allocated in a loop with a shape it changes -> their allocation (the planner
-        # replays it at the start of each iteration's backward sweep)
+        # replays it at the start of each iteration's backward sweep); arrays an operation
+        # computes at such a shape -> what the planner needs to refuse them where their
+        # loop is not computed again iteration by iteration
         self.snapshots, self.reallocated, self.recomputed_only = validate(
             stmts, self.layout, self.prim, kinds, active, params, bounded)
         contributions = facts.contributions(stmts, self._contributing_operands)

@@ -28,9 +28,10 @@ def validate(stmts, layout, prim, kinds, active, params, bounded):
     arrays on its tape); return the snapshots the backward sweep needs: id(array-level
     operation) -> (operands, results) recorded at it; the arrays allocated in a loop
     with a shape that changes between its iterations: var -> the allocation; and the
-    inactive arrays computed from those that the backward sweep reads: var -> (their
-    statement, the AdjitError refusing them where their loop is not computed again
-    iteration by iteration: shape_error)."""
+    arrays an operation computes there at such a shape that a backward sweep reads: var ->
+    (their statement, the array of a changing shape they are computed from or None, the
+    names setting their size), refused by the planner where their loop is not computed
+    again iteration by iteration (shape_error)."""
     checks = _Checks(stmts, layout, prim, kinds, active, params, bounded)
     checks.arrays()
     checks.opaque()
@@ -48,11 +49,14 @@ class _Checks:
         self.bounded = bounded
         self.snapshots = {}
         self.reallocated = {}
-        self.reshaped = {}      # arrays computed (not allocated) in a loop from those
+        # arrays computed (not allocated) in a loop at a shape it changes -> the names the
+        # loop changes that set their size (np.arange(i): i; none when computed from an
+        # array of a changing shape)
+        self.reshaped = {}
         self.unkept = set()     # inactive arrays of a changing shape the backward never reads
-        # inactive arrays of a changing shape the backward reads: var -> (statement, the
-        # array of a changing shape it is computed from), refused by the planner where
-        # their loop's iterations are not computed again one by one (shape_error)
+        # arrays of a changing shape a backward sweep reads: var -> (statement, the array of
+        # a changing shape it is computed from, the names of reshaped), refused by the
+        # planner where their loop's iterations are not computed again one by one
         self.recomputed_only = {}
 
     def arrays(self):
@@ -103,6 +107,19 @@ class _Checks:
         computed there from such an array by an operation, not allocated (np.argsort of a
         slice a[lo:i + 1] copied; self.reshaped). Repeated until nothing changes: a size read
         from such an array (`b = np.zeros(a.shape[0])`) changes too."""
+        by_id = {id(x): x for x in ir.walk_stmts(self.stmts)}
+        varying_in = {}     # the loops around a statement -> the names they change
+
+        def varying(loops):
+            if loops not in varying_in:
+                names = set()
+                for loop in map(by_id.get, loops):
+                    names |= ir.assigned(loop.body) | ir.stored_names(loop.body)
+                    if isinstance(loop, ast.For):
+                        names.add(loop.target.id)     # np.zeros(n) for n in range(...)
+                varying_in[loops] = names
+            return varying_in[loops]
+
         changed = True
         while changed:
             changed = False
@@ -115,25 +132,20 @@ class _Checks:
                 if not loops or not isinstance(s, ast.Assign):
                     continue
                 operands = [a.id for a in self.prim(s).operands if isinstance(a, ast.Name)]
-                varying = set()
-                for loop_id in loops:
-                    loop = next(x for x in ir.walk_stmts(self.stmts) if id(x) == loop_id)
-                    varying |= ir.assigned(loop.body) | ir.stored_names(loop.body)
-                    if isinstance(loop, ast.For):
-                        varying.add(loop.target.id)     # np.zeros(n) for n in range(...)
+                changes = varying(tuple(loops))
                 if self.prim(s).kind != "alloc":
+                    sizes = self._sized_by_the_loop(s, changes)
                     # a call kept as numba's (np.where(c) of one argument, np.unique) may
                     # size its result by its operands' values
                     if any(a in self.reallocated or a in self.reshaped for a in operands) or \
-                            self._sized_by_the_loop(s, varying) or \
-                            (self.prim(s).kind == "opaque" and set(operands) & varying):
-                        self.reshaped[var] = s
+                            sizes or (self.prim(s).kind == "opaque" and set(operands) & changes):
+                        self.reshaped[var] = sizes
                         changed = True
                     continue
                 # an array operand (np.zeros_like(a)) lends its own shape: one allocated so
                 # itself (np.empty_like(out) after out = ...) changes it
                 shape = [a for a in operands if not is_array(self.kinds.get(a))]
-                if any(n in varying and not self._from_shapes(n, {}) for n in shape) or \
+                if any(n in changes and not self._from_shapes(n, {}) for n in shape) or \
                         any(a in self.reallocated or a in self.reshaped for a in operands):
                     self.reallocated[var] = s
                     changed = True
@@ -160,7 +172,7 @@ class _Checks:
         (self.recomputed_only), which refuses it where neither holds; in CUDA code, refused."""
         source = next((a.id for a in self.prim(s).operands if isinstance(a, ast.Name)
                        and (a.id in self.reallocated or a.id in self.reshaped)), None)
-        sizes = self._sized_by_the_loop(s, set(self.kinds)) if source is None else ()
+        sizes = self.reshaped[var] if source is None else ()
         if self._only_inactive_reads(var):      # np.all(np.isfinite(a[i:i + w]))
             self.unkept.add(var)
             return

@@ -108,8 +108,10 @@ class ArrayRule:
     derivative. `defaults` fill operands a call leaves out; `result(args)` gives the
     result's (ndim, dtype) from the operands' (ndim, is_float), ndim 0 for a number
     (or raises Refused);
-    `reads`: whether the reverse expressions read operands' values, `reads_out` whether
-    they read the result's (either must then not change afterwards). `shared`: an expression
+    `read_params`: the operands whose values the reverse expressions name (a matrix
+    product's other factor, np.take_along_axis's indices: derived from them), `reads` whether
+    there are any, `reads_out` whether they read the result (what they read must then not
+    change afterwards, or is recorded where it does). `shared`: an expression
     the reverse expressions of several operands need (`shared` names its value there),
     computed once before them (np.linalg.solve's solve with the transpose). `helpers`: names
 the expressions call that are not in generated code's namespace (the compiled rules of a
@@ -125,7 +127,7 @@ receives can be assigned to it instead of added into zeros (reverse/resets.py).
 np.linspace's num, np.extract's condition), beside the shapes of its array operands: in a
 loop that changes them the result's shape changes (reverse/validate.py)."""
 
-    def __init__(self, key, params, reverse, tangent, result, reads=False, defaults=None,
+    def __init__(self, key, params, reverse, tangent, result, defaults=None,
                  shared=None, helpers=None, missing_tangent=None, always=(), exact=False,
                  sized_by=()):
         self.key = key
@@ -147,13 +149,10 @@ loop that changes them the result's shape changes (reverse/validate.py)."""
         self.reads_out = any(isinstance(n, ast.Name) and n.id == "out"
                              for r in self.reverse + (self.shared,) if r is not None
                              for n in ir.walk(r))
-        # the operands whose values the reverse expressions read (np.take_along_axis's
-        # indices, np.bincount's x, a matrix product's other factor): they must not change
-        # before the adjoint reads them
         self.read_params = tuple(p for p in self.params if any(
             isinstance(n, ast.Name) and n.id == p for r in self.reverse + (self.shared,)
             if r is not None for n in ir.walk(r)))
-        self.reads = reads or bool(self.read_params)
+        self.reads = bool(self.read_params)
 
     @property
     def differentiable(self):

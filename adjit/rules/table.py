@@ -475,7 +475,7 @@ REGISTRY.get(np.arange).array_rule = ArrayRule(
 _R.define(np.linalg.solve, "np.linalg.solve", "array", handler="keep", array_rule=ArrayRule(
     "solve", ("a", "b"), ("-vec.outer_nt(shared, out)", "shared"),
     ("-vec.solve_again(a, np.dot(d, out), False)", "vec.solve_again(a, d, False)"),
-    lambda args: (args[1][0], "f"), reads=True, shared="vec.solve_again(a, out_bar, True)"),
+    lambda args: (args[1][0], "f"), shared="vec.solve_again(a, out_bar, True)"),
     notes="the adjoint solves with the transpose (by substitution for a triangular matrix)")
 # adjit's own solve in generated code (the tangents and adjoints above), differentiated again
 # where a second derivative differentiates generated code (adjit/higher.py): the same rules,
@@ -486,7 +486,7 @@ _R.define(vec.solve_again, "vec.solve_again", "array", handler="keep", array_rul
      None),
     ("-vec.solve_again(a, (np.dot(d.T, out) if transposed else np.dot(d, out)), transposed)",
      "vec.solve_again(a, d, transposed)", None),
-    lambda args: (args[1][0], "f"), reads=True,
+    lambda args: (args[1][0], "f"),
     shared="vec.solve_again(a, out_bar, not transposed)"))
 _R.define(np.linalg.inv, "np.linalg.inv", "array", handler="keep", array_rule=ArrayRule(
     "inv", ("a",), ("-vec.mm_nt(vec.mm_tn(out, out_bar), out)",), ("-vec.mm(vec.mm(out, d), out)",),
@@ -510,8 +510,7 @@ _R.define(np.linalg.cholesky, "np.linalg.cholesky", "array", handler="keep",
           notes="reads the lower triangle; adjoint by triangular solves")
 _R.define(np.linalg.eigvalsh, "np.linalg.eigvalsh", "array", handler="keep",
           array_rule=ArrayRule("eigvalsh", ("a",), ("vec.eigvalsh_a_bar(a, out_bar)",),
-                               ("vec.eigvalsh_tangent(a, d)",), lambda args: (1, "f"),
-                               reads=True),
+                               ("vec.eigvalsh_tangent(a, d)",), lambda args: (1, "f")),
           notes="reads the lower triangle")
 # results that are a number or a tuple are computed as one packed array by a helper (whose
 # ArrayRule is the derivative) and unpacked where the call stood: `packed` = (helper, how)
@@ -531,15 +530,15 @@ _R.define(np.linalg.svd, "np.linalg.svd", "array", handler="packed",
 _R.define(np.vander, "np.vander", "array", handler="keep", array_rule=ArrayRule(
     "vander", ("x", "N", "increasing"), ("vec.vander_bar(x, increasing, out_bar)", None, None),
     ("vec.vander_tangent(x, increasing, out, d)", None, None), lambda args: (2, "f"),
-    reads=True, defaults={"N": "None", "increasing": "False"}, sized_by=("N",)),
+    defaults={"N": "None", "increasing": "False"}, sized_by=("N",)),
     notes="in x; N and increasing by position")
 _COV = "one 2-D array, rows are variables (numba's defaults)"
 _R.define(np.cov, "np.cov", "array", handler="cov", array_rule=ArrayRule(
     "cov", ("m",), ("vec.cov_m_bar(m, out_bar)",), ("vec.cov_tangent(m, d)",),
-    lambda args: (2, "f"), reads=True), notes=_COV)
+    lambda args: (2, "f")), notes=_COV)
 _R.define(np.corrcoef, "np.corrcoef", "array", handler="cov", array_rule=ArrayRule(
     "corrcoef", ("m",), ("vec.corrcoef_m_bar(m, out_bar)",), ("vec.corrcoef_tangent(m, d)",),
-    lambda args: (2, "f"), reads=True), notes=_COV)
+    lambda args: (2, "f")), notes=_COV)
 _R.define(np.linalg.cond, "np.linalg.cond", "array", handler="cond",
           notes="the 2-norm condition number (numba's; no p): max(s) / min(s) of the SVD")
 _R.define(np.linalg.lstsq, "np.linalg.lstsq", "array", handler="lstsq",
@@ -548,21 +547,21 @@ _R.define(np.linalg.lstsq, "np.linalg.lstsq", "array", handler="lstsq",
 _R.define(vec.lstsq_x, "vec.lstsq_x", "helper", array_rule=ArrayRule(
     "lstsq_x", ("a", "b"), ("shared[0]", "shared[1]"),
     ("vec.lstsq_tangent_a(a, b, d)", "vec.lstsq_tangent_b(a, d)"),
-    lambda args: (args[1][0], "f"), reads=True, shared="vec.lstsq_bars(a, b, out_bar)"))
+    lambda args: (args[1][0], "f"), shared="vec.lstsq_bars(a, b, out_bar)"))
 _R.define(vec.svd_packed, "vec.svd_packed", "helper", array_rule=ArrayRule(
     "svd_packed", ("a",), ("vec.svd_a_bar(a, out, out_bar)",), ("vec.svd_tangent(a, out, d)",),
-    lambda args: (2, "f"), reads=True))
+    lambda args: (2, "f")))
 _R.define(np.linalg.qr, "np.linalg.qr", "array", handler="packed", packed=(vec.qr_packed, "qr"),
           notes="reduced; the derivative for m >= n (a wide matrix raises ValueError)")
 _R.define(vec.qr_packed, "vec.qr_packed", "helper", array_rule=ArrayRule(
     "qr_packed", ("a",), ("vec.qr_a_bar(a, out, out_bar)",), ("vec.qr_tangent(a, out, d)",),
-    lambda args: (2, "f"), reads=True))
+    lambda args: (2, "f")))
 _R.define(vec.det1, "vec.det1", "helper", array_rule=ArrayRule(
     "det1", ("a",), ("vec.det_a_bar(a, out, out_bar)",), ("vec.det_tangent(a, out, d)",),
-    lambda args: (1, "f"), reads=True))
+    lambda args: (1, "f")))
 _R.define(vec.slogdet2, "vec.slogdet2", "helper", array_rule=ArrayRule(
     "slogdet2", ("a",), ("vec.slogdet_a_bar(a, out_bar)",), ("vec.slogdet_tangent(a, d)",),
-    lambda args: (1, "f"), reads=True))
+    lambda args: (1, "f")))
 _R.define(vec.eigh_packed, "vec.eigh_packed", "helper", array_rule=ArrayRule(
     "eigh_packed", ("a",), ("vec.eigh_a_bar(out, out_bar)",), ("vec.eigh_tangent(out, d)",),
     lambda args: (2, "f")))
@@ -571,11 +570,11 @@ _R.define(vec.eigh_packed, "vec.eigh_packed", "helper", array_rule=ArrayRule(
 # np.logspace (numba: start, stop, num) are smooth in their endpoints (vec.geomspace_bars)
 _R.define(np.diagflat, "np.diagflat", "array", handler="keep", array_rule=ArrayRule(
     "diagflat", ("v", "k"), ("vec.diagflat_bar(v, k, out_bar)", None), ("np.diagflat(d, k)", None),
-    lambda args: (2, "f"), reads=True, defaults={"k": "0"}), notes="k by position")
+    lambda args: (2, "f"), defaults={"k": "0"}), notes="k by position")
 _R.define(np.geomspace, "np.geomspace", "array", handler="keep", array_rule=ArrayRule(
     "geomspace", ("start", "stop", "num"), ("shared[0]", "shared[1]", None),
     ("vec.geomspace_tangent(out, start, d, True)", "vec.geomspace_tangent(out, stop, d, False)",
-     None), lambda args: (1, "f"), reads=True, defaults={"num": "50"},
+     None), lambda args: (1, "f"), defaults={"num": "50"},
     shared="vec.geomspace_bars(start, stop, out, out_bar)", sized_by=("num",)),
     notes="in start and stop; num by position")
 _R.define(np.logspace, "np.logspace", "array", handler="keep", array_rule=ArrayRule(
@@ -590,13 +589,13 @@ _R.define(np.logspace, "np.logspace", "array", handler="keep", array_rule=ArrayR
 # (normalize/lower_shapes.py). np.unwrap adds a piecewise constant
 _R.define(np.nancumprod, "np.nancumprod", "array", handler="keep", array_rule=ArrayRule(
     "nancumprod", ("a",), ("vec.nancumprod_bar(a, out_bar)",),
-    ("vec.nancumprod_tangent(a, out, d)",), lambda args: (1, "f"), reads=True),
+    ("vec.nancumprod_tangent(a, out, d)",), lambda args: (1, "f")),
     notes="of the flattened array; NaN elements get no derivative")
 _R.define(np.append, "np.append", "array", handler="append", array_rule=ArrayRule(
     "append", ("arr", "values"),
     ("vec.append_head_bar(arr, out_bar)", "vec.append_tail_bar(arr, values, out_bar)"),
     ("np.append(d, vec.zero_like(values))", "np.append(vec.zero_like(arr), d)"),
-    lambda args: (1, "f"), reads=True), through="arr, values",
+    lambda args: (1, "f")), through="arr, values",
     notes="the flattened arrays; with `axis`, np.concatenate((arr, values), axis)")
 _R.define(np.unwrap, "np.unwrap", "array", handler="keep", array_rule=ArrayRule(
     "unwrap", ("p",), ("out_bar",), ("d",), lambda args: (args[0][0], "f")),
@@ -617,19 +616,19 @@ _R.define(np.take_along_axis, "np.take_along_axis", "array", handler="keep",
               "take_along_axis", ("arr", "indices", "axis"),
               ("vec.take_along_axis_adjoint(arr, indices, axis, out_bar)", None, None),
               ("np.take_along_axis(d, indices, axis)", None, None),
-              lambda args: (args[1][0], "f"), reads=True),
+              lambda args: (args[1][0], "f")),
           notes="in arr; 1-D and 2-D arrays, or axis=None")
 
 # np.extract(condition, arr) and np.delete(arr, obj): the elements of the flattened array a
 # condition keeps, or obj does not delete; their adjoints put out_bar back there
 _R.define(np.extract, "np.extract", "array", handler="keep", array_rule=ArrayRule(
     "extract", ("condition", "arr"), (None, "vec.extract_bar(condition, arr, out_bar)"),
-    (None, "np.extract(condition, d)"), lambda args: (1, "f"), reads=True,
+    (None, "np.extract(condition, d)"), lambda args: (1, "f"),
     sized_by=("condition",)),
     notes="in arr")
 _R.define(np.delete, "np.delete", "array", handler="keep", array_rule=ArrayRule(
     "delete", ("arr", "obj"), ("vec.delete_bar(arr, obj, out_bar)", None),
-    ("np.delete(d, obj)", None), lambda args: (1, "f"), reads=True, sized_by=("obj",)),
+    ("np.delete(d, obj)", None), lambda args: (1, "f"), sized_by=("obj",)),
     notes="in arr; of the flattened array (numba's), obj an index or an index array")
 
 # np.cumprod of the flattened array (numba has no axis): adjoint and tangent by recurrences, exact
@@ -637,19 +636,19 @@ _R.define(np.delete, "np.delete", "array", handler="keep", array_rule=ArrayRule(
 # a number x goes through the packed helper vec.interp1
 _R.define(np.cumprod, "np.cumprod", "array", handler="keep", array_rule=ArrayRule(
     "cumprod", ("a",), ("vec.cumprod_bar(a, out_bar)",), ("vec.cumprod_tangent(a, out, d)",),
-    lambda args: (1, "f"), reads=True), notes="of the flattened array; exact at zeros")
+    lambda args: (1, "f")), notes="of the flattened array; exact at zeros")
 _INTERP_BARS = "vec.interp_bars(x, xp, fp, out_bar)"
 _R.define(np.interp, "np.interp", "array", handler="interp", array_rule=ArrayRule(
     "interp", ("x", "xp", "fp"), ("shared[0]", "shared[1]", "shared[2]"),
     ("vec.interp_slope(x, xp, fp) * d", "vec.interp_dxp(x, xp, fp, d)", "np.interp(x, xp, d)"),
-    lambda args: (args[0][0], "f"), reads=True, shared=_INTERP_BARS),
+    lambda args: (args[0][0], "f"), shared=_INTERP_BARS),
     notes="piecewise linear in x, xp and fp (end values outside); x an array or a number",
     through="x, xp, fp")
 _R.define(vec.interp1, "vec.interp1", "helper", array_rule=ArrayRule(
     "interp1", ("x", "xp", "fp"), ("shared[0][0]", "shared[1]", "shared[2]"),
     ("vec.interp_slope(vec.as1(x), xp, fp) * d", "vec.interp_dxp(vec.as1(x), xp, fp, d)",
      "np.interp(vec.as1(x), xp, d)"),
-    lambda args: (1, "f"), reads=True,
+    lambda args: (1, "f"),
     shared="vec.interp_bars(vec.as1(x), xp, fp, out_bar)"))
 
 # products and filters kept at array level, adjoints by their definitions (runtime/arrays.py);
@@ -668,22 +667,22 @@ def _kron_result(args):
 
 _R.define(np.kron, "np.kron", "array", handler="keep", array_rule=ArrayRule(
     "kron", ("a", "b"), ("shared[0]", "shared[1]"), ("np.kron(d, b)", "np.kron(a, d)"),
-    _kron_result, reads=True, shared="vec.kron_bars(a, b, out_bar)"),
+    _kron_result, shared="vec.kron_bars(a, b, out_bar)"),
     notes="numbers, 1-D and 2-D arrays; an integer first operand makes numba's result "
           "integer (no derivative)")
 _R.define(np.cross, "np.cross", "array", handler="keep", array_rule=ArrayRule(
     "cross", ("a", "b"), ("vec.cross_a_bar(a, b, out_bar)", "vec.cross_b_bar(a, b, out_bar)"),
-    ("np.cross(d, b)", "np.cross(a, d)"), lambda args: (max(args[0][0], args[1][0]), "f"),
-    reads=True), notes="3-vectors and rows of 3-vectors; a vector against rows is summed")
+    ("np.cross(d, b)", "np.cross(a, d)"), lambda args: (max(args[0][0], args[1][0]), "f")),
+    notes="3-vectors and rows of 3-vectors; a vector against rows is summed")
 _R.define(np.convolve, "np.convolve", "array", handler="convolve", array_rule=ArrayRule(
     "convolve", ("a", "v"), ("shared[0]", "shared[1]"),
-    ("np.convolve(d, v)", "np.convolve(a, d)"), lambda args: (1, "f"), reads=True,
+    ("np.convolve(d, v)", "np.convolve(a, d)"), lambda args: (1, "f"),
     shared="vec.convolve_bars(a, v, out_bar)"),
           notes="1-D, modes 'full', 'valid', 'same' (slices of the full convolution)",
           through="a, v")
 _R.define(np.correlate, "np.correlate", "array", handler="correlate", array_rule=ArrayRule(
     "correlate", ("a", "v"), ("shared[0]", "shared[1]"),
-    ("np.correlate(d, v)", "np.correlate(a, d)"), lambda args: (1, "f"), reads=True,
+    ("np.correlate(d, v)", "np.correlate(a, d)"), lambda args: (1, "f"),
     shared="vec.correlate_bars(a, v, out_bar)"),
           notes="1-D, modes 'valid', 'full', 'same' (slices of the convolution with v "
                 "reversed)", through="a, v")
@@ -692,10 +691,10 @@ _R.define(np.linalg.matrix_power, "np.linalg.matrix_power", "array", handler="pa
           notes="any integer n (a negative one through the inverse)")
 _R.define(vec.matrix_power, "vec.matrix_power", "helper", array_rule=ArrayRule(
     "matrix_power", ("a", "n"), ("vec.matrix_power_bar(a, n, out_bar)", None),
-    ("vec.matrix_power_tangent(a, n, d)", None), lambda args: (2, "f"), reads=True))
+    ("vec.matrix_power_tangent(a, n, d)", None), lambda args: (2, "f")))
 _R.define(np.linalg.pinv, "np.linalg.pinv", "array", handler="keep", array_rule=ArrayRule(
     "pinv", ("a",), ("vec.pinv_a_bar(a, out, out_bar)",), ("vec.pinv_tangent(a, out, d)",),
-    lambda args: (2, "f"), reads=True),
+    lambda args: (2, "f")),
     notes="exact where A has full rank (elsewhere the pseudo-inverse jumps with the rank)")
 
 # np.percentile(a, q) and np.quantile(a, q) (and the nan- forms, skipping NaN): linear in two
@@ -709,7 +708,7 @@ for _obj, _scale, _skip in ((np.percentile, "0.01", "False"), (np.quantile, "1.0
         _obj.__name__, ("a", "q"), ("shared[0]", "shared[1]"),
         (f"vec.quantile_tangent_a(a, q, {_scale}, {_skip}, d)",
          f"vec.quantile_tangent_q(a, q, {_scale}, {_skip}, d)"),
-        lambda args: (args[1][0], "f"), reads=True,
+        lambda args: (args[1][0], "f"),
         shared=f"vec.quantile_bars(a, q, {_scale}, {_skip}, out_bar)"), notes=_QUANTILE,
         through="a, q")
 _R.define(np.nanmedian, "np.nanmedian", "array", handler="quantile", notes=_QUANTILE,
@@ -718,7 +717,7 @@ _R.define(vec.quantile1, "vec.quantile1", "helper", array_rule=ArrayRule(
     "quantile1", ("a", "q", "scale", "skip"), ("shared[0]", "shared[1][0]", None, None),
     ("vec.quantile_tangent_a(a, vec.as1(q), scale, skip, d)",
      "vec.quantile_tangent_q(a, vec.as1(q), scale, skip, vec.as1(d))", None, None),
-    lambda args: (1, "f"), reads=True,
+    lambda args: (1, "f"),
     shared="vec.quantile_bars(a, vec.as1(q), scale, skip, out_bar)"))
 
 # allocation ------------------------------------------------------------------------------------
@@ -774,7 +773,7 @@ _MM = {"mm": (("vec.mm_nt(out_bar, b)", "vec.mm_tn(a, out_bar)"),
 for _obj in (vec.mm, vec.mm_tn, vec.mm_nt, vec.mm_tt):
     _key = _obj.__name__
     _R.define(_obj, f"vec.{_key}", "helper", array_rule=ArrayRule(
-        _key, ("a", "b"), _MM[_key][0], _MM[_key][1], lambda args: (2, "f"), reads=True,
+        _key, ("a", "b"), _MM[_key][0], _MM[_key][1], lambda args: (2, "f"),
         exact=True))
 # matrix-vector products, BLAS as numba's np.dot: y = A @ x gives A_bar += outer(y_bar, x) and
 # x_bar += A.T @ y_bar, y_dot = A_dot @ x + A @ x_dot; x @ A is A.T @ x (mv_t); the outer
@@ -789,7 +788,7 @@ for _obj in (vec.mv, vec.mv_t, vec.outer_vv):
     _key = _obj.__name__
     _R.define(_obj, f"vec.{_key}", "helper", array_rule=ArrayRule(
         _key, ("a", "b"), _MV[_key][0], _MV[_key][1],
-        lambda args, ndim=_MV[_key][2]: (ndim, "f"), reads=True, exact=True))
+        lambda args, ndim=_MV[_key][2]: (ndim, "f"), exact=True))
 
 
 # functions with no derivative, called as they are ---------------------------------------------
