@@ -71,6 +71,7 @@ def test_send_and_recv_in_rank_branches(measured):
         assert m[key] <= EXACT, (key, m)
     assert m["whole_vs_fd"] <= FD, m
     assert m["jvp_vs_vjp"] <= EXACT, m       # forward mode sends tangents along
+    assert m["recorded_at_messages"] == 0, m  # the halo rewritten every step: not recorded
 
 
 def test_two_dimensional_bands_with_tagged_sendrecv(measured):

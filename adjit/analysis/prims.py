@@ -55,17 +55,15 @@ class Prim:
 
     def read_operands(self):
         """(position, atom) of the operands of an array operation whose values its adjoint
-        may read: the differentiable ones and those its reverse expressions name
-        (np.take_along_axis's indices, np.extract's condition)."""
+        reads: those its reverse expressions name (a matrix product's other factor,
+        np.take_along_axis's indices, np.extract's condition; not np.linalg.solve's
+        right-hand side, nor an array an MPI message's adjoint reads only the shape of)."""
         if not self.reads_operands():
             return []
-        read = ARRAY_RULES[self.obj].read_params
-        params = ARRAY_RULES[self.obj].params
-        out = self.diff_operands()
-        seen = {k for k, _ in out}
-        return out + [(k, a) for k, a in enumerate(self.operands)
-                      if k < len(params) and params[k] in read and isinstance(a, ast.Name)
-                      and k not in seen]
+        rule = ARRAY_RULES[self.obj]
+        return [(k, a) for k, a in enumerate(self.operands)
+                if k < len(rule.params) and rule.params[k] in rule.read_params
+                and isinstance(a, ast.Name)]
 
 
 def classify(value, env):

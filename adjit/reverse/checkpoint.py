@@ -430,7 +430,9 @@ while True:
         taped.body = self._step_index(n["k"]) + self.taped
         record.body = self.reserve + [taped] + self.b.tape.peak_updates()
         back.body = self._step_index(n["k"]) + self.reverse
-        ir.annotate(back, steps=True)
+        # (the steps' adjoints in the order and with the functions of the recorded
+        # gradient's reversed loop: ir.NOTES, time_loop)
+        ir.annotate(back, steps=True, time_loop=True)
         advance.body[0].body = self._step_index(n["k"]) + self._call_step()
         restore.body = self._restore(n["lo"], scalars, arrays) or [ast.Pass()]
         save.body = self._save(n["lo"], scalars, arrays) or [ast.Pass()]

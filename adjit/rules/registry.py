@@ -100,6 +100,15 @@ class Refused(Exception):
     does not compile it for them): args are (the construct, what to write instead)."""
 
 
+def _values_named(expr):
+    """The names whose values `expr` reads: not a name read only for its shape (`x.shape`,
+    `x.ndim`, `x.size`: an MPI message's adjoint allocates the cotangent it receives in the
+    shape of what was sent)."""
+    shape_only = {id(n.value) for n in ir.walk(expr) if isinstance(n, ast.Attribute)
+                  and n.attr in ("shape", "ndim", "size") and isinstance(n.value, ast.Name)}
+    return {n.id for n in ir.walk(expr) if isinstance(n, ast.Name) and id(n) not in shape_only}
+
+
 class ArrayRule:
     """The derivative of an operation kept at array level (a matrix product, np.linspace):
     for each operand, `reverse[k]` is added to its adjoint and `tangent[k]` is its term of
@@ -109,7 +118,8 @@ class ArrayRule:
     result's (ndim, dtype) from the operands' (ndim, is_float), ndim 0 for a number
     (or raises Refused);
     `read_params`: the operands whose values the reverse expressions name (a matrix
-    product's other factor, np.take_along_axis's indices: derived from them), `reads` whether
+    product's other factor, np.take_along_axis's indices: derived from them; an operand named
+    only for its shape, `x.shape`, is not read), `reads` whether
     there are any, `reads_out` whether they read the result (what they read must then not
     change afterwards, or is recorded where it does). `shared`: an expression
     the reverse expressions of several operands need (`shared` names its value there),
@@ -149,9 +159,11 @@ loop that changes them the result's shape changes (reverse/validate.py)."""
         self.reads_out = any(isinstance(n, ast.Name) and n.id == "out"
                              for r in self.reverse + (self.shared,) if r is not None
                              for n in ir.walk(r))
-        self.read_params = tuple(p for p in self.params if any(
-            isinstance(n, ast.Name) and n.id == p for r in self.reverse + (self.shared,)
-            if r is not None for n in ir.walk(r)))
+        named = set()
+        for r in self.reverse + (self.shared,):
+            if r is not None:
+                named |= _values_named(r)
+        self.read_params = tuple(p for p in self.params if p in named)
         self.reads = bool(self.read_params)
 
     @property

@@ -157,9 +157,10 @@ def send_token(x, dest, tag):
 
 
 @numba.njit
-def send_adjoint(x, dest, tag):
-    """Send's adjoint: the cotangent of `x` that `dest` sends back."""
-    back = np.empty(x.shape, np.float64)
+def send_adjoint(shape, dest, tag):
+    """Send's adjoint: the cotangent of the array sent (of this shape) that `dest` sends
+    back."""
+    back = np.empty(shape, np.float64)
     _recv_checked(back, dest, tag)
     return back
 
@@ -174,11 +175,11 @@ def recv_value(like, source, tag):
 
 
 @numba.njit
-def recv_adjoint(g, source, tag, like):
+def recv_adjoint(g, source, tag, shape):
     """recv's adjoint: send the received array's cotangent `g` back to `source`; nothing
-    flows into what the buffer held before (zeros)."""
+    flows into what the buffer (of this shape) held before (zeros)."""
     _send(g, source, _reply_tag(tag))
-    return np.zeros(like.shape, np.float64)
+    return np.zeros(shape, np.float64)
 
 
 @numba.njit
@@ -191,11 +192,11 @@ def sendrecv_value(x, dest, like, source, sendtag, recvtag):
 
 
 @numba.njit
-def sendrecv_adjoint(g, dest, source, sendtag, recvtag, x):
+def sendrecv_adjoint(g, dest, source, sendtag, recvtag, shape):
     """sendrecv's adjoint: send the received array's cotangent `g` back to `source`, and
-    return the cotangent of `x` that `dest` sends back."""
+    return the cotangent of the array sent (of this shape) that `dest` sends back."""
     g = np.ascontiguousarray(g)
-    back = np.empty(x.shape, np.float64)
+    back = np.empty(shape, np.float64)
     status = np.empty(STATUS_INTS, dtype=np.intc)
     code = _MPI_Sendrecv(g.ctypes.data, g.size, _mpi_dtype(g), source, _reply_tag(recvtag),
                          back.ctypes.data, back.size, _mpi_dtype(back), dest, ANY_TAG,
