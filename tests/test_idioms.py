@@ -1892,3 +1892,86 @@ def test_asarray_of_a_float_is_a_zero_dimensional_array():
     """(it was refused: `np.asarray` of something other than a list or an array)"""
     check_value_and_grad(_rotated, (np.array([0.3, -1.2, 2.0]), 0.7, 0.4), (0, 1, 2),
                          value_rtol=1e-15)
+
+
+# early returns and clamped defaults, as vectorbt's kernels write them ------------------------
+
+@njit
+def _ewm_mean_1d(a, alpha):
+    """vectorbt's ewm_mean_1d_nb: an empty input answered before the recurrence."""
+    N = len(a)
+    out = np.empty(N, dtype=np.float64)
+    if N == 0:
+        return out
+    out[0] = a[0]
+    for i in range(1, N):
+        out[i] = (1 - alpha) * out[i - 1] + alpha * a[i]
+    return out
+
+
+def _ewm_loss(prices, alpha):
+    s = 0.0
+    for col in range(prices.shape[1]):
+        s += np.sum(_ewm_mean_1d(prices[:, col], alpha) ** 2)
+    return s
+
+
+def test_a_helper_returning_its_own_array_early():
+    """`if N == 0: return out` before the loop that fills `out`, the same array returned at
+    the end: numba gives the call that array either way (it was refused as a helper that
+    returns an array from one of several `return`s). Also the empty input."""
+    P = np.random.default_rng(5).uniform(1.0, 2.0, size=(12, 3))
+    check_value_and_grad(_ewm_loss, (P, 0.3), (0, 1))
+    assert adjit.grad(_ewm_loss)(np.zeros((0, 2)), 0.3).shape == (0, 2)
+
+
+@njit
+def _mean_square_of_finite(r):
+    """vectorbt's tail_ratio_1d_nb / value_at_risk_1d_nb shape: a temporary array, then an
+    early return when it is empty."""
+    x = r[~np.isnan(r)]
+    if len(x) < 1:
+        return np.nan
+    return np.mean(x * x)
+
+
+def _per_column(R):
+    out = np.empty(R.shape[1])
+    for c in range(R.shape[1]):
+        out[c] = _mean_square_of_finite(R[:, c])
+    return np.nansum(out)
+
+
+def test_an_early_return_in_a_helper_called_in_a_column_loop():
+    """The columns' iterations are independent; the early return was lowered to a flag and
+    a result assigned under two tests, which made the result look carried from one column
+    to the next: the temporary array of a changing length was refused ("`_result1`
+    carries a value"). The rest of the helper after `if ...: return` is now its `else`."""
+    R = np.random.default_rng(6).normal(size=(20, 3))
+    R[3, 1] = np.nan
+    R[:, 2] = np.nan           # an all-NaN column takes the early return
+    g = check_value_and_grad(_per_column, (R,), 0)
+    assert np.all(g[:, 2] == 0.0) and g[3, 1] == 0.0
+
+
+@njit
+def _rolling_var(a, window, minp=None):
+    """vectorbt's rolling_std_1d_nb: the left-out minp defaulted, then clamped."""
+    if minp is None:
+        minp = window
+    minp = max(minp, 1)
+    out = np.full(a.shape[0], np.nan)
+    for i in range(minp - 1, a.shape[0]):
+        out[i] = np.var(a[max(0, i - window + 1):i + 1])
+    return out
+
+
+def _rolling_var_loss(a):
+    return np.nansum(_rolling_var(a, 4)) + np.nansum(_rolling_var(a, 3, 2) ** 2)
+
+
+def test_an_optional_argument_defaulted_then_assigned_again():
+    """`minp = max(minp, 1)` after `if minp is None: minp = window`: minp holds a value
+    there on every path, as numba types it (it was refused as assigned where it may not be
+    None). Where the data decides whether it is None it is still refused (above)."""
+    check_value_and_grad(_rolling_var_loss, (np.linspace(1.0, 2.0, 10) ** 2,), 0)

@@ -1103,9 +1103,14 @@ class _Normalizer:
                                          value.base not in self.arrays_before)
             if owned:
                 # an array this helper made, no one else's (`return _logpdf(x, mu, sigma)`
-                # in a branch, `out = _logpdf(...); ...; return out`): copied into the
+                # in a branch, `out = _logpdf(...); ...; return out`, and vectorbt's
+                # `if N == 0: return out` before the loop that fills it): copied into the
                 # call's result like any array made by a return
                 value = ir.name(value.base)
+            elif self.several_returns and isinstance(value, ast.Name) and \
+                    self.arrays.array_ndim(value) is not None and \
+                    value.id not in self.arrays_before:
+                owned = True
             if isinstance(value, ast.Name) and self.arrays.array_ndim(value) is not None and not (
                     self.several_returns and (owned or _made_by(out[mark:], value.id))):
                 value = self.arrays.view_of(value.id, out)     # (a new array from one of several

@@ -35,8 +35,15 @@ class _Lowering:
     def block(self, stmts, loops):
         out = []
         for k, s in enumerate(stmts):
-            exits = self.stmt(s, loops, out)
             rest = stmts[k + 1:]
+            if rest and not loops and self.general and _guard(s):
+                # `if N == 0: return out` before the rest of the function: the rest is the
+                # `else` (no flag to test after the `if`), so each path visibly assigns the
+                # result (a helper inlined in a loop does not seem to carry it between
+                # iterations)
+                s.orelse = s.orelse + rest
+                rest = []
+            exits = self.stmt(s, loops, out)
             if exits and rest:
                 flag = loops[-1].skip_flag() if loops else self.done
                 guard = self.namegen.fresh("_g")
@@ -110,6 +117,13 @@ class _Lowering:
             s.body = body or [ast.Pass()]
             out.append(s)
         return has_return and self.general
+
+
+def _guard(s):
+    """Whether `s` is an `if` whose body ends every path in a `return` (or a raise), one
+    at least in a `return`."""
+    return isinstance(s, ast.If) and always_returns(s.body) and any(
+        isinstance(x, ast.Return) for x in ir.walk_stmts(s.body))
 
 
 def always_returns(stmts):

@@ -171,7 +171,8 @@ def _prune(stmts, none):
         for p in none:
             states = {state[p] for state in paths}
             if isinstance(s, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and _assigns(s, p):
-                none[p] = False             # (in a branch that runs only while p is None)
+                none[p] = isinstance(s, ast.Assign) and isinstance(s.value, ast.Constant) \
+                    and s.value.value is None   # (`p = None` again; a value otherwise)
             elif states:
                 none[p] = states.pop() if len(states) == 1 else _UNKNOWN
         if isinstance(s, ast.If) and not s.body:
@@ -191,15 +192,18 @@ def pruned_source(src, none, refuse):
     """The FunctionSource `src` with the branches of its `is None` tests that cannot run
     removed, for `none` (parameter -> whether it holds None): where the function and where a
     helper is inlined. A parameter the body assigns outside `if p is None:` is left
-    undecided where it holds a value; where it holds None the error `refuse(p)` is raised
-    (whether it is None would then depend on the data, where numba keeps both branches)."""
+    undecided where it holds a value; where it holds None it is followed through the body,
+    and where whether it is None would depend on the data (numba keeps both branches) the
+    error `refuse(p)` is raised."""
     if not has_none_tests(src.tree):
         return src
     none = dict(none)
     for p in [p for p in none if not assigned_only_when_none(src.tree.body, p)]:
-        if none[p]:
-            raise refuse(p)
-        del none[p]
+        if not none[p]:
+            del none[p]
+        # (a left-out one assigned elsewhere too, `if minp is None: minp = window` then
+        # `minp = max(minp, 1)`, is followed statement by statement: refused where whether
+        # it is None is decided at run time)
     new = copy.copy(src.tree)
     try:
         new.body = prune(src.tree.body, none) or [ast.Pass()]
