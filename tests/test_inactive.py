@@ -312,3 +312,43 @@ def test_argsort_kind_other_than_numbas_is_refused():
         return np.sum(x[np.argsort(x, kind="heapsort")])
     with pytest.raises(AdjitError, match="kind='heapsort'.*'quicksort', 'mergesort'"):
         adjit.grad(heap_ranked)(X)
+
+
+def _shift_impl(arr, fill_value):
+    """vectorbt's _fshift_nb shape: a shift registered with numba.extending.overload."""
+    if isinstance(arr, numba.types.Type):
+        def impl(arr, fill_value):
+            out = np.empty(arr.shape[0])
+            out[0] = fill_value
+            for i in range(1, arr.shape[0]):
+                out[i] = arr[i - 1]
+            return out
+        return impl
+
+
+overload(_shift_impl)(_shift_impl)
+
+
+@numba.njit
+def _shifted(arr, fill_value=np.nan):
+    return _shift_impl(arr, fill_value)
+
+
+def _weighted_by_shifted(v):
+    c = np.linspace(1.0, 2.0, 6)
+    return np.nansum(_shifted(c) * v) + np.sum(_shifted(c, 0.0) * v) + \
+        np.searchsorted(c, np.inf)
+
+
+def test_a_call_with_no_rule_given_nan_or_inf_constants():
+    """np.nan and np.inf passed to a call kept as numba's (an overloaded shift's default
+    fill value, np.searchsorted's value): the probe that asks numba for the result's type
+    wrote them as `nan` and `inf`, names numba does not know, and the call was refused as
+    one numba does not compile (vectorbt's fshift_nb and obv_custom_nb)."""
+    v = np.linspace(-1.0, 1.0, 6)
+    value, g = adjit.value_and_grad(_weighted_by_shifted)(v)
+    assert value == numba.njit(_weighted_by_shifted)(v)
+    # d/dv[0] of nansum(nan * v[0]) is NaN, as in JAX (docs/semantics.md); the rest exact
+    np.testing.assert_allclose(g[1:], 2 * np.linspace(1.0, 2.0, 6)[:-1], rtol=1e-15)
+    np.testing.assert_allclose(g[1:], fd_grad(_weighted_by_shifted, (v,), 0)[1:], rtol=1e-7)
+    assert np.isnan(g[0])

@@ -58,12 +58,22 @@ class Untyped(Exception):
     """numba does not compile the call for these argument types (its message)."""
 
 
+def _literal(v):
+    """Python source for a constant argument: np.nan and the infinities as numba reads them
+    (their repr, `nan`, is no name there)."""
+    if isinstance(v, float) and not np.isfinite(v):
+        return "np.nan" if np.isnan(v) else "np.inf" if v > 0 else "-np.inf"
+    if isinstance(v, tuple) and any(_literal(x) != repr(x) for x in v):
+        return "(" + "".join(_literal(x) + ", " for x in v) + ")"
+    return repr(v)
+
+
 def _source(name, args, keywords, item):
     """A function of the non-constant arguments making the call, constants written out."""
     params, call_args = [], []
     for key, d in [(None, d) for d in args] + list(keywords):
         if d[0] == "const":
-            text = repr(d[1])
+            text = _literal(d[1])
         else:
             text = f"a{len(params)}"
             params.append(text)
