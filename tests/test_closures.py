@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 import pytest
+from numba import njit
 
 import adjit
 from adjit import AdjitError
@@ -162,3 +163,33 @@ def with_a_comprehension(x, y):
 
 def test_a_lambda_beside_a_comprehension():
     check_value_and_grad(with_a_comprehension, (X, 0.5), (0, 1))
+
+
+@njit
+def _rolling_apply(a, window, apply_func, *args):
+    """vectorbt's rolling_apply_nb: a window function passed in, its extra arguments after."""
+    out = np.full(a.shape[0], np.nan)
+    for i in range(window - 1, a.shape[0]):
+        out[i] = apply_func(a[i + 1 - window:i + 1], *args)
+    return out
+
+
+@njit
+def _rolling_scaled_rms(a, window, k):
+    """vectorbt's rolling_sharpe_ratio_nb shape: a nested function that reads nothing of the
+    enclosing one, passed to the apply helper with its arguments."""
+    def _apply_func(w, _k):
+        return _k * np.sqrt(np.mean(w * w))
+    return _rolling_apply(a, window, _apply_func, k)
+
+
+def _rolling_loss(a, k):
+    return np.nansum(_rolling_scaled_rms(a, 3, k) ** 2)
+
+
+def test_a_nested_function_reading_nothing_passed_to_a_helper():
+    """(it was refused as used other than by calling it; one that reads the enclosing
+    function's names still is, above, the message naming them)"""
+    check_value_and_grad(_rolling_loss, (np.linspace(1.0, 2.0, 8), 2.0), (0, 1))
+    with pytest.raises(AdjitError, match="reads the enclosing function's `x`"):
+        adjit.grad(_returned)(X)

@@ -8,8 +8,10 @@ when it is made, which is Python's late binding, and an array passed so is the c
 (a write through it reaches it), so the helper is inlined as any other (normalize/inline.py).
 
 A nested function that calls another gets that one's free variables too. What is refused,
-by name: a nested function defined inside a loop or a branch, or twice, one used other than
-by calling it (stored, returned, passed on), recursion, and decorators.
+by name: a nested function defined inside a loop or a branch, or twice, one reading the
+enclosing function's names used other than by calling it (stored, returned, passed on: one
+that reads none may be passed to a helper, as a module-level function), recursion, and
+decorators.
 """
 import ast
 import copy
@@ -85,7 +87,7 @@ def lift(src, make_source, function_source):
                     free[name] |= more
                     changed = True
     for fdef in [tree, *defs.values()]:
-        _only_called(fdef, defs, src)
+        _only_called(fdef, defs, src, free)
     made = {}
     for name, fdef in defs.items():
         _pass_free(fdef, defs, free)
@@ -130,13 +132,21 @@ def _called(fdef, defs):
             isinstance(n.func, ast.Name) and n.func.id in defs}
 
 
-def _only_called(node, defs, src):
+def _only_called(node, defs, src, free):
+    """A nested function that reads the enclosing function's names is only called (each
+    call passes those names); one that reads none may also be passed to a helper as a
+    value, as a module-level function is (vectorbt's rolling_sharpe_ratio_nb passes its
+    `_apply_func_nb` to rolling_apply_nb)."""
     calls = {id(n.func) for n in ir.walk(node) if isinstance(n, ast.Call)}
     for n in ir.walk(node):
-        if isinstance(n, ast.Name) and n.id in defs and id(n) not in calls:
-            raise src.loc.error(n, f"the nested function `{n.id}` used other than by calling "
-                                   "it", "Call it where it is needed; to pass a function to "
-                                   "a helper, define it at module level.")
+        if isinstance(n, ast.Name) and n.id in defs and id(n) not in calls and free[n.id]:
+            names = ", ".join(f"`{v}`" for v in sorted(free[n.id]))
+            raise src.loc.error(n, f"the nested function `{n.id}`, which reads the "
+                                   f"enclosing function's {names}, used other than by "
+                                   "calling it",
+                                "Pass those values to it as arguments (then it may be "
+                                "passed to a helper), call it where it is needed, or "
+                                "define it at module level.")
 
 
 def _pass_free(node, defs, free):
