@@ -1975,3 +1975,40 @@ def test_an_optional_argument_defaulted_then_assigned_again():
     there on every path, as numba types it (it was refused as assigned where it may not be
     None). Where the data decides whether it is None it is still refused (above)."""
     check_value_and_grad(_rolling_var_loss, (np.linspace(1.0, 2.0, 10) ** 2,), 0)
+
+
+@njit
+def _cond_value_at_risk_1d(returns, cutoff=0.05):
+    """vectorbt's cond_value_at_risk_1d_nb (returns/nb.py), as published."""
+    if len(returns) == 0:
+        return np.nan
+    cutoff_index = int((len(returns) - 1) * cutoff)
+    return np.mean(np.partition(returns, cutoff_index)[: cutoff_index + 1])
+
+
+@njit
+def _cond_value_at_risk(returns, cutoff=0.05):
+    out = np.empty(returns.shape[1], dtype=np.float64)
+    for col in range(returns.shape[1]):
+        out[col] = _cond_value_at_risk_1d(returns[:, col], cutoff)
+    return out
+
+
+def _shortfall_loss(R):
+    return np.sum(_cond_value_at_risk(R, 0.2)) + np.partition(R[:, 0], -1)[-1] + \
+        np.partition(R[:, 1], (1, 4))[4]
+
+
+def test_partition_as_expected_shortfall_uses_it():
+    """np.partition: the mean of the k + 1 smallest returns does not depend on the order
+    the implementation leaves them in; each element's adjoint goes back to where numba's
+    partition took it from (it was refused: not differentiated)."""
+    R = np.random.default_rng(7).normal(size=(30, 3))
+    g = check_value_and_grad(_shortfall_loss, (R,), 0, value_rtol=0.0)
+    k = int(29 * 0.2)
+    for col in (1, 2):      # 1 / (k + 1) on each of the k + 1 smallest of the column
+        want = np.zeros(30)
+        want[np.argsort(R[:, col])[:k + 1]] = 1.0 / (k + 1)
+        if col == 1:
+            want[np.argsort(R[:, 1])[4]] += 1.0
+        np.testing.assert_allclose(g[:, col], want, rtol=1e-14, atol=0)

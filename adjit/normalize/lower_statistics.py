@@ -118,6 +118,30 @@ def lower_sort(norm, node, obj, out):
                                   out, "np.sort")
 
 
+@lowers("partition")
+def lower_partition(norm, node, obj, out):
+    """np.partition(a, kth) of a 1-D array: a gather of `a` through the positions of its
+    elements in numba's partitioned result (vec.partition_order), so the value is numba's
+    element for element and each element's adjoint goes back to where it came from,
+    whatever order the implementation leaves around the k-th."""
+    a = norm.indexing.call_arguments(node, ["a", "kth"], {}, out)
+    v = norm.indexing.array_operand(a["a"], out, "np.partition")
+    if len(v.shape) != 1:
+        raise norm.error(node, f"np.partition of a {len(v.shape)}-D array",
+                         "Partition each row in a loop (np.partition(M[i], k)), or sort "
+                         "them (np.sort(M) sorts each row).")
+    kth = a["kth"]
+    if isinstance(kth, (ast.Tuple, ast.List)) and \
+            all(isinstance(e, ast.Constant) for e in kth.elts):
+        kth = ast.Tuple(elts=list(kth.elts), ctx=ast.Load())
+    else:
+        kth = norm.atom(kth, out)
+    base = norm.arrays.materialize(v, out, node)
+    order = norm.to_atom(out, norm.calls.call_of(vec.partition_order, [base, kth]), "_s")
+    return norm.indexing.index_view(norm.arrays.view_of(base.id, out),
+                                    [("array", order.id, 1)], out, node)
+
+
 @lowers("nan_reduce")
 def lower_nan_reduce(norm, node, obj, out):
     """np.nansum/nanprod/nanmean/nanmax/nanmin(a): the reduction of np.where(a != a,

@@ -89,6 +89,8 @@ FORMS = {
     np.tril: ("np.tril(M)", "np.tril(M, 1)", "np.tril(M, k=-1)"),
     np.triu: ("np.triu(M)", "np.triu(M, -1)", "np.triu(M, k=1)"),
     np.sort: ("np.sort(x)", "np.sort(M)", "np.sort(M.T)"),
+    np.partition: ("np.partition(x, 2)", "np.partition(x, -1)", "np.partition(x, (0, 3))",
+                   "np.partition(x, kth=1)", "!np.partition(M, 1)"),
     np.median: ("np.median(x)", "np.median(x[:4])", "np.median(M)", "np.median(T)"),
     np.roll: ("np.roll(x, 2)", "np.roll(x, -1)", "np.roll(M, 4)"),
     np.repeat: ("np.repeat(x, 2)", "np.repeat(M, 2)"),

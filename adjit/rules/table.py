@@ -433,6 +433,8 @@ for _obj, _handler, _notes, *_through in (
         (np.tril, "tril", "2-D, `k=`"),
         (np.triu, "triu", "2-D, `k=`"),
         (np.sort, "sort", "1-D: a gather through argsort"),
+        (np.partition, "partition", "1-D: a gather through the order numba's np.partition "
+                                    "leaves the elements in"),
         (np.median, "median", "1-D"),
         (np.roll, "roll", "no axis: flattened"),
         (np.repeat, "repeat", "int repeats, no axis"),
@@ -813,6 +815,8 @@ inactive(np.argsort, "np.argsort", ("a",), lambda d: (d[0], "i"), "integer resul
          options={"kind": ("quicksort", "mergesort")})
 inactive(vec.argsort_rows, "vec.argsort_rows", ("a",), lambda d: (1, "i"),
          "flat positions of each row's sorted order (np.sort of a 2-D array)")
+inactive(vec.partition_order, "vec.partition_order", ("a", "kth"), lambda d: (1, "i"),
+         "positions of a 1-D array's elements in the order np.partition leaves them")
 inactive(np.argmax, "np.argmax", ("a",), lambda d: (0, "i"), "integer result, no axis")
 inactive(np.argmin, "np.argmin", ("a",), lambda d: (0, "i"), "integer result, no axis")
 # numba's random draws: calls with an effect (each advances numba's generator), run once in
@@ -941,8 +945,6 @@ not_differentiated("returns a list of arrays: slice instead (x[:k], x[k:])", np.
                    np.array_split, np.hsplit, np.vsplit, np.dsplit, np.broadcast_arrays)
 not_differentiated("takes lists of arrays: write nested np.where", np.select)
 not_differentiated("a tuple of a // b and a % b: write those (both differentiated)", np.divmod)
-not_differentiated("the order of the elements around the k-th is the implementation's: "
-                   "np.sort is differentiated", np.partition)
 not_differentiated("which elements it keeps depends on equal values: gather with indices "
                    "instead (np.argsort, x[idx])", np.unique, np.intersect1d, np.union1d,
                    np.setdiff1d, np.setxor1d)

@@ -15,6 +15,20 @@ from .jitcache import key_by_level
 
 
 @numba.njit(cache=True)
+def partition_order(a, kth):
+    """Positions of a 1-D array's elements in the order numba's np.partition(a, kth) leaves
+    them: a[partition_order(a, kth)] equals np.partition(a, kth) element for element (the
+    k-th smallest of its sorted and its partitioned values paired up, NaNs last in both)."""
+    parted = np.partition(a, kth)
+    mine = np.argsort(a, kind="mergesort")
+    theirs = np.argsort(parted, kind="mergesort")
+    out = np.empty(a.shape[0], np.int64)
+    for r in range(a.shape[0]):
+        out[theirs[r]] = mine[r]
+    return out
+
+
+@numba.njit(cache=True)
 def argsort_rows(a):
     """Flat positions (C order) of a 2-D array's elements with each row in sorted order:
     a.ravel()[argsort_rows(a)].reshape(a.shape) is np.sort(a) (numba sorts the last axis)."""

@@ -46,4 +46,4 @@ from .arrays import (  # noqa: F401 - the names generated code calls
     vander_tangent, diagflat_bar, geomspace_bars, geomspace_tangent, logspace_bars,
     logspace_tangent, nancumprod_bar, nancumprod_tangent, size_of, shaped_like, zero_like,
     append_head_bar, append_tail_bar, gather1, take_along_axis_bar, take_along_axis_adjoint,
-    extract_bar, delete_bar, argsort_rows)
+    extract_bar, delete_bar, argsort_rows, partition_order)
