@@ -286,6 +286,14 @@ def index_atoms(sub):
     return list(idx.elts) if isinstance(idx, ast.Tuple) else [idx]
 
 
+def _tuple_leaves(a):
+    """The atoms of a call's argument: a tuple's items, nested tuples' too (a grid of
+    (start, stop, count) tuples passed to a call kept as numba's)."""
+    if isinstance(a, ast.Tuple):
+        return [x for e in a.elts for x in _tuple_leaves(e)]
+    return [a]
+
+
 def operands(value):
     """The atoms an assignment's right-hand side reads, in order."""
     if is_atom(value):
@@ -299,7 +307,7 @@ def operands(value):
     if isinstance(value, ast.Call):
         out = []
         for a in value.args:
-            out.extend(a.elts if isinstance(a, ast.Tuple) else [a])
+            out.extend(_tuple_leaves(a))
         if isinstance(value.func, ast.Attribute) and isinstance(value.func.value, ast.Name) \
                 and value.func.value.id not in ("math", "np", "vec"):
             out.insert(0, value.func.value)

@@ -352,3 +352,48 @@ def test_a_call_with_no_rule_given_nan_or_inf_constants():
     np.testing.assert_allclose(g[1:], 2 * np.linspace(1.0, 2.0, 6)[:-1], rtol=1e-15)
     np.testing.assert_allclose(g[1:], fd_grad(_weighted_by_shifted, (v,), 0)[1:], rtol=1e-7)
     assert np.isnan(g[0])
+
+
+def _eval_on_grid(grid, C):
+    """interpolation.py's entry points: an @overload'ed function taking a grid, a tuple of
+    (start, stop, count) tuples (UCGrid)."""
+    if isinstance(C, numba.types.Type):
+        def impl(grid, C):
+            (a, b, n), = grid
+            step = (b - a) / (n - 1)
+            return C * step
+        return impl
+
+
+overload(_eval_on_grid)(_eval_on_grid)
+
+_GRID = ((0.0, 2.0, 5),)
+_C = np.linspace(1.0, 2.0, 4)
+
+
+def _weighted_on_grid(a, w):
+    local = ((a, 3.0, 7),)
+    return np.sum(_eval_on_grid(_GRID, _C) * w) + \
+        np.sum(adjit.stop_gradient(_eval_on_grid(local, _C)) * w) + a * a
+
+
+def _through_the_grid(a, w):
+    return np.sum(_eval_on_grid(((a, 3.0, 7),), _C) * w)
+
+
+def test_tuples_passed_to_a_call_kept_as_numbas():
+    """A grid tuple (a module's, or one the function builds from its arguments) given to an
+    @overload'ed function where no derivative flows through it: it was refused as "a tuple
+    used as a value"; the call now gets the tuple. Where a derivative would flow through
+    the call (an active number in the tuple) it is refused naming the call."""
+    w = np.array([0.5, -1.0, 2.0, 0.25])
+    value, g = adjit.value_and_grad(_weighted_on_grid, argnums=(0, 1))(0.4, w)
+    assert value == numba.njit(_weighted_on_grid)(0.4, w)
+    np.testing.assert_allclose(g[1], _C * 0.5 + _C * (3.0 - 0.4) / 6, rtol=1e-15)
+    assert g[0] == 0.8
+    for mode in ("grad", "jvp"):
+        with pytest.raises(AdjitError, match="flow through `_eval_on_grid`"):
+            if mode == "grad":
+                adjit.grad(_through_the_grid)(0.4, w)
+            else:
+                adjit.jvp(_through_the_grid, argnums=0)(0.4, w, 1.0)

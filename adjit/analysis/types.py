@@ -228,17 +228,25 @@ def _calls(call, table):
 
 def _opaque_kind(stmt, prim, kinds):
     """The kind of a call with no derivative rule: numba's type of it (rules/opaque.py)."""
-    descs = []
-    for a in stmt.value.args:
+    def described(a, in_tuple=False):
         if isinstance(a, ast.Constant):
-            descs.append(("const", a.value))
-            continue
+            v = a.value
+            if not in_tuple:
+                return ("const", v)
+            return ("b",) if isinstance(v, bool) else ("i",) if isinstance(v, int) else ("f",)
+        if isinstance(a, ast.Tuple):    # (a grid passed to an @overload'ed function)
+            items = tuple(described(e, True) for e in a.elts)
+            return None if None in items else ("tuple", items)
         kind = kinds.get(a.id) if isinstance(a, ast.Name) else None
         if kind is None:
             return None
-        descs.append(("array", kind.ndim, kind.dtype) if is_array(kind) else
-                     ("b",) if kind == BOOL else ("i", "uint64") if isinstance(kind, _Unsigned)
-                     else ("i",) if kind == INT else ("f",))
+        return ("array", kind.ndim, kind.dtype) if is_array(kind) else \
+            ("b",) if kind == BOOL else ("i", "uint64") if isinstance(kind, _Unsigned) \
+            else ("i",) if kind == INT else ("f",)
+
+    descs = [described(a) for a in stmt.value.args]
+    if None in descs:
+        return None
     try:
         desc = opaque.result(prim.obj, tuple(descs))
     except opaque.Untyped as exc:

@@ -703,7 +703,13 @@ class NumpyCalls:
         if isinstance(a, (ast.Tuple, ast.List)) and \
                 all(isinstance(e, ast.Constant) for e in a.elts):
             return a, ("const", tuple(e.value for e in a.elts))
-        value = self.n.operand(a, out)
+        value = self.n.rhs(a, out)
+        if isinstance(value, TupleValue):
+            return self.opaque_tuple(value, a, out)
+        return self.described(self.n.arrays.lazy_operand(value, out), out)
+
+    def described(self, value, out):
+        """(atom, descriptor) of a value the normalizer made (an atom, a Lazy array)."""
         if isinstance(value, Scalar):
             value = value.atom
         elif isinstance(value, Lazy):
@@ -717,6 +723,29 @@ class NumpyCalls:
             return value, ("array", ndim, dtype if dtype in ("f", "i", "b") else "f")
         return value, ("i",) if value.id in self.n.ctx.ints else \
             ("b",) if value.id in self.n.ctx.bools else ("f",)
+
+    def opaque_tuple(self, value, node, out):
+        """(tuple expression, ("tuple", descriptors)) of a tuple passed to a call kept as
+        numba's (interpolation.py's grids, `((0.0, 1.0, 10), (0.0, 2.0, 20))`, given to its
+        @overload'ed entry points): its items as atoms, nested tuples as tuples."""
+        elts, descs = [], []
+        for item in value.items:
+            if isinstance(item, TupleValue):
+                e, d = self.opaque_tuple(item, node, out)
+            else:
+                e, d = self.described(item, out)
+                if d[0] == "const":
+                    v = d[1]
+                    if not isinstance(v, (bool, int, float)):
+                        raise self.n.error(node, "a tuple holding something other than "
+                                           "numbers and arrays passed to a call kept as "
+                                           "numba's", "Pass numbers, arrays and tuples of "
+                                           "them.")
+                    d = ("b",) if isinstance(v, bool) else ("i",) if isinstance(v, int) \
+                        else ("f",)
+            elts.append(e)
+            descs.append(d)
+        return ast.Tuple(elts=elts, ctx=ast.Load()), ("tuple", tuple(descs))
 
     def constant_number(self, node):
         """The value of a number written as a constant (2, -1, np.inf, -np.inf, a module
@@ -851,7 +880,10 @@ class NumpyCalls:
             items = [value.item(k) for k in range(value.ndim)] if isinstance(value, Shape) \
                 else value.items
             return ast.Tuple(elts=[self.n.to_atom(out, e) for e in items], ctx=ast.Load())
-        value = self.n.operand(a, out)
+        value = self.n.rhs(a, out)
+        if isinstance(value, TupleValue):
+            return self.opaque_tuple(value, a, out)
+        value = self.n.arrays.lazy_operand(value, out)
         if isinstance(value, Scalar):
             value = value.atom
         elif isinstance(value, Lazy):

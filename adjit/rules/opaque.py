@@ -146,11 +146,12 @@ def _result(obj, args, keywords):
     return _descriptor(dispatcher.overloads[sig].signature.return_type)
 
 
-def _dummy(desc, family=0):
+def _dummy(desc, family=0, at=0):
     """A small value of the descriptor's type. The families differ where a function accepts
     only some values: 0 counts from 1, 1 runs from -1 to 1 (np.roots of [1, 2, 3] has
     complex roots, which numba's roots of a real array refuses; of [-1, 0, 1] it has not),
-    2 is an identity (eigenvalues numba keeps real)."""
+    2 is an identity (eigenvalues numba keeps real). The numbers in a tuple rise with their
+    position `at` (1.0, 2.0, 5 for a grid's start, stop and count)."""
     if desc[0] == "array":
         dtype = {"f": np.float64, "i": np.int64, "b": np.bool_}[desc[2]]
         n, shape = 3 ** desc[1], (3,) * desc[1]
@@ -161,9 +162,9 @@ def _dummy(desc, family=0):
         if family == 2:
             return (np.eye(3) if desc[1] == 2 else np.zeros(n)).astype(dtype).reshape(shape)
         return np.arange(1, n + 1).astype(dtype).reshape(shape)
-    if desc[0] == "tuple":
-        return tuple(_dummy(d, family) for d in desc[1])
-    return {"f": 1.0, "i": 1, "b": True}[desc[0]]
+    if desc[0] == "tuple":      # numbers rising along it: a grid's (start, stop, count)
+        return tuple(_dummy(d, family, k) for k, d in enumerate(desc[1]))
+    return {"f": 1.0 + at, "i": 1 + 2 * at, "b": True}[desc[0]]
 
 
 @_cached
