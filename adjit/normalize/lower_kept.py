@@ -109,7 +109,7 @@ def lower_custom(norm, node, obj, out):
                          f"Pass {len(fn.params)}: {', '.join(fn.params)}.")
     atoms, descs = zip(*[norm.calls.opaque_argument(a, out) for a in args]) if args else ((), ())
     for a, d in zip(args, descs):
-        if d[0] == "const" and not isinstance(d[1], (bool, int, float)):
+        if d[0] == "tuple" or d[0] == "const" and not isinstance(d[1], (bool, int, float)):
             raise norm.error(node, f"a tuple passed to the custom_vjp function "
                              f"`{fn.__name__}`", "Pass numbers and arrays.")
     fn.check_call(descs, error)
