@@ -1,6 +1,8 @@
 """The public API: grad, value_and_grad, and the callable gradient object they return."""
+import collections
 import functools
 import inspect
+import keyword
 import sys
 import threading
 
@@ -28,6 +30,37 @@ from .codegen.emit import exec_source
 
 _KINDS = {"grad": (False, None), "value_and_grad": (True, None),
           "vjp": (True, "cotangent"), "jvp": (True, "tangent"), **higher.KINDS}
+
+
+def _is_record(a):
+    return isinstance(a, np.void) and a.dtype.names is not None
+
+
+_RECORD_CLASSES = {}
+
+
+def _record_tuple(rec, name, where):
+    """A named tuple of the record's fields, of one class per dtype."""
+    dtype = rec.dtype
+    names = dtype.names
+    bad = [f for f in names if not f.isidentifier() or keyword.iskeyword(f)]
+    if bad or any(dtype.fields[f][0].shape or dtype.fields[f][0].names for f in names):
+        raise error_at(where, f"argument '{name}' is a record (an np.void) whose fields are "
+                       "not all numbers with names that are identifiers",
+                       "Pass such a record's fields as arguments of their own.")
+    cls = _RECORD_CLASSES.get(dtype)
+    if cls is None:
+        cls = _RECORD_CLASSES.setdefault(dtype, collections.namedtuple(
+            f"record_{len(_RECORD_CLASSES)}", names))
+    return cls(*(rec[f].item() for f in names))
+
+
+def _as_record(grad, dtype):
+    """A record of `dtype` holding the gradient of a record's fields."""
+    out = np.zeros((), dtype)
+    for f, g in zip(dtype.names, grad):
+        out[f] = g
+    return out[()]
 
 
 class GradientFunction:
@@ -100,6 +133,9 @@ class GradientFunction:
     def __call__(self, *args, **kwargs):
         if kwargs or self._vararg or len(args) != len(self._order):
             args = self._positional(args, kwargs)
+        if self.target == "cpu" and self.mode.name in ("grad", "value_and_grad") and \
+                any(_is_record(a) for a in args):
+            return self._with_records(args)
         if self.target == "cuda":
             # a device function called from Python, or from a kernel in the CUDA simulator:
             # the generated Python function itself (numba-cuda compiles it inside kernels)
@@ -122,6 +158,30 @@ class GradientFunction:
             raise AdjitError(f"numba could not compile the gradient of "
                              f"'{self.__adjit_function__.__qualname__}':\n{exc}\n"
                              f"generated source:\n{spec.source}") from None
+
+    def _with_records(self, args):
+        """A record (an np.void, `params[i]` of a structured array, as RRMPG's models take
+        their parameters) passed as an argument: the function reads it as a named tuple of
+        its fields (`p['x1']`, `p.x1`), as numba reads a record, and the record's gradient
+        comes back as a record of its dtype (a field that is not a float: zero)."""
+        fn = self.__adjit_function__
+        where = (fn.__code__.co_filename, fn.__code__.co_firstlineno, fn.__qualname__)
+        passed = []
+        for k, a in enumerate(args):
+            if _is_record(a):
+                name = self._order[k] if k < len(self._order) else f"#{k}"
+                a = _record_tuple(a, name, where)
+            passed.append(a)
+        result = self(*passed)
+        nums = (self._argnums_arg,) if isinstance(self._argnums_arg, int) \
+            else tuple(self.argnums)
+        grads = result[1] if self.mode.with_value else result
+        parts = [grads] if isinstance(self._argnums_arg, int) else list(grads)
+        for j, k in enumerate(nums):
+            if _is_record(args[k]):
+                parts[j] = _as_record(parts[j], args[k].dtype)
+        grads = parts[0] if isinstance(self._argnums_arg, int) else tuple(parts)
+        return (result[0], grads) if self.mode.with_value else grads
 
     def _run(self, spec, pytypes, args):
         try:
@@ -248,11 +308,12 @@ class GradientFunction:
         unsplit = self.target != "cpu" or self.mode.name in higher.KINDS
         if isinstance(t, numba.types.Record):
             raise error_at(where, f"argument '{name}' is a record (one element of a numpy "
-                           "structured array, an np.void such as data[i])",
-                           "adjit reads records through their array: pass the record array "
-                           "and read data[i]['x'] or data[i].x in the function (or pass "
-                           "data[i] on to your own functions, which read it as numba does), "
-                           "or pass the fields as numbers.")
+                           "structured array, an np.void such as data[i]), which "
+                           f"{self.mode.name}{gpu} called from here does not take",
+                           "grad and value_and_grad called from Python take one; elsewhere "
+                           "pass the record array and read data[i]['x'] or data[i].x in the "
+                           "function (or pass data[i] on to your own functions, which read "
+                           "it as numba does), or pass the fields as numbers.")
         if record_arrays.record_fields(t):
             if unsplit:
                 raise error_at(where, f"argument '{name}' is a record array, which "
