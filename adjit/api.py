@@ -52,7 +52,7 @@ def _record_tuple(rec, name, where):
     if cls is None:
         cls = _RECORD_CLASSES.setdefault(dtype, collections.namedtuple(
             f"record_{len(_RECORD_CLASSES)}", names))
-    return cls(*(rec[f].item() for f in names))
+    return cls(*(rec[f] for f in names))     # (numpy scalars: float32 stays float32)
 
 
 def _as_record(grad, dtype):
