@@ -64,8 +64,8 @@ def load():
     helper(rt.bcast_value, "mpi_bcast", ("x", "root"), ("reduce_to_root(out_bar, root)", None),
            ("bcast_value(d, root)", None), _like_first, replicates=True)
     helper(rt.send_token, "mpi_send", ("x", "dest", "tag"),
-           ("send_adjoint(x.shape, dest, tag)", None, None), ("send_token(d, dest, tag)", None, None),
-           _number)
+           ("send_adjoint(x.shape, dest, tag)", None, None),
+           ("send_token(d, dest, tag)", None, None), _number)
     helper(rt.recv_value, "mpi_recv", ("like", "source", "tag"),
            ("recv_adjoint(out_bar, source, tag, like.shape)", None, None),
            ("recv_value(d, source, tag)", None, None), _like_first)
