@@ -2621,8 +2621,21 @@ class _Normalizer:
             # numba's `a.real` of a float array is the array itself, of a number the number
             return self.operand(node.value, out)
         if node.attr == "imag" and self.src.resolve(node.value) is MISSING:
-            raise self.error(node, "the attribute `.imag` (adjit's numbers are real)",
-                             "Write what it is for a real value: 0.0, or np.zeros_like(a).")
+            # numba's `x.imag` of a real number is 0 (lenstronomy's cdot(a, b) given floats),
+            # of a float array an array of zeros
+            v = self.operand(node.value, out)
+            if isinstance(v, View) and self.ctx.arrays.get(v.base, (0, ""))[1] == "f":
+                return self.arrays.elementwise(("call", "where"),
+                                               [ir.const(True), ir.const(0.0), v], out, node)
+            atom = v.atom if isinstance(v, Scalar) else v
+            if not isinstance(v, Lazy) or isinstance(v, Scalar):
+                whole = (isinstance(atom, ast.Constant) and isinstance(atom.value, int)) or (
+                    isinstance(atom, ast.Name) and (atom.id in self.ctx.ints or
+                                                    atom.id in self.ctx.bools))
+                return ir.const(0 if whole else 0.0)
+            raise self.error(node, "the attribute `.imag` of an array that is not a float "
+                             "array held in a name (adjit's numbers are real)",
+                             "Write what it is for a real value: np.zeros_like(a).")
         if node.attr in ("size", "ndim") and not self.is_module(node.value):
             shape = self.shape_of(node.value, out)
             if shape.ndim is None:
