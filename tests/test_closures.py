@@ -193,3 +193,24 @@ def test_a_nested_function_reading_nothing_passed_to_a_helper():
     check_value_and_grad(_rolling_loss, (np.linspace(1.0, 2.0, 8), 2.0), (0, 1))
     with pytest.raises(AdjitError, match="reads the enclosing function's `x`"):
         adjit.grad(_returned)(X)
+
+
+_triple, _quintuple = lambda x: x * 3.0 + math.sin(x), lambda x: x * 5.0 + math.sin(x)
+
+
+def test_a_lambda_differentiated_as_jax_users_write_it():
+    """`grad(lambda x: ...)`: the lambda's source is read from its line (the one lambda of
+    its parameters there, or the one the columns of its code point at); its enclosing
+    function's names are read as a nested function's. It was refused outright (and the
+    README's custom-rule example wrote one)."""
+    a, b = 2.0, 3.0
+    g = adjit.grad(lambda x: np.sum(x ** 2) * a + b * x[0])(X)
+    np.testing.assert_allclose(g, 2 * a * X + b * (np.arange(X.size) == 0), rtol=1e-14)
+    assert adjit.grad(_triple)(0.5) == 3.0 + math.cos(0.5)
+    assert adjit.grad(_quintuple)(0.5) == 5.0 + math.cos(0.5)
+    value, (gx, gy) = adjit.value_and_grad(lambda x, y: x * y + math.exp(x),
+                                           argnums=(0, 1))(0.5, 2.0)
+    assert (gx, gy) == (2.0 + math.exp(0.5), 0.5)
+    spread = (lambda v:
+              np.sum(np.sin(v) * v))
+    check_value_and_grad(spread, (X,), 0)

@@ -388,8 +388,19 @@ def read_function(fn, vararg=False):
                         "(adjit.custom_vjp), or differentiate code that calls the "
                         "implementation itself.")
     if fn.__name__ == "<lambda>":
-        raise loc.error(None, "a lambda cannot be differentiated",
-                        "Define the function with `def` so adjit can read its source.")
+        tree = _lambda_tree(fn)
+        if tree is None:
+            raise loc.error(None, "a lambda whose source adjit cannot single out (more than "
+                            "one lambda of these parameters on its line, or no file)",
+                            "Define the function with `def`, or give the lambda a line of "
+                            "its own.")
+        # (a copy named as its `def`: generated code's names are made from the function's)
+        named = types.FunctionType(fn.__code__.replace(co_name="lambda_"), fn.__globals__,
+                                   "lambda_", fn.__defaults__, fn.__closure__)
+        named.__kwdefaults__ = fn.__kwdefaults__
+        named.__qualname__ = fn.__qualname__.replace("<lambda>", "lambda_")
+        named.__module__ = fn.__module__
+        return _checked(named, tree, loc, vararg, compiled_by_numba)
     try:
         text = textwrap.dedent(inspect.getsource(fn))
     except (OSError, TypeError) as exc:
@@ -420,6 +431,56 @@ def read_function(fn, vararg=False):
                         "to differentiate a wrapper made so, differentiate the function it "
                         "calls.")
     ast.increment_lineno(tree, firstlineno - 1)
+    return _checked(fn, tree, loc, vararg, compiled_by_numba)
+
+
+def _lambda_tree(fn):
+    """A `def` made of the lambda `fn` (`grad(lambda x: log1pexp(x) * 2.0)`), read from its
+    file: the lambda on its first line whose parameters are fn's, where the columns of its
+    code single out one. None where none or several do, or the file cannot be read."""
+    code = fn.__code__
+    try:
+        lines, start = inspect.getsourcelines(fn)
+    except (OSError, TypeError):
+        return None
+    text = textwrap.dedent("".join(lines))
+    indent = len(lines[0]) - len(lines[0].lstrip()) if lines else 0
+    try:
+        module = ast.parse(text)
+    except SyntaxError:
+        try:        # a lambda in an expression spanning lines around these
+            module = ast.parse(textwrap.dedent("".join(
+                inspect.findsource(fn)[0])))
+            start, indent = 1, 0
+        except (OSError, SyntaxError, TypeError):
+            return None
+    params = list(code.co_varnames[:code.co_argcount + code.co_kwonlyargcount])
+    line = code.co_firstlineno - start + 1
+    found = [n for n in ast.walk(module) if isinstance(n, ast.Lambda) and n.lineno == line and
+             [a.arg for a in n.args.posonlyargs + n.args.args + n.args.kwonlyargs] == params]
+    if len(found) > 1:      # the columns its instructions come from (Python 3.11 on)
+        cols = {c for ln, _, c, end in getattr(code, "co_positions", lambda: ())()
+                if ln == code.co_firstlineno and c is not None and end is not None and
+                end > c}     # (not the zero-width RESUME at column 0)
+        first = min(cols) if cols else None
+        found = [n for n in found if first is not None and
+                 n.body.col_offset + indent <= first and
+                 (n.body.end_lineno > n.lineno or first < n.body.end_col_offset + indent)]
+    if len(found) != 1:
+        return None
+    lam = found[0]
+    tree = ast.FunctionDef(name="lambda_", args=lam.args,
+                           body=[ast.copy_location(ast.Return(value=lam.body), lam.body)],
+                           decorator_list=[], returns=None, type_comment=None, type_params=[])
+    ast.copy_location(tree, lam)
+    ast.fix_missing_locations(tree)
+    ast.increment_lineno(tree, start - 1)
+    return tree
+
+
+def _checked(fn, tree, loc, vararg, compiled_by_numba):
+    """The FunctionSource of `fn`'s parsed `def` (at its file's line numbers), checked."""
+    name = loc.name
     origin = getattr(fn, "__adjit_origin__", None)
     if origin is not None:
         # a function adjit generated around the user's (higher.py: a function of a tuple's
