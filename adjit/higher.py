@@ -16,6 +16,7 @@ H 1. Each is a GradientFunction (api.py) of its own kind, so it compiles per arg
 types, is callable from @njit code and pickles like grad's results.
 """
 import inspect
+import re
 
 import numba
 import numpy as np
@@ -97,7 +98,8 @@ def _hvp(gf, arg_types):
         # the user's code went through forward mode; what reverse mode refuses is in the
         # code forward mode generated (a tangent helper without a rule of its own)
         raise _error(gf, f"second derivatives of '{name}': reverse mode over its jvp (the "
-                     f"generated {name}_jvp) refuses this: {str(exc).rstrip('.')}",
+                     f"generated {name}_jvp) refuses this: {str(exc).rstrip('.')}"
+                     f"{_users_line(str(exc), forward.source)}",
                      "That construct has first derivatives in adjit but no second ones "
                      "yet; differentiate its result by hand or keep it out of the "
                      "function you take second derivatives of.") from None
@@ -389,6 +391,22 @@ def _compiled(text, name, namespace, arg_types):
     # the derivative inside compares is then refused by name, as from any compiled code)
     dispatcher = njit(tuple(types.unliteral(t) for t in arg_types))(pyfunc)
     return Transformed(text, pyfunc, dispatcher)
+
+
+def _users_line(message, source):
+    """Where in the user's code the generated jvp's line a message names comes from (its
+    nearest comment `# f, line N: ...` above it), said as ' (made from f, line N: ...)';
+    '' where the message names no line of generated code."""
+    found = re.search(r"\(<adjit-[^>]*>, line (\d+)\)", message)
+    if found is None:
+        return ""
+    lines = source.splitlines()
+    for k in range(min(int(found.group(1)), len(lines)) - 1, -1, -1):
+        comment = re.match(r"\s*# (\S+), line (\d+): (.*)", lines[k])
+        if comment:
+            return f" (made from {comment.group(1)}, line {comment.group(2)}: " \
+                   f"`{comment.group(3).strip()}`)"
+    return ""
 
 
 def _first_order_refusal(gf, arg_types):
