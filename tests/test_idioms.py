@@ -2025,3 +2025,48 @@ def test_partition_as_expected_shortfall_uses_it():
         if col == 1:
             want[np.argsort(R[:, 1])[4]] += 1.0
         np.testing.assert_allclose(g[:, col], want, rtol=1e-14, atol=0)
+
+
+@njit
+def _same(v):
+    return v
+
+
+def _reassigned_itself(x, c=None):
+    c = c
+    if c is None:
+        return np.sum(x)
+    return 2.0 * np.sum(x * x)
+
+
+def _reassigned_through_a_helper(x, c=None):
+    c = _same(c)
+    if c is None:
+        return np.sum(x)
+    return 2.0 * np.sum(x * x)
+
+
+def _reassigned_maybe_none(x, c=None):
+    c = c if x[0] > 0 else None
+    if c is None:
+        return np.sum(x)
+    return 2.0 * np.sum(x * x)
+
+
+def _defaulted_to_itself(x, c=None):
+    if c is None:
+        c = _same(c)
+    if c is None:
+        return np.sum(x)
+    return 2.0 * np.sum(x * x)
+
+
+@pytest.mark.parametrize("f", [_reassigned_itself, _reassigned_through_a_helper,
+                               _reassigned_maybe_none, _defaulted_to_itself])
+def test_an_optional_argument_assigned_what_may_still_be_none_is_refused(f):
+    """A left-out argument assigned a value that may be None (itself, a helper's result,
+    a conditional with a None branch): numba keeps `c is None` true there. Taking the
+    assignment for a value pruned the branch numba runs (a review found it: [4, 8] where
+    the gradient is [1, 1]); refused."""
+    with pytest.raises(AdjitError, match="`c`.*assigned where it may not be None"):
+        adjit.grad(f)(np.array([1.0, 2.0]))

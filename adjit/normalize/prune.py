@@ -126,14 +126,69 @@ _UNKNOWN = "unknown"
 """The state of a parameter None on some paths and assigned on others (see _prune)."""
 
 
-def prune(stmts, none):
+def prune(stmts, none, followed=frozenset()):
     """`stmts` with the branches that cannot run removed (new nodes; `stmts` unchanged).
     `none` (parameter -> whether it holds None) follows the statements: a parameter
-    assigned in a branch that ran holds a value after it (`if w is None: w = 1.0`)."""
-    return _prune(stmts, dict(none))
+    assigned in a branch that ran holds a value after it (`if w is None: w = 1.0`).
+    `followed`: parameters left out that the body assigns outside such branches too, whose
+    assignments give them a value only where it cannot be None (_assigned_none)."""
+    return _prune(stmts, dict(none), frozenset(followed))
 
 
-def _prune(stmts, none):
+def _not_none(value):
+    """Whether an expression's value cannot be None: a constant other than None,
+    arithmetic, a comparison, a literal tuple or list, a call of a builtin or of numpy's or
+    math's functions (`max(minp, 1)`, `np.ones_like(x)`)."""
+    if isinstance(value, ast.Constant):
+        return value.value is not None
+    if isinstance(value, (ast.BinOp, ast.UnaryOp, ast.Compare, ast.Tuple, ast.List)):
+        return True
+    if isinstance(value, ast.Call):
+        f = value.func
+        return (isinstance(f, ast.Name) and f.id in _BUILTINS) or (
+            isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and
+            f.value.id in ("np", "numpy", "math"))
+    return False
+
+
+_BUILTINS = {"max", "min", "int", "float", "abs", "len", "round", "sum", "bool"}
+
+
+def _assigned_none(s, p, strict):
+    """Whether parameter p holds None after `s` assigns it: True, False or _UNKNOWN. For a
+    parameter assigned only in branches that run while it is None (`strict` false), any
+    value is taken for one but the parameter itself or None again (`c = c`, `c = v if t
+    else None`, `c = ident(c)`); otherwise only what _not_none knows."""
+    if not isinstance(s, ast.Assign):
+        return False            # (p += 1, p: float = 1.0)
+    if not (len(s.targets) == 1 and isinstance(s.targets[0], ast.Name)):
+        return _UNKNOWN if strict else False     # (unpacked)
+    value = s.value
+    if isinstance(value, ast.Constant) and value.value is None:
+        return True
+    if _not_none(value):
+        return False
+    if strict or _may_hold_none(value, p):
+        return _UNKNOWN
+    return False
+
+
+def _may_hold_none(value, p):
+    """Whether an expression may give back None held in parameter p, or None itself: p,
+    None, a conditional expression either of whose values may, a call given p."""
+    if isinstance(value, ast.Name):
+        return value.id == p
+    if isinstance(value, ast.Constant):
+        return value.value is None
+    if isinstance(value, ast.IfExp):
+        return _may_hold_none(value.body, p) or _may_hold_none(value.orelse, p)
+    if isinstance(value, ast.Call):
+        return any(_may_hold_none(a, p) for a in value.args) or \
+            any(_may_hold_none(k.value, p) for k in value.keywords)
+    return False
+
+
+def _prune(stmts, none, followed=frozenset()):
     """prune, updating `none` in place; a parameter assigned on some paths only is
     _UNKNOWN after them, and _Undecided is raised where it is read again."""
     out = []
@@ -146,7 +201,11 @@ def _prune(stmts, none):
         if isinstance(s, ast.If):
             taken = decided(s.test, none)
             if taken is not None:
-                out.extend(_prune(s.body if taken else s.orelse, none))
+                # (the branch that runs while the tested parameter is None gives it its
+                # default: any value there is one, as in `if p is None: p = window`)
+                tested = {p for p in followed if decided(s.test, {p: True}) is not None and
+                          none.get(p) is True}
+                out.extend(_prune(s.body if taken else s.orelse, none, followed - tested))
                 if out and isinstance(out[-1], ast.Return):
                     break
                 continue
@@ -164,15 +223,14 @@ def _prune(stmts, none):
                     # `if p is None: p = x[k]` then `s += p`), refused where read
                     for p in [p for p, v in state.items() if v is True and _assigns(s, p)]:
                         state[p] = _UNKNOWN
-                setattr(s, field, _prune(getattr(s, field), state))
+                setattr(s, field, _prune(getattr(s, field), state, followed))
                 paths.append(state)
         if isinstance(s, (ast.For, ast.While)) or (isinstance(s, ast.If) and not s.orelse):
             paths.append(dict(none))        # (no iteration, or the branch not taken)
         for p in none:
             states = {state[p] for state in paths}
             if isinstance(s, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and _assigns(s, p):
-                none[p] = isinstance(s, ast.Assign) and isinstance(s.value, ast.Constant) \
-                    and s.value.value is None   # (`p = None` again; a value otherwise)
+                none[p] = _assigned_none(s, p, p in followed)
             elif states:
                 none[p] = states.pop() if len(states) == 1 else _UNKNOWN
         if isinstance(s, ast.If) and not s.body:
@@ -198,15 +256,18 @@ def pruned_source(src, none, refuse):
     if not has_none_tests(src.tree):
         return src
     none = dict(none)
+    followed = set()
     for p in [p for p in none if not assigned_only_when_none(src.tree.body, p)]:
         if not none[p]:
             del none[p]
+        else:
+            followed.add(p)
         # (a left-out one assigned elsewhere too, `if minp is None: minp = window` then
         # `minp = max(minp, 1)`, is followed statement by statement: refused where whether
         # it is None is decided at run time)
     new = copy.copy(src.tree)
     try:
-        new.body = prune(src.tree.body, none) or [ast.Pass()]
+        new.body = prune(src.tree.body, none, followed) or [ast.Pass()]
     except _Undecided as exc:
         raise refuse(exc.args[0]) from None
     return FunctionSource(src.fn, new, src.loc)
