@@ -678,12 +678,17 @@ f_lambda = lambda x: x * x  # @lambda_arg  # noqa: E731
 
 _exec_ns = {}
 exec("def f_exec(x):\n    return x * x\n", _exec_ns)  # noqa: S102
+exec("f_exec_lambda = lambda x: x * x\n", _exec_ns)  # noqa: S102
 f_exec = _exec_ns["f_exec"]
 
 
 def test_lambda_passed_to_grad():
-    msg = error_of(f_lambda, 1.5)
-    check(msg, "<lambda>", "lambda_arg", "lambda", "def")
+    """A lambda is read from its line (it was refused); one with no file to read it from
+    is refused, saying what to write."""
+    assert grad(f_lambda)(1.5) == 3.0
+    msg = error_of(_exec_ns["f_exec_lambda"], 1.5)
+    assert "<lambda>" in msg and reported_line(msg, "<string>") == 1
+    assert "cannot single out" in msg and "define the function with `def`" in msg.lower()
 
 
 def test_function_made_with_exec():
