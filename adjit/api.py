@@ -50,8 +50,8 @@ def _record_tuple(rec, name, where):
                        "Pass such a record's fields as arguments of their own.")
     cls = _RECORD_CLASSES.get(dtype)
     if cls is None:
-        cls = _RECORD_CLASSES.setdefault(dtype, collections.namedtuple(
-            f"record_{len(_RECORD_CLASSES)}", names))
+        cls = _RECORD_CLASSES[dtype] = collections.namedtuple(
+            f"record_{len(_RECORD_CLASSES)}", names)
     return cls(*(rec[f] for f in names))     # (numpy scalars: float32 stays float32)
 
 
@@ -173,14 +173,12 @@ class GradientFunction:
                 a = _record_tuple(a, name, where)
             passed.append(a)
         result = self(*passed)
-        nums = (self._argnums_arg,) if isinstance(self._argnums_arg, int) \
-            else tuple(self.argnums)
         grads = result[1] if self.mode.with_value else result
-        parts = [grads] if isinstance(self._argnums_arg, int) else list(grads)
-        for j, k in enumerate(nums):
+        parts = [grads] if self.mode.single else list(grads)
+        for j, k in enumerate(self.argnums):
             if _is_record(args[k]):
                 parts[j] = _as_record(parts[j], args[k].dtype)
-        grads = parts[0] if isinstance(self._argnums_arg, int) else tuple(parts)
+        grads = parts[0] if self.mode.single else tuple(parts)
         return (result[0], grads) if self.mode.with_value else grads
 
     def _run(self, spec, pytypes, args):

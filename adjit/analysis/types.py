@@ -230,10 +230,7 @@ def _opaque_kind(stmt, prim, kinds):
     """The kind of a call with no derivative rule: numba's type of it (rules/opaque.py)."""
     def described(a, in_tuple=False):
         if isinstance(a, ast.Constant):
-            v = a.value
-            if not in_tuple:
-                return ("const", v)
-            return ("b",) if isinstance(v, bool) else ("i",) if isinstance(v, int) else ("f",)
+            return opaque.number_descriptor(a.value) if in_tuple else ("const", a.value)
         if isinstance(a, ast.Tuple):    # (a grid passed to an @overload'ed function)
             items = tuple(described(e, True) for e in a.elts)
             return None if None in items else ("tuple", items)

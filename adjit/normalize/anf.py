@@ -2627,15 +2627,15 @@ class _Normalizer:
             if isinstance(v, View) and self.ctx.arrays.get(v.base, (0, ""))[1] == "f":
                 return self.arrays.elementwise(("call", "where"),
                                                [ir.const(True), ir.const(0.0), v], out, node)
+            if isinstance(v, Lazy) and not isinstance(v, Scalar):
+                raise self.error(node, "the attribute `.imag` of an array that is not a "
+                                 "float array held in a name (adjit's numbers are real)",
+                                 "Write what it is for a real value: np.zeros_like(a).")
             atom = v.atom if isinstance(v, Scalar) else v
-            if not isinstance(v, Lazy) or isinstance(v, Scalar):
-                whole = (isinstance(atom, ast.Constant) and isinstance(atom.value, int)) or (
-                    isinstance(atom, ast.Name) and (atom.id in self.ctx.ints or
-                                                    atom.id in self.ctx.bools))
-                return ir.const(0 if whole else 0.0)
-            raise self.error(node, "the attribute `.imag` of an array that is not a float "
-                             "array held in a name (adjit's numbers are real)",
-                             "Write what it is for a real value: np.zeros_like(a).")
+            whole = (isinstance(atom, ast.Constant) and isinstance(atom.value, int)) or (
+                isinstance(atom, ast.Name) and (atom.id in self.ctx.ints or
+                                                atom.id in self.ctx.bools))
+            return ir.const(0 if whole else 0.0)
         if node.attr in ("size", "ndim") and not self.is_module(node.value):
             shape = self.shape_of(node.value, out)
             if shape.ndim is None:

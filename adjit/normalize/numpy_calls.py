@@ -735,14 +735,12 @@ class NumpyCalls:
             else:
                 e, d = self.described(item, out)
                 if d[0] == "const":
-                    v = d[1]
-                    if not isinstance(v, (bool, int, float)):
+                    d = opaque.number_descriptor(d[1])
+                    if d is None:
                         raise self.n.error(node, "a tuple holding something other than "
                                            "numbers and arrays passed to a call kept as "
                                            "numba's", "Pass numbers, arrays and tuples of "
                                            "them.")
-                    d = ("b",) if isinstance(v, bool) else ("i",) if isinstance(v, int) \
-                        else ("f",)
             elts.append(e)
             descs.append(d)
         return ast.Tuple(elts=elts, ctx=ast.Load()), ("tuple", tuple(descs))
@@ -880,10 +878,7 @@ class NumpyCalls:
             items = [value.item(k) for k in range(value.ndim)] if isinstance(value, Shape) \
                 else value.items
             return ast.Tuple(elts=[self.n.to_atom(out, e) for e in items], ctx=ast.Load())
-        value = self.n.rhs(a, out)
-        if isinstance(value, TupleValue):
-            return self.opaque_tuple(value, a, out)
-        value = self.n.arrays.lazy_operand(value, out)
+        value = self.n.operand(a, out)
         if isinstance(value, Scalar):
             value = value.atom
         elif isinstance(value, Lazy):

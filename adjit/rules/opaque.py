@@ -54,6 +54,14 @@ def _descriptor(t):
     return None
 
 
+def number_descriptor(v):
+    """The descriptor of a Python number given where its type, not its value, is wanted (an
+    item of a tuple argument); None for anything else."""
+    if not isinstance(v, (bool, int, float)):
+        return None
+    return ("b",) if isinstance(v, bool) else ("i",) if isinstance(v, int) else ("f",)
+
+
 class Untyped(Exception):
     """numba does not compile the call for these argument types (its message)."""
 
