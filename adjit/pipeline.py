@@ -36,6 +36,7 @@ from .errors import AdjitError, error_at, function_origin, internal_error
 from .forward.tangent import TangentBuilder
 from .frontend.source import read_function
 from .normalize.anf import InlineContext, normalize_function
+from .normalize.inline import Unread
 from .normalize import joins
 from .normalize.coalesce import coalesce_temps
 from .normalize.names import Env, NameGen, lookup, unused_name
@@ -322,6 +323,18 @@ def _pruned_for_none(src, params, arg_types):
 def normalize(p, o):
     """normalized: A-normal form, helpers inlined, exits lowered to flags, vectorized numpy
     lowered to loops (normalize/), webs of reused names split, temporaries named."""
+    unread, src = {}, p.src
+    while True:     # again from the start for each @njit helper adjit finds it cannot read
+        try:
+            return _normalize(p, o, unread)
+        except Unread as exc:
+            p.src = src
+            if exc.fn in unread:
+                raise AssertionError(f"{exc.fn} read again after it was unread") from None
+            unread[exc.fn] = exc.error
+
+
+def _normalize(p, o, unread):
     p.namegen = NameGen(p.src.locals | set(p.src.params))
     p.env = Env()
     kinds = p.arg_kinds or {}
@@ -330,6 +343,7 @@ def normalize(p, o):
     layouts = {q: k.layout for q, k in kinds.items() if is_array(k)}
     ctx = InlineContext(p.namegen, p.env, arrays, ints, layouts)
     ctx.typed_args = p.arg_kinds is not None
+    ctx.unread = unread
     ctx.kernel = o.derivative == "kernel"
     ctx.cuda = o.target == "cuda"
     ctx.blas_products = not (o.element_products or ctx.cuda)

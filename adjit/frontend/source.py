@@ -499,13 +499,15 @@ def _checked(fn, tree, loc, vararg, compiled_by_numba):
                         "each argument (def f(x, y, z)), or pass the values as one array.")
     if compiled_by_numba and tree.args.kwonlyargs:
         names = ", ".join(f"`{a.arg}`" for a in tree.args.kwonlyargs)
-        raise loc.error(tree, f"the keyword-only parameter(s) {names} of a numba-compiled "
-                        "function",
-                        "numba binds keyword-only parameters wrongly (numba issue 5903: a call "
-                        "gets a default in place of an argument it passed, or does not "
-                        "compile), so numba's code and Python's differ; adjit will not pick "
-                        "one silently. Move them before the `*` (ordinary parameters with "
-                        "defaults), as numba handles those.")
+        error = loc.error(tree, f"the keyword-only parameter(s) {names} of a numba-compiled "
+                          "function",
+                          "numba binds keyword-only parameters wrongly (numba issue 5903: a "
+                          "call gets a default in place of an argument it passed, or does not "
+                          "compile), so numba's code and Python's differ; adjit will not pick "
+                          "one silently. Move them before the `*` (ordinary parameters with "
+                          "defaults), as numba handles those.")
+        error.numba_differs = True      # (so not called as numba's either: inline.py)
+        raise error
     return FunctionSource(fn, tree, loc)
 
 

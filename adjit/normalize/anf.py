@@ -182,6 +182,9 @@ class InlineContext:
         # (arrays no statement may write, the join after which, the name, origin): views
         # copied where paths join (joins.py)
         self.frozen = []
+        # @njit helpers adjit could not read (the error it raised), called as numba's
+        # (normalize/inline.py: Unread)
+        self.unread = {}
 
     @staticmethod
     def normalize_callee(src, ctx, prefix, subst, views):
@@ -3381,6 +3384,8 @@ class _Normalizer:
                 numba_implementation(unwrap(obj)) is not None or \
                 hasattr(unwrap(obj), "__adjit_objmode__"):    # (normalize/objmode.py)
             return self.calls.opaque_call(node, obj, out)
+        if obj in self.ctx.unread:
+            return self.calls.opaque_call(node, obj, out, unread=self.ctx.unread[obj])
         return self.inline(node, obj, out)
 
     def iterated(self, node, entry, out):

@@ -6,8 +6,10 @@ result (a scalar, an array, or a view) is the call's value."""
 import ast
 
 import numpy as np
+from numba.core.registry import CPUDispatcher
 
 from .. import ir
+from ..errors import AdjitError, InternalError
 from ..frontend.source import read_function
 from .prune import pruned_source, with_settings
 from .values import NONE, DtypeValue, FunctionValue, NoneValue, NoResult, RecordValue, \
@@ -30,12 +32,43 @@ def argument(norm, node, out):
     return norm.to_atom(out, value)
 
 
+class Unread(Exception):
+    """An @njit helper adjit could not read (`error`, the AdjitError it raised): the
+    function is normalized again from its start, calling that helper as numba compiles it
+    (normalize/numpy_calls.py: kept_helper) - exact wherever no derivative flows through
+    it. (A whole new pass rather than an undo: inlining changes the shared state as it
+    goes.)"""
+
+    def __init__(self, fn, error):
+        super().__init__(fn, error)
+        self.fn = fn
+        self.error = error
+
+
+def unread_reason(error):
+    """What an Unread helper's error says adjit could not read, without its advice:
+    "the constant 1j is not supported (file.py, line 9)"."""
+    text = str(error)
+    head, sep, rest = text.partition("): ")
+    if not sep or not head.startswith("in function "):
+        return text.split(". ")[0]
+    place = head[head.index("(") + 1:]
+    return f"{rest.split('. ')[0]} ({place})"
+
+
 def inline(norm, node, fn, out, atoms=None):
     """The helper `fn` called by `node`, inlined into `out` by the normalizer `norm`.
     `atoms`: the arguments as the normalizer's atoms already (a @vectorize kernel on one
     element of each operand: it takes numbers, so it cannot write the arrays pending in
-    norm.lazy)."""
-    callee = read_function(fn, vararg=True)     # (a dispatcher's function: unwrapped)
+    norm.lazy). An @njit helper adjit cannot read raises Unread (CPU code)."""
+    dispatcher = fn if isinstance(fn, CPUDispatcher) and not norm.ctx.cuda else None
+    try:
+        callee = read_function(fn, vararg=True)     # (a dispatcher's function: unwrapped)
+    except AdjitError as exc:
+        if dispatcher is None or isinstance(exc, InternalError) or \
+                getattr(exc, "numba_differs", False):
+            raise
+        raise Unread(dispatcher, exc) from None
     fn = callee.fn
     params = callee.params
     positional = [a.arg for a in callee.tree.args.posonlyargs + callee.tree.args.args]
@@ -92,6 +125,16 @@ def inline(norm, node, fn, out, atoms=None):
     if callee.vararg is not None:       # `*args`: the tuple of the other positional values
         params = params + [callee.vararg]
         bound[callee.vararg] = TupleValue(extra)
+    try:
+        return _body(norm, node, callee, fn, params, bound, out)
+    except AdjitError as exc:
+        if dispatcher is None or isinstance(exc, InternalError):
+            raise
+        raise Unread(dispatcher, exc) from None
+
+
+def _body(norm, node, callee, fn, params, bound, out):
+    """The helper's body normalized for its parameters' values `bound`."""
     # the branches numba prunes for these arguments (None or not) go here too
     callee = pruned_source(callee, {p: isinstance(bound[p], NoneValue) for p in params},
                            lambda p: norm.error(

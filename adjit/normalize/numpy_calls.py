@@ -21,6 +21,8 @@ from ..api_stop import stop_gradient
 from ..rules.table import (ALLOCATORS, ARRAY_FUNCTIONS, DECLARED_ALLOCATORS, DRAWS, ELEMENTWISE,
                            ELEMENTWISE_ARITY, INACTIVE, METHOD_FUNCTIONS, METHOD_REDUCTIONS,
                            REDUCTIONS)
+from ..analysis import purity
+from ..errors import AdjitError
 from ..rules import opaque
 from ..rules.table import rule_for_call
 from ..frontend.source import MISSING, numba_implementation, recover_parallel_kernel
@@ -29,6 +31,7 @@ from ..rules.effects import known_effect
 from ..rules.registry import REGISTRY
 from .sugar import OPERATOR_SYMBOLS
 from .values import Shape, TupleValue, left_out
+from .inline import unread_reason
 from .lowering import LOWERINGS
 from .vectorize import ONE, Lazy, Op, Scalar, View
 
@@ -523,13 +526,19 @@ class NumpyCalls:
                     ir.annotate(value, callee=f"`{entry.name}`")
         return result
 
-    def opaque_call(self, node, obj, out, arguments=None):
+    def opaque_call(self, node, obj, out, arguments=None, unread=None):
         """A call of a function with no derivative rule (np.searchsorted, np.digitize,
         np.unique, ...), kept as it is; its result type is numba's (rules/opaque.py). The
         reverse and tangent passes refuse it where a derivative would flow through it.
         `arguments`: node's positional arguments as opaque_argument made them already (a
-        lowering that passes them to a second call too evaluates each one once)."""
+        lowering that passes them to a second call too evaluates each one once).
+        `unread`: for an @njit helper adjit could not read, the AdjitError reading it
+        raised; it is called as numba compiles it where analysis/purity.py shows that it
+        writes no array it is given, returns no view of one and has no effect, and is
+        refused with that error where it cannot."""
         name = ast.unparse(node.func)
+        if unread is not None:
+            return self.kept_helper(node, obj, out, unread)
         if not callable(obj) and not isinstance(obj, numba.types.WrapperAddressProtocol):
             raise self.n.error(node, f"a call to `{name}`, which is not a function",
                                "Call functions.")
@@ -660,6 +669,60 @@ class NumpyCalls:
             why = f" block at line {block['line']} (Python code adjit does not differentiate)"
         return self.own_copy(ir.annotate(call, opaque=result, callee=f"`{name}`{why}"), result,
                              out)
+
+    def kept_helper(self, node, obj, out, unread):
+        """A call of the @njit helper `obj` adjit could not read (`unread`: why), kept as
+        numba's call (opaque_call)."""
+        name = ast.unparse(node.func)
+
+        def refuse(why):
+            return AdjitError(f"{unread} (adjit calls an @njit function it cannot read as "
+                              "numba compiles it, where no derivative flows through it, but "
+                              f"not `{name}`: {why})")
+        if any(kw.arg is None for kw in node.keywords):
+            raise refuse("it is called with **keywords")
+        arguments = [self.opaque_argument(a, out) for a in node.args]
+        atoms, descs = zip(*arguments) if arguments else ((), ())
+        keywords = [(kw.arg, self.opaque_argument(kw.value, out)) for kw in node.keywords]
+        kw_descs = tuple((k, d) for k, (_, d) in keywords)
+        try:
+            result = opaque.result(obj, descs, kw_descs)
+        except opaque.Untyped as exc:
+            raise refuse(f"numba does not compile the call for these arguments ({exc})") \
+                from None
+        if result is None:
+            raise refuse("its result is not numbers, arrays of them or tuples of those "
+                         "(complex numbers, strings, objects)")
+        called = opaque.called_types(obj, descs, kw_descs)
+        why = purity.proof(obj, called) if called is not None else \
+            ("is not called where numba compiles the call", None)
+        if why is not None:
+            what, line = why
+            raise refuse(what + ("" if line is None else f", line {line}"))
+        names = [a for a, d in zip(atoms, descs) if d[0] != "const"] + \
+            [a for _, (a, d) in keywords if d[0] != "const"]
+        reason = unread_reason(unread)
+        if result == ("none",):     # (a check that may raise: the only thing it can do)
+            if self.n.statement_call is not node:
+                raise self.n.error(node, f"`{name}` used as a value (it returns None)",
+                                   "Call it as a statement of its own.")
+            call = self.call_of(opaque.caller(obj, descs, kw_descs), names)
+            out.append(ir.annotate(ast.Expr(value=ir.annotate(call, opaque=("none",),
+                                                              unwritten=True)),
+                                   origin=self.n.origin))
+            return ir.const(None)
+        callee = f"`{name}` (an @njit function adjit cannot read: {reason})"
+        if result[0] == "tuple":
+            items = []
+            for k, item in enumerate(result[1]):
+                call = self.call_of(opaque.caller(obj, descs, kw_descs, k), names)
+                ir.annotate(call, opaque=item, callee=callee.replace(
+                    "` (", f"` (element {k} of its result; ", 1))
+                items.append(self.own_copy(self.n.to_atom(out, call), item, out))
+            return TupleValue(items)
+        call = self.call_of(opaque.caller(obj, descs, kw_descs), names) if keywords else \
+            self.call_of(obj, atoms)
+        return self.own_copy(ir.annotate(call, opaque=result, callee=callee), result, out)
 
     def own_copy(self, value, desc, out):
         """An array result of a call with no rule, copied: the function may return a view of

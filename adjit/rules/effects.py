@@ -5,8 +5,8 @@ analysis/effects.py marks the statements that make such calls; the normalizer as
 whether a call may be made at compile time (never one with an effect it knows of)."""
 from .registry import REGISTRY
 
-_PURE_MODULES = ("numpy", "math", "builtins", "scipy")
-_UNKNOWN = "adjit cannot read it (what it does beyond its result is unknown)"
+_PURE_MODULES = ("numpy", "math", "cmath", "builtins", "scipy")
+UNKNOWN = "adjit cannot read it (what it does beyond its result is unknown)"
 
 
 def of_object(obj):
@@ -21,12 +21,12 @@ def of_object(obj):
         return of_object(inner)
     module = getattr(obj, "__module__", None)
     if not isinstance(module, str):
-        return _UNKNOWN
+        return UNKNOWN
     if module == "numpy.random" or module.startswith("numpy.random."):
         return "a random draw: it advances numba's generator"
     if module.split(".")[0] in _PURE_MODULES or module.startswith("adjit."):
         return None
-    return _UNKNOWN
+    return UNKNOWN
 
 
 def known_effect(obj):
@@ -34,4 +34,4 @@ def known_effect(obj):
     objmode block), or None: for no effect, and for one adjit cannot know (such a call is
     made at compile time only where adjit must: rules/opaque.py probes what it returns)."""
     why = of_object(obj)
-    return None if why == _UNKNOWN else why
+    return None if why == UNKNOWN else why

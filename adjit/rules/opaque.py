@@ -143,7 +143,8 @@ def _cached(fn):
 
 
 @_cached
-def _result(obj, args, keywords):
+def _probe(obj, args, keywords):
+    """The compile result of a function making the call on arguments of these types."""
     dispatcher = _function(obj, args, keywords, None, "probe")
     sig = tuple(_numba_type(d) for d in list(args) + [v for _, v in keywords]
                 if d[0] != "const")
@@ -151,7 +152,25 @@ def _result(obj, args, keywords):
         dispatcher.compile(sig)
     except Exception as exc:   # noqa: BLE001 - numba's typing errors have many classes
         raise Untyped(_message(exc)) from None
-    return _descriptor(dispatcher.overloads[sig].signature.return_type)
+    return dispatcher.overloads[sig]
+
+
+@_cached
+def _result(obj, args, keywords):
+    return _descriptor(_probe(obj, args, keywords).signature.return_type)
+
+
+def called_types(obj, args, keywords=()):
+    """numba's types of the arguments the @njit function `obj` is compiled for where
+    generated code makes this call (descriptors as for `result`; defaults filled), or None
+    where the call does not reach `obj` itself."""
+    annotation = _probe(obj, tuple(args), tuple(keywords)).type_annotation
+    for expr, sig in annotation.calltypes.items():
+        if getattr(expr, "op", None) == "call":
+            callee = annotation.typemap.get(expr.func.name)
+            if isinstance(callee, nt.Dispatcher) and callee.dispatcher is obj:
+                return sig.args
+    return None
 
 
 def _dummy(desc, family=0, at=0):

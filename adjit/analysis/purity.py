@@ -1,0 +1,283 @@
+"""Whether an @njit helper adjit cannot read may be called as numba's call.
+
+adjit differentiates a helper by reading its source. Where it cannot (complex numbers,
+dicts, recursion, code numba compiles that adjit has no form for), the call is still exact
+wherever no derivative flows through it (API.md: calls with no derivative rule): numba's
+compiled helper runs, as in the user's program. That holds only if the call is a function of
+its arguments, as an opaque call is taken to be:
+
+- it writes into none of the arrays it is given (adjit would not see the change, and the
+  backward sweep would read the values from after it);
+- its result is no view of an array it is given (adjit holds the result as an array of its
+  own);
+- it makes no random draw and has no other effect (the backward sweep may compute it again).
+
+`proof(dispatcher, signature)` shows this from numba's typed IR of the helper for those
+argument types, the helpers it calls followed, and gives why not where it cannot: a write
+through an argument, a view of one returned, a draw, a print, or a call adjit cannot see into.
+The analysis is conservative: a value whose type can hold an array (an array, a tuple with
+arrays, a list, an iterator) and that is made from an argument may be that argument's memory
+unless it is made by arithmetic, a ufunc or a copy.
+"""
+import numpy as np
+from numba.core import ir, types
+
+from ..rules.effects import UNKNOWN, of_object
+from ..rules.registry import REGISTRY
+
+# array methods numba implements that change the array they are called on
+_MUTATING_METHODS = ("sort", "fill", "itemset", "resize", "put", "partition", "setflags")
+# array methods and attributes whose results never share the array's memory beyond numbers
+_FRESH_METHODS = ("copy", "astype", "sum", "prod", "mean", "std", "var", "min", "max",
+                  "argmin", "argmax", "argsort", "cumsum", "cumprod", "dot", "flatten",
+                  "nonzero", "all", "any", "conj", "conjugate", "round", "take", "repeat",
+                  "item", "tolist")
+# numpy functions that write into an array argument (beside any call given `out=`)
+_WRITERS = ("copyto", "put", "place", "putmask", "fill_diagonal", "put_along_axis")
+_VALUE_TYPES = (types.Number, types.Boolean, types.NoneType, types.Omitted, types.SliceType,
+                types.UnicodeType, types.StringLiteral, types.Function, types.Module,
+                types.Dispatcher, types.DType, types.NumberClass, types.BaseFunction,
+                types.EnumMember, types.Literal, types.RangeType, types.RangeIteratorType,
+                types.NPDatetime, types.NPTimedelta, types.Dummy)
+
+
+class NotPure(Exception):
+    """Why a helper cannot be called as numba's call: (what, line)."""
+
+
+def _holds_memory(t):
+    """Whether a value of numba type `t` may refer to an array's memory."""
+    if isinstance(t, types.BaseTuple):
+        return any(_holds_memory(x) for x in t.types)
+    if isinstance(t, types.Optional):
+        return _holds_memory(t.type)
+    return not isinstance(t, _VALUE_TYPES)
+
+
+def _module_function(obj):
+    module = getattr(obj, "__module__", None) or ""
+    return module.split(".")[0] == "numpy"
+
+
+class _Summary:
+    """What one compiled helper does with its parameters: the positions it writes into
+    (with the first line that does), the positions its result may be a view of."""
+
+    def __init__(self, writes, returns):
+        self.writes = writes
+        self.returns = returns
+
+
+def _overload(dispatcher, args):
+    """The compile result of `dispatcher` for argument types `args`."""
+    over = dispatcher.overloads.get(tuple(args))
+    if over is None:
+        for sig, cres in dispatcher.overloads.items():
+            if len(sig) == len(args) and all(a == b or types.unliteral(a) == types.unliteral(b)
+                                             for a, b in zip(sig, args)):
+                return cres
+        dispatcher.compile(tuple(args))
+        over = dispatcher.overloads.get(tuple(args))
+    return over
+
+
+def _summary(dispatcher, args, seen):
+    key = (id(dispatcher), tuple(args))
+    if key in seen:
+        if seen[key] is None:
+            raise NotPure(("calls itself (adjit follows no recursion into numba's code)",
+                           None))
+        return seen[key]
+    seen[key] = None
+    cres = _overload(dispatcher, args)
+    if cres is None or cres.type_annotation is None:
+        raise NotPure((f"calls `{getattr(dispatcher, '__name__', dispatcher)}`, whose "
+                       "compiled code adjit cannot see", None))
+    result = _Analysis(cres.type_annotation, seen).run()
+    seen[key] = result
+    return result
+
+
+class _Analysis:
+    def __init__(self, annotation, seen):
+        self.typemap = annotation.typemap
+        self.calltypes = annotation.calltypes
+        self.blocks = annotation.blocks
+        self.seen = seen
+        self.alias = {}         # variable -> the parameter positions it may refer into
+        self.defs = {}          # variable -> its defining expression (getattr receivers)
+        self.writes = {}        # parameter position -> the first line writing through it
+        self.returns = set()
+        self.changed = False    # (a container a method call put a view into)
+
+    def type_of(self, var):
+        return self.typemap.get(var.name)
+
+    def of(self, var):
+        return self.alias.get(var.name, frozenset())
+
+    def run(self):
+        for block in self.blocks.values():
+            for stmt in block.body:
+                if isinstance(stmt, ir.Assign):
+                    self.defs[stmt.target.name] = stmt.value
+        changed = True
+        while changed:
+            changed = False
+            for block in self.blocks.values():
+                for stmt in block.body:
+                    changed |= self.statement(stmt)
+        return _Summary(dict(self.writes), frozenset(self.returns))
+
+    def statement(self, stmt):
+        line = getattr(stmt.loc, "line", None)
+        if isinstance(stmt, ir.Assign):
+            refs = self.value(stmt.value, stmt.target, line)
+            changed, self.changed = self.changed, False
+            if refs and _holds_memory(self.type_of(stmt.target)):
+                changed |= self.join(stmt.target, refs)
+            return changed
+        if isinstance(stmt, (ir.SetItem, ir.StaticSetItem, ir.SetAttr, ir.DelItem)):
+            self.write(self.of(stmt.target), line)
+            stored = getattr(stmt, "value", None)   # (a list or dict now holds the view;
+            # an array holds a copy of the values)
+            if isinstance(stored, ir.Var) and \
+                    not isinstance(self.type_of(stmt.target), types.Array):
+                return self.join(stmt.target, self.of(stored))
+        elif isinstance(stmt, ir.Return):
+            self.returns |= self.of(stmt.value)
+        elif isinstance(stmt, ir.Print):
+            raise NotPure(("prints", line))
+        elif not isinstance(stmt, (ir.Del, ir.Jump, ir.Branch, ir.Raise, ir.StaticRaise,
+                                   ir.TryRaise, ir.StaticTryRaise, ir.PopBlock)):
+            raise NotPure((f"has a statement adjit cannot follow ({type(stmt).__name__})",
+                           line))
+        return False
+
+    def join(self, var, refs):
+        """Add `refs` to what `var` may refer into; whether that changed anything."""
+        old = self.of(var)
+        if refs <= old:
+            return False
+        self.alias[var.name] = old | refs
+        return True
+
+    def write(self, refs, line):
+        for k in refs:
+            self.writes.setdefault(k, line)
+
+    def value(self, value, target, line):
+        """The parameters `target` may refer into after `target = value` (writes and effects
+        on the way are recorded or raised)."""
+        if isinstance(value, ir.Arg):
+            return frozenset([value.index])
+        if isinstance(value, ir.Var):
+            return self.of(value)
+        if isinstance(value, (ir.Const, ir.Global, ir.FreeVar)):
+            return frozenset()
+        if not isinstance(value, ir.Expr):
+            raise NotPure((f"has a value adjit cannot follow ({type(value).__name__})", line))
+        op = value.op
+        if op in ("binop", "unary", "arrayexpr", "build_slice"):
+            return frozenset()
+        if op == "inplace_binop":
+            lhs = value.lhs
+            if isinstance(self.type_of(lhs), types.Array):
+                self.write(self.of(lhs), line)
+                return self.of(lhs)
+            return frozenset()
+        if op in ("getattr",):
+            if value.attr in _FRESH_METHODS + ("shape", "size", "ndim", "dtype", "strides"):
+                return frozenset()
+            return self.of(value.value)
+        if op in ("getitem", "static_getitem", "typed_getitem", "getiter", "iternext",
+                  "pair_first", "pair_second", "exhaust_iter", "cast", "phi"):
+            if op == "phi":
+                refs = frozenset()
+                for v in value.incoming_values:
+                    refs |= self.of(v) if isinstance(v, ir.Var) else frozenset()
+                return refs
+            return self.of(value.value)
+        if op in ("build_tuple", "build_list", "build_set", "build_map"):
+            refs = frozenset()
+            for v in value.items:
+                for x in (v if isinstance(v, tuple) else (v,)):
+                    refs |= self.of(x) if isinstance(x, ir.Var) else frozenset()
+            return refs
+        if op == "call":
+            return self.call(value, line)
+        raise NotPure((f"has an expression adjit cannot follow ({op})", line))
+
+    def call(self, expr, line):
+        ftype = self.type_of(expr.func)
+        args = list(expr.args) + [v for _, v in expr.kws]
+        given = frozenset().union(*[self.of(a) for a in args]) if args else frozenset()
+        if isinstance(ftype, types.Dispatcher):
+            sig = self.calltypes[expr]
+            summary = _summary(ftype.dispatcher, sig.args, self.seen)
+            refs = frozenset()
+            for k, a in enumerate(expr.args):
+                if k in summary.writes:
+                    self.write(self.of(a), line)
+                if k in summary.returns:
+                    refs |= self.of(a)
+            if expr.kws and given:
+                raise NotPure(("passes an array by keyword to a helper (adjit follows "
+                               "positional arguments only)", line))
+            return refs
+        if isinstance(ftype, types.BoundFunction):
+            receiver = self.defs.get(expr.func.name)
+            mine = self.of(receiver.value) if isinstance(receiver, ir.Expr) and \
+                receiver.op == "getattr" else frozenset()
+            method = str(ftype.typing_key).rsplit(".", 1)[-1]
+            if method in _MUTATING_METHODS:
+                self.write(mine, line)
+            if given and isinstance(receiver, ir.Expr) and receiver.op == "getattr":
+                self.changed |= self.join(receiver.value, given)   # (list.append(view))
+            return frozenset() if method in _FRESH_METHODS else mine | given
+        if isinstance(ftype, types.Function):
+            obj = ftype.typing_key
+            why = of_object(obj)
+            if why is not None:
+                name = getattr(obj, "__name__", None) or str(obj)
+                raise NotPure((f"calls `{name}`, " +
+                               ("which adjit cannot see into" if why == UNKNOWN else
+                                f"which has an effect ({why})"), line))
+            if any(k == "out" for k, _ in expr.kws) or \
+                    _module_function(obj) and getattr(obj, "__name__", "") in _WRITERS:
+                self.write(given, line)
+            if isinstance(obj, np.ufunc):       # np.add(a, b, a): outputs by position
+                for a in expr.args[obj.nin:]:
+                    self.write(self.of(a), line)
+            entry = REGISTRY.get(obj)
+            if isinstance(obj, np.ufunc) or obj in (np.copy, np.array) or entry is not None \
+                    and (entry.family in ("elementwise", "reduction", "allocate", "scalar") or
+                         entry.array_rule is not None):     # (a new array: np.linspace)
+                return frozenset()
+            return given
+        if isinstance(ftype, (types.ExceptionClass, types.NumberClass, types.DType)):
+            return frozenset()      # (an exception to raise; a conversion of a number)
+        raise NotPure((f"calls something adjit cannot see into ({ftype})", line))
+
+
+def proof(dispatcher, args):
+    """None if calling the compiled `dispatcher` with argument types `args` (numba types)
+    writes no array it is given, returns no view of one and has no effect; else (why,
+    line): what it does, and the line (in the file of the helper or of one it calls; None
+    where there is no one line)."""
+    try:
+        summary = _summary(dispatcher, tuple(args), {})
+    except NotPure as exc:
+        return exc.args[0]
+    code = getattr(getattr(dispatcher, "py_func", None), "__code__", None)
+    names = code.co_varnames[:code.co_argcount] if code is not None else ()
+
+    def named(k):
+        return f"`{names[k]}`" if k < len(names) else f"number {k + 1}"
+    if summary.writes:
+        k = min(summary.writes)
+        return (f"writes into its array argument {named(k)}", summary.writes[k])
+    if summary.returns:
+        k = min(summary.returns)
+        return (f"may return a view of its array argument {named(k)}", None)
+    return None

@@ -1,0 +1,281 @@
+"""@njit helpers adjit cannot read, called as numba compiles them where no derivative flows
+through them (API.md: calls with no derivative rule). The programs are written as numba
+users write them: a gravitational lens's deflection computed with complex numbers (as
+lenstronomy's EPL_numba does), fixed while a source is fitted; helpers with dicts, with
+cmath, returning tuples, checking their input. The oracles are numba's own functions and
+central finite differences of them. A helper that writes into an array it is given, returns
+a view of one, draws random numbers or prints is refused, as is a derivative that would
+flow through any such helper."""
+import cmath
+
+import numba
+import numpy as np
+import pytest
+
+import adjit
+from adjit import AdjitError, stop_gradient
+
+from fd import fd_grad
+
+RNG = np.random.default_rng(7)
+X = RNG.uniform(-2.0, 2.0, 40)
+Y = RNG.uniform(-2.0, 2.0, 40)
+DATA = RNG.normal(size=40)
+LENS = np.array([1.0, 2.0, 0.8])
+SRC = np.array([1.0, 0.1, -0.2, 0.5])
+
+
+@numba.njit
+def alpha(x, y, b, q, t):
+    """A power-law lens's deflection as a complex number (Tessore & Metcalf's form)."""
+    zz = x * q + 1j * y
+    R = np.abs(zz)
+    phi = np.angle(zz)
+    return 2 * b / (1 + q) * (b / R) ** (t - 1) * np.exp(1j * phi) * (1 - t / 2)
+
+
+@numba.njit
+def derivatives(x, y, theta_E, gamma, q, center_x=0.0, center_y=0.0):
+    a = alpha(x - center_x, y - center_y, theta_E, q, gamma - 1)
+    return a.real, a.imag
+
+
+@numba.njit
+def sersic_loss(src, x, y, lens, data):
+    ax, ay = derivatives(x, y, lens[0], lens[1], lens[2], center_y=0.1)
+    bx = x - ax
+    by = y - ay
+    model = src[0] * np.exp(-((bx - src[1]) ** 2 + (by - src[2]) ** 2) / src[3])
+    return np.sum((model - data) ** 2)
+
+
+def test_lens_fixed_source_fitted():
+    args = (SRC, X, Y, LENS, DATA)
+    value, g = adjit.value_and_grad(sersic_loss)(*args)
+    assert value == sersic_loss(*args)
+    np.testing.assert_allclose(g, fd_grad(sersic_loss, args, 0), rtol=1e-6, atol=1e-8)
+
+
+def test_derivative_through_the_helper_is_refused_saying_why():
+    with pytest.raises(AdjitError) as info:
+        adjit.grad(sersic_loss, argnums=3)(SRC, X, Y, LENS, DATA)
+    text = str(info.value)
+    assert "a derivative would have to flow through `derivatives`" in text
+    assert "an @njit function adjit cannot read" in text
+    assert "the constant 1j is not supported" in text
+    assert "test_unread_helpers.py" in text
+
+
+@numba.njit
+def lens_stopped(src, x, y, lens, data):
+    ax, ay = derivatives(x, y, stop_gradient(lens[0]), stop_gradient(lens[1]),
+                         stop_gradient(lens[2]))
+    model = src[0] * np.exp(-((x - ax - src[1]) ** 2 + (y - ay - src[2]) ** 2) / src[3])
+    return np.sum((model - data) ** 2) + np.sum(lens ** 2)
+
+
+def test_stop_gradient_on_the_helpers_arguments():
+    args = (SRC, X, Y, LENS, DATA)
+    g = adjit.grad(lens_stopped, argnums=3)(*args)
+    np.testing.assert_allclose(g, 2 * LENS, rtol=1e-14)
+
+
+@numba.njit
+def phase_sum(w, t):
+    s = 0j
+    for k in range(w.shape[0]):
+        s += cmath.exp(1j * w[k] * t)
+    return abs(s)
+
+
+@numba.njit
+def weighted(x, w, ts):
+    total = 0.0
+    for i in range(ts.shape[0]):
+        total += x[i] * phase_sum(w, ts[i]) + x[i] ** 2
+    return total
+
+
+def test_scalar_helper_in_a_loop():
+    w = np.linspace(0.1, 1.0, 6)
+    ts = np.linspace(0.0, 2.0, 5)
+    x = np.linspace(-1.0, 1.0, 5)
+    expected = np.array([phase_sum(w, t) for t in ts]) + 2 * x
+    np.testing.assert_allclose(adjit.grad(weighted)(x, w, ts), expected, rtol=1e-13)
+    np.testing.assert_allclose(adjit.grad(weighted, checkpoint="auto")(x, w, ts), expected,
+                               rtol=1e-13)
+    v = np.linspace(0.5, 1.5, 5)
+    value, tangent = adjit.jvp(weighted)(x, w, ts, v)
+    assert value == pytest.approx(weighted(x, w, ts), rel=1e-14)
+    assert tangent == pytest.approx(np.dot(expected, v), rel=1e-12)
+
+
+@numba.njit
+def lookup_scale(n):
+    table = {1: 0.5, 2: 0.25, 3: 0.125}
+    return table[n]
+
+
+@numba.njit
+def dict_scaled(x, n):
+    return lookup_scale(n) * np.sum(x ** 2)
+
+
+def test_helper_with_a_dict():
+    x = np.array([1.0, -2.0, 3.0])
+    np.testing.assert_allclose(adjit.grad(dict_scaled)(x, 2), 0.5 * x, rtol=1e-15)
+
+
+@numba.njit
+def check_positive(x):
+    for v in x:
+        if not v > 0.0:
+            raise ValueError("x must be positive")
+    _ = {0: 0}
+
+
+@numba.njit
+def checked_log(x):
+    check_positive(x)
+    return np.sum(np.log(x))
+
+
+def test_helper_that_checks_and_raises():
+    x = np.array([1.0, 2.0, 4.0])
+    np.testing.assert_allclose(adjit.grad(checked_log)(x), 1 / x, rtol=1e-15)
+    with pytest.raises(ValueError, match="must be positive"):
+        adjit.grad(checked_log)(np.array([1.0, -1.0]))
+
+
+@numba.njit
+def fills(out, y):
+    for i in range(out.shape[0]):
+        out[i] = abs(y[i] + 1j)
+
+
+@numba.njit
+def writer(x, y):
+    out = np.zeros(x.shape[0])
+    fills(out, y)
+    return np.sum(out * x)
+
+
+@numba.njit
+def tail(y):
+    z = y + 1j     # noqa: F841 (what adjit cannot read)
+    return y[1:]
+
+
+@numba.njit
+def viewer(x, y):
+    return np.sum(tail(y) * x[1:])
+
+
+@numba.njit
+def noisy_phase(y):
+    return abs(y[0] + 1j) + np.random.normal()
+
+
+@numba.njit
+def drawer(x, y):
+    return noisy_phase(y) * x[0]
+
+
+@numba.njit
+def talky(y):
+    print(y[0] + 1j)
+    return 1.0
+
+
+@numba.njit
+def printer(x, y):
+    return talky(y) * x[0]
+
+
+@pytest.mark.parametrize("f, helper, why", [
+    (writer, "fills", "writes into its array argument `out`"),
+    (viewer, "tail", "may return a view of its array argument `y`"),
+    (drawer, "noisy_phase", "a random draw"),
+    (printer, "talky", "prints"),
+])
+def test_helpers_kept_only_as_pure_functions(f, helper, why):
+    with pytest.raises(AdjitError) as info:
+        adjit.grad(f)(np.ones(3), np.ones(3))
+    text = str(info.value)
+    assert "1j is not supported" in text
+    assert f"not `{helper}`" in text and why in text
+
+
+@numba.njit
+def deflection_angle(x, y, b):
+    ax, ay = derivatives(x, y, b, 2.0, 0.9)
+    return np.sqrt(ax ** 2 + ay ** 2)
+
+
+@numba.njit
+def nested(src, x, y):
+    r = deflection_angle(x, y, 1.2)
+    return np.sum(src[0] * np.exp(-r ** 2 / src[1]))
+
+
+def test_readable_helper_calling_an_unread_one():
+    src = np.array([1.5, 0.7])
+    args = (src, X, Y)
+    np.testing.assert_allclose(adjit.grad(nested)(*args), fd_grad(nested, args, 0),
+                               rtol=1e-6, atol=1e-9)
+
+
+@numba.njit
+def add_in_place(a, y):
+    np.add(a, abs(y[0] + 1j), a)
+
+
+@numba.njit
+def through_a_list(a, y):
+    rows = [a]
+    rows[0][0] = abs(y[0] + 1j)
+
+
+@numba.njit
+def through_rows(a, y):
+    for row in a[None, :]:
+        row[0] = abs(y[0] + 1j)
+
+
+@numba.njit
+def sorts(a, y):
+    a.sort()
+    a[0] += abs(y[0] + 1j)
+
+
+@numba.njit
+def own_copy_written(a, y):
+    b = np.empty_like(a)
+    b[:] = a
+    b[0] = abs(y[0] + 1j)
+    return b
+
+
+def _calls(helper, returns):
+    if returns:
+        def f(x, y):
+            return np.sum(helper(y.copy(), y) * x)
+    else:
+        def f(x, y):
+            a = y.copy()
+            helper(a, y)
+            return np.sum(a * x)
+    return f
+
+
+@pytest.mark.parametrize("helper", [add_in_place, through_a_list, through_rows, sorts])
+def test_writes_seen_through_every_form(helper):
+    with pytest.raises(AdjitError, match="writes into its array argument `a`"):
+        adjit.grad(_calls(helper, False))(np.ones(3), np.ones(3))
+
+
+def test_a_helpers_own_copy_may_be_written():
+    x, y = np.array([1.0, 2.0, 3.0]), np.array([0.5, -1.0, 2.0])
+    f = _calls(own_copy_written, True)
+    expected = own_copy_written(y.copy(), y)
+    np.testing.assert_allclose(adjit.grad(f)(x, y), expected, rtol=1e-15)
