@@ -21,7 +21,7 @@ from ..api_stop import stop_gradient
 from ..rules.table import (ALLOCATORS, ARRAY_FUNCTIONS, DECLARED_ALLOCATORS, DRAWS, ELEMENTWISE,
                            ELEMENTWISE_ARITY, INACTIVE, METHOD_FUNCTIONS, METHOD_REDUCTIONS,
                            REDUCTIONS)
-from ..analysis import purity
+from ..frontend import purity
 from ..errors import AdjitError
 from ..rules import opaque
 from ..rules.table import rule_for_call
@@ -533,7 +533,7 @@ class NumpyCalls:
         `arguments`: node's positional arguments as opaque_argument made them already (a
         lowering that passes them to a second call too evaluates each one once).
         `unread`: for an @njit helper adjit could not read, the AdjitError reading it
-        raised; it is called as numba compiles it where analysis/purity.py shows that it
+        raised; it is called as numba compiles it where frontend/purity.py shows that it
         writes no array it is given, returns no view of one and has no effect, and is
         refused with that error where it cannot."""
         name = ast.unparse(node.func)
