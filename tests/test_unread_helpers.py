@@ -66,6 +66,17 @@ def test_derivative_through_the_helper_is_refused_saying_why():
     assert "test_unread_helpers.py" in text
 
 
+def test_second_derivatives_with_the_lens_fixed():
+    args = (SRC, X, Y, LENS, DATA)
+    H = adjit.hessian(sersic_loss)(*args)
+    g = adjit.grad(sersic_loss)
+    expected = np.array([fd_grad(lambda s: g(s, *args[1:])[k], (SRC,), 0)
+                         for k in range(SRC.size)])
+    np.testing.assert_allclose(H, expected, rtol=1e-5, atol=1e-6 * np.abs(H).max())
+    with pytest.raises(AdjitError, match="flow through `derivatives`"):
+        adjit.hessian(sersic_loss, argnums=3)(*args)
+
+
 @numba.njit
 def lens_stopped(src, x, y, lens, data):
     ax, ay = derivatives(x, y, stop_gradient(lens[0]), stop_gradient(lens[1]),

@@ -215,15 +215,20 @@ class _Analysis:
         if isinstance(ftype, types.Dispatcher):
             sig = self.calltypes[expr]
             summary = _summary(ftype.dispatcher, sig.args, self.seen)
+            code = getattr(getattr(ftype.dispatcher, "py_func", None), "__code__", None)
+            names = code.co_varnames[:code.co_argcount] if code is not None else ()
+            at = dict(enumerate(expr.args))
+            for key, v in expr.kws:
+                if key not in names:
+                    raise NotPure((f"passes `{key}` by keyword to a helper adjit cannot "
+                                   "match it to a parameter of", line))
+                at[names.index(key)] = v
             refs = frozenset()
-            for k, a in enumerate(expr.args):
+            for k, a in at.items():
                 if k in summary.writes:
                     self.write(self.of(a), line)
                 if k in summary.returns:
                     refs |= self.of(a)
-            if expr.kws and given:
-                raise NotPure(("passes an array by keyword to a helper (adjit follows "
-                               "positional arguments only)", line))
             return refs
         if isinstance(ftype, types.BoundFunction):
             receiver = self.defs.get(expr.func.name)
