@@ -712,6 +712,14 @@ class NumpyCalls:
                                    origin=self.n.origin))
             return ir.const(None)
         callee = f"`{name}` (an @njit function adjit cannot read: {reason})"
+        if opaque.packable(result):     # (the call made once, its elements read after)
+            pack, unpack = opaque.packed_callers(obj, descs, kw_descs, result[1])
+            packed = self.n.to_atom(out, ir.annotate(self.call_of(pack, names),
+                                                     opaque=("array", 1, "f"), callee=callee))
+            return TupleValue([self.n.to_atom(out, ir.annotate(
+                self.call_of(unpack[k], [packed]), opaque=item, callee=callee.replace(
+                    "` (", f"` (element {k} of its result; ", 1)))
+                for k, item in enumerate(result[1])])
         if result[0] == "tuple":
             items = []
             for k, item in enumerate(result[1]):

@@ -227,6 +227,70 @@ def caller(obj, args, keywords, item=None):
     return _function(obj, args, keywords, item, name if name.isidentifier() else "call")
 
 
+def packable(desc):
+    """Whether a tuple result can be returned packed (packed_callers): numbers and float
+    arrays."""
+    return desc[0] == "tuple" and all(d == ("f",) or d[0] == "array" and d[2] == "f"
+                                      for d in desc[1])
+
+
+@_cached
+def packed_callers(obj, args, keywords, items):
+    """(pack, [unpack_k]) for a call whose result is the tuple of float numbers and float
+    arrays `items` (descriptors): pack makes the call once and returns one float array,
+    the arrays' shapes first and then every element's values in order; unpack_k(p) is
+    element k of the result again (a new array). A tuple result is so computed once, not
+    once for each element."""
+    name = getattr(obj, "__name__", "call")
+    name = name if name.isidentifier() else "call"
+    params, call_args = [], []
+    for key, d in [(None, d) for d in args] + list(keywords):
+        text = _literal(d[1]) if d[0] == "const" else f"a{len(params)}"
+        if d[0] != "const":
+            params.append(text)
+        call_args.append(text if key is None else f"{key}={text}")
+    ndims = [0 if d == ("f",) else d[1] for d in items]
+    head = sum(ndims)
+    sizes = [" * ".join(f"r[{j}].shape[{k}]" for k in range(n)) if n else "1"
+             for j, n in enumerate(ndims)]
+    lines = [f"def {name}_packed({', '.join(params)}):",
+             f"    r = fn({', '.join(call_args)})",
+             f"    out = np.empty({head} + {' + '.join(f'({z})' for z in sizes)})"]
+    h = 0
+    for j, n in enumerate(ndims):
+        for k in range(n):
+            lines.append(f"    out[{h}] = r[{j}].shape[{k}]")
+            h += 1
+    lines.append(f"    at = {head}")
+    for j, n in enumerate(ndims):
+        if n:
+            lines += [f"    out[at:at + r[{j}].size] = r[{j}].ravel()", f"    at += r[{j}].size"]
+        else:
+            lines += [f"    out[at] = r[{j}]", "    at += 1"]
+    lines.append("    return out")
+    namespace = {"fn": obj, "np": np}
+    exec(compile("\n".join(lines) + "\n", "<adjit call>", "exec"), namespace)  # noqa: S102
+    pack = numba.njit(namespace[f"{name}_packed"])
+    unpack = []
+    for k, n in enumerate(ndims):
+        body = [f"def {name}_{k}(p):", f"    at = {head}"]
+        h = 0
+        for j, m in enumerate(ndims[:k + 1]):
+            dims = [f"int(p[{h + i}])" for i in range(m)]
+            h += m
+            if j < k:
+                body.append(f"    at += {' * '.join(dims) if m else '1'}")
+            elif m:
+                shape = "(" + "".join(d + ", " for d in dims) + ")"
+                body.append(f"    return p[at:at + {' * '.join(dims)}].copy().reshape({shape})")
+            else:
+                body.append("    return p[at]")
+        namespace = {"np": np}
+        exec(compile("\n".join(body) + "\n", "<adjit call>", "exec"), namespace)  # noqa: S102
+        unpack.append(numba.njit(namespace[f"{name}_{k}"]))
+    return pack, unpack
+
+
 def result(obj, args, keywords=()):
     """The result descriptor of obj(*args, **keywords) (descriptors, see the module
     docstring); None for a type adjit cannot hold (complex, strings, objects); Untyped if
