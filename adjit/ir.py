@@ -13,7 +13,7 @@ import copy
 NOTES = ("origin", "user", "trip", "hoisted", "forward_only", "atomic", "checkpoint", "opaque",
          "callee", "parallel", "comment", "pkey", "fills", "message", "gather",
          "overwritten", "steps", "effect", "raises", "whole", "time_loop", "unwritten",
-         "written")
+         "written", "pure")
 """The notes a statement can carry: origin (filename, line, function) of the user code it came
 from; on loops, trip (the name of the trip counter of a lowered while loop, or None), user (a
 loop the user wrote, not one of vectorized code) and hoisted (names moved in front of it);
@@ -43,7 +43,9 @@ effect, true where it writes none of the arrays it is given: a `with objmode()` 
 normalize/objmode.py); written (on an element store the user wrote, `a[i] = v`, `a[i] += v`,
 `a[lo:hi] = v`, and on the stores of the loops such a slice store becomes: a float it stores
 into an integer array truncates, as in numba, and analysis/types.py does not make the array
-a float one for it)."""
+a float one for it); pure (on a call of an @njit helper adjit cannot read, kept as numba's,
+that frontend/purity.py showed writes nothing it is given and has no effect: it may be
+computed again, dropped where unused, or checkpointed like arithmetic)."""
 
 
 def note(node, key, default=None):

@@ -113,8 +113,9 @@ def test_scalar_helper_in_a_loop():
     x = np.linspace(-1.0, 1.0, 5)
     expected = np.array([phase_sum(w, t) for t in ts]) + 2 * x
     np.testing.assert_allclose(adjit.grad(weighted)(x, w, ts), expected, rtol=1e-13)
-    np.testing.assert_allclose(adjit.grad(weighted, checkpoint="auto")(x, w, ts), expected,
-                               rtol=1e-13)
+    for checkpoint in ("auto", 2):      # (a call with no effect: computed again as it is)
+        np.testing.assert_allclose(adjit.grad(weighted, checkpoint=checkpoint)(x, w, ts),
+                                   expected, rtol=1e-13)
     v = np.linspace(0.5, 1.5, 5)
     value, tangent = adjit.jvp(weighted)(x, w, ts, v)
     assert value == pytest.approx(weighted(x, w, ts), rel=1e-14)
@@ -260,6 +261,40 @@ def sorts(a, y):
 
 
 @numba.njit
+def clips(a, y):
+    np.clip(a, 0.0, abs(y[0] + 1j), a)
+
+
+@numba.njit
+def rounds(a, y):
+    np.around(a, 1, a)
+    a[0] += abs(y[0] + 1j)
+
+
+@numba.njit
+def cleans(a, y):
+    np.nan_to_num(a, copy=False)
+    a[0] += 0.0 * abs(y[0] + 1j)
+
+
+@numba.njit
+def fills_zero(a, y):
+    a.fill(abs(y[0] + 1j))
+
+
+@numba.njit
+def zero_last(*arrays):
+    arrays[-1][0] = 0.0
+
+
+@numba.njit
+def through_star_args(a, y):
+    scratch = np.zeros(2)
+    zero_last(scratch, a)
+    return abs(y[0] + 1j)
+
+
+@numba.njit
 def own_copy_written(a, y):
     b = np.empty_like(a)
     b[:] = a
@@ -279,7 +314,8 @@ def _calls(helper, returns):
     return f
 
 
-@pytest.mark.parametrize("helper", [add_in_place, through_a_list, through_rows, sorts])
+@pytest.mark.parametrize("helper", [add_in_place, through_a_list, through_rows, sorts, clips,
+                                    rounds, cleans, fills_zero, through_star_args])
 def test_writes_seen_through_every_form(helper):
     with pytest.raises(AdjitError, match="writes into its array argument `a`"):
         adjit.grad(_calls(helper, False))(np.ones(3), np.ones(3))
@@ -290,3 +326,54 @@ def test_a_helpers_own_copy_may_be_written():
     f = _calls(own_copy_written, True)
     expected = own_copy_written(y.copy(), y)
     np.testing.assert_allclose(adjit.grad(f)(x, y), expected, rtol=1e-15)
+
+
+CACHED_HELPER = """
+import numba
+import numpy as np
+
+
+@numba.njit(cache=True)
+def deflect(x, y, b):
+    a = b * np.exp(1j * np.arctan2(y, x))
+    return a.real, a.imag
+"""
+
+CACHED_CALLER = """
+import numba
+import numpy as np
+import adjit
+from cached_helper import deflect
+
+
+@numba.njit
+def loss(s, b, x, y):
+    ax, ay = deflect(x, y, b[0])
+    return np.sum((s[0] * (x - ax) + s[1] * (y - ay)) ** 2)
+
+
+x = np.linspace(0.1, 1.0, 5)
+y = np.linspace(-1.0, 1.0, 5)
+s = np.array([1.0, 2.0])
+g = adjit.grad(loss)(s, np.array([0.5]), x, y)
+h = 1e-6
+fd = [(loss(s + h * e, np.array([0.5]), x, y) - loss(s - h * e, np.array([0.5]), x, y)) / (2 * h)
+      for e in np.eye(2)]
+print("ok" if np.allclose(g, fd, rtol=1e-6) else f"wrong {g} {fd}")
+"""
+
+
+def test_a_helper_numba_loads_from_its_disk_cache(tmp_path):
+    # numba keeps no typed code of a function it loads from its cache (cache=True, every
+    # run after the first): the helper is compiled again, uncached, to be read
+    import os
+    import subprocess
+    import sys
+    (tmp_path / "cached_helper.py").write_text(CACHED_HELPER)
+    (tmp_path / "caller.py").write_text(CACHED_CALLER)
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"),
+               ADJIT_CACHE_DIR=str(tmp_path / "adjit_cache"))
+    for run in range(2):
+        done = subprocess.run([sys.executable, "caller.py"], cwd=tmp_path, env=env,
+                              capture_output=True, text=True, timeout=600)
+        assert done.stdout.strip().endswith("ok"), (run, done.stdout, done.stderr[-2000:])

@@ -23,7 +23,10 @@ from ..rules.effects import of_object
 
 
 def of_call(call, env):
-    """Why the call expression `call` has an effect, or None."""
+    """Why the call expression `call` has an effect, or None (for one with the note `pure`:
+    an @njit helper adjit cannot read that frontend/purity.py showed has none)."""
+    if ir.note(call, "pure", False):
+        return None
     if ir.note(call, "opaque") is not None or isinstance(call.func, (ast.Name, ast.Attribute)):
         obj = lookup(call.func, env)
         if obj is None:

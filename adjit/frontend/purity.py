@@ -19,8 +19,12 @@ The analysis is conservative: a value whose type can hold an array (an array, a 
 arrays, a list, an iterator) and that is made from an argument may be that argument's memory
 unless it is made by arithmetic, a ufunc or a copy.
 """
+import inspect
+
+import numba
 import numpy as np
 from numba.core import ir, types
+from numba.core.annotations.type_annotations import TypeAnnotation
 
 from ..rules.effects import UNKNOWN, of_object
 from ..rules.registry import REGISTRY
@@ -52,6 +56,26 @@ def _holds_memory(t):
     if isinstance(t, types.Optional):
         return _holds_memory(t.type)
     return not isinstance(t, _VALUE_TYPES)
+
+
+def _written_parameters(obj, expr):
+    """The arguments of the numpy function `obj` a call `expr` gives it to write into:
+    what it passes as `out` (by position or keyword), every array of a function that
+    writes its arguments (np.copyto, np.fill_diagonal); None where `copy` is passed
+    (np.nan_to_num(x, copy=False) writes into x and returns it)."""
+    try:
+        names = list(inspect.signature(obj).parameters)
+    except (TypeError, ValueError):
+        names = []
+    bound = dict(zip(names, expr.args))
+    bound.update(dict(expr.kws))
+    if "copy" in bound:
+        return None
+    if getattr(obj, "__name__", "") in _WRITERS:
+        return list(expr.args) + [v for _, v in expr.kws]
+    if not names and len(expr.args) > 2:
+        return list(expr.args)      # (no signature: an argument past two may be `out`)
+    return [bound["out"]] if "out" in bound else []
 
 
 def _module_function(obj):
@@ -90,7 +114,13 @@ def _summary(dispatcher, args, seen):
         return seen[key]
     seen[key] = None
     cres = _overload(dispatcher, args)
-    if cres is None or cres.type_annotation is None:
+    if cres is not None and not isinstance(cres.type_annotation, TypeAnnotation):
+        # loaded from numba's disk cache (cache=True), which keeps no typed code: the
+        # function compiled again, uncached, to read it
+        fresh = numba.jit(**{k: v for k, v in dispatcher.targetoptions.items()
+                              if k != "cache"})(dispatcher.py_func)
+        cres = _overload(fresh, args)
+    if cres is None or not isinstance(cres.type_annotation, TypeAnnotation):
         raise NotPure((f"calls `{getattr(dispatcher, '__name__', dispatcher)}`, whose "
                        "compiled code adjit cannot see", None))
     result = _Analysis(cres.type_annotation, seen).run()
@@ -210,13 +240,20 @@ class _Analysis:
 
     def call(self, expr, line):
         ftype = self.type_of(expr.func)
-        args = list(expr.args) + [v for _, v in expr.kws]
+        args = list(expr.args) + [v for _, v in expr.kws] + \
+            ([expr.vararg] if isinstance(expr.vararg, ir.Var) else [])
         given = frozenset().union(*[self.of(a) for a in args]) if args else frozenset()
         if isinstance(ftype, types.Dispatcher):
             sig = self.calltypes[expr]
             summary = _summary(ftype.dispatcher, sig.args, self.seen)
             code = getattr(getattr(ftype.dispatcher, "py_func", None), "__code__", None)
             names = code.co_varnames[:code.co_argcount] if code is not None else ()
+            if code is None or code.co_flags & inspect.CO_VARARGS or expr.vararg is not None:
+                # (`*args` on either side: which argument a parameter is, adjit does not
+                # follow; any write or view is charged to all of them)
+                if summary.writes:
+                    self.write(given, line)
+                return given if summary.returns else frozenset()
             at = dict(enumerate(expr.args))
             for key, v in expr.kws:
                 if key not in names:
@@ -232,12 +269,13 @@ class _Analysis:
             return refs
         if isinstance(ftype, types.BoundFunction):
             receiver = self.defs.get(expr.func.name)
-            mine = self.of(receiver.value) if isinstance(receiver, ir.Expr) and \
-                receiver.op == "getattr" else frozenset()
-            method = str(ftype.typing_key).rsplit(".", 1)[-1]
+            if not (isinstance(receiver, ir.Expr) and receiver.op == "getattr"):
+                raise NotPure((f"calls a method adjit cannot follow ({ftype})", line))
+            mine = self.of(receiver.value)
+            method = receiver.attr
             if method in _MUTATING_METHODS:
                 self.write(mine, line)
-            if given and isinstance(receiver, ir.Expr) and receiver.op == "getattr":
+            if given:
                 self.changed |= self.join(receiver.value, given)   # (list.append(view))
             return frozenset() if method in _FRESH_METHODS else mine | given
         if isinstance(ftype, types.Function):
@@ -248,8 +286,14 @@ class _Analysis:
                 raise NotPure((f"calls `{name}`, " +
                                ("which adjit cannot see into" if why == UNKNOWN else
                                 f"which has an effect ({why})"), line))
-            if any(k == "out" for k, _ in expr.kws) or \
-                    _module_function(obj) and getattr(obj, "__name__", "") in _WRITERS:
+            if _module_function(obj) and not isinstance(obj, np.ufunc):
+                written = _written_parameters(obj, expr)
+                if written is None:     # (copy=False: the argument is the result)
+                    self.write(given, line)
+                    return given
+                for a in written:
+                    self.write(self.of(a), line)
+            elif any(k == "out" for k, _ in expr.kws):
                 self.write(given, line)
             if isinstance(obj, np.ufunc):       # np.add(a, b, a): outputs by position
                 for a in expr.args[obj.nin:]:

@@ -714,23 +714,24 @@ class NumpyCalls:
         callee = f"`{name}` (an @njit function adjit cannot read: {reason})"
         if opaque.packable(result):     # (the call made once, its elements read after)
             pack, unpack = opaque.packed_callers(obj, descs, kw_descs, result[1])
-            packed = self.n.to_atom(out, ir.annotate(self.call_of(pack, names),
+            packed = self.n.to_atom(out, ir.annotate(self.call_of(pack, names), pure=True,
                                                      opaque=("array", 1, "f"), callee=callee))
             return TupleValue([self.n.to_atom(out, ir.annotate(
-                self.call_of(unpack[k], [packed]), opaque=item, callee=callee.replace(
-                    "` (", f"` (element {k} of its result; ", 1)))
+                self.call_of(unpack[k], [packed]), opaque=item, pure=True,
+                callee=callee.replace("` (", f"` (element {k} of its result; ", 1)))
                 for k, item in enumerate(result[1])])
         if result[0] == "tuple":
             items = []
             for k, item in enumerate(result[1]):
                 call = self.call_of(opaque.caller(obj, descs, kw_descs, k), names)
-                ir.annotate(call, opaque=item, callee=callee.replace(
+                ir.annotate(call, opaque=item, pure=True, callee=callee.replace(
                     "` (", f"` (element {k} of its result; ", 1))
                 items.append(self.own_copy(self.n.to_atom(out, call), item, out))
             return TupleValue(items)
         call = self.call_of(opaque.caller(obj, descs, kw_descs), names) if keywords else \
             self.call_of(obj, atoms)
-        return self.own_copy(ir.annotate(call, opaque=result, callee=callee), result, out)
+        return self.own_copy(ir.annotate(call, opaque=result, callee=callee, pure=True),
+                             result, out)
 
     def own_copy(self, value, desc, out):
         """An array result of a call with no rule, copied: the function may return a view of
