@@ -250,7 +250,7 @@ def through_a_list(a, y):
 
 @numba.njit
 def through_rows(a, y):
-    for row in a[None, :]:
+    for row in a.reshape(1, -1):
         row[0] = abs(y[0] + 1j)
 
 
@@ -319,6 +319,26 @@ def _calls(helper, returns):
 def test_writes_seen_through_every_form(helper):
     with pytest.raises(AdjitError, match="writes into its array argument `a`"):
         adjit.grad(_calls(helper, False))(np.ones(3), np.ones(3))
+
+
+@numba.njit
+def folded(a, y):
+    return np.sum(a.reshape((2, -1)), axis=0) * abs(y[0] + 1j)
+
+
+@numba.njit
+def reads_folded(x, y):
+    return np.sum(folded(y[:4], y) * x) + np.sum(folded(y[4:], y) * x)
+
+
+def test_a_helper_reshaping_a_slice_it_is_given():
+    # numba compiles reshape for contiguous arrays alone (y[:4] of a C array is one); adjit
+    # gives the helper its arguments as contiguous arrays too
+    x, y = np.array([1.0, -2.0]), np.linspace(0.5, 4.0, 8)
+    expected = folded(y[:4], y) + folded(y[4:], y)
+    value, g = adjit.value_and_grad(reads_folded)(x, y)
+    assert value == reads_folded(x, y)
+    np.testing.assert_allclose(g, expected, rtol=1e-15)
 
 
 def test_a_helpers_own_copy_may_be_written():

@@ -686,14 +686,14 @@ class NumpyCalls:
         keywords = [(kw.arg, self.opaque_argument(kw.value, out)) for kw in node.keywords]
         kw_descs = tuple((k, d) for k, (_, d) in keywords)
         try:
-            result = opaque.result(obj, descs, kw_descs)
+            result = opaque.result(obj, descs, kw_descs, contiguous=True)
         except opaque.Untyped as exc:
             raise refuse(f"numba does not compile the call for these arguments ({exc})") \
                 from None
         if result is None:
             raise refuse("its result is not numbers, arrays of them or tuples of those "
                          "(complex numbers, strings, objects)")
-        called = opaque.called_types(obj, descs, kw_descs)
+        called = opaque.called_types(obj, descs, kw_descs, contiguous=True)
         why = purity.proof(obj, called) if called is not None else \
             ("is not called where numba compiles the call", None)
         if why is not None:
@@ -706,14 +706,15 @@ class NumpyCalls:
             if self.n.statement_call is not node:
                 raise self.n.error(node, f"`{name}` used as a value (it returns None)",
                                    "Call it as a statement of its own.")
-            call = self.call_of(opaque.caller(obj, descs, kw_descs), names)
+            call = self.call_of(opaque.caller(obj, descs, kw_descs, contiguous=True), names)
             out.append(ir.annotate(ast.Expr(value=ir.annotate(call, opaque=("none",),
                                                               unwritten=True)),
                                    origin=self.n.origin))
             return ir.const(None)
         callee = f"`{name}` (an @njit function adjit cannot read: {reason})"
         if opaque.packable(result):     # (the call made once, its elements read after)
-            pack, unpack = opaque.packed_callers(obj, descs, kw_descs, result[1])
+            pack, unpack = opaque.packed_callers(obj, descs, kw_descs, result[1],
+                                                 contiguous=True)
             packed = self.n.to_atom(out, ir.annotate(self.call_of(pack, names), pure=True,
                                                      opaque=("array", 1, "f"), callee=callee))
             return TupleValue([self.n.to_atom(out, ir.annotate(
@@ -723,13 +724,13 @@ class NumpyCalls:
         if result[0] == "tuple":
             items = []
             for k, item in enumerate(result[1]):
-                call = self.call_of(opaque.caller(obj, descs, kw_descs, k), names)
+                call = self.call_of(opaque.caller(obj, descs, kw_descs, k, contiguous=True),
+                                    names)
                 ir.annotate(call, opaque=item, pure=True, callee=callee.replace(
                     "` (", f"` (element {k} of its result; ", 1))
                 items.append(self.own_copy(self.n.to_atom(out, call), item, out))
             return TupleValue(items)
-        call = self.call_of(opaque.caller(obj, descs, kw_descs), names) if keywords else \
-            self.call_of(obj, atoms)
+        call = self.call_of(opaque.caller(obj, descs, kw_descs, contiguous=True), names)
         return self.own_copy(ir.annotate(call, opaque=result, callee=callee, pure=True),
                              result, out)
 

@@ -76,8 +76,11 @@ def _literal(v):
     return repr(v)
 
 
-def _source(name, args, keywords, item):
-    """A function of the non-constant arguments making the call, constants written out."""
+def _call_text(args, keywords, contiguous=False):
+    """(parameters, arguments): the non-constant arguments' parameter names and the
+    call's arguments, constants written out. `contiguous`: arrays passed as
+    np.ascontiguousarray(...) (a helper numba compiles for C arrays, where generated code
+    may hold a view typed with layout A: the same values, as the helper writes none)."""
     params, call_args = [], []
     for key, d in [(None, d) for d in args] + list(keywords):
         if d[0] == "const":
@@ -85,15 +88,23 @@ def _source(name, args, keywords, item):
         else:
             text = f"a{len(params)}"
             params.append(text)
+            if contiguous and d[0] == "array":
+                text = f"np.ascontiguousarray({text})"
         call_args.append(text if key is None else f"{key}={text}")
+    return params, call_args
+
+
+def _source(name, args, keywords, item, contiguous=False):
+    """A function of the non-constant arguments making the call, constants written out."""
+    params, call_args = _call_text(args, keywords, contiguous)
     tail = "" if item is None else f"[{item}]"
     return f"def {name}({', '.join(params)}):\n    return fn({', '.join(call_args)}){tail}\n"
 
 
-def _function(obj, args, keywords, item, name):
+def _function(obj, args, keywords, item, name, contiguous=False):
     namespace = {"fn": obj, "np": np}
-    exec(compile(_source(name, args, keywords, item), "<adjit call>", "exec"),  # noqa: S102
-         namespace)
+    exec(compile(_source(name, args, keywords, item, contiguous), "<adjit call>",  # noqa: S102
+                 "exec"), namespace)
     return numba.njit(namespace[name])
 
 
@@ -143,9 +154,9 @@ def _cached(fn):
 
 
 @_cached
-def _probe(obj, args, keywords):
+def _probe(obj, args, keywords, contiguous=False):
     """The compile result of a function making the call on arguments of these types."""
-    dispatcher = _function(obj, args, keywords, None, "probe")
+    dispatcher = _function(obj, args, keywords, None, "probe", contiguous)
     sig = tuple(_numba_type(d) for d in list(args) + [v for _, v in keywords]
                 if d[0] != "const")
     try:
@@ -156,15 +167,15 @@ def _probe(obj, args, keywords):
 
 
 @_cached
-def _result(obj, args, keywords):
-    return _descriptor(_probe(obj, args, keywords).signature.return_type)
+def _result(obj, args, keywords, contiguous=False):
+    return _descriptor(_probe(obj, args, keywords, contiguous).signature.return_type)
 
 
-def called_types(obj, args, keywords=()):
+def called_types(obj, args, keywords=(), contiguous=False):
     """numba's types of the arguments the @njit function `obj` is compiled for where
     generated code makes this call (descriptors as for `result`; defaults filled), or None
     where the call does not reach `obj` itself."""
-    annotation = _probe(obj, tuple(args), tuple(keywords)).type_annotation
+    annotation = _probe(obj, tuple(args), tuple(keywords), contiguous).type_annotation
     for expr, sig in annotation.calltypes.items():
         if getattr(expr, "op", None) == "call":
             callee = annotation.typemap.get(expr.func.name)
@@ -218,13 +229,14 @@ def may_share_memory(obj, args, keywords=()):
 
 
 @_cached
-def caller(obj, args, keywords, item=None):
+def caller(obj, args, keywords, item=None, contiguous=False):
     """An @njit function of the non-constant arguments of obj(*args, **keywords) (constants
     and keywords written into it), returning the call's result or its element `item`: what
     generated code calls where the call has keywords or a tuple result. `args` and
     `keywords` are descriptors; only the constants' values matter here."""
     name = getattr(obj, "__name__", "call") + ("" if item is None else f"_{item}")
-    return _function(obj, args, keywords, item, name if name.isidentifier() else "call")
+    return _function(obj, args, keywords, item, name if name.isidentifier() else "call",
+                     contiguous)
 
 
 def packable(desc):
@@ -235,7 +247,7 @@ def packable(desc):
 
 
 @_cached
-def packed_callers(obj, args, keywords, items):
+def packed_callers(obj, args, keywords, items, contiguous=False):
     """(pack, [unpack_k]) for a call whose result is the tuple of float numbers and float
     arrays `items` (descriptors): pack makes the call once and returns one float array,
     the arrays' shapes first and then every element's values in order; unpack_k(p) is
@@ -243,12 +255,7 @@ def packed_callers(obj, args, keywords, items):
     once for each element."""
     name = getattr(obj, "__name__", "call")
     name = name if name.isidentifier() else "call"
-    params, call_args = [], []
-    for key, d in [(None, d) for d in args] + list(keywords):
-        text = _literal(d[1]) if d[0] == "const" else f"a{len(params)}"
-        if d[0] != "const":
-            params.append(text)
-        call_args.append(text if key is None else f"{key}={text}")
+    params, call_args = _call_text(args, keywords, contiguous)
     ndims = [0 if d == ("f",) else d[1] for d in items]
     head = sum(ndims)
     sizes = [" * ".join(f"r[{j}].shape[{k}]" for k in range(n)) if n else "1"
@@ -291,8 +298,8 @@ def packed_callers(obj, args, keywords, items):
     return pack, unpack
 
 
-def result(obj, args, keywords=()):
+def result(obj, args, keywords=(), contiguous=False):
     """The result descriptor of obj(*args, **keywords) (descriptors, see the module
     docstring); None for a type adjit cannot hold (complex, strings, objects); Untyped if
-    numba does not compile the call."""
-    return _result(obj, tuple(args), tuple(keywords))
+    numba does not compile the call. `contiguous`: arrays passed as C arrays (_call_text)."""
+    return _result(obj, tuple(args), tuple(keywords), contiguous)
