@@ -45,15 +45,26 @@ class Unread(Exception):
         self.error = error
 
 
-def unread_reason(error):
-    """What an Unread helper's error says adjit could not read, without its advice:
-    "the constant 1j is not supported (file.py, line 9)"."""
+def split_error(error):
+    """(where, construct, advice) of an AdjitError's message ("in function 'h' (file.py,
+    line 9): ", "the constant 1j is not supported", "Use only ..."); where is "" for a
+    message that names no place."""
     text = str(error)
     head, sep, rest = text.partition("): ")
     if not sep or not head.startswith("in function "):
-        return text.split(". ")[0]
-    place = head[head.index("(") + 1:]
-    return f"{rest.split('. ')[0]} ({place})"
+        head, rest = "", text
+    else:
+        head += sep
+    construct, _, advice = rest.partition(". ")
+    return head, construct, advice
+
+
+def unread_reason(error):
+    """What an Unread helper's error says adjit could not read, without its advice:
+    "the constant 1j is not supported (file.py, line 9)"."""
+    head, construct, _ = split_error(error)
+    construct = construct.split("; and adjit does not call")[0]   # (a helper it calls)
+    return f"{construct} ({head[head.index('(') + 1:-3]})" if head else construct
 
 
 def inline(norm, node, fn, out, atoms=None):

@@ -31,7 +31,7 @@ from ..rules.effects import known_effect
 from ..rules.registry import REGISTRY
 from .sugar import OPERATOR_SYMBOLS
 from .values import Shape, TupleValue, left_out
-from .inline import unread_reason
+from .inline import split_error, unread_reason
 from .lowering import LOWERINGS
 from .vectorize import ONE, Lazy, Op, Scalar, View
 
@@ -676,11 +676,14 @@ class NumpyCalls:
         name = ast.unparse(node.func)
 
         def refuse(why):
-            return AdjitError(f"{unread} (adjit calls an @njit function it cannot read as "
-                              "numba compiles it, where no derivative flows through it, but "
-                              f"not `{name}`: {why})")
+            head, construct, advice = split_error(unread)
+            return AdjitError(f"{head}{construct}; and adjit does not call `{name}` as numba "
+                              f"compiles it either: it {why} (adjit calls an @njit function "
+                              "it cannot read so, where no derivative flows through it, when "
+                              "the function writes no array it is given, returns no view of "
+                              f"one and has no effect). {advice}")
         if any(kw.arg is None for kw in node.keywords):
-            raise refuse("it is called with **keywords")
+            raise refuse("is called with **keywords")
         arguments = [self.opaque_argument(a, out) for a in node.args]
         atoms, descs = zip(*arguments) if arguments else ((), ())
         keywords = [(kw.arg, self.opaque_argument(kw.value, out)) for kw in node.keywords]
@@ -688,11 +691,11 @@ class NumpyCalls:
         try:
             result = opaque.result(obj, descs, kw_descs, contiguous=True)
         except opaque.Untyped as exc:
-            raise refuse(f"numba does not compile the call for these arguments ({exc})") \
+            raise refuse(f"is a call numba does not compile for these arguments ({exc})") \
                 from None
         if result is None:
-            raise refuse("its result is not numbers, arrays of them or tuples of those "
-                         "(complex numbers, strings, objects)")
+            raise refuse("returns something other than numbers, arrays of them and tuples "
+                         "of those (complex numbers, strings, objects)")
         called = opaque.called_types(obj, descs, kw_descs, contiguous=True)
         why = purity.proof(obj, called) if called is not None else \
             ("is not called where numba compiles the call", None)
