@@ -329,9 +329,10 @@ def normalize(p, o):
             return _normalize(p, o, unread)
         except Unread as exc:
             p.src = src
-            if exc.fn in unread:
+            key = (exc.fn, exc.site)
+            if key in unread:
                 raise AssertionError(f"{exc.fn} read again after it was unread") from None
-            unread[exc.fn] = exc.error
+            unread[key] = exc.error
 
 
 def _normalize(p, o, unread):

@@ -397,3 +397,39 @@ def test_a_helper_numba_loads_from_its_disk_cache(tmp_path):
         done = subprocess.run([sys.executable, "caller.py"], cwd=tmp_path, env=env,
                               capture_output=True, text=True, timeout=600)
         assert done.stdout.strip().endswith("ok"), (run, done.stdout, done.stderr[-2000:])
+
+
+@numba.njit(inline="always")
+def inlined_phase(t):
+    return abs(cmath.exp(1j * t) + 0.5)
+
+
+@numba.njit
+def uses_inlined(x, t):
+    return x * inlined_phase(t)
+
+
+@numba.njit
+def twice(x, mode):
+    if mode == "complex":
+        return x * abs(1.0 + 1j)
+    return x * x
+
+
+@numba.njit
+def modes(x):
+    return twice(x[0], "complex") + twice(x[1], "real")
+
+
+def test_inline_always_helper_and_helpers_readable_at_one_call():
+    assert adjit.grad(uses_inlined)(2.0, 0.3) == pytest.approx(inlined_phase(0.3), rel=1e-15)
+    # twice(x, "real") is read and differentiated; twice(x, "complex") is numba's call,
+    # through which a derivative would flow: refused there alone
+    with pytest.raises(AdjitError, match="flow through `twice`"):
+        adjit.grad(modes)(np.array([1.0, 3.0]))
+
+    @numba.njit
+    def one_kept(x):
+        return twice(2.0, "complex") * x[0] + twice(x[1], "real")
+    np.testing.assert_allclose(adjit.grad(one_kept)(np.array([1.0, 3.0])),
+                               [2.0 * abs(1.0 + 1j), 6.0], rtol=1e-15)

@@ -182,8 +182,8 @@ class InlineContext:
         # (arrays no statement may write, the join after which, the name, origin): views
         # copied where paths join (joins.py)
         self.frozen = []
-        # @njit helpers adjit could not read (the error it raised), called as numba's
-        # (normalize/inline.py: Unread)
+        # @njit helpers adjit could not read, by (helper, call site): the error it raised;
+        # called as numba's there (normalize/inline.py: Unread)
         self.unread = {}
 
     @staticmethod
@@ -3384,8 +3384,9 @@ class _Normalizer:
                 numba_implementation(unwrap(obj)) is not None or \
                 hasattr(unwrap(obj), "__adjit_objmode__"):    # (normalize/objmode.py)
             return self.calls.opaque_call(node, obj, out)
-        if obj in self.ctx.unread:
-            return self.calls.opaque_call(node, obj, out, unread=self.ctx.unread[obj])
+        unread = self.ctx.unread.get((obj, inlining.call_site(self, node)))
+        if unread is not None:
+            return self.calls.opaque_call(node, obj, out, unread=unread)
         return self.inline(node, obj, out)
 
     def iterated(self, node, entry, out):

@@ -39,10 +39,18 @@ class Unread(Exception):
     it. (A whole new pass rather than an undo: inlining changes the shared state as it
     goes.)"""
 
-    def __init__(self, fn, error):
-        super().__init__(fn, error)
+    def __init__(self, fn, error, site):
+        super().__init__(fn, error, site)
         self.fn = fn
         self.error = error
+        self.site = site        # (a helper readable at one call and not at another: only
+        # the call it was not read at is kept as numba's)
+
+
+def call_site(norm, node):
+    """The key of the call `node` of a helper: its file, line and column."""
+    return (norm.src.loc.filename, getattr(node, "lineno", None),
+            getattr(node, "col_offset", None))
 
 
 def split_error(error):
@@ -79,7 +87,7 @@ def inline(norm, node, fn, out, atoms=None):
         if dispatcher is None or isinstance(exc, InternalError) or \
                 getattr(exc, "numba_differs", False):
             raise
-        raise Unread(dispatcher, exc) from None
+        raise Unread(dispatcher, exc, call_site(norm, node)) from None
     fn = callee.fn
     params = callee.params
     positional = [a.arg for a in callee.tree.args.posonlyargs + callee.tree.args.args]
@@ -141,7 +149,7 @@ def inline(norm, node, fn, out, atoms=None):
     except AdjitError as exc:
         if dispatcher is None or isinstance(exc, InternalError):
             raise
-        raise Unread(dispatcher, exc) from None
+        raise Unread(dispatcher, exc, call_site(norm, node)) from None
 
 
 def _body(norm, node, callee, fn, params, bound, out):

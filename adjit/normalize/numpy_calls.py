@@ -674,6 +674,7 @@ class NumpyCalls:
         """A call of the @njit helper `obj` adjit could not read (`unread`: why), kept as
         numba's call (opaque_call)."""
         name = ast.unparse(node.func)
+        obj = opaque.not_inlined(obj)
 
         def refuse(why):
             head, construct, advice = split_error(unread)

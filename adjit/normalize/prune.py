@@ -283,6 +283,30 @@ class _Settings(ast.NodeTransformer):
         return node
 
 
+class _Decided(ast.NodeTransformer):
+    """An `if` on settings read as constants (`if "real" == "complex":`) replaced by the
+    branch that runs, before anything reads the other: numba does not compile a branch it
+    prunes for a constant, so what adjit cannot read may stand there (a helper's complex
+    arithmetic for another mode)."""
+
+    def visit_If(self, node):
+        self.generic_visit(node)
+        test = node.test
+        parts = list(ast.walk(test))
+        if not any(isinstance(n, ast.Constant) and isinstance(n.value, str) for n in parts) or \
+                not all(isinstance(n, (ast.Constant, ast.Compare, ast.BoolOp, ast.UnaryOp,
+                                       ast.cmpop, ast.boolop, ast.Not, ast.Load))
+                        for n in parts):
+            return node
+        try:
+            taken = bool(eval(compile(ast.Expression(test), "<setting>", "eval"),  # noqa: S307
+                              {"__builtins__": {}}))
+        except Exception:   # noqa: BLE001 - left to the normalizer
+            return node
+        branch = node.body if taken else node.orelse
+        return branch or ast.copy_location(ast.Pass(), node)
+
+
 def with_settings(src, values):
     """The FunctionSource `src` with each parameter in `values` (name -> a string it was
     called with, a setting such as `mode`) read as that constant, where the body does not
@@ -294,4 +318,6 @@ def with_settings(src, values):
     kept = {p: v for p, v in values.items() if p not in assigned_user_names(src.tree.body)}
     new = copy.copy(src.tree)
     new.body = [_Settings(kept).visit(copy.deepcopy(s)) for s in src.tree.body]
+    new = _Decided().visit(new)
+    ast.fix_missing_locations(new)
     return FunctionSource(src.fn, new, src.loc)

@@ -239,6 +239,18 @@ def caller(obj, args, keywords, item=None, contiguous=False):
                      contiguous)
 
 
+@_cached
+def not_inlined(obj):
+    """`obj`, or for an @njit(inline="always") function the same function compiled without
+    it: numba inlines such a function where it is called, so no call of it is left for
+    called_types to find (the code is the same)."""
+    options = getattr(obj, "targetoptions", None) or {}
+    if options.get("inline", "never") == "never":
+        return obj
+    return numba.jit(**{k: v for k, v in options.items()
+                        if k not in ("inline", "cache")})(obj.py_func)
+
+
 def packable(desc):
     """Whether a tuple result can be returned packed (packed_callers): numbers and float
     arrays."""
