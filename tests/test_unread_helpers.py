@@ -9,6 +9,7 @@ flow through any such helper."""
 import cmath
 
 import numba
+from numba.extending import overload
 import numpy as np
 import pytest
 
@@ -350,6 +351,7 @@ def test_a_helpers_own_copy_may_be_written():
 
 CACHED_HELPER = """
 import numba
+from numba.extending import overload
 import numpy as np
 
 
@@ -361,6 +363,7 @@ def deflect(x, y, b):
 
 CACHED_CALLER = """
 import numba
+from numba.extending import overload
 import numpy as np
 import adjit
 from cached_helper import deflect
@@ -433,3 +436,55 @@ def test_inline_always_helper_and_helpers_readable_at_one_call():
         return twice(2.0, "complex") * x[0] + twice(x[1], "real")
     np.testing.assert_allclose(adjit.grad(one_kept)(np.array([1.0, 3.0])),
                                [2.0 * abs(1.0 + 1j), 6.0], rtol=1e-15)
+
+
+def spectrum(x, scale):
+    """A function numba compiles from its @overload (codex-africanus's pattern)."""
+
+
+@overload(spectrum)
+def _spectrum_impl(x, scale):
+    def impl(x, scale):
+        out = np.empty(x.shape[0])
+        for i in range(x.shape[0]):
+            out[i] = abs(cmath.exp(1j * scale * x[i]) + 0.5)
+        return out
+    return impl
+
+
+def normalized(x):
+    """Another, which normalizes in place."""
+
+
+@overload(normalized)
+def _normalized_impl(x):
+    def impl(x):
+        x /= np.sum(x)
+        return x.shape[0]
+    return impl
+
+
+@numba.njit
+def power(x, scale):
+    z = 1j      # noqa: F841 (what adjit cannot read)
+    return spectrum(x, scale)
+
+
+@numba.njit
+def renormalizes(x):
+    z = 1j      # noqa: F841
+    return normalized(x)
+
+
+def test_helpers_calling_overloaded_functions():
+    def fit(w, x):
+        return np.sum(w * power(x, 0.7))
+
+    def fit_normalized(w, x):
+        c = x.copy()
+        n = renormalizes(c)
+        return np.sum(w * c) * n
+    w, x = np.array([1.0, 2.0, 3.0]), np.array([0.2, 0.5, 0.9])
+    np.testing.assert_allclose(adjit.grad(fit)(w, x), power(x, 0.7), rtol=1e-15)
+    with pytest.raises(AdjitError, match="writes into its array argument `x`"):
+        adjit.grad(fit_normalized)(w, x)

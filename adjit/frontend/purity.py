@@ -78,6 +78,29 @@ def _written_parameters(obj, expr):
     return [bound["out"]] if "out" in bound else []
 
 
+def _same(a, b):
+    return len(a) == len(b) and all(x == y or types.unliteral(x) == types.unliteral(y)
+                                    for x, y in zip(a, b))
+
+
+def _implementation(ftype, given, keywords):
+    """(dispatcher, [argument types of each of its compiled versions the call may run]) of
+    the implementation numba compiled for a call of an @overload'ed function of type
+    `ftype` with positional argument types `given` and keyword ones `keywords`, or None."""
+    for template in getattr(ftype, "templates", ()):
+        for key, value in (getattr(template, "_impl_cache", None) or {}).items():
+            if not (isinstance(key, tuple) and len(key) >= 3 and isinstance(value, tuple)
+                    and len(value) == 2) or not _same(key[1], given) or \
+                    [k for k, _ in key[2]] != [k for k, _ in keywords] or \
+                    not _same([t for _, t in key[2]], [t for _, t in keywords]):
+                continue
+            dispatcher, args = value
+            versions = [sig for sig in getattr(dispatcher, "overloads", {})
+                        if _same(sig[:len(args)], args)]
+            return (dispatcher, versions or [tuple(args)]) if dispatcher is not None else None
+    return None
+
+
 def _module_function(obj):
     module = getattr(obj, "__module__", None) or ""
     return module.split(".")[0] == "numpy"
@@ -238,6 +261,33 @@ class _Analysis:
             return self.call(value, line)
         raise NotPure((f"has an expression adjit cannot follow ({op})", line))
 
+    def through(self, dispatcher, args, named, expr, given, line):
+        """What `target = expr` may refer into, a call of the compiled helper `dispatcher`
+        for argument types `args`, its parameters named as `named`'s (the function an
+        @overload implements: numba binds keywords by its signature)."""
+        summary = _summary(dispatcher, args, self.seen)
+        code = getattr(getattr(named, "py_func", named), "__code__", None)
+        names = code.co_varnames[:code.co_argcount] if code is not None else ()
+        if code is None or code.co_flags & inspect.CO_VARARGS or expr.vararg is not None:
+            # (`*args` on either side: which argument a parameter is, adjit does not
+            # follow; any write or view is charged to all of them)
+            if summary.writes:
+                self.write(given, line)
+            return given if summary.returns else frozenset()
+        at = dict(enumerate(expr.args))
+        for key, v in expr.kws:
+            if key not in names:
+                raise NotPure((f"passes `{key}` by keyword to a helper adjit cannot "
+                               "match it to a parameter of", line))
+            at[names.index(key)] = v
+        refs = frozenset()
+        for k, a in at.items():
+            if k in summary.writes:
+                self.write(self.of(a), line)
+            if k in summary.returns:
+                refs |= self.of(a)
+        return refs
+
     def call(self, expr, line):
         ftype = self.type_of(expr.func)
         args = list(expr.args) + [v for _, v in expr.kws] + \
@@ -245,28 +295,24 @@ class _Analysis:
         given = frozenset().union(*[self.of(a) for a in args]) if args else frozenset()
         if isinstance(ftype, types.Dispatcher):
             sig = self.calltypes[expr]
-            summary = _summary(ftype.dispatcher, sig.args, self.seen)
-            code = getattr(getattr(ftype.dispatcher, "py_func", None), "__code__", None)
-            names = code.co_varnames[:code.co_argcount] if code is not None else ()
-            if code is None or code.co_flags & inspect.CO_VARARGS or expr.vararg is not None:
+            return self.through(ftype.dispatcher, sig.args, ftype.dispatcher, expr, given,
+                                line)
+        if isinstance(ftype, types.Function) and of_object(ftype.typing_key) == UNKNOWN:
+            found = _implementation(ftype, [self.type_of(a) for a in expr.args],
+                                    [(k, self.type_of(v)) for k, v in expr.kws])
+            if found is not None:       # an @overload: numba's implementation, followed
+                dispatcher, versions = found
+                refs = frozenset()
+                for args in versions:
+                    refs |= self.through(dispatcher, args, ftype.typing_key, expr, given,
+                                         line)
+                return refs
+
                 # (`*args` on either side: which argument a parameter is, adjit does not
                 # follow; any write or view is charged to all of them)
                 if summary.writes:
                     self.write(given, line)
                 return given if summary.returns else frozenset()
-            at = dict(enumerate(expr.args))
-            for key, v in expr.kws:
-                if key not in names:
-                    raise NotPure((f"passes `{key}` by keyword to a helper adjit cannot "
-                                   "match it to a parameter of", line))
-                at[names.index(key)] = v
-            refs = frozenset()
-            for k, a in at.items():
-                if k in summary.writes:
-                    self.write(self.of(a), line)
-                if k in summary.returns:
-                    refs |= self.of(a)
-            return refs
         if isinstance(ftype, types.BoundFunction):
             receiver = self.defs.get(expr.func.name)
             if not (isinstance(receiver, ir.Expr) and receiver.op == "getattr"):
