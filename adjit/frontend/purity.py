@@ -140,8 +140,8 @@ def _summary(dispatcher, args, seen):
     if cres is not None and not isinstance(cres.type_annotation, TypeAnnotation):
         # loaded from numba's disk cache (cache=True), which keeps no typed code: the
         # function compiled again, uncached, to read it
-        fresh = numba.jit(**{k: v for k, v in dispatcher.targetoptions.items()
-                              if k != "cache"})(dispatcher.py_func)
+        options = {k: v for k, v in dispatcher.targetoptions.items() if k != "cache"}
+        fresh = numba.jit(**options)(dispatcher.py_func)
         cres = _overload(fresh, args)
     if cres is None or not isinstance(cres.type_annotation, TypeAnnotation):
         raise NotPure((f"calls `{getattr(dispatcher, '__name__', dispatcher)}`, whose "
@@ -307,12 +307,6 @@ class _Analysis:
                     refs |= self.through(dispatcher, args, ftype.typing_key, expr, given,
                                          line)
                 return refs
-
-                # (`*args` on either side: which argument a parameter is, adjit does not
-                # follow; any write or view is charged to all of them)
-                if summary.writes:
-                    self.write(given, line)
-                return given if summary.returns else frozenset()
         if isinstance(ftype, types.BoundFunction):
             receiver = self.defs.get(expr.func.name)
             if not (isinstance(receiver, ir.Expr) and receiver.op == "getattr"):
