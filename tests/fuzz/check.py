@@ -33,6 +33,7 @@ would compile, at a fortieth of the cost. With `jit=True` the public API also co
 those too.
 """
 import ast
+import cmath
 import copy
 import ctypes
 import hashlib
@@ -70,7 +71,7 @@ MAX_VALUE = 1e6
 MAX_SCALE = 1e8
 FD_AGREE = 1e-5       # FD vs reference, relative to 1 + |gradient|, where FD is consistent
 
-REAL_NAMESPACE = {"math": math, "np": np, "numba": numba, "ctypes": ctypes,
+REAL_NAMESPACE = {"math": math, "cmath": cmath, "np": np, "numba": numba, "ctypes": ctypes,
                   "get_cython_function_address": get_cython_function_address,
                   "stop_gradient": adjit.stop_gradient}
 _ALL_SUBSETS = "all"

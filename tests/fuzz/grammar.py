@@ -202,7 +202,8 @@ GROUPS = {
     "idioms": "numba idioms: @vectorize kernels, type(v)(c), np.ndindex, is None, "
               "function values, scipy.special address wrappers, list comprehensions, "
               "nested defs and lambdas, @guvectorize gufuncs, f-string raises, a.flat, "
-              "arrays of a length a loop's step sets",
+              "arrays of a length a loop's step sets, @njit helpers with complex "
+              "numbers (kept as numba's calls)",
     # an array name bound to different arrays on the paths of an `if`: each path its own
     # expression, one path keeping what the name held before (an expression or a view),
     # or a conditional expression; read afterwards. adjit copies the array of the path
@@ -2056,7 +2057,7 @@ class Writer:
     def stmt_idioms(self, scope, depth):
         """One idiom of published numba code (IDIOM_DEFINITIONS are the module's)."""
         v = self.fresh("v")
-        k = self.pick(17)
+        k = self.pick(18)
         arrays = [a for a in sorted(scope.arrays) if len(scope.arrays[a]) <= 2]
         vectors = [a for a in arrays if len(scope.arrays[a]) == 1]
         if k == 0:
@@ -2145,6 +2146,17 @@ class Writer:
                                 f"{v} = {v} + {w}[0] * {w}[{i} - 1] * {c}"))
             lines = [f"{v} = 0.0", f"for {i} in range(1, len({a}) + 1):",
                      f"    {w} = {made}", f"    {step}"]
+        elif k == 17:       # helpers adjit cannot read (complex numbers), on constants
+            n = self.choice((3, 4, 5))
+            grid = f"np.linspace({self.choice(('-1.0', '0.0', '0.5'))}, 2.0, {n})"
+            if vectors and self.chance(15):     # (on an argument: refused if it is active)
+                grid = self.choice(vectors)
+            p, q = self.fresh("p"), self.fresh("q")
+            t = self.choice(("0.7", "1.3", "-0.4"))
+            lines = [f"{v} = cx_phase({grid}, {t}) * {self.expr(scope, 1)}"] \
+                if self.chance(50) else \
+                [f"{p}, {q} = cx_parts({grid}, {t})",
+                 f"{v} = (np.sum({p} * {p}) - 0.5 * np.sum({q})) * {self.expr(scope, 1)}"]
         elif k == 14 and arrays and self.allocating():      # a stencil
             a = self.choice(arrays)
             if len(scope.arrays[a]) == 1:
@@ -2773,6 +2785,20 @@ def opt_scale(a, w=None):
     if w is None:
         return 1.5 * a
     return a * w
+
+
+@numba.njit
+def cx_phase(a, t):
+    z = 0j
+    for v in a:
+        z += cmath.exp(1j * v * t)
+    return abs(z) / (1.0 + a.shape[0])
+
+
+@numba.njit
+def cx_parts(a, t):
+    z = np.exp(1j * t * a) * (1.0 + 0.5j)
+    return z.real.copy(), z.imag.copy()
 
 
 @numba.guvectorize(["void(float64[:], float64, float64[:])"], "(n),()->(n)")
