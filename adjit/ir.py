@@ -45,7 +45,8 @@ normalize/objmode.py); written (on an element store the user wrote, `a[i] = v`, 
 into an integer array truncates, as in numba, and analysis/types.py does not make the array
 a float one for it); pure (on a call of an @njit helper adjit cannot read, kept as numba's,
 that frontend/purity.py showed writes nothing it is given and has no effect: it may be
-computed again, dropped where unused, or checkpointed like arithmetic)."""
+computed again or checkpointed like arithmetic, but it may raise where numba's function
+would, so it is neither dropped where unused nor moved out of its loop)."""
 
 
 def note(node, key, default=None):

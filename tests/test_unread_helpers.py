@@ -9,7 +9,7 @@ flow through any such helper."""
 import cmath
 
 import numba
-from numba.extending import overload
+from numba.extending import overload, overload_method
 import numpy as np
 import pytest
 
@@ -351,7 +351,7 @@ def test_a_helpers_own_copy_may_be_written():
 
 CACHED_HELPER = """
 import numba
-from numba.extending import overload
+from numba.extending import overload, overload_method
 import numpy as np
 
 
@@ -363,7 +363,7 @@ def deflect(x, y, b):
 
 CACHED_CALLER = """
 import numba
-from numba.extending import overload
+from numba.extending import overload, overload_method
 import numpy as np
 import adjit
 from cached_helper import deflect
@@ -488,3 +488,113 @@ def test_helpers_calling_overloaded_functions():
     np.testing.assert_allclose(adjit.grad(fit)(w, x), power(x, 0.7), rtol=1e-15)
     with pytest.raises(AdjitError, match="writes into its array argument `x`"):
         adjit.grad(fit_normalized)(w, x)
+
+
+@numba.njit
+def penalty(y):
+    for v in y:
+        if v < 0.0:
+            raise ValueError("y must be non-negative")
+    return abs(y[0] + 1j)
+
+
+@numba.njit
+def penalized(x, y):
+    return np.sum(x ** 2) + penalty(y)
+
+
+def test_a_kept_helper_raises_though_no_derivative_reads_its_value():
+    x = np.array([0.3, -0.7])
+    for derivative in (adjit.grad, adjit.value_and_grad, adjit.hessian):
+        with pytest.raises(ValueError, match="non-negative"):
+            derivative(penalized)(x, np.array([-1.0]))
+    np.testing.assert_allclose(adjit.grad(penalized)(x, np.array([1.0])), 2 * x, rtol=1e-15)
+
+
+def scale_by(a, how):
+    """An @overload choosing its implementation by a string literal."""
+
+
+@overload(scale_by, prefer_literal=True)
+def _scale_by(a, how):
+    if not isinstance(how, numba.types.StringLiteral):
+        return None
+    if how.literal_value == "inplace":
+        def impl(a, how):
+            a *= 2.0
+            return 1.0
+    else:
+        def impl(a, how):
+            return np.sum(a)
+    return impl
+
+
+@overload_method(numba.types.Array, "double_inplace")
+def _double_inplace(arr):
+    def impl(arr):
+        for i in range(arr.shape[0]):
+            arr[i] *= 2.0
+    return impl
+
+
+@numba.njit
+def literal_writer(a, y):
+    t = scale_by(a, "sum")
+    scale_by(a, "inplace")
+    return t * abs(y[0] + 1j)
+
+
+@numba.njit
+def method_writer(a, y):
+    a.double_inplace()
+    return abs(y[0] + 1j)
+
+
+def total_of(*arrays):
+    """An @overload taking *args."""
+
+
+@overload(total_of)
+def _total_of(*arrays):
+    def impl(*arrays):
+        s = 0.0
+        for a in arrays:
+            s += np.sum(a)
+        return s
+    return impl
+
+
+@numba.njit
+def star_overload(a, y):
+    return total_of(a, y) * abs(y[0] + 1j)
+
+
+@pytest.mark.parametrize("helper, why", [
+    (literal_writer, "writes into its array argument `a`"),
+    (method_writer, "an @overload_method adjit cannot see into"),
+    (star_overload, "calls `total_of`, which adjit cannot see into")])
+def test_overloads_a_kept_helper_calls(helper, why):
+    def f(x, y):
+        a = y.copy()
+        s = np.sum(a * x ** 2)
+        return s * helper(a, y)
+    with pytest.raises(AdjitError, match=why):
+        adjit.grad(f)(np.array([0.3, -0.7, 1.1]), np.array([0.5, 1.5, -0.4]))
+
+
+@numba.njit
+def parts_of(y):
+    z = np.exp(1j * y)
+    return z.real.copy(), z.imag.copy()
+
+
+@numba.njit
+def tuple_held(x, y):
+    r = parts_of(y)
+    return np.sum(r[0] * x) + np.sum(r[1] * x ** 2)
+
+
+def test_a_kept_helpers_tuple_held_in_a_name():
+    x, y = np.array([0.3, -0.7, 1.1]), np.array([0.5, 1.5, -0.4])
+    r = parts_of(y)
+    np.testing.assert_allclose(adjit.grad(tuple_held)(x, y), r[0] + 2 * x * r[1], rtol=1e-14)

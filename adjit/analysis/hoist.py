@@ -104,8 +104,9 @@ def _hoist_block(block, kinds, env, temps, sites, changing, moved, branch=False)
 
 
 def _movable(s, kinds, env, temps, sites):
-    if not isinstance(s, ast.Assign) or ir.is_store(s) or ir.note(s, "effect"):
-        return False
+    if not isinstance(s, ast.Assign) or ir.is_store(s) or ir.note(s, "effect") or \
+            ir.note(s.value, "pure", False):    # (a kept helper may raise: not before
+        return False                            # its loop, where numba never calls it)
     target = ir.target_name(s)
     if sites.get(target) != 1:
         return False

@@ -90,11 +90,13 @@ def _implementation(ftype, given, keywords):
     for template in getattr(ftype, "templates", ()):
         for key, value in (getattr(template, "_impl_cache", None) or {}).items():
             if not (isinstance(key, tuple) and len(key) >= 3 and isinstance(value, tuple)
-                    and len(value) == 2) or not _same(key[1], given) or \
-                    [k for k, _ in key[2]] != [k for k, _ in keywords] or \
-                    not _same([t for _, t in key[2]], [t for _, t in keywords]):
-                continue
+                    and len(value) == 2) or tuple(key[1]) != tuple(given) or \
+                    tuple(key[2]) != tuple(keywords):
+                continue        # (exactly: an implementation may be chosen by a literal)
             dispatcher, args = value
+            code = getattr(getattr(dispatcher, "py_func", None), "__code__", None)
+            if code is None or code.co_flags & inspect.CO_VARARGS:
+                return None     # (which argument a parameter is, adjit does not follow)
             versions = [sig for sig in getattr(dispatcher, "overloads", {})
                         if _same(sig[:len(args)], args)]
             return (dispatcher, versions or [tuple(args)]) if dispatcher is not None else None
@@ -119,11 +121,15 @@ def _overload(dispatcher, args):
     """The compile result of `dispatcher` for argument types `args`."""
     over = dispatcher.overloads.get(tuple(args))
     if over is None:
-        for sig, cres in dispatcher.overloads.items():
-            if len(sig) == len(args) and all(a == b or types.unliteral(a) == types.unliteral(b)
-                                             for a, b in zip(sig, args)):
-                return cres
-        dispatcher.compile(tuple(args))
+        loose = [cres for sig, cres in dispatcher.overloads.items() if _same(sig, args)]
+        if len(loose) == 1:
+            return loose[0]
+        try:
+            dispatcher.compile(tuple(args))
+        except Exception as exc:    # noqa: BLE001 - numba's errors have many classes
+            raise NotPure((f"calls `{getattr(dispatcher, '__name__', dispatcher)}`, which "
+                           f"adjit could not compile again to read ({type(exc).__name__})",
+                           None)) from None
         over = dispatcher.overloads.get(tuple(args))
     return over
 
@@ -313,6 +319,11 @@ class _Analysis:
                 raise NotPure((f"calls a method adjit cannot follow ({ftype})", line))
             mine = self.of(receiver.value)
             method = receiver.attr
+            made = getattr(getattr(ftype, "template", None), "_overload_func", None)
+            if made is not None and not (getattr(made, "__module__", "") or "").startswith(
+                    "numba"):
+                raise NotPure((f"calls the method `{method}`, an @overload_method adjit "
+                               "cannot see into", line))
             if method in _MUTATING_METHODS:
                 self.write(mine, line)
             if given:

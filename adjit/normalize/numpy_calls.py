@@ -721,10 +721,10 @@ class NumpyCalls:
                                                  contiguous=True)
             packed = self.n.to_atom(out, ir.annotate(self.call_of(pack, names), pure=True,
                                                      opaque=("array", 1, "f"), callee=callee))
-            return TupleValue([self.n.to_atom(out, ir.annotate(
+            return TupleValue([self.own_copy(self.n.to_atom(out, ir.annotate(
                 self.call_of(unpack[k], [packed]), opaque=item, pure=True,
-                callee=callee.replace("` (", f"` (element {k} of its result; ", 1)))
-                for k, item in enumerate(result[1])])
+                callee=callee.replace("` (", f"` (element {k} of its result; ", 1))), item,
+                out) for k, item in enumerate(result[1])])
         if result[0] == "tuple":
             items = []
             for k, item in enumerate(result[1]):

@@ -28,6 +28,12 @@ def _reads(node, memo):
     return _once(memo, node, reads_of)
 
 
+def _checks(s):
+    """A call of an @njit helper adjit cannot read, kept as numba's (its note `pure`): no
+    effect, but it may raise where numba's function would, so it runs though unread."""
+    return isinstance(s.value, ast.Call) and note(s.value, "pure", False)
+
+
 def _kept(s):
     """An effect statement whose value nothing reads. numba's parallel pipeline deletes a
     numpy.random call whose result is unused (numba/core/ir_utils.py,
@@ -64,8 +70,8 @@ def _prune(stmts, live, keep_stores, index_live):
             if isinstance(tgt, ast.Name):
                 if tgt.id in live:
                     out.append(s)
-                elif note(s, "effect"):     # (a draw, an MPI message): run once though unread
-                    out.append(_kept(s))
+                elif note(s, "effect") or _checks(s):   # (a draw, an MPI message): run
+                    out.append(_kept(s))                # once though unread
             elif isinstance(tgt, ast.Tuple):    # a checkpointed loop's step: writes arrays
                 out.append(s)
             elif tgt.value.id in keep_stores:
