@@ -36,6 +36,11 @@ _FRESH_METHODS = ("copy", "astype", "sum", "prod", "mean", "std", "var", "min", 
                   "argmin", "argmax", "argsort", "cumsum", "cumprod", "dot", "flatten",
                   "nonzero", "all", "any", "conj", "conjugate", "round", "take", "repeat",
                   "item", "tolist")
+# the position of `out` among numpy's array methods' arguments (a.round(1, b) writes b)
+_METHOD_OUT = {"round": 1, "clip": 2, "dot": 1, "take": 2, "cumsum": 2, "cumprod": 2,
+               "sum": 2, "prod": 2, "mean": 2, "std": 2, "var": 2, "max": 1, "min": 1,
+               "argmax": 1, "argmin": 1, "all": 1, "any": 1, "ptp": 1, "compress": 2,
+               "conj": 0, "conjugate": 0, "trace": 4}
 # numpy functions that write into an array argument (beside any call given `out=`)
 _WRITERS = ("copyto", "put", "place", "putmask", "fill_diagonal", "put_along_axis")
 _VALUE_TYPES = (types.Number, types.Boolean, types.NoneType, types.Omitted, types.SliceType,
@@ -326,6 +331,10 @@ class _Analysis:
                                "cannot see into", line))
             if method in _MUTATING_METHODS:
                 self.write(mine, line)
+            out = _METHOD_OUT.get(method)
+            for a in ([v for k, v in expr.kws if k == "out"] +
+                      (expr.args[out:out + 1] if out is not None else [])):
+                self.write(self.of(a), line)
             if given:
                 self.changed |= self.join(receiver.value, given)   # (list.append(view))
             return frozenset() if method in _FRESH_METHODS else mine | given
