@@ -283,6 +283,31 @@ class _Settings(ast.NodeTransformer):
         return node
 
 
+_COMPARED = {ast.Eq: lambda a, b: a == b, ast.NotEq: lambda a, b: a != b}
+
+
+def _constant_truth(test):
+    """The value of a test of constants compared with == and != and joined by and, or,
+    not; None for anything else."""
+    if isinstance(test, ast.Constant):
+        return test.value
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        v = _constant_truth(test.operand)
+        return None if v is None else not v
+    if isinstance(test, ast.BoolOp):
+        values = [_constant_truth(v) for v in test.values]
+        if any(v is None for v in values):
+            return None
+        return all(values) if isinstance(test.op, ast.And) else any(values)
+    if isinstance(test, ast.Compare) and all(type(o) in _COMPARED for o in test.ops):
+        operands = [_constant_truth(test.left)] + [_constant_truth(c) for c in test.comparators]
+        if any(v is None for v in operands):
+            return None
+        return all(_COMPARED[type(o)](a, b)
+                   for o, a, b in zip(test.ops, operands, operands[1:]))
+    return None
+
+
 class _Decided(ast.NodeTransformer):
     """An `if` on settings read as constants (`if "real" == "complex":`) replaced by the
     branch that runs, before anything reads the other: numba does not compile a branch it
@@ -298,12 +323,10 @@ class _Decided(ast.NodeTransformer):
                                        ast.cmpop, ast.boolop, ast.Not, ast.Load))
                         for n in parts):
             return node
-        try:
-            taken = bool(eval(compile(ast.Expression(test), "<setting>", "eval"),  # noqa: S307
-                              {"__builtins__": {}}))
-        except Exception:   # noqa: BLE001 - left to the normalizer
+        taken = _constant_truth(test)
+        if taken is None:       # (left to the normalizer)
             return node
-        branch = node.body if taken else node.orelse
+        branch = node.body if bool(taken) else node.orelse
         return branch or ast.copy_location(ast.Pass(), node)
 
 
