@@ -1196,3 +1196,29 @@ def test_a_steps_sum_of_products_stays_in_the_recorded_order(checkpoint):
     assert "dot_range" not in g.source
     want = [fd_grad(abc_model, args, k) for k in (0, 1, 2, 4)]
     np.testing.assert_allclose(recorded(*args), want, rtol=1e-6)
+
+
+def _after_early_return(x, y):
+    if x[0] > 5.0:
+        return y
+    v = 0.0
+    for i in range(1, len(x) + 1):
+        w = np.arange(i) * 1.5
+        v += np.sum(w * w) * x[-2] + math.sin(x[i - 1]) * y
+    return v + y
+
+
+@pytest.mark.parametrize("checkpoint", ["auto", 2])
+def test_a_loop_after_an_early_return_sized_by_its_counter(checkpoint):
+    # (the loop is in the `else` an early return makes: never checkpointed, computed again
+    # iteration by iteration as without checkpointing; it was refused for np.arange(i))
+    x, y = np.linspace(0.1, 0.5, 5), 1.5
+    recorded = adjit.value_and_grad(_after_early_return, argnums=(0, 1),
+                                    checkpoint=False)(x, y)
+    checkpointed = adjit.value_and_grad(_after_early_return, argnums=(0, 1),
+                                        checkpoint=checkpoint)(x, y)
+    assert checkpointed[0] == recorded[0]
+    for a, b in zip(checkpointed[1], recorded[1]):
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_allclose(recorded[1][0], fd_grad(_after_early_return, (x, y), 0),
+                               rtol=1e-6, atol=1e-8)

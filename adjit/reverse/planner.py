@@ -132,7 +132,9 @@ class Planner:
         loop that is checkpointed: each step is recorded as a whole there."""
         if self.b.checkpoint is None:
             return chosen
-        top = chosen & {id(x) for x in self.b.stmts}
+        # (outside every loop: a top-level loop, or one in a top-level `if`, as after an
+        # early return, which checkpoint.select never checkpoints)
+        top = {loop for loop in chosen if not self.b.layout.loops[loop]}
         return {loop for loop in chosen if loop in top or set(self.b.layout.loops[loop]) & top}
 
     def _costly(self, s):
