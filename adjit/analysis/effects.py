@@ -50,6 +50,14 @@ def mark(stmts, env):
                 ir.annotate(s, effect=why)
 
 
+def kept_call(stmt):
+    """Whether `stmt` calls an @njit helper adjit cannot read, kept as numba's (its call's
+    note `pure`): no effect, but it may raise where numba's function would, so no pass
+    drops it where its value is unread nor moves it out of its loop."""
+    return isinstance(getattr(stmt, "value", None), ast.Call) and \
+        ir.note(stmt.value, "pure", False)
+
+
 def of(stmt):
     """Why a statement has an effect (its note), or None."""
     return ir.note(stmt, "effect")

@@ -10,6 +10,7 @@ iterations changes no value.)
 import ast
 
 from .. import ir
+from . import effects
 from .prims import classify
 from .types import INT, is_array
 
@@ -105,8 +106,8 @@ def _hoist_block(block, kinds, env, temps, sites, changing, moved, branch=False)
 
 def _movable(s, kinds, env, temps, sites):
     if not isinstance(s, ast.Assign) or ir.is_store(s) or ir.note(s, "effect") or \
-            ir.note(s.value, "pure", False):    # (a kept helper may raise: not before
-        return False                            # its loop, where numba never calls it)
+            effects.kept_call(s):
+        return False
     target = ir.target_name(s)
     if sites.get(target) != 1:
         return False

@@ -10,7 +10,6 @@ survive as statements; exits.py turns them into flags afterwards.
 import ast
 import contextlib
 import copy
-import operator
 import types
 
 import numba
@@ -40,6 +39,7 @@ from .check import check_dead_draws, check_supported
 from .exits import always_returns, lower_exits
 from .gufuncs import gufunc_call
 from . import inline as inlining
+from .prune import fold
 from .lowering import missing
 from .messages import message_call
 from .stencils import stencil_call, stencil_kernel
@@ -57,42 +57,6 @@ _RESERVED = {"math", "np", "numba", "stop_gradient"}
 _HANDLERS = {e.handler for e in REGISTRY.family("array", "elementwise") if e.handler}
 if missing(_HANDLERS):
     raise ImportError(f"registry handlers with no lowering: {', '.join(missing(_HANDLERS))}")
-
-
-
-_FOLD_OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
-             ast.Div: operator.truediv, ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod,
-             ast.Pow: operator.pow, ast.USub: operator.neg, ast.UAdd: operator.pos,
-             ast.Not: operator.not_, ast.Eq: operator.eq, ast.NotEq: operator.ne,
-             ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt,
-             ast.GtE: operator.ge}
-
-
-def _fold(node, leaves):
-    """The value of a test of numbers and operators (AnfNormalizer.constant_test); a
-    KeyError for an operator it does not fold."""
-    if isinstance(node, ast.Constant):
-        return node.value
-    if isinstance(node, ast.Name):
-        return leaves[node.id]
-    if isinstance(node, ast.BinOp):
-        return _FOLD_OPS[type(node.op)](_fold(node.left, leaves), _fold(node.right, leaves))
-    if isinstance(node, ast.UnaryOp):
-        return _FOLD_OPS[type(node.op)](_fold(node.operand, leaves))
-    if isinstance(node, ast.BoolOp):
-        values = [_fold(v, leaves) for v in node.values]
-        return all(values) if isinstance(node.op, ast.And) else any(values)
-    if isinstance(node, ast.IfExp):
-        return _fold(node.body if _fold(node.test, leaves) else node.orelse, leaves)
-    if isinstance(node, ast.Compare):
-        left = _fold(node.left, leaves)
-        for op, right_node in zip(node.ops, node.comparators):
-            right = _fold(right_node, leaves)
-            if not _FOLD_OPS[type(op)](left, right):
-                return False
-            left = right
-        return True
-    raise KeyError(type(node).__name__)
 
 
 def _may_write(node):
@@ -940,7 +904,7 @@ class _Normalizer:
             elif isinstance(n, ast.Constant) and not isinstance(n.value, (bool, int, float, str)):
                 return None
         try:
-            return bool(_fold(test, leaves))
+            return bool(fold(test, leaves))
         except (ArithmeticError, ValueError, TypeError, KeyError):
             return None     # (ZeroDivisionError, ...): left to the program at run time
 

@@ -84,8 +84,7 @@ def inline(norm, node, fn, out, atoms=None):
     try:
         callee = read_function(fn, vararg=True)     # (a dispatcher's function: unwrapped)
     except AdjitError as exc:
-        if dispatcher is None or isinstance(exc, InternalError) or \
-                getattr(exc, "numba_differs", False):
+        if not _falls_back(dispatcher, exc):
             raise
         raise Unread(dispatcher, exc, call_site(norm, node)) from None
     fn = callee.fn
@@ -147,9 +146,17 @@ def inline(norm, node, fn, out, atoms=None):
     try:
         return _body(norm, node, callee, fn, params, bound, out)
     except AdjitError as exc:
-        if dispatcher is None or isinstance(exc, InternalError):
+        if not _falls_back(dispatcher, exc):
             raise
         raise Unread(dispatcher, exc, call_site(norm, node)) from None
+
+
+def _falls_back(dispatcher, exc):
+    """Whether adjit's error reading the helper `dispatcher` (None: not CPU numba code)
+    makes it a call kept as numba's: not for a bug of adjit's (InternalError), nor where
+    numba's code and Python's differ (keyword-only parameters, numba issue 5903)."""
+    return dispatcher is not None and not isinstance(exc, InternalError) and \
+        not getattr(exc, "numba_differs", False)
 
 
 def _body(norm, node, callee, fn, params, bound, out):

@@ -705,7 +705,6 @@ class NumpyCalls:
             raise refuse(what + ("" if line is None else f", line {line}"))
         names = [a for a, d in zip(atoms, descs) if d[0] != "const"] + \
             [a for _, (a, d) in keywords if d[0] != "const"]
-        reason = unread_reason(unread)
         if result == ("none",):     # (a check that may raise: the only thing it can do)
             if self.n.statement_call is not node:
                 raise self.n.error(node, f"`{name}` used as a value (it returns None)",
@@ -715,23 +714,24 @@ class NumpyCalls:
                                                               unwritten=True)),
                                    origin=self.n.origin))
             return ir.const(None)
-        callee = f"`{name}` (an @njit function adjit cannot read: {reason})"
+        callee = f"`{name}` (an @njit function adjit cannot read: {unread_reason(unread)})"
+
+        def element(k):
+            return callee.replace("` (", f"` (element {k} of its result; ", 1)
         if opaque.packable(result):     # (the call made once, its elements read after)
             pack, unpack = opaque.packed_callers(obj, descs, kw_descs, result[1],
                                                  contiguous=True)
             packed = self.n.to_atom(out, ir.annotate(self.call_of(pack, names), pure=True,
                                                      opaque=("array", 1, "f"), callee=callee))
             return TupleValue([self.own_copy(self.n.to_atom(out, ir.annotate(
-                self.call_of(unpack[k], [packed]), opaque=item, pure=True,
-                callee=callee.replace("` (", f"` (element {k} of its result; ", 1))), item,
-                out) for k, item in enumerate(result[1])])
+                self.call_of(unpack[k], [packed]), opaque=item, pure=True, callee=element(k))),
+                item, out) for k, item in enumerate(result[1])])
         if result[0] == "tuple":
             items = []
             for k, item in enumerate(result[1]):
                 call = self.call_of(opaque.caller(obj, descs, kw_descs, k, contiguous=True),
                                     names)
-                ir.annotate(call, opaque=item, pure=True, callee=callee.replace(
-                    "` (", f"` (element {k} of its result; ", 1))
+                ir.annotate(call, opaque=item, pure=True, callee=element(k))
                 items.append(self.own_copy(self.n.to_atom(out, call), item, out))
             return TupleValue(items)
         call = self.call_of(opaque.caller(obj, descs, kw_descs, contiguous=True), names)

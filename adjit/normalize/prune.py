@@ -12,6 +12,7 @@ run either. (Before the tests inside longer ones were decided, `g == 0 and p is 
 read a p defaulted later as a value, and took the branch numba does not.)"""
 import ast
 import copy
+import operator
 
 from ..frontend.source import FunctionSource
 
@@ -283,29 +284,40 @@ class _Settings(ast.NodeTransformer):
         return node
 
 
-_COMPARED = {ast.Eq: lambda a, b: a == b, ast.NotEq: lambda a, b: a != b}
+_FOLD_OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+             ast.Div: operator.truediv, ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod,
+             ast.Pow: operator.pow, ast.USub: operator.neg, ast.UAdd: operator.pos,
+             ast.Not: operator.not_, ast.Eq: operator.eq, ast.NotEq: operator.ne,
+             ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt,
+             ast.GtE: operator.ge}
 
 
-def _constant_truth(test):
-    """The value of a test of constants compared with == and != and joined by and, or,
-    not; None for anything else."""
-    if isinstance(test, ast.Constant):
-        return test.value
-    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        v = _constant_truth(test.operand)
-        return None if v is None else not v
-    if isinstance(test, ast.BoolOp):
-        values = [_constant_truth(v) for v in test.values]
-        if any(v is None for v in values):
-            return None
-        return all(values) if isinstance(test.op, ast.And) else any(values)
-    if isinstance(test, ast.Compare) and all(type(o) in _COMPARED for o in test.ops):
-        operands = [_constant_truth(test.left)] + [_constant_truth(c) for c in test.comparators]
-        if any(v is None for v in operands):
-            return None
-        return all(_COMPARED[type(o)](a, b)
-                   for o, a, b in zip(test.ops, operands, operands[1:]))
-    return None
+def fold(node, leaves):
+    """The value of a test of numbers, strings and operators, `leaves` the values of its
+    names (AnfNormalizer.constant_test, _Decided); a KeyError for a name or an operator it
+    does not fold."""
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, ast.Name):
+        return leaves[node.id]
+    if isinstance(node, ast.BinOp):
+        return _FOLD_OPS[type(node.op)](fold(node.left, leaves), fold(node.right, leaves))
+    if isinstance(node, ast.UnaryOp):
+        return _FOLD_OPS[type(node.op)](fold(node.operand, leaves))
+    if isinstance(node, ast.BoolOp):
+        values = [fold(v, leaves) for v in node.values]
+        return all(values) if isinstance(node.op, ast.And) else any(values)
+    if isinstance(node, ast.IfExp):
+        return fold(node.body if fold(node.test, leaves) else node.orelse, leaves)
+    if isinstance(node, ast.Compare):
+        left = fold(node.left, leaves)
+        for op, right_node in zip(node.ops, node.comparators):
+            right = fold(right_node, leaves)
+            if not _FOLD_OPS[type(op)](left, right):
+                return False
+            left = right
+        return True
+    raise KeyError(type(node).__name__)
 
 
 class _Decided(ast.NodeTransformer):
@@ -316,17 +328,14 @@ class _Decided(ast.NodeTransformer):
 
     def visit_If(self, node):
         self.generic_visit(node)
-        test = node.test
-        parts = list(ast.walk(test))
-        if not any(isinstance(n, ast.Constant) and isinstance(n.value, str) for n in parts) or \
-                not all(isinstance(n, (ast.Constant, ast.Compare, ast.BoolOp, ast.UnaryOp,
-                                       ast.cmpop, ast.boolop, ast.Not, ast.Load))
-                        for n in parts):
+        if not any(isinstance(n, ast.Constant) and isinstance(n.value, str)
+                   for n in ast.walk(node.test)):
             return node
-        taken = _constant_truth(test)
-        if taken is None:       # (left to the normalizer)
-            return node
-        branch = node.body if bool(taken) else node.orelse
+        try:
+            taken = bool(fold(node.test, {}))
+        except (ArithmeticError, ValueError, TypeError, KeyError):
+            return node     # (a name, a call: left to the normalizer)
+        branch = node.body if taken else node.orelse
         return branch or ast.copy_location(ast.Pass(), node)
 
 

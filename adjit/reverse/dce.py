@@ -7,6 +7,7 @@ sweep entirely, which is what a hand-written adjoint does.
 """
 import ast
 
+from ..analysis import effects
 from ..ir import copy_notes, load_names, note, walk
 from ..rules.table import SHAPE_ONLY_CALLS
 
@@ -26,12 +27,6 @@ def _once(memo, node, compute):
 
 def _reads(node, memo):
     return _once(memo, node, reads_of)
-
-
-def _checks(s):
-    """A call of an @njit helper adjit cannot read, kept as numba's (its note `pure`): no
-    effect, but it may raise where numba's function would, so it runs though unread."""
-    return isinstance(s.value, ast.Call) and note(s.value, "pure", False)
 
 
 def _kept(s):
@@ -70,8 +65,8 @@ def _prune(stmts, live, keep_stores, index_live):
             if isinstance(tgt, ast.Name):
                 if tgt.id in live:
                     out.append(s)
-                elif note(s, "effect") or _checks(s):   # (a draw, an MPI message): run
-                    out.append(_kept(s))                # once though unread
+                elif note(s, "effect") or effects.kept_call(s):     # (a draw, an MPI
+                    out.append(_kept(s))    # message, a helper that may raise): though unread
             elif isinstance(tgt, ast.Tuple):    # a checkpointed loop's step: writes arrays
                 out.append(s)
             elif tgt.value.id in keep_stores:
