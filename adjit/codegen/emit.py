@@ -30,6 +30,7 @@ from ..errors import InternalError
 from ..frontend.source import referenced
 from . import extrema
 from .fold import fold_temporaries
+from .webs import split_webs
 
 from ..runtime import vec
 from ..runtime.linked import linked
@@ -98,9 +99,11 @@ def render(name, params, parts, fold=False, cpu=False, keys=True, allocate=False
                          type_params=[], lineno=1)
     if fold:
         fold_temporaries(fn)
-        # a part whose statements all folded away loses its title
-        fn.body = [s for k, s in enumerate(fn.body) if not (
-            id(s) in titles and (k + 1 == len(fn.body) or id(fn.body[k + 1]) in titles))]
+    if cpu:
+        split_webs(fn)      # (numba's SSA pass walks the function once per name assigned twice)
+    # a part whose statements all folded away (or were dropped by split_webs) loses its title
+    fn.body = [s for k, s in enumerate(fn.body) if not (
+        id(s) in titles and (k + 1 == len(fn.body) or id(fn.body[k + 1]) in titles))]
     fn.body = fn.body or [ast.Pass()]           # (a kernel whose adjoint does nothing)
     if cpu:
         extrema.rewrite(fn, keys)
