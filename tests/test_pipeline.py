@@ -93,12 +93,15 @@ def test_sweep_stages_show_each_rewrite():
     # the stencil's adjoint loop is split (fission), its sum over the tape a dot_range (dots)
     assert "dot_range" not in texts["sweep.ascending"] and "dot_range" in texts["sweep.dots"]
     assert texts["sweep.parallel"] != texts["sweep.fission"]
-    # the last stage is the finished source but for the unsigned tape indices and the
-    # allocations spelled through the runtime (the last step of unparsing)
+    # the last stage is the finished source but for the unsigned tape indices, the names
+    # given to the webs of a name and the allocations spelled through the runtime (the last
+    # steps of unparsing)
     from adjit.codegen.emit import cached_allocations
+    from adjit.codegen.webs import split_webs
     final = adjit.grad(heat, argnums=(0, 1)).source_for(*args)
     assert final.split("\n\n\n")[0].replace("np.uint64(", "") != final.split("\n\n\n")[0]
     last = ast.parse(texts["sweep.loads"])
+    assert split_webs(last.body[0]) > 0
     cached_allocations(last)
     assert "vec.zeros(" in ast.unparse(last)
     assert _without_unsigned(final.split("\n\n\n")[0]) == ast.unparse(last)
