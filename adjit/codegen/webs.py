@@ -24,6 +24,7 @@ assignment), and a function with a parallel (prange) loop is left as it is (numb
 parallel loop's reductions by the name they assign).
 """
 import ast
+import copy
 
 from .. import ir
 
@@ -39,12 +40,36 @@ def split_webs(fn):
     docstring). Returns the number of webs given a new name."""
     if _has_prange(fn):
         return 0
+    _unshare(fn)
     flow = _Flow([a.arg for a in fn.args.args])
     try:
         flow.run(fn.body)
     except _Unsupported:
         return 0
     return flow.rename(fn)
+
+
+def _unshare(fn):
+    """Give every place in `fn` a node of its own: the passes put one node object in several
+    places (a loop's index read in the forward and the backward sweep), and one node can
+    carry one name."""
+    seen = set()
+    todo = [fn]
+    while todo:
+        node = todo.pop()
+        for field, value in ast.iter_fields(node):
+            items = value if isinstance(value, list) else [value]
+            for k, child in enumerate(items):
+                if not isinstance(child, ast.AST) or isinstance(child, ast.expr_context):
+                    continue
+                if id(child) in seen:
+                    child = copy.deepcopy(child)
+                    if isinstance(value, list):
+                        value[k] = child
+                    else:
+                        setattr(node, field, child)
+                seen.add(id(child))
+                todo.append(child)
 
 
 def _has_prange(fn):
@@ -81,6 +106,7 @@ class _Flow:
         self.aug = []           # (def id of an `x += v`, the def ids its read of x saw)
         self.excluded = set()   # names left alone
         self.loops = []         # per enclosing loop: (states at break, states at continue)
+        self.heads = {}         # id(loop) -> the state at its head, last time
         self.recording = True
         self.params = params
         self.entry = {}
@@ -211,13 +237,16 @@ class _Flow:
             self.read(s.iter, state)
         recording = self.recording
         self.recording = False
-        head = state
+        # from the head this loop had the last time round an enclosing loop (below the
+        # fixpoint for this entry, which only grows): nested loops do not start over
+        head = _join([state, self.heads.get(id(s))])
         while True:
             breaks, out = self._body(s, head, is_for)
-            new = _join([state, out] + breaks[1])
+            new = _join([head, out] + breaks[1])
             if new == head:
                 break
             head = new
+        self.heads[id(s)] = head
         self.recording = recording
         if recording:
             breaks, out = self._body(s, head, is_for)
