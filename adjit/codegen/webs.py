@@ -22,6 +22,11 @@ assigned in an objmode (`with`) block, in a nested function, lambda or comprehen
 `del`eted names, names read where no assignment reaches (a global, or a read before any
 assignment), and a function with a parallel (prange) loop is left as it is (numba finds a
 parallel loop's reductions by the name they assign).
+
+normalize/webs.py does the same for the user's program after normalization, so that
+activity sees each value a user gave one name separately; that form has no break, continue,
+return or `with` left, and keeps loop indices' names. (One reaching-definitions core for the
+two is left to do.)
 """
 import ast
 import copy
