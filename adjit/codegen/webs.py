@@ -104,7 +104,7 @@ class _Flow:
     frozenset of the assignments (ids into self.defs) that may have given its value."""
 
     def __init__(self, params):
-        self.defs = []          # def id -> (name, statement or None for a parameter, order)
+        self.defs = []          # def id -> (name, statement; None for a parameter)
         self.def_ids = {}       # (id(node), name) -> def id
         self.targets = {}       # def id -> [ast.Name target nodes]
         self.uses = []          # (ast.Name node, frozenset of def ids)
@@ -125,7 +125,7 @@ class _Flow:
             d = self.def_ids[key] = len(self.defs)
             self.defs.append((name, stmt))
             self.targets[d] = []
-        if target is not None and self.recording and target not in self.targets[d]:
+        if target is not None and self.recording:     # (each statement is recorded once)
             self.targets[d].append(target)
         return d
 
@@ -142,8 +142,7 @@ class _Flow:
         for node in todo:
             cls = node.__class__
             if cls is ast.Name:
-                if self.recording:
-                    self.uses.append((node, state.get(node.id, frozenset())))
+                self.uses.append((node, state.get(node.id, frozenset())))
                 continue
             if cls in (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp):
                 self._exclude_all(node)
@@ -284,7 +283,8 @@ class _Flow:
         for d, (name, _) in enumerate(self.defs):
             if name not in self.excluded:
                 by_name.setdefault(name, {}).setdefault(webs(d), []).append(d)
-        taken = {n.id for n in ir.walk(fn) if isinstance(n, ast.Name)} | set(self.params)
+        taken = {n.id if isinstance(n, ast.Name) else n.arg for n in ir.walk(fn)
+                 if isinstance(n, (ast.Name, ast.arg))}
         new_name = {}                           # web -> its new name
         dropped = set()                         # def ids of constants no read sees
         for name, by_web in by_name.items():
@@ -315,22 +315,14 @@ class _Flow:
         def named(d):
             return new_name.get(webs(d), self.defs[d][0])
 
-        # a node reached twice (one ast.Name object in two places) must get one name
-        plan = {}
+        # (every node is in one place, _unshare: a read's defs are all of one web)
         for node, defs in self.uses:
             if defs and node.id not in self.excluded:
-                plan.setdefault(id(node), (node, set()))[1].add(named(next(iter(defs))))
+                node.id = named(next(iter(defs)))
         for d, targets in self.targets.items():
             if self.defs[d][0] not in self.excluded:
                 for t in targets:
-                    plan.setdefault(id(t), (t, set()))[1].add(named(d))
-        clash = {node.id for node, names in plan.values() if len(names) > 1}
-        if clash:       # those names stay whole (every web keeps the name), nothing dropped
-            new_name = {w: n for w, n in new_name.items() if self.defs[w][0] not in clash}
-            dropped = {d for d in dropped if self.defs[d][0] not in clash}
-        for node, names in plan.values():
-            if node.id not in clash:
-                (node.id,) = names
+                    t.id = named(d)
         if dropped:
             _drop(fn, {(id(self.defs[d][1]), self.defs[d][0]) for d in dropped})
         return len(new_name)
