@@ -20,7 +20,8 @@ import warnings
 import numba
 import numba.core.errors
 import numpy as np
-from numba.core import callconv
+from numba.core import callconv, typeinfer
+from numba.core import types as types_
 from numba.core.compiler import CompilerBase, DefaultPassBuilder
 from numba.core.compiler_machinery import FunctionPass, register_pass
 from numba.core.typed_passes import NopythonTypeInference
@@ -421,12 +422,61 @@ class _NumpyErrorModel(FunctionPass):
         return False
 
 
+_RESOLVED = collections.OrderedDict()
+_RESOLVED_SIZE = 20000
+
+
+class _RememberingTypeInferer(typeinfer.TypeInferer):
+    """numba's type inference, remembering what a call of a builtin function (an operator,
+    a math or numpy function: a types.Function) resolved to for its argument types. numba
+    resolves every call again on every round of its propagation, trying the function's
+    templates in turn (`a * b` of two floats: about 0.1 ms), and generated code is mostly
+    such calls on the same few types. A resolution depends only on the typing context, the
+    function type (its templates) and the argument types, which are the key; failures and
+    imprecise results are not remembered."""
+
+    def resolve_call(self, fnty, pos_args, kw_args):
+        if type(fnty) is not types_.Function or kw_args:
+            return super().resolve_call(fnty, pos_args, kw_args)
+        key = (self.context, fnty, tuple(pos_args))
+        try:
+            sig = _RESOLVED.get(key)
+        except TypeError:       # an argument type that cannot be hashed
+            return super().resolve_call(fnty, pos_args, kw_args)
+        if sig is None:
+            sig = super().resolve_call(fnty, pos_args, kw_args)
+            if sig is not None and sig.return_type.is_precise():
+                _RESOLVED[key] = sig
+                if len(_RESOLVED) > _RESOLVED_SIZE:
+                    _RESOLVED.popitem(last=False)
+        return sig
+
+
+@register_pass(mutates_CFG=True, analysis_only=False)
+class _TypeInference(NopythonTypeInference):
+    """numba's nopython type inference with _RememberingTypeInferer (numba's pass builds its
+    inferer by the module's name: it is that name for the pass's run, under numba's
+    compiler lock)."""
+    _name = "adjit_nopython_type_inference"
+
+    def run_pass(self, state):
+        plain = typeinfer.TypeInferer
+        typeinfer.TypeInferer = _RememberingTypeInferer
+        try:
+            return super().run_pass(state)
+        finally:
+            typeinfer.TypeInferer = plain
+
+
 class _Compiler(CompilerBase):
-    """numba's nopython pipeline, lowering with numpy's error model (_NumpyErrorModel)."""
+    """numba's nopython pipeline, typed by _TypeInference and lowered with numpy's error model
+    (_NumpyErrorModel)."""
 
     def define_pipelines(self):
         pm = DefaultPassBuilder.define_nopython_pipeline(self.state)
-        pm.add_pass_after(_NumpyErrorModel, NopythonTypeInference)
+        pm.passes = [(_TypeInference, what) if cls is NopythonTypeInference else (cls, what)
+                     for cls, what in pm.passes]
+        pm.add_pass_after(_NumpyErrorModel, _TypeInference)
         pm.finalize()
         return [pm]
 
