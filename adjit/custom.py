@@ -43,6 +43,7 @@ from numba.core.extending import overload, typeof_impl
 from .codegen.emit import exec_source, exec_sources as _exec_all
 from .errors import AdjitError
 from .runtime.index import extent
+from .frontend import purity
 from .frontend.source import code_names, read_function, referenced
 from .rules import opaque
 from .rules.registry import ArrayRule
@@ -147,6 +148,7 @@ class custom_vjp:
                                  spec.defaults or ()))
         self.fwd = self.bwd = self.jvp = None
         self.helpers = None
+        self._tupled = {}
         self._device = self._device_primal = None
         register_cuda_typeof()
         self.key = _fresh_key(py.__name__)
@@ -248,10 +250,80 @@ class custom_vjp:
             define_custom(helpers[f"{k0}_jvp{k}"], f"the tangent rule of `{self.__name__}`",
                           "array", handler="keep", array_rule=self._tangent_rule(k, value))
         self._device = None
+        self._tupled = {}       # (made again, with the tangent rule, where a call needs them)
         for name, helper in helpers.items():
             if name != f"{k0}_cotangents":     # (only check_call types that one, on the CPU)
                 set_device_twin(helper, functools.partial(self._device_helper, name))
         self.helpers = helpers
+
+    def tupled(self, descs, error):
+        """The value helper for a call passing tuples (`descs`: the arguments' descriptors,
+        a tuple's ("tuple", items), nested): helpers taking each number and array inside the
+        tuples as a parameter of its own, rebuilding the tuples for fwd and bwd, so that
+        every leaf is an operand of the call with its cotangent (the tuple's cotangent from
+        bwd, of the tuple's structure, or None: zeros for all of it). Made once per
+        structure of the arguments; forward mode through it is refused."""
+        key = tuple(descs)
+        if key in self._tupled:
+            return self._tupled[key]
+        rebuilt, flat, leaf_descs, paths = [], [], [], []
+
+        def spell(k, d, path):
+            if d[0] == "tuple":
+                return "(" + "".join(spell(k, e, path + (i,)) + ", "
+                                     for i, e in enumerate(d[1])) + ")"
+            name = "_".join(["p" + str(k)] + [str(i) for i in path])
+            flat.append(name)
+            leaf_descs.append(d)
+            paths.append((k, path))
+            return name
+        for k, d in enumerate(descs):
+            rebuilt.append(spell(k, d, ()))
+        g = self._result_desc(descs)
+        bars = _type_of(self.helpers[f"{self.key}_cotangents"], list(descs) + [g])
+        k0 = f"{self.key}_t{len(self._tupled) + 1}"
+        args, ps = ", ".join(rebuilt), ", ".join(flat)
+        alias = (f"adjit: the fwd rule of the custom_vjp function `{self.__name__}` returned "
+                 "an array that shares memory with an argument (the argument itself or a view "
+                 "of it): return a new array (x.copy())")
+        cotangents, unanswered = [], {}
+        for j, (name, (k, path)) in enumerate(zip(flat, paths)):
+            if descs[k][0] == "tuple" and bars[k] == nt.none:
+                cotangents.append(f"zero_like({name})")
+                unanswered[j] = (
+                    f"a derivative through the tuple `{self.params[k]}` of the custom_vjp "
+                    f"function {self.where}, whose bwd rule returns None for it",
+                    "Return the tuple's cotangents (a tuple of its structure: a number for "
+                    "a number, an array for an array), or pass the value differentiated "
+                    "outside the tuple.")
+                continue
+            at = f"c[{k}]" + "".join(f"[{i}]" for i in path)
+            cotangents.append(f"owned({at}, {name}, "
+                              f"{self._shape_message('cotangent', self.params[k])!r})")
+        lines = [f"def {k0}_value({ps}):", f"    r = fwd({args})[0]"]
+        lines += [f"    check_new(r, {p}, {alias!r})" for p in flat]
+        lines += ["    return r",
+                  f"def {k0}_vjp({ps}, g):",
+                  f"    c = bwd(fwd({args})[1], g)",
+                  "    return (" + "".join(c + ", " for c in cotangents) + ")"]
+        ns = {"fwd": self.fwd, "bwd": self.bwd, "owned": owned, "check_new": check_new,
+              "zero_like": zero_like, "np": np, "__name__": __name__}
+        exec(compile("\n".join(lines) + "\n", f"<custom_vjp {self.__name__}>", "exec"), ns)  # noqa: S102
+        helpers = {name: numba.njit(fn) for name, fn in ns.items() if name.startswith(k0)}
+        value = helpers[f"{k0}_value"]
+        rule = ArrayRule(
+            k0, tuple(flat), tuple(f"shared[{j}]" for j in range(len(flat))),
+            (None,) * len(flat), lambda args: (g[1], "f") if g[0] == "array" else (0, "f"),
+            shared=f"{k0}_vjp({ps}, out_bar)", helpers=helpers,
+            missing_tangent=(f"forward mode through the custom_vjp function {self.where} "
+                             "called with a tuple argument", "Pass the tuple's numbers and "
+                             "arrays as arguments of their own, or use reverse mode (grad, "
+                             "vjp, jacrev)."), unanswered=unanswered)
+        # (no device twins: CUDA code calling it is refused, pipeline._refuse_local_arrays)
+        define_custom(value, f"custom_vjp function `{self.__name__}` with a tuple argument",
+                      "array", handler="keep", array_rule=rule, cuda=False)
+        self._tupled[key] = value, leaf_descs
+        return self._tupled[key]
 
     def _device_helper(self, name):
         """The CUDA device version of the helper `name` (kernels and device functions call
@@ -357,6 +429,16 @@ class custom_vjp:
                         "results: write one custom_vjp function per result).")
         g = ("f",) if out[0] != "array" else out
         bars = _type_of(self.helpers[f"{self.key}_cotangents"], list(descs) + [g])
+        for k, d in enumerate(descs):
+            if d[0] == "tuple" and _holds_array(d):
+                why = purity.proof(self.fwd, tuple(_numba_type(x) for x in descs))
+                if why is not None and not why[0].startswith("may return a view"):
+                    raise error(f"the fwd rule of the custom_vjp function `{self.__name__}` "
+                                f"given arrays in the tuple `{self.params[k]}`: adjit cannot "
+                                f"show it leaves them unchanged (it {why[0]}"
+                                f"{'' if why[1] is None else f', line {why[1]}'})",
+                                "fwd runs again in the backward sweep: compute into new "
+                                "arrays, or pass the arrays as arguments of their own.")
         n = len(self.params)
         if isinstance(bars, str) or not isinstance(bars, nt.BaseTuple) or len(bars) != n:
             what = bars if isinstance(bars, str) else f"returns {bars}"
@@ -364,6 +446,13 @@ class custom_vjp:
                         f"bwd(residuals, g) returns a tuple of {n} cotangent(s), one per "
                         "argument of the primal (0.0 for one without a derivative).")
         for k, (d, t) in enumerate(zip(descs, bars)):
+            if d[0] == "tuple":
+                if t != nt.none and not _fits(d, t):
+                    raise error(f"the bwd rule of `{self.__name__}`: its cotangent for the "
+                                f"tuple `{self.params[k]}` is {t}", "Return a tuple of the "
+                                "argument's structure (a number for a number, an array of "
+                                "the same dimensions for an array), or None for zeros.")
+                continue
             want_array = d[0] == "array"
             if want_array != isinstance(t, nt.Array) or (want_array and t.ndim != d[1]):
                 raise error(f"the bwd rule of `{self.__name__}`: its cotangent for "
@@ -371,6 +460,25 @@ class custom_vjp:
                             "argument's shape: a number for a number, an array of the same "
                             "dimensions for an array.")
         return out
+
+    def _result_desc(self, descs):
+        """The descriptor of the result (a float or a float array) on these arguments."""
+        return opaque._descriptor(_type_of(self.fwd, descs)[0])
+
+
+def _holds_array(desc):
+    return desc[0] == "array" or desc[0] == "tuple" and any(_holds_array(d) for d in desc[1])
+
+
+def _fits(desc, t):
+    """Whether numba type `t` is a cotangent for an argument of descriptor `desc`: an array
+    of its dimensions for an array, a number for a number, the same structure for a tuple."""
+    if desc[0] == "tuple":
+        return isinstance(t, nt.BaseTuple) and len(t) == len(desc[1]) and \
+            all(_fits(d, x) for d, x in zip(desc[1], t))
+    if desc[0] == "array":
+        return isinstance(t, nt.Array) and t.ndim == desc[1]
+    return isinstance(t, (nt.Integer, nt.Float, nt.Boolean))
 
 
 class _ForeignRule(custom_vjp):
@@ -395,6 +503,7 @@ class _ForeignRule(custom_vjp):
         self.defaults = {}
         self.fwd = self.bwd = self.jvp = None
         self.helpers = None
+        self._tupled = {}
         self._device = self._device_primal = None
         self.key = _fresh_key(self.__name__)
         define_custom(self, f"the function `{self.__name__}` (adjit.defvjp)", "array",
@@ -498,6 +607,8 @@ def _compiled(fn):
 
 
 def _numba_type(desc):
+    if desc[0] == "tuple":
+        return nt.Tuple([_numba_type(d) for d in desc[1]])
     if desc[0] == "const":
         v = desc[1]
         return nt.boolean if isinstance(v, bool) else nt.int64 if isinstance(v, int) else \

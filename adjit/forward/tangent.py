@@ -150,10 +150,12 @@ class TangentBuilder:
             if t is None:
                 continue
             if rule.tangent[k] is None:
-                raise error_at(origin, rule.missing_tangent or f"forward mode through "
-                               f"{ARRAY_OP_NAMES.get(prim.obj, prim.obj)}",
-                               "Give it a tangent rule with .defjvp(jvp), or use reverse mode "
-                               "(grad, vjp, jacrev).")
+                what = rule.missing_tangent or \
+                    f"forward mode through {ARRAY_OP_NAMES.get(prim.obj, prim.obj)}"
+                what, instead = what if isinstance(what, tuple) else (
+                    what, "Give it a tangent rule with .defjvp(jvp), or use reverse mode "
+                    "(grad, vjp, jacrev).")
+                raise error_at(origin, what, instead)
             terms.append(ir.unparse(substitute(rule.tangent[k], dict(names, d=t))))
         return " + ".join(terms) or zero or f"np.zeros_like({target})"
 

@@ -11,6 +11,7 @@ from ..rules.registry import REGISTRY
 from .values import TupleValue
 from .lowering import lowers
 from .numpy_calls import _parameter_name
+from ..rules import opaque
 
 
 @lowers("packed")
@@ -108,9 +109,27 @@ def lower_custom(norm, node, obj, out):
         raise norm.error(node, f"a call to `{fn.__name__}` with {len(args)} argument(s)",
                          f"Pass {len(fn.params)}: {', '.join(fn.params)}.")
     atoms, descs = zip(*[norm.calls.opaque_argument(a, out) for a in args]) if args else ((), ())
-    for a, d in zip(args, descs):
-        if d[0] == "tuple" or d[0] == "const" and not isinstance(d[1], (bool, int, float)):
-            raise norm.error(node, f"a tuple passed to the custom_vjp function "
-                             f"`{fn.__name__}`", "Pass numbers and arrays.")
+    atoms, descs = list(atoms), list(descs)
+    for k, d in enumerate(descs):
+        if d[0] == "const" and isinstance(d[1], tuple):     # (0.0, 2.0) written out
+            items = tuple(opaque.number_descriptor(v) for v in d[1])
+            if None in items:
+                raise norm.error(node, f"a tuple holding something other than numbers and "
+                                 f"arrays passed to the custom_vjp function `{fn.__name__}`",
+                                 "Pass numbers, arrays and tuples of them.")
+            descs[k] = ("tuple", items)
+        elif d[0] == "const" and not isinstance(d[1], (bool, int, float)):
+            raise norm.error(node, f"the constant {d[1]!r} passed to the custom_vjp function "
+                             f"`{fn.__name__}`", "Pass numbers, arrays and tuples of them.")
     fn.check_call(descs, error)
-    return norm.calls.call_of(fn.helpers[f"{fn.key}_value"], list(atoms))
+    if not any(d[0] == "tuple" for d in descs):
+        return norm.calls.call_of(fn.helpers[f"{fn.key}_value"], atoms)
+    # each number and array in a tuple an operand of its own (custom_vjp.tupled)
+    value, _ = fn.tupled(descs, error)
+    return norm.calls.call_of(value, [leaf for a in atoms for leaf in _leaves(a)])
+
+
+def _leaves(atom):
+    if isinstance(atom, (ast.Tuple, ast.List)):
+        return [leaf for e in atom.elts for leaf in _leaves(e)]
+    return [atom]

@@ -35,6 +35,7 @@ def validate(stmts, layout, prim, kinds, active, params, bounded):
     checks = _Checks(stmts, layout, prim, kinds, active, params, bounded)
     checks.arrays()
     checks.opaque()
+    checks.unanswered()
     return checks.snapshots, checks.reallocated, checks.recomputed_only
 
 
@@ -240,6 +241,19 @@ class _Checks:
             if isinstance(s, ast.Assign) and not ir.is_store(s) and \
                     ir.target_name(s) in self.active and self.prim(s).kind == "opaque":
                 raise opaque_refusal(s)
+
+    def unanswered(self):
+        """No derivative flows from an operand a rule gives no cotangent (ArrayRule's
+        `unanswered`: a custom_vjp rule's None for a tuple holding it)."""
+        for s in ir.walk_stmts(self.stmts):
+            if isinstance(s, ast.Assign) and not ir.is_store(s) and \
+                    ir.target_name(s) in self.active and self.prim(s).kind == "arrayop":
+                rule = ARRAY_RULES[self.prim(s).obj]
+                for k, atom in enumerate(self.prim(s).operands):
+                    if k in rule.unanswered and isinstance(atom, ast.Name) and \
+                            atom.id in self.active:
+                        raise error_at(ir.note(s, "origin", None), rule.unanswered[k][0],
+                                       rule.unanswered[k][1])
 
     def _check_operands_kept(self, s):
         """The adjoint of an array-level operation reads its operands' values in the

@@ -127,20 +127,24 @@ class ArrayRule:
 the expressions call that are not in generated code's namespace (the compiled rules of a
 function given its own derivative, adjit/custom.py), with the objects they stand for.
 `missing_tangent`: why an operand whose `tangent` is None has a derivative all the same
-(forward mode through it is refused with this text). `always`: operands whose reverse and
-tangent expressions run even when the operand carries no derivative, the reverse's value
-dropped and the tangent taken as zeros (an MPI message's answer, which the other rank
-waits for). `exact`: every reverse expression is a new array in exactly its operand's shape
-(a matrix product's terms, an inverse's, a Cholesky factor's), so the first term an adjoint
-receives can be assigned to it instead of added into zeros (reverse/resets.py).
+(forward mode through it is refused with this text, or with this (what, instead) pair).
+`always`: operands whose reverse and tangent expressions run even when the operand carries
+no derivative, the reverse's value dropped and the tangent taken as zeros (an MPI message's
+answer, which the other rank waits for). `exact`: every reverse expression is a new array in
+exactly its operand's shape (a matrix product's terms, an inverse's, a Cholesky factor's),
+so the first term an adjoint receives can be assigned to it instead of added into zeros
+(reverse/resets.py).
 `sized_by`: the operands whose values set the result's shape (np.arange's bounds,
 np.linspace's num, np.extract's condition), beside the shapes of its array operands: in a
-loop that changes them the result's shape changes (reverse/validate.py)."""
+loop that changes them the result's shape changes (reverse/validate.py). `unanswered`:
+operand position -> why the rule gives it no cotangent (a custom_vjp rule's None for a
+tuple): where a derivative flows from such an operand, reverse mode refuses with it."""
 
     def __init__(self, key, params, reverse, tangent, result, defaults=None,
                  shared=None, helpers=None, missing_tangent=None, always=(), exact=False,
-                 sized_by=()):
+                 sized_by=(), unanswered=None):
         self.key = key
+        self.unanswered = dict(unanswered or {})
         self.sized_by = tuple(sized_by)
         self.exact = exact
         self.always = tuple(always)
