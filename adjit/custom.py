@@ -89,7 +89,9 @@ def _owned(value, like, what):
                 raise ValueError(what)
             return value.astype(np.float64)
         return array
-    if isinstance(value, (nt.Integer, nt.Float, nt.Boolean)):
+    if isinstance(value, nt.Boolean):
+        return lambda value, like, what: 1.0 if value else 0.0
+    if isinstance(value, (nt.Integer, nt.Float)):
         return lambda value, like, what: float(value)
     return None
 
@@ -229,8 +231,7 @@ class custom_vjp:
               "zero_like": zero_like, "np": np, "__name__": __name__}
         exec(compile("\n".join(lines) + "\n", f"<custom_vjp {self.__name__}>", "exec"), ns)  # noqa: S102
         before = self.helpers or {}     # (defjvp after defvjp: those compiled already stay)
-        helpers = {name: before.get(name) or numba.njit(fn) for name, fn in ns.items()
-                   if name.startswith(k0)}
+        helpers = {name: before.get(name) or numba.njit(ns[name]) for name in _defined(lines)}
         tangent = tuple(f"{k0}_jvp{k}({ps}, d)" if self.jvp is not None else None
                         for k in range(n))
         rule = ArrayRule(
@@ -281,18 +282,19 @@ class custom_vjp:
             rebuilt.append(spell(k, d, ()))
         g = self._result_desc(descs)
         bars = _type_of(self.helpers[f"{self.key}_cotangents"], list(descs) + [g])
-        k0 = f"{self.key}_t{len(self._tupled) + 1}"
+        k0 = _fresh_key(f"{self.key}_t{len(self._tupled) + 1}")
         args, ps = ", ".join(rebuilt), ", ".join(flat)
         alias = (f"adjit: the fwd rule of the custom_vjp function `{self.__name__}` returned "
                  "an array that shares memory with an argument (the argument itself or a view "
                  "of it): return a new array (x.copy())")
         cotangents, unanswered = [], {}
         for j, (name, (k, path)) in enumerate(zip(flat, paths)):
-            if descs[k][0] == "tuple" and bars[k] == nt.none:
+            if descs[k][0] == "tuple" and _none_on(bars[k], path):
                 cotangents.append(f"zero_like({name})")
                 unanswered[j] = (
                     f"a derivative through the tuple `{self.params[k]}` of the custom_vjp "
-                    f"function {self.where}, whose bwd rule returns None for it",
+                    f"function {self.where}, whose bwd rule returns None for it (or for the "
+                    f"part of it holding the value differentiated)",
                     "Return the tuple's cotangents (a tuple of its structure: a number for "
                     "a number, an array for an array), or pass the value differentiated "
                     "outside the tuple.")
@@ -309,7 +311,7 @@ class custom_vjp:
         ns = {"fwd": self.fwd, "bwd": self.bwd, "owned": owned, "check_new": check_new,
               "zero_like": zero_like, "np": np, "__name__": __name__}
         exec(compile("\n".join(lines) + "\n", f"<custom_vjp {self.__name__}>", "exec"), ns)  # noqa: S102
-        helpers = {name: numba.njit(fn) for name, fn in ns.items() if name.startswith(k0)}
+        helpers = {name: numba.njit(ns[name]) for name in _defined(lines)}
         value = helpers[f"{k0}_value"]
         rule = ArrayRule(
             k0, tuple(flat), tuple(f"shared[{j}]" for j in range(len(flat))),
@@ -317,8 +319,8 @@ class custom_vjp:
             shared=f"{k0}_vjp({ps}, out_bar)", helpers=helpers,
             missing_tangent=(f"forward mode through the custom_vjp function {self.where} "
                              "called with a tuple argument", "Pass the tuple's numbers and "
-                             "arrays as arguments of their own, or use reverse mode (grad, "
-                             "vjp, jacrev)."), unanswered=unanswered)
+                             "arrays as arguments of their own, or use grad or vjp."),
+            unanswered=unanswered)
         # (no device twins: CUDA code calling it is refused, pipeline._refuse_local_arrays)
         define_custom(value, f"custom_vjp function `{self.__name__}` with a tuple argument",
                       "array", handler="keep", array_rule=rule, cuda=False)
@@ -346,8 +348,7 @@ class custom_vjp:
             ns = _exec_all("\n".join(lines) + "\n", f"{k0}_device",
                            {"fwd": device(self.fwd), "bwd": device(self.bwd),
                             "jvp": device(self.jvp)})
-            self._device = {key: cuda.jit(device=True)(fn) for key, fn in ns.items()
-                            if key.startswith(k0)}
+            self._device = {key: cuda.jit(device=True)(ns[key]) for key in _defined(lines)}
         return self._device[name]
 
     def _tangent_rule(self, k, value):
@@ -447,12 +448,18 @@ class custom_vjp:
                         "argument of the primal (0.0 for one without a derivative).")
         for k, (d, t) in enumerate(zip(descs, bars)):
             if d[0] == "tuple":
-                if t != nt.none and not _fits(d, t):
+                if not _fits(d, t):
                     raise error(f"the bwd rule of `{self.__name__}`: its cotangent for the "
                                 f"tuple `{self.params[k]}` is {t}", "Return a tuple of the "
                                 "argument's structure (a number for a number, an array of "
-                                "the same dimensions for an array), or None for zeros.")
+                                "the same dimensions for an array; None for the whole tuple or "
+                                "a part of it where nothing is differentiated).")
                 continue
+            if not isinstance(t, (nt.Array, nt.Integer, nt.Float, nt.Boolean)):
+                raise error(f"the bwd rule of `{self.__name__}`: its cotangent for "
+                            f"`{self.params[k]}` is {t}", "Return a number for a number and "
+                            "an array of its shape for an array (0.0 or zeros for one without "
+                            "a derivative).")
             want_array = d[0] == "array"
             if want_array != isinstance(t, nt.Array) or (want_array and t.ndim != d[1]):
                 raise error(f"the bwd rule of `{self.__name__}`: its cotangent for "
@@ -466,13 +473,30 @@ class custom_vjp:
         return opaque._descriptor(_type_of(self.fwd, descs)[0])
 
 
+def _none_on(t, path):
+    """Whether the cotangent type `t` of a tuple is None at `path` or at a part holding it."""
+    for i in path:
+        if t == nt.none:
+            return True
+        t = t[i]
+    return t == nt.none
+
+
+def _defined(lines):
+    """The names of the functions generated source `lines` defines."""
+    return [line[4:line.index("(")] for line in lines if line.startswith("def ")]
+
+
 def _holds_array(desc):
     return desc[0] == "array" or desc[0] == "tuple" and any(_holds_array(d) for d in desc[1])
 
 
 def _fits(desc, t):
-    """Whether numba type `t` is a cotangent for an argument of descriptor `desc`: an array
-    of its dimensions for an array, a number for a number, the same structure for a tuple."""
+    """Whether numba type `t` is a cotangent for an argument of descriptor `desc` inside a
+    tuple: an array of its dimensions for an array, a number for a number, the same
+    structure for a tuple, or None (no cotangent: zeros, refused where differentiated)."""
+    if t == nt.none:
+        return True
     if desc[0] == "tuple":
         return isinstance(t, nt.BaseTuple) and len(t) == len(desc[1]) and \
             all(_fits(d, x) for d, x in zip(desc[1], t))

@@ -685,3 +685,37 @@ def test_a_cached_gradient_is_found_again_by_another_process(tmp_path):
     runs = [subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
                            check=True).stdout for _ in range(2)]
     assert runs[0] == runs[1] and len(runs[0]) > 60
+
+
+@custom_vjp
+def _powers(x, n):
+    out = np.empty(n)
+    p = 1.0
+    for i in range(n):
+        out[i] = p
+        p *= x
+    return out
+
+
+def _powers_bwd(res, g):
+    x, n = res
+    s = 0.0
+    for i in range(1, n):
+        s += g[i] * i * x ** (i - 1)
+    return s, 0
+
+
+_powers.defvjp(lambda x, n: (_powers(x, n), (x, n)), _powers_bwd)
+
+
+def test_an_integer_argument_sizing_the_array_result():
+    # the normalizer typed the rule with every argument a float: np.empty(n) of a float n
+    # did not type, the result was taken for a number, and `** 2` of it was refused as "a
+    # scalar function applied to a whole array"
+    def f(x, n):
+        return np.sum(_powers(x, n) ** 2)
+    got = adjit.grad(f)(0.7, 4)
+    assert got == pytest.approx(sum(2 * 0.7 ** i * i * 0.7 ** (i - 1) for i in range(4)),
+                                rel=1e-14)
+    assert got == pytest.approx(fd_grad(lambda x, n: np.sum(_powers(x, n) ** 2), (0.7, 4), 0),
+                                rel=1e-7)

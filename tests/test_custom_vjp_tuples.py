@@ -257,3 +257,113 @@ def test_a_call_passing_a_tuple_in_cuda_code_is_refused():
         x = np.array([1.0, 2.0, 3.0])
         adjit.cuda.adjoint_kernel(kernel, argnums=0)[1, 32](x, np.zeros(3), np.zeros(3),
                                                             np.ones(3))
+
+
+# found by a review: names, defaults, booleans, None for a part -----------------------------
+
+@custom_vjp
+def cube_t1(x):                 # (a name the tuple helpers of `cube` below would have had)
+    return x * x * x
+
+
+cube_t1.defvjp(lambda x: (x * x * x, x), lambda r, g: (3.0 * r * r * g,))
+
+
+@custom_vjp
+def cube(p):
+    return p[0] * 10.0
+
+
+cube.defvjp(lambda p: (p[0] * 10.0, 0.0), lambda r, g: ((10.0 * g,),))
+
+
+def test_tuple_helpers_take_no_other_functions_name():
+    # they were `cube_t1_value`, `cube_t1_vjp`: cube_t1's own, whose rule they replaced
+    # (the gradient in c was 150 where it is 21)
+    def f(a, c):
+        return cube((a,)) * cube_t1(c)
+    got = adjit.grad(f, argnums=(0, 1))(1.5, 0.7)
+    np.testing.assert_allclose(got, (10.0 * 0.7 ** 3, 15.0 * 3 * 0.7 ** 2), rtol=1e-14)
+
+
+@custom_vjp
+def ranged(x, grid=(0.5, 2.0), nested=((1.0, 3),)):
+    return (x - grid[0]) / (grid[1] - grid[0]) * nested[0][0]
+
+
+ranged.defvjp(lambda x, grid, nested: (ranged(x, grid, nested), (grid, nested)),
+              lambda r, g: (g / (r[0][1] - r[0][0]) * r[1][0][0], None, None))
+
+
+def test_tuple_defaults_of_a_custom_vjp_function():
+    def f(x):
+        return ranged(x) ** 2
+    assert adjit.grad(f)(1.5) == pytest.approx(2 * (1.0 / 1.5) / 1.5, rel=1e-14)
+
+
+@custom_vjp
+def gated(flags, x):
+    return x * 2.0 if flags[0] else x
+
+
+gated.defvjp(lambda flags, x: (gated(flags, x), flags[0]),
+             lambda on, g: ((False, 0), g * 2.0 if on else g))
+
+
+def test_boolean_cotangents_of_boolean_leaves():
+    def f(x, on):
+        return gated((on, 3), x) ** 2
+    assert adjit.grad(f)(1.5, True) == pytest.approx(2 * 3.0 * 2.0, rel=1e-14)
+
+
+@custom_vjp
+def shifted_sum(p, x):
+    (lo, n), w = p
+    return np.sum(w * (x - lo)) * n
+
+
+shifted_sum.defvjp(lambda p, x: (shifted_sum(p, x), (p, x)),
+                   lambda r, c: (((-c * np.sum(r[0][1]) * r[0][0][1], None),
+                                  c * (r[1] - r[0][0][0]) * r[0][0][1] * np.ones_like(r[0][1])),
+                                 c * np.sum(r[0][1]) * r[0][0][1]))
+
+
+def test_none_for_a_part_of_a_tuple():
+    def f(lo, w, x, n):
+        return shifted_sum(((lo, n), w), x)
+    args = (0.5, np.array([1.0, 2.0, 3.0]), 1.5, 3.0)
+    got = adjit.grad(f, argnums=(0, 1, 2))(*args)
+    for k, g in enumerate(got):
+        np.testing.assert_allclose(g, fd_grad(f, args, k), rtol=1e-7, atol=1e-9)
+    with pytest.raises(AdjitError, match=r"returns None for it \(or for the part of it "
+                       r"holding the value differentiated\)"):
+        adjit.grad(f, argnums=3)(*args)
+
+
+def test_none_for_a_number_argument_is_refused():
+    @custom_vjp
+    def lin(x, lo):
+        return x - lo
+    lin.defvjp(lambda x, lo: (x - lo, None), lambda r, g: (g, None))
+    with pytest.raises(AdjitError, match=r"its cotangent for `lo` is none\. Return a number "
+                       r"for a number"):
+        adjit.grad(_caller_of(lin))(1.0, 0.5)
+
+
+def _caller_of(lin):
+    def f(x, lo):
+        return lin(x, lo)
+    return f
+
+
+@pytest.mark.parametrize("name", ["f", "n", "zero", "check"])
+def test_rules_of_functions_named_as_the_helpers_names_begin(name):
+    # `f`: helpers were picked by name prefix from a namespace holding `fwd`
+    ns = {}
+    exec(f"def {name}(x):\n    return x * x\n", ns)    # noqa: S102
+    fn = custom_vjp(ns[name])
+    fn.defvjp(lambda x: (x * x, x), lambda r, g: (2.0 * r * g,))
+
+    def loss(x):
+        return fn(x) * 3.0
+    assert adjit.grad(loss)(1.5) == pytest.approx(9.0, rel=1e-15)

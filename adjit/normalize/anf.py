@@ -753,8 +753,7 @@ class _Normalizer:
                 elif obj in ARRAY_OPS:
                     try:
                         info = ARRAY_RULES[ARRAY_OPS[obj]].result(
-                            [(self.ctx.arrays.get(a.id, (0, "f"))[0], True)
-                             if isinstance(a, ast.Name) else (0, True) for a in value.args])
+                            [self._operand_kind(a) for a in value.args])
                     except Refused as exc:
                         raise error_at(self.origin, *exc.args) from None
                     info = info if info[0] else None    # a number (custom_vjp functions)
@@ -766,6 +765,16 @@ class _Normalizer:
                     desc = ir.note(value, "opaque")
                     info = (desc[1], desc[2]) if desc[0] == "array" else None
         return info
+
+    def _operand_kind(self, atom):
+        """(ndim, is_float) of an operand of an array-level operation, as ArrayRule.result
+        takes them: an integer or boolean number or array is no float (a custom_vjp
+        function's rules are typed for what they are given: `powers(x, n)` with `n` an int
+        makes `np.empty(n)`, which a float `n` does not type)."""
+        if isinstance(atom, ast.Name) and atom.id in self.ctx.arrays:
+            ndim, dtype = self.ctx.arrays[atom.id]
+            return ndim, dtype not in ("i", "b")
+        return 0, not (self.integer_atom(atom) or self.is_bool(atom))
 
     def argument_dims(self, atom):
         """What a shape rule (rules/registry.py) knows of an argument: its dimensions."""

@@ -112,12 +112,11 @@ def lower_custom(norm, node, obj, out):
     atoms, descs = list(atoms), list(descs)
     for k, d in enumerate(descs):
         if d[0] == "const" and isinstance(d[1], tuple):     # (0.0, 2.0) written out
-            items = tuple(opaque.number_descriptor(v) for v in d[1])
-            if None in items:
+            descs[k] = _constant_tuple(d[1])
+            if descs[k] is None:
                 raise norm.error(node, f"a tuple holding something other than numbers and "
                                  f"arrays passed to the custom_vjp function `{fn.__name__}`",
                                  "Pass numbers, arrays and tuples of them.")
-            descs[k] = ("tuple", items)
         elif d[0] == "const" and not isinstance(d[1], (bool, int, float)):
             raise norm.error(node, f"the constant {d[1]!r} passed to the custom_vjp function "
                              f"`{fn.__name__}`", "Pass numbers, arrays and tuples of them.")
@@ -129,7 +128,19 @@ def lower_custom(norm, node, obj, out):
     return norm.calls.call_of(value, [leaf for a in atoms for leaf in _leaves(a)])
 
 
+def _constant_tuple(value):
+    """The descriptor of a tuple of numbers (nested) given as a constant, or None."""
+    if isinstance(value, tuple):
+        items = tuple(_constant_tuple(v) for v in value)
+        return None if None in items else ("tuple", items)
+    return opaque.number_descriptor(value)
+
+
 def _leaves(atom):
+    """The numbers and arrays in a tuple argument, in order (a default value is one
+    constant: its numbers)."""
     if isinstance(atom, (ast.Tuple, ast.List)):
         return [leaf for e in atom.elts for leaf in _leaves(e)]
+    if isinstance(atom, ast.Constant) and isinstance(atom.value, tuple):
+        return [leaf for v in atom.value for leaf in _leaves(ast.Constant(value=v))]
     return [atom]
