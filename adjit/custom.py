@@ -319,7 +319,8 @@ class custom_vjp:
             shared=f"{k0}_vjp({ps}, out_bar)", helpers=helpers,
             missing_tangent=(f"forward mode through the custom_vjp function {self.where} "
                              "called with a tuple argument", "Pass the tuple's numbers and "
-                             "arrays as arguments of their own, or use grad or vjp."),
+                             "arrays as arguments of their own, or use reverse mode (grad, "
+                             "vjp, jacrev)."),
             unanswered=unanswered)
         # (no device twins: CUDA code calling it is refused, pipeline._refuse_local_arrays)
         define_custom(value, f"custom_vjp function `{self.__name__}` with a tuple argument",

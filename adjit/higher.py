@@ -217,14 +217,26 @@ def _jacobian(gf, arg_types):
         x, x_type = params[k], arg_types[k]
         forward = _inner(gf, "jvp", k)      # (refuses arguments that carry no derivative)
         reverse = _inner(gf, "vjp", k)
-        compiled = forward.specialize(tuple(arg_types) + (x_type,)).dispatcher
-        out_type = compiled.nopython_signatures[0].return_type[0]
+        how = gf.mode.name
+        try:
+            compiled = forward.specialize(tuple(arg_types) + (x_type,)).dispatcher
+        except AdjitError:
+            if how == "jacfwd":
+                raise
+            # no forward mode through it (a custom_vjp function without a tangent rule):
+            # rows by vjp, the result's shape from the function as numba compiles it
+            compiled, how = _value_of(gf, arg_types), "jacrev"
+            namespace[f"_value{k}"] = compiled
+            out_type = compiled.nopython_signatures[0].return_type
+        else:
+            out_type = compiled.nopython_signatures[0].return_type[0]
         if not isinstance(out_type, (types.Array, types.Float)):
             raise _error(gf, f"{gf.mode.name} of a function returning {out_type}",
                          "Return a float or a float array.")
         namespace[f"_jvp{k}"], namespace[f"_vjp{k}"] = forward, reverse
         lines += _jacobian_lines(k, x, isinstance(x_type, types.Array),
-                                 isinstance(out_type, types.Array), args, gf.mode.name)
+                                 isinstance(out_type, types.Array), args, how,
+                                 f"_value{k}" in namespace)
         results.append(f"_J{k}")
     ret = results[0] if gf.mode.single else f"({', '.join(results)},)"
     lines.append(f"    return {ret}")
@@ -232,12 +244,29 @@ def _jacobian(gf, arg_types):
     return _compiled(text, f"{name}_{gf.mode.name}", namespace, arg_types)
 
 
-def _jacobian_lines(k, x, x_array, out_array, args, how):
-    """Statements computing _J{k}, d result / d x, in the generated Jacobian function."""
+def _value_of(gf, arg_types):
+    """The differentiated function compiled by numba for these argument types (its result's
+    shape, where no jvp gives it), or the AdjitError of the jvp where numba fails."""
+    fn = gf.fn
+    try:
+        value = numba.njit(getattr(fn, "py_func", fn))
+        value.compile(tuple(arg_types))
+    except Exception:   # noqa: BLE001 - numba's typing errors have many classes
+        raise _error(gf, f"{gf.mode.name} of a function with no forward mode whose result "
+                     "numba cannot compute alone",
+                     "Give its custom_vjp functions tangent rules (defjvp), or take rows "
+                     "with vjp.") from None
+    return value
+
+
+def _jacobian_lines(k, x, x_array, out_array, args, how, by_value=False):
+    """Statements computing _J{k}, d result / d x, in the generated Jacobian function
+    (`by_value`: the result's shape from _value{k}, the function compiled by numba, where
+    the jvp cannot be made)."""
     again = "restore_generator(_generator)"   # (every pass draws what one evaluation draws)
     if not out_array:           # a float result: the Jacobian is the gradient
         return [f"    {again}", f"    _J{k} = _vjp{k}({args}, 1.0)[1]"]
-    if not x_array:             # a float argument: one jvp
+    if not x_array and not by_value:        # a float argument: one jvp
         return [f"    {again}", f"    _J{k} = _jvp{k}({args}, 1.0)[1]"]
     fwd = [f"        _n{k} = {x}.size",
            f"        _e{k} = np.zeros(_n{k})",
@@ -248,17 +277,21 @@ def _jacobian_lines(k, x, x_array, out_array, args, how):
            f"            _F{k}[:, _j] = _jvp{k}({args}, _e{k}.reshape({x}.shape))[1].ravel()",
            f"            _e{k}[_j] = 0.0",
            f"        _J{k} = _F{k}.reshape(_out{k}.shape + {x}.shape)"]
+    size, shape = (f"{x}.size", f"{x}.shape") if x_array else ("1", "()")
+    row = f"_vjp{k}({args}, _c{k}.reshape(_out{k}.shape))[1]"
     rev = [f"        _m{k} = _out{k}.size",
            f"        _c{k} = np.zeros(_m{k})",
-           f"        _R{k} = np.empty((_m{k}, {x}.size))",
+           f"        _R{k} = np.empty((_m{k}, {size}))",
            f"        for _i in range(_m{k}):",
            f"            {again}",
            f"            _c{k}[_i] = 1.0",
-           f"            _R{k}[_i, :] = _vjp{k}({args}, _c{k}.reshape(_out{k}.shape))[1].ravel()",
+           f"            _R{k}[_i, :] = {row}.ravel()" if x_array else
+           f"            _R{k}[_i, 0] = {row}",
            f"            _c{k}[_i] = 0.0",
-           f"        _J{k} = _R{k}.reshape(_out{k}.shape + {x}.shape)"]
+           f"        _J{k} = _R{k}.reshape(_out{k}.shape + {shape})"]
     # the result (for its shape): the value of one jvp, in the zero direction
-    head = [f"    {again}", f"    _out{k} = _jvp{k}({args}, np.zeros_like({x}))[0]"]
+    head = [f"    {again}", f"    _out{k} = _value{k}({args})" if by_value else
+            f"    _out{k} = _jvp{k}({args}, np.zeros_like({x}))[0]"]
     if how == "jacfwd":
         return head + ["    if True:"] + fwd
     if how == "jacrev":

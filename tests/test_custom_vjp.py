@@ -719,3 +719,34 @@ def test_an_integer_argument_sizing_the_array_result():
                                 rel=1e-14)
     assert got == pytest.approx(fd_grad(lambda x, n: np.sum(_powers(x, n) ** 2), (0.7, 4), 0),
                                 rel=1e-7)
+
+
+@custom_vjp
+def _scaled3(a, w, x):
+    return a * w * x
+
+
+_scaled3.defvjp(lambda a, w, x: (a * w * x, (a, w, x)),
+                lambda r, g: (np.sum(g * r[1] * r[2]), g * r[0] * r[2], g * r[0] * r[1]))
+
+
+def _vector_model(a, w, x):
+    return _scaled3(a, w, x) + np.sin(w)
+
+
+@pytest.mark.parametrize("how", ["jacobian", "jacrev"])
+@pytest.mark.parametrize("k", [0, 1])
+def test_reverse_jacobians_through_a_rule_without_forward_mode(how, k):
+    # a function with no tangent rule: the Jacobian by rows (vjp), the result's shape from
+    # the function as numba compiles it (the jvp they were sized by was refused)
+    from fd import fd_jacobian
+    args = (1.3, np.array([0.5, 1.0, -2.0]), np.array([0.1, 0.2, 0.3]))
+    got = getattr(adjit, how)(_vector_model, argnums=k)(*args)
+    want = fd_jacobian(numba.njit(_vector_model), args, k)
+    np.testing.assert_allclose(got, want, rtol=1e-7, atol=1e-9)
+    a, w, x = args
+    exact = w * x if k == 0 else np.diag(a * x + np.cos(w))
+    np.testing.assert_allclose(got, exact, rtol=1e-14)
+    with pytest.raises(AdjitError, match="forward mode through the custom_vjp function "
+                       "`_scaled3`"):
+        adjit.jacfwd(_vector_model, argnums=k)(*args)
