@@ -262,8 +262,10 @@ class custom_vjp:
         a tuple's ("tuple", items), nested): helpers taking each number and array inside the
         tuples as a parameter of its own, rebuilding the tuples for fwd and bwd, so that
         every leaf is an operand of the call with its cotangent (the tuple's cotangent from
-        bwd, of the tuple's structure, or None: zeros for all of it). Made once per
-        structure of the arguments; forward mode through it is refused."""
+        bwd, of the tuple's structure, or None: zeros there, refused where differentiated)
+        and, with a tangent rule, its tangent (jvp given the tangent in that leaf and zeros
+        in the others; second derivatives through it are refused). Made once per structure
+        of the arguments."""
         key = tuple(descs)
         if key in self._tupled:
             return self._tupled[key]
@@ -308,23 +310,50 @@ class custom_vjp:
                   f"def {k0}_vjp({ps}, g):",
                   f"    c = bwd(fwd({args})[1], g)",
                   "    return (" + "".join(c + ", " for c in cotangents) + ")"]
-        ns = {"fwd": self.fwd, "bwd": self.bwd, "owned": owned, "check_new": check_new,
-              "zero_like": zero_like, "np": np, "__name__": __name__}
+        if self.jvp is not None:        # the tangent in each leaf, the others' zero
+            for j in range(len(flat)):
+                names = iter(flat)
+                tangents = ", ".join(_spelled(d, lambda leaf: "d" if leaf == flat[j] else
+                                              f"zero_like({leaf})", names) for d in descs)
+                lines += [f"def {k0}_jvp{j}({ps}, d):",
+                          f"    r = jvp(({args},), ({tangents},))",
+                          f"    return owned(r[1], r[0], "
+                          f"{self._shape_message('tangent', None)!r})"]
+        ns = {"fwd": self.fwd, "bwd": self.bwd, "jvp": self.jvp, "owned": owned,
+              "check_new": check_new, "zero_like": zero_like, "np": np, "__name__": __name__}
         exec(compile("\n".join(lines) + "\n", f"<custom_vjp {self.__name__}>", "exec"), ns)  # noqa: S102
         helpers = {name: numba.njit(ns[name]) for name in _defined(lines)}
         value = helpers[f"{k0}_value"]
+
+        def result(args):
+            return (g[1], "f") if g[0] == "array" else (0, "f")
+        tangent = tuple(f"{k0}_jvp{j}({ps}, d)" if self.jvp is not None else None
+                        for j in range(len(flat)))
         rule = ArrayRule(
-            k0, tuple(flat), tuple(f"shared[{j}]" for j in range(len(flat))),
-            (None,) * len(flat), lambda args: (g[1], "f") if g[0] == "array" else (0, "f"),
+            k0, tuple(flat), tuple(f"shared[{j}]" for j in range(len(flat))), tangent, result,
             shared=f"{k0}_vjp({ps}, out_bar)", helpers=helpers,
-            missing_tangent=(f"forward mode through the custom_vjp function {self.where} "
-                             "called with a tuple argument", "Pass the tuple's numbers and "
-                             "arrays as arguments of their own, or use reverse mode (grad, "
-                             "vjp, jacrev)."),
+            missing_tangent=None if self.jvp is not None else (
+                f"forward mode through the custom_vjp function {self.where}, which has no "
+                "tangent rule", "Give it one with .defjvp(jvp), or use reverse mode (grad, "
+                "vjp, jacrev)."),
             unanswered=unanswered)
         # (no device twins: CUDA code calling it is refused, pipeline._refuse_local_arrays)
         define_custom(value, f"custom_vjp function `{self.__name__}` with a tuple argument",
                       "array", handler="keep", array_rule=rule, cuda=False)
+        # second derivatives differentiate a jvp's source in reverse: its tangent helpers
+        # are refused there by name (reverse expressions that only mark every operand as
+        # differentiable, so that validate's `unanswered` sees the derivative flow)
+        refusal = (f"second derivatives through the custom_vjp function {self.where} called "
+                   "with a tuple argument", "Pass the tuple's numbers and arrays as arguments "
+                   "of their own, or take first derivatives only.")
+        for j in range(len(flat) if self.jvp is not None else 0):
+            every = {i: refusal for i in range(len(flat) + 1)}
+            define_custom(helpers[f"{k0}_jvp{j}"], f"the tangent rule of `{self.__name__}` "
+                          "with a tuple argument", "array", handler="keep", cuda=False,
+                          array_rule=ArrayRule(
+                              f"{k0}_jvp{j}", tuple(flat) + ("d",),
+                              ("0.0",) * (len(flat) + 1), (None,) * (len(flat) + 1), result,
+                              missing_tangent=refusal, unanswered=every))
         self._tupled[key] = value, leaf_descs
         return self._tupled[key]
 
@@ -481,6 +510,14 @@ def _none_on(t, path):
             return True
         t = t[i]
     return t == nt.none
+
+
+def _spelled(desc, leaf, names):
+    """Python source of a value of the structure `desc` whose leaves are `leaf(name)`, the
+    names taken in order from the iterator `names`."""
+    if desc[0] == "tuple":
+        return "(" + "".join(_spelled(d, leaf, names) + ", " for d in desc[1]) + ")"
+    return leaf(next(names))
 
 
 def _defined(lines):

@@ -188,10 +188,56 @@ def test_none_for_a_tuple_holding_a_differentiated_number_is_refused():
         adjit.grad(scaled_loss, argnums=1)(1.5, 0.5)
 
 
-def test_forward_mode_through_a_call_passing_a_tuple_is_refused():
+def test_forward_mode_through_a_call_passing_a_tuple_needs_a_tangent_rule():
     with pytest.raises(AdjitError, match=r"forward mode through the custom_vjp function "
-                       r"`scaled`.*called with a tuple argument\. Pass the tuple's numbers"):
+                       r"`scaled`.*which has no tangent rule\. Give it one with \.defjvp"):
         adjit.jvp(scaled_loss, argnums=0)(1.5, 0.5, 1.0)
+
+
+@custom_vjp
+def affine_j(params, x):
+    (a, b), w = params
+    return a * np.sum(w * x) + b
+
+
+affine_j.defvjp(affine_fwd, affine_bwd)
+
+
+@affine_j.defjvp
+def _affine_jvp(primals, tangents):
+    ((a, b), w), x = primals
+    ((da, db), dw), dx = tangents
+    s = np.sum(w * x)
+    return a * s + b, da * s + db + a * np.sum(dw * x + w * dx)
+
+
+def affine_j_loss(a, b, w, x):
+    return affine_j(((a, b), w), x) ** 2
+
+
+@pytest.mark.parametrize("k", range(4))
+def test_forward_mode_through_tuples_with_a_tangent_rule(k):
+    # the tangent rule gets the tangent in one leaf, zeros in the others
+    v = 1.0 if k < 2 else np.array([0.3, -0.1, 0.7])
+    value, tangent = adjit.jvp(affine_j_loss, argnums=k)(*AFFINE_ARGS, v)
+    assert value == pytest.approx(affine_j_loss(*AFFINE_ARGS), rel=1e-15)
+    assert tangent == pytest.approx(np.sum(adjit.grad(affine_j_loss, argnums=k)(*AFFINE_ARGS)
+                                           * v), rel=1e-13)
+    assert tangent == pytest.approx(np.sum(fd_grad(affine_j_loss, AFFINE_ARGS, k) * v),
+                                    rel=1e-7)
+    if k >= 2:
+        np.testing.assert_allclose(adjit.jacfwd(affine_j_loss, argnums=k)(*AFFINE_ARGS),
+                                   fd_grad(affine_j_loss, AFFINE_ARGS, k), rtol=1e-7)
+
+
+def test_second_derivatives_through_a_tuple_call_are_refused():
+    # (reverse mode over its tangent rule's helpers: refused, not taken as zero)
+    with pytest.raises(AdjitError, match=r"second derivatives through the custom_vjp function "
+                       r"`affine_j`.*called with a tuple argument"):
+        adjit.hessian(affine_j_loss, argnums=0)(*AFFINE_ARGS)
+    with pytest.raises(AdjitError, match=r"second derivatives through the custom_vjp function "
+                       r"`affine_j`"):
+        adjit.hvp(affine_j_loss, argnums=2)(*AFFINE_ARGS, np.ones(3))
 
 
 @custom_vjp
