@@ -27,6 +27,7 @@ kept at array level (rules/table.py define_custom), whose ArrayRule is the deriv
 pass reads it there, as it reads np.linalg.solve's.
 """
 import ast
+import collections
 import functools
 import importlib
 import inspect
@@ -269,19 +270,22 @@ class custom_vjp:
         key = tuple(descs)
         if key in self._tupled:
             return self._tupled[key]
-        rebuilt, flat, leaf_descs, paths = [], [], [], []
+        flat, leaf_descs, paths, classes = [], [], [], {}
 
-        def spell(k, d, path):
+        def leaves(k, d, path):
             if d[0] == "tuple":
-                return "(" + "".join(spell(k, e, path + (i,)) + ", "
-                                     for i, e in enumerate(d[1])) + ")"
-            name = "_".join(["p" + str(k)] + [str(i) for i in path])
-            flat.append(name)
+                if len(d) > 2:
+                    classes[_class_name(d[2])] = named_class(d[2])
+                for i, e in enumerate(d[1]):
+                    leaves(k, e, path + (i,))
+                return
+            flat.append("_".join(["p" + str(k)] + [str(i) for i in path]))
             leaf_descs.append(d)
             paths.append((k, path))
-            return name
         for k, d in enumerate(descs):
-            rebuilt.append(spell(k, d, ()))
+            leaves(k, d, ())
+        names = iter(flat)
+        rebuilt = [_spelled(d, str, names) for d in descs]
         g = self._result_desc(descs)
         bars = _type_of(self.helpers[f"{self.key}_cotangents"], list(descs) + [g])
         k0 = _fresh_key(f"{self.key}_t{len(self._tupled) + 1}")
@@ -320,7 +324,8 @@ class custom_vjp:
                           f"    return owned(r[1], r[0], "
                           f"{self._shape_message('tangent', None)!r})"]
         ns = {"fwd": self.fwd, "bwd": self.bwd, "jvp": self.jvp, "owned": owned,
-              "check_new": check_new, "zero_like": zero_like, "np": np, "__name__": __name__}
+              "check_new": check_new, "zero_like": zero_like, "np": np, "__name__": __name__,
+              **classes}
         exec(compile("\n".join(lines) + "\n", f"<custom_vjp {self.__name__}>", "exec"), ns)  # noqa: S102
         helpers = {name: numba.njit(ns[name]) for name in _defined(lines)}
         value = helpers[f"{k0}_value"]
@@ -514,10 +519,16 @@ def _none_on(t, path):
 
 def _spelled(desc, leaf, names):
     """Python source of a value of the structure `desc` whose leaves are `leaf(name)`, the
-    names taken in order from the iterator `names`."""
+    names taken in order from the iterator `names` (a named tuple made by its class, held
+    in the helpers' namespace as `_named_<fields>`)."""
     if desc[0] == "tuple":
-        return "(" + "".join(_spelled(d, leaf, names) + ", " for d in desc[1]) + ")"
+        items = "".join(_spelled(d, leaf, names) + ", " for d in desc[1])
+        return f"{_class_name(desc[2])}({items})" if len(desc) > 2 else f"({items})"
     return leaf(next(names))
+
+
+def _class_name(fields):
+    return "_named_" + "_".join(fields)
 
 
 def _defined(lines):
@@ -668,9 +679,27 @@ def _compiled(fn):
     return numba.njit(fn)
 
 
+def named_class(fields):
+    """The named tuple class a custom_vjp function's rules get a named tuple argument as
+    (the user's class is not known where the call is normalized; fwd and bwd read its
+    fields by name)."""
+    if fields not in _NAMED:
+        _NAMED[fields] = collections.namedtuple("NamedArgument", fields)
+    return _NAMED[fields]
+
+
+_NAMED = {}
+
+
 def _numba_type(desc):
     if desc[0] == "tuple":
-        return nt.Tuple([_numba_type(d) for d in desc[1]])
+        items = [_numba_type(d) for d in desc[1]]
+        if len(desc) > 2:       # a named tuple
+            cls = named_class(desc[2])
+            if len(set(items)) == 1:
+                return nt.NamedUniTuple(items[0], len(items), cls)
+            return nt.NamedTuple(items, cls)
+        return nt.Tuple(items)
     if desc[0] == "const":
         v = desc[1]
         return nt.boolean if isinstance(v, bool) else nt.int64 if isinstance(v, int) else \

@@ -13,10 +13,12 @@ import copy
 NOTES = ("origin", "user", "trip", "hoisted", "forward_only", "atomic", "checkpoint", "opaque",
          "callee", "parallel", "comment", "pkey", "fills", "message", "gather",
          "overwritten", "steps", "effect", "raises", "whole", "time_loop", "unwritten",
-         "written", "pure")
-"""The notes a statement can carry: origin (filename, line, function) of the user code it came
-from; on loops, trip (the name of the trip counter of a lowered while loop, or None), user (a
-loop the user wrote, not one of vectorized code) and hoisted (names moved in front of it);
+         "written", "pure", "named")
+"""The notes a statement can carry (and `named`, on a tuple expression passed to a call with no
+rule: the field names of the named tuple it was, numba_calls.opaque_tuple): origin
+(filename, line, function) of the user code it came from; on loops, trip (the name of the
+trip counter of a lowered while loop, or None), user (a loop the user wrote, not one of
+vectorized code) and hoisted (names moved in front of it);
 forward_only (a statement the backward sweep skips), atomic (a store standing for
 cuda.atomic.add), checkpoint (a marker of a checkpointed loop); on a call with no derivative
 rule, opaque (its result descriptor, rules/opaque.py) and callee (the call as the user wrote

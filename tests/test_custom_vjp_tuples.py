@@ -4,6 +4,8 @@ w)`. Each number and array inside a tuple is an operand of the call with its cot
 the tuple's cotangent that bwd returns (a tuple of the same structure, or None where nothing
 in it is differentiated). Checked against central differences and the analytic derivative;
 the refusals name what to write instead."""
+import collections
+
 import numba
 import numpy as np
 import pytest
@@ -413,3 +415,32 @@ def test_rules_of_functions_named_as_the_helpers_names_begin(name):
     def loss(x):
         return fn(x) * 3.0
     assert adjit.grad(loss)(1.5) == pytest.approx(9.0, rel=1e-15)
+
+
+Params = collections.namedtuple("Params", ["slope", "offset"])
+
+
+@custom_vjp
+def line(p, x):
+    return p.slope * x + p.offset
+
+
+line.defvjp(lambda p, x: (p.slope * x + p.offset, (p.slope, x)),
+            lambda r, g: ((g * r[1], g), g * r[0]))
+
+
+@line.defjvp
+def _line_jvp(primals, tangents):
+    p, x = primals
+    dp, dx = tangents
+    return p.slope * x + p.offset, dp.slope * x + p.slope * dx + dp.offset
+
+
+def test_a_named_tuple_reaches_the_rules_with_its_fields():
+    # fwd reads p.slope: the rules get a named tuple of the same fields
+    def f(a, b, x):
+        return line(Params(a, b), x) ** 2
+    args = (1.2, 0.3, 0.7)
+    got = adjit.grad(f, argnums=(0, 1, 2))(*args)
+    np.testing.assert_allclose(got, [2 * 1.14 * 0.7, 2 * 1.14, 2 * 1.14 * 1.2], rtol=1e-14)
+    assert adjit.jvp(f, argnums=1)(*args, 1.0)[1] == pytest.approx(2 * 1.14, rel=1e-14)

@@ -120,12 +120,23 @@ def lower_custom(norm, node, obj, out):
         elif d[0] == "const" and not isinstance(d[1], (bool, int, float)):
             raise norm.error(node, f"the constant {d[1]!r} passed to the custom_vjp function "
                              f"`{fn.__name__}`", "Pass numbers, arrays and tuples of them.")
+    descs = [_named(a, d) for a, d in zip(atoms, descs)]
     fn.check_call(descs, error)
     if not any(d[0] == "tuple" for d in descs):
         return norm.calls.call_of(fn.helpers[f"{fn.key}_value"], atoms)
     # each number and array in a tuple an operand of its own (custom_vjp.tupled)
     value, _ = fn.tupled(descs, error)
     return norm.calls.call_of(value, [leaf for a in atoms for leaf in _leaves(a)])
+
+
+def _named(atom, desc):
+    """A tuple's descriptor with the field names of the named tuples in it, ("tuple", items,
+    fields), as its rules get it (custom.named_class)."""
+    if desc[0] != "tuple" or not isinstance(atom, ast.Tuple):
+        return desc
+    items = tuple(_named(a, d) for a, d in zip(atom.elts, desc[1]))
+    fields = ir.note(atom, "named", None)
+    return ("tuple", items) + ((fields,) if fields else ())
 
 
 def _constant_tuple(value):

@@ -820,7 +820,10 @@ class NumpyCalls:
                                            "them.")
             elts.append(e)
             descs.append(d)
-        return ast.Tuple(elts=elts, ctx=ast.Load()), ("tuple", tuple(descs))
+        made = ast.Tuple(elts=elts, ctx=ast.Load())
+        if value.fields:    # (a custom_vjp function's rules get it back: lower_custom)
+            ir.annotate(made, named=tuple(value.fields))
+        return made, ("tuple", tuple(descs))
 
     def constant_number(self, node):
         """The value of a number written as a constant (2, -1, np.inf, -np.inf, a module
