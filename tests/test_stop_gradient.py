@@ -160,3 +160,43 @@ def test_matrix_product_in_a_loop_reaching_only_stop_gradient_is_accepted():
     g = adjit.grad(_stopped_product_in_a_loop, argnums=0)(W, x0, 4)
     fd = fd_grad(lambda W2: _same_with_h_fixed(W2, x0, 4, W), (W,), 0)
     np.testing.assert_allclose(g, fd, rtol=1e-6, atol=1e-8)
+
+
+_Pair = __import__("collections").namedtuple("_Pair", ["scale", "shift"])
+
+
+def _stopped_tuple_written(x, a):
+    t = stop_gradient((x[1:], a))
+    return np.sum(x[1:] * t[0]) * t[1] + a * np.sum(x)
+
+
+def _stopped_named_tuple_in_a_loop(x, a):
+    q = stop_gradient(_Pair(a, x))
+    s = 0.0
+    for i in range(3):
+        s += q.scale * a * np.sum(q.shift * x)
+    return s
+
+
+def _stopped_nested(a, b, w):
+    p = (a, (b, w))
+    a2, (b2, w2) = stop_gradient(p)
+    return a * a2 + np.sum(w * w2) * b2 + b
+
+
+def test_stop_gradient_of_a_tuple_stops_every_number_and_array_in_it():
+    # JAX's stop_gradient of a pytree: each leaf a constant, the structure kept
+    x, a = np.array([1.0, 2.0, 3.0]), 0.7
+    gx, ga = grad(_stopped_tuple_written, argnums=(0, 1))(x, a)
+    np.testing.assert_allclose(gx, np.r_[0.0, x[1:] * a] + a, rtol=1e-15)
+    assert ga == pytest.approx(np.sum(x), rel=1e-15)
+    gx, ga = grad(_stopped_named_tuple_in_a_loop, argnums=(0, 1))(x, a)
+    np.testing.assert_allclose(gx, 3 * a * a * x, rtol=1e-14)
+    assert ga == pytest.approx(3 * a * np.sum(x * x), rel=1e-14)
+    w = np.array([1.0, 2.0])
+    g = grad(_stopped_nested, argnums=(0, 1, 2))(1.5, 0.5, w)
+    assert g[0] == pytest.approx(1.5) and g[1] == pytest.approx(1.0)
+    np.testing.assert_allclose(g[2], 0.5 * w, rtol=1e-15)
+    # and the value is the function's
+    assert adjit.value_and_grad(_stopped_nested)(1.5, 0.5, w)[0] == pytest.approx(
+        _stopped_nested(1.5, 0.5, w), rel=1e-15)

@@ -298,11 +298,47 @@ class NumpyCalls:
         atom = value.atom if isinstance(value, Scalar) else value
         return self.n.arrays.scalar_op(("call", stop_gradient), [atom], out)
 
+    def _a_tuple(self, node):
+        """Whether `node` surely gives a tuple: written out, a name holding one, a named
+        tuple made by its class."""
+        if isinstance(node, ast.Tuple):
+            return True
+        if isinstance(node, ast.Name):
+            return isinstance(self.n.tuple_named(node.id), TupleValue)
+        if isinstance(node, ast.Call):
+            cls = self.n.src.resolve(node.func)
+            return isinstance(cls, type) and issubclass(cls, tuple)
+        return False
+
+    def stopped_tuple(self, value, out):
+        """stop_gradient of a tuple: each number and array in it stopped (an array as a new
+        one), the tuple's structure and field names kept."""
+        items = []
+        for item in value.items:
+            if isinstance(item, TupleValue):
+                items.append(self.stopped_tuple(item, out))
+                continue
+            stopped = self.without_derivative(item, out)
+            items.append(ir.name(self.n.arrays.materialize(stopped, out).id)
+                         if isinstance(stopped, Lazy) else self.n.to_atom(out, stopped))
+        return TupleValue(items, value.fields)
+
     # whole-array functions, each lowered by the method registered for its registry handler --
     def primitive(self, node, obj, rule, out):
         if len(node.args) > len(rule.params) and _constant(obj):
             # piecewise constant (round(s, 2)): numba's call as it is, no derivative
             return self.without_derivative(self.opaque_call(node, obj, out), out)
+        if obj is stop_gradient and len(node.args) == 1 and not node.keywords and \
+                self._a_tuple(node.args[0]):
+            self.n.stopped += 1     # (JAX's stop_gradient of a pytree)
+            try:
+                value = self.n.rhs(node.args[0], out)
+            finally:
+                self.n.stopped -= 1
+            if not isinstance(value, TupleValue):
+                raise self.n.error(node, "stop_gradient of a tuple adjit cannot read item by "
+                                   "item", "Stop its numbers and arrays one by one.")
+            return self.stopped_tuple(value, out)
         if obj is stop_gradient:
             self.n.stopped += 1   # no derivative leaves: np.max needs no tie split
         try:
