@@ -528,7 +528,10 @@ def _spelled(desc, leaf, names):
 
 
 def _class_name(fields):
-    return "_named_" + "_".join(fields)
+    """The class's name in the helpers' namespace: numbered, as field names joined could
+    coincide (('a', 'b_a') and ('a_b', 'a'))."""
+    named_class(fields)
+    return f"_named_{_NAMED_AT[fields]}"
 
 
 def _defined(lines):
@@ -685,10 +688,12 @@ def named_class(fields):
     fields by name)."""
     if fields not in _NAMED:
         _NAMED[fields] = collections.namedtuple("NamedArgument", fields)
+        _NAMED_AT[fields] = len(_NAMED_AT)
     return _NAMED[fields]
 
 
 _NAMED = {}
+_NAMED_AT = {}      # fields -> the number naming its class in generated helpers
 
 
 def _numba_type(desc):

@@ -444,3 +444,28 @@ def test_a_named_tuple_reaches_the_rules_with_its_fields():
     got = adjit.grad(f, argnums=(0, 1, 2))(*args)
     np.testing.assert_allclose(got, [2 * 1.14 * 0.7, 2 * 1.14, 2 * 1.14 * 1.2], rtol=1e-14)
     assert adjit.jvp(f, argnums=1)(*args, 1.0)[1] == pytest.approx(2 * 1.14, rel=1e-14)
+
+
+_FieldsA = collections.namedtuple("_FieldsA", ["a", "b_a"])
+_FieldsB = collections.namedtuple("_FieldsB", ["a_b", "a"])
+
+
+@custom_vjp
+def _two_named(p, q, x):
+    return p.a * x + q.a
+
+
+_two_named.defvjp(lambda p, q, x: (p.a * x + q.a, (p.a, x)),
+                  lambda r, g: ((g * r[1], 0.0), (0.0, g), g * r[0]))
+
+
+def test_named_tuples_whose_joined_field_names_coincide():
+    # ('a', 'b_a') and ('a_b', 'a') were both rebuilt as one class `_named_a_b_a`: q.a read
+    # the wrong item (value 1.2321 where it is 3.0276)
+    def f(u, v, w, y, x):
+        return _two_named(_FieldsA(u, v), _FieldsB(w, y), x) ** 2
+    args = (1.2, 0.3, 0.4, 0.9, 0.7)
+    value, g = adjit.value_and_grad(f, argnums=(0, 1, 2, 3, 4))(*args)
+    assert value == pytest.approx((1.2 * 0.7 + 0.9) ** 2, rel=1e-14)
+    r = 2 * (1.2 * 0.7 + 0.9)
+    np.testing.assert_allclose(g, [r * 0.7, 0.0, 0.0, r, r * 1.2], rtol=1e-14)

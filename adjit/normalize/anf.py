@@ -1601,6 +1601,29 @@ class _Normalizer:
                              "a loop or branch", f"Bind `{tgt.id}` once, before its uses.")
         self.held[target] = value
 
+    def written_after(self, node, names):
+        """Whether the function writes into one of `names` (element stores, in-place
+        operators, helpers writing their parameters: _written_in) after the expression
+        `node`: in a later statement, or in any statement of a loop around it."""
+        line = getattr(node, "lineno", None)
+        if line is None:
+            return False
+        tree = self.src.tree
+        stmts = [s for s in ast.walk(tree) if isinstance(s, ast.stmt) and s is not tree and
+                 getattr(s, "lineno", 0) > line]
+        stmts += [s for loop in ast.walk(tree) if isinstance(loop, (ast.For, ast.While)) and
+                  loop.lineno <= line <= getattr(loop, "end_lineno", loop.lineno)
+                  for s in loop.body]
+        return _written_in(stmts, set(names), self.src, 0, self.functions_held())
+
+    def bound_to(self, node):
+        """The name an assignment `name = <node>` of the function binds `node` to, or None."""
+        for s in ast.walk(self.src.tree):
+            if isinstance(s, ast.Assign) and s.value is node and len(s.targets) == 1 and \
+                    isinstance(s.targets[0], ast.Name):
+                return s.targets[0].id
+        return None
+
     def functions_held(self):
         """{user name: function} for the names that hold a function here (`e = math.exp`,
         a parameter given one)."""

@@ -298,6 +298,37 @@ class NumpyCalls:
         atom = value.atom if isinstance(value, Scalar) else value
         return self.n.arrays.scalar_op(("call", stop_gradient), [atom], out)
 
+    def _check_unaliased(self, node):
+        """`y = stop_gradient(x)` of an array x (or of a tuple holding arrays): in numba y is
+        x itself, while adjit computes a new array. Refused where the function writes into
+        either afterwards, which numba would show through the other."""
+        target = self.n.bound_to(node)
+        if target is None:
+            return
+        arg = node.args[0]
+        items = arg.elts if isinstance(arg, ast.Tuple) else [arg]
+        names = set()
+        for item in items:
+            view = True
+            if isinstance(item, ast.Subscript):     # a view, not one element (x[i] of 1-D)
+                index = item.slice.elts if isinstance(item.slice, ast.Tuple) else [item.slice]
+                base = item.value
+                view = isinstance(base, ast.Name) and base.id in self.n.ctx.arrays and (
+                    any(isinstance(e, ast.Slice) for e in index) or
+                    len(index) < self.n.ctx.arrays[base.id][0])
+                item = base
+            if view and isinstance(item, ast.Name) and item.id in self.n.ctx.arrays:
+                names.add(item.id)
+        if names and self.n.written_after(node, names | {target}):
+            first = sorted(names)[0]
+            raise self.n.error(node, f"a write into `{target}` or `{first}` after `{target} = "
+                               f"stop_gradient(...)` of the array `{first}`: in numba "
+                               f"`{target}` is that array itself, so the write changes both, "
+                               "where adjit's stopped value is an array of its own",
+                               f"Copy it (`{target} = stop_gradient({first}).copy()` or "
+                               f"`stop_gradient({first}.copy())`), or write before stopping "
+                               "it.")
+
     def _a_tuple(self, node):
         """Whether `node` surely gives a tuple: written out, a name holding one, a named
         tuple made by its class."""
@@ -310,17 +341,23 @@ class NumpyCalls:
             return isinstance(cls, type) and issubclass(cls, tuple)
         return False
 
-    def stopped_tuple(self, value, out):
-        """stop_gradient of a tuple: each number and array in it stopped (an array as a new
-        one), the tuple's structure and field names kept."""
+    def stopped_tuple(self, value, out, node):
+        """stop_gradient of a tuple of numbers: each number in it stopped, the tuple's
+        structure and field names kept; a tuple holding an array is refused."""
         items = []
         for item in value.items:
             if isinstance(item, TupleValue):
-                items.append(self.stopped_tuple(item, out))
+                items.append(self.stopped_tuple(item, out, node))
                 continue
             stopped = self.without_derivative(item, out)
-            items.append(ir.name(self.n.arrays.materialize(stopped, out).id)
-                         if isinstance(stopped, Lazy) else self.n.to_atom(out, stopped))
+            if isinstance(stopped, Lazy):
+                # numba's stop_gradient gives the tuple itself, its arrays the same arrays;
+                # adjit's stopped arrays are arrays of their own, which writes through other
+                # names (an item unpacked, a view made before) would tell apart
+                raise self.n.error(node, "stop_gradient of a tuple holding an "
+                                   "array", "Stop the tuple's numbers in it and each array "
+                                   "on its own (y = stop_gradient(x)).")
+            items.append(self.n.to_atom(out, stopped))
         return TupleValue(items, value.fields)
 
     # whole-array functions, each lowered by the method registered for its registry handler --
@@ -328,6 +365,8 @@ class NumpyCalls:
         if len(node.args) > len(rule.params) and _constant(obj):
             # piecewise constant (round(s, 2)): numba's call as it is, no derivative
             return self.without_derivative(self.opaque_call(node, obj, out), out)
+        if obj is stop_gradient and len(node.args) == 1:
+            self._check_unaliased(node)
         if obj is stop_gradient and len(node.args) == 1 and not node.keywords and \
                 self._a_tuple(node.args[0]):
             self.n.stopped += 1     # (JAX's stop_gradient of a pytree)
@@ -338,7 +377,7 @@ class NumpyCalls:
             if not isinstance(value, TupleValue):
                 raise self.n.error(node, "stop_gradient of a tuple adjit cannot read item by "
                                    "item", "Stop its numbers and arrays one by one.")
-            return self.stopped_tuple(value, out)
+            return self.stopped_tuple(value, out, node)
         if obj is stop_gradient:
             self.n.stopped += 1   # no derivative leaves: np.max needs no tie split
         try:
