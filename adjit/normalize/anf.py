@@ -492,7 +492,7 @@ def _only_read(stmts, names, src, functions):
     return True
 
 
-def _written_in(stmts, names, src, depth=0, functions=None):
+def _written_in(stmts, names, src, depth=0, functions=None, unreadable=True):
     """Whether `stmts` (of function `src`) write into one of `names`: `name[...] = `,
     `name op= `, or a call of a user function whose parameter receiving it it writes (read
     from that function's source, a few calls deep); any other call than numpy's or math's
@@ -535,7 +535,9 @@ def _written_in(stmts, names, src, depth=0, functions=None):
             try:
                 callee = read_function(resolve(node.func))
             except Exception:       # not a function adjit can read: it might write
-                return True
+                if unreadable:
+                    return True
+                continue
             params = {callee.params[k] for k in passed if k < len(callee.params)}
             given = {}              # the callee's parameters given functions
             for k, a in enumerate(node.args[:len(callee.params)]):
@@ -544,7 +546,7 @@ def _written_in(stmts, names, src, depth=0, functions=None):
                     if obj is not MISSING and callable(obj) and not isinstance(obj, type):
                         given[callee.params[k]] = obj
             if depth > 3 or len(params) < len(passed) or \
-                    _written_in(callee.tree.body, params, callee, depth + 1, given):
+                    _written_in(callee.tree.body, params, callee, depth + 1, given, unreadable):
                 return True
     return False
 
@@ -1614,7 +1616,11 @@ class _Normalizer:
         stmts += [s for loop in ast.walk(tree) if isinstance(loop, (ast.For, ast.While)) and
                   loop.lineno <= line <= getattr(loop, "end_lineno", loop.lineno)
                   for s in loop.body]
-        return _written_in(stmts, set(names), self.src, 0, self.functions_held())
+        # (a call adjit cannot read is not taken to write: a helper kept as numba's call is
+        # proven to write none of its arrays, frontend/purity.py; an objmode block's are
+        # its own, normalize/objmode.py)
+        return _written_in(stmts, set(names), self.src, 0, self.functions_held(),
+                           unreadable=False)
 
     def bound_to(self, node):
         """The name an assignment `name = <node>` of the function binds `node` to, or None."""
