@@ -401,8 +401,21 @@ def written_in_the_loop(x, n):
     return s
 
 
+def read_on_the_next_iteration(x, a, flag):
+    if flag > 0:
+        y = x
+    else:
+        y = x * 2.0
+    s = 0.0
+    for t in range(3):
+        s += np.sum(y) * a      # after the first iteration: numba's y[0] is x[0], changed
+        x[0] = x[0] + 1.0
+    return s
+
+
 @pytest.mark.parametrize("f, args, line, name, kept", [
     (written_afterwards, (X.copy(), False), "y[0] = 0.0", "y", "x"),
+    (read_on_the_next_iteration, (X.copy(), 0.7, 1), "x[0] = x[0] + 1.0", "x", "x"),
     (source_written_afterwards, (X.copy(), X.copy(), True), "a[1] = 5.0", "a", "a"),
     (written_in_the_loop, (X.copy(), 3), "x[0] = 0.1 * t", "x", "x"),
     (argument_written_afterwards, (X.copy(), True), "b[0] = 2.0", "b", "b"),

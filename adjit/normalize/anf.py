@@ -45,7 +45,7 @@ from .messages import message_call
 from .stencils import stencil_call, stencil_kernel
 from .names import lookup
 from .numpy_calls import ARRAY_METHODS, NumpyCalls
-from .values import (DtypeValue, FunctionValue, NoneValue, NoResult, RecordValue, Shape,
+from .values import (Copied, DtypeValue, FunctionValue, NoneValue, NoResult, RecordValue, Shape,
                      TupleValue, TypeOf, assigned_user_names, dtype_constant)
 from .vectorize import ONE, Lazy, Op, Scalar, View, Vectorizer, _index_node
 from .views import Indexer, has_take
@@ -492,7 +492,7 @@ def _only_read(stmts, names, src, functions):
     return True
 
 
-def _written_in(stmts, names, src, depth=0, functions=None, unreadable=True):
+def _written_in(stmts, names, src, depth=0, functions=None):
     """Whether `stmts` (of function `src`) write into one of `names`: `name[...] = `,
     `name op= `, or a call of a user function whose parameter receiving it it writes (read
     from that function's source, a few calls deep); any other call than numpy's or math's
@@ -535,9 +535,7 @@ def _written_in(stmts, names, src, depth=0, functions=None, unreadable=True):
             try:
                 callee = read_function(resolve(node.func))
             except Exception:       # not a function adjit can read: it might write
-                if unreadable:
-                    return True
-                continue
+                return True
             params = {callee.params[k] for k in passed if k < len(callee.params)}
             given = {}              # the callee's parameters given functions
             for k, a in enumerate(node.args[:len(callee.params)]):
@@ -546,7 +544,7 @@ def _written_in(stmts, names, src, depth=0, functions=None, unreadable=True):
                     if obj is not MISSING and callable(obj) and not isinstance(obj, type):
                         given[callee.params[k]] = obj
             if depth > 3 or len(params) < len(passed) or \
-                    _written_in(callee.tree.body, params, callee, depth + 1, given, unreadable):
+                    _written_in(callee.tree.body, params, callee, depth + 1, given):
                 return True
     return False
 
@@ -1397,6 +1395,9 @@ class _Normalizer:
                 vec.check_same_length, [size, ir.const(1) if n is ONE else n])),
                 origin=self.origin))
         self.store_view(self.arrays.view_of(target, out), lazy, None, out, tgt)
+        if getattr(lazy, "stops", None) is not None:     # (stop_gradient of an array)
+            self.ctx.frozen.append(Copied([lazy.stops], target, out[-1], tgt.id, self.origin,
+                                          self.origin[1] if self.origin else 0, True))
         return None
 
     def owned_array(self, value, made):
@@ -1602,33 +1603,6 @@ class _Normalizer:
             raise self.error(tgt, f"a {what} assigned to `{tgt.id}`, a name also assigned in "
                              "a loop or branch", f"Bind `{tgt.id}` once, before its uses.")
         self.held[target] = value
-
-    def written_after(self, node, names):
-        """Whether the function writes into one of `names` (element stores, in-place
-        operators, helpers writing their parameters: _written_in) after the expression
-        `node`: in a later statement, or in any statement of a loop around it."""
-        line = getattr(node, "lineno", None)
-        if line is None:
-            return False
-        tree = self.src.tree
-        stmts = [s for s in ast.walk(tree) if isinstance(s, ast.stmt) and s is not tree and
-                 getattr(s, "lineno", 0) > line]
-        stmts += [s for loop in ast.walk(tree) if isinstance(loop, (ast.For, ast.While)) and
-                  loop.lineno <= line <= getattr(loop, "end_lineno", loop.lineno)
-                  for s in loop.body]
-        # (a call adjit cannot read is not taken to write: a helper kept as numba's call is
-        # proven to write none of its arrays, frontend/purity.py; an objmode block's are
-        # its own, normalize/objmode.py)
-        return _written_in(stmts, set(names), self.src, 0, self.functions_held(),
-                           unreadable=False)
-
-    def bound_to(self, node):
-        """The name an assignment `name = <node>` of the function binds `node` to, or None."""
-        for s in ast.walk(self.src.tree):
-            if isinstance(s, ast.Assign) and s.value is node and len(s.targets) == 1 and \
-                    isinstance(s.targets[0], ast.Name):
-                return s.targets[0].id
-        return None
 
     def functions_held(self):
         """{user name: function} for the names that hold a function here (`e = math.exp`,

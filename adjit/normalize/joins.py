@@ -34,6 +34,7 @@ import copy
 
 from .. import ir
 from .bindings import _At, _Binding, _rebased
+from .values import Copied
 from .vectorize import ONE
 
 _EXITS = (ast.Break, ast.Continue)      # (what leaves an iteration before its end)
@@ -227,65 +228,121 @@ def join_arrays(norm, paths, out, planned):
         norm.emit_assign(out, target, ir.name(name))
         norm.views.update(rooted)
         if frozen:
-            norm.ctx.frozen.append((sorted(frozen), target, out[-1], _user(norm, target),
-                                    origin, line))
+            norm.ctx.frozen.append(Copied(sorted(frozen), target, out[-1],
+                                          _user(norm, target), origin, line, False))
 
 
 def check_frozen(stmts, ctx, loc, params):
-    """Refuse a write, after a join that copied a view (join_arrays), into the array viewed
-    or into the joined name: in Python both names are one array there, and the write
-    would show through the other (where the other is read afterwards, or is one of
-    `params`, the caller's arrays)."""
+    """Refuse a write, after adjit copied an array where Python's name is that array itself
+    (a join that copied a view, join_arrays; stop_gradient of an array), into the array or
+    into the copy: in Python both names are one array there, and the write would show
+    through the other (where the other is read afterwards, or is one of `params`, the
+    caller's arrays)."""
     if not ctx.frozen:
         return
     order = []          # (statement, the loops around it, its block), in program order
+    ends = {}           # position of a statement -> position of the last one inside it
+    spans = {}          # id(block) -> (first, last) positions of the statements in it
+    bodies = {}         # id(loop) -> id(its body)
 
     def visit(block, loops):
+        first = len(order)
         for s in block:
+            k = len(order)
             order.append((s, loops, id(block)))
             if isinstance(s, (ast.For, ast.While)):
-                visit(s.body, loops + (id(s),))
+                # (a loop of vectorized code is one numpy operation, which reads what it
+                # reads before it writes: it runs once here, not again after a write)
+                bodies[id(s)] = id(s.body)
+                again = isinstance(s, ast.While) or ir.note(s, "user", False)
+                visit(s.body, loops + (id(s),) if again else loops)
             elif isinstance(s, ast.If):
                 visit(s.body, loops)
                 visit(s.orelse, loops)
+            ends[k] = len(order) - 1
+        spans[id(block)] = (first, len(order) - 1)
     visit(stmts, ())
-    for bases, target, join, user, origin, line in ctx.frozen:
-        at = next((k for k, (s, *_) in enumerate(order) if s is join), None)
+    renamed = [(s.targets[0].id, s.value.id) for s, *_ in order
+               if isinstance(s, ast.Assign) and isinstance(s.targets[0], ast.Name) and
+               isinstance(s.value, ast.Name)]
+    made = {}           # position of a statement that makes a copy -> its name
+    for c in ctx.frozen:
+        at = next((k for k, (s, *_) in enumerate(order) if s is c.made), None)
+        if at is not None:
+            made.update((k, c.target) for k in range(at, ends[at] + 1))
+    bound = _Bound(order, spans, bodies, made)
+    for c in ctx.frozen:
+        bases, targets = _other_names(set(c.bases), renamed), _other_names({c.target}, renamed)
+        at = next((k for k, (s, *_) in enumerate(order) if s is c.made), None)
         loops = set(order[at][1]) if at is not None else set()
-        shown = [b for b in bases if not b.startswith("_")] or ["another array"]
-        kept = " or ".join(f"'{b}'" if b != "another array" else b for b in shown)
         for k, (s, around, _) in enumerate(order):
-            if at is not None and k <= at and not loops & set(around):
-                continue
-            written = _written(s, set(bases) | {target})
+            if at is not None and (k <= at and not loops & set(around) or
+                                   at < k <= ends[at]) or made.get(k) in targets:
+                continue        # (before the copy, or the copy itself or made again)
+            written = _written(s, bases | targets)
             if written is None:
                 continue
             if at is not None and k < at and _made_before(order, written, k, at):
                 continue        # (the array this iteration makes, before the join)
-            other = set(bases) if written == target else {target}
+            other = bases if written in targets else targets
             if at is not None and not other & set(params) and \
-                    not _read_after(order, other, k, loops & set(around)):
+                    not _read_after(order, other, k,
+                                    bound if c.stopped and written in bases else None):
                 continue        # (no name that shares the array is read again; the
                 #                  caller reads its arguments after the call)
-            what = f"'{user}'" if written == target else f"'{written}'"
-            if bases == [target]:       # an argument kept on one path
-                raise loc.error(_At((ir.note(s, "origin", None) or origin or (0, 0))[1]),
-                                f"a write into {what} after an `if` (line {line}) that "
-                                f"binds '{user}' to a new array on one path and keeps the "
-                                "argument on the other, where the write would change the "
-                                "caller's array",
-                                f"Copy the argument before the `if` ({user} = {user}.copy())"
-                                ", or write into a new array.")
-            raise loc.error(_At((ir.note(s, "origin", None) or origin or (0, 0))[1]),
-                            f"a write into {what} after an `if` (line {line}) that "
-                            f"bound '{user}' to {kept} (or a view of it) on one path and to "
-                            "a new array on the other: there Python's two names are one "
-                            "array, which the write changes for both",
-                            f"Copy where the path binds '{user}' to {kept}" + (
-                                f" ({user} = {shown[0]}.copy() for {user} = {shown[0]})"
-                                if shown[0] != "another array" else "") +
-                            f", so that '{user}' is an array of its own on every path; or "
-                            "write before the `if`.")
+            raise loc.error(_At((ir.note(s, "origin", None) or c.origin or (0, 0))[1]),
+                            *(_stopped_message(c, written, written in targets)
+                              if c.stopped else
+                              _joined_message(c, c.target if written in targets else written)))
+
+
+def _other_names(names, renamed):
+    """`names` and the names bound to one of them (`u = w`: the same array), transitively."""
+    names = set(names)
+    while True:
+        more = {a for a, b in renamed if b in names} - names
+        if not more:
+            return names
+        names |= more
+
+
+def _joined_message(c, written):
+    user, line = c.user, c.line
+    shown = [b for b in c.bases if not b.startswith("_")] or ["another array"]
+    kept = " or ".join(f"'{b}'" if b != "another array" else b for b in shown)
+    what = f"'{user}'" if written == c.target else f"'{written}'"
+    if c.bases == [c.target]:       # an argument kept on one path
+        return (f"a write into {what} after an `if` (line {line}) that binds '{user}' to a "
+                "new array on one path and keeps the argument on the other, where the write "
+                "would change the caller's array",
+                f"Copy the argument before the `if` ({user} = {user}.copy()), or write into "
+                "a new array.")
+    return (f"a write into {what} after an `if` (line {line}) that bound '{user}' to {kept} "
+            "(or a view of it) on one path and to a new array on the other: there Python's "
+            "two names are one array, which the write changes for both",
+            f"Copy where the path binds '{user}' to {kept}" + (
+                f" ({user} = {shown[0]}.copy() for {user} = {shown[0]})"
+                if shown[0] != "another array" else "") +
+            f", so that '{user}' is an array of its own on every path; or write before the "
+            "`if`.")
+
+
+def _stopped_message(c, written, into_copy):
+    source = next((b for b in c.bases if not b.startswith("_")), None)
+    source = f"'{source}'" if source else "an array"
+    stopped = f"'{c.user}'" if c.user else "the array it gave"
+    if into_copy:
+        what = f"'{written}'" if not written.startswith("_") else \
+            f"{stopped} (or a view of it)"
+        told = (f"a write into {what} after `stop_gradient` of {source} (line {c.line}), "
+                f"where {source} is read afterwards")
+    else:
+        told = (f"a write into '{written}' after `stop_gradient` of {source} (line "
+                f"{c.line}), where {stopped} is read afterwards")
+    return (told + ": numba's stop_gradient gives the array itself, so the write changes "
+            "both, while adjit's stopped value is an array of its own",
+            "Stop a copy (`stop_gradient(x.copy())`), write before stopping the array, or "
+            "stop it again after the write.")
 
 
 def _made_before(order, name, k, at):
@@ -298,17 +355,59 @@ def _made_before(order, name, k, at):
                for j, (s, _, b) in enumerate(order[:at]))
 
 
-def _read_after(order, names, k, loops):
-    """Whether a statement after k (or anywhere in `loops`, which run k again) reads one
-    of `names`."""
-    return any((j > k or loops & set(around)) and _loads(s) & names
-               for j, (s, around, _) in enumerate(order))
+class _Bound:
+    """Where names are bound anew (`name = ...`, on its own in its block): which reads of a
+    stopped copy a write into the array it copied leaves alone (those every path from the
+    write reaches through the copy made again)."""
+
+    def __init__(self, order, spans, bodies, made):
+        self.order, self.spans, self.bodies = order, spans, bodies
+        self.at = {}
+        for p, (s, *_) in enumerate(order):
+            if isinstance(s, ast.Assign) and isinstance(s.targets[0], ast.Name):
+                self.at.setdefault(s.targets[0].id, []).append(p)
+            elif p in made and (p - 1 not in made or made[p - 1] != made[p]):
+                self.at.setdefault(made[p], []).append(p)   # (a copy into the array)
+
+    def again(self, k, j, names):
+        """Whether every name of `names` that statement j reads is bound again on every
+        path from statement k to j."""
+        read = _loads(self.order[j][0]) & names
+        return all(any(self._between(k, p, j) for p in self.at.get(n, ())) for n in read)
+
+    def _between(self, k, p, j):
+        block = self.order[p][2]
+        if j > k:       # on in program order: p's block holds both, k before p, p before j
+            first, last = self.spans[block]
+            return first <= k < p < j <= last
+        shared = [m for m in self.order[j][1] if m in self.order[k][1]]
+        # around the innermost loop holding both: bound on each iteration, before j, or
+        # after k with no `break` or `continue` between (which would go round without it)
+        return bool(shared) and self.bodies[shared[-1]] == block and (p < j or k < p and not any(
+            isinstance(s, _EXITS) for s, *_ in self.order[k + 1:p]))
+
+
+def _read_after(order, names, k, bound=None):
+    """Whether a statement that may run after statement k reads one of `names`: a later one,
+    or one in a loop around k (on the next iteration); with `bound` (a _Bound), not one that
+    every path from k reaches only through those names bound again."""
+    for j, (s, around, _) in enumerate(order):
+        if not _loads(s) & names or j <= k and not set(around) & set(order[k][1]):
+            continue
+        if bound is not None and bound.again(k, j, names):
+            continue
+        return True
+    return False
 
 
 def _loads(s):
     """The names a normalized statement reads itself (a compound statement: its test or
-    its range, not its body); a store's target array is not read."""
+    its range, not its body); a store's target array is not read, nor an array whose
+    shape alone is (`x.shape[0]`: the copy's is the array's)."""
     if isinstance(s, ast.Assign):
+        if isinstance(s.value, ast.Subscript) and isinstance(s.value.value, ast.Attribute) \
+                and s.value.value.attr == "shape":
+            return set()
         nodes = [s.value] + ([s.targets[0].slice] if ir.is_store(s) else [])
     elif isinstance(s, (ast.If, ast.While)):
         nodes = [s.test]

@@ -34,6 +34,7 @@ from .values import Shape, TupleValue, left_out
 from .inline import split_error, unread_reason
 from .lowering import LOWERINGS
 from .vectorize import ONE, Lazy, Op, Scalar, View
+from .views import has_take
 
 
 LIKE_BASES = {np.zeros_like: np.zeros, np.ones_like: np.ones, np.empty_like: np.empty}
@@ -43,6 +44,17 @@ ARRAY_METHODS = frozenset(("copy", "astype", "reshape", "ravel", "flatten", "dot
                            "ptp", "swapaxes", "transpose")) | set(METHOD_REDUCTIONS) | \
     set(METHOD_FUNCTIONS)
 """The array methods NumpyCalls.method lowers (none writes its array)."""
+
+
+def _stopped(array):
+    """stop_gradient of a Lazy array: every element stopped. Computed into an array it is a
+    copy of what numba's gives, the array itself: `stops` names that array's base (for
+    vectorize.materialize_into, joins.check_frozen), None where numba's is a new array too
+    (a gather, an expression)."""
+    op = Op(("call", stop_gradient), [array], array.shape)
+    op.stops = array.base if isinstance(array, View) and not has_take(array) else \
+        getattr(array, "stops", None)
+    return op
 
 
 class NumpyCalls:
@@ -70,6 +82,8 @@ class NumpyCalls:
             if isinstance(base, Lazy):
                 named = getattr(base, "binding", None) is not None and \
                     self.n.lazy.get(base.binding) is base
+                if getattr(base, "stops", None) is not None:
+                    base.stops = None   # (stop_gradient(x).copy(): an array of its own)
                 made = self.n.arrays.materialize(base, out, node)
                 if named and self.n.ctx.loop_depth:
                     # `un = 1.0 / (x * u + 1.0); u = un.copy()` (what a hand-over becomes):
@@ -294,40 +308,9 @@ class NumpyCalls:
         """`value` (a number or an array) as a constant: stop_gradient of it."""
         value = self.n.arrays.lazy_operand(self.n.to_atom(out, value), out)
         if isinstance(value, Lazy) and not isinstance(value, Scalar):
-            return Op(("call", stop_gradient), [value], value.shape)
+            return _stopped(value)
         atom = value.atom if isinstance(value, Scalar) else value
         return self.n.arrays.scalar_op(("call", stop_gradient), [atom], out)
-
-    def _check_unaliased(self, node):
-        """`y = stop_gradient(x)` of an array x (or of a tuple holding arrays): in numba y is
-        x itself, while adjit computes a new array. Refused where the function writes into
-        either afterwards, which numba would show through the other."""
-        target = self.n.bound_to(node)
-        if target is None:
-            return
-        arg = node.args[0]
-        items = arg.elts if isinstance(arg, ast.Tuple) else [arg]
-        names = set()
-        for item in items:
-            view = True
-            if isinstance(item, ast.Subscript):     # a view, not one element (x[i] of 1-D)
-                index = item.slice.elts if isinstance(item.slice, ast.Tuple) else [item.slice]
-                base = item.value
-                view = isinstance(base, ast.Name) and base.id in self.n.ctx.arrays and (
-                    any(isinstance(e, ast.Slice) for e in index) or
-                    len(index) < self.n.ctx.arrays[base.id][0])
-                item = base
-            if view and isinstance(item, ast.Name) and item.id in self.n.ctx.arrays:
-                names.add(item.id)
-        if names and self.n.written_after(node, names | {target}):
-            first = sorted(names)[0]
-            raise self.n.error(node, f"a write into `{target}` or `{first}` after `{target} = "
-                               f"stop_gradient(...)` of the array `{first}`: in numba "
-                               f"`{target}` is that array itself, so the write changes both, "
-                               "where adjit's stopped value is an array of its own",
-                               f"Copy it (`{target} = stop_gradient({first}).copy()` or "
-                               f"`stop_gradient({first}.copy())`), or write before stopping "
-                               "it.")
 
     def _a_tuple(self, node):
         """Whether `node` surely gives a tuple: written out, a name holding one, a named
@@ -343,21 +326,15 @@ class NumpyCalls:
 
     def stopped_tuple(self, value, out, node):
         """stop_gradient of a tuple of numbers: each number in it stopped, the tuple's
-        structure and field names kept; a tuple holding an array is refused."""
+        structure and field names kept, each array in it stopped."""
         items = []
         for item in value.items:
             if isinstance(item, TupleValue):
                 items.append(self.stopped_tuple(item, out, node))
                 continue
-            stopped = self.without_derivative(item, out)
-            if isinstance(stopped, Lazy):
-                # numba's stop_gradient gives the tuple itself, its arrays the same arrays;
-                # adjit's stopped arrays are arrays of their own, which writes through other
-                # names (an item unpacked, a view made before) would tell apart
-                raise self.n.error(node, "stop_gradient of a tuple holding an "
-                                   "array", "Stop the tuple's numbers in it and each array "
-                                   "on its own (y = stop_gradient(x)).")
-            items.append(self.n.to_atom(out, stopped))
+            # (an array: a copy of numba's, the array itself, which joins.check_frozen
+            # keeps apart from writes)
+            items.append(self.n.to_atom(out, self.without_derivative(item, out)))
         return TupleValue(items, value.fields)
 
     # whole-array functions, each lowered by the method registered for its registry handler --
@@ -365,8 +342,6 @@ class NumpyCalls:
         if len(node.args) > len(rule.params) and _constant(obj):
             # piecewise constant (round(s, 2)): numba's call as it is, no derivative
             return self.without_derivative(self.opaque_call(node, obj, out), out)
-        if obj is stop_gradient and len(node.args) == 1:
-            self._check_unaliased(node)
         if obj is stop_gradient and len(node.args) == 1 and not node.keywords and \
                 self._a_tuple(node.args[0]):
             self.n.stopped += 1     # (JAX's stop_gradient of a pytree)
@@ -387,7 +362,7 @@ class NumpyCalls:
                 self.n.stopped -= 1
         if obj is stop_gradient and len(args) == 1 and isinstance(args[0], Lazy):
             # an array: every element stopped, fused like any elementwise operation
-            return Op(("call", stop_gradient), [args[0]], args[0].shape)
+            return _stopped(args[0])
         args = [self.n.to_atom(out, a) for a in args]
         spelled = ast.parse(self.n.ctx.env.spell(obj, "f"), mode="eval").body
         if obj in (min, max) and len(args) > 2:

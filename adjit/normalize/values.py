@@ -1,10 +1,19 @@
 """Values the normalizer passes around besides atoms and lazy arrays."""
 import ast
+import collections
 
 import numba
 import numpy as np
 
 from .. import ir
+
+
+Copied = collections.namedtuple("Copied", "bases target made user origin line stopped")
+"""An array adjit copies where Python's name is the array itself (ctx.frozen): `target`
+holds a copy of `bases` made by the statement `made` (with the statements inside it), as
+the user's name `user` (None for an unnamed value) at `origin`; `line` is the construct's
+line. `stopped`: the copy is `stop_gradient` of an array (vectorize.materialize_into),
+else a join's (join_arrays)."""
 
 
 class Shape:

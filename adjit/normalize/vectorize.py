@@ -23,6 +23,7 @@ import numpy as np
 from ..rules.table import DECLARED_ALLOCATORS
 from ..runtime import vec
 from .. import ir
+from .values import Copied
 
 ONE = None      # a dimension of static length 1 (a new axis, or a literal length 1)
 
@@ -272,6 +273,7 @@ class Vectorizer:
         """Keep `name = v` unevaluated: its one later use fuses v into its own loop."""
         v.binding = name
         v.user_name = user_name
+        v.origin = self.n.origin
         self.n.lazy[name] = v
 
     def flush_lazy(self, out, base=None):
@@ -309,6 +311,14 @@ class Vectorizer:
         target = View(name, len(shape), [(k, ir.const(0), ir.const(1))
                                          for k in range(len(shape))], {}, list(v.shape))
         self.store_elements(target, v, out, node)
+        stops = getattr(v, "stops", None)
+        if stops is not None:
+            # stop_gradient of an array: numba's gives the array itself, this is a copy
+            # (joins.check_frozen refuses a write into either that the other would show)
+            origin = getattr(v, "origin", None) or self.n.origin
+            user = v.user_name if getattr(v, "binding", None) == name else None
+            self.n.ctx.frozen.append(Copied([stops], name, out[-1], user, origin,
+                                            origin[1] if origin else 0, True))
 
     def store_elements(self, target, value, out, node=None):
         """target[...] = value elementwise, value broadcast to the target's shape."""
