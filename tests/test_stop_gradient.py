@@ -326,6 +326,21 @@ def test_stopped_arrays_read_only_where_numba_agrees():
                                rel=1e-14)
 
 
+def _stopped_array_printed(x, a):
+    y = stop_gradient(x)
+    with numba.objmode():
+        print("stopped:", y[0])     # an objmode block that only reads it writes nothing
+    return np.sum(y * x) * a
+
+
+def test_a_stopped_array_read_in_an_objmode_block(capfd):
+    x = np.array([1.0, 2.0, 3.0])
+    gx, ga = grad(_stopped_array_printed, argnums=(0, 1))(x, 0.7)
+    np.testing.assert_allclose(gx, 0.7 * x, rtol=1e-15)
+    assert ga == pytest.approx(14.0, rel=1e-15)
+    assert "stopped: 1.0" in capfd.readouterr().out
+
+
 def _stepped_with_stopped_state(u, a, steps):
     # a stopped copy of the state each step, the state written after (numpy computes the
     # right-hand side before it assigns, so numba's `c` reads the old state too)

@@ -422,10 +422,12 @@ def _loads(s):
 
 def _written(s, names):
     """The name of `names` statement `s` writes into (an element or a slice, or passes to a
-    call whose value is dropped), or None."""
+    call whose value is dropped, unless it is known to write none: an objmode block found
+    to read its arrays only, a helper kept as numba's shown to write nothing), or None."""
     if ir.is_store(s) and s.targets[0].value.id in names:
         return s.targets[0].value.id
-    if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call):
+    if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) and \
+            not ir.note(s.value, "unwritten", False) and not ir.note(s.value, "pure", False):
         for n in ast.walk(s.value):
             if isinstance(n, ast.Name) and n.id in names:
                 return n.id
