@@ -1598,3 +1598,88 @@ def counts_then_gathered(x, n):
 def test_a_loop_left_without_statements_still_compiles():
     check(counts_then_gathered, np.array([0.5, 0.25, 0.75, 1.0]), 3,
           expected=(np.array([0.0, 2.0, 0.0, 2.0]),))
+
+
+# --------------------------------------------------------------------------- rebinding
+# FIXED BUG: `y = x * 2.0` used once later is kept unevaluated and fused into its use; a
+# binding of `x` to a new array in between made y read the new array (0.0 where numba gives
+# 8.4 for rebinding_in_a_branch, 5.04 where 10.5 for rebinding_a_local; nine of these ten
+# were wrong).
+def rebinding_the_argument(x, a):
+    y = x * 1.0
+    x = np.zeros(3)
+    x[0] = a
+    return np.sum(y * a) + np.sum(x)
+
+
+def rebinding_in_a_branch(x, a):
+    y = x * 2.0
+    if a > 0:
+        x = np.zeros(3)
+    return np.sum(y * a) + np.sum(x)
+
+
+def rebinding_a_local(x, a):
+    u = x * 1.0
+    y = np.sin(u) * 2.0
+    u = np.ones(3) * a
+    return np.sum(y * a) + np.sum(u)
+
+
+def rebinding_in_a_loop(x, a):
+    y = np.sin(x)
+    for t in range(2):
+        x = x * a
+    return np.sum(y * a) + np.sum(x)
+
+
+def rebinding_to_itself_scaled(x, a):
+    y = x * 2.0
+    x = x * a
+    x[1] = 0.5
+    return np.sum(y * a) + np.sum(x)
+
+
+def rebinding_on_both_paths(x, a):
+    y = x * x
+    if a > 0.5:
+        x = x + 1.0
+    else:
+        x = x - 1.0
+    return np.sum(y) * a + np.sum(x)
+
+
+def rebinding_read_by_a_chain(x, a):
+    y = x * 2.0
+    z = y + x
+    x = np.zeros(3)
+    return np.sum(z * a) + np.sum(x)
+
+
+def rebinding_by_a_conditional_expression(x, a):
+    y = x * 2.0
+    x = np.zeros(3) if a > 0 else x
+    return np.sum(y * a) + np.sum(x)
+
+
+def rebinding_read_together(x, a):
+    y = x * 2.0
+    x = np.ones(3) * a
+    return np.sum(y * x)
+
+
+def rebinding_a_matrix(A, a):
+    y = A.T * 2.0
+    A = np.ones((2, 2))
+    return np.sum(y * a) + np.sum(A)
+
+
+@pytest.mark.parametrize("f", [rebinding_the_argument, rebinding_in_a_branch,
+                               rebinding_a_local, rebinding_in_a_loop,
+                               rebinding_to_itself_scaled, rebinding_on_both_paths,
+                               rebinding_read_by_a_chain, rebinding_by_a_conditional_expression,
+                               rebinding_read_together, rebinding_a_matrix])
+def test_a_value_kept_for_its_use_reads_the_array_its_name_held(f):
+    x = np.array([[1.0, 2.0], [0.5, -1.0]]) if f is rebinding_a_matrix else \
+        np.array([1.0, 2.0, 3.0])
+    check_value_and_grad(f, (x, 0.7), argnums=(0, 1))

@@ -278,11 +278,50 @@ def _written_before_the_old_copy_is_read(x, a):
     return s
 
 
+def _stopped_on_one_path(x, a):
+    if a > 0:
+        y = stop_gradient(x)
+    else:
+        y = np.zeros(3)
+    x[0] = 5.0                  # numba: y[0] is 5 on the first path
+    return np.sum(y) * a
+
+
+def _stopped_on_one_path_written(x, a):
+    if a > 0:
+        y = stop_gradient(x)
+    else:
+        y = np.zeros(3)
+    y[0] = 5.0                  # numba: x[0] is 5 on the first path
+    return np.sum(x * x) * a
+
+
+@numba.njit
+def _stopped_or_doubled(v, a):
+    if a > 0:
+        return stop_gradient(v)
+    return v * 2.0
+
+
+def _stopped_by_a_helper_with_two_returns(x, a):
+    y = _stopped_or_doubled(x, a)
+    x[0] = 5.0
+    return np.sum(y) * a
+
+
+def _tuple_of_views(x, a):
+    v, b = stop_gradient((x[1:], a))
+    x[1] = 5.0                  # numba: v[0] is 5
+    return np.sum(v) * a
+
+
 @pytest.mark.parametrize("f", [_stopped_then_written, _source_written_after,
                                _written_under_another_name,
                                _view_of_the_stopped_value_written, _view_made_before_written,
                                _tuple_item_written, _written_by_a_helper,
-                               _written_before_the_old_copy_is_read])
+                               _written_before_the_old_copy_is_read, _stopped_on_one_path,
+                               _stopped_on_one_path_written,
+                               _stopped_by_a_helper_with_two_returns, _tuple_of_views])
 def test_a_write_after_stopping_an_array_is_refused(f):
     x = np.array([1.0, 2.0, 3.0])
     with pytest.raises(adjit.AdjitError, match=r"after `stop_gradient` of 'x' \(line \d+\), "
@@ -306,6 +345,41 @@ def _stopped_again_after_the_write(x, a):
         x[0] = x[0] + a
         y = stop_gradient(x)    # numba's y is x again; adjit's a new copy
     return s
+
+
+def _source_rebound_then_written(x, a):
+    y = stop_gradient(x)
+    x = np.zeros(3)             # a new array: the write below is not into y's
+    x[0] = a
+    return np.sum(y * a) + np.sum(x)
+
+
+def _state_rebound_each_step(x, a):
+    u = x * 1.0
+    s = 0.0
+    for t in range(3):
+        c = stop_gradient(u)
+        u = u * a               # a new array in numba (adjit stores it into u's own)
+        u[0] = 1.0
+        s += np.sum(c * u)
+    return s
+
+
+def test_a_name_rebound_to_a_new_array_is_written_freely():
+    x, a = np.array([1.0, 2.0, 3.0]), 0.7
+    value, (gx, ga) = adjit.value_and_grad(_source_rebound_then_written, argnums=(0, 1))(
+        x.copy(), a)
+    assert value == pytest.approx(numba.njit(_source_rebound_then_written)(x.copy(), a))
+    np.testing.assert_allclose(gx, [0.0, 0.0, 0.0], atol=1e-15)     # y constant, x new
+    assert ga == pytest.approx(np.sum(x) + 1.0, rel=1e-15)
+    value, (gx, ga) = adjit.value_and_grad(_state_rebound_each_step, argnums=(0, 1))(
+        x.copy(), a)
+    assert value == pytest.approx(numba.njit(_state_rebound_each_step)(x.copy(), a))
+    # step t: c_t = u_t constant (u_t[i] = x_i a^t for i > 0), u_(t+1) = u_t a with its
+    # first element 1: the step adds c_t[0] + sum_(i>0) x_i^2 a^(2t+1)
+    t = np.arange(3)
+    np.testing.assert_allclose(gx, np.r_[0.0, x[1:] * np.sum(a ** (2 * t + 1))], rtol=1e-14)
+    assert ga == pytest.approx(np.sum(x[1:] ** 2) * np.sum((t + 1) * a ** (2 * t)), rel=1e-14)
 
 
 def test_stopped_arrays_read_only_where_numba_agrees():

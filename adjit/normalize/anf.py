@@ -47,7 +47,7 @@ from .names import lookup
 from .numpy_calls import ARRAY_METHODS, NumpyCalls
 from .values import (Copied, DtypeValue, FunctionValue, NoneValue, NoResult, RecordValue, Shape,
                      TupleValue, TypeOf, assigned_user_names, dtype_constant)
-from .vectorize import ONE, Lazy, Op, Scalar, View, Vectorizer, _index_node
+from .vectorize import ONE, Lazy, Op, Scalar, View, Vectorizer, _index_node, leaves
 from .views import Indexer, has_take
 
 _RESERVED = {"math", "np", "numba", "stop_gradient"}
@@ -146,6 +146,9 @@ class InlineContext:
         # (arrays no statement may write, the join after which, the name, origin): views
         # copied where paths join (joins.py)
         self.frozen = []
+        # ids of the statements that store a new array into the array of a name rebound in
+        # place (assign_in_place): in Python, a binding to a new array, not a write
+        self.rebound = set()
         # @njit helpers adjit could not read, by (helper, call site): the error it raised;
         # called as numba's there (normalize/inline.py: Unread)
         self.unread = {}
@@ -649,6 +652,10 @@ class _Normalizer:
     def emit_assign(self, out, target, value):
         """Append an assignment; forget cached loads it may invalidate."""
         if isinstance(target, str):
+            if self.lazy:
+                # pending arrays that read the array this name held are computed first
+                # (`y = x * 2.0; x = np.zeros(3)`: y is the old x's, as numpy computed it)
+                self.arrays.flush_lazy(out, target)
             if target in self.src.params:
                 self.rebound_params.add(target)
             if self.views:
@@ -923,8 +930,16 @@ class _Normalizer:
         numpy computed them where they were bound, and a write in the body would otherwise
         compute them inside the body, where only one path (or every iteration, from data the
         previous one changed) computes them."""
-        if self.lazy and any(_may_write(n) for n in ir.walk(s)):
+        if self.lazy and (any(_may_write(n) for n in ir.walk(s)) or self._rebinds_read(s)):
             self.arrays.flush_lazy(out)
+
+    def _rebinds_read(self, s):
+        """Whether statement `s` binds anew (`x = np.zeros(3)`) a name whose array a pending
+        lazy array reads."""
+        read = {leaf.base for v in self.lazy.values() if isinstance(v, Lazy)
+                for leaf in leaves(v) if isinstance(leaf, View)}
+        return any(isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and
+                   self.local(n.id) in read for n in ir.walk(s))
 
     def stmt(self, s, out):
         if isinstance(s, ast.Assign) and (unpacked := self.unpacked_array(s)) is not None:
@@ -1394,9 +1409,11 @@ class _Normalizer:
             out.append(ir.annotate(ast.Expr(value=self.calls.call_of(
                 vec.check_same_length, [size, ir.const(1) if n is ONE else n])),
                 origin=self.origin))
+        start = len(out)
         self.store_view(self.arrays.view_of(target, out), lazy, None, out, tgt)
+        self.ctx.rebound.update(id(x) for x in out[start:] if target in ir.stored_names([x]))
         if getattr(lazy, "stops", None) is not None:     # (stop_gradient of an array)
-            self.ctx.frozen.append(Copied([lazy.stops], target, out[-1], tgt.id, self.origin,
+            self.ctx.frozen.append(Copied([lazy.stops], target, [out[-1]], tgt.id, self.origin,
                                           self.origin[1] if self.origin else 0, True))
         return None
 

@@ -35,6 +35,7 @@ import copy
 from .. import ir
 from .bindings import _At, _Binding, _rebased
 from .values import Copied
+from ..errors import error_at
 from .vectorize import ONE
 
 _EXITS = (ast.Break, ast.Continue)      # (what leaves an iteration before its end)
@@ -65,12 +66,20 @@ def copy_taken(norm, out, which, arrays, shape, dtype, origin):
     norm.arrays.allocate(name, [ir.name(n) for n in shape], out, dtype)
     norm.arrays.add_temp(name)
     target = norm.arrays.full_view(name, [ir.name(n) for n in shape])
+    start = len(out)
     for k, arr in enumerate(arrays):
         branch = []
         source = norm.arrays.view_of(arr, branch) if isinstance(arr, str) else arr
         norm.arrays.store_elements(target, source, branch)
         norm.emit_if(out, ast.Compare(left=which, ops=[ast.Eq()], comparators=[ir.const(k)]),
                      branch, [])
+    # a path's stopped array (stop_gradient of x), copied: numba's is x itself on that path
+    stopped = sorted({b for c in norm.ctx.frozen if c.stopped for arr in arrays
+                      if c.target == (arr if isinstance(arr, str) else arr.base)
+                      for b in c.bases})
+    if stopped:
+        norm.ctx.frozen.append(Copied(stopped, name, out[start:], None, norm.origin,
+                                      norm.origin[1] if norm.origin else 0, True))
     return name
 
 
@@ -228,7 +237,7 @@ def join_arrays(norm, paths, out, planned):
         norm.emit_assign(out, target, ir.name(name))
         norm.views.update(rooted)
         if frozen:
-            norm.ctx.frozen.append(Copied(sorted(frozen), target, out[-1],
+            norm.ctx.frozen.append(Copied(sorted(frozen), target, [out[-1]],
                                           _user(norm, target), origin, line, False))
 
 
@@ -265,35 +274,51 @@ def check_frozen(stmts, ctx, loc, params):
     renamed = [(s.targets[0].id, s.value.id) for s, *_ in order
                if isinstance(s, ast.Assign) and isinstance(s.targets[0], ast.Name) and
                isinstance(s.value, ast.Name)]
+    position = {id(s): k for k, (s, *_) in enumerate(order)}
+    making = {}         # id(Copied) -> the positions of the statements that make it
     made = {}           # position of a statement that makes a copy -> its name
     for c in ctx.frozen:
-        at = next((k for k, (s, *_) in enumerate(order) if s is c.made), None)
-        if at is not None:
-            made.update((k, c.target) for k in range(at, ends[at] + 1))
-    bound = _Bound(order, spans, bodies, made)
+        making[id(c)] = {k for p in (position.get(id(m)) for m in c.made) if p is not None
+                         for k in range(p, ends[p] + 1)}
+        made.update((k, c.target) for k in making[id(c)])
+    # a name rebound in place (`u = u * a` in a loop, stored into u's array): in Python a
+    # new array, which neither the copy nor the array copied is
+    rebound = {}
+    for p, (s, *_) in enumerate(order):
+        if id(s) in ctx.rebound:
+            name = next(iter(ir.stored_names([s])))
+            rebound.update((k, name) for k in range(p, ends[p] + 1))
+    bound = _Bound(order, spans, bodies, made, rebound)
     for c in ctx.frozen:
         bases, targets = _other_names(set(c.bases), renamed), _other_names({c.target}, renamed)
-        at = next((k for k, (s, *_) in enumerate(order) if s is c.made), None)
+        at = position.get(id(c.made[-1]))
         loops = set(order[at][1]) if at is not None else set()
         for k, (s, around, _) in enumerate(order):
-            if at is not None and (k <= at and not loops & set(around) or
-                                   at < k <= ends[at]) or made.get(k) in targets:
+            if at is not None and k <= at and not loops & set(around) or \
+                    k in making[id(c)] or made.get(k) in targets or k in rebound:
                 continue        # (before the copy, or the copy itself or made again)
             written = _written(s, bases | targets)
             if written is None:
                 continue
             if at is not None and k < at and _made_before(order, written, k, at):
                 continue        # (the array this iteration makes, before the join)
+            if at is not None and c.stopped and bound.bound_between(
+                    ends[at], k, written, targets if written in targets else bases):
+                continue        # (`x = np.zeros(3)` after the stop: a write into a new array)
             other = bases if written in targets else targets
             if at is not None and not other & set(params) and \
                     not _read_after(order, other, k,
                                     bound if c.stopped and written in bases else None):
                 continue        # (no name that shares the array is read again; the
                 #                  caller reads its arguments after the call)
+            if c.stopped and (ir.note(s, "origin", None) or c.origin):
+                # (at the write, in the function that makes it: a helper's own line)
+                raise error_at(ir.note(s, "origin", None) or c.origin,
+                               *_stopped_message(c, written, targets))
+            if c.stopped:
+                raise loc.error(_At(0), *_stopped_message(c, written, targets))
             raise loc.error(_At((ir.note(s, "origin", None) or c.origin or (0, 0))[1]),
-                            *(_stopped_message(c, written, written in targets)
-                              if c.stopped else
-                              _joined_message(c, c.target if written in targets else written)))
+                            *_joined_message(c, c.target if written in targets else written))
 
 
 def _other_names(names, renamed):
@@ -327,13 +352,13 @@ def _joined_message(c, written):
             "`if`.")
 
 
-def _stopped_message(c, written, into_copy):
+def _stopped_message(c, written, targets):
     source = next((b for b in c.bases if not b.startswith("_")), None)
     source = f"'{source}'" if source else "an array"
-    stopped = f"'{c.user}'" if c.user else "the array it gave"
-    if into_copy:
-        what = f"'{written}'" if not written.startswith("_") else \
-            f"{stopped} (or a view of it)"
+    named = c.user or next((n for n in sorted(targets) if not n.startswith("_")), None)
+    stopped = f"'{named}'" if named else "the array it gave"
+    if written in targets:
+        what = f"'{written}'" if not written.startswith("_") else f"{stopped} (or a view of it)"
         told = (f"a write into {what} after `stop_gradient` of {source} (line {c.line}), "
                 f"where {source} is read afterwards")
     else:
@@ -356,18 +381,32 @@ def _made_before(order, name, k, at):
 
 
 class _Bound:
-    """Where names are bound anew (`name = ...`, on its own in its block): which reads of a
-    stopped copy a write into the array it copied leaves alone (those every path from the
-    write reaches through the copy made again)."""
+    """Where names are bound anew (`name = ...`, on its own in its block; a copy made into
+    the array, a name rebound in place: from the first statement that does it to the last
+    one inside it, after which the binding holds): which reads of a stopped copy a write
+    into the array it copied leaves alone (those every path from the write reaches through
+    the copy made again)."""
 
-    def __init__(self, order, spans, bodies, made):
+    def __init__(self, order, spans, bodies, made, rebound):
         self.order, self.spans, self.bodies = order, spans, bodies
-        self.at = {}
+        self.at = {}        # name -> [(first, last) positions of a statement binding it]
         for p, (s, *_) in enumerate(order):
             if isinstance(s, ast.Assign) and isinstance(s.targets[0], ast.Name):
-                self.at.setdefault(s.targets[0].id, []).append(p)
-            elif p in made and (p - 1 not in made or made[p - 1] != made[p]):
-                self.at.setdefault(made[p], []).append(p)   # (a copy into the array)
+                self.at.setdefault(s.targets[0].id, []).append((p, p))
+            for into in (made, rebound):
+                if p in into and (p - 1 not in into or into[p - 1] != into[p]):
+                    q = p
+                    while into.get(q + 1) == into[p]:
+                        q += 1
+                    self.at.setdefault(into[p], []).append((p, q))
+
+    def bound_between(self, k, j, name, same):
+        """Whether every path from statement k to statement j binds `name` to another array
+        than those of `same` (`y = _a3` of a name in `same` is the same array)."""
+        return any(self._between(k, p, j) for p in self.at.get(name, ())
+                   if not (isinstance(self.order[p[0]][0], ast.Assign) and
+                           isinstance(self.order[p[0]][0].value, ast.Name) and
+                           self.order[p[0]][0].value.id in same))
 
     def again(self, k, j, names):
         """Whether every name of `names` that statement j reads is bound again on every
@@ -376,15 +415,15 @@ class _Bound:
         return all(any(self._between(k, p, j) for p in self.at.get(n, ())) for n in read)
 
     def _between(self, k, p, j):
-        block = self.order[p][2]
+        (p, last), block = p, self.order[p[0]][2]
         if j > k:       # on in program order: p's block holds both, k before p, p before j
-            first, last = self.spans[block]
-            return first <= k < p < j <= last
+            first, end = self.spans[block]
+            return first <= k < p and last < j <= end
         shared = [m for m in self.order[j][1] if m in self.order[k][1]]
         # around the innermost loop holding both: bound on each iteration, before j, or
         # after k with no `break` or `continue` between (which would go round without it)
-        return bool(shared) and self.bodies[shared[-1]] == block and (p < j or k < p and not any(
-            isinstance(s, _EXITS) for s, *_ in self.order[k + 1:p]))
+        return bool(shared) and self.bodies[shared[-1]] == block and (
+            last < j or k < p and not any(isinstance(s, _EXITS) for s, *_ in self.order[k + 1:p]))
 
 
 def _read_after(order, names, k, bound=None):

@@ -306,7 +306,9 @@ class NumpyCalls:
 
     def without_derivative(self, value, out):
         """`value` (a number or an array) as a constant: stop_gradient of it."""
-        value = self.n.arrays.lazy_operand(self.n.to_atom(out, value), out)
+        # (a view stays one: numba's stopped view is the array's elements themselves)
+        value = self.n.arrays.lazy_operand(
+            value if isinstance(value, Lazy) else self.n.to_atom(out, value), out)
         if isinstance(value, Lazy) and not isinstance(value, Scalar):
             return _stopped(value)
         atom = value.atom if isinstance(value, Scalar) else value

@@ -10,7 +10,7 @@ from .. import ir
 
 Copied = collections.namedtuple("Copied", "bases target made user origin line stopped")
 """An array adjit copies where Python's name is the array itself (ctx.frozen): `target`
-holds a copy of `bases` made by the statement `made` (with the statements inside it), as
+holds a copy of `bases` made by the statements `made` (with the statements inside them), as
 the user's name `user` (None for an unnamed value) at `origin`; `line` is the construct's
 line. `stopped`: the copy is `stop_gradient` of an array (vectorize.materialize_into),
 else a join's (join_arrays)."""

@@ -317,7 +317,7 @@ class Vectorizer:
             # (joins.check_frozen refuses a write into either that the other would show)
             origin = getattr(v, "origin", None) or self.n.origin
             user = v.user_name if getattr(v, "binding", None) == name else None
-            self.n.ctx.frozen.append(Copied([stops], name, out[-1], user, origin,
+            self.n.ctx.frozen.append(Copied([stops], name, [out[-1]], user, origin,
                                             origin[1] if origin else 0, True))
 
     def store_elements(self, target, value, out, node=None):
