@@ -531,7 +531,7 @@ def _class_name(fields):
     """The class's name in the helpers' namespace: numbered, as field names joined could
     coincide (('a', 'b_a') and ('a_b', 'a'))."""
     named_class(fields)
-    return f"_named_{_NAMED_AT[fields]}"
+    return f"_named_{_NAMED[fields][1]}"
 
 
 def _defined(lines):
@@ -687,13 +687,11 @@ def named_class(fields):
     (the user's class is not known where the call is normalized; fwd and bwd read its
     fields by name)."""
     if fields not in _NAMED:
-        _NAMED[fields] = collections.namedtuple("NamedArgument", fields)
-        _NAMED_AT[fields] = len(_NAMED_AT)
-    return _NAMED[fields]
+        _NAMED[fields] = (collections.namedtuple("NamedArgument", fields), len(_NAMED))
+    return _NAMED[fields][0]
 
 
-_NAMED = {}
-_NAMED_AT = {}      # fields -> the number naming its class in generated helpers
+_NAMED = {}     # fields -> (the class, the number naming it in generated helpers)
 
 
 def _numba_type(desc):
