@@ -1604,7 +1604,8 @@ def test_a_loop_left_without_statements_still_compiles():
 # FIXED BUG: `y = x * 2.0` used once later is kept unevaluated and fused into its use; a
 # binding of `x` to a new array in between made y read the new array (0.0 where numba gives
 # 8.4 for rebinding_in_a_branch, 5.04 where 10.5 for rebinding_a_local; nine of these ten
-# were wrong).
+# were wrong). The same for a number it reads (9.8 where 5.6 for
+# rebinding_a_number_argument; all four were wrong).
 def rebinding_the_argument(x, a):
     y = x * 1.0
     x = np.zeros(3)
@@ -1674,7 +1675,38 @@ def rebinding_a_matrix(A, a):
     return np.sum(y * a) + np.sum(A)
 
 
-@pytest.mark.parametrize("f", [rebinding_the_argument, rebinding_in_a_branch,
+def rebinding_a_number_argument(x, a):
+    y = x * a
+    a = 2.0 * a                 # y is x times the old a
+    return np.sum(y) + a
+
+
+def rebinding_a_number_local(x, a):
+    c = a * 1.0
+    y = x * c
+    c = 3.0
+    return np.sum(y) + c
+
+
+def rebinding_a_number_in_a_branch(x, a):
+    c = a + 0.0
+    y = np.sin(x) * c
+    if a > 0:
+        c = c * 2.0
+    return np.sum(y) + c
+
+
+def rebinding_a_number_in_a_loop(x, a):
+    c = a + 0.0
+    y = x * c
+    for t in range(2):
+        c = c * a
+    return np.sum(y) + c
+
+
+@pytest.mark.parametrize("f", [rebinding_a_number_argument, rebinding_a_number_local,
+                               rebinding_a_number_in_a_branch, rebinding_a_number_in_a_loop,
+                               rebinding_the_argument, rebinding_in_a_branch,
                                rebinding_a_local, rebinding_in_a_loop,
                                rebinding_to_itself_scaled, rebinding_on_both_paths,
                                rebinding_read_by_a_chain, rebinding_by_a_conditional_expression,

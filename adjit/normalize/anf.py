@@ -47,8 +47,8 @@ from .names import lookup
 from .numpy_calls import ARRAY_METHODS, NumpyCalls
 from .values import (Copied, DtypeValue, FunctionValue, NoneValue, NoResult, RecordValue, Shape,
                      TupleValue, TypeOf, assigned_user_names, dtype_constant)
-from .vectorize import ONE, Lazy, Op, Scalar, View, Vectorizer, _index_node, leaves
-from .views import Indexer, has_take
+from .vectorize import ONE, Lazy, Op, Scalar, View, Vectorizer, _index_node
+from .views import Indexer, has_take, lazy_reads
 
 _RESERVED = {"math", "np", "numba", "stop_gradient"}
 
@@ -653,9 +653,9 @@ class _Normalizer:
         """Append an assignment; forget cached loads it may invalidate."""
         if isinstance(target, str):
             if self.lazy:
-                # pending arrays that read the array this name held are computed first
-                # (`y = x * 2.0; x = np.zeros(3)`: y is the old x's, as numpy computed it)
-                self.arrays.flush_lazy(out, target)
+                # pending arrays that read what this name held are computed first (`y = x *
+                # 2.0; x = np.zeros(3)`: y is the old x's, as numpy computed it)
+                self.flush_reading(out, target)
             if target in self.src.params:
                 self.rebound_params.add(target)
             if self.views:
@@ -933,11 +933,17 @@ class _Normalizer:
         if self.lazy and (any(_may_write(n) for n in ir.walk(s)) or self._rebinds_read(s)):
             self.arrays.flush_lazy(out)
 
+    def flush_reading(self, out, name):
+        """Compute the pending lazy arrays that read `name` (an array or a number)."""
+        for v in list(self.lazy.values()):
+            if isinstance(v, Lazy) and self.lazy.get(getattr(v, "binding", None)) is v and \
+                    name in lazy_reads(v):
+                self.arrays.materialize(v, out)
+
     def _rebinds_read(self, s):
-        """Whether statement `s` binds anew (`x = np.zeros(3)`) a name whose array a pending
+        """Whether statement `s` binds anew (`x = np.zeros(3)`, `c = 3.0`) a name a pending
         lazy array reads."""
-        read = {leaf.base for v in self.lazy.values() if isinstance(v, Lazy)
-                for leaf in leaves(v) if isinstance(leaf, View)}
+        read = set().union(*(lazy_reads(v) for v in self.lazy.values() if isinstance(v, Lazy)))
         return any(isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and
                    self.local(n.id) in read for n in ir.walk(s))
 

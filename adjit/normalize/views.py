@@ -34,7 +34,7 @@ from ..api_stop import stop_gradient
 from ..runtime import vec
 from .. import ir
 from .vectorize import ONE, Lazy, Scalar, View, _common_kind, _index_node, _is_const, _key, \
-    _same
+    _same, leaves
 from .values import Shape, TupleValue
 
 TakeSource = collections.namedtuple(
@@ -82,6 +82,24 @@ def view_atoms(v):
                 out += [d[1], d[2]]
         v = v.parent
     return out
+
+
+def lazy_reads(v):
+    """The names a Lazy array expression reads where it is computed: the arrays its views
+    index, their positions and index arrays, its numbers."""
+    names = set()
+    for leaf in leaves(v):
+        if isinstance(leaf, View):
+            names.add(leaf.base)
+            names.update(a.id for a in view_atoms(leaf) if isinstance(a, ast.Name))
+            w = leaf
+            while w is not None:
+                names.update(s.arr.id for d in w.dims if isinstance(d, Take)
+                             for s in d.sources if isinstance(s.arr, ast.Name))
+                w = w.parent
+        elif isinstance(leaf, Scalar) and isinstance(leaf.atom, ast.Name):
+            names.add(leaf.atom.id)
+    return names
 
 
 def with_atoms(v, atoms):
