@@ -277,10 +277,11 @@ class Vectorizer:
         self.n.lazy[name] = v
 
     def flush_lazy(self, out, base=None):
-        """Compute pending lazy arrays (those reading `base`, or all) before a write."""
+        """Compute pending lazy arrays (those reading `base`: the arrays they index, the
+        index arrays they gather by; or all) before a write."""
+        from .views import lazy_reads       # (views.py builds on this module)
         for name, v in list(self.n.lazy.items()):
-            if isinstance(v, Lazy) and (base is None or any(
-                    isinstance(leaf, View) and leaf.base == base for leaf in leaves(v))):
+            if isinstance(v, Lazy) and (base is None or base in lazy_reads(v)):
                 self.materialize(v, out)
 
     def materialize(self, v, out, node=None, copy=False):

@@ -94,8 +94,9 @@ def lazy_reads(v):
             names.update(a.id for a in view_atoms(leaf) if isinstance(a, ast.Name))
             w = leaf
             while w is not None:
-                names.update(s.arr.id for d in w.dims if isinstance(d, Take)
-                             for s in d.sources if isinstance(s.arr, ast.Name))
+                names.update(s.arr if isinstance(s.arr, str) else s.arr.id
+                             for d in w.dims if isinstance(d, Take) for s in d.sources
+                             if isinstance(s.arr, (str, ast.Name)))
                 w = w.parent
         elif isinstance(leaf, Scalar) and isinstance(leaf.atom, ast.Name):
             names.add(leaf.atom.id)

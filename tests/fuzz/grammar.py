@@ -7,7 +7,8 @@ functions it calls, plus the arguments to call `f` with. The grammar covers floa
 `range` with one to three arguments (negative steps, triangular loops, bounds from arguments
 and from `len`/`.shape`), bounded `while`, `break`/`continue`, reassignment and augmented
 assignment of the same names in loops, tuple swaps, local 1-D and 2-D arrays (zeros, ones,
-copies) with element reads, overwrites and in-place updates, calls to generated helpers
+copies) with element reads, overwrites and in-place updates, array names bound to new
+arrays (`a = 2.0 * a + x`), calls to generated helpers
 (including helpers that write into a local array), early returns, and `stop_gradient` at
 random places.
 
@@ -64,10 +65,10 @@ CONSTS = ("0.5", "2.0", "-1.25", "0.3", "1.5", "-0.7", "3.0")
 # branch of an if, 14 a bool flag, 15 a new array from a vectorized expression, 16 slice
 # assignment or in-place update of a whole array, 17 a float from a vectorized reduction
 STMT_KINDS = (0, 0, 1, 1, 1, 2, 2, 3, 4, 4, 4, 5, 5, 5, 5, 6, 6, 7, 7, 8, 9, 10, 10, 11, 12,
-              13, 13, 14, 15, 15, 16, 17)
+              13, 13, 14, 15, 15, 16, 17, 19)
 # the weights of half the programs: mostly vectorized statements
 VEC_STMT_KINDS = (0, 1, 1, 2, 3, 4, 4, 5, 5, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14,
-                  15, 15, 15, 15, 15, 15, 16, 16, 16, 16, 16, 17, 17, 17, 17, 17)
+                  15, 15, 15, 15, 15, 15, 16, 16, 16, 16, 16, 17, 17, 17, 17, 17, 19, 19)
 # shapes of arrays made by vectorized expressions, and of the arrays reductions read
 # (repeated to weight them); every shape has sources: slices of x (N,) and w SHAPE2,
 # products, broadcasts, np.array/np.full/np.stack
@@ -816,6 +817,10 @@ class Writer:
             scope.floats.append(v)
             scope.assignable.append(v)
             return [line]
+        if k == 19 and self.allocating():
+            line = self.rebind_array(scope)
+            if line:
+                return [line]
         return [self.new_float(scope)]
 
     # vectorized numpy ----------------------------------------------------------------------
@@ -1117,6 +1122,22 @@ class Writer:
             scope.writable.append(a)
         self.note_write(a)
         return f"{a} = {text}"
+
+    def rebind_array(self, scope):
+        """`a = <expression>`: an array's name bound to a new array of its shape (often
+        computed from `a` itself); arrays computed earlier from the old one keep its values."""
+        targets = self.writable(scope)
+        if not targets:
+            return None
+        a = self.choice(targets)
+        shape = scope.arrays[a]
+        self.prefer = a if self.chance(60) else None
+        rhs = self.protecting(a, lambda: self.aexpr(scope, shape, 0))
+        self.prefer = None
+        if _view_base(rhs) is not None:
+            rhs = f"{rhs}.copy()"
+        self.note_write(a)
+        return f"{a} = {rhs}"
 
     def vec_update(self, scope):
         """Slice assignment `a[1:-1] = ...`, `a[:, j] += ...`, or `a *= ...` on a whole array
