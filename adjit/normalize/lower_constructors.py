@@ -27,6 +27,11 @@ def lower_array(norm, node, obj, out):
     declared = norm.calls.declared_dtype(given[0], node) if given else None
     if declared is not None and isinstance(args[0], (ast.List, ast.Tuple)):
         return norm.arrays.array_literal(args[0], out, declared)
+    if given and obj is np.asarray:
+        # (numba's gives the array itself where its dtype is that one, a copy otherwise)
+        raise norm.error(node, f"`{ast.unparse(node.func)}` of an array with a dtype",
+                         "Write np.asarray(x) for the array itself, or x.astype(np.float64) "
+                         "for a copy of that dtype.")
     if not given and not isinstance(args[0], (ast.List, ast.Tuple)):
         # of an array (a list comprehension is built as one): np.asarray is the array,
         # np.array a copy of it
