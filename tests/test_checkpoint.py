@@ -1222,3 +1222,43 @@ def test_a_loop_after_an_early_return_sized_by_its_counter(checkpoint):
         np.testing.assert_array_equal(a, b)
     np.testing.assert_allclose(recorded[1][0], fd_grad(_after_early_return, (x, y), 0),
                                rtol=1e-6, atol=1e-8)
+
+
+def _bound_on_some_steps(x, a):
+    u = x * 1.0
+    s = 0.0
+    for t in range(9):
+        if t % 3 == 0:
+            y = u * a               # a new array every third step, read on every step
+        s += np.sum(y * u)
+        u = np.sin(u) + a * 0.5
+    return s
+
+
+def _bound_before_the_loop(x, a):
+    u = x * 1.0
+    s = 0.0
+    y = np.zeros_like(u)
+    for t in range(9):
+        if t % 3 == 0:
+            y = u * a               # updated in place: a state the snapshots keep
+        s += np.sum(y * u)
+        u = np.sin(u) + a * 0.5
+    return s
+
+
+def test_a_step_reading_an_array_an_earlier_step_bound():
+    # checkpointing ran the steps with the array bound before the loop, which did not exist:
+    # numba could not compile the generated code ("Variable 'y' is not defined")
+    x, a = np.array([0.51, 0.23, 0.91, 0.72]), 0.3
+    with pytest.raises(AdjitError, match=r"checkpointing a loop whose steps bind 'y' to a "
+                       r"new array that a later step reads.*Bind it before the loop"):
+        adjit.grad(_bound_on_some_steps, argnums=(0, 1), checkpoint=2)(x, a)
+    forward = numba.njit(_bound_on_some_steps)
+    gx, ga = adjit.grad(_bound_on_some_steps, argnums=(0, 1), checkpoint="auto")(x, a)
+    np.testing.assert_allclose(gx, fd_grad(forward, (x, a), 0), rtol=1e-7)
+    assert ga == pytest.approx(fd_grad(forward, (x, a), 1), rel=1e-7)
+    forward = numba.njit(_bound_before_the_loop)
+    gx, ga = adjit.grad(_bound_before_the_loop, argnums=(0, 1), checkpoint=2)(x, a)
+    np.testing.assert_allclose(gx, fd_grad(forward, (x, a), 0), rtol=1e-7)
+    assert ga == pytest.approx(fd_grad(forward, (x, a), 1), rel=1e-7)

@@ -69,8 +69,26 @@ def select(builder, mode=None):
                            "Checkpointing needs every step to run: compute the number of "
                            "steps first and loop over range(steps), or pass "
                            "checkpoint=None.")
+        carried = _rebound_carried(builder, s)
+        if carried:
+            if mode == "auto":
+                continue    # recorded: a step reads an array an earlier step bound
+            raise error_at(origin, f"checkpointing a loop whose steps bind '{carried[0]}' to a "
+                           "new array that a later step reads, with no array bound to it "
+                           "before the loop", f"Bind it before the loop ({carried[0]} = "
+                           "np.zeros(...) of its shape), so that the loop updates that array "
+                           "step by step; or pass checkpoint=None or 'auto' (which records "
+                           "such a loop).")
         out.append(s)
     return out
+
+
+def _rebound_carried(builder, loop):
+    """Arrays the loop's steps bind anew (not updated in place: no array bound to the
+    name before the loop) and read before binding them: a step reads the array an earlier
+    step bound, which is not a state a snapshot keeps."""
+    names = (ir.assigned(loop.body) - {loop.target.id}) & upward_exposed(loop.body)
+    return [v for v in builder._ordered(names) if is_array(builder.kinds.get(v))]
 
 
 def reduction(loop):
