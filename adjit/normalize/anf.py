@@ -933,6 +933,11 @@ class _Normalizer:
         if self.lazy and (any(_may_write(n) for n in ir.walk(s)) or self._rebinds_read(s)):
             self.arrays.flush_lazy(out)
 
+    @staticmethod
+    def lazy_reads(v):
+        """views.lazy_reads, for the vectorizer (which views.py builds on)."""
+        return lazy_reads(v)
+
     def flush_reading(self, out, name):
         """Compute the pending lazy arrays that read `name` (an array or a number)."""
         for v in list(self.lazy.values()):

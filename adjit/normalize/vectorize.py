@@ -279,9 +279,8 @@ class Vectorizer:
     def flush_lazy(self, out, base=None):
         """Compute pending lazy arrays (those reading `base`: the arrays they index, the
         index arrays they gather by; or all) before a write."""
-        from .views import lazy_reads       # (views.py builds on this module)
         for name, v in list(self.n.lazy.items()):
-            if isinstance(v, Lazy) and (base is None or base in lazy_reads(v)):
+            if isinstance(v, Lazy) and (base is None or base in self.n.lazy_reads(v)):
                 self.materialize(v, out)
 
     def materialize(self, v, out, node=None, copy=False):

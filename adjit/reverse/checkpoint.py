@@ -69,26 +69,8 @@ def select(builder, mode=None):
                            "Checkpointing needs every step to run: compute the number of "
                            "steps first and loop over range(steps), or pass "
                            "checkpoint=None.")
-        carried = _rebound_carried(builder, s)
-        if carried:
-            if mode == "auto":
-                continue    # recorded: a step reads an array an earlier step bound
-            raise error_at(origin, f"checkpointing a loop whose steps bind '{carried[0]}' to a "
-                           "new array that a later step reads, with no array bound to it "
-                           "before the loop", f"Bind it before the loop ({carried[0]} = "
-                           "np.zeros(...) of its shape), so that the loop updates that array "
-                           "step by step; or pass checkpoint=None or 'auto' (which records "
-                           "such a loop).")
         out.append(s)
     return out
-
-
-def _rebound_carried(builder, loop):
-    """Arrays the loop's steps bind anew (not updated in place: no array bound to the
-    name before the loop) and read before binding them: a step reads the array an earlier
-    step bound, which is not a state a snapshot keeps."""
-    names = (ir.assigned(loop.body) - {loop.target.id}) & upward_exposed(loop.body)
-    return [v for v in builder._ordered(names) if is_array(builder.kinds.get(v))]
 
 
 def reduction(loop):
@@ -314,6 +296,28 @@ class Checkpointed:
                   and v not in inner]
         packed = b.namegen.fresh("_cargs") if len(params) > _MAX_ARGS else None
         return self.names["step"], params, plain, results, packed
+
+    def unreturned(self):
+        """Arrays a step reads from before it and binds anew (not updated in place: no
+        array was bound to the name before the loop), which it would not hand to the next
+        step: `if t % 3 == 0: y = u * a` then `s += np.sum(y * u)`."""
+        b = self.b
+        after = b.stmts[b.stmts.index(self.loop) + 1:]
+        result = {b.result.id} if isinstance(b.result, ast.Name) else set()
+        returned = upward_exposed(after, result)        # (arrays the code after reads)
+        inner = b.joined - getattr(self, "defined_before", set())   # (as _make_step)
+        names = upward_exposed(self.plain) & ir.assigned(self.plain) - returned - inner
+        return [v for v in b._ordered(names) if is_array(b.kinds.get(v))]
+
+    def refuse_unreturned(self):
+        """Raise the AdjitError for unreturned() arrays (an explicit checkpoint count)."""
+        v = self.unreturned()[0]
+        raise error_at(ir.note(self.loop, "origin", None),
+                       f"checkpointing a loop whose steps bind '{v}' to a new array that a "
+                       "later step reads, with no array bound to it before the loop",
+                       f"Bind it before the loop ({v} = np.zeros(...) of its shape), so that "
+                       "the loop updates that array step by step; or pass checkpoint=None or "
+                       "'auto' (which records such a loop).")
 
     def _call_step(self):
         name, params, _, results, packed = self.step_function()
