@@ -655,7 +655,7 @@ class _Normalizer:
             if self.lazy:
                 # pending arrays that read what this name held are computed first (`y = x *
                 # 2.0; x = np.zeros(3)`: y is the old x's, as numpy computed it)
-                self.flush_reading(out, target)
+                self.arrays.flush_lazy(out, target)
             if target in self.src.params:
                 self.rebound_params.add(target)
             if self.views:
@@ -937,13 +937,6 @@ class _Normalizer:
     def lazy_reads(v):
         """views.lazy_reads, for the vectorizer (which views.py builds on)."""
         return lazy_reads(v)
-
-    def flush_reading(self, out, name):
-        """Compute the pending lazy arrays that read `name` (an array or a number)."""
-        for v in list(self.lazy.values()):
-            if isinstance(v, Lazy) and self.lazy.get(getattr(v, "binding", None)) is v and \
-                    name in lazy_reads(v):
-                self.arrays.materialize(v, out)
 
     def _rebinds_read(self, s):
         """Whether statement `s` binds anew (`x = np.zeros(3)`, `c = 3.0`) a name a pending

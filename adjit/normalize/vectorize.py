@@ -277,8 +277,8 @@ class Vectorizer:
         self.n.lazy[name] = v
 
     def flush_lazy(self, out, base=None):
-        """Compute pending lazy arrays (those reading `base`: the arrays they index, the
-        index arrays they gather by; or all) before a write."""
+        """Compute pending lazy arrays (those reading `base`: an array they index or
+        gather by, a number; or all) before a write into it or a binding of its name."""
         for name, v in list(self.n.lazy.items()):
             if isinstance(v, Lazy) and (base is None or base in self.n.lazy_reads(v)):
                 self.materialize(v, out)

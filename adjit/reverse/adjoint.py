@@ -374,10 +374,11 @@ class ReverseBuilder:
                     ir.target_name(x) for x in ir.walk_stmts(self.stmts)
                     if isinstance(x, ast.Assign) and not ir.is_store(x)
                     and self.layout.pos[id(x)] < self.layout.pos[id(loop)]}
-                if cp.unreturned():
+                unreturned = cp.unreturned()
+                if unreturned:
                     if self.checkpoint == "auto":
                         continue    # recorded: a step reads an array an earlier one bound
-                    cp.refuse_unreturned()
+                    cp.refuse_unreturned(unreturned[0])
                 self.checkpointed[id(loop)] = cp
         emit = Emitter(self, self.plan)
         self.indexed = emit.indexed_loops()

@@ -278,9 +278,7 @@ class Checkpointed:
 
     def _make_step(self):
         b = self.b
-        after = b.stmts[b.stmts.index(self.loop) + 1:]
-        result = {b.result.id} if isinstance(b.result, ast.Name) else set()
-        live_after = upward_exposed(after, result)
+        live_after = self._live_after()
         scalars, arrays = self.state()
         carried = {v for names in scalars.values() for v in names}
         assigned = ir.assigned(self.plain) - {self.loop.target.id}
@@ -288,10 +286,7 @@ class Checkpointed:
         stored = ir.stored_names(self.plain)
         plain = eliminate_dead(copy.deepcopy(self.plain), set(results),
                                set(arrays) | (stored & live_after))
-        # (an array a path of an `if` keeps for the copy after it is read there only where
-        # that path ran, in the same step: not the step's input, which it may never be
-        # before the loop)
-        inner = b.joined - getattr(self, "defined_before", set())
+        inner = self._joined_inside()
         params = [v for v in b._ordered(upward_exposed(plain) | set(results)) if v in b.kinds
                   and v not in inner]
         packed = b.namegen.fresh("_cargs") if len(params) > _MAX_ARGS else None
@@ -301,17 +296,25 @@ class Checkpointed:
         """Arrays a step reads from before it and binds anew (not updated in place: no
         array was bound to the name before the loop), which it would not hand to the next
         step: `if t % 3 == 0: y = u * a` then `s += np.sum(y * u)`."""
+        names = upward_exposed(self.plain) & ir.assigned(self.plain) - self._live_after() - \
+            self._joined_inside()
+        return [v for v in self.b._ordered(names) if is_array(self.b.kinds.get(v))]
+
+    def _live_after(self):
+        """The names the code after the loop reads (the function's result included)."""
         b = self.b
         after = b.stmts[b.stmts.index(self.loop) + 1:]
-        result = {b.result.id} if isinstance(b.result, ast.Name) else set()
-        returned = upward_exposed(after, result)        # (arrays the code after reads)
-        inner = b.joined - getattr(self, "defined_before", set())   # (as _make_step)
-        names = upward_exposed(self.plain) & ir.assigned(self.plain) - returned - inner
-        return [v for v in b._ordered(names) if is_array(b.kinds.get(v))]
+        return upward_exposed(after, {b.result.id} if isinstance(b.result, ast.Name) else set())
 
-    def refuse_unreturned(self):
-        """Raise the AdjitError for unreturned() arrays (an explicit checkpoint count)."""
-        v = self.unreturned()[0]
+    def _joined_inside(self):
+        """Arrays a path of an `if` in the step keeps for the copy after it, read there only
+        where that path ran, in the same step: not the step's input, which they may never be
+        before the loop."""
+        return self.b.joined - getattr(self, "defined_before", set())
+
+    def refuse_unreturned(self, v):
+        """Raise the AdjitError for the array `v` of unreturned() (an explicit checkpoint
+        count)."""
         raise error_at(ir.note(self.loop, "origin", None),
                        f"checkpointing a loop whose steps bind '{v}' to a new array that a "
                        "later step reads, with no array bound to it before the loop",
