@@ -35,7 +35,7 @@ from . import (einsum, lower_constructors, lower_diagonals, lower_kept,  # noqa:
 from .appends import APPENDED
 from . import bindings, joins
 from .bindings import _At, _Binding
-from .check import check_dead_draws, check_supported
+from .check import check_bound_before_read, check_dead_draws, check_supported
 from .exits import always_returns, lower_exits
 from .gufuncs import gufunc_call
 from . import inline as inlining
@@ -169,6 +169,7 @@ def normalize_function(src, ctx, prefix="", subst=None, views=None):
     """Normalize `src`'s body. Returns (statements, result atom or None). `views` binds
     local names to Views (a helper's parameters that alias the caller's arrays)."""
     check_dead_draws(src)       # (on the function as written: its closures, as numba sees it)
+    check_bound_before_read(src, subst)
     src = closures.lift(src, src.with_tree, FunctionSource)
     src = objmode.lift(src, src.with_tree)
     src = appends.desugar(src, src.with_tree)

@@ -214,3 +214,132 @@ def _numpy_random_draw(node, src):
             and node.func.attr not in ("seed", "shuffle")):
         return False
     return src.resolve(node.func.value.value) is np
+
+
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+
+def _own_locals(tree):
+    """The names a function's own scope binds (not its nested functions' or comprehensions':
+    a nested def's name is the function's, what it binds inside is not)."""
+    names = set()
+
+    def visit(node):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, _SCOPES):
+                if not isinstance(child, ast.Lambda):
+                    names.add(child.name)
+                continue
+            if isinstance(child, _COMPREHENSIONS):
+                continue
+            visit(child)
+
+    for stmt in tree.body:
+        visit(stmt)
+    return names
+
+
+def check_bound_before_read(src, given=None):
+    """Refuse a read of a local name that no statement before it (in the order they are
+    written) binds: one that only a later statement of the same loop body binds (`s += y`
+    then `y = ...` in a loop, with no `y` before the loop), or one bound further down a
+    straight-line body. Python has no value for it in the loop's first step (an
+    UnboundLocalError, unless a test keeps that step from reading it), and numba refuses the
+    function ("Variable 'y' is not defined"); adjit would otherwise read a value numba
+    never gives (zero), or type the name wrongly and say something unrelated. `given`: the
+    names a caller binds (a helper's parameters, a record's fields)."""
+    tree = src.tree
+    declared = {name for node in ast.walk(tree) if isinstance(node, (ast.Global, ast.Nonlocal))
+                for name in node.names}
+    local = _own_locals(tree) - declared
+    bound = set(src.params) | set(given or ()) | ({src.vararg} if src.vararg else set())
+    loops = []
+
+    def read(node):
+        if node.id in local and node.id not in bound:
+            if loops:
+                where = (f"the loop at line {loops[-1].lineno} binds it later in its body, so "
+                         "its first step has no value for it")
+            else:
+                where = "it is bound only further down"
+            raise src.loc.error(node, f"'{node.id}' is read before any statement binds it: "
+                                f"{where} (numba refuses the function too: Variable "
+                                f"'{node.id}' is not defined)",
+                                f"Give '{node.id}' a value before it is read (`{node.id} = "
+                                "0.0`, or an array of its shape), as numba requires.")
+
+    def store(target):
+        if isinstance(target, ast.Name):
+            bound.add(target.id)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            for elt in target.elts:
+                store(elt)
+        elif isinstance(target, ast.Starred):
+            store(target.value)
+        else:                       # a[i] = ..., r.x = ...: reads a and i
+            visit(target)
+
+    def visit(node):
+        if isinstance(node, ast.Name):
+            if isinstance(node.ctx, ast.Load):
+                read(node)
+            else:
+                bound.add(node.id)
+        elif isinstance(node, ast.Assign):
+            visit(node.value)
+            for target in node.targets:
+                store(target)
+        elif isinstance(node, ast.AugAssign):
+            visit(node.value)
+            if isinstance(node.target, ast.Name):
+                read(ast.Name(id=node.target.id, ctx=ast.Load(), lineno=node.lineno))
+            store(node.target)
+        elif isinstance(node, ast.AnnAssign):
+            if node.value is not None:
+                visit(node.value)
+                store(node.target)
+        elif isinstance(node, ast.For):
+            visit(node.iter)
+            loops.append(node)
+            store(node.target)
+            for s in node.body:
+                visit(s)
+            loops.pop()
+            for s in node.orelse:
+                visit(s)
+        elif isinstance(node, ast.While):
+            loops.append(node)
+            visit(node.test)
+            for s in node.body:
+                visit(s)
+            loops.pop()
+            for s in node.orelse:
+                visit(s)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)    # (its body reads this scope's names when it is called)
+        elif isinstance(node, ast.Lambda):
+            pass
+        elif isinstance(node, _COMPREHENSIONS):
+            # the first iterable is evaluated here; the rest in the comprehension's scope,
+            # whose own names (its targets) are not this function's
+            if node.generators:
+                visit(node.generators[0].iter)
+        elif isinstance(node, ast.NamedExpr):
+            visit(node.value)
+            store(node.target)
+        elif isinstance(node, (ast.With, ast.AsyncWith)):
+            for item in node.items:
+                visit(item.context_expr)
+                if item.optional_vars is not None:
+                    store(item.optional_vars)
+            for s in node.body:
+                visit(s)
+        else:
+            for child in ast.iter_child_nodes(node):
+                visit(child)
+
+    for stmt in tree.body:
+        visit(stmt)
