@@ -422,3 +422,38 @@ def test_an_arrays_dtype_as_a_value(fn):
     assert g.dtype == np.float32
     assert value == pytest.approx(numba.njit(fn)(x32), rel=2e-7)
     np.testing.assert_allclose(g, fd_grad(numba.njit(fn), (X,), 0), rtol=1e-5, atol=1e-6)
+
+
+def _mask_weights(x):
+    m = (x > 0.5).astype(np.float64)
+    return np.sum(m * x * x)
+
+
+def _stored_mask(x, b):
+    m = x > 0.0
+    return np.sum(m.astype(np.float64) * x) + np.sum(b.astype(np.float64) * x * x)
+
+
+def _counted(x):
+    return np.sum((x > 0.5).astype(np.float64)) * x[0] + np.sum((x < 0.0).astype(np.int64) * x)
+
+
+def _mask_in_float32(x):
+    w = (x > 0.5).astype(np.float32)
+    k = np.arange(x.shape[0]).astype(np.float32)
+    return np.sum(w * x) + np.sum(k * x)
+
+
+@pytest.mark.parametrize("fn, args, expected", [
+    (_mask_weights, (X,), 2.0 * X * (X > 0.5)),
+    (_stored_mask, (X, X > 1.0), (X > 0.0) + 2.0 * X * (X > 1.0)),
+    (_counted, (X,), np.array([2.0, 0, 0, 0, 0]) + (X < 0.0)),
+    (_mask_in_float32, (X,), (X > 0.5) + np.arange(5.0))],
+    ids=["mask", "stored-and-passed", "counted", "float32"])
+def test_a_boolean_mask_converted_to_numbers_weighs_as_numba_does(fn, args, expected):
+    """`(x > 0.5).astype(np.float64)`, a boolean array's astype to float64 and float32 (numba
+    has no float() of a boolean: the generated code did not compile; float32 was refused
+    for any array not holding floats), and an integer array's to float32: numbers without a
+    derivative, against numba's value, the analytic gradient and central differences."""
+    g = check_value_and_grad(fn, args, 0, value_rtol=1e-15)
+    np.testing.assert_allclose(g, expected, rtol=1e-15)

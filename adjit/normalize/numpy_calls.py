@@ -155,17 +155,20 @@ class NumpyCalls:
         if not isinstance(value, Lazy) or isinstance(value, Scalar):
             raise self.n.error(node, "`.astype(...)` of a number",
                                "Convert numbers with float(v) or int(v).")
+        held = self.n.indexing.lazy_dtype(value)
         if dtype == np.float64:
-            if self.n.indexing.lazy_dtype(value) == "f":
+            if held == "f":
                 return self.n.arrays.materialize(value, out, node, copy=True)
-            op = ("call", float)
+            # (numba has no float() of a boolean: np.float64 converts both)
+            op = ("call", float if held == "i" else np.float64)
         elif dtype.kind in "iu":
             op = ("call", int)
         elif dtype.kind == "b":
             return self.n.arrays.elementwise(("cmp", ast.NotEq()), [value, ir.const(0)], out, node)
-        elif dtype == np.float32 and self.n.indexing.lazy_dtype(value) == "f":
+        elif dtype == np.float32:
             # a float32 copy (umap's distances keep their data in one): each element rounded
-            # as numba stores it, its derivative that of the value (a.e. the rounding's is 1)
+            # as numba stores it, its derivative that of the value (a.e. the rounding's is 1;
+            # none for integers and booleans, stored as numba converts them)
             shape = [ir.const(1) if s is ONE else s for s in value.shape]
             name = self.n.fresh("_a")
             self.n.emit_assign(out, name, self.n.arrays.vcall(
