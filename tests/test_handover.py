@@ -92,7 +92,48 @@ def scaled_pair(a, steps):
     return np.sum(u * v)
 
 
+def fixed_point_to_tolerance(a, steps):
+    """The iteration stops once the iterate settles, handing the last one over before its
+    `break` as well as at the end of each step."""
+    x = np.zeros_like(a)
+    for it in range(steps):
+        xn = np.cos(x) * a
+        if np.max(np.abs(xn - x)) < 1e-13:
+            x = xn
+            break
+        x = xn
+    return np.sum(x)
+
+
+def handed_over_on_some_steps_too(a, steps):
+    x = a.copy()
+    s = 0.0
+    for it in range(steps):
+        xn = np.sin(x) + a
+        if it % 2 == 0:
+            x = xn
+        s += np.sum(x * x)
+        x = xn
+    return s
+
+
+def written_after_a_handover_in_a_branch(a, steps):
+    x = a.copy()
+    s = 0.0
+    for it in range(steps):
+        xn = np.sin(x) + a
+        if it % 2 == 0:
+            x = xn
+        xn[0] = 2.0 * xn[1]
+        s += np.sum(x * x)
+        x = xn
+    return s
+
+
 @pytest.mark.parametrize("f, args", [
+    (fixed_point_to_tolerance, (np.array([0.3, 0.5, 0.7]), 200)),
+    (fixed_point_to_tolerance, (np.array([0.3, 0.5, 0.7]), 6)),
+    (handed_over_on_some_steps_too, (np.array([0.3, 0.5, 0.7]), 5)),
     (fixed_point, (np.array([0.5, 1.2, 2.0]), 5)),
     (fixed_point_copied, (np.array([0.5, 1.2, 2.0]), 4)),
     (scaled_pair, (np.array([0.3, 0.7, 1.1, 0.2]), 6)),
@@ -114,3 +155,10 @@ def test_a_write_while_both_names_mean_one_array_is_refused():
 def test_a_third_name_for_either_array_is_refused():
     with pytest.raises(adjit.AdjitError, match="hands 'x' the array of 'xn'"):
         adjit.value_and_grad(a_third_name_for_the_new_array)(np.linspace(-1.0, 1.0, 4), 3)
+
+
+def test_a_write_after_a_handover_in_a_branch_is_refused():
+    """In Python `x` and `xn` are one array after the branch's hand-over: the write into
+    xn changes x on the steps that took the branch."""
+    with pytest.raises(adjit.AdjitError, match="a write into 'xn' after an `if`"):
+        adjit.grad(written_after_a_handover_in_a_branch)(np.array([0.3, 0.5, 0.7]), 5)

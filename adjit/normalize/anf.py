@@ -404,11 +404,15 @@ def _makes_tuple(src, value):
 
 def _other_names_for(body, names, handover):
     """Whether the loop body binds another name to (part of) one of `names` (`w = un`,
-    `row = u[0]`, `t = u.T`) anywhere but in `handover` itself."""
+    `row = u[0]`, `t = u.T`) anywhere but in `handover` itself and in the same hand-over
+    written again (`if converged: x = xn; break` before the step's own `x = xn`)."""
     for x in ir.walk_stmts(body):
         if x is handover or not isinstance(x, ast.Assign) or \
                 not any(isinstance(t, (ast.Name, ast.Tuple)) for t in x.targets):
             continue        # (an element store `a[i] = u[0]` makes no name)
+        if _is_name_assign(x) and x.targets[0].id == handover.targets[0].id and \
+                x.value.id == handover.value.id:
+            continue
         for part in x.value.elts if isinstance(x.value, ast.Tuple) else [x.value]:
             base = part
             while isinstance(base, (ast.Subscript, ast.Attribute)):
