@@ -2070,3 +2070,29 @@ def test_an_optional_argument_assigned_what_may_still_be_none_is_refused(f):
     the gradient is [1, 1]); refused."""
     with pytest.raises(AdjitError, match="`c`.*assigned where it may not be None"):
         adjit.grad(f)(np.array([1.0, 2.0]))
+
+
+def _self_assigned_array(x):
+    s = 0.0
+    y = x.copy()
+    for i in range(3):
+        y = y                       # (a line Python runs as nothing)
+        y = np.sin(y) + x
+        s += y[i]
+    return s
+
+
+def _self_assigned_in_branches(x):
+    s = 0.0
+    for i in range(3):
+        s = s
+    if x[0] > 0.0:
+        x = x
+    return np.sum(x * x) + s
+
+
+@pytest.mark.parametrize("f", [_self_assigned_array, _self_assigned_in_branches])
+def test_a_name_assigned_to_itself_changes_nothing(f):
+    """`y = y` binds y to what it holds: the array rebound after it in the loop was refused
+    as an array assigned twice."""
+    check_value_and_grad(f, (np.array([0.3, 0.5, 0.7]),), 0, value_rtol=1e-15)

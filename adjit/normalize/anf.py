@@ -175,6 +175,7 @@ def normalize_function(src, ctx, prefix="", subst=None, views=None):
     src = appends.desugar(src, src.with_tree)
     src = comprehensions.desugar(src, src.with_tree)
     src = sugar.membership(src, src.with_tree)
+    src = sugar.self_assignments(src, src.with_tree)
     src = sugar.loop_else(src, src.with_tree)
     src = sugar.chosen_values(src, src.with_tree)
     src = sugar.bitwise_operators(src, src.with_tree)

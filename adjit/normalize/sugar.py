@@ -16,6 +16,8 @@
 - a range held in a name and looped over (stumpy's `iter_range = range(...)` chosen in a
   branch, then `for i in iter_range:`) as the range's bounds held in names, the loop over
   `range(start, stop, step)` of them (held_ranges).
+- a name assigned to itself, `y = y` (a statement Python runs as nothing), left out
+  (self_assignments): as a rebinding it made an array name look bound twice.
 - the bitwise operators `&`, `|`, `^`, `<<`, `>>`, `~` as the operator module's functions of
   them, which numba compiles as the operators: `(E <= 20) & (E >= -20)` (pvlib's spa) is
   operator.and_ of two booleans, a boolean (bitwise_operators; integer or boolean results,
@@ -82,6 +84,34 @@ class _Membership(ast.NodeTransformer):
             return tests[0]
         return ast.copy_location(ast.BoolOp(op=ast.And() if negated else ast.Or(),
                                             values=tests), node)
+
+
+def self_assignments(src, make_source):
+    """`src` without its statements `y = y` (one name on both sides), which bind a name to
+    what it holds already; a block left empty gets a `pass`. `src` itself when it has
+    none. (A `y` read there before anything binds it is refused before this:
+    check.check_bound_before_read.)"""
+    def same(s):
+        return isinstance(s, ast.Assign) and len(s.targets) == 1 and \
+            isinstance(s.targets[0], ast.Name) and isinstance(s.value, ast.Name) and \
+            s.targets[0].id == s.value.id
+    if not any(same(n) for n in ast.walk(src.tree)):
+        return src
+    tree = copy.deepcopy(src.tree)
+
+    def block(stmts, keep_empty=False):
+        out = []
+        for s in stmts:
+            for field in ("body", "orelse", "finalbody"):
+                if isinstance(getattr(s, field, None), list) and getattr(s, field):
+                    setattr(s, field, block(getattr(s, field)))
+            if not same(s):
+                out.append(s)
+        if not out and stmts and not keep_empty:
+            out.append(ast.copy_location(ast.Pass(), stmts[0]))
+        return out
+    tree.body = block(tree.body)
+    return make_source(tree, {})
 
 
 def loop_else(src, make_source):
