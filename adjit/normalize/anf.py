@@ -2427,7 +2427,7 @@ class _Normalizer:
             # a list of numbers is the array of them (numba's reflected list reads the same)
             if node.elts and not any(isinstance(e, (ast.List, ast.Tuple, ast.Starred))
                                      for e in node.elts):
-                return self.arrays.array_literal(node, out)
+                return self.arrays.array_literal(node, out, bare=True)
             if not node.elts:
                 raise self.error(node, "an empty list (a list built by .append) other "
                                  "than adjit builds one",

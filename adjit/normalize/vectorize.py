@@ -807,10 +807,11 @@ class Vectorizer:
         return View(name, len(shape), [(k, ir.const(0), ir.const(1)) for k in range(len(shape))],
                     {}, [ONE if _is_const(s, 1) else s for s in shape], "identity")
 
-    def array_literal(self, node, out, declared=None):
+    def array_literal(self, node, out, declared=None, bare=False):
         """np.array([...]) of scalars (nested lists for 2-D); `declared`: the numpy dtype
         given (dtype=), which the values are converted to as numba converts them (a float
-        stored into an integer array truncates, into a float32 one rounds)."""
+        stored into an integer array truncates, into a float32 one rounds). `bare`: a list
+        written alone, which is read as the same array."""
         def shape_of(n):
             if isinstance(n, (ast.List, ast.Tuple)):
                 inner = [shape_of(e) for e in n.elts]
@@ -832,6 +833,11 @@ class Vectorizer:
                 return
             value = self.n.atom(n, out)
             if self.array_ndim(value) is not None:
+                if bare:
+                    raise self.n.error(node, "a list holding arrays",
+                                       "adjit reads a list as the array of its numbers: hold "
+                                       "arrays in a tuple, (a, b), or combine them with "
+                                       "np.stack or np.concatenate.")
                 raise self.n.error(node, "np.array of a list holding arrays",
                                    "Use np.stack or np.concatenate to combine arrays.")
             values.append((prefix, value))
