@@ -550,3 +550,41 @@ def test_arrays_whose_length_the_loop_decides():
     with pytest.raises(AdjitError, match=r"the array 'idx' computed in a loop .* whose shape "
                                          r"may change between iterations"):
         adjit.grad(above_in_a_recurrence)(x)
+
+
+def _suffix_sums_while_true(x):
+    b = x.copy()
+    k = 0
+    s = 0.0
+    while True:
+        t = b[k:] * 2.0
+        b[k] = b[k] ** 2
+        s += np.sum(t)
+        k += 1
+        if k >= 3:
+            break
+    return s
+
+
+def _suffix_sums_for(x):
+    b = x.copy()
+    s = 0.0
+    for k in range(3):
+        t = b[k:] * 2.0
+        b[k] = b[k] ** 2
+        s += np.sum(t)
+    return s
+
+
+def test_a_while_loop_resizing_an_array_it_reads_only_inside_says_why():
+    """The array is read only inside its loop: the refusal says what stops the backward
+    sweep (a while loop's iterations are not computed again one by one), not that it is
+    used after the loop; the same body in a for loop is differentiated."""
+    x = np.array([0.3, 0.5, 0.7, 0.9])
+    with pytest.raises(AdjitError, match=r"'t' is allocated in a loop with a shape that "
+                       r"changes between iterations, and the backward sweep needs it at each "
+                       r"iteration's shape: .*\(it is a while loop\)"):
+        adjit.grad(_suffix_sums_while_true)(x)
+    g = adjit.grad(_suffix_sums_for)(x)
+    np.testing.assert_allclose(g, [2.0, 4.0, 6.0, 6.0], rtol=1e-15)
+    np.testing.assert_allclose(g, fd_grad(njit(_suffix_sums_for), (x,), 0), rtol=1e-7)

@@ -291,7 +291,13 @@ class Vectorizer:
             # a lazily bound name: computed now, under its own name, once
             del self.n.lazy[binding]
             self.n.lazy[binding] = ir.name(binding)
-            self.materialize_into(v, binding, out, node)
+            # (at the line that bound it: what is said of the array is said there, not at
+            # the statement that has it computed now)
+            now, self.n.origin = self.n.origin, getattr(v, "origin", None) or self.n.origin
+            try:
+                self.materialize_into(v, binding, out, node)
+            finally:
+                self.n.origin = now
             self.n.ctx.vec_temps.add(binding)
             if self.n.ctx.loop_depth == 0 and v.user_name in self.n.lazy_once:
                 self.n.ctx.vec_temps.write_once.add(binding)

@@ -59,9 +59,19 @@ class Planner:
         at a shape the loop changes (np.argsort's order of a resized window, np.arange(i)) is
         made again only by a loop computed again (or needed by no backward sweep)."""
         replayed = set().union(*self.plan.replays.values(), *self.plan.replays_after.values())
+        by_id = {id(x): x for x in ir.walk_stmts(self.b.stmts)}
         for var, s in self.b.reallocated.items():
             if var in replayed or self._recomputed_allocation(var):
                 continue
+            loops = self.b.layout.loops[id(s)]
+            why = None
+            if loops and not self._read_outside(var, loops[-1]):
+                why = why_dependent(self.b.stmts, self.b.layout, self.b.kinds,
+                                    by_id[loops[-1]])
+            if why is not None:
+                raise reallocation_error(s, var, ", and the backward sweep needs it at each "
+                                         "iteration's shape: it cannot compute the loop's "
+                                         f"iterations again one by one ({why})")
             raise reallocation_error(s, var, ", and the array is used outside the loop body "
                                      "that allocates it (or its shape changes there)")
         for var, (s, source, sizes) in self.b.recomputed_only.items():
@@ -73,6 +83,21 @@ class Planner:
                 (w for w in (why_dependent(self.b.stmts, self.b.layout, self.b.kinds,
                                            by_id[L]) for L in reversed(loops)) if w), None)
             raise shape_error(self.b.prim(s), s, var, source, why, sizes)
+
+    def _read_outside(self, var, loop):
+        """Whether a statement outside the loop (an id in layout.loops) reads `var`."""
+        for x in ir.walk_stmts(self.b.stmts):
+            if loop in self.b.layout.loops.get(id(x), ()) or id(x) == loop:
+                continue
+            fields = [x.value] if isinstance(x, ast.Assign) else \
+                [x.test] if isinstance(x, (ast.If, ast.While)) else \
+                [x.iter] if isinstance(x, ast.For) else \
+                [x.value] if isinstance(x, (ast.Return, ast.Expr)) and x.value else []
+            if isinstance(x, ast.Assign) and ir.is_store(x):
+                fields.append(x.targets[0])
+            if any(isinstance(n, ast.Name) and n.id == var for f in fields for n in ast.walk(f)):
+                return True
+        return False
 
     def _plan_recomputed(self, top, replayable):
         """Loops whose iterations record values and are independent (reverse/recompute.py)
