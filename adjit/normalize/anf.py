@@ -172,6 +172,7 @@ def normalize_function(src, ctx, prefix="", subst=None, views=None):
     check_bound_before_read(src, subst)
     src = closures.lift(src, src.with_tree, FunctionSource)
     src = objmode.lift(src, src.with_tree)
+    src = sugar.list_operations(src, src.with_tree)
     src = appends.desugar(src, src.with_tree)
     src = comprehensions.desugar(src, src.with_tree)
     src = sugar.membership(src, src.with_tree)

@@ -16,6 +16,11 @@
 - a range held in a name and looped over (stumpy's `iter_range = range(...)` chosen in a
   branch, then `for i in iter_range:`) as the range's bounds held in names, the loop over
   `range(start, stop, step)` of them (held_ranges).
+- a list repeated, `[v] * n` or `n * [v]` (numba's list of n copies of v: a buffer `a = [0.0]
+  * 4`), as the array np.full(max(n, 0), v) (list_operations), which adjit reads a list as;
+  every other `+` or `*` of a list (a list written out, a comprehension, or a name bound to
+  one: numba concatenates or repeats lists, where arrays add and multiply elements) is
+  refused.
 - a name assigned to itself, `y = y` (a statement Python runs as nothing), left out
   (self_assignments): as a rebinding it made an array name look bound twice.
 - the bitwise operators `&`, `|`, `^`, `<<`, `>>`, `~` as the operator module's functions of
@@ -27,6 +32,8 @@ import ast
 import copy
 
 import operator
+
+import numpy
 
 
 def membership(src, make_source):
@@ -84,6 +91,75 @@ class _Membership(ast.NodeTransformer):
             return tests[0]
         return ast.copy_location(ast.BoolOp(op=ast.And() if negated else ast.Or(),
                                             values=tests), node)
+
+
+_NUMPY = "_adjit_np"
+_MAX = "_adjit_max"
+_LISTS = (ast.List, ast.ListComp)
+
+
+def _repeated(node):
+    """(element, count) of `[v] * n` or `n * [v]` (one element, not itself a sequence)."""
+    if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult)):
+        return None
+    for seq, count in ((node.left, node.right), (node.right, node.left)):
+        if isinstance(seq, ast.List) and len(seq.elts) == 1 and \
+                not isinstance(seq.elts[0], (ast.List, ast.Tuple, ast.Starred, ast.ListComp)) \
+                and not isinstance(count, _LISTS):
+            return seq.elts[0], count
+    return None
+
+
+def list_operations(src, make_source):
+    """`src` with each list repetition `[v] * n` (or `n * [v]`) as np.full(max(n, 0), v);
+    `src` itself when it has none. Refuses any other `+` or `*` (or `+=`, `*=`) of a list:
+    numba concatenates and repeats lists, while adjit reads a list as the array of its
+    numbers, whose `+` and `*` act on each element: `[x] * 3` was the array [3 x]."""
+    tree = src.tree
+    lists = {t.id for n in ast.walk(tree) if isinstance(n, ast.Assign)
+             and (isinstance(n.value, _LISTS) or _repeated(n.value) is not None)
+             for t in n.targets if isinstance(t, ast.Name)}
+
+    def is_list(n):
+        return isinstance(n, _LISTS) or isinstance(n, ast.Name) and n.id in lists
+
+    def refuse(node, what):
+        raise src.loc.error(node, f"{what} of a list (numba's `+` joins lists and `*` repeats "
+                            "them; adjit reads a list as the array of its numbers, whose `+` "
+                            "and `*` act on each element)",
+                            "Build the array with np.full(n, v), np.zeros(n), np.array([...]) "
+                            "or np.concatenate((a, b)); a list repeated once, [v] * n, is "
+                            "np.full(n, v).")
+    found = False
+    for n in ast.walk(tree):
+        if isinstance(n, ast.BinOp) and isinstance(n.op, (ast.Add, ast.Mult)) and \
+                (is_list(n.left) or is_list(n.right)):
+            if _repeated(n) is None:
+                refuse(n, "`+` (joining)" if isinstance(n.op, ast.Add) else "`*` (repeating)")
+            found = True
+        elif isinstance(n, ast.AugAssign) and isinstance(n.op, (ast.Add, ast.Mult)) and \
+                (is_list(n.target) or is_list(n.value)):
+            refuse(n, "`+=` (extending)" if isinstance(n.op, ast.Add) else
+                   "`*=` (repeating)")
+    if not found:
+        return src
+
+    class _Full(ast.NodeTransformer):
+        def visit_BinOp(self, node):
+            self.generic_visit(node)
+            rep = _repeated(node)
+            if rep is None:
+                return node
+            value, count = rep
+            full = ast.Attribute(value=ast.Name(id=_NUMPY, ctx=ast.Load()), attr="full",
+                                 ctx=ast.Load())
+            size = ast.Call(func=ast.Name(id=_MAX, ctx=ast.Load()),
+                            args=[count, ast.Constant(value=0)], keywords=[])
+            return ast.copy_location(ast.Call(func=full, args=[size, value], keywords=[]),
+                                     node)
+    out = _Full().visit(copy.deepcopy(tree))
+    ast.fix_missing_locations(out)
+    return make_source(out, {_NUMPY: numpy, _MAX: max})
 
 
 def self_assignments(src, make_source):

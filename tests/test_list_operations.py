@@ -1,0 +1,103 @@
+"""Lists joined and repeated (normalize/sugar.py list_operations).
+
+adjit reads a list as the array of its numbers. numba's `[v] * n` is a list of n copies of v
+(a buffer: `a = [0.0] * 4` then `a[i] = ...`, as FinancePy writes them), where an array's
+`*` multiplies each element: `[x] * 3` was read as the array [3 x], a silent wrong (and
+writes past its one element corrupted memory). A list repeated, `[v] * n` or `n * [v]`, is
+now np.full(max(n, 0), v); every other `+` or `*` of a list is refused by name."""
+import re
+
+import numba
+import numpy as np
+import pytest
+
+from adjit import AdjitError, value_and_grad
+from fd import check_value_and_grad
+
+
+def repeated_length(x):
+    a = [x] * 3
+    return x * len(a)
+
+
+def repeated_buffer(x):
+    a = [0.0] * 4
+    s = 0.0
+    for i in range(4):
+        a[i] = x * (i + 1)
+    for v in a:
+        s += v
+    return s
+
+
+def repeated_by_a_count(x, n):
+    a = n * [x * x]
+    a[0] = a[0] + x
+    return np.sum(np.array(a)) * len(a)
+
+
+def repeated_no_times(x, n):
+    a = [x] * (n - 5)
+    return len(a) + x
+
+
+def running_maximum(x, n):
+    """A running maximum written into a list buffer, the way a finance library does."""
+    m = [0.0] * n
+    m[0] = x
+    for i in range(1, n):
+        m[i] = max(m[i - 1], x * np.sin(i))
+    return m[n - 1] + m[n // 2]
+
+
+CASES = [(repeated_length, (2.0,), 3.0), (repeated_buffer, (2.0,), 10.0),
+         (repeated_by_a_count, (1.5, 3), None), (repeated_no_times, (0.7, 2), 1.0),
+         (running_maximum, (0.9, 6), None)]
+
+
+@pytest.mark.parametrize("f, args, expected", CASES, ids=[c[0].__name__ for c in CASES])
+def test_a_list_repeated_is_n_copies_as_numba_makes_it(f, args, expected):
+    g = check_value_and_grad(f, args, 0, value_rtol=1e-15)
+    if expected is not None:
+        assert g == pytest.approx(expected, rel=1e-15)
+
+
+def joined(x):
+    a = [x] + [2.0 * x]
+    return a[0] * a[1]
+
+
+def repeated_name(x):
+    a = [x]
+    b = a * 2
+    return b[0] + b[1]
+
+
+def extended(x):
+    a = [x, 1.0]
+    a += [3.0]
+    return a[0] * a[2]
+
+
+def two_elements_repeated(x):
+    a = [x, 1.0] * 2
+    return a[0] * a[2] + a[3] * len(a)
+
+
+def comprehension_joined(x):
+    a = [x * i for i in range(3)] + [x]
+    return a[3]
+
+
+REFUSED = [(joined, "`+` (joining) of a list"), (repeated_name, "`*` (repeating) of a list"),
+           (extended, "`+=` (extending) of a list"),
+           (two_elements_repeated, "`*` (repeating) of a list"),
+           (comprehension_joined, "`+` (joining) of a list")]
+
+
+@pytest.mark.parametrize("f, words", REFUSED, ids=[r[0].__name__ for r in REFUSED])
+def test_other_joins_and_repeats_of_lists_are_refused(f, words):
+    with pytest.raises(AdjitError, match=re.escape(words)) as info:
+        value_and_grad(f)(2.0)
+    assert "np.full(n, v)" in str(info.value)
+    numba.njit(f)(2.0)      # (numba compiles each: they are lists there)
