@@ -581,3 +581,45 @@ def test_an_argument_assigned_in_a_loop_keeps_its_value_for_earlier_adjoints():
                                          math.cos(z)), rel=1e-14)
     assert g == pytest.approx(fd_grad(numba.njit(_argument_overwritten_in_a_loop), [z], 0),
                               rel=1e-7)
+
+
+@numba.njit
+def _returns_early_unless(x, j):
+    r = x * 3.0
+    if x >= 10.0:
+        if j != 2:
+            return r
+    return r * x
+
+
+@numba.njit
+def _calls_with_a_constant(x):
+    return _returns_early_unless(x, 0)
+
+
+@numba.njit
+def _returns_in_a_loop_unless(x, n, j):
+    s = 0.0
+    for i in range(n):
+        s += x * i
+        if j == 0:
+            if s > 100.0:
+                return s
+    return s * x
+
+
+@numba.njit
+def _loop_with_a_constant(x, n):
+    return _returns_in_a_loop_unless(x, n, 0)
+
+
+@pytest.mark.parametrize("f, args", [(_calls_with_a_constant, (0.5,)),
+                                     (_calls_with_a_constant, (12.0,)),
+                                     (_loop_with_a_constant, (0.5, 4)),
+                                     (_loop_with_a_constant, (30.0, 4))])
+def test_a_return_decided_by_a_constant_argument_ends_only_its_own_block(f, args):
+    """A helper called with a constant: its `if j != 2: return r`, decided, ends the block
+    it is in (the `if x >= 10.0:` body); the statements after that `if` (the final return)
+    were dropped with it, refusing the helper as having a path without a return (FinancePy's
+    erf_cody -> calerf(x, 0))."""
+    check_value_and_grad(f, args, 0, value_rtol=1e-15)

@@ -902,6 +902,10 @@ class _Normalizer:
             if self.rest_taken:
                 break
             previous = s
+        # (what follows the statement that ended this block is dropped here only: the
+        # block holding this one goes on after it, `return r * x` after `if x >= 10.0:`
+        # whose body was a pruned `if j != 2: return r`)
+        self.rest_taken = False
         return out
 
     def inline(self, node, fn, out, atoms=None):
