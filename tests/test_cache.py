@@ -517,3 +517,44 @@ def test_a_gradients_first_call_compiles_none_of_adjits_runtime_in_a_later_proce
     later = [name for name in runs[1]["compiled"] if name.startswith("adjit.")]
     assert later == [], later
     assert runs[0]["gw"] == runs[1]["gw"]
+
+
+LONG_NAME = textwrap.dedent("""
+    import json
+    import numba
+    import adjit
+
+    @numba.njit(cache=True)
+    def convex_rational_cubic_control_parameter_to_fit_second_derivative_at_left_side(x, flag):
+        return x * x if flag else x
+
+    def {long}(x):
+        return x * x * x
+
+    v, g = adjit.value_and_grad(
+        convex_rational_cubic_control_parameter_to_fit_second_derivative_at_left_side)(1.5, True)
+    v2, g2 = adjit.value_and_grad({long})(1.5)
+    print(json.dumps({{"v": v, "g": g, "v2": v2, "g2": g2}}))
+""").format(long="f" + "_very_long" * 20)
+
+
+def test_functions_with_long_names_are_cached_or_compiled(tmp_path):
+    """numba names its cache's index file after the generated module and the function: an
+    80-character function name took it past the file system's 255 bytes (an internal error
+    from py_lets_be_rational's convex_rational_cubic_control_parameter_to_fit_second_
+    derivative_at_left_side). Such names are cached under a shortened module name; a name
+    too long even so (over 160 characters) is compiled in every process."""
+    env = dict(os.environ, ADJIT_CACHE_DIR=str(tmp_path / "cache"), NUMBA_OPT="3")
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
+    path = tmp_path / "long_names.py"
+    path.write_text(LONG_NAME)
+    out = subprocess.run([sys.executable, str(path)], env=env, capture_output=True, text=True,
+                         timeout=600)
+    assert out.returncode == 0, out.stderr
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert got == {"v": 2.25, "g": 3.0, "v2": 3.375, "g2": 6.75}
+    cached = [p.name for p in (tmp_path / "cache").glob("_adjit_*.py")]
+    assert len(cached) == 1 and cached[0].startswith("_adjit_convex_rational_cubic_control_"), \
+        cached
+    assert max(len(p.name) for p in (tmp_path / "cache").rglob("*")) <= 255

@@ -343,12 +343,20 @@ called through their machine code (runtime/linked.py), but for add_any_order, wh
 must inline into the loop that sums with it."""
 
 
+_LONGEST_CACHED_NAME = 160
+"""The longest generated function name kept in the disk cache: numba names its index file
+after the module (cache_file: at most 68 characters) and the function, and file names end at
+255 bytes. A longer one is compiled in every process."""
+
+
 def _compile_source(source, name, namespace, signature, fastmath, jit, wrapper, cache, callees,
                     origin, values=None):
     helpers = HELPERS
     auto = cache is None
     if auto:
         cache = jit and caching_by_default()
+    if cache and len(name) > _LONGEST_CACHED_NAME:
+        cache = False           # (numba's index file would be named past 255 bytes)
     if cache:
         try:
             filename = cache_file(source, name, namespace, signature, fastmath, values)
@@ -522,7 +530,9 @@ def cache_file(source, name, namespace, signature, fastmath, values=None):
                  str(DEFAULT_TAPE_LIMIT)):
         h.update(part.encode())
     h.update(values if values is not None else _namespace_digest(namespace))
-    path = os.path.join(cache_dir(), f"_adjit_{name}_{h.hexdigest()[:20]}.py")
+    # (numba names its index file `<this file's stem>.<name>-<line>.py311.nbi`: a long
+    # function name would take it past the file system's 255 bytes twice over)
+    path = os.path.join(cache_dir(), f"_adjit_{name[:40]}_{h.hexdigest()[:20]}.py")
     if not os.path.exists(path):
         tmp = f"{path}.{os.getpid()}.tmp"
         with open(tmp, "w") as fh:
