@@ -348,3 +348,36 @@ def test_a_checkpointed_time_loop_after_a_prange_loop():
         g = adjit.grad(snow_then_runoff, argnums=(2, 3), **options)
         assert g(*args) == recorded, options
         assert g.last_tape.steps == n, options       # (checkpointed)
+
+
+@numba.njit(parallel=True)
+def _mean_of_a_prange_sum(x):
+    n = len(x)
+    m = 0.0
+    for i in numba.prange(n):
+        m += x[i]
+    m = m / n
+    return m
+
+
+@numba.njit(parallel=True)
+def _second_moment(x):
+    n = len(x)
+    m = 0.0
+    for i in numba.prange(n):
+        m += x[i]
+    m = m / n
+    s = 0.0
+    for i in numba.prange(n):
+        s += (x[i] - m) ** 2
+    s = s / n
+    return s
+
+
+@pytest.mark.parametrize("f", [_mean_of_a_prange_sum, _second_moment])
+def test_a_prange_sum_divided_after_its_loop(f):
+    """`m += x[i]` in a prange loop, then `m = m / n` (FinancePy's stats.mean and moment):
+    the value and gradient failed inside numba's parallel lowering, whose names for the
+    versions of `m` (m.2 written m_2) met the generated code's own `m_2`."""
+    x = np.linspace(0.5, 2.0, 7)
+    check_value_and_grad(f, (x,), 0, value_rtol=1e-13)

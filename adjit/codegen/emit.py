@@ -8,12 +8,14 @@ import collections
 import hashlib
 import importlib.abc
 import importlib.util
+import io
 import itertools
 import linecache
 import os
 import re
 import sys
 import threading
+import tokenize
 import types
 import warnings
 
@@ -343,6 +345,36 @@ called through their machine code (runtime/linked.py), but for add_any_order, wh
 must inline into the loop that sums with it."""
 
 
+def _apart_from_numba_versions(source, keep):
+    """`source` with each name `x_2` of a function that also has `x` renamed `x_2_` (not
+    those in `keep`). numba's SSA names the versions of `x` `x.1`, `x.2`, ..., and its
+    parallel lowering makes them identifiers by writing `x_1`, `x_2`: one that met a name of
+    the generated code failed inside numba ("key already in dictionary: 'm_2'"; a prange
+    sum `m` divided after its loop). Comments and layout are kept."""
+    tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
+    names = {t.string for t in tokens if t.type == tokenize.NAME}
+    renames = {}
+    for n in names:
+        m = re.match(r"^(\w+)_(\d+)$", n)
+        if m and m.group(1) in names and n not in keep:
+            new = n + "_"
+            while new in names:
+                new += "_"
+            renames[n] = new
+    if not renames:
+        return source
+    lines = source.splitlines(keepends=True)
+    for k in range(len(tokens) - 1, -1, -1):
+        t = tokens[k]
+        if t.type != tokenize.NAME or t.string not in renames or \
+                (k and tokens[k - 1].type == tokenize.OP and tokens[k - 1].string == "."):
+            continue            # (an attribute: vec.name_2 is the module's)
+        (row, col), (_, end) = t.start, t.end
+        line = lines[row - 1]
+        lines[row - 1] = line[:col] + renames[t.string] + line[end:]
+    return "".join(lines)
+
+
 _LONGEST_CACHED_NAME = 160
 """The longest generated function name kept in the disk cache: numba names its index file
 after the module (cache_file: at most 68 characters) and the function, and file names end at
@@ -352,6 +384,10 @@ after the module (cache_file: at most 68 characters) and the function, and file 
 def _compile_source(source, name, namespace, signature, fastmath, jit, wrapper, cache, callees,
                     origin, values=None):
     helpers = HELPERS
+    # parallel where a loop is a prange (not a comment quoting the user's prange loop)
+    parallel = re.search(r"^\s*for \w+ in numba\.prange\(", source, re.M) is not None
+    if parallel and jit:
+        source = _apart_from_numba_versions(source, {name, wrapper, *callees})
     auto = cache is None
     if auto:
         cache = jit and caching_by_default()
@@ -379,8 +415,6 @@ def _compile_source(source, name, namespace, signature, fastmath, jit, wrapper, 
     outer = ns[wrapper] if wrapper else pyfunc
     if not jit:
         return outer, None
-    # parallel where a loop is a prange (not a comment quoting the user's prange loop)
-    parallel = re.search(r"^\s*for \w+ in numba\.prange\(", source, re.M) is not None
     jit = njit(tuple(signature), fastmath=fastmath, cache=cache,
                parallel=prange_only() if parallel else False)
     try:
