@@ -623,3 +623,32 @@ def test_a_return_decided_by_a_constant_argument_ends_only_its_own_block(f, args
     were dropped with it, refusing the helper as having a path without a return (FinancePy's
     erf_cody -> calerf(x, 0))."""
     check_value_and_grad(f, args, 0, value_rtol=1e-15)
+
+
+class _OptionTypes(enum.Enum):
+    """An option's kind as a finance library keeps it (FinancePy's OptionTypes)."""
+    EUROPEAN_CALL = 1
+    EUROPEAN_PUT = 2
+
+
+@numba.njit
+def _payoff_by_kind(x, kind):
+    if kind == _OptionTypes.EUROPEAN_CALL.value:
+        return max(x - 1.0, 0.0) + x * x
+    return x
+
+
+@numba.njit
+def _grid_by_keyword(x):
+    a = np.zeros(shape=(3, 3))
+    a[0, 0] = x
+    a[1, :] = np.ones(shape=3) * x
+    return np.sum(a * x)
+
+
+@pytest.mark.parametrize("f, args", [(_payoff_by_kind, (1.5, 1)), (_payoff_by_kind, (1.5, 2)),
+                                     (_grid_by_keyword, (1.5,))])
+def test_enum_values_and_shapes_by_keyword_as_numba_compiles_them(f, args):
+    """`OptionTypes.EUROPEAN_CALL.value` (a plain Enum member's value: numba's constant) and
+    `np.zeros(shape=(3, 3))` were refused (FinancePy's bs_value, corr_matrix_generator)."""
+    check_value_and_grad(f, args, 0, value_rtol=1e-15)

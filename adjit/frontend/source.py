@@ -59,6 +59,14 @@ class FunctionSource:
         if isinstance(node, ast.Name):
             return self.resolve_name(node.id)
         if isinstance(node, ast.Attribute):
+            if node.attr == "value" and isinstance(node.value, ast.Attribute):
+                # an Enum member's value (`OptionTypes.EUROPEAN_CALL.value`: FinancePy's),
+                # which numba compiles as the constant it is
+                kind = self.resolve(node.value.value)
+                member = kind.__members__.get(node.value.attr) \
+                    if isinstance(kind, enum.EnumMeta) else None
+                if member is not None and isinstance(member.value, (bool, int, float)):
+                    return member.value
             base = self.resolve(node.value)
             if isinstance(base, types.ModuleType):
                 return getattr(base, node.attr, _MISSING)

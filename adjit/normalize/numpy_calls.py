@@ -384,6 +384,12 @@ class NumpyCalls:
 
     def allocation(self, node, obj, out):
         kind = ALLOCATORS[obj]
+        shape = [kw.value for kw in node.keywords if kw.arg == "shape"]
+        if shape and kind != "like" and not node.args:
+            # np.zeros(shape=(n, n)), as numba takes it: the shape by position
+            node = ast.copy_location(ast.Call(
+                func=node.func, args=shape, keywords=[kw for kw in node.keywords
+                                                      if kw.arg != "shape"]), node)
         given = [kw.value for kw in node.keywords if kw.arg == "dtype"]
         for kw in node.keywords:
             if kw.arg != "dtype":
