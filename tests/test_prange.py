@@ -381,3 +381,56 @@ def test_a_prange_sum_divided_after_its_loop(f):
     versions of `m` (m.2 written m_2) met the generated code's own `m_2`."""
     x = np.linspace(0.5, 2.0, 7)
     check_value_and_grad(f, (x,), 0, value_rtol=1e-13)
+
+
+@numba.njit
+def _gap(a, lo, hi, b, blo, bhi):
+    if hi >= bhi:
+        if lo < blo:
+            s1 = np.sum(np.square(a[a > bhi] - bhi))
+            s2 = np.sum(np.square(a[a < blo] - blo))
+            return math.sqrt(s1 + s2 + 1.0)
+        elif lo > bhi:
+            return math.sqrt(max(np.sum(np.square(a - bhi)), np.sum(np.square(b - lo))))
+        else:
+            s1 = np.sum(np.square(a[a > bhi] - bhi))
+            s2 = np.sum(np.square(b[b < lo] - lo))
+            return math.sqrt(s1 + s2 + 1.0)
+    return math.sqrt(np.sum(np.square(a - b)) + 1.0)
+
+
+@numba.njit
+def _gaps(A, lo, hi, B, blo, bhi):
+    out = np.empty((A.shape[0], B.shape[0]))
+    for i in prange(A.shape[0]):
+        for j in prange(B.shape[0]):
+            out[i, j] = _gap(A[i], lo[i], hi[i], B[j], blo[j], bhi[j])
+    return out
+
+
+def _total_gap(A, lo, hi, B, blo, bhi):
+    return np.sum(_gaps(A, lo, hi, B, blo, bhi))
+
+
+def test_a_prange_numbas_parallel_passes_stop_on_is_compiled_serially(monkeypatch):
+    """Nested prange loops over a helper of masks and branches (the shape of pyts's lower
+    bounds, which numba runs serially: @njit without parallel=True): numba's parallel
+    passes stopped on the value-and-gradient's forward loop ("unexpected cycle in
+    lookup()", an internal error); the generated code is then compiled serially, each
+    prange a range."""
+    from adjit.codegen import emit
+    failed = []
+    jit_into = emit._jit_into
+
+    def watched(*args, **kwargs):
+        try:
+            return jit_into(*args, **kwargs)
+        except Exception as exc:    # noqa: BLE001
+            failed.append(kwargs.get("parallel"))
+            raise
+    monkeypatch.setattr(emit, "_jit_into", watched)
+    rng = np.random.default_rng(3)
+    A, B = rng.standard_normal((3, 5)), 0.5 * rng.standard_normal((2, 5))
+    args = (A, A.min(1), A.max(1), B, B.min(1), B.max(1))
+    check_value_and_grad(_total_gap, args, (0, 3), value_rtol=1e-14)
+    assert failed == [True]     # (the case is still one numba's parallel passes refuse)

@@ -415,35 +415,52 @@ def _compile_source(source, name, namespace, signature, fastmath, jit, wrapper, 
     outer = ns[wrapper] if wrapper else pyfunc
     if not jit:
         return outer, None
-    jit = njit(tuple(signature), fastmath=fastmath, cache=cache,
-               parallel=prange_only() if parallel else False)
+    steps = {callee: ns[callee] for callee in callees}
     try:
-        # the steps of checkpointed loops, inlined into their caller; not where it is
-        # compiled parallel: numba's parallel pipeline miscompiled a step inlined into code
-        # with a prange loop (a wrong gradient, where the same source compiled serially, or
-        # calling the step, is right)
-        for callee in callees:
-            ns[callee] = numba.njit(error_model="numpy", fastmath=fastmath, cache=cache,
-                                    inline="never" if parallel else "always")(
-                ns[callee])
-        with warnings.catch_warnings():
-            if auto:    # code numba will not cache (it calls a ctypes function, ...): compiled
-                warnings.filterwarnings("ignore", "Cannot cache compiled function",
-                                        numba.core.errors.NumbaWarning)
-            # the matrix products of a derivative typed for arrays of any layout (a
-            # Hessian's columns): numba's BLAS call copies one that is not contiguous when
-            # it runs, and its advice is not the user's to act on
-            warnings.filterwarnings("ignore", r"(np\.dot\(\)|'@') is faster on contiguous",
-                                    numba.core.errors.NumbaPerformanceWarning)
-            dispatcher = jit(pyfunc)
-        ns[name] = dispatcher
-        return outer, dispatcher
+        if parallel:
+            try:
+                return outer, _jit_into(ns, pyfunc, name, steps, signature, fastmath, cache,
+                                        auto, parallel=True)
+            except Exception:   # noqa: BLE001 - numba's parallel passes failed on it
+                # numba's parfor passes stop on some loop bodies ("unexpected cycle in
+                # lookup()" in its reduction analysis: pyts's nested prange of a helper with
+                # masks); the same code compiled serially runs each prange as a range, as
+                # numba runs the user's own prange without parallel=True
+                pass
+        return outer, _jit_into(ns, pyfunc, name, steps, signature, fastmath, cache, auto,
+                                parallel=False)
     except numba.core.errors.NumbaError as exc:
         filename, line, fname = origin or ("<unknown>", 0, "<unknown>")
         raise InternalError(f"in function '{fname}' ({filename}, line {line}): internal "
                             f"adjit error: numba could not compile the generated {name} (an "
                             f"adjit bug: please report it with this message):\n{exc}\n"
                             f"generated source:\n{source}") from None
+
+
+def _jit_into(ns, pyfunc, name, steps, signature, fastmath, cache, auto, parallel):
+    """The dispatcher of `pyfunc` compiled for `signature` (the checkpoint steps `steps` too,
+    by name into `ns`, where it is bound as `name`)."""
+    jit = njit(tuple(signature), fastmath=fastmath, cache=cache,
+               parallel=prange_only() if parallel else False)
+    # the steps of checkpointed loops, inlined into their caller; not where it is
+    # compiled parallel: numba's parallel pipeline miscompiled a step inlined into code
+    # with a prange loop (a wrong gradient, where the same source compiled serially, or
+    # calling the step, is right)
+    for callee, step in steps.items():
+        ns[callee] = numba.njit(error_model="numpy", fastmath=fastmath, cache=cache,
+                                inline="never" if parallel else "always")(step)
+    with warnings.catch_warnings():
+        if auto:    # code numba will not cache (it calls a ctypes function, ...): compiled
+            warnings.filterwarnings("ignore", "Cannot cache compiled function",
+                                    numba.core.errors.NumbaWarning)
+        # the matrix products of a derivative typed for arrays of any layout (a
+        # Hessian's columns): numba's BLAS call copies one that is not contiguous when
+        # it runs, and its advice is not the user's to act on
+        warnings.filterwarnings("ignore", r"(np\.dot\(\)|'@') is faster on contiguous",
+                                numba.core.errors.NumbaPerformanceWarning)
+        dispatcher = jit(pyfunc)
+    ns[name] = dispatcher
+    return dispatcher
 
 
 @register_pass(mutates_CFG=False, analysis_only=True)
