@@ -249,10 +249,51 @@ class MyError(Exception):
     pass
 
 
+class MyCodedError(Exception):
+    def __init__(self, message, code=3):
+        super().__init__(message)
+        self.code = code
+
+
 def custom_class(x):
     if x < 0.0:
         raise MyError("negative")
     return x * x
+
+
+def custom_class_in_a_loop(x, a):
+    s = 0.0
+    for i in range(a.shape[0]):
+        if a[i] < 0.0:
+            raise MyError(f"entry {i} is negative")
+        s += a[i] * x * x
+    return s
+
+
+def custom_init(x):
+    if x < 0.0:
+        raise MyCodedError("negative")
+    return x * x
+
+
+def test_a_librarys_own_exception_class_is_raised_as_numba_raises_it():
+    """`raise FinError("...")` of a class of the library's own (an Exception subclass with
+    Exception's constructor), as FinancePy guards its inputs: numba raises it as it raises
+    ValueError; it was refused."""
+    g = adjit.value_and_grad(custom_class)
+    assert g(1.5) == (2.25, 3.0)
+    with pytest.raises(MyError, match="negative"):
+        g(-1.5)
+    a = np.array([0.5, 1.0, 2.0])
+    value, (gx, ga) = adjit.value_and_grad(custom_class_in_a_loop, argnums=(0, 1))(1.5, a)
+    assert value == numba.njit(custom_class_in_a_loop)(1.5, a)
+    assert gx == pytest.approx(fd_grad(numba.njit(custom_class_in_a_loop), (1.5, a), 0))
+    np.testing.assert_allclose(ga, 2.25 * np.ones(3), rtol=1e-15)
+    with pytest.raises(MyError) as raised:
+        adjit.grad(custom_class_in_a_loop)(1.5, -a)
+    with pytest.raises(MyError) as numba_raised:
+        numba.njit(custom_class_in_a_loop)(1.5, -a)
+    assert str(raised.value) == str(numba_raised.value) == "entry 0 is negative"
 
 
 def bare(x):
@@ -283,7 +324,7 @@ def formatted_spec(x):
 
 
 @pytest.mark.parametrize("fn, words", [
-    (custom_class, "raising MyError is not supported"),
+    (custom_init, "raising MyCodedError is not supported"),
     (bare, "a bare `raise` (re-raising) is not supported"),
     (chained, "from None` is not supported"),
     (message_of_a_name, "not a string literal or an f-string is not supported"),

@@ -138,7 +138,9 @@ def _raises_as_written(fn):
                     continue
                 if ast.unparse(call.func) == "vec.raise_error":
                     kind, message = (a.value for a in call.args[:2])
-                    cls = ast.Name(id=vec.RAISABLE[kind].__name__, ctx=ast.Load())
+                    # (a user's exception class: the name of its global, anf.raise_statement)
+                    cls = ast.Name(id=kind if isinstance(kind, str) else
+                                   vec.RAISABLE[kind].__name__, ctx=ast.Load())
                     exc = ast.Call(func=cls, args=_exception_args(call.args),
                                    keywords=[]) if message or len(call.args) > 2 else cls
                     stmts[k] = ast.copy_location(ast.Raise(exc=exc, cause=None), s)
