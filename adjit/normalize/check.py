@@ -301,18 +301,14 @@ def check_bound_before_read(src, given=None):
             if node.value is not None:
                 visit(node.value)
                 store(node.target)
-        elif isinstance(node, ast.For):
-            visit(node.iter)
+        elif isinstance(node, (ast.For, ast.While)):
+            if isinstance(node, ast.For):
+                visit(node.iter)
             loops.append(node)
-            store(node.target)
-            for s in node.body:
-                visit(s)
-            loops.pop()
-            for s in node.orelse:
-                visit(s)
-        elif isinstance(node, ast.While):
-            loops.append(node)
-            visit(node.test)
+            if isinstance(node, ast.For):
+                store(node.target)
+            else:
+                visit(node.test)        # (evaluated before each step, the first included)
             for s in node.body:
                 visit(s)
             loops.pop()
