@@ -50,7 +50,15 @@ def running_maximum(x, n):
     return m[n - 1] + m[n // 2]
 
 
-CASES = [(repeated_length, (2.0,), 3.0), (repeated_buffer, (2.0,), 10.0),
+def rebound_to_an_array(x):
+    w = [1.0, 2.0, 3.0]
+    w = np.array(w)
+    v = [x * i for i in range(3)]
+    v = np.array(v)
+    return np.sum(w * x) + np.sum(v * v)
+
+
+CASES = [(rebound_to_an_array, (2.0,), 26.0), (repeated_length, (2.0,), 3.0), (repeated_buffer, (2.0,), 10.0),
          (repeated_by_a_count, (1.5, 3), None), (repeated_no_times, (0.7, 2), 1.0),
          (running_maximum, (0.9, 6), None)]
 
@@ -101,3 +109,21 @@ def test_other_joins_and_repeats_of_lists_are_refused(f, words):
         value_and_grad(f)(2.0)
     assert "np.full(n, v)" in str(info.value)
     numba.njit(f)(2.0)      # (numba compiles each: they are lists there)
+
+
+def repeated_array(x):
+    a = [x] * 2
+    return np.sum(a[0] * a[1])
+
+
+def test_a_list_of_one_array_repeated_is_refused():
+    """numba's [x] * 2 of an array is a list of two references to it; np.full takes a
+    number (numba refuses an array there, adjit read every element as x[0])."""
+    with pytest.raises(AdjitError, match=re.escape("np.full with an array as its value")):
+        value_and_grad(repeated_array)(np.array([0.5, 1.2, -0.7]))
+    with pytest.raises(AdjitError, match=re.escape("np.full with an array as its value")):
+        value_and_grad(lambda_free_full)(np.array([0.5, 1.2, -0.7]))
+
+
+def lambda_free_full(x):
+    return np.sum(np.full(2, x))

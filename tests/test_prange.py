@@ -434,3 +434,23 @@ def test_a_prange_numbas_parallel_passes_stop_on_is_compiled_serially(monkeypatc
     args = (A, A.min(1), A.max(1), B, B.min(1), B.max(1))
     check_value_and_grad(_total_gap, args, (0, 3), value_rtol=1e-14)
     assert failed == [True]     # (the case is still one numba's parallel passes refuse)
+
+
+_W = np.linspace(0.1, 1.0, 5)
+_W_2 = np.linspace(1.0, 2.0, 5)
+
+
+@numba.njit(parallel=True)
+def _weighted_by_two_globals(x):
+    out = np.empty(x.shape[0])
+    for i in prange(x.shape[0]):
+        out[i] = _W[i] * x[i] + _W_2[i] * x[i] * x[i]
+    return np.sum(out)
+
+
+def test_globals_named_like_versions_in_a_parallel_gradient():
+    """Module arrays `_W` and `_W_2` read in a prange loop: the generated code's globals
+    keep their names where names like numba's versions are renamed (an internal error)."""
+    x = np.linspace(0.3, 0.9, 5)
+    g = check_value_and_grad(_weighted_by_two_globals, (x,), 0, value_rtol=1e-13)
+    np.testing.assert_allclose(g, _W + 2.0 * _W_2 * x, rtol=1e-14)

@@ -378,9 +378,9 @@ def _apart_from_numba_versions(source, keep):
 
 
 _LONGEST_CACHED_NAME = 160
-"""The longest generated function name kept in the disk cache: numba names its index file
-after the module (cache_file: at most 68 characters) and the function, and file names end at
-255 bytes. A longer one is compiled in every process."""
+"""The longest generated function name (in bytes, UTF-8) kept in the disk cache: numba
+names its index file after the module (cache_file: at most 68 bytes) and the function, and
+file names end at 255 bytes. A longer one is compiled in every process."""
 
 
 def _compile_source(source, name, namespace, signature, fastmath, jit, wrapper, cache, callees,
@@ -389,11 +389,13 @@ def _compile_source(source, name, namespace, signature, fastmath, jit, wrapper, 
     # parallel where a loop is a prange (not a comment quoting the user's prange loop)
     parallel = re.search(r"^\s*for \w+ in numba\.prange\(", source, re.M) is not None
     if parallel and jit:
-        source = _apart_from_numba_versions(source, {name, wrapper, *callees})
+        # (not the names the namespace gives: globals `g_W_2` beside `g_W`, helpers)
+        source = _apart_from_numba_versions(source, {name, wrapper, *callees, *namespace,
+                                                     *helpers})
     auto = cache is None
     if auto:
         cache = jit and caching_by_default()
-    if cache and len(name) > _LONGEST_CACHED_NAME:
+    if cache and len(name.encode()) > _LONGEST_CACHED_NAME:
         cache = False           # (numba's index file would be named past 255 bytes)
     if cache:
         try:
@@ -585,7 +587,8 @@ def cache_file(source, name, namespace, signature, fastmath, values=None):
     h.update(values if values is not None else _namespace_digest(namespace))
     # (numba names its index file `<this file's stem>.<name>-<line>.py311.nbi`: a long
     # function name would take it past the file system's 255 bytes twice over)
-    path = os.path.join(cache_dir(), f"_adjit_{name[:40]}_{h.hexdigest()[:20]}.py")
+    stem = name.encode()[:40].decode(errors="ignore")     # (40 bytes of it)
+    path = os.path.join(cache_dir(), f"_adjit_{stem}_{h.hexdigest()[:20]}.py")
     if not os.path.exists(path):
         tmp = f"{path}.{os.getpid()}.tmp"
         with open(tmp, "w") as fh:

@@ -116,12 +116,7 @@ def list_operations(src, make_source):
     numba concatenates and repeats lists, while adjit reads a list as the array of its
     numbers, whose `+` and `*` act on each element: `[x] * 3` was the array [3 x]."""
     tree = src.tree
-    lists = {t.id for n in ast.walk(tree) if isinstance(n, ast.Assign)
-             and (isinstance(n.value, _LISTS) or _repeated(n.value) is not None)
-             for t in n.targets if isinstance(t, ast.Name)}
-
-    def is_list(n):
-        return isinstance(n, _LISTS) or isinstance(n, ast.Name) and n.id in lists
+    found = []
 
     def refuse(node, what):
         raise src.loc.error(node, f"{what} of a list (numba's `+` joins lists and `*` repeats "
@@ -130,17 +125,52 @@ def list_operations(src, make_source):
                             "Build the array with np.full(n, v), np.zeros(n), np.array([...]) "
                             "or np.concatenate((a, b)); a list repeated once, [v] * n, is "
                             "np.full(n, v).")
-    found = False
-    for n in ast.walk(tree):
-        if isinstance(n, ast.BinOp) and isinstance(n.op, (ast.Add, ast.Mult)) and \
-                (is_list(n.left) or is_list(n.right)):
-            if _repeated(n) is None:
-                refuse(n, "`+` (joining)" if isinstance(n.op, ast.Add) else "`*` (repeating)")
-            found = True
-        elif isinstance(n, ast.AugAssign) and isinstance(n.op, (ast.Add, ast.Mult)) and \
-                (is_list(n.target) or is_list(n.value)):
-            refuse(n, "`+=` (extending)" if isinstance(n.op, ast.Add) else
-                   "`*=` (repeating)")
+
+    def check(node, lists):
+        """The `+` and `*` in an expression, `lists` the names that hold a list there."""
+        def is_list(n):
+            return isinstance(n, _LISTS) or isinstance(n, ast.Name) and n.id in lists
+        for n in ast.walk(node):
+            if isinstance(n, ast.BinOp) and isinstance(n.op, (ast.Add, ast.Mult)) and \
+                    (is_list(n.left) or is_list(n.right)):
+                if _repeated(n) is None:
+                    refuse(n, "`+` (joining)" if isinstance(n.op, ast.Add) else
+                           "`*` (repeating)")
+                found.append(n)
+
+    def block(stmts, lists):
+        """The names holding a list after `stmts`, in the order they are written (a name
+        rebound to an array, `w = np.array(w)`, no longer is one; after an `if`, one that
+        either path leaves a list is)."""
+        for x in stmts:
+            if isinstance(x, ast.AugAssign) and isinstance(x.op, (ast.Add, ast.Mult)) and (
+                    isinstance(x.value, _LISTS) or isinstance(x.target, ast.Name) and
+                    x.target.id in lists):
+                refuse(x, "`+=` (extending)" if isinstance(x.op, ast.Add) else
+                       "`*=` (repeating)")
+            if isinstance(x, (ast.If, ast.For, ast.While)):
+                check(x.test if not isinstance(x, ast.For) else x.iter, lists)
+                body = block(x.body, set(lists))
+                orelse = block(x.orelse, set(lists))
+                lists = body | orelse
+                if not isinstance(x, ast.If):   # (a loop's body again, on what it left)
+                    lists = block(x.body, lists) | orelse
+                continue
+            for field in ("body", "orelse", "finalbody"):
+                if isinstance(getattr(x, field, None), list):
+                    lists = block(getattr(x, field), lists)
+            for part in ast.iter_child_nodes(x):
+                if isinstance(part, ast.expr):
+                    check(part, lists)
+            if isinstance(x, ast.Assign):
+                made = isinstance(x.value, _LISTS) or _repeated(x.value) is not None
+                for t in x.targets:
+                    for n in ast.walk(t):
+                        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+                            lists = lists | {n.id} if made and t is n else lists - {n.id}
+        return lists
+
+    block(tree.body, set())
     if not found:
         return src
 
