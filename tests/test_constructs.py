@@ -643,7 +643,8 @@ def _grid_by_keyword(x):
     a = np.zeros(shape=(3, 3))
     a[0, 0] = x
     a[1, :] = np.ones(shape=3) * x
-    return np.sum(a * x)
+    b = np.full(shape=3, fill_value=2.0) + np.full_like(a[0], fill_value=x)
+    return np.sum(a * x) + np.sum(b * x)
 
 
 @pytest.mark.parametrize("f, args", [(_payoff_by_kind, (1.5, 1)), (_payoff_by_kind, (1.5, 2)),

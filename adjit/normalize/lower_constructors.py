@@ -87,7 +87,14 @@ def lower_contiguous(norm, node, obj, out):
 def lower_full(norm, node, obj, out):
     """np.full(shape, value), np.full_like(a, value): a new array, every element
     stored."""
-    args, what = node.args, obj.__name__
+    args, what = list(node.args), obj.__name__
+    # numpy's own names, as numba takes them: np.full(shape=3, fill_value=2.0)
+    named = {k.arg: k.value for k in node.keywords}
+    for position, word in enumerate(("a" if what == "full_like" else "shape", "fill_value")):
+        if len(args) == position and word in named:
+            args.append(named.pop(word))
+    node = ast.copy_location(ast.Call(func=node.func, args=args, keywords=[
+        ast.keyword(arg=k, value=v) for k, v in named.items()]), node)
     dtype = [k.value for k in node.keywords if k.arg == "dtype"] + args[2:3]
     if len(args) not in (2, 3) or any(k.arg != "dtype" for k in node.keywords) or \
             len(dtype) > 1:
