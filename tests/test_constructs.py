@@ -653,3 +653,25 @@ def test_enum_values_and_shapes_by_keyword_as_numba_compiles_them(f, args):
     """`OptionTypes.EUROPEAN_CALL.value` (a plain Enum member's value: numba's constant) and
     `np.zeros(shape=(3, 3))` were refused (FinancePy's bs_value, corr_matrix_generator)."""
     check_value_and_grad(f, args, 0, value_rtol=1e-15)
+
+
+_CHECKED = True
+
+
+@numba.njit
+def _scaled_unless_none(x, w=None):
+    if _CHECKED:
+        if w is None:
+            return x * x
+    return x * w
+
+
+def _both_ways(x):
+    return _scaled_unless_none(x) + _scaled_unless_none(x, 2.0)
+
+
+def test_a_decided_return_inside_a_module_flag_ends_the_helper_there():
+    """`if w is None: return ...` (decided by the call) inside `if _CHECKED:` (a module
+    flag): what follows never runs for that call; it was typed with w None and refused."""
+    g = check_value_and_grad(_both_ways, (1.5,), 0, value_rtol=1e-15)
+    assert g == pytest.approx(2.0 * 1.5 + 2.0, rel=1e-15)

@@ -1021,8 +1021,11 @@ class _Normalizer:
             out.append(self.raise_statement(s, out))
         elif isinstance(s, ast.If) and (taken := self.constant_test(s.test)) is not None:
             # `if DEBUG:` with a module-level flag, `if 4.41 <= -0.3:`: only the branch taken
-            # is code (numba would prune the other in one sweep and maybe not in the other)
-            out.extend(self.block(s.body if taken else s.orelse))
+            # is code (numba would prune the other in one sweep and maybe not in the other);
+            # what follows it never runs where that branch returns
+            branch = s.body if taken else s.orelse
+            out.extend(self.block(branch))
+            self.rest_taken = always_returns(branch)
         elif isinstance(s, ast.If):
             self.flush_before(s, out)
             cond = self.atom(s.test, out)
