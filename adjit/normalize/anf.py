@@ -908,6 +908,13 @@ class _Normalizer:
         self.rest_taken = False
         return out
 
+    def decided_branch(self, branch, out):
+        """The branch an `if` decided before it runs takes: the only code of that `if`; what
+        follows a branch that returns never runs (numba prunes it: `return 3.0 * w2` after
+        `if w2 is None: return ...`), so the block holding the `if` ends there."""
+        out.extend(self.block(branch))
+        self.rest_taken = always_returns(branch)
+
     def inline(self, node, fn, out, atoms=None):
         """The helper `fn` called by `node`, inlined into `out` (normalize/inline.py)."""
         return inlining.inline(self, node, fn, out, atoms)
@@ -1021,21 +1028,14 @@ class _Normalizer:
             out.append(self.raise_statement(s, out))
         elif isinstance(s, ast.If) and (taken := self.constant_test(s.test)) is not None:
             # `if DEBUG:` with a module-level flag, `if 4.41 <= -0.3:`: only the branch taken
-            # is code (numba would prune the other in one sweep and maybe not in the other);
-            # what follows it never runs where that branch returns
-            branch = s.body if taken else s.orelse
-            out.extend(self.block(branch))
-            self.rest_taken = always_returns(branch)
+            # is code (numba would prune the other in one sweep and maybe not in the other)
+            self.decided_branch(s.body if taken else s.orelse, out)
         elif isinstance(s, ast.If):
             self.flush_before(s, out)
             cond = self.atom(s.test, out)
             if isinstance(cond, ast.Constant) and isinstance(cond.value, bool):
-                # decided here (`if w2 is None:` of a name holding None): only the branch
-                # taken is code, and what follows a branch that returns never runs (numba
-                # prunes it: `return 3.0 * w2` after `if w2 is None: return ...`)
-                taken = s.body if cond.value else s.orelse
-                out.extend(self.block(taken))
-                self.rest_taken = always_returns(taken)
+                # decided here (`if w2 is None:` of a name holding None)
+                self.decided_branch(s.body if cond.value else s.orelse, out)
                 return
             before, arrays_before = dict(self.views), dict(self.ctx.arrays)
             arguments = set(self.src.params) - self.rebound_params

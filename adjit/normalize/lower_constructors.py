@@ -144,12 +144,13 @@ def lower_full(norm, node, obj, out):
     name = norm.arrays.new_array(shape, out)
     made = out[-1]
     fill = norm.operand(args[1], out)
-    if not isinstance(norm.arrays.as_lazy(fill), Scalar):
+    filled = norm.arrays.as_lazy(fill)
+    if not isinstance(filled, Scalar):
         raise norm.error(node, f"np.{what} with an array as its value (numba fills with a "
                          "number; adjit reads a list repeated, [v] * n, as np.full(n, v))",
                          "Fill with a number; for copies of an array, np.empty((n,) + "
                          "v.shape) and a loop storing v, or a tuple (v, v).")
-    kind = norm.indexing.lazy_dtype(norm.arrays.as_lazy(fill))
+    kind = norm.indexing.lazy_dtype(filled)
     if what == "full" and not dtype and kind in ("i", "b"):
         # numba's np.full(n, 3) is an int64 array, np.full(n, True) a boolean one (a guess
         # analysis/types.py makes a float array where the value stored is a float)

@@ -78,7 +78,6 @@ class Planner:
             loops = self.b.layout.loops[id(s)]
             if set(loops) & self.plan.recomputed or not set(loops) & self.plan.kept_loops:
                 continue    # (made again there, or the backward sweep never enters the loop)
-            by_id = {id(x): x for x in ir.walk_stmts(self.b.stmts)}
             why = None if not self.b.allow_recompute or self.b.tape.bounded else next(
                 (w for w in (why_dependent(self.b.stmts, self.b.layout, self.b.kinds,
                                            by_id[L]) for L in reversed(loops)) if w), None)
