@@ -481,3 +481,121 @@ def test_different_dtypes_and_ranks_are_refused_as_numba_does():
         adjit.grad(int_or_float)(X, True)       # (np.arange of integers holds integers)
     with pytest.raises(AdjitError, match="arrays of different ranks or dtypes"):
         adjit.grad(vector_or_matrix)(X, True)
+
+
+# An argument stepped in a loop on one path of an `if` (`if refine: for k in range(n): x =
+# ...`), read after the `if`: the loop updates an owned copy of the argument's array, and
+# after the `if` the name is the copy on that path and the argument on the other. (The name
+# read the copy on both paths: a segfault, an internal error, or a zero gradient.)
+
+def refined_if_asked(x, n):
+    if n > 1:
+        for k in range(n):
+            x = x * 1.5 + np.sin(x)
+    return np.sum(x ** 2)
+
+
+def stepped_either_way(x, n):
+    if n > 1:
+        for k in range(n):
+            x = x * 1.5 + np.sin(x)
+    else:
+        for k in range(2):
+            x = np.cos(x) * 0.5
+    return np.sum(x ** 2)
+
+
+def stepped_or_mapped(x, n):
+    if not n == 3:
+        for k in range(n):
+            x = x * 0.5 - np.cos(x)
+    else:
+        x = np.cos(x)
+    return x[0] + np.sum(x[1:] ** 2)
+
+
+@njit
+def _stepped(x, n):
+    if n > 0:
+        for k in range(n):
+            x = x * 1.5 + np.sin(x)
+        return x
+    return x * 2
+
+
+def stepped_by_a_helper(x, n):
+    return np.sum(_stepped(x, n) ** 2)
+
+
+def stepped_in_a_while_then_viewed(x, n):
+    if n > 0:
+        k = 0
+        while k < n:
+            x = x * 1.5 + np.sin(x)
+            k += 1
+    v = x[1:]
+    return np.sum(v ** 2)
+
+
+def stepped_then_written(x, n):
+    if n > 0:
+        for k in range(n):
+            x = x * 1.5 + np.sin(x)
+        x[0] = 7.0          # (the new array: the caller's is untouched)
+    return np.sum(x ** 2)
+
+
+def stepped_inside_a_loop(x, n):
+    for t in range(3):
+        if t < n:
+            for k in range(2):
+                x = x * 1.5 + np.sin(x)
+    return np.sum(x ** 2)
+
+
+@pytest.mark.parametrize("f, n", [
+    (refined_if_asked, 2), (refined_if_asked, 1), (refined_if_asked, 0),
+    (stepped_either_way, 2), (stepped_either_way, 1),
+    (stepped_or_mapped, 2), (stepped_or_mapped, 3), (stepped_or_mapped, 0),
+    (stepped_by_a_helper, 2), (stepped_by_a_helper, 0),
+    (stepped_in_a_while_then_viewed, 2), (stepped_in_a_while_then_viewed, 0),
+    (stepped_then_written, 2), (stepped_then_written, 0),
+    (stepped_inside_a_loop, 0), (stepped_inside_a_loop, 2), (stepped_inside_a_loop, 5),
+])
+def test_an_argument_stepped_in_a_loop_on_one_path(f, n):
+    x = np.array([0.3, -0.2, 0.5, 1.1])
+    kept = x.copy()
+    check_value_and_grad(f, (x, n), argnums=0)
+    np.testing.assert_array_equal(x, kept)
+
+
+def test_a_name_stepped_in_a_loop_on_one_path_of_two_values():
+    """The analytic value: x stepped twice by 2x on one path, the argument itself on the
+    other."""
+    def twice_doubled(x, n):
+        if n > 0:
+            for k in range(2):
+                x = 2.0 * x
+        return np.sum(x * x)
+    x = np.array([0.5, -1.0, 2.0])
+    np.testing.assert_allclose(adjit.grad(twice_doubled)(x, 1), 32.0 * x, rtol=1e-15)
+    np.testing.assert_allclose(adjit.grad(twice_doubled)(x, 0), 2.0 * x, rtol=1e-15)
+
+
+def stepped_then_continued(x, c):
+    for t in range(3):
+        if c[t] > 0:
+            for k in range(2):
+                x = x * 1.5 + np.sin(x)
+            continue
+        x[0] = x[0] * 2
+    return np.sum(x ** 2)
+
+
+def test_a_name_stepped_on_a_path_that_then_leaves_its_loop_is_refused():
+    """After `continue` the next iteration reads the copy on that path, the argument on the
+    other: not one array (crashed the process before)."""
+    with pytest.raises(AdjitError, match=r"'x' rebound in a loop on a path of an `if` that "
+                       r"may then leave its loop or function. Copy it once before the "
+                       r"loops \(x = x.copy\(\)\) and update it in place"):
+        adjit.grad(stepped_then_continued)(np.array([0.3, -0.2, 0.5]), np.array([0, 1, 0]))

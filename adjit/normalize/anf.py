@@ -1039,9 +1039,12 @@ class _Normalizer:
                 return
             before, arrays_before = dict(self.views), dict(self.ctx.arrays)
             arguments = set(self.src.params) - self.rebound_params
+            subst_before = dict(self.subst)
             body = self.block(s.body)
+            self.bind_owned_copies(subst_before, before, body, s)
             after_body, self.views = self.views, dict(before)
             orelse = self.block(s.orelse)
+            self.bind_owned_copies(subst_before, before, orelse, s)
             self.origin = (self.loc.filename, s.lineno, self.loc.name)
             joined = joins.plan(self, before, [after_body, self.views], [body, orelse],
                                 arrays_before, arguments,
@@ -1234,6 +1237,38 @@ class _Normalizer:
             self.src.locals.add(own)
             marked.add(own)
         return marked
+
+    def bind_owned_copies(self, subst_before, views_before, path, s):
+        """At the end of a branch of the `if` `s`: a name a loop of the branch updated in
+        place in an owned copy of its array (rebound_in_place) is bound to that copy by an
+        ordinary assignment, and means its old array again in the code after the branch;
+        the join after the `if` then makes one array of the paths' arrays (joins.py). (The
+        name stood for the copy everywhere after the loop, and the other path never made
+        it.)"""
+        for n in sorted(self.subst):
+            own = self.subst[n]
+            if not isinstance(own, str) or own not in self.in_place_names or \
+                    subst_before.get(n) == own:
+                continue
+            if n in subst_before:
+                self.subst[n] = subst_before[n]
+            else:
+                del self.subst[n]
+            old = self.local(n)
+            if old in views_before and old not in self.views:     # (a helper's argument)
+                self.views[old] = views_before[old]
+            if path and isinstance(path[-1], ast.Return):
+                continue        # (the code after the `if` runs on the other path only)
+            if ir.breaks(path, (ast.Break, ast.Continue, ast.Return)):
+                raise self.error(s, f"'{self.in_place_names[own]}' rebound in a loop on a "
+                                 "path of an `if` that may then leave its loop or function",
+                                 f"Copy it once before the loops ({n} = {n}.copy()) and "
+                                 f"update it in place in the loop ({n}[:] = ...), or leave "
+                                 "after the `if`.")
+            assign = ast.copy_location(ast.Assign(
+                targets=[ast.Name(id=n, ctx=ast.Store())], value=ast.Name(id=own, ctx=ast.Load())),
+                s)
+            self.stmt(assign, path)
 
     def in_place_method(self, call, name, arity):
         """Whether `call` is the method `name` of an array (or of a subscript of one) with

@@ -2,11 +2,14 @@
 
 argnums=(0,) (python): UnboundLocalError: cannot access local variable '_a1' where it is not associated with a value
 
-Open (2026-12-06, make fuzz SEED=42003): also raised by the code of 05afa6d, before that
-day's changes. The interpreted and the compiled gradient read a kept array (`_aN`) that
-no path bound: `x` rebound in a loop under `if not n == 3:` to an array made from
-constants, read after the `if`. Not a wrong number. Cause and fix: (write them here when
-fixing the bug)
+Found by make fuzz SEED=42003 (2026-12-06); also raised by the code before that day.
+Cause and fix: a loop that rebinds an argument (`x = ...` in the loop) updates an owned
+copy of its array in place, and the normalizer's substitution x -> the copy outlived the
+branch of the `if` that held the loop: after the `if`, `x` read the copy on the path that
+never made it (UnboundLocalError here; a segfault, an internal error, or gradient 0 where it
+is x's own in other programs). At the end of a branch the name is now bound to the copy by
+an ordinary assignment and means its old array again, so the join after the `if` makes one
+array of the paths' arrays (anf.bind_owned_copies).
 """
 PARAMS = (('x', 'array1/strided'), ('y', 'float'), ('z', 'float/zero'), ('w', 'array2/zeros'), ('n', 'int'), ('t', 'array3/zeros+F'), ('ix', 'index:0,1,1'), ('fM', 'form:M'), ('fS', 'form:S'), ('fs', 'form:s'))
 SEED = 524249
