@@ -129,12 +129,6 @@ def _returned(x):
     return h(x[1])
 
 
-def _recursive(x):
-    def fact(t, n):
-        return t if n == 0 else t * fact(t, n - 1)
-    return fact(x[0], 3)
-
-
 def _both_names(x):
     def g(t):
         return t * t
@@ -145,7 +139,6 @@ def _both_names(x):
 @pytest.mark.parametrize("f, words", [
     (_defined_in_a_loop, "inside a loop or a branch"),
     (_returned, "used other than by calling it"),
-    (_recursive, "recursion"),
     (_both_names, "also assigned"),
 ])
 def test_nested_functions_adjit_cannot_take_are_refused_by_name(f, words):

@@ -143,6 +143,7 @@ class InlineContext:
         self.prange_depth = 0               # numba.prange loops around it
         self.stack = []
         self.prefix_counts = {}
+        self.recursion_copies = {}          # function -> its calls cut by inline._too_deep
         # (arrays no statement may write, the join after which, the name, origin): views
         # copied where paths join (joins.py)
         self.frozen = []
@@ -185,9 +186,11 @@ def normalize_function(src, ctx, prefix="", subst=None, views=None):
     src = carried.carried_tuples(src, src.with_tree)
     src, subst = record_arrays.rewrite(src, subst or {})
     check_supported(src.tree, src.loc)
-    if src.fn in ctx.stack:
+    if src.fn in ctx.stack and ctx.cuda:
+        # (elsewhere the inliner repeats a function that calls itself a few levels deep:
+        # inline.RECURSION_DEPTH)
         chain = " -> ".join(f.__name__ for f in ctx.stack + [src.fn])
-        raise src.loc.error(src.tree, f"recursion ({chain}) is not supported",
+        raise src.loc.error(src.tree, f"recursion ({chain}) in CUDA code is not supported",
                             "Rewrite the recursion as a loop.")
     ctx.stack.append(src.fn)
     try:

@@ -159,8 +159,44 @@ def _falls_back(dispatcher, exc):
         not getattr(exc, "numba_differs", False)
 
 
+RECURSION_DEPTH = 2
+"""How many copies deep a function that calls itself (directly or through others) is
+inlined: the call that would make one more raises RecursionError when it runs."""
+
+RECURSION_COPIES = 16
+"""The most copies of one function the unrolling may make (a function calling itself at
+several places grows as their number to the power RECURSION_DEPTH): beyond, refused."""
+
+
+def _too_deep(norm, node, fn, out):
+    """The call of a function that would be its RECURSION_DEPTH + 1-th copy on the stack:
+    a raise of RecursionError where the call would run, and 0.0 for its value (read only
+    after the raise, which never returns). A function that calls itself once more on the
+    other side of a branch (FinancePy's `return 1.0 - normcdf(-x)`, lets_be_rational's
+    black with -q) never reaches it; a recursion as deep as its data does, and says so."""
+    chain = " -> ".join(f.__name__ for f in norm.ctx.stack + [fn])
+    copies = norm.ctx.recursion_copies
+    copies[fn] = copies.get(fn, 0) + 1
+    if copies[fn] > RECURSION_COPIES:
+        raise norm.error(node, f"recursion ({chain}) at more places than adjit unrolls",
+                         f"adjit repeats the body of a function that calls itself "
+                         f"{RECURSION_DEPTH} levels deep; this one would need more than "
+                         f"{RECURSION_COPIES} copies. Rewrite the recursion as a loop.")
+    message = (f"adjit: {fn.__name__} called itself more than {RECURSION_DEPTH} levels deep "
+               f"({chain}); adjit differentiates a function that calls itself by repeating "
+               f"its body {RECURSION_DEPTH} levels deep. Rewrite the recursion as a loop.")
+    raise_ = ast.copy_location(ast.Raise(exc=ast.Call(
+        func=ast.Name(id="RecursionError", ctx=ast.Load()),
+        args=[ast.Constant(value=message)], keywords=[]), cause=None), node)
+    norm.stmt(raise_, out)
+    return ir.const(0.0)
+
+
 def _body(norm, node, callee, fn, params, bound, out):
     """The helper's body normalized for its parameters' values `bound`."""
+    if callee.fn in norm.ctx.stack and not norm.ctx.cuda and \
+            norm.ctx.stack.count(callee.fn) >= RECURSION_DEPTH:
+        return _too_deep(norm, node, callee.fn, out)
     # the branches numba prunes for these arguments (None or not) go here too
     callee = pruned_source(callee, {p: isinstance(bound[p], NoneValue) for p in params},
                            lambda p: norm.error(

@@ -397,7 +397,8 @@ def check_assert(ok):
 
 RAISABLE = (ValueError, TypeError, IndexError, KeyError, RuntimeError, NotImplementedError,
             ZeroDivisionError, ArithmeticError, OverflowError, FloatingPointError,
-            AssertionError, LookupError, Exception, RuntimeWarning, UserWarning, Warning)
+            AssertionError, LookupError, Exception, RuntimeWarning, UserWarning, Warning,
+            RecursionError)
 """The exception classes a differentiated function may raise (by position in raise_error):
 numba raises a warning class as an exception too (tslearn's `raise RuntimeWarning(...)`)."""
 
@@ -442,6 +443,8 @@ def raise_error(kind, message):
         raise UserWarning(message)
     if kind == 15:
         raise Warning(message)
+    if kind == 16:
+        raise RecursionError(message)
     raise Exception(message)
 
 
