@@ -60,6 +60,7 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 
 import adjit  # noqa: E402
+import blas_kernels  # noqa: E402
 import hand  # noqa: E402
 from hand import HAND  # noqa: E402
 from cases import cases, heat, heat_inputs, inputs, pendulum_inputs, pendulum_loss  # noqa: E402
@@ -317,6 +318,9 @@ class Bench:
                  f"{os.environ['OPENBLAS_NUM_THREADS']}" + (
                      "" if bench_cpu() is None else f"; every row but the prange ones on CPU "
                      f"{bench_cpu()}, where JAX runs too"), self.head)
+        blas = blas_kernels.describe()
+        if blas is not None:
+            self.out(f"matrix products: {blas} (benchmarks/blas_kernels.py)", self.head)
         self.out(warm_runtime(), self.head)
         self.jax_times, self.about, self.jax_timer = measure_jax(
             self.repeats, os.path.join(self.tmp, "jax"))
@@ -749,7 +753,7 @@ def write_docs(bench, series, path, elapsed):
     if heat_row is not None:
         fwd_ns = heat_row["forward"] / n_cells * 1e9
         grad_ns = heat_row["gradient"] / n_cells * 1e9
-        text = (f"Why the heat rows miss: the forward runs at {fwd_ns:.2f} ns per cell update "
+        text = (f"What the heat gradients cost: the forward runs at {fwd_ns:.2f} ns per cell update "
                 "(1022 x 10^4 updates), under one clock cycle: its stencil loop runs "
                 "vectorized (SIMD). Recorded, the gradient's forward sweep records one float "
                 "per cell update (the stencil value `u[i-1] - 2 u[i] + u[i+1]` that alpha's "
@@ -765,9 +769,10 @@ def write_docs(bench, series, path, elapsed):
                      f"set ({human_bytes(auto_row['tape'].total_bytes)}) stays in the caches "
                      f"and the gradient takes {auto_row['gradient'] / n_cells * 1e9:.1f} ns per "
                      f"cell update, {auto_row['ratio']:.1f} times the forward: two forward "
-                     "steps, then a backward step of three passes over the cells (the "
-                     "copy-back's adjoint, which assigns un_bar, the stencil's adjoint in "
-                     "gather form, which assigns u_bar, and alpha's sum of products).")
+                     "steps, then a backward step of two passes over the cells (the "
+                     "copy-back's adjoint, which assigns un_bar, together with alpha's sum of "
+                     "products, then the stencil's adjoint in gather form, which assigns "
+                     "u_bar).")
         if ckpt_row is not None:
             text += (f" With checkpoint=64 the gradient takes "
                      f"{ckpt_row['gradient'] / n_cells * 1e9:.1f} ns per cell update: it runs "
