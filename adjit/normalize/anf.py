@@ -3120,10 +3120,11 @@ class _Normalizer:
         call = s.exc if isinstance(s.exc, ast.Call) else None
         cls = self.src.resolve(call.func if call is not None else s.exc)
         kind = next((k for k, c in enumerate(vec.RAISABLE) if c is cls), None)
-        if kind is None and isinstance(cls, type) and issubclass(cls, Exception) and \
-                cls.__init__ is Exception.__init__:
-            # the library's own exception class (FinancePy's `raise FinError("...")`), which
-            # numba raises as it raises a builtin one: named by its global in generated code
+        if kind is None and isinstance(cls, type) and issubclass(cls, Exception):
+            # the library's own exception class (FinancePy's `raise FinError("...")`, whose
+            # __init__ keeps the message), which numba raises as it raises a builtin one:
+            # the interpreter makes the exception from the class and its arguments when it
+            # is raised, its own __init__ included. Named by its global in generated code.
             kind = self.ctx.env.spell(cls, cls.__name__)
         if kind is None:
             names = ", ".join(k.__name__ for k in vec.RAISABLE)
