@@ -1612,6 +1612,30 @@ def test_bare_return_in_an_effect_helper():
         np.testing.assert_allclose(g, expected, rtol=1e-14)
 
 
+@njit
+def _scale_unless_zero(a, n):
+    """The same without the final `return`: leaves early, else runs to its end (it was
+    refused: "a path through the function ends without `return`")."""
+    if n == 0:
+        return
+    for i in range(a.shape[0]):
+        a[i] = a[i] * 1.1 + 0.1 * a[i] * a[i]
+    a[0] += 1.0
+
+
+def scaled_unless_zero(x, n):
+    a = x.copy()
+    _scale_unless_zero(a, n)
+    return np.sum(a * a)
+
+
+def test_bare_return_then_falling_off_the_end():
+    x = np.array([0.5, 1.0, 1.5])
+    check_value_and_grad(scaled_unless_zero, (x, 1), 0)
+    np.testing.assert_allclose(check_value_and_grad(scaled_unless_zero, (x, 0), 0), 2 * x,
+                               rtol=1e-15)
+
+
 # -- ~ of a boolean mask (numpy's elementwise not) -------------------------------------------
 
 def masked_out(D, mask):

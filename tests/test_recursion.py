@@ -185,3 +185,92 @@ def test_a_recursion_at_many_places_is_refused():
     with pytest.raises(AdjitError, match=r"recursion \(five_ways -> five_ways -> five_ways\) "
                        r"at more places than adjit unrolls.*Rewrite the recursion as a loop"):
         adjit.grad(five_ways)(1.5, 3)
+
+
+@njit
+def value_and_slope(x, n):
+    """x**n and its derivative, by the recursion of the product rule (a tuple returned)."""
+    if n == 0:
+        return 1.0, 0.0
+    p, d = value_and_slope(x, n - 1)
+    return x * p, p + x * d
+
+
+def from_the_pair(x, n):
+    p, d = value_and_slope(x, n)
+    return p + 0.5 * d
+
+
+@njit
+def reflected_pair(x):
+    if x < 0.0:
+        a, b = reflected_pair(-x)
+        return -a, b
+    return math.sin(x) * x, math.exp(-x)
+
+
+def from_the_reflected_pair(x):
+    a, b = reflected_pair(x)
+    return a * b + a
+
+
+def test_a_recursion_returning_tuples():
+    assert adjit.grad(from_the_pair)(1.5, 1) == pytest.approx(1.0, rel=1e-15)
+    check_value_and_grad(njit(from_the_reflected_pair), (-0.7,))
+    check_value_and_grad(njit(from_the_reflected_pair), (0.4,))
+    with pytest.raises(RecursionError, match="value_and_slope called itself more than 2"):
+        adjit.grad(from_the_pair)(1.5, 2)
+
+
+_bs_call = njit(bs_call)
+
+
+def condor(s, sigma):
+    """Four calls of a price that calls the reflected CDF twice: every one of the sixteen
+    reflections is its own recursion (they were counted together and refused)."""
+    return (_bs_call(s, 90.0, 0.01, sigma, 1.0) - _bs_call(s, 95.0, 0.01, sigma, 1.0)
+            - _bs_call(s, 105.0, 0.01, sigma, 1.0) + _bs_call(s, 110.0, 0.01, sigma, 1.0))
+
+
+def test_many_calls_of_a_function_that_calls_itself():
+    check_value_and_grad(condor, (100.0, 0.25), argnums=(0, 1))
+
+
+@njit
+def grow(a, n):
+    """Called for its effect: leaves early with a bare return, else updates and recurses."""
+    if n == 0:
+        return
+    for i in range(a.shape[0]):
+        a[i] = a[i] * 1.1 + 0.1 * a[i] * a[i]
+    grow(a, n - 1)
+
+
+def grown(x, n):
+    a = x.copy()
+    grow(a, n)
+    return np.sum(a * a)
+
+
+def test_a_recursion_called_for_its_effect():
+    x = np.array([0.5, -1.0, 1.5])
+    check_value_and_grad(grown, (x, 1))
+    with pytest.raises(RecursionError, match="grow called itself more than 2 levels deep"):
+        adjit.grad(grown)(x, 2)
+
+
+@njit
+def halved(v, n):
+    if n == 0:
+        return v * 2.0
+    return halved(v * 0.5, n - 1) + np.sin(v)
+
+
+def from_halved(v, n):
+    return np.sum(halved(v, n) ** 2)
+
+
+def test_a_recursion_returning_arrays_is_refused():
+    with pytest.raises(AdjitError, match=r"recursion \(from_halved -> halved -> halved\) of a "
+                       r"function returning arrays"):
+        adjit.grad(from_halved)(np.array([0.5, 1.0]), 1)

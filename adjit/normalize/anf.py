@@ -143,7 +143,10 @@ class InlineContext:
         self.prange_depth = 0               # numba.prange loops around it
         self.stack = []
         self.prefix_counts = {}
-        self.recursion_copies = {}          # function -> its calls cut by inline._too_deep
+        # inline._too_deep's calls cut, by the outermost inlined call of their function
+        # (recursion_roots: function -> a token for that call, while it is inlined)
+        self.recursion_copies = {}
+        self.recursion_roots = {}
         # (arrays no statement may write, the join after which, the name, origin): views
         # copied where paths join (joins.py)
         self.frozen = []
@@ -198,6 +201,14 @@ def normalize_function(src, ctx, prefix="", subst=None, views=None):
         body = norm.block(src.tree.body, top=True)
         # (counted before lower_exits, which turns early returns into flags)
         returns = [x for x in ir.walk_stmts(body) if isinstance(x, ast.Return)]
+        if returns and len(norm.returned_nothing) == len(returns) and \
+                not always_returns(body):
+            # a helper called for its effect that leaves early (`if n == 0: return`) and
+            # otherwise runs to its end: returning there too is what Python does
+            end = ast.Return(value=ir.const(0), lineno=returns[-1].lineno)
+            body.append(ir.annotate(end, origin=ir.note(returns[-1], "origin", None)))
+            returns.append(end)
+            norm.returned_nothing.append(end)
         last = body[-1] if body else None
         merged = None
         if (len(returns) > 1 or (returns and last is not returns[0])) and \

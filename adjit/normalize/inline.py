@@ -168,16 +168,20 @@ RECURSION_COPIES = 16
 several places grows as their number to the power RECURSION_DEPTH): beyond, refused."""
 
 
-def _too_deep(norm, node, fn, out):
+def _too_deep(norm, node, callee, out):
     """The call of a function that would be its RECURSION_DEPTH + 1-th copy on the stack:
-    a raise of RecursionError where the call would run, and 0.0 for its value (read only
-    after the raise, which never returns). A function that calls itself once more on the
-    other side of a branch (FinancePy's `return 1.0 - normcdf(-x)`, lets_be_rational's
-    black with -q) never reaches it; a recursion as deep as its data does, and says so."""
+    a raise of RecursionError where the call would run, and a value of the kind the
+    function returns (zeros, read only after the raise, which never returns): a number, a
+    tuple of as many numbers as its returns write, or nothing. A function that calls itself
+    once more on the other side of a branch (FinancePy's `return 1.0 - normcdf(-x)`,
+    lets_be_rational's black with -q) never reaches it; a recursion as deep as its data
+    does, and says so."""
+    fn = callee.fn
     chain = " -> ".join(f.__name__ for f in norm.ctx.stack + [fn])
     copies = norm.ctx.recursion_copies
-    copies[fn] = copies.get(fn, 0) + 1
-    if copies[fn] > RECURSION_COPIES:
+    root = norm.ctx.recursion_roots.get(fn, fn)     # (the outermost call of fn now inlined)
+    copies[root] = copies.get(root, 0) + 1
+    if copies[root] > RECURSION_COPIES:
         raise norm.error(node, f"recursion ({chain}) at more places than adjit unrolls",
                          f"adjit repeats the body of a function that calls itself "
                          f"{RECURSION_DEPTH} levels deep; this one would need more than "
@@ -189,14 +193,38 @@ def _too_deep(norm, node, fn, out):
         func=ast.Name(id="RecursionError", ctx=ast.Load()),
         args=[ast.Constant(value=message)], keywords=[]), cause=None), node)
     norm.stmt(raise_, out)
+    returns = [r.value for r in ast.walk(callee.tree) if isinstance(r, ast.Return)
+               and r.value is not None and
+               not (isinstance(r.value, ast.Constant) and r.value.value is None)]
+    if not returns:
+        return NoResult(fn.__name__)
+    sizes = {len(v.elts) for v in returns if isinstance(v, ast.Tuple)}
+    if len(sizes) == 1 and all(isinstance(v, ast.Tuple) or _calls(v, fn) for v in returns):
+        return TupleValue([ir.const(0.0)] * sizes.pop())
     return ir.const(0.0)
+
+
+def _calls(value, fn):
+    """Whether `value` is a call of a function named as `fn` is (`return f(x, n - 1)`)."""
+    return isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and \
+        value.func.id == fn.__name__
+
+
+def _numbers(norm, result):
+    """Whether a helper's result is numbers (a number, a tuple of them) or nothing."""
+    if result is None or isinstance(result, NoResult):
+        return True
+    if isinstance(result, TupleValue):
+        return all(_numbers(norm, e) for e in result.items)
+    return isinstance(result, ast.Constant) or \
+        isinstance(result, ast.Name) and norm.arrays.array_ndim(result) is None
 
 
 def _body(norm, node, callee, fn, params, bound, out):
     """The helper's body normalized for its parameters' values `bound`."""
     if callee.fn in norm.ctx.stack and not norm.ctx.cuda and \
             norm.ctx.stack.count(callee.fn) >= RECURSION_DEPTH:
-        return _too_deep(norm, node, callee.fn, out)
+        return _too_deep(norm, node, callee, out)
     # the branches numba prunes for these arguments (None or not) go here too
     callee = pruned_source(callee, {p: isinstance(bound[p], NoneValue) for p in params},
                            lambda p: norm.error(
@@ -241,7 +269,33 @@ def _body(norm, node, callee, fn, params, bound, out):
             subst[p] = v
     out.extend(copies)
     # the callee goes through the same pass
-    stmts, result = norm.ctx.normalize_callee(callee, norm.ctx, prefix, subst, views)
+    roots = norm.ctx.recursion_roots
+    root = callee.fn not in norm.ctx.stack     # (not inside a call of itself: a new root)
+    token = object()
+    if root:
+        roots[callee.fn] = token
+    try:
+        stmts, result = norm.ctx.normalize_callee(callee, norm.ctx, prefix, subst, views)
+    except AdjitError as exc:
+        if roots.get(callee.fn) not in norm.ctx.recursion_copies or \
+                isinstance(exc, InternalError) or getattr(exc, "recursion_noted", False):
+            raise
+        # (the cut call's stand-in value is a number: the likely cause, said beside it)
+        noted = AdjitError(f"{exc} (Where {fn.__name__} calls itself one level deeper "
+                           f"than adjit repeats it ({RECURSION_DEPTH}), the call stands for "
+                           "a number, a tuple of numbers or nothing, as its returns are "
+                           "written; a recursion returning arrays is refused: rewrite it "
+                           "as a loop.)")
+        noted.recursion_noted = True
+        raise noted from None
+    finally:
+        if root:
+            roots.pop(callee.fn)
+    if root and token in norm.ctx.recursion_copies and not _numbers(norm, result):
+        chain = " -> ".join(f.__name__ for f in norm.ctx.stack + [fn, fn])
+        raise norm.error(node, f"recursion ({chain}) of a function returning arrays",
+                         "adjit repeats a function that calls itself when it returns "
+                         "numbers or tuples of them; rewrite this one as a loop.")
     out.extend(stmts)
     norm.loads = {}
     if result is None:
