@@ -553,8 +553,26 @@ def stepped_inside_a_loop(x, n):
     return np.sum(x ** 2)
 
 
+@njit
+def _stepped_if_asked(x, n):
+    if n > 0:
+        for k in range(n):
+            x = x * 1.1 + 0.2 * np.sin(x)
+    return x
+
+
+def stepped_by_a_helper_twice(x, n):
+    """The helper's parameter is a view of the caller's array: one path binds it to the
+    loop's copy, the other keeps it (refused, and a gradient of zeros before that)."""
+    y = _stepped_if_asked(x, n)
+    z = _stepped_if_asked(y * 0.5, n - 1)
+    return np.sum(y * z) + np.sum(_stepped_if_asked(x, 0))
+
+
 @pytest.mark.parametrize("f, n", [
     (refined_if_asked, 2), (refined_if_asked, 1), (refined_if_asked, 0),
+    (stepped_by_a_helper_twice, 2), (stepped_by_a_helper_twice, 1),
+    (stepped_by_a_helper_twice, 0),
     (stepped_either_way, 2), (stepped_either_way, 1),
     (stepped_or_mapped, 2), (stepped_or_mapped, 3), (stepped_or_mapped, 0),
     (stepped_by_a_helper, 2), (stepped_by_a_helper, 0),

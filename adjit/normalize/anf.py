@@ -1254,11 +1254,10 @@ class _Normalizer:
 
     def bind_owned_copies(self, subst_before, views_before, path, s):
         """At the end of a branch of the `if` `s`: a name a loop of the branch updated in
-        place in an owned copy of its array (rebound_in_place) is bound to that copy by an
-        ordinary assignment, and means its old array again in the code after the branch;
-        the join after the `if` then makes one array of the paths' arrays (joins.py). (The
-        name stood for the copy everywhere after the loop, and the other path never made
-        it.)"""
+        place in an owned copy of its array (rebound_in_place) is bound to a view of that
+        copy, as an assignment `name = copy` binds it, instead of standing for the copy
+        everywhere after the loop (the other path never made it); the join after the `if`
+        then makes one array of the paths' arrays (joins.py)."""
         for n in sorted(self.subst):
             own = self.subst[n]
             if not isinstance(own, str) or own not in self.in_place_names or \
@@ -1279,10 +1278,8 @@ class _Normalizer:
                                  f"Copy it once before the loops ({n} = {n}.copy()) and "
                                  f"update it in place in the loop ({n}[:] = ...), or leave "
                                  "after the `if`.")
-            assign = ast.copy_location(ast.Assign(
-                targets=[ast.Name(id=n, ctx=ast.Store())], value=ast.Name(id=own, ctx=ast.Load())),
-                s)
-            self.stmt(assign, path)
+            # (the name now views the whole copy: bound so, as `n = own` would bind it)
+            self.views[old] = bindings.new_binding(self, self.arrays.view_of(own, path))
 
     def in_place_method(self, call, name, arity):
         """Whether `call` is the method `name` of an array (or of a subscript of one) with
