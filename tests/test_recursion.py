@@ -274,3 +274,24 @@ def test_a_recursion_returning_arrays_is_refused():
     with pytest.raises(AdjitError, match=r"recursion \(from_halved -> halved -> halved\) of a "
                        r"function returning arrays"):
         adjit.grad(from_halved)(np.array([0.5, 1.0]), 1)
+
+
+@njit
+def reflected_array(v):
+    if v[0] < 0.0:
+        return -reflected_array(-v)
+    return v * np.exp(-v * v)
+
+
+def from_reflected_array(v):
+    return np.sum(reflected_array(v) * np.arange(1.0, v.shape[0] + 1.0))
+
+
+def test_a_refusal_inside_the_repeated_body_says_where_the_recursion_was_cut():
+    """The cut call stands for a number; a function returning arrays then fails to read
+    (here: an array from one return, a number from the other), and the message says so
+    first."""
+    with pytest.raises(AdjitError, match=r"recursion \(from_reflected_array -> "
+                       r"reflected_array -> reflected_array\) cut 2 levels deep, where the "
+                       r"cut call stands for a number"):
+        adjit.grad(from_reflected_array)(np.array([-0.5, 1.0]))

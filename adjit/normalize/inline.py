@@ -280,12 +280,14 @@ def _body(norm, node, callee, fn, params, bound, out):
         if roots.get(callee.fn) not in norm.ctx.recursion_copies or \
                 isinstance(exc, InternalError) or getattr(exc, "recursion_noted", False):
             raise
-        # (the cut call's stand-in value is a number: the likely cause, said beside it)
-        noted = AdjitError(f"{exc} (Where {fn.__name__} calls itself one level deeper "
-                           f"than adjit repeats it ({RECURSION_DEPTH}), the call stands for "
-                           "a number, a tuple of numbers or nothing, as its returns are "
-                           "written; a recursion returning arrays is refused: rewrite it "
-                           "as a loop.)")
+        # (the cut call's stand-in value is a number: the likely cause, said first)
+        head, construct, _ = split_error(exc)
+        chain = " -> ".join(f.__name__ for f in norm.ctx.stack + [fn])
+        noted = AdjitError(f"{head}recursion ({chain}) cut {RECURSION_DEPTH} levels deep, "
+                           "where the cut call stands for a number, a tuple of numbers or "
+                           f"nothing as the returns are written, and then {construct}",
+                           "adjit repeats a function that calls itself when it returns "
+                           "numbers (not arrays); rewrite this one as a loop.")
         noted.recursion_noted = True
         raise noted from None
     finally:
