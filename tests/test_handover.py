@@ -130,7 +130,32 @@ def written_after_a_handover_in_a_branch(a, steps):
     return s
 
 
+def argument_handed_over_in_an_inner_loop(x, n):
+    """The argument itself carried by the inner of two loops through a temporary: the
+    outer loop takes it in place once, before it (the inner loop copied the caller's array
+    afresh on every outer iteration: every outer step but the last was lost)."""
+    for t in range(n):
+        for k in range(2):
+            y = x * 0.8 + 0.1
+            x = y
+    return np.sum(x * np.arange(1.0, 5.0))
+
+
+def argument_filled_and_handed_over_in_an_inner_loop(x, c):
+    for t in range(c.shape[0]):
+        for k in range(2):
+            y = np.zeros_like(x)
+            for i in range(x.shape[0]):
+                y[i] = x[i] * 0.8 + np.sin(x[(i + 1) % x.shape[0]]) * c[t]
+            x = y
+    return np.sum(x * np.arange(1.0, 5.0))
+
+
 @pytest.mark.parametrize("f, args", [
+    (argument_handed_over_in_an_inner_loop, (np.array([0.3, -0.2, 0.5, 1.1]), 2)),
+    (argument_handed_over_in_an_inner_loop, (np.array([0.3, -0.2, 0.5, 1.1]), 0)),
+    (argument_filled_and_handed_over_in_an_inner_loop,
+     (np.array([0.3, -0.2, 0.5, 1.1]), np.array([0.5, -1.0, 2.0]))),
     (fixed_point_to_tolerance, (np.array([0.3, 0.5, 0.7]), 200)),
     (fixed_point_to_tolerance, (np.array([0.3, 0.5, 0.7]), 6)),
     (handed_over_on_some_steps_too, (np.array([0.3, 0.5, 0.7]), 5)),
@@ -145,6 +170,12 @@ def test_value_and_gradient(f, args):
     value, grad = adjit.value_and_grad(f)(*args)
     np.testing.assert_allclose(value, compiled(*args), rtol=1e-13)
     np.testing.assert_allclose(grad, fd_grad(compiled, args, 0), rtol=1e-6, atol=1e-9)
+
+
+def test_an_argument_handed_over_in_an_inner_loop_analytically():
+    x = np.array([0.3, -0.2, 0.5, 1.1])
+    value, grad = adjit.value_and_grad(argument_handed_over_in_an_inner_loop)(x, 2)
+    np.testing.assert_allclose(grad, 0.8 ** 4 * np.arange(1.0, 5.0), rtol=1e-14)
 
 
 def test_a_write_while_both_names_mean_one_array_is_refused():

@@ -1078,6 +1078,14 @@ class _Normalizer:
                     self.stmt(x, out)
                 return
             self.flush_before(s, out)
+            for inner in ir.walk_stmts(s.body):
+                if isinstance(inner, (ast.For, ast.While)):
+                    # an inner loop's hand-over (`y = x * 0.8; x = y`) is a new array for
+                    # `x` in this loop too: written as one before this loop takes the names
+                    # it rebinds (rebound_in_place), which would otherwise leave `x` to the
+                    # inner loop, whose copy of the argument is then made afresh on every
+                    # iteration of this one. (For an inner loop it returns no pair to restore.)
+                    self.handed_over(inner)
             handed = self.handed_over(s)
             bindings.refuse_swapped_bases(self, s)
             unrolled = swaps.unroll(s, lambda n: bindings.is_array_local(self, n),
