@@ -295,3 +295,25 @@ def test_a_refusal_inside_the_repeated_body_says_where_the_recursion_was_cut():
                        r"reflected_array -> reflected_array\) cut 2 levels deep, where the "
                        r"cut call stands for a number"):
         adjit.grad(from_reflected_array)(np.array([-0.5, 1.0]))
+
+
+@njit
+def halvings(x):
+    """An integer result: how many halvings bring x to 2 or below."""
+    if x > 2.0:
+        return 1 + halvings(x * 0.5)
+    return 0
+
+
+def weighted_by_halvings(x, a):
+    s = 0.0
+    for i in range(halvings(x) + 1):
+        s += a[i] * x
+    return s + a[halvings(x)] * x * x
+
+
+def test_a_recursion_returning_an_integer_keeps_it_an_integer():
+    """The cut call stands for an integer 0 (numba unifies it with a float where the
+    function returns floats): a float there was refused as a range bound and an index."""
+    a = np.array([1.0, 2.0, 3.0, 4.0])
+    check_value_and_grad(weighted_by_halvings, (3.0, a), argnums=(0, 1))

@@ -200,8 +200,8 @@ def _too_deep(norm, node, callee, out):
         return NoResult(fn.__name__)
     sizes = {len(v.elts) for v in returns if isinstance(v, ast.Tuple)}
     if len(sizes) == 1 and all(isinstance(v, ast.Tuple) or _calls(v, fn) for v in returns):
-        return TupleValue([ir.const(0.0)] * sizes.pop())
-    return ir.const(0.0)
+        return TupleValue([ir.const(0)] * sizes.pop())
+    return ir.const(0)
 
 
 def _calls(value, fn):
