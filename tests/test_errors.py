@@ -428,49 +428,8 @@ def test_every_operator_class_is_supported_or_described(cls):
     assert construct.strip() and advice.strip()
 
 
-# ---------------------------------------------------------------------------------------------
-# Recursion
-# ---------------------------------------------------------------------------------------------
-
-def f_recursive(x, n):
-    if n == 0:
-        return x
-    return f_recursive(x * 0.5, n - 1) + x
-
-
-def _mutual_a(t, n):
-    if n == 0:
-        return t
-    return _mutual_b(t * 0.5, n - 1)
-
-
-def _mutual_b(t, n):
-    if n == 0:
-        return t
-    return _mutual_a(t + 1.0, n - 1)
-
-
-def f_mutual(x, n):
-    return _mutual_a(x, n) * 2.0
-
-
-def test_direct_recursion_deeper_than_adjit_repeats_raises_when_it_runs():
-    """adjit repeats a function that calls itself two levels deep (tests/test_recursion.py);
-    deeper, the gradient raises RecursionError naming the chain, never a wrong number."""
-    g = adjit.grad(f_recursive)
-    assert g(1.5, 1) == pytest.approx(1.5, rel=1e-15)    # d/dx (0.5 x + x)
-    with pytest.raises(RecursionError, match=r"f_recursive called itself more than 2 levels "
-                       r"deep \(f_recursive -> f_recursive -> f_recursive\).*loop"):
-        g(1.5, 3)
-
-
-def test_mutual_recursion_through_helpers():
-    g = adjit.grad(f_mutual)
-    assert g(1.5, 3) == pytest.approx(0.5, rel=1e-15)    # 2 * (0.25 x + 0.5)
-    with pytest.raises(RecursionError, match=r"_mutual_a called itself more than 2 levels deep "
-                       r"\(f_mutual -> _mutual_a -> _mutual_b -> _mutual_a -> _mutual_b -> "
-                       r"_mutual_a\)"):
-        g(1.5, 4)
+# (Recursion: adjit repeats a function that calls itself and raises RecursionError deeper,
+# tests/test_recursion.py.)
 
 
 # ---------------------------------------------------------------------------------------------
