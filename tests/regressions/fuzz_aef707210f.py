@@ -9,7 +9,8 @@ branch of the `if` that held the loop: after the `if`, `x` read the copy on the 
 never made it (UnboundLocalError here; a segfault, an internal error, or gradient 0 where it
 is x's own in other programs). At the end of a branch the name is now bound to the copy by
 an ordinary assignment and means its old array again, so the join after the `if` makes one
-array of the paths' arrays (anf.bind_owned_copies).
+array of the paths' arrays (anf.bind_owned_copies). The drawn program's `a5 = np.empty(3)`
+is np.zeros here: it summed uninitialized memory, which made the value differ between runs.
 """
 PARAMS = (('x', 'array1/strided'), ('y', 'float'), ('z', 'float/zero'), ('w', 'array2/zeros'), ('n', 'int'), ('t', 'array3/zeros+F'), ('ix', 'index:0,1,1'), ('fM', 'form:M'), ('fS', 'form:S'), ('fs', 'form:s'))
 SEED = 524249
@@ -24,7 +25,7 @@ def f(x, y, z, w, n, t, ix, fM, fS, fs, *, bias=0.5):
     np.random.seed(917)
     a3 = x.copy()
     v4 = 0.5
-    a5 = np.empty(3)
+    a5 = np.zeros(3)
     v8 = float(n)
     v7 = 1.0 if 1.0 else 1.0
     if not n == 3:
