@@ -13,7 +13,7 @@ import copy
 NOTES = ("origin", "user", "trip", "hoisted", "forward_only", "atomic", "checkpoint", "opaque",
          "callee", "parallel", "comment", "pkey", "fills", "message", "gather",
          "overwritten", "steps", "effect", "raises", "whole", "time_loop", "unwritten",
-         "written", "pure", "named")
+         "written", "pure", "named", "web")
 """The notes a statement can carry (and `named`, on a tuple expression passed to a call with no
 rule: the field names of the named tuple it was, numba_calls.opaque_tuple): origin
 (filename, line, function) of the user code it came from; on loops, trip (the name of the
@@ -48,7 +48,9 @@ into an integer array truncates, as in numba, and analysis/types.py does not mak
 a float one for it); pure (on a call of an @njit helper adjit cannot read, kept as numba's,
 that frontend/purity.py showed writes nothing it is given and has no effect: it may be
 computed again or checkpointed like arithmetic, but it may raise where numba's function
-would, so it is neither dropped where unused nor moved out of its loop)."""
+would, so it is neither dropped where unused nor moved out of its loop); web (on the target
+Name of an assignment normalize/webs.py renamed, `x_2`: the name the user wrote, for
+messages)."""
 
 
 def note(node, key, default=None):

@@ -617,3 +617,23 @@ def test_a_name_stepped_on_a_path_that_then_leaves_its_loop_is_refused():
                        r"may then leave its loop or function. Copy it once before the "
                        r"loops \(x = x.copy\(\)\) and update it in place"):
         adjit.grad(stepped_then_continued)(np.array([0.3, -0.2, 0.5]), np.array([0, 1, 0]))
+
+
+def stepped_here_written_there(x, c):
+    x = x.copy()
+    for t in range(c.shape[0]):
+        if c[t] > 0:
+            for k in range(2):
+                x = x * 0.9 + np.sin(x)
+        else:
+            x[0] = x[0] * 2.0
+    return np.sum(x ** 2)
+
+
+def test_a_refusal_names_the_variable_as_the_user_wrote_it():
+    """A name bound twice (`x = x.copy()`, then `x = ...` in a loop) is two names inside
+    adjit (`x`, `x_2`); the refusal names the user's `x`, not `x_2` (and before it the
+    gradient was wrong)."""
+    with pytest.raises(AdjitError, match=r"the array variable 'x' is reassigned"):
+        adjit.grad(stepped_here_written_there)(np.array([0.3, -0.2, 0.5]),
+                                               np.array([1.0, -1.0, 1.0]))

@@ -156,6 +156,8 @@ def split_webs(stmts, params, result):
         taken.add(name_of[root])
     for d, (var, node) in webs.defs.items():
         node.id = name_of[webs.find(d)]
+        if node.id != var:
+            ir.annotate(node, web=ir.note(node, "web", var))   # (the user's name, for messages)
     for node, reaching in webs.uses:
         if reaching:
             node.id = name_of[webs.find(next(iter(reaching)))]

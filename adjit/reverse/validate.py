@@ -82,9 +82,11 @@ class _Checks:
                                    "compiled",
                                    f"Copy once before the loop or branch ({var} = {var}.copy() "
                                    f"at the top) and update '{var}' in place afterwards.")
-                raise error_at(origin, f"the array variable '{var}' is reassigned",
+                tgt = sites[0].targets[0] if isinstance(sites[0], ast.Assign) else None
+                user = ir.note(tgt, "web", var) if isinstance(tgt, ast.Name) else var
+                raise error_at(origin, f"the array variable '{user}' is reassigned",
                                "Assign each array variable once; update it in place "
-                               f"({var}[:] = ...) or copy values (b = a.copy()) instead of "
+                               f"({user}[:] = ...) or copy values (b = a.copy()) instead of "
                                "rebinding names.")
             s = sites[0]
             if var in self.reshaped:
