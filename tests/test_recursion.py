@@ -171,7 +171,9 @@ def test_a_recursion_deeper_than_that_raises_when_it_runs(f, n, chain):
     with pytest.raises(RecursionError, match=r"called itself more than 2 levels deep \("
                        + chain):
         g(1.5, n)
-    assert g(1.5, 1) == pytest.approx(adjit.grad(f)(1.5, 1))     # (the compiled code is fine)
+    # (the same compiled gradient is fine where the recursion stops in time: each of these
+    # is x at n = 1, derivative 1)
+    assert g(1.5, 1) == pytest.approx(1.0, rel=1e-15)
 
 
 def five_ways(x, n):
