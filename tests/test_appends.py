@@ -92,9 +92,84 @@ def two_lists(x):
     return np.sum(np.array(small)) * 2.0 + np.sum(np.array(large))
 
 
+def neighbour_pairs(r, rc):
+    # a neighbour list of index pairs, then the energy over it (molecular dynamics)
+    n = r.shape[0]
+    pairs = []
+    for i in range(n):
+        for j in range(i + 1, n):
+            d = r[i] - r[j]
+            if np.dot(d, d) < rc * rc:
+                pairs.append((i, j))
+    e = 0.0
+    for (i, j) in pairs:
+        d = r[i] - r[j]
+        r2 = np.dot(d, d)
+        e += 1.0 / r2 ** 6 - 1.0 / r2 ** 3
+    return e / max(len(pairs), 1)
+
+
+def index_and_weight(x, w):
+    hits = []
+    for i in range(x.shape[0]):
+        if x[i] > 0.0:
+            hits.append((i, w * x[i] ** 2))
+    s = 0.0
+    for k in range(len(hits)):
+        j, v = hits[k]
+        s += v * math.sin(x[j])
+    return s + hits[-1][1] + x[hits[0][0]]
+
+
+def three_items(x):
+    pts = []
+    for v in x:
+        pts.append((v * 2.0, v * v, v > 0.0))
+    s = 0.0
+    for a, b, positive in pts:
+        if positive:
+            s += a * b
+        else:
+            s -= b
+    return s
+
+
+def tuple_by_item(x):
+    pts = []
+    for v in x:
+        pts.append((v, 2.0 * v))
+    s = 0.0
+    for p in pts:
+        a, b = p
+        s += p[0] * p[1] + a * b
+    return s
+
+
+def indexed_values(x, order):
+    # the indices come from an integer array: the list keeps its dtype, so that they index
+    picked = []
+    for k in range(order.shape[0]):
+        picked.append((order[k], x[k] * 0.5))
+    s = 0.0
+    for j, v in picked:
+        s += x[j] * v
+    ranks = []
+    for k in range(order.shape[0]):
+        ranks.append(order[k])
+    for j in ranks:
+        s += x[j] ** 3
+    return s
+
+
 X = RNG.normal(size=7)
 T = np.linspace(0.0, 2.0, 8)
+R = RNG.random((12, 3)) * 3.0
 CASES = {
+    "lists_of_an_integer_arrays_elements": (indexed_values, (X, np.array([3, 1, 2, 0, 6])), 0),
+    "tuples_neighbour_pairs": (neighbour_pairs, (R, 1.6), 0),
+    "tuples_of_an_index_and_a_value": (index_and_weight, (X, 0.7), (0, 1)),
+    "tuples_of_three_kinds": (three_items, (X,), 0),
+    "tuples_read_by_item": (tuple_by_item, (X,), 0),
     "filtered_values_and_len": (positive_energy, (X,), 0),
     "triangular_pairs_counted": (mean_pair_kernel, (X, 0.7), (0, 1)),
     "index_list_gather": (gathered_cubes, (X,), 0),
@@ -116,6 +191,44 @@ def test_appended_list_matches_numba_and_finite_differences(name):
 def test_filtered_values_gradient_is_the_analytic_one():
     g = adjit.grad(positive_energy)(X)
     np.testing.assert_allclose(g, np.where(X > 0.0, 2.0 * X, 0.0), rtol=1e-12)
+
+
+def test_tuples_gradient_is_the_analytic_one():
+    # sum over v of 2v * v^2 where v > 0, and -v^2 elsewhere
+    g = adjit.grad(three_items)(X)
+    np.testing.assert_allclose(g, np.where(X > 0.0, 6.0 * X * X, -2.0 * X), rtol=1e-12)
+
+
+def test_a_list_of_tuples_is_an_array_per_item():
+    text = adjit.show(index_and_weight, "normalized", X, 0.7)
+    assert "hits_buf0 = vec.empty_int64(hits_room)" in text
+    assert "hits_buf1 = np.empty(hits_room)" in text
+
+
+def _first_of_none(x):
+    hits = []
+    for i in range(x.shape[0]):
+        if x[i] > 10.0:
+            hits.append((i, x[i]))
+    return hits[0][1] + x[0]
+
+
+def _last_of_none(x):
+    vals = []
+    for v in x:
+        if v > 10.0:
+            vals.append(v)
+    return vals[-1] + x[0]
+
+
+@pytest.mark.parametrize("f", [_first_of_none, _last_of_none])
+def test_an_index_past_the_list_raises_as_numba_does(f):
+    # the array keeping the list has room past its count: the index is checked as numba's
+    # lists check it, not read from the room
+    with pytest.raises(IndexError, match="getitem out of range"):
+        njit(f)(X)
+    with pytest.raises(IndexError, match="getitem out of range"):
+        adjit.grad(f)(X)
 
 
 def test_the_list_is_an_array_with_room_for_every_iteration_and_a_count():
@@ -159,8 +272,45 @@ def _sizes_the_loop_changes(x):
     return np.sum(np.array(out))
 
 
+def _tuples_of_two_widths(x):
+    out = []
+    for v in x:
+        if v > 0.0:
+            out.append((v, v))
+        else:
+            out.append((v, v, v))
+    return float(len(out))
+
+
+def _a_tuple_kept_whole(x):
+    out = []
+    for v in x:
+        out.append((v, 2.0 * v))
+    s = 0.0
+    for p in out:
+        q = p
+        s += q[0]
+    return s
+
+
+def _lists_of_lists(r):
+    per_atom = [[0 for _ in range(0)] for _ in range(r.shape[0])]
+    for i in range(r.shape[0]):
+        for j in range(r.shape[0]):
+            if i != j and abs(r[i] - r[j]) < 1.0:
+                per_atom[i].append(j)
+    e = 0.0
+    for i in range(r.shape[0]):
+        for j in per_atom[i]:
+            e += (r[i] - r[j]) ** 2
+    return e
+
+
 @pytest.mark.parametrize("f, args, words", [
     (_in_a_while_loop, (X,), "other than adjit builds one"),
+    (_lists_of_lists, (X,), r"`per_atom\[i\].append\(...\)`: a list method on what is not"),
+    (_tuples_of_two_widths, (X,), "other than adjit builds one"),
+    (_a_tuple_kept_whole, (X,), "other than adjit builds one"),
     (_read_while_appending, (X,), "other than adjit builds one"),
     (_sizes_the_loop_changes, (X,), "other than adjit builds one"),
     (_of_arrays, (np.ones((3, 2)),), "appending arrays to the list `rows`"),

@@ -2494,10 +2494,12 @@ class _Normalizer:
                 raise self.error(node, "an empty list (a list built by .append) other "
                                  "than adjit builds one",
                                  "adjit builds `out = []` in the function's body appended to "
-                                 "(out.append(number)) in one `for` loop after it, over ranges "
-                                 "or arrays whose sizes that loop does not change, and read "
-                                 "after the loop; otherwise build it with a list "
-                                 "comprehension, [g(v) for v in x if c], or allocate "
+                                 "(out.append(number), or out.append((i, v)) of tuples "
+                                 "written out) in one `for` loop after it, over ranges or "
+                                 "arrays whose sizes that loop does not change, and read "
+                                 "after the loop (a list of tuples by `for i, v in out`, "
+                                 "`i, v = out[k]` or `out[k][0]`); otherwise build it with a "
+                                 "list comprehension, [g(v) for v in x if c], or allocate "
                                  "np.empty(n) and fill it with a counter, out[k] = ...; "
                                  "k += 1, then use out[:k].")
             raise self.error(node, "a list literal (outside np.array) is not supported",

@@ -17,8 +17,17 @@ After the loop the list is `out_buf[:out_n]` wherever it is read (`len(out)` is 
 the list. The room is the number of iterations of the loops around each append (a range's
 length bounds its iterations, an array's length its rows), computed before the loop, so
 loops inside the appending loop must run over sizes the loop does not change. An int64
-array holds loop counters, lengths and integer constants, a bool array comparisons; anything
-else is float64 (a list of arrays is refused by name).
+array holds loop counters, lengths and integer constants, a bool array comparisons, an
+array of a's dtype elements of an array a the loop does not rebind (`idx[k]`, where the
+normalizer knows a's dtype); anything else is float64 (a list of arrays is refused by
+name). An index into the list (`out[k]`, `out[-1]`) is checked against the count, raising
+IndexError as numba's lists do, since the array has room past it.
+
+A list of tuples written out in every append, all of one length (`pairs.append((i, j))`),
+is one such array per item, with one count; after the loop `for i, j in pairs` iterates
+`zip(pairs_buf0[:n], pairs_buf1[:n])`, `for p in pairs` the same with `p[0]`, `p[1]` (or
+`a, b = p`) the items' names, `i, j = pairs[k]` reads item by item, `pairs[k][c]` item c,
+and `len(pairs)` is the count. Any other read of such a list keeps the refusal.
 
 Rewritten where the function's body makes the empty list, one `for` statement after it
 appends to it (at any depth) and nothing else touches the list until that loop has ended;
@@ -31,10 +40,19 @@ import numpy as np
 
 from .. import ir
 from ..frontend.source import assigned_names
+from ..runtime.index import list_item
 from .names import unused_name
 
 NUMPY = "_adjit_np"        # the name the new code calls numpy by (resolved in the closure)
+ITEM = "_adjit_list_item"  # and the check of an index into the list (runtime list_item)
+DTYPE = "_adjit_element_dtype"  # and the dtype of the array an item is read from
 APPENDED = "_adjit_appended"    # on an element store an append became: the list's name
+
+
+def element_dtype(a):
+    """`np.empty(room, element_dtype(a))`: a buffer of the dtype of the array `a`, where the
+    normalizer knows it (numpy_calls.declared_dtype), else float64. Never called."""
+    raise AssertionError("element_dtype is resolved by the normalizer")
 
 
 def desugar(src, make_source):
@@ -56,7 +74,7 @@ def desugar(src, make_source):
         name = _empty_list(s)
         if name is not None and s in tree.body and _rewrite(src, tree, s, name, taken):
             changed = True
-    return make_source(tree, {NUMPY: np}) if changed else src
+    return make_source(tree, {NUMPY: np, ITEM: list_item, DTYPE: element_dtype}) if changed else src
 
 
 def _empty_list(s):
@@ -104,6 +122,9 @@ def _rewrite(src, tree, made, name, taken):
             appends.append(stmt)
     if not appends:
         return False
+    width = _tuple_width(appends)
+    if width == -1:
+        return False
     tops = {id(_top(s, parents, tree)) for s in appends}
     if len(tops) != 1:
         return False
@@ -123,9 +144,13 @@ def _rewrite(src, tree, made, name, taken):
     if any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)
            for s in body[j + 1:] for n in ast.walk(s)):
         return False
+    if width and not all(_tuple_read(n, parents, width) for n in uses
+                         if id(n) not in inside):
+        return False
     changed_in_loop = assigned_names(loop)
     room, counting = [], []
-    ints = bools = True
+    ints, bools = [True] * (width or 1), [True] * (width or 1)
+    items = None        # per buffer: the array every append reads an element of, or None
     size = unused_name(f"{name}_room", taken)
     for s in appends:
         chain = _loops_around(s, parents, loop)
@@ -149,15 +174,22 @@ def _rewrite(src, tree, made, name, taken):
             # inner loops over sizes of the outer loops' counters (`range(i + 1, n)`):
             # the room is counted by the loops alone, their counters renamed
             counting.append(_counting_nest(chain, size, taken))
-        ints = ints and _surely_int(s.value.args[0], chain)
-        bools = bools and _surely_bool(s.value.args[0])
-    buf = unused_name(f"{name}_buf", taken)
+        parts = _parts(s, width)
+        ints = [a and _surely_int(e, chain) for a, e in zip(ints, parts)]
+        bools = [a and _surely_bool(e) for a, e in zip(bools, parts)]
+        items = [a if a == _item_of(e, changed_in_loop) else None
+                 for a, e in zip(items or [_item_of(e, changed_in_loop) for e in parts],
+                                 parts)]
+    bufs = [unused_name(f"{name}_buf{c if width else ''}", taken) for c in range(width or 1)]
     count = unused_name(f"{name}_n", taken)
-    dtype = f", {NUMPY}.int64" if ints else f", {NUMPY}.bool_" if bools else ""
     before = ast.parse(f"{size} = {' + '.join(room) or '0'}").body
     for nest in counting:
         before += nest
-    before += ast.parse(f"{buf} = {NUMPY}.empty({size}{dtype})\n{count} = 0").body
+    for buf, i, b, a in zip(bufs, ints, bools, items):
+        dtype = f", {NUMPY}.int64" if i else f", {NUMPY}.bool_" if b else \
+            f", {DTYPE}({a})" if a else ""
+        before += ast.parse(f"{buf} = {NUMPY}.empty({size}{dtype})").body
+    before += ast.parse(f"{count} = 0").body
     for s in before:
         ast.copy_location(s, made)
         ast.fix_missing_locations(s)
@@ -167,19 +199,24 @@ def _rewrite(src, tree, made, name, taken):
             stmts = getattr(block, field, None)
             if isinstance(stmts, list) and any(x is s for x in stmts):
                 at = next(i for i, x in enumerate(stmts) if x is s)
-                element = ast.Subscript(value=ast.Name(id=buf, ctx=ast.Load()),
-                                        slice=ast.Name(id=count, ctx=ast.Load()),
-                                        ctx=ast.Store())
-                setattr(element, APPENDED, name)
-                store = ast.Assign(targets=[element], value=s.value.args[0])
-                step = ast.AugAssign(target=ast.Name(id=count, ctx=ast.Store()),
-                                     op=ast.Add(), value=ast.Constant(1))
-                for new in (store, step):
-                    ast.copy_location(new, s)
-                    ast.fix_missing_locations(new)
-                stmts[at:at + 1] = [store, step]
+                new = []
+                for buf, part in zip(bufs, _parts(s, width)):
+                    element = ast.Subscript(value=ast.Name(id=buf, ctx=ast.Load()),
+                                            slice=ast.Name(id=count, ctx=ast.Load()),
+                                            ctx=ast.Store())
+                    setattr(element, APPENDED, name)
+                    new.append(ast.Assign(targets=[element], value=part))
+                new.append(ast.AugAssign(target=ast.Name(id=count, ctx=ast.Store()),
+                                         op=ast.Add(), value=ast.Constant(1)))
+                for x in new:
+                    ast.copy_location(x, s)
+                    ast.fix_missing_locations(x)
+                stmts[at:at + 1] = new
     for s in body[j + 1:]:
-        _ReadAs(name, buf, count).visit(s)
+        if width:
+            _ReadTuples(name, bufs, count, taken).visit(s)
+        else:
+            _ReadAs(name, bufs[0], count).visit(s)
     body[k:k + 1] = []
     at = next(i for i, s in enumerate(body) if s is loop)
     body[at:at] = before
@@ -300,6 +337,19 @@ def _surely_int(e, chain):
     return False
 
 
+def _item_of(e, changed_in_loop):
+    """The name of the array whose element `e` is (`idx[k]`, `a[i, j]`), where the loop
+    does not bind that name: the list then takes the array's dtype (an index list read from
+    an integer array stays integer)."""
+    if isinstance(e, ast.Subscript) and isinstance(e.value, ast.Name) and \
+            e.value.id not in changed_in_loop and \
+            not isinstance(e.slice, ast.Slice) and \
+            not (isinstance(e.slice, ast.Tuple) and
+                 any(isinstance(k, ast.Slice) for k in e.slice.elts)):
+        return e.value.id
+    return None
+
+
 def _surely_bool(e):
     """A comparison, `not`, `and`/`or` of them, or True/False."""
     if isinstance(e, ast.Constant):
@@ -325,6 +375,15 @@ class _ReadAs(ast.NodeTransformer):
         self.generic_visit(node)
         return node
 
+    def visit_Subscript(self, node):
+        if isinstance(node.value, ast.Name) and node.value.id == self.name and \
+                not isinstance(node.slice, (ast.Slice, ast.Tuple)):
+            node.slice = _checked(self.visit(node.slice), self.count)
+            node.value = self.visit(node.value)
+            return ast.fix_missing_locations(node)
+        self.generic_visit(node)
+        return node
+
     def visit_Name(self, node):
         if node.id != self.name:
             return node
@@ -333,3 +392,157 @@ class _ReadAs(ast.NodeTransformer):
                                                                         ctx=ast.Load()),
                                              step=None), ctx=ast.Load())
         return ast.fix_missing_locations(ast.copy_location(part, node))
+
+
+def _tuple_width(appends):
+    """0 where every append adds a number; m where every one adds a tuple written out of m
+    items (`pairs.append((i, j))`); -1 otherwise (left to the normalizer's refusal)."""
+    widths = {len(s.value.args[0].elts) if isinstance(s.value.args[0], ast.Tuple) else 0
+              for s in appends}
+    if len(widths) != 1:
+        return -1
+    width = widths.pop()
+    if width and any(isinstance(e, ast.Starred) for s in appends
+                     for e in s.value.args[0].elts):
+        return -1
+    return width
+
+
+def _parts(append, width):
+    """What `append` adds, one expression per buffer."""
+    value = append.value.args[0]
+    return list(value.elts) if width else [value]
+
+
+def _tuple_read(n, parents, width):
+    """Whether the list of `width`-tuples named by `n` is read as adjit rewrites it: the
+    iterable of a `for` unpacking each tuple, `len()`, `a, b = pairs[k]` or
+    `pairs[k][c]` with a constant c."""
+    up = parents.get(id(n))
+    if isinstance(up, ast.For) and up.iter is n:
+        if isinstance(up.target, ast.Name):
+            return _items_only(up, parents, width)
+        return isinstance(up.target, ast.Tuple) and len(up.target.elts) == width and \
+            all(isinstance(t, ast.Name) for t in up.target.elts)
+    if isinstance(up, ast.Call) and isinstance(up.func, ast.Name) and up.func.id == "len" \
+            and up.args == [n]:
+        return True
+    if not (isinstance(up, ast.Subscript) and up.value is n and
+            not isinstance(up.slice, (ast.Slice, ast.Tuple)) and _pure(up.slice)):
+        return False
+    above = parents.get(id(up))
+    if isinstance(above, ast.Assign) and above.value is up:
+        return len(above.targets) == 1 and isinstance(above.targets[0], ast.Tuple) and \
+            len(above.targets[0].elts) == width and \
+            not any(isinstance(t, ast.Starred) for t in above.targets[0].elts)
+    return isinstance(above, ast.Subscript) and above.value is up and \
+        isinstance(above.slice, ast.Constant) and type(above.slice.value) is int and \
+        -width <= above.slice.value < width
+
+
+def _items_only(loop, parents, width):
+    """Whether the body of `for p in pairs` reads `p` only by item (`p[0]`, a constant
+    index) or unpacks it whole (`a, b = p`), and never binds it."""
+    p = loop.target.id
+    for s in loop.body:
+        for n in ast.walk(s):
+            if not (isinstance(n, ast.Name) and n.id == p):
+                continue
+            up = parents.get(id(n))
+            if isinstance(n.ctx, ast.Load) and isinstance(up, ast.Subscript) and \
+                    up.value is n and isinstance(up.slice, ast.Constant) and \
+                    type(up.slice.value) is int and -width <= up.slice.value < width:
+                continue
+            if isinstance(n.ctx, ast.Load) and isinstance(up, ast.Assign) and \
+                    up.value is n and len(up.targets) == 1 and \
+                    isinstance(up.targets[0], ast.Tuple) and \
+                    len(up.targets[0].elts) == width and \
+                    not any(isinstance(t, ast.Starred) for t in up.targets[0].elts):
+                continue
+            return False
+    return True
+
+
+class _Items(ast.NodeTransformer):
+    """In the body of `for p in pairs`, `p[c]` is the name of item c, `p` unpacked the
+    tuple of those names."""
+
+    def __init__(self, name, items):
+        self.name, self.items = name, items
+
+    def visit_Subscript(self, node):
+        if isinstance(node.value, ast.Name) and node.value.id == self.name:
+            item = self.items[node.slice.value % len(self.items)]
+            return ast.copy_location(ast.Name(id=item, ctx=ast.Load()), node)
+        self.generic_visit(node)
+        return node
+
+    def visit_Name(self, node):
+        if node.id == self.name:
+            return ast.copy_location(ast.Tuple(elts=[ast.Name(id=i, ctx=ast.Load())
+                                                     for i in self.items],
+                                               ctx=ast.Load()), node)
+        return node
+
+
+class _ReadTuples(ast.NodeTransformer):
+    """After the loop, a list of tuples kept as one array per item: `for a, b in pairs`
+    iterates `zip(pairs_buf0[:n], pairs_buf1[:n])`, `pairs[k]` is the tuple of the items'
+    `[:n][k]`, `pairs[k][c]` item c's, `len(pairs)` the count."""
+
+    def __init__(self, name, bufs, count, taken):
+        self.name, self.bufs, self.count, self.taken = name, bufs, count, taken
+
+    def _filled(self, c):
+        return ast.Subscript(value=ast.Name(id=self.bufs[c], ctx=ast.Load()),
+                             slice=ast.Slice(lower=None, upper=ast.Name(id=self.count,
+                                                                        ctx=ast.Load()),
+                                             step=None), ctx=ast.Load())
+
+    def _listed(self, node):
+        return isinstance(node, ast.Name) and node.id == self.name
+
+    def visit_For(self, node):
+        if self._listed(node.iter):
+            if isinstance(node.target, ast.Name):      # `for p in pairs`: p[c] is item c
+                p = node.target.id
+                items = [unused_name(f"{p}_{c}", self.taken) for c in range(len(self.bufs))]
+                node.body = [_Items(p, items).visit(s) for s in node.body]
+                node.target = ast.copy_location(ast.Tuple(
+                    elts=[ast.Name(id=i, ctx=ast.Store()) for i in items], ctx=ast.Store()),
+                    node.target)
+            node.iter = ast.copy_location(ast.Call(
+                func=ast.Name(id="zip", ctx=ast.Load()),
+                args=[self._filled(c) for c in range(len(self.bufs))], keywords=[]),
+                node.iter)
+        self.generic_visit(node)
+        return ast.fix_missing_locations(node)
+
+    def visit_Call(self, node):
+        if isinstance(node.func, ast.Name) and node.func.id == "len" and \
+                len(node.args) == 1 and self._listed(node.args[0]):
+            return ast.copy_location(ast.Name(id=self.count, ctx=ast.Load()), node)
+        self.generic_visit(node)
+        return node
+
+    def visit_Subscript(self, node):
+        if isinstance(node.value, ast.Subscript) and self._listed(node.value.value):
+            c = node.slice.value % len(self.bufs)
+            item = ast.Subscript(value=self._filled(c),
+                                 slice=_checked(self.visit(node.value.slice), self.count),
+                                 ctx=ast.Load())
+            return ast.fix_missing_locations(ast.copy_location(item, node))
+        if self._listed(node.value):
+            key = _checked(self.visit(node.slice), self.count)
+            items = ast.Tuple(elts=[ast.Subscript(value=self._filled(c),
+                                                  slice=copy.deepcopy(key), ctx=ast.Load())
+                                    for c in range(len(self.bufs))], ctx=ast.Load())
+            return ast.fix_missing_locations(ast.copy_location(items, node))
+        self.generic_visit(node)
+        return node
+
+
+def _checked(key, count):
+    """`_adjit_list_item(key, count)`: the index, checked against the list's length."""
+    return ast.Call(func=ast.Name(id=ITEM, ctx=ast.Load()),
+                    args=[key, ast.Name(id=count, ctx=ast.Load())], keywords=[])

@@ -29,6 +29,7 @@ from ..frontend.source import MISSING, numba_implementation, recover_parallel_ke
 from ..runtime import vec
 from ..rules.effects import known_effect
 from ..rules.registry import REGISTRY
+from . import appends
 from .sugar import OPERATOR_SYMBOLS
 from .values import Shape, TupleValue, left_out
 from .inline import split_error, unread_reason
@@ -137,6 +138,15 @@ class NumpyCalls:
             raise self.n.error(node, f"the name '{receiver.id}' is not defined",
                                f"Import or define `{receiver.id}` at module level in the "
                                "module of this function.")
+        if name in ("append", "extend", "insert", "pop", "remove"):
+            raise self.n.error(node, f"`{ir.unparse(receiver)}.{name}(...)`: a list "
+                               "method on what is not a list adjit builds (a list of lists "
+                               "or a list made another way)",
+                               "adjit builds a list made empty (`out = []`) in the "
+                               "function's body and appended to in one `for` loop after it; "
+                               "for a list per item (neighbours per atom), keep one flat "
+                               "list of pairs, `pairs.append((i, j))`, or arrays of counts "
+                               "and indices.")
         raise self.n.error(node, f"the method call `.{name}(...)`",
                            f"Array methods adjit knows: {', '.join(sorted(ARRAY_METHODS))}; "
                            "use the numpy functions or loops for the rest.")
@@ -475,6 +485,10 @@ class NumpyCalls:
         """The numpy dtype an allocation names: np.float64, float, np.int32, np.bool_,
         numba.float64, 'f8', np.dtype(...), `x.dtype` of an argument array, or a helper's
         parameter given one (`np.empty(n, dtype=result_dtype)`)."""
+        if isinstance(given, ast.Call) and \
+                self.n.src.resolve(given.func) is appends.element_dtype:
+            # a list built by appends of an array's elements (normalize/appends.py)
+            return self.array_dtype(given.args[0]) or np.dtype(np.float64)
         dtype = self.n.dtype_of(given)
         if dtype is not None:
             return dtype

@@ -72,6 +72,15 @@ def index(i, n):
 
 
 @numba.njit(cache=True)
+def list_item(i, n):
+    """An index into a list of n elements kept in an array with room past them (a list built
+    by .append, normalize/appends.py): out of range raises IndexError, as numba's lists do."""
+    if i < -n or i >= n:
+        raise IndexError("getitem out of range")
+    return i
+
+
+@numba.njit(cache=True)
 def take_index(i, n):
     """An entry of an index array used on a dimension of length n: negative entries count
     from the end; out-of-range ones raise IndexError, as numpy does."""
