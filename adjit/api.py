@@ -18,7 +18,8 @@ from numba.extending import NativeValue, overload, register_model, typeof_impl, 
 
 from .api_stop import stop_gradient
 from . import custom, higher
-from .errors import AdjitError, CallValueError, error_at, function_origin, internal_error
+from .errors import (AdjitError, AdjitWarning, CallValueError, error_at, function_origin,
+                     internal_error)
 from .frontend.source import receive_script, script_source
 from .normalize import record_arrays, tuple_args
 from .runtime.tape import RECORDED_TAPE_BYTES, TapeLimitError
@@ -52,6 +53,7 @@ def _record_tuple(rec, name, where):
     if cls is None:
         cls = _RECORD_CLASSES[dtype] = collections.namedtuple(
             f"record_{len(_RECORD_CLASSES)}", names)
+        cls.__adjit_record__ = True     # (messages: read as params['x1'], not params.x1)
     return cls(*(rec[f] for f in names))     # (numpy scalars: float32 stays float32)
 
 
@@ -121,7 +123,7 @@ class GradientFunction:
                     spec.adapt = self.checkpoint is None and self.target == "cpu" and \
                         spec.stats is not None
                     self._specs[key] = spec
-            except AdjitError:
+            except (AdjitError, AdjitWarning):     # (a warning the user made an error)
                 raise
             except Exception as exc:    # a bug in adjit (the pipeline's own net is inside
                 # build(); this one also covers the steps of higher.py around it)

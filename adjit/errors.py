@@ -13,6 +13,14 @@ class AdjitError(Exception):
         super().__init__(message if advice is None else f"{message}. {advice}")
 
 
+class AdjitWarning(UserWarning):
+    """A derivative adjit computes as the code is written, but which may not be the one the
+    program's author means: a field of a record (or an item of a tuple) reaching the result
+    only through conditions, beside other fields that carry derivatives, gets zero, the
+    derivative of a step function. `warnings.simplefilter("error", adjit.AdjitWarning)`
+    makes it an error."""
+
+
 class InternalError(AdjitError):
     """An unexpected failure inside adjit itself (a bug in adjit), not a refusal of the
     user's code: an exception other than AdjitError raised while transforming a function

@@ -32,7 +32,7 @@ from .codegen import assemble, kernel_sweep, usual, vector_math
 from .codegen.indices import unsigned_indices
 from .codegen.emit import HELPERS, compile_source, exec_source, render
 from .codegen.kernel_sweep import KernelSweep
-from .errors import AdjitError, error_at, function_origin, internal_error
+from .errors import AdjitError, AdjitWarning, error_at, function_origin, internal_error
 from .forward.tangent import TangentBuilder
 from .frontend.source import read_function
 from .normalize.anf import InlineContext, normalize_function
@@ -131,6 +131,8 @@ class Program:
         self.after = []            # (CUDA) kernels launched after the adjoint kernel
         self.entry = self.wrapper = None
         self.records = {}          # record-array parameter -> RecordValue of its fields
+        self.parts = {}            # a tuple argument's element's parameter -> (argument,
+        #                            what it is, how it is written): for messages
         self.adapter = None        # how the API calls a derivative that split them
         self.steps = []
         self.done = []
@@ -194,6 +196,7 @@ def parse(p, o):
         # a tuple's gradients together)
         user_params, user_wrt = p.params, p.wrt
         p.src, p.params, types, p.wrt, layout = tuples
+        p.parts = dict(layout.parts)
         trailing_types = p.arg_types[len(user_types):]
         tuple_adapter = tuple_args.Adapter(layout, user_params, user_wrt, o.derivative,
                                            o.with_value, o.single, o.split_tangents)
@@ -475,8 +478,9 @@ def activity(p, o):
         p.ownership.check()
         stored = ir.stored_names(p.stmts)
         roots = [q for q in p.params if q in stored]
-    fields = {atom.id: (q, field) for q, record in p.records.items()
-              for field, atom in record.fields}
+    fields = {atom.id: (q, f"the field '{field}'", f"{q}[i]['{field}']")
+              for q, record in p.records.items() for field, atom in record.fields}
+    fields.update(p.parts)
     p.active = active_variables(p.stmts, p.result, p.wrt, p.kinds, p.env.ns, roots=roots,
                                 fields=fields)
 
@@ -556,7 +560,7 @@ def run(fn, arg_types, options, until="compiled", capture=()):
     for stage in PIPELINES[options.derivative]:
         try:
             PASSES[stage](program, options)
-        except AdjitError:
+        except (AdjitError, AdjitWarning):     # (a warning the user's filter made an error)
             raise
         except Exception as exc:    # a bug in adjit: an InternalError, never a raw exception
             raise internal_error(_origin(program, exc), f"in the {stage} pass",

@@ -184,3 +184,27 @@ def test_piecewise_definitions_and_solvers_with_arithmetic_are_not_refused():
     g = check_value_and_grad(newton_root, (2.0,), 0)
     assert g == pytest.approx(2.0 ** (-2.0 / 3.0) / 3.0, rel=1e-9)
     assert math.isfinite(g)
+
+
+def _bisected_with_a_scale(theta):
+    # theta = (a, s): a only moves the bracket, s scales the root found
+    a, s = theta
+    lo, hi = 0.0, 2.0
+    for _ in range(50):
+        mid = 0.5 * (lo + hi)
+        if mid * mid > a:
+            hi = mid
+        else:
+            lo = mid
+    return s * lo
+
+
+def test_an_item_of_a_tuple_argument_decided_by_conditions_beside_another_is_said():
+    # argnums takes the tuple whole: the bisected item gets the step function's zero, with a
+    # warning naming it as written; the item with arithmetic gets its derivative
+    with pytest.warns(adjit.AdjitWarning, match=r"item 0 of the argument 'theta' only "
+                                                r"through conditions.*step function of "
+                                                r"theta\[0\]"):
+        g = adjit.grad(_bisected_with_a_scale)((2.0, 3.0))
+    assert g[0] == 0.0
+    assert g[1] == pytest.approx(math.sqrt(2.0), abs=1e-14)

@@ -3,6 +3,8 @@
 a record array is an array of the same dtype holding each float field's partials (0 in
 integer fields). Each case against numba's compile of the same function (value) and central
 differences of it (every float field)."""
+import warnings
+
 import numpy as np
 import pytest
 from numba import jit, njit
@@ -556,14 +558,69 @@ def melt_thermal_state_held(params, temp):
     return s
 
 
-def test_a_field_decided_only_by_conditions_is_named_as_the_user_wrote_it():
-    # the message named the split parameter `params_CTG`, which the user never wrote
+def melt_of_a_record(p, temp):
+    # the record itself (an np.void, params[i], as RRMPG's simulate passes it)
+    e = 0.0
+    s = 0.0
+    for t in range(temp.shape[0]):
+        e = min(p['CTG'] * e + (1 - p['CTG']) * temp[t], 0.0)
+        if e == 0.0 and temp[t] > 0:
+            s += p['Kf'] * temp[t]
+    return s
+
+
+def threshold_only(params, temp):
+    # no field carries a derivative: the whole gradient would be a step function's zero
+    CTG = params[0]['CTG']
+    e = 0.0
+    s = 0.0
+    for t in range(temp.shape[0]):
+        e = min(CTG * e + (1 - CTG) * temp[t], 0.0)
+        if e == 0.0 and temp[t] > 0:
+            s += temp[t]
+    return s
+
+
+TEMP = np.array([-2.0, 1.0, 3.0, -1.0, 2.0, 4.0])
+
+
+def test_a_field_decided_only_by_conditions_beside_others_is_zero_and_said():
+    # Cemaneige's CTG: argnums cannot leave one field of the parameter record out, and the
+    # published model cannot be edited to stop it; its derivative is the step function's
+    # zero (central differences agree), the others are differentiated, and a warning names
+    # the field as the user wrote it (the split parameter was `params_CTG`, `p_0`)
     params = np.array([(0.3, 2.0)], dtype=SNOW)
-    temp = np.array([-2.0, 1.0, 3.0, -1.0, 2.0, 4.0])
+    for f, arg, spelled in ((melt, params, "params['CTG']"),
+                            (melt_of_a_record, params[0], "p['CTG']")):
+        with pytest.warns(adjit.AdjitWarning) as seen:
+            g = adjit.grad(f)(arg, TEMP)
+        said = str(seen[0].message)
+        assert "depends on the field 'CTG' of the argument" in said
+        assert f"a step function of {spelled}" in said and "other parts" in said
+        assert seen[0].filename == __file__
+        assert g["CTG"].item() == 0.0
+        assert g["Kf"].item() == pytest.approx(10.0, rel=1e-14)  # temp at the melting steps
+        for k, field in enumerate(("CTG", "Kf")):
+            def at(h):
+                a = params.copy()
+                a[field][0] += h
+                return njit(f)(a if arg is params else a[0], TEMP)
+            assert g[field].item() == pytest.approx((at(1e-6) - at(-1e-6)) / 2e-6, abs=1e-6)
+    g = adjit.grad(melt_thermal_state_held)(params, TEMP)
+    assert g["CTG"][0] == 0.0 and g["Kf"][0] == pytest.approx(10.0, rel=1e-14)
+
+
+def test_a_warning_filtered_as_an_error_raises():
+    params = np.array([(0.3, 2.0)], dtype=SNOW)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", adjit.AdjitWarning)
+        with pytest.raises(adjit.AdjitWarning, match="the field 'CTG'"):
+            adjit.grad(melt)(params, TEMP)
+
+
+def test_a_record_whose_fields_all_reach_the_result_by_conditions_is_refused():
+    params = np.array([(0.3, 2.0)], dtype=SNOW)
     with pytest.raises(adjit.AdjitError, match=r"depends on the field 'CTG' of the argument "
                                                r"'params' only through conditions.*"
                                                r"stop_gradient\(params\[i\]\['CTG'\]\)"):
-        adjit.grad(melt)(params, temp)
-    g = adjit.grad(melt_thermal_state_held)(params, temp)
-    assert g["CTG"][0] == 0.0
-    assert g["Kf"][0] == pytest.approx(10.0, rel=1e-14)      # temp at the melting steps
+        adjit.grad(threshold_only)(params, TEMP)

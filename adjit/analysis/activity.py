@@ -7,9 +7,10 @@ of stop_gradient is neither varied nor anything its argument came from made usef
 it, so a stopped expression produces no adjoint code at all.
 """
 import ast
+import warnings
 
 from .. import ir
-from ..errors import error_at
+from ..errors import AdjitWarning, error_at
 from ..rules.table import INACTIVE
 from .prims import classify, message_names
 from .types import is_float_kind
@@ -217,6 +218,9 @@ def refuse_decided_only(stmts, result, wrt, kinds, env, fields):
     if not isinstance(result, ast.Name):
         return
     diff, every = _edges(stmts, env), _every_edge(stmts, env)
+    # the arguments (records, tuples) one of whose parts reaches the result by arithmetic
+    carrying = {fields[v][0] for v in wrt if v in fields and is_float_kind(kinds.get(v))
+                and result.id in _closure(diff, {v})}
     for v in wrt:
         if not is_float_kind(kinds.get(v)) or result.id in _closure(diff, {v}):
             continue
@@ -231,11 +235,29 @@ def refuse_decided_only(stmts, result, wrt, kinds, env, fields):
             if len(decided) == before:
                 break
         if result.id in decided:
-            if v in fields:     # a field of a record array, split from it
-                q, field = fields[v]
-                what, of = f"the field '{field}' of the argument '{q}'", f"{q}['{field}']"
-                zero = (f"read that field through stop_gradient where the conditions use "
-                        f"it (stop_gradient({q}[i]['{field}'])): a record array's fields are "
+            if v in fields:     # a field of a record array or an item of a tuple, split
+                q, part, spelled = fields[v]
+                what, of = f"{part} of the argument '{q}'", spelled.replace("[i]", "")
+                if q in carrying:
+                    # the argument's other parts carry derivatives, and argnums cannot leave
+                    # this one out (a model's threshold parameter in its parameter record):
+                    # its zero, said
+                    where = ir.note(first, "origin", None) or first
+                    said = str(error_at(where, f"the result depends on {what} only through "
+                                        "conditions, the first of them here: its derivative "
+                                        "is zero, that of a step function of "
+                                        f"{of} (a threshold, a count, a root found by "
+                                        "bisection); the other parts of "
+                                        f"'{q}' are differentiated",
+                                        "For the derivative of a converged solution give the "
+                                        "solver adjit.custom_root; if zero is meant, filter "
+                                        "this warning (adjit.AdjitWarning)"))
+                    filename, line = (where[0], where[1]) if isinstance(where, tuple) \
+                        else ("<unknown>", 0)
+                    warnings.warn_explicit(said, AdjitWarning, filename, line)
+                    continue
+                zero = (f"read it through stop_gradient where the conditions use it "
+                        f"(stop_gradient({spelled})): the parts of one argument are "
                         "differentiated together.")
             else:
                 what, of = f"the argument '{v}'", f"'{v}'"

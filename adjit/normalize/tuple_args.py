@@ -68,11 +68,14 @@ def _leaves(t, path=()):
 
 
 class Layout:
-    """Where the tuple arguments are among the user's arguments: {index: numba type}."""
+    """Where the tuple arguments are among the user's arguments: {index: numba type};
+    `parts`: each element's parameter -> (the argument, the element as the user reads it:
+    "the field 'CTG'" of a named tuple or a record passed as an np.void, "item 0")."""
 
-    def __init__(self, tuples, n_user):
+    def __init__(self, tuples, n_user, parts=None):
         self.tuples = tuples
         self.n_user = n_user
+        self.parts = parts or {}
 
     def split(self, args):
         """The user's arguments with each tuple replaced by its elements, depth first."""
@@ -109,7 +112,7 @@ def split_params(src, params, user_types, wrt, loc_error):
         return None
     tree = copy.deepcopy(src.tree)
     taken = set(src.locals) | {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
-    new_params, new_types, built, tuples, classes = [], [], {}, {}, {}
+    new_params, new_types, built, tuples, classes, parts = [], [], {}, {}, {}, {}
     wrt_of = {}     # each parameter -> the parameters it becomes in argnums
     for k, (q, t) in enumerate(zip(params, user_types)):
         if not is_tuple(t):
@@ -128,6 +131,8 @@ def split_params(src, params, user_types, wrt, loc_error):
                             "leave it out of argnums.")
         names = {path: unused_name(f"{q}_{'_'.join(map(str, path))}", taken)
                  for path, _ in leaves}
+        for path, _ in leaves:
+            parts[names[path]] = (q,) + _part_of(q, t, path)
         new_params.extend(names.values())
         new_types.extend(e for _, e in leaves)
         wrt_of[q] = [names[path] for path, e in leaves if is_float_type(e)]
@@ -151,7 +156,23 @@ def split_params(src, params, user_types, wrt, loc_error):
     # in argnums order: the split derivative returns its gradients in that order
     new_wrt = [n for q in wrt for n in wrt_of[q]]
     return (src.with_tree(tree, classes), new_params, new_types, new_wrt,
-            Layout(tuples, len(params)))
+            Layout(tuples, len(params), parts))
+
+
+def _part_of(q, t, path):
+    """An element of the tuple argument `q` of type `t`, as the user reads it: what it is
+    ("the field 'CTG'" of a named tuple or of a record passed as an np.void, "item 1") and
+    how it is written (`params['CTG']`, `p.CTG`, `state[1]`, `args[1][0]`)."""
+    spelled, named = q, None
+    for k in path:
+        cls = named_class(t)
+        named = cls._fields[k] if cls is not None else None
+        spelled += f"[{k}]" if named is None else f"['{named}']" \
+            if getattr(cls, "__adjit_record__", False) else f".{named}"
+        t = t[k]
+    if len(path) == 1:
+        return (f"the field '{named}'" if named else f"item {path[0]}"), spelled
+    return f"the element `{spelled}`", spelled
 
 
 def named_class(t):
