@@ -10,7 +10,7 @@ import pytest
 from numba import jit, njit
 
 import adjit
-from fd import fd_grad
+from fd import check_value_and_grad, fd_grad
 
 PARTICLE = np.dtype([("x", np.float64), ("y", np.float64), ("vx", np.float64),
                      ("vy", np.float64), ("m", np.float64)])
@@ -624,3 +624,70 @@ def test_a_record_whose_fields_all_reach_the_result_by_conditions_is_refused():
                                                r"'params' only through conditions.*"
                                                r"stop_gradient\(params\[i\]\['CTG'\]\)"):
         adjit.grad(threshold_only)(params, TEMP)
+
+
+# a loss that fills a parameter record from the optimizer's vector and runs the model on
+# it (RRMPG's fit: `params = np.zeros(1, dtype=...)`, `params[0]['a'] = X[0]`)
+ABC3 = np.dtype([("a", np.float64), ("b", np.float64), ("c", np.float64)])
+
+
+@njit
+def abc_model(prec, initial_state, params):
+    a = params['a']
+    b = params['b']
+    c = params['c']
+    qsim = np.zeros(len(prec), np.float64)
+    storage = np.zeros(len(prec), np.float64)
+    storage[0] = initial_state
+    for t in range(1, len(prec)):
+        qsim[t] = (1 - a - b) * prec[t] + c * storage[t - 1]
+        storage[t] = (1 - c) * storage[t - 1] + a * prec[t]
+    return qsim, storage
+
+
+PREC = np.where(np.arange(40) % 3 == 0, 0.0, 1.0 + np.sin(np.arange(40.0)) ** 2)
+QOBS = abc_model(PREC, 20.0, np.array([(0.4, 0.3, 0.1)], ABC3)[0])[0] * 1.1
+
+
+def fit_loss(X):
+    params = np.zeros(1, dtype=ABC3)
+    params[0]['a'] = X[0]
+    params[0]['b'] = X[1]
+    params[0]['c'] = X[2]
+    qsim, _ = abc_model(PREC, 20.0, params[0])
+    return np.mean((QOBS - qsim) ** 2)
+
+
+def fit_loss_fields(X, n):
+    # np.empty, the dtype passed by position, whole fields and a record array's rows
+    params = np.empty(n, ABC3)
+    params['a'][:] = X[0]
+    for k in range(n):
+        params[k]['b'] = X[1] * 0.5
+        params[k].c = X[2] + 0.01 * k
+    s = 0.0
+    for k in range(n):
+        qsim, storage = abc_model(PREC, 20.0, params[k])
+        s += np.mean((QOBS - qsim) ** 2) + 1e-3 * storage[-1]
+    return s
+
+
+def test_a_record_array_the_function_allocates_is_read_field_by_field():
+    X = np.array([0.45, 0.3, 0.12])
+    check_value_and_grad(fit_loss, (X,), 0)
+    check_value_and_grad(fit_loss_fields, (X, 3), 0)
+    text = adjit.show(fit_loss, "normalized", X)
+    assert "params_a = np.zeros(params_shape)" in text
+
+
+PARAMS = np.array([(0.4, 0.3, 0.1), (0.2, 0.1, 0.3)], ABC3)
+
+
+def loss_of_the_forcing(prec):
+    # the record read from a module-level structured array: a constant, as numba freezes it
+    qsim, _ = abc_model(prec, 20.0, PARAMS[0])
+    return np.sum((qsim - QOBS) ** 2) + PARAMS[1]['c'] * np.sum(PARAMS['a'] * prec[:2])
+
+
+def test_a_module_level_record_array_is_read_field_by_field():
+    check_value_and_grad(loss_of_the_forcing, (PREC,), 0)

@@ -140,21 +140,122 @@ def rewrite(src, subst):
     per field, and `subst` with those arrays bound (the caller's, or the derivative's field
     parameters). Returns (src, subst); unchanged where `subst` holds no RecordValue."""
     records = {n: v for n, v in subst.items() if isinstance(v, RecordValue)}
-    if not records:
-        return src, subst
     tree = copy.deepcopy(src.tree)
     taken = set(src.locals) | {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} | \
         set(subst)
+    allocated, dtypes = _allocated(src, tree, taken)
+    frozen = _globals(src, tree, taken, set(subst), dtypes)
+    allocated.update(frozen)
+    if not records and not allocated:
+        return src, subst
     local, subst = {}, dict(subst)
     for r, value in records.items():
         for field, atom in value.fields:
             local[r, field] = name = unused_name(f"{r}_{field}", taken)
             subst[name] = atom
+    for r, fields in allocated.items():
+        records[r] = RecordValue([(f, ast.Name(id=n, ctx=ast.Load())) for f, n in fields])
+        local.update({(r, f): n for f, n in fields})
     rewriter = _Rewriter(src, records, local, taken)
     tree = rewriter.visit(tree)
-    out = src.with_tree(tree, rewriter.classes)
-    out.locals |= set(local.values()) | set(records)
+    out = src.with_tree(tree, {**rewriter.classes, **dtypes})
+    out.locals |= {n for (r, _), n in local.items() if r not in frozen} | \
+        (set(records) - set(frozen))
     return out, subst
+
+
+ALLOCATIONS = (np.zeros, np.empty)
+"""numpy's allocations that make a record array of a structured dtype (numba's np.zeros
+and np.empty take one)."""
+
+
+def _allocated(src, tree, taken):
+    """Record arrays the function's body allocates, `params = np.zeros(1, dtype=DT)` with
+    DT a structured dtype of number fields (RRMPG's losses fill one from the optimizer's
+    vector, `params[0]['x1'] = X[0]`, and pass `params[0]` to the model): each statement,
+    at the top level of the body and the name's only binding, becomes one allocation per
+    field (`params_x1 = np.zeros(params_shape, dtype=float64)`), which the rewrite then
+    reads as it reads a record-array argument's fields. Returns ({name: [(field, array
+    name)]}, the dtype names the new statements use)."""
+    stores = collections.Counter(n.id for n in ast.walk(tree) if isinstance(n, ast.Name)
+                                 and isinstance(n.ctx, ast.Store))
+    allocated, dtypes, body = {}, {}, []
+    for s in tree.body:
+        found = _record_allocation(src, s)
+        if found is None or stores[s.targets[0].id] != 1:
+            body.append(s)
+            continue
+        r, func, shape, dtype = found
+        shape_name = unused_name(f"{r}_shape", taken)
+        new = [ast.Assign(targets=[ast.Name(id=shape_name, ctx=ast.Store())], value=shape)]
+        fields = []
+        for field in dtype.names:
+            name = unused_name(f"{r}_{field}", taken)
+            kind = np.dtype(dtype.fields[field][0]).type
+            spelled = f"_adjit_{np.dtype(kind).name}"
+            dtypes[spelled] = kind
+            call = ast.Call(func=ast.Attribute(value=ast.Name(id="_adjit_np", ctx=ast.Load()),
+                                               attr=func.__name__, ctx=ast.Load()),
+                            args=[ast.Name(id=shape_name, ctx=ast.Load())],
+                            keywords=[ast.keyword(arg="dtype", value=ast.Name(
+                                id=spelled, ctx=ast.Load()))])
+            new.append(ast.Assign(targets=[ast.Name(id=name, ctx=ast.Store())], value=call))
+            fields.append((field, name))
+        for x in new:
+            ast.copy_location(x, s)
+        body += new
+        allocated[r] = fields
+        dtypes["_adjit_np"] = np
+    tree.body = body
+    ast.fix_missing_locations(tree)
+    return allocated, dtypes
+
+
+def _globals(src, tree, taken, bound, extra):
+    """Record arrays the body reads from module globals (`run_gr4j(prec, ..., PARAMS[0])`):
+    numba freezes a global array as a constant, and adjit reads each field as a constant
+    array of its own (bound in `extra`), as it reads a record-array argument's fields.
+    Returns {name: [(field, array name)]}."""
+    out = {}
+    for n in ast.walk(tree):
+        if not isinstance(n, ast.Name) or n.id in out or n.id in src.locals or n.id in bound:
+            continue
+        arr = src.resolve_name(n.id)
+        if not isinstance(arr, np.ndarray) or arr.dtype.names is None or any(
+                not f.isidentifier() or arr.dtype.fields[f][0].shape or
+                arr.dtype.fields[f][0].names or arr.dtype.fields[f][0].kind not in "fiub"
+                for f in arr.dtype.names):
+            continue
+        fields = []
+        for field in arr.dtype.names:
+            name = unused_name(f"_{n.id}_{field}", taken)
+            extra[name] = np.ascontiguousarray(arr[field])
+            fields.append((field, name))
+        out[n.id] = fields
+    return out
+
+
+def _record_allocation(src, s):
+    """(name, np.zeros or np.empty, shape, dtype) of `name = np.zeros(shape, DT)` with DT
+    (positional or dtype=) a structured dtype whose fields are numbers with names that are
+    identifiers; else None."""
+    if not (isinstance(s, ast.Assign) and len(s.targets) == 1 and
+            isinstance(s.targets[0], ast.Name) and isinstance(s.value, ast.Call)):
+        return None
+    call = s.value
+    func = src.resolve(call.func)
+    if not any(func is f for f in ALLOCATIONS) or not call.args or len(call.args) > 2:
+        return None
+    given = call.args[1] if len(call.args) == 2 else next(
+        (k.value for k in call.keywords if k.arg == "dtype"), None)
+    if given is None or any(k.arg not in ("dtype",) for k in call.keywords):
+        return None
+    dtype = src.resolve(given) if isinstance(given, (ast.Name, ast.Attribute)) else None
+    if not isinstance(dtype, np.dtype) or dtype.names is None or any(
+            not f.isidentifier() or dtype.fields[f][0].shape or dtype.fields[f][0].names or
+            dtype.fields[f][0].kind not in "fiub" for f in dtype.names):
+        return None
+    return s.targets[0].id, func, call.args[0], dtype
 
 
 class _Rewriter(ast.NodeTransformer):
@@ -184,6 +285,13 @@ class _Rewriter(ast.NodeTransformer):
         raise self.src.loc.error(node, f"the record array `{r}` used as a whole "
                                  f"(`{ast.unparse(node)}`)", _ADVICE)
 
+    def _whole_field_stored(self, r, node):
+        if isinstance(node.ctx, ast.Store):     # (numba compiles neither form)
+            raise self.src.loc.error(node, f"assigning a whole field of the record array "
+                                     f"`{r}` (`{ast.unparse(node)} = ...`)",
+                                     f"Assign into its elements: {ast.unparse(node)}[:] = v, "
+                                     f"or {r}[i]['field'] = v in a loop.")
+
     @staticmethod
     def _field_name(node):
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
@@ -210,6 +318,7 @@ class _Rewriter(ast.NodeTransformer):
                 value=ast.Name(id=self._first(r), ctx=ast.Load()), attr=node.attr,
                 ctx=node.ctx), node)
         if (r, node.attr) in self.local:
+            self._whole_field_stored(r, node)
             return ast.copy_location(ast.Name(id=self.local[r, node.attr], ctx=node.ctx), node)
         if not hasattr(np.ndarray, node.attr):
             self._field(r, node.attr, node)         # (no such field: refused by name)
@@ -224,8 +333,9 @@ class _Rewriter(ast.NodeTransformer):
         if r is None:
             return self.generic_visit(node)
         if field is not None:
-            return ast.copy_location(ast.Name(id=self._field(r, field, node), ctx=node.ctx),
-                                     node)
+            name = self._field(r, field, node)
+            self._whole_field_stored(r, node)
+            return ast.copy_location(ast.Name(id=name, ctx=node.ctx), node)
         return self._refuse(r, node)        # a record `data[i]` as a value of its own
 
     def visit_Call(self, node):
