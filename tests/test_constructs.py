@@ -675,3 +675,59 @@ def test_a_decided_return_inside_a_module_flag_ends_the_helper_there():
     flag): what follows never runs for that call; it was typed with w None and refused."""
     g = check_value_and_grad(_both_ways, (1.5,), 0, value_rtol=1e-15)
     assert g == pytest.approx(2.0 * 1.5 + 2.0, rel=1e-15)
+
+
+# a tuple of numbers stored into a row or a slice, as numba stores a sequence (PyTransit's
+# Taylor orbit: `vajs[j] = vajs_from_paiew(...)`, a helper returning nine numbers)
+@numba.njit
+def _polar(a, t):
+    return a * math.cos(t), a * math.sin(t), a * t
+
+
+def rows_from_a_helper(x, ts):
+    out = np.zeros((ts.shape[0], 3))
+    for j in range(ts.shape[0]):
+        out[j] = _polar(x, ts[j])
+    return np.sum(out ** 2)
+
+
+def tuple_into_slices(x):
+    out = np.zeros((2, 3))
+    out[0, :] = (x, 2.0 * x, x * x)
+    out[1, 1:] = x * 3.0, 1.0
+    idx = np.zeros(2, np.int64)
+    idx[:] = (2, 0)
+    return np.sum(out * out) + out[0, idx[0]]
+
+
+@pytest.mark.parametrize("f, args", [(rows_from_a_helper, (1.3, np.linspace(0.0, 1.0, 5))),
+                                     (tuple_into_slices, (1.3,))])
+def test_a_tuple_stored_into_a_row_matches_numba_and_finite_differences(f, args):
+    check_value_and_grad(f, args, 0)
+
+
+def _row_of_another_length(x, v):
+    out = np.zeros((2, 3))
+    out[0] = v * x
+    return np.sum(out)
+
+
+def _tuple_of_another_length(x):
+    out = np.zeros((2, 3))
+    out[0] = (x, 1.0)
+    return np.sum(out)
+
+
+@pytest.mark.parametrize("f, args", [(_row_of_another_length, (1.3, np.ones(2))),
+                                     (_tuple_of_another_length, (1.3,))])
+def test_a_value_that_does_not_broadcast_to_the_target_raises_as_numba_does(f, args):
+    # a length-2 row stored into a length-3 one was read with a stride of 0 (x three times)
+    with pytest.raises(ValueError, match="cannot assign slice"):
+        numba.njit(f)(*args)
+    with pytest.raises(ValueError, match="cannot assign slice"):
+        adjit.grad(f)(*args)
+
+
+def test_a_value_of_length_one_broadcasts_to_the_target():
+    check_value_and_grad(_row_of_another_length, (1.3, np.full(1, 0.5)), (0, 1))
+    assert adjit.grad(_row_of_another_length)(1.3, np.full(1, 0.5)) == pytest.approx(1.5)

@@ -1628,6 +1628,8 @@ class _Normalizer:
         elif isinstance(tgt, ast.Subscript):
             what, arr, idx = self.resolve_subscript(tgt.value, tgt.slice, out, tgt)
             if what == "view":
+                if isinstance(value, TupleValue):
+                    value = self.tuple_as_array(value, out)
                 start = len(out)
                 self.store_view(arr, value, None, out, tgt)
                 _mark_written(out[start:], arr.base)
@@ -1651,6 +1653,26 @@ class _Normalizer:
         else:
             raise self.error(tgt, f"assigning to {type(tgt).__name__}",
                              "Assign to a variable name or an array element a[i].")
+
+    def tuple_as_array(self, value, out):
+        """A tuple of numbers stored into a row or a slice (`vajs[j] = orbit(...)`, `a[:] =
+        (x, y, z)`), as numba stores a sequence: the 1-D array of its items (int64 where all
+        are integers); a tuple holding arrays or tuples is left as it is (refused where
+        used as a value)."""
+        items = value.items
+        if not items or any(isinstance(e, (TupleValue, Shape)) or
+                            (isinstance(e, Lazy) and not isinstance(e, Scalar)) or
+                            (isinstance(e, ast.Name) and self.arrays.array_ndim(e))
+                            for e in items):
+            return value
+        atoms = [self.to_atom(out, e) for e in items]
+        name = self.arrays.new_array([ir.const(len(atoms))], out,
+                                     "i" if all(self.is_int(a) for a in atoms) else "f")
+        for k, a in enumerate(atoms):
+            self.emit_assign(out, ast.Subscript(value=ir.name(name), slice=ir.const(k),
+                                                ctx=ast.Store()), a)
+            ir.annotate(out[-1], written=True)
+        return ir.name(name)
 
     def tuple_results(self, stmts):
         """Names the statements bind to the result of a helper whose every return is a

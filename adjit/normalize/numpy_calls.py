@@ -283,6 +283,10 @@ class NumpyCalls:
             axis = self.axis_argument(node, args, 1)
             return self.n.arrays.reduce(REDUCTIONS[obj], self.n.operand(args[0], out), axis, out,
                                         node)
+        if obj in ELEMENTWISE and isinstance(obj, np.ufunc) and not node.keywords and \
+                len(args) == obj.nin + 1 == ELEMENTWISE_ARITY[obj] + 1 and \
+                not isinstance(args[-1], ast.Starred):
+            return self.into_out(node, obj, args, out)      # np.sin(x, y): numba's `out`
         if obj in ELEMENTWISE:
             more = node.keywords or len(args) > ELEMENTWISE_ARITY[obj]
             if more and _constant(obj):
@@ -316,6 +320,35 @@ class NumpyCalls:
                 ("call", fn)
             return self.n.arrays.apply(op, operands, out, node)
         return LOWERINGS[ARRAY_FUNCTIONS[obj]](self.n, node, obj, out)
+
+    def into_out(self, node, obj, args, out):
+        """A ufunc given its output array by position (`np.sin(y, y)`, `np.multiply(a, b,
+        c)`, numba's only form of `out`): the value computed as the call without it, stored
+        into the array as `out[...] = value` stores it (its shape checked, a value reading
+        the array computed first), and the call's result that array."""
+        inner = ast.copy_location(ast.Call(func=node.func, args=list(args[:-1]),
+                                           keywords=[]), node)
+        value = self.n.call_object(inner, obj, out)
+        target = self.n.operand(args[-1], out)
+        if isinstance(target, Lazy) and not isinstance(target, (Scalar, View)):
+            # an array computed for it (PyTransit's `sign(1.0, sin(w + ta))`): a new array
+            target = self.n.arrays.materialize(target, out, node)
+        if isinstance(target, ast.Name) and self.n.arrays.array_ndim(target) is not None:
+            target = self.n.arrays.view_of(target.id, out)
+        if not isinstance(target, View) or has_take(target):
+            raise self.n.error(node, f"`{ast.unparse(node.func)}` with an `out` that is not "
+                               "an array or a slice of one",
+                               "Pass an array (or a basic slice of one) to write into.")
+        # (an array the vectorizer filled once is written again: its adjoint needs the
+        # record of what the write overwrote, as any array's)
+        self.n.ctx.vec_temps.write_once.discard(target.base)
+        start = len(out)
+        self.n.store_view(target, value, None, out, node)
+        for s in ir.walk_stmts(out[start:]):    # (the user's own write, as a[...] = v)
+            if ir.is_store(s) and isinstance(s.targets[0].value, ast.Name) and \
+                    s.targets[0].value.id == target.base:
+                ir.annotate(s, written=True)
+        return target
 
     def without_derivative(self, value, out):
         """`value` (a number or an array) as a constant: stop_gradient of it."""

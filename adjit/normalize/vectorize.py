@@ -338,6 +338,14 @@ class Vectorizer:
             # it (emit_assign's flush would put them inside, reading half-written data)
             self.flush_lazy(out, target.base)
         shape = target.shape
+        for j, size in enumerate(value.shape):
+            # the value broadcasts to the target: each of its lengths 1 or the target's (a
+            # longer or shorter row was read with a stride of 0, silently)
+            full = shape[j + len(shape) - len(value.shape)]
+            if size is ONE or (full is not ONE and _same(size, full)):
+                continue
+            out.append(ir.annotate(ast.Expr(value=self.vcall(vec.check_assign, [
+                ir.const(1) if full is ONE else full, size])), origin=self.n.origin))
         env = self.loop_env(shape, [target, value], out)
 
         def body(vars_, stmts):

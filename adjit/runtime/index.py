@@ -25,6 +25,14 @@ def bcast(n, m):
 
 
 @numba.njit(cache=True)
+def check_assign(n, m):
+    """A value's dimension of length m stored into a target's of length n (`a[0] = v`):
+    numpy broadcasts a length of 1 only; ValueError otherwise, as numba raises."""
+    if m != n and m != 1:
+        raise ValueError("cannot assign slice from input of different size")
+
+
+@numba.njit(cache=True)
 def stride(n, size):
     """True (1) when a dimension of length n runs along a loop of `size` iterations, False
     (0) when it is broadcast (length 1): the index multiplier of that dimension. A bool, so

@@ -1,0 +1,101 @@
+"""ufuncs given their output array by position, numba's only form of `out` (`np.sin(y, y)`,
+`np.multiply(a, b, c)`; numba refuses `out=`): the value stored into the array as
+`out[...] = value` stores it, and the call's result that array. Each program's value is
+checked against numba's compile and its gradient against central differences of it."""
+import numba
+import numpy as np
+import pytest
+
+import adjit
+from fd import check_value_and_grad, fd_grad
+
+X = np.array([0.3, -1.2, 2.0, 0.7])
+
+
+def into_a_new_array(x):
+    y = np.empty_like(x)
+    np.exp(x, y)
+    return np.sum(y * x)
+
+
+def binary_into_a_third(x, w):
+    y = np.empty_like(x)
+    z = np.multiply(x, w, y)        # z is y
+    z[0] = 0.5
+    return np.sum(y * x) + z[1]
+
+
+def in_place_on_a_copy(x):
+    y = x.copy()
+    np.sin(y, y)
+    np.add(y, x, y)
+    return np.sum(y * y)
+
+
+def in_place_on_the_argument(x, steps):
+    # a time step written with ufuncs into the state itself
+    for _ in range(steps):
+        np.multiply(x, 0.9, x)
+        np.add(x, 0.1, x)
+    return np.sum(x * x)
+
+
+def sign_into_a_computed_array(x, w):
+    # PyTransit's orbits_py: `z *= sign(1.0, sin(w + ta))`, np.sign's second argument its
+    # `out`: the array of sin(w + ta) overwritten with ones, so z is unchanged
+    z = x * x
+    z *= np.sign(1.0, np.sin(w + x))
+    return np.sum(z)
+
+
+def into_a_slice(x):
+    y = np.zeros(6)
+    np.tanh(x, y[1:5])
+    return np.sum(y * np.arange(6.0))
+
+
+@pytest.mark.parametrize("f, args, argnums", [
+    (into_a_new_array, (X,), 0),
+    (binary_into_a_third, (X, 1.7), (0, 1)),
+    (in_place_on_a_copy, (X,), 0),
+    (sign_into_a_computed_array, (X, 0.3), (0, 1)),
+    (into_a_slice, (X,), 0),
+])
+def test_a_ufuncs_out_matches_numba_and_finite_differences(f, args, argnums):
+    check_value_and_grad(f, args, argnums)
+
+
+def test_the_argument_stepped_in_place_by_ufuncs():
+    # the gradient with respect to the argument's value at entry; the caller's array is left
+    # as numba leaves it
+    x = X.copy()
+    value, g = adjit.value_and_grad(in_place_on_the_argument)(x, 3)
+    y = X.copy()
+    assert value == pytest.approx(numba.njit(in_place_on_the_argument)(y, 3), rel=1e-14)
+    np.testing.assert_array_equal(x, y)
+    np.testing.assert_allclose(g, fd_grad(numba.njit(in_place_on_the_argument), (X, 3), 0),
+                               rtol=1e-6, atol=1e-8)
+    a = 0.9 ** 3        # x -> a x + b: d/dx sum((a x + b)^2) = 2 a (a x + b)
+    np.testing.assert_allclose(g, 2 * a * y, rtol=1e-12)
+
+
+def test_the_overwritten_array_carries_nothing_into_the_gradient():
+    gx, gw = adjit.grad(sign_into_a_computed_array, (0, 1))(X, 0.3)
+    np.testing.assert_allclose(gx, 2.0 * X, rtol=1e-15)
+    assert gw == 0.0
+
+
+def _out_of_another_length(x):
+    y = np.empty(3)
+    np.exp(x, y)
+    return np.sum(y)
+
+
+def test_an_out_of_another_shape_raises():
+    # numpy raises; numba's compile loops over the out's shape and reads x's first three
+    # (a sum of three), which adjit does not copy: it raises as numpy does
+    with pytest.raises(ValueError):
+        _out_of_another_length(X)
+    assert numba.njit(_out_of_another_length)(X) == pytest.approx(np.sum(np.exp(X[:3])))
+    with pytest.raises(ValueError, match="cannot assign slice"):
+        adjit.grad(_out_of_another_length)(X)
