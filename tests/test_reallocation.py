@@ -588,3 +588,38 @@ def test_a_while_loop_resizing_an_array_it_reads_only_inside_says_why():
     g = adjit.grad(_suffix_sums_for)(x)
     np.testing.assert_allclose(g, [2.0, 4.0, 6.0, 6.0], rtol=1e-15)
     np.testing.assert_allclose(g, fd_grad(njit(_suffix_sums_for), (x,), 0), rtol=1e-7)
+
+
+# PyTransit's general models call `z_ip_v(t[lcids == ilc], ...)` per light curve; the helper
+# leaves early with `return full(t.size, nan)` where its data does not cover the epoch. The
+# copy after the helper's returns reads each return's array only where that return was
+# taken: it was read as carried from one iteration to the next, and the loop refused.
+@njit
+def _projected(t, a, lim):
+    if a >= lim[-1]:
+        return np.full(t.size, np.nan)
+    z = a * np.sin(t * 1.7)
+    return z
+
+
+def per_light_curve(a, t, lcids, lim):
+    s = 0.0
+    for ilc in range(2):
+        tlc = t[lcids == ilc]           # 4 then 5 points
+        z = _projected(tlc, a, lim)
+        s += np.sum(z * z)
+    return s
+
+
+def test_a_helper_returning_early_in_a_loop_of_changing_shapes():
+    t = np.linspace(-0.1, 0.1, 9)
+    lcids = np.array([0, 0, 0, 0, 1, 1, 1, 1, 1])
+    lim = np.array([0.0, 50.0])
+    value, g = adjit.value_and_grad(per_light_curve)(8.0, t, lcids, lim)
+    assert value == pytest.approx(njit(per_light_curve)(8.0, t, lcids, lim), rel=1e-14)
+    assert g == pytest.approx(fd_grad(njit(per_light_curve), (8.0, t, lcids, lim), 0),
+                              rel=1e-7)
+    assert g == pytest.approx(2.0 * 8.0 * np.sum(np.sin(1.7 * t) ** 2), rel=1e-13)
+    # the early return taken: NaN, as numba's
+    value, g = adjit.value_and_grad(per_light_curve)(80.0, t, lcids, lim)
+    assert np.isnan(value) and np.isnan(njit(per_light_curve)(80.0, t, lcids, lim))

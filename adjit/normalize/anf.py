@@ -336,6 +336,10 @@ def _returned_arrays(norm, body, returns):
         return new
 
     arrays = [r.value.id for r in returns]
+    # each made on its return's path, read by the copy after the body only where that
+    # return was taken: not carried from one iteration of a loop around the call to the next
+    norm.ctx.vec_temps.joined.update(a for a, r in zip(arrays, returns)
+                                     if _made_by(body, a) and a not in norm.src.params)
     return ir.rewrite_blocks(body, rewrite), (arrays, shape, dtypes.pop(), returns[0])
 
 

@@ -67,7 +67,7 @@ class Planner:
             why = None
             if loops and not self._read_outside(var, loops[-1]):
                 why = why_dependent(self.b.stmts, self.b.layout, self.b.kinds,
-                                    by_id[loops[-1]])
+                                    by_id[loops[-1]], self.b.joined)
             if why is not None:
                 raise reallocation_error(s, var, ", and the backward sweep needs it at each "
                                          "iteration's shape: it cannot compute the loop's "
@@ -80,7 +80,8 @@ class Planner:
                 continue    # (made again there, or the backward sweep never enters the loop)
             why = None if not self.b.allow_recompute or self.b.tape.bounded else next(
                 (w for w in (why_dependent(self.b.stmts, self.b.layout, self.b.kinds,
-                                           by_id[L]) for L in reversed(loops)) if w), None)
+                                           by_id[L], self.b.joined) for L in reversed(loops))
+                 if w), None)
             raise shape_error(self.b.prim(s), s, var, source, why, sizes)
 
     def _read_outside(self, var, loop):
@@ -113,7 +114,8 @@ class Planner:
         # record: computing the iteration again would compute them again, and reading a
         # recorded value back costs less (softmax's exp: 1.8x the forward computed again,
         # 1.1x recorded)
-        chosen = {loop for loop in independent_loops(self.b.stmts, self.b.layout, self.b.kinds)
+        chosen = {loop for loop in independent_loops(self.b.stmts, self.b.layout, self.b.kinds,
+                                                      self.b.joined)
                   if inside.get(loop, set()) & self.plan.pushed and not all(
                       self._costly(by_id[i]) for i in inside[loop] & self.plan.pushed)}
         chosen = self._outside_checkpoints(chosen)

@@ -40,18 +40,21 @@ from .dce import upward_exposed
 _ALLOCATORS = {"empty", "zeros", "ones", "full"}
 
 
-def independent_loops(stmts, layout, kinds):
-    """Ids of the for loops whose iterations can be computed again (see the module)."""
+def independent_loops(stmts, layout, kinds, joined=frozenset()):
+    """Ids of the for loops whose iterations can be computed again (see the module).
+    `joined`: arrays a path of an `if` (or a helper's `return`) keeps for the copy after it,
+    read there only where that path ran (normalize/joins.py): never carried."""
     writes = _writes(stmts)
     return {id(loop) for loop in ir.walk_stmts(stmts)
-            if isinstance(loop, ast.For) and _independent(loop, writes, layout, kinds) is None}
+            if isinstance(loop, ast.For) and
+            _independent(loop, writes, layout, kinds, joined) is None}
 
 
-def why_dependent(stmts, layout, kinds, loop):
+def why_dependent(stmts, layout, kinds, loop, joined=frozenset()):
     """Why the iterations of `loop` cannot be computed again (a phrase), or None."""
     if not isinstance(loop, ast.For):
         return "it is a while loop"
-    return _independent(loop, _writes(stmts), layout, kinds)
+    return _independent(loop, _writes(stmts), layout, kinds, joined)
 
 
 def _writes(stmts):
@@ -64,7 +67,7 @@ def _writes(stmts):
     return writes
 
 
-def _independent(loop, writes, layout, kinds):
+def _independent(loop, writes, layout, kinds, joined=frozenset()):
     """None if the loop's iterations can be computed again, else why not."""
     body = loop.body
     inner = list(ir.walk_stmts(body))
@@ -76,7 +79,7 @@ def _independent(loop, writes, layout, kinds):
     start = layout.pos[id(loop)]
     assigned = ir.assigned(body)
     # scalars carried from one iteration to the next: additive reductions only
-    carried = (upward_exposed(body) & assigned) - {loop.target.id}
+    carried = (upward_exposed(body) & assigned) - {loop.target.id} - set(joined)
     for name in carried:
         if is_array(kinds.get(name)) or not _additive_reduction(name, inner):
             return f"`{name}` carries a value from one iteration to the next"
