@@ -114,8 +114,9 @@ class Planner:
         # record: computing the iteration again would compute them again, and reading a
         # recorded value back costs less (softmax's exp: 1.8x the forward computed again,
         # 1.1x recorded)
-        chosen = {loop for loop in independent_loops(self.b.stmts, self.b.layout, self.b.kinds,
-                                                      self.b.joined)
+        independent = independent_loops(self.b.stmts, self.b.layout, self.b.kinds,
+                                        self.b.joined)
+        chosen = {loop for loop in independent
                   if inside.get(loop, set()) & self.plan.pushed and not all(
                       self._costly(by_id[i]) for i in inside[loop] & self.plan.pushed)}
         chosen = self._outside_checkpoints(chosen)
