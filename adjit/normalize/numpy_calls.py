@@ -460,6 +460,14 @@ class NumpyCalls:
                 # an integer or boolean array of the user's (no derivative) or a float32 one:
                 # kept in its dtype
                 obj = DECLARED_ALLOCATORS[obj, dtype]
+            elif dtype.names is not None:
+                raise self.n.error(node, f"`{ast.unparse(node.func)}` of a record array "
+                                   f"(dtype {dtype}) other than at the top of the function's "
+                                   "body", "adjit reads a record array the function "
+                                   "allocates once, outside loops and branches (`params = "
+                                   "np.zeros(1, dtype=DT)`, its only binding), with DT a "
+                                   "module-level structured dtype of number fields: allocate "
+                                   "it there, before the loop, and fill its fields in it.")
             elif dtype != np.float64:
                 raise self.n.error(node, f"`{ast.unparse(node.func)}` with dtype {dtype}",
                                    "adjit allocates the arrays that carry derivatives as "
