@@ -421,6 +421,13 @@ class GradientFunction:
         """The generated adjoint for these example arguments, without running it."""
         if kwargs or len(args) != len(self._order):
             args = self._positional(args, kwargs)
+        if self.target == "cpu" and self.mode.name in ("grad", "value_and_grad"):
+            # a record (an np.void) is read as the named tuple of its fields, as a call
+            # passes it (_with_records)
+            fn = self.__adjit_function__
+            where = (fn.__code__.co_filename, fn.__code__.co_firstlineno, fn.__qualname__)
+            args = [_record_tuple(a, self._order[k] if k < len(self._order) else f"#{k}",
+                                  where) if _is_record(a) else a for k, a in enumerate(args)]
         return self.specialize(self._numba_types(args)).source
 
     def __repr__(self):

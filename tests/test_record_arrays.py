@@ -691,3 +691,13 @@ def loss_of_the_forcing(prec):
 
 def test_a_module_level_record_array_is_read_field_by_field():
     check_value_and_grad(loss_of_the_forcing, (PREC,), 0)
+
+
+def test_the_source_for_a_record_argument():
+    # source_for reads a record (np.void) as a call passes it: the named tuple of its fields
+    params = np.array([(0.3, 2.0)], dtype=SNOW)
+    g = adjit.grad(melt_of_a_record, argnums=1)
+    text = g.source_for(params[0], TEMP)
+    assert "def melt_of_a_record_grad" in text
+    assert g(params[0], TEMP) == pytest.approx(
+        fd_grad(njit(melt_of_a_record), (params[0], TEMP), 1), rel=1e-7)
