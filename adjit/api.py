@@ -135,9 +135,13 @@ class GradientFunction:
     def __call__(self, *args, **kwargs):
         if kwargs or self._vararg or len(args) != len(self._order):
             args = self._positional(args, kwargs)
-        if self.target == "cpu" and self.mode.name in ("grad", "value_and_grad") and \
-                any(_is_record(a) for a in args):
-            return self._with_records(args)
+        if self.target == "cpu" and any(_is_record(a) for a in args):
+            if self.mode.name in ("grad", "value_and_grad"):
+                return self._with_records(args)
+            if not any(_is_record(args[k]) for k in self.argnums if k < len(args)):
+                # a record outside argnums (a model's parameters held fixed): the named
+                # tuple of its fields, as a call of grad passes it
+                args = self._records_as_tuples(args)
         if self.target == "cuda":
             # a device function called from Python, or from a kernel in the CUDA simulator:
             # the generated Python function itself (numba-cuda compiles it inside kernels)
@@ -160,6 +164,12 @@ class GradientFunction:
             raise AdjitError(f"numba could not compile the gradient of "
                              f"'{self.__adjit_function__.__qualname__}':\n{exc}\n"
                              f"generated source:\n{spec.source}") from None
+
+    def _records_as_tuples(self, args):
+        fn = self.__adjit_function__
+        where = (fn.__code__.co_filename, fn.__code__.co_firstlineno, fn.__qualname__)
+        return tuple(_record_tuple(a, self._order[k] if k < len(self._order) else f"#{k}",
+                                   where) if _is_record(a) else a for k, a in enumerate(args))
 
     def _with_records(self, args):
         """A record (an np.void, `params[i]` of a structured array, as RRMPG's models take
@@ -424,10 +434,7 @@ class GradientFunction:
         if self.target == "cpu" and self.mode.name in ("grad", "value_and_grad"):
             # a record (an np.void) is read as the named tuple of its fields, as a call
             # passes it (_with_records)
-            fn = self.__adjit_function__
-            where = (fn.__code__.co_filename, fn.__code__.co_firstlineno, fn.__qualname__)
-            args = [_record_tuple(a, self._order[k] if k < len(self._order) else f"#{k}",
-                                  where) if _is_record(a) else a for k, a in enumerate(args)]
+            args = self._records_as_tuples(args)
         return self.specialize(self._numba_types(args)).source
 
     def __repr__(self):

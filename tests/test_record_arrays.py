@@ -276,11 +276,14 @@ def test_a_record_passed_alone():
     assert value == scaled_by_a_record(a[1], 1.5) and gx == 3.0 and gp == g
     assert adjit.grad(scaled_by_a_record, argnums=1)(a[0], 1.5) == 1.0
     np.testing.assert_array_equal(a, before)
-    # where the record travels into compiled code it is still refused, saying what works
+    # outside argnums the other derivatives read it so too; in argnums they refuse it,
+    # saying what works
+    value, tangent = adjit.jvp(scaled_by_a_record, argnums=1)(a[1], 1.5, 1.0)
+    assert value == scaled_by_a_record(a[1], 1.5) and tangent == 3.0
     with pytest.raises(adjit.AdjitError, match=r"argument 'params' is a record \(one "
                                                r"element of a numpy structured array.*"
                                                r"grad and value_and_grad called from Python"):
-        adjit.jvp(scaled_by_a_record, argnums=1)(a[1], 1.5, 1.0)
+        adjit.jvp(scaled_by_a_record, argnums=0)(a[1], 1.5, a[0])
 
 
 def test_rrmpg_abc_model_of_one_record_of_parameters():
@@ -701,3 +704,20 @@ def test_the_source_for_a_record_argument():
     assert "def melt_of_a_record_grad" in text
     assert g(params[0], TEMP) == pytest.approx(
         fd_grad(njit(melt_of_a_record), (params[0], TEMP), 1), rel=1e-7)
+
+
+def _cubic_of_a_record(x, p):
+    return p['a'] * np.sum(x ** 3) + p['b'] * x[0] * x[1]
+
+
+def test_a_record_outside_argnums_of_second_derivatives_and_jvp():
+    # the model's parameters held fixed: read as a call of grad reads them
+    params = np.array([(2.0, 0.5)], dtype=[("a", np.float64), ("b", np.float64)])
+    x = np.array([1.0, 2.0])
+    np.testing.assert_allclose(adjit.hessian(_cubic_of_a_record)(x, params[0]),
+                               [[12.0, 0.5], [0.5, 24.0]], rtol=1e-14)
+    value, tangent = adjit.jvp(_cubic_of_a_record)(x, params[0], np.ones(2))
+    assert value == pytest.approx(19.0, rel=1e-15)
+    assert tangent == pytest.approx(31.5, rel=1e-15)
+    with pytest.raises(adjit.AdjitError, match="argument 'p' is a record"):
+        adjit.hessian(_cubic_of_a_record, argnums=1)(x, params[0])
