@@ -320,7 +320,8 @@ class GradientFunction:
             raise error_at(where, f"argument '{name}' is a record (one element of a numpy "
                            "structured array, an np.void such as data[i]), which "
                            f"{self.mode.name}{gpu} called from here does not take",
-                           "grad and value_and_grad called from Python take one; elsewhere "
+                           "grad and value_and_grad called from Python take one, and "
+                           "every derivative outside argnums; elsewhere "
                            "pass the record array and read data[i]['x'] or data[i].x in the "
                            "function (or pass data[i] on to your own functions, which read "
                            "it as numba does), or pass the fields as numbers.")
