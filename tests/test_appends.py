@@ -161,6 +161,22 @@ def indexed_values(x, order):
     return s
 
 
+def comprehension_of_pairs(x):
+    # a comprehension of tuples is the loops that append them (its names do not leak)
+    n = x.shape[0]
+    i = 7
+    pairs = [(i, j) for i in range(n) for j in range(i + 1, n) if x[i] * x[j] < 1.0]
+    triples = [(k, x[k] * x[k], x[k] > 0.5) for k in range(n)]
+    s = 0.0
+    for i, j in pairs:
+        s += (x[i] - x[j]) ** 2
+    for k in range(len(triples)):
+        j, v, big = triples[k]
+        if big:
+            s += v * x[j]
+    return s + i
+
+
 X = RNG.normal(size=7)
 T = np.linspace(0.0, 2.0, 8)
 R = RNG.random((12, 3)) * 3.0
@@ -170,6 +186,7 @@ CASES = {
     "tuples_of_an_index_and_a_value": (index_and_weight, (X, 0.7), (0, 1)),
     "tuples_of_three_kinds": (three_items, (X,), 0),
     "tuples_read_by_item": (tuple_by_item, (X,), 0),
+    "tuples_of_a_comprehension": (comprehension_of_pairs, (X,), 0),
     "filtered_values_and_len": (positive_energy, (X,), 0),
     "triangular_pairs_counted": (mean_pair_kernel, (X, 0.7), (0, 1)),
     "index_list_gather": (gathered_cubes, (X,), 0),

@@ -177,6 +177,7 @@ def normalize_function(src, ctx, prefix="", subst=None, views=None):
     src = closures.lift(src, src.with_tree, FunctionSource)
     src = objmode.lift(src, src.with_tree)
     src = sugar.list_operations(src, src.with_tree)
+    src = comprehensions.tuples_as_appends(src, src.with_tree)
     src = appends.desugar(src, src.with_tree)
     src = comprehensions.desugar(src, src.with_tree)
     src = sugar.membership(src, src.with_tree)
@@ -2516,6 +2517,14 @@ class _Normalizer:
             if node.elts and not any(isinstance(e, (ast.List, ast.Tuple, ast.Starred))
                                      for e in node.elts):
                 return self.arrays.array_literal(node, out, bare=True)
+            if not node.elts and getattr(node, comprehensions.OF_TUPLES, False):
+                raise self.error(node, "a list comprehension of tuples read other than as "
+                                 "adjit reads a list of tuples",
+                                 "adjit builds `pairs = [(i, v) for ...]`, a statement of "
+                                 "the function's body, as the loops that append its tuples, "
+                                 "and reads it by `for i, v in pairs`, `i, v = pairs[k]`, "
+                                 "`pairs[k][0]` and `len(pairs)`; for an array of its "
+                                 "numbers allocate np.empty((n, 2)) and fill its rows.")
             if not node.elts:
                 raise self.error(node, "an empty list (a list built by .append) other "
                                  "than adjit builds one",

@@ -30,6 +30,7 @@ from ..rules.registry import REGISTRY
 from .names import unused_name
 
 NUMPY = "_adjit_np"        # the name the new loops call numpy by (resolved in the closure)
+OF_TUPLES = "_adjit_of_tuples"  # on the empty list a comprehension of tuples became
 
 
 def desugar(src, make_source):
@@ -414,3 +415,55 @@ def _at(where, node):
         if isinstance(n, (ast.stmt, ast.expr)) and getattr(n, "lineno", None) is None:
             ast.copy_location(n, where)
     return node
+
+
+def tuples_as_appends(src, make_source):
+    """`pairs = [(i, j) for i in range(n) for j in range(i + 1, n) if c]`, a statement of
+    the function's body binding a comprehension of tuples written out: the loops numba runs
+    for it, appending to an empty list (`pairs = []`, then `pairs.append((i, j))` under the
+    loops and conditions, their variables renamed so that none leaks into the function), a
+    list of tuples normalize/appends.py builds. `src` itself when there is none."""
+    if not any(_tuple_comprehension(s) for s in src.tree.body):
+        return src
+    tree = copy.deepcopy(src.tree)
+    taken = {n.id for n in ir.walk(tree) if isinstance(n, ast.Name)} | set(src.params)
+    body = []
+    for s in tree.body:
+        if not _tuple_comprehension(s):
+            body.append(s)
+            continue
+        name, comp = s.targets[0].id, s.value
+        rename = {}
+        loops = []
+        for g in comp.generators:
+            it = _renamed(g.iter, rename)
+            new = {n.id: unused_name(f"_{name}_{n.id}", taken) for n in ast.walk(g.target)
+                   if isinstance(n, ast.Name)}
+            rename = {**rename, **new}
+            loops.append((_renamed(g.target, rename, store=True), it,
+                          [_renamed(c, rename) for c in g.ifs]))
+        append = ast.Expr(value=ast.Call(
+            func=ast.Attribute(value=ast.Name(id=name, ctx=ast.Load()), attr="append",
+                               ctx=ast.Load()),
+            args=[_renamed(comp.elt, rename)], keywords=[]))
+        inner = [append]
+        for target, it, ifs in reversed(loops):
+            for c in reversed(ifs):
+                inner = [ast.If(test=c, body=inner, orelse=[])]
+            inner = [ast.For(target=target, iter=it, body=inner, orelse=[])]
+        made = ast.Assign(targets=[ast.Name(id=name, ctx=ast.Store())],
+                          value=ast.List(elts=[], ctx=ast.Load()))
+        setattr(made.value, OF_TUPLES, True)    # (for the message where it is not built)
+        for x in (made, inner[0]):
+            ast.fix_missing_locations(ast.copy_location(x, s))
+        body += [made, inner[0]]
+    tree.body = body
+    return make_source(tree, {})
+
+
+def _tuple_comprehension(s):
+    return isinstance(s, ast.Assign) and len(s.targets) == 1 and \
+        isinstance(s.targets[0], ast.Name) and isinstance(s.value, ast.ListComp) and \
+        isinstance(s.value.elt, ast.Tuple) and \
+        not any(isinstance(e, ast.Starred) for e in s.value.elt.elts) and \
+        not any(g.is_async for g in s.value.generators)
