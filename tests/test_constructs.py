@@ -718,8 +718,15 @@ def _tuple_of_another_length(x):
     return np.sum(out)
 
 
+def _tuple_of_one_into_three(x):
+    out = np.zeros(3)
+    out[:] = (x * x,)       # numba stores a sequence of its own length only
+    return np.sum(out)
+
+
 @pytest.mark.parametrize("f, args", [(_row_of_another_length, (1.3, np.ones(2))),
-                                     (_tuple_of_another_length, (1.3,))])
+                                     (_tuple_of_another_length, (1.3,)),
+                                     (_tuple_of_one_into_three, (1.3,))])
 def test_a_value_that_does_not_broadcast_to_the_target_raises_as_numba_does(f, args):
     # a length-2 row stored into a length-3 one was read with a stride of 0 (x three times)
     with pytest.raises(ValueError, match="cannot assign slice"):
@@ -731,3 +738,25 @@ def test_a_value_that_does_not_broadcast_to_the_target_raises_as_numba_does(f, a
 def test_a_value_of_length_one_broadcasts_to_the_target():
     check_value_and_grad(_row_of_another_length, (1.3, np.full(1, 0.5)), (0, 1))
     assert adjit.grad(_row_of_another_length)(1.3, np.full(1, 0.5)) == pytest.approx(1.5)
+
+
+GLOBAL_GRID = np.zeros(4)
+
+
+def _writes_a_global(x):
+    GLOBAL_GRID[0] = x[0]
+    return GLOBAL_GRID[0] * x[1]
+
+
+def _writes_a_global_view(x):
+    v = GLOBAL_GRID[1:]
+    v += x[0]
+    return GLOBAL_GRID[1] * x[1]
+
+
+@pytest.mark.parametrize("f", [_writes_a_global, _writes_a_global_view])
+def test_a_write_into_a_module_level_array_is_refused_by_name(f):
+    # (an internal error before: the adjoint of a constant does not exist)
+    with pytest.raises(adjit.AdjitError, match="writing into the module-level array "
+                                               "'GLOBAL_GRID'"):
+        adjit.grad(f)(np.array([0.3, -1.2]))

@@ -65,6 +65,32 @@ def test_a_ufuncs_out_matches_numba_and_finite_differences(f, args, argnums):
     check_value_and_grad(f, args, argnums)
 
 
+def shift_half(x):
+    # an output overlapping the input: numba's loop runs element by element, a running
+    # update (x[i + 1] = x[i] / 2 reads what it wrote: numpy would compute it all first)
+    y = x[1:]
+    np.multiply(x[:-1], 0.5, y)
+    return np.sum(x * x)
+
+
+def add_neighbour(x):
+    y = x.copy()
+    np.add(y[:-1], y[1:], y[1:])
+    return np.sum(y * y)
+
+
+@pytest.mark.parametrize("f", [shift_half, add_neighbour])
+def test_an_output_overlapping_an_input_is_numbas_running_update(f):
+    x, y = X.copy(), X.copy()
+    value, g = adjit.value_and_grad(f)(x)
+    assert value == pytest.approx(numba.njit(f)(y), rel=1e-14)
+    np.testing.assert_array_equal(x, y)
+    np.testing.assert_allclose(g, fd_grad(numba.njit(f), (X,), 0), rtol=1e-6, atol=1e-8)
+    if f is shift_half:     # x0 halved down the array: d/dx0 sum x0^2 (1 + 1/4 + ...)
+        np.testing.assert_allclose(g, [2 * X[0] * sum(0.25 ** k for k in range(4)), 0.0,
+                                       0.0, 0.0], rtol=1e-14)
+
+
 def test_the_argument_stepped_in_place_by_ufuncs():
     # the gradient with respect to the argument's value at entry; the caller's array is left
     # as numba leaves it

@@ -138,6 +138,7 @@ class InlineContext:
         # analysis/types.py infers it exactly)
         self.arrays = dict(arrays or {})
         self.vec_temps = _Temps()           # arrays the vectorizer allocated
+        self.globals = {}                   # module-level arrays: spelled name -> user's name
         self.loop_depth = 0                 # user loops around the statement being lowered
         self.before_loops = None            # in loops: the arrays bound before them
         self.prange_depth = 0               # numba.prange loops around it
@@ -1632,9 +1633,10 @@ class _Normalizer:
             self.emit_assign(out, target, value)
         elif isinstance(tgt, ast.Subscript):
             what, arr, idx = self.resolve_subscript(tgt.value, tgt.slice, out, tgt)
+            self.check_global_write(arr if what == "elem" else arr.base, tgt)
             if what == "view":
                 if isinstance(value, TupleValue):
-                    value = self.tuple_as_array(value, out)
+                    value = self.tuple_as_array(value, arr, out, tgt)
                 start = len(out)
                 self.store_view(arr, value, None, out, tgt)
                 _mark_written(out[start:], arr.base)
@@ -1659,17 +1661,36 @@ class _Normalizer:
             raise self.error(tgt, f"assigning to {type(tgt).__name__}",
                              "Assign to a variable name or an array element a[i].")
 
-    def tuple_as_array(self, value, out):
+    def check_global_write(self, base, node):
+        """A store into a module-level array (or one of its views): numba compiles a global
+        array as a constant it may not write (a record array's fields it writes into a
+        frozen copy); refused by name."""
+        user = self.ctx.globals.get(base)
+        if user is not None:
+            raise self.error(node, f"writing into the module-level array '{user}'",
+                             "numba compiles a module-level array as a constant: allocate "
+                             "the array in the function (or pass it as an argument) to write "
+                             "into it.")
+
+    def tuple_as_array(self, value, view, out, node):
         """A tuple of numbers stored into a row or a slice (`vajs[j] = orbit(...)`, `a[:] =
-        (x, y, z)`), as numba stores a sequence: the 1-D array of its items (int64 where all
-        are integers); a tuple holding arrays or tuples is left as it is (refused where
-        used as a value)."""
+        (x, y, z)`), as numba stores a sequence: into a 1-D slice of exactly its length
+        (ValueError otherwise), the 1-D array of its items (int64 where all are integers);
+        a tuple holding arrays or tuples is left as it is (refused where used as a value)."""
         items = value.items
         if not items or any(isinstance(e, (TupleValue, Shape)) or
                             (isinstance(e, Lazy) and not isinstance(e, Scalar)) or
                             (isinstance(e, ast.Name) and self.arrays.array_ndim(e))
                             for e in items):
             return value
+        if len(view.shape) != 1:
+            raise self.error(node, f"a tuple stored into a slice of {len(view.shape)} "
+                             "dimensions", "numba stores a tuple of numbers into a 1-D slice "
+                             "or row of its length: store row by row (a[i, :] = (x, y)).")
+        length = view.shape[0]
+        out.append(ir.annotate(ast.Expr(value=self.calls.call_of(vec.check_sequence, [
+            ir.const(1) if length is ONE else length, ir.const(len(items))])),
+            origin=self.origin))
         atoms = [self.to_atom(out, e) for e in items]
         name = self.arrays.new_array([ir.const(len(atoms))], out,
                                      "i" if all(self.is_int(a) for a in atoms) else "f")
@@ -1976,6 +1997,7 @@ class _Normalizer:
         helper that writes the array), so the load comes first here too."""
         if bindings.view_name(self, s.target) is not None:
             view = bindings.use_view(self, bindings.view_name(self, s.target), s.target)
+            self.check_global_write(view.base, s)
             self.store_view(view, self.rhs(s.value, out), s.op, out, s)
             return
         if isinstance(s.target, ast.Name) and s.target.id in self.src.locals:
@@ -1991,6 +2013,7 @@ class _Normalizer:
             self.assign_to(s.target, self.binop(s.op, cur, rhs, s), out)
         elif isinstance(s.target, ast.Subscript):
             what, arr, idx = self.resolve_subscript(s.target.value, s.target.slice, out, s)
+            self.check_global_write(arr if what == "elem" else arr.base, s)
             if what == "view":
                 current = None
                 if has_take(arr) and self.may_write(s.value):
@@ -3005,6 +3028,7 @@ class _Normalizer:
                            "a.imag.copy()).")
         spelled = self.ctx.env.spell(obj, hint)
         self.ctx.arrays[spelled] = (obj.ndim, {"f": "f", "b": "b"}.get(obj.dtype.kind, "i"))
+        self.ctx.globals.setdefault(spelled, hint)
         return spelled
 
     def array_name(self, node):

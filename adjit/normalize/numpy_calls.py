@@ -324,8 +324,8 @@ class NumpyCalls:
     def into_out(self, node, obj, args, out):
         """A ufunc given its output array by position (`np.sin(y, y)`, `np.multiply(a, b,
         c)`, numba's only form of `out`): the value computed as the call without it, stored
-        into the array as `out[...] = value` stores it (its shape checked, a value reading
-        the array computed first), and the call's result that array."""
+        into the array element by element as numba's loop stores it (its shape checked),
+        and the call's result that array."""
         inner = ast.copy_location(ast.Call(func=node.func, args=list(args[:-1]),
                                            keywords=[]), node)
         value = self.n.call_object(inner, obj, out)
@@ -343,7 +343,11 @@ class NumpyCalls:
         # record of what the write overwrote, as any array's)
         self.n.ctx.vec_temps.write_once.discard(target.base)
         start = len(out)
-        self.n.store_view(target, value, None, out, node)
+        # element by element in order, as numba's ufunc loop runs: an output overlapping an
+        # input (np.multiply(x[:-1], 0.5, x[1:])) reads what earlier elements wrote, a
+        # running update (numpy would compute the whole value first)
+        self.n.arrays.store_elements(target, self.n.arrays.lazy_operand(value, out), out,
+                                     node)
         for s in ir.walk_stmts(out[start:]):    # (the user's own write, as a[...] = v)
             if ir.is_store(s) and isinstance(s.targets[0].value, ast.Name) and \
                     s.targets[0].value.id == target.base:

@@ -156,7 +156,7 @@ def rewrite(src, subst):
     for r, fields in allocated.items():
         records[r] = RecordValue([(f, ast.Name(id=n, ctx=ast.Load())) for f, n in fields])
         local.update({(r, f): n for f, n in fields})
-    rewriter = _Rewriter(src, records, local, taken)
+    rewriter = _Rewriter(src, records, local, taken, frozen)
     tree = rewriter.visit(tree)
     out = src.with_tree(tree, {**rewriter.classes, **dtypes})
     out.locals |= {n for (r, _), n in local.items() if r not in frozen} | \
@@ -259,11 +259,12 @@ def _record_allocation(src, s):
 
 
 class _Rewriter(ast.NodeTransformer):
-    def __init__(self, src, records, local, taken):
+    def __init__(self, src, records, local, taken, frozen=()):
         self.src = src
         self.records = records
         self.local = local
         self.taken = taken
+        self.frozen = frozen        # module-level record arrays: constants
         self.classes = {}       # spelled name -> the named tuple class of a record's fields
         self.spelled = {}       # record array -> the spelled name of its records' class
 
@@ -303,6 +304,11 @@ class _Rewriter(ast.NodeTransformer):
         store, as `node` is)."""
         r = self._record(base.value)
         name = self._field(r, field, node)
+        if r in self.frozen and isinstance(node.ctx, ast.Store):
+            raise self.src.loc.error(node, f"writing into the module-level array '{r}'",
+                                     "numba compiles a module-level array as a constant: "
+                                     "allocate the record array in the function (or pass "
+                                     "it as an argument) to write into it.")
         index = self.visit(base.slice)
         return ast.copy_location(ast.Subscript(value=ast.Name(id=name, ctx=ast.Load()),
                                                slice=index, ctx=node.ctx), node)

@@ -33,6 +33,14 @@ def check_assign(n, m):
 
 
 @numba.njit(cache=True)
+def check_sequence(n, m):
+    """A tuple of m numbers stored into a slice of length n (`out[j] = f(...)`): numba
+    stores a sequence of exactly that length, broadcasting none."""
+    if m != n:
+        raise ValueError("cannot assign slice from input of different size")
+
+
+@numba.njit(cache=True)
 def stride(n, size):
     """True (1) when a dimension of length n runs along a loop of `size` iterations, False
     (0) when it is broadcast (length 1): the index multiplier of that dimension. A bool, so

@@ -11,7 +11,7 @@ helper through this module, and the registry's rules name them so: rules/table.p
 A new helper goes in the module of its kind and is named here.
 """
 from .index import (  # noqa: F401 - the names generated code calls
-    bcast, check_assign, stride, slice_start, slice_len, index, take_index, same_length, dot_length,
+    bcast, check_assign, check_sequence, stride, slice_start, slice_len, index, take_index, same_length, dot_length,
     infer_size,
     empty_int, local_empty, shared_empty, local_empty32, shared_empty32, SCRATCH,
     empty_bool, nanmax, nanmin, widened, as_float64, keep, check_assert, tuple_index,
