@@ -623,3 +623,29 @@ def test_a_helper_returning_early_in_a_loop_of_changing_shapes():
     # the early return taken: NaN, as numba's
     value, g = adjit.value_and_grad(per_light_curve)(80.0, t, lcids, lim)
     assert np.isnan(value) and np.isnan(njit(per_light_curve)(80.0, t, lcids, lim))
+
+
+@njit
+def _two_arrays(t, a):
+    if t.size < 3:
+        return t * a, np.ones(t.size)
+    return t * t * a, t + a
+
+
+def per_group_tuple(a, t, lcids):
+    # a helper returning a tuple of arrays from two returns, per group of changing size
+    s = 0.0
+    for ilc in range(3):
+        u, v = _two_arrays(t[lcids == ilc], a)
+        s += np.sum(u * v)
+    return s
+
+
+def test_a_helper_returning_tuples_of_arrays_in_a_loop_of_changing_shapes():
+    t = np.linspace(-0.3, 0.4, 12)
+    lcids = np.array([0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2])
+    value, g = adjit.value_and_grad(per_group_tuple, (0, 1))(0.7, t, lcids)
+    assert value == pytest.approx(njit(per_group_tuple)(0.7, t, lcids), rel=1e-14)
+    for k in (0, 1):
+        np.testing.assert_allclose(g[k], fd_grad(njit(per_group_tuple), (0.7, t, lcids), k),
+                                   rtol=1e-6, atol=1e-9)

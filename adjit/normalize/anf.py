@@ -1534,6 +1534,10 @@ class _Normalizer:
             for stmt in joins.shape_and_number(self, e.base, shape, None, None, self.origin):
                 self.emit_assign(out, stmt.targets[0].id, stmt.value)
             arrays[k].append(e.base)
+            if e.base not in self.arrays_before:
+                # made by the helper, read by the copy after its body only where this return
+                # was taken: not carried between iterations of a loop around the call
+                self.ctx.vec_temps.joined.add(e.base)
         return len(self.returned_mixed[1])
 
     def names_like(self, items):
