@@ -177,6 +177,27 @@ def comprehension_of_pairs(x):
     return s + i
 
 
+def list_from_a_list(x, order):
+    # a list built while reading another: its items keep the dtype of what they are read
+    # from (the indices stay integers, so that they index)
+    pts = []
+    for i in range(x.shape[0]):
+        if x[i] > -0.5:
+            pts.append((i, x[i]))
+    sq = []
+    for i, v in pts:
+        sq.append((i, v * v))
+    picked = []
+    for k, j in enumerate(order):
+        picked.append((j, k))
+    s = 0.0
+    for i, w in sq:
+        s += w * x[i]
+    for j, k in picked:
+        s += x[j] * k
+    return s
+
+
 X = RNG.normal(size=7)
 T = np.linspace(0.0, 2.0, 8)
 R = RNG.random((12, 3)) * 3.0
@@ -187,6 +208,7 @@ CASES = {
     "tuples_of_three_kinds": (three_items, (X,), 0),
     "tuples_read_by_item": (tuple_by_item, (X,), 0),
     "tuples_of_a_comprehension": (comprehension_of_pairs, (X,), 0),
+    "tuples_from_another_list": (list_from_a_list, (X, np.array([4, 0, 2])), 0),
     "filtered_values_and_len": (positive_energy, (X,), 0),
     "triangular_pairs_counted": (mean_pair_kernel, (X, 0.7), (0, 1)),
     "index_list_gather": (gathered_cubes, (X,), 0),

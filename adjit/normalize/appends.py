@@ -177,9 +177,9 @@ def _rewrite(src, tree, made, name, taken):
         parts = _parts(s, width)
         ints = [a and _surely_int(e, chain) for a, e in zip(ints, parts)]
         bools = [a and _surely_bool(e) for a, e in zip(bools, parts)]
-        items = [a if a == _item_of(e, changed_in_loop) else None
-                 for a, e in zip(items or [_item_of(e, changed_in_loop) for e in parts],
-                                 parts)]
+        items = [a if a == _item_of(e, changed_in_loop, chain) else None
+                 for a, e in zip(items or [_item_of(e, changed_in_loop, chain)
+                                           for e in parts], parts)]
     bufs = [unused_name(f"{name}_buf{c if width else ''}", taken) for c in range(width or 1)]
     count = unused_name(f"{name}_n", taken)
     before = ast.parse(f"{size} = {' + '.join(room) or '0'}").body
@@ -320,7 +320,11 @@ def _reads(text):
 
 def _surely_int(e, chain):
     """An integer constant, a range loop's counter, len(), or integer arithmetic of them."""
-    counters = {L.target.id for L in chain if isinstance(L.target, ast.Name) and
+    counters = {L.target.elts[0].id for L in chain if isinstance(L.target, ast.Tuple) and
+                len(L.target.elts) == 2 and isinstance(L.target.elts[0], ast.Name) and
+                isinstance(L.iter, ast.Call) and isinstance(L.iter.func, ast.Name) and
+                L.iter.func.id == "enumerate"}      # (enumerate's count)
+    counters |= {L.target.id for L in chain if isinstance(L.target, ast.Name) and
                 isinstance(L.iter, ast.Call) and isinstance(L.iter.func, ast.Name) and
                 L.iter.func.id == "range"}
     if isinstance(e, ast.Constant):
@@ -337,16 +341,46 @@ def _surely_int(e, chain):
     return False
 
 
-def _item_of(e, changed_in_loop):
-    """The name of the array whose element `e` is (`idx[k]`, `a[i, j]`), where the loop
-    does not bind that name: the list then takes the array's dtype (an index list read from
-    an integer array stays integer)."""
+def _item_of(e, changed_in_loop, chain=()):
+    """The name of the array whose element `e` is (`idx[k]`, `a[i, j]`; or the variable of
+    a loop around the append over a 1-D array's elements, `for v in a`, `for k, v in
+    enumerate(a)`, `for i, v in zip(a[:n], b[:n])`: how an earlier list is read), where the
+    loop does not bind that name: the list then takes the array's dtype (an index list read
+    from an integer array stays integer)."""
     if isinstance(e, ast.Subscript) and isinstance(e.value, ast.Name) and \
             e.value.id not in changed_in_loop and \
             not isinstance(e.slice, ast.Slice) and \
             not (isinstance(e.slice, ast.Tuple) and
                  any(isinstance(k, ast.Slice) for k in e.slice.elts)):
         return e.value.id
+    if isinstance(e, ast.Name):
+        for L in chain:
+            source = _iterated(L, e.id)
+            if source is not None:
+                return source if source not in changed_in_loop else None
+    return None
+
+
+def _iterated(loop, name):
+    """The array whose elements the loop's variable `name` takes, else None."""
+    def array_of(it):
+        if isinstance(it, ast.Subscript) and isinstance(it.slice, ast.Slice):
+            it = it.value
+        return it.id if isinstance(it, ast.Name) else None
+    target, it = loop.target, loop.iter
+    if isinstance(target, ast.Name):
+        return array_of(it) if target.id == name else None
+    if not (isinstance(target, ast.Tuple) and isinstance(it, ast.Call) and
+            isinstance(it.func, ast.Name) and not it.keywords):
+        return None
+    names = [t.id if isinstance(t, ast.Name) else None for t in target.elts]
+    if name not in names:
+        return None
+    k = names.index(name)
+    if it.func.id == "zip" and len(it.args) == len(names):
+        return array_of(it.args[k])
+    if it.func.id == "enumerate" and len(it.args) == 1 and len(names) == 2 and k == 1:
+        return array_of(it.args[0])
     return None
 
 
