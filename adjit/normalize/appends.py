@@ -325,8 +325,8 @@ def _surely_int(e, chain):
                 isinstance(L.iter, ast.Call) and isinstance(L.iter.func, ast.Name) and
                 L.iter.func.id == "enumerate"}      # (enumerate's count)
     counters |= {L.target.id for L in chain if isinstance(L.target, ast.Name) and
-                isinstance(L.iter, ast.Call) and isinstance(L.iter.func, ast.Name) and
-                L.iter.func.id == "range"}
+                 isinstance(L.iter, ast.Call) and isinstance(L.iter.func, ast.Name) and
+                 L.iter.func.id == "range"}
     if isinstance(e, ast.Constant):
         return type(e.value) is int
     if isinstance(e, ast.Name):
