@@ -649,3 +649,31 @@ def test_a_helper_returning_tuples_of_arrays_in_a_loop_of_changing_shapes():
     for k in (0, 1):
         np.testing.assert_allclose(g[k], fd_grad(njit(per_group_tuple), (0.7, t, lcids), k),
                                    rtol=1e-6, atol=1e-9)
+
+
+@njit
+def _two_returns(t, a):
+    if a < 0.0:
+        return -a * t * t
+    return np.exp(-a * t)
+
+
+def masked_groups(a, t, lcids):
+    # a mask per group (a bool array the loop fills before it reads it, hoisted out of the
+    # loop): the iterations share nothing (it was refused: "iterations share the array m")
+    out = np.zeros(t.shape[0])
+    for ilc in range(3):
+        m = lcids == ilc
+        out[m] = _two_returns(t[m], a)
+    return np.sum(out * out)
+
+
+def test_a_mask_filled_in_each_iteration_is_not_shared():
+    t = np.linspace(-0.3, 0.4, 12)
+    lcids = np.array([0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2])
+    for a in (0.7, -0.4):
+        value, g = adjit.value_and_grad(masked_groups, (0, 1))(a, t, lcids)
+        assert value == pytest.approx(njit(masked_groups)(a, t, lcids), rel=1e-14)
+        for k in (0, 1):
+            np.testing.assert_allclose(g[k], fd_grad(njit(masked_groups), (a, t, lcids), k),
+                                       rtol=1e-6, atol=1e-9)

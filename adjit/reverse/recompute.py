@@ -192,13 +192,21 @@ def _buffer(arr, body, layout, kinds):
         return False
     alloc = sites[0].value
     if not (isinstance(alloc, ast.Call) and isinstance(alloc.func, ast.Attribute) and
-            alloc.func.attr in _ALLOCATORS and alloc.args and
+            _allocator(alloc.func.attr) and alloc.args and
             isinstance(alloc.args[0], (ast.Name, ast.Constant)) and kinds.get(arr) is not None):
         return False
     length = alloc.args[0]
     if isinstance(length, ast.Name) and len(layout.sites.get(length.id, [])) > 1:
         return False
     return _filled_before_read(arr, length, body, False)
+
+
+def _allocator(attr):
+    """Whether `vec.<attr>(n)` allocates n elements: np.empty and the like, and adjit's
+    typed ones (`vec.empty_bool(n)`, `vec.zeros_int64(n)`: a mask or an index array
+    hoisted out of the loop), not those shaped like another array (`zeros_like(x)`)."""
+    kind, _, dtype = attr.partition("_")
+    return kind in _ALLOCATORS and dtype not in ("like", "as")
 
 
 def _filled_before_read(arr, length, stmts, filled):
