@@ -448,6 +448,14 @@ def extracted_in_a_loop(x):
     return s
 
 
+def extracted_in_a_recurrence(x):
+    s = 0.0
+    for i in range(1, 5):
+        a = np.extract(x > x[i], x)
+        s = 0.5 * s + np.sum(a * a) * x[i]
+    return s
+
+
 def test_arrays_made_at_a_size_the_loop_changes_in_a_recurrence_are_refused():
     # the backward sweep read the last iteration's array for every iteration (np.arange(i):
     # a gradient of 3e13; np.linspace: 0.28 off; np.extract of a mask the loop fills: wrong
@@ -461,7 +469,15 @@ def test_arrays_made_at_a_size_the_loop_changes_in_a_recurrence_are_refused():
         adjit.grad(linspace_in_a_recurrence)(x)
     with pytest.raises(AdjitError, match=r"np.extract computed in a loop from values the "
                                          r"loop changes"):
-        adjit.grad(extracted_in_a_loop)(x)
+        adjit.grad(extracted_in_a_recurrence)(x)
+
+
+def test_an_extract_of_a_mask_filled_in_a_loop_of_sums():
+    # the mask (a bool array each iteration fills before reading it) is a buffer: the loop
+    # is computed again iteration by iteration, each with its own mask (refused before; its
+    # adjoint once read the last iteration's mask)
+    x = np.cos(np.arange(10.0) * 1.3) + 0.05 * np.arange(10.0)
+    _check(extracted_in_a_loop, (x,), (0,))
 
 
 # -- index operands an array operation's adjoint reads, changed after it -------------------
