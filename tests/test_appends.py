@@ -198,6 +198,37 @@ def list_from_a_list(x, order):
     return s
 
 
+def loop_variables_rebound(x, a):
+    # the variable of a loop over an integer array, bound again in the body (or an inner
+    # loop's of the same name): not the array's elements, and not integers
+    halves = []
+    counts = []
+    inner = []
+    scaled = []
+    for v in a:
+        v = v * 0.5 + x[0]
+        halves.append(v)
+    for k, v in enumerate(a):
+        k = k * 0.5 + x[1]
+        counts.append(k)
+    for v in a:
+        for v in x[:2]:
+            inner.append(v)
+    for k in range(2):
+        k = k * 0.5 * x[2]
+        scaled.append(k)
+    s = 0.0
+    for w in halves:
+        s += w * w
+    for w in counts:
+        s += w * w
+    for w in inner:
+        s += w * w
+    for w in scaled:
+        s += w * w
+    return s
+
+
 X = RNG.normal(size=7)
 T = np.linspace(0.0, 2.0, 8)
 R = RNG.random((12, 3)) * 3.0
@@ -209,6 +240,7 @@ CASES = {
     "tuples_read_by_item": (tuple_by_item, (X,), 0),
     "tuples_of_a_comprehension": (comprehension_of_pairs, (X,), 0),
     "tuples_from_another_list": (list_from_a_list, (X, np.array([4, 0, 2])), 0),
+    "loop_variables_rebound": (loop_variables_rebound, (X, np.array([3, 1, 2])), 0),
     "filtered_values_and_len": (positive_energy, (X,), 0),
     "triangular_pairs_counted": (mean_pair_kernel, (X, 0.7), (0, 1)),
     "index_list_gather": (gathered_cubes, (X,), 0),

@@ -79,7 +79,17 @@ def add_neighbour(x):
     return np.sum(y * y)
 
 
-@pytest.mark.parametrize("f", [shift_half, add_neighbour])
+def expressions_and_a_view(x):
+    # an input that is an expression is a new array before the loop writes (numba evaluates
+    # the call's arguments first); a plain view of the output's array sees the running update
+    y = x.copy()
+    np.add(y[:-1] * 2.0, y[:-1], y[1:])
+    z = x.copy()
+    np.multiply(-z[::-1], 0.5, z)
+    return np.sum(y * y) + np.sum(z * x)
+
+
+@pytest.mark.parametrize("f", [shift_half, add_neighbour, expressions_and_a_view])
 def test_an_output_overlapping_an_input_is_numbas_running_update(f):
     x, y = X.copy(), X.copy()
     value, g = adjit.value_and_grad(f)(x)
@@ -125,3 +135,16 @@ def test_an_out_of_another_shape_raises():
     assert numba.njit(_out_of_another_length)(X) == pytest.approx(np.sum(np.exp(X[:3])))
     with pytest.raises(ValueError, match="cannot assign slice"):
         adjit.grad(_out_of_another_length)(X)
+
+
+G_OUT = np.zeros(4)
+
+
+def _into_a_module_level_array(x):
+    np.sin(x, G_OUT)
+    return np.sum(G_OUT)
+
+
+def test_an_out_that_is_a_module_level_array_is_refused():
+    with pytest.raises(adjit.AdjitError, match="writing into the module-level array 'G_OUT'"):
+        adjit.grad(_into_a_module_level_array)(X)

@@ -323,10 +323,11 @@ def _surely_int(e, chain):
     counters = {L.target.elts[0].id for L in chain if isinstance(L.target, ast.Tuple) and
                 len(L.target.elts) == 2 and isinstance(L.target.elts[0], ast.Name) and
                 isinstance(L.iter, ast.Call) and isinstance(L.iter.func, ast.Name) and
-                L.iter.func.id == "enumerate"}      # (enumerate's count)
+                L.iter.func.id == "enumerate" and
+                not _rebound(L, L.target.elts[0].id)}      # (enumerate's count)
     counters |= {L.target.id for L in chain if isinstance(L.target, ast.Name) and
                  isinstance(L.iter, ast.Call) and isinstance(L.iter.func, ast.Name) and
-                 L.iter.func.id == "range"}
+                 L.iter.func.id == "range" and not _rebound(L, L.target.id)}
     if isinstance(e, ast.Constant):
         return type(e.value) is int
     if isinstance(e, ast.Name):
@@ -357,8 +358,16 @@ def _item_of(e, changed_in_loop, chain=()):
         for L in chain:
             source = _iterated(L, e.id)
             if source is not None:
-                return source if source not in changed_in_loop else None
+                return source if source not in changed_in_loop and \
+                    not _rebound(L, e.id) else None
     return None
+
+
+def _rebound(loop, name):
+    """Whether the body of `loop` binds `name` again (`v = v * 0.5`, `v += 1`, an inner
+    loop's `for v in ...`): then it is no longer only what the loop takes."""
+    return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)
+               for s in loop.body for n in ast.walk(s))
 
 
 def _iterated(loop, name):

@@ -326,9 +326,19 @@ class NumpyCalls:
         c)`, numba's only form of `out`): the value computed as the call without it, stored
         into the array element by element as numba's loop stores it (its shape checked),
         and the call's result that array."""
-        inner = ast.copy_location(ast.Call(func=node.func, args=list(args[:-1]),
-                                           keywords=[]), node)
-        value = self.n.call_object(inner, obj, out)
+        # each input evaluated first, as numba evaluates a call's arguments: an expression
+        # is a new array before the loop writes the output (only a plain view of the
+        # output's array sees the running update)
+        operands = []
+        for a in self.n.operands(args[:-1], out):
+            if isinstance(a, Lazy) and not isinstance(a, (Scalar, View)):
+                a = self.n.arrays.view_of(self.n.arrays.materialize(a, out, node).id, out)
+            operands.append(a)
+        fn = ELEMENTWISE[obj]
+        op = ("bin", fn()) if isinstance(fn, type) and issubclass(fn, ast.operator) else \
+            ("unary", fn()) if isinstance(fn, type) and issubclass(fn, ast.unaryop) else \
+            ("call", fn)
+        value = self.n.arrays.apply(op, operands, out, node)
         target = self.n.operand(args[-1], out)
         if isinstance(target, Lazy) and not isinstance(target, (Scalar, View)):
             # an array computed for it (PyTransit's `sign(1.0, sin(w + ta))`): a new array
@@ -339,6 +349,7 @@ class NumpyCalls:
             raise self.n.error(node, f"`{ast.unparse(node.func)}` with an `out` that is not "
                                "an array or a slice of one",
                                "Pass an array (or a basic slice of one) to write into.")
+        self.n.check_global_write(target.base, node)
         # (an array the vectorizer filled once is written again: its adjoint needs the
         # record of what the write overwrote, as any array's)
         self.n.ctx.vec_temps.write_once.discard(target.base)
