@@ -693,3 +693,36 @@ def test_a_mask_filled_in_each_iteration_is_not_shared():
         for k in (0, 1):
             np.testing.assert_allclose(g[k], fd_grad(njit(masked_groups), (a, t, lcids), k),
                                        rtol=1e-6, atol=1e-9)
+
+
+@njit
+def _projected_by_branches(t, a, lim):
+    # PyTransit's z_ip_v: an early return, an inner `if` choosing one of two arrays (a view
+    # of one on one path), and the result updated in place before the last return
+    if a >= lim[-1]:
+        return np.full(t.size, np.nan)
+    ma = t * 1.7
+    if a < 0.01:
+        ta = ma
+    else:
+        ta = np.zeros_like(ma)
+        for j in range(len(t)):
+            ta[j] = ma[j] * a
+    z = a * np.sin(ta) + 1.0
+    z *= np.sign(np.sin(ta))
+    return z
+
+
+def per_light_curve_branches(a, t, lcids, lim):
+    s = 0.0
+    for ilc in range(2):
+        z = _projected_by_branches(t[lcids == ilc], a, lim)
+        s += np.sum(z * z)
+    return s
+
+
+@pytest.mark.parametrize("a", [8.0, 0.005])
+def test_a_helper_with_an_inner_join_and_early_return_in_a_loop_of_changing_shapes(a):
+    t = np.linspace(-0.3, 0.4, 9)
+    lcids = np.array([0, 0, 0, 0, 1, 1, 1, 1, 1])
+    _check(per_light_curve_branches, (a, t, lcids, np.array([0.0, 50.0])), (0, 1))

@@ -340,8 +340,11 @@ def _returned_arrays(norm, body, returns):
     arrays = [r.value.id for r in returns]
     # each made on its return's path, read by the copy after the body only where that
     # return was taken: not carried from one iteration of a loop around the call to the next
-    norm.ctx.vec_temps.joined.update(a for a, r in zip(arrays, returns)
-                                     if _made_by(body, a) and a not in norm.src.params)
+    # (bound in the helper's body, so by the call that returns it: a name a path returns
+    # without binding it would be Python's UnboundLocalError)
+    bound = ir.assigned(body)
+    norm.ctx.vec_temps.joined.update(a for a in arrays if a in bound and
+                                     a not in norm.arrays_before)
     return ir.rewrite_blocks(body, rewrite), (arrays, shape, dtypes.pop(), returns[0])
 
 

@@ -34,6 +34,7 @@ import copy
 
 from .. import ir
 from .bindings import _At, _Binding, _rebased
+from .views import view_atoms
 from .values import Copied
 from ..errors import error_at
 from .vectorize import ONE
@@ -210,6 +211,13 @@ def join_arrays(norm, paths, out, planned):
                 frozen.add(what.base)
                 if what.base in own[k]:     # a view of another joined name's array
                     what = _rebased(what, own[k][what.base])
+                # the numbers the path computed its view's shape and place from (adjit's
+                # own), read by the copy only where that path ran: not carried between
+                # iterations of a loop around the `if`
+                made = ir.assigned(path)
+                norm.ctx.vec_temps.joined.update(
+                    a.id for a in view_atoms(what) if isinstance(a, ast.Name) and
+                    a.id in made and a.id not in norm.ctx.user_names)
             elif kind == "kept" and more[1]:
                 frozen.add(what)            # (the caller's array on that path)
             if kind in ("site", "made"):
