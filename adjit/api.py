@@ -166,6 +166,7 @@ class GradientFunction:
                              f"generated source:\n{spec.source}") from None
 
     def _records_as_tuples(self, args):
+        """The arguments with each record (an np.void) the named tuple of its fields."""
         fn = self.__adjit_function__
         where = (fn.__code__.co_filename, fn.__code__.co_firstlineno, fn.__qualname__)
         return tuple(_record_tuple(a, self._order[k] if k < len(self._order) else f"#{k}",
@@ -176,15 +177,7 @@ class GradientFunction:
         their parameters) passed as an argument: the function reads it as a named tuple of
         its fields (`p['x1']`, `p.x1`), as numba reads a record, and the record's gradient
         comes back as a record of its dtype (a field that is not a float: zero)."""
-        fn = self.__adjit_function__
-        where = (fn.__code__.co_filename, fn.__code__.co_firstlineno, fn.__qualname__)
-        passed = []
-        for k, a in enumerate(args):
-            if _is_record(a):
-                name = self._order[k] if k < len(self._order) else f"#{k}"
-                a = _record_tuple(a, name, where)
-            passed.append(a)
-        result = self(*passed)
+        result = self(*self._records_as_tuples(args))
         grads = result[1] if self.mode.with_value else result
         parts = [grads] if self.mode.single else list(grads)
         for j, k in enumerate(self.argnums):

@@ -444,6 +444,15 @@ def rewrite_blocks(stmts, rewrite):
     return rewrite(stmts)
 
 
+def mark_written(stmts, base):
+    """Note the stores into `base` among `stmts` (a slice store the user wrote, a ufunc's
+    output) as the user's (NOTES: written)."""
+    for s in walk_stmts(stmts):
+        if is_store(s) and isinstance(s.targets[0].value, ast.Name) and \
+                s.targets[0].value.id == base:
+            annotate(s, written=True)
+
+
 def assigned(stmts):
     """Names assigned anywhere in a body, loop targets included."""
     out = set()

@@ -91,15 +91,6 @@ def _holds_view(items):
                for e in items)
 
 
-def _mark_written(stmts, base):
-    """Note the stores into `base` among `stmts` (a slice store the user wrote) as the
-    user's (ir.NOTES: written)."""
-    for s in ir.walk_stmts(stmts):
-        if ir.is_store(s) and isinstance(s.targets[0].value, ast.Name) and \
-                s.targets[0].value.id == base:
-            ir.annotate(s, written=True)
-
-
 def _is_copy_call(value):
     """Whether an expression is `a.copy()` of a name."""
     return isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and \
@@ -194,7 +185,7 @@ def normalize_function(src, ctx, prefix="", subst=None, views=None):
     if src.fn in ctx.stack and ctx.cuda:
         # (elsewhere the inliner repeats a function that calls itself a few levels deep:
         # inline.RECURSION_DEPTH)
-        chain = " -> ".join(f.__name__ for f in ctx.stack + [src.fn])
+        chain = inlining.recursion_chain(ctx.stack, src.fn)
         raise src.loc.error(src.tree, f"recursion ({chain}) in CUDA code is not supported",
                             "Rewrite the recursion as a loop.")
     ctx.stack.append(src.fn)
@@ -1646,7 +1637,7 @@ class _Normalizer:
                     value = self.tuple_as_array(value, arr, out, tgt)
                 start = len(out)
                 self.store_view(arr, value, None, out, tgt)
-                _mark_written(out[start:], arr.base)
+                ir.mark_written(out[start:], arr.base)
                 return
             if (isinstance(value, Lazy) and not isinstance(value, Scalar) and value.shape) or \
                     (isinstance(value, ast.Name) and self.arrays.array_ndim(value)):

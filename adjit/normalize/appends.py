@@ -366,8 +366,7 @@ def _item_of(e, changed_in_loop, chain=()):
 def _rebound(loop, name):
     """Whether the body of `loop` binds `name` again (`v = v * 0.5`, `v += 1`, an inner
     loop's `for v in ...`): then it is no longer only what the loop takes."""
-    return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)
-               for s in loop.body for n in ast.walk(s))
+    return name in assigned_names(ast.Module(body=loop.body, type_ignores=[]))
 
 
 def _iterated(loop, name):
@@ -404,11 +403,12 @@ def _surely_bool(e):
     return isinstance(e, ast.Compare)
 
 
-class _ReadAs(ast.NodeTransformer):
-    """After the loop: `len(name)` is the count, any other read the filled part."""
+class _ListReads(ast.NodeTransformer):
+    """After the loop, the reads of a list kept in arrays and a count: `len(name)` is the
+    count."""
 
-    def __init__(self, name, buf, count):
-        self.name, self.buf, self.count = name, buf, count
+    def __init__(self, name, count):
+        self.name, self.count = name, count
 
     def visit_Call(self, node):
         if isinstance(node.func, ast.Name) and node.func.id == "len" and \
@@ -417,6 +417,14 @@ class _ReadAs(ast.NodeTransformer):
             return ast.copy_location(ast.Name(id=self.count, ctx=ast.Load()), node)
         self.generic_visit(node)
         return node
+
+
+class _ReadAs(_ListReads):
+    """After the loop: `len(name)` is the count, any other read the filled part."""
+
+    def __init__(self, name, buf, count):
+        super().__init__(name, count)
+        self.buf = buf
 
     def visit_Subscript(self, node):
         if isinstance(node.value, ast.Name) and node.value.id == self.name and \
@@ -430,11 +438,8 @@ class _ReadAs(ast.NodeTransformer):
     def visit_Name(self, node):
         if node.id != self.name:
             return node
-        part = ast.Subscript(value=ast.Name(id=self.buf, ctx=ast.Load()),
-                             slice=ast.Slice(lower=None, upper=ast.Name(id=self.count,
-                                                                        ctx=ast.Load()),
-                                             step=None), ctx=ast.Load())
-        return ast.fix_missing_locations(ast.copy_location(part, node))
+        return ast.fix_missing_locations(ast.copy_location(_filled(self.buf, self.count),
+                                                           node))
 
 
 def _tuple_width(appends):
@@ -475,12 +480,22 @@ def _tuple_read(n, parents, width):
         return False
     above = parents.get(id(up))
     if isinstance(above, ast.Assign) and above.value is up:
-        return len(above.targets) == 1 and isinstance(above.targets[0], ast.Tuple) and \
-            len(above.targets[0].elts) == width and \
-            not any(isinstance(t, ast.Starred) for t in above.targets[0].elts)
-    return isinstance(above, ast.Subscript) and above.value is up and \
-        isinstance(above.slice, ast.Constant) and type(above.slice.value) is int and \
-        -width <= above.slice.value < width
+        return _unpacks(above, width)
+    return _constant_item(above, up, width)
+
+
+def _unpacks(assign, width):
+    """Whether `assign` unpacks its value into `width` names (`a, b = ...`)."""
+    return len(assign.targets) == 1 and isinstance(assign.targets[0], ast.Tuple) and \
+        len(assign.targets[0].elts) == width and \
+        not any(isinstance(t, ast.Starred) for t in assign.targets[0].elts)
+
+
+def _constant_item(node, of, width):
+    """Whether `node` is `of[c]` with c an integer constant indexing a `width`-tuple."""
+    return isinstance(node, ast.Subscript) and node.value is of and \
+        isinstance(node.slice, ast.Constant) and type(node.slice.value) is int and \
+        -width <= node.slice.value < width
 
 
 def _items_only(loop, parents, width):
@@ -492,15 +507,9 @@ def _items_only(loop, parents, width):
             if not (isinstance(n, ast.Name) and n.id == p):
                 continue
             up = parents.get(id(n))
-            if isinstance(n.ctx, ast.Load) and isinstance(up, ast.Subscript) and \
-                    up.value is n and isinstance(up.slice, ast.Constant) and \
-                    type(up.slice.value) is int and -width <= up.slice.value < width:
-                continue
-            if isinstance(n.ctx, ast.Load) and isinstance(up, ast.Assign) and \
-                    up.value is n and len(up.targets) == 1 and \
-                    isinstance(up.targets[0], ast.Tuple) and \
-                    len(up.targets[0].elts) == width and \
-                    not any(isinstance(t, ast.Starred) for t in up.targets[0].elts):
+            if isinstance(n.ctx, ast.Load) and (
+                    _constant_item(up, n, width) or
+                    (isinstance(up, ast.Assign) and up.value is n and _unpacks(up, width))):
                 continue
             return False
     return True
@@ -528,19 +537,17 @@ class _Items(ast.NodeTransformer):
         return node
 
 
-class _ReadTuples(ast.NodeTransformer):
+class _ReadTuples(_ListReads):
     """After the loop, a list of tuples kept as one array per item: `for a, b in pairs`
     iterates `zip(pairs_buf0[:n], pairs_buf1[:n])`, `pairs[k]` is the tuple of the items'
     `[:n][k]`, `pairs[k][c]` item c's, `len(pairs)` the count."""
 
     def __init__(self, name, bufs, count, taken):
-        self.name, self.bufs, self.count, self.taken = name, bufs, count, taken
+        super().__init__(name, count)
+        self.bufs, self.taken = bufs, taken
 
     def _filled(self, c):
-        return ast.Subscript(value=ast.Name(id=self.bufs[c], ctx=ast.Load()),
-                             slice=ast.Slice(lower=None, upper=ast.Name(id=self.count,
-                                                                        ctx=ast.Load()),
-                                             step=None), ctx=ast.Load())
+        return _filled(self.bufs[c], self.count)
 
     def _listed(self, node):
         return isinstance(node, ast.Name) and node.id == self.name
@@ -561,13 +568,6 @@ class _ReadTuples(ast.NodeTransformer):
         self.generic_visit(node)
         return ast.fix_missing_locations(node)
 
-    def visit_Call(self, node):
-        if isinstance(node.func, ast.Name) and node.func.id == "len" and \
-                len(node.args) == 1 and self._listed(node.args[0]):
-            return ast.copy_location(ast.Name(id=self.count, ctx=ast.Load()), node)
-        self.generic_visit(node)
-        return node
-
     def visit_Subscript(self, node):
         if isinstance(node.value, ast.Subscript) and self._listed(node.value.value):
             c = node.slice.value % len(self.bufs)
@@ -583,6 +583,13 @@ class _ReadTuples(ast.NodeTransformer):
             return ast.fix_missing_locations(ast.copy_location(items, node))
         self.generic_visit(node)
         return node
+
+
+def _filled(buf, count):
+    """`buf[:count]`: the part of a list's array its appends filled."""
+    return ast.Subscript(value=ast.Name(id=buf, ctx=ast.Load()),
+                         slice=ast.Slice(lower=None, upper=ast.Name(id=count, ctx=ast.Load()),
+                                         step=None), ctx=ast.Load())
 
 
 def _checked(key, count):

@@ -168,6 +168,11 @@ RECURSION_COPIES = 16
 several places grows as their number to the power RECURSION_DEPTH): beyond, refused."""
 
 
+def recursion_chain(stack, *fns):
+    """`f -> g -> f`: the functions being inlined and `fns` after them, for messages."""
+    return " -> ".join(f.__name__ for f in list(stack) + list(fns))
+
+
 def _too_deep(norm, node, callee, out):
     """The call of a function that would be its RECURSION_DEPTH + 1-th copy on the stack:
     a raise of RecursionError where the call would run, and a value of the kind the
@@ -177,7 +182,7 @@ def _too_deep(norm, node, callee, out):
     lets_be_rational's black with -q) never reaches it; a recursion as deep as its data
     does, and says so."""
     fn = callee.fn
-    chain = " -> ".join(f.__name__ for f in norm.ctx.stack + [fn])
+    chain = recursion_chain(norm.ctx.stack, fn)
     copies = norm.ctx.recursion_copies
     root = norm.ctx.recursion_roots.get(fn, fn)     # (the outermost call of fn now inlined)
     copies[root] = copies.get(root, 0) + 1
@@ -282,7 +287,7 @@ def _body(norm, node, callee, fn, params, bound, out):
             raise
         # (the cut call's stand-in value is a number: the likely cause, said first)
         head, construct, _ = split_error(exc)
-        chain = " -> ".join(f.__name__ for f in norm.ctx.stack + [fn])
+        chain = recursion_chain(norm.ctx.stack, fn)
         noted = AdjitError(f"{head}recursion ({chain}) cut {RECURSION_DEPTH} levels deep, "
                            "where the cut call stands for a number, a tuple of numbers or "
                            f"nothing as the returns are written, and then {construct}",
@@ -294,7 +299,7 @@ def _body(norm, node, callee, fn, params, bound, out):
         if root:
             roots.pop(callee.fn)
     if root and token in norm.ctx.recursion_copies and not _numbers(norm, result):
-        chain = " -> ".join(f.__name__ for f in norm.ctx.stack + [fn, fn])
+        chain = recursion_chain(norm.ctx.stack, fn, fn)
         raise norm.error(node, f"recursion ({chain}) of a function returning arrays",
                          "adjit repeats a function that calls itself when it returns "
                          "numbers or tuples of them; rewrite this one as a loop.")

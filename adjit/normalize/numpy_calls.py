@@ -299,7 +299,6 @@ class NumpyCalls:
             if node.keywords:
                 raise self.n.error(node, f"keyword arguments to `{ast.unparse(node.func)}`",
                                    "Pass arguments by position.")
-            fn = ELEMENTWISE[obj]
             if len(args) > ELEMENTWISE_ARITY[obj]:
                 name = ast.unparse(node.func)
                 extra = _parameter_name(obj, ELEMENTWISE_ARITY[obj])
@@ -314,11 +313,7 @@ class NumpyCalls:
                 # another form of the function (np.where(cond) gives indices): as it is
                 return self.opaque_call(node, obj, out)
             operands = self.n.operands(args, out)
-            # an operator class (np.add is `+`) is that operator; anything else a call
-            op = ("bin", fn()) if isinstance(fn, type) and issubclass(fn, ast.operator) else \
-                ("unary", fn()) if isinstance(fn, type) and issubclass(fn, ast.unaryop) else \
-                ("call", fn)
-            return self.n.arrays.apply(op, operands, out, node)
+            return self.n.arrays.apply(_elementwise_op(obj), operands, out, node)
         return LOWERINGS[ARRAY_FUNCTIONS[obj]](self.n, node, obj, out)
 
     def into_out(self, node, obj, args, out):
@@ -334,11 +329,7 @@ class NumpyCalls:
             if isinstance(a, Lazy) and not isinstance(a, (Scalar, View)):
                 a = self.n.arrays.view_of(self.n.arrays.materialize(a, out, node).id, out)
             operands.append(a)
-        fn = ELEMENTWISE[obj]
-        op = ("bin", fn()) if isinstance(fn, type) and issubclass(fn, ast.operator) else \
-            ("unary", fn()) if isinstance(fn, type) and issubclass(fn, ast.unaryop) else \
-            ("call", fn)
-        value = self.n.arrays.apply(op, operands, out, node)
+        value = self.n.arrays.apply(_elementwise_op(obj), operands, out, node)
         target = self.n.operand(args[-1], out)
         if isinstance(target, Lazy) and not isinstance(target, (Scalar, View)):
             # an array computed for it (PyTransit's `sign(1.0, sin(w + ta))`): a new array
@@ -359,10 +350,7 @@ class NumpyCalls:
         # running update (numpy would compute the whole value first)
         self.n.arrays.store_elements(target, self.n.arrays.lazy_operand(value, out), out,
                                      node)
-        for s in ir.walk_stmts(out[start:]):    # (the user's own write, as a[...] = v)
-            if ir.is_store(s) and isinstance(s.targets[0].value, ast.Name) and \
-                    s.targets[0].value.id == target.base:
-                ir.annotate(s, written=True)
+        ir.mark_written(out[start:], target.base)   # (the user's own write, as a[...] = v)
         return target
 
     def without_derivative(self, value, out):
@@ -1169,6 +1157,17 @@ def _constant(obj):
     """Whether the registry says obj is piecewise constant (no partial in any operand)."""
     rule = rule_for_call(obj)
     return rule is not None and all(p is None for p in rule.partials)
+
+
+def _elementwise_op(obj):
+    """The vectorizer's operation of an elementwise function: an operator class (np.add is
+    `+`) is that operator; anything else a call."""
+    fn = ELEMENTWISE[obj]
+    if isinstance(fn, type) and issubclass(fn, ast.operator):
+        return ("bin", fn())
+    if isinstance(fn, type) and issubclass(fn, ast.unaryop):
+        return ("unary", fn())
+    return ("call", fn)
 
 
 def _parameter_name(obj, k):

@@ -221,10 +221,7 @@ def _globals(src, tree, taken, bound, extra):
         if not isinstance(n, ast.Name) or n.id in out or n.id in src.locals or n.id in bound:
             continue
         arr = src.resolve_name(n.id)
-        if not isinstance(arr, np.ndarray) or arr.dtype.names is None or any(
-                not f.isidentifier() or arr.dtype.fields[f][0].shape or
-                arr.dtype.fields[f][0].names or arr.dtype.fields[f][0].kind not in "fiub"
-                for f in arr.dtype.names):
+        if not isinstance(arr, np.ndarray) or not _number_fields(arr.dtype):
             continue
         fields = []
         for field in arr.dtype.names:
@@ -251,11 +248,18 @@ def _record_allocation(src, s):
     if given is None or any(k.arg not in ("dtype",) for k in call.keywords):
         return None
     dtype = src.resolve(given) if isinstance(given, (ast.Name, ast.Attribute)) else None
-    if not isinstance(dtype, np.dtype) or dtype.names is None or any(
-            not f.isidentifier() or dtype.fields[f][0].shape or dtype.fields[f][0].names or
-            dtype.fields[f][0].kind not in "fiub" for f in dtype.names):
+    if not isinstance(dtype, np.dtype) or not _number_fields(dtype):
         return None
     return s.targets[0].id, func, call.args[0], dtype
+
+
+def _number_fields(dtype):
+    """Whether `dtype` is a structured dtype whose fields are numbers (no sub-arrays, no
+    nested records) with names that are identifiers: the record arrays adjit reads field by
+    field."""
+    return dtype.names is not None and all(
+        f.isidentifier() and not dtype.fields[f][0].shape and not dtype.fields[f][0].names
+        and dtype.fields[f][0].kind in "fiub" for f in dtype.names)
 
 
 class _Rewriter(ast.NodeTransformer):
