@@ -86,7 +86,7 @@ def test_sweep_stages_show_each_rewrite():
     args = (np.linspace(0.0, 1.0, 12), 0.25, 6)
     texts = {st: adjit.show(heat, st, *args, argnums=(0, 1)) for st in adjit.SWEEP_STAGES}
     assert list(texts) == [f"sweep.{n}" for n in ("copies", "parallel", "fission", "ascending",
-                                                  "dots", "resets", "outer", "sums",
+                                                  "dots", "fuse", "resets", "outer", "sums",
                                                   "accumulators", "loads")]
     for text in texts.values():
         ast.parse(text)

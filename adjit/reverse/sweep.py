@@ -13,6 +13,8 @@ computes. Each is a function of the Sweep (below) that rewrites its statements i
                                                                         reverse/fission.py
     ascending     backward loops whose iterations commute run upward    reverse/ascending.py
     dots          sums of products over the tape as dot_range calls     reverse/dots.py
+    fuse          backward loops over one range run as one loop, where no operand is
+                  broadcast                                             reverse/fusion.py
     resets        adjoint arrays zeroed once instead of every step, or assigned their
                   first term where it is a whole array                  reverse/resets.py
     outer         a matrix-vector product's matrix adjoint added in place, not as an outer
@@ -37,6 +39,7 @@ from .ascending import ascending_loops
 from .dots import dot_sums
 from .dce import upward_exposed
 from .fission import split_stencil_loops
+from .fusion import fuse_loops
 from .outer import outer_in_place
 from .parallel import has_parallel_loops, parallel_backward, use_plain_bodies
 from .peephole import propagate_copies
@@ -103,6 +106,17 @@ def dots(s):
              prog.tape.names["f"][0], s.live_after)
 
 
+def fuse(s):
+    prog = s.prog
+    if s.parallel:
+        return
+    ndims = {b: s.kinds.get(v).ndim for v, b in prog.bars.names.items()
+             if is_array(s.kinds.get(v))}
+    gone = fuse_loops(prog.backward, ndims, s.live_after, s.before_backward(), s.ret)
+    for stmts in (prog.init, prog.forward, prog.backward_init):
+        stmts[:] = [t for t in stmts if not any(t is g for g in gone)]
+
+
 def resets(s):
     prog = s.prog
     gone = drop_resets(prog.backward, s.array_bars(), s.live_after, s.namegen,
@@ -140,12 +154,12 @@ def loads(s):
 
 
 PASSES = {"copies": copies, "parallel": parallel, "fission": fission,
-          "ascending": ascending, "dots": dots, "resets": resets, "outer": outer, "sums": sums,
-          "accumulators": accumulators, "loads": loads}
+          "ascending": ascending, "dots": dots, "fuse": fuse, "resets": resets, "outer": outer,
+          "sums": sums, "accumulators": accumulators, "loads": loads}
 """Every sweep pass by name."""
 
 PIPELINES = {
-    "adjoint": ("copies", "parallel", "fission", "ascending", "dots", "resets", "outer",
+    "adjoint": ("copies", "parallel", "fission", "ascending", "dots", "fuse", "resets", "outer",
                 "sums", "accumulators", "loads"),
     "device": ("copies",),      # a CUDA device function's gradient (one thread)
 }

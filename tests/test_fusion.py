@@ -1,0 +1,148 @@
+"""Backward loops over one range run as one loop (reverse/fusion.py).
+
+The programs are vectorized numpy and plain loops as numba users write them. Each gradient
+is checked against central finite differences of numba's compile of the function, at
+shapes where no operand is broadcast (the fused version runs) and where one is (the loops
+run as they were), and against the same gradient built without the pass, to the bit.
+"""
+import math
+
+import numba
+import numpy as np
+import pytest
+
+import adjit
+from adjit.reverse import sweep
+
+from fd import check_value_and_grad
+
+
+def softmax_cross_entropy(z, y):
+    m = adjit.stop_gradient(np.max(z))
+    lse = m + np.log(np.sum(np.exp(z - m)))
+    return -np.sum(y * (z - lse))
+
+
+def two_sums(x, w):
+    """Two reductions of one array: two backward loops adding into x's adjoint."""
+    return np.sum(x * w) + np.sum(np.sin(x) * np.cos(w)) + 0.5 * np.sum(x * x)
+
+
+def loops_in_turn(x, w):
+    """The same as loops: a dot product, then a sum of sines."""
+    s = 0.0
+    for i in range(x.shape[0]):
+        s += w[i] * x[i]
+    t = 0.0
+    for i in range(x.shape[0]):
+        t += math.sin(x[i]) * w[i]
+    return s * t
+
+
+def a_scan_beside(x, w):
+    """A cumulative sum (its adjoint a scan running downward) beside elementwise terms."""
+    return np.sum(np.cumsum(x) * w) + np.sum(x * x * w)
+
+
+def shifted(x):
+    """Differences of neighbours: adjoint loops writing x's adjoint one element over."""
+    d = x[1:] - x[:-1]
+    return np.sum(d * d) + np.sum(np.exp(x))
+
+
+def coupled(x):
+    """A sum the second reduction scales by: its adjoint needs the first loop's whole sum."""
+    s = np.sum(x * x)
+    return np.sum(np.sin(x) * s)
+
+
+def inner_ranges(x, w):
+    """Loops over the inner elements; the second also reads the weight one element back."""
+    s = 0.0
+    for i in range(1, x.shape[0] - 1):
+        s += x[i] * w[i]
+    t = 0.0
+    for i in range(1, x.shape[0] - 1):
+        t += math.exp(x[i]) * w[i]
+    u = 0.0
+    for i in range(1, x.shape[0] - 1):
+        u += x[i] * x[i] * w[i - 1]
+    return s * t + u
+
+
+def _unfused(monkeypatch):
+    monkeypatch.setitem(sweep.PIPELINES, "adjoint",
+                        tuple(p for p in sweep.PIPELINES["adjoint"] if p != "fuse"))
+
+
+def _same_bits(a, b):
+    for x, y in zip(a if isinstance(a, tuple) else (a,), b if isinstance(b, tuple) else (b,)):
+        np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
+
+
+N = 9
+RNG = np.random.default_rng(7)
+Z = RNG.normal(size=N)
+Y = np.abs(RNG.normal(size=N))
+
+
+@pytest.mark.parametrize("shapes", [(N, N), (N, 1), (1, N), (1, 1)],
+                         ids=["same", "y-broadcast", "z-broadcast", "one"])
+def test_softmax_cross_entropy_fused_where_nothing_broadcasts(shapes, monkeypatch):
+    z, y = Z[:shapes[0]].copy(), Y[:shapes[1]].copy()
+    built = adjit.value_and_grad(softmax_cross_entropy, argnums=(0, 1))
+    got = check_value_and_grad(softmax_cross_entropy, (z, y), argnums=(0, 1), built=built)
+    e = np.exp(z - z.max())
+    want_z = e / e.sum() * np.sum(y * np.ones(max(shapes))) - y * np.ones(max(shapes))
+    if shapes[0] == 1:      # lse is z itself: z - lse does not change with z
+        want_z = np.zeros(1)
+    np.testing.assert_allclose(got[0], want_z, rtol=1e-12, atol=1e-15)
+    _unfused(monkeypatch)
+    plain = adjit.value_and_grad(softmax_cross_entropy, argnums=(0, 1))
+    _same_bits(got, plain(z, y)[1])
+
+
+def test_the_fused_version_is_the_one_that_runs():
+    """The source has the loops fused under a test of the strides and bounds, the adjoint
+    allocated empty and assigned there."""
+    src = adjit.grad(softmax_cross_entropy).source_for(Z, Y).split("# backward sweep")[1]
+    fused, generic = src.split("else:")
+    assert "if _f" in fused and "vec.empty_like(z)" in fused
+    assert fused.count("for _i") == 1 and generic.count("for _i") == 2
+    assert "vec.zeros_like(z)" in generic
+    shown = adjit.show(softmax_cross_entropy, "sweep.fuse", Z, Y)
+    assert "np.empty_like(z)" in shown and "np.empty_like" not in \
+        adjit.show(softmax_cross_entropy, "sweep.dots", Z, Y)
+
+
+@pytest.mark.parametrize("f", [two_sums, loops_in_turn, a_scan_beside, shifted, coupled,
+                               inner_ranges], ids=lambda f: f.__name__)
+def test_programs_against_numba_and_unfused(f, monkeypatch):
+    x = np.linspace(-0.8, 1.1, 7)
+    w = np.cos(np.arange(7.0)) + 1.5
+    args, argnums = ((x,), 0) if f in (shifted, coupled) else ((x, w), (0, 1))
+    got = check_value_and_grad(f, args, argnums=argnums)
+    _unfused(monkeypatch)
+    _same_bits(got, adjit.grad(f, argnums=argnums)(*args))
+
+
+def test_broadcast_weight_runs_the_loops_as_they_were(monkeypatch):
+    """A weight of length 1 broadcast against x: x's adjoint is still each element's; w's
+    sums every element's term."""
+    x = np.linspace(-0.8, 1.1, 7)
+    w = np.array([0.7])
+    got = check_value_and_grad(two_sums, (x, w), argnums=(0, 1))
+    _unfused(monkeypatch)
+    _same_bits(got, adjit.grad(two_sums, argnums=(0, 1))(x, w))
+
+
+def test_fused_gradient_called_from_njit_code():
+    g = adjit.grad(softmax_cross_entropy)
+
+    @numba.njit
+    def step(z, y, lr):
+        return z - lr * g(z, y)
+
+    z = Z.copy()
+    np.testing.assert_allclose(step(z, Y, 0.1), Z - 0.1 * g(Z, Y), rtol=0, atol=0)
+    np.testing.assert_array_equal(z, Z)
