@@ -70,6 +70,41 @@ def inner_ranges(x, w):
     return s * t + u
 
 
+def updated_after_use(x, c):
+    """An array changed after its last use (an element of it `+= c`): c's adjoint reads one
+    element of the array's adjoint between the backward loops."""
+    a = x * 2.0
+    s1 = np.sum(a * a)
+    a[0] += c
+    return s1 + np.sum(np.sin(x))
+
+
+def overwritten_after_use(x, w):
+    """A buffer refilled after its last use: its adjoint's first use in the backward sweep
+    reads it (zeros) rather than adding to it."""
+    a = x * 2.0
+    s1 = np.sum(a * a)
+    for i in range(x.shape[0]):
+        a[i] = w[i] * 3.0
+    return s1 + np.sum(np.sin(x))
+
+
+def without_vector_math(x):
+    """sinh's adjoint has no vector version: its loop stays scalar, and sin's stays apart
+    (fused, sin's adjoint would lose its vector version too)."""
+    return np.sum(np.sin(x)) + np.sum(np.sinh(x))
+
+
+def scalar_scale(x, c):
+    """A float parameter's adjoint summed in one loop: that loop does not vectorize."""
+    return np.sum(np.sin(x)) + np.sum(np.tanh(c * x))
+
+
+FUSED = {"two_sums", "loops_in_turn", "a_scan_beside", "inner_ranges",
+         "updated_after_use", "overwritten_after_use"}
+"""The programs whose backward loops run fused (where their shapes allow)."""
+
+
 def _unfused(monkeypatch):
     monkeypatch.setitem(sweep.PIPELINES, "adjoint",
                         tuple(p for p in sweep.PIPELINES["adjoint"] if p != "fuse"))
@@ -116,12 +151,25 @@ def test_the_fused_version_is_the_one_that_runs():
 
 
 @pytest.mark.parametrize("f", [two_sums, loops_in_turn, a_scan_beside, shifted, coupled,
-                               inner_ranges], ids=lambda f: f.__name__)
+                               inner_ranges, updated_after_use, overwritten_after_use,
+                               without_vector_math, scalar_scale], ids=lambda f: f.__name__)
 def test_programs_against_numba_and_unfused(f, monkeypatch):
     x = np.linspace(-0.8, 1.1, 7)
     w = np.cos(np.arange(7.0)) + 1.5
-    args, argnums = ((x,), 0) if f in (shifted, coupled) else ((x, w), (0, 1))
-    got = check_value_and_grad(f, args, argnums=argnums)
+    if f in (shifted, coupled, without_vector_math):
+        args, argnums = (x,), 0
+    elif f in (updated_after_use, scalar_scale):
+        args, argnums = (x, 0.3), (0, 1)
+    else:
+        args, argnums = (x, w), (0, 1)
+    built = adjit.grad(f, argnums=argnums)
+    got = built(*args)
+    np.testing.assert_array_equal(x, np.linspace(-0.8, 1.1, 7))
+    check_value_and_grad(f, args, argnums=argnums)
+    source = built.source_for(*args)
+    plain = adjit.show(f, "sweep.dots", *args, argnums=argnums)
+    fused = adjit.show(f, "sweep.fuse", *args, argnums=argnums)
+    assert (fused != plain) == (f.__name__ in FUSED), source
     _unfused(monkeypatch)
     _same_bits(got, adjit.grad(f, argnums=argnums)(*args))
 

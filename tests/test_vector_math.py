@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import adjit
-from adjit.codegen.vector_math import vectorizable
+from adjit.analysis.vectorizable import vectorizable
 from adjit.runtime import vec, vmath
 from adjit.runtime.sums import sum_range, sum_range32
 

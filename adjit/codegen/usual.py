@@ -42,7 +42,7 @@ from .. import ir
 from ..normalize.names import lookup
 from ..reverse.dce import upward_exposed
 from ..rules import REGISTRY
-from .vector_math import is_vmath, vectorizable
+from ..analysis.vectorizable import is_vmath, vectorizable
 
 
 def version_loops(functions, ns, namegen, own, neutral=frozenset()):
@@ -51,7 +51,7 @@ def version_loops(functions, ns, namegen, own, neutral=frozenset()):
     one function's body in order, the names read after them; None: any). `own`: the arrays
     adjit allocated itself (adjoints, the tape), which no other array shares memory with: a
     loop storing into any other array is left alone (the store could change what the
-    branch reads). `neutral`: the tape's bookkeeping names (vector_math.vectorizable).
+    branch reads). `neutral`: the tape's bookkeeping names (analysis/vectorizable.py).
     Returns how many loops were versioned."""
     templates = _templates()
     if not templates:

@@ -30,10 +30,7 @@ adjoint arrays are per-thread or shared between threads), not CUDA code.
 import ast
 
 from .. import ir
-
-
-ANY_ORDER = "add_any_order"
-"""The runtime helper (runtime/sums.py) a promoted sum adds with."""
+from ..runtime.sums import ANY_ORDER
 
 
 def promote_accumulators(stmts, array_bars, namegen, time_loops=()):

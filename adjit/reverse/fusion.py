@@ -35,7 +35,10 @@ prange loops, not CUDA code, not inside a time loop; each keeps the order of its
 iterations, so a sum or a scan runs as before), next to each other but for statements the
 fused loop may run before the first (assignments of scalars reading nothing the loops
 write), with the same lower bound, bodies of assignments whose calls compute values only
-(math, vector math, min/max, conversions), and:
+(math, vector math, min/max, conversions) that LLVM vectorizes as they stand
+(analysis/vectorizable.py: no scalar carried between iterations, only calls it knows, so
+the fused loop vectorizes too and gets the same vector math as each loop would have: the
+same numbers to the bit), and:
 
 - every adjoint array a loop writes is read and written by all the loops at the loop's
   own index only: `x_bar[i]`, or `x_bar[i * f]` with f a name the loops do not change,
@@ -43,7 +46,11 @@ write), with the same lower bound, bodies of assignments whose calls compute val
   there). Every array name of the backward sweep is its own memory (accumulators.py), and
   arrays the loops only read are read at any index;
 - a scalar one loop assigns is named by no other (a loop's own temporaries, its sums);
-- the other loops' variables are not read after them.
+- no loop reads another's variable, and the other loops' variables are not read after
+  them.
+
+The longest run of such loops from a first one is fused (a loop that may not join ends the
+run before it).
 
 Bounds not equal by their text or their values (resets._Values) are compared when the
 code runs. An adjoint array allocated zeroed (np.zeros_like, np.zeros) with nothing naming
@@ -57,6 +64,7 @@ import ast
 import copy
 
 from .. import ir
+from ..analysis.vectorizable import vectorizable
 from .resets import _Values, _bounds, _names, _range_loop
 
 _PURE_MODULES = ("math", "vmath", "cmath")
@@ -90,7 +98,7 @@ def _candidate(s):
     args = s.iter.args
     if len(args) == 3 and not (isinstance(args[2], ast.Constant) and args[2].value == 1):
         return False
-    return all(_plain(t) for t in s.body)
+    return all(_plain(t) for t in s.body) and vectorizable(s)
 
 
 def _plain(s):
@@ -139,33 +147,37 @@ def _writes(node):
 
 
 def _fuse_from(stmts, k, bars, values, live_after, before, tail, moved):
-    """Fuse the loop stmts[k] with the loops after it that may join it; returns the index of
-    the last statement the rewrite leaves in place of what it read."""
-    chain, hoisted, pending = [stmts[k]], [], []
+    """Fuse the loop stmts[k] with the loops after it that may join it (the longest run of
+    them that may run as one); returns the index of the last statement the rewrite leaves in
+    place of what it read."""
+    chain, hoists, pending = [stmts[k]], [], []
     j = k + 1
     while j < len(stmts):
         s = stmts[j]
         if _candidate(s) and _joins(chain, pending, s, values):
             chain.append(s)
-            hoisted += pending
+            hoists.append(pending)      # (what runs before the loops if `s` joins them)
             pending = []
         elif _scalar_move(s):
             pending.append(s)
         else:
             break
         j += 1
+    while len(chain) >= 2:
+        last = stmts.index(chain[-1])
+        plan = _Plan(chain, bars, values, stmts[last + 1:] + list(tail), live_after)
+        if plan.ok:
+            break
+        chain.pop()
+        hoists.pop()
     if len(chain) < 2:
         return k
-    last = max(stmts.index(loop) for loop in chain)
-    after = stmts[last + 1:] + list(tail)
-    plan = _Plan(chain, bars, values, after, live_after)
-    if not plan.ok:
-        return k
-    fused, conditions, allocs = plan.build(before + stmts[:k])
+    hoisted = [s for h in hoists for s in h]
+    fused, conditions, allocs = plan.build(before + stmts[:k] + hoisted)
     moved += [zeroed for _, zeroed in allocs]
     if conditions:
-        tests = [ast.parse(c, mode="eval").body for c in conditions]
-        test = tests[0] if len(tests) == 1 else ast.BoolOp(op=ast.And(), values=tests)
+        test = conditions[0] if len(conditions) == 1 else \
+            ast.BoolOp(op=ast.And(), values=conditions)
         code = [ast.If(test=test, body=[empty for empty, _ in allocs] + [fused],
                        orelse=[copy.deepcopy(zeroed) for _, zeroed in allocs] + chain)]
     else:
@@ -173,6 +185,12 @@ def _fuse_from(stmts, k, bars, values, live_after, before, tail, moved):
     new = hoisted + code
     stmts[k:last + 1] = new
     return k + len(new) - 1
+
+
+def _equal(a, b):
+    """The test `a == b` of two expressions' texts."""
+    return ast.Compare(left=ast.parse(a, mode="eval").body, ops=[ast.Eq()],
+                       comparators=[ast.parse(b, mode="eval").body])
 
 
 def _joins(chain, pending, loop, values):
@@ -202,9 +220,14 @@ class _Plan:
     def _check(self, after, live_after):
         chain = self.chain
         read_after = set(live_after).union(*(_names(s) for s in after))
+        variables = {loop.target.id for loop in chain}
+        for loop in chain:
+            # a loop reads no other loop's variable (it is the fused loop's own there)
+            if (_names(ast.Module(body=loop.body, type_ignores=[])) & variables) - \
+                    {loop.target.id}:
+                return False
         for loop in chain[1:]:
-            if loop.target.id != self.var and (loop.target.id in read_after or
-                                               self.var in _names(loop)):
+            if loop.target.id != self.var and loop.target.id in read_after:
                 return False
         # scalars: each named by one loop only
         bodies = [_names(ast.Module(body=loop.body, type_ignores=[])) for loop in chain]
@@ -213,11 +236,14 @@ class _Plan:
             own = {n for n in own if n not in self.bars}
             if any(own & bodies[b] for b in range(len(chain)) if b != a):
                 return False
-        # arrays the loops write: adjoint arrays, at each loop's own index only
+        # arrays the loops write: adjoint arrays, at each loop's own index only (an
+        # adjoint array bound or added to whole is no element's)
         self.written = set()
         for loop in chain:
             for s in loop.body:
                 target = s.targets[0] if isinstance(s, ast.Assign) else s.target
+                if isinstance(target, ast.Name) and target.id in self.bars:
+                    return False
                 if isinstance(target, ast.Subscript):
                     if target.value.id not in self.bars:
                         return False
@@ -260,13 +286,13 @@ class _Plan:
         function's statements before the loops), move to the generic version)."""
         chain, var = self.chain, self.var
         lo, hi = _bounds(chain[0].iter)
-        conditions = [f"{f} == 1" for f in sorted(self.strides)]
+        conditions = [_equal(f, "1") for f in sorted(self.strides)]
         his = [hi]
         for loop in chain[1:]:
             other = _bounds(loop.iter)[1]
             his.append(other)
             if other != hi and not self.values.same(other, hi):
-                conditions.append(f"{other} == {hi}")
+                conditions.append(_equal(other, hi))
         body = []
         for loop in chain:
             part = copy.deepcopy(loop.body)
@@ -316,19 +342,21 @@ class _Plan:
         if not same and self.values.canonical(length) is None:
             return None         # (a length whose name is bound again: not compared later)
         first = next(s for s in body if x in _names(s))
-        index = first.target.slice if isinstance(first, ast.AugAssign) and \
-            isinstance(first.target, ast.Subscript) else None
+        if not (isinstance(first, ast.AugAssign) and isinstance(first.op, ast.Add) and
+                isinstance(first.target, ast.Subscript) and
+                isinstance(first.target.value, ast.Name) and first.target.value.id == x and
+                x not in _names(first.value)):
+            return None
+        index = first.target.slice
         if isinstance(index, ast.Name) and index.id in self._copies(body):
             index = ast.Name(id=self.var, ctx=ast.Load())
-        if not (isinstance(first.op, ast.Add) and first.target.value.id == x and
-                isinstance(index, ast.Name) and index.id == self.var and
-                x not in _names(first.value)):
+        if not (isinstance(index, ast.Name) and index.id == self.var):
             return None
         new = ast.Assign(targets=[first.target], value=first.value, lineno=0)
         ir.copy_notes(first, new)
         body[body.index(first)] = new
         if not same:
-            conditions.append(f"{his[0]} == {length}")
+            conditions.append(_equal(his[0], length))
         return alloc
 
     def _copies(self, body):

@@ -3,6 +3,9 @@ import numba
 import numpy as np
 from .jitcache import key_by_level
 
+ANY_ORDER = "add_any_order"
+"""The name generated code calls add_any_order by (reverse/accumulators.py writes it)."""
+
 
 @numba.njit(fastmath={"reassoc"}, error_model="numpy", cache=True)
 def dot_range(a, a0, sa, b, b0, sb, n):
