@@ -15,15 +15,16 @@ two passes over z_bar, the first after np.zeros_like has written it. When the op
 one shape (no operand is broadcast: every stride is 1, the bounds are equal), the loops are
 one loop over the elements, and the adjoint's first addition is its first value:
 
+    z_bar = np.empty_like(z)                    # (was np.zeros_like, where it was)
+    ...
     _r2_bar += lse_bar * (1.0 / _r2)            # (moved up: it reads nothing the loop writes)
     _fbase1 = _fn - max(_n2, 0)
     if _f2 == 1 and _n2 == _n5:
-        z_bar = np.empty_like(z)
         for _i3 in range(_n5):
             z_bar[_i3] = _r3_bar * y[_i3 * _f1]
             z_bar[_i3] += _r2_bar * _ftape[_fbase1 + _i3]
     else:
-        z_bar = np.zeros_like(z)
+        z_bar[:] = 0.0
         ... the two loops as they were ...
 
 what XLA does with the same expression's elementwise operations. The numbers are the same
@@ -55,9 +56,11 @@ run before it).
 Bounds not equal by their text or their values (resets._Values) are compared when the
 code runs. An adjoint array allocated zeroed (np.zeros_like, np.zeros) with nothing naming
 it up to the loops, 1-D, whose first use in the fused body is an addition at the loop's
-index, is allocated empty in the fused version and assigned there, where the loops start
-at 0 and run over its whole length (compared when the code runs where the bound is not its
-length by value); resets.py does the same for a single loop at the array's own index.
+index, is allocated empty (where it was: the array keeps one binding, as resets.py's
+rewrites of the time loops after it need) and assigned there, where the loops start at 0
+and run over its whole length (compared when the code runs where the bound is not its
+length by value), the loops as they were zeroing it first; resets.py does the same for a
+single loop at the array's own index.
 Where nothing needs comparing, the fused loop replaces the loops.
 """
 import ast
@@ -75,19 +78,16 @@ def fuse_loops(stmts, array_bars, live_after, before=(), tail=()):
     """Rewrite `stmts` (the backward sweep) in place. `array_bars` maps the adjoint arrays'
     names to their number of dimensions, `live_after` names what is read after the sweep,
     `before` the function's statements ahead of it, `tail` those after it (the return).
-    Returns the allocations of `before` that moved into the fused code (the caller removes
-    them from their lists)."""
+    An allocation it makes empty (in `before` or `stmts`) stays where it is: the array
+    keeps one binding, which the later passes (resets.py) read."""
     before = list(before)
     values = _Values(before + list(stmts))
     bars = {x: ndim for x, ndim in array_bars.items() if values.stores.get(x, 0) == 1}
-    moved = []
     k = 0
     while k < len(stmts):
         if _candidate(stmts[k]):
-            k = _fuse_from(stmts, k, bars, values, live_after, before, tail, moved)
+            k = _fuse_from(stmts, k, bars, values, live_after, before, tail)
         k += 1
-    stmts[:] = [s for s in stmts if not any(s is m for m in moved)]
-    return [m for m in moved if any(m is b for b in before)]
 
 
 def _candidate(s):
@@ -146,7 +146,7 @@ def _writes(node):
                             and isinstance(n.ctx, ast.Store) and isinstance(n.value, ast.Name)}
 
 
-def _fuse_from(stmts, k, bars, values, live_after, before, tail, moved):
+def _fuse_from(stmts, k, bars, values, live_after, before, tail):
     """Fuse the loop stmts[k] with the loops after it that may join it (the longest run of
     them that may run as one); returns the index of the last statement the rewrite leaves in
     place of what it read."""
@@ -173,15 +173,14 @@ def _fuse_from(stmts, k, bars, values, live_after, before, tail, moved):
     if len(chain) < 2:
         return k
     hoisted = [s for h in hoists for s in h]
-    fused, conditions, allocs = plan.build(before + stmts[:k] + hoisted)
-    moved += [zeroed for _, zeroed in allocs]
+    fused, conditions, emptied = plan.build(before + stmts[:k] + hoisted)
     if conditions:
         test = conditions[0] if len(conditions) == 1 else \
             ast.BoolOp(op=ast.And(), values=conditions)
-        code = [ast.If(test=test, body=[empty for empty, _ in allocs] + [fused],
-                       orelse=[copy.deepcopy(zeroed) for _, zeroed in allocs] + chain)]
+        zeros = [ast.parse(f"{x}[:] = 0.0").body[0] for x in emptied]
+        code = [ast.If(test=test, body=[fused], orelse=zeros + chain)]
     else:
-        code = [empty for empty, _ in allocs] + [fused]
+        code = [fused]
     new = hoisted + code
     stmts[k:last + 1] = new
     return k + len(new) - 1
@@ -281,9 +280,9 @@ class _Plan:
         return False
 
     def build(self, ahead):
-        """(the fused loop, the conditions it runs under, [(empty allocation, zeroed
-        allocation)] of the arrays it assigns first: the zeroed ones, found in `ahead` (the
-        function's statements before the loops), move to the generic version)."""
+        """(the fused loop, the conditions it runs under, the arrays it assigns first: their
+        zeroed allocations, found in `ahead` (the function's statements before the loops),
+        now allocate them empty, and the loops as they were zero them first)."""
         chain, var = self.chain, self.var
         lo, hi = _bounds(chain[0].iter)
         conditions = [_equal(f, "1") for f in sorted(self.strides)]
@@ -301,17 +300,16 @@ class _Plan:
             body += part
         fused = copy.deepcopy(chain[0])
         fused.body = body
-        allocs = []
+        emptied = []
         for x in sorted(self.written):
             alloc = self._first_assigned(x, body, ahead, lo, his, conditions)
             if alloc is None:
                 continue
-            empty = copy.deepcopy(alloc)
-            call = empty.value
+            call = alloc.value
             call.func = ast.parse("np.empty_like" if ir.unparse(call.func) == "np.zeros_like"
                                   else "np.empty", mode="eval").body
-            allocs.append((empty, alloc))
-        return fused, conditions, allocs
+            emptied.append(x)
+        return fused, conditions, emptied
 
     def _first_assigned(self, x, body, whole, lo, his, conditions):
         """The allocation of x when the fused body may assign its first addition (which it

@@ -112,9 +112,7 @@ def fuse(s):
         return
     ndims = {b: s.kinds.get(v).ndim for v, b in prog.bars.names.items()
              if is_array(s.kinds.get(v))}
-    gone = fuse_loops(prog.backward, ndims, s.live_after, s.before_backward(), s.ret)
-    for stmts in (prog.init, prog.forward, prog.backward_init):
-        stmts[:] = [t for t in stmts if not any(t is g for g in gone)]
+    fuse_loops(prog.backward, ndims, s.live_after, s.before_backward(), s.ret)
 
 
 def resets(s):
