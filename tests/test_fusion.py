@@ -175,6 +175,37 @@ def test_programs_against_numba_and_unfused(f, monkeypatch):
     _same_bits(got, adjit.grad(f, argnums=argnums)(*args))
 
 
+def from_k(x, w, k):
+    """Loops from a lower bound the caller passes: below 0, numba reads x[-3] as x[n - 3],
+    so the loops visit some elements twice."""
+    n = x.shape[0]
+    a = x * 1.0
+    s = 0.0
+    for i in range(k, n):
+        s += a[i] * w[i]
+    for i in range(k, n):
+        a[i] = a[i] * w[i]
+    return s + np.sum(a * a)
+
+
+@pytest.mark.parametrize("k", [-3, 0, 2])
+def test_a_lower_bound_below_zero_runs_the_loops_as_they_were(k, monkeypatch):
+    x = np.linspace(-0.9, 0.8, 8)
+    w = np.linspace(0.3, 1.4, 8)
+    got = check_value_and_grad(from_k, (x, w, k), argnums=0)
+    assert "if k >= 0" in adjit.grad(from_k).source_for(x, w, k)
+    _unfused(monkeypatch)
+    _same_bits(got, adjit.grad(from_k)(x, w, k))
+
+
+@pytest.mark.xfail(strict=True, reason="known wrong gradient, older than the fusion: w's "
+                   "adjoint where range(k, n) with k < 0 updates an element twice in place")
+def test_the_weight_of_an_element_updated_twice_through_a_negative_index():
+    x = np.linspace(-0.9, 0.8, 8)
+    w = np.linspace(0.3, 1.4, 8)
+    check_value_and_grad(from_k, (x, w, -3), argnums=1)
+
+
 def test_broadcast_weight_runs_the_loops_as_they_were(monkeypatch):
     """A weight of length 1 broadcast against x: x's adjoint is still each element's; w's
     sums every element's term."""

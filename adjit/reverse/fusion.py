@@ -44,8 +44,10 @@ same numbers to the bit), and:
 - every adjoint array a loop writes is read and written by all the loops at the loop's
   own index only: `x_bar[i]`, or `x_bar[i * f]` with f a name the loops do not change,
   which the fused version asks to be 1 (an operand broadcast against another has stride 0
-  there). Every array name of the backward sweep is its own memory (accumulators.py), and
-  arrays the loops only read are read at any index;
+  there), and a lower bound not known to be at least 0 is tested when the code runs
+  (numba reads a negative index from the end: two iterations would reach one element).
+  Every array name of the backward sweep is its own memory (accumulators.py), and arrays
+  the loops only read are read at any index;
 - a scalar one loop assigns is named by no other (a loop's own temporaries, its sums);
 - no loop reads another's variable, and the other loops' variables are not read after
   them.
@@ -68,7 +70,7 @@ import copy
 
 from .. import ir
 from ..analysis.vectorizable import vectorizable
-from .resets import _Values, _bounds, _names, _range_loop
+from .resets import _Values, _at_least_zero, _bounds, _names, _range_loop
 
 _PURE_MODULES = ("math", "vmath", "cmath")
 _PURE_BUILTINS = frozenset({"min", "max", "abs", "float", "int", "bool", "complex"})
@@ -286,6 +288,11 @@ class _Plan:
         chain, var = self.chain, self.var
         lo, hi = _bounds(chain[0].iter)
         conditions = [_equal(f, "1") for f in sorted(self.strides)]
+        if not _at_least_zero(lo):
+            # (numba reads a negative index from the end: the element i - n is element i,
+            # which another iteration of the fused loop may have reached first)
+            conditions.append(ast.Compare(left=ast.parse(lo, mode="eval").body,
+                                          ops=[ast.GtE()], comparators=[ast.Constant(0)]))
         his = [hi]
         for loop in chain[1:]:
             other = _bounds(loop.iter)[1]
