@@ -12,7 +12,9 @@ everything its body (nested loops included) touches is one of:
 - added to only (`icf_bar[k, idx] += e`, `s_bar += e`, never read in the loop): the
   additions commute;
 - an array whose every index, read or written, has the loop's counter at the same
-  place (`xc_bar[j]`, `Qxc_bar[j]` in the loop over j): each iteration has its own elements;
+  place (`xc_bar[j]`, `Qxc_bar[j]` in the loop over j), where the counter's lowest value is
+  a constant at least 0 (numba reads a negative index from the end: with `range(k, n)`
+  and k < 0 two iterations may reach one element): each iteration has its own elements;
 - a name each iteration sets before reading it, which nothing reads after the loop;
 - a counter the forward loop stepped (`idx += 1`, whose mirror `idx = idx - 1` is a
   statement of the reversed loop's own body, with nothing before it naming the counter),
@@ -222,7 +224,8 @@ def _commutes(loop, record, counters, nest):
             return False                # the whole array read or rebound in the loop
         added = all(isinstance(w, ast.AugAssign) and isinstance(w.op, (ast.Add, ast.Sub))
                     for w in writes) and len(writes) == len(found)
-        if not added and not own_elements([sub for sub, _ in found], var):
+        if not added and not (own_elements([sub for sub, _ in found], var)
+                              and _from_zero_up(loop)):
             return False
     exposed = upward_exposed(loop.body) - {var}
     live = record.get(id(loop), set())
@@ -253,6 +256,15 @@ def _commutes(loop, record, counters, nest):
             if not _descending(inner) or not _commutes(inner, record, counters, nest):
                 return False
     return True
+
+
+def _from_zero_up(loop):
+    """Whether the reversed loop's counter takes no negative value: its lowest value is an
+    integer constant at least 0. numba reads a negative index from the end, so with
+    `range(k, n)` and k < 0 two iterations reach one element, and their adjoints do not
+    commute."""
+    lowest = ir.constant_int(_plus_one(loop.iter.args[1]))
+    return lowest is not None and lowest >= 0
 
 
 def _shape_of(node):
