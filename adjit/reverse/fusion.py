@@ -28,13 +28,14 @@ one loop over the elements, and the adjoint's first addition is its first value:
         ... the two loops as they were ...
 
 what XLA does with the same expression's elementwise operations. The numbers are the same
-to the bit: each element gets the same additions in the same order (the first onto a zero,
-which keeps all but the sign of a zero).
+to the bit but for the sign of a zero: each element gets the same additions in the same
+order, the first onto a zero where the loops as they were ran (0.0 + -0.0 is 0.0; the
+assignment keeps -0.0).
 
 When: top-level serial `range` loops of the backward sweep running upward by 1 (not
 prange loops, not CUDA code, not inside a time loop; each keeps the order of its
 iterations, so a sum or a scan runs as before), next to each other but for statements the
-fused loop may run before the first (assignments of scalars reading nothing the loops
+fused loop may run before the first (assignments to a name, reading nothing the loops
 write), with the same lower bound, bodies of assignments whose calls compute values only
 (math, vector math, min/max, conversions) that LLVM vectorizes as they stand
 (analysis/vectorizable.py: no scalar carried between iterations, only calls it knows, so
