@@ -131,7 +131,8 @@ def _pure_call(call):
 
 
 def _scalar_move(s):
-    """A statement between the loops that may run before them: a scalar assignment."""
+    """A statement between the loops that may run before them: an assignment to a name
+    (what it reads and writes is checked against the loops by _joins)."""
     target = s.targets[0] if isinstance(s, ast.Assign) and len(s.targets) == 1 else \
         getattr(s, "target", None)
     return isinstance(target, ast.Name) and _plain(s)
