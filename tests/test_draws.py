@@ -401,6 +401,21 @@ def test_the_registry_says_which_calls_have_an_effect():
     assert effects.of_object(len) is None
 
 
+@pytest.mark.parametrize("call, only", [
+    ("np.sqrt(x)", True), ("np.add(a, b)", True), ("vmath.exp(x)", True),
+    ("math.sin(x)", True), ("len(a)", True), ("min(i, n)", True), ("np.uint64(i)", True),
+    ("np.add(a, b, c)", False), ("np.add(a, b, out=c)", False),
+    ("np.clip(a, 0.0, 1.0, b)", False), ("np.copyto(a, b)", False),
+    ("np.random.normal()", False), ("print(x)", False), ("vec.zeros(n)", False),
+    ("np.no_such_function(x)", False)])
+def test_calls_that_only_compute_a_value(call, only):
+    """What passes that move generated statements ask of a call (reverse/ascending.py,
+    reverse/fusion.py): one predicate, one list."""
+    import ast
+    from adjit.analysis import effects
+    assert effects.computes_only(ast.parse(call, mode="eval").body) is only
+
+
 def generator_object(x):
     rng = np.random.default_rng(0)
     return x[0] * rng.normal()

@@ -122,6 +122,37 @@ def sorts_in_a_block(x):
     return np.sum(y * x)
 
 
+def multiplies_into_in_a_block(x):
+    """numpy's ufunc writes y, its output given by position (no `out=`)."""
+    y = np.zeros(x.shape[0])
+    y[:] = x * 1.0
+    with objmode():
+        np.multiply(x, 2.0, y)
+    return np.sum(y * x)
+
+
+def clips_into_in_a_block(x):
+    """np.clip's `out` given by position."""
+    y = x * 2.0
+    with objmode():
+        np.clip(x, 0.2, 0.5, y)
+    return np.sum(y * x)
+
+
+def reads_through_numpy_in_a_block(x, c):
+    """The block gives c to numpy functions that only read it (c is the ufunc's input)."""
+    with objmode(t="float64"):
+        t = float(np.sum(np.multiply(c, 3.0)))
+    return np.sum(c * x * x) + t
+
+
+def test_a_block_giving_an_array_to_numpy_to_read_is_a_constant():
+    x, c = np.linspace(0.1, 1.0, 4), np.array([1.0, -2.0, 0.5, 3.0])
+    value, g = adjit.value_and_grad(reads_through_numpy_in_a_block)(x, c)
+    assert value == njit(reads_through_numpy_in_a_block)(x, c)
+    np.testing.assert_allclose(g, 2.0 * c * x, rtol=1e-15)
+
+
 def tuple_output(x):
     with objmode(t="UniTuple(float64, 2)"):
         t = (1.0, 2.0)
@@ -148,7 +179,8 @@ def test_what_a_block_cannot_do_is_refused_by_name():
     with pytest.raises(AdjitError, match=r"through_a_block.*a derivative would have to flow "
                        r"through `with objmode\(\)` block at line \d+"):
         adjit.grad(through_a_block)(x)
-    for f in (writes_in_a_block, sorts_in_a_block):
+    for f in (writes_in_a_block, sorts_in_a_block, multiplies_into_in_a_block,
+              clips_into_in_a_block):
         with pytest.raises(AdjitError, match=r"block \(line \d+\) that may change the array "
                            r"`y`"):
             adjit.grad(f)(x)

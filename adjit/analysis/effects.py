@@ -17,9 +17,15 @@ sweep reads what it returned from the tape.
 """
 import ast
 
+import numpy as np
+
 from .. import ir
 from ..normalize.names import lookup
-from ..rules.effects import of_object
+from ..rules.effects import of_object, written_arguments
+
+_VALUE_BUILTINS = frozenset({"int", "float", "complex", "bool", "abs", "min", "max", "len",
+                             "range"})
+_VALUE_MODULES = frozenset({"math", "cmath", "vmath"})
 
 
 def of_call(call, env):
@@ -66,3 +72,23 @@ def of(stmt):
 def first(stmts):
     """The first statement with an effect in `stmts` (nested ones included), or None."""
     return next((s for s in ir.walk_stmts(stmts) if of(s)), None)
+
+
+def computes_only(call):
+    """Whether a call in generated code computes a value and does nothing else, named as
+    generated code names such functions: a builtin conversion, abs, min, max, len or range; a
+    function of math, cmath or runtime/vmath (`vmath.exp`); numpy's (`np.sqrt`) where it has
+    no effect and is given nothing to write into (np.add(a, b, c) writes c). Passes that move
+    or reorder generated statements ask this (reverse/ascending.py, reverse/fusion.py)."""
+    func = call.func
+    if isinstance(func, ast.Name):
+        return func.id in _VALUE_BUILTINS
+    if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)):
+        return False
+    if func.value.id in _VALUE_MODULES:
+        return True
+    if func.value.id not in ("np", "numpy"):
+        return False
+    obj = getattr(np, func.attr, None)
+    return callable(obj) and of_object(obj) is None and written_arguments(
+        obj, call.args, [(k.arg, k.value) for k in call.keywords]) == []

@@ -26,7 +26,7 @@ import numpy as np
 from numba.core import ir, types
 from numba.core.annotations.type_annotations import TypeAnnotation
 
-from ..rules.effects import UNKNOWN, of_object
+from ..rules.effects import UNKNOWN, of_object, written_arguments
 from ..rules.registry import REGISTRY
 
 # array methods numba implements that change the array they are called on
@@ -41,8 +41,6 @@ _METHOD_OUT = {"round": 1, "clip": 2, "dot": 1, "take": 2, "cumsum": 2, "cumprod
                "sum": 2, "prod": 2, "mean": 2, "std": 2, "var": 2, "max": 1, "min": 1,
                "argmax": 1, "argmin": 1, "all": 1, "any": 1, "ptp": 1, "compress": 2,
                "conj": 0, "conjugate": 0, "trace": 4}
-# numpy functions that write into an array argument (beside any call given `out=`)
-_WRITERS = ("copyto", "put", "place", "putmask", "fill_diagonal", "put_along_axis")
 _VALUE_TYPES = (types.Number, types.Boolean, types.NoneType, types.Omitted, types.SliceType,
                 types.UnicodeType, types.StringLiteral, types.Function, types.Module,
                 types.Dispatcher, types.DType, types.NumberClass, types.BaseFunction,
@@ -61,26 +59,6 @@ def _holds_memory(t):
     if isinstance(t, types.Optional):
         return _holds_memory(t.type)
     return not isinstance(t, _VALUE_TYPES)
-
-
-def _written_parameters(obj, expr):
-    """The arguments of the numpy function `obj` a call `expr` gives it to write into:
-    what it passes as `out` (by position or keyword), every array of a function that
-    writes its arguments (np.copyto, np.fill_diagonal); None where `copy` is passed
-    (np.nan_to_num(x, copy=False) writes into x and returns it)."""
-    try:
-        names = list(inspect.signature(obj).parameters)
-    except (TypeError, ValueError):
-        names = []
-    bound = dict(zip(names, expr.args))
-    bound.update(dict(expr.kws))
-    if "copy" in bound:
-        return None
-    if getattr(obj, "__name__", "") in _WRITERS:
-        return list(expr.args) + [v for _, v in expr.kws]
-    if not names and len(expr.args) > 2:
-        return list(expr.args)      # (no signature: an argument past two may be `out`)
-    return [bound["out"]] if "out" in bound else []
 
 
 def _same(a, b):
@@ -346,8 +324,8 @@ class _Analysis:
                 raise NotPure((f"calls `{name}`, " +
                                ("which adjit cannot see into" if why == UNKNOWN else
                                 f"which has an effect ({why})"), line))
-            if _module_function(obj) and not isinstance(obj, np.ufunc):
-                written = _written_parameters(obj, expr)
+            if _module_function(obj) or isinstance(obj, np.ufunc):
+                written = written_arguments(obj, expr.args, expr.kws)
                 if written is None:     # (copy=False: the argument is the result)
                     self.write(given, line)
                     return given
@@ -355,9 +333,6 @@ class _Analysis:
                     self.write(self.of(a), line)
             elif any(k == "out" for k, _ in expr.kws):
                 self.write(given, line)
-            if isinstance(obj, np.ufunc):       # np.add(a, b, a): outputs by position
-                for a in expr.args[obj.nin:]:
-                    self.write(self.of(a), line)
             entry = REGISTRY.get(obj)
             if isinstance(obj, np.ufunc) or obj in (np.copy, np.array) or entry is not None \
                     and (entry.family in ("elementwise", "reduction", "allocate", "scalar") or

@@ -21,6 +21,7 @@ import numba
 import numpy as np
 
 from ..errors import AdjitError
+from ..rules.effects import written_arguments
 from .closures import assigned_names
 
 # the calls an array may be passed to in a block without being written (printing, sizes)
@@ -121,23 +122,21 @@ def _inputs(body, outer):
     return found
 
 
-def _reads_only(func, node, src):
-    """Whether a call cannot write the arrays passed to it: printing and sizes, numpy's
-    functions outside numpy.random without `out=` (np.copyto, np.put, np.place, np.putmask,
-    np.fill_diagonal write), math's."""
+def _writes(node, name, src):
+    """Whether a call given the array held by `name` may write into it: not printing and
+    sizes, math's functions, nor numpy's outside numpy.random that are not given it to write
+    into (rules/effects.py written_arguments: np.copyto(a, b) writes a, np.add(a, b, c) c)."""
+    func = node.func
     if isinstance(func, ast.Name) and func.id in _READING_CALLS:
-        return True
+        return False
     obj = src.resolve(func)
-    module = getattr(obj, "__module__", None) or ""
-    if module.split(".")[0] == "math":
+    module = (getattr(obj, "__module__", None) or "").split(".")
+    if module[0] == "math":
+        return False
+    if module[0] != "numpy" or module[1:2] == ["random"]:
         return True
-    return module.split(".")[0] == "numpy" and not module.startswith("numpy.random") and \
-        getattr(obj, "__name__", "") not in _WRITING_NUMPY and \
-        not any(k.arg == "out" for k in node.keywords)
-
-
-_WRITING_NUMPY = frozenset({"copyto", "put", "place", "putmask", "fill_diagonal",
-                            "put_along_axis"})
+    written = written_arguments(obj, node.args, [(k.arg, k.value) for k in node.keywords])
+    return written is None or any(isinstance(a, ast.Name) and a.id == name for a in written)
 
 
 def _written(body, name, src):
@@ -159,7 +158,7 @@ def _written(body, name, src):
                 return True
             passed = any(isinstance(a, ast.Name) and a.id == name
                          for a in node.args + [k.value for k in node.keywords])
-            if passed and not _reads_only(func, node, src):
+            if passed and _writes(node, name, src):
                 return True
     return False
 

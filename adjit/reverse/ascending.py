@@ -37,10 +37,9 @@ import ast
 import copy
 
 from .. import ir
+from ..analysis.effects import computes_only
 from .dce import reads_of, upward_exposed
 
-_PURE_NAMES = {"int", "float", "abs", "min", "max", "len", "range", "bool"}
-_PURE_MODULES = {"math", "np", "numpy"}
 _SIMPLE = (ast.Assign, ast.AugAssign, ast.If, ast.For, ast.Pass)
 
 
@@ -181,7 +180,7 @@ def _commutes(loop, record, counters, nest):
             return False
         for node in ir.walk(s.iter if isinstance(s, ast.For) else
                              s.test if isinstance(s, ast.If) else s):
-            if isinstance(node, ast.Call) and not _pure(node):
+            if isinstance(node, ast.Call) and not computes_only(node):
                 return False
             if isinstance(node, (ast.Lambda, ast.NamedExpr, ast.Starred)):
                 return False
@@ -282,16 +281,6 @@ def _statements(stmts, owner):
         elif isinstance(s, ast.If):
             yield from _statements(s.body, owner)
             yield from _statements(s.orelse, owner)
-
-
-def _pure(call):
-    f = call.func
-    if any(k.arg == "out" for k in call.keywords):
-        return False
-    if isinstance(f, ast.Name):
-        return f.id in _PURE_NAMES
-    return isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and \
-        f.value.id in _PURE_MODULES
 
 
 def own_elements(subs, var):

@@ -70,11 +70,9 @@ import ast
 import copy
 
 from .. import ir
+from ..analysis.effects import computes_only
 from ..analysis.vectorizable import vectorizable
 from .resets import _Values, _at_least_zero, _bounds, _names, _range_loop
-
-_PURE_MODULES = ("math", "vmath", "cmath")
-_PURE_BUILTINS = frozenset({"min", "max", "abs", "float", "int", "bool", "complex"})
 
 
 def fuse_loops(stmts, array_bars, live_after, before=(), tail=()):
@@ -118,16 +116,8 @@ def _plain(s):
     if not (isinstance(target, ast.Name) or (isinstance(target, ast.Subscript) and
                                              isinstance(target.value, ast.Name))):
         return False
-    return all(_pure_call(n) for n in ir.walk(s) if isinstance(n, ast.Call)) and \
+    return all(computes_only(n) for n in ir.walk(s) if isinstance(n, ast.Call)) and \
         not any(isinstance(n, (ast.Lambda, ast.NamedExpr)) for n in ir.walk(s))
-
-
-def _pure_call(call):
-    func = call.func
-    if isinstance(func, ast.Name):
-        return func.id in _PURE_BUILTINS
-    return isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and \
-        func.value.id in _PURE_MODULES
 
 
 def _scalar_move(s):

@@ -3,10 +3,16 @@ generator, np.random.seed resets it, print writes, an objmode block runs Python)
 function object alone: the registry's `effect`, objmode's mark, numpy.random's module.
 analysis/effects.py marks the statements that make such calls; the normalizer asks here
 whether a call may be made at compile time (never one with an effect it knows of)."""
+import inspect
+
+import numpy as np
+
 from .registry import REGISTRY
 
 _PURE_MODULES = ("numpy", "math", "cmath", "builtins", "scipy")
 UNKNOWN = "adjit cannot read it (what it does beyond its result is unknown)"
+WRITERS = frozenset({"copyto", "put", "place", "putmask", "fill_diagonal", "put_along_axis"})
+"""numpy's functions that write into the arrays they are given (beside any given `out`)."""
 
 
 def of_object(obj):
@@ -35,3 +41,29 @@ def known_effect(obj):
     made at compile time only where adjit must: rules/opaque.py probes what it returns)."""
     why = of_object(obj)
     return None if why == UNKNOWN else why
+
+
+def written_arguments(obj, args, keywords):
+    """The arguments a call of numpy's function `obj` writes into, of `args` (positional)
+    and `keywords` ((name, value) pairs): every one of a function that writes its arguments
+    (WRITERS), a ufunc's outputs after its inputs (np.add(a, b, c) writes c), what a
+    function is given as `out` by keyword or by position (np.clip(a, 0, 1, b)); where it
+    has no signature, every argument past two (one may be `out`). None where `copy` is
+    given (np.nan_to_num(x, copy=False) writes into x and returns it)."""
+    keywords = list(keywords)
+    if getattr(obj, "__name__", "") in WRITERS:
+        return list(args) + [v for _, v in keywords]
+    outs = [v for k, v in keywords if k == "out"]
+    if isinstance(obj, np.ufunc):
+        return list(args[obj.nin:]) + outs
+    try:
+        names = list(inspect.signature(obj).parameters)
+    except (TypeError, ValueError):
+        names = []
+    bound = dict(zip(names, args))
+    bound.update(dict(keywords))
+    if "copy" in bound:
+        return None
+    if not names and len(args) > 2:
+        return list(args)
+    return [bound["out"]] if "out" in bound else []
