@@ -401,6 +401,20 @@ def test_the_registry_says_which_calls_have_an_effect():
     assert effects.of_object(len) is None
 
 
+def test_which_arguments_numpy_writes_into():
+    """rules/effects.py written_arguments: numpy's outputs by position and by keyword."""
+    from adjit.rules.effects import written_arguments
+    assert written_arguments(np.add, ["a", "b", "c"], []) == ["c"]
+    assert written_arguments(np.modf, ["a", "b", "c"], []) == ["b", "c"]
+    assert written_arguments(np.dot, ["a", "x", "y"], []) == ["y"]
+    assert written_arguments(np.clip, ["a", 0.0, 1.0, "b"], []) == ["b"]
+    assert written_arguments(np.cumsum, ["a"], [("out", "b")]) == ["b"]
+    assert written_arguments(np.copyto, ["a", "b"], []) == ["a", "b"]
+    assert written_arguments(np.einsum, ["ij,j", "A", "x"], []) == []   # (*operands)
+    assert written_arguments(np.sum, ["a", 0], []) == []
+    assert written_arguments(np.nan_to_num, ["a"], [("copy", False)]) is None
+
+
 @pytest.mark.parametrize("call, only", [
     ("np.sqrt(x)", True), ("np.add(a, b)", True), ("vmath.exp(x)", True),
     ("math.sin(x)", True), ("len(a)", True), ("min(i, n)", True), ("np.uint64(i)", True),

@@ -148,3 +148,32 @@ def _into_a_module_level_array(x):
 def test_an_out_that_is_a_module_level_array_is_refused():
     with pytest.raises(adjit.AdjitError, match="writing into the module-level array 'G_OUT'"):
         adjit.grad(_into_a_module_level_array)(X)
+
+
+def dot_into(x):
+    y = np.zeros(x.shape[0])
+    np.dot(np.outer(x, x), x, y)        # numba's np.dot takes `out` by position
+    return np.sum(y)
+
+
+def dot_into_by_keyword(x):
+    y = np.zeros(x.shape[0])
+    np.dot(np.outer(x, x), x, out=y)
+    return np.sum(y)
+
+
+def outer_into(x):
+    a = np.outer(x, x)
+    y = np.zeros((x.shape[0], x.shape[0]))
+    np.outer(x, x, y)
+    return np.sum(y * a)
+
+
+@pytest.mark.parametrize("f", [dot_into, dot_into_by_keyword, outer_into])
+def test_a_whole_array_function_given_its_output_is_refused(f):
+    """numba writes np.dot's and np.outer's result into `out`; adjit lowers these as their
+    value, and the stored array would carry no derivative: refused, saying what to write."""
+    assert np.all(fd_grad(numba.njit(f), (X,), 0) != 0.0)      # (the exact one is not 0)
+    with pytest.raises(adjit.AdjitError, match=r"given an array to write its result into "
+                       r"\(its argument `out`\)\. Assign the result instead"):
+        adjit.grad(f)(X)

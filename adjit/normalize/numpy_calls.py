@@ -27,7 +27,7 @@ from ..rules import opaque
 from ..rules.table import rule_for_call
 from ..frontend.source import MISSING, numba_implementation, recover_parallel_kernel
 from ..runtime import vec
-from ..rules.effects import known_effect
+from ..rules.effects import known_effect, written_arguments
 from ..rules.registry import REGISTRY
 from . import appends
 from .sugar import OPERATOR_SYMBOLS
@@ -314,6 +314,12 @@ class NumpyCalls:
                 return self.opaque_call(node, obj, out)
             operands = self.n.operands(args, out)
             return self.n.arrays.apply(_elementwise_op(obj), operands, out, node)
+        if written_arguments(obj, node.args, [(k.arg, k.value) for k in node.keywords]):
+            name = ast.unparse(node.func)
+            raise self.n.error(node, f"`{name}` given an array to write its result into (its "
+                               "argument `out`)",
+                               f"Assign the result instead: y[:] = {name}(...) (or y = "
+                               f"{name}(...)).")
         return LOWERINGS[ARRAY_FUNCTIONS[obj]](self.n, node, obj, out)
 
     def into_out(self, node, obj, args, out):

@@ -57,13 +57,18 @@ def written_arguments(obj, args, keywords):
     if isinstance(obj, np.ufunc):
         return list(args[obj.nin:]) + outs
     try:
-        names = list(inspect.signature(obj).parameters)
+        params = list(inspect.signature(obj).parameters.values())
     except (TypeError, ValueError):
-        names = []
+        params = None
+    names = []      # (the parameters positional arguments bind to, in order)
+    for p in params or ():
+        if p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+            break   # (np.einsum(*operands, out=None): `out` by keyword only)
+        names.append(p.name)
     bound = dict(zip(names, args))
     bound.update(dict(keywords))
     if "copy" in bound:
         return None
-    if not names and len(args) > 2:
+    if params is None and len(args) > 2:
         return list(args)
     return [bound["out"]] if "out" in bound else []
