@@ -145,6 +145,46 @@ def test_integer_elements_index_and_float_elements_do_not_truncate():
     check_value_and_grad(halves, (X + 3.0,))
 
 
+def gather_listed(x, idx):
+    """The indices listed from an integer array (numba's list is of integers)."""
+    ks = [v for v in idx]
+    s = 0.0
+    for k in ks:
+        s += x[k] * x[k]
+    return s
+
+
+def halved_indices(x, idx, mask):
+    picked = np.array([v // 2 for v in idx])
+    kept = [m for m in mask]
+    return np.sum(x[picked] ** 2) + x[0] * (picked[1] / 3) + \
+        sum([x[i] for i, b in enumerate(kept) if b])
+
+
+@njit
+def _listed(idx):
+    return [v * 2 for v in idx]
+
+
+def listed_in_a_helper(x, idx):
+    w = idx + 1
+    return sum([x[k // 2] for k in _listed(w)]) + x[_listed(idx)[0] // 2]
+
+
+def rebound_before(x, idx):
+    """idx is bound again to floats before the comprehension: its elements are floats."""
+    idx = idx * 0.5
+    return sum([x[0] * v for v in idx])
+
+
+def test_the_elements_of_an_integer_or_boolean_array_stay_integers_and_booleans():
+    idx = np.array([4, 0, 3])
+    check_value_and_grad(gather_listed, (X, idx))
+    check_value_and_grad(halved_indices, (X, idx, np.array([True, False, True])))
+    check_value_and_grad(listed_in_a_helper, (X, idx))
+    check_value_and_grad(rebound_before, (X, np.array([3, 1])))    # 1.5 + 0.5, not 1 + 0
+
+
 def _in_while(x):
     s = 0.0
     while sum([v for v in x]) > s:

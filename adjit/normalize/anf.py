@@ -161,6 +161,23 @@ class InlineContext:
         return f"{fname}_" if k == 1 else f"{fname}{k}_"
 
 
+def _array_kind(ctx, subst, views):
+    """name -> the kind ("f", "i", "b") of the 1-D array a parameter of the function being
+    normalized holds where the caller knows it (an argument's type, the caller's array a
+    helper's parameter is bound to), else None."""
+    def kind(name):
+        if views and name in views:
+            return None
+        if subst and name in subst:
+            bound = subst[name]
+            if not isinstance(bound, ast.Name):
+                return None
+            name = bound.id
+        entry = ctx.arrays.get(name)
+        return entry[1] if entry is not None and entry[0] == 1 else None
+    return kind
+
+
 def normalize_function(src, ctx, prefix="", subst=None, views=None):
     """Normalize `src`'s body. Returns (statements, result atom or None). `views` binds
     local names to Views (a helper's parameters that alias the caller's arrays)."""
@@ -171,7 +188,7 @@ def normalize_function(src, ctx, prefix="", subst=None, views=None):
     src = sugar.list_operations(src, src.with_tree)
     src = comprehensions.tuples_as_appends(src, src.with_tree)
     src = appends.desugar(src, src.with_tree)
-    src = comprehensions.desugar(src, src.with_tree)
+    src = comprehensions.desugar(src, src.with_tree, _array_kind(ctx, subst, views))
     src = sugar.membership(src, src.with_tree)
     src = sugar.self_assignments(src, src.with_tree)
     src = sugar.loop_else(src, src.with_tree)

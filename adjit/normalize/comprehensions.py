@@ -27,28 +27,39 @@ import numpy as np
 
 from .. import ir
 from ..rules.registry import REGISTRY
+from ..frontend.source import assigned_names
 from .names import unused_name
 
 NUMPY = "_adjit_np"        # the name the new loops call numpy by (resolved in the closure)
 OF_TUPLES = "_adjit_of_tuples"  # on the empty list a comprehension of tuples became
 
 
-def desugar(src, make_source):
+def desugar(src, make_source, dtype_of=None):
     """`src` with every list comprehension of its body written as loops; `src` itself when
     it has none. `make_source(tree, extra)` builds the FunctionSource of the new tree, with
-    `extra` names resolved in its closure."""
+    `extra` names resolved in its closure. `dtype_of(name)`: "f", "i" or "b" for a
+    parameter known to hold a 1-D array of floats, integers or booleans (else None): the
+    elements of `[v for v in idx]` over an integer array are integers, as in numba's list."""
     if not any(isinstance(n, ast.ListComp) for n in ir.walk(src.tree)):
         return src
     tree = copy.deepcopy(src.tree)
     taken = {n.id for n in ir.walk(tree) if isinstance(n, ast.Name)} | set(src.params)
-    _Desugar(src, taken).block_into(tree)
+    # (a parameter the function binds again may hold other values by the comprehension)
+    rebound = assigned_names(tree)
+    kinds = {}
+    for name in set(src.params) - rebound if dtype_of is not None else ():
+        kind = dtype_of(name)
+        if kind in ("i", "b"):
+            kinds[name] = kind
+    _Desugar(src, taken, kinds).block_into(tree)
     return make_source(tree, {NUMPY: np})
 
 
 class _Desugar:
-    def __init__(self, src, taken):
+    def __init__(self, src, taken, kinds):
         self.src = src
         self.taken = taken
+        self.kinds = kinds          # parameters holding arrays of integers ("i"), booleans
         self.count = 0
 
     def error(self, node, what, instead):
@@ -121,6 +132,20 @@ class _Desugar:
         return e
 
     # one comprehension -----------------------------------------------------------------
+    def elements_of(self, gens, kind):
+        """The targets of `gens` bound to the elements of a parameter holding an array of
+        `kind` ("i", "b"): `v` of `for v in idx` and of `for k, v in enumerate(idx)`."""
+        found = set()
+        for t, it, _ in gens:
+            if isinstance(it, ast.Call) and _is_call_of(it, self.src, enumerate) and \
+                    len(it.args) == 1 and not it.keywords and isinstance(t, ast.Tuple) and \
+                    len(t.elts) == 2:
+                t, it = t.elts[1], it.args[0]
+            if isinstance(t, ast.Name) and isinstance(it, ast.Name) and \
+                    self.kinds.get(it.id) == kind:
+                found.add(t.id)
+        return found
+
     def lower(self, comp, before):
         stem = self.number()
         rename = {}
@@ -157,12 +182,12 @@ class _Desugar:
         else:
             before.append(_at(where, _assign(n, ir.const(0))))
             before.append(_at(where, _nest(gens, [_increment(n)])))
-        kind = _element_kind(elt, {t.id for t, it, _ in gens
-                                   if isinstance(t, ast.Name) and _is_range(it, self.src)} |
-                                  {t.elts[0].id for t, it, _ in gens
-                                   if isinstance(t, ast.Tuple) and t.elts and
-                                   isinstance(t.elts[0], ast.Name) and
-                                   _is_call_of(it, self.src, enumerate)})
+        ints = {t.id for t, it, _ in gens
+                if isinstance(t, ast.Name) and _is_range(it, self.src)} | \
+            {t.elts[0].id for t, it, _ in gens
+             if isinstance(t, ast.Tuple) and t.elts and isinstance(t.elts[0], ast.Name) and
+             _is_call_of(it, self.src, enumerate)} | self.elements_of(gens, "i")
+        kind = _element_kind(elt, ints, self.elements_of(gens, "b"))
         before.append(_at(where, _assign(out, _empty(n, kind))))
         before.append(_at(where, _assign(k, ir.const(0))))
         store = ast.Assign(targets=[ast.Subscript(value=ast.Name(id=out, ctx=ast.Load()),
@@ -349,12 +374,14 @@ def _is_range(e, src):
 _INT_OPS = (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod)
 
 
-def _element_kind(e, ints):
-    """"int" or "bool" where the element surely is one (a range's counter and int
-    constants under + - * // %, len(); comparisons and `not`); else "float". A float taken
-    for an int would truncate, so anything uncertain is a float."""
+def _element_kind(e, ints, bools=frozenset()):
+    """"int" or "bool" where the element surely is one (a range's counter, an element of an
+    integer array, and int constants under + - * // %, len(); comparisons, `not`, an element
+    of a boolean array); else "float". A float taken for an int would truncate, so anything
+    uncertain is a float."""
     if isinstance(e, ast.Compare) or (isinstance(e, ast.UnaryOp) and
-                                      isinstance(e.op, ast.Not)):
+                                      isinstance(e.op, ast.Not)) or \
+            (isinstance(e, ast.Name) and e.id in bools):
         return "bool"
     return "int" if _surely_int(e, ints) else "float"
 
