@@ -177,3 +177,40 @@ def test_a_whole_array_function_given_its_output_is_refused(f):
     with pytest.raises(adjit.AdjitError, match=r"given an array to write its result into "
                        r"\(its argument `out`\)\. Assign the result instead"):
         adjit.grad(f)(X)
+
+
+def sign_mask(x):
+    m = np.empty(x.shape[0], dtype=np.bool_)
+    np.greater(x, 0.0, m)               # a comparison into a boolean array
+    return np.sum(np.where(m, x * x, -x))
+
+
+def parity_weights(x):
+    b = np.zeros(x.shape[0], dtype=np.int64)
+    r = np.bitwise_and(np.arange(x.shape[0]), 1, b)     # r is b
+    r[0] = 2
+    return np.sum(b * x * x)
+
+
+def mask_into_a_view(x):
+    m = np.zeros(x.shape[0] + 1, dtype=np.bool_)
+    tail = m[1:]
+    np.greater(x, 0.0, tail)
+    return np.sum(np.where(m[:-1], x, 0.0)) + np.sum(np.where(tail, x * x, 0.0))
+
+
+def mask_into_a_slice(x):
+    m = np.zeros(x.shape[0] + 1, dtype=np.bool_)
+    np.greater(x, 0.0, m[1:])
+    return np.sum(np.where(m[:-1], x, 0.0))
+
+
+@pytest.mark.parametrize("f", [sign_mask, parity_weights, mask_into_a_view])
+def test_a_ufunc_without_a_derivative_writes_its_output(f):
+    check_value_and_grad(f, (X,))
+
+
+def test_a_ufunc_without_a_derivative_given_a_slice_to_write_is_refused():
+    with pytest.raises(adjit.AdjitError, match=r"`np.greater` given its output array as an "
+                       r"expression \(`m\[1:\]`\)\. Name it first"):
+        adjit.grad(mask_into_a_slice)(X)

@@ -272,6 +272,15 @@ class NumpyCalls:
                 obj in INACTIVE or obj in DRAWS
         except TypeError:
             return None
+        if isinstance(obj, np.ufunc) and obj.nout == 1 and not node.keywords and \
+                len(node.args) == obj.nin + 1 and \
+                getattr(REGISTRY.get(obj), "family", None) == "none":
+            if not isinstance(node.args[-1], ast.Name):
+                given = ast.unparse(node.args[-1])
+                raise self.n.error(node, f"`{ast.unparse(node.func)}` given its output "
+                                   f"array as an expression (`{given}`)",
+                                   f"Name it first: out = {given}, then pass `out`.")
+            return self.no_derivative_into(node, obj, out)
         if not known:
             return None
         if obj in INACTIVE:
@@ -321,6 +330,22 @@ class NumpyCalls:
                                f"Assign the result instead: y[:] = {name}(...) (or y = "
                                f"{name}(...)).")
         return LOWERINGS[ARRAY_FUNCTIONS[obj]](self.n, node, obj, out)
+
+    def no_derivative_into(self, node, obj, out):
+        """A ufunc with no derivative (a comparison, a bitwise operation) given its output
+        array by position (`np.greater(x, 0.0, m)`): `m[...] = np.greater(x, 0.0)`, as
+        numba's loop stores it, and the call's value that array."""
+        call = ast.copy_location(ast.Call(func=node.func, args=list(node.args[:-1]),
+                                          keywords=[]), node)
+        value = self.n.call_object(call, obj, out)
+        if isinstance(value, Lazy):     # (computed whole before the output is written)
+            value = self.n.arrays.materialize(value, out, node)
+        name = node.args[-1].id
+        target = ast.copy_location(ast.Subscript(value=ast.Name(id=name, ctx=ast.Load()),
+                                                 slice=ast.Constant(value=Ellipsis),
+                                                 ctx=ast.Store()), node)
+        self.n.assign_to(target, value, out)
+        return ast.Name(id=name, ctx=ast.Load())
 
     def into_out(self, node, obj, args, out):
         """A ufunc given its output array by position (`np.sin(y, y)`, `np.multiply(a, b,
