@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 import pytest
+import numba
 from numba import double, jit, njit, vectorize
 from numba.extending import overload, register_jitable
 
@@ -440,3 +441,66 @@ def test_a_static_method_called_on_its_class_is_its_function():
     with pytest.raises(AdjitError, match=r"a call to `_Profile.method`, which adjit cannot "
                        r"resolve. Call module-level functions, a class's static methods"):
         adjit.grad(unbound)(1.0)
+
+
+# -- locals= declarations: numba converts what is assigned to a declared variable ------------
+
+@njit("f4(f4[::1],f4[::1])", fastmath=True, locals={"result": numba.float32,
+                                                   "diff": numba.float32})
+def rdist32(x, y):
+    """UMAP's layouts.rdist, as it is declared there: a float32 sum of squares."""
+    result = 0.0
+    dim = x.shape[0]
+    for i in range(dim):
+        diff = x[i] - y[i]
+        result += diff * diff
+    return result
+
+
+@njit(locals={"s": numba.float32})
+def float32_running_sum(x):
+    s = 0.0
+    for i in range(x.shape[0]):
+        s += x[i] * 1.1
+        if s > 100.0:
+            s = s * 0.5
+    return s * 3.0
+
+
+@njit(locals={"k": numba.int32})
+def truncated_index(x):
+    k = x[0] * 3.0          # numba converts 2.7 to 2
+    return x[k] * x[1]
+
+
+@njit
+def calls_the_float32_sum(x):
+    return float32_running_sum(x) + x[0]
+
+
+def test_locals_declared_float32_are_rounded_as_numba_rounds_them():
+    rng = np.random.default_rng(3)
+    x = (rng.random(60) * 3.0).astype(np.float32)
+    y = rng.random(60).astype(np.float32)
+    value, g = adjit.value_and_grad(rdist32)(x, y)
+    assert value == rdist32(x, y)       # (summed in float64 it differs in the 7th digit)
+    np.testing.assert_array_equal(g, 2.0 * (x - y))
+    xd = rng.random(300)
+    # the analytic gradient: 3.3 for each element, halved by every halving after it (the
+    # halvings found by the same float32 arithmetic in Python)
+    s, halved = np.float32(0.0), []
+    for i, v in enumerate(xd):
+        s = np.float32(s + v * 1.1)
+        if s > 100.0:
+            s = np.float32(s * 0.5)
+            halved.append(i)
+    want = np.array([3.3 * 0.5 ** sum(h >= i for h in halved) for i in range(xd.size)])
+    assert halved
+    for f, first in ((float32_running_sum, 0.0), (calls_the_float32_sum, 1.0)):
+        value, g = adjit.value_and_grad(f)(xd)
+        assert value == f(xd)
+        np.testing.assert_allclose(g, want + np.eye(1, xd.size)[0] * first, rtol=1e-12)
+    x3 = np.array([0.9, 1.5, 2.5, 0.5])
+    value, g = adjit.value_and_grad(truncated_index)(x3)
+    assert value == truncated_index(x3) == 2.5 * 1.5
+    np.testing.assert_array_equal(g, [0.0, 2.5, 1.5, 0.0])

@@ -6,6 +6,7 @@ module what a name means.
 """
 import ast
 import builtins
+import copy
 import enum
 import inspect
 import sys
@@ -13,6 +14,7 @@ import textwrap
 import types
 from tokenize import TokenError
 
+import numba
 import numpy as np
 
 from ..errors import AdjitError, Location, function_origin
@@ -373,6 +375,7 @@ def read_function(fn, vararg=False):
     a `*args` parameter is allowed (a helper, whose calls give it a tuple)."""
     compiled_by_numba = getattr(fn, "py_func", None) is not None and \
         getattr(fn, "__adjit_function__", None) is None
+    declared = (getattr(fn, "locals", None) or {}) if compiled_by_numba else {}
     fn = unwrap(fn)
     made = getattr(fn, "__adjit_source__", None)
     if made is not None:        # a nested function made a helper (normalize/closures.py)
@@ -439,7 +442,53 @@ def read_function(fn, vararg=False):
                         "to differentiate a wrapper made so, differentiate the function it "
                         "calls.")
     ast.increment_lineno(tree, firstlineno - 1)
-    return _checked(fn, tree, loc, vararg, compiled_by_numba)
+    src = _checked(fn, tree, loc, vararg, compiled_by_numba)
+    return _declared_locals(src, declared) if declared else src
+
+
+_DECLARED = "_adjit_declared_np"    # the name the casts of declared locals call numpy by
+
+
+def _declared_locals(src, declared):
+    """`src` with numba's `locals=` declarations of number variables kept
+    (@njit(locals={"result": numba.float32})): numba converts every value assigned to such a
+    variable to its type, so each assignment (`+=` included) is written with the conversion:
+    `result = np.float32(result + d * d)` (an integer type truncates a float, as numba's
+    conversion does)."""
+    kinds = {name: str(t) for name, t in declared.items()
+             if isinstance(t, (numba.types.Float, numba.types.Integer)) and
+             name in src.locals and name not in src.params}
+    if not kinds:
+        return src
+    tree = copy.deepcopy(src.tree)
+
+    def cast(name, value):
+        func = ast.Attribute(value=ast.Name(id=_DECLARED, ctx=ast.Load()), attr=kinds[name],
+                             ctx=ast.Load())
+        return ast.copy_location(ast.Call(func=func, args=[value], keywords=[]), value)
+
+    for node in ast.walk(tree):
+        for field in ("body", "orelse", "finalbody"):
+            stmts = getattr(node, field, None)
+            if not isinstance(stmts, list):
+                continue
+            for k, s in enumerate(stmts):
+                if isinstance(s, ast.Assign) and len(s.targets) == 1 and \
+                        isinstance(s.targets[0], ast.Name) and s.targets[0].id in kinds:
+                    s.value = cast(s.targets[0].id, s.value)
+                elif isinstance(s, ast.AugAssign) and isinstance(s.target, ast.Name) and \
+                        s.target.id in kinds:
+                    name = s.target.id
+                    value = ast.copy_location(ast.BinOp(
+                        left=ast.Name(id=name, ctx=ast.Load()), op=s.op, right=s.value), s)
+                    stmts[k] = ast.copy_location(ast.Assign(
+                        targets=[ast.Name(id=name, ctx=ast.Store())],
+                        value=cast(name, value)), s)
+                elif isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name) and \
+                        s.target.id in kinds and s.value is not None:
+                    s.value = cast(s.target.id, s.value)
+    ast.fix_missing_locations(tree)
+    return src.with_tree(tree, {_DECLARED: np})
 
 
 def _lambda_tree(fn):
