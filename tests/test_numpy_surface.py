@@ -1057,3 +1057,26 @@ def test_adjit_imports_where_numpy_has_no_row_stack(tmp_path):
     assert out.returncode == 0, out.stderr[-2000:]
     # d/dx1 of x1**2 + 4 x1**2 at x1 = -0.5
     assert float(out.stdout.split()[-1]) == 10.0 * -0.5
+
+
+def _sum_as_int(x):
+    return np.sum(x * 3.7, None, np.int64) + 0.0
+
+
+def _method_sum_as_int(x):
+    return x.reshape(2, 3).sum(1, np.int64)[0] * x[0]
+
+
+def _sum_as_bool(x):
+    return (x * 2.7).sum(None, np.bool_) * x[0]
+
+
+@pytest.mark.parametrize("f", [_sum_as_int, _method_sum_as_int, _sum_as_bool])
+def test_a_reductions_dtype_given_by_position_is_refused(f):
+    """numba converts every element to the dtype given after the axis (a step function of
+    x): a reduction differentiated without it was silently wrong (sum 22.57 for numba's 19)."""
+    x = np.array([0.9, 1.3, 0.5, 1.6, 0.7, 1.1])
+    numba.njit(f)(x)        # (numba compiles it)
+    with pytest.raises(adjit.AdjitError, match=r"with its argument `dtype` after the axis\. "
+                       r"adjit takes the array and the axis of a reduction"):
+        adjit.grad(f)(x)

@@ -204,7 +204,20 @@ class NumpyCalls:
         return [ir.const(1) if s is ONE else s for s in like.shape]
 
     def axis_argument(self, node, args, position):
-        """The constant `axis` of a reduction (positional or keyword), or None."""
+        """The constant `axis` of a reduction (positional or keyword), or None. An argument
+        after the axis (np.sum(a, 0, np.int64)'s dtype, which numba converts every element
+        to) is refused: the reduction would be differentiated without it."""
+        if len(args) > position + 1:
+            name = ast.unparse(node.func)
+            func = getattr(np, node.func.attr, None) if position == 0 and \
+                isinstance(node.func, ast.Attribute) else self.n.src.resolve(node.func)
+            extra = _parameter_name(func, position + 1 + (position == 0)) \
+                if callable(func) else None
+            what = f"`{extra}`" if extra else f"number {position + 2}"
+            raise self.n.error(node, f"`{name}` with its argument {what} after the axis",
+                               "adjit takes the array and the axis of a reduction; convert "
+                               "the elements first where a dtype is meant: "
+                               "np.sum(a.astype(np.int64), 0).")
         value = args[position] if len(args) > position else None
         for kw in node.keywords:
             if kw.arg == "axis":
