@@ -1080,3 +1080,32 @@ def test_a_reductions_dtype_given_by_position_is_refused(f):
     with pytest.raises(adjit.AdjitError, match=r"with its argument `dtype` after the axis\. "
                        r"adjit takes the array and the axis of a reduction"):
         adjit.grad(f)(x)
+
+
+def clipped_on_one_side(x, w):
+    """np.clip with one bound None: no bound on that side, as numba clips."""
+    return np.sum(np.clip(x * w, None, 0.3) ** 2) + np.sum(np.clip(x, -0.2, None) * w)
+
+
+def test_clip_with_a_bound_left_out():
+    check_against_numba(clipped_on_one_side, (X, W))
+    with pytest.raises(adjit.AdjitError, match=r"np.clip with neither bound \(both None\)"):
+        adjit.grad(lambda x: np.sum(np.clip(x, None, None)))(X)
+
+
+def quantiles_of_a_tuple(x, w):
+    """q and interpolation points written as tuples in the call (numba reads them as its
+    list): the points of each."""
+    return np.sum(np.percentile(x * w, (30.0, 70.0)) * np.array([1.0, 2.0])) + \
+        np.sum(np.quantile(x, (0.3, 0.7))) + np.sum(np.interp((0.7, 2.5), np.cumsum(w), x))
+
+
+def test_quantiles_and_interpolation_points_written_as_tuples():
+    check_against_numba(quantiles_of_a_tuple, (X, np.array([0.4, 1.1, 0.9, 0.3, 0.7])))
+
+
+def test_argmax_along_an_axis_is_refused():
+    """numba's np.argmax(a, axis) gives an array; adjit calls np.argmax(a) only."""
+    with pytest.raises(adjit.AdjitError, match=r"`np.argmax` with the positional argument "
+                       r"`axis`"):
+        adjit.grad(lambda x: x[np.argmax(x.reshape(2, -1), 1)[0]])(X[:4])

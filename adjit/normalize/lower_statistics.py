@@ -11,7 +11,7 @@ import numpy as np
 from .. import ir
 from ..runtime import vec
 from .lowering import lowers
-from .values import left_out
+from .values import TupleValue, left_out
 from .vectorize import Lazy, Scalar, View
 
 
@@ -78,6 +78,7 @@ def lower_quantile(norm, node, obj, out):
         raise norm.error(node, f"{name} with other than ({'a' if wanted == 1 else 'a, q'})",
                          f"Write {name}({'a' if wanted == 1 else 'a, q'}) (numba takes "
                          "no other arguments).")
+    args = _tuples_as_lists(norm, node, args, name, "q")
     atoms = [norm.calls.argument_atom(a, out) for a in args] + \
         ([ir.const(0.5)] if obj is np.nanmedian else [])
     if isinstance(atoms[1], ast.Name) and atoms[1].id in norm.ctx.arrays:
@@ -86,6 +87,20 @@ def lower_quantile(norm, node, obj, out):
     skip = ir.const(obj in (np.nanpercentile, np.nanquantile, np.nanmedian))
     packed = norm.to_atom(out, norm.calls.call_of(vec.quantile1, atoms + [scale, skip]), "_p")
     return norm.calls.element(packed, 0, out)
+
+
+def _tuples_as_lists(norm, node, args, name, what):
+    """`args` with a tuple written out (`(0.3, 0.7)`) as the list numba reads alike (an
+    array of the points); a name holding a tuple is refused."""
+    args = list(args)
+    for k, a in enumerate(args):
+        if isinstance(a, ast.Tuple):
+            args[k] = ast.copy_location(ast.List(elts=a.elts, ctx=ast.Load()), a)
+        elif isinstance(a, ast.Name) and isinstance(norm.tuple_named(a.id), TupleValue):
+            raise norm.error(node, f"{name} of a tuple held in `{a.id}`",
+                             f"Pass the {what} as an array: np.array([...]) or a list "
+                             "written out.")
+    return args
 
 
 @lowers("median")
@@ -293,6 +308,7 @@ def lower_interp(norm, node, obj, out):
     if node.keywords or len(args) != 3:
         raise norm.error(node, "np.interp with other than (x, xp, fp)",
                          "Write np.interp(x, xp, fp) (numba takes no left=, right=).")
+    args = _tuples_as_lists(norm, node, args, "np.interp", "x")
     atoms = [norm.calls.argument_atom(a, out) for a in args]
     if isinstance(atoms[0], ast.Name) and atoms[0].id in norm.ctx.arrays:
         return norm.calls.call_of(obj, atoms)

@@ -628,6 +628,14 @@ class NumpyCalls:
         elif keywords:
             raise self.n.error(node, f"keyword arguments to `{entry.name}`",
                                "Pass the sizes by position.")
+        if entry.params != ("*",) and len(node.args) > len(entry.params):
+            extra = _parameter_name(entry.obj, len(entry.params))
+            raise self.n.error(node, f"`{entry.name}` with the positional argument "
+                               f"`{extra or len(entry.params) + 1}`",
+                               f"adjit calls it with {', '.join(entry.params)} only"
+                               + (" (of a whole array: np.argmax(a) indexes a.ravel(); "
+                                  "loop over the rows for one per row)."
+                                  if entry.obj in (np.argmax, np.argmin) else "."))
         if entry.statement != (self.n.statement_call is node) and not \
                 (entry.effect and self.n.statement_call is node):     # (a draw thrown away)
             raise self.n.error(node, f"`{entry.name}` used as a value" if entry.statement else

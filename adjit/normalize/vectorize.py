@@ -492,9 +492,17 @@ class Vectorizer:
             self.n.emit_if(stmts, args[0], [ir.assign(r, args[1], self.n.origin)],
                            [ir.assign(r, args[2], self.n.origin)])
             return ir.name(r)
-        if what == "clip":
-            lo = self.n.to_atom(stmts, self.vcall(max, [args[0], args[1]]))
-            return self.n.to_atom(stmts, self.vcall(min, [lo, args[2]]))
+        if what == "clip":     # (a bound None is none: np.clip(x, None, 1.5), as numba)
+            bounded = args[0]
+            for bound, pick in ((args[1], max), (args[2], min)):
+                if not (isinstance(bound, ast.Constant) and bound.value is None):
+                    bounded = self.n.to_atom(stmts, self.vcall(pick, [bounded, bound]))
+            if bounded is args[0]:
+                where = ast.Pass(lineno=self.n.origin[1], col_offset=0)
+                raise self.n.error(where, "np.clip with neither "
+                                   "bound (both None)", "Give a bound (numba does not "
+                                   "compile it either).")
+            return bounded
         return self.n.to_atom(stmts, self.vcall(what, args))
 
     # reductions ---------------------------------------------------------------
