@@ -1109,3 +1109,17 @@ def test_argmax_along_an_axis_is_refused():
     with pytest.raises(adjit.AdjitError, match=r"`np.argmax` with the positional argument "
                        r"`axis`"):
         adjit.grad(lambda x: x[np.argmax(x.reshape(2, -1), 1)[0]])(X[:4])
+
+
+def shifted_by_eye(x, w):
+    """np.eye with its offset and dtype by position, np.identity with its dtype."""
+    n = x.shape[0]
+    return np.sum(np.dot(np.eye(n, n, -2, np.float64), x) * w) + \
+        np.sum(np.dot(np.identity(n, np.float64), x * x))
+
+
+def test_eye_and_identity_with_a_dtype():
+    check_against_numba(shifted_by_eye, (X, np.array([0.4, 1.1, -0.9, 0.3, 0.7])))
+    with pytest.raises(adjit.AdjitError, match=r"np.eye with the dtype int64\. Leave the "
+                       r"dtype out"):
+        adjit.grad(lambda x: np.sum(np.eye(5, 5, 0, np.int64) * x))(X)

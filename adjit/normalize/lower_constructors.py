@@ -172,6 +172,14 @@ def lower_spelled(norm, node, obj, out):
     if node.keywords:
         raise norm.error(node, f"keyword arguments to np.{what}",
                          "Pass arguments by position.")
+    if what == "eye" and len(args) == (2 if obj is np.identity else 4):
+        # np.eye(n, m, k, dtype), np.identity(n, dtype): float64 is the default
+        declared = norm.calls.declared_dtype(args[-1], node)
+        if declared != np.float64:
+            raise norm.error(node, f"np.{obj.__name__} with the dtype {declared}",
+                             f"Leave the dtype out (float64), or convert the result: "
+                             f"np.{obj.__name__}(...).astype(...).")
+        args = args[:-1]
     spelled = ast.parse(norm.ctx.env.spell(obj, what), mode="eval").body
     return ast.Call(func=spelled, args=[norm.atom(a, out) for a in args], keywords=[])
 
