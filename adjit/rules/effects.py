@@ -49,8 +49,12 @@ def written_arguments(obj, args, keywords):
     (WRITERS), a ufunc's outputs after its inputs (np.add(a, b, c) writes c), what a
     function is given as `out` by keyword or by position (np.clip(a, 0, 1, b)); where it
     has no signature, every argument past two (one may be `out`). None where `copy` is
-    given (np.nan_to_num(x, copy=False) writes into x and returns it)."""
+    given (np.nan_to_num(x, copy=False) writes into x and returns it). Of a function that is
+    not numpy's (nor a ufunc), none."""
     keywords = list(keywords)
+    module = getattr(obj, "__module__", None) or ""
+    if not isinstance(obj, np.ufunc) and module.split(".")[0] != "numpy":
+        return []       # (not numpy's: a custom_vjp function's parameter named `out`)
     if getattr(obj, "__name__", "") in WRITERS:
         return list(args) + [v for _, v in keywords]
     outs = [v for k, v in keywords if k == "out"]
