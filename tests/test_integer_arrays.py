@@ -330,7 +330,27 @@ def test_floats_stored_into_integer_arrays_numba_makes_truncate(f):
     np.testing.assert_allclose(g, fd_grad(numba.njit(f), [x, LABELS], 0), atol=1e-6)
 
 
-@pytest.mark.parametrize("f", [best_per_group, counts_like_labels])
+def scaled_into_counts(x, labels):
+    counts = np.zeros(4, np.int64)
+    counts[:] = x * 3.7                     # truncates: counts vary with nothing
+    weights = labels * 0.5
+    return np.sum(counts * weights) + x[1]
+
+
+def thresholds_and_levels(x, labels):
+    above = np.zeros(4, np.bool_)
+    above[:] = x > 0.5
+    levels = np.zeros(4, np.int64)
+    for i in range(4):
+        levels[i] = x[i] * 3.0
+    s = 0.0
+    for i in range(4):
+        s += levels[i] * x[i] + above[i] * x[i] ** 2 + levels[i] * 0.25
+    return s
+
+
+@pytest.mark.parametrize("f", [best_per_group, counts_like_labels, scaled_into_counts,
+                               thresholds_and_levels])
 def test_integer_arrays_written_as_numba_code_does(f):
     x = np.array([0.37, 0.52, 0.21, 0.44])
     value, g = adjit.value_and_grad(f)(x, LABELS)

@@ -13,7 +13,7 @@ from .. import ir
 from ..errors import AdjitWarning, error_at
 from ..rules.table import INACTIVE
 from .prims import classify, message_names
-from .types import is_float_kind
+from .types import BOOL, INT, is_array, is_float_kind
 
 
 def _edges(stmts, env):
@@ -40,6 +40,11 @@ def active_variables(stmts, result, wrt, kinds, env, roots=(), fields=None):
     `fields`: each parameter that is a field of a record-array argument -> (argument, field),
     for messages)."""
     edges = _edges(stmts, env)
+    # integers and booleans carry no derivative: a float stored into an int array is
+    # truncated, and what is read back from it varies with nothing (the result may still
+    # depend on its value: usefulness flows through every edge)
+    numeric = [(t, s) for t, s in edges
+               if not _carries_none(kinds.get(t)) and not _carries_none(kinds.get(s))]
     varied = {v for v in wrt if is_float_kind(kinds.get(v))}
     useful = {result.id} if isinstance(result, ast.Name) else set()
     useful |= set(roots)
@@ -48,12 +53,20 @@ def active_variables(stmts, result, wrt, kinds, env, roots=(), fields=None):
     carried = {v for v in message_names(stmts, env)[0] if is_float_kind(kinds.get(v))}
     varied |= carried
     useful |= carried
-    varied = _closure(edges, varied)
+    varied = _closure(numeric, varied)
     useful = _closure([(source, target) for target, source in edges], useful)
     refuse_draw_parameters(stmts, env, lambda a: a in varied, useful)
     if not roots:
         refuse_decided_only(stmts, result, wrt, kinds, env, fields or {})
     return {v for v in varied & useful if is_float_kind(kinds.get(v))}
+
+
+def _carries_none(kind):
+    """Whether a value of `kind` is an integer or a boolean (a scalar or an array's
+    elements): known to carry no derivative."""
+    if is_array(kind):
+        return kind.dtype in ("i", "b")
+    return kind in (INT, BOOL)
 
 
 def _every_edge(stmts, env):
