@@ -34,6 +34,13 @@ class CallValueError(AdjitError):
     gets the function's name and place."""
 
 
+class ValueRefusedError(CallValueError, ValueError):
+    """A derivative that exists only for some values (eigenvectors at distinct eigenvalues,
+    the QR factors of a matrix at least as tall as wide), refused by the compiled code for
+    the values it was given; a ValueError too, as numba's own checks of values are. Called
+    from Python, the message gets the function's name and place."""
+
+
 class Location:
     """Where a function lives: its name, file and first line, for error messages."""
 

@@ -10,6 +10,7 @@ from numba.core import types
 from numba.extending import overload
 import numpy as np
 
+from ..errors import ValueRefusedError
 from .index import as_float64, keep
 from .jitcache import key_by_level
 
@@ -265,8 +266,8 @@ def _summed_like(x, like):
     if x.ndim == like.ndim:
         def same(x, like):
             if x.shape != like.shape:
-                raise ValueError("adjit: broadcasting within an axis is not differentiated "
-                                 "here; pass arrays of the same shape")
+                raise ValueRefusedError("adjit: broadcasting within an axis is not differentiated "
+                                        "here; pass arrays of the same shape")
             return x
         return same
     if x.ndim == 2 and like.ndim == 1:
@@ -687,8 +688,8 @@ def _take_along_axis_bar(arr, indices, axis, out_bar):
         return two
 
     def more(arr, indices, axis, out_bar):
-        raise ValueError("adjit: the derivative of np.take_along_axis is taken for 1-D and "
-                         "2-D arrays (or axis=None)")
+        raise ValueRefusedError("adjit: the derivative of np.take_along_axis is taken for 1-D and "
+                                "2-D arrays (or axis=None)")
     return more
 
 

@@ -9,7 +9,7 @@ import numba
 from numba.core import types
 from numba.extending import lower_builtin, overload, type_callable
 import numpy as np
-from ..errors import CallValueError
+from ..errors import CallValueError, ValueRefusedError
 from .jitcache import key_by_level
 from .vmath import _as_float, _as_int, call_compiled  # (bit casts; calls from lowerings)
 
@@ -486,8 +486,8 @@ def tuple_index(k, n):
 def check_same_length(n, m):
     """An array name a loop rebinds keeps its shape (adjit updates its array in place)."""
     if n != m:
-        raise ValueError("adjit: an array name rebound in a loop changed its shape (adjit "
-                         "updates the array in place); give the new array another name")
+        raise ValueRefusedError("adjit: an array name rebound in a loop changed its shape (adjit "
+                                "updates the array in place); give the new array another name")
 
 
 EMPTY_MAX, EMPTY_MIN, EMPTY_PTP, EMPTY_BUILTIN_MAX, EMPTY_BUILTIN_MIN = range(5)

@@ -6,6 +6,7 @@ matrix_power, pinv, qr, svd and lstsq (the last three packed as one array)."""
 import numba
 import numpy as np
 
+from ..errors import ValueRefusedError
 from .index import as_float64, widened
 from .jitcache import key_by_level
 
@@ -208,8 +209,8 @@ def _gaps(w, need):
             if i != j:
                 gap = w[j] - w[i]
                 if gap == 0.0 and need:
-                    raise ValueError("adjit: np.linalg.eigh eigenvectors have no derivative "
-                                     "at a repeated eigenvalue")
+                    raise ValueRefusedError("adjit: np.linalg.eigh eigenvectors have no derivative "
+                                            "at a repeated eigenvalue")
                 f[i, j] = 1.0 / gap if gap != 0.0 else 0.0
     return f
 
@@ -422,8 +423,8 @@ def qr_packed(a):
 def _qr_parts(a, out):
     m, n = a.shape
     if m < n:
-        raise ValueError("adjit: the derivative of np.linalg.qr is implemented for matrices "
-                         "with at least as many rows as columns")
+        raise ValueRefusedError("adjit: the derivative of np.linalg.qr is implemented for matrices "
+                                "with at least as many rows as columns")
     q = np.ascontiguousarray(out[:, :m].T)
     r = np.ascontiguousarray(out[:, m:])
     return q, r
@@ -510,8 +511,9 @@ def svd_a_bar(a, out, out_bar):
     if np.any(u_bar != 0.0) or np.any(vh_bar != 0.0):
         f = _svd_f(s)
         if m != n or not np.all(np.isfinite(f)):
-            raise ValueError("adjit: derivatives through the singular vectors of "
-                             "np.linalg.svd need a square matrix with distinct singular values")
+            raise ValueRefusedError("adjit: derivatives through the singular vectors of "
+                                    "np.linalg.svd need a square matrix with distinct "
+                                    "singular values")
         v = np.ascontiguousarray(vh.T)
         v_bar = np.ascontiguousarray(vh_bar.T)
         ut_ub = np.dot(u.T, u_bar)
