@@ -576,27 +576,63 @@ def leading_singular_vectors(a, w):
     return np.sum(u[:, 0] ** 3 * w[0]) + np.sum(vh[1] * w[1]) + np.sum(s)
 
 
+def reduced_singular_vectors(a, w):
+    u, s, vh = np.linalg.svd(a, full_matrices=False)
+    return np.sum(u[:, 0] ** 3 * w[0, 0]) + np.sum(vh[1] * w[1, 1]) + np.sum(u * s)
+
+
+def low_rank_projection(a, w):
+    """The rank-2 part of a, as PCA-style code builds it from the reduced factors."""
+    u, s, vh = np.linalg.svd(a, False)
+    approx = np.dot(u[:, :2] * s[:2], vh[:2])
+    return np.sum(approx * approx * w[0, 0]) + np.sum(approx[0])
+
+
+def leading_vectors_of_full_matrices(a, w):
+    u, s, vh = np.linalg.svd(a)
+    k = min(a.shape[0], a.shape[1])
+    return np.sum(u[:, :k] ** 3 * w[0, 0]) + np.sum(vh[:k] ** 2 * w[1, 1])
+
+
 @pytest.mark.parametrize("loss, shape", [
     (nuclear_norm_penalty, (4, 3)), (nuclear_norm_penalty, (3, 5)),
     (leading_singular_vectors, (3, 3)),
-], ids=["values-tall", "values-wide", "vectors-square"])
+    (reduced_singular_vectors, (5, 3)), (reduced_singular_vectors, (3, 5)),
+    (low_rank_projection, (6, 4)), (low_rank_projection, (3, 7)),
+    (leading_vectors_of_full_matrices, (5, 3)), (leading_vectors_of_full_matrices, (2, 4)),
+], ids=["values-tall", "values-wide", "vectors-square", "reduced-tall", "reduced-wide",
+        "low-rank-tall", "low-rank-wide", "full-leading-tall", "full-leading-wide"])
 def test_svd_matches_numba_and_finite_differences(loss, shape):
     rng = np.random.default_rng(12)
     check_against_numba(loss, (rng.random(shape), rng.random((3, 3))))
 
 
-def test_singular_vectors_of_a_rectangular_matrix_raise_when_differentiated():
-    """U of a 4 x 3 matrix has a fourth column numpy chooses freely: no derivative."""
-    a = np.random.default_rng(13).random((4, 3))
-    with pytest.raises(adjit.AdjitError, match="in function 'first_left_vector' .*square "
-                       "matrix with distinct singular values") as info:
-        adjit.grad(first_left_vector)(a)
-    assert isinstance(info.value, ValueError)       # as numba's checks of values are
-
-
-def first_left_vector(a):
+def last_left_vector(a):
     u, s, vh = np.linalg.svd(a)
-    return np.sum(u[:, 0] ** 3) + np.sum(s)
+    return np.sum(u[:, -1] ** 3) + np.sum(s)
+
+
+def last_right_vector(a):
+    u, s, vh = np.linalg.svd(a)
+    return np.sum(vh[-1] ** 3) + np.sum(s)
+
+
+@pytest.mark.parametrize("f, shape", [(last_left_vector, (4, 3)),
+                                      (last_right_vector, (3, 4))])
+def test_singular_vectors_numpy_chooses_freely_raise_when_differentiated(f, shape):
+    """The full U of a 4 x 3 matrix has a fourth column numpy chooses freely (the full Vh of
+    a 3 x 4 a fourth row): no derivative, and the tangent is NaN."""
+    a = np.random.default_rng(13).random(shape)
+    with pytest.raises(adjit.AdjitError, match=f"in function '{f.__name__}' .*chosen freely "
+                       "and have no derivative; pass full_matrices=False") as info:
+        adjit.grad(f)(a)
+    assert isinstance(info.value, ValueError)       # as numba's checks of values are
+    assert np.isnan(adjit.jvp(f)(a, np.ones(shape))[1])
+
+
+def test_singular_vectors_at_a_repeated_singular_value_raise_when_differentiated():
+    with pytest.raises(adjit.AdjitError, match="need distinct singular values"):
+        adjit.grad(leading_singular_vectors)(np.eye(3), np.ones((3, 3)))
 
 
 def fit_by_lstsq(a, y):

@@ -466,9 +466,10 @@ def qr_tangent(a, out, d):
 # (U, s, Vh) = np.linalg.svd(A) (numba: full matrices), packed as one (m + 1 + n, max(m, n))
 # array: U in the first m rows, s in row m, Vh below (unpacked as views where the call
 # stood). The singular values' derivative holds for any shape (A_bar = U diag(s_bar) Vh over
-# the first k = min(m, n) vectors); through U and Vh it needs a square A with distinct
-# singular values (Townsend 2016, F_ij = 1 / (s_j^2 - s_i^2)): elsewhere the adjoint raises
-# ValueError and the tangent of U and Vh is NaN --------------------------------------------------
+# the first k = min(m, n) vectors); through the first k vectors of U and Vh it needs distinct
+# singular values, nonzero where A is not square (Townsend 2016, F_ij = 1 / (s_j^2 - s_i^2)),
+# and the vectors beyond k have none: elsewhere the adjoint raises ValueRefusedError and the
+# tangent is NaN -----------------------------------------------------------------------------
 @numba.njit(cache=True)
 def svd_packed(a):
     """[U; s; Vh] of np.linalg.svd(a), zero-padded to max(m, n) columns."""
@@ -496,26 +497,34 @@ def _svd_f(s):
 
 @numba.njit(cache=True)
 def svd_a_bar(a, out, out_bar):
-    """A's adjoint through (U, s, Vh) = np.linalg.svd(A), from the packed array's adjoint."""
+    """A's adjoint through (U, s, Vh) = np.linalg.svd(A), from the packed array's adjoint.
+    With k = min(m, n), V = Vh[:k].T and the adjoints U_bar, V_bar of the first k vectors:
+    A_bar = U [diag(s_bar) + (F o (U'U_bar - U_bar'U)) S + S (F o (V'V_bar - V_bar'V))] V'
+    + (I - U U') U_bar S^-1 V' + U S^-1 V_bar' (I - V V') (the last two vanish for a square
+    A). The vectors numpy adds beyond k (full_matrices=True of a matrix that is not square)
+    are chosen freely: they have no derivative."""
     m, n = a.shape
     k = min(m, n)
-    u = np.ascontiguousarray(out[:m, :m])
+    u = np.ascontiguousarray(out[:m, :k])
     s = out[m, :k].copy()
-    vh = np.ascontiguousarray(out[m + 1:, :n])
-    u_bar = np.ascontiguousarray(out_bar[:m, :m])
+    v = np.ascontiguousarray(out[m + 1:m + 1 + k, :n].T)
+    u_bar = np.ascontiguousarray(out_bar[:m, :k])
     s_bar = out_bar[m, :k].copy()
-    vh_bar = np.ascontiguousarray(out_bar[m + 1:, :n])
+    v_bar = np.ascontiguousarray(out_bar[m + 1:m + 1 + k, :n].T)
     inner = np.zeros((k, k))
     for i in range(k):
         inner[i, i] = s_bar[i]
-    if np.any(u_bar != 0.0) or np.any(vh_bar != 0.0):
+    a_bar = np.zeros((m, n))
+    if np.any(out_bar[:m, k:m] != 0.0) or np.any(out_bar[m + 1 + k:, :n] != 0.0):
+        raise ValueRefusedError("adjit: the singular vectors np.linalg.svd adds beyond "
+                                "min(m, n) (full_matrices=True of a matrix that is not "
+                                "square) are chosen freely and have no derivative; pass "
+                                "full_matrices=False")
+    if np.any(u_bar != 0.0) or np.any(v_bar != 0.0):
         f = _svd_f(s)
-        if m != n or not np.all(np.isfinite(f)):
+        if not np.all(np.isfinite(f)):
             raise ValueRefusedError("adjit: derivatives through the singular vectors of "
-                                    "np.linalg.svd need a square matrix with distinct "
-                                    "singular values")
-        v = np.ascontiguousarray(vh.T)
-        v_bar = np.ascontiguousarray(vh_bar.T)
+                                    "np.linalg.svd need distinct singular values")
         ut_ub = np.dot(u.T, u_bar)
         vt_vb = np.dot(v.T, v_bar)
         j = f * (ut_ub - ut_ub.T)
@@ -523,28 +532,41 @@ def svd_a_bar(a, out, out_bar):
         for r in range(k):
             for c in range(k):
                 inner[r, c] += j[r, c] * s[c] + s[r] * kk[r, c]
-    return np.dot(np.dot(np.ascontiguousarray(u[:, :k]), inner),
-                  np.ascontiguousarray(vh[:k, :]))
+        if m != n:
+            # (I - U U') U_bar S^-1 V' and U S^-1 V_bar' (I - V V'): one of them is zero
+            left = u_bar - np.dot(u, ut_ub)
+            right = v_bar - np.dot(v, vt_vb)
+            for c in range(k):
+                if s[c] != 0.0:
+                    left[:, c] /= s[c]
+                    right[:, c] /= s[c]
+                elif np.any(left[:, c] != 0.0) or np.any(right[:, c] != 0.0):
+                    raise ValueRefusedError("adjit: derivatives through the singular vectors "
+                                            "of np.linalg.svd of a matrix that is not square "
+                                            "need nonzero singular values")
+            a_bar += np.dot(left, v.T) + np.dot(u, right.T)
+    return a_bar + np.dot(np.dot(u, inner), np.ascontiguousarray(v.T))
 
 
 @numba.njit(cache=True)
 def svd_tangent(a, out, d):
-    """The packed tangent [U_dot; s_dot; Vh_dot] for A's tangent d (U_dot, Vh_dot NaN where
-    they do not exist: a matrix that is not square, or equal singular values)."""
+    """The packed tangent [U_dot; s_dot; Vh_dot] for A's tangent d, with k = min(m, n),
+    V = Vh[:k].T, P = U' d V: U_dot = U (F o (P S + S P')) + (I - U U') d V S^-1 and
+    V_dot = V (F o (S P + P' S)) + (I - V V') d' U S^-1. NaN where they do not exist: the
+    vectors beyond k of full matrices, equal singular values, a zero singular value of a
+    matrix that is not square."""
     m, n = a.shape
     k = min(m, n)
-    u = np.ascontiguousarray(out[:m, :m])
+    u = np.ascontiguousarray(out[:m, :k])
     s = out[m, :k].copy()
-    vh = np.ascontiguousarray(out[m + 1:, :n])
+    v = np.ascontiguousarray(out[m + 1:m + 1 + k, :n].T)
     d64 = np.ascontiguousarray(as_float64(d))
-    p = np.dot(np.dot(np.ascontiguousarray(u[:, :k].T), d64), np.ascontiguousarray(vh[:k].T))
+    p = np.dot(np.dot(u.T, d64), v)
     t = np.zeros(out.shape)
     for i in range(k):
         t[m, i] = p[i, i]
-    if m != n:
-        t[:m, :m] = np.nan
-        t[m + 1:, :n] = np.nan
-        return t
+    t[:m, k:m] = np.nan
+    t[m + 1 + k:, :n] = np.nan
     f = _svd_f(s)
     left = np.empty((k, k))
     right = np.empty((k, k))
@@ -552,8 +574,17 @@ def svd_tangent(a, out, d):
         for c in range(k):
             left[r, c] = f[r, c] * (p[r, c] * s[c] + s[r] * p[c, r]) if r != c else 0.0
             right[r, c] = f[r, c] * (s[r] * p[r, c] + p[c, r] * s[c]) if r != c else 0.0
-    t[:m, :m] = np.dot(u, left)
-    t[m + 1:, :n] = np.dot(np.ascontiguousarray(vh.T), right).T
+    u_dot = np.dot(u, left)
+    v_dot = np.dot(v, right)
+    if m != n:
+        du = np.dot(d64, v) - np.dot(u, p)              # (I - U U') d V
+        dv = np.dot(d64.T, u) - np.dot(v, p.T)          # (I - V V') d' U
+        for c in range(k):
+            w = 1.0 / s[c] if s[c] != 0.0 else np.nan
+            u_dot[:, c] += du[:, c] * w
+            v_dot[:, c] += dv[:, c] * w
+    t[:m, :k] = u_dot
+    t[m + 1:m + 1 + k, :n] = v_dot.T
     return t
 
 
