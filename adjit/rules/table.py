@@ -527,8 +527,10 @@ _R.define(np.linalg.eigh, "np.linalg.eigh", "array", handler="packed",
 _R.define(np.linalg.svd, "np.linalg.svd", "array", handler="packed",
           packed=(vec.svd_packed, "svd"),
           notes="full_matrices=True (numba's default) or False (the reduced U, Vh); singular "
-                "values for any shape, vectors for a square matrix with distinct singular "
-                "values (else ValueError / NaN)")
+                "values for any shape; the first min(m, n) singular vectors where the "
+                "singular values are distinct (and nonzero, for a matrix that is not "
+                "square); the vectors full_matrices=True adds beyond them, which numpy "
+                "chooses freely, are refused as the gradient runs (their tangent NaN)")
 _R.define(np.vander, "np.vander", "array", handler="keep", array_rule=ArrayRule(
     "vander", ("x", "N", "increasing"), ("vec.vander_bar(x, increasing, out_bar)", None, None),
     ("vec.vander_tangent(x, increasing, out, d)", None, None), lambda args: (2, "f"),
