@@ -395,6 +395,18 @@ def breaks(stmts, exits=(ast.Break,)):
     return False
 
 
+def always_raises(stmts):
+    """Whether running `stmts` (source statements) always ends in a `raise`: one at their
+    top level, or an `if` whose two branches always raise."""
+    for s in stmts:
+        if isinstance(s, ast.Raise):
+            return True
+        if isinstance(s, ast.If) and s.orelse and always_raises(s.body) and \
+                always_raises(s.orelse):
+            return True
+    return False
+
+
 def walk_stmts(stmts):
     """Every statement in a body, nested ones included, in program order (a body is read
     when the walk reaches it, as the statement before it was yielded)."""

@@ -362,3 +362,58 @@ def test_raise_in_a_kernel_is_refused():
 
     with pytest.raises(adjit.AdjitError, match="a `raise` statement in CUDA code"):
         adjit.cuda.adjoint_kernel(kernel, argnums=(0,)).source_for(np.ones(4), np.ones(4))
+
+
+# An array (or a number) bound on the paths of an if/elif whose last `else` raises, as pricing
+# code picks a payoff (FinancePy's Monte Carlo pricers): only the paths that bind it go on.
+# adjit's generated code used to read the name on the raising path (an internal error).
+
+@numba.njit
+def mean_payoff(paths, strike, kind):
+    if kind == 1:
+        payoff = np.maximum(paths - strike, 0.0)
+    elif kind == 2:
+        payoff = np.maximum(strike - paths, 0.0)
+    else:
+        raise ValueError("Unknown option type.")
+    return np.mean(payoff)
+
+
+@numba.njit
+def scaled_or_raise(x, k, kind):
+    if kind != 1:
+        raise ValueError("only kind 1")
+    else:
+        y = x * k
+        s = k * 2.0
+    return np.sum(y * y) + s
+
+
+@numba.njit
+def checked_in_a_loop(x, k, kind):
+    total = 0.0
+    for i in range(x.shape[0]):
+        if x[i] > 0.0:
+            v = x[i] * k
+        else:
+            raise ValueError("negative price")
+        total += v * v
+    return total
+
+
+@pytest.mark.parametrize("f", [mean_payoff, scaled_or_raise, checked_in_a_loop])
+def test_names_bound_on_the_paths_that_do_not_raise(f):
+    x = np.array([90.0, 100.0, 110.0, 120.0])
+    for kind in (1, 2):
+        try:
+            expected = f(x, 104.0, kind)
+        except ValueError as exc:
+            with pytest.raises(ValueError, match=str(exc)):
+                adjit.grad(f, argnums=1)(x, 104.0, kind)
+            continue
+        value, g = adjit.value_and_grad(f, argnums=(0, 1))(x, 104.0, kind)
+        assert value == expected
+        for k in (0, 1):
+            np.testing.assert_allclose(g[k], fd_grad(f, [x, 104.0, kind], k), rtol=1e-6)
+    with pytest.raises(ValueError):
+        adjit.grad(f)(x, 104.0, 7) if f is not checked_in_a_loop else adjit.grad(f)(-x, 1.0, 1)

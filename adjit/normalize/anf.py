@@ -1068,6 +1068,20 @@ class _Normalizer:
                 # decided here (`if w2 is None:` of a name holding None)
                 self.decided_branch(s.body if cond.value else s.orelse, out)
                 return
+            raising = [ir.always_raises(b) for b in (s.body, s.orelse)]
+            if raising[0] != raising[1]:
+                # `if kind == 1: p = ... else: raise ValueError(...)` is `if not kind == 1:
+                # raise ...` and then the other path: only that path goes on, so the names
+                # it binds are bound after the `if` (nothing to join)
+                before = dict(self.views)
+                stopped = self.block(s.body if raising[0] else s.orelse)
+                self.views = before
+                self.emit_if(out, cond, stopped if raising[0] else [],
+                             [] if raising[0] else stopped)
+                going = s.orelse if raising[0] else s.body
+                out.extend(self.block(going))
+                self.rest_taken = always_returns(going)
+                return
             before, arrays_before = dict(self.views), dict(self.ctx.arrays)
             arguments = set(self.src.params) - self.rebound_params
             subst_before = dict(self.subst)
