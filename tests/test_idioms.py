@@ -22,7 +22,7 @@ from numba import njit
 
 import adjit
 from adjit import AdjitError
-from fd import check_value_and_grad
+from fd import check_value_and_grad, fd_grad
 from idiom_programs import rotation, solve_tridiag
 from adjit.runtime import vec as _vec
 
@@ -2120,3 +2120,35 @@ def test_a_name_assigned_to_itself_changes_nothing(f):
     """`y = y` binds y to what it holds: the array rebound after it in the loop was refused
     as an array assigned twice."""
     check_value_and_grad(f, (np.array([0.3, 0.5, 0.7]),), 0, value_rtol=1e-15)
+
+
+# An optional argument left out and passed on to a helper adjit keeps as numba's call (aeon's
+# dtw_distance(x, y) -> create_band_bounds(n, m, window): two arrays from either of two
+# returns), where no derivative flows: numba's call gets None.
+
+@njit
+def _band_bounds(n, m, window=None):
+    if window is not None and window != 1.0:
+        return np.zeros(n, dtype=np.int32), np.full(n, m // 2, dtype=np.int32)
+    return np.zeros(n, dtype=np.int32), np.full(n, m, dtype=np.int32)
+
+
+@njit
+def banded_squared_distance(x, y, window=None):
+    j_start, j_end = _band_bounds(x.shape[0], y.shape[0], window)
+    s = 0.0
+    for i in range(x.shape[0]):
+        for j in range(j_start[i], j_end[i]):
+            s += (x[i] - y[j]) ** 2
+    return s
+
+
+def test_an_optional_argument_left_out_passed_to_a_kept_helper():
+    x = np.array([0.3, -1.2, 0.8, 2.1, -0.4])
+    y = np.array([1.1, 0.2, -0.7, 0.5, 1.9])
+    for args in ((x, y), (x, y, 0.5)):
+        value, g = adjit.value_and_grad(banded_squared_distance, argnums=(0, 1))(*args)
+        assert value == banded_squared_distance(*args)
+        for k in (0, 1):
+            np.testing.assert_allclose(g[k], fd_grad(banded_squared_distance, list(args), k),
+                                       rtol=1e-7)

@@ -31,7 +31,7 @@ from ..rules.effects import known_effect, written_arguments
 from ..rules.registry import REGISTRY
 from . import appends
 from .sugar import OPERATOR_SYMBOLS
-from .values import Shape, TupleValue, left_out
+from .values import NoneValue, Shape, TupleValue, left_out
 from .inline import split_error, unread_reason
 from .lowering import LOWERINGS
 from .vectorize import ONE, Lazy, Op, Scalar, View
@@ -954,6 +954,8 @@ class NumpyCalls:
         value = self.n.rhs(a, out)
         if isinstance(value, TupleValue):
             return self.opaque_tuple(value, a, out)
+        if isinstance(value, NoneValue):        # an optional argument left out, passed on
+            return ir.const(None), ("const", None)
         return self.described(self.n.arrays.lazy_operand(value, out), out)
 
     def described(self, value, out):
