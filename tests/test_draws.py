@@ -390,6 +390,37 @@ def test_print_runs_once_per_evaluation(capfd):
     assert printed == [str(i) for i in range(X.size)]
 
 
+def discounted_with_a_debug_print(rate, times):
+    """FinancePy's risky PV01: a debug print of the float arrays it reads, the flag off."""
+    debug = False
+    if debug:
+        print("times", times)
+    s = 0.0
+    for i in range(times.shape[0]):
+        s += np.exp(-rate * times[i])
+    return s
+
+
+def prints_float_arrays(rate, times):
+    grown = times * rate
+    print("grown", grown, rate)
+    return np.sum(grown * grown)
+
+
+def test_print_of_float_arrays_reads_them(capfd):
+    times = np.array([0.5, 1.0, 1.5, 2.0])
+    for f in (discounted_with_a_debug_print, prints_float_arrays):
+        value, g = adjit.value_and_grad(f, argnums=(0, 1))(0.03, times)
+        assert value == numba.njit(f)(0.03, times)
+        for k in (0, 1):
+            np.testing.assert_allclose(g[k], fd_grad(numba.njit(f), [0.03, times], k),
+                                       rtol=1e-6)
+    capfd.readouterr()
+    adjit.grad(prints_float_arrays)(0.03, times)
+    assert capfd.readouterr().out.split() == ["grown", "[0.015", "0.03", "0.045", "0.06", "]",
+                                              "0.03"]
+
+
 def test_the_registry_says_which_calls_have_an_effect():
     from adjit.analysis import effects
     assert effects.of_object(np.random.normal)

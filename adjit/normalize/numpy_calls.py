@@ -27,7 +27,7 @@ from ..rules import opaque
 from ..rules.table import rule_for_call
 from ..frontend.source import MISSING, numba_implementation, recover_parallel_kernel
 from ..runtime import vec
-from ..rules.effects import known_effect, written_arguments
+from ..rules.effects import known_effect, reads_only, written_arguments
 from ..rules.registry import REGISTRY
 from . import appends
 from .sugar import OPERATOR_SYMBOLS
@@ -784,7 +784,7 @@ class NumpyCalls:
             for atom, desc in zip(list(atoms) + [a for _, (a, _) in keywords],
                                   list(descs) + [d for _, d in kw_descs]):
                 if desc[0] == "array" and self.n.ctx.arrays[atom.id][1] == "f" and \
-                        block is None:      # (a block's writes are refused above)
+                        block is None and not reads_only(obj):  # (a block's: refused above)
                     raise self.n.error(node, f"a call to `{name}` for its effect, with the float "
                                        f"array `{ast.unparse(atom)}`, which it may change",
                                        "adjit cannot see what it writes: write the change as "
@@ -926,7 +926,8 @@ class NumpyCalls:
         values from before it where it needs them)."""
         copies = {}
         block = getattr(getattr(obj, "py_func", obj), "__adjit_objmode__", None)
-        for a in names if block is None else ():    # (a block writes no array it is given)
+        unwritten = block is not None or reads_only(obj)    # (print writes none)
+        for a in names if not unwritten else ():    # (a block writes no array it is given)
             if isinstance(a, ast.Name) and a.id in self.n.ctx.arrays:
                 copy_of = ast.Call(func=ast.Attribute(value=ir.name(a.id), attr="copy",
                                                       ctx=ast.Load()), args=[], keywords=[])
@@ -937,9 +938,10 @@ class NumpyCalls:
         else:
             call = self.call_of(obj, [copies.get(a.id, a) if isinstance(a, ast.Name) else a
                                       for a in atoms])
-        # (`unwritten`: a block's arrays, which it was found not to write: analysis/types.py)
+        # (`unwritten`: a block's arrays, which it was found not to write, and print's:
+        # analysis/types.py)
         out.append(ir.annotate(ast.Expr(value=ir.annotate(call, opaque=("none",),
-                                                          unwritten=block is not None)),
+                                                          unwritten=unwritten)),
                                origin=self.n.origin))
         for arr, c in copies.items():
             self.n.store_view(self.n.arrays.view_of(arr, out), self.n.arrays.view_of(c.id, out),

@@ -43,6 +43,13 @@ def known_effect(obj):
     return None if why == UNKNOWN else why
 
 
+def reads_only(obj):
+    """Whether a call of `obj` made for its effect only reads the arguments it is given
+    (print): no array of them changes."""
+    entry = REGISTRY.get(obj)
+    return entry is not None and entry.reads_only
+
+
 def written_arguments(obj, args, keywords):
     """The arguments a call of numpy's function `obj` writes into, of `args` (positional)
     and `keywords` ((name, value) pairs): every one of a function that writes its arguments

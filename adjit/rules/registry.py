@@ -182,8 +182,10 @@ class Primitive:
                  handler=None, cost="cheap", domain=None, methods=(), notes="", params=(),
                  result=None, statement=False, cuda=True, array_rule=None, packed=None,
                  message=None, paired=None, effect=None, draw=None, refused=(), forms=(),
-                 through="", over_array=None, vector=None, options=None):
+                 through="", over_array=None, vector=None, options=None, reads_only=False):
         self.obj = obj
+        # a call made for its effect that reads its arguments and writes none (print)
+        self.reads_only = reads_only
         self.name = name
         self.family = family
         self.rule = rule

@@ -882,7 +882,7 @@ for _obj, _params in (
 _R.define(np.random.seed, "np.random.seed", "inactive", params=("seed",), result=None,
           notes="seeds numba's generator", statement=True,
           effect="it seeds numba's generator")
-_R.define(print, "print", "none", notes="prints", effect="it prints")
+_R.define(print, "print", "none", notes="prints", effect="it prints", reads_only=True)
 # the run-time checks and raises of generated code: statements with no derivative
 for _obj, _params, _notes in (
         (vec.check_assert, ("ok",), "an assert statement"),
