@@ -421,6 +421,40 @@ def test_print_of_float_arrays_reads_them(capfd):
                                               "0.03"]
 
 
+@numba.njit
+def _quasi_normals(n, d):
+    return np.ones((n, d)) * 0.1 + np.arange(n).reshape(n, 1) * (0.8 / n)
+
+
+def call_price_either_draws(spot, n, seed, use_quasi):
+    """FinancePy's Black-Scholes Monte Carlo: the normals drawn, or taken from a quasi-random
+    sequence, on the two paths of an `if`."""
+    np.random.seed(seed)
+    if use_quasi == 1:
+        g = _quasi_normals(n, 1)[:, 0].copy()
+    else:
+        g = np.random.standard_normal(n)
+    return np.mean(np.maximum(spot * np.exp(0.2 * g) - 100.0, 0.0))
+
+
+def two_draws_on_two_paths(scale, n, seed, antithetic):
+    np.random.seed(seed)
+    if antithetic == 1:
+        g = np.random.normal(0.0, scale, n) * 0.5
+    else:
+        g = np.random.normal(0.0, scale, n)
+    return np.sum(g * g)
+
+
+@pytest.mark.parametrize("f", [call_price_either_draws, two_draws_on_two_paths])
+def test_arrays_drawn_on_the_paths_of_an_if(f):
+    for flag in (0, 1):
+        args = [101.0 if f is call_price_either_draws else 0.7, 200, 3, flag]
+        value, g = adjit.value_and_grad(f)(*args)
+        assert value == numba.njit(f)(*args)
+        np.testing.assert_allclose(g, fd_grad(numba.njit(f), args, 0), rtol=1e-6)
+
+
 def test_the_registry_says_which_calls_have_an_effect():
     from adjit.analysis import effects
     assert effects.of_object(np.random.normal)

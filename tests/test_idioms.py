@@ -2152,3 +2152,66 @@ def test_an_optional_argument_left_out_passed_to_a_kept_helper():
         for k in (0, 1):
             np.testing.assert_allclose(g[k], fd_grad(banded_squared_distance, list(args), k),
                                        rtol=1e-7)
+
+
+# A helper returning part of an array it made from one of several returns (aeon's soft-DTW:
+# `return _dtw_cost_matrix(x, y)` when gamma is 0, else `return cost_matrix[1:, 1:]`): the
+# caller's copy of that part is what numba's view holds, since nothing else holds the array.
+# Part of an argument returned so stays refused: numba's caller would write the argument.
+
+@njit
+def _hard_cost(x, y):
+    cm = np.full((x.shape[0] + 1, y.shape[0] + 1), np.inf)
+    cm[0, 0] = 0.0
+    for i in range(x.shape[0]):
+        for j in range(y.shape[0]):
+            cm[i + 1, j + 1] = (x[i] - y[j]) ** 2 + min(cm[i, j], cm[i, j + 1], cm[i + 1, j])
+    return cm[1:, 1:]
+
+
+@njit
+def _soft_cost(x, y, gamma):
+    if gamma == 0.0:
+        return _hard_cost(x, y)
+    cm = np.full((x.shape[0] + 1, y.shape[0] + 1), np.inf)
+    cm[0, 0] = 0.0
+    for i in range(x.shape[0]):
+        for j in range(y.shape[0]):
+            a, b, c = -cm[i, j] / gamma, -cm[i, j + 1] / gamma, -cm[i + 1, j] / gamma
+            m = max(a, b, c)
+            cm[i + 1, j + 1] = (x[i] - y[j]) ** 2 - gamma * (
+                math.log(math.exp(a - m) + math.exp(b - m) + math.exp(c - m)) + m)
+    return cm[1:, 1:]
+
+
+@njit
+def soft_dtw(x, y, gamma=1.0):
+    cost = _soft_cost(x, y, gamma)
+    cost[0, 0] += 0.0           # (the caller may write its result, as numba's may)
+    return cost[x.shape[0] - 1, y.shape[0] - 1]
+
+
+@njit
+def _tail_or_scaled(x, k):
+    if k == 0:
+        return x[1:]
+    return x[1:] * 2.0
+
+
+def tail_written(x, k):
+    t = _tail_or_scaled(x, k)
+    t[0] = 5.0                  # numba writes x[1] where k is 0
+    return np.sum(x * x)
+
+
+def test_a_helper_returning_part_of_its_own_array_from_several_returns():
+    x = np.array([0.3, -1.2, 0.8, 2.1, -0.4])
+    y = np.array([1.1, 0.2, -0.7, 0.5])
+    for gamma in (1.0, 0.5, 0.0):
+        value, g = adjit.value_and_grad(soft_dtw, argnums=(0, 1))(x, y, gamma)
+        assert value == soft_dtw(x, y, gamma)
+        for k in (0, 1):
+            np.testing.assert_allclose(g[k], fd_grad(soft_dtw, [x, y, gamma], k), rtol=1e-6,
+                                       atol=1e-9)
+    with pytest.raises(AdjitError, match="one of several `return`s"):
+        adjit.grad(tail_written)(x, 0)

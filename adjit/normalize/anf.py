@@ -21,6 +21,7 @@ from ..frontend.source import (MISSING, FunctionSource, compiled_entry_dispatche
                                gufunc_kernel, numba_implementation, read_function,
                                ufunc_kernel, unwrap)
 from ..runtime import special, vec
+from ..rules.effects import is_draw
 from ..rules.registry import REGISTRY, Refused
 from ..rules.table import (ALLOCATORS, ARRAY_FUNCTIONS, ARRAY_OPS, ARRAY_QUERIES, ARRAY_RULES,
                            CONST_ARRAYS, DECLARED_ALLOCATORS, ELEMENTWISE, NEW_ARRAY_CALLS,
@@ -751,7 +752,7 @@ class _Normalizer:
     def makes_array(self, value):
         """Whether a normalized right-hand side is a call that makes a new array (never a
         view of another): a copy, an allocation, np.arange, an array operation (a product,
-        np.cross, a solve), as array_info knows them."""
+        np.cross, a solve), as array_info knows them, a random draw of a size."""
         if not isinstance(value, ast.Call):
             return False
         func = value.func
@@ -760,7 +761,8 @@ class _Normalizer:
             return True
         obj = self.resolve_generated(func)
         return obj in ALLOCATORS or obj in CONST_ARRAYS or obj in INT_ALLOCATORS or \
-            obj is np.arange or obj in ARRAY_OPS
+            obj is np.arange or obj in ARRAY_OPS or \
+            is_draw(obj)    # (assigned to an array: a draw of a size)
 
     def integer_atom(self, a):
         """Whether the atom `a` is an integer: an int constant or a name holding one (the
@@ -1164,8 +1166,13 @@ class _Normalizer:
                 self.returned_nothing.append(s)     # (this helper returns nothing too)
                 value = ir.const(0)
             owned = self.several_returns and isinstance(value, View) and \
-                value.is_identity() and (_made_by(out[mark:], value.base) or
-                                         value.base not in self.arrays_before)
+                (_made_by(out[mark:], value.base) or value.base not in self.arrays_before)
+            if owned and not value.is_identity() and not has_take(value):
+                # part of an array this helper made, which nothing else holds (aeon's
+                # soft-DTW: `return cost_matrix[1:, 1:]` beside `return _dtw_cost(...)`):
+                # the caller may as well get a copy of that part, as a new array
+                value = self.arrays.view_of(self.arrays.materialize(value, out, copy=True).id,
+                                            out)
             if owned:
                 # an array this helper made, no one else's (`return _logpdf(x, mu, sigma)`
                 # in a branch, `out = _logpdf(...); ...; return out`, and vectorbt's

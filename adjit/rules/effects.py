@@ -10,6 +10,7 @@ import numpy as np
 from .registry import REGISTRY
 
 _PURE_MODULES = ("numpy", "math", "cmath", "builtins", "scipy")
+DRAW = "a random draw: it advances numba's generator"
 UNKNOWN = "adjit cannot read it (what it does beyond its result is unknown)"
 WRITERS = frozenset({"copyto", "put", "place", "putmask", "fill_diagonal", "put_along_axis"})
 """numpy's functions that write into the arrays they are given (beside any given `out`)."""
@@ -29,7 +30,7 @@ def of_object(obj):
     if not isinstance(module, str):
         return UNKNOWN
     if module == "numpy.random" or module.startswith("numpy.random."):
-        return "a random draw: it advances numba's generator"
+        return DRAW
     if module.split(".")[0] in _PURE_MODULES or module.startswith("adjit."):
         return None
     return UNKNOWN
@@ -41,6 +42,12 @@ def known_effect(obj):
     made at compile time only where adjit must: rules/opaque.py probes what it returns)."""
     why = of_object(obj)
     return None if why == UNKNOWN else why
+
+
+def is_draw(obj):
+    """Whether a call of `obj` is a random draw (numpy.random's functions, numba's generator):
+    given a size, it makes a new array."""
+    return of_object(obj) == DRAW
 
 
 def reads_only(obj):

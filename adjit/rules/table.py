@@ -22,6 +22,7 @@ import numpy as np
 
 from ..api_stop import stop_gradient
 from ..runtime import special as _special_runtime, vec, vmath
+from .effects import DRAW
 from .registry import REGISTRY, ArrayRule, Refused, Rule
 
 _R = REGISTRY
@@ -826,7 +827,7 @@ inactive(np.argmin, "np.argmin", ("a",), lambda d: (0, "i"), "integer result, no
 # draws are called as they are; the others are written as numba transforms a standard draw
 # (rules/draws.py) and have the pathwise derivative in their parameters, except those
 # `refused`: numba draws them by rejection or as counts.
-_DRAW = "a random draw: it advances numba's generator"
+_DRAW = DRAW
 
 
 def _sized_as(k, dtype):
