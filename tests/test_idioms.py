@@ -2215,3 +2215,116 @@ def test_a_helper_returning_part_of_its_own_array_from_several_returns():
                                        atol=1e-9)
     with pytest.raises(AdjitError, match="one of several `return`s"):
         adjit.grad(tail_written)(x, 0)
+
+
+# A helper swapping its series and transposing its (boolean) window mask on one path (aeon's
+# _dtw_distance: `if x.shape[1] < y.shape[1]: x, y = y, x; bounding_matrix =
+# bounding_matrix.T`), called from another function: the mask is the caller's array as it is
+# on one path and its transpose on the other.
+
+@njit
+def _masked_pairs(x, y, bm):
+    if x.shape[1] < y.shape[1]:
+        x, y = y, x
+        bm = bm.T
+    s = 0.0
+    for i in range(x.shape[1]):
+        for j in range(y.shape[1]):
+            if bm[i, j]:
+                s += (x[0, i] - y[0, j]) ** 2
+    return s
+
+
+@njit
+def masked_pair_distance(x, y):
+    bm = np.full((x.shape[1], y.shape[1]), True)
+    bm[0, y.shape[1] - 1] = False
+    return _masked_pairs(x, y, bm)
+
+
+def test_a_helper_transposing_its_mask_on_one_path():
+    rng = np.random.default_rng(0)
+    for n, m in ((4, 6), (6, 4)):
+        x, y = rng.standard_normal((1, n)), rng.standard_normal((1, m))
+        value, g = adjit.value_and_grad(masked_pair_distance, argnums=(0, 1))(x, y)
+        assert value == masked_pair_distance(x, y)
+        for k in (0, 1):
+            np.testing.assert_allclose(g[k], fd_grad(masked_pair_distance, [x, y], k),
+                                       rtol=1e-6)
+
+
+# min, max and sum of an array's shape, as numba iterates the tuple of sizes (`k =
+# min(a.shape)` for the rank of a thin SVD)
+
+def _leading_block(a):
+    k = min(a.shape)
+    m = max(a.shape)
+    t = sum(a.shape, 1)
+    return np.sum(a[:k, :k] ** 2) * m + t * a[0, 0]
+
+
+def _thin_singular_vectors(a):
+    u, s, vh = np.linalg.svd(a)
+    k = min(a.shape)
+    return np.sum(u[:, :k] ** 3) + np.sum(vh[:k] * 0.5) + np.sum(s)
+
+
+@pytest.mark.parametrize("f", [_leading_block, _thin_singular_vectors])
+def test_builtins_over_an_array_shape(f):
+    for shape in ((2, 3), (4, 2)):
+        a = np.random.default_rng(5).random(shape)
+        value, g = adjit.value_and_grad(f)(a)
+        assert value == pytest.approx(njit(f)(a), rel=1e-14)
+        np.testing.assert_allclose(g, fd_grad(njit(f), [a], 0), rtol=1e-6, atol=1e-9)
+
+
+# A helper that calls itself and returns an array no derivative flows through (aeon's
+# _sakoe_chiba_bounding, a boolean window mask transposed from its own recursive call): kept
+# as numba's call, as other helpers adjit cannot read are.
+
+@njit
+def _window_mask(n, m, r):
+    if n > m:
+        return _window_mask(m, n, r).T
+    mat = np.full((n, m), False)
+    t = int(r * min(n, m))
+    for i in range(n):
+        mat[max(0, i - t):min(m, i + t + 1), i] = True
+    return mat
+
+
+@njit
+def windowed_pairs(x, y, window):
+    mask = _window_mask(x.shape[0], y.shape[0], window)
+    s = 0.0
+    for i in range(x.shape[0]):
+        for j in range(y.shape[0]):
+            if mask[i, j]:
+                s += (x[i] - 0.5 * y[j]) ** 2
+    return s
+
+
+@njit
+def _fill_from(a, i, v):
+    if i < a.shape[0]:
+        a[i] = v
+        _fill_from(a, i + 1, v * 2.0)
+
+
+def filled_recursively(x):
+    a = np.zeros(4)
+    _fill_from(a, 0, x[0])          # read: repeated 2 levels deep, as it returns nothing
+    return np.sum(a * x)
+
+
+def test_a_recursive_helper_no_derivative_flows_through():
+    x = np.array([0.3, -1.2, 0.8, 2.1, -0.4, 1.0])
+    y = np.array([1.1, 0.2, -0.7, 0.5])
+    for a, b in ((x, y), (y, x)):
+        value, g = adjit.value_and_grad(windowed_pairs, argnums=(0, 1))(a, b, 0.4)
+        assert value == windowed_pairs(a, b, 0.4)
+        for k in (0, 1):
+            np.testing.assert_allclose(g[k], fd_grad(windowed_pairs, [a, b, 0.4], k),
+                                       rtol=1e-6)
+    with pytest.raises(RecursionError, match="_fill_from called itself more than 2 levels"):
+        adjit.grad(filled_recursively)(x[:4])       # (repeated, as numbers' recursion is)

@@ -341,6 +341,12 @@ class _Analysis:
             return given
         if isinstance(ftype, (types.ExceptionClass, types.NumberClass, types.DType)):
             return frozenset()      # (an exception to raise; a conversion of a number)
+        if isinstance(ftype, types.RecursiveCall):
+            # the function calling itself (aeon's _sakoe_chiba_bounding): its effects are
+            # this very scan's; what it writes or returns of its arguments is not known yet,
+            # so every array it is given is taken as written and as returned
+            self.write(given, line)
+            return given
         raise NotPure((f"calls something adjit cannot see into ({ftype})", line))
 
 

@@ -3578,7 +3578,19 @@ class _Normalizer:
             for e in given.elts:
                 total = e if total is None else ast.BinOp(left=total, op=ast.Add(), right=e)
             return self.rhs(ast.copy_location(total, node), out)
-        v = self.operand(given, out)
+        v = self.rhs(given, out)
+        if isinstance(v, Shape) and v.ndim:
+            # min(a.shape), max(x.shape), sum(a.shape): numba iterates the tuple of sizes
+            sizes = [self.to_atom(out, v.item(k)) for k in range(v.ndim)]
+            if entry.over_array == "sum":
+                total = self.atom(node.args[1], out) if len(node.args) == 2 else None
+                for size in sizes:
+                    total = size if total is None else \
+                        self.to_atom(out, ast.BinOp(left=total, op=ast.Add(), right=size))
+                return total
+            return ast.Call(func=ir.name(entry.over_array), args=sizes, keywords=[]) \
+                if len(sizes) > 1 else sizes[0]
+        v = self.arrays.lazy_operand(v, out)
         if not isinstance(v, Lazy) or isinstance(v, Scalar):
             raise self.error(node, f"`{name}` of one number",
                              f"numba iterates {name}'s argument: pass an array" +

@@ -33,7 +33,7 @@ import ast
 import copy
 
 from .. import ir
-from .bindings import _At, _Binding, _rebased
+from .bindings import _At, _Binding, _rebased, _same_structure
 from .views import view_atoms
 from .values import Copied
 from ..errors import error_at
@@ -122,8 +122,9 @@ def plan(norm, before, views, paths, arrays_before, arguments=frozenset(), live=
                 all(g is before.get(target) for g in got):
             continue            # bound on neither path
         if all(isinstance(g, _Binding) for g in got) and \
-                got[0].view.base == got[1].view.base:
-            continue            # one array (bindings.merge_views)
+                got[0].view.base == got[1].view.base and \
+                _same_structure([g.view for g in got]):
+            continue            # one array at positions each path sets (merge_views)
         sources = []
         for k, (path, g) in enumerate(zip(paths, got)):
             if target in sites[k]:
