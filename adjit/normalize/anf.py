@@ -371,6 +371,13 @@ def _copy_tuple_arrays(norm, src, stmts, which):
     copied from the array of the return taken (its number in `which`)."""
     slots, returns, arrays, dtypes = norm.returned_mixed
     written = [n for n in ir.walk(src.tree) if isinstance(n, ast.Return)]
+    if norm.returned_views and norm.several_returns:
+        # (`return 0.0, y` beside `return d, best_y`: aeon's shift-scale distance)
+        raise src.loc.error(norm.returned_views[0][0], "a helper returning, from one of "
+                            "several returns, an array it was given (or a view of one) in "
+                            "a tuple: numba's caller gets that array itself",
+                            "Return a copy there (return 0.0, y.copy()), as the other "
+                            "returns give new arrays.")
     if len(returns) != len(written) or norm.returned_views or \
             norm.returned_numbers is not None:
         raise src.loc.error(returns[0], "a helper returning a tuple with arrays from one "
