@@ -341,6 +341,8 @@ class _Analysis:
             return given
         if isinstance(ftype, (types.ExceptionClass, types.NumberClass, types.DType)):
             return frozenset()      # (an exception to raise; a conversion of a number)
+        if isinstance(ftype, types.ContextManager):     # (numba's objmode, parallel_chunksize)
+            raise NotPure(("has a `with` block that runs other code (objmode: Python)", line))
         if isinstance(ftype, types.RecursiveCall):
             # the function calling itself (aeon's _sakoe_chiba_bounding): its effects are
             # this very scan's; what it writes or returns of its arguments is not known yet,
