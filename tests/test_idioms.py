@@ -2328,3 +2328,66 @@ def test_a_recursive_helper_no_derivative_flows_through():
                                        rtol=1e-6)
     with pytest.raises(RecursionError, match="_fill_from called itself more than 2 levels"):
         adjit.grad(filled_recursively)(x[:4])       # (repeated, as numbers' recursion is)
+
+
+# A solver given the function and an `args` tuple holding an array (FinancePy's
+# newton_secant(delta_fit, x0, args=(..., params))): the arrays reach the function's
+# `*args`, and what it writes there reaches the caller's array, as in numba.
+
+@njit
+def _secant_root(func, x0, args=(), tol=1e-13, maxiter=60):
+    x = x0
+    for _ in range(maxiter):
+        fx = func(x, *args)
+        d = (func(x + 1e-7, *args) - fx) / 1e-7
+        x_new = x - fx / d
+        if abs(x_new - x) < tol:
+            return x_new
+        x = x_new
+    return x
+
+
+@njit
+def _cubic(x, *args):
+    a = args[0]
+    p = args[1]
+    return x * x * x - a * x - p[0]
+
+
+@njit
+def cubic_root(a, p):
+    return _secant_root(_cubic, 1.5, args=(a, p))
+
+
+@njit
+def _bumped(x, *args):
+    p = args[0]
+    p[0] += x
+    return x * p[1] + args[1]
+
+
+@njit
+def _applied(func, x, args=()):
+    return func(x, *args)
+
+
+@njit
+def written_through_star_args(x, q):
+    q2 = q * 1.0
+    r = _applied(_bumped, x, args=(q2[1:], 0.5))
+    return r + np.sum(q2 * q2)
+
+
+def test_arrays_in_star_args_of_a_function_passed_to_a_solver():
+    a, p = 2.0, np.array([1.0])
+    value, g = adjit.value_and_grad(cubic_root, argnums=(0, 1))(a, p)
+    assert value == pytest.approx(cubic_root(a, p), rel=1e-12)
+    root = value        # x^3 - a x - p = 0: dx/da = x / (3x^2 - a), dx/dp = 1 / (3x^2 - a)
+    np.testing.assert_allclose(g[0], root / (3 * root ** 2 - a), rtol=1e-6)
+    np.testing.assert_allclose(g[1], [1 / (3 * root ** 2 - a)], rtol=1e-6)
+    q = np.array([1.0, 2.0, 3.0, 4.0])
+    value, g = adjit.value_and_grad(written_through_star_args, argnums=(0, 1))(0.7, q)
+    assert value == written_through_star_args(0.7, q)
+    for k in (0, 1):
+        np.testing.assert_allclose(g[k], fd_grad(written_through_star_args, [0.7, q], k),
+                                   rtol=1e-6)

@@ -98,7 +98,8 @@ def inline(norm, node, fn, out, atoms=None):
         raise norm.error(node, f"a call to {fn.__name__} with the wrong arguments "
                          f"({len(values)} positional)", f"It takes {len(positional)}: "
                          f"{', '.join(positional)}; pass the others by keyword.")
-    if any(not (ir.is_atom(v) or isinstance(v, TupleValue)) for v in extra):
+    if any(not (ir.is_atom(v) or isinstance(v, TupleValue) or
+                (isinstance(v, View) and not has_take(v))) for v in extra):
         raise norm.error(node, f"a view, function or None passed to `*{callee.vararg}` "
                          f"of {fn.__name__}", "Pass numbers, arrays and tuples of them there "
                          "(a view's copy, a function by a named parameter).")
