@@ -401,6 +401,32 @@ def checked_in_a_loop(x, k, kind):
     return total
 
 
+@numba.njit
+def updated_then_raised(x, k):
+    """The raising path steps the argument in a loop before it raises: the other path reads
+    the argument as given (adjit once read the raising path's copy there: 0.0)."""
+    if k > 0:
+        y = x * 2.0
+    else:
+        for i in range(3):
+            x = x * 1.5 + np.sin(x)
+        raise ValueError("k must be positive")
+    return np.sum(y * x)
+
+
+@numba.njit
+def rebound_then_raised(x, k):
+    y = x * 1.0
+    s = 2.0
+    if k > 0:
+        z = y + 1.0
+    else:
+        y = x * 3.0
+        s = 5.0
+        raise ValueError("k must be positive")
+    return np.sum(y * x * z) * s
+
+
 @pytest.mark.parametrize("f", [mean_payoff, scaled_or_raise, checked_in_a_loop])
 def test_names_bound_on_the_paths_that_do_not_raise(f):
     x = np.array([90.0, 100.0, 110.0, 120.0])
@@ -416,4 +442,17 @@ def test_names_bound_on_the_paths_that_do_not_raise(f):
         for k in (0, 1):
             np.testing.assert_allclose(g[k], fd_grad(f, [x, 104.0, kind], k), rtol=1e-6)
     with pytest.raises(ValueError):
-        adjit.grad(f)(x, 104.0, 7) if f is not checked_in_a_loop else adjit.grad(f)(-x, 1.0, 1)
+        if f is checked_in_a_loop:
+            adjit.grad(f)(-x, 1.0, 1)
+        else:
+            adjit.grad(f)(x, 104.0, 7)
+
+
+@pytest.mark.parametrize("f", [updated_then_raised, rebound_then_raised])
+def test_a_raising_path_that_binds_names_first(f):
+    x = np.array([0.3, 0.8, -0.4])
+    value, g = adjit.value_and_grad(f)(x, 1.0)
+    assert value == f(x, 1.0)
+    np.testing.assert_allclose(g, fd_grad(f, [x, 1.0], 0), rtol=1e-6)
+    with pytest.raises(ValueError, match="k must be positive"):
+        adjit.grad(f)(x, -1.0)

@@ -297,6 +297,13 @@ def _count_returns(stmts):
     return count
 
 
+def _binds_anything(stmts):
+    """Whether source statements bind or write anything (an assignment, a loop, a `with`)."""
+    return any(isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.NamedExpr,
+                              ast.For, ast.While, ast.With))
+               for s in stmts for n in ast.walk(s))
+
+
 def _made_by(stmts, name):
     """Whether `stmts` (those a `return`'s expression became) make `name` a new array: an
     assignment of a call's result to it (an allocation, a matrix product, np.cross)."""
@@ -1077,14 +1084,18 @@ class _Normalizer:
                 # decided here (`if w2 is None:` of a name holding None)
                 self.decided_branch(s.body if cond.value else s.orelse, out)
                 return
-            raising = [ir.always_raises(b) for b in (s.body, s.orelse)]
+            raising = [ir.always_raises(b) and not _binds_anything(b)
+                       for b in (s.body, s.orelse)]
             if raising[0] != raising[1]:
                 # `if kind == 1: p = ... else: raise ValueError(...)` is `if not kind == 1:
                 # raise ...` and then the other path: only that path goes on, so the names
-                # it binds are bound after the `if` (nothing to join)
-                before = dict(self.views)
+                # it binds are bound after the `if` (nothing to join). (A raising path that
+                # binds names first, `y = x * 3.0; raise ...`, is joined as any other.)
+                before, subst_before = dict(self.views), dict(self.subst)
                 stopped = self.block(s.body if raising[0] else s.orelse)
-                self.views = before
+                # (what the raising path bound, an owned copy of an argument a loop there
+                # updates included, is no name after it)
+                self.views, self.subst = before, subst_before
                 self.emit_if(out, cond, stopped if raising[0] else [],
                              [] if raising[0] else stopped)
                 going = s.orelse if raising[0] else s.body
