@@ -378,7 +378,7 @@ def _copy_tuple_arrays(norm, src, stmts, which):
     copied from the array of the return taken (its number in `which`)."""
     slots, returns, arrays, dtypes = norm.returned_mixed
     written = [n for n in ir.walk(src.tree) if isinstance(n, ast.Return)]
-    if norm.returned_views and norm.several_returns:
+    if norm.returned_views:
         # (`return 0.0, y` beside `return d, best_y`: aeon's shift-scale distance)
         raise src.loc.error(norm.returned_views[0][0], "a helper returning, from one of "
                             "several returns, an array it was given (or a view of one) in "

@@ -184,8 +184,6 @@ class Primitive:
                  message=None, paired=None, effect=None, draw=None, refused=(), forms=(),
                  through="", over_array=None, vector=None, options=None, reads_only=False):
         self.obj = obj
-        # a call made for its effect that reads its arguments and writes none (print)
-        self.reads_only = reads_only
         self.name = name
         self.family = family
         self.rule = rule
@@ -206,6 +204,8 @@ class Primitive:
         self.message = message
         self.paired = paired
         self.effect = effect
+        # a call made for its effect that reads its arguments and writes none (print)
+        self.reads_only = reads_only
         self.draw = draw
         self.refused = tuple(refused)
         self.forms = tuple(forms)

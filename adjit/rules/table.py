@@ -827,7 +827,6 @@ inactive(np.argmin, "np.argmin", ("a",), lambda d: (0, "i"), "integer result, no
 # draws are called as they are; the others are written as numba transforms a standard draw
 # (rules/draws.py) and have the pathwise derivative in their parameters, except those
 # `refused`: numba draws them by rejection or as counts.
-_DRAW = DRAW
 
 
 def _sized_as(k, dtype):
@@ -840,7 +839,7 @@ def standard_draw(obj, params, dtype="f", refused=(), notes="a random draw"):
     size = len(params) - 1
     result = (lambda d: (len(d), dtype)) if params == ("*",) else _sized_as(size, dtype)
     _R.define(obj, f"np.random.{obj.__name__}", "inactive", params=params, result=result,
-              notes=notes, effect=_DRAW, refused=refused)
+              notes=notes, effect=DRAW, refused=refused)
 
 
 def transformed_draw(obj, params, notes=""):
@@ -848,7 +847,7 @@ def transformed_draw(obj, params, notes=""):
     from . import draws
     name = obj.__name__
     _R.define(obj, f"np.random.{name}", "draw", params=params,
-              draw=(getattr(draws, name), getattr(draws, name + "_n")), effect=_DRAW,
+              draw=(getattr(draws, name), getattr(draws, name + "_n")), effect=DRAW,
               notes=notes or "a random draw, with the pathwise derivative in its parameters",
               refused=("shape",) if name == "gamma" else ())
 

@@ -496,6 +496,15 @@ def _svd_f(s):
 
 
 @numba.njit(cache=True)
+def _svd_parts(packed, m, n):
+    """(U[:, :k], s, V = Vh[:k].T), k = min(m, n), of a packed [U; s; Vh] (or of its
+    adjoint): the vectors that have a derivative."""
+    k = min(m, n)
+    return (np.ascontiguousarray(packed[:m, :k]), packed[m, :k].copy(),
+            np.ascontiguousarray(packed[m + 1:m + 1 + k, :n].T))
+
+
+@numba.njit(cache=True)
 def svd_a_bar(a, out, out_bar):
     """A's adjoint through (U, s, Vh) = np.linalg.svd(A), from the packed array's adjoint.
     With k = min(m, n), V = Vh[:k].T and the adjoints U_bar, V_bar of the first k vectors:
@@ -505,12 +514,8 @@ def svd_a_bar(a, out, out_bar):
     are chosen freely: they have no derivative."""
     m, n = a.shape
     k = min(m, n)
-    u = np.ascontiguousarray(out[:m, :k])
-    s = out[m, :k].copy()
-    v = np.ascontiguousarray(out[m + 1:m + 1 + k, :n].T)
-    u_bar = np.ascontiguousarray(out_bar[:m, :k])
-    s_bar = out_bar[m, :k].copy()
-    v_bar = np.ascontiguousarray(out_bar[m + 1:m + 1 + k, :n].T)
+    u, s, v = _svd_parts(out, m, n)
+    u_bar, s_bar, v_bar = _svd_parts(out_bar, m, n)
     inner = np.zeros((k, k))
     for i in range(k):
         inner[i, i] = s_bar[i]
@@ -557,9 +562,7 @@ def svd_tangent(a, out, d):
     matrix that is not square."""
     m, n = a.shape
     k = min(m, n)
-    u = np.ascontiguousarray(out[:m, :k])
-    s = out[m, :k].copy()
-    v = np.ascontiguousarray(out[m + 1:m + 1 + k, :n].T)
+    u, s, v = _svd_parts(out, m, n)
     d64 = np.ascontiguousarray(as_float64(d))
     p = np.dot(np.dot(u.T, d64), v)
     t = np.zeros(out.shape)
