@@ -1,5 +1,6 @@
 """The public API: grad, value_and_grad, and the callable gradient object they return."""
 import collections
+import enum
 import functools
 import inspect
 import keyword
@@ -20,7 +21,7 @@ from .api_stop import stop_gradient
 from . import custom, higher
 from .errors import (AdjitError, AdjitWarning, CallValueError, error_at, function_origin,
                      internal_error)
-from .frontend.source import receive_script, script_source
+from .frontend.source import receive_script, script_source, ufunc_kernel
 from .normalize import record_arrays, tuple_args
 from .runtime.tape import RECORDED_TAPE_BYTES, TapeLimitError
 from .transform import Mode as _Mode
@@ -82,6 +83,11 @@ class GradientFunction:
             self._of = fn
             fn, kind = _of_gradient(fn, argnums, kind or ("value_and_grad" if with_value
                                                           else "grad"))
+        kernel = ufunc_kernel(fn)
+        if kernel is not None:
+            # a @vectorize function (FinancePy's bs_value): its scalar kernel, which a call
+            # with numbers runs
+            fn = kernel
         functools.update_wrapper(self, fn, updated=())
         self.__adjit_function__ = getattr(fn, "py_func", fn)
         self.fn = fn
@@ -147,11 +153,13 @@ class GradientFunction:
             # the generated Python function itself (numba-cuda compiles it inside kernels)
             return _device_callable(self.specialize(self._numba_types(args)))(*args)
         pytypes = tuple(_python_key(a) for a in args)
+        # (a plain Enum's member is typed as one, and passed as its value: _enum_values)
+        values = self._enum_values(args) if any(_plain_enum(a) for a in args) else args
         fast = self._fast
         if fast is not None and fast[0] == pytypes:
             spec = self._called = fast[1]
             try:
-                return self._run(spec, pytypes, args)
+                return self._run(spec, pytypes, values)
             except TypeError as exc:
                 if "No matching definition" not in str(exc):
                     raise
@@ -159,11 +167,39 @@ class GradientFunction:
         self._fast = (pytypes, spec)
         self._called = spec
         try:
-            return self._run(spec, pytypes, args)
+            return self._run(spec, pytypes, values)
         except numba_errors.TypingError as exc:
             raise AdjitError(f"numba could not compile the gradient of "
                              f"'{self.__adjit_function__.__qualname__}':\n{exc}\n"
                              f"generated source:\n{spec.source}") from None
+
+    def _enum_values(self, args):
+        """The arguments with each member of a plain enum.Enum (`OptionTypes.CALL`) its
+        value: the derivative is built for the member's type (its class), and reads the
+        value as numba reads the member (normalize/values.py EnumValue: compared with
+        members of its class, whose values are distinct, and `.value`)."""
+        out = []
+        for k, a in enumerate(args):
+            if _plain_enum(a):
+                self._refuse_enum(k, type(a).__name__, a.value)
+                a = a.value
+            out.append(a)
+        return tuple(out)
+
+    def _refuse_enum(self, k, kind, value):
+        """An AdjitError for a member of the enum `kind` (its value `value`) passed as
+        argument k where it cannot be read as its value: in argnums, or not a number."""
+        fn = self.__adjit_function__
+        name = self._order[k] if k < len(self._order) else f"#{k}"
+        where = (fn.__code__.co_filename, fn.__code__.co_firstlineno, fn.__qualname__)
+        if k in self.argnums:
+            raise error_at(where, f"argument '{name}' is a member of the enum {kind}, which "
+                           "has no derivative", f"Leave '{name}' out of argnums.")
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise error_at(where, f"argument '{name}' is a member of the enum {kind}, whose "
+                           f"value {value!r} is not a number",
+                           "Give the enum's members int or float values (or pass a string "
+                           "setting, mode=\"sum\").")
 
     def _records_as_tuples(self, args):
         """The arguments with each record (an np.void) the named tuple of its fields."""
@@ -748,6 +784,13 @@ def _make_stub(gf, register=overload):
                            f"{_caller(cuda)}", "Pass every value by position there.")
         if gf._vararg:
             star, arg_types = _star_types(gf, arg_types, cuda)
+        enums = [k for k, t in enumerate(arg_types) if isinstance(t, numba.types.EnumMember)
+                 and not isinstance(t, numba.types.IntEnumMember)]
+        for k in enums:
+            # a plain Enum's member: its value, as from Python (_enum_values)
+            t = arg_types[k]
+            gf._refuse_enum(k, t.instance_class.__name__,
+                            next(iter(t.instance_class.__members__.values())).value)
         for k, t in enumerate(arg_types):
             gf._refuse_structure(k, t)
         spec = gf.specialize(arg_types)
@@ -762,6 +805,8 @@ def _make_stub(gf, register=overload):
             impl = _star_entry(gf, spec, arg_types, star)
         else:
             impl = spec.pyfunc
+        if enums:
+            impl = _values_entry(impl, len(arg_types), enums, cuda)
         if defaulted or reordered or keyword_types:
             # (numba binds the call to the entry's parameters, as the stub did here)
             return _entry(gf, impl, entry_params, defaulted, ns, cuda)
@@ -886,6 +931,29 @@ def _entry(gf, impl, params, defaulted, defaults, cuda):
     ns = dict(defaults, _adjit_inner=inner)
     exec(f"def entry({params}):\n    return _adjit_inner({', '.join(values)})\n",  # noqa: S102
          ns)
+    return ns["entry"]
+
+
+def _plain_enum(a):
+    """Whether `a` is a member of an enum.Enum that is not an IntEnum (whose members are
+    ints already)."""
+    return isinstance(a, enum.Enum) and not isinstance(a, int)
+
+
+def _values_entry(impl, n, enums, cuda):
+    """A function of n values that calls `impl` with the value (`.value`) of each enum
+    member at the places `enums`: the derivative from @njit code given plain Enum
+    members."""
+    if cuda:
+        from numba import cuda as numba_cuda
+        inner = numba_cuda.jit(device=True)(impl)
+    else:
+        inner = numba.njit(impl)
+    params = [f"_a{k}" for k in range(n)]
+    values = [f"{q}.value" if k in enums else q for k, q in enumerate(params)]
+    ns = {"_adjit_inner": inner}
+    exec(f"def entry({', '.join(params)}):\n"  # noqa: S102
+         f"    return _adjit_inner({', '.join(values)})\n", ns)
     return ns["entry"]
 
 

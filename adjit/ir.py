@@ -396,10 +396,10 @@ def breaks(stmts, exits=(ast.Break,)):
 
 
 def always_raises(stmts):
-    """Whether running `stmts` (source statements) always ends in a `raise`: one at their
-    top level, or an `if` whose two branches always raise."""
+    """Whether running `stmts` (source or normalized statements) always ends in a `raise`:
+    one at their top level, or an `if` whose two branches always raise."""
     for s in stmts:
-        if isinstance(s, ast.Raise):
+        if isinstance(s, ast.Raise) or note(s, "raises", False):
             return True
         if isinstance(s, ast.If) and s.orelse and always_raises(s.body) and \
                 always_raises(s.orelse):

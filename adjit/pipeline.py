@@ -42,7 +42,7 @@ from .normalize.coalesce import coalesce_temps
 from .normalize.names import Env, NameGen, lookup, unused_name
 from .normalize import record_arrays, tuple_args
 from .normalize.prune import pruned_source, with_settings
-from .normalize.values import NONE, assigned_user_names
+from .normalize.values import NONE, EnumValue, assigned_user_names
 from .normalize.webs import split_webs
 from .reverse import sweep as sweep_passes
 from .reverse.adjoint import ReverseBuilder
@@ -131,6 +131,7 @@ class Program:
         self.after = []            # (CUDA) kernels launched after the adjoint kernel
         self.entry = self.wrapper = None
         self.records = {}          # record-array parameter -> RecordValue of its fields
+        self.enums = {}            # parameter given a plain Enum's member -> its class
         self.parts = {}            # a tuple argument's element's parameter -> (argument,
         #                            what it is, how it is written): for messages
         self.adapter = None        # how the API calls a derivative that split them
@@ -189,6 +190,14 @@ def parse(p, o):
                               f"'{p.src.loc.name}' takes {len(p.params)}: "
                               f"{', '.join(p.params)}{more}.")
     p.wrt = [p.params[k] for k in o.argnums]
+    p.enums = {q: t.instance_class for q, t in zip(p.params, user_types)
+               if isinstance(t, numba.types.EnumMember) and
+               not isinstance(t, numba.types.IntEnumMember)}
+    if p.enums:
+        # a plain Enum's member: the derivative is passed its value (the API's
+        # _enum_values), the body reads it as a member (normalize/values.py EnumValue)
+        user_types = tuple(t.dtype if q in p.enums else t for q, t in zip(p.params, user_types))
+        p.arg_types = user_types + tuple(p.arg_types[len(p.params):])
     tuples = tuple_args.split_params(p.src, p.params, user_types, p.wrt, p.src.loc.error)
     if tuples is not None:
         # each element of a tuple argument a parameter of its own, the tuple built again
@@ -364,6 +373,7 @@ def _normalize(p, o, unread):
                                   q not in (p.wrt or ())})
     _refuse_unknown_settings(p)
     subst = dict(p.records)
+    subst.update({q: EnumValue(ir.name(q), cls, q) for q, cls in p.enums.items()})
     if p.arg_types and not ctx.kernel:
         # an argument left out (or passed None) that the body never assigns is None where it
         # is passed on too: a helper's `if w is None:` decides on it (tslearn's radius)
@@ -383,6 +393,8 @@ def _normalize(p, o, unread):
         p.result = None
         effects.mark(p.stmts, p.env.ns)
         return
+    if result is None and ir.always_raises(p.stmts):
+        result = ir.const(0.0)      # (it raises before it returns: a helper's raise)
     if result is None:
         raise p.src.loc.error(p.src.tree, "the function returns nothing",
                               "Return the float to differentiate.")

@@ -78,6 +78,29 @@ def with_default(x):
     return power(x[0]) + power(x[1], 2)
 
 
+def reads_nonlocals(x, r):
+    """FinancePy's bjerksund_stensland_value: a closure declaring `nonlocal r, q` that it
+    only reads, after the enclosing function swapped them."""
+    q = x[0]
+    if r > 0.0:
+        r, q = q, r - q
+
+    def phi(t, gamma):
+        nonlocal r, q
+        return math.exp(-r * t) * t ** gamma + q * t
+    return phi(x[1], 2.0) + phi(x[2], 0.5)
+
+
+def _writes_a_nonlocal(x):
+    s = 0.0
+
+    def add(t):
+        nonlocal s
+        s = s + t
+    add(x[0])
+    return s
+
+
 RNG = np.random.default_rng(8)
 T = np.linspace(0.0, 2.0, 9)
 Y = 1.3 * np.exp(-0.7 * T) + 0.01 * RNG.normal(size=T.size)
@@ -91,6 +114,8 @@ CASES = {
     "late_binding": (late_binding, (X,), 0),
     "array_helper": (array_helper, (X, 2.0), (0, 1)),
     "with_default": (with_default, (X,), 0),
+    "reads_nonlocals": (reads_nonlocals, (X, 0.4), (0, 1)),
+    "reads_nonlocals_unswapped": (reads_nonlocals, (X, -0.4), (0, 1)),
 }
 
 
@@ -140,6 +165,7 @@ def _both_names(x):
     (_defined_in_a_loop, "inside a loop or a branch"),
     (_returned, "used other than by calling it"),
     (_both_names, "also assigned"),
+    (_writes_a_nonlocal, "a `nonlocal` statement is not supported"),
 ])
 def test_nested_functions_adjit_cannot_take_are_refused_by_name(f, words):
     with pytest.raises(AdjitError) as info:

@@ -564,6 +564,114 @@ def test_int_enum_members_are_their_integers():
     np.testing.assert_allclose(g, fd_grad(numba.njit(_by_modes), [x], 0), atol=1e-7)
 
 
+class OptionTypes(enum.Enum):
+    """A plain Enum as FinancePy's (its members' values are ints)."""
+    EUROPEAN_CALL = 1
+    EUROPEAN_PUT = 2
+
+
+class _Scale(enum.Enum):
+    """A plain Enum whose members hold floats."""
+    SMALL = 0.5
+    LARGE = 2.0
+
+
+@numba.njit
+def _payoff(s, k, option_type):
+    if option_type == OptionTypes.EUROPEAN_CALL:
+        return s * s - k
+    elif option_type == OptionTypes.EUROPEAN_PUT:
+        return k * s
+    raise ValueError("unknown option type")
+
+
+@numba.njit
+def _payoff_by_value(s, k, option_type, scale):
+    if option_type.value == OptionTypes.EUROPEAN_CALL.value:
+        v = s * s - k
+    else:
+        v = k * s
+    return v * scale.value
+
+
+@numba.njit
+def _both_payoffs(s, k):
+    return _payoff(s, k, OptionTypes.EUROPEAN_CALL) + \
+        3.0 * _payoff_by_value(s, k, OptionTypes.EUROPEAN_PUT, _Scale.LARGE)
+
+
+def test_plain_enum_members_as_arguments_and_constants():
+    """Members of a plain enum.Enum (not an IntEnum) passed in, compared with the class's
+    members, read by `.value`, and named in the code, as numba compiles them."""
+    s, k = 1.3, 0.7
+    for opt in OptionTypes:
+        value, g = adjit.value_and_grad(_payoff, argnums=(0, 1))(s, k, opt)
+        assert value == _payoff(s, k, opt)
+        want = (2.0 * s, -1.0) if opt is OptionTypes.EUROPEAN_CALL else (k, s)
+        np.testing.assert_allclose(g, want, rtol=1e-15)
+        for scale in _Scale:
+            g = adjit.grad(_payoff_by_value, argnums=(0, 1))(s, k, opt, scale)
+            np.testing.assert_allclose(g, np.array(want) * scale.value, rtol=1e-15)
+    g = adjit.grad(_both_payoffs, argnums=(0, 1))(s, k)
+    np.testing.assert_allclose(g, [2.0 * s + 6.0 * k, -1.0 + 6.0 * s], rtol=1e-15)
+    np.testing.assert_allclose(g, [fd_grad(_both_payoffs, [s, k], j) for j in (0, 1)],
+                               atol=1e-7)
+
+
+def test_plain_enum_members_from_njit_code():
+    """The derivative called from @njit code with a member: numba passes the member, the
+    derivative reads its value."""
+    g = adjit.grad(_payoff, argnums=(0, 1))
+
+    @numba.njit
+    def caller(s, k):
+        a = g(s, k, OptionTypes.EUROPEAN_CALL)
+        b = g(s, k, OptionTypes.EUROPEAN_PUT)
+        return a[0] + 10.0 * b[0]
+    assert caller(1.3, 0.7) == pytest.approx(2.0 * 1.3 + 10.0 * 0.7, rel=1e-15)
+
+
+class _Named(enum.Enum):
+    SUM = "sum"
+
+
+def _member_as_a_number(s, option_type):
+    return s * s if option_type == 1 else s
+
+
+def _members_of_two_classes(s, option_type):
+    return s * s if option_type == _Scale.SMALL else s
+
+
+def _member_times_a_number(s, option_type):
+    return s * option_type
+
+
+def _members_ordered(s, option_type):
+    return s if option_type < OptionTypes.EUROPEAN_PUT else 2.0 * s
+
+
+@pytest.mark.parametrize("f, words", [
+    (_member_as_a_number, "compared with something that is not a member"),
+    (_members_of_two_classes, "compared with a member of another class"),
+    (_member_times_a_number, "used as a value"),
+    (_members_ordered, "compared with an operator other than == or !="),
+])
+def test_plain_enum_members_used_as_numbers_are_refused(f, words):
+    """What numba refuses of a member (and Python does not make a number: a member never
+    equals its value, nor a member of another class) is refused, not read as its value."""
+    with pytest.raises(adjit.AdjitError, match=words):
+        adjit.grad(f)(1.3, OptionTypes.EUROPEAN_CALL)
+
+
+def test_plain_enum_members_refused_where_they_have_no_number():
+    with pytest.raises(adjit.AdjitError,
+                       match="member of the enum OptionTypes, which has no derivative"):
+        adjit.grad(_payoff, argnums=(0, 2))(1.3, 0.7, OptionTypes.EUROPEAN_CALL)
+    with pytest.raises(adjit.AdjitError, match="whose value 'sum' is not a number"):
+        adjit.grad(_payoff, argnums=(0, 1))(1.3, 0.7, _Named.SUM)
+
+
 def _argument_overwritten_in_a_loop(z):
     v = math.erfc(z) + math.sin(z)
     for k in range(4):

@@ -153,7 +153,7 @@ def f_import_from(x):
 
 def f_raise(x):
     if x < 0.0:
-        raise ValueError("negative: " + str(x))  # @raise
+        raise ValueError("negative: %g" % x)  # @raise
     return x * 2.0
 
 

@@ -142,6 +142,16 @@ def _integers_times(x, n):
     return x * np.sum(soft_clip(k, 3))
 
 
+def test_a_ufunc_passed_to_grad_itself_is_its_kernel_at_numbers():
+    """`grad(norm_pdf)` of the @vectorize function itself (FinancePy's bs_value is one): the
+    derivative of its scalar kernel, as a call with numbers runs it."""
+    for f, args in ((norm_pdf, (0.4, 0.1, 1.3)), (huber, (0.2, 0.3)), (huber, (-0.9, 0.3))):
+        value, g = adjit.value_and_grad(f, argnums=tuple(range(len(args))))(*args)
+        assert value == pytest.approx(f(*args), rel=1e-15)
+        np.testing.assert_allclose(g, [fd_grad(f, args, j) for j in range(len(args))],
+                                   rtol=1e-7)
+
+
 def test_keywords_are_refused_by_name_and_integer_operands_are_numbas_own_call():
     with pytest.raises(AdjitError, match=r"_out_keyword.*`out=` of the ufunc `soft_clip`"):
         adjit.grad(_out_keyword)(X)

@@ -456,3 +456,98 @@ def test_a_raising_path_that_binds_names_first(f):
     np.testing.assert_allclose(g, fd_grad(f, [x, 1.0], 0), rtol=1e-6)
     with pytest.raises(ValueError, match="k must be positive"):
         adjit.grad(f)(x, -1.0)
+
+
+class FinError(Exception):
+    pass
+
+
+@numba.njit
+def option_value(s, k, option_type):
+    """FinancePy's bs_value: an option-type test that falls through to a raise."""
+    if option_type == 1:
+        phi = 1.0
+    elif option_type == 2:
+        phi = -1.0
+    else:
+        raise FinError("Unknown option type value")
+    k = max(k, 1e-10)
+    return phi * s * s - phi * k * s
+
+
+@numba.njit
+def american_value(s, k, phi):
+    """FinancePy's baw_value, whose put branch passes -1 (an option type the helper does not
+    know): that call always raises, and the call branch runs."""
+    if phi == 1:
+        return option_value(s, k, +1) + s
+    elif phi == -1:
+        v = option_value(s, k, -1)
+        return s - v * 3.0
+    raise FinError("Phi must equal 1 or -1.")
+
+
+def test_a_helper_call_that_always_raises_ends_its_path():
+    """A helper whose constant argument selects its `raise` never returns: the path that
+    calls it raises there, as numba's does, and the other paths are differentiated."""
+    value, g = adjit.value_and_grad(american_value, argnums=(0, 1))(1.3, 0.7, 1)
+    assert value == american_value(1.3, 0.7, 1)
+    np.testing.assert_allclose(g, [2.0 * 1.3 - 0.7 + 1.0, -1.3], rtol=1e-15)
+    np.testing.assert_allclose(g, [fd_grad(american_value, [1.3, 0.7, 1], j) for j in (0, 1)],
+                               rtol=1e-7)
+    for fn in (american_value, adjit.grad(american_value)):
+        with pytest.raises(FinError, match="Unknown option type value"):
+            fn(1.3, 0.7, -1)
+        with pytest.raises(FinError, match="Phi must equal 1 or -1"):
+            fn(1.3, 0.7, 0)
+
+
+@numba.njit
+def counted(x, n):
+    if n < 0:
+        raise FinError("n must not be negative, not " + str(n) + " (x " + str(x) + ")")
+    return x * x * n
+
+
+def test_a_message_joined_with_str_is_raised_as_numba_raises_it():
+    """`"..." + str(n)`, as FinancePy writes its messages: numba builds the string (a
+    float's as numba writes it) and adjit the same."""
+    assert adjit.grad(counted)(1.5, 3) == 9.0
+    with pytest.raises(FinError) as numba_raised:
+        counted(1.5, -2)
+    with pytest.raises(FinError) as raised:
+        adjit.grad(counted)(1.5, -2)
+    assert raised.value.args == numba_raised.value.args
+    assert "-2" in str(raised.value)
+
+
+@numba.njit
+def scaled_or_put(s, k, phi):
+    """The call that always raises on one path of an `if` in the caller, whose block goes on
+    after it on the other path."""
+    y = 0.0
+    if phi == 1:
+        y = option_value(s, k, 1) + s
+    else:
+        y = s - option_value(s, k, -1) * 3.0
+        y = y * 2.0
+    for i in range(2):
+        y = y * s
+    return y
+
+
+@numba.njit
+def chosen_in_an_expression(s, k, phi):
+    return option_value(s, k, 1) if phi == 1 else option_value(s, k, -1)
+
+
+def test_a_call_that_always_raises_in_a_branch_or_an_expression():
+    value, g = adjit.value_and_grad(scaled_or_put, argnums=(0, 1))(1.3, 0.7, 1)
+    assert value == pytest.approx(scaled_or_put(1.3, 0.7, 1), rel=1e-15)
+    np.testing.assert_allclose(g, [fd_grad(scaled_or_put, [1.3, 0.7, 1], j) for j in (0, 1)],
+                               rtol=1e-7)
+    with pytest.raises(FinError, match="Unknown option type value"):
+        adjit.grad(scaled_or_put)(1.3, 0.7, 0)
+    with pytest.raises(adjit.AdjitError, match="a call of `option_value` that always raises "
+                                               "here .* where it may not run"):
+        adjit.grad(chosen_in_an_expression)(1.3, 0.7, 1)

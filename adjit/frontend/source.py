@@ -83,6 +83,15 @@ class FunctionSource:
                 return int(base.__members__[node.attr])
         return _MISSING
 
+    def enum_member(self, node):
+        """The member of a plain enum.Enum that `Class.MEMBER` names (the normalizer reads
+        it as numba does: normalize/values.py EnumValue), else None."""
+        if isinstance(node, ast.Attribute):
+            base = self.resolve(node.value)
+            if isinstance(base, enum.EnumMeta) and not issubclass(base, int):
+                return base.__members__.get(node.attr)
+        return None
+
 
 def _closure_dict(fn):
     cells = fn.__closure__ or ()

@@ -46,8 +46,9 @@ from .messages import message_call
 from .stencils import stencil_call, stencil_kernel
 from .names import lookup
 from .numpy_calls import ARRAY_METHODS, NumpyCalls
-from .values import (Copied, DtypeValue, FunctionValue, NoneValue, NoResult, RecordValue, Shape,
-                     TupleValue, TypeOf, assigned_user_names, dtype_constant)
+from .values import (Copied, DtypeValue, EnumValue, FunctionValue, NoneValue, NoResult,
+                     RecordValue, Shape, TupleValue, TypeOf, assigned_user_names,
+                     dtype_constant, enum_member)
 from .vectorize import ONE, Lazy, Op, Scalar, View, Vectorizer, _index_node
 from .views import Indexer, has_take, lazy_reads
 
@@ -184,6 +185,7 @@ def normalize_function(src, ctx, prefix="", subst=None, views=None):
     local names to Views (a helper's parameters that alias the caller's arrays)."""
     check_dead_draws(src)       # (on the function as written: its closures, as numba sees it)
     check_bound_before_read(src, subst)
+    src = sugar.read_only_declarations(src, src.with_tree)
     src = closures.lift(src, src.with_tree, FunctionSource)
     src = objmode.lift(src, src.with_tree)
     src = sugar.list_operations(src, src.with_tree)
@@ -907,6 +909,11 @@ class _Normalizer:
             raise self.error(_At(self.origin[1]), "None used as a value (an optional "
                              "argument left out)", "Test it first: `if w is None:` (the "
                              "branch for None is the one kept, as numba keeps it).")
+        if isinstance(value, EnumValue):
+            raise self.error(_At(self.origin[1]), f"the enum member `{value.spelled}` (of "
+                             f"{value.cls.__name__}) used as a value", "numba compares a "
+                             "member with members of its own class (==, !=) and reads its "
+                             "number as `.value`: write `.value` where a number is meant.")
         if isinstance(value, (FunctionValue, TypeOf)):
             what = f"the function `{value.spelled}`" if isinstance(value, FunctionValue) \
                 else "a type, type(...),"
@@ -938,16 +945,25 @@ class _Normalizer:
             self.previous = previous        # (counted_while: `k = 0` just before the loop)
             self.rest = stmts[k + 1:] if top else None
             self.rest_taken = False
+            start = len(out)
             try:
                 self.stmt(s, out)
+            except inlining.NeverReturns as exc:
+                if not ir.always_raises(out[start:]):
+                    raise self.error(s, f"a call of `{exc.name}` that always raises here (its "
+                                     "arguments select its `raise`) where it may not run: in "
+                                     "a conditional expression, an `and`/`or` or a "
+                                     "comprehension", "Call it in a statement of its own, "
+                                     "under an `if`.") from None
+                break       # (the statement never completes: the block ends in the raise)
             except AdjitError:
                 raise
             except Exception as exc:        # a bug in adjit: pipeline.run reports it at the
                 if getattr(exc, "adjit_origin", None) is None:   # innermost user statement
                     exc.adjit_origin = self.origin
                 raise
-            if self.rest_taken:
-                break
+            if self.rest_taken or ir.always_raises([s]):
+                break       # (what follows a raise never runs)
             previous = s
         # (what follows the statement that ended this block is dropped here only: the
         # block holding this one goes on after it, `return r * x` after `if x >= 10.0:`
@@ -959,8 +975,9 @@ class _Normalizer:
         """The branch an `if` decided before it runs takes: the only code of that `if`; what
         follows a branch that returns never runs (numba prunes it: `return 3.0 * w2` after
         `if w2 is None: return ...`), so the block holding the `if` ends there."""
-        out.extend(self.block(branch))
-        self.rest_taken = always_returns(branch)
+        stmts = self.block(branch)
+        out.extend(stmts)
+        self.rest_taken = always_returns(branch) or ir.always_raises(stmts)
 
     def inline(self, node, fn, out, atoms=None):
         """The helper `fn` called by `node`, inlined into `out` (normalize/inline.py)."""
@@ -1647,7 +1664,7 @@ class _Normalizer:
             if isinstance(value, (Shape, TupleValue)):
                 self.bind_tuple(tgt, target, value, out)
                 return
-            if isinstance(value, (TypeOf, FunctionValue, DtypeValue)):
+            if isinstance(value, (TypeOf, FunctionValue, DtypeValue, EnumValue)):
                 self.bind_held(tgt, target, value)
                 return
             if isinstance(value, NoneValue):
@@ -1789,7 +1806,8 @@ class _Normalizer:
         (`T(0.5)`, `e(x)`); x's number is already an atom, so a later change of `x` leaves T
         as it was."""
         what = "type" if isinstance(value, TypeOf) else "dtype" if \
-            isinstance(value, DtypeValue) else "function"
+            isinstance(value, DtypeValue) else "n enum member" if \
+            isinstance(value, EnumValue) else "function"
         if not self.bound_once(tgt):
             raise self.error(tgt, f"a {what} assigned to `{tgt.id}`, a name also assigned in "
                              "a loop or branch", f"Bind `{tgt.id}` once, before its uses.")
@@ -2653,7 +2671,7 @@ class _Normalizer:
         if node.id in self.src.locals:
             target = self.local(node.id)
             if isinstance(target, (FunctionValue, TypeOf, NoneValue, RecordValue,
-                                   DtypeValue)):
+                                   DtypeValue, EnumValue)):
                 return target                  # a helper's parameter given a function
             if isinstance(target, str) and target in self.held:
                 return self.held[target]       # e = math.exp; T = type(x)
@@ -2778,6 +2796,11 @@ class _Normalizer:
         return None
 
     def attribute(self, node, out):
+        member = self.src.enum_member(node)
+        if member is not None:
+            return self.enum_value(member, node)
+        if node.attr == "value" and isinstance(self.enum_of(node.value), EnumValue):
+            return self.enum_of(node.value).atom       # `option_type.value`
         field = self.field_as_index(node)
         if field is not None:
             return self.subscript(field, out)
@@ -2880,7 +2903,56 @@ class _Normalizer:
     def binop(self, op, left, right, node):
         return ast.BinOp(left=left, op=op, right=right)
 
+    def enum_value(self, member, node):
+        """The EnumValue of a plain Enum's member named in the code (`OptionTypes.CALL`)."""
+        if not enum_member(member):
+            raise self.error(node, f"the enum member `{ast.unparse(node)}`, whose value "
+                             f"{member.value!r} is not a number", "Give the enum's members "
+                             "int or float values.")
+        return EnumValue(ir.const(member.value), type(member), ast.unparse(node))
+
+    def enum_of(self, node):
+        """The EnumValue `node` (a name or `Class.MEMBER`) holds, without code; else None."""
+        if isinstance(node, ast.Attribute):
+            member = self.src.enum_member(node)
+            return None if member is None else self.enum_value(member, node)
+        if isinstance(node, ast.Name) and node.id in self.src.locals:
+            target = self.local(node.id)
+            if isinstance(target, str):
+                target = self.held.get(target)
+            return target if isinstance(target, EnumValue) else None
+        return None
+
+    def enum_compare(self, node, out):
+        """A comparison of enum members, as numba makes it: `==`, `!=` (`is`, `is not`)
+        between members of one class, which are equal where their values are; None where
+        no operand is a member."""
+        sides = [self.enum_of(e) for e in [node.left] + node.comparators]
+        if all(e is None for e in sides):
+            return None
+        held = next(e for e in sides if e is not None)
+        other = next((e for e in sides if e is None or e.cls is not held.cls), None)
+        if len(node.ops) != 1 or not isinstance(node.ops[0], (ast.Eq, ast.NotEq, ast.Is,
+                                                               ast.IsNot)) or \
+                any(e is None for e in sides) or other is not None:
+            against = "a member of another class" if other is not None and \
+                all(e is not None for e in sides) else "something that is not a member" \
+                if any(e is None for e in sides) else "an operator other than == or !="
+            raise self.error(node, f"the enum member `{held.spelled}` (of "
+                             f"{held.cls.__name__}) compared with {against}",
+                             "numba compares a member with members of its own class (==, "
+                             "!=); compare `.value` with a number.")
+        left, right = sides[0].atom, sides[1].atom
+        eq = isinstance(node.ops[0], (ast.Eq, ast.Is))
+        if isinstance(left, ast.Constant) and isinstance(right, ast.Constant):
+            return ir.const((left.value == right.value) == eq)
+        return ast.Compare(left=left, ops=[ast.Eq() if eq else ast.NotEq()],
+                           comparators=[right])
+
     def compare(self, node, out):
+        enums = self.enum_compare(node, out)
+        if enums is not None:
+            return enums
         if any(isinstance(op, (ast.Is, ast.IsNot)) for op in node.ops):
             if len(node.ops) > 1:
                 raise self.error(node, "an `is` test in a chained comparison",
@@ -3264,6 +3336,10 @@ class _Normalizer:
                              f"Raise one of {names} (with a message saying which error).")
         args = call.args if call is not None else []
         first = args[0] if args else None
+        pieces = self.joined_strings(first) if isinstance(first, ast.BinOp) else None
+        if pieces is not None:
+            # `"n must be positive, not " + str(n)`: the f-string it spells
+            first = ast.copy_location(ast.JoinedStr(values=pieces), first)
         if call is not None and call.keywords or first is not None and not (
                 isinstance(first, ast.Constant) and isinstance(first.value, str) or
                 isinstance(first, ast.JoinedStr)):
@@ -3300,6 +3376,19 @@ class _Normalizer:
         return ir.annotate(ast.Expr(value=self.calls.call_of(
             vec.raise_error, [ir.const(kind), ast.Constant(value=text), ir.const(mode)] +
             values)), origin=self.origin, raises=True)
+
+    def joined_strings(self, node):
+        """The pieces of an f-string (string constants, FormattedValues) that a sum of
+        string constants and `str(x)` calls spells, or None for another expression."""
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+            left, right = self.joined_strings(node.left), self.joined_strings(node.right)
+            return None if left is None or right is None else left + right
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            return [node]
+        if isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords and \
+                self.src.resolve(node.func) is str:
+            return [ast.FormattedValue(value=node.args[0], conversion=-1, format_spec=None)]
+        return None
 
     def local_array(self, node, where="local"):
         """`cuda.local.array(shape, float64)` in a kernel: the thread's own scratch array,

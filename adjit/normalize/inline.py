@@ -11,9 +11,10 @@ from numba.core.registry import CPUDispatcher
 from .. import ir
 from ..errors import AdjitError, InternalError
 from ..frontend.source import read_function
+from .exits import always_returns
 from .prune import pruned_source, with_settings
-from .values import NONE, DtypeValue, FunctionValue, NoneValue, NoResult, RecordValue, \
-    Shape, TupleValue, TypeOf, assigned_user_names
+from .values import NONE, DtypeValue, EnumValue, FunctionValue, NoneValue, NoResult, \
+    RecordValue, Shape, TupleValue, TypeOf, assigned_user_names
 from .vectorize import View
 from .views import has_take
 
@@ -24,12 +25,24 @@ def argument(norm, node, out):
     or a view (the helper's parameter is then a name for part of the caller's array:
     writes through it reach the array)."""
     value = norm.rhs(node, out)
-    if isinstance(value, (Shape, TupleValue, FunctionValue, TypeOf, RecordValue, DtypeValue)) or \
+    if isinstance(value, (Shape, TupleValue, FunctionValue, TypeOf, RecordValue, DtypeValue,
+                          EnumValue)) or \
             (isinstance(value, View) and not has_take(value)):
         return value
     if isinstance(value, NoneValue) and not isinstance(value, NoResult):
         return value        # an optional argument left out, passed on (tslearn's radius)
     return norm.to_atom(out, value)
+
+
+class NeverReturns(Exception):
+    """Raised by the inlining of a call whose helper raises before any return for its
+    arguments, after the helper's statements (which end in that raise) are in the caller's
+    code: the statement making the call never completes, and what follows it in its block
+    never runs (_Normalizer.block ends the block there)."""
+
+    def __init__(self, name):
+        super().__init__(name)
+        self.name = name
 
 
 class Unread(Exception):
@@ -199,6 +212,13 @@ def _too_deep(norm, node, callee, out):
         func=ast.Name(id="RecursionError", ctx=ast.Load()),
         args=[ast.Constant(value=message)], keywords=[]), cause=None), node)
     norm.stmt(raise_, out)
+    return _stand_in(callee, fn)
+
+
+def _stand_in(callee, fn):
+    """The value of a call of `fn` that raises before it returns (zeros, read only after
+    the raise, which never returns), of the kind its returns are written: a number, a
+    tuple of as many numbers, or nothing."""
     returns = [r.value for r in ast.walk(callee.tree) if isinstance(r, ast.Return)
                and r.value is not None and
                not (isinstance(r.value, ast.Constant) and r.value.value is None)]
@@ -248,10 +268,11 @@ def _body(norm, node, callee, fn, params, bound, out):
         v = bound[p]
         if isinstance(v, NoneValue) and p in reassigned:
             continue                    # `if w is None: w = ...`: a local from there on
-        if isinstance(v, (FunctionValue, TypeOf, NoneValue, DtypeValue)):  # called, compared
-            if p in reassigned:
-                raise norm.error(node, f"a function or None passed as `{p}` to "
-                                 f"{fn.__name__}, which assigns that parameter again",
+        if isinstance(v, (FunctionValue, TypeOf, NoneValue, DtypeValue, EnumValue)):
+            if p in reassigned:     # (called, compared)
+                raise norm.error(node, f"a function, an enum member or None passed as "
+                                 f"`{p}` to {fn.__name__}, which assigns that parameter "
+                                 "again",
                                  "Assign to a new name in the helper.")
             subst[p] = v
             continue
@@ -306,6 +327,12 @@ def _body(norm, node, callee, fn, params, bound, out):
                          "numbers or tuples of them; rewrite this one as a loop.")
     out.extend(stmts)
     norm.loads = {}
+    if result is None and stmts and always_returns(stmts) and \
+            not any(isinstance(x, ast.Return) for x in ir.walk_stmts(stmts)):
+        # a helper that raises before any return for these arguments (FinancePy's
+        # bs_value(..., -1), whose option-type test falls through to `raise`): its call
+        # ends the caller's statement and block (_Normalizer.block)
+        raise NeverReturns(fn.__name__)
     if result is None:
         return NoResult(fn.__name__)
     return result

@@ -27,6 +27,10 @@
   them, which numba compiles as the operators: `(E <= 20) & (E >= -20)` (pvlib's spa) is
   operator.and_ of two booleans, a boolean (bitwise_operators; integer or boolean results,
   no derivative).
+- a `nonlocal` or `global` statement whose names the function never assigns (FinancePy's
+  `nonlocal r, q` in a closure that reads them), left out: Python runs it as nothing more
+  than the read it already makes (read_only_declarations). One whose name is assigned is
+  refused by check.py.
 """
 import ast
 import copy
@@ -41,6 +45,29 @@ def membership(src, make_source):
     `src` itself when there is none. `make_source(tree, extra)` builds the FunctionSource of
     the new tree."""
     return _rewritten(src, make_source, _literal_membership, _Membership())
+
+
+def read_only_declarations(src, make_source):
+    """`src` without the `nonlocal` and `global` statements whose names nothing in it
+    assigns; `src` itself when there is none."""
+    stored = {n.id for n in ast.walk(src.tree) if isinstance(n, ast.Name) and
+              not isinstance(n.ctx, ast.Load)}
+
+    def wanted(node):
+        return isinstance(node, (ast.Nonlocal, ast.Global)) and not stored & set(node.names)
+    return _rewritten(src, make_source, wanted, _Dropped(wanted))
+
+
+class _Dropped(ast.NodeTransformer):
+    """Statements that `wanted` picks replaced by `pass`."""
+
+    def __init__(self, wanted):
+        self.wanted = wanted
+
+    def visit_Nonlocal(self, node):
+        return ast.copy_location(ast.Pass(), node) if self.wanted(node) else node
+
+    visit_Global = visit_Nonlocal
 
 
 def _rewritten(src, make_source, wanted, transformer):

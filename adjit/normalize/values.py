@@ -72,6 +72,28 @@ class DtypeValue:
         self.spelled = spelled          # the user's spelling, for messages
 
 
+class EnumValue:
+    """A member of a plain enum.Enum (`OptionTypes.EUROPEAN_CALL`, or an argument given
+    one): `atom` its value (a constant, or the argument's name, which the gradient is
+    passed the value in), `cls` its class. Used as numba lets a member be used: compared
+    (==, !=) with members of its own class, read by `.value`, bound to a name once, or
+    passed to a helper; any other use is refused (Python and numba do not make it a
+    number)."""
+
+    def __init__(self, atom, cls, spelled):
+        self.atom = atom
+        self.cls = cls
+        self.spelled = spelled          # the user's spelling, for messages
+
+
+def enum_member(obj):
+    """Whether `obj` is a member of a plain enum.Enum (an IntEnum's are ints) whose value
+    is an int or a float."""
+    import enum
+    return isinstance(obj, enum.Enum) and not isinstance(obj, int) and \
+        type(obj.value) in (int, float)
+
+
 def dtype_constant(obj):
     """The numpy dtype a global object names (np.float64, numba.float64, np.dtype('f8')),
     else None."""
