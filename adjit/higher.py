@@ -42,6 +42,14 @@ def specialize(gf, arg_types):
         raise _error(gf, f"{gf.mode.name} for target={gf.target!r}",
                      "Second derivatives run on the CPU: use target='cpu'.")
     own = len(gf._order) - bool(gf.mode.extra)
+    if any(isinstance(t, types.EnumMember) and not isinstance(t, types.IntEnumMember)
+           for t in arg_types):
+        raise _error(gf, f"{gf.mode.name} of a function given a member of a plain enum.Enum "
+                     "as an argument (not supported yet; grad, value_and_grad, vjp and jvp "
+                     "take one)",
+                     "Pass the member's value (option.value) and compare it with the "
+                     "members' values (OptionTypes.CALL.value), or make the enum an "
+                     "enum.IntEnum.")
     tuples = [k for k in range(own) if isinstance(arg_types[k], types.BaseTuple)]
     if tuples:
         return _with_tuples(gf, arg_types, tuples)

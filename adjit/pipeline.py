@@ -373,7 +373,10 @@ def _normalize(p, o, unread):
                                   q not in (p.wrt or ())})
     _refuse_unknown_settings(p)
     subst = dict(p.records)
-    subst.update({q: EnumValue(ir.name(q), cls, q) for q, cls in p.enums.items()})
+    if not p.src.loc.filename.startswith("<adjit-"):
+        # (code adjit generated, which second derivatives differentiate again, reads the
+        # value it is passed as a number: `option_type == 1`)
+        subst.update({q: EnumValue(ir.name(q), cls, q) for q, cls in p.enums.items()})
     if p.arg_types and not ctx.kernel:
         # an argument left out (or passed None) that the body never assigns is None where it
         # is passed on too: a helper's `if w is None:` decides on it (tslearn's radius)

@@ -664,6 +664,16 @@ def test_plain_enum_members_used_as_numbers_are_refused(f, words):
         adjit.grad(f)(1.3, OptionTypes.EUROPEAN_CALL)
 
 
+def test_second_derivatives_of_plain_enum_members():
+    """Members named in the code work in second derivatives; a member passed in is refused
+    there, by name."""
+    s, k = 1.3, 0.7
+    assert adjit.hessian(_both_payoffs, argnums=0)(s, k) == pytest.approx(2.0, rel=1e-15)
+    with pytest.raises(adjit.AdjitError, match="hessian of a function given a member of a "
+                                               "plain enum.Enum as an argument"):
+        adjit.hessian(_payoff, argnums=0)(s, k, OptionTypes.EUROPEAN_CALL)
+
+
 def test_plain_enum_members_refused_where_they_have_no_number():
     with pytest.raises(adjit.AdjitError,
                        match="member of the enum OptionTypes, which has no derivative"):
