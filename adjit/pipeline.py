@@ -376,7 +376,14 @@ def _normalize(p, o, unread):
     if not p.src.loc.filename.startswith("<adjit-"):
         # (code adjit generated, which second derivatives differentiate again, reads the
         # value it is passed as a number: `option_type == 1`)
-        subst.update({q: EnumValue(ir.name(q), cls, q) for q, cls in p.enums.items()})
+        assigned = assigned_user_names(p.src.tree.body)
+        for q, cls in p.enums.items():
+            if q in assigned:
+                raise p.src.loc.error(p.src.tree, f"the argument '{q}', a member of the enum "
+                                      f"{cls.__name__}, assigned again in the function",
+                                      f"Read its number into a new name ({q}_value = "
+                                      f"{q}.value).")
+            subst[q] = EnumValue(ir.name(q), cls, q)
     if p.arg_types and not ctx.kernel:
         # an argument left out (or passed None) that the body never assigns is None where it
         # is passed on too: a helper's `if w is None:` decides on it (tslearn's radius)

@@ -651,7 +651,31 @@ def _members_ordered(s, option_type):
     return s if option_type < OptionTypes.EUROPEAN_PUT else 2.0 * s
 
 
+_DEFAULT_TYPE = OptionTypes.EUROPEAN_PUT
+
+
+def _module_level_member(s, k, option_type):
+    """A member held in a module-level name, compared and passed to a helper."""
+    if option_type == _DEFAULT_TYPE:
+        return _payoff(s, k, _DEFAULT_TYPE)
+    return _payoff(s, k, option_type) * 2.0
+
+
+def test_plain_enum_members_held_in_module_level_names():
+    s, k = 1.3, 0.7
+    assert adjit.grad(_module_level_member)(s, k, OptionTypes.EUROPEAN_PUT) == \
+        pytest.approx(k, rel=1e-15)
+    assert adjit.grad(_module_level_member)(s, k, OptionTypes.EUROPEAN_CALL) == \
+        pytest.approx(4.0 * s, rel=1e-15)
+
+
+def _member_assigned_again(s, option_type):
+    option_type = option_type.value
+    return s * option_type
+
+
 @pytest.mark.parametrize("f, words", [
+    (_member_assigned_again, "a member of the enum OptionTypes, assigned again"),
     (_member_as_a_number, "compared with something that is not a member"),
     (_members_of_two_classes, "compared with a member of another class"),
     (_member_times_a_number, "used as a value"),

@@ -49,7 +49,7 @@ MARKER = re.compile(r"#\s*<-")
 # Raise sites no program reaches today (adjit/normalize/check.py's async/await/type-alias
 # entries on Python 3.11, checkpointing a loop carrying a non-number, CUDA-only checks behind
 # earlier refusals, ...) have no example and are not counted.
-REFUSAL_KINDS = 343
+REFUSAL_KINDS = 344
 
 
 class Example:

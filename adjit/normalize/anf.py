@@ -10,6 +10,7 @@ survive as statements; exits.py turns them into flags afterwards.
 import ast
 import contextlib
 import copy
+import enum
 import types
 
 import numba
@@ -2705,6 +2706,8 @@ class _Normalizer:
             return FunctionValue(obj, node.id)
         if isinstance(obj, tuple) and (held := self.global_tuple(obj, node.id)) is not None:
             return held         # interpolation.py's `grid = UCGrid((0.0, 1.0, 10))`
+        if isinstance(obj, enum.Enum):
+            return self.enum_value(obj, node)      # DEFAULT_TYPE = OptionTypes.CALL
         raise self.error(node, f"the global '{node.id}' ({type(obj).__name__}) used as a value",
                          "Use numbers, numpy arrays, or call it as a function.")
 
@@ -2921,6 +2924,10 @@ class _Normalizer:
             if isinstance(target, str):
                 target = self.held.get(target)
             return target if isinstance(target, EnumValue) else None
+        if isinstance(node, ast.Name):
+            obj = self.src.resolve_name(node.id)
+            if isinstance(obj, enum.Enum) and not isinstance(obj, int):
+                return self.enum_value(obj, node)   # a module-level name of a member
         return None
 
     def enum_compare(self, node, out):
