@@ -1,6 +1,5 @@
 """The public API: grad, value_and_grad, and the callable gradient object they return."""
 import collections
-import enum
 import functools
 import inspect
 import keyword
@@ -23,6 +22,7 @@ from .errors import (AdjitError, AdjitWarning, CallValueError, error_at, functio
                      internal_error)
 from .frontend.source import receive_script, script_source, ufunc_kernel
 from .normalize import record_arrays, tuple_args
+from .normalize.values import plain_enum, plain_enum_type
 from .runtime.tape import RECORDED_TAPE_BYTES, TapeLimitError
 from .transform import Mode as _Mode
 from .transform import build, check_argnums
@@ -154,7 +154,7 @@ class GradientFunction:
             return _device_callable(self.specialize(self._numba_types(args)))(*args)
         pytypes = tuple(_python_key(a) for a in args)
         # (a plain Enum's member is typed as one, and passed as its value: _enum_values)
-        values = self._enum_values(args) if any(_plain_enum(a) for a in args) else args
+        values = self._enum_values(args) if any(plain_enum(a) for a in args) else args
         fast = self._fast
         if fast is not None and fast[0] == pytypes:
             spec = self._called = fast[1]
@@ -180,7 +180,7 @@ class GradientFunction:
         members of its class, whose values are distinct, and `.value`)."""
         out = []
         for k, a in enumerate(args):
-            if _plain_enum(a):
+            if plain_enum(a):
                 self._refuse_enum(k, type(a).__name__, a.value)
                 a = a.value
             out.append(a)
@@ -784,8 +784,7 @@ def _make_stub(gf, register=overload):
                            f"{_caller(cuda)}", "Pass every value by position there.")
         if gf._vararg:
             star, arg_types = _star_types(gf, arg_types, cuda)
-        enums = [k for k, t in enumerate(arg_types) if isinstance(t, numba.types.EnumMember)
-                 and not isinstance(t, numba.types.IntEnumMember)]
+        enums = [k for k, t in enumerate(arg_types) if plain_enum_type(t)]
         for k in enums:
             # a plain Enum's member: its value, as from Python (_enum_values)
             t = arg_types[k]
@@ -922,11 +921,7 @@ def _entry(gf, impl, params, defaulted, defaults, cuda):
     a function with the stub's parameters calling `impl` with every value in the
     derivative's order (a left-out one as the default itself, a constant of the type it
     was derived for)."""
-    if cuda:
-        from numba import cuda as numba_cuda
-        inner = numba_cuda.jit(device=True)(impl)
-    else:
-        inner = numba.njit(impl)
+    inner = _jitted(impl, cuda)
     values = [f"_default_{k}" if p in defaulted else p for k, p in enumerate(gf._order)]
     ns = dict(defaults, _adjit_inner=inner)
     exec(f"def entry({params}):\n    return _adjit_inner({', '.join(values)})\n",  # noqa: S102
@@ -934,21 +929,19 @@ def _entry(gf, impl, params, defaulted, defaults, cuda):
     return ns["entry"]
 
 
-def _plain_enum(a):
-    """Whether `a` is a member of an enum.Enum that is not an IntEnum (whose members are
-    ints already)."""
-    return isinstance(a, enum.Enum) and not isinstance(a, int)
+def _jitted(impl, cuda):
+    """`impl` compiled for calls from @njit code, or as a device function for kernels."""
+    if cuda:
+        from numba import cuda as numba_cuda
+        return numba_cuda.jit(device=True)(impl)
+    return numba.njit(impl)
 
 
 def _values_entry(impl, n, enums, cuda):
     """A function of n values that calls `impl` with the value (`.value`) of each enum
     member at the places `enums`: the derivative from @njit code given plain Enum
     members."""
-    if cuda:
-        from numba import cuda as numba_cuda
-        inner = numba_cuda.jit(device=True)(impl)
-    else:
-        inner = numba.njit(impl)
+    inner = _jitted(impl, cuda)
     params = [f"_a{k}" for k in range(n)]
     values = [f"{q}.value" if k in enums else q for k, q in enumerate(params)]
     ns = {"_adjit_inner": inner}

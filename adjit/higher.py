@@ -25,6 +25,7 @@ from numba.core import types
 from .codegen.emit import exec_source, njit
 from .errors import AdjitError, InternalError, error_at, function_origin, internal_error
 from .normalize import tuple_args
+from .normalize.values import plain_enum_type
 from .pipeline import Transformed
 from .runtime.generator import restore_generator, save_generator
 from .transform import Mode as _Mode
@@ -42,8 +43,7 @@ def specialize(gf, arg_types):
         raise _error(gf, f"{gf.mode.name} for target={gf.target!r}",
                      "Second derivatives run on the CPU: use target='cpu'.")
     own = len(gf._order) - bool(gf.mode.extra)
-    if any(isinstance(t, types.EnumMember) and not isinstance(t, types.IntEnumMember)
-           for t in arg_types):
+    if any(plain_enum_type(t) for t in arg_types):
         raise _error(gf, f"{gf.mode.name} of a function given a member of a plain enum.Enum "
                      "as an argument (not supported yet; grad, value_and_grad, vjp and jvp "
                      "take one)",

@@ -30,7 +30,7 @@ from .analysis.types import (FLOAT, infer_kinds, is_array, is_float_kind, kind_o
                              kind_of_numba_type)
 from .codegen import assemble, kernel_sweep, usual, vector_math
 from .codegen.indices import unsigned_indices
-from .codegen.emit import HELPERS, compile_source, exec_source, render
+from .codegen.emit import HELPERS, compile_source, exec_source, generated, render
 from .codegen.kernel_sweep import KernelSweep
 from .errors import AdjitError, AdjitWarning, error_at, function_origin, internal_error
 from .forward.tangent import TangentBuilder
@@ -42,7 +42,7 @@ from .normalize.coalesce import coalesce_temps
 from .normalize.names import Env, NameGen, lookup, unused_name
 from .normalize import record_arrays, tuple_args
 from .normalize.prune import pruned_source, with_settings
-from .normalize.values import NONE, EnumValue, assigned_user_names
+from .normalize.values import NONE, EnumValue, assigned_user_names, plain_enum_type
 from .normalize.webs import split_webs
 from .reverse import sweep as sweep_passes
 from .reverse.adjoint import ReverseBuilder
@@ -191,8 +191,7 @@ def parse(p, o):
                               f"{', '.join(p.params)}{more}.")
     p.wrt = [p.params[k] for k in o.argnums]
     p.enums = {q: t.instance_class for q, t in zip(p.params, user_types)
-               if isinstance(t, numba.types.EnumMember) and
-               not isinstance(t, numba.types.IntEnumMember)}
+               if plain_enum_type(t)}
     if p.enums:
         # a plain Enum's member: the derivative is passed its value (the API's
         # _enum_values), the body reads it as a member (normalize/values.py EnumValue)
@@ -373,7 +372,7 @@ def _normalize(p, o, unread):
                                   q not in (p.wrt or ())})
     _refuse_unknown_settings(p)
     subst = dict(p.records)
-    if not p.src.loc.filename.startswith("<adjit-"):
+    if not generated(p.src.loc.filename):
         # (code adjit generated, which second derivatives differentiate again, reads the
         # value it is passed as a number: `option_type == 1`)
         assigned = assigned_user_names(p.src.tree.body)

@@ -692,6 +692,11 @@ def exec_sources(source, name, namespace):
     return _exec(source, name, dict(namespace))
 
 
+def generated(filename):
+    """Whether `filename` names source adjit generated (_exec)."""
+    return filename.startswith("<adjit-")
+
+
 def _exec(source, name, ns):
     """Execute generated source in `ns` (returned), under a file name registered with
     linecache so that tracebacks show the generated lines."""

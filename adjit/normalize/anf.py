@@ -10,7 +10,6 @@ survive as statements; exits.py turns them into flags afterwards.
 import ast
 import contextlib
 import copy
-import enum
 import types
 
 import numba
@@ -49,7 +48,7 @@ from .names import lookup
 from .numpy_calls import ARRAY_METHODS, NumpyCalls
 from .values import (Copied, DtypeValue, EnumValue, FunctionValue, NoneValue, NoResult,
                      RecordValue, Shape, TupleValue, TypeOf, assigned_user_names,
-                     dtype_constant, enum_member)
+                     dtype_constant, enum_member, plain_enum)
 from .vectorize import ONE, Lazy, Op, Scalar, View, Vectorizer, _index_node
 from .views import Indexer, has_take, lazy_reads
 
@@ -2706,7 +2705,7 @@ class _Normalizer:
             return FunctionValue(obj, node.id)
         if isinstance(obj, tuple) and (held := self.global_tuple(obj, node.id)) is not None:
             return held         # interpolation.py's `grid = UCGrid((0.0, 1.0, 10))`
-        if isinstance(obj, enum.Enum):
+        if plain_enum(obj):
             return self.enum_value(obj, node)      # DEFAULT_TYPE = OptionTypes.CALL
         raise self.error(node, f"the global '{node.id}' ({type(obj).__name__}) used as a value",
                          "Use numbers, numpy arrays, or call it as a function.")
@@ -2802,8 +2801,9 @@ class _Normalizer:
         member = self.src.enum_member(node)
         if member is not None:
             return self.enum_value(member, node)
-        if node.attr == "value" and isinstance(self.enum_of(node.value), EnumValue):
-            return self.enum_of(node.value).atom       # `option_type.value`
+        held = self.enum_of(node.value) if node.attr == "value" else None
+        if held is not None:
+            return held.atom        # `option_type.value`
         field = self.field_as_index(node)
         if field is not None:
             return self.subscript(field, out)
@@ -2926,7 +2926,7 @@ class _Normalizer:
             return target if isinstance(target, EnumValue) else None
         if isinstance(node, ast.Name):
             obj = self.src.resolve_name(node.id)
-            if isinstance(obj, enum.Enum) and not isinstance(obj, int):
+            if plain_enum(obj):
                 return self.enum_value(obj, node)   # a module-level name of a member
         return None
 

@@ -1,6 +1,7 @@
 """Values the normalizer passes around besides atoms and lazy arrays."""
 import ast
 import collections
+import enum
 
 import numba
 import numpy as np
@@ -86,12 +87,21 @@ class EnumValue:
         self.spelled = spelled          # the user's spelling, for messages
 
 
+def plain_enum(obj):
+    """Whether `obj` is a member of a plain enum.Enum (an IntEnum's members are ints, read
+    as the ints they are)."""
+    return isinstance(obj, enum.Enum) and not isinstance(obj, int)
+
+
+def plain_enum_type(t):
+    """Whether the numba type `t` is a plain enum.Enum's member's (not an IntEnum's)."""
+    return isinstance(t, numba.types.EnumMember) and \
+        not isinstance(t, numba.types.IntEnumMember)
+
+
 def enum_member(obj):
-    """Whether `obj` is a member of a plain enum.Enum (an IntEnum's are ints) whose value
-    is an int or a float."""
-    import enum
-    return isinstance(obj, enum.Enum) and not isinstance(obj, int) and \
-        type(obj.value) in (int, float)
+    """Whether `obj` is a member of a plain enum.Enum whose value is an int or a float."""
+    return plain_enum(obj) and type(obj.value) in (int, float)
 
 
 def dtype_constant(obj):
