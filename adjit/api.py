@@ -17,7 +17,7 @@ from numba.core.typing.typeof import Purpose
 from numba.extending import NativeValue, overload, register_model, typeof_impl, unbox
 
 from .api_stop import stop_gradient
-from . import custom, higher
+from . import custom, higher, outline
 from .errors import (AdjitError, AdjitWarning, CallValueError, error_at, function_origin,
                      internal_error)
 from .frontend.source import receive_script, script_source, ufunc_kernel
@@ -272,7 +272,7 @@ class GradientFunction:
         return build(self.fn, self.argnums, key, self.mode, self.fastmath,
                      checkpoint=checkpoint, tape_limit=self.tape_limit, cache=self.cache,
                      target=self.target, jit=self.target == "cpu",
-                     vector_math=self.vector_math)
+                     vector_math=self.vector_math, outline=self.target == "cpu")
 
     def _checkpoint_instead(self, spec, pytypes):
         """After a call whose tape outgrew the CPU's cache (checkpoint=None: adjit chooses),
@@ -1202,6 +1202,7 @@ def jvp(fn=None, argnums=0, *, fastmath=False, cache=None, target="cpu", vector_
 
 
 custom.use_vjp(lambda fn, argnums: vjp(fn, argnums))
+outline.use_grad(grad)
 
 
 def hvp(fn=None, argnums=0, *, fastmath=False, checkpoint=None, tape_limit=None, cache=None):

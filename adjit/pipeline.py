@@ -21,7 +21,7 @@ import textwrap
 import numba
 import numpy as np
 
-from . import ir
+from . import ir, outline
 from .analysis import effects
 from .analysis.activity import active_variables, replicated_result
 from .analysis.hoist import hoist_invariants, keep_operands
@@ -82,12 +82,15 @@ class Options:
     that vectorize call adjit/runtime/vmath.py's exp, log, tanh, ... instead of the C
     library's (codegen/vector_math.py; CPU code only); `split_tangents`: a
     jvp in several arguments takes one trailing tangent parameter per argument instead of a
-    tuple (hvp reads that jvp as code, and adjit code does not index tuples)."""
+    tuple (hvp reads that jvp as code, and adjit code does not index tuples); `outline`:
+    large helpers called at several places may be called as operations with gradients of
+    their own (adjit/outline.py; first derivatives on the CPU only)."""
 
     def __init__(self, argnums, derivative="adjoint", name="grad", with_value=False,
                  single=True, extra=None, target="cpu", checkpoint=None, tape_limit=None,
                  fastmath=False, jit=True, cache=False, split_tangents=False,
-                 vector_math=True, element_products=False):
+                 vector_math=True, element_products=False, outline=False):
+        self.outline = outline and derivative == "adjoint" and target == "cpu"
         self.split_tangents = split_tangents and not single
         self.element_products = element_products
         self.argnums = tuple(argnums)
@@ -334,19 +337,28 @@ def _pruned_for_none(src, params, arg_types):
 def normalize(p, o):
     """normalized: A-normal form, helpers inlined, exits lowered to flags, vectorized numpy
     lowered to loops (normalize/), webs of reused names split, temporaries named."""
-    unread, src = {}, p.src
+    unread, src, outlined = {}, p.src, frozenset()
     while True:     # again from the start for each @njit helper adjit finds it cannot read
         try:
-            return _normalize(p, o, unread)
+            ctx = _normalize(p, o, unread, outlined)
         except Unread as exc:
             p.src = src
             key = (exc.fn, exc.site)
             if key in unread:
                 raise AssertionError(f"{exc.fn} read again after it was unread") from None
             unread[key] = exc.error
+            continue
+        if outlined or not o.outline:
+            return
+        # and again with the large helpers called at several places outlined
+        outlined = outline.chosen(sum(1 for _ in ir.walk_stmts(p.stmts)), ctx.copies,
+                                  ctx.not_outlined)
+        if not outlined:
+            return
+        p.src = src
 
 
-def _normalize(p, o, unread):
+def _normalize(p, o, unread, outlined):
     p.namegen = NameGen(p.src.locals | set(p.src.params))
     p.env = Env()
     kinds = p.arg_kinds or {}
@@ -356,6 +368,9 @@ def _normalize(p, o, unread):
     ctx = InlineContext(p.namegen, p.env, arrays, ints, layouts)
     ctx.typed_args = p.arg_kinds is not None
     ctx.unread = unread
+    ctx.outline = outlined
+    ctx.outline_options = (frozenset(o.fastmath) if isinstance(o.fastmath, (set, frozenset))
+                           else o.fastmath, o.cache, o.tape_limit, o.vector_math)
     ctx.kernel = o.derivative == "kernel"
     ctx.cuda = o.target == "cuda"
     ctx.blas_products = not (o.element_products or ctx.cuda)
@@ -401,7 +416,7 @@ def _normalize(p, o, unread):
         coalesce_temps(p.stmts, p.vec_temps, None)
         p.result = None
         effects.mark(p.stmts, p.env.ns)
-        return
+        return ctx
     if result is None and ir.always_raises(p.stmts):
         result = ir.const(0.0)      # (it raises before it returns: a helper's raise)
     if result is None:
@@ -410,6 +425,7 @@ def _normalize(p, o, unread):
     result = split_webs(p.stmts, p.src.params, result)
     p.result = coalesce_temps(p.stmts, p.vec_temps, result)
     effects.mark(p.stmts, p.env.ns)
+    return ctx
 
 
 def typed(p, o):

@@ -95,8 +95,10 @@ def _program(fn, stage, example_args, argnums):
     single = isinstance(argnums, int)
     if stage == "tangent":
         options = Options(nums, "tangent", "jvp", True, single, "tangent", jit=False)
-    else:
-        options = Options(nums, "adjoint", "grad", jit=False, single=single)
+    else:       # (large helpers called at several places outlined, as grad runs them,
+        # with grad's default options for their gradients)
+        options = Options(nums, "adjoint", "grad", jit=False, single=single, outline=True,
+                          cache=None)
     if not example_args:
         if stage not in ("source", "normalized"):
             raise AdjitError(f"adjit.show(f, {stage!r}) needs example arguments: the code is "

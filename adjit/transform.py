@@ -21,7 +21,8 @@ class Mode:
 
 
 def build(fn, argnums, arg_types, mode, fastmath=False, jit=True, checkpoint=None,
-          tape_limit=None, cache=False, target="cpu", split_tangents=False, vector_math=True):
+          tape_limit=None, cache=False, target="cpu", split_tangents=False, vector_math=True,
+          outline=False):
     """Generate and compile the derivative of `fn` for arguments of these numba types.
 
     `mode` (name, with_value, single, extra) says which: grad, value_and_grad, vjp (with a
@@ -31,11 +32,13 @@ def build(fn, argnums, arg_types, mode, fastmath=False, jit=True, checkpoint=Non
     top-level time loops (reverse/checkpoint.py); `cache` keeps the compiled code on disk for
     later processes (codegen/emit.py); target="cuda" makes a CUDA device function;
     `vector_math` lets loops that vectorize call adjit's vector exp, log, tanh, ...
-    (codegen/vector_math.py).
+    (codegen/vector_math.py); `outline` lets large helpers called at several places be
+    called with gradients of their own (adjit/outline.py).
     Returns a Transformed."""
     options = Options.of_mode(mode, argnums, target=target, checkpoint=checkpoint,
                               tape_limit=tape_limit, fastmath=fastmath, jit=jit, cache=cache,
-                              split_tangents=split_tangents, vector_math=vector_math)
+                              split_tangents=split_tangents, vector_math=vector_math,
+                              outline=outline)
     return run(fn, arg_types, options).compiled
 
 

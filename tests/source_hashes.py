@@ -52,8 +52,9 @@ def sources_of(name, fn, args, argnums, options=None):
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
+                # (outline: as grad builds it; jvp inlines every helper)
                 text = build(fn, nums, _types(fn, args, nums, mode), mode, jit=False,
-                             **opts).source
+                             outline=True, **opts).source
         except AdjitError as exc:
             text = f"refused: {exc}"
         shown = "".join(f" {k}={sorted(v) if isinstance(v, (set, frozenset)) else v}"

@@ -128,3 +128,10 @@ def test_special_function_fits_recover_the_parameters(capsys):
     assert abs(r["gamma_shape"] - 2.5) < 0.15 and abs(r["gamma_scale"] - 1.5) < 0.1
     assert abs(r["t_df"] - 3.0) < 0.4 and abs(r["t_loc"] - 0.5) < 0.05 and \
         abs(r["t_scale"] - 1.2) < 0.06
+
+
+def test_barrier_greeks_call_the_outlined_normcdf(capsys):
+    r = load("barrier_greeks").main()
+    assert capsys.readouterr().out
+    assert r["worst"] < 1e-6
+    assert r["outlined"] >= 10 and r["lines"] < 600

@@ -150,6 +150,14 @@ class InlineContext:
         # @njit helpers adjit could not read, by (helper, call site): the error it raised;
         # called as numba's there (normalize/inline.py: Unread)
         self.unread = {}
+        # helpers called as one operation with a gradient of their own (adjit/outline.py),
+        # the gradient options they get, and what the inliner saw of the others: the sizes of
+        # each helper's copies whose calls passed numbers, the helpers a copy of which makes
+        # a call with an effect
+        self.outline = frozenset()
+        self.outline_options = None
+        self.copies = {}
+        self.not_outlined = set()
 
     @staticmethod
     def normalize_callee(src, ctx, prefix, subst, views):

@@ -8,9 +8,11 @@ import ast
 import numpy as np
 from numba.core.registry import CPUDispatcher
 
-from .. import ir
+from .. import ir, outline
+from ..analysis import effects
 from ..errors import AdjitError, InternalError
 from ..frontend.source import read_function
+from ..rules.opaque import number_descriptor
 from .exits import always_returns
 from .prune import pruned_source, with_settings
 from .values import NONE, DtypeValue, EnumValue, FunctionValue, NoneValue, NoResult, \
@@ -94,6 +96,7 @@ def inline(norm, node, fn, out, atoms=None):
     element of each operand: it takes numbers, so it cannot write the arrays pending in
     norm.lazy). An @njit helper adjit cannot read raises Unread (CPU code)."""
     dispatcher = fn if isinstance(fn, CPUDispatcher) and not norm.ctx.cuda else None
+    called = fn
     try:
         callee = read_function(fn, vararg=True)     # (a dispatcher's function: unwrapped)
     except AdjitError as exc:
@@ -157,12 +160,53 @@ def inline(norm, node, fn, out, atoms=None):
     if callee.vararg is not None:       # `*args`: the tuple of the other positional values
         params = params + [callee.vararg]
         bound[callee.vararg] = TupleValue(extra)
+    elif callee.fn in norm.ctx.outline:
+        made = _outlined_call(norm, called, [bound[p] for p in params], out)
+        if made is not None:
+            return made
     try:
         return _body(norm, node, callee, fn, params, bound, out)
     except AdjitError as exc:
         if not _falls_back(dispatcher, exc):
             raise
         raise Unread(dispatcher, exc, call_site(norm, node)) from None
+
+
+def _number(norm, value):
+    """Whether a helper's argument is a number: a numeric constant or a name not of an
+    array."""
+    if isinstance(value, ast.Constant):
+        return type(value.value) in (bool, int, float)
+    return isinstance(value, ast.Name) and norm.arrays.array_ndim(value) is None
+
+
+def _outlined_call(norm, helper, values, out):
+    """The call of a helper adjit/outline.py chose, passed `values` (its parameters' values
+    in order), as one operation with its gradient for a rule; None where it is inlined
+    (arguments other than numbers, a result numba does not type as a float, a gradient
+    adjit does not build)."""
+    if not all(_number(norm, v) for v in values):
+        return None
+    descs = [number_descriptor(v.value) if isinstance(v, ast.Constant)
+             else norm.calls.described(v, out)[1] for v in values]
+    made = outline.outlined(helper, norm.ctx.outline_options)
+    if not made.fits(descs):
+        return None
+    return norm.calls.call_of(made.value, values)
+
+
+def _copy_seen(norm, fn, params, bound, stmts, result):
+    """Note an inlined copy of `fn` for adjit/outline.py: its size, where its call passed
+    numbers and it returned one; a call with an effect in it rules the helper out."""
+    if norm.ctx.cuda or not all(_number(norm, bound[p]) for p in params) or \
+            not _number(norm, result):
+        return
+    env = norm.ctx.env.ns
+    for node in ast.walk(ast.Module(body=stmts, type_ignores=[])):
+        if isinstance(node, ast.Call) and effects.of_call(node, env) is not None:
+            norm.ctx.not_outlined.add(fn)
+            return
+    norm.ctx.copies.setdefault(fn, []).append(sum(1 for _ in ir.walk_stmts(stmts)))
 
 
 def _falls_back(dispatcher, exc):
@@ -325,6 +369,8 @@ def _body(norm, node, callee, fn, params, bound, out):
         raise norm.error(node, f"recursion ({chain}) of a function returning arrays",
                          "adjit repeats a function that calls itself when it returns "
                          "numbers or tuples of them; rewrite this one as a loop.")
+    if root:
+        _copy_seen(norm, callee.fn, params, bound, stmts, result)
     out.extend(stmts)
     norm.loads = {}
     if result is None and stmts and always_returns(stmts) and \
