@@ -13,10 +13,13 @@ when
 - it is inlined at OUTLINE_COPIES places or more, its copies OUTLINE_SIZE statements or
   more together (calls inside a copy of the helper itself, its recursion, are part of that
   copy);
-- each of those calls passes numbers only (floats, ints, bools: no arrays, tuples,
-  functions, enum members or None), and its copy returns one number and makes no random
-  draw, print or other call with an effect (analysis/effects.py): the backward sweep
-  evaluates it again;
+- each of those calls passes numbers (floats, ints, bools) and whole arrays (no views,
+  tuples, functions, enum members or None), and its copy returns one number and makes no
+  random draw, print or other call with an effect (analysis/effects.py): the backward
+  sweep evaluates it again;
+- given arrays, it writes into none of them, returns no view of one and has no effect, as
+  frontend/purity.py shows from numba's typed code of it (a volatility smile read from a
+  parameter array);
 - it is a module-level function (no closure) with named parameters, which numba compiles
   for those arguments (an @njit function, or a Python function numba compiles as written),
   to a float;
@@ -45,6 +48,7 @@ from numba.extending import overload
 
 from .codegen.emit import exec_sources
 from .custom import _fresh_key, _type_of
+from .frontend import purity
 from .rules.registry import ArrayRule
 from .rules.table import define_custom
 
@@ -156,31 +160,57 @@ class Outlined:
         return gf
 
     def fits(self, descs):
-        """Whether calls with arguments of these descriptors (("f",), ("i",), ("b",)) are
-        outlined: the helper compiles to a float for them and its gradient builds."""
+        """Whether calls with arguments of these descriptors (("f",), ("i",), ("b",),
+        ("array", ndim, dtype, layout)) are outlined: the helper compiles to a float for
+        them, changes none of the arrays and its gradient builds."""
         descs = tuple(descs)
         if descs not in self._checked:
             self._checked[descs] = self._fits(descs)
         return self._checked[descs]
 
     def _fits(self, descs):
-        floats = tuple(k for k, d in enumerate(descs) if d == ("f",))
-        if not floats or any(d not in (("f",), ("i",), ("b",)) for d in descs):
+        if any(d not in (("f",), ("i",), ("b",)) and d[0] != "array" for d in descs):
             return False
-        result = _type_of(self.value, descs)
-        if not isinstance(result, nt.Float):
+        arg_types = tuple(_numba_type(d) for d in descs)
+        floats = _floats(arg_types)
+        if not floats:
             return False
-        arg_types = tuple(_NUMBA[d[0]] for d in descs)
+        if not isinstance(self.helper, CPUDispatcher):
+            # (a Python function: numba compiles it as written, alone, to a float)
+            result = _type_of(self.value, descs)
+            if not isinstance(result, nt.Float):
+                return False
+        if any(isinstance(t, nt.Array) for t in arg_types) and \
+                purity.proof(self.primal, self._compiled_as(arg_types), arrays_only=True) \
+                is not None:
+            # (it may write an array it is given or return a view of one; its prints and
+            # other calls with an effect the inliner checked in its copies)
+            return False
         try:
             self.gradient(floats).specialize(arg_types)
         except Exception:   # noqa: BLE001 - (numba's errors have many classes): inlined
             return False
         return True
 
+    def _compiled_as(self, arg_types):
+        """The argument types of the helper's compiled version numba calls for these: an
+        @njit function given signatures (FinancePy's `float64(int64, float64[:], ...)`)
+        compiles no other, and takes a C-contiguous array as its any-layout one."""
+        if getattr(self.primal, "_can_compile", True):
+            return arg_types
+        for sig in self.primal.overloads:
+            if len(sig) == len(arg_types) and all(
+                    t == a or isinstance(t, nt.Array) and isinstance(a, nt.Array) and
+                    t.layout == "A" and (t.dtype, t.ndim) == (a.dtype, a.ndim)
+                    for t, a in zip(sig, arg_types)):
+                return tuple(sig)
+        return arg_types
+
     def implementation(self, arg_types):
         """numba's implementation of the cotangents helper for these argument types: the
-        gradient in the float arguments times the result's adjoint, 0.0 for the others."""
-        floats = tuple(k for k, t in enumerate(arg_types) if isinstance(t, nt.Float))
+        gradient in the float arguments (numbers and arrays) times the result's adjoint,
+        0.0 for the others."""
+        floats = _floats(arg_types)
         n = len(arg_types)
         ps = ", ".join(f"p{k}" for k in range(n))
         where = {k: j for j, k in enumerate(floats)}
@@ -196,7 +226,7 @@ class Outlined:
     def cotangents(self, args, g):
         """The cotangents helper called from Python (generated code run by the
         interpreter: adjit.show)."""
-        floats = tuple(k for k, a in enumerate(args) if isinstance(a, float))
+        floats = _floats(tuple(numba.typeof(a) for a in args))
         d = self.gradient(floats)(*args) if floats else ()
         where = {k: j for j, k in enumerate(floats)}
         return tuple(g * d[where[k]] if k in where else 0.0 for k in range(len(args)))
@@ -206,6 +236,20 @@ class Outlined:
 
 
 _NUMBA = {"f": nt.float64, "i": nt.int64, "b": nt.boolean}
+
+
+def _numba_type(desc):
+    """The numba type of an argument's descriptor (an array's with its layout)."""
+    if desc[0] == "array":
+        return nt.Array(_NUMBA[desc[2]], desc[1], desc[3])
+    return _NUMBA[desc[0]]
+
+
+def _floats(arg_types):
+    """The positions of the arguments that carry derivatives: floats and float arrays."""
+    return tuple(k for k, t in enumerate(arg_types)
+                 if isinstance(t, nt.Float) or
+                 isinstance(t, nt.Array) and isinstance(t.dtype, nt.Float))
 
 
 def _result_of(value, args):

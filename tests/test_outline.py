@@ -299,11 +299,12 @@ def arrays_and_tuples(v, x):
     return scaled(v, 1.0) + scaled(v, 2.0) + scaled(v, 3.0) + a * b + c * d
 
 
-def test_helpers_of_arrays_or_returning_tuples_are_inlined(small_programs_outlined):
+def test_helpers_returning_tuples_are_inlined(small_programs_outlined):
     v = np.linspace(-1.0, 1.0, 5)
     g = adjit.grad(arrays_and_tuples, argnums=(0, 1))
     gv, gx = g(v, 0.6)
-    assert "_cotangents(" not in g.source
+    assert _outlined_calls(g.source, "pair") == (0, 0)
+    assert _outlined_calls(g.source, "scaled") == (3, 3)     # (its array only read)
     np.testing.assert_allclose(gv, fd_grad(arrays_and_tuples, (v, 0.6), 0), rtol=1e-7)
     assert gx == pytest.approx(fd_grad(arrays_and_tuples, (v, 0.6), 1), rel=1e-7)
 
@@ -359,8 +360,9 @@ def test_an_outlined_helper_raises_as_numba_does(small_programs_outlined):
 
 def test_show_prints_the_outlined_calls(small_programs_outlined):
     text = adjit.show(book, "adjoint", 100.0, 0.03, 0.2, argnums=(0, 1, 2))
-    # (the gradient alone needs no price: the backward sweep's calls are all that is left)
-    assert _outlined_calls(text, "bs_value") == (0, 8), text
+    # (the gradient alone reads no price, but the forward sweep keeps the calls: a helper
+    # may raise, and raises where numba's code does)
+    assert _outlined_calls(text, "bs_value") == (8, 8), text
     g = adjit.grad(book, argnums=(0, 1, 2))
     np.testing.assert_allclose(g(100.0, 0.03, 0.2), _greeks(100.0, 0.03, 0.2)[:3],
                                rtol=1e-12)
@@ -409,3 +411,88 @@ def test_a_gradient_calling_an_outlined_helper_loads_from_the_disk_cache(tmp_pat
         delta += 0.5 * math.erfc(-d1 / math.sqrt(2.0))
         vega += s * math.exp(-0.5 * d1 * d1) / math.sqrt(2.0 * math.pi) * math.sqrt(t)
     np.testing.assert_allclose([runs[1]["gs"], runs[1]["gv"]], [delta, vega], rtol=1e-12)
+
+
+# helpers given arrays they only read ---------------------------------------------------------
+class FinError2(Exception):
+    pass
+
+
+@numba.njit(numba.float64(numba.float64[:], numba.float64, numba.float64, numba.float64),
+            fastmath=True)
+def smile_vol(params, f, k, t):
+    """FinancePy's vol_function_clark, as written there: a polynomial in the strike's
+    normal-CDF delta, read from a parameter array (given a signature, it takes any array)."""
+    if f < 0.0:
+        print("f:", f)
+        raise FinError2("Forward is negative")
+    if k < 0.0:
+        print("k:", k)
+        raise FinError2("Strike is negative")
+    x = np.log(f / k)
+    sigma0 = np.exp(params[0])
+    arg = x / (sigma0 * np.sqrt(t))
+    deltax = normcdf(arg) - 0.50
+    f = 0.0
+    for i in range(0, len(params)):
+        f += params[i] * (deltax ** i)
+    return np.exp(f)
+
+
+def smile_fit(params, f, t):
+    """Squared misfit of the smile at five quoted strikes."""
+    return ((smile_vol(params, f, 0.8, t) - 0.14) ** 2 + (smile_vol(params, f, 0.9, t) - 0.12) ** 2
+            + (smile_vol(params, f, 1.0, t) - 0.1) ** 2 + (smile_vol(params, f, 1.1, t) - 0.11) ** 2
+            + (smile_vol(params, f, 1.2, t) - 0.13) ** 2)
+
+
+def test_a_helper_reading_a_parameter_array_is_outlined(small_programs_outlined):
+    params = np.array([np.log(0.1), 0.05, 0.3])
+    g = adjit.grad(smile_fit, argnums=(0, 1))
+    gp, gf = g(params.copy(), 1.05, 0.5)
+    # (its prints come before raises: the call never returns there, nor is made again)
+    assert _outlined_calls(g.source, "smile_vol")[1] == 5, g.source
+    np.testing.assert_allclose(gp, fd_grad(smile_fit, (params, 1.05, 0.5), 0), rtol=1e-7,
+                               atol=1e-10)
+    assert gf == pytest.approx(fd_grad(smile_fit, (params, 1.05, 0.5), 1), rel=1e-7)
+    with pytest.raises(FinError2, match="Forward is negative"):
+        g(params, -1.0, 0.5)
+
+
+def smile_steps(params, f, t, steps):
+    """A parameter array changed in place between calls (a gradient step): the backward
+    sweep reads the values each call was given."""
+    e = 0.0
+    for _ in range(steps):
+        e += smile_vol(params, f, 0.9, t) + smile_vol(params, f, 1.1, t)
+        params[1] = params[1] * 0.9 + 0.01 * e
+    return e
+
+
+def test_an_array_changed_between_outlined_calls(small_programs_outlined):
+    params = np.array([np.log(0.1), 0.05, 0.3])
+    g = adjit.grad(smile_steps, argnums=(0, 1))
+    gp, gf = g(params.copy(), 1.02, 0.5, 4)
+    assert _outlined_calls(g.source, "smile_vol")[1] == 2, g.source
+    np.testing.assert_allclose(gp, fd_grad(smile_steps, (params, 1.02, 0.5, 4), 0),
+                               rtol=1e-7, atol=1e-10)
+    assert gf == pytest.approx(fd_grad(smile_steps, (params, 1.02, 0.5, 4), 1), rel=1e-7)
+
+
+@numba.njit
+def rescaled(w, s):
+    w[0] = w[0] * s
+    return math.tanh(w[0]) + math.sin(w[1] * s) + math.exp(-w[0] * w[0]) + w[2] * s
+
+
+def rescaling(w, s):
+    return rescaled(w, s) + rescaled(w, 2.0 * s) + rescaled(w, 3.0 * s)
+
+
+def test_a_helper_writing_its_array_is_inlined(small_programs_outlined):
+    w = np.array([0.3, 0.7, 1.1])
+    g = adjit.grad(rescaling, argnums=(0, 1))
+    gw, gs = g(w.copy(), 0.8)
+    assert "_cotangents(" not in g.source
+    np.testing.assert_allclose(gw, fd_grad(rescaling, (w, 0.8), 0), rtol=1e-7)
+    assert gs == pytest.approx(fd_grad(rescaling, (w, 0.8), 1), rel=1e-7)

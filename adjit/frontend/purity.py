@@ -118,6 +118,8 @@ def _overload(dispatcher, args):
 
 
 def _summary(dispatcher, args, seen):
+    if seen.get(_ARRAYS_ONLY) and not any(_holds_memory(t) for t in args):
+        return _Summary({}, frozenset())    # (it is given no array to write or return)
     key = (id(dispatcher), tuple(args))
     if key in seen:
         if seen[key] is None:
@@ -189,7 +191,8 @@ class _Analysis:
         elif isinstance(stmt, ir.Return):
             self.returns |= self.of(stmt.value)
         elif isinstance(stmt, ir.Print):
-            raise NotPure(("prints", line))
+            if not self.seen.get(_ARRAYS_ONLY):
+                raise NotPure(("prints", line))
         elif not isinstance(stmt, (ir.Del, ir.Jump, ir.Branch, ir.Raise, ir.StaticRaise,
                                    ir.TryRaise, ir.StaticTryRaise, ir.PopBlock)):
             raise NotPure((f"has a statement adjit cannot follow ({type(stmt).__name__})",
@@ -352,13 +355,21 @@ class _Analysis:
         raise NotPure((f"calls something adjit cannot see into ({ftype})", line))
 
 
-def proof(dispatcher, args):
+_ARRAYS_ONLY = "arrays only"
+"""The key of `seen` (the analyses made, by helper and argument types) that says whether
+only the arrays given are asked about (proof's `arrays_only`)."""
+
+
+def proof(dispatcher, args, arrays_only=False):
     """None if calling the compiled `dispatcher` with argument types `args` (numba types)
     writes no array it is given, returns no view of one and has no effect; else (why,
     line): what it does, and the line (in the file of the helper or of one it calls; None
-    where there is no one line)."""
+    where there is no one line). With `arrays_only`, effects are not asked about (the
+    caller checks them: adjit/outline.py, on adjit's own copies of the helper, lets a print
+    before a raise pass), and calls given no memory (numbers: FinancePy's normcdf, which
+    calls itself) are not followed."""
     try:
-        summary = _summary(dispatcher, tuple(args), {})
+        summary = _summary(dispatcher, tuple(args), {_ARRAYS_ONLY: arrays_only})
     except NotPure as exc:
         return exc.args[0]
     code = getattr(getattr(dispatcher, "py_func", None), "__code__", None)

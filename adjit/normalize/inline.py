@@ -180,33 +180,68 @@ def _number(norm, value):
     return isinstance(value, ast.Name) and norm.arrays.array_ndim(value) is None
 
 
+def _outlinable(norm, value):
+    """Whether a helper's argument may be passed to it outlined: a number, or a name of a
+    whole array (not a view: the helper's parameter is then the caller's array)."""
+    return _number(norm, value) or \
+        isinstance(value, ast.Name) and value.id in norm.ctx.arrays
+
+
 def _outlined_call(norm, helper, values, out):
     """The call of a helper adjit/outline.py chose, passed `values` (its parameters' values
     in order), as one operation with its gradient for a rule; None where it is inlined
-    (arguments other than numbers, a result numba does not type as a float, a gradient
-    adjit does not build)."""
-    if not all(_number(norm, v) for v in values):
+    (arguments other than numbers and arrays, a result numba does not type as a float, a
+    gradient adjit does not build, an array argument the helper may change)."""
+    if not all(_outlinable(norm, v) for v in values):
         return None
-    descs = [number_descriptor(v.value) if isinstance(v, ast.Constant)
-             else norm.calls.described(v, out)[1] for v in values]
+    descs = []
+    for v in values:
+        d = number_descriptor(v.value) if isinstance(v, ast.Constant) \
+            else norm.calls.described(v, out)[1]
+        if d[0] == "array":     # (with its layout where the caller's argument has one)
+            d = d + (norm.ctx.layouts.get(v.id, "C"),)
+        descs.append(d)
     made = outline.outlined(helper, norm.ctx.outline_options)
     if not made.fits(descs):
         return None
-    return norm.calls.call_of(made.value, values)
+    call = norm.calls.call_of(made.value, values)
+    # (as a call kept as numba's: it may raise where the helper does, so no pass drops it
+    # where its value is unread nor moves it out of its loop)
+    ir.annotate(call, pure=True)
+    return call
 
 
 def _copy_seen(norm, fn, params, bound, stmts, result):
     """Note an inlined copy of `fn` for adjit/outline.py: its size, where its call passed
-    numbers and it returned one; a call with an effect in it rules the helper out."""
-    if norm.ctx.cuda or not all(_number(norm, bound[p]) for p in params) or \
+    numbers and arrays and it returned a number; a call with an effect in it rules the
+    helper out."""
+    if norm.ctx.cuda or not all(_outlinable(norm, bound[p]) for p in params) or \
             not _number(norm, result):
         return
-    env = norm.ctx.env.ns
-    for node in ast.walk(ast.Module(body=stmts, type_ignores=[])):
-        if isinstance(node, ast.Call) and effects.of_call(node, env) is not None:
-            norm.ctx.not_outlined.add(fn)
-            return
+    if _has_effect(stmts, norm.ctx.env.ns):
+        norm.ctx.not_outlined.add(fn)
+        return
     norm.ctx.copies.setdefault(fn, []).append(sum(1 for _ in ir.walk_stmts(stmts)))
+
+
+def _has_effect(stmts, ns):
+    """Whether statements make a call with an effect, but in a block that ends in a raise
+    (FinancePy's `print("k:", k)` before `raise FinError(...)`: the call that runs it never
+    returns, and the backward sweep never evaluates it again)."""
+    if ir.always_raises(stmts):
+        return False
+    for s in stmts:
+        if isinstance(s, (ast.If, ast.For, ast.While)):
+            if any(isinstance(n, ast.Call) and effects.of_call(n, ns) is not None
+                   for n in ast.walk(s.test if isinstance(s, (ast.If, ast.While))
+                                     else s.iter)):
+                return True
+            if _has_effect(s.body, ns) or _has_effect(s.orelse, ns):
+                return True
+        elif any(isinstance(n, ast.Call) and effects.of_call(n, ns) is not None
+                 for n in ast.walk(s)):
+            return True
+    return False
 
 
 def _falls_back(dispatcher, exc):
