@@ -32,25 +32,28 @@ arguments and scales it by the result's adjoint. The derivative is adjit's of th
 as exact as the inlined copy's; the price is one more evaluation of the helper per call in
 the backward sweep, where the inlined copy read its intermediate values from the tape. The
 helper's gradient is compiled once per argument types, however many places call it, and the
-generated code shows the calls: `g_normcdf_value(x1)` forward, `g_normcdf_cotangents(x1,
-out_bar)` backward.
+generated code shows the calls: `g_normcdf_outlined_value(x1)` forward,
+`normcdf_outlined_cotangents(x1, _t9_bar)` backward.
 
 First derivatives on the CPU only (grad, value_and_grad, vjp): forward mode, second
 derivatives and CUDA code inline every call.
 """
 import functools
 import inspect
+import sys
+import warnings
 
 import numba
 from numba.core import types as nt
 from numba.core.registry import CPUDispatcher
 from numba.extending import overload
 
+from numba.core.errors import NumbaPerformanceWarning
+
 from .codegen.emit import exec_sources
-from .custom import _fresh_key, _type_of
 from .frontend import purity
 from .rules.registry import ArrayRule
-from .rules.table import define_custom
+from .rules.table import ARRAY_RULES, define_custom
 
 OUTLINE_PROGRAM = 400
 """Statements of the normalized program (every helper inlined) below which nothing is
@@ -83,8 +86,14 @@ def chosen(total, copies, refused):
 
 def outlinable(fn):
     """Whether the helper `fn` (its Python function) is of the form outlined: a
-    module-level function with named parameters only."""
+    module-level function with named parameters only, of a module in sys.modules (numba
+    resolves a recursive @njit function's call of itself through its module there: called
+    from other compiled code, one loaded without `import` aborts on an unresolved
+    symbol)."""
     if fn.__code__.co_freevars or "<locals>" in fn.__qualname__:
+        return False
+    module = sys.modules.get(fn.__module__)
+    if getattr(module, "__dict__", None) is not fn.__globals__:
         return False
     spec = inspect.getfullargspec(fn)
     return not (spec.varargs or spec.varkw or spec.kwonlyargs)
@@ -121,7 +130,7 @@ class Outlined:
         n = len(self.params)
         slots = [f"p{k}" for k in range(n)]
         ps = ", ".join(slots)
-        key = _fresh_key(py.__name__)      # (helpers of one name in several modules)
+        key = _fresh_key(py.__name__)
         lines = [f"def {key}_value({ps}):",
                  f"    return primal({ps})",
                  f"def {key}_cotangents({ps}, g):",
@@ -165,6 +174,9 @@ class Outlined:
         them, changes none of the arrays and its gradient builds."""
         descs = tuple(descs)
         if descs not in self._checked:
+            # (False while it is checked: helpers calling each other, each outlined in the
+            # other's gradient, would check each other again without end; inlined there)
+            self._checked[descs] = False
             self._checked[descs] = self._fits(descs)
         return self._checked[descs]
 
@@ -236,6 +248,31 @@ class Outlined:
 
 
 _NUMBA = {"f": nt.float64, "i": nt.int64, "b": nt.boolean}
+_KEYS = set()
+
+
+def _fresh_key(name):
+    """The prefix of an outlined helper's generated functions (`normcdf_outlined`), numbered
+    when a helper of that name in another module has it already."""
+    key, k = f"{name}_outlined", 1
+    while key in _KEYS or key in ARRAY_RULES:
+        k += 1
+        key = f"{name}_outlined{k}"
+    _KEYS.add(key)
+    return key
+
+
+def _type_of(dispatcher, descs):
+    """numba's result type of `dispatcher` on arguments of these descriptors, or None where
+    it does not compile for them."""
+    sig = tuple(_numba_type(d) for d in descs)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", NumbaPerformanceWarning)
+            dispatcher.compile(sig)
+    except Exception:   # noqa: BLE001 - numba's typing errors have many classes
+        return None
+    return dispatcher.overloads[sig].signature.return_type
 
 
 def _numba_type(desc):

@@ -369,6 +369,7 @@ def _normalize(p, o, unread, outlined):
     ctx.typed_args = p.arg_kinds is not None
     ctx.unread = unread
     ctx.outline = outlined
+    ctx.outlined = outline.outlined
     ctx.outline_options = (frozenset(o.fastmath) if isinstance(o.fastmath, (set, frozenset))
                            else o.fastmath, o.cache, o.tape_limit, o.vector_math)
     ctx.kernel = o.derivative == "kernel"

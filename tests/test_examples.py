@@ -1,6 +1,7 @@
 """The examples run and reach what they claim."""
 import importlib.util
 import pathlib
+import sys
 
 import numpy as np
 import pytest
@@ -9,8 +10,11 @@ EXAMPLES = pathlib.Path(__file__).resolve().parent.parent / "examples"
 
 
 def load(name):
+    """The example imported as a module (in sys.modules, as `import` puts it: numba
+    resolves a recursive @njit function's call of itself through its module there)."""
     spec = importlib.util.spec_from_file_location(name, EXAMPLES / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
 

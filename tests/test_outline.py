@@ -16,33 +16,7 @@ import adjit
 from adjit import outline
 from fd import fd_grad, fd_hessian
 from test_cache import _processes
-
-INV_ROOT_2_PI = 0.3989422804014327
-
-
-@numba.njit(numba.float64(numba.float64), fastmath=True)
-def normcdf(x):
-    """FinancePy's utils/math.py normcdf, as written there."""
-    a1 = 0.319381530
-    a2 = -0.356563782
-    a3 = 1.781477937
-    a4 = -1.821255978
-    a5 = 1.330274429
-    g = 0.2316419
-
-    k = 1.0 / (1.0 + g * np.abs(x))
-    k2 = k * k
-    k3 = k2 * k
-    k4 = k3 * k
-    k5 = k4 * k
-
-    if x >= 0.0:
-        c = a1 * k + a2 * k2 + a3 * k3 + a4 * k4 + a5 * k5
-        phi = 1.0 - c * np.exp(-x * x / 2.0) * INV_ROOT_2_PI
-    else:
-        phi = 1.0 - normcdf(-x)
-
-    return phi
+from test_recursion import normcdf     # FinancePy's, as written there
 
 
 def up_and_in_call(s, k, h, v, t):
@@ -63,8 +37,8 @@ BARRIER_ARGS = (100.0, 95.0, 110.0, 0.25, 1.0)
 
 def _outlined_calls(source, name):
     """How many times the generated code calls the outlined `name` forward and backward."""
-    return (len(re.findall(rf"\b\w*{name}\d*_value\(", source)),
-            len(re.findall(rf"\b{name}\d*_cotangents\(", source)))
+    return (len(re.findall(rf"\b\w*{name}_outlined\d*_value\(", source)),
+            len(re.findall(rf"\b{name}_outlined\d*_cotangents\(", source)))
 
 
 def test_a_helper_called_at_many_places_is_called_not_copied():
@@ -395,7 +369,7 @@ CACHED = textwrap.dedent("""
     first = time.perf_counter() - t
     hits = sum(g._called.dispatcher.stats.cache_hits.values())
     print(json.dumps({"gs": gs, "gv": gv, "hits": hits, "first": first,
-                      "outlined": "call_cotangents(" in g.source}))
+                      "outlined": "call_outlined_cotangents(" in g.source}))
 """)
 
 
@@ -496,3 +470,26 @@ def test_a_helper_writing_its_array_is_inlined(small_programs_outlined):
     assert "_cotangents(" not in g.source
     np.testing.assert_allclose(gw, fd_grad(rescaling, (w, 0.8), 0), rtol=1e-7)
     assert gs == pytest.approx(fd_grad(rescaling, (w, 0.8), 1), rel=1e-7)
+
+
+def ping(x, n):
+    u = math.tanh(x) + math.sin(x) * math.cos(x) + math.exp(-x * x)
+    if n > 0:
+        return u + pong(0.5 * x, n - 1)
+    return u
+
+
+def pong(x, n):
+    v = math.log1p(x * x) + math.atan(x) * math.sinh(0.1 * x)
+    if n > 0:
+        return v * ping(0.7 * x, n - 1)
+    return v
+
+
+def ping_pong(x):
+    return ping(x, 1) + ping(2.0 * x, 1) + pong(x, 1) + pong(3.0 * x, 1)
+
+
+def test_helpers_calling_each_other(small_programs_outlined):
+    got = adjit.grad(ping_pong)(0.3)
+    assert got == pytest.approx(fd_grad(ping_pong, (0.3,), 0), rel=1e-8)

@@ -167,7 +167,8 @@ def test_debug_print_after(monkeypatch, capsys):
 # layering: a package imports only from its own stage or earlier ones -------------------------
 LAYERS = {"errors": 0, "api_stop": 0, "ir": 0, "runtime": 0, "rules": 0,
           "frontend": 1, "normalize": 2, "analysis": 3, "reverse": 4, "forward": 4,
-          "codegen": 5, "pipeline": 6, "transform": 7, "show": 7, "custom": 7, "higher": 7.5, "sparse": 7.5, "patterns": 7,
+          "codegen": 5, "outline": 5.5, "pipeline": 6, "transform": 7, "show": 7, "custom": 7,
+          "higher": 7.5, "sparse": 7.5, "patterns": 7,
           "api": 8, "implicit": 8.5, "distributed": 8.5, "cuda": 9,
           "__init__": 10}
 ROOT = pathlib.Path(adjit.__file__).parent

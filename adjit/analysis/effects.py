@@ -20,25 +20,12 @@ import ast
 import numpy as np
 
 from .. import ir
-from ..normalize.names import lookup
+from ..normalize.names import call_effect
 from ..rules.effects import of_object, written_arguments
 
 _VALUE_BUILTINS = frozenset({"int", "float", "complex", "bool", "abs", "min", "max", "len",
                              "range"})
 _VALUE_MODULES = frozenset({"math", "cmath", "vmath"})
-
-
-def of_call(call, env):
-    """Why the call expression `call` has an effect, or None (for one with the note `pure`:
-    an @njit helper adjit cannot read that frontend/purity.py showed has none)."""
-    if ir.note(call, "pure", False):
-        return None
-    if ir.note(call, "opaque") is not None or isinstance(call.func, (ast.Name, ast.Attribute)):
-        obj = lookup(call.func, env)
-        if obj is None:
-            return None
-        return of_object(obj)
-    return None
 
 
 def mark(stmts, env):
@@ -51,7 +38,7 @@ def mark(stmts, env):
             continue
         value = getattr(s, "value", None)
         if isinstance(value, ast.Call):
-            why = of_call(value, env)
+            why = call_effect(value, env)
             if why is not None:
                 ir.annotate(s, effect=why)
 

@@ -156,6 +156,7 @@ class InlineContext:
         # a call with an effect
         self.outline = frozenset()
         self.outline_options = None
+        self.outlined = None                # outline.outlined, given by the pipeline
         self.copies = {}
         self.not_outlined = set()
 

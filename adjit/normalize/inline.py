@@ -8,12 +8,12 @@ import ast
 import numpy as np
 from numba.core.registry import CPUDispatcher
 
-from .. import ir, outline
-from ..analysis import effects
+from .. import ir
 from ..errors import AdjitError, InternalError
 from ..frontend.source import read_function
 from ..rules.opaque import number_descriptor
 from .exits import always_returns
+from .names import call_effect
 from .prune import pruned_source, with_settings
 from .values import NONE, DtypeValue, EnumValue, FunctionValue, NoneValue, NoResult, \
     RecordValue, Shape, TupleValue, TypeOf, assigned_user_names
@@ -188,8 +188,9 @@ def _outlinable(norm, value):
 
 
 def _outlined_call(norm, helper, values, out):
-    """The call of a helper adjit/outline.py chose, passed `values` (its parameters' values
-    in order), as one operation with its gradient for a rule; None where it is inlined
+    """The call of a helper adjit/outline.py chose (norm.ctx.outlined: outline.outlined),
+    passed `values` (its parameters' values in order), as one operation with its gradient
+    for a rule; None where it is inlined
     (arguments other than numbers and arrays, a result numba does not type as a float, a
     gradient adjit does not build, an array argument the helper may change)."""
     if not all(_outlinable(norm, v) for v in values):
@@ -201,7 +202,7 @@ def _outlined_call(norm, helper, values, out):
         if d[0] == "array":     # (with its layout where the caller's argument has one)
             d = d + (norm.ctx.layouts.get(v.id, "C"),)
         descs.append(d)
-    made = outline.outlined(helper, norm.ctx.outline_options)
+    made = norm.ctx.outlined(helper, norm.ctx.outline_options)
     if not made.fits(descs):
         return None
     call = norm.calls.call_of(made.value, values)
@@ -232,13 +233,13 @@ def _has_effect(stmts, ns):
         return False
     for s in stmts:
         if isinstance(s, (ast.If, ast.For, ast.While)):
-            if any(isinstance(n, ast.Call) and effects.of_call(n, ns) is not None
+            if any(isinstance(n, ast.Call) and call_effect(n, ns) is not None
                    for n in ast.walk(s.test if isinstance(s, (ast.If, ast.While))
                                      else s.iter)):
                 return True
             if _has_effect(s.body, ns) or _has_effect(s.orelse, ns):
                 return True
-        elif any(isinstance(n, ast.Call) and effects.of_call(n, ns) is not None
+        elif any(isinstance(n, ast.Call) and call_effect(n, ns) is not None
                  for n in ast.walk(s)):
             return True
     return False

@@ -6,7 +6,9 @@ import math
 import numba
 import numpy as np
 
+from .. import ir
 from ..api_stop import stop_gradient
+from ..rules.effects import of_object
 from ..runtime import checkpoint as ckpt
 from ..runtime import vec
 from ..runtime.linked import calls
@@ -98,4 +100,18 @@ def lookup(func, ns):
     if isinstance(func, ast.Attribute):
         base = lookup(func.value, ns)
         return None if base is None else getattr(base, func.attr, None)
+    return None
+
+
+def call_effect(call, ns):
+    """Why the call expression `call` of generated code has an effect, or None (for one with
+    the note `pure`: an @njit helper adjit cannot read that frontend/purity.py showed has
+    none, an outlined helper's value)."""
+    if ir.note(call, "pure", False):
+        return None
+    if ir.note(call, "opaque") is not None or isinstance(call.func, (ast.Name, ast.Attribute)):
+        obj = lookup(call.func, ns)
+        if obj is None:
+            return None
+        return of_object(obj)
     return None
