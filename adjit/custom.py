@@ -32,13 +32,11 @@ import functools
 import importlib
 import inspect
 import sys
-import warnings
 
 import numba
 import numpy as np
 from numba.core import types as nt
 from numba.core.dispatcher import Dispatcher
-from numba.core.errors import NumbaPerformanceWarning
 from numba.core.extending import overload, typeof_impl
 
 from .codegen.emit import exec_source, exec_sources as _exec_all
@@ -48,11 +46,10 @@ from .frontend import purity
 from .frontend.source import code_names, read_function, referenced
 from .rules import opaque
 from .rules.registry import ArrayRule
-from .rules.table import (ARRAY_RULES, attach_rule, attached_rule, define_custom,
+from .rules.table import (attach_rule, attached_rule, define_custom, fresh_key,
                           set_array_rule, set_device_twin)
 from . import ir
 
-_KEYS = set()
 _VJP = None
 """adjit.vjp, given by adjit.api (the layer above) when it is imported: the second
 derivatives through a tangent rule differentiate it."""
@@ -61,17 +58,6 @@ derivatives through a tangent rule differentiate it."""
 def use_vjp(vjp):
     global _VJP
     _VJP = vjp
-
-
-def _fresh_key(name):
-    """The prefix of a custom_vjp function's helpers (`softclip_vjp`): its name, numbered
-    when another custom_vjp function has it already."""
-    key, k = name, 1
-    while key in _KEYS or key in ARRAY_RULES:
-        k += 1
-        key = f"{name}{k}"
-    _KEYS.add(key)
-    return key
 
 
 def owned(value, like, what):
@@ -154,7 +140,7 @@ class custom_vjp:
         self._tupled = {}
         self._device = self._device_primal = None
         register_cuda_typeof()
-        self.key = _fresh_key(py.__name__)
+        self.key = fresh_key(py.__name__)
         define_custom(self, f"custom_vjp function `{py.__name__}`", "array", handler="custom",
                       notes="the user's own rule")
 
@@ -288,7 +274,7 @@ class custom_vjp:
         rebuilt = [_spelled(d, str, names) for d in descs]
         g = self._result_desc(descs)
         bars = _type_of(self.helpers[f"{self.key}_cotangents"], list(descs) + [g])
-        k0 = _fresh_key(f"{self.key}_t{len(self._tupled) + 1}")
+        k0 = fresh_key(f"{self.key}_t{len(self._tupled) + 1}")
         args, ps = ", ".join(rebuilt), ", ".join(flat)
         alias = (f"adjit: the fwd rule of the custom_vjp function `{self.__name__}` returned "
                  "an array that shares memory with an argument (the argument itself or a view "
@@ -581,7 +567,7 @@ class _ForeignRule(custom_vjp):
         self.helpers = None
         self._tupled = {}
         self._device = self._device_primal = None
-        self.key = _fresh_key(self.__name__)
+        self.key = fresh_key(self.__name__)
         define_custom(self, f"the function `{self.__name__}` (adjit.defvjp)", "array",
                       handler="custom", notes="the user's own rule")
 
@@ -712,14 +698,7 @@ def _numba_type(desc):
 
 def _type_of(dispatcher, descs):
     """numba's result type of dispatcher on arguments of these descriptors, or its message."""
-    sig = tuple(_numba_type(d) for d in descs)
-    try:
-        with warnings.catch_warnings():     # (a probe on any-layout arrays: no advice)
-            warnings.simplefilter("ignore", NumbaPerformanceWarning)
-            dispatcher.compile(sig)
-    except Exception as exc:   # noqa: BLE001 - numba's typing errors have many classes
-        return opaque._message(exc)
-    return dispatcher.overloads[sig].signature.return_type
+    return opaque.compiled_type(dispatcher, tuple(_numba_type(d) for d in descs))
 
 
 def _result_of(value, args):

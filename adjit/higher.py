@@ -479,9 +479,9 @@ def inner_gradient(gf, error):
     `error(what, instead)` raises at the call for a gradient that is not one of these."""
     if getattr(gf, "_inner_key", None) is not None:
         return
-    from .custom import _fresh_key, zero_like
+    from .custom import zero_like
     from .rules.registry import ArrayRule
-    from .rules.table import define_custom
+    from .rules.table import define_custom, fresh_key
 
     def hvp(fn, argnums):       # (api.hvp, without importing the layer above)
         return type(gf)(fn, argnums, False, fastmath=gf.fastmath, kind="hvp",
@@ -501,7 +501,7 @@ def inner_gradient(gf, error):
     k = gf.argnums[0]
     slots = tuple(f"p{j}" for j in range(n))
     ps = ", ".join(slots)
-    key = _fresh_key(f"{name}_grad")
+    key = fresh_key(f"{name}_grad")
     helpers = {f"{key}_hvp": hvp(gf.fn, k), "zero_like": zero_like}
     reverse, tangent = [], []
     for j in range(n):

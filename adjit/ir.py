@@ -407,26 +407,30 @@ def always_raises(stmts):
     return False
 
 
-def walk_stmts(stmts):
+def walk_stmts(stmts, raising=True):
     """Every statement in a body, nested ones included, in program order (a body is read
-    when the walk reaches it, as the statement before it was yielded)."""
-    stack = [iter(stmts)]
+    when the walk reaches it, as the statement before it was yielded). With `raising`
+    False, not those of a body that always raises (`always_raises`), `stmts` included:
+    statements that run only on the way to an exception."""
+    keep = (lambda body: True) if raising else (lambda body: not always_raises(body))
+    stack = [iter(stmts if keep(stmts) else ())]
     while stack:
         for s in stack[-1]:
             yield s
             if isinstance(s, ast.If):
-                stack.append(_branches(s))
+                stack.append(_branches(s, keep))
                 break
             if isinstance(s, (ast.For, ast.While)):
-                stack.append(iter(s.body))
+                stack.append(iter(s.body if keep(s.body) else ()))
                 break
         else:
             stack.pop()
 
 
-def _branches(s):
-    yield from s.body
-    yield from s.orelse
+def _branches(s, keep):
+    for body in (s.body, s.orelse):
+        if keep(body):
+            yield from body
 
 
 def blocks(stmts, depth=None, serial=False):

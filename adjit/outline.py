@@ -40,19 +40,17 @@ derivatives and CUDA code inline every call.
 """
 import inspect
 import sys
-import warnings
 
 import numba
 from numba.core import types as nt
 from numba.core.registry import CPUDispatcher
 from numba.extending import overload
 
-from numba.core.errors import NumbaPerformanceWarning
-
 from .codegen.emit import exec_sources
 from .frontend import purity
+from .rules import opaque
 from .rules.registry import ArrayRule
-from .rules.table import ARRAY_RULES, define_custom
+from .rules.table import define_custom, fresh_key
 
 OUTLINE_PROGRAM = 400
 """Statements of the normalized program (every helper inlined) below which nothing is
@@ -129,7 +127,7 @@ class Outlined:
         n = len(self.params)
         slots = [f"p{k}" for k in range(n)]
         ps = ", ".join(slots)
-        key = _fresh_key(py.__name__)
+        key = fresh_key(f"{py.__name__}_outlined")
         lines = [f"def {key}_value({ps}):",
                  f"    return primal({ps})",
                  f"def {key}_cotangents({ps}, g):",
@@ -182,7 +180,7 @@ class Outlined:
     def _fits(self, descs):
         if any(d not in (("f",), ("i",), ("b",)) and d[0] != "array" for d in descs):
             return False
-        arg_types = tuple(_numba_type(d) for d in descs)
+        arg_types = tuple(opaque._numba_type(d) for d in descs)
         floats = _floats(arg_types)
         if not floats:
             return False
@@ -246,39 +244,11 @@ class Outlined:
         return f"<adjit outlined {self.fn.__name__}>"
 
 
-_NUMBA = {"f": nt.float64, "i": nt.int64, "b": nt.boolean}
-_KEYS = set()
-
-
-def _fresh_key(name):
-    """The prefix of an outlined helper's generated functions (`normcdf_outlined`), numbered
-    when a helper of that name in another module has it already."""
-    key, k = f"{name}_outlined", 1
-    while key in _KEYS or key in ARRAY_RULES:
-        k += 1
-        key = f"{name}_outlined{k}"
-    _KEYS.add(key)
-    return key
-
-
 def _type_of(dispatcher, descs):
     """numba's result type of `dispatcher` on arguments of these descriptors, or None where
     it does not compile for them."""
-    sig = tuple(_numba_type(d) for d in descs)
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", NumbaPerformanceWarning)
-            dispatcher.compile(sig)
-    except Exception:   # noqa: BLE001 - numba's typing errors have many classes
-        return None
-    return dispatcher.overloads[sig].signature.return_type
-
-
-def _numba_type(desc):
-    """The numba type of an argument's descriptor (an array's with its layout)."""
-    if desc[0] == "array":
-        return nt.Array(_NUMBA[desc[2]], desc[1], desc[3])
-    return _NUMBA[desc[0]]
+    t = opaque.compiled_type(dispatcher, tuple(opaque._numba_type(d) for d in descs))
+    return None if isinstance(t, str) else t
 
 
 def _floats(arg_types):

@@ -229,18 +229,11 @@ def _has_effect(stmts, ns):
     """Whether statements make a call with an effect, but in a block that ends in a raise
     (FinancePy's `print("k:", k)` before `raise FinError(...)`: the call that runs it never
     returns, and the backward sweep never evaluates it again)."""
-    if ir.always_raises(stmts):
-        return False
-    for s in stmts:
-        if isinstance(s, (ast.If, ast.For, ast.While)):
-            if any(isinstance(n, ast.Call) and call_effect(n, ns) is not None
-                   for n in ast.walk(s.test if isinstance(s, (ast.If, ast.While))
-                                     else s.iter)):
-                return True
-            if _has_effect(s.body, ns) or _has_effect(s.orelse, ns):
-                return True
-        elif any(isinstance(n, ast.Call) and call_effect(n, ns) is not None
-                 for n in ast.walk(s)):
+    for s in ir.walk_stmts(stmts, raising=False):
+        part = s.test if isinstance(s, (ast.If, ast.While)) else \
+            s.iter if isinstance(s, ast.For) else s
+        if any(isinstance(n, ast.Call) and call_effect(n, ns) is not None
+               for n in ast.walk(part)):
             return True
     return False
 

@@ -16,10 +16,12 @@ joins uint64 with int64 into float64), ("const", value) a constant argument, ("t
 items) a tuple, ("none",) no value (a call made for its effect).
 """
 import functools
+import warnings
 
 import numba
 import numpy as np
 from numba.core import types as nt
+from numba.core.errors import NumbaPerformanceWarning
 
 _SCALARS = {"f": nt.float64, "i": nt.int64, "b": nt.boolean}
 
@@ -27,8 +29,8 @@ _SCALARS = {"f": nt.float64, "i": nt.int64, "b": nt.boolean}
 def _numba_type(desc):
     if desc == ("i", "uint64"):
         return nt.uint64
-    if desc[0] == "array":
-        return nt.Array(_SCALARS[desc[2]], desc[1], "A")
+    if desc[0] == "array":      # ("array", ndim, dtype) or with its layout, "C", "F" or "A"
+        return nt.Array(_SCALARS[desc[2]], desc[1], desc[3] if len(desc) > 3 else "A")
     if desc[0] == "tuple":
         return nt.Tuple([_numba_type(d) for d in desc[1]])
     return _SCALARS[desc[0]]
@@ -115,6 +117,18 @@ def _message(exc):
                 "unexpected keyword" in line or "got an unexpected" in line:
             return line[:300]
     return (lines[0] if lines else type(exc).__name__)[:300]
+
+
+def compiled_type(dispatcher, sig):
+    """numba's result type of `dispatcher` compiled for the argument types `sig`, or, where
+    it does not compile for them, the line of numba's message that says why (a str)."""
+    try:
+        with warnings.catch_warnings():     # (a probe on any-layout arrays: no advice)
+            warnings.simplefilter("ignore", NumbaPerformanceWarning)
+            dispatcher.compile(sig)
+    except Exception as exc:   # noqa: BLE001 - numba's typing errors have many classes
+        return _message(exc)
+    return dispatcher.overloads[sig].signature.return_type
 
 
 class _Same:

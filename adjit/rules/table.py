@@ -1063,6 +1063,22 @@ is piecewise constant: no derivative through stop)."""
 ARRAY_RULES = {}
 """The derivatives of the array-level operations, by key."""
 
+_KEYS = set()
+
+
+def fresh_key(name):
+    """A key for a rule made as a program runs (a custom_vjp function's, an outlined
+    helper's, a gradient's called inside another): `name`, numbered when a rule or another
+    such key has it already. Their generated helpers are named after it (`softclip_vjp`,
+    `normcdf_outlined2`)."""
+    key, k = name, 1
+    while key in _KEYS or key in ARRAY_RULES:
+        k += 1
+        key = f"{name}{k}"
+    _KEYS.add(key)
+    return key
+
+
 ARRAY_OP_NAMES = {}
 """What an error message calls each array-level operation."""
 
