@@ -493,3 +493,82 @@ def ping_pong(x):
 def test_helpers_calling_each_other(small_programs_outlined):
     got = adjit.grad(ping_pong)(0.3)
     assert got == pytest.approx(fd_grad(ping_pong, (0.3,), 0), rel=1e-8)
+
+
+# FinancePy's implied strike: a secant solver given the objective and a tuple of its
+# arguments, the parameter array among them (fx_vol_surface.solver_for_smile_strike_fast)
+@numba.njit
+def smile_delta(k, *args):
+    params = args[0]
+    f = args[1]
+    target = args[2]
+    v = params[0] + params[1] * (k - f) + params[2] * (k - f) ** 2
+    return 0.5 * math.erfc((math.log(k / f) - 0.5 * v * v) / (v * math.sqrt(2.0))) - target
+
+
+@numba.njit
+def secant(func, x0, args=(), tol=1e-13, maxiter=50):
+    p0 = 1.0 * x0
+    p1 = x0 * (1.0 + 1e-4) + 1e-4
+    q0 = func(p0, *args)
+    q1 = func(p1, *args)
+    for _ in range(maxiter):
+        if q1 == q0:
+            p = (p1 + p0) / 2.0
+            break
+        p = p1 - q1 * (p1 - p0) / (q1 - q0)
+        if abs(p - p1) < tol:
+            break
+        p0, q0 = p1, q1
+        p1 = p
+        q1 = func(p1, *args)
+    return p    # (numba's typed code: `p` is unassigned on the path that never loops)
+
+
+@numba.njit
+def strike_for(params, f, target):
+    return secant(smile_delta, f, args=(params, f, target))
+
+
+def strikes_fit(params, f):
+    return (strike_for(params, f, 0.25) - 1.1) ** 2 + (strike_for(params, f, 0.75) - 0.9) ** 2
+
+
+def test_a_solver_given_a_tuple_holding_the_parameter_array(small_programs_outlined):
+    params = np.array([0.2, -0.05, 0.1])
+    g = adjit.grad(strikes_fit, argnums=(0, 1))
+    gp, gf = g(params.copy(), 1.0)
+    # (numba's typed code of the solver reads as one that writes no array it is given)
+    assert _outlined_calls(g.source, "strike_for") == (2, 2), g.source
+    np.testing.assert_allclose(gp, fd_grad(strikes_fit, (params, 1.0), 0), rtol=1e-6,
+                               atol=1e-9)
+    assert gf == pytest.approx(fd_grad(strikes_fit, (params, 1.0), 1), rel=1e-6)
+
+
+@numba.njit
+def smile_vol_at(params, f, k):
+    x = k - f
+    return params[0] + params[1] * x + params[2] * x * x + 0.01 * math.tanh(x) * math.exp(-x * x)
+
+
+@numba.njit
+def vol_gap(k, *args):
+    params = args[0]        # (the parameter array, read from the tuple of arguments)
+    f = args[1]
+    target = args[2]
+    return smile_vol_at(params, f, k) - target
+
+
+def quotes_fit(params, f):
+    quotes = (params, f, 0.2)
+    return vol_gap(0.9, *quotes) ** 2 + vol_gap(1.0, *quotes) ** 2 + vol_gap(1.1, *quotes) ** 2
+
+
+def test_an_array_read_from_a_tuple_is_passed_whole(small_programs_outlined):
+    params = np.array([0.2, -0.05, 0.1])
+    g = adjit.grad(quotes_fit, argnums=(0, 1))
+    gp, gf = g(params.copy(), 1.0)
+    assert _outlined_calls(g.source, "smile_vol_at") == (3, 3), g.source
+    np.testing.assert_allclose(gp, fd_grad(quotes_fit, (params, 1.0), 0), rtol=1e-7,
+                               atol=1e-10)
+    assert gf == pytest.approx(fd_grad(quotes_fit, (params, 1.0), 1), rel=1e-7)

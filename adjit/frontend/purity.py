@@ -223,7 +223,8 @@ class _Analysis:
         if not isinstance(value, ir.Expr):
             raise NotPure((f"has a value adjit cannot follow ({type(value).__name__})", line))
         op = value.op
-        if op in ("binop", "unary", "arrayexpr", "build_slice"):
+        if op in ("binop", "unary", "arrayexpr", "build_slice", "null"):
+            # (null: numba's value of a variable not yet assigned on a path into a join)
             return frozenset()
         if op == "inplace_binop":
             lhs = value.lhs

@@ -181,10 +181,17 @@ def _number(norm, value):
 
 
 def _outlinable(norm, value):
-    """Whether a helper's argument may be passed to it outlined: a number, or a name of a
-    whole array (not a view: the helper's parameter is then the caller's array)."""
-    return _number(norm, value) or \
-        isinstance(value, ast.Name) and value.id in norm.ctx.arrays
+    """Whether a helper's argument may be passed to it outlined: a number, or a whole array
+    (not a view: the helper's parameter is then the caller's array), named or read from a
+    tuple (FinancePy's `params = args[8]`)."""
+    return _number(norm, value) or _whole_array(norm, value) is not None
+
+
+def _whole_array(norm, value):
+    """The name of the array `value` is the whole of, or None."""
+    if isinstance(value, View) and value.is_identity() and value.parent is None:
+        value = ir.name(value.base)
+    return value if isinstance(value, ast.Name) and value.id in norm.ctx.arrays else None
 
 
 def _outlined_call(norm, helper, values, out):
@@ -195,6 +202,7 @@ def _outlined_call(norm, helper, values, out):
     gradient adjit does not build, an array argument the helper may change)."""
     if not all(_outlinable(norm, v) for v in values):
         return None
+    values = [v if _number(norm, v) else _whole_array(norm, v) for v in values]
     descs = []
     for v in values:
         d = number_descriptor(v.value) if isinstance(v, ast.Constant) \
