@@ -32,7 +32,8 @@ from .codegen import assemble, kernel_sweep, usual, vector_math
 from .codegen.indices import unsigned_indices
 from .codegen.emit import HELPERS, compile_source, exec_source, generated, render
 from .codegen.kernel_sweep import KernelSweep
-from .errors import AdjitError, AdjitWarning, error_at, function_origin, internal_error
+from .errors import (AdjitError, AdjitWarning, ValueRefusedError, error_at, function_origin,
+                     internal_error)
 from .forward.tangent import TangentBuilder
 from .frontend.source import read_function
 from .normalize.anf import InlineContext, normalize_function
@@ -520,7 +521,29 @@ def activity(p, o):
               for q, record in p.records.items() for field, atom in record.fields}
     fields.update(p.parts)
     p.active = active_variables(p.stmts, p.result, p.wrt, p.kinds, p.env.ns, roots=roots,
-                                fields=fields)
+                                fields=fields,
+                                guard=None if o.target == "cuda" else functools.partial(
+                                    _refused_draw, p))
+
+
+def _refused_draw(p, draw, error):
+    """A draw with no pathwise derivative in a parameter that carries one, in a branch of
+    an `if` (activity.refuse_draw_parameters): a raise of ValueRefusedError with the error's
+    message is put before it, so that the gradient refuses the draw where the branch runs
+    and is exact where it does not (a Monte Carlo function whose argument chooses a scheme:
+    FinancePy's CIR paths draw a noncentral chi-square in one)."""
+    kind = p.env.spell(ValueRefusedError, "ValueRefusedError")
+    call = ast.Call(func=ast.parse(p.env.spell(vec.raise_error, "raise_error"),
+                                   mode="eval").body,
+                    args=[ast.Constant(value=kind), ast.Constant(value=str(error))],
+                    keywords=[])
+    guard = ir.annotate(ast.Expr(value=call), origin=ir.note(draw, "origin", None),
+                        raises=True)
+    for block in ir.blocks(p.stmts):
+        for k, s in enumerate(block):
+            if s is draw:
+                block.insert(k, guard)
+                return
 
 
 def adjoint(p, o):

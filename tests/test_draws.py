@@ -13,6 +13,7 @@ import pytest
 
 import adjit
 from adjit import AdjitError
+from adjit.errors import ValueRefusedError
 
 from fd import fd_grad
 
@@ -273,6 +274,65 @@ def test_no_pathwise_derivative_is_refused(f, draw, param):
         adjit.grad(f)(np.array([2.5]))
     with pytest.raises(AdjitError, match=f"parameter `{param}` of `{draw}`"):
         adjit.jvp(f)(np.array([2.5]), np.array([1.0]))
+
+
+# A Monte Carlo function whose argument chooses the scheme, as FinancePy's CIR paths are
+# written: the exact scheme draws a noncentral chi-square whose degrees of freedom depend on
+# the model's parameters, the Euler scheme draws normals only.
+EULER, EXACT = 1, 2
+
+
+@numba.njit
+def cir_step(r, a, b, sigma, dt):
+    """The exact transition: a scaled noncentral chi-square draw."""
+    sigma2 = sigma * sigma
+    d = 4.0 * a * b / sigma2
+    c = sigma2 * (1.0 - np.exp(-a * dt)) / 4.0 / a
+    ll = r * np.exp(-a * dt) / c
+    z = np.random.normal()
+    x = np.random.chisquare(d - 1)
+    return c * (x + (z + np.sqrt(ll)) ** 2)
+
+
+@numba.njit
+def cir_mean_rate(r0, a, b, sigma, steps, scheme):
+    np.random.seed(5)
+    dt = 1.0 / steps
+    r = r0
+    total = 0.0
+    if scheme == EULER:
+        for _ in range(steps):
+            r = r + a * (b - r) * dt + sigma * np.sqrt(dt * max(r, 0.0)) * np.random.normal()
+            total += r
+    elif scheme == EXACT:
+        for _ in range(steps):
+            r = cir_step(r, a, b, sigma, dt)
+            total += r
+    else:
+        raise ValueError("unknown scheme")
+    return total / steps
+
+
+def test_a_draw_without_derivative_refuses_only_the_branch_that_draws_it():
+    args = (0.03, 0.8, 0.05, 0.1, 50)
+    g = adjit.grad(cir_mean_rate, argnums=(0, 1, 2, 3))
+    got = g(*args, EULER)
+    for k in range(4):
+        want = fd_grad(cir_mean_rate, args + (EULER,), k)
+        assert got[k] == pytest.approx(want, rel=1e-6, abs=1e-9), k
+    with pytest.raises(ValueRefusedError,
+                       match=r"in function 'cir_step' \(.*test_draws.py, line \d+\): a "
+                       "derivative would have to flow through the parameter `df` of "
+                       "`np.random.chisquare`"):
+        g(*args, EXACT)
+    with pytest.raises(ValueError, match="unknown scheme"):
+        g(*args, 3)
+    # (the rate alone carries no derivative into the draw's degrees of freedom)
+    assert adjit.grad(cir_mean_rate)(*args, EXACT) == pytest.approx(
+        fd_grad(cir_mean_rate, args + (EXACT,), 0), rel=1e-6)
+    # forward mode refuses it as it builds
+    with pytest.raises(AdjitError, match="parameter `df` of `np.random.chisquare`"):
+        adjit.jvp(cir_mean_rate, argnums=1)(*args, EULER, 1.0)
 
 
 def gamma_shape_stopped(x):

@@ -35,10 +35,10 @@ def _edges(stmts, env):
     return edges
 
 
-def active_variables(stmts, result, wrt, kinds, env, roots=(), fields=None):
+def active_variables(stmts, result, wrt, kinds, env, roots=(), fields=None, guard=None):
     """The set of active variable names (`roots`: more outputs, the arrays a kernel writes;
     `fields`: each parameter that is a field of a record-array argument -> (argument, field),
-    for messages)."""
+    for messages; `guard`: for refuse_draw_parameters)."""
     edges = _edges(stmts, env)
     # integers and booleans carry no derivative: a float stored into an int array is
     # truncated, and what is read back from it varies with nothing (the result may still
@@ -55,7 +55,7 @@ def active_variables(stmts, result, wrt, kinds, env, roots=(), fields=None):
     useful |= carried
     varied = _closure(numeric, varied)
     useful = _closure([(source, target) for target, source in edges], useful)
-    refuse_draw_parameters(stmts, env, lambda a: a in varied, useful)
+    refuse_draw_parameters(stmts, env, lambda a: a in varied, useful, guard)
     if not roots:
         refuse_decided_only(stmts, result, wrt, kinds, env, fields or {})
     return {v for v in varied & useful if is_float_kind(kinds.get(v))}
@@ -286,13 +286,25 @@ def refuse_decided_only(stmts, result, wrt, kinds, env, fields):
                            + zero)
 
 
-def refuse_draw_parameters(stmts, env, is_varied, useful=None):
+def refuse_draw_parameters(stmts, env, is_varied, useful=None, guard=None):
     """A random draw with no pathwise derivative in a parameter (np.random.gamma's shape,
     poisson's lam: rejection sampling, counts) whose parameter carries a derivative and whose
-    value the result depends on (`useful`; None: any use) is an AdjitError naming both."""
-    for s in ir.walk_stmts(stmts):
-        if not (isinstance(s, ast.Assign) and isinstance(s.value, ast.Call)) or ir.is_store(s):
-            continue
+    value the result depends on (`useful`; None: any use) is an AdjitError naming both. With
+    `guard`, such a draw in a branch of an `if` (a Monte Carlo scheme chosen by an argument)
+    is given to guard(statement, its error) instead: the gradient refuses it where the
+    branch runs."""
+    def draws(block, branch):
+        for s in block:
+            if isinstance(s, ast.If):
+                yield from draws(s.body, True)
+                yield from draws(s.orelse, True)
+            elif isinstance(s, (ast.For, ast.While)):
+                yield from draws(s.body, branch)
+            elif isinstance(s, ast.Assign) and isinstance(s.value, ast.Call) and \
+                    not ir.is_store(s):
+                yield s, branch
+
+    for s, branch in list(draws(stmts, False)):
         prim = classify(s.value, env)
         entry = INACTIVE.get(prim.obj) if prim.kind == "inactive" else None
         if entry is None or not entry.refused:
@@ -302,16 +314,20 @@ def refuse_draw_parameters(stmts, env, is_varied, useful=None):
         for name, atom in zip(entry.params, prim.operands):
             if name in entry.refused and isinstance(atom, ast.Name) and is_varied(atom.id):
                 draw = ir.note(s.value, "callee") or f"`{entry.name}`"
-                raise error_at(ir.note(s, "origin", None),
-                               f"a derivative would have to flow through the parameter "
-                               f"`{name}` of {draw}, a random draw with no pathwise "
-                               f"derivative in `{name}` (numba draws it by rejection or as a "
-                               "count: a small change of the parameter changes which numbers "
-                               "are drawn, not the number drawn)",
-                               f"If `{name}` is a constant for differentiation, wrap it in "
-                               "stop_gradient(...); for the gradient of an expectation in it, "
-                               "write a score-function (REINFORCE) estimator with the draw's "
-                               "log-density.")
+                error = error_at(ir.note(s, "origin", None),
+                                 f"a derivative would have to flow through the parameter "
+                                 f"`{name}` of {draw}, a random draw with no pathwise "
+                                 f"derivative in `{name}` (numba draws it by rejection or as "
+                                 "a count: a small change of the parameter changes which "
+                                 "numbers are drawn, not the number drawn)",
+                                 f"If `{name}` is a constant for differentiation, wrap it in "
+                                 "stop_gradient(...); for the gradient of an expectation in "
+                                 "it, write a score-function (REINFORCE) estimator with the "
+                                 "draw's log-density.")
+                if not (branch and guard):
+                    raise error
+                guard(s, error)
+                break
 
 
 def replicated_result(stmts, result, env):
