@@ -558,3 +558,54 @@ def test_functions_with_long_names_are_cached_or_compiled(tmp_path):
     assert len(cached) == 1 and cached[0].startswith("_adjit_convex_rational_cubic_control_"), \
         cached
     assert max(len(p.name) for p in (tmp_path / "cache").rglob("*")) <= 255
+
+
+PRICING = textwrap.dedent("""
+    import math
+    import numba
+
+    @numba.njit
+    def ncdf(x):
+        return 0.5 * math.erfc(-x / math.sqrt(2.0))
+
+    def strangle(s, k1, k2, v):
+        d1 = (math.log(s / k1) + 0.5 * v * v) / v
+        e1 = (math.log(s / k2) + 0.5 * v * v) / v
+        return (s * ncdf(d1) - k1 * ncdf(d1 - v)) + (k2 * ncdf(v - e1) - s * ncdf(-e1))
+""")
+
+TWO_NAMES = textwrap.dedent("""
+    import importlib, json, sys
+    import adjit
+    from adjit import outline
+    outline.OUTLINE_PROGRAM, outline.OUTLINE_SIZE = 10, 10    # (ncdf called as itself)
+    module = importlib.import_module(sys.argv[1])
+    g = adjit.grad(module.strangle, argnums=(0, 3), cache=True)
+    ds, dv = g(100.0, 95.0, 105.0, 0.25)
+    assert "ncdf_outlined_cotangents(" in g.source
+    hits = sum(g._called.dispatcher.stats.cache_hits.values())
+    print(json.dumps({"ds": ds, "dv": dv, "hits": hits}))
+""")
+
+
+def test_the_same_code_under_two_module_names_is_cached_apart(tmp_path):
+    # (one file copied to another name, or a script run as __main__ and imported: numba's
+    # cached code of a helper called as itself names the module it comes from, which the
+    # other process never imported)
+    for name in ("pricing_a", "pricing_b"):
+        (tmp_path / f"{name}.py").write_text(PRICING)
+    script = tmp_path / "two_names.py"
+    script.write_text(TWO_NAMES)
+    env = dict(os.environ, ADJIT_CACHE_DIR=str(tmp_path / "cache"), NUMBA_OPT="3",
+               NUMBA_CACHE_DIR=str(tmp_path / "numba"))
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env["PYTHONPATH"] = os.pathsep.join([root, str(tmp_path), env.get("PYTHONPATH", "")])
+    runs = []
+    for name in ("pricing_a", "pricing_b", "pricing_b"):
+        out = subprocess.run([sys.executable, str(script), name], env=env,
+                             capture_output=True, text=True, timeout=600)
+        assert out.returncode == 0, out.stderr
+        runs.append(json.loads(out.stdout.strip().splitlines()[-1]))
+    assert [r["hits"] for r in runs] == [0, 0, 1]
+    assert runs[0]["ds"] == runs[1]["ds"] == runs[2]["ds"]
+    assert runs[0]["dv"] == runs[1]["dv"] == runs[2]["dv"]

@@ -642,7 +642,11 @@ def _fingerprint(obj, seen=None, depth=0):
     code = getattr(fn, "__code__", None)
     if code is None:
         return repr(obj).encode()
-    out = [_code_fingerprint(code), getattr(fn, "__qualname__", "").encode()]
+    # (its module's name too: numba's cached code of a call names the module it imports
+    # the callee from, and the same code under another module name, a script run as
+    # __main__ and imported, must not load it)
+    out = [_code_fingerprint(code), getattr(fn, "__qualname__", "").encode(),
+           str(getattr(fn, "__module__", "")).encode()]
     out += [name.encode() + b"=" + _fingerprint(value, seen, depth + 1)
             for name, value in referenced(fn)]
     return b"|".join(out)
