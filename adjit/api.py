@@ -1,5 +1,6 @@
 """The public API: grad, value_and_grad, and the callable gradient object they return."""
 import collections
+import enum
 import functools
 import inspect
 import keyword
@@ -154,7 +155,8 @@ class GradientFunction:
             return _device_callable(self.specialize(self._numba_types(args)))(*args)
         pytypes = tuple(_python_key(a) for a in args)
         # (a plain Enum's member is typed as one, and passed as its value: _enum_values)
-        values = self._enum_values(args) if any(plain_enum(a) for a in args) else args
+        values = self._enum_values(args) if any(isinstance(a, enum.Enum) for a in args) \
+            else args
         fast = self._fast
         if fast is not None and fast[0] == pytypes:
             spec = self._called = fast[1]
@@ -177,12 +179,15 @@ class GradientFunction:
         """The arguments with each member of a plain enum.Enum (`OptionTypes.CALL`) its
         value: the derivative is built for the member's type (its class), and reads the
         value as numba reads the member (normalize/values.py EnumValue: compared with
-        members of its class, whose values are distinct, and `.value`)."""
+        members of its class, whose values are distinct, and `.value`). An IntEnum's
+        member is its int (`.value` of the argument reads it: anf.int_enum_argument)."""
         out = []
         for k, a in enumerate(args):
             if plain_enum(a):
                 self._refuse_enum(k, type(a).__name__, a.value)
                 a = a.value
+            elif isinstance(a, enum.IntEnum):
+                a = int(a)
             out.append(a)
         return tuple(out)
 
@@ -790,6 +795,9 @@ def _make_stub(gf, register=overload):
             t = arg_types[k]
             gf._refuse_enum(k, t.instance_class.__name__,
                             next(iter(t.instance_class.__members__.values())).value)
+        # (an IntEnum's member: its int, as from Python)
+        enums += [k for k, t in enumerate(arg_types)
+                  if isinstance(t, numba.types.IntEnumMember)]
         for k, t in enumerate(arg_types):
             gf._refuse_structure(k, t)
         spec = gf.specialize(arg_types)

@@ -136,6 +136,7 @@ class Program:
         self.entry = self.wrapper = None
         self.records = {}          # record-array parameter -> RecordValue of its fields
         self.enums = {}            # parameter given a plain Enum's member -> its class
+        self.int_enums = set()     # parameters given an IntEnum's member (passed its int)
         self.parts = {}            # a tuple argument's element's parameter -> (argument,
         #                            what it is, how it is written): for messages
         self.adapter = None        # how the API calls a derivative that split them
@@ -196,10 +197,14 @@ def parse(p, o):
     p.wrt = [p.params[k] for k in o.argnums]
     p.enums = {q: t.instance_class for q, t in zip(p.params, user_types)
                if plain_enum_type(t)}
-    if p.enums:
+    # an IntEnum's member: its int (as the API passes it), whose `.value` is itself
+    p.int_enums = {q for q, t in zip(p.params, user_types)
+                   if isinstance(t, numba.types.IntEnumMember)}
+    if p.enums or p.int_enums:
         # a plain Enum's member: the derivative is passed its value (the API's
         # _enum_values), the body reads it as a member (normalize/values.py EnumValue)
-        user_types = tuple(t.dtype if q in p.enums else t for q, t in zip(p.params, user_types))
+        user_types = tuple(t.dtype if q in p.enums or q in p.int_enums else t
+                           for q, t in zip(p.params, user_types))
         p.arg_types = user_types + tuple(p.arg_types[len(p.params):])
     tuples = tuple_args.split_params(p.src, p.params, user_types, p.wrt, p.src.loc.error)
     if tuples is not None:
@@ -379,6 +384,7 @@ def _normalize(p, o, unread, outlined):
     ctx.dtypes = {q: np.dtype(numba.np.numpy_support.as_dtype(t.dtype))
                   for q, t in zip(p.params or (), p.arg_types or ())
                   if isinstance(t, numba.types.Array)}
+    ctx.int_enums = p.int_enums - assigned_user_names(p.src.tree.body)
     if ctx.kernel:
         _refuse_early_return_before_barrier(p.src)
     elif p.arg_types:

@@ -564,6 +564,44 @@ def test_int_enum_members_are_their_integers():
     np.testing.assert_allclose(g, fd_grad(numba.njit(_by_modes), [x], 0), atol=1e-7)
 
 
+@numba.njit
+def _weighted(x, mode):
+    # (the member's number read as FinancePy reads its option types: `.value`)
+    if mode.value == _Mode.SUM.value:
+        return np.sum(x)
+    return np.sum(x * x)
+
+
+def _by_mode_argument(x, mode):
+    return _weighted(x, mode) + 0.5 * x[0] * mode.value + (mode == _Mode.SQUARES) * x[1]
+
+
+def test_an_int_enum_argument_is_its_integer():
+    x = np.array([0.5, 1.2, -0.3, 0.8])
+    g = adjit.grad(_by_mode_argument)
+    for mode, want in ((_Mode.SUM, np.ones(4)), (_Mode.SQUARES, 2.0 * x)):
+        want = want + np.array([0.5 * mode.value, mode.value, 0.0, 0.0])
+        np.testing.assert_allclose(g(x, mode), want, rtol=1e-15)
+        np.testing.assert_allclose(g(x, mode), fd_grad(numba.njit(_by_mode_argument),
+                                                       [x, mode], 0), atol=1e-7)
+
+    @numba.njit
+    def from_numba(x):
+        return g(x, _Mode.SQUARES)
+    np.testing.assert_allclose(from_numba(x), g(x, _Mode.SQUARES), rtol=1e-15)
+
+
+def _rebound_mode(x, mode):
+    mode = 1
+    return np.sum(x) * mode.value
+
+
+def test_the_value_of_an_int_enum_argument_bound_again_is_refused():
+    # (numba refuses it too: an int has no `.value`)
+    with pytest.raises(adjit.AdjitError, match="the attribute `.value`"):
+        adjit.grad(_rebound_mode)(np.ones(3), _Mode.SUM)
+
+
 class OptionTypes(enum.Enum):
     """A plain Enum as FinancePy's (its members' values are ints)."""
     EUROPEAN_CALL = 1

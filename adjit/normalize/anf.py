@@ -17,9 +17,9 @@ import numpy as np
 
 from .. import ir
 from ..errors import AdjitError, error_at
-from ..frontend.source import (MISSING, FunctionSource, compiled_entry_dispatcher,
-                               gufunc_kernel, numba_implementation, read_function,
-                               ufunc_kernel, unwrap)
+from ..frontend.source import (MISSING, FunctionSource, assigned_names,
+                               compiled_entry_dispatcher, gufunc_kernel, numba_implementation,
+                               read_function, ufunc_kernel, unwrap)
 from ..runtime import special, vec
 from ..rules.effects import is_draw
 from ..rules.registry import REGISTRY, Refused
@@ -125,6 +125,7 @@ class InlineContext:
         self.cuda = False                   # CUDA code (a kernel or a device function)
         self.blas_products = True           # matrix-vector products may call BLAS
         self.dtypes = {}                    # argument arrays' numpy dtypes (for x.dtype)
+        self.int_enums = set()              # arguments given an IntEnum's member (its int)
         self.user_names = set()             # user variables of every inlined function
         self.serial = 0                     # numbers the bindings of names to views
         # array variables: name -> (ndim, dtype), dtype "f", "i", "b" or "?" (not known here:
@@ -2813,6 +2814,9 @@ class _Normalizer:
         held = self.enum_of(node.value) if node.attr == "value" else None
         if held is not None:
             return held.atom        # `option_type.value`
+        held = self.int_enum_argument(node.value) if node.attr == "value" else None
+        if held is not None:
+            return held             # `mode.value` of an argument given an IntEnum's member
         field = self.field_as_index(node)
         if field is not None:
             return self.subscript(field, out)
@@ -2922,6 +2926,16 @@ class _Normalizer:
                              f"{member.value!r} is not a number", "Give the enum's members "
                              "int or float values.")
         return EnumValue(ir.const(member.value), type(member), ast.unparse(node))
+
+    def int_enum_argument(self, node):
+        """The name of the argument given an IntEnum's member (passed its int) that `node`
+        names, in the function or as a helper's parameter it was passed to; else None."""
+        if not isinstance(node, ast.Name) or node.id in assigned_names(self.src.tree):
+            return None         # (given a member, then bound to something else)
+        name = self.local(node.id) if node.id in self.src.locals else node.id
+        if isinstance(name, ast.Name):
+            name = name.id
+        return ir.name(name) if name in self.ctx.int_enums else None
 
     def enum_of(self, node):
         """The EnumValue `node` (a name or `Class.MEMBER`) holds, without code; else None."""
