@@ -186,8 +186,8 @@ class GradientFunction:
             if plain_enum(a):
                 self._refuse_enum(k, type(a).__name__, a.value)
                 a = a.value
-            elif isinstance(a, enum.IntEnum):
-                a = int(a)
+            elif isinstance(a, enum.IntEnum) and self.mode.name not in higher.KINDS:
+                a = int(a)      # (second derivatives compile for the member's type)
             out.append(a)
         return tuple(out)
 
@@ -795,9 +795,11 @@ def _make_stub(gf, register=overload):
             t = arg_types[k]
             gf._refuse_enum(k, t.instance_class.__name__,
                             next(iter(t.instance_class.__members__.values())).value)
-        # (an IntEnum's member: its int, as from Python)
+        # (an IntEnum's member: its int, as from Python; second derivatives compile for the
+        # member's type)
         enums += [k for k, t in enumerate(arg_types)
-                  if isinstance(t, numba.types.IntEnumMember)]
+                  if isinstance(t, numba.types.IntEnumMember) and
+                  gf.mode.name not in higher.KINDS]
         for k, t in enumerate(arg_types):
             gf._refuse_structure(k, t)
         spec = gf.specialize(arg_types)

@@ -589,6 +589,10 @@ def test_an_int_enum_argument_is_its_integer():
     def from_numba(x):
         return g(x, _Mode.SQUARES)
     np.testing.assert_allclose(from_numba(x), g(x, _Mode.SQUARES), rtol=1e-15)
+    np.testing.assert_allclose(adjit.hessian(_by_mode_argument)(x, _Mode.SQUARES),
+                               2.0 * np.eye(4), atol=1e-15)
+    assert adjit.jvp(_by_mode_argument)(x, _Mode.SQUARES, np.ones(4))[1] == \
+        pytest.approx(2.0 * np.sum(x) + 1.5, rel=1e-15)
 
 
 def _rebound_mode(x, mode):
