@@ -534,17 +534,6 @@ def strikes_fit(params, f):
     return (strike_for(params, f, 0.25) - 1.1) ** 2 + (strike_for(params, f, 0.75) - 0.9) ** 2
 
 
-def test_a_solver_given_a_tuple_holding_the_parameter_array(small_programs_outlined):
-    params = np.array([0.2, -0.05, 0.1])
-    g = adjit.grad(strikes_fit, argnums=(0, 1))
-    gp, gf = g(params.copy(), 1.0)
-    # (numba's typed code of the solver reads as one that writes no array it is given)
-    assert _outlined_calls(g.source, "strike_for") == (2, 2), g.source
-    np.testing.assert_allclose(gp, fd_grad(strikes_fit, (params, 1.0), 0), rtol=1e-6,
-                               atol=1e-9)
-    assert gf == pytest.approx(fd_grad(strikes_fit, (params, 1.0), 1), rel=1e-6)
-
-
 @numba.njit
 def smile_vol_at(params, f, k):
     x = k - f
@@ -564,11 +553,14 @@ def quotes_fit(params, f):
     return vol_gap(0.9, *quotes) ** 2 + vol_gap(1.0, *quotes) ** 2 + vol_gap(1.1, *quotes) ** 2
 
 
-def test_an_array_read_from_a_tuple_is_passed_whole(small_programs_outlined):
+@pytest.mark.parametrize("fit, helper, calls, rtol", [
+    (strikes_fit, "strike_for", 2, 1e-6),       # (the secant solver, followed by purity)
+    (quotes_fit, "smile_vol_at", 3, 1e-7)],      # (an array read whole from a tuple)
+    ids=["a solver given a tuple holding the array", "an array read from a tuple"])
+def test_arrays_passed_through_tuples(small_programs_outlined, fit, helper, calls, rtol):
     params = np.array([0.2, -0.05, 0.1])
-    g = adjit.grad(quotes_fit, argnums=(0, 1))
+    g = adjit.grad(fit, argnums=(0, 1))
     gp, gf = g(params.copy(), 1.0)
-    assert _outlined_calls(g.source, "smile_vol_at") == (3, 3), g.source
-    np.testing.assert_allclose(gp, fd_grad(quotes_fit, (params, 1.0), 0), rtol=1e-7,
-                               atol=1e-10)
-    assert gf == pytest.approx(fd_grad(quotes_fit, (params, 1.0), 1), rel=1e-7)
+    assert _outlined_calls(g.source, helper) == (calls, calls), g.source
+    np.testing.assert_allclose(gp, fd_grad(fit, (params, 1.0), 0), rtol=rtol, atol=1e-9)
+    assert gf == pytest.approx(fd_grad(fit, (params, 1.0), 1), rel=rtol)
