@@ -384,7 +384,7 @@ def _normalize(p, o, unread, outlined):
     ctx.dtypes = {q: np.dtype(numba.np.numpy_support.as_dtype(t.dtype))
                   for q, t in zip(p.params or (), p.arg_types or ())
                   if isinstance(t, numba.types.Array)}
-    ctx.int_enums = p.int_enums - assigned_user_names(p.src.tree.body)
+    ctx.int_enums = set(p.int_enums)    # (one bound again: anf.int_enum_argument)
     if ctx.kernel:
         _refuse_early_return_before_barrier(p.src)
     elif p.arg_types:
