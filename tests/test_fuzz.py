@@ -891,7 +891,10 @@ def _group_features(program):
 def _new_group_features(node, kinds):
     """GROUP_CONSTRUCTS of groups "draws", "globals", "callee-loops" and "forms" in a node."""
     seen = set()
-    text = ast.unparse(node) if isinstance(node, (ast.stmt, ast.expr)) else ""
+    # the text of the nodes read below only (unparsing every node of a program's walk took
+    # most of this test's time)
+    text = ast.unparse(node) if isinstance(
+        node, (ast.Call, ast.Expr, ast.FunctionDef, ast.For, ast.While)) else ""
     if isinstance(node, ast.Call) and text.startswith("np.random."):
         if any(not isinstance(a, ast.Constant) for a in node.args[:2]) and \
                 re.match(r"np\.random\.(normal|uniform|exponential|laplace|gumbel|logistic|"

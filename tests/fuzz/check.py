@@ -128,7 +128,35 @@ def load(source, namespace):
         warnings.simplefilter("ignore", SyntaxWarning)
         code = compile(source, filename, "exec")
     exec(code, ns)  # noqa: S102
+    for obj in ns.values():
+        if type(obj).__name__ == "StencilFunc":
+            _compile_once_per_types(obj)
     return ns["f"]
+
+
+def _compile_once_per_types(stencil):
+    """numba's StencilFunc, called from Python, types its kernel and compiles a new wrapper at
+    every call (StencilFunc.__call__): the finite differences call a program hundreds of
+    times, a quarter of a second each. The stencil keeps what it compiled per argument types
+    (calls with `out=` compile as before)."""
+    typed, compiled = {}, {}
+    get_return_type, wrapper = stencil.get_return_type, stencil._stencil_wrapper
+
+    def get_return_type_once(argtys):
+        if argtys not in typed:
+            typed[argtys] = get_return_type(argtys)
+        return typed[argtys]
+
+    def wrapper_once(result, sigret, return_type, typemap, calltypes, *args):
+        if result is not None:
+            return wrapper(result, sigret, return_type, typemap, calltypes, *args)
+        key = (sigret, return_type, args)
+        if key not in compiled:
+            compiled[key] = wrapper(result, sigret, return_type, typemap, calltypes, *args)
+        return compiled[key]
+
+    stencil.get_return_type = get_return_type_once
+    stencil._stencil_wrapper = wrapper_once
 
 
 def copy_arg(a, dtype=None):
