@@ -558,12 +558,51 @@ def test_argument_numba_cannot_type(value, typename, argnums):
           ["pass a float or np.array(...)"])
 
 
-@pytest.mark.parametrize("value", ["text", [1.0, 2.0], (1, 2), None],
-                         ids=["str", "list", "tuple-of-ints", "None"])
+@pytest.mark.parametrize("value", ["text", (1, 2), None], ids=["str", "tuple-of-ints", "None"])
 def test_non_number_in_argnums(value):
     msg = error_of(f_scale, 1.5, value, argnums=1)
     check(msg, "f_scale", "scale_def", ["argument 'y' in argnums", "carries no derivative"],
           ["pass a float"])
+
+
+@pytest.mark.parametrize("value, element", [([1.0, 2.0], "of float64"),
+                                            ([(1.0, 5.0), (2.0, 105.0)], "of UniTuple")],
+                         ids=["numbers", "tuples"])
+@pytest.mark.parametrize("argnums", [0, 1], ids=["differentiated", "other"])
+def test_a_list_argument_is_refused_naming_the_array_to_pass(value, element, argnums):
+    """A list passed in (numba's reflected list) is refused up front, differentiated or
+    not: adjit reads the lists a function builds, and typed a list argument as its
+    element (a loop over it was 'not an array')."""
+    msg = error_of(f_scale, 1.5, value, argnums=argnums)
+    check(msg, "f_scale", "scale_def", ["argument 'y' is a list", element],
+          ["pass an array: np.array(y)"] +
+          (["a list of tuples: a 2-D array", "a tuple of tuples"] if "Tuple" in element
+           else ["a tuple of numbers"]))
+
+
+def present_value(rate, flows):
+    """FinancePy's npv loop: flows as (time, amount) pairs."""
+    pv = 0.0
+    for t, cf in flows:
+        pv += cf / (1.0 + rate) ** t
+    return pv
+
+
+def test_the_forms_a_list_refusal_advises_compute_the_derivative():
+    flows = [(0.5, 4.0), (1.0, 4.0), (1.5, 104.0)]
+    rate = 0.04
+    exact = sum(-t * cf / (1.0 + rate) ** (t + 1.0) for t, cf in flows)
+    assert grad(present_value)(rate, tuple(flows)) == pytest.approx(exact, rel=1e-13)
+
+    def rows(rate, flows):      # the 2-D array form
+        pv = 0.0
+        for i in range(flows.shape[0]):
+            pv += flows[i, 1] / (1.0 + rate) ** flows[i, 0]
+        return pv
+    assert grad(rows)(rate, np.array(flows)) == pytest.approx(exact, rel=1e-13)
+    h = 1e-6
+    fd = (present_value(rate + h, flows) - present_value(rate - h, flows)) / (2 * h)
+    assert exact == pytest.approx(fd, rel=1e-7)
 
 
 @pytest.mark.parametrize("value, what", [
