@@ -87,8 +87,9 @@ Y0 = np.array([0.3, -0.5, 0.9])
 ])
 def test_a_tuple_state_carried_through_a_loop(f, x):
     value, g = adjit.value_and_grad(f)(x)
-    assert value == pytest.approx(numba.njit(f)(x), rel=1e-14, abs=1e-15)
-    np.testing.assert_allclose(g, fd_grad(numba.njit(f), [x], 0), rtol=1e-6, atol=1e-8)
+    forward = numba.njit(f)
+    assert value == pytest.approx(forward(x), rel=1e-14, abs=1e-15)
+    np.testing.assert_allclose(g, fd_grad(forward, [x], 0), rtol=1e-6, atol=1e-8)
 
 
 def test_the_loop_forms_give_the_same_gradient():
@@ -122,8 +123,9 @@ def one_trial(y0):
 def test_named_tuples_inside_a_helpers_tuple(f):
     x = np.array([0.5, 1.2])
     value, g = adjit.value_and_grad(f)(x)
-    assert value == pytest.approx(numba.njit(f)(x), rel=1e-14)
-    np.testing.assert_allclose(g, fd_grad(numba.njit(f), [x], 0), rtol=1e-6, atol=1e-8)
+    forward = numba.njit(f)
+    assert value == pytest.approx(forward(x), rel=1e-14)
+    np.testing.assert_allclose(g, fd_grad(forward, [x], 0), rtol=1e-6, atol=1e-8)
     if f is accepted_unpacked:
         np.testing.assert_array_equal(g, adjit.grad(accepted_steps)(x))
 
@@ -174,8 +176,9 @@ def stepped_fields(y0):
 def test_a_field_of_a_helpers_tuple_taken_in_a_branch(f):
     x = np.array([0.5, 1.2])
     value, g = adjit.value_and_grad(f)(x)
-    assert value == numba.njit(f)(x)
-    np.testing.assert_allclose(g, fd_grad(numba.njit(f), [x], 0), rtol=1e-6, atol=1e-8)
+    forward = numba.njit(f)
+    assert value == forward(x)
+    np.testing.assert_allclose(g, fd_grad(forward, [x], 0), rtol=1e-6, atol=1e-8)
     np.testing.assert_array_equal(g, adjit.grad(accepted_unpacked)(x))
 
 

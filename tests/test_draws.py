@@ -133,8 +133,9 @@ def test_draws_nothing_reads_are_made_beside_a_parallel_loop():
     f = draws_thrown_away_beside_a_parallel_loop
     assert_matches_numba(f, (X, 0.7), argnums=(0, 1))
     value, tangent = adjit.jvp(f, argnums=1)(X, 0.7, 1.0)
-    assert value == numba.njit(f)(X, 0.7)
-    assert tangent == pytest.approx(fd_grad(numba.njit(f), (X, 0.7), 1), rel=1e-6)
+    forward = numba.njit(f)
+    assert value == forward(X, 0.7)
+    assert tangent == pytest.approx(fd_grad(forward, (X, 0.7), 1), rel=1e-6)
 
 
 def test_a_loop_with_a_draw_is_recorded_not_computed_again():
@@ -471,9 +472,10 @@ def test_print_of_float_arrays_reads_them(capfd):
     times = np.array([0.5, 1.0, 1.5, 2.0])
     for f in (discounted_with_a_debug_print, prints_float_arrays):
         value, g = adjit.value_and_grad(f, argnums=(0, 1))(0.03, times)
-        assert value == numba.njit(f)(0.03, times)
+        forward = numba.njit(f)
+        assert value == forward(0.03, times)
         for k in (0, 1):
-            np.testing.assert_allclose(g[k], fd_grad(numba.njit(f), [0.03, times], k),
+            np.testing.assert_allclose(g[k], fd_grad(forward, [0.03, times], k),
                                        rtol=1e-6)
     capfd.readouterr()
     adjit.grad(prints_float_arrays)(0.03, times)
@@ -511,8 +513,9 @@ def test_arrays_drawn_on_the_paths_of_an_if(f):
     for flag in (0, 1):
         args = [101.0 if f is call_price_either_draws else 0.7, 200, 3, flag]
         value, g = adjit.value_and_grad(f)(*args)
-        assert value == numba.njit(f)(*args)
-        np.testing.assert_allclose(g, fd_grad(numba.njit(f), args, 0), rtol=1e-6)
+        forward = numba.njit(f)
+        assert value == forward(*args)
+        np.testing.assert_allclose(g, fd_grad(forward, args, 0), rtol=1e-6)
 
 
 def test_the_registry_says_which_calls_have_an_effect():

@@ -420,8 +420,9 @@ def test_an_arrays_dtype_as_a_value(fn):
     x32 = X.astype(np.float32)
     value, g = adjit.value_and_grad(fn)(x32)
     assert g.dtype == np.float32
-    assert value == pytest.approx(numba.njit(fn)(x32), rel=2e-7)
-    np.testing.assert_allclose(g, fd_grad(numba.njit(fn), (X,), 0), rtol=1e-5, atol=1e-6)
+    forward = numba.njit(fn)
+    assert value == pytest.approx(forward(x32), rel=2e-7)
+    np.testing.assert_allclose(g, fd_grad(forward, (X,), 0), rtol=1e-5, atol=1e-6)
 
 
 def _mask_weights(x):

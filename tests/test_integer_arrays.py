@@ -326,8 +326,9 @@ def empty_like_labels(x, labels):
 def test_floats_stored_into_integer_arrays_numba_makes_truncate(f):
     x = np.array([1.3, 2.1, 3.3, 0.7])
     value, g = adjit.value_and_grad(f)(x, LABELS)
-    assert value == numba.njit(f)(x, LABELS)
-    np.testing.assert_allclose(g, fd_grad(numba.njit(f), [x, LABELS], 0), atol=1e-6)
+    forward = numba.njit(f)
+    assert value == forward(x, LABELS)
+    np.testing.assert_allclose(g, fd_grad(forward, [x, LABELS], 0), atol=1e-6)
 
 
 def scaled_into_counts(x, labels):
@@ -354,5 +355,6 @@ def thresholds_and_levels(x, labels):
 def test_integer_arrays_written_as_numba_code_does(f):
     x = np.array([0.37, 0.52, 0.21, 0.44])
     value, g = adjit.value_and_grad(f)(x, LABELS)
-    assert value == numba.njit(f)(x, LABELS)
-    np.testing.assert_allclose(g, fd_grad(numba.njit(f), [x, LABELS], 0), atol=1e-6)
+    forward = numba.njit(f)
+    assert value == forward(x, LABELS)
+    np.testing.assert_allclose(g, fd_grad(forward, [x, LABELS], 0), atol=1e-6)
