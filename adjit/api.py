@@ -350,16 +350,6 @@ class GradientFunction:
         where = (fn.__code__.co_filename, fn.__code__.co_firstlineno, fn.__qualname__)
         gpu = " on the GPU" if self.target != "cpu" else ""
         unsplit = self.target != "cpu" or self.mode.name in higher.KINDS
-        if isinstance(t, (numba.types.List, numba.types.ListType)):
-            # numba's reflected list (and numba.typed.List): adjit reads lists the function
-            # builds itself, not lists passed in (a list argument was typed as its element)
-            rows = isinstance(t.dtype, numba.types.BaseTuple)
-            raise error_at(where, f"argument '{name}' is a list (of {t.dtype}), which adjit "
-                           "does not take as an argument",
-                           "Pass an array: np.array(" + name + ")" +
-                           (" (a list of tuples: a 2-D array, each tuple a row, read as "
-                            f"{name}[i, 0]; or a tuple of tuples)" if rows else
-                            " (or a tuple of numbers)") + ".")
         if isinstance(t, numba.types.Record):
             raise error_at(where, f"argument '{name}' is a record (one element of a numpy "
                            "structured array, an np.void such as data[i]), which "
@@ -382,6 +372,16 @@ class GradientFunction:
                                "Pass such fields as arguments of their own.")
             return
         own = k < len(self._order) - bool(self.mode.extra)     # (not a tangent)
+        if own and isinstance(t, (numba.types.List, numba.types.ListType)):
+            # numba's reflected list (and numba.typed.List): adjit reads lists the function
+            # builds itself, not lists passed in (a list argument was typed as its element)
+            rows = isinstance(t.dtype, numba.types.BaseTuple)
+            raise error_at(where, f"argument '{name}' is a list (of {t.dtype}), which adjit "
+                           "does not take as an argument",
+                           "Pass an array: np.array(" + name + ")" +
+                           (" (a list of tuples: a 2-D array, each tuple a row, read as "
+                            f"{name}[i, 0]; or a tuple of tuples)" if rows else
+                            " (or a tuple of numbers)") + ".")
         if self.target == "cpu" and self.mode.name in higher.KINDS and k not in self.argnums:
             return      # its elements passed as arguments of their own (higher.py)
         if own and unsplit and tuple_args.is_tuple(t):
