@@ -1559,10 +1559,14 @@ class _Normalizer:
             raise self.error(tgt, f"'{tgt.id}' rebound in a loop to an array of "
                              f"{len(lazy.shape)} dimensions where it has {ndim}",
                              "Keep its shape in the loop, or give the new array another name.")
+        message = str(self.error(tgt, f"'{tgt.id}' rebound in a loop changed its shape "
+                                 "(adjit updates the array in place)",
+                                 "Give the new array another name."))
         for k, n in enumerate(lazy.shape):
             size = self.to_atom(out, Shape(target, ndim=ndim).item(k), "_n")
             out.append(ir.annotate(ast.Expr(value=self.calls.call_of(
-                vec.check_same_length, [size, ir.const(1) if n is ONE else n])),
+                vec.check_same_length, [size, ir.const(1) if n is ONE else n,
+                                        ir.const(message)])),
                 origin=self.origin))
         start = len(out)
         self.store_view(self.arrays.view_of(target, out), lazy, None, out, tgt)

@@ -483,11 +483,12 @@ def tuple_index(k, n):
 
 
 @numba.njit(cache=True)
-def check_same_length(n, m):
-    """An array name a loop rebinds keeps its shape (adjit updates its array in place)."""
+def check_same_length(n, m, message):
+    """An array name a loop rebinds keeps its shape (adjit updates its array in place):
+    ValueRefusedError(message) where it does not (the message names the rebinding's
+    function and line: normalize/anf.py)."""
     if n != m:
-        raise ValueRefusedError("adjit: an array name rebound in a loop changed its shape (adjit "
-                                "updates the array in place); give the new array another name")
+        raise ValueRefusedError(message)
 
 
 EMPTY_MAX, EMPTY_MIN, EMPTY_PTP, EMPTY_BUILTIN_MAX, EMPTY_BUILTIN_MIN = range(5)
