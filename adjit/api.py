@@ -20,7 +20,7 @@ from numba.extending import NativeValue, overload, register_model, typeof_impl, 
 from .api_stop import stop_gradient
 from . import custom, higher, outline
 from .errors import (AdjitError, AdjitWarning, CallValueError, error_at, function_origin,
-                     internal_error)
+                     internal_error, raised_by_user_code)
 from .frontend.source import receive_script, script_source, ufunc_kernel
 from .normalize import record_arrays, tuple_args
 from .normalize.values import plain_enum, plain_enum_type
@@ -134,6 +134,8 @@ class GradientFunction:
                 raise
             except Exception as exc:    # a bug in adjit (the pipeline's own net is inside
                 # build(); this one also covers the steps of higher.py around it)
+                if raised_by_user_code(exc):
+                    raise
                 raise internal_error(function_origin(self.__adjit_function__),
                                      f"while building its {self.mode.name}", exc) from exc
             self._last = spec

@@ -3,6 +3,8 @@
 Every error adjit raises at transformation time names the user's function, the file and
 line in the user's source, the construct at fault, and what to write instead.
 """
+import os
+import sys
 
 
 class AdjitError(Exception):
@@ -79,6 +81,31 @@ def function_origin(fn):
     name = getattr(fn, "__qualname__", None) or repr(fn)
     return (code.co_filename, code.co_firstlineno, name) if code is not None else \
         ("<unknown>", 0, name)
+
+
+def raised_by_user_code(exc):
+    """Whether `exc`, caught where adjit reports what it did not expect as an InternalError,
+    was raised by the user's own code running in the middle of the work (a timeout their
+    signal handler raised while numba compiled): its innermost frame is outside adjit,
+    numba, llvmlite, numpy, Python's own library and generated code. Such an exception is
+    theirs, and is passed on as raised."""
+    tb = exc.__traceback__
+    if tb is None:
+        return False
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    name = tb.tb_frame.f_code.co_filename
+    if name.startswith("<"):
+        return False
+    path = os.path.abspath(name)
+    ours = [os.path.dirname(os.path.abspath(__file__))] + [
+        os.path.dirname(os.path.abspath(m.__file__)) for m in
+        (sys.modules.get(k) for k in ("numba", "numpy", "llvmlite"))
+        if m is not None and getattr(m, "__file__", None)]
+    if any(path.startswith(d + os.sep) for d in ours):
+        return False
+    stdlib = os.path.dirname(os.path.abspath(os.__file__)) + os.sep
+    return not (path.startswith(stdlib) and "-packages" + os.sep not in path[len(stdlib):])
 
 
 def internal_error(origin, during, exc):

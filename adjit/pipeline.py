@@ -33,7 +33,7 @@ from .codegen.indices import unsigned_indices
 from .codegen.emit import HELPERS, compile_source, exec_source, generated, render
 from .codegen.kernel_sweep import KernelSweep
 from .errors import (AdjitError, AdjitWarning, ValueRefusedError, error_at, function_origin,
-                     internal_error)
+                     internal_error, raised_by_user_code)
 from .forward.tangent import TangentBuilder
 from .frontend.source import read_function
 from .normalize.anf import InlineContext, normalize_function
@@ -630,6 +630,8 @@ def run(fn, arg_types, options, until="compiled", capture=()):
         except (AdjitError, AdjitWarning):     # (a warning the user's filter made an error)
             raise
         except Exception as exc:    # a bug in adjit: an InternalError, never a raw exception
+            if raised_by_user_code(exc):
+                raise       # (a timeout the user's signal handler raised as numba compiled)
             raise internal_error(_origin(program, exc), f"in the {stage} pass",
                                  exc) from exc
         program.done.append(stage)
@@ -1012,6 +1014,8 @@ def _run_sweep(p, sweep, names, passes, source_now):
         except AdjitError:
             raise
         except Exception as exc:    # a bug in adjit (as in run())
+            if raised_by_user_code(exc):
+                raise
             raise internal_error(_origin(p, exc), f"in the {stage} pass", exc) from exc
         printed = bool(wanted & {stage, "sweep", "all"})
         if stage in p.capture or printed:

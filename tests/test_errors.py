@@ -980,3 +980,41 @@ def test_a_store_into_an_element_passed_to_a_helper_is_refused():
     """numba refuses `o[i] = ...` on a number; adjit once lost the store (gradient 0)."""
     with pytest.raises(adjit.AdjitError, match="_fill_triple.*an indexed store into a float"):
         adjit.grad(_fill_an_element)(np.arange(6.0))
+
+
+def slow_to_build(x, w):
+    """A function whose gradient takes numba a while to compile."""
+    s = 0.0
+    for i in range(x.shape[0]):
+        a = math.tanh(x[i] * w[0] + w[1])
+        b = math.exp(-a * a) * w[2]
+        c = math.log1p(b * b) + math.sin(a - b)
+        s += a * b + c * math.cos(w[3] * c)
+    return s
+
+
+def test_an_exception_the_users_signal_handler_raises_as_the_gradient_builds_is_theirs():
+    """A timeout the user's own signal handler raises while adjit builds (or numba compiles)
+    is passed on as raised: it was reported as an internal adjit error, a bug to report."""
+    signal = pytest.importorskip("signal")
+    if not hasattr(signal, "setitimer"):
+        pytest.skip("no interval timers on this platform")
+
+    def on_alarm(signum, frame):
+        raise TimeoutError("the user's time limit")
+    before = signal.signal(signal.SIGALRM, on_alarm)
+    raised = None
+    try:
+        # every 10 ms until the build stops (a timeout some probe of adjit's catches as a
+        # failure to type a call is followed by the next one)
+        signal.setitimer(signal.ITIMER_REAL, 0.01, 0.01)
+        grad(slow_to_build, argnums=(0, 1))(np.linspace(0.1, 1.0, 5), np.ones(4))
+    except Exception as exc:    # noqa: BLE001 - what the build raised, whatever it is
+        raised = exc
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, before)
+    assert isinstance(raised, TimeoutError) and str(raised) == "the user's time limit", raised
+    # the gradient builds afterwards, and is exact
+    x, w = np.linspace(0.1, 1.0, 5), np.array([0.7, -0.2, 1.3, 0.4])
+    check_value_and_grad(slow_to_build, (x, w), (0, 1))
