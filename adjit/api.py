@@ -144,6 +144,10 @@ class GradientFunction:
     def __call__(self, *args, **kwargs):
         if kwargs or self._vararg or len(args) != len(self._order):
             args = self._positional(args, kwargs)
+        if self.mode.name not in higher.KINDS and any(isinstance(a, tuple) for a in args):
+            # (a member of an IntEnum on its own is read as its int by the pipeline, which
+            # also reads its `.value`: _enum_values)
+            args = tuple(_int_enums_in_tuple(a) if isinstance(a, tuple) else a for a in args)
         if self.target == "cpu" and any(_is_record(a) for a in args):
             if self.mode.name in ("grad", "value_and_grad"):
                 return self._with_records(args)
@@ -907,6 +911,17 @@ def _by_position(gf, stub, arg_types, keyword_types, cuda=False):
                            f"Pass '{p}' in the call.")
         types.append(t)
     return tuple(types), defaulted
+
+
+def _int_enums_in_tuple(a):
+    """A tuple argument with each enum.IntEnum member in it (at any depth) its int, as numba
+    compares and computes with it (a namedtuple stays one); the tuple itself where it holds
+    none."""
+    if not any(isinstance(e, (enum.IntEnum, tuple)) for e in a):
+        return a
+    items = [int(e) if isinstance(e, enum.IntEnum) else
+             _int_enums_in_tuple(e) if isinstance(e, tuple) else e for e in a]
+    return type(a)(*items) if hasattr(a, "_fields") else tuple(items)
 
 
 def _constant_type(value):

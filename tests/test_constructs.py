@@ -604,6 +604,26 @@ def test_an_int_enum_argument_is_its_integer():
         pytest.approx(2.0 * np.sum(x) + 1.5, rel=1e-15)
 
 
+def _by_settings(x, settings):
+    """A mode and a scale passed together, as a solver's options."""
+    mode, (scale, offset) = settings
+    return _reduce_by(x, mode) * scale + offset * (mode == _Mode.SQUARES) * x[0]
+
+
+def test_int_enum_members_inside_tuple_arguments_are_their_integers():
+    x = np.array([0.5, 1.2, -0.3, 0.8])
+    g = adjit.value_and_grad(_by_settings, argnums=(0, 1))
+    for mode in _Mode:
+        settings = (mode, (1.5, 2.0))
+        value, (gx, (gmode, (gscale, goffset))) = g(x, settings)
+        assert value == numba.njit(_by_settings)(x, settings)
+        np.testing.assert_allclose(gx, fd_grad(numba.njit(_by_settings), [x, settings], 0),
+                                   atol=1e-7)
+        assert gmode == 0 and gscale == pytest.approx(_reduce_by(x, mode), rel=1e-15)
+        assert goffset == (x[0] if mode == _Mode.SQUARES else 0.0)
+    assert isinstance(settings[0], _Mode)      # the caller's tuple is left as it was
+
+
 def _rebound_mode(x, mode):
     mode = 1
     return np.sum(x) * mode.value
