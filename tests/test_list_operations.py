@@ -127,3 +127,70 @@ def test_a_list_of_one_array_repeated_is_refused():
 
 def lambda_free_full(x):
     return np.sum(np.full(2, x))
+
+
+# a list passed to a helper: the helper's `+` and `*` of it are a list's too ---------------
+@numba.njit
+def weighted_join(v):
+    w = v + v               # numba: the list joined to itself, twice as long
+    s = 0.0
+    for i in range(len(w)):
+        s += w[i] * (i + 1)
+    return s
+
+
+def repeated_parameter(v):
+    w = v * 2
+    return w[0] * w[len(w) - 1]
+
+
+@numba.njit
+def arrays_of_the_parameter(v):
+    w = np.array(v)
+    return np.sum(w + w * w)
+
+
+def join_of_a_literal(a, b):
+    return weighted_join([a, b])
+
+
+def join_of_a_name(a, b):
+    v = [a, b]
+    return 2.0 * weighted_join(v)
+
+
+def repeat_in_a_plain_helper(a, b):
+    return repeated_parameter([a, b])
+
+
+def join_of_constants(a):
+    return a * weighted_join([1.0, 2.0])
+
+
+def join_of_an_argument_held_fixed(a, b):
+    return a * weighted_join([b, 2.0])
+
+
+def arrays_made_of_a_passed_list(a, b):
+    return arrays_of_the_parameter([a, b])
+
+
+@pytest.mark.parametrize("f, argnums, words", [
+    (join_of_a_literal, (0, 1), "a list (`[a, b]`) passed to a function adjit calls as numba "
+                                "compiles it"),
+    (join_of_a_name, (0, 1), "a list (`v`) passed"),
+    (join_of_an_argument_held_fixed, 0, "a list (`[b, 2.0]`) passed"),
+    (repeat_in_a_plain_helper, (0, 1), "`*` (repeating) of a list passed as `v`")],
+    ids=["literal", "name", "held-fixed", "plain-helper"])
+def test_a_list_a_helper_joins_or_repeats_is_refused(f, argnums, words):
+    """numba's helper joins (repeats) the list it is given; adjit read the list as the array
+    of its numbers, whose `+` adds each element: 5.0 where numba gives 9.0."""
+    with pytest.raises(AdjitError, match=re.escape(words)):
+        value_and_grad(f, argnums=argnums)(1.5, 0.5)
+
+
+def test_lists_a_helper_reads_as_numba_does_keep_their_derivatives():
+    # numbers written out: the call is numba's own (joined there), times a
+    assert value_and_grad(join_of_constants)(1.5) == (numba.njit(join_of_constants)(1.5), 16.0)
+    # np.array of the list: an array, whose `+` is elementwise in numba too
+    check_value_and_grad(arrays_made_of_a_passed_list, (1.5, 0.5), (0, 1))

@@ -126,6 +126,7 @@ class InlineContext:
         self.blas_products = True           # matrix-vector products may call BLAS
         self.dtypes = {}                    # argument arrays' numpy dtypes (for x.dtype)
         self.int_enums = set()              # arguments given an IntEnum's member (its int)
+        self.lists = set()                  # arrays made of a list written out ([a, b])
         self.user_names = set()             # user variables of every inlined function
         self.serial = 0                     # numbers the bindings of names to views
         # array variables: name -> (ndim, dtype), dtype "f", "i", "b" or "?" (not known here:
@@ -727,6 +728,7 @@ class _Normalizer:
                 bindings.rebinding(self, target, out)
             self.loads = {k: v for k, v in self.loads.items() if target not in v[2]}
             self.track_array(target, value)
+            self.ctx.lists.discard(target)      # (bound to another value: holds_list)
             if self.is_int(value):
                 self.ctx.ints.add(target)
             else:
@@ -2583,6 +2585,8 @@ class _Normalizer:
                     self._tuple_length(node.left, out) is not None or
                     self._tuple_length(node.right, out) is not None):
                 return self.tuple_concatenation(node, out)
+            if isinstance(node.op, (ast.Add, ast.Mult)):
+                self.joined_list(node)
             left, right = self.operands([node.left, node.right], out)
             if isinstance(node.op, ast.MatMult):
                 return self.arrays.matmul(left, right, out, node)
@@ -2625,7 +2629,9 @@ class _Normalizer:
             # a list of numbers is the array of them (numba's reflected list reads the same)
             if node.elts and not any(isinstance(e, (ast.List, ast.Tuple, ast.Starred))
                                      for e in node.elts):
-                return self.arrays.array_literal(node, out, bare=True)
+                made = self.arrays.array_literal(node, out, bare=True)
+                self.ctx.lists.add(made.id)     # (numba joins and repeats it: joined_list)
+                return made
             if not node.elts and getattr(node, comprehensions.OF_TUPLES, False):
                 raise self.error(node, "a list comprehension of tuples read other than as "
                                  "adjit reads a list of tuples",
@@ -2919,6 +2925,36 @@ class _Normalizer:
             size = n if _is_one(size) else \
                 self.to_atom(out, ast.BinOp(left=size, op=ast.Mult(), right=n), "_n")
         return size
+
+    def joined_list(self, node):
+        """Refuse `+` or `*` of a list written out that reaches here under another name: a
+        helper's parameter given one (numba's `+` joins lists and `*` repeats them, where the
+        array adjit reads the list as adds and multiplies each element; normalize/sugar.py
+        refuses those of the function's own names)."""
+        for side in (node.left, node.right):
+            if isinstance(side, ast.Name) and self.holds_list(side):
+                what = "`+` (joining)" if isinstance(node.op, ast.Add) else "`*` (repeating)"
+                raise self.error(node, f"{what} of a list passed as `{side.id}` (numba's `+` "
+                                 "joins lists and `*` repeats them; adjit reads a list as the "
+                                 "array of its numbers, whose `+` and `*` act on each "
+                                 "element)", "Pass an array (np.array([...])) and join arrays "
+                                 "with np.concatenate((a, b)), repeat them with np.tile.")
+
+    def holds_list(self, node):
+        """Whether `node` is a list written out (`[a, b]`), or a name holding the array adjit
+        reads one as (bound to it, or a helper's parameter given it)."""
+        if isinstance(node, ast.List):
+            return True
+        if not (isinstance(node, ast.Name) and node.id in self.src.locals):
+            return False
+        target = self.local(node.id)
+        name = target.id if isinstance(target, ast.Name) else target
+        if not isinstance(name, str):
+            return False
+        view = getattr(self.views.get(name), "view", None)
+        if isinstance(view, View) and view.is_identity():
+            name = view.base        # `v = [a, b]`, a helper's `v`: one array
+        return name in self.ctx.lists
 
     def binop(self, op, left, right, node):
         return ast.BinOp(left=left, op=op, right=right)

@@ -38,9 +38,11 @@ def lower_array(norm, node, obj, out):
         value = norm.operand(args[0], out)
         if isinstance(value, Lazy) and not isinstance(value, Scalar) or \
                 isinstance(value, ast.Name) and norm.arrays.array_ndim(value) is not None:
-            if obj is np.asarray:
+            listed = norm.holds_list(args[0])      # (a list: an array of its own)
+            if obj is np.asarray and not listed:
                 return value
-            return norm.arrays.materialize(norm.arrays.lazy_operand(value, out), out, node)
+            return norm.arrays.materialize(norm.arrays.lazy_operand(value, out), out, node,
+                                           copy=listed)
         atom = value.atom if isinstance(value, Scalar) else value
         if ir.is_atom(atom) and not norm.is_int(atom) and not norm.is_bool(atom):
             # of a float: a 0-d array holding it, as numba makes one (hapsira's

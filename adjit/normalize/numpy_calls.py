@@ -953,6 +953,12 @@ class NumpyCalls:
         if isinstance(a, (ast.Tuple, ast.List)) and \
                 all(isinstance(e, ast.Constant) for e in a.elts):
             return a, ("const", tuple(e.value for e in a.elts))
+        if self.n.holds_list(a):
+            # numba's function would get the array adjit reads the list as (where its `+`
+            # adds each element, a list's joins)
+            raise self.n.error(a, f"a list (`{ast.unparse(a)}`) passed to a function adjit "
+                               "calls as numba compiles it", "Pass an array (np.array([...])) "
+                               "or a tuple, as the function expects.")
         value = self.n.rhs(a, out)
         if isinstance(value, TupleValue):
             return self.opaque_tuple(value, a, out)
