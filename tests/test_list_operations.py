@@ -139,6 +139,16 @@ def weighted_join(v):
     return s
 
 
+@numba.njit
+def extended_in_place(v):
+    v += v                  # numba: the list extended by itself
+    return v[len(v) - 1] * len(v)
+
+
+def extend_in_a_helper(a, b):
+    return extended_in_place([a, b])
+
+
 def repeated_parameter(v):
     w = v * 2
     return w[0] * w[len(w) - 1]
@@ -180,8 +190,9 @@ def arrays_made_of_a_passed_list(a, b):
                                 "compiles it"),
     (join_of_a_name, (0, 1), "a list (`v`) passed"),
     (join_of_an_argument_held_fixed, 0, "a list (`[b, 2.0]`) passed"),
-    (repeat_in_a_plain_helper, (0, 1), "`*` (repeating) of a list passed as `v`")],
-    ids=["literal", "name", "held-fixed", "plain-helper"])
+    (repeat_in_a_plain_helper, (0, 1), "`*` (repeating) of a list passed as `v`"),
+    (extend_in_a_helper, (0, 1), "a list (`[a, b]`) passed")],
+    ids=["literal", "name", "held-fixed", "plain-helper", "extended"])
 def test_a_list_a_helper_joins_or_repeats_is_refused(f, argnums, words):
     """numba's helper joins (repeats) the list it is given; adjit read the list as the array
     of its numbers, whose `+` adds each element: 5.0 where numba gives 9.0."""

@@ -2083,6 +2083,14 @@ class _Normalizer:
     def aug_assign(self, s, out):
         """`t op= e`. Python loads an element target before it evaluates e (which may call a
         helper that writes the array), so the load comes first here too."""
+        if isinstance(s.op, (ast.Add, ast.Mult)) and isinstance(s.target, ast.Name) and \
+                self.holds_list(s.target):
+            what = "`+=` (extending)" if isinstance(s.op, ast.Add) else "`*=` (repeating)"
+            raise self.error(s, f"{what} of a list passed as `{s.target.id}` (numba extends "
+                             "and repeats the list in place; adjit reads a list as the array "
+                             "of its numbers, whose `+=` and `*=` act on each element)",
+                             "Pass an array (np.array([...])) and make the longer array with "
+                             "np.concatenate((a, b)) or np.tile.")
         if bindings.view_name(self, s.target) is not None:
             view = bindings.use_view(self, bindings.view_name(self, s.target), s.target)
             self.check_global_write(view.base, s)
