@@ -149,6 +149,22 @@ def extend_in_a_helper(a, b):
     return extended_in_place([a, b])
 
 
+def join_of_a_comprehension(a, b):
+    return weighted_join([a * i + b for i in range(2)])
+
+
+def join_of_appends(a, b):
+    v = []
+    for i in range(2):
+        v.append(a * i + b)
+    return weighted_join(v)
+
+
+def sorted_comprehension(a, b):
+    # (numpy's functions take a list as its array: np.sort of it is numba's too)
+    return np.sum(np.sort(np.array([a * i - b for i in range(3)])) * np.arange(3.0))
+
+
 def repeated_parameter(v):
     w = v * 2
     return w[0] * w[len(w) - 1]
@@ -191,8 +207,11 @@ def arrays_made_of_a_passed_list(a, b):
     (join_of_a_name, (0, 1), "a list (`v`) passed"),
     (join_of_an_argument_held_fixed, 0, "a list (`[b, 2.0]`) passed"),
     (repeat_in_a_plain_helper, (0, 1), "`*` (repeating) of a list passed as `v`"),
-    (extend_in_a_helper, (0, 1), "a list (`[a, b]`) passed")],
-    ids=["literal", "name", "held-fixed", "plain-helper", "extended"])
+    (extend_in_a_helper, (0, 1), "a list (`[a, b]`) passed"),
+    (join_of_a_comprehension, (0, 1), "a list passed to a function adjit calls as numba"),
+    (join_of_appends, (0, 1), "`+` (joining) of a list passed as `v`")],
+    ids=["literal", "name", "held-fixed", "plain-helper", "extended", "comprehension",
+         "appends"])
 def test_a_list_a_helper_joins_or_repeats_is_refused(f, argnums, words):
     """numba's helper joins (repeats) the list it is given; adjit read the list as the array
     of its numbers, whose `+` adds each element: 5.0 where numba gives 9.0."""
@@ -205,3 +224,4 @@ def test_lists_a_helper_reads_as_numba_does_keep_their_derivatives():
     assert value_and_grad(join_of_constants)(1.5) == (numba.njit(join_of_constants)(1.5), 16.0)
     # np.array of the list: an array, whose `+` is elementwise in numba too
     check_value_and_grad(arrays_made_of_a_passed_list, (1.5, 0.5), (0, 1))
+    check_value_and_grad(sorted_comprehension, (1.5, 0.5), (0, 1))

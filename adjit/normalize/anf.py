@@ -1049,6 +1049,10 @@ class _Normalizer:
                 value = self.to_atom(out, value)
             for tgt in s.targets:
                 self.assign_to(tgt, value, out)
+            if getattr(s, comprehensions.LISTED, False):
+                # an array a comprehension or appends fill in place of a list
+                held = self.local(s.targets[0].id)
+                self.ctx.lists.add(held.id if isinstance(held, ast.Name) else held)
         elif isinstance(s, ast.AnnAssign):
             if s.value is None:
                 return
@@ -2960,8 +2964,8 @@ class _Normalizer:
         if not isinstance(name, str):
             return False
         view = getattr(self.views.get(name), "view", None)
-        if isinstance(view, View) and view.is_identity():
-            name = view.base        # `v = [a, b]`, a helper's `v`: one array
+        if isinstance(view, View):
+            name = view.base        # `v = [a, b]`, a helper's `v`, `out[:n]` of appends
         return name in self.ctx.lists
 
     def binop(self, op, left, right, node):

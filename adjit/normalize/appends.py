@@ -41,6 +41,7 @@ import numpy as np
 from .. import ir
 from ..frontend.source import assigned_names
 from ..runtime.index import list_item
+from .comprehensions import LISTED
 from .names import unused_name
 
 NUMPY = "_adjit_np"        # the name the new code calls numpy by (resolved in the closure)
@@ -189,6 +190,8 @@ def _rewrite(src, tree, made, name, taken):
         dtype = f", {NUMPY}.int64" if i else f", {NUMPY}.bool_" if b else \
             f", {DTYPE}({a})" if a else ""
         before += ast.parse(f"{buf} = {NUMPY}.empty({size}{dtype})").body
+        if not width:       # (numba's `+` joins the list: anf.holds_list)
+            setattr(before[-1], LISTED, True)
     before += ast.parse(f"{count} = 0").body
     for s in before:
         ast.copy_location(s, made)

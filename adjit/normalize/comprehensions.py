@@ -32,6 +32,7 @@ from .names import unused_name
 
 NUMPY = "_adjit_np"        # the name the new loops call numpy by (resolved in the closure)
 OF_TUPLES = "_adjit_of_tuples"  # on the empty list a comprehension of tuples became
+LISTED = "_adjit_listed"    # on the allocation of an array that stands for a list (anf.py)
 
 
 def desugar(src, make_source, dtype_of=None):
@@ -189,6 +190,7 @@ class _Desugar:
              _is_call_of(it, self.src, enumerate)} | self.elements_of(gens, "i")
         kind = _element_kind(elt, ints, self.elements_of(gens, "b"))
         before.append(_at(where, _assign(out, _empty(n, kind))))
+        setattr(before[-1], LISTED, True)       # (numba's `+` joins it: anf.holds_list)
         before.append(_at(where, _assign(k, ir.const(0))))
         store = ast.Assign(targets=[ast.Subscript(value=ast.Name(id=out, ctx=ast.Load()),
                                                   slice=ast.Name(id=k, ctx=ast.Load()),

@@ -108,7 +108,8 @@ def lower_custom(norm, node, obj, out):
     if len(args) != len(fn.params):
         raise norm.error(node, f"a call to `{fn.__name__}` with {len(args)} argument(s)",
                          f"Pass {len(fn.params)}: {', '.join(fn.params)}.")
-    atoms, descs = zip(*[norm.calls.opaque_argument(a, out) for a in args]) if args else ((), ())
+    atoms, descs = zip(*[norm.calls.opaque_argument(a, out, True) for a in args]) \
+        if args else ((), ())
     atoms, descs = list(atoms), list(descs)
     for k, d in enumerate(descs):
         if d[0] == "const" and isinstance(d[1], tuple):     # (0.0, 2.0) written out

@@ -58,6 +58,16 @@ def _stopped(array):
     return op
 
 
+
+_LIBRARIES = ("numpy", "numba", "math", "cmath", "builtins", "scipy", "adjit", "llvmlite")
+
+
+def _users(obj):
+    """Whether `obj` is a function of the user's (not numpy's, numba's, Python's own, ...):
+    one numba compiles for what adjit passes it (opaque_argument)."""
+    module = getattr(getattr(obj, "py_func", obj), "__module__", None) or ""
+    return module.split(".")[0] not in _LIBRARIES
+
 class NumpyCalls:
     """The normalizer's part (`norm.calls`) for calls of numpy functions and array methods,
     with the normalizer (`n`) it writes through."""
@@ -716,8 +726,9 @@ class NumpyCalls:
         if any(kw.arg in (None, "out") for kw in node.keywords):
             raise self.n.error(node, f"`{name}` with `out=` or `**keywords`",
                                "Assign the result instead of passing out=; pass keywords by name.")
+        user = _users(obj)
         if arguments is None:
-            arguments = [self.opaque_argument(a, out) for a in node.args]
+            arguments = [self.opaque_argument(a, out, user) for a in node.args]
         atoms, descs = zip(*arguments) if arguments else ((), ())
         block = getattr(getattr(obj, "py_func", obj), "__adjit_objmode__", None)
         for k in sorted(block["written"]) if block else ():
@@ -728,7 +739,8 @@ class NumpyCalls:
                                    "adjit cannot see what it writes: return what the block "
                                    "computes as an output (objmode(y=\"float64[:]\")) and "
                                    "store it outside the block.")
-        keywords = [(kw.arg, self.opaque_argument(kw.value, out)) for kw in node.keywords]
+        keywords = [(kw.arg, self.opaque_argument(kw.value, out, user))
+                    for kw in node.keywords]
         kw_descs = tuple((k, d) for k, (_, d) in keywords)
         try:
             result = opaque.result(obj, descs, kw_descs)
@@ -856,9 +868,10 @@ class NumpyCalls:
                               f"one and has no effect). {advice}")
         if any(kw.arg is None for kw in node.keywords):
             raise refuse("is called with **keywords")
-        arguments = [self.opaque_argument(a, out) for a in node.args]
+        arguments = [self.opaque_argument(a, out, True) for a in node.args]
         atoms, descs = zip(*arguments) if arguments else ((), ())
-        keywords = [(kw.arg, self.opaque_argument(kw.value, out)) for kw in node.keywords]
+        keywords = [(kw.arg, self.opaque_argument(kw.value, out, True))
+                    for kw in node.keywords]
         kw_descs = tuple((k, d) for k, (_, d) in keywords)
         try:
             result = opaque.result(obj, descs, kw_descs, contiguous=True)
@@ -948,17 +961,21 @@ class NumpyCalls:
                               None, out, node)
         return ir.const(None)
 
-    def opaque_argument(self, a, out):
-        """(atom, descriptor) of an argument of a call with no derivative rule."""
+    def opaque_argument(self, a, out, user=False):
+        """(atom, descriptor) of an argument of a call with no derivative rule; `user`: of
+        a function of the user's (numba compiles it for what adjit passes: an array for a
+        list, which it would join where `+` adds numpy's arrays)."""
         if isinstance(a, (ast.Tuple, ast.List)) and \
                 all(isinstance(e, ast.Constant) for e in a.elts):
             return a, ("const", tuple(e.value for e in a.elts))
-        if self.n.holds_list(a):
+        if user and self.n.holds_list(a):
             # numba's function would get the array adjit reads the list as (where its `+`
             # adds each element, a list's joins)
-            raise self.n.error(a, f"a list (`{ast.unparse(a)}`) passed to a function adjit "
-                               "calls as numba compiles it", "Pass an array (np.array([...])) "
-                               "or a tuple, as the function expects.")
+            shown = "" if isinstance(a, ast.Name) and a.id.startswith("listcomp") else \
+                f" (`{ast.unparse(a)}`)"      # (a comprehension's array: comprehensions.py)
+            raise self.n.error(a, f"a list{shown} passed to a function adjit calls as numba "
+                               "compiles it", "Pass an array (np.array([...])) or a tuple, as "
+                               "the function expects.")
         value = self.n.rhs(a, out)
         if isinstance(value, TupleValue):
             return self.opaque_tuple(value, a, out)
