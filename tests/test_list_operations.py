@@ -160,6 +160,13 @@ def join_of_appends(a, b):
     return weighted_join(v)
 
 
+def join_of_appends_held_fixed(a, b):
+    v = []
+    for i in range(2):
+        v.append(b * i + 1.0)
+    return a * weighted_join(v)
+
+
 def sorted_comprehension(a, b):
     # (numpy's functions take a list as its array: np.sort of it is numba's too)
     return np.sum(np.sort(np.array([a * i - b for i in range(3)])) * np.arange(3.0))
@@ -201,22 +208,32 @@ def arrays_made_of_a_passed_list(a, b):
     return arrays_of_the_parameter([a, b])
 
 
+JOINED = "in function 'weighted_join' (.*, line %d): `+` (joining) of a list passed as `v`"
+FELL_BACK = "adjit does not call `weighted_join` as numba compiles it either: it is given a list"
+
+
 @pytest.mark.parametrize("f, argnums, words", [
-    (join_of_a_literal, (0, 1), "a list (`[a, b]`) passed to a function adjit calls as numba "
-                                "compiles it"),
-    (join_of_a_name, (0, 1), "a list (`v`) passed"),
-    (join_of_an_argument_held_fixed, 0, "a list (`[b, 2.0]`) passed"),
-    (repeat_in_a_plain_helper, (0, 1), "`*` (repeating) of a list passed as `v`"),
-    (extend_in_a_helper, (0, 1), "a list (`[a, b]`) passed"),
-    (join_of_a_comprehension, (0, 1), "a list passed to a function adjit calls as numba"),
-    (join_of_appends, (0, 1), "`+` (joining) of a list passed as `v`")],
-    ids=["literal", "name", "held-fixed", "plain-helper", "extended", "comprehension",
-         "appends"])
+    (join_of_a_literal, (0, 1), [JOINED, FELL_BACK]),
+    (join_of_a_name, (0, 1), [JOINED, FELL_BACK]),
+    (join_of_an_argument_held_fixed, 0, [JOINED, FELL_BACK]),
+    (join_of_a_comprehension, (0, 1), [JOINED, FELL_BACK]),
+    (join_of_appends, (0, 1), [JOINED, FELL_BACK]),
+    (join_of_appends_held_fixed, 0, [JOINED, FELL_BACK]),
+    (repeat_in_a_plain_helper, (0, 1), ["`*` (repeating) of a list passed as `v`"]),
+    (extend_in_a_helper, (0, 1), ["in function 'extended_in_place'",
+                                  "`+=` (extending) of a list passed as `v`"])],
+    ids=["literal", "name", "held-fixed", "comprehension", "appends", "appends-held-fixed",
+         "plain-helper", "extended"])
 def test_a_list_a_helper_joins_or_repeats_is_refused(f, argnums, words):
     """numba's helper joins (repeats) the list it is given; adjit read the list as the array
-    of its numbers, whose `+` adds each element: 5.0 where numba gives 9.0."""
-    with pytest.raises(AdjitError, match=re.escape(words)):
+    of its numbers, whose `+` adds each element: 5.0 where numba gives 9.0. The refusal names
+    the helper's line; an @njit helper is then not called as numba compiles it either."""
+    line = weighted_join.py_func.__code__.co_firstlineno + 2       # (@njit, def) w = v + v
+    with pytest.raises(AdjitError) as info:
         value_and_grad(f, argnums=argnums)(1.5, 0.5)
+    for w in words:
+        pattern = re.escape(w).replace(re.escape(".*"), ".*").replace(re.escape("%d"), str(line))
+        assert re.search(pattern, str(info.value)), (w, str(info.value))
 
 
 def test_lists_a_helper_reads_as_numba_does_keep_their_derivatives():

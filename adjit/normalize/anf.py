@@ -2957,6 +2957,8 @@ class _Normalizer:
         reads one as (bound to it, or a helper's parameter given it)."""
         if isinstance(node, ast.List):
             return True
+        if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice):
+            return self.holds_list(node.value)      # (a list's slice: appends' v_buf[:v_n])
         if not (isinstance(node, ast.Name) and node.id in self.src.locals):
             return False
         target = self.local(node.id)

@@ -123,7 +123,7 @@ class _Desugar:
         if isinstance(e, ast.Call) and len(e.args) == 1 and not e.keywords and \
                 isinstance(e.args[0], ast.ListComp) and \
                 self.src.resolve(e.func) in (np.array, np.asarray):
-            return self.lower(e.args[0], before)    # np.array([...]): the array built
+            return self.lower(e.args[0], before, listed=False)  # np.array([...]): an array
         for field, value in ast.iter_fields(e):
             if isinstance(value, ast.expr):
                 setattr(e, field, self.expression(value, before))
@@ -147,7 +147,10 @@ class _Desugar:
                 found.add(t.id)
         return found
 
-    def lower(self, comp, before):
+    def lower(self, comp, before, listed=True):
+        """The name of the array built for the comprehension `comp` (the statements that build
+        it appended to `before`); `listed`: it stands for numba's list (anf.holds_list), not
+        for np.array of it."""
         stem = self.number()
         rename = {}
         gens = []
@@ -190,7 +193,7 @@ class _Desugar:
              _is_call_of(it, self.src, enumerate)} | self.elements_of(gens, "i")
         kind = _element_kind(elt, ints, self.elements_of(gens, "b"))
         before.append(_at(where, _assign(out, _empty(n, kind))))
-        setattr(before[-1], LISTED, True)       # (numba's `+` joins it: anf.holds_list)
+        setattr(before[-1], LISTED, listed)     # (numba's `+` joins a list: anf.holds_list)
         before.append(_at(where, _assign(k, ir.const(0))))
         store = ast.Assign(targets=[ast.Subscript(value=ast.Name(id=out, ctx=ast.Load()),
                                                   slice=ast.Name(id=k, ctx=ast.Load()),

@@ -868,6 +868,13 @@ class NumpyCalls:
                               f"one and has no effect). {advice}")
         if any(kw.arg is None for kw in node.keywords):
             raise refuse("is called with **keywords")
+        listed = [a for a in node.args + [kw.value for kw in node.keywords]
+                  if self.n.holds_list(a) and not (isinstance(a, ast.List) and all(
+                      isinstance(e, ast.Constant) for e in a.elts))]
+        if listed:
+            raise refuse("is given a list, which numba's function would get as the array "
+                         "adjit reads the list as (where `+` adds each element, and joins "
+                         "a list)")
         arguments = [self.opaque_argument(a, out, True) for a in node.args]
         atoms, descs = zip(*arguments) if arguments else ((), ())
         keywords = [(kw.arg, self.opaque_argument(kw.value, out, True))
