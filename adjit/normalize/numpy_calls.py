@@ -27,7 +27,7 @@ from ..rules import opaque
 from ..rules.table import rule_for_call
 from ..frontend.source import MISSING, numba_implementation, recover_parallel_kernel
 from ..runtime import vec
-from ..rules.effects import known_effect, reads_only, written_arguments
+from ..rules.effects import known_effect, library_function, reads_only, written_arguments
 from ..rules.registry import REGISTRY
 from . import appends
 from .sugar import OPERATOR_SYMBOLS
@@ -58,15 +58,11 @@ def _stopped(array):
     return op
 
 
+def _written_out(a):
+    """Whether `a` is a tuple or list of constants written out."""
+    return isinstance(a, (ast.Tuple, ast.List)) and all(isinstance(e, ast.Constant)
+                                                        for e in a.elts)
 
-_LIBRARIES = ("numpy", "numba", "math", "cmath", "builtins", "scipy", "adjit", "llvmlite")
-
-
-def _users(obj):
-    """Whether `obj` is a function of the user's (not numpy's, numba's, Python's own, ...):
-    one numba compiles for what adjit passes it (opaque_argument)."""
-    module = getattr(getattr(obj, "py_func", obj), "__module__", None) or ""
-    return module.split(".")[0] not in _LIBRARIES
 
 class NumpyCalls:
     """The normalizer's part (`norm.calls`) for calls of numpy functions and array methods,
@@ -726,7 +722,7 @@ class NumpyCalls:
         if any(kw.arg in (None, "out") for kw in node.keywords):
             raise self.n.error(node, f"`{name}` with `out=` or `**keywords`",
                                "Assign the result instead of passing out=; pass keywords by name.")
-        user = _users(obj)
+        user = not library_function(obj)
         if arguments is None:
             arguments = [self.opaque_argument(a, out, user) for a in node.args]
         atoms, descs = zip(*arguments) if arguments else ((), ())
@@ -868,17 +864,14 @@ class NumpyCalls:
                               f"one and has no effect). {advice}")
         if any(kw.arg is None for kw in node.keywords):
             raise refuse("is called with **keywords")
-        listed = [a for a in node.args + [kw.value for kw in node.keywords]
-                  if self.n.holds_list(a) and not (isinstance(a, ast.List) and all(
-                      isinstance(e, ast.Constant) for e in a.elts))]
-        if listed:
+        if any(self.given_list(a) for a in node.args + [kw.value for kw in node.keywords]):
             raise refuse("is given a list, which numba's function would get as the array "
                          "adjit reads the list as (where `+` adds each element, and joins "
                          "a list)")
-        arguments = [self.opaque_argument(a, out, True) for a in node.args]
+        # (its lists refused above, with the reason adjit could not read the helper)
+        arguments = [self.opaque_argument(a, out) for a in node.args]
         atoms, descs = zip(*arguments) if arguments else ((), ())
-        keywords = [(kw.arg, self.opaque_argument(kw.value, out, True))
-                    for kw in node.keywords]
+        keywords = [(kw.arg, self.opaque_argument(kw.value, out)) for kw in node.keywords]
         kw_descs = tuple((k, d) for k, (_, d) in keywords)
         try:
             result = opaque.result(obj, descs, kw_descs, contiguous=True)
@@ -968,14 +961,18 @@ class NumpyCalls:
                               None, out, node)
         return ir.const(None)
 
+    def given_list(self, a):
+        """Whether the argument `a` is a list adjit reads as an array (anf.holds_list), other
+        than numbers written out (passed to the call as they are written)."""
+        return not _written_out(a) and self.n.holds_list(a)
+
     def opaque_argument(self, a, out, user=False):
         """(atom, descriptor) of an argument of a call with no derivative rule; `user`: of
         a function of the user's (numba compiles it for what adjit passes: an array for a
         list, which it would join where `+` adds numpy's arrays)."""
-        if isinstance(a, (ast.Tuple, ast.List)) and \
-                all(isinstance(e, ast.Constant) for e in a.elts):
+        if _written_out(a):
             return a, ("const", tuple(e.value for e in a.elts))
-        if user and self.n.holds_list(a):
+        if user and self.given_list(a):
             # numba's function would get the array adjit reads the list as (where its `+`
             # adds each element, a list's joins)
             shown = "" if isinstance(a, ast.Name) and a.id.startswith("listcomp") else \

@@ -36,6 +36,13 @@ def of_object(obj):
     return UNKNOWN
 
 
+def library_function(obj):
+    """Whether `obj` is a function of numpy's, Python's own, scipy's, numba's or adjit's, not
+    one of the user's (which numba compiles for whatever adjit passes it)."""
+    module = getattr(getattr(obj, "py_func", obj), "__module__", None) or ""
+    return module.split(".")[0] in _PURE_MODULES + ("numba", "llvmlite", "adjit")
+
+
 def known_effect(obj):
     """Why a call of `obj` has an effect adjit knows of (a random draw, a seed, a print, an
     objmode block), or None: for no effect, and for one adjit cannot know (such a call is

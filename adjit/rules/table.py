@@ -887,7 +887,8 @@ _R.define(print, "print", "none", notes="prints", effect="it prints", reads_only
 for _obj, _params, _notes in (
         (vec.check_assert, ("ok",), "an assert statement"),
         (vec.raise_error, ("kind", "message"), "a raise statement"),
-        (vec.check_same_length, ("n", "m", "message"), "an array rebound in a loop keeps its shape"),
+        (vec.check_same_length, ("n", "m", "message"),
+         "an array rebound in a loop keeps its shape"),
         (vec.check_reducible, ("n", "what"), "a largest or smallest value of no elements"),
         (vec.check_gufunc_sizes, ("n", "m"), "a gufunc's arguments agree in their dimensions"),
         (vec.check_einsum_sizes, ("n", "m"), "np.einsum's operands agree in each letter's size"),
