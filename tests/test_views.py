@@ -814,3 +814,104 @@ def test_offset_diagonals_and_traces_match_numba_and_finite_differences():
     M = np.arange(12.0).reshape(3, 4) / 7.0 - 0.5
     x = np.array([0.3, -0.2, 0.9])
     check_value_and_grad(_off_diagonal_terms, (M, x), (0, 1))
+
+
+@numba.njit
+def _smooth_update(level, s, alpha, y):
+    # as statsforecast's ETS `update`: writes the seasonal states it is given and hands them
+    # back with the new level (`l, b, s = update(..., s, ...)`)
+    new = level + alpha * (y - level - s[0])
+    s[0] = s[1] + alpha * (y - new)
+    s[1] = 0.5 * s[0]
+    return new, s
+
+
+@numba.njit
+def _bump_first(v, a):
+    v[0] += a
+    return v
+
+
+def states_handed_back(x, alpha, y):
+    s = np.zeros(2)
+    s[0] = x[1]
+    s[1] = x[2]
+    level = x[0]
+    lik = 0.0
+    for i in range(y.shape[0]):
+        e = y[i] - level - s[1]
+        lik += e * e
+        level, s = _smooth_update(level, s, alpha, y[i])
+    return lik + s[0]
+
+
+def window_handed_back(x, a):
+    buf = x.copy()
+    w = buf[1:3]
+    t = 0.0
+    for i in range(4):
+        t += w[0] * w[1]
+        w = _bump_first(w, a * w[1])
+    return t + np.sum(buf * buf)
+
+
+def argument_handed_back(x, a):
+    for i in range(3):
+        x = _bump_first(x, a * x[1])
+    return np.sum(x * x)
+
+
+HANDED_BACK = [(states_handed_back, (np.array([0.1, 0.2, 0.3]), 0.3,
+                                     np.sin(np.arange(12.0)))),
+               (window_handed_back, (np.array([0.4, -0.3, 0.8, 1.1]), 0.7)),
+               (argument_handed_back, (np.array([0.4, -0.3, 0.8]), 0.7))]
+
+
+@pytest.mark.parametrize("fn, args", HANDED_BACK, ids=[c[0].__name__ for c in HANDED_BACK])
+def test_a_helper_handing_back_the_array_it_was_given(fn, args):
+    """`s = helper(s)` in a loop, where the helper writes s and returns it: s means the same
+    array in every iteration (it was refused as a name bound to another view in the loop)."""
+    check_against_numpy(fn, args, (0, 1))
+
+
+@numba.njit
+def _first_state(y, a):
+    # as statsforecast's theta model: the first state built as a (1, n) array
+    states = np.zeros((1, 3))
+    states[0, 0] = a * y[0]
+    states[0, 1] = y[1] * y[0]
+    states[0, 2] = a
+    return states
+
+
+def row_from_a_one_row_matrix(y, a):
+    states = np.zeros((4, 3))
+    states[0, :] = _first_state(y, a)
+    for i in range(1, 4):
+        states[i] = states[i - 1] * a + y[i]
+    return np.sum(states * states)
+
+
+def slice_from_a_reshaped_row(y, a):
+    out = np.zeros(3)
+    out[:] = np.sin(y[:3]).reshape(1, 3) * a
+    return np.sum(out ** 2)
+
+
+def rows_into_one_row(y, a):
+    out = np.zeros((2, 3))
+    out[0] = np.ones((2, 3)) * a
+    return np.sum(out)
+
+
+@pytest.mark.parametrize("fn", [row_from_a_one_row_matrix, slice_from_a_reshaped_row])
+def test_a_value_with_leading_lengths_of_one_stored_into_fewer_dimensions(fn):
+    """numpy and numba take a value's leading lengths of 1 away when it is stored."""
+    check_against_numpy(fn, (np.array([0.3, -0.7, 1.2, 0.4]), 0.8), (0, 1))
+
+
+def test_a_value_with_a_leading_length_other_than_one_raises_as_numba_does():
+    with pytest.raises(ValueError):
+        numba.njit(rows_into_one_row)(np.ones(4), 0.8)
+    with pytest.raises(ValueError, match="cannot assign slice"):
+        adjit.grad(rows_into_one_row, argnums=1)(np.ones(4), 0.8)

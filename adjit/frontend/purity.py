@@ -340,7 +340,8 @@ class _Analysis:
             entry = REGISTRY.get(obj)
             if isinstance(obj, np.ufunc) or obj in (np.copy, np.array) or entry is not None \
                     and (entry.family in ("elementwise", "reduction", "allocate", "scalar") or
-                         entry.array_rule is not None):     # (a new array: np.linspace)
+                         entry.array_rule is not None or entry.fresh):
+                # (a new array: np.linspace, np.full_like)
                 return frozenset()
             return given
         if isinstance(ftype, (types.ExceptionClass, types.NumberClass, types.DType)):

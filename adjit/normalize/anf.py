@@ -1704,6 +1704,8 @@ class _Normalizer:
                     value.id != target:
                 value = self.arrays.view_of(value.id, out)     # `y = x`: two names, one array
             if isinstance(value, View) and not has_take(value):
+                if bindings.same_binding(self, target, value):
+                    return      # `l, s = update(l, s)`: the helper hands back the array given
                 bindings.bind_view(self, target, value, out)
                 return
             if isinstance(value, Lazy) and tgt.id in self.lazy_ok and \

@@ -62,6 +62,17 @@ def bind_view(norm, target, view, out):
     norm.views[target] = new_binding(norm, view)
 
 
+def same_binding(norm, target, view):
+    """Whether `target = <view>` leaves the name meaning what it means now: the whole of the
+    array the name holds (`s` given to a helper that writes into it and returns it, as
+    statsforecast's ETS update does: `l, b, s = update(..., s, ...)`), or the very view it
+    is bound to (a view handed through a helper and back)."""
+    now = norm.views.get(target)
+    if now is None:
+        return view.is_identity() and view.base == target and target in norm.ctx.arrays
+    return isinstance(now, _Binding) and now.view is view
+
+
 def rebinding(norm, name, out, to_view=False):
     """`name` is about to hold another array or value. Views of the array it held keep
     that array: its contents are kept in a new array they now read (in Python the old

@@ -329,15 +329,15 @@ class Vectorizer:
     def store_elements(self, target, value, out, node=None):
         """target[...] = value elementwise, value broadcast to the target's shape."""
         value = self.as_lazy(value)
-        if len(value.shape) > len(target.shape):
-            raise self.n.error(node or self.n.src.tree, "assigning a higher-dimensional array "
-                               "to a lower-dimensional slice",
-                               "Assign arrays whose shapes broadcast to the target's.")
         if self.n.lazy:
             # pending arrays that read the target are computed before the loops that write
             # it (emit_assign's flush would put them inside, reading half-written data)
             self.flush_lazy(out, target.base)
-        shape = target.shape
+        # a value with more dimensions than the target (`states[0, :] = row2d`, a (1, 5)
+        # array, as statsforecast's theta model stores its first state): numpy and numba
+        # take its leading lengths of 1 away (checked when it runs: 1 or a ValueError)
+        extra = max(0, len(value.shape) - len(target.shape))
+        shape = [ONE] * extra + list(target.shape)
         for j, size in enumerate(value.shape):
             # the value broadcasts to the target: each of its lengths 1 or the target's (a
             # longer or shorter row was read with a stride of 0, silently)
@@ -349,13 +349,14 @@ class Vectorizer:
         env = self.loop_env(shape, [target, value], out)
 
         def body(vars_, stmts):
+            vars_ = [ir.const(0)] * extra + list(vars_)
             val = self.scalar_at(value, vars_, env, stmts)
             idx = self.leaf_index(target, vars_, env, stmts)
             sub = ast.Subscript(value=ir.name(target.base), slice=_index_node(idx),
                                 ctx=ast.Store())
             self.n.emit_assign(stmts, sub, self.n.to_atom(stmts, val))
 
-        self.nest(shape, list(range(len(shape))), out, body)
+        self.nest(target.shape, list(range(len(target.shape))), out, body)
 
     def loop_env(self, shape, trees, out):
         """Stride flags (atoms, computed before the loops) for leaf dimensions whose length

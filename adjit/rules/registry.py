@@ -37,6 +37,10 @@ no entry: the normalizer folds any int or float a name resolves to):
 - `domain`: where the generic test harness (tests/test_registry.py) draws each argument;
 - `methods`: array methods that mean the same (`a.sum()` for np.sum);
 - `cuda`: False for a function whose rule calls what numba.cuda does not compile;
+- `fresh`: for an "array" entry, that its result is always a new array or a number, never
+  an argument or a view of one (np.full_like, np.concatenate); unmarked, the alias
+  analysis of helpers adjit calls as numba compiles them (frontend/purity.py) takes the
+  result as holding the arguments' memory;
 - `array_rule`: for an operation kept at array level in generated code (matrix products,
   np.linspace, np.arange), its derivative (an ArrayRule);
 - `packed`: for a function whose result is a number or a tuple (np.linalg.det, slogdet,
@@ -182,7 +186,8 @@ class Primitive:
                  handler=None, cost="cheap", domain=None, methods=(), notes="", params=(),
                  result=None, statement=False, cuda=True, array_rule=None, packed=None,
                  message=None, paired=None, effect=None, draw=None, refused=(), forms=(),
-                 through="", over_array=None, vector=None, options=None, reads_only=False):
+                 through="", over_array=None, vector=None, options=None, reads_only=False,
+                 fresh=False):
         self.obj = obj
         self.name = name
         self.family = family
@@ -216,6 +221,10 @@ class Primitive:
         # that replaces it in such a loop, or None (a call LLVM cannot vectorize)
         self.vector = vector
         self.options = dict(options or {})
+        # an "array" entry whose result is always a new array or a number (never an argument
+        # or a view of one, as numba implements it): frontend/purity.py takes it as holding
+        # none of the caller's memory (an entry not marked is taken as it may)
+        self.fresh = fresh
 
     @property
     def differentiable(self):

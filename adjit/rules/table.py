@@ -974,6 +974,20 @@ not_differentiated("makes a numpy Generator object, which adjit does not hold: s
                    "co., which adjit differentiates", np.random.default_rng)
 
 
+# whole-array functions whose result numba always makes anew (or a number): never an argument
+# or a view of one (np.reshape, np.asarray, np.flip, np.real may be; np.linalg.matrix_power
+# and np.diagonal are left unmarked, as not known)
+for _obj in (np.dot, np.matmul, np.outer, np.vdot, np.einsum, np.var, np.std, np.ptp,
+             np.average, np.trapezoid, np.median, np.trace, np.concatenate, np.stack,
+             np.hstack, np.vstack, np.column_stack, np.dstack, np.full, np.full_like, np.eye,
+             np.identity, np.tril, np.triu, np.diag, np.cumsum, np.diff, np.ediff1d, np.sort,
+             np.partition, np.roll, np.repeat, np.take, np.nansum, np.nanprod, np.nanmean,
+             np.nanmax, np.nanmin, np.nanvar, np.nanstd, np.nanmedian, np.nancumsum,
+             np.linalg.norm, np.linalg.det, np.linalg.slogdet, np.linalg.cond, np.linalg.eigh,
+             np.linalg.lstsq, np.linalg.qr, np.linalg.svd):
+    _R.get(_obj).fresh = True
+
+
 def _attach_forms():
     from .forms import FORMS
     for obj, forms in FORMS.items():
