@@ -915,3 +915,49 @@ def test_a_value_with_a_leading_length_other_than_one_raises_as_numba_does():
         numba.njit(rows_into_one_row)(np.ones(4), 0.8)
     with pytest.raises(ValueError, match="cannot assign slice"):
         adjit.grad(rows_into_one_row, argnums=1)(np.ones(4), 0.8)
+
+
+@numba.njit
+def _packed_or_square(phi, r):
+    # as statsforecast's getQ0: a flat array, reshaped and returned early for one case
+    res = np.zeros((r, r))
+    res = res.flatten()
+    if r == 1:
+        res[0] = 1.0 / (1.0 - phi[0] * phi[0])
+        res = res.reshape((r, r))
+        return res
+    for i in range(r * r):
+        res[i] = phi[i % phi.size] * (i + 1)
+    res = res.reshape((r, r))
+    return res
+
+
+def early_return_of_a_reshaped_view(phi, r):
+    return np.sum(_packed_or_square(phi, r) ** 2)
+
+
+@numba.njit
+def _head_or_square(x, c):
+    v = x[:2]
+    if c > 0.0:
+        v = x.reshape((2, 2))
+        return np.sum(v, axis=0) * c
+    v[0] = 5.0 * c
+    return v * 2.0
+
+
+def early_return_of_a_view_of_another_rank(x, c):
+    return np.sum(_head_or_square(x, c) ** 2) + np.sum(x)
+
+
+@pytest.mark.parametrize("fn, args", [
+    (early_return_of_a_reshaped_view, (np.array([0.3, 0.2]), 1)),
+    (early_return_of_a_reshaped_view, (np.array([0.3, 0.2]), 2)),
+    (early_return_of_a_view_of_another_rank, (np.array([0.3, -0.7, 1.2, 0.4]), 0.5)),
+    (early_return_of_a_view_of_another_rank, (np.array([0.3, -0.7, 1.2, 0.4]), -0.5))])
+def test_a_path_that_returns_binds_a_view_of_another_rank(fn, args):
+    """A name bound on a path that returns, to a view of another rank than the name's on
+    the path that goes on: nothing after the `if` sees it (it was refused as an array of
+    two ranks)."""
+    argnums = (0, 1) if isinstance(args[1], float) else (0,)
+    check_against_numpy(fn, args, argnums)

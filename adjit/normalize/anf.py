@@ -1147,6 +1147,20 @@ class _Normalizer:
             joined = joins.plan(self, before, [after_body, self.views], [body, orelse],
                                 arrays_before, arguments,
                                 joins.read_outside(self, self.src.tree, s))
+            returning = [always_returns(s.body), always_returns(s.orelse)]
+            if returning[0] != returning[1] and \
+                    all(kinds[0] in ("view", "kept") and kinds[1] in ("view", "kept")
+                        for kinds in ([x[0] for x in planned] for planned in joined.values())):
+                # `if r == 1: res = res.reshape((r, r)); return res` (statsforecast's
+                # getQ0): the path that returns leaves nothing after the `if`, where only
+                # the other path's bindings hold; where neither path made a new array for
+                # the names (views only: no assignment numba would have to unify, no name
+                # a join would have to give a path's array), the returning path's are its own
+                joined = {}
+                if returning[0]:
+                    after_body = dict(self.views)
+                else:
+                    self.views = after_body
             if after_body != before or self.views != before:
                 bindings.merge_views(self, before, [after_body, self.views], [body, orelse],
                                      s.lineno)
