@@ -4,6 +4,7 @@
     python benchmarks/published.py numbagg PATH        # PATH: a checkout of numbagg
     python benchmarks/published.py pyhpc-benchmarks PATH
     python benchmarks/published.py numba-examples PATH  # PATH: a checkout of numba-examples
+    python benchmarks/published.py statsforecast PATH   # a checkout from before 2.0 (numba)
 
 Reads the code base from a checkout at run time (nothing of it is copied into adjit). For
 every distribution function of numba-stats (`_logpdf`, `_pdf`, `_cdf`, `_ppf`, the
@@ -18,9 +19,16 @@ histograms, Lennard-Jones, image filters and stencils, k-means, regressions, wav
 @vectorize and @guvectorize ufuncs, recursion, ctypes), each function called as the example's
 driver calls it (the cases are published_examples.py), one process per case: the gradient of
 its weighted output at two random points against a fourth-order stencil of numba's compile of
-the same sum. Prints one line per function (ok, refused with adjit's reason, nan where adjit
-gives NaN for a derivative that is 0 or finite, wrong, or crashed; numba-examples also:
-skipped, where the example itself does not load here) and the counts.
+the same sum. For statsforecast (its releases before 2.0, whose models are numba code:
+statsforecast/ets.py, theta.py, ces.py, garch.py, arima.py), the objectives its optimizers
+minimize, called as its model code calls them: the exponential-smoothing target
+(ets_target_fn) of every error, trend and season kind with each optimization criterion,
+pegelsresid_C, the theta and CES targets, the GARCH log-likelihood, and ARIMA's conditional
+sum of squares and exact (Kalman filter) likelihood through arima_transpar, _make_arima,
+getQ0 and arima_like; judged as the numba-examples cases are. Prints one line per function
+(ok, refused with adjit's reason, nan where adjit gives NaN for a derivative that is 0 or
+finite, wrong, or crashed; numba-examples also: skipped, where the example itself does not
+load here) and the counts.
 """
 import argparse
 import importlib
@@ -30,6 +38,7 @@ import math
 import os
 import subprocess
 import sys
+import tempfile
 import types
 import warnings
 
@@ -468,26 +477,29 @@ def example_case(path, name):
     return (name,) + _example_check(target, points, got, case.wrt)
 
 
-def _example_check(target, points, results, wrt):
+def _example_check(target, points, results, wrt, reference_target=None, reference_note=""):
     """Each derivative against a fourth-order stencil at two steps (relative to the
     element), judged where the two agree (a kink or rounding near an element makes them
     differ), to 1e-5 of its size plus 1% of the argument's largest derivative (the 1 of the
     other targets' 1e-5 * (1 + |d|), in the argument's own scale), plus the differences'
     rounding. NaN where the differences are finite is 'nan' when every other derivative
     agrees."""
-    compiled = numba.njit(target)
+    compiled = numba.njit(reference_target or target)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             compiled(*_copies(points[0]))
-        reference, whose, note = compiled, "numba's", ""
+        reference, whose, note = compiled, "numba's", reference_note
     except Exception:               # noqa: BLE001 - numba does not compile the loss
         reference, whose, note = target, "Python's", " (reference: the loss in Python)"
     names = target.__code__.co_varnames
     judged = total = 0
     nans = []
+    own = numba.njit(target) if reference_target is not None else None
     for p, (args, (value, grads)) in enumerate(zip(points, results)):
         want = reference(*_copies(args))
+        if own is not None:         # (the value: the target's own, compiled by numba)
+            want = own(*_copies(args))
         if not math.isclose(value, want, rel_tol=1e-9, abs_tol=1e-9):
             return "wrong", f"point {p}: value {value} against {whose} {want}"
         noise = 1e-10 * abs(want)   # the differences' rounding: an ulp of it over the step
@@ -536,10 +548,201 @@ def _judge(reference, args, k, field, x, g, names, p, noise, nans):
     return [judged, total]
 
 
+# statsforecast (releases before 2.0): the objectives its optimizers minimize, as its model
+# code calls them. The modules are loaded from the checkout with what they import of
+# statsmodels, pandas and the package's utils (used by their Python-level fitting, not by
+# the numba functions checked here) stubbed.
+ETS = THETA = CES = GARCH = ARIMA = None     # the modules, bound in each target's namespace
+
+
+def sf_ets(par, y, crit, error, trend, season, damped, m, nstate, opt_beta, opt_gamma,
+           opt_phi):
+    return ETS.ets_target_fn(
+        par, y, nstate, error, trend, season, damped, np.array([1e-4, 1e-4, 1e-4, 0.8]),
+        np.array([0.9999, 0.9999, 0.9999, 0.98]), crit, 3, "both", m, True, opt_beta,
+        opt_gamma, opt_phi, False, False, False, False, np.nan,
+        0.0 if trend == 0 else np.nan, 0.0 if season == 0 else np.nan,
+        1.0 if not damped else np.nan)
+
+
+def sf_pegels(alpha, beta, init, y):
+    amse, e, x, lik = ETS.pegelsresid_C(y, 4, init, "A", "A", "A", False, alpha, beta, 0.1,
+                                        1.0, 3)
+    return lik + np.sum(amse) + np.sum(x[-1]) + np.sum(e * e)
+
+
+def sf_theta(par, y, model):
+    return THETA.theta_target_fn(par, 0.0, 0.0, 0.0, True, True, True, y, model, 3)
+
+
+def sf_ces(par, y, init, season, m, ncomp):
+    return CES.ces_target_fn(par, 0.0, 0.0, 0.0, 0.0, True, True, season in ("P", "F"),
+                             season == "F", y, m, init, ncomp, season, 3)
+
+
+def sf_garch(x0, x, p, q):
+    return GARCH.garch_loglik(x0, x, p, q)
+
+
+def sf_css(par, x, arma, ncond):
+    phi, theta = ARIMA.arima_transpar(par, arma, False)
+    res, resid = ARIMA.arima_css(x, arma, phi, theta, ncond)
+    return 0.5 * math.log(res)
+
+
+def sf_ml(par, x, arma):
+    phi, theta = ARIMA.arima_transpar(par, arma, True)
+    model = ARIMA._make_arima(phi, theta, np.array([1.0]))
+    res = ARIMA.arima_like(x, model[0], model[1], model[2], model[4], model[5], model[9], 0,
+                           False)
+    return 0.5 * (math.log(res[0] / res[2]) + res[1] / res[2])
+
+
+def _twin_check(form, wide, target, points, got, wrt):
+    """A model keeping its states in float32 (theta, CES): adjit's gradient of its float64
+    twin judged against differences as any row's, and the float32 model's gradient within
+    float32's rounding (1e-3 of each derivative plus 1e-5 of the argument's largest and 1e-8
+    of any argument's largest) of the twin's; its value numba's own."""
+    twin = types.FunctionType(form.__code__, dict(form.__globals__, **wide), form.__name__)
+    wide_got = _attempt(lambda: [adjit.value_and_grad(twin, argnums=wrt)(*_copies(a))
+                                 for a in points])
+    if isinstance(wide_got[0], str):
+        return wide_got[0], f"the float64 twin: {wide_got[1]}"
+    verdict = _example_check(twin, points, wide_got, wrt)
+    if verdict[0] != "ok":
+        return verdict[0], f"the float64 twin: {verdict[1]}"
+    own = numba.njit(target)
+    worst = 0.0
+    for args, (value, grads), (_, wide_grads) in zip(points, got, wide_got):
+        if not math.isclose(value, own(*_copies(args)), rel_tol=1e-9, abs_tol=1e-9):
+            return "wrong", f"value {value} against numba's {own(*_copies(args))}"
+        largest = max(float(np.max(np.abs(w))) for w in wide_grads)
+        for g, w in zip(grads, wide_grads):
+            g, w = np.asarray(g, dtype=np.float64), np.asarray(w, dtype=np.float64)
+            # (plus 1e-5 of the largest derivative of any argument: CES's derivatives in
+            # its initial states are near 1e-66, which float32 states carry as 0)
+            scale = np.abs(w) + 1e-2 * np.max(np.abs(w)) + 1e-5 * largest
+            worst = max(worst, float(np.max(np.abs(g - w) / scale)))
+    if worst > 1e-3:
+        return "wrong", f"the float32 model's gradient {worst:.1e} from its float64 twin's"
+    return "ok", f"{verdict[1]} on the float64 twin; the float32 model within {worst:.0e}"
+
+
+def _sf_cases(rng):
+    """(name, target, point maker, argnums) of each statsforecast row."""
+    t = np.arange(48)
+
+    def series(g):
+        return 10 + 0.1 * t + 2 * np.sin(2 * np.pi * t / 4) + g.normal(0, 0.3, t.size)
+
+    def ets(par, crit, *kinds):
+        return lambda g: (np.array(par) * (1 + 0.01 * g.normal(size=len(par))), series(g),
+                          crit) + kinds
+
+    rows = [(f"ets_target_fn ANN {crit}", sf_ets,
+             ets([0.3, 10.0], crit, 1, 0, 0, False, 1, 1, False, False, False), (0, 1))
+            for crit in ("lik", "mse", "amse", "sigma", "mae")]
+    # (name, parameters, criterion, error, trend, season, damped, m, states, and which of
+    # beta, gamma, phi are optimized)
+    for name, par, crit, *kinds in (
+            ("AAN lik", [0.3, 0.1, 10.0, 0.1], "lik", 1, 1, 0, False, 1, 2, True, False,
+             False),
+            ("AAdN lik", [0.3, 0.1, 0.9, 10.0, 0.1], "lik", 1, 1, 0, True, 1, 2, True,
+             False, True),
+            ("AAA lik", [0.3, 0.1, 0.1, 10.0, 0.1, 1.0, -1.0, 0.5], "lik", 1, 1, 1, False,
+             4, 5, True, True, False),
+            ("MAM lik", [0.3, 0.1, 0.1, 10.0, 0.1, 1.1, 0.9, 1.05], "lik", 2, 1, 2, False,
+             4, 5, True, True, False),
+            ("MMN lik", [0.3, 0.1, 10.0, 1.01], "lik", 2, 2, 0, False, 1, 2, True, False,
+             False),
+            ("MMdM mse", [0.3, 0.1, 0.1, 0.9, 10.0, 1.01, 1.1, 0.9, 1.05], "mse", 2, 2, 2,
+             True, 4, 5, True, True, True)):
+        rows.append((f"ets_target_fn {name}", sf_ets, ets(par, crit, *kinds), (0, 1)))
+    rows.append(("pegelsresid_C AAA", sf_pegels,
+                 lambda g: (0.3, 0.1, np.array([10.0, 0.1, 1.0, -1.0, 0.5, -0.5]), series(g)),
+                 (0, 1, 2, 3)))
+    rows += [(f"theta_target_fn {model}", sf_theta,
+              lambda g, model=model: (np.array([9.0, 0.4, 2.0]), series(g), model), (0, 1))
+             for model in ("STM", "OTM", "DSTM", "DOTM")]
+    for season, par, init, m in (("N", [1.7, 1.0], [10.0, 5.0], 1),
+                                 ("P", [1.7, 1.0, 0.4], [10.0, 5.0, 1.0], 4),
+                                 ("F", [1.7, 1.0, 1.5, 1.1], [10.0, 5.0, 1.0, 0.5], 4)):
+        rows.append((f"ces_target_fn {season}", sf_ces,
+                     lambda g, season=season, par=par, init=init, m=m: (
+                         np.array(par), series(g),
+                         np.array([init] * m) + (m > 1) * g.normal(0, 0.1, (m, len(init))),
+                         season, m, len(init)), (0, 1, 2)))
+    rows += [(f"garch_loglik ({p}, {q})", sf_garch,
+              lambda g, p=p, q=q: (np.full(1 + p + q, 0.1) + 0.05 * g.random(1 + p + q),
+                                   g.normal(size=200), p, q), (0, 1))
+             for p, q in ((1, 1), (2, 2), (2, 0))]
+    # arma as statsforecast orders it: p, q, seasonal P, Q, period, d, seasonal D
+    rows += [("arima_css ARMA(2, 1)", sf_css,
+              lambda g: (np.array([0.4, -0.1, 0.2]), series(g),
+                         np.array([2, 1, 0, 0, 1, 0, 0]), 2), (0, 1)),
+             ("arima_css SARIMA(1,1,1)(1,0,1)4", sf_css,
+              lambda g: (np.array([0.4, 0.2, 0.3, 0.1]), series(g),
+                         np.array([1, 1, 1, 1, 4, 1, 0]), 6), (0, 1)),
+             ("arima_like ARIMA(2,1,1)", sf_ml,
+              lambda g: (np.array([0.4, -0.1, 0.2]), series(g),
+                         np.array([2, 1, 0, 0, 1, 1, 0])), (0, 1))]
+    return rows
+
+
+def _stub(name, **attributes):
+    if name in sys.modules:
+        return
+    module = types.ModuleType(name)
+    module.__dict__.update(attributes)
+    module.__getattr__ = lambda attr: None      # (what the Python-level fitting uses)
+    sys.modules[name] = module
+
+
+def statsforecast(path):
+    base = next((d for d in (f"{path}/statsforecast", f"{path}/python/statsforecast")
+                 if os.path.exists(f"{d}/ets.py")), None)
+    if base is None:
+        raise SystemExit(f"no statsforecast/ets.py under {path}")
+    package = types.ModuleType("statsforecast")
+    package.__path__ = [base]
+    sys.modules["statsforecast"] = package
+    _stub("statsforecast.utils", CACHE=False, NOGIL=False)
+    for name in ("statsforecast.mstl", "pandas", "statsmodels", "statsmodels.api",
+                 "statsmodels.tsa", "statsmodels.tsa.seasonal", "statsmodels.tsa.stattools"):
+        _stub(name)
+    modules = {name.upper(): importlib.import_module(f"statsforecast.{name}")
+               for name in ("ets", "theta", "ces", "garch", "arima")}
+    # theta and CES keep their states in float32 arrays: their differences are judged on
+    # twins of the two modules with float64 states (the float32 code's rounding makes its
+    # own differences too noisy to judge)
+    wide = dict(modules)
+    folder = tempfile.mkdtemp(prefix="statsforecast-float64-")
+    package.__path__.append(folder)     # (adjit reads a function's source from its file)
+    for name in ("theta", "ces"):
+        with open(f"{base}/{name}.py", encoding="utf-8") as source:
+            text = source.read().replace("dtype=np.float32", "dtype=np.float64")
+        with open(f"{folder}/{name}_float64.py", "w", encoding="utf-8") as twin:
+            twin.write(text)
+        wide[name.upper()] = importlib.import_module(f"statsforecast.{name}_float64")
+    rng = np.random.default_rng(0)
+    for name, form, make, wrt in _sf_cases(rng):
+        points = [make(np.random.default_rng(seed)) for seed in range(2)]
+        target = types.FunctionType(form.__code__, dict(form.__globals__, **modules),
+                                    form.__name__)
+        got = _attempt(lambda: [adjit.value_and_grad(target, argnums=wrt)(*_copies(a))
+                                for a in points])
+        if isinstance(got[0], str):
+            yield (name,) + got
+        elif form in (sf_theta, sf_ces):
+            yield (name,) + _twin_check(form, wide, target, points, got, wrt)
+        else:
+            yield (name,) + _example_check(target, points, got, wrt)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("codebase", choices=["numba-stats", "numbagg", "pyhpc-benchmarks",
-                                             "numba-examples"])
+                                             "numba-examples", "statsforecast"])
     parser.add_argument("path", help="a checkout of the code base")
     parser.add_argument("--case", help=argparse.SUPPRESS)   # numba-examples: one case's row
     args = parser.parse_args(argv)
@@ -548,7 +751,8 @@ def main(argv=None):
         return 0
     rows = []
     for row in {"numba-stats": numba_stats, "numbagg": numbagg, "pyhpc-benchmarks": pyhpc,
-                "numba-examples": numba_examples}[args.codebase](args.path):
+                "numba-examples": numba_examples,
+                "statsforecast": statsforecast}[args.codebase](args.path):
         name, outcome, detail = row
         print(f"{name:32s} {outcome:8s} {detail}", flush=True)
         rows.append(row)
