@@ -112,3 +112,51 @@ def test_min_max_adjoint_follows_the_value():
 def test_stopped_nan_is_a_constant():
     gx, gy = grad(stopped, (0, 1))(2.0, nan)
     assert math.isnan(gx) and gy == 0.0
+
+
+def missing_squares(pred, obs):
+    return np.nansum((pred - obs) ** 2)
+
+
+def missing_mean_abs(pred, obs):
+    return np.nanmean(np.abs(pred - obs) * 2.0)
+
+
+def missing_product(pred, obs):
+    return np.nanprod(1.0 + 0.1 * pred * obs)
+
+
+def missing_max(pred, obs):
+    return np.nanmax(pred * obs) - np.nanmin(pred / obs)
+
+
+def missing_kept(pred, obs):
+    r = (pred - obs) ** 2
+    r = np.nansum(r)        # (a name bound twice: the array is made first)
+    return r
+
+
+MISSING = [missing_squares, missing_mean_abs, missing_product, missing_max]
+
+
+@pytest.mark.parametrize("f", MISSING, ids=[f.__name__ for f in MISSING])
+def test_nan_reductions_of_expressions_give_missing_elements_no_derivative(f):
+    """A loss over observations with gaps (np.nansum((pred - obs) ** 2)): the function does
+    not depend on a prediction whose observation is NaN, and its partial is 0 (it was 0 *
+    NaN: NaN). The other partials are central differences'."""
+    pred = np.array([1.0, 2.0, 3.0, -0.5])
+    obs = np.array([1.5, nan, 2.0, 0.7])
+    v, g = value_and_grad(f)(pred, obs)
+    assert v == f(pred, obs)
+    assert g[1] == 0.0
+    h = 1e-6
+    for i in (0, 2, 3):
+        e = np.eye(4)[i] * h
+        assert abs(g[i] - (f(pred + e, obs) - f(pred - e, obs)) / (2 * h)) < 1e-6
+
+
+def test_an_array_made_before_a_nan_reduction_keeps_ieee_arithmetic():
+    pred = np.array([1.0, 2.0, 3.0])
+    obs = np.array([1.5, nan, 2.0])
+    g = grad(missing_kept)(pred, obs)
+    assert g[0] == -1.0 and math.isnan(g[1]) and g[2] == 2.0

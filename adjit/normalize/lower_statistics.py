@@ -12,7 +12,7 @@ from .. import ir
 from ..runtime import vec
 from .lowering import lowers
 from .values import TupleValue, left_out
-from .vectorize import Lazy, Scalar, View
+from .vectorize import UNLESS, Lazy, Scalar, View
 
 
 @lowers("var", "std", "ptp")
@@ -173,7 +173,13 @@ def lower_nan_reduce(norm, node, obj, out):
     how, fill = {"nansum": ("sum", 0.0), "nanprod": ("prod", 1.0), "nanmean": ("sum", 0.0),
                  "nanvar": ("sum", 0.0), "nanstd": ("sum", 0.0), "nancumsum": ("", 0.0),
                  "nanmax": ("max", -math.inf), "nanmin": ("min", math.inf)}[name]
-    if not isinstance(x, View):
+    # an expression's elements (np.nansum((pred - obs) ** 2)) are computed again where they
+    # are numbers, and only there does a derivative flow to its operands (UNLESS): the
+    # test's own computation of an element is an operand of a comparison alone. (An array
+    # already made keeps the IEEE product: 0 * NaN in its operands' partials.)
+    masked = name in ("nansum", "nanprod", "nanmean", "nanmax", "nanmin") and \
+        not isinstance(x, View)
+    if not isinstance(x, View) and not masked:
         x = norm.arrays.view_of(norm.arrays.materialize(x, out, node).id, out)
     is_nan = norm.arrays.elementwise(("cmp", ast.NotEq()), [x, x], out, node)
     if name == "nancumsum":     # the running sum of the flattened array, NaN as 0
@@ -184,7 +190,8 @@ def lower_nan_reduce(norm, node, obj, out):
                                                 out, node)
         return norm.indexing.running_sum(filled, 0, out)
     total = norm.arrays.reduce(how, norm.arrays.elementwise(
-        ("call", "where"), [is_nan, ir.const(fill), x], out, node), None, out, node)
+        UNLESS if masked else ("call", "where"), [is_nan, ir.const(fill), x], out, node), None,
+        out, node)
     if name in ("nansum", "nanprod"):
         return total
     ones = norm.arrays.elementwise(("call", "where"), [is_nan, ir.const(0.0), ir.const(1.0)],

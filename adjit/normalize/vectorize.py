@@ -68,6 +68,11 @@ class View(Lazy):
         return self.whole == "transpose"
 
 
+UNLESS = ("call", "unless")
+"""The elementwise op UNLESS(test, fill, value): fill where test holds, else value, whose
+elements are computed only where the test fails (Arrays.unless_at)."""
+
+
 class Op(Lazy):
     def __init__(self, fn, args, shape):
         self.fn = fn
@@ -464,10 +469,29 @@ class Vectorizer:
             env["loads"][key] = atom
             return atom
         key = ("op", id(v), id(stmts))
-        if key not in env["loads"]:     # a subexpression used twice (r2 * r2) is computed once
-            args = [self.scalar_at(a, vars_, env, stmts) for a in v.args]
-            env["loads"][key] = self.scalar_op(v.fn, args, stmts)
+        if key in env["loads"]:         # a subexpression used twice (r2 * r2) is computed once
+            return env["loads"][key]
+        if v.fn == UNLESS:
+            env["loads"][key] = self.unless_at(v, vars_, env, stmts)
+            return env["loads"][key]
+        args = [self.scalar_at(a, vars_, env, stmts) for a in v.args]
+        env["loads"][key] = self.scalar_op(v.fn, args, stmts)
         return env["loads"][key]
+
+    def unless_at(self, v, vars_, env, stmts):
+        """UNLESS(test, fill, value) at the loop position: `fill` where the test holds,
+        else the value computed inside that branch, so that its derivative flows there
+        only (the test's own computation of the value, an operand of a comparison alone,
+        carries none): np.nansum((pred - obs) ** 2) with a missing observation gives that
+        element's operands no derivative, where 0 * NaN would have made it NaN."""
+        test, fill, value = v.args
+        cond = self.scalar_at(test, vars_, env, stmts)
+        r = self.n.fresh()
+        then = [ir.assign(r, self.scalar_at(fill, vars_, env, []), self.n.origin)]
+        orelse = []
+        orelse.append(ir.assign(r, self.scalar_at(value, vars_, env, orelse), self.n.origin))
+        self.n.emit_if(stmts, cond, then, orelse)
+        return ir.name(r)
 
     def scalar_op(self, fn, args, stmts):
         kind = fn[0]

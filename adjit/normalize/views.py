@@ -627,7 +627,7 @@ class Indexer:
         if kind == "call":
             if op in ("neg", stop_gradient, abs, np.abs):
                 return args[0] if args[0] != "b" or op is stop_gradient else "?"
-            if op == "where":
+            if op in ("where", "unless"):
                 return _common_kind(args[1:])
             if op in _KIND_KEEPING:
                 return _common_kind(args)

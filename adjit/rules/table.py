@@ -501,7 +501,8 @@ _R.define(np.linalg.inv, "np.linalg.inv", "array", handler="keep", array_rule=Ar
 for _obj in (np.nansum, np.nanprod, np.nanmean, np.nanmax, np.nanmin, np.nanvar, np.nanstd,
              np.nancumsum):
     _R.define(_obj, f"np.{_obj.__name__}", "array", handler="nan_reduce",
-              notes="over all elements; NaN elements get no derivative")
+              notes="over all elements; NaN elements get no derivative (nor, for an "
+                    "expression, its operands there)")
 
 # factorizations of symmetric matrices read A's lower triangle (as numba's LAPACK calls do): their
 # adjoints are zero above the diagonal, their tangents see tril(A_dot) + tril(A_dot, -1).T.
