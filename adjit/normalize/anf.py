@@ -1149,8 +1149,8 @@ class _Normalizer:
                                 joins.read_outside(self, self.src.tree, s))
             returning = [always_returns(s.body), always_returns(s.orelse)]
             if returning[0] != returning[1] and \
-                    all(kinds[0] in ("view", "kept") and kinds[1] in ("view", "kept")
-                        for kinds in ([x[0] for x in planned] for planned in joined.values())):
+                    all(kind in ("view", "kept") for sources in joined.values()
+                        for kind, *_ in sources):
                 # `if r == 1: res = res.reshape((r, r)); return res` (statsforecast's
                 # getQ0): the path that returns leaves nothing after the `if`, where only
                 # the other path's bindings hold; where neither path made a new array for

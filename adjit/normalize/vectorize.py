@@ -354,7 +354,7 @@ class Vectorizer:
         env = self.loop_env(shape, [target, value], out)
 
         def body(vars_, stmts):
-            vars_ = [ir.const(0)] * extra + list(vars_)
+            vars_ = [ir.const(0) for _ in range(extra)] + list(vars_)
             val = self.scalar_at(value, vars_, env, stmts)
             idx = self.leaf_index(target, vars_, env, stmts)
             sub = ast.Subscript(value=ir.name(target.base), slice=_index_node(idx),
@@ -487,9 +487,9 @@ class Vectorizer:
         test, fill, value = v.args
         cond = self.scalar_at(test, vars_, env, stmts)
         r = self.n.fresh()
-        then = [ir.assign(r, self.scalar_at(fill, vars_, env, []), self.n.origin)]
-        orelse = []
-        orelse.append(ir.assign(r, self.scalar_at(value, vars_, env, orelse), self.n.origin))
+        then, orelse = [], []
+        for branch, part in ((then, fill), (orelse, value)):
+            branch.append(ir.assign(r, self.scalar_at(part, vars_, env, branch), self.n.origin))
         self.n.emit_if(stmts, cond, then, orelse)
         return ir.name(r)
 

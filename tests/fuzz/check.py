@@ -198,12 +198,12 @@ def _moved_by_f32_rounding(source, args, ref, p, where, bound, seed, ulps=2, tri
     (the reduced fuzz_8e882d7658, worked out by hand: 9119.382 both)."""
     rng = np.random.default_rng(seed)
     fn = load(source, refad.NAMESPACE)
-    for _ in range(tries):
+    for _try in range(tries):
         moved = []
         for a in args:
             if _is_f32(a):
                 b = a.copy()
-                for _ in range(ulps):
+                for _step in range(ulps):
                     b = np.nextafter(b, np.where(rng.random(b.shape) < 0.5, -np.inf, np.inf)
                                      .astype(np.float32))
                 a = b
