@@ -19,6 +19,7 @@ import numpy as np
 
 from ..errors import AdjitError, Location, function_origin
 from .. import ir
+from . import stale
 
 _MISSING = object()
 
@@ -259,7 +260,10 @@ def _undecorated_def(module, name):
         return None
     fdef = defs[0]
     fdef.decorator_list = []
-    code = compile(ast.Module(body=[fdef], type_ignores=[]), path, "exec")
+    # (with the module's imports, which decide how its attribute calls compile, so that its
+    # code is the module's: stale.differs compares them)
+    body = stale.import_statements(stale.imported_names(tree)) + [fdef]
+    code = compile(ast.Module(body=body, type_ignores=[]), path, "exec")
     inner = [c for c in code.co_consts if isinstance(c, types.CodeType) and c.co_name == name]
     return types.FunctionType(inner[0], module.__dict__, name) if inner else None
 
@@ -450,6 +454,11 @@ def read_function(fn, vararg=False):
                         "Define the function in a file with `def`, not with exec or compile; "
                         "to differentiate a wrapper made so, differentiate the function it "
                         "calls.")
+    if stale.differs(fn, text, filename):
+        raise loc.error(None, "the text of its `def` in the file is not the code Python runs "
+                        "for it (the file was changed after the module was imported)",
+                        "Reload the module (importlib.reload, or restart the notebook's "
+                        "kernel) so that the code that runs is the code in the file.")
     ast.increment_lineno(tree, firstlineno - 1)
     src = _checked(fn, tree, loc, vararg, compiled_by_numba)
     return _declared_locals(src, declared) if declared else src
