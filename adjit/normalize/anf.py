@@ -669,7 +669,7 @@ class _Normalizer:
         self.lazy = {}                      # name -> Lazy kept unevaluated (or its array)
         # names that may stay unevaluated; of those, the ones no helper receives (their
         # elements are stored once, when they are computed)
-        self.lazy_ok, self.lazy_once = _lazy_candidates(src)
+        self.lazy_ok, self.lazy_once, self.lazy_relays = _lazy_candidates(src)
         for local in sorted(src.locals):
             if local not in subst:
                 ctx.namegen.reserve(self.local(local))
@@ -1689,12 +1689,22 @@ class _Normalizer:
         ir.annotate(node, origin=self.origin)
         out.append(node)
 
+    def _bound_otherwise(self, target):
+        """Whether `target` holds something an unevaluated binding would not replace: a
+        view of another array (`u = u_prev; u = u + 1.0`), a function or type, a list, an
+        array a loop updates in place."""
+        return target in self.views or target in self.held or target in self.in_place or \
+            target in self.ctx.lists
+
     def assign_to(self, tgt, value, out):
         if isinstance(tgt, ast.Name):
             target = self.local(tgt.id)
             if not isinstance(target, str):
                 raise self.error(tgt, f"assigning to parameter '{tgt.id}' of an inlined helper",
                                  "Copy the parameter into a new local variable first.")
+            if target in self.lazy:
+                # bound again (`q = E; q = np.nansum(q)`: E was read, fused or computed)
+                del self.lazy[target]
             if isinstance(value, (Shape, TupleValue)):
                 self.bind_tuple(tgt, target, value, out)
                 return
@@ -1722,8 +1732,11 @@ class _Normalizer:
                     return      # `l, s = update(l, s)`: the helper hands back the array given
                 bindings.bind_view(self, target, value, out)
                 return
-            if isinstance(value, Lazy) and tgt.id in self.lazy_ok and \
-                    not isinstance(value, Scalar) and isinstance(target, str):
+            if isinstance(value, Lazy) and not isinstance(value, Scalar) and \
+                    isinstance(target, str) and (
+                        tgt.id in self.lazy_ok or tgt in self.lazy_relays and
+                        target not in lazy_reads(value) and     # (`r = r * r` of an array)
+                        not self._bound_otherwise(target)):
                 self.arrays.bind_lazy(target, value, tgt.id)
                 return
             if isinstance(value, Lazy):
@@ -3824,7 +3837,8 @@ def _lazy_candidates(src):
     """Locals assigned exactly once, by a plain `y = ...` statement, and read by exactly
     one later simple statement of the same block (never indexed or written element-wise):
     an array value of such a name can stay unevaluated and fuse into the loop of that
-    statement. Returns (those names, those of them never passed to a user function)."""
+    statement. Returns (those names, those of them never passed to a user function, the
+    bindings of names bound more than once that may stay unevaluated as well: _relays)."""
     stores, loads, written, passed = {}, {}, set(), set()
     for node in ir.walk(src.tree):
         if isinstance(node, ast.Name):
@@ -3871,7 +3885,82 @@ def _lazy_candidates(src):
                 out.add(y)
 
     visit(src.tree.body)
-    return out, out - passed
+    return out, out - passed, _relays(src, written)
+
+
+def _relays(src, written):
+    """The targets (ast.Name nodes) of `y = E` statements whose value only the next
+    statement naming y reads, where that statement binds y again from it: `q = beta * s;
+    q = np.nansum(q)`, `r = x - m; r = r * r`. The first value may stay unevaluated and fuse
+    into the second statement's loop, as a name bound once does. Not where the second reads
+    y other than as a whole value (indexed, its shape, len), or where a nested function or
+    lambda names y (it could see the first value). Also the last binding of a name at the
+    function's top level whose value one later statement reads (`r = r * r; return
+    np.sum(r)`), where the name is never indexed. The normalizer keeps either unevaluated
+    only where the value does not read the array the name holds (`r = r * r` of an r made
+    into an array)."""
+    nested = set()
+    for node in ir.walk(src.tree):
+        if isinstance(node, (ast.Lambda, ast.FunctionDef, ast.Global, ast.Nonlocal)) and \
+                node is not src.tree:
+            nested.update(n.id for n in ast.walk(node) if isinstance(n, ast.Name))
+            nested.update(getattr(node, "names", ()))
+    found = set()
+
+    def whole_reads_only(stmt, y):
+        for node in ast.walk(stmt.value):
+            if isinstance(node, (ast.Subscript, ast.Attribute)) and \
+                    isinstance(node.value, ast.Name) and node.value.id == y:
+                return False
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+                    node.func.id == "len" and any(isinstance(a, ast.Name) and a.id == y
+                                                  for a in node.args):
+                return False
+            if isinstance(node, (ast.Lambda, ast.comprehension)):
+                return False
+        return True
+
+    def mentions(stmt, y):
+        return any(isinstance(n, ast.Name) and n.id == y for n in ir.walk(stmt))
+
+    def visit(block):
+        for k, s in enumerate(block):
+            for field in ("body", "orelse", "finalbody"):
+                inner = getattr(s, field, None)
+                if isinstance(inner, list):
+                    visit(inner)
+            if not (isinstance(s, ast.Assign) and len(s.targets) == 1 and
+                    isinstance(s.targets[0], ast.Name)):
+                continue
+            y = s.targets[0].id
+            if y in src.params or y in nested:
+                continue
+            after = next((t for t in block[k + 1:] if mentions(t, y)), None)
+            if isinstance(after, ast.Assign) and len(after.targets) == 1 and \
+                    isinstance(after.targets[0], ast.Name) and after.targets[0].id == y and \
+                    mentions(after.value, y) and whole_reads_only(after, y):
+                found.add(s.targets[0])
+
+    visit(src.tree.body)
+    # a name's last binding at the function's top level, read by one later statement only
+    # (`r = x - m; r = r * r; return np.sum(r)`): as a name bound once
+    body = src.tree.body
+    for k, s in enumerate(body):
+        if not (isinstance(s, ast.Assign) and len(s.targets) == 1 and
+                isinstance(s.targets[0], ast.Name)):
+            continue
+        y = s.targets[0].id
+        if y in src.params or y in nested or y in written:
+            continue
+        later = body[k + 1:]
+        if any(isinstance(n, ast.Name) and n.id == y and not isinstance(n.ctx, ast.Load)
+               for t in later for n in ir.walk(t)):
+            continue
+        users = [t for t in later if mentions(t, y)]
+        if len(users) == 1 and isinstance(users[0], (ast.Assign, ast.AugAssign, ast.Return,
+                                                     ast.Expr, ast.AnnAssign)):
+            found.add(s.targets[0])
+    return found
 
 
 def _same_elements(a, b):

@@ -303,7 +303,8 @@ class Vectorizer:
                 self.materialize_into(v, binding, out, node)
             finally:
                 self.n.origin = now
-            self.n.ctx.vec_temps.add(binding)
+            if v.user_name in self.n.lazy_ok:     # (not a name bound again: _relays)
+                self.n.ctx.vec_temps.add(binding)
             if self.n.ctx.loop_depth == 0 and v.user_name in self.n.lazy_once:
                 self.n.ctx.vec_temps.write_once.add(binding)
             return ir.name(binding)
